@@ -1,0 +1,75 @@
+import type { EventEnvelope, EventMap, JsonObject, SessionEntry, SessionMeta, TriggerType } from './model.js'
+import type { State } from './state.js'
+import type { SessionHead, SideWrite, WriteSet } from './storage.js'
+
+/**
+ * The writes of one batch, layered over the committed state. Operations read through it (so
+ * each sees the ones before it) and write into it; on commit it is folded into the state, on a
+ * failed commit it is dropped, which is what keeps memory equal to disk.
+ */
+export class Draft {
+  readonly heads = new Map<string, SessionHead>()
+  readonly deleted = new Set<string>()
+  readonly entries = new Map<string, Map<string, SessionEntry>>()
+  readonly events: EventEnvelope[] = []
+  /** Sessions whose entries are already durable (bulk import): installed in memory on commit. */
+  readonly preloaded = new Map<string, readonly SessionEntry[]>()
+
+  constructor(readonly state: State) {}
+
+  head(session_id: string): SessionHead | undefined {
+    const own = this.heads.get(session_id)
+    if (own || this.deleted.has(session_id)) return own
+    return this.state.sessions.get(session_id)?.head
+  }
+
+  meta(session_id: string): SessionMeta | undefined {
+    return this.head(session_id)?.meta
+  }
+
+  entry(session_id: string, entry_id: string): SessionEntry | undefined {
+    const own = this.entries.get(session_id)?.get(entry_id)
+    if (own || this.deleted.has(session_id)) return own
+    return this.state.sessions.get(session_id)?.entries?.get(entry_id)
+  }
+
+  /** Every live session's meta, this batch's changes included. */
+  metas(): SessionMeta[] {
+    const out: SessionMeta[] = []
+    for (const [id, s] of this.state.sessions) if (!this.heads.has(id) && !this.deleted.has(id)) out.push(s.head.meta)
+    for (const h of this.heads.values()) out.push(h.meta)
+    return out
+  }
+
+  putHead(meta: SessionMeta, leaf: string | null): void {
+    const id = meta.session_id
+    const base = this.heads.get(id)?.v ?? this.state.sessions.get(id)?.head.v ?? 0
+    // One version step per batch, however many operations touched the session.
+    const v = this.heads.has(id) ? base : base + 1
+    this.heads.set(id, Object.freeze({ meta: Object.freeze(meta), leaf, v }))
+  }
+
+  putEntry(session_id: string, entry: SessionEntry): void {
+    let map = this.entries.get(session_id)
+    if (!map) this.entries.set(session_id, (map = new Map()))
+    map.set(entry.id, Object.freeze(entry))
+  }
+
+  delete(session_id: string): void {
+    this.deleted.add(session_id)
+    this.heads.delete(session_id)
+    this.entries.delete(session_id)
+  }
+
+  emit<T extends TriggerType>(trigger_type: T, payload: EventMap[T], session_metadata: JsonObject | undefined): void {
+    this.events.push({ trigger_type, payload: Object.freeze(payload), session_metadata } as unknown as EventEnvelope)
+  }
+
+  get isEmpty(): boolean {
+    return this.heads.size === 0 && this.deleted.size === 0 && this.entries.size === 0
+  }
+
+  writeSet(side: readonly SideWrite[]): WriteSet {
+    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side }
+  }
+}

@@ -1,0 +1,238 @@
+import { Subject } from 'rxjs'
+import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionChange } from './changes.js'
+import type { OpContext } from './context.js'
+import { Draft } from './draft.js'
+import { SessionError } from './errors.js'
+import type { EventEnvelope, FunctionId, FunctionMap, SessionEntry } from './model.js'
+import { operations } from './ops/index.js'
+import { State } from './state.js'
+import type { SessionHead, SideWrite, Storage, StorageReader } from './storage.js'
+
+interface Pending {
+  fn: FunctionId | 'internal'
+  /** Internal writes (bulk import, replication) bring their own step. */
+  run?: (d: Draft) => unknown
+  req: { session_id?: string }
+  resolve(value: unknown): void
+  reject(error: unknown): void
+}
+
+/** An operation as it was applied inside a commit, for commit hooks (the sync outbox). */
+export interface AppliedOp {
+  readonly fn: FunctionId
+  readonly request: unknown
+  readonly response: unknown
+}
+
+/** Runs inside the commit's transaction; what it returns is written atomically with the commit. */
+export type CommitHook = (applied: readonly AppliedOp[], draft: Draft) => readonly SideWrite[]
+
+const storageError = (cause: unknown): SessionError =>
+  cause instanceof SessionError && cause.code === 'session/storage'
+    ? cause
+    : new SessionError('session/storage', `write failed: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause })
+
+/**
+ * The group-commit engine. Operations queue up; everything queued in one tick runs as one batch
+ * in one storage transaction (the leaf read and the write share it, so another tab's commit is
+ * seen before deciding a parent). Batches run one at a time, so while one commits the next
+ * gathers everything issued meanwhile: a burst of streamed updates costs a few transactions.
+ */
+export class Engine {
+  readonly state = new State()
+  readonly commits = new Subject<Commit>()
+  readonly hooks: CommitHook[] = []
+  private queue: Pending[] = []
+  private running: Promise<void> | undefined
+  private loading = new Map<string, Promise<void>>()
+  /** Counts storage transactions (benchmarks report it). */
+  transactions = 0
+
+  constructor(
+    readonly storage: Storage,
+    readonly ctx: OpContext,
+  ) {}
+
+  async open(): Promise<void> {
+    this.state.load(await this.storage.open())
+  }
+
+  submit<K extends FunctionId>(fn: K, req: FunctionMap[K][0]): Promise<FunctionMap[K][1]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ fn, req: req as Pending['req'], resolve: resolve as Pending['resolve'], reject })
+      if (!this.running) this.running = Promise.resolve().then(() => this.drain())
+    })
+  }
+
+  /** Queues an internal write on `session_id` that runs in the next batch like any operation. */
+  submitInternal<T>(session_id: string, run: (d: Draft) => T): Promise<T> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ fn: 'internal', run, req: { session_id }, resolve: resolve as Pending['resolve'], reject })
+      if (!this.running) this.running = Promise.resolve().then(() => this.drain())
+    })
+  }
+
+  /** Makes a session whose entries are already on disk visible: the head is written last. */
+  install(head: SessionHead, entries: readonly SessionEntry[], events: readonly EventEnvelope[]): Promise<void> {
+    const id = head.meta.session_id
+    return this.submitInternal(id, (d) => {
+      if (d.head(id)) throw new SessionError('session/invalid_request', `session ${id} already exists`)
+      d.putHead(head.meta, head.leaf)
+      d.preloaded.set(id, entries)
+      d.events.push(...events)
+    })
+  }
+
+  /** Resolves once everything issued so far has been committed (or failed). */
+  async flush(): Promise<void> {
+    while (this.running) await this.running
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length) {
+        const batch = this.queue
+        this.queue = []
+        await this.run(batch)
+      }
+    } finally {
+      this.running = undefined
+    }
+  }
+
+  /** Loads a session's entries into memory once (first access). */
+  ensureLoaded(session_id: string): Promise<void> {
+    const s = this.state.sessions.get(session_id)
+    if (!s || s.entries) return Promise.resolve()
+    let p = this.loading.get(session_id)
+    if (!p) {
+      p = this.storage.entries(session_id).then((entries) => {
+        const held = this.state.sessions.get(session_id)
+        if (held && !held.entries) {
+          this.state.setSession(held.head, entries)
+          this.publish('local', new Map([[session_id, { session_id, head: undefined, added: [], updated: [], reloaded: true }]]), [])
+        }
+      }).finally(() => this.loading.delete(session_id))
+      this.loading.set(session_id, p)
+    }
+    return p
+  }
+
+  private async run(batch: Pending[]): Promise<void> {
+    const touched = new Set<string>()
+    const needEntries = new Set<string>()
+    for (const p of batch) {
+      if (typeof p.req.session_id !== 'string') continue
+      touched.add(p.req.session_id)
+      if (p.fn !== 'internal' && operations[p.fn].entries) needEntries.add(p.req.session_id)
+    }
+    if (!batch.some((p) => p.fn === 'internal' || operations[p.fn].write)) {
+      try {
+        await Promise.all([...needEntries].map((id) => this.ensureLoaded(id)))
+      } catch (cause) {
+        for (const p of batch) p.reject(storageError(cause))
+        return
+      }
+      const draft = new Draft(this.state)
+      for (const p of batch) this.settle(p, draft)
+      return
+    }
+    let draft!: Draft
+    let results: Array<() => void> = []
+    let refreshed = new Map<string, SessionChange>()
+    try {
+      this.transactions++
+      await this.storage.transact(async (reader) => {
+        refreshed = await this.refresh(reader, touched, needEntries)
+        draft = new Draft(this.state)
+        const applied: AppliedOp[] = []
+        results = batch.map((p) => this.execute(p, draft, applied))
+        const side = this.hooks.flatMap((hook) => hook(applied, draft))
+        return draft.writeSet(side)
+      })
+    } catch (cause) {
+      if (refreshed.size) this.publish('tab', refreshed, [])
+      for (const p of batch) p.reject(storageError(cause))
+      return
+    }
+    const changes = fold(this.state, toPayload(draft), true)
+    for (const [id, entries] of draft.preloaded) {
+      const s = this.state.sessions.get(id)
+      if (s) this.state.setSession(s.head, [...entries])
+    }
+    for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
+    this.publish('local', changes, draft.events)
+    for (const settle of results) settle()
+  }
+
+  /**
+   * Inside the transaction: compares the touched sessions with what is on disk and reloads any
+   * that another tab changed since this store last saw them.
+   */
+  private async refresh(reader: StorageReader, touched: Set<string>, needEntries: Set<string>): Promise<Map<string, SessionChange>> {
+    const out = new Map<string, SessionChange>()
+    const ids = [...touched]
+    const heads = await Promise.all(ids.map((id) => reader.head(id)))
+    await Promise.all(
+      ids.map(async (id, i) => {
+        const disk = heads[i]
+        const held = this.state.sessions.get(id)
+        if (!disk) {
+          if (held) {
+            this.state.sessions.delete(id)
+            out.set(id, { session_id: id, head: null, added: [], updated: [], reloaded: true })
+          }
+          return
+        }
+        const fresh = held !== undefined && held.head.v === disk.v
+        if (fresh && (held.entries || !needEntries.has(id))) return
+        if (needEntries.has(id) || held?.entries) this.state.setSession(disk, await reader.entries(id))
+        else this.state.sessions.set(id, { head: disk })
+        out.set(id, { session_id: id, head: disk, added: [], updated: [], reloaded: true })
+      }),
+    )
+    return out
+  }
+
+  /** Runs one operation on the draft; returns how to settle its caller once the batch committed. */
+  private execute(p: Pending, draft: Draft, applied: AppliedOp[]): () => void {
+    try {
+      if (p.fn === 'internal') {
+        const response = p.run!(draft)
+        return () => p.resolve(response)
+      }
+      const op = operations[p.fn] as { run(d: Draft, req: unknown, ctx: OpContext): unknown; write: boolean }
+      const response = op.run(draft, p.req, this.ctx)
+      if (op.write) applied.push({ fn: p.fn, request: p.req, response })
+      return () => p.resolve(response)
+    } catch (error) {
+      return () => p.reject(error)
+    }
+  }
+
+  private settle(p: Pending, draft: Draft): void {
+    this.execute(p, draft, [])()
+  }
+
+  /** Applies changes made elsewhere (another tab, a server) and announces them. */
+  applyExternal(source: ChangeSource, payload: ChangePayload, events: readonly EventEnvelope[]): Commit {
+    const changes = fold(this.state, payload, false)
+    return this.publish(source, changes, events)
+  }
+
+  private publish(source: ChangeSource, changes: Map<string, SessionChange>, events: readonly EventEnvelope[]): Commit {
+    const commit: Commit = { source, changes, events }
+    if (changes.size || events.length) this.commits.next(commit)
+    return commit
+  }
+}
+
+export function toPayload(draft: Draft): ChangePayload {
+  return {
+    deleted: [...draft.deleted],
+    heads: [...draft.heads.values()],
+    entries: [...draft.entries].map(([id, m]) => [id, [...m.values()]] as const),
+  }
+}
+
+export type { SessionHead }

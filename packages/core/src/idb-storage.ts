@@ -1,0 +1,146 @@
+import { openDB, unwrap, type IDBPDatabase } from 'idb'
+import { SessionError } from './errors.js'
+import type { SessionEntry } from './model.js'
+import type { SessionHead, Storage, StorageReader } from './storage.js'
+
+export interface IndexedDbStorageOptions {
+  /** Database name; default `"colloquy"`. Stores on the same name share data across tabs. */
+  name?: string
+  /** `relaxed` (default) lets the browser acknowledge a commit before flushing to disk. */
+  durability?: 'relaxed' | 'strict' | 'default'
+}
+
+const VERSION = 1
+const SESSIONS = 'sessions'
+const ENTRIES = 'entries'
+/** Stores beside the session data, written in the same transactions (sync outbox, checkpoints). */
+export const SIDE_STORES = ['outbox', 'kv'] as const
+const ALL = [SESSIONS, ENTRIES, ...SIDE_STORES]
+
+const request = <T>(r: IDBRequest<T>): Promise<T> =>
+  new Promise((resolve, reject) => {
+    r.onsuccess = () => resolve(r.result)
+    r.onerror = () => reject(r.error)
+  })
+const done = (tx: IDBTransaction): Promise<void> =>
+  new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve()
+    tx.onabort = tx.onerror = () => reject(tx.error ?? new DOMException('transaction aborted', 'AbortError'))
+  })
+// Entries are keyed [session_id, entry_id], so one key range loads or deletes a whole session.
+const sessionRange = (id: string): IDBKeyRange => IDBKeyRange.bound([id], [id, []])
+const isClosed = (e: unknown): boolean => e instanceof DOMException && e.name === 'InvalidStateError'
+
+/**
+ * IndexedDB storage. Every browser quirk lives here: connections closed by the browser or by
+ * another tab's upgrade are reopened once, `versionchange` closes this connection instead of
+ * blocking the other tab, and a failed request aborts the whole transaction.
+ */
+export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage {
+  const name = options.name ?? 'colloquy'
+  const durability = options.durability ?? 'relaxed'
+  let connection: Promise<IDBDatabase> | undefined
+
+  const connect = (): Promise<IDBDatabase> => {
+    // Looked up at open, never at import: server rendering and Node import this module too.
+    if (typeof indexedDB === 'undefined') return Promise.reject(new SessionError('session/storage', 'IndexedDB is not available here'))
+    return openDB(name, VERSION, {
+      upgrade(db) {
+        if (!db.objectStoreNames.contains(SESSIONS)) db.createObjectStore(SESSIONS)
+        if (!db.objectStoreNames.contains(ENTRIES)) db.createObjectStore(ENTRIES)
+        for (const s of SIDE_STORES) if (!db.objectStoreNames.contains(s)) db.createObjectStore(s)
+      },
+      blocking() {
+        // Another tab wants a newer schema: step aside now, reopen on the next commit.
+        void connection?.then((db) => db.close())
+        connection = undefined
+      },
+      terminated() {
+        connection = undefined
+      },
+    }).then((db: IDBPDatabase) => unwrap(db) as IDBDatabase)
+  }
+  const db = (): Promise<IDBDatabase> => (connection ??= connect().catch((e) => {
+    connection = undefined
+    throw e
+  }))
+
+  const readonly = async <T>(stores: string[], fn: (tx: IDBTransaction) => Promise<T>): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn((await db()).transaction(stores, 'readonly'))
+      } catch (e) {
+        if (attempt > 0 || !isClosed(e)) throw e
+        connection = undefined
+      }
+    }
+  }
+
+  return {
+    name: `indexeddb:${name}`,
+    async open() {
+      return readonly([SESSIONS], (tx) => request(tx.objectStore(SESSIONS).getAll() as IDBRequest<SessionHead[]>))
+    },
+    entries(id) {
+      return readonly([ENTRIES], (tx) => request(tx.objectStore(ENTRIES).getAll(sessionRange(id)) as IDBRequest<SessionEntry[]>))
+    },
+    async transact(work) {
+      for (let attempt = 0; ; attempt++) {
+        let tx: IDBTransaction
+        try {
+          tx = (await db()).transaction(ALL, 'readwrite', { durability })
+        } catch (e) {
+          if (attempt > 0 || !isClosed(e)) throw e
+          connection = undefined
+          continue
+        }
+        const finished = done(tx)
+        finished.catch(() => {})
+        try {
+          const sessions = tx.objectStore(SESSIONS)
+          const entries = tx.objectStore(ENTRIES)
+          const reader: StorageReader = {
+            head: (id) => request(sessions.get(id) as IDBRequest<SessionHead | undefined>),
+            entries: (id) => request(entries.getAll(sessionRange(id)) as IDBRequest<SessionEntry[]>),
+          }
+          const writes = await work(reader)
+          for (const id of writes.deleted) {
+            sessions.delete(id)
+            entries.delete(sessionRange(id))
+          }
+          for (const [id, head] of writes.heads) sessions.put(head, id)
+          for (const [id, batch] of writes.entries) for (const [eid, e] of batch) entries.put(e, [id, eid])
+          for (const s of writes.side) {
+            if (s.value === undefined) tx.objectStore(s.store).delete(s.key)
+            else tx.objectStore(s.store).put(s.value, s.key)
+          }
+        } catch (e) {
+          try {
+            tx.abort()
+          } catch {
+            // already finished
+          }
+          throw e
+        }
+        try {
+          return await finished
+        } catch (e) {
+          // A connection the browser closed under us aborts the transaction: reopen once.
+          if (attempt > 0 || !(e instanceof DOMException) || (e.name !== 'InvalidStateError' && e.name !== 'UnknownError')) throw e
+          connection = undefined
+        }
+      }
+    },
+    sideRecords(store) {
+      return readonly([store], async (tx) => {
+        const s = tx.objectStore(store)
+        const [keys, values] = await Promise.all([request(s.getAllKeys()), request(s.getAll())])
+        return keys.map((key, i) => ({ key: key as string | number, value: values[i] }))
+      })
+    },
+    close() {
+      void connection?.then((d) => d.close(), () => {})
+      connection = undefined
+    },
+  }
+}

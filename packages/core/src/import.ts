@@ -1,0 +1,97 @@
+import type { Engine } from './engine.js'
+import { SessionError, invalid } from './errors.js'
+import type { SessionEntry, SessionMeta } from './model.js'
+import { emitCreatedEnvelope } from './ops/lifecycle.js'
+import { array, sessionEntry, sessionMeta } from './validate.js'
+
+/** A whole session as importers and bulk loaders produce it. */
+export interface SessionImport {
+  meta: SessionMeta
+  entries: SessionEntry[]
+  active_leaf: string | null
+}
+
+export interface ImportOptions {
+  /** Called after each chunk is on disk with entries written so far and the total. */
+  onProgress?: (written: number, total: number) => void
+  /** Entries per transaction; default 2000. */
+  chunkSize?: number
+}
+
+/**
+ * Checks a whole session before anything is written: valid shapes, unique ids, every parent
+ * present, no cycle, a leaf that exists. A session that fails is never partly visible.
+ */
+export function checkImport(data: SessionImport): SessionImport {
+  if (typeof data !== 'object' || data === null) throw invalid('import: expected { meta, entries, active_leaf }')
+  const meta = sessionMeta(data.meta, 'meta')
+  const entries = array(sessionEntry)(data.entries, 'entries')
+  const byId = new Map<string, SessionEntry>()
+  for (const e of entries) {
+    if (byId.has(e.id)) throw invalid(`entries: duplicate entry id ${e.id}`)
+    byId.set(e.id, e)
+  }
+  // Every chain must reach a root; `state` marks entries proven to (2) or being walked (1).
+  const state = new Map<string, 1 | 2>()
+  for (const start of entries) {
+    const walked: string[] = []
+    let e: SessionEntry | undefined = start
+    while (e && state.get(e.id) !== 2) {
+      if (state.get(e.id) === 1) throw invalid(`entries: cycle in the parent chain at ${e.id}`)
+      state.set(e.id, 1)
+      walked.push(e.id)
+      if (e.parent_id === null) break
+      const parent = byId.get(e.parent_id)
+      if (!parent) throw invalid(`entries: parent ${e.parent_id} of ${e.id} is missing`)
+      e = parent
+    }
+    for (const id of walked) state.set(id, 2)
+  }
+  const leaf = data.active_leaf ?? null
+  if (leaf !== null && !byId.has(leaf)) throw invalid(`active_leaf: entry ${leaf} is not in the session`)
+  const message_count = entries.filter((e) => e.kind === 'message').length
+  const updated_at = meta.updated_at ?? Math.max(meta.created_at, ...entries.map((e) => e.timestamp))
+  return { meta: Object.freeze({ ...meta, message_count, updated_at }), entries, active_leaf: leaf }
+}
+
+/** Writes a checked session in chunks, the head last, so it appears whole or not at all. */
+export async function importSession(engine: Engine, input: SessionImport, options: ImportOptions = {}): Promise<{ session_id: string; entries: number }> {
+  const data = checkImport(input)
+  const id = data.meta.session_id
+  await engine.flush()
+  if (engine.state.sessions.has(id)) throw invalid(`session ${id} already exists`)
+  const chunk = Math.max(1, options.chunkSize ?? 2000)
+  const total = data.entries.length
+  const exists = async (reader: { head(id: string): Promise<unknown> }): Promise<void> => {
+    if (await reader.head(id)) throw invalid(`session ${id} already exists`)
+  }
+  try {
+    for (let i = 0; i < total; i += chunk) {
+      const slice = data.entries.slice(i, i + chunk)
+      await engine.storage.transact(async (reader) => {
+        await exists(reader)
+        return { deleted: new Set(), heads: new Map(), entries: new Map([[id, new Map(slice.map((e) => [e.id, e]))]]), side: [] }
+      })
+      engine.transactions++
+      options.onProgress?.(Math.min(i + chunk, total), total)
+    }
+  } catch (e) {
+    await removeOrphans(engine, id)
+    throw e instanceof SessionError ? e : new SessionError('session/storage', `import failed: ${String(e)}`, { cause: e })
+  }
+  const head = Object.freeze({ meta: data.meta, leaf: data.active_leaf, v: 1 })
+  await engine.install(head, data.entries, [emitCreatedEnvelope(data.meta)])
+  if (total === 0) options.onProgress?.(0, 0)
+  return { session_id: id, entries: total }
+}
+
+async function removeOrphans(engine: Engine, id: string): Promise<void> {
+  try {
+    await engine.storage.transact(async (reader) => ({
+      deleted: (await reader.head(id)) ? new Set<string>() : new Set([id]),
+      heads: new Map(), entries: new Map(), side: [],
+    }))
+  } catch {
+    // The store is failing anyway; entries without a head are never read.
+  }
+}

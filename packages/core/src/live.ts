@@ -1,0 +1,184 @@
+import { Observable, type Subscriber } from 'rxjs'
+import type { Commit, SessionChange } from './changes.js'
+import type { Engine } from './engine.js'
+import { itemOf, passes } from './items.js'
+import type { ListRequest, MessageItem, Role, SessionEntry, SessionMeta } from './model.js'
+import { selectSessions } from './ops/reads.js'
+import { pathTo } from './path.js'
+import type { SessionState } from './state.js'
+
+/** What `messages$` takes: the read of `session::messages` without paging. */
+export interface LiveMessagesRequest {
+  session_id: string
+  roles?: Role[] | null
+  include_custom?: boolean | null
+  from_entry_id?: string | null
+}
+
+/** A session's whole tree: what a branch picker or a tree view renders. */
+export interface SessionTree {
+  readonly active_leaf: string | null
+  readonly entries: ReadonlyMap<string, SessionEntry>
+  /** Child ids by parent id (`null` for roots), oldest first. */
+  readonly children: ReadonlyMap<string | null, readonly string[]>
+}
+
+/** Where an entry sits among its siblings: "2 / 3" is `{ index: 1, count: 3 }`. */
+export function branchOf(tree: SessionTree, entry_id: string): { index: number; count: number; siblings: readonly string[] } {
+  const entry = tree.entries.get(entry_id)
+  if (!entry) return { index: -1, count: 0, siblings: [] }
+  const siblings = tree.children.get(entry.parent_id) ?? [entry_id]
+  return { index: siblings.indexOf(entry_id), count: siblings.length, siblings }
+}
+
+const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
+
+/**
+ * Live queries over the engine's commit stream. Each emits its current value on subscribe (at
+ * once when the data is in memory) and again only when a commit changed it; values that did not
+ * change keep their identity, so UI bindings re-render exactly what changed.
+ */
+export class LiveQueries {
+  constructor(private readonly engine: Engine) {}
+
+  /** Runs `onCommit` for commits touching `session_id`, after loading its entries if needed. */
+  private watchSession<T>(
+    subscriber: Subscriber<T>,
+    session_id: string,
+    needEntries: boolean,
+    onChange: (s: SessionState | undefined, change: SessionChange | undefined) => void,
+  ): () => void {
+    const sub = this.engine.commits.subscribe((commit: Commit) => {
+      const change = commit.changes.get(session_id)
+      if (!change) return
+      const s = this.engine.state.sessions.get(session_id)
+      if (needEntries && s && !s.entries) return void this.load(subscriber, session_id)
+      onChange(s, change)
+    })
+    const s = this.engine.state.sessions.get(session_id)
+    if (needEntries && s && !s.entries) this.load(subscriber, session_id)
+    else onChange(s, undefined)
+    return () => sub.unsubscribe()
+  }
+
+  private load(subscriber: Subscriber<unknown>, session_id: string): void {
+    this.engine.ensureLoaded(session_id).catch((e) => subscriber.error(e))
+  }
+
+  session$(session_id: string): Observable<SessionMeta | null> {
+    return new Observable((subscriber) => {
+      let last: SessionMeta | null | undefined
+      return this.watchSession(subscriber, session_id, false, (s) => {
+        const meta = s?.head.meta ?? null
+        if (meta !== last) subscriber.next((last = meta))
+      })
+    })
+  }
+
+  sessions$(req: Omit<ListRequest, 'cursor'> = {}): Observable<SessionMeta[]> {
+    return new Observable((subscriber) => {
+      let last: SessionMeta[] | undefined
+      const emit = (): void => {
+        const metas = [...this.engine.state.sessions.values()].map((s) => s.head.meta)
+        let list = selectSessions(metas, req)
+        if (req.limit != null) list = list.slice(0, Math.max(req.limit, 1))
+        if (!last || !sameItems(last, list)) subscriber.next((last = list))
+      }
+      const sub = this.engine.commits.subscribe((c) => {
+        for (const ch of c.changes.values()) if (ch.head !== undefined || ch.reloaded) return emit()
+      })
+      emit()
+      return () => sub.unsubscribe()
+    })
+  }
+
+  entry$(session_id: string, entry_id: string): Observable<SessionEntry | null> {
+    return new Observable((subscriber) => {
+      let last: SessionEntry | null | undefined
+      return this.watchSession(subscriber, session_id, true, (s) => {
+        const entry = s?.entries?.get(entry_id) ?? null
+        if (entry !== last) subscriber.next((last = entry))
+      })
+    })
+  }
+
+  tree$(session_id: string): Observable<SessionTree | null> {
+    return new Observable((subscriber) => {
+      let last: SessionTree | null | undefined
+      return this.watchSession(subscriber, session_id, true, (s, change) => {
+        if (!s?.entries) {
+          if (last !== null) subscriber.next((last = null))
+          return
+        }
+        const structural = !change || change.reloaded || change.added.length > 0 || change.updated.length > 0
+        if (last && !structural && last.active_leaf === s.head.leaf) return
+        const children = new Map<string | null, readonly string[]>()
+        for (const [k, v] of s.children!) children.set(k, Object.freeze([...v]))
+        subscriber.next((last = Object.freeze({ active_leaf: s.head.leaf, entries: new Map(s.entries), children })))
+      })
+    })
+  }
+
+  messages$(req: LiveMessagesRequest): Observable<MessageItem[]> {
+    const includeCustom = req.include_custom === true
+    return new Observable((subscriber) => {
+      let leaf: string | null = null
+      let items: MessageItem[] | undefined
+      // Position of each path entry in `items` (−1 when filtered out), for in-place updates.
+      let position = new Map<string, number>()
+
+      const rebuild = (s: SessionState | undefined): MessageItem[] => {
+        leaf = s?.entries ? (req.from_entry_id ?? s.head.leaf) : null
+        const entries = s?.entries
+        const path = leaf !== null && entries?.has(leaf) ? pathTo((id) => entries.get(id), leaf) : []
+        position = new Map()
+        const out: MessageItem[] = []
+        for (const e of path) position.set(e.id, passes(e, req.roles, includeCustom) ? out.push(itemOf(e)) - 1 : -1)
+        return out
+      }
+
+      /** The leaf moved down from the old one (an append on the active branch): extend in place. */
+      const extend = (s: SessionState, change: SessionChange, next: MessageItem[]): MessageItem[] | undefined => {
+        const newLeaf = s.head.leaf
+        if (req.from_entry_id != null || newLeaf === null) return undefined
+        const added: SessionEntry[] = []
+        let id: string | null = newLeaf
+        while (id !== leaf) {
+          const e: SessionEntry | undefined = id === null ? undefined : s.entries!.get(id)
+          if (!e || added.length > change.added.length) return undefined
+          added.push(e)
+          id = e.parent_id
+        }
+        const out = next === items ? [...next] : next
+        for (const e of added.reverse()) {
+          position.set(e.id, passes(e, req.roles, includeCustom) ? out.push(itemOf(e)) - 1 : -1)
+        }
+        leaf = newLeaf
+        return out
+      }
+
+      const onChange = (s: SessionState | undefined, change: SessionChange | undefined): void => {
+        let next: MessageItem[]
+        try {
+          if (!items || !change || change.reloaded || !s?.entries || change.head === null) next = rebuild(s)
+          else {
+            next = items
+            for (const e of change.updated) {
+              const i = position.get(e.id)
+              if (i === undefined || i < 0) continue
+              if (next === items) next = [...items]
+              next[i] = itemOf(e)
+            }
+            const target = req.from_entry_id ?? s.head.leaf
+            if (target !== leaf) next = extend(s, change, next) ?? rebuild(s)
+          }
+        } catch (e) {
+          subscriber.error(e)
+          return
+        }
+        if (!items || !sameItems(items, next)) subscriber.next((items = next))
+      }
+      return this.watchSession(subscriber, req.session_id, true, onChange)
+    })
+  }
+}

@@ -1,0 +1,59 @@
+import type { SessionEntry } from './model.js'
+import type { SessionHead, Storage, WriteSet } from './storage.js'
+
+/** Storage kept in plain maps: for tests, server rendering and throwaway stores. */
+export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
+  const heads = new Map<string, SessionHead>()
+  const entries = new Map<string, Map<string, SessionEntry>>()
+  const side = new Map<string, Map<string | number, unknown>>()
+  let nextFailure: unknown
+  const apply = (w: WriteSet): void => {
+    for (const id of w.deleted) {
+      heads.delete(id)
+      entries.delete(id)
+    }
+    for (const [id, head] of w.heads) heads.set(id, head)
+    for (const [id, batch] of w.entries) {
+      let map = entries.get(id)
+      if (!map) entries.set(id, (map = new Map()))
+      for (const [eid, e] of batch) map.set(eid, e)
+    }
+    for (const s of w.side) {
+      let map = side.get(s.store)
+      if (!map) side.set(s.store, (map = new Map()))
+      if (s.value === undefined) map.delete(s.key)
+      else map.set(s.key, structuredClone(s.value))
+    }
+  }
+  return {
+    name: 'memory',
+    async open() {
+      return [...heads.values()]
+    },
+    async entries(id) {
+      return [...(entries.get(id)?.values() ?? [])]
+    },
+    async transact(work) {
+      const writes = await work({
+        head: async (id) => heads.get(id),
+        entries: async (id) => [...(entries.get(id)?.values() ?? [])],
+      })
+      if (nextFailure !== undefined) {
+        const error = nextFailure
+        nextFailure = undefined
+        throw error
+      }
+      apply(writes)
+    },
+    async sideRecords(store) {
+      const map = side.get(store)
+      if (!map) return []
+      return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, value]) => ({ key, value }))
+    },
+    close() {},
+    /** Test hook: the next commit fails with `error` and writes nothing. */
+    fail(error) {
+      nextFailure = error
+    },
+  }
+}

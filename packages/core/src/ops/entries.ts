@@ -1,0 +1,158 @@
+import type { OpContext } from '../context.js'
+import type { Draft } from '../draft.js'
+import { SessionError } from '../errors.js'
+import type {
+  AgentMessage, AppendManyRequest, AppendManyResponse, AppendRequest, AppendResponse, ForkRequest,
+  ForkResponse, Json, JsonObject, SessionEntry, SessionMeta, SetActiveLeafRequest, SetActiveLeafResponse,
+  UpdateMessageRequest, UpdateMessageResponse,
+} from '../model.js'
+import { pathTo } from '../path.js'
+import { emitCreated, notFound, requireMeta } from './lifecycle.js'
+
+const entryNotFound = (entry_id: string): SessionError => new SessionError('session/entry_not_found', `entry ${entry_id} not found`)
+
+function requireParent(d: Draft, session_id: string, parent_id: string): void {
+  if (!d.entry(session_id, parent_id)) throw new SessionError('session/parent_not_found', `parent ${parent_id} not found in session ${session_id}`)
+}
+
+function emitAdded(d: Draft, session_id: string, e: SessionEntry, metadata: JsonObject | undefined): void {
+  d.emit(
+    'session::message-added',
+    {
+      session_id,
+      entry_id: e.id,
+      parent_id: e.parent_id,
+      ...(e.kind === 'message' ? { message: e.message } : { custom: { custom_type: e.custom_type, data: e.data } }),
+      ...(e.origin && { origin: e.origin }),
+      timestamp: e.timestamp,
+    },
+    metadata,
+  )
+}
+
+export function append(d: Draft, req: AppendRequest, ctx: OpContext): AppendResponse {
+  const head = d.head(req.session_id)
+  if (!head) throw notFound(req.session_id)
+  if ((req.message == null) === (req.custom == null)) {
+    throw new SessionError('session/invalid_request', 'exactly one of message or custom is required')
+  }
+  if (req.entry_id != null) {
+    // Idempotency precedes parent validation: a replay is a no-op whatever parent it names.
+    const existing = d.entry(req.session_id, req.entry_id)
+    if (existing) return { entry_id: existing.id, parent_id: existing.parent_id, timestamp: existing.timestamp }
+  }
+  if (req.parent_id != null) requireParent(d, req.session_id, req.parent_id)
+  const now = ctx.now()
+  const base = { id: req.entry_id ?? ctx.newId('entry'), parent_id: req.parent_id ?? head.leaf, timestamp: now, revision: 0, ...(req.origin && { origin: req.origin }) }
+  const entry: SessionEntry = req.message
+    ? { ...base, kind: 'message', message: req.message }
+    : { ...base, kind: 'custom', custom_type: req.custom!.custom_type, data: req.custom!.data }
+  d.putEntry(req.session_id, entry)
+  const meta: SessionMeta = { ...head.meta, updated_at: now, message_count: head.meta.message_count + (entry.kind === 'message' ? 1 : 0) }
+  d.putHead(meta, entry.id)
+  emitAdded(d, req.session_id, entry, meta.metadata)
+  return { entry_id: entry.id, parent_id: entry.parent_id, timestamp: now }
+}
+
+export function appendMany(d: Draft, req: AppendManyRequest, ctx: OpContext): AppendManyResponse {
+  const head = d.head(req.session_id)
+  if (!head) throw notFound(req.session_id)
+  if (req.messages.length === 0) throw new SessionError('session/empty_batch', 'messages must not be empty')
+  if (req.parent_id != null) requireParent(d, req.session_id, req.parent_id)
+  const now = ctx.now()
+  let parent = req.parent_id ?? head.leaf
+  const added: SessionEntry[] = req.messages.map((message) => {
+    const entry: SessionEntry = { id: ctx.newId('entry'), parent_id: parent, timestamp: now, revision: 0, ...(req.origin && { origin: req.origin }), kind: 'message', message }
+    parent = entry.id
+    return entry
+  })
+  for (const e of added) d.putEntry(req.session_id, e)
+  const meta: SessionMeta = { ...head.meta, updated_at: now, message_count: head.meta.message_count + added.length }
+  d.putHead(meta, parent)
+  for (const e of added) emitAdded(d, req.session_id, e, meta.metadata)
+  return { entry_ids: added.map((e) => e.id), last_entry_id: parent! }
+}
+
+export function updateMessage(d: Draft, req: UpdateMessageRequest, ctx: OpContext): UpdateMessageResponse {
+  const head = d.head(req.session_id)
+  if (!head) throw notFound(req.session_id)
+  const entry = d.entry(req.session_id, req.entry_id)
+  if (!entry) throw entryNotFound(req.entry_id)
+  if (entry.kind !== 'message') throw new SessionError('session/invalid_entry_kind', `entry ${req.entry_id} is a custom entry, not a message`)
+  if (req.expected_revision != null && req.expected_revision !== entry.revision) return { updated: false, revision: entry.revision }
+  const role = entry.message.role
+  if (req.usage != null && role !== 'assistant') throw new SessionError('session/invalid_entry_kind', `usage is only accepted on assistant messages, not ${role}`)
+  if (req.details !== undefined && (role === 'user' || role === 'assistant')) {
+    throw new SessionError('session/details_not_supported', `details are not supported on ${role} messages`)
+  }
+  const message = { ...entry.message, content: req.content } as AgentMessage
+  if (req.usage != null && message.role === 'assistant') message.usage = req.usage
+  if (req.details !== undefined && (message.role === 'function_result' || message.role === 'custom')) message.details = req.details as Json
+  const now = ctx.now()
+  const updated: SessionEntry = { ...entry, message: Object.freeze(message), revision: entry.revision + 1 }
+  d.putEntry(req.session_id, updated)
+  d.putHead({ ...head.meta, updated_at: now }, head.leaf)
+  d.emit(
+    'session::message-updated',
+    { session_id: req.session_id, entry_id: entry.id, message: updated.message, revision: updated.revision, ...(req.origin && { origin: req.origin }), timestamp: now },
+    head.meta.metadata,
+  )
+  return { updated: true, revision: updated.revision }
+}
+
+export function setActiveLeaf(d: Draft, req: SetActiveLeafRequest): SetActiveLeafResponse {
+  const meta = requireMeta(d, req.session_id)
+  if (!d.entry(req.session_id, req.entry_id)) throw entryNotFound(req.entry_id)
+  d.putHead(meta, req.entry_id)
+  return { active_leaf: req.entry_id }
+}
+
+/** Custom-entry fields that name other entries and must follow them into a fork. */
+function remapCustomData(custom_type: string, data: Json, ids: Map<string, string>): Json {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data
+  const map = (v: Json): Json => (typeof v === 'string' && ids.has(v) ? ids.get(v)! : v)
+  if (custom_type === 'compaction' && 'tail_start_entry_id' in data) return { ...data, tail_start_entry_id: map(data.tail_start_entry_id) }
+  if (custom_type === 'message_order') {
+    const out: { [k: string]: Json } = { ...data }
+    if ('after' in data) out.after = map(data.after)
+    if (Array.isArray(data.moved)) out.moved = data.moved.map(map)
+    return out
+  }
+  return data
+}
+
+export function fork(d: Draft, req: ForkRequest, ctx: OpContext): ForkResponse {
+  const source = requireMeta(d, req.session_id)
+  if (!d.entry(req.session_id, req.entry_id)) throw entryNotFound(req.entry_id)
+  const path = pathTo((id) => d.entry(req.session_id, id), req.entry_id)
+  const session_id = ctx.newId('session')
+  const ids = new Map<string, string>()
+  for (const e of path) ids.set(e.id, ctx.newId('entry'))
+  let count = 0
+  for (const e of path) {
+    const copy: SessionEntry =
+      e.kind === 'custom'
+        ? { ...e, data: remapCustomData(e.custom_type, e.data, ids) }
+        : (count++, { ...e })
+    copy.id = ids.get(e.id)!
+    copy.parent_id = e.parent_id === null ? null : ids.get(e.parent_id)!
+    copy.revision = 0
+    d.putEntry(session_id, copy)
+  }
+  const now = ctx.now()
+  const meta: SessionMeta = {
+    session_id,
+    title: req.title ?? source.title,
+    description: source.description,
+    status: 'idle',
+    kind: source.kind,
+    ...(source.metadata && { metadata: source.metadata }),
+    forked_from: source.session_id,
+    created_at: now,
+    updated_at: now,
+    message_count: count,
+  }
+  d.putHead(meta, ids.get(req.entry_id)!)
+  emitCreated(d, meta)
+  return { session_id, meta: d.meta(session_id)! }
+}

@@ -1,0 +1,117 @@
+import { clampLimit, type OpContext } from '../context.js'
+import type { Draft } from '../draft.js'
+import { SessionError } from '../errors.js'
+import { decodeCursor, encodeCursor, metadataMatches } from '../json.js'
+import { entryWithoutImageData, itemOf, passes, withoutImageData } from '../items.js'
+import type {
+  GetMessageRequest, GetMessageResponse, GetRequest, GetResponse, ListOrder, ListRequest, ListResponse,
+  MessageItem, MessagesRequest, MessagesResponse, SessionEntry, SessionMeta,
+} from '../model.js'
+import { pathTo } from '../path.js'
+import { notFound } from './lifecycle.js'
+
+const badCursor = (why: string): SessionError => new SessionError('session/invalid_cursor', why)
+
+export function get(d: Draft, req: GetRequest): GetResponse {
+  const meta = d.meta(req.session_id)
+  return meta ? { meta } : null
+}
+
+const sortKey = (meta: SessionMeta, order: ListOrder): number => (order === 'updated_desc' ? meta.updated_at : meta.created_at)
+
+/**
+ * Comparator for an order: `(key, session_id)` ascending for created_asc; the desc orders reverse
+ * the whole tuple, so timestamp ties break by session_id descending there.
+ */
+export function compareFor(order: ListOrder): (a: { k: number; id: string }, b: { k: number; id: string }) => number {
+  const sign = order === 'created_asc' ? 1 : -1
+  return (a, b) => sign * (a.k - b.k || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+}
+
+/** The filters and order of `session::list` (shared with the live `sessions$`). */
+export function selectSessions(metas: Iterable<SessionMeta>, req: Omit<ListRequest, 'cursor' | 'limit'>): SessionMeta[] {
+  const order = req.order ?? 'updated_desc'
+  const cmp = compareFor(order)
+  const out: SessionMeta[] = []
+  for (const m of metas) {
+    if (req.status != null && m.status !== req.status) continue
+    if (req.kinds != null && !req.kinds.includes(m.kind)) continue
+    if (!metadataMatches(req.metadata, m.metadata)) continue
+    out.push(m)
+  }
+  return out.sort((a, b) => cmp({ k: sortKey(a, order), id: a.session_id }, { k: sortKey(b, order), id: b.session_id }))
+}
+
+export function list(d: Draft, req: ListRequest, ctx: OpContext): ListResponse {
+  const order = req.order ?? 'updated_desc'
+  let after: { k: number; id: string } | undefined
+  if (req.cursor != null) {
+    const c = decodeCursor(req.cursor)
+    if (!c || typeof c.k !== 'number' || typeof c.id !== 'string' || typeof c.o !== 'string') throw badCursor('malformed cursor')
+    if (c.o !== order) throw badCursor(`cursor was issued for order ${c.o}, not ${order}`)
+    after = { k: c.k, id: c.id }
+  }
+  const cmp = compareFor(order)
+  let all = selectSessions(d.metas(), req)
+  if (after) {
+    const a = after
+    all = all.filter((m) => cmp({ k: sortKey(m, order), id: m.session_id }, a) > 0)
+  }
+  const limit = clampLimit(ctx, req.limit)
+  const sessions = all.slice(0, limit)
+  const last = sessions[sessions.length - 1]
+  return all.length > limit && last
+    ? { sessions, next_cursor: encodeCursor({ o: order, k: sortKey(last, order), id: last.session_id }) }
+    : { sessions }
+}
+
+export function getMessage(d: Draft, req: GetMessageRequest): GetMessageResponse {
+  const entry = d.meta(req.session_id) && d.entry(req.session_id, req.entry_id)
+  if (!entry) return null
+  return { entry: req.include_image_data === false ? entryWithoutImageData(entry) : entry }
+}
+
+/** Steps 2–3 of `session::messages`: the chain ending at `from_entry_id` or the active leaf. */
+export function chainFor(d: Draft, session_id: string, from_entry_id: string | null | undefined): SessionEntry[] {
+  const head = d.head(session_id)
+  if (!head) throw notFound(session_id)
+  if (from_entry_id != null && !d.entry(session_id, from_entry_id)) {
+    throw new SessionError('session/entry_not_found', `entry ${from_entry_id} not found`)
+  }
+  const leaf = from_entry_id ?? head.leaf
+  return leaf === null ? [] : pathTo((id) => d.entry(session_id, id), leaf)
+}
+
+export function messages(d: Draft, req: MessagesRequest, ctx: OpContext): MessagesResponse {
+  const path = chainFor(d, req.session_id, req.from_entry_id)
+  if (path.length === 0) return { messages: [] }
+  const includeCustom = req.include_custom === true
+  const filtered = path.filter((e) => passes(e, req.roles, includeCustom))
+  let start = 0
+  // A cursor takes precedence over after_entry_id; both resume strictly after an entry that must
+  // be in the filtered list, so a stale watermark fails loudly instead of skipping messages.
+  let anchor: string | undefined
+  if (req.cursor != null) {
+    const c = decodeCursor(req.cursor)
+    if (!c || typeof c.id !== 'string') throw badCursor('malformed cursor')
+    anchor = c.id
+  } else if (req.after_entry_id != null) anchor = req.after_entry_id
+  if (anchor !== undefined) {
+    const i = filtered.findIndex((e) => e.id === anchor)
+    if (i < 0) throw badCursor(`entry ${anchor} is not on the requested path`)
+    start = i + 1
+  }
+  const limit = clampLimit(ctx, req.limit)
+  const page = filtered.slice(start, start + limit)
+  const items: MessageItem[] = page.map((e) =>
+    req.include_image_data === false && e.kind === 'message' ? imageless(e) : itemOf(e),
+  )
+  const last = page[page.length - 1]
+  return start + limit < filtered.length && last ? { messages: items, next_cursor: encodeCursor({ id: last.id }) } : { messages: items }
+}
+
+function imageless(e: SessionEntry & { kind: 'message' }): MessageItem {
+  const message = withoutImageData(e.message)
+  if (message === e.message) return itemOf(e)
+  return e.origin ? { entry_id: e.id, message, origin: e.origin } : { entry_id: e.id, message }
+}

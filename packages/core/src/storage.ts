@@ -1,0 +1,54 @@
+import type { SessionEntry, SessionMeta } from './model.js'
+
+/**
+ * What is persisted per session besides its entries: the meta, the active leaf, and `v`, a
+ * counter bumped by every commit that touches the session. Another tab (or process) that finds
+ * a different `v` on disk than in its cache knows its copy is stale and reloads it.
+ */
+export interface SessionHead {
+  readonly meta: SessionMeta
+  readonly leaf: string | null
+  readonly v: number
+}
+
+/** A record for a store beside sessions/entries (the sync outbox, checkpoints), same transaction. */
+export interface SideWrite {
+  readonly store: string
+  readonly key: string | number
+  /** `undefined` deletes the record. */
+  readonly value: unknown
+}
+
+/** Everything one commit writes. Deletions apply first, so a session can be deleted and re-created in one commit. */
+export interface WriteSet {
+  readonly deleted: ReadonlySet<string>
+  readonly heads: ReadonlyMap<string, SessionHead>
+  readonly entries: ReadonlyMap<string, ReadonlyMap<string, SessionEntry>>
+  readonly side: readonly SideWrite[]
+}
+
+/** Reads allowed inside a commit, before its writes: they see what is on disk right now. */
+export interface StorageReader {
+  head(session_id: string): Promise<SessionHead | undefined>
+  entries(session_id: string): Promise<SessionEntry[]>
+}
+
+/**
+ * The persistence adapter under the domain service. It is deliberately dumb: every rule about
+ * sessions lives in the service. `transact` runs `work` inside one atomic write: `work` may read
+ * through the reader, then returns the writes; an adapter must apply all of them or none, and
+ * must not resolve before they are durable (to the adapter's durability setting).
+ */
+export interface Storage {
+  readonly name: string
+  /** Opens the backing store and returns every session head (for `list` and live queries). */
+  open(): Promise<SessionHead[]>
+  /** Reads one session's entries outside a commit (first access of a session). */
+  entries(session_id: string): Promise<SessionEntry[]>
+  transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void>
+  /** Reads every record of a side store (sync outbox and checkpoints), in key order. */
+  sideRecords?(store: string): Promise<Array<{ key: string | number; value: unknown }>>
+  close(): void
+}
+
+export const emptyWriteSet = (): WriteSet => ({ deleted: new Set(), heads: new Map(), entries: new Map(), side: [] })

@@ -1,0 +1,149 @@
+import { nanoid } from 'nanoid'
+import { Observable } from 'rxjs'
+import type { ChangePayload, Commit, ChangeSource } from './changes.js'
+import type { IdKind, OpContext } from './context.js'
+import { Engine, type CommitHook } from './engine.js'
+import { SessionError } from './errors.js'
+import { EventBus } from './events.js'
+import { indexedDbStorage } from './idb-storage.js'
+import { importSession, type ImportOptions, type SessionImport } from './import.js'
+import { LiveQueries, type LiveMessagesRequest, type SessionTree } from './live.js'
+import {
+  FUNCTION_IDS, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
+  type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
+} from './model.js'
+import { startRelay } from './relay.js'
+import type { Storage } from './storage.js'
+import { parseRequest } from './validate.js'
+
+export interface StoreOptions {
+  /** Where sessions live; default `indexedDbStorage()` (the database named "colloquy"). */
+  storage?: Storage
+  /** The clock, in ms since epoch. */
+  now?: () => number
+  /** Full ids for new sessions and entries; default `s_…` / `e_…` with nanoid. */
+  newId?: (kind: IdKind) => string
+  limits?: { default_list_limit?: number; max_list_limit?: number }
+  /** Relay commits between tabs over BroadcastChannel; default true where it exists. */
+  multiTab?: boolean
+}
+
+type Req<K extends FunctionId> = FunctionMap[K][0]
+type Res<K extends FunctionId> = Promise<FunctionMap[K][1]>
+
+export interface Store {
+  readonly storage: Storage
+  create(request?: Req<'session::create'>): Res<'session::create'>
+  ensure(request: Req<'session::ensure'>): Res<'session::ensure'>
+  get(request: Req<'session::get'>): Res<'session::get'>
+  list(request?: Req<'session::list'>): Res<'session::list'>
+  delete(request: Req<'session::delete'>): Res<'session::delete'>
+  setMeta(request: Req<'session::set-meta'>): Res<'session::set-meta'>
+  setStatus(request: Req<'session::set-status'>): Res<'session::set-status'>
+  append(request: Req<'session::append'>): Res<'session::append'>
+  appendMany(request: Req<'session::append-many'>): Res<'session::append-many'>
+  getMessage(request: Req<'session::get-message'>): Res<'session::get-message'>
+  messages(request: Req<'session::messages'>): Res<'session::messages'>
+  updateMessage(request: Req<'session::update-message'>): Res<'session::update-message'>
+  setActiveLeaf(request: Req<'session::set-active-leaf'>): Res<'session::set-active-leaf'>
+  fork(request: Req<'session::fork'>): Res<'session::fork'>
+  /** Dispatches by function id (`'session::append'` …): what transports and tests use. */
+  call<K extends FunctionId>(functionId: K, request: Req<K>): Res<K>
+  call(functionId: string, request: unknown): Promise<unknown>
+
+  /** Payloads of one trigger type, filtered by the contract's binding config. */
+  on<T extends TriggerType>(type: T, config?: EventConfig | null): Observable<EventMap[T]>
+  session$(session_id: string): Observable<SessionMeta | null>
+  sessions$(request?: Omit<ListRequest, 'cursor'>): Observable<SessionMeta[]>
+  messages$(request: LiveMessagesRequest): Observable<MessageItem[]>
+  entry$(session_id: string, entry_id: string): Observable<SessionEntry | null>
+  tree$(session_id: string): Observable<SessionTree | null>
+
+  /** Bulk load of a whole session, written in chunks: for importers and replication. */
+  importSession(data: SessionImport, options?: ImportOptions): Promise<{ session_id: string; entries: number }>
+  /** Resolves when everything issued so far is on disk. */
+  flush(): Promise<void>
+  close(): Promise<void>
+
+  /** Every committed change (this store's, other tabs', remote): for sync and servers. */
+  readonly commits$: Observable<Commit>
+  /** Adds writes to every commit's transaction (the sync outbox); returns a remover. */
+  addCommitHook(hook: CommitHook): () => void
+  /** Folds changes made elsewhere into memory and announces them (storage already holds them). */
+  applyExternal(source: ChangeSource, payload: ChangePayload, events: readonly EventEnvelope[]): void
+  /** The engine underneath, for packages of this project that extend the store. */
+  readonly engine: Engine
+}
+
+const methods = {
+  create: 'session::create', ensure: 'session::ensure', get: 'session::get', list: 'session::list',
+  delete: 'session::delete', setMeta: 'session::set-meta', setStatus: 'session::set-status',
+  append: 'session::append', appendMany: 'session::append-many', getMessage: 'session::get-message',
+  messages: 'session::messages', updateMessage: 'session::update-message',
+  setActiveLeaf: 'session::set-active-leaf', fork: 'session::fork',
+} as const satisfies Record<string, FunctionId>
+
+const defaultId = (kind: IdKind): string => `${kind === 'session' ? 's' : 'e'}_${nanoid()}`
+
+export async function createStore(options: StoreOptions = {}): Promise<Store> {
+  const storage = options.storage ?? indexedDbStorage()
+  const ctx: OpContext = {
+    now: options.now ?? Date.now,
+    newId: options.newId ?? defaultId,
+    limits: { default_list_limit: options.limits?.default_list_limit ?? 50, max_list_limit: options.limits?.max_list_limit ?? 500 },
+  }
+  const engine = new Engine(storage, ctx)
+  await engine.open()
+  const bus = new EventBus()
+  const live = new LiveQueries(engine)
+  // Every commit's events go out through one place, whoever made the commit.
+  const eventsSub = engine.commits.subscribe((c) => bus.publish(c.events))
+  const multiTab = options.multiTab ?? typeof BroadcastChannel !== 'undefined'
+  const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
+  let closed = false
+
+  const call = (fn: string, request: unknown): Promise<unknown> => {
+    if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
+    if (!(FUNCTION_IDS as readonly string[]).includes(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
+    try {
+      return engine.submit(fn as FunctionId, parseRequest(fn as FunctionId, request))
+    } catch (e) {
+      return Promise.reject(e)
+    }
+  }
+
+  const store = {
+    storage,
+    engine,
+    call,
+    on: (type, config) => bus.on(type, config),
+    session$: (id) => live.session$(id),
+    sessions$: (req) => live.sessions$(req),
+    messages$: (req) => live.messages$(req),
+    entry$: (sid, eid) => live.entry$(sid, eid),
+    tree$: (sid) => live.tree$(sid),
+    importSession: (data, opts) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : importSession(engine, data, opts)),
+    flush: () => engine.flush(),
+    async close() {
+      if (closed) return
+      await engine.flush()
+      closed = true
+      stopRelay()
+      eventsSub.unsubscribe()
+      storage.close()
+    },
+    commits$: engine.commits.asObservable(),
+    addCommitHook(hook) {
+      engine.hooks.push(hook)
+      return () => {
+        const i = engine.hooks.indexOf(hook)
+        if (i >= 0) engine.hooks.splice(i, 1)
+      }
+    },
+    applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
+  } as Store
+  for (const [method, fn] of Object.entries(methods)) {
+    ;(store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[method] = (request) => call(fn, request)
+  }
+  return store
+}

@@ -1,0 +1,178 @@
+import { invalid } from './errors.js'
+import {
+  ERROR_KINDS, KINDS, ORDERS, ROLES, STATUSES, STOP_REASONS,
+  type AgentMessage, type ContentBlock, type CustomPayload, type FunctionId, type FunctionMap,
+  type Json, type JsonObject, type Usage,
+} from './model.js'
+
+/**
+ * Request parsing against the seed's schemas. A parser checks a value and returns a normalized,
+ * frozen copy: absent and `null` optionals are dropped (the seed omits empty fields on output),
+ * defaults are filled (`details: null`, `is_error: false`, `arguments: null`), unknown extra keys
+ * are ignored, and nothing the caller keeps a reference to can later change what was stored.
+ */
+export type Parser<T> = (value: unknown, path: string) => T
+
+const describe = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'string' ? `string ${JSON.stringify(v.slice(0, 40))}` : typeof v === 'object' ? 'object' : `${typeof v} ${String(v)}`
+
+const fail = (path: string, expected: string, value: unknown): never => {
+  throw invalid(`${path || 'request'}: expected ${expected}, got ${describe(value)}`)
+}
+const at = (path: string, key: string | number): string =>
+  typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key
+
+export const str: Parser<string> = (v, p) => (typeof v === 'string' ? v : fail(p, 'a string', v))
+export const bool: Parser<boolean> = (v, p) => (typeof v === 'boolean' ? v : fail(p, 'a boolean', v))
+export const int: Parser<number> = (v, p) => (Number.isSafeInteger(v) ? (v as number) : fail(p, 'an integer', v))
+export const uint: Parser<number> = (v, p) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : fail(p, 'a non-negative integer', v))
+export const num: Parser<number> = (v, p) => (typeof v === 'number' && Number.isFinite(v) ? v : fail(p, 'a finite number', v))
+
+export const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (v, p) =>
+  typeof v === 'string' && (values as readonly string[]).includes(v) ? (v as T) : fail(p, `one of ${values.join(', ')}`, v)
+
+export const array = <T>(item: Parser<T>): Parser<T[]> => (v, p) => {
+  if (!Array.isArray(v)) return fail(p, 'an array', v)
+  return Object.freeze(v.map((x, i) => item(x, at(p, i)))) as T[]
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false
+  const proto = Object.getPrototypeOf(v)
+  return proto === Object.prototype || proto === null
+}
+
+/** Any JSON value, deep-copied and frozen; functions, NaN, class instances and the like are refused. */
+export const json: Parser<Json> = (v, p) => {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v
+  if (typeof v === 'number') return Number.isFinite(v) ? v : fail(p, 'a JSON value', v)
+  if (Array.isArray(v)) return Object.freeze(v.map((x, i) => json(x, at(p, i)))) as Json[]
+  if (isPlainObject(v)) {
+    const out: JsonObject = {}
+    for (const k of Object.keys(v)) if (v[k] !== undefined) out[k] = json(v[k], at(p, k))
+    return Object.freeze(out)
+  }
+  return fail(p, 'a JSON value', v)
+}
+export const jsonObject: Parser<JsonObject> = (v, p) => (isPlainObject(v) ? (json(v, p) as JsonObject) : fail(p, 'an object', v))
+
+interface Field { p: Parser<unknown>; req?: boolean; def?: Json }
+const req = (p: Parser<unknown>): Field => ({ p, req: true })
+const opt = (p: Parser<unknown>, def?: Json): Field => ({ p, def })
+
+export const object = <T>(fields: Record<string, Field>): Parser<T> => (v, p) => {
+  if (!isPlainObject(v)) return fail(p, 'an object', v)
+  const out: Record<string, unknown> = {}
+  for (const key in fields) {
+    const f = fields[key]
+    const value = v[key]
+    if (value === undefined || value === null) {
+      if (f.req) throw invalid(`${at(p, key)}: missing required field`)
+      if (f.def !== undefined) out[key] = f.def
+    } else out[key] = f.p(value, at(p, key))
+  }
+  return Object.freeze(out) as T
+}
+
+const tagged = <T>(tag: string, variants: Record<string, Parser<T>>): Parser<T> => (v, p) => {
+  if (!isPlainObject(v)) return fail(p, 'an object', v)
+  const t = v[tag]
+  if (t === undefined || t === null) throw invalid(`${at(p, tag)}: missing required field`)
+  const variant = typeof t === 'string' && Object.prototype.hasOwnProperty.call(variants, t) ? variants[t] : undefined
+  return variant ? variant(v, p) : fail(at(p, tag), `one of ${Object.keys(variants).join(', ')}`, t)
+}
+
+const blocks: Parser<ContentBlock[]> = (v, p) => array(contentBlock)(v, p)
+const lit = (value: string): Field => req(oneOf([value]))
+
+export const contentBlock: Parser<ContentBlock> = tagged<ContentBlock>('type', {
+  text: object({ type: lit('text'), text: req(str) }),
+  image: object({ type: lit('image'), mime: req(str), data: req(str), attachment_id: opt(str) }),
+  file: object({ type: lit('file'), attachment_id: req(str), name: req(str), mime: req(str), size: req(uint) }),
+  thinking: object({ type: lit('thinking'), text: req(str), signature: opt(str) }),
+  function_call: object({ type: lit('function_call'), id: req(str), function_id: req(str), arguments: opt(json, null) }),
+  function_result: object({ type: lit('function_result'), function_call_id: req(str), content: req(blocks), is_error: opt(bool) }),
+})
+
+export const usage: Parser<Usage> = object({
+  input: opt(uint), output: opt(uint), cache_read: opt(uint), cache_write: opt(uint), reasoning: opt(uint), cost_usd: opt(num),
+})
+
+export const agentMessage: Parser<AgentMessage> = tagged<AgentMessage>('role', {
+  user: object({ role: lit('user'), content: req(blocks), timestamp: req(int) }),
+  assistant: object({
+    role: lit('assistant'), content: req(blocks), stop_reason: req(oneOf(STOP_REASONS)), model: req(str),
+    provider: req(str), timestamp: req(int), native_stop_reason: opt(str), error_message: opt(str),
+    error_kind: opt(oneOf(ERROR_KINDS)), warnings: opt(array(str)), usage: opt(usage), agent: opt(str),
+  }),
+  function_result: object({
+    role: lit('function_result'), function_call_id: req(str), function_id: req(str), content: req(blocks),
+    timestamp: req(int), details: opt(json, null), is_error: opt(bool, false),
+  }),
+  custom: object({
+    role: lit('custom'), custom_type: req(str), content: req(blocks), timestamp: req(int), display: opt(str), details: opt(json),
+  }),
+})
+
+export const customPayload: Parser<CustomPayload> = object({ custom_type: req(str), data: opt(json, null) })
+
+const sid = req(str)
+const meta = { title: opt(str), description: opt(str), metadata: opt(jsonObject), kind: opt(oneOf(KINDS)) }
+
+/** One parser per function: the seed's request schemas plus the contract's later fields. */
+export const requestParsers: { [K in FunctionId]: Parser<FunctionMap[K][0]> } = {
+  'session::create': object(meta),
+  'session::ensure': object({ session_id: sid, ...meta }),
+  'session::get': object({ session_id: sid }),
+  'session::list': object({
+    limit: opt(uint), cursor: opt(str), status: opt(oneOf(STATUSES)), kinds: opt(array(oneOf(KINDS))),
+    metadata: opt(jsonObject), order: opt(oneOf(ORDERS)),
+  }),
+  'session::delete': object({ session_id: sid }),
+  'session::set-meta': object({ session_id: sid, title: opt(str), description: opt(str), metadata: opt(jsonObject) }),
+  'session::set-status': object({ session_id: sid, status: req(oneOf(STATUSES)), reason: opt(str) }),
+  'session::append': object({
+    session_id: sid, message: opt(agentMessage), custom: opt(customPayload), parent_id: opt(str),
+    entry_id: opt(str), origin: opt(jsonObject),
+  }),
+  'session::append-many': object({ session_id: sid, messages: req(array(agentMessage)), parent_id: opt(str), origin: opt(jsonObject) }),
+  'session::get-message': object({ session_id: sid, entry_id: req(str), include_image_data: opt(bool) }),
+  'session::messages': object({
+    session_id: sid, limit: opt(uint), cursor: opt(str), after_entry_id: opt(str), roles: opt(array(oneOf(ROLES))),
+    from_entry_id: opt(str), include_custom: opt(bool), include_image_data: opt(bool),
+  }),
+  'session::update-message': object({
+    session_id: sid, entry_id: req(str), content: req(blocks), details: opt(json), usage: opt(usage),
+    expected_revision: opt(uint), origin: opt(jsonObject),
+  }),
+  'session::set-active-leaf': object({ session_id: sid, entry_id: req(str) }),
+  'session::fork': object({ session_id: sid, entry_id: req(str), title: opt(str) }),
+}
+
+export function parseRequest<K extends FunctionId>(functionId: K, request: unknown): FunctionMap[K][0] {
+  return requestParsers[functionId](request ?? {}, '')
+}
+
+/** A stored entry, as importers and replication hand them over. */
+export const sessionEntry: Parser<import('./model.js').SessionEntry> = tagged('kind', {
+  message: object({
+    id: req(str), parent_id: opt(str, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
+    kind: lit('message'), message: req(agentMessage),
+  }),
+  custom: object({
+    id: req(str), parent_id: opt(str, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
+    kind: lit('custom'), custom_type: req(str), data: opt(json, null),
+  }),
+})
+
+const attachmentMeta = object({
+  attachment_id: req(str), session_id: req(str), name: req(str), mime: req(str), size: req(uint), sha256: req(str), created_at: req(int),
+})
+
+/** A whole session meta (imports, replication). Missing counters and dates are the caller's to fill. */
+export const sessionMeta: Parser<import('./model.js').SessionMeta> = object({
+  session_id: req(str), title: opt(str, ''), description: opt(str, ''), status: opt(oneOf(STATUSES), 'idle'),
+  status_reason: opt(str), kind: opt(oneOf(KINDS), 'user'), metadata: opt(jsonObject), forked_from: opt(str),
+  draft: opt(str), draft_attachments: opt(array(attachmentMeta)), created_at: req(int), updated_at: opt(int),
+  message_count: opt(uint, 0),
+})

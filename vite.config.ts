@@ -1,0 +1,45 @@
+import { defineConfig } from 'vitest/config'
+import { playwright } from '@vitest/browser-playwright'
+
+// Tests import workspace packages from their sources (the `source` export condition), so no
+// build is needed to run them; `pnpm build` produces the `dist/` that Node and users load.
+const conditions = ['source', 'module', 'browser', 'development|production']
+
+export const chromiumArgs = [
+  '--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+]
+
+export default defineConfig({
+  resolve: { conditions },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'test/**/*.test.tsx', 'packages/*/test/**/*.test.tsx'],
+          exclude: ['**/*.browser.test.ts', '**/*.browser.test.tsx', '**/node_modules/**', 'test/e2e/**'],
+          testTimeout: 30_000,
+        },
+        ssr: { resolve: { conditions, externalConditions: ['source'] } },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['packages/*/test/**/*.browser.test.ts', 'test/**/*.browser.test.ts', 'packages/*/test/**/*.browser.test.tsx', 'test/**/*.browser.test.tsx'],
+          testTimeout: 60_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            provider: playwright({ launchOptions: { executablePath: '/usr/bin/chromium', args: chromiumArgs } }),
+            instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+    ],
+  },
+})
