@@ -1,0 +1,34 @@
+/**
+ * A benchmark workload. The runner (`pnpm bench`) bundles every workload into one page, runs
+ * them in headless Chromium (or in Node for server workloads), prints one table and writes
+ * `test/bench/results.json`.
+ */
+export interface BenchRow {
+  /** Workload id and subject, e.g. `W1` / `colloquy`, `W1` / `raw idb`. */
+  id: string
+  subject: string
+  metric: string
+  value: number
+  unit: string
+  /** Subject this row is compared with (same id), for the ratio column. */
+  baseline?: string
+  /** Human-readable target, e.g. `>= 0.7x raw idb`. */
+  target?: string
+  /** Whether the target is met, when this row carries one. */
+  pass?: boolean
+  note?: string
+}
+
+export interface BenchContext {
+  /** Fresh, unique database name for one run of one subject. */
+  dbName(label: string): string
+  log(message: string): void
+}
+
+export interface Workload {
+  id: string
+  title: string
+  /** Where it runs: `browser` (headless Chromium page) or `node`. */
+  env: 'browser' | 'node'
+  run(ctx: BenchContext): Promise<BenchRow[]>
+}
