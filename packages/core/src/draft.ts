@@ -12,6 +12,10 @@ export class Draft {
   readonly deleted = new Set<string>()
   readonly entries = new Map<string, Map<string, SessionEntry>>()
   readonly events: EventEnvelope[] = []
+  /** Records for side stores written with this batch (sync checkpoints). */
+  readonly side: SideWrite[] = []
+  /** Entry versions to push on a base other than the previous local revision (conflict resolution). */
+  readonly pushBase = new Map<string, number>()
   /** Sessions whose entries are already durable (bulk import): installed in memory on commit. */
   readonly preloaded = new Map<string, readonly SessionEntry[]>()
 
@@ -70,6 +74,6 @@ export class Draft {
   }
 
   writeSet(side: readonly SideWrite[]): WriteSet {
-    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side }
+    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: [...this.side, ...side] }
   }
 }

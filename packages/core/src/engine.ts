@@ -10,6 +10,10 @@ import type { SessionHead, SideWrite, Storage, StorageReader } from './storage.j
 
 interface Pending {
   fn: FunctionId | 'internal'
+  /** Who the write is for: local operations are recorded for sync, remote ones are not. */
+  source: ChangeSource
+  /** Sessions the step touches (read fresh from disk inside the transaction). */
+  sessions?: readonly string[]
   /** Internal writes (bulk import, replication) bring their own step. */
   run?: (d: Draft) => unknown
   req: { session_id?: string }
@@ -25,7 +29,7 @@ export interface AppliedOp {
 }
 
 /** Runs inside the commit's transaction; what it returns is written atomically with the commit. */
-export type CommitHook = (applied: readonly AppliedOp[], draft: Draft) => readonly SideWrite[]
+export type CommitHook = (applied: readonly AppliedOp[], draft: Draft, source: ChangeSource) => readonly SideWrite[]
 
 const storageError = (cause: unknown): SessionError =>
   cause instanceof SessionError && cause.code === 'session/storage'
@@ -59,15 +63,19 @@ export class Engine {
 
   submit<K extends FunctionId>(fn: K, req: FunctionMap[K][0]): Promise<FunctionMap[K][1]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ fn, req: req as Pending['req'], resolve: resolve as Pending['resolve'], reject })
+      this.queue.push({ fn, source: 'local', req: req as Pending['req'], resolve: resolve as Pending['resolve'], reject })
       if (!this.running) this.running = Promise.resolve().then(() => this.drain())
     })
   }
 
-  /** Queues an internal write on `session_id` that runs in the next batch like any operation. */
-  submitInternal<T>(session_id: string, run: (d: Draft) => T): Promise<T> {
+  /**
+   * Queues an internal write touching `sessions` that runs in order with the operations. Remote
+   * writes (changes pulled from a server) get batches of their own, so commit hooks can tell them
+   * from local ones.
+   */
+  submitInternal<T>(sessions: readonly string[], run: (d: Draft) => T, source: ChangeSource = 'local'): Promise<T> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ fn: 'internal', run, req: { session_id }, resolve: resolve as Pending['resolve'], reject })
+      this.queue.push({ fn: 'internal', source, run, sessions, req: {}, resolve: resolve as Pending['resolve'], reject })
       if (!this.running) this.running = Promise.resolve().then(() => this.drain())
     })
   }
@@ -75,7 +83,7 @@ export class Engine {
   /** Makes a session whose entries are already on disk visible: the head is written last. */
   install(head: SessionHead, entries: readonly SessionEntry[], events: readonly EventEnvelope[]): Promise<void> {
     const id = head.meta.session_id
-    return this.submitInternal(id, (d) => {
+    return this.submitInternal([id], (d) => {
       if (d.head(id)) throw new SessionError('session/invalid_request', `session ${id} already exists`)
       d.putHead(head.meta, head.leaf)
       d.preloaded.set(id, entries)
@@ -91,9 +99,11 @@ export class Engine {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length) {
-        const batch = this.queue
-        this.queue = []
-        await this.run(batch)
+        const source = this.queue[0].source
+        let end = this.queue.findIndex((p) => p.source !== source)
+        if (end < 0) end = this.queue.length
+        const batch = this.queue.splice(0, end)
+        await this.run(batch, source)
       }
     } finally {
       this.running = undefined
@@ -118,10 +128,14 @@ export class Engine {
     return p
   }
 
-  private async run(batch: Pending[]): Promise<void> {
+  private async run(batch: Pending[], source: ChangeSource): Promise<void> {
     const touched = new Set<string>()
     const needEntries = new Set<string>()
     for (const p of batch) {
+      for (const id of p.sessions ?? []) {
+        touched.add(id)
+        needEntries.add(id)
+      }
       if (typeof p.req.session_id !== 'string') continue
       touched.add(p.req.session_id)
       if (p.fn !== 'internal' && operations[p.fn].entries) needEntries.add(p.req.session_id)
@@ -147,7 +161,7 @@ export class Engine {
         draft = new Draft(this.state)
         const applied: AppliedOp[] = []
         results = batch.map((p) => this.execute(p, draft, applied))
-        const side = this.hooks.flatMap((hook) => hook(applied, draft))
+        const side = this.hooks.flatMap((hook) => hook(applied, draft, source))
         return draft.writeSet(side)
       })
     } catch (cause) {
@@ -161,7 +175,7 @@ export class Engine {
       if (s) this.state.setSession(s.head, [...entries])
     }
     for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
-    this.publish('local', changes, draft.events)
+    this.publish(source, changes, draft.events)
     for (const settle of results) settle()
   }
 

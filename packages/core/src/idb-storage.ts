@@ -48,7 +48,9 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       upgrade(db) {
         if (!db.objectStoreNames.contains(SESSIONS)) db.createObjectStore(SESSIONS)
         if (!db.objectStoreNames.contains(ENTRIES)) db.createObjectStore(ENTRIES)
-        for (const s of SIDE_STORES) if (!db.objectStoreNames.contains(s)) db.createObjectStore(s)
+        // The outbox numbers its records itself, so every tab's commits queue up in commit order.
+        if (!db.objectStoreNames.contains('outbox')) db.createObjectStore('outbox', { autoIncrement: true })
+        if (!db.objectStoreNames.contains('kv')) db.createObjectStore('kv')
       },
       blocking() {
         // Another tab wants a newer schema: step aside now, reopen on the next commit.
@@ -111,7 +113,8 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
           for (const [id, head] of writes.heads) sessions.put(head, id)
           for (const [id, batch] of writes.entries) for (const [eid, e] of batch) entries.put(e, [id, eid])
           for (const s of writes.side) {
-            if (s.value === undefined) tx.objectStore(s.store).delete(s.key)
+            if (s.value === undefined) tx.objectStore(s.store).delete(s.key!)
+            else if (s.key === undefined) tx.objectStore(s.store).put(s.value)
             else tx.objectStore(s.store).put(s.value, s.key)
           }
         } catch (e) {

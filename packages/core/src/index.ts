@@ -1,6 +1,7 @@
 export * from './model.js'
 export { SessionError, type SessionErrorCode } from './errors.js'
-export { createStore, type Store, type StoreOptions } from './store.js'
+export { createStore, type Store, type StoreOptions, type ApplyReplicaOptions } from './store.js'
+export type { ReplicaChange, ReplicaResult, ReplicaPolicy } from './replica.js'
 export { indexedDbStorage, type IndexedDbStorageOptions } from './idb-storage.js'
 export { memoryStorage } from './memory-storage.js'
 export type { Storage, StorageReader, SessionHead, WriteSet, SideWrite } from './storage.js'

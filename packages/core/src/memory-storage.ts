@@ -7,6 +7,7 @@ export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
   const entries = new Map<string, Map<string, SessionEntry>>()
   const side = new Map<string, Map<string | number, unknown>>()
   let nextFailure: unknown
+  let autoKey = 0
   const apply = (w: WriteSet): void => {
     for (const id of w.deleted) {
       heads.delete(id)
@@ -21,8 +22,8 @@ export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
     for (const s of w.side) {
       let map = side.get(s.store)
       if (!map) side.set(s.store, (map = new Map()))
-      if (s.value === undefined) map.delete(s.key)
-      else map.set(s.key, structuredClone(s.value))
+      if (s.value === undefined) map.delete(s.key!)
+      else map.set(s.key ?? ++autoKey, structuredClone(s.value))
     }
   }
   return {

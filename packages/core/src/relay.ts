@@ -33,7 +33,8 @@ export function startRelay(engine: Engine, channelName: string): () => void {
     engine.applyExternal('tab', event.data.payload, event.data.events)
   }
   const sub = engine.commits.subscribe((commit) => {
-    if (commit.source !== 'local') return
+    // What this tab wrote, itself or by applying a server's changes; never what it was relayed.
+    if (commit.source === 'tab') return
     const payload = payloadOf(commit)
     if (!payload.deleted.length && !payload.heads.length && !payload.entries.length && !commit.events.length) return
     channel.postMessage({ payload, events: commit.events } satisfies RelayMessage)

@@ -14,7 +14,8 @@ export interface SessionHead {
 /** A record for a store beside sessions/entries (the sync outbox, checkpoints), same transaction. */
 export interface SideWrite {
   readonly store: string
-  readonly key: string | number
+  /** Omitted in the `outbox` store: keys are assigned in commit order. */
+  readonly key?: string | number
   /** `undefined` deletes the record. */
   readonly value: unknown
 }

@@ -13,7 +13,8 @@ import {
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
 } from './model.js'
 import { startRelay } from './relay.js'
-import type { Storage } from './storage.js'
+import { applyReplica, type ReplicaChange, type ReplicaPolicy, type ReplicaResult } from './replica.js'
+import type { SideWrite, Storage } from './storage.js'
 import { parseRequest } from './validate.js'
 
 export interface StoreOptions {
@@ -71,8 +72,20 @@ export interface Store {
   addCommitHook(hook: CommitHook): () => void
   /** Folds changes made elsewhere into memory and announces them (storage already holds them). */
   applyExternal(source: ChangeSource, payload: ChangePayload, events: readonly EventEnvelope[]): void
+  /**
+   * Applies replicated changes (sync pull, or a server receiving pushes) with the replica rules,
+   * in one transaction with `side` records (a checkpoint), firing the events they imply.
+   */
+  applyReplica(changes: readonly ReplicaChange[], options: ApplyReplicaOptions): Promise<ReplicaResult[]>
   /** The engine underneath, for packages of this project that extend the store. */
   readonly engine: Engine
+}
+
+export interface ApplyReplicaOptions {
+  policy: ReplicaPolicy
+  /** `remote` (default) for changes that came from elsewhere; `local` ones are recorded for push. */
+  source?: ChangeSource
+  side?: readonly SideWrite[]
 }
 
 const methods = {
@@ -141,6 +154,19 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
+    applyReplica(changes, { policy, source = 'remote', side = [] }) {
+      if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
+      const sessions = [...new Set(changes.map((c) => (c.type === 'meta' ? c.meta.session_id : c.session_id)))]
+      return engine.submitInternal(
+        sessions,
+        (d) => {
+          const results = changes.map((c) => applyReplica(d, c, policy, ctx))
+          d.side.push(...side)
+          return results
+        },
+        source,
+      )
+    },
   } as Store
   for (const [method, fn] of Object.entries(methods)) {
     ;(store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[method] = (request) => call(fn, request)

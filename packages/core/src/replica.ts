@@ -1,0 +1,170 @@
+import type { OpContext } from './context.js'
+import type { Draft } from './draft.js'
+import type { SessionErrorCode } from './errors.js'
+import { jsonEqual } from './json.js'
+import type { SessionEntry, SessionMeta } from './model.js'
+import { emitCreatedEnvelope } from './ops/lifecycle.js'
+
+/**
+ * A replicated change: the state-based unit that sync pushes to a server and pulls back. Every
+ * replica (browser store, server) applies them with the same rules, here.
+ */
+export type ReplicaChange =
+  | { readonly type: 'meta'; readonly meta: SessionMeta }
+  | {
+      readonly type: 'entry'
+      readonly session_id: string
+      readonly entry: SessionEntry
+      /** Pushes only: the revision the writer based this version on (`null` for a new entry). */
+      readonly base_revision?: number | null
+    }
+  | { readonly type: 'leaf'; readonly session_id: string; readonly entry_id: string | null }
+  | { readonly type: 'delete'; readonly session_id: string }
+
+export type ReplicaResult =
+  | { readonly status: 'applied' }
+  | { readonly status: 'unchanged' }
+  /** The base moved on: `current` is the receiver's version. */
+  | { readonly status: 'conflict'; readonly current: SessionEntry }
+  | { readonly status: 'rejected'; readonly code: SessionErrorCode; readonly message: string }
+
+/**
+ * `push`: a server receiving a client's changes. Entry versions are accepted only on top of the
+ * base they were made from; the server owns counters and its clock.
+ * `pull`: a client receiving the server's changes. The server is authoritative, except that a
+ * replica never goes back to a lower revision of an entry (its own newer version is pending and
+ * will be pushed).
+ */
+export type ReplicaPolicy = 'push' | 'pull'
+
+const rejected = (code: SessionErrorCode, message: string): ReplicaResult => ({ status: 'rejected', code, message })
+const applied: ReplicaResult = { status: 'applied' }
+const unchanged: ReplicaResult = { status: 'unchanged' }
+
+export function applyReplica(d: Draft, change: ReplicaChange, policy: ReplicaPolicy, ctx: OpContext): ReplicaResult {
+  switch (change.type) {
+    case 'meta':
+      return applyMeta(d, change.meta, policy)
+    case 'entry':
+      return applyEntry(d, change.session_id, change.entry, change.base_revision, policy, ctx)
+    case 'leaf': {
+      const head = d.head(change.session_id)
+      if (!head) return policy === 'push' ? rejected('session/not_found', `session ${change.session_id} not found`) : unchanged
+      if (change.entry_id !== null && !d.entry(change.session_id, change.entry_id)) {
+        return policy === 'push' ? rejected('session/entry_not_found', `entry ${change.entry_id} not found`) : unchanged
+      }
+      if (head.leaf === change.entry_id) return unchanged
+      d.putHead(head.meta, change.entry_id)
+      return applied
+    }
+    case 'delete': {
+      const meta = d.meta(change.session_id)
+      if (!meta) return unchanged
+      d.delete(change.session_id)
+      d.emit('session::deleted', { session_id: change.session_id, timestamp: ctx.now() }, meta.metadata)
+      return applied
+    }
+  }
+}
+
+function applyMeta(d: Draft, incoming: SessionMeta, policy: ReplicaPolicy): ReplicaResult {
+  const head = d.head(incoming.session_id)
+  if (!head) {
+    // A session new to this replica starts empty: its entries arrive as their own changes and
+    // are counted as they land, so message_count always matches the entries held here.
+    const meta: SessionMeta = { ...incoming, message_count: 0 }
+    delete meta.draft
+    delete meta.draft_attachments
+    d.putHead(meta, null)
+    d.events.push(emitCreatedEnvelope(meta))
+    return applied
+  }
+  const held = head.meta
+  const next: SessionMeta =
+    policy === 'pull'
+      ? {
+          ...incoming,
+          message_count: held.message_count,
+          updated_at: Math.max(held.updated_at, incoming.updated_at),
+          draft: held.draft,
+          draft_attachments: held.draft_attachments,
+        }
+      : {
+          ...held,
+          title: incoming.title,
+          description: incoming.description,
+          status: incoming.status,
+          status_reason: incoming.status_reason,
+          metadata: incoming.metadata,
+          updated_at: Math.max(held.updated_at, incoming.updated_at),
+        }
+  for (const key of ['draft', 'draft_attachments', 'status_reason', 'metadata'] as const) if (next[key] === undefined) delete next[key]
+  if (jsonEqual(next, held)) return unchanged
+  d.putHead(next, head.leaf)
+  const timestamp = next.updated_at
+  if (next.title !== held.title || next.description !== held.description || !jsonEqual(next.metadata, held.metadata)) {
+    d.emit('session::meta-updated', { session_id: next.session_id, title: next.title, description: next.description, ...(next.metadata && { metadata: next.metadata }), timestamp }, next.metadata)
+  }
+  if (next.status !== held.status || next.status_reason !== held.status_reason) {
+    d.emit(
+      'session::status-changed',
+      { session_id: next.session_id, status: next.status, previous_status: held.status, ...(next.status_reason !== undefined && { status_reason: next.status_reason }), timestamp },
+      next.metadata,
+    )
+  }
+  return applied
+}
+
+function applyEntry(
+  d: Draft,
+  session_id: string,
+  entry: SessionEntry,
+  base: number | null | undefined,
+  policy: ReplicaPolicy,
+  ctx: OpContext,
+): ReplicaResult {
+  const head = d.head(session_id)
+  if (!head) return policy === 'push' ? rejected('session/not_found', `session ${session_id} not found`) : unchanged
+  const existing = d.entry(session_id, entry.id)
+  if (!existing) {
+    if (entry.parent_id !== null && !d.entry(session_id, entry.parent_id)) {
+      return rejected('session/parent_not_found', `parent ${entry.parent_id} not found in session ${session_id}`)
+    }
+    d.putEntry(session_id, entry)
+    const counted = entry.kind === 'message' ? 1 : 0
+    // The order is the parent chain, so the leaf moves only by its own change, never by arrival.
+    d.putHead({ ...head.meta, message_count: head.meta.message_count + counted, updated_at: Math.max(head.meta.updated_at, entry.timestamp) }, head.leaf)
+    d.emit(
+      'session::message-added',
+      {
+        session_id,
+        entry_id: entry.id,
+        parent_id: entry.parent_id,
+        ...(entry.kind === 'message' ? { message: entry.message } : { custom: { custom_type: entry.custom_type, data: entry.data } }),
+        ...(entry.origin && { origin: entry.origin }),
+        timestamp: entry.timestamp,
+      },
+      head.meta.metadata,
+    )
+    return applied
+  }
+  if (existing.kind !== entry.kind || existing.parent_id !== entry.parent_id) {
+    return rejected('session/invalid_request', `entry ${entry.id} already exists with another parent or kind`)
+  }
+  if (existing.kind !== 'message' || entry.kind !== 'message') return unchanged
+  if (policy === 'push') {
+    // Idempotent retry: the receiver already holds exactly this version.
+    if (entry.revision === existing.revision && jsonEqual(entry.message, existing.message)) return unchanged
+    if (base !== existing.revision || entry.revision <= existing.revision) return { status: 'conflict', current: existing }
+  } else if (entry.revision < existing.revision || (entry.revision === existing.revision && jsonEqual(entry.message, existing.message))) {
+    return unchanged
+  }
+  const next = { ...existing, message: entry.message, revision: entry.revision }
+  d.putEntry(session_id, next)
+  const now = ctx.now()
+  // A server stamps the update with its clock, as update-message does; a pulling client takes
+  // the server's meta (updated_at included) from the meta change that follows.
+  if (policy === 'push') d.putHead({ ...head.meta, updated_at: now }, head.leaf)
+  d.emit('session::message-updated', { session_id, entry_id: next.id, message: next.message, revision: next.revision, timestamp: now }, head.meta.metadata)
+  return applied
+}
