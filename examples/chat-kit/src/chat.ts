@@ -1,0 +1,123 @@
+import { firstValueFrom } from 'rxjs'
+import type { AgentMessage, SessionEntry, Store } from '@colloquy/core'
+import { generateReply, replyLock, type GenerateOptions } from './generate.js'
+import { displayTitle, messageText, titleFrom } from './text.js'
+
+/**
+ * Every session starts with this hidden custom entry. The contract has no way to append a second
+ * root (`parent_id: null` means "the active leaf"), so without it the first user message could
+ * never get an edited sibling. `messages$` leaves custom entries out, so nobody sees it.
+ */
+export const THREAD_ROOT = 'thread_root'
+
+/** What the demo apps do to a store, whatever their framework. */
+export interface Chat {
+  /** A new, untitled session; resolves with its id. */
+  create(): Promise<string>
+  /** Appends a user message on the active branch and streams the reply. */
+  send(session_id: string, text: string): Promise<void>
+  /** A new user message beside `entry_id` (a sibling branch), then its reply. */
+  edit(session_id: string, entry_id: string, text: string): Promise<void>
+  /** A new reply beside the assistant message `entry_id`. */
+  regenerate(session_id: string, entry_id: string): Promise<void>
+  /** Copies the path up to `entry_id` into a new session; resolves with its id. */
+  fork(session_id: string, entry_id: string): Promise<string>
+  rename(session_id: string, title: string): Promise<void>
+  remove(session_id: string): Promise<void>
+  /** Stops the reply this tab is streaming into the session, if any. */
+  stop(session_id: string): void
+  /** Marks sessions left `working` by a tab that closed mid-reply as interrupted. */
+  recoverInterrupted(): Promise<void>
+}
+
+const user = (text: string, timestamp: number): AgentMessage => ({ role: 'user', content: [{ type: 'text', text }], timestamp })
+
+export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'> = {}): Chat {
+  const running = new Map<string, AbortController>()
+
+  const entry = async (session_id: string, entry_id: string): Promise<SessionEntry> => {
+    const found = await store.getMessage({ session_id, entry_id })
+    if (!found) throw new Error(`message ${entry_id} is gone`)
+    return found.entry
+  }
+
+  /** The user message a reply under `entry_id` answers: the entry itself or its nearest user ancestor. */
+  const promptAt = async (session_id: string, entry_id: string): Promise<{ text: string; timestamp: number }> => {
+    for (let id: string | null = entry_id; id !== null; ) {
+      const e = await entry(session_id, id)
+      if (e.kind === 'message' && e.message.role === 'user') return { text: messageText(e.message), timestamp: e.message.timestamp }
+      id = e.parent_id
+    }
+    return { text: '', timestamp: Date.now() }
+  }
+
+  const reply = async (session_id: string, parent_id: string, variant: number): Promise<void> => {
+    if (running.has(session_id)) throw new Error('a reply is still streaming in this chat')
+    const controller = new AbortController()
+    running.set(session_id, controller)
+    try {
+      const prompt = await promptAt(session_id, parent_id)
+      await generateReply(store, { session_id, parent_id }, { prompt: prompt.text, variant, now: prompt.timestamp }, { ...options, signal: controller.signal })
+    } finally {
+      running.delete(session_id)
+    }
+  }
+
+  const ask = async (session_id: string, text: string, parent_id?: string): Promise<void> => {
+    const meta = (await store.get({ session_id }))?.meta
+    if (!meta) throw new Error('this chat no longer exists')
+    if (!meta.title.trim()) await store.setMeta({ session_id, title: titleFrom(text) })
+    const { entry_id } = await store.append({ session_id, parent_id, message: user(text, Date.now()) })
+    await reply(session_id, entry_id, 0)
+  }
+
+  return {
+    async create() {
+      const { session_id } = await store.create({ title: '' })
+      await store.append({ session_id, custom: { custom_type: THREAD_ROOT, data: {} } })
+      return session_id
+    },
+    async send(session_id, text) {
+      if (text.trim()) await ask(session_id, text)
+    },
+    async edit(session_id, entry_id, text) {
+      if (!text.trim()) return
+      const { parent_id } = await entry(session_id, entry_id)
+      if (parent_id === null) throw new Error('the first message of a chat made elsewhere cannot be edited into a branch')
+      await ask(session_id, text, parent_id)
+    },
+    async regenerate(session_id, entry_id) {
+      const { parent_id } = await entry(session_id, entry_id)
+      if (parent_id === null) throw new Error('this message answers nothing to regenerate from')
+      const tree = await firstValueFrom(store.tree$(session_id))
+      // The n-th reply to a prompt is variant n: a fresh take, still reproducible.
+      await reply(session_id, parent_id, tree?.children.get(parent_id)?.length ?? 1)
+    },
+    async fork(session_id, entry_id) {
+      const meta = (await store.get({ session_id }))?.meta
+      const forked = await store.fork({ session_id, entry_id, title: `${displayTitle(meta?.title)} (fork)` })
+      return forked.session_id
+    },
+    async rename(session_id, title) {
+      await store.setMeta({ session_id, title: title.trim() })
+    },
+    async remove(session_id) {
+      running.get(session_id)?.abort()
+      await store.delete({ session_id })
+    },
+    stop(session_id) {
+      running.get(session_id)?.abort()
+    },
+    async recoverInterrupted() {
+      const locks = typeof navigator !== 'undefined' ? navigator.locks : undefined
+      if (!locks) return
+      const { sessions } = await store.list({ status: 'working', limit: 500 })
+      await Promise.all(sessions.map((s) =>
+        // Free lock = no tab is streaming into it any more (a held one means a live reply elsewhere).
+        locks.request(replyLock(s.session_id), { ifAvailable: true }, async (lock) => {
+          const now = (await store.get({ session_id: s.session_id }))?.meta
+          if (lock && now?.status === 'working') await store.setStatus({ session_id: s.session_id, status: 'error', reason: 'interrupted: the tab writing this reply closed' })
+        })))
+    },
+  }
+}

@@ -1,0 +1,6 @@
+export { createChat, THREAD_ROOT, type Chat } from './chat.js'
+export { generateReply, replyLock, type GenerateOptions } from './generate.js'
+export { LOCAL_MODEL, replySteps, tokensOf, type ModelInput } from './model.js'
+export { evaluate, findExpression } from './calc.js'
+export { picture } from './picture.js'
+export { displayTitle, messageText, textOf, titleFrom } from './text.js'
