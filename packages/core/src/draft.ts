@@ -14,8 +14,6 @@ export class Draft {
   readonly events: EventEnvelope[] = []
   /** Records for side stores written with this batch (sync checkpoints). */
   readonly side: SideWrite[] = []
-  /** Entry versions to push on a base other than the previous local revision (conflict resolution). */
-  readonly pushBase = new Map<string, number>()
   /** Sessions whose entries are already durable (bulk import): installed in memory on commit. */
   readonly preloaded = new Map<string, readonly SessionEntry[]>()
 

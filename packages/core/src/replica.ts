@@ -2,6 +2,7 @@ import type { OpContext } from './context.js'
 import type { Draft } from './draft.js'
 import type { SessionErrorCode } from './errors.js'
 import { jsonEqual } from './json.js'
+import type { Commit } from './changes.js'
 import type { SessionEntry, SessionMeta } from './model.js'
 import { emitCreatedEnvelope } from './ops/lifecycle.js'
 
@@ -167,4 +168,26 @@ function applyEntry(
   if (policy === 'push') d.putHead({ ...head.meta, updated_at: now }, head.leaf)
   d.emit('session::message-updated', { session_id, entry_id: next.id, message: next.message, revision: next.revision, timestamp: now }, head.meta.metadata)
   return applied
+}
+
+/**
+ * A committed batch as replicated changes, in an order another replica can apply: deletions,
+ * metas (sessions exist before their entries), entries (parents first, as written), leaf moves.
+ * A server's change log and a test double both use this.
+ */
+export function replicaChangesOf(commit: Commit): ReplicaChange[] {
+  const deletes: ReplicaChange[] = []
+  const metas: ReplicaChange[] = []
+  const entries: ReplicaChange[] = []
+  const leaves: ReplicaChange[] = []
+  for (const c of commit.changes.values()) {
+    if (c.reloaded) continue
+    if (c.head === null) deletes.push({ type: 'delete', session_id: c.session_id })
+    else if (c.head) {
+      metas.push({ type: 'meta', meta: c.head.meta })
+      leaves.push({ type: 'leaf', session_id: c.session_id, entry_id: c.head.leaf })
+    }
+    for (const entry of [...c.added, ...c.updated]) entries.push({ type: 'entry', session_id: c.session_id, entry })
+  }
+  return [...deletes, ...metas, ...entries, ...leaves]
 }

@@ -1,0 +1,108 @@
+import type { AppliedOp, ChangeSource, Draft, ReplicaChange, SessionEntry, SideWrite } from '@colloquy/core'
+import type { PushMutation } from './protocol.js'
+
+/** The IndexedDB side store the outbox lives in (created by core's schema). */
+export const OUTBOX = 'outbox'
+
+/** One outbox record: a change as this replica made it, with when. */
+export interface OutboxRecord {
+  readonly change: ReplicaChange
+  readonly at: number
+}
+
+/**
+ * The changes one local commit made, in an order a server can apply them: sessions deleted,
+ * then metas (a new session exists before its entries), then entries (the draft holds them in
+ * the order they were written, parents first), then leaf moves.
+ */
+export function changesOf(draft: Draft): ReplicaChange[] {
+  const out: ReplicaChange[] = []
+  for (const id of draft.deleted) out.push({ type: 'delete', session_id: id })
+  const leaves: ReplicaChange[] = []
+  for (const [id, head] of draft.heads) {
+    const before = draft.deleted.has(id) ? undefined : draft.state.sessions.get(id)?.head
+    if (before?.meta !== head.meta) out.push({ type: 'meta', meta: head.meta })
+    if ((before?.leaf ?? null) !== head.leaf) leaves.push({ type: 'leaf', session_id: id, entry_id: head.leaf })
+  }
+  for (const [id, entries] of draft.entries) {
+    const held = draft.deleted.has(id) ? undefined : draft.state.sessions.get(id)?.entries
+    for (const entry of entries.values()) {
+      const base = held?.get(entry.id)?.revision ?? null
+      out.push({ type: 'entry', session_id: id, entry, base_revision: base })
+    }
+  }
+  // Bulk imports bring entries already on disk, in no particular order: parents go first.
+  for (const [id, entries] of draft.preloaded) {
+    for (const entry of parentsFirst(entries)) out.push({ type: 'entry', session_id: id, entry, base_revision: null })
+  }
+  return [...out, ...leaves]
+}
+
+/** Entries ordered so that every parent comes before its children. */
+export function parentsFirst(entries: Iterable<SessionEntry>): SessionEntry[] {
+  const children = new Map<string | null, SessionEntry[]>()
+  for (const e of entries) {
+    const list = children.get(e.parent_id)
+    if (list) list.push(e)
+    else children.set(e.parent_id, [e])
+  }
+  const out: SessionEntry[] = []
+  const queue = [...(children.get(null) ?? [])]
+  for (let i = 0; i < queue.length; i++) {
+    out.push(queue[i])
+    queue.push(...(children.get(queue[i].id) ?? []))
+  }
+  return out
+}
+
+/** The commit hook: records every local commit's changes in the outbox, in the same transaction. */
+export function outboxHook(now: () => number) {
+  return (_applied: readonly AppliedOp[], draft: Draft, source: ChangeSource): readonly SideWrite[] =>
+    source === 'local' ? changesOf(draft).map((change) => ({ store: OUTBOX, value: { change, at: now() } satisfies OutboxRecord })) : []
+}
+
+const keyOf = (c: Exclude<ReplicaChange, { type: 'delete' }>): string =>
+  c.type === 'entry' ? `e\u0000${c.session_id}\u0000${c.entry.id}` : c.type === 'meta' ? `m\u0000${c.meta.session_id}` : `l\u0000${c.session_id}`
+
+/** A push mutation standing for several outbox records (all acknowledged together). */
+export interface Coalesced extends PushMutation {
+  readonly ids: readonly number[]
+}
+
+/**
+ * Collapses outbox records before a push: consecutive versions of one entry become one change
+ * based on the first one's base and carrying the last one's content and revision; repeated meta
+ * changes of a session keep the last value; a leaf move keeps only the last, in its own place
+ * (it may name an entry pushed just before it). A delete is a barrier: nothing before it merges
+ * with anything after it.
+ */
+export function coalesce(records: ReadonlyArray<{ key: number; value: OutboxRecord }>): Coalesced[] {
+  const out: Array<{ id: number; ids: number[]; change: ReplicaChange } | undefined> = []
+  const open = new Map<string, { at: number; session_id: string }>()
+  for (const { key, value } of records) {
+    const c = value.change
+    if (c.type === 'delete') {
+      for (const [k, o] of open) if (o.session_id === c.session_id) open.delete(k)
+      out.push({ id: key, ids: [key], change: c })
+      continue
+    }
+    const k = keyOf(c)
+    const session_id = c.type === 'meta' ? c.meta.session_id : c.session_id
+    const prev = open.has(k) ? out[open.get(k)!.at] : undefined
+    if (!prev) {
+      open.set(k, { at: out.length, session_id })
+      out.push({ id: key, ids: [key], change: c })
+    } else if (c.type === 'entry' && prev.change.type === 'entry') {
+      prev.ids.push(key)
+      prev.change = { ...c, base_revision: prev.change.base_revision }
+    } else if (c.type === 'meta') {
+      prev.ids.push(key)
+      prev.change = c
+    } else {
+      out[open.get(k)!.at] = undefined
+      open.set(k, { at: out.length, session_id })
+      out.push({ id: key, ids: [...prev.ids, key], change: c })
+    }
+  }
+  return out.filter((m): m is NonNullable<typeof m> => m !== undefined)
+}

@@ -1,0 +1,38 @@
+import type { ReplicaChange, ReplicaResult } from '@colloquy/core'
+
+/** A client mutation as pushed: its outbox key (for acknowledgement) and the change. */
+export interface PushMutation {
+  readonly id: number
+  readonly change: ReplicaChange
+}
+
+export interface PushRequest {
+  readonly client_id: string
+  readonly mutations: readonly PushMutation[]
+}
+
+/** One result per mutation, in order. */
+export interface PushResponse {
+  readonly results: ReadonlyArray<{ readonly id: number } & ReplicaResult>
+}
+
+/** A committed change with the server's sequence number. */
+export interface SequencedChange {
+  readonly seq: number
+  readonly change: ReplicaChange
+}
+
+export interface PullResponse {
+  readonly changes: readonly SequencedChange[]
+  /** The checkpoint to pull from next time (the last seq of this page, or the request's). */
+  readonly checkpoint: number
+  /** The server's newest seq when this page was read. */
+  readonly head: number
+  readonly more: boolean
+}
+
+/** What the live stream sends: the same changes as pull, as they commit. */
+export type StreamMessage =
+  /** `prev`: the seq of the last change this connection sent before these (its `since` at first). */
+  | { readonly type: 'changes'; readonly changes: readonly SequencedChange[]; readonly prev: number; readonly head: number }
+  | { readonly type: 'ready'; readonly head: number }

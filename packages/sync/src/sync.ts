@@ -1,0 +1,325 @@
+import { BehaviorSubject, Subject, type Observable } from 'rxjs'
+import type { ReplicaChange, SessionEntry, SessionMeta, SideWrite, Store } from '@colloquy/core'
+import { backoffDelay } from './backoff.js'
+import { lead } from './leader.js'
+import { OUTBOX, coalesce, outboxHook, parentsFirst, type OutboxRecord } from './outbox.js'
+import type { SequencedChange, StreamMessage } from './protocol.js'
+import { TransportError, httpTransport, type Transport } from './transport.js'
+import type { Conflict, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
+
+const KV = 'kv'
+const CHECKPOINT = 'sync:checkpoint'
+const SEEDED = 'sync:seeded'
+const REJECTED = 'sync:rejected:'
+
+export interface Sync {
+  start(): void
+  stop(): void
+  /** Resolves when the outbox is empty and the store has pulled up to the server's head. */
+  flush(): Promise<void>
+  readonly status$: Observable<SyncStatus>
+  readonly conflicts$: Observable<Conflict>
+  readonly rejected$: Observable<Rejection>
+  /** Rejected changes still stored, oldest first. */
+  rejections(): Promise<Rejection[]>
+  /** Forgets a rejected change once the app has dealt with it. */
+  acknowledge(id: number): Promise<void>
+  /** Stops, and stops recording local changes for push (they are then never sent). */
+  close(): void
+}
+
+type Records = Array<{ key: number; value: OutboxRecord }>
+
+/**
+ * Replicates a store with a Colloquy server. Every tab records its local commits in the outbox
+ * (same transaction as the commit); one tab per database, the leader, pushes the outbox, pulls
+ * from its checkpoint and then follows the live stream. Remote changes go through the store's
+ * replica rules, so they fire the same events and live-query updates as local ones.
+ */
+export function createSync(store: Store, options: SyncOptions): Sync {
+  const transport: Transport = options.transport ?? httpTransport(options)
+  const now = options.now ?? Date.now
+  const batchSize = options.batchSize ?? 500
+  const pullLimit = options.pullLimit ?? 1000
+  const clientId = `c_${Math.random().toString(36).slice(2)}${now().toString(36)}`
+  const removeHook = store.addCommitHook(outboxHook(now))
+  const status = new BehaviorSubject<SyncStatus>({ state: 'offline', pending: 0, leader: false })
+  const conflicts = new Subject<Conflict>()
+  const rejected = new Subject<Rejection>()
+  const channel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(`colloquy-sync:${store.storage.name}`) : undefined
+
+  let stopLeading: (() => void) | undefined
+  let leader = false
+  let checkpoint = 0
+  let head = 0
+  let stream: { close(): void } | undefined
+  let wakeUp: (() => void) | undefined
+  let dirty = true
+  let flushWaiters: Array<() => void> = []
+  // Pulls and stream messages apply one at a time, in order.
+  let applying: Promise<void> = Promise.resolve()
+
+  const setStatus = (patch: Partial<SyncStatus> & { state?: SyncState }): void => {
+    const next = { ...status.value, ...patch, leader }
+    if (patch.state && patch.state !== 'error') delete (next as { error?: string }).error
+    status.next(next)
+    if (leader) channel?.postMessage(next)
+  }
+  if (channel) channel.onmessage = (ev: MessageEvent<SyncStatus>) => void (!leader && status.next({ ...ev.data, leader: false }))
+
+  const wake = (): void => {
+    dirty = true
+    wakeUp?.()
+  }
+  const isOffline = (): boolean => typeof navigator !== 'undefined' && navigator.onLine === false
+  const onOnline = (): void => wake()
+  if (typeof addEventListener === 'function') addEventListener('online', onOnline)
+
+  const outbox = async (): Promise<Records> => ((await store.storage.sideRecords?.(OUTBOX)) ?? []) as Records
+  const kv = async (): Promise<Map<string, unknown>> => new Map(((await store.storage.sideRecords?.(KV)) ?? []).map((r) => [String(r.key), r.value]))
+  const refreshPending = async (): Promise<void> => setStatus({ pending: (await outbox()).length })
+
+  // Local commits (this tab's or, through the relay, another tab's) mean new outbox records.
+  const commitsSub = store.commits$.subscribe((c) => {
+    if (c.source === 'remote') return
+    if (leader) wake()
+    else void refreshPending()
+  })
+
+  /** Queues every session this store already held before sync first ran. */
+  async function seed(): Promise<void> {
+    if ((await kv()).has(SEEDED)) return
+    const side: SideWrite[] = []
+    const all: SessionMeta[] = []
+    let cursor: string | undefined
+    do {
+      const page = await store.list({ limit: 500, order: 'created_asc', cursor })
+      all.push(...page.sessions)
+      cursor = page.next_cursor
+    } while (cursor)
+    for (const meta of all) {
+      side.push(record({ type: 'meta', meta }))
+      await store.engine.ensureLoaded(meta.session_id)
+      const s = store.engine.state.sessions.get(meta.session_id)
+      for (const entry of parentsFirst(s?.entries?.values() ?? [])) side.push(record({ type: 'entry', session_id: meta.session_id, entry, base_revision: null }))
+      if (s?.head.leaf) side.push(record({ type: 'leaf', session_id: meta.session_id, entry_id: s.head.leaf }))
+    }
+    side.push({ store: KV, key: SEEDED, value: true })
+    await store.applyReplica([], { policy: 'pull', side })
+  }
+  const record = (change: ReplicaChange): SideWrite => ({ store: OUTBOX, value: { change, at: now() } satisfies OutboxRecord })
+
+  async function pushAll(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const records = await outbox()
+      setStatus({ pending: records.length })
+      if (!records.length || signal.aborted) return
+      const batch = coalesce(records.slice(0, batchSize))
+      const { results } = await transport.push({ client_id: clientId, mutations: batch.map(({ id, change }) => ({ id, change })) })
+      const byId = new Map(results.map((r) => [r.id, r]))
+      const side: SideWrite[] = []
+      const resolutions: ReplicaChange[] = []
+      const settled: Conflict[] = []
+      const refused: Rejection[] = []
+      for (const m of batch) {
+        const r = byId.get(m.id)
+        if (!r) throw new TransportError(`push response lacks mutation ${m.id}`, true)
+        for (const id of m.ids) side.push({ store: OUTBOX, key: id, value: undefined })
+        if (r.status === 'conflict' && m.change.type === 'entry') {
+          const c = await resolve(m.change.session_id, m.change.entry, r.current)
+          resolutions.push({ type: 'entry', session_id: c.session_id, entry: c.resolved })
+          side.push(record({ type: 'entry', session_id: c.session_id, entry: c.resolved, base_revision: r.current.revision }))
+          settled.push(c)
+        } else if (r.status === 'rejected' || r.status === 'conflict') {
+          const rejection: Rejection = { id: m.id, change: m.change, code: r.status === 'rejected' ? r.code : 'session/invalid_request', message: r.status === 'rejected' ? r.message : 'conflict', at: now() }
+          side.push({ store: KV, key: `${REJECTED}${m.id}`, value: rejection })
+          refused.push(rejection)
+        }
+      }
+      await store.applyReplica(resolutions, { policy: 'pull', side })
+      for (const c of settled) conflicts.next(c)
+      for (const r of refused) rejected.next(r)
+    }
+  }
+
+  async function resolve(session_id: string, pushed: SessionEntry, server: SessionEntry): Promise<Conflict> {
+    const local = (await store.getMessage({ session_id, entry_id: pushed.id }))?.entry ?? pushed
+    const chosen = local.kind === 'message' && server.kind === 'message' ? await options.resolveConflict?.({ session_id, entry_id: pushed.id, local, server }) : undefined
+    const base = chosen && server.kind === 'message' ? { ...server, message: chosen } : server
+    // Written above both versions, so neither replica's revision ever goes down.
+    const resolved = { ...base, revision: Math.max(local.revision, server.revision) + 1 } as SessionEntry
+    return { session_id, entry_id: pushed.id, local, server, resolved }
+  }
+
+  /** Server changes minus those a pending local change supersedes (the push will settle them). */
+  function withoutPending(changes: readonly SequencedChange[], records: Records): ReplicaChange[] {
+    const pending = new Set<string>()
+    for (const { value: { change: c } } of records) {
+      if (c.type === 'meta') pending.add(`m\u0000${c.meta.session_id}`)
+      else if (c.type === 'leaf') pending.add(`l\u0000${c.session_id}`)
+      else if (c.type === 'entry') pending.add(`e\u0000${c.session_id}\u0000${c.entry.id}`)
+    }
+    return changes
+      .map((s) => s.change)
+      .filter((c) =>
+        c.type === 'meta' ? !pending.has(`m\u0000${c.meta.session_id}`)
+          : c.type === 'leaf' ? !pending.has(`l\u0000${c.session_id}`)
+            : c.type === 'entry' ? !pending.has(`e\u0000${c.session_id}\u0000${c.entry.id}`)
+              : true,
+      )
+  }
+
+  /** Applies server changes after the checkpoint, and moves the checkpoint, in one transaction. */
+  function apply(changes: readonly SequencedChange[], to: number): Promise<void> {
+    const run = async (): Promise<void> => {
+      const fresh = changes.filter((c) => c.seq > checkpoint)
+      const next = Math.max(checkpoint, to)
+      if (!fresh.length && next === checkpoint) return
+      const list = withoutPending(fresh, fresh.length ? await outbox() : [])
+      await store.applyReplica(list, { policy: 'pull', side: [{ store: KV, key: CHECKPOINT, value: next }] })
+      checkpoint = next
+    }
+    const p = applying.then(run)
+    applying = p.catch(() => {})
+    return p
+  }
+
+  async function pullAll(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const page = await transport.pull(checkpoint, pullLimit)
+      head = Math.max(head, page.head)
+      await apply(page.changes, page.checkpoint)
+      if (!page.more || signal.aborted) return
+    }
+  }
+
+  function openStream(): void {
+    if (stream) return
+    stream = transport.stream(
+      checkpoint,
+      (m: StreamMessage) => {
+        head = Math.max(head, m.head)
+        if (m.type !== 'changes') return
+        // A gap (changes this connection skipped) is filled by a pull from the checkpoint.
+        if (m.prev > checkpoint) return wake()
+        const last = m.changes.length ? m.changes[m.changes.length - 1].seq : m.prev
+        apply(m.changes, last).then(
+          () => setStatus({ last_synced_at: now() }),
+          () => wake(),
+        )
+      },
+      (error) => {
+        stream = undefined
+        if (error) wake()
+      },
+    )
+  }
+
+  function closeStream(): void {
+    stream?.close()
+    stream = undefined
+  }
+
+  const pause = (ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        wakeUp = undefined
+        signal.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = ms === Infinity ? undefined : setTimeout(done, ms)
+      wakeUp = done
+      signal.addEventListener('abort', done)
+    })
+
+  async function leadLoop(signal: AbortSignal): Promise<void> {
+    leader = true
+    const state = await kv()
+    checkpoint = Number(state.get(CHECKPOINT) ?? 0)
+    let failures = 0
+    let synced = false
+    while (!signal.aborted) {
+      if (isOffline()) {
+        closeStream()
+        setStatus({ state: 'offline' })
+        await pause(Infinity, signal)
+        continue
+      }
+      try {
+        dirty = false
+        setStatus({ state: synced ? 'syncing' : 'connecting' })
+        await seed()
+        await pushAll(signal)
+        await pullAll(signal)
+        openStream()
+        failures = 0
+        synced = true
+        if (!dirty) {
+          setStatus({ state: 'idle', last_synced_at: now(), pending: (await outbox()).length })
+          for (const done of flushWaiters.splice(0)) done()
+          await pause(Infinity, signal)
+        }
+      } catch (e) {
+        if (signal.aborted) break
+        closeStream()
+        failures++
+        const fatal = e instanceof TransportError && !e.retryable
+        setStatus({ state: isOffline() ? 'offline' : 'error', error: e instanceof Error ? e.message : String(e) })
+        await pause(fatal ? Math.max(backoffDelay(failures), 30_000) : backoffDelay(failures), signal)
+      }
+    }
+    closeStream()
+    leader = false
+  }
+
+  void refreshPending()
+  const sync: Sync = {
+    start() {
+      if (stopLeading) return
+      stopLeading = lead(`colloquy-sync:${store.storage.name}`, leadLoop)
+    },
+    stop() {
+      stopLeading?.()
+      stopLeading = undefined
+      closeStream()
+      if (leader) setStatus({ state: 'offline' })
+    },
+    async flush() {
+      if (!stopLeading) throw new Error('sync is not started')
+      for (;;) {
+        if (leader) {
+          const done = new Promise<void>((r) => flushWaiters.push(r))
+          wake()
+          await done
+          await applying
+          if (!(await outbox()).length && checkpoint >= head) return
+        } else {
+          // Another tab replicates: wait until it has pushed everything.
+          if (!(await outbox()).length && status.value.state === 'idle') return
+          await new Promise((r) => setTimeout(r, 50))
+        }
+      }
+    },
+    status$: status.asObservable(),
+    conflicts$: conflicts.asObservable(),
+    rejected$: rejected.asObservable(),
+    async rejections() {
+      const out: Rejection[] = []
+      for (const [k, v] of await kv()) if (k.startsWith(REJECTED)) out.push(v as Rejection)
+      return out.sort((a, b) => a.id - b.id)
+    },
+    async acknowledge(id) {
+      await store.applyReplica([], { policy: 'pull', side: [{ store: KV, key: `${REJECTED}${id}`, value: undefined }] })
+    },
+    close() {
+      sync.stop()
+      removeHook()
+      commitsSub.unsubscribe()
+      channel?.close()
+      if (typeof removeEventListener === 'function') removeEventListener('online', onOnline)
+    },
+  }
+  return sync
+
+}

@@ -1,0 +1,89 @@
+import { SessionError } from '@colloquy/core'
+import type { PullResponse, PushRequest, PushResponse, StreamMessage } from './protocol.js'
+
+/** How the sync engine reaches a server; the HTTP one below, or a test double. */
+export interface Transport {
+  push(request: PushRequest): Promise<PushResponse>
+  pull(since: number, limit: number): Promise<PullResponse>
+  /** Opens the live stream from `since`; `onClose` fires once, with the reason when it failed. */
+  stream(since: number, onMessage: (m: StreamMessage) => void, onClose: (error?: unknown) => void): { close(): void }
+}
+
+export interface HttpTransportOptions {
+  url: string
+  token?: string
+  fetch?: typeof fetch
+  WebSocket?: typeof WebSocket
+}
+
+/** A failure worth retrying later (network, 5xx, 429) as opposed to one that needs a person (401, 400). */
+export class TransportError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+  ) {
+    super(message)
+    this.name = 'TransportError'
+  }
+}
+
+export function httpTransport(options: HttpTransportOptions): Transport {
+  const base = options.url.replace(/\/+$/, '')
+  const doFetch = options.fetch ?? ((...args: Parameters<typeof fetch>) => fetch(...args))
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (options.token) headers.authorization = `Bearer ${options.token}`
+
+  const request = async <T>(path: string, init: RequestInit): Promise<T> => {
+    let res: Response
+    try {
+      res = await doFetch(`${base}${path}`, { ...init, headers })
+    } catch (e) {
+      throw new TransportError(`network: ${e instanceof Error ? e.message : String(e)}`, true)
+    }
+    const body = (await res.json().catch(() => undefined)) as { error?: { code: string; message: string } } | undefined
+    if (!res.ok) {
+      const text = body?.error ? `${body.error.message}` : `HTTP ${res.status}`
+      throw new TransportError(text, res.status >= 500 || res.status === 429 || res.status === 408, res.status)
+    }
+    if (body === undefined) throw new TransportError('malformed response', true, res.status)
+    return body as T
+  }
+
+  return {
+    push: (req) => request<PushResponse>('/sync/push', { method: 'POST', body: JSON.stringify(req) }),
+    pull: (since, limit) => request<PullResponse>(`/sync/pull?since=${since}&limit=${limit}`, { method: 'GET' }),
+    stream(since, onMessage, onClose) {
+      const WS = options.WebSocket ?? globalThis.WebSocket
+      if (!WS) {
+        queueMicrotask(() => onClose(new SessionError('session/storage', 'no WebSocket implementation')))
+        return { close() {} }
+      }
+      // Browsers cannot set headers on a WebSocket: the token travels as a query parameter.
+      const wsUrl = `${base.replace(/^http/, 'ws')}/sync/stream?since=${since}${options.token ? `&token=${encodeURIComponent(options.token)}` : ''}`
+      const ws = new WS(wsUrl)
+      let closed = false
+      const finish = (error?: unknown): void => {
+        if (closed) return
+        closed = true
+        onClose(error)
+      }
+      ws.onmessage = (ev: MessageEvent) => {
+        try {
+          onMessage(JSON.parse(typeof ev.data === 'string' ? ev.data : String(ev.data)) as StreamMessage)
+        } catch (e) {
+          finish(e)
+          ws.close()
+        }
+      }
+      ws.onerror = () => finish(new TransportError('stream error', true))
+      ws.onclose = (ev: CloseEvent) => finish(ev.code === 1000 ? undefined : new TransportError(`stream closed (${ev.code})`, ev.code !== 4401, ev.code === 4401 ? 401 : undefined))
+      return {
+        close() {
+          closed = true
+          ws.close(1000)
+        },
+      }
+    },
+  }
+}

@@ -1,0 +1,48 @@
+import type { AgentMessage, ReplicaChange, SessionEntry } from '@colloquy/core'
+import type { HttpTransportOptions, Transport } from './transport.js'
+
+export type SyncState = 'offline' | 'connecting' | 'syncing' | 'idle' | 'error'
+
+export interface SyncStatus {
+  readonly state: SyncState
+  /** Local changes not yet acknowledged by the server. */
+  readonly pending: number
+  readonly last_synced_at?: number
+  readonly error?: string
+  /** Whether this tab is the one replicating (the others show its status). */
+  readonly leader: boolean
+}
+
+/** An update the server refused because its base moved on, and how it was settled. */
+export interface Conflict {
+  readonly session_id: string
+  readonly entry_id: string
+  readonly local: SessionEntry
+  readonly server: SessionEntry
+  /** What both replicas hold now, at a revision above both versions. */
+  readonly resolved: SessionEntry
+}
+
+/** A change the server refused for good; kept until the app acknowledges it. */
+export interface Rejection {
+  readonly id: number
+  readonly change: ReplicaChange
+  readonly code: string
+  readonly message: string
+  readonly at: number
+}
+
+export interface SyncOptions extends HttpTransportOptions {
+  /** Overrides the HTTP/WebSocket transport (tests, custom channels). */
+  transport?: Transport
+  /**
+   * Picks the message to keep when an update conflicts; `undefined` keeps the server's (the
+   * default). The choice is written at a revision above both versions and pushed.
+   */
+  resolveConflict?: (conflict: { session_id: string; entry_id: string; local: SessionEntry; server: SessionEntry }) => AgentMessage | undefined | Promise<AgentMessage | undefined>
+  /** Outbox records per push request; default 500. */
+  batchSize?: number
+  /** Changes per pull page; default 1000. */
+  pullLimit?: number
+  now?: () => number
+}
