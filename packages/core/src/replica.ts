@@ -11,7 +11,12 @@ import { emitCreatedEnvelope } from './ops/lifecycle.js'
  * replica (browser store, server) applies them with the same rules, here.
  */
 export type ReplicaChange =
-  | { readonly type: 'meta'; readonly meta: SessionMeta }
+  /**
+   * A session's meta. `create` marks the change that brought the session into existence: only
+   * such a change may create it on a server, so an edit made while another device deleted the
+   * session is refused instead of bringing the session back.
+   */
+  | { readonly type: 'meta'; readonly meta: SessionMeta; readonly create?: boolean }
   | {
       readonly type: 'entry'
       readonly session_id: string
@@ -45,7 +50,7 @@ const unchanged: ReplicaResult = { status: 'unchanged' }
 export function applyReplica(d: Draft, change: ReplicaChange, policy: ReplicaPolicy, ctx: OpContext): ReplicaResult {
   switch (change.type) {
     case 'meta':
-      return applyMeta(d, change.meta, policy)
+      return applyMeta(d, change.meta, change.create === true, policy)
     case 'entry':
       return applyEntry(d, change.session_id, change.entry, change.base_revision, policy, ctx)
     case 'leaf': {
@@ -68,9 +73,10 @@ export function applyReplica(d: Draft, change: ReplicaChange, policy: ReplicaPol
   }
 }
 
-function applyMeta(d: Draft, incoming: SessionMeta, policy: ReplicaPolicy): ReplicaResult {
+function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, policy: ReplicaPolicy): ReplicaResult {
   const head = d.head(incoming.session_id)
   if (!head) {
+    if (policy === 'push' && !create) return rejected('session/not_found', `session ${incoming.session_id} not found`)
     // A session new to this replica starts empty: its entries arrive as their own changes and
     // are counted as they land, so message_count always matches the entries held here.
     const meta: SessionMeta = { ...incoming, message_count: 0 }

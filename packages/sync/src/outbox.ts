@@ -21,7 +21,7 @@ export function changesOf(draft: Draft): ReplicaChange[] {
   const leaves: ReplicaChange[] = []
   for (const [id, head] of draft.heads) {
     const before = draft.deleted.has(id) ? undefined : draft.state.sessions.get(id)?.head
-    if (before?.meta !== head.meta) out.push({ type: 'meta', meta: head.meta })
+    if (before?.meta !== head.meta) out.push(before ? { type: 'meta', meta: head.meta } : { type: 'meta', meta: head.meta, create: true })
     if ((before?.leaf ?? null) !== head.leaf) leaves.push({ type: 'leaf', session_id: id, entry_id: head.leaf })
   }
   for (const [id, entries] of draft.entries) {
@@ -95,9 +95,10 @@ export function coalesce(records: ReadonlyArray<{ key: number; value: OutboxReco
     } else if (c.type === 'entry' && prev.change.type === 'entry') {
       prev.ids.push(key)
       prev.change = { ...c, base_revision: prev.change.base_revision }
-    } else if (c.type === 'meta') {
+    } else if (c.type === 'meta' && prev.change.type === 'meta') {
       prev.ids.push(key)
-      prev.change = c
+      // Whichever record created the session, the merged change still does.
+      prev.change = prev.change.create ? { ...c, create: true } : c
     } else {
       out[open.get(k)!.at] = undefined
       open.set(k, { at: out.length, session_id })

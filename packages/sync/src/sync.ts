@@ -98,7 +98,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       cursor = page.next_cursor
     } while (cursor)
     for (const meta of all) {
-      side.push(record({ type: 'meta', meta }))
+      side.push(record({ type: 'meta', meta, create: true }))
       await store.engine.ensureLoaded(meta.session_id)
       const s = store.engine.state.sessions.get(meta.session_id)
       for (const entry of parentsFirst(s?.entries?.values() ?? [])) side.push(record({ type: 'entry', session_id: meta.session_id, entry, base_revision: null }))
@@ -154,15 +154,18 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   /** Server changes minus those a pending local change supersedes (the push will settle them). */
   function withoutPending(changes: readonly SequencedChange[], records: Records): ReplicaChange[] {
     const pending = new Set<string>()
+    const deleting = new Set<string>()
     for (const { value: { change: c } } of records) {
-      if (c.type === 'meta') pending.add(`m\u0000${c.meta.session_id}`)
+      if (c.type === 'delete') deleting.add(c.session_id)
+      else if (c.type === 'meta') pending.add(`m\u0000${c.meta.session_id}`)
       else if (c.type === 'leaf') pending.add(`l\u0000${c.session_id}`)
       else if (c.type === 'entry') pending.add(`e\u0000${c.session_id}\u0000${c.entry.id}`)
     }
     return changes
       .map((s) => s.change)
       .filter((c) =>
-        c.type === 'meta' ? !pending.has(`m\u0000${c.meta.session_id}`)
+        deleting.has(c.type === 'meta' ? c.meta.session_id : c.session_id) ? c.type === 'delete'
+        : c.type === 'meta' ? !pending.has(`m\u0000${c.meta.session_id}`)
           : c.type === 'leaf' ? !pending.has(`l\u0000${c.session_id}`)
             : c.type === 'entry' ? !pending.has(`e\u0000${c.session_id}\u0000${c.entry.id}`)
               : true,

@@ -1,0 +1,76 @@
+import { createStore, memoryStorage, replicaChangesOf, type ReplicaChange, type Store } from '@colloquy/core'
+import type { PullResponse, PushRequest, PushResponse, SequencedChange, StreamMessage, Transport } from '../src/index.js'
+
+/**
+ * An in-process stand-in for the server, for the sync engine's unit tests: the same core store
+ * with the push rules and a sequence of committed changes. Faults are switched on per test. The
+ * real server is exercised end to end elsewhere.
+ */
+export interface Loopback {
+  readonly store: Store
+  readonly log: SequencedChange[]
+  readonly requests: { push: number; pull: number }
+  online: boolean
+  /** Applies the next push, then fails as if its response was lost. */
+  loseNextPushResponse: boolean
+  transport(): Transport
+  close(): Promise<void>
+}
+
+export async function loopback(): Promise<Loopback> {
+  const store = await createStore({ storage: memoryStorage(), multiTab: false })
+  const log: SequencedChange[] = []
+  const streams = new Set<{ since: number; send(m: StreamMessage): void }>()
+  store.commits$.subscribe((c) => {
+    const fresh = replicaChangesOf(c).map((change: ReplicaChange) => ({ seq: log.length + 1, change }))
+    for (const s of fresh) log.push(s)
+    if (!fresh.length) return
+    for (const s of streams) {
+      s.send({ type: 'changes', changes: fresh, prev: s.since, head: log.length })
+      s.since = log.length
+    }
+  })
+  const lb: Loopback = {
+    store,
+    log,
+    requests: { push: 0, pull: 0 },
+    online: true,
+    loseNextPushResponse: false,
+    transport() {
+      const offline = (): Error => Object.assign(new Error('network: offline'), { name: 'TransportError', retryable: true })
+      return {
+        async push(req: PushRequest): Promise<PushResponse> {
+          lb.requests.push++
+          if (!lb.online) throw offline()
+          const results = await store.applyReplica(req.mutations.map((m) => m.change), { policy: 'push', source: 'local' })
+          if (lb.loseNextPushResponse) {
+            lb.loseNextPushResponse = false
+            throw offline()
+          }
+          return structuredClone({ results: results.map((r, i) => ({ id: req.mutations[i].id, ...r })) })
+        },
+        async pull(since: number, limit: number): Promise<PullResponse> {
+          lb.requests.pull++
+          if (!lb.online) throw offline()
+          const changes = log.filter((c) => c.seq > since).slice(0, limit)
+          const checkpoint = changes.length ? changes[changes.length - 1].seq : Math.max(since, log.length)
+          return structuredClone({ changes, checkpoint, head: log.length, more: checkpoint < log.length })
+        },
+        stream(since, onMessage, onClose) {
+          if (!lb.online) {
+            queueMicrotask(() => onClose(offline()))
+            return { close() {} }
+          }
+          const s = { since, send: (m: StreamMessage) => queueMicrotask(() => onMessage(structuredClone(m))) }
+          streams.add(s)
+          return { close: () => void streams.delete(s) }
+        },
+      }
+    },
+    async close() {
+      streams.clear()
+      await store.close()
+    },
+  }
+  return lb
+}

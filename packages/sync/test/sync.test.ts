@@ -1,0 +1,284 @@
+import 'fake-indexeddb/auto'
+import { afterEach, describe, expect, it } from 'vitest'
+import { firstValueFrom, filter } from 'rxjs'
+import { createStore, indexedDbStorage, memoryStorage, type Store } from '@colloquy/core'
+import { createSync, type Conflict, type Rejection, type Sync, type Transport } from '../src/index.js'
+import { loopback, type Loopback } from './loopback.js'
+
+const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 1 })
+const assistant = (text = '') => ({ role: 'assistant' as const, content: text ? [{ type: 'text' as const, text }] : [], model: 'm', provider: 'p', stop_reason: 'end' as const, timestamp: 2 })
+const text = (t: string) => [{ type: 'text' as const, text: t }]
+
+const cleanup: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f()
+})
+
+async function device(server: Loopback, options: { transport?: Transport; store?: Store } = {}): Promise<{ store: Store; sync: Sync }> {
+  const store = options.store ?? (await createStore({ storage: memoryStorage(), multiTab: false }))
+  const sync = createSync(store, { url: 'http://unused', transport: options.transport ?? server.transport() })
+  cleanup.push(() => sync.close(), () => store.close())
+  return { store, sync }
+}
+
+/** Everything a replica holds, for comparing replicas entry for entry, revision for revision. */
+async function snapshot(store: Store) {
+  const { sessions } = await store.list({ limit: 500, order: 'created_asc' })
+  const out: Record<string, unknown> = {}
+  for (const meta of sessions) {
+    await store.engine.ensureLoaded(meta.session_id)
+    const s = store.engine.state.sessions.get(meta.session_id)!
+    const { updated_at: _u, ...rest } = meta
+    out[meta.session_id] = { meta: rest, leaf: s.head.leaf, entries: [...s.entries!.values()].sort((a, b) => (a.id < b.id ? -1 : 1)) }
+  }
+  return out
+}
+
+describe('sync with a server', () => {
+  it('offline edits reach the server in one request, consecutive updates coalesced, ids/parents/timestamps kept', async () => {
+    const server = await loopback()
+    const { store, sync } = await device(server)
+    const { session_id } = await store.create({ title: 'offline', metadata: { owner: 'u_1' } })
+    await store.append({ session_id, message: user('hi') })
+    const { entry_id } = await store.append({ session_id, message: assistant() })
+    let reply = ''
+    for (let i = 0; i < 20; i++) await store.updateMessage({ session_id, entry_id, content: text((reply += `t${i} `)) })
+    const serverUpdates: unknown[] = []
+    server.store.on('session::message-updated').subscribe((e) => serverUpdates.push(e))
+    sync.start()
+    await sync.flush()
+    expect(server.requests.push).toBe(1)
+    // The new entry and its 20 updates arrive as one version at revision 20: no update event.
+    expect(serverUpdates).toHaveLength(0)
+    expect((await server.store.getMessage({ session_id, entry_id }))!.entry).toEqual((await store.getMessage({ session_id, entry_id }))!.entry)
+    expect(await snapshot(server.store)).toEqual(await snapshot(store))
+    expect(await firstValueFrom(sync.status$)).toMatchObject({ state: 'idle', pending: 0, leader: true })
+  })
+
+  it('two devices edit offline and branch from the same parent, then both converge to the server', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const b = await device(server)
+    a.sync.start()
+    b.sync.start()
+    const { session_id } = await a.store.create({ title: 'shared' })
+    const root = await a.store.append({ session_id, message: user('question') })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect((await b.store.messages({ session_id })).messages.map((m) => m.entry_id)).toEqual([root.entry_id])
+
+    server.online = false
+    const fromA = await a.store.append({ session_id, parent_id: root.entry_id, message: assistant('answer from A') })
+    const fromB = await b.store.append({ session_id, parent_id: root.entry_id, message: assistant('answer from B') })
+    await b.store.setMeta({ session_id, title: 'renamed on B' })
+    server.online = true
+    a.sync.stop()
+    a.sync.start()
+    b.sync.stop()
+    b.sync.start()
+    await a.sync.flush()
+    await b.sync.flush()
+    await a.sync.flush()
+
+    const tree = await firstValueFrom(a.store.tree$(session_id).pipe(filter((t) => t !== null)))
+    expect([...tree!.children.get(root.entry_id)!].sort()).toEqual([fromA.entry_id, fromB.entry_id].sort())
+    expect(await snapshot(a.store)).toEqual(await snapshot(server.store))
+    expect(await snapshot(b.store)).toEqual(await snapshot(server.store))
+    expect((await a.store.get({ session_id }))!.meta).toMatchObject({ title: 'renamed on B', message_count: 3 })
+  })
+
+  it('remote changes fire the same events and live queries, and a device never hears its own changes twice', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const b = await device(server)
+    a.sync.start()
+    b.sync.start()
+    const { session_id } = await a.store.create({ title: 'live' })
+    const { entry_id } = await a.store.append({ session_id, message: assistant() })
+    await a.sync.flush()
+    await b.sync.flush()
+    const onB: string[] = []
+    b.store.on('session::message-updated', { session_id }).subscribe((e) => onB.push(`${e.revision}`))
+    const onA: unknown[] = []
+    a.store.on('session::message-updated').subscribe((e) => onA.push(e))
+    const live: string[] = []
+    b.store.messages$({ session_id }).subscribe((items) => {
+      const m = items[0]?.message
+      if (m) live.push(m.content.map((c) => (c.type === 'text' ? c.text : '')).join(''))
+    })
+    await a.store.updateMessage({ session_id, entry_id, content: text('It is') })
+    await a.sync.flush()
+    await b.sync.flush()
+    await a.store.updateMessage({ session_id, entry_id, content: text('It is sunny') })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect(onA).toHaveLength(2)
+    expect(onB).toEqual(['1', '2'])
+    expect(live.at(-1)).toBe('It is sunny')
+  })
+
+  it('a conflicting update keeps the server version by default, at a revision above both, and reports it', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const b = await device(server)
+    a.sync.start()
+    b.sync.start()
+    const { session_id } = await a.store.create({})
+    const { entry_id } = await a.store.append({ session_id, message: assistant('v0') })
+    await a.sync.flush()
+    await b.sync.flush()
+    server.online = false
+    for (let i = 1; i <= 3; i++) await a.store.updateMessage({ session_id, entry_id, content: text(`a${i}`) })
+    await b.store.updateMessage({ session_id, entry_id, content: text('b1') })
+    server.online = true
+    b.sync.stop()
+    b.sync.start()
+    await b.sync.flush()
+    const conflicts: Conflict[] = []
+    a.sync.conflicts$.subscribe((c) => conflicts.push(c))
+    a.sync.stop()
+    a.sync.start()
+    await a.sync.flush()
+    await b.sync.flush()
+    expect(conflicts).toHaveLength(1)
+    expect(conflicts[0]).toMatchObject({ entry_id, local: { revision: 3 }, server: { revision: 1 }, resolved: { revision: 4 } })
+    for (const s of [a.store, b.store, server.store]) {
+      const e = (await s.getMessage({ session_id, entry_id }))!.entry
+      expect(e).toMatchObject({ revision: 4, message: { content: text('b1') } })
+    }
+  })
+
+  it('an app resolver can keep the local version instead', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const { session_id } = await a.store.create({})
+    const { entry_id } = await a.store.append({ session_id, message: assistant('v0') })
+    a.sync.start()
+    await a.sync.flush()
+    a.sync.close()
+    const mine = createSync(a.store, { url: 'x', transport: server.transport(), resolveConflict: ({ local }) => (local.kind === 'message' ? local.message : undefined) })
+    cleanup.push(() => mine.close())
+    await server.store.updateMessage({ session_id, entry_id, content: text('server edit') })
+    await a.store.updateMessage({ session_id, entry_id, content: text('local edit') })
+    mine.start()
+    await mine.flush()
+    const e = (await server.store.getMessage({ session_id, entry_id }))!.entry
+    expect(e).toMatchObject({ revision: 2, message: { content: text('local edit') } })
+    expect((await a.store.getMessage({ session_id, entry_id }))!.entry).toEqual(e)
+  })
+
+  it('a change the server refuses is reported with its data and kept until acknowledged', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    a.sync.start()
+    const { session_id } = await a.store.create({})
+    await a.sync.flush()
+    a.sync.stop()
+    await server.store.delete({ session_id })
+    const lost = await a.store.append({ session_id, message: user('written while deleted elsewhere') })
+    const refused: Rejection[] = []
+    a.sync.rejected$.subscribe((r) => refused.push(r))
+    a.sync.start()
+    await a.sync.flush()
+    // The entry, and the meta and leaf moves that came with it: all refused, none dropped.
+    expect(refused.map((r) => [r.change.type, r.code])).toEqual([
+      ['meta', 'session/not_found'],
+      ['entry', 'session/not_found'],
+      ['leaf', 'session/not_found'],
+    ])
+    const r = refused[1]
+    expect(r).toMatchObject({ change: { type: 'entry', entry: { id: lost.entry_id, message: user('written while deleted elsewhere') } } })
+    expect(await a.sync.rejections()).toEqual(refused)
+    // The server's delete reached this device too; the refused entry survives in the rejection.
+    expect(await a.store.get({ session_id })).toBeNull()
+    for (const x of refused) await a.sync.acknowledge(x.id)
+    expect(await a.sync.rejections()).toHaveLength(0)
+    expect(await server.store.get({ session_id })).toBeNull()
+  })
+
+  it('a push retried after its response was lost applies once', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const { session_id } = await a.store.create({})
+    const { entry_id } = await a.store.append({ session_id, message: assistant('x') })
+    await a.store.updateMessage({ session_id, entry_id, content: text('y') })
+    server.loseNextPushResponse = true
+    const added: unknown[] = []
+    server.store.on('session::message-added').subscribe((e) => added.push(e))
+    a.sync.start()
+    await a.sync.flush()
+    expect(server.requests.push).toBe(2)
+    expect(added).toHaveLength(1)
+    expect(await snapshot(server.store)).toEqual(await snapshot(a.store))
+  })
+
+  it('duplicated and reordered stream deliveries, and a stale checkpoint, still converge with no duplicate events', async () => {
+    const server = await loopback()
+    const base = server.transport()
+    let held: Parameters<Parameters<Transport['stream']>[1]>[0] | undefined
+    // Delivers every stream message twice, and each one only after the next (swapped pairs).
+    const shuffled: Transport = {
+      ...base,
+      stream: (since, onMessage, onClose) =>
+        base.stream(
+          since,
+          (m) => {
+            if (!held) return void (held = m)
+            onMessage(m)
+            onMessage(held)
+            onMessage(m)
+            held = undefined
+          },
+          onClose,
+        ),
+    }
+    const a = await device(server)
+    const b = await device(server, { transport: shuffled })
+    a.sync.start()
+    b.sync.start()
+    const { session_id } = await a.store.create({})
+    await a.sync.flush()
+    await b.sync.flush()
+    const added: string[] = []
+    b.store.on('session::message-added').subscribe((e) => added.push(e.entry_id))
+    for (let i = 0; i < 6; i++) {
+      await a.store.append({ session_id, message: user(`m${i}`) })
+      await a.sync.flush()
+    }
+    await new Promise((r) => setTimeout(r, 20))
+    await b.sync.flush()
+    expect(await snapshot(b.store)).toEqual(await snapshot(server.store))
+    expect(new Set(added).size).toBe(added.length)
+    expect(added).toHaveLength(6)
+
+    // A device whose checkpoint is stale pulls everything again: nothing changes, nothing fires.
+    const events: unknown[] = []
+    b.store.on('session::message-added').subscribe((e) => events.push(e))
+    await b.store.applyReplica([], { policy: 'pull', side: [{ store: 'kv', key: 'sync:checkpoint', value: 0 }] })
+    b.sync.close()
+    const again = createSync(b.store, { url: 'x', transport: base })
+    cleanup.push(() => again.close())
+    again.start()
+    await again.flush()
+    expect(events).toHaveLength(0)
+    expect(await snapshot(b.store)).toEqual(await snapshot(server.store))
+  })
+
+  it('the outbox survives a crash before the push: a reopened store pushes what was queued', async () => {
+    const server = await loopback()
+    const name = `sync-crash-${Date.now()}`
+    const first = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+    const s1 = createSync(first, { url: 'x', transport: server.transport() })
+    const { session_id } = await first.create({ title: 'queued' })
+    await first.append({ session_id, message: user('kept') })
+    s1.close()
+    await first.close()
+    const second = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+    const { sync } = await device(server, { store: second })
+    expect((await firstValueFrom(sync.status$.pipe(filter((s) => s.pending > 0)))).pending).toBeGreaterThan(0)
+    sync.start()
+    await sync.flush()
+    expect(await snapshot(server.store)).toEqual(await snapshot(second))
+    expect((await server.store.get({ session_id }))!.meta.message_count).toBe(1)
+  })
+})
