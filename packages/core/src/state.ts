@@ -24,10 +24,10 @@ export class State {
   /** Replaces a session with what storage holds (first access, or a copy found stale). */
   setSession(head: SessionHead, entries: SessionEntry[]): SessionState {
     const s: SessionState = { head, entries: new Map(), children: new Map() }
-    for (const e of entries) s.entries!.set(e.id, e)
-    // Children follow append order: entry timestamps, ties broken by id, give a stable order.
-    const sorted = [...s.entries!.values()].sort((a, b) => a.timestamp - b.timestamp || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    for (const e of sorted) addChild(s, e)
+    for (const e of entries) {
+      s.entries!.set(e.id, e)
+      addChild(s, e)
+    }
     this.sessions.set(head.meta.session_id, s)
     return s
   }
@@ -43,8 +43,18 @@ export class State {
   }
 }
 
+/**
+ * Siblings are kept in creation order (entry timestamp, then id), whatever order they arrived
+ * in, so a branch picker's "2 / 3" means the same on every tab and device.
+ */
 function addChild(s: SessionState, e: SessionEntry): void {
   const list = s.children!.get(e.parent_id)
-  if (list) list.push(e.id)
-  else s.children!.set(e.parent_id, [e.id])
+  if (!list) return void s.children!.set(e.parent_id, [e.id])
+  const before = (id: string): boolean => {
+    const o = s.entries!.get(id)!
+    return o.timestamp < e.timestamp || (o.timestamp === e.timestamp && o.id < e.id)
+  }
+  let i = list.length
+  while (i > 0 && !before(list[i - 1])) i--
+  list.splice(i, 0, e.id)
 }
