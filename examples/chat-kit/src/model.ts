@@ -41,7 +41,8 @@ function plan(input: ModelInput): Part[] {
   const rng = seeded(seed)
   const lower = input.prompt.toLowerCase()
   const everything = /\b(demo|everything|all blocks?)\b/.test(lower)
-  const expression = findExpression(input.prompt) ?? (everything ? '(17 + 25) * 2' : null)
+  const found = findExpression(input.prompt)
+  const expression = found ?? (everything ? '(17 + 25) * 2' : null)
   const wantsTime = everything || /\b(time|clock|date|today)\b/.test(lower)
   const wantsPicture = everything || /\b(draw|picture|image|paint|sketch)\b/.test(lower)
   const wantsThinking = everything || /\b(why|how|think|explain|reason|plan)\b/.test(lower) || rng() < 0.3
@@ -51,9 +52,10 @@ function plan(input: ModelInput): Part[] {
 
   if (wantsThinking) {
     const steps = [`The user wrote “${topic}”.`]
-    if (expression) steps.push('There is arithmetic in there, so I should call calc::eval rather than guess.')
-    if (wantsTime) steps.push('They want the time: clock::now will tell me.')
-    if (wantsPicture) steps.push("A picture was asked for; I'll draw one.")
+    if (everything) steps.push("They want the tour: I'll think out loud, use both tools and draw something.")
+    else if (expression) steps.push('There is arithmetic in there, so I should call calc::eval rather than guess.')
+    if (wantsTime && !everything) steps.push('They want the time: clock::now will tell me.')
+    if (wantsPicture && !everything) steps.push("A picture was asked for; I'll draw one.")
     steps.push(pick(rng, ['Keep the answer short and friendly.', 'Answer plainly, then offer a next step.', 'Be concise.']))
     parts.push({ kind: 'thinking', text: steps.join(' ') })
   }

@@ -1,0 +1,53 @@
+import { ColloquyProvider } from '@colloquy/react'
+import { useCallback, useEffect, useState, type ReactNode } from 'react'
+import { ChatView } from './components/ChatView.js'
+import { Notice } from './components/Notice.js'
+import { SettingsDialog } from './components/SettingsDialog.js'
+import { Sidebar } from './components/Sidebar.js'
+import { TopBar } from './components/TopBar.js'
+import { ChatProvider } from './data/chat-context.js'
+import type { AppData } from './data/open-app.js'
+import { useOpenSession } from './data/route.js'
+import { connectSync, loadSyncSettings, saveSyncSettings, type SyncClient, type SyncSettings } from './data/sync.js'
+
+export function App({ data }: { data: AppData }): ReactNode {
+  const [openId, open] = useOpenSession()
+  const [settings, setSettings] = useState(loadSyncSettings)
+  const [sync, setSync] = useState<SyncClient | null>(null)
+  const [showSettings, setShowSettings] = useState(false)
+  const [showChats, setShowChats] = useState(false)
+
+  // One sync client per saved settings; the old one stops before the next starts.
+  useEffect(() => {
+    const client = connectSync(data.store, settings)
+    setSync(client)
+    return () => client?.stop()
+  }, [data.store, settings])
+
+  const saveSettings = (next: SyncSettings): void => {
+    saveSyncSettings(next)
+    setSettings(next)
+    setShowSettings(false)
+  }
+  const openChat = useCallback((id: string | null) => {
+    open(id)
+    setShowChats(false)
+  }, [open])
+
+  return (
+    <ColloquyProvider store={data.store} sync={sync}>
+      <ChatProvider chat={data.chat}>
+        <div className={`app${showChats ? ' show-chats' : ''}`}>
+          <Sidebar openId={openId} onOpen={openChat} />
+          <main className="main">
+            <TopBar sessionId={openId} syncConfigured={settings.url !== ''} onSettings={() => setShowSettings(true)}
+              onMenu={() => setShowChats((v) => !v)} onOpen={openChat} />
+            <ChatView key={openId ?? ''} sessionId={openId} onOpen={openChat} />
+          </main>
+        </div>
+        {showSettings && <SettingsDialog settings={settings} onSave={saveSettings} onClose={() => setShowSettings(false)} />}
+        <Notice />
+      </ChatProvider>
+    </ColloquyProvider>
+  )
+}

@@ -1,0 +1,100 @@
+import type { AgentMessage, MessageEntry } from '@colloquy/core'
+import { useEntry } from '@colloquy/react'
+import { messageText } from 'chat-kit'
+import { memo, useState, type ReactNode } from 'react'
+import { useChat } from '../data/chat-context.js'
+import { Blocks, ToolCard } from './Blocks.js'
+import { BranchPicker } from './BranchPicker.js'
+import { Icon, type IconName } from './Icon.js'
+
+interface Props {
+  sessionId: string
+  entryId: string
+  /** This is the reply being streamed right now. */
+  live: boolean
+  /** A reply is streaming somewhere in this chat: branching waits until it is done. */
+  busy: boolean
+  onFork(entryId: string): void
+}
+
+function Action({ icon, label, onClick, disabled }: { icon: IconName; label: string; onClick(): void; disabled?: boolean }): ReactNode {
+  return (
+    <button type="button" className="action" title={label} aria-label={label} disabled={disabled} onClick={onClick}>
+      <Icon name={icon} size={14} />
+    </button>
+  )
+}
+
+function UserEditor({ text, onCancel, onSave }: { text: string; onCancel(): void; onSave(text: string): void }): ReactNode {
+  const [value, setValue] = useState(text)
+  return (
+    <form className="editor" onSubmit={(e) => (e.preventDefault(), onSave(value))}>
+      <textarea aria-label="Edit message" autoFocus value={value} onChange={(e) => setValue(e.target.value)}
+        onKeyDown={(e) => e.key === 'Escape' && onCancel()} />
+      <div className="editor-buttons">
+        <button type="button" onClick={onCancel}>Cancel</button>
+        <button type="submit" className="primary" disabled={!value.trim()}>Save &amp; send</button>
+      </div>
+    </form>
+  )
+}
+
+function usageLine(message: AgentMessage): string | null {
+  if (message.role !== 'assistant') return null
+  const tokens = message.usage?.output
+  return tokens ? `${message.model} · ${tokens} tokens` : message.model
+}
+
+/**
+ * One message of the transcript. It reads its own entry, so a streamed token re-renders this row
+ * and nothing else.
+ */
+export const MessageRow = memo(function MessageRow({ sessionId, entryId, live, busy, onFork }: Props): ReactNode {
+  const entry = useEntry(sessionId, entryId)
+  const { chat, run } = useChat()
+  const [editing, setEditing] = useState(false)
+  if (entry.status !== 'ready' || entry.data?.kind !== 'message') return null
+  const { message, parent_id } = entry.data as MessageEntry
+  const role = message.role
+  const text = messageText(message)
+
+  const actions: ReactNode[] = []
+  if (role === 'user' && parent_id !== null) {
+    actions.push(<Action key="edit" icon="edit" label="Edit message" disabled={busy} onClick={() => setEditing(true)} />)
+  }
+  if (role === 'assistant') {
+    actions.push(<Action key="regen" icon="refresh" label="Regenerate reply" disabled={busy} onClick={() => void run(chat.regenerate(sessionId, entryId))} />)
+    actions.push(<Action key="copy" icon="copy" label="Copy text" disabled={live} onClick={() => void run(navigator.clipboard.writeText(text))} />)
+  }
+  actions.push(<Action key="fork" icon="fork" label="Fork from here" disabled={live} onClick={() => onFork(entryId)} />)
+
+  let body: ReactNode
+  if (role === 'user' && editing) {
+    body = <UserEditor text={text} onCancel={() => setEditing(false)} onSave={(t) => {
+      setEditing(false)
+      void run(chat.edit(sessionId, entryId, t))
+    }} />
+  } else if (role === 'function_result') {
+    body = <ToolCard name={message.function_id} result={message} />
+  } else if (role === 'assistant' && message.content.length === 0) {
+    body = <span className="typing" aria-label="Writing"><i /><i /><i /></span>
+  } else {
+    body = <Blocks blocks={role === 'custom' && message.display ? [{ type: 'text', text: message.display }] : message.content} live={live} />
+  }
+
+  return (
+    <li className={`message message-${role}`} data-role={role} data-entry-id={entryId} aria-busy={live}>
+      {role === 'assistant' && <img className="avatar" src="/icons/icon.svg" alt="" width={28} height={28} />}
+      <div className="message-main">
+        <div className="bubble">{body}</div>
+        {!editing && (
+          <div className="message-foot">
+            <BranchPicker sessionId={sessionId} entryId={entryId} disabled={busy} />
+            <span className="actions">{actions}</span>
+            {role === 'assistant' && !live && <span className="meta muted">{usageLine(message)}</span>}
+          </div>
+        )}
+      </div>
+    </li>
+  )
+})

@@ -1,0 +1,62 @@
+import type { SessionMeta } from '@colloquy/core'
+import { displayTitle } from 'chat-kit'
+import { memo, useState, type ReactNode } from 'react'
+import { useChat } from '../data/chat-context.js'
+import { Icon } from './Icon.js'
+import { StatusDot } from './StatusDot.js'
+import { ago } from './time.js'
+
+interface Props {
+  meta: SessionMeta
+  open: boolean
+  onOpen(): void
+  onDeleted(): void
+}
+
+/** One chat in the sidebar: title, status, message count, age; rename and delete in place. */
+export const SessionRow = memo(function SessionRow({ meta, open, onOpen, onDeleted }: Props): ReactNode {
+  const { chat, run } = useChat()
+  const [mode, setMode] = useState<'view' | 'rename' | 'delete'>('view')
+  const [title, setTitle] = useState('')
+  const id = meta.session_id
+
+  if (mode === 'rename') {
+    const save = (): void => {
+      setMode('view')
+      if (title.trim() !== meta.title) void run(chat.rename(id, title))
+    }
+    return (
+      <li className="session editing">
+        <input aria-label="Chat title" autoFocus value={title} onChange={(e) => setTitle(e.target.value)} onBlur={save}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') save()
+            if (e.key === 'Escape') setMode('view')
+          }} />
+      </li>
+    )
+  }
+
+  return (
+    <li className={`session${open ? ' open' : ''}`} data-session-id={id}>
+      <a href={`#/c/${encodeURIComponent(id)}`} aria-current={open ? 'page' : undefined} onClick={(e) => (e.preventDefault(), onOpen())}>
+        <span className="session-title">{displayTitle(meta.title)}</span>
+        <span className="session-info">
+          <StatusDot status={meta.status} reason={meta.status_reason} />
+          <span className="count">{meta.message_count} {meta.message_count === 1 ? 'message' : 'messages'}</span>
+          <span className="age">{ago(meta.updated_at)}</span>
+        </span>
+      </a>
+      {mode === 'delete' ? (
+        <span className="confirm" role="group" aria-label="Confirm delete">
+          <button type="button" className="danger" onClick={() => void run(chat.remove(id)).then(onDeleted)}>Delete</button>
+          <button type="button" onClick={() => setMode('view')}>Keep</button>
+        </span>
+      ) : (
+        <span className="row-actions">
+          <button type="button" title="Rename" aria-label="Rename chat" onClick={() => (setTitle(meta.title), setMode('rename'))}><Icon name="edit" /></button>
+          <button type="button" title="Delete" aria-label="Delete chat" onClick={() => setMode('delete')}><Icon name="trash" /></button>
+        </span>
+      )}
+    </li>
+  )
+})

@@ -1,0 +1,50 @@
+import { useEffect, useState, type ReactNode } from 'react'
+import { SYNC_AVAILABLE, type SyncSettings } from '../data/sync.js'
+
+interface Props {
+  settings: SyncSettings
+  onSave(settings: SyncSettings): void
+  onClose(): void
+}
+
+/** Server URL and token for sync; kept in this browser only. */
+export function SettingsDialog({ settings, onSave, onClose }: Props): ReactNode {
+  const [url, setUrl] = useState(settings.url)
+  const [token, setToken] = useState(settings.token)
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent): void => void (e.key === 'Escape' && onClose())
+    window.addEventListener('keydown', onKey)
+    return () => window.removeEventListener('keydown', onKey)
+  }, [onClose])
+  const badUrl = url.trim() !== '' && !/^https?:\/\/\S+$/.test(url.trim())
+  return (
+    <div className="overlay" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <form role="dialog" aria-modal="true" aria-labelledby="settings-title" className="dialog"
+        onSubmit={(e) => {
+          e.preventDefault()
+          if (!badUrl) onSave({ url: url.trim(), token: token.trim() })
+        }}>
+        <h2 id="settings-title">Sync settings</h2>
+        <p className="muted">
+          Chats always live in this browser first. With a Colloquy server, they also sync to your other devices.
+        </p>
+        {!SYNC_AVAILABLE && (
+          <p className="hint">This build does not include sync yet: the settings are kept and used once it does.</p>
+        )}
+        <label>
+          Server URL
+          <input type="url" placeholder="http://127.0.0.1:8787" value={url} onChange={(e) => setUrl(e.target.value)} aria-invalid={badUrl} />
+        </label>
+        {badUrl && <span className="error small">Use an http:// or https:// address.</span>}
+        <label>
+          Token
+          <input type="password" autoComplete="off" placeholder="Bearer token" value={token} onChange={(e) => setToken(e.target.value)} />
+        </label>
+        <div className="dialog-buttons">
+          <button type="button" onClick={onClose}>Cancel</button>
+          <button type="submit" className="primary" disabled={badUrl}>Save</button>
+        </div>
+      </form>
+    </div>
+  )
+}

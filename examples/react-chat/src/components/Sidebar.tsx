@@ -1,0 +1,42 @@
+import { useSessions } from '@colloquy/react'
+import type { ReactNode } from 'react'
+import { useChat } from '../data/chat-context.js'
+import { Icon } from './Icon.js'
+import { SessionRow } from './SessionRow.js'
+
+// Most recently changed first: a chat that gets a message moves to the top, in every tab.
+const LIST = { order: 'updated_desc' } as const
+
+export function Sidebar({ openId, onOpen }: { openId: string | null; onOpen(id: string | null): void }): ReactNode {
+  const sessions = useSessions(LIST)
+  const { chat, run } = useChat()
+  const create = async (): Promise<void> => {
+    const id = await run(chat.create())
+    if (id) onOpen(id)
+  }
+  return (
+    <aside className="sidebar">
+      <div className="brand">
+        <img src="/icons/icon.svg" alt="" width={28} height={28} />
+        <span>Colloquy</span>
+      </div>
+      <button type="button" className="new-chat" onClick={() => void create()}>
+        <Icon name="plus" /> New chat
+      </button>
+      <nav aria-label="Chats" className="session-list">
+        {sessions.status === 'loading' && <p className="muted pad">Opening…</p>}
+        {sessions.status === 'error' && <p className="error pad">Could not read chats: {String(sessions.error)}</p>}
+        {sessions.status === 'ready' && sessions.data.length === 0 && <p className="muted pad">No chats yet.</p>}
+        {sessions.status === 'ready' && (
+          <ul>
+            {sessions.data.map((meta) => (
+              <SessionRow key={meta.session_id} meta={meta} open={meta.session_id === openId}
+                onOpen={() => onOpen(meta.session_id)} onDeleted={() => meta.session_id === openId && onOpen(null)} />
+            ))}
+          </ul>
+        )}
+      </nav>
+      <p className="sidebar-foot muted">Stored in this browser · works offline</p>
+    </aside>
+  )
+}

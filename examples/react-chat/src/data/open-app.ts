@@ -1,0 +1,26 @@
+import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
+import { createChat, type Chat } from 'chat-kit'
+
+/** The demo's one database: every tab of the app opens it and sees the others' writes live. */
+export const DATABASE = 'colloquy-demo'
+
+export interface AppData {
+  store: Store
+  chat: Chat
+}
+
+export async function openApp(): Promise<AppData> {
+  const store = await createStore({ storage: indexedDbStorage({ name: DATABASE }) })
+  const chat = createChat(store)
+  // A reply cut off by a closed tab would otherwise show "working" forever.
+  void chat.recoverInterrupted().catch(() => {})
+  return { store, chat }
+}
+
+/** The offline shell (production builds only: the dev server's modules are not precached). */
+export function registerServiceWorker(): void {
+  if (!import.meta.env.PROD || !('serviceWorker' in navigator)) return
+  window.addEventListener('load', () => {
+    navigator.serviceWorker.register('/sw.js').catch((e: unknown) => console.warn('service worker not registered', e))
+  })
+}
