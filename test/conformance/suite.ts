@@ -37,6 +37,7 @@ import { lifecycleFeature } from './features/lifecycle.js'
 import { listFeature } from './features/list.js'
 import { messagesFeature } from './features/messages.js'
 import { metaFeature } from './features/meta.js'
+import { rulesFeature } from './features/rules.js'
 import { statusFeature } from './features/status.js'
 import { updateMessageFeature } from './features/update-message.js'
 import { Harness } from './harness.js'
@@ -56,5 +57,6 @@ export function conformanceSuite(label: string, factory: ClientFactory): void {
     statusFeature(h)
     updateMessageFeature(h)
     derivedChecks(h)
+    rulesFeature(h)
   })
 }
