@@ -123,10 +123,12 @@ export function rulesFeature(h: Harness): void {
       await h.call('session::append', { session_id: s, message })
       const blanked = { ...message, content: [text('look'), { ...linked, data: '' }, inline, { ...nested, content: [{ ...linked, data: '' }, inline] }] }
       expect((await h.call('session::messages', { session_id: s, include_image_data: false })).messages).toStrictEqual([{ entry_id: 'e_001', message: blanked }])
-      expect((await h.call('session::get-message', { session_id: s, entry_id: 'e_001', include_image_data: false }))?.entry.message).toStrictEqual(blanked)
+      expect(await h.call('session::get-message', { session_id: s, entry_id: 'e_001', include_image_data: false })).toStrictEqual({
+        entry: { id: 'e_001', parent_id: null, timestamp: T0, revision: 0, kind: 'message', message: blanked },
+      })
       // Storage is untouched: default reads still return the bytes.
       expect((await h.call('session::messages', { session_id: s })).messages).toStrictEqual([{ entry_id: 'e_001', message }])
-      expect((await h.entry(s, 'e_001'))).toMatchObject({ message })
+      expect(await h.entry(s, 'e_001')).toMatchObject({ message })
     })
 
     it('2.14 fork remaps message_order after/moved on the copied path and keeps unknown ids', async () => {
