@@ -26,26 +26,30 @@ export async function seedSession(store: Store, count: number, title = 'chat'): 
   return { session_id, ids: entry_ids }
 }
 
+type LiveMethod = 'session$' | 'sessions$' | 'messages$' | 'entry$' | 'tree$'
+
 /**
- * Wraps the store's live queries to count open subscriptions: what a resubscribe loop or a
- * leak after unmount would show.
+ * Wraps the store's live queries to count their subscriptions: what a resubscribe loop, a
+ * leak after unmount or a missed sharing would show.
  */
-export function countSubscriptions(store: Store): { open: () => number; opened: () => number } {
-  let open = 0
-  let opened = 0
+export function countSubscriptions(store: Store): { open: (method?: LiveMethod) => number; opened: (method?: LiveMethod) => number } {
+  const open = new Map<LiveMethod, number>()
+  const opened = new Map<LiveMethod, number>()
+  const bump = (m: Map<LiveMethod, number>, k: LiveMethod, d: number): void => void m.set(k, (m.get(k) ?? 0) + d)
+  const sum = (m: Map<LiveMethod, number>, k?: LiveMethod): number => (k ? (m.get(k) ?? 0) : [...m.values()].reduce((a, b) => a + b, 0))
   for (const method of ['session$', 'sessions$', 'messages$', 'entry$', 'tree$'] as const) {
-    const original = store[method].bind(store) as (...args: unknown[]) => ReturnType<Store[typeof method]>
+    const original = store[method].bind(store) as (...args: unknown[]) => unknown
     ;(store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-      const source = original(...args)
+      const source = original(...args) as { subscribe(o: unknown): { unsubscribe(): void } }
       return {
         subscribe(observer: { next(value: unknown): void; error(error: unknown): void }) {
-          open++
-          opened++
-          const sub = (source as { subscribe(o: typeof observer): { unsubscribe(): void } }).subscribe(observer)
+          bump(open, method, 1)
+          bump(opened, method, 1)
+          const sub = source.subscribe(observer)
           let closed = false
           return {
             unsubscribe() {
-              if (!closed) open--
+              if (!closed) bump(open, method, -1)
               closed = true
               sub.unsubscribe()
             },
@@ -54,5 +58,5 @@ export function countSubscriptions(store: Store): { open: () => number; opened: 
       }
     }
   }
-  return { open: () => open, opened: () => opened }
+  return { open: (m) => sum(open, m), opened: (m) => sum(opened, m) }
 }

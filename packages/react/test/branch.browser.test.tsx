@@ -1,0 +1,93 @@
+import './act-environment.js'
+import type { Store } from '@colloquy/core'
+import { act, cleanup, renderHook } from '@testing-library/react'
+import { afterEach, describe, expect, it } from 'vitest'
+import { useBranch, useMessageIds } from '../src/index.js'
+import { assistant, countSubscriptions, memoryStore, user } from './fixtures.js'
+import { providerOf } from './wrapper.js'
+
+afterEach(cleanup)
+
+/**
+ * q0 ─┬─ a1 ─┬─ q2 ── a3
+ *     │      └─ q2x            (appended last: the newest leaf under a1)
+ *     └─ a1b ── q2b ── a3b     (active)
+ */
+async function branchedSession(store: Store) {
+  const { session_id } = await store.create({})
+  const [q0, a1, q2, a3] = (await store.appendMany({ session_id, messages: [user('q0'), assistant('a1'), user('q2'), assistant('a3')] })).entry_ids
+  const a1b = (await store.append({ session_id, parent_id: q0, message: assistant('a1b') })).entry_id
+  const q2b = (await store.append({ session_id, message: user('q2b') })).entry_id
+  const a3b = (await store.append({ session_id, message: assistant('a3b') })).entry_id
+  const q2x = (await store.append({ session_id, parent_id: a1, message: user('q2x') })).entry_id
+  await store.setActiveLeaf({ session_id, entry_id: a3b })
+  return { session_id, q0, a1, q2, a3, a1b, q2b, a3b, q2x }
+}
+
+describe('useBranch', () => {
+  it('reports index and count, and prev/next move the active leaf to the newest leaf under the sibling', async () => {
+    const store = await memoryStore()
+    const t = await branchedSession(store)
+    const { result } = renderHook(
+      () => ({ a1: useBranch(t.session_id, t.a1), a1b: useBranch(t.session_id, t.a1b), q0: useBranch(t.session_id, t.q0), path: useMessageIds({ session_id: t.session_id }) }),
+      { wrapper: providerOf(store) },
+    )
+    expect(result.current.path.data).toEqual([t.q0, t.a1b, t.q2b, t.a3b])
+    expect(result.current.a1b.data).toMatchObject({ index: 1, count: 2, siblings: [t.a1, t.a1b] })
+    expect(result.current.a1.data).toMatchObject({ index: 0, count: 2 })
+    expect(result.current.q0.data).toMatchObject({ index: 0, count: 1 })
+
+    await act(() => result.current.a1b.data!.prev())
+    expect(result.current.path.data).toEqual([t.q0, t.a1, t.q2x])
+
+    await act(() => result.current.a1.data!.next())
+    expect(result.current.path.data).toEqual([t.q0, t.a1b, t.q2b, t.a3b])
+
+    await act(() => result.current.a1b.data!.select(0))
+    expect(result.current.path.data).toEqual([t.q0, t.a1, t.q2x])
+  })
+
+  it('does nothing at either end, keeps the leaf when selecting the current sibling, rejects an unknown index', async () => {
+    const store = await memoryStore()
+    const t = await branchedSession(store)
+    const { result } = renderHook(() => ({ a1b: useBranch(t.session_id, t.a1b), path: useMessageIds({ session_id: t.session_id }) }), { wrapper: providerOf(store) })
+    const path = result.current.path.data
+    await act(() => result.current.a1b.data!.next())
+    await act(() => result.current.a1b.data!.select(1))
+    expect(result.current.path.data).toBe(path)
+    await expect(result.current.a1b.data!.select(2)).rejects.toThrow(RangeError)
+    await expect(result.current.a1b.data!.select(-1)).rejects.toThrow(RangeError)
+  })
+
+  it('sees a new sibling appear, and keeps its object while only content changes', async () => {
+    const store = await memoryStore()
+    const t = await branchedSession(store)
+    const { result } = renderHook(() => useBranch(t.session_id, t.q2), { wrapper: providerOf(store) })
+    const before = result.current
+    expect(before.data).toMatchObject({ index: 0, count: 2 })
+    await act(() => store.updateMessage({ session_id: t.session_id, entry_id: t.a3b, content: [{ type: 'text', text: 'edited' }] }))
+    expect(result.current).toBe(before)
+    await act(() => store.append({ session_id: t.session_id, parent_id: t.a1, message: user('q2y') }))
+    expect(result.current.data).toMatchObject({ index: 0, count: 3 })
+  })
+
+  it('an unknown entry is -1 / 0', async () => {
+    const store = await memoryStore()
+    const t = await branchedSession(store)
+    const { result } = renderHook(() => useBranch(t.session_id, 'e_nope'), { wrapper: providerOf(store) })
+    expect(result.current.data).toMatchObject({ index: -1, count: 0, siblings: [] })
+  })
+
+  it('all pickers of a session share one tree subscription', async () => {
+    const store = await memoryStore()
+    const t = await branchedSession(store)
+    const subs = countSubscriptions(store)
+    const { unmount } = renderHook(
+      () => [t.q0, t.a1, t.q2, t.a3, t.a1b, t.q2b, t.a3b].map((id) => useBranch(t.session_id, id)),
+      { wrapper: providerOf(store) },
+    )
+    expect(subs.open('tree$')).toBe(1)
+    unmount()
+    expect(subs.open('tree$')).toBe(0)
+  })
+})

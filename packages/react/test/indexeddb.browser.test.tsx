@@ -1,0 +1,32 @@
+import './act-environment.js'
+import { createStore, indexedDbStorage } from '@colloquy/core'
+import { act, cleanup, renderHook, waitFor } from '@testing-library/react'
+import { afterEach, describe, expect, it } from 'vitest'
+import { LOADING, useMessages, useSession } from '../src/index.js'
+import { seedSession } from './fixtures.js'
+import { providerOf } from './wrapper.js'
+
+afterEach(cleanup)
+
+describe('over IndexedDB', () => {
+  it('shows loading while a session is read from disk, then its transcript, then live changes', async () => {
+    const name = `react-hooks-${crypto.randomUUID()}`
+    const writer = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+    const { session_id, ids } = await seedSession(writer, 6)
+    await writer.close()
+
+    // A fresh store knows the session's meta but has not read its entries yet.
+    const store = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+    const { result } = renderHook(() => ({ session: useSession(session_id), messages: useMessages({ session_id }) }), { wrapper: providerOf(store) })
+    expect(result.current.session.data?.message_count).toBe(6)
+    expect(result.current.messages).toBe(LOADING)
+    await waitFor(() => expect(result.current.messages.status).toBe('ready'))
+    expect(result.current.messages.data?.map((i) => i.entry_id)).toEqual(ids)
+
+    await act(() => store.updateMessage({ session_id, entry_id: ids[5], content: [{ type: 'text', text: 'from disk, then live' }] }))
+    expect(result.current.messages.data?.[5].message?.content).toEqual([{ type: 'text', text: 'from disk, then live' }])
+    cleanup()
+    await store.close()
+    indexedDB.deleteDatabase(name)
+  })
+})

@@ -1,0 +1,89 @@
+import './act-environment.js'
+import { act, cleanup, render, renderHook, screen } from '@testing-library/react'
+import { StrictMode, useState, type ReactNode } from 'react'
+import { afterEach, describe, expect, it } from 'vitest'
+import { useBranch, useEntry, useMessageIds, useMessages, useSession, useSessions } from '../src/index.js'
+import { countSubscriptions, memoryStore, seedSession, textOf } from './fixtures.js'
+import { providerOf } from './wrapper.js'
+
+afterEach(cleanup)
+
+describe('subscriptions', () => {
+  it('inline argument objects do not resubscribe on re-render', async () => {
+    const store = await memoryStore()
+    const { session_id, ids } = await seedSession(store, 4)
+    const subs = countSubscriptions(store)
+    let renders = 0
+    let bump: () => void = () => {}
+    const Chat = (): ReactNode => {
+      renders++
+      const [n, setN] = useState(0)
+      bump = () => setN(n + 1)
+      // Fresh literals, with keys in a different order on odd renders.
+      const request = n % 2 ? { roles: ['user' as const, 'assistant' as const], session_id } : { session_id, roles: ['user' as const, 'assistant' as const] }
+      const messages = useMessages(request)
+      useSessions({ order: 'created_asc', limit: 10 })
+      useBranch(session_id, ids[1])
+      return <p>{messages.data?.length}</p>
+    }
+    render(<Chat />, { wrapper: providerOf(store) })
+    const opened = subs.opened()
+    for (let i = 0; i < 20; i++) act(() => bump())
+    expect(renders).toBeGreaterThanOrEqual(21)
+    expect(subs.opened()).toBe(opened)
+    expect(subs.open()).toBe(3)
+  })
+
+  it('a render that reads without subscribing yet settles: no render loop', async () => {
+    const store = await memoryStore()
+    const { session_id } = await seedSession(store, 50)
+    let renders = 0
+    const Chat = (): ReactNode => {
+      renders++
+      return <p>{useMessages({ session_id }).data?.length}</p>
+    }
+    render(<Chat />, { wrapper: providerOf(store) })
+    await act(() => new Promise((r) => setTimeout(r, 20)))
+    expect(screen.getByText('50')).toBeTruthy()
+    expect(renders).toBe(1)
+  })
+
+  it('unmounting closes every subscription', async () => {
+    const store = await memoryStore()
+    const { session_id, ids } = await seedSession(store, 4)
+    const subs = countSubscriptions(store)
+    const { unmount } = renderHook(
+      () => [useSessions(), useSession(session_id), useMessages({ session_id }), useMessageIds({ session_id }), useEntry(session_id, ids[0]), useBranch(session_id, ids[0])],
+      { wrapper: providerOf(store) },
+    )
+    // useMessages and useMessageIds ask the same question: one subscription.
+    expect(subs.open()).toBe(5)
+    unmount()
+    expect(subs.open()).toBe(0)
+  })
+
+  it('a changed argument closes the old subscription', async () => {
+    const store = await memoryStore()
+    const { session_id, ids } = await seedSession(store, 4)
+    const subs = countSubscriptions(store)
+    const { rerender, result } = renderHook(({ id }) => useEntry(session_id, id), { wrapper: providerOf(store), initialProps: { id: ids[0] } })
+    rerender({ id: ids[1] })
+    expect(textOf(result.current.data)).toBe('a1')
+    expect(subs.open('entry$')).toBe(1)
+  })
+
+  it('works under StrictMode: live, and clean after unmount', async () => {
+    const store = await memoryStore()
+    const { session_id, ids } = await seedSession(store, 2)
+    const subs = countSubscriptions(store)
+    const Row = (): ReactNode => <p data-testid="row">{textOf(useEntry(session_id, ids[1]).data)}</p>
+    const Wrapper = providerOf(store)
+    const { unmount } = render(<StrictMode><Wrapper><Row /></Wrapper></StrictMode>)
+    expect(screen.getByTestId('row').textContent).toBe('a1')
+    expect(subs.open()).toBe(1)
+    await act(() => store.updateMessage({ session_id, entry_id: ids[1], content: [{ type: 'text', text: 'strict' }] }))
+    expect(screen.getByTestId('row').textContent).toBe('strict')
+    unmount()
+    expect(subs.open()).toBe(0)
+  })
+})
