@@ -156,5 +156,39 @@ export function rulesFeature(h: Harness): void {
         { entry_id: 'e_004', message: functionResult('c1') },
       ])
     })
+
+    it('4.3 metadata subset-equality compares values deeply, with no partial array or object match', async () => {
+      await h.bare({ metadata: { owner: 'u_1', tags: ['a', 'b'], cfg: { x: 1, y: [true, null] } } })
+      await h.bare({ metadata: { owner: 'u_1', tags: ['b', 'a'] } })
+      const f = h.sink()
+      f.bind('session::meta-updated', { metadata: { cfg: { x: 1, y: [true, null] } } })
+      const match = async (metadata: Record<string, unknown>) =>
+        (await h.call('session::list', { metadata: metadata as never, order: 'created_asc' })).sessions.map((m) => m.session_id)
+      expect(await match({ tags: ['a', 'b'] })).toStrictEqual(['s_001'])
+      expect(await match({ tags: ['a'] })).toStrictEqual([])
+      expect(await match({ cfg: { x: 1, y: [true, null] } })).toStrictEqual(['s_001'])
+      expect(await match({ cfg: { x: 1 } })).toStrictEqual([])
+      expect(await match({ owner: 'u_1', missing: null })).toStrictEqual([])
+      expect(await match({ owner: 'u_1' })).toStrictEqual(['s_001', 's_002'])
+      await h.call('session::set-meta', { session_id: 's_002', title: 'x' })
+      await h.call('session::set-meta', { session_id: 's_001', title: 'y' })
+      expect((await f.got('session::meta-updated')).map((e) => e.session_id)).toStrictEqual(['s_001'])
+    })
+
+    it('2 limits: messages and list default to 50 items and clamp to 500', async () => {
+      const s = await h.bare()
+      await h.call('session::append-many', { session_id: s, messages: Array.from({ length: 501 }, (_, i) => user(`m${i}`)) })
+      const page = await h.call('session::messages', { session_id: s })
+      expect(page.messages).toHaveLength(50)
+      expect(typeof page.next_cursor).toBe('string')
+      const big = await h.call('session::messages', { session_id: s, limit: 10_000 })
+      expect(big.messages).toHaveLength(500)
+      expect((await h.call('session::messages', { session_id: s, cursor: big.next_cursor })).messages.map((m) => m.entry_id)).toStrictEqual(['e_501'])
+      await Promise.all(Array.from({ length: 50 }, () => h.bare()))
+      const sessions = await h.call('session::list', {})
+      expect(sessions.sessions).toHaveLength(50)
+      expect(typeof sessions.next_cursor).toBe('string')
+      expect((await h.call('session::list', { limit: 51 })).sessions).toHaveLength(51)
+    })
   })
 }
