@@ -58,6 +58,9 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   let flushWaiters: Array<() => void> = []
   // Pulls and stream messages apply one at a time, in order.
   let applying: Promise<void> = Promise.resolve()
+  // Outbox records sent and not yet acknowledged: the server has them (or will, before it
+  // answers), so server changes arriving meanwhile may be newer than them.
+  const inflight = new Set<number>()
 
   const setStatus = (patch: Partial<SyncStatus> & { state?: SyncState }): void => {
     const next = { ...status.value, ...patch, leader }
@@ -115,31 +118,40 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       setStatus({ pending: records.length })
       if (!records.length || signal.aborted) return
       const batch = coalesce(records.slice(0, batchSize))
-      const { results } = await transport.push({ client_id: clientId, mutations: batch.map(({ id, change }) => ({ id, change })) })
-      const byId = new Map(results.map((r) => [r.id, r]))
-      const side: SideWrite[] = []
-      const resolutions: ReplicaChange[] = []
-      const settled: Conflict[] = []
-      const refused: Rejection[] = []
-      for (const m of batch) {
-        const r = byId.get(m.id)
-        if (!r) throw new TransportError(`push response lacks mutation ${m.id}`, true)
-        for (const id of m.ids) side.push({ store: OUTBOX, key: id, value: undefined })
-        if (r.status === 'conflict' && m.change.type === 'entry') {
-          const c = await resolve(m.change.session_id, m.change.entry, r.current)
-          resolutions.push({ type: 'entry', session_id: c.session_id, entry: c.resolved })
-          side.push(record({ type: 'entry', session_id: c.session_id, entry: c.resolved, base_revision: r.current.revision }))
-          settled.push(c)
-        } else if (r.status === 'rejected' || r.status === 'conflict') {
-          const rejection: Rejection = { id: m.id, change: m.change, code: r.status === 'rejected' ? r.code : 'session/invalid_request', message: r.status === 'rejected' ? r.message : 'conflict', at: now() }
-          side.push({ store: KV, key: `${REJECTED}${m.id}`, value: rejection })
-          refused.push(rejection)
-        }
+      for (const m of batch) for (const id of m.ids) inflight.add(id)
+      try {
+        await pushBatch(batch)
+      } finally {
+        inflight.clear()
       }
-      await store.applyReplica(resolutions, { policy: 'pull', side })
-      for (const c of settled) conflicts.next(c)
-      for (const r of refused) rejected.next(r)
     }
+  }
+
+  async function pushBatch(batch: ReturnType<typeof coalesce>): Promise<void> {
+    const { results } = await transport.push({ client_id: clientId, mutations: batch.map(({ id, change }) => ({ id, change })) })
+    const byId = new Map(results.map((r) => [r.id, r]))
+    const side: SideWrite[] = []
+    const resolutions: ReplicaChange[] = []
+    const settled: Conflict[] = []
+    const refused: Rejection[] = []
+    for (const m of batch) {
+      const r = byId.get(m.id)
+      if (!r) throw new TransportError(`push response lacks mutation ${m.id}`, true)
+      for (const id of m.ids) side.push({ store: OUTBOX, key: id, value: undefined })
+      if (r.status === 'conflict' && m.change.type === 'entry') {
+        const c = await resolve(m.change.session_id, m.change.entry, r.current)
+        resolutions.push({ type: 'entry', session_id: c.session_id, entry: c.resolved })
+        side.push(record({ type: 'entry', session_id: c.session_id, entry: c.resolved, base_revision: r.current.revision }))
+        settled.push(c)
+      } else if (r.status === 'rejected' || r.status === 'conflict') {
+        const rejection: Rejection = { id: m.id, change: m.change, code: r.status === 'rejected' ? r.code : 'session/invalid_request', message: r.status === 'rejected' ? r.message : 'conflict', at: now() }
+        side.push({ store: KV, key: `${REJECTED}${m.id}`, value: rejection })
+        refused.push(rejection)
+      }
+    }
+    await store.applyReplica(resolutions, { policy: 'pull', side })
+    for (const c of settled) conflicts.next(c)
+    for (const r of refused) rejected.next(r)
   }
 
   async function resolve(session_id: string, pushed: SessionEntry, server: SessionEntry): Promise<Conflict> {
@@ -151,11 +163,15 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     return { session_id, entry_id: pushed.id, local, server, resolved }
   }
 
-  /** Server changes minus those a pending local change supersedes (the push will settle them). */
+  /**
+   * Server changes minus those that a local change not yet sent supersedes: that change will
+   * reach the server after them and come back. Changes already sent do not shield anything.
+   */
   function withoutPending(changes: readonly SequencedChange[], records: Records): ReplicaChange[] {
     const pending = new Set<string>()
     const deleting = new Set<string>()
-    for (const { value: { change: c } } of records) {
+    for (const { key, value: { change: c } } of records) {
+      if (inflight.has(key)) continue
       if (c.type === 'delete') deleting.add(c.session_id)
       else if (c.type === 'meta') pending.add(`m\u0000${c.meta.session_id}`)
       else if (c.type === 'leaf') pending.add(`l\u0000${c.session_id}`)

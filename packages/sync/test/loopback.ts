@@ -22,8 +22,8 @@ export async function loopback(): Promise<Loopback> {
   const log: SequencedChange[] = []
   const streams = new Set<{ since: number; send(m: StreamMessage): void }>()
   store.commits$.subscribe((c) => {
-    const fresh = replicaChangesOf(c).map((change: ReplicaChange) => ({ seq: log.length + 1, change }))
-    for (const s of fresh) log.push(s)
+    const fresh = replicaChangesOf(c).map((change: ReplicaChange, i) => ({ seq: log.length + 1 + i, change }))
+    log.push(...fresh)
     if (!fresh.length) return
     for (const s of streams) {
       s.send({ type: 'changes', changes: fresh, prev: s.since, head: log.length })
@@ -62,6 +62,10 @@ export async function loopback(): Promise<Loopback> {
             return { close() {} }
           }
           const s = { since, send: (m: StreamMessage) => queueMicrotask(() => onMessage(structuredClone(m))) }
+          // A stream starts with everything after `since`, then follows new commits.
+          const backlog = log.filter((c) => c.seq > since)
+          if (backlog.length) s.send({ type: 'changes', changes: backlog, prev: since, head: log.length })
+          s.since = log.length
           streams.add(s)
           return { close: () => void streams.delete(s) }
         },
