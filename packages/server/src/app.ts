@@ -1,0 +1,138 @@
+import { Hono, type Context, type MiddlewareHandler } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { cors } from 'hono/cors'
+import type { UpgradeWebSocket } from 'hono/ws'
+import type { WebSocket } from 'ws'
+import type { Principal } from './auth.js'
+import type { ChangeLog } from './change-log.js'
+import { HttpError, invalidRequest, toWire, tooLarge } from './errors.js'
+import { eventStream } from './events-ws.js'
+import { history, historyCapabilities } from './history.js'
+import { liveStream } from './live.js'
+import { parsePush, push } from './push.js'
+import { callAs, type Service } from './rpc.js'
+import type { TestControls } from './test-mode.js'
+
+export interface Limits {
+  /** Largest request body (and WebSocket message), bytes. */
+  maxBodyBytes: number
+  /** Most mutations in one push. */
+  maxBatch: number
+  /** Default and largest page of a pull (and of the live stream's backlog). */
+  pullLimit: number
+  maxPullLimit: number
+  /** Bytes a WebSocket client may leave unread before it is disconnected. */
+  maxBuffered: number
+}
+
+export interface AppConfig {
+  service: Service & { changes: ChangeLog }
+  /** Undefined: no auth configured (open, single-user server). */
+  authenticate?: (request: Request) => Promise<Principal | undefined>
+  /** Scope everything to `metadata.owner` of the authenticated principal. */
+  tenancy: boolean
+  /** Browser origins allowed (CORS and WebSocket `Origin`). */
+  allowOrigin: (origin: string) => boolean
+  limits: Limits
+  upgradeWebSocket: UpgradeWebSocket<WebSocket>
+  info: { name: string; version: string }
+  test?: { controls: TestControls; reset(): Promise<void> }
+  log(message: string): void
+}
+
+export type Env = { Variables: { principal: Principal | undefined } }
+
+const nonNegative = (v: string | undefined, name: string, fallback: number): number => {
+  if (v === undefined || v === '') return fallback
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw invalidRequest(`${name}: expected a non-negative integer`)
+  return Number(v)
+}
+
+/** Every route of the protocol (packages/server/README.md). */
+export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
+  const { service, limits } = cfg
+
+  app.onError((err, c) => {
+    const { status, body } = toWire(err)
+    if (status === 500) cfg.log(`unexpected error on ${c.req.method} ${c.req.path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
+    return c.json(body, status as 500)
+  })
+  app.notFound((c) => c.json({ error: { code: 'http/not_found', message: `http/not_found: no route ${c.req.method} ${c.req.path}` } }, 404))
+
+  app.use('*', cors({
+    origin: (origin) => (cfg.allowOrigin(origin) ? origin : null),
+    allowMethods: ['GET', 'POST', 'OPTIONS'],
+    allowHeaders: ['Authorization', 'Content-Type'],
+    maxAge: 600,
+  }))
+
+  // Public: liveness, and capability discovery as the Agent Application Protocol allows.
+  app.get('/health', (c) => c.json({ status: 'ok', head: service.changes.head, sessions: service.store.engine.state.sessions.size }))
+  app.get('/meta', (c) => {
+    const capabilities = { history: historyCapabilities }
+    return c.json({ version: 1, server: cfg.info, capabilities, agents: [{ name: cfg.info.name, version: cfg.info.version, tools: [], capabilities }] })
+  })
+
+  app.use('*', async (c, next) => {
+    let principal: Principal | undefined
+    if (cfg.authenticate) {
+      principal = await cfg.authenticate(c.req.raw)
+      if (principal === undefined) {
+        c.header('WWW-Authenticate', 'Bearer')
+        throw new HttpError(401, 'auth/unauthorized', 'missing or invalid credentials')
+      }
+    }
+    c.set('principal', cfg.tenancy ? principal : undefined)
+    await next()
+  })
+
+  const limitBody = bodyLimit({ maxSize: limits.maxBodyBytes, onError: (c) => c.json(toWire(tooLarge(`request body exceeds ${limits.maxBodyBytes} bytes`)).body, 413) })
+  const json = async (c: Context): Promise<unknown> => {
+    // Requiring JSON also makes every cross-origin write a preflighted request.
+    if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) throw new HttpError(415, 'session/invalid_request', 'expected Content-Type: application/json')
+    const text = await c.req.text()
+    if (!text.trim()) return undefined
+    try {
+      return JSON.parse(text)
+    } catch (e) {
+      throw invalidRequest(`malformed JSON: ${(e as Error).message}`)
+    }
+  }
+  const sameOrigin: MiddlewareHandler = async (c, next) => {
+    // Browsers do not apply CORS to WebSockets: check their Origin here.
+    const origin = c.req.header('origin')
+    if (origin !== undefined && !cfg.allowOrigin(origin)) throw new HttpError(403, 'auth/forbidden_origin', `origin ${origin} is not allowed`)
+    await next()
+  }
+  const upgradeRequired = (c: Context) => c.json({ error: { code: 'http/upgrade_required', message: 'http/upgrade_required: this endpoint is a WebSocket' } }, 426)
+
+  app.post('/rpc/:fn', limitBody, async (c) => c.json((await callAs(service, c.get('principal'), c.req.param('fn'), await json(c))) ?? null))
+
+  app.post('/sync/push', limitBody, async (c) => {
+    const mutations = parsePush(await json(c), limits.maxBatch)
+    return c.json({ results: await push(service, c.get('principal'), mutations) })
+  })
+
+  app.get('/sync/pull', async (c) => {
+    const since = nonNegative(c.req.query('since'), 'since', 0)
+    const limit = Math.min(Math.max(nonNegative(c.req.query('limit'), 'limit', limits.pullLimit), 1), limits.maxPullLimit)
+    const principal = c.get('principal')
+    return c.json(await service.changes.page(since, limit, principal === undefined ? undefined : service.tenancy.filter(principal)))
+  })
+
+  const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered }
+  app.get('/sync/live', sameOrigin, cfg.upgradeWebSocket((c) => liveStream(service, c.get('principal'), nonNegative(c.req.query('since'), 'since', 0), stream)), upgradeRequired)
+  app.get('/events', sameOrigin, cfg.upgradeWebSocket((c) => eventStream(service, c.get('principal'), limits.maxBuffered)), upgradeRequired)
+
+  app.get('/sessions/:id/history', async (c) => c.json(await history(service, c.get('principal'), c.req.param('id'))))
+
+  const test = cfg.test
+  if (test) {
+    app.post('/test/clock', limitBody, async (c) => c.json({ now: test.controls.setClock(((await json(c)) ?? {}) as { now?: unknown; advance?: unknown }) }))
+    app.post('/test/reset', async (c) => {
+      await test.reset()
+      return c.json({ ok: true })
+    })
+  }
+  return app
+}

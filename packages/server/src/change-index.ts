@@ -1,0 +1,145 @@
+import type { JsonObject, SessionEntry, SessionHead } from '@colloquy/core'
+
+/**
+ * What a change-log record stands for. A session and each entry keep the position where they
+ * first appeared (`created`, `added`), so whatever depends on them (entries on their session,
+ * children on their parent, a leaf on its entry) always comes later in the log; their later
+ * changes (`meta`, `updated`) and the leaf move to the newest position. Every record is served
+ * with the current state of what it names, so one record per key is enough.
+ */
+export type ChangeKind = 'created' | 'meta' | 'leaf' | 'added' | 'updated' | 'deleted'
+
+/** A change-log record as persisted (the `changes` side store). */
+export interface ChangeRecord {
+  seq: number
+  kind: ChangeKind
+  session_id: string
+  entry_id?: string
+  /** `deleted` only: the metadata as of deletion, so the tombstone stays scoped to its owner. */
+  metadata?: JsonObject
+}
+
+export interface LiveRecord extends ChangeRecord {
+  dead?: boolean
+}
+
+interface EntryIndex {
+  added: LiveRecord
+  updated?: LiveRecord
+  /** The newest version committed since this process started (else read from the store). */
+  snap?: SessionEntry
+}
+
+export interface SessionIndex {
+  created: LiveRecord
+  meta?: LiveRecord
+  leaf?: LiveRecord
+  entries: Map<string, EntryIndex>
+  /** The newest head committed since this process started. */
+  head?: SessionHead
+}
+
+/** The side-store key of a record: one record per session change kind and per entry change kind. */
+export const recordKey = (r: ChangeRecord): string =>
+  r.entry_id === undefined ? `${r.kind}\u0000${r.session_id}` : `${r.kind}\u0000${r.session_id}\u0000${r.entry_id}`
+
+/** Every live record of a session (what its deletion supersedes). */
+export function* recordsOf(s: SessionIndex): Generator<LiveRecord> {
+  yield s.created
+  if (s.meta) yield s.meta
+  if (s.leaf) yield s.leaf
+  for (const e of s.entries.values()) {
+    yield e.added
+    if (e.updated) yield e.updated
+  }
+}
+
+/** The in-memory change log: live records in sequence order plus, per session, where each key is. */
+export class ChangeIndex {
+  head = 0
+  readonly sessions = new Map<string, SessionIndex>()
+  readonly tombstones = new Map<string, LiveRecord>()
+  private log: LiveRecord[] = []
+  private dead = 0
+
+  /** Rebuilds the index from persisted records (any order). */
+  load(records: Iterable<ChangeRecord>, head: number): void {
+    const sorted = [...records].sort((a, b) => a.seq - b.seq)
+    for (const r of sorted) this.add({ ...r })
+    this.head = Math.max(head, sorted.length ? sorted[sorted.length - 1].seq : 0)
+  }
+
+  kill(r: LiveRecord): void {
+    if (r.dead) return
+    r.dead = true
+    this.dead++
+  }
+
+  /** Appends a record (its seq is above every other) and files it under its key. */
+  add(r: LiveRecord, snap?: { head?: SessionHead; entry?: SessionEntry }): void {
+    this.log.push(r)
+    this.head = Math.max(this.head, r.seq)
+    const s = this.sessions.get(r.session_id)
+    switch (r.kind) {
+      case 'deleted':
+        this.tombstones.set(r.session_id, r)
+        this.sessions.delete(r.session_id)
+        return
+      case 'created':
+        this.sessions.set(r.session_id, { created: r, entries: new Map(), head: snap?.head })
+        return
+      case 'meta':
+      case 'leaf':
+        if (!s) throw new Error(`change log: ${r.kind} record for unknown session ${r.session_id}`)
+        s[r.kind] = r
+        if (snap?.head) s.head = snap.head
+        return
+      case 'added':
+        if (!s) throw new Error(`change log: entry record for unknown session ${r.session_id}`)
+        s.entries.set(r.entry_id!, { added: r, snap: snap?.entry })
+        return
+      case 'updated': {
+        const e = s?.entries.get(r.entry_id!)
+        if (!e) throw new Error(`change log: update of unknown entry ${r.session_id}/${r.entry_id}`)
+        e.updated = r
+        if (snap?.entry) e.snap = snap.entry
+        return
+      }
+    }
+  }
+
+  /**
+   * Live records after `since`, in sequence order, up to `limit` that pass `visible`. The
+   * checkpoint is the last record looked at, or the head when the log was read to its end
+   * (records skipped as invisible still move it, so a caller never reads them again).
+   */
+  scan(since: number, limit: number, visible: (r: LiveRecord) => boolean): { records: LiveRecord[]; checkpoint: number; more: boolean } {
+    this.compact()
+    const log = this.log
+    let lo = 0
+    let hi = log.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (log[mid].seq <= since) lo = mid + 1
+      else hi = mid
+    }
+    const records: LiveRecord[] = []
+    for (let i = lo; i < log.length; i++) {
+      const r = log[i]
+      if (r.dead || !visible(r)) continue
+      records.push(r)
+      if (records.length === limit) {
+        let more = false
+        for (let j = i + 1; j < log.length && !more; j++) more = !log[j].dead
+        return { records, checkpoint: more ? r.seq : this.head, more }
+      }
+    }
+    return { records, checkpoint: Math.max(since, this.head), more: false }
+  }
+
+  private compact(): void {
+    if (this.dead < 1024 || this.dead * 2 < this.log.length) return
+    this.log = this.log.filter((r) => !r.dead)
+    this.dead = 0
+  }
+}

@@ -1,0 +1,277 @@
+import {
+  metadataMatches, type Engine, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SideWrite,
+  type Storage, type StorageReader, type WriteSet,
+} from '@colloquy/core'
+import { ChangeIndex, recordKey, recordsOf, type ChangeRecord, type LiveRecord } from './change-index.js'
+
+/** A committed change as pull and the live stream send it. */
+export interface SequencedChange {
+  readonly seq: number
+  readonly change: ReplicaChange
+}
+
+export interface ChangePage {
+  readonly changes: SequencedChange[]
+  /** Where the next pull starts: the last record looked at, or the head once the log is read through. */
+  readonly checkpoint: number
+  /** The newest sequence number when the page was read. */
+  readonly head: number
+  readonly more: boolean
+}
+
+/** One commit as the live stream sees it: each change with the metadata that scopes it. */
+export interface CommittedChange extends SequencedChange {
+  readonly metadata: JsonObject | undefined
+}
+
+const CHANGES = 'changes'
+const CHANGELOG = 'changelog'
+
+interface Planned {
+  rec: LiveRecord
+  head?: SessionHead
+  entry?: SessionEntry
+}
+
+interface Plan {
+  adds: Planned[]
+  kills: LiveRecord[]
+  side: SideWrite[]
+  heads: ReadonlyMap<string, SessionHead>
+}
+
+/**
+ * The change log. It wraps the server's storage: every commit is given sequence numbers inside
+ * its own transaction (the records travel as side writes, so they are durable exactly when the
+ * commit is), and it keeps the index pull and the live stream read. Storage-agnostic: the file
+ * storage persists the records in its journal, `memoryStorage()` in its side maps.
+ */
+export class ChangeLog {
+  readonly index = new ChangeIndex()
+  readonly storage: Storage
+  private readonly listeners = new Set<(changes: readonly CommittedChange[], head: number) => void>()
+  private engine?: Engine
+  private turn: Promise<unknown> = Promise.resolve()
+
+  constructor(private readonly inner: Storage) {
+    this.storage = {
+      name: inner.name,
+      open: () => this.open(),
+      entries: (id) => inner.entries(id),
+      transact: (work) => this.serial(() => this.transact(work)),
+      sideRecords: inner.sideRecords && ((store) => inner.sideRecords!(store)),
+      close: () => inner.close(),
+    }
+  }
+
+  /** The store's engine: entries not committed since start are read through its cache. */
+  attach(engine: Engine): void {
+    this.engine = engine
+  }
+
+  get head(): number {
+    return this.index.head
+  }
+
+  /** Called after every commit with its changes (in sequence order). Returns an unsubscriber. */
+  subscribe(listener: (changes: readonly CommittedChange[], head: number) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  /** Changes after `since` whose session metadata matches `filter` (tenancy), `limit` at most. */
+  async page(since: number, limit: number, filter?: JsonObject): Promise<ChangePage> {
+    const idx = this.index
+    // A checkpoint ahead of this log comes from another incarnation of the server: start over.
+    const from = since > idx.head ? 0 : since
+    const head = idx.head
+    const { records, checkpoint, more } = idx.scan(from, limit, (r) => metadataMatches(filter, this.metadataOf(r)))
+    const cold = new Set<string>()
+    for (const r of records) if (r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap) cold.add(r.session_id)
+    if (cold.size) await Promise.all([...cold].map((id) => this.engine?.ensureLoaded(id)))
+    const changes: SequencedChange[] = []
+    for (const r of records) {
+      const change = this.changeOf(r)
+      if (change) changes.push({ seq: r.seq, change })
+    }
+    return { changes, checkpoint, head, more }
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(fn)
+    this.turn = run.catch(() => {})
+    return run
+  }
+
+  private headOf(id: string): SessionHead | undefined {
+    return this.index.sessions.get(id)?.head ?? this.engine?.state.sessions.get(id)?.head
+  }
+
+  private metadataOf(r: ChangeRecord): JsonObject | undefined {
+    return r.kind === 'deleted' ? r.metadata : this.headOf(r.session_id)?.meta.metadata
+  }
+
+  /** A record as a replica change, with the current state of what it names (undefined if gone). */
+  private changeOf(r: ChangeRecord): ReplicaChange | undefined {
+    const s = this.index.sessions.get(r.session_id)
+    if (r.kind === 'deleted') return { type: 'delete', session_id: r.session_id }
+    if (!s) return undefined
+    if (r.kind === 'added' || r.kind === 'updated') {
+      const entry = s.entries.get(r.entry_id!)?.snap ?? this.engine?.state.sessions.get(r.session_id)?.entries?.get(r.entry_id!)
+      return entry && { type: 'entry', session_id: r.session_id, entry }
+    }
+    const head = this.headOf(r.session_id)
+    if (!head) return undefined
+    return r.kind === 'leaf' ? { type: 'leaf', session_id: r.session_id, entry_id: head.leaf } : { type: 'meta', meta: head.meta }
+  }
+
+  private async open(): Promise<SessionHead[]> {
+    const heads = await this.inner.open()
+    const records = (await this.inner.sideRecords?.(CHANGES)) ?? []
+    const saved = (await this.inner.sideRecords?.(CHANGELOG))?.find((r) => r.key === 'head')?.value
+    this.index.load(records.map((r) => r.value as ChangeRecord), typeof saved === 'number' ? saved : 0)
+    // Sessions the log does not know (a directory written by the seed, or before this log
+    // existed) are logged now; sessions the log knows that storage lost get a tombstone.
+    const live = new Set(heads.map((h) => h.meta.session_id))
+    const missing = heads.filter((h) => !this.index.sessions.has(h.meta.session_id))
+    const lost = [...this.index.sessions.keys()].filter((id) => !live.has(id))
+    if (missing.length || lost.length) {
+      let plan = undefined as Plan | undefined
+      await this.serial(() =>
+        this.inner.transact(async (reader) => {
+          const entries = new Map<string, Map<string, SessionEntry>>()
+          for (const h of missing) entries.set(h.meta.session_id, new Map((await reader.entries(h.meta.session_id)).map((e) => [e.id, e])))
+          const ws: WriteSet = { deleted: new Set(lost), heads: new Map(missing.map((h) => [h.meta.session_id, h])), entries, side: [] }
+          plan = await this.plan(ws, reader, true)
+          return { deleted: new Set(), heads: new Map(), entries: new Map(), side: plan.side }
+        }),
+      )
+      if (plan) this.apply(plan, false)
+    }
+    return heads
+  }
+
+  private async transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void> {
+    let plan = undefined as Plan | undefined
+    await this.inner.transact(async (reader) => {
+      const ws = await work(reader)
+      plan = await this.plan(ws, reader, false)
+      return plan.side.length ? { ...ws, side: [...ws.side, ...plan.side] } : ws
+    })
+    if (plan) this.apply(plan, true)
+  }
+
+  /** The records one commit adds and supersedes; nothing changes until `apply`. */
+  private async plan(ws: WriteSet, reader: StorageReader, migrating: boolean): Promise<Plan> {
+    const idx = this.index
+    let seq = idx.head
+    const adds: Planned[] = []
+    const kills: LiveRecord[] = []
+    const next = (r: Omit<ChangeRecord, 'seq'>, snap: Omit<Planned, 'rec'> = {}): void => void adds.push({ rec: { ...r, seq: ++seq }, ...snap })
+
+    for (const id of ws.deleted) {
+      const s = idx.sessions.get(id)
+      const prev = migrating ? undefined : await reader.head(id)
+      if (!s && !prev) continue
+      if (s) kills.push(...recordsOf(s))
+      const tomb = idx.tombstones.get(id)
+      if (tomb) kills.push(tomb)
+      const metadata = prev?.meta.metadata ?? s?.head?.meta.metadata ?? this.engine?.state.sessions.get(id)?.head.meta.metadata
+      next({ kind: 'deleted', session_id: id, ...(metadata && { metadata }) })
+    }
+    const fresh = new Map<string, Set<string>>()
+    const metas: Array<[string, SessionHead]> = []
+    const leaves: Array<[string, SessionHead]> = []
+    for (const [id, head] of ws.heads) {
+      const s = ws.deleted.has(id) ? undefined : idx.sessions.get(id)
+      if (!s) {
+        const added = new Set<string>()
+        fresh.set(id, added)
+        next({ kind: 'created', session_id: id }, { head })
+        const inCommit = ws.entries.get(id)
+        // A bulk import writes entries first and the head last: they appear with their session.
+        if (head.leaf !== null && !inCommit?.has(head.leaf)) {
+          for (const entry of parentsFirst(await reader.entries(id))) {
+            if (inCommit?.has(entry.id)) continue
+            next({ kind: 'added', session_id: id, entry_id: entry.id }, { entry })
+            added.add(entry.id)
+          }
+        }
+        if (head.leaf !== null) leaves.push([id, head])
+        continue
+      }
+      const prev = s.head ?? (await reader.head(id))
+      if (head.meta !== prev?.meta) {
+        if (s.meta) kills.push(s.meta)
+        metas.push([id, head])
+      }
+      if (head.leaf !== (prev?.leaf ?? null)) {
+        if (s.leaf) kills.push(s.leaf)
+        leaves.push([id, head])
+      }
+    }
+    for (const [id, entries] of migrating ? [...ws.entries].map(([id, m]) => [id, new Map(parentsFirst([...m.values()]).map((e) => [e.id, e]))] as const) : ws.entries) {
+      const added = fresh.get(id)
+      const s = added ? undefined : idx.sessions.get(id)
+      // Entries of a session that has no head yet (bulk import chunks) are logged with it.
+      if (!added && !s) continue
+      for (const entry of entries.values()) {
+        const known = s?.entries.get(entry.id)
+        if (known) {
+          if (known.updated) kills.push(known.updated)
+          next({ kind: 'updated', session_id: id, entry_id: entry.id }, { entry })
+        } else if (!added?.has(entry.id)) {
+          next({ kind: 'added', session_id: id, entry_id: entry.id }, { entry })
+          added?.add(entry.id)
+        }
+      }
+    }
+    for (const [id, head] of metas) next({ kind: 'meta', session_id: id }, { head })
+    for (const [id, head] of leaves) next({ kind: 'leaf', session_id: id }, { head })
+
+    const side: SideWrite[] = []
+    if (adds.length) {
+      for (const k of kills) side.push({ store: CHANGES, key: recordKey(k), value: undefined })
+      for (const { rec } of adds) side.push({ store: CHANGES, key: recordKey(rec), value: rec })
+      side.push({ store: CHANGELOG, key: 'head', value: seq })
+    }
+    return { adds, kills, side, heads: ws.heads }
+  }
+
+  private apply(plan: Plan, announce: boolean): void {
+    const idx = this.index
+    for (const k of plan.kills) idx.kill(k)
+    for (const { rec, head, entry } of plan.adds) idx.add(rec, { head, entry })
+    for (const [id, head] of plan.heads) {
+      const s = idx.sessions.get(id)
+      if (s) s.head = head
+    }
+    if (!announce || !plan.adds.length || !this.listeners.size) return
+    const changes: CommittedChange[] = []
+    for (const { rec } of plan.adds) {
+      const change = this.changeOf(rec)
+      if (change) changes.push({ seq: rec.seq, change, metadata: this.metadataOf(rec) })
+    }
+    for (const listener of this.listeners) listener(changes, idx.head)
+  }
+}
+
+/** Entries ordered so that every parent comes before its children. */
+export function parentsFirst(entries: readonly SessionEntry[]): SessionEntry[] {
+  const byId = new Map(entries.map((e) => [e.id, e]))
+  const done = new Set<string>()
+  const out: SessionEntry[] = []
+  for (const start of entries) {
+    const chain: SessionEntry[] = []
+    const seen = new Set<string>()
+    for (let e: SessionEntry | undefined = start; e && !done.has(e.id) && !seen.has(e.id); e = e.parent_id === null ? undefined : byId.get(e.parent_id)) {
+      seen.add(e.id)
+      chain.push(e)
+    }
+    for (let i = chain.length - 1; i >= 0; i--) {
+      done.add(chain[i].id)
+      out.push(chain[i])
+    }
+  }
+  return out
+}

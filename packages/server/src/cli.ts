@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { memoryStorage } from '@colloquy/core'
+import { fileStorage } from './file-storage.js'
+import { createServer } from './server.js'
+
+const usage = `Usage: colloquy-server [options]
+
+  --port <n>              port to listen on (default 8787; 0 picks a free one)
+  --host <addr>           address to bind (default 127.0.0.1)
+  --data-dir <dir>        where sessions are stored (default ./data)
+  --memory                keep sessions in memory only (tests, demos)
+  --token [<who>=]<tok>   accept "Authorization: Bearer <tok>" as principal <who>
+                          (default "default"); repeatable. COLLOQUY_TOKEN works too.
+  --tokens-file <file>    JSON object mapping tokens to principals
+  --no-tenancy            with auth on, do not scope sessions to metadata.owner
+  --origin <origin>       browser origin allowed to connect; repeatable, or "*"
+  --max-body-bytes <n>    largest request body / WebSocket message (default 4 MiB)
+  --no-fsync              do not flush to disk before acknowledging a commit
+  --test-clock            test mode: the contract's clock and ids, /test/* endpoints
+  -h, --help              this text
+`
+
+function fail(message: string): never {
+  process.stderr.write(`colloquy-server: ${message}\n\n${usage}`)
+  process.exit(2)
+}
+
+const integer = (v: string | undefined, name: string, fallback: number): number => {
+  if (v === undefined) return fallback
+  if (!/^\d+$/.test(v)) fail(`--${name} expects a non-negative integer, got ${v}`)
+  return Number(v)
+}
+
+let args: ReturnType<typeof parse>
+function parse() {
+  return parseArgs({
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      memory: { type: 'boolean' },
+      token: { type: 'string', multiple: true },
+      'tokens-file': { type: 'string' },
+      'no-tenancy': { type: 'boolean' },
+      origin: { type: 'string', multiple: true },
+      'max-body-bytes': { type: 'string' },
+      'no-fsync': { type: 'boolean' },
+      'test-clock': { type: 'boolean' },
+      // Fault injection for crash tests: SIGKILL this process at the n-th commit point.
+      'test-crash-at-commit': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  })
+}
+try {
+  args = parse()
+} catch (e) {
+  fail((e as Error).message)
+}
+const o = args.values
+if (o.help) {
+  process.stdout.write(usage)
+  process.exit(0)
+}
+
+const tokens: Record<string, string> = {}
+for (const spec of [...(o.token ?? []), ...(process.env.COLLOQUY_TOKEN ? [process.env.COLLOQUY_TOKEN] : [])]) {
+  const m = /^([A-Za-z0-9_.@-]+)=(.+)$/.exec(spec)
+  if (m) tokens[m[2]] = m[1]
+  else tokens[spec] = 'default'
+}
+if (o['tokens-file']) {
+  const parsed: unknown = JSON.parse(readFileSync(o['tokens-file'], 'utf8'))
+  if (typeof parsed !== 'object' || parsed === null) fail('--tokens-file must hold a JSON object { token: principal }')
+  for (const [token, principal] of Object.entries(parsed)) if (typeof principal === 'string') tokens[token] = principal
+}
+
+const crashAt = o['test-crash-at-commit'] === undefined ? undefined : integer(o['test-crash-at-commit'], 'test-crash-at-commit', 0)
+let commits = 0
+const dataDir = resolve(o['data-dir'] ?? './data')
+const storage = o.memory
+  ? memoryStorage()
+  : fileStorage({
+      dir: dataDir,
+      fsync: !o['no-fsync'],
+      beforeCommitPoint: crashAt === undefined ? undefined : () => void (++commits === crashAt && process.kill(process.pid, 'SIGKILL')),
+    })
+const origins = o.origin?.includes('*') ? '*' : o.origin
+
+const server = await createServer({
+  storage,
+  token: Object.keys(tokens).length ? tokens : undefined,
+  tenancy: o['no-tenancy'] ? false : undefined,
+  origins,
+  limits: { maxBodyBytes: o['max-body-bytes'] === undefined ? undefined : integer(o['max-body-bytes'], 'max-body-bytes', 0) },
+  testMode: o['test-clock'],
+})
+const { url } = await server.listen({ port: integer(o.port, 'port', 8787), host: o.host ?? '127.0.0.1' })
+// The first stdout line is machine-readable: tests and scripts read the URL from it.
+process.stdout.write(`colloquy-server listening on ${url} (${o.memory ? 'memory' : `data: ${dataDir}`}${Object.keys(tokens).length ? ', auth: bearer' : ', no auth'})\n`)
+
+let closing = false
+const shutdown = (): void => {
+  if (closing) return
+  closing = true
+  server.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  )
+}
+process.on('SIGINT', shutdown)
+process.on('SIGTERM', shutdown)

@@ -1,0 +1,59 @@
+import { parseEventConfig, type EventConfig, type Store, type TriggerType } from '@colloquy/core'
+import type { WSEvents } from 'hono/ws'
+import type { WebSocket } from 'ws'
+import type { Principal } from './auth.js'
+import { invalidRequest, toWire } from './errors.js'
+import type { Tenancy } from './tenancy.js'
+import { parseMessage, sendJson } from './ws-json.js'
+
+/**
+ * `GET /events`: the contract's six event types over a WebSocket. A client subscribes with a
+ * binding config (validated by the core, errors answered per subscription) and receives the
+ * payloads; with tenancy every binding is narrowed to the caller's sessions. `ping` is answered
+ * after everything sent before it, which is how a client waits for the events of a call it made.
+ */
+type Subscription = ReturnType<ReturnType<Store['on']>['subscribe']>
+
+export function eventStream(service: { store: Store; tenancy: Tenancy }, principal: Principal | undefined, maxBuffered: number): WSEvents<WebSocket> {
+  const subs = new Map<unknown, Subscription | undefined>()
+  return {
+    onMessage(event, ws) {
+      const send = (m: unknown): boolean => sendJson(ws, m, maxBuffered)
+      const msg = parseMessage(event.data)
+      const error = (e: unknown): boolean => send({ type: 'error', id: msg?.id, error: toWire(e).body.error })
+      switch (msg?.type) {
+        case 'ping':
+          return void send({ type: 'pong', id: msg.id })
+        case 'unsubscribe':
+          subs.get(msg.id)?.unsubscribe()
+          subs.delete(msg.id)
+          return void send({ type: 'unsubscribed', id: msg.id })
+        case 'subscribe': {
+          const type = msg.trigger_type as TriggerType
+          let config: EventConfig
+          try {
+            config = parseEventConfig(type, msg.config)
+          } catch (e) {
+            return void error(e)
+          }
+          subs.get(msg.id)?.unsubscribe()
+          const metadata = principal === undefined ? config.metadata : service.tenancy.narrow(principal, config.metadata)
+          // A binding asking for another owner's sessions can never match: it stays silent.
+          subs.set(
+            msg.id,
+            metadata === null
+              ? undefined
+              : service.store.on(type, { ...config, metadata }).subscribe((payload) => send({ type: 'event', id: msg.id, trigger_type: type, payload })),
+          )
+          return void send({ type: 'subscribed', id: msg.id })
+        }
+        default:
+          return void error(invalidRequest('expected a subscribe, unsubscribe or ping message'))
+      }
+    },
+    onClose() {
+      for (const s of subs.values()) s?.unsubscribe()
+      subs.clear()
+    },
+  }
+}

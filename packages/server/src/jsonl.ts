@@ -1,0 +1,165 @@
+import { parseSessionEntry, parseSessionMeta, type SessionEntry, type SessionHead, type SessionMeta } from '@colloquy/core'
+
+/**
+ * One line of a session file, the seed's fs adapter records. `tx` is this server's addition: the
+ * commit a record belongs to. A record whose commit never reached the journal is rolled back on
+ * open; records without `tx` (written by the seed) are taken as committed.
+ */
+export type SessionRecord = (
+  | { type: 'meta'; meta: SessionMeta }
+  | { type: 'entry'; entry: SessionEntry }
+  | { type: 'leaf'; entry_id: string | null }
+  | { type: 'append'; entry: SessionEntry; meta: SessionMeta }
+  | { type: 'commit'; entry_id: string }
+) & { tx?: number }
+
+export interface ParsedLine {
+  record: SessionRecord
+  /** Byte offset just past this line's newline: where the file can be cut after it. */
+  end: number
+}
+
+export interface ParsedFile {
+  lines: ParsedLine[]
+  /** Offset past the last complete line; anything after it is a torn tail. */
+  completeEnd: number
+  /** A tail without its newline that is nevertheless a whole record (kept, newline added). */
+  unterminated?: ParsedLine
+  skipped: number
+}
+
+function meta(value: unknown): SessionMeta {
+  const m = parseSessionMeta(value, 'meta')
+  return m.updated_at === undefined ? { ...m, updated_at: m.created_at } : m
+}
+
+/** Validates one record with the core's parsers (defaults such as `revision: 0`, `kind: user` apply). */
+export function parseRecord(value: unknown): SessionRecord {
+  if (typeof value !== 'object' || value === null) throw new Error('not an object')
+  const r = value as Record<string, unknown>
+  const tx = Number.isSafeInteger(r.tx) ? { tx: r.tx as number } : {}
+  switch (r.type) {
+    case 'meta':
+      return { type: 'meta', meta: meta(r.meta), ...tx }
+    case 'entry':
+      return { type: 'entry', entry: parseSessionEntry(r.entry, 'entry'), ...tx }
+    case 'leaf':
+      if (r.entry_id !== null && typeof r.entry_id !== 'string') throw new Error('leaf.entry_id')
+      return { type: 'leaf', entry_id: r.entry_id ?? null, ...tx }
+    case 'append':
+      return { type: 'append', entry: parseSessionEntry(r.entry, 'entry'), meta: meta(r.meta), ...tx }
+    case 'commit':
+      if (typeof r.entry_id !== 'string') throw new Error('commit.entry_id')
+      return { type: 'commit', entry_id: r.entry_id, ...tx }
+    default:
+      throw new Error(`unknown record type ${String(r.type)}`)
+  }
+}
+
+/** Splits a session file into records; malformed complete lines are skipped (and counted). */
+export function parseFile(buf: Buffer): ParsedFile {
+  const lines: ParsedLine[] = []
+  let start = 0
+  let skipped = 0
+  for (;;) {
+    const nl = buf.indexOf(10, start)
+    if (nl < 0) break
+    const text = buf.toString('utf8', start, nl).trim()
+    if (text) {
+      try {
+        lines.push({ record: parseRecord(JSON.parse(text)), end: nl + 1 })
+      } catch {
+        skipped++
+      }
+    }
+    start = nl + 1
+  }
+  const out: ParsedFile = { lines, completeEnd: start, skipped }
+  if (start < buf.length) {
+    try {
+      out.unterminated = { record: parseRecord(JSON.parse(buf.toString('utf8', start))), end: buf.length }
+    } catch {
+      // A torn write: cut on repair.
+    }
+  }
+  return out
+}
+
+export interface Replayed {
+  meta?: SessionMeta
+  leaf: string | null
+  entries: Map<string, SessionEntry>
+}
+
+/**
+ * Last-wins replay, as the seed does it: last meta, last record per entry id, last leaf. An entry
+ * counts only once committed: by an `append` or `commit` record, by this server's `tx` tag, or
+ * (the seed's older three-record append) by a `meta` that follows a `leaf`, which commits the
+ * active path. An entry a crash left uncommitted is dropped, so a retried append commits it
+ * afresh, as the seed would.
+ */
+export function replay(records: readonly SessionRecord[]): Replayed {
+  let meta: SessionMeta | undefined
+  let leaf: string | null = null
+  const entries = new Map<string, SessionEntry>()
+  const committed = new Set<string>()
+  const commitPath = (from: string | null): void => {
+    for (let id = from; id !== null && !committed.has(id); id = entries.get(id)?.parent_id ?? null) committed.add(id)
+  }
+  let previous: SessionRecord['type'] | undefined
+  for (const r of records) {
+    switch (r.type) {
+      case 'meta':
+        meta = r.meta
+        if (previous === 'leaf') commitPath(leaf)
+        break
+      case 'entry':
+        entries.set(r.entry.id, r.entry)
+        if (r.tx !== undefined) committed.add(r.entry.id)
+        break
+      case 'leaf':
+        leaf = r.entry_id
+        break
+      case 'append':
+        entries.set(r.entry.id, r.entry)
+        committed.add(r.entry.id)
+        leaf = r.entry.id
+        meta = r.meta
+        break
+      case 'commit':
+        committed.add(r.entry_id)
+        break
+    }
+    previous = r.type
+  }
+  // Ancestors of committed entries are committed too (a child can only be added under a parent).
+  for (const id of [...committed]) commitPath(entries.get(id)?.parent_id ?? null)
+  for (const id of [...entries.keys()]) if (!committed.has(id)) entries.delete(id)
+  while (leaf !== null && !entries.has(leaf)) leaf = lostParent(records, leaf)
+  return { meta, leaf, entries }
+}
+
+/** The parent of an entry that was dropped as uncommitted: where its append started from. */
+function lostParent(records: readonly SessionRecord[], id: string): string | null {
+  let parent: string | null = null
+  for (const r of records) if ((r.type === 'entry' || r.type === 'append') && r.entry.id === id) parent = r.entry.parent_id
+  return parent
+}
+
+/**
+ * The lines one commit appends to a session's file. A single new entry that becomes the leaf is
+ * the seed's atomic `append` record; anything else is `entry` records (parents first, as the
+ * draft holds them), then `leaf` and `meta` when they changed, which is also the seed's older
+ * three-record form.
+ */
+export function commitLines(prev: SessionHead | undefined, head: SessionHead | undefined, entries: readonly SessionEntry[], tx: number): string {
+  const records: SessionRecord[] = []
+  if (head && entries.length === 1 && head.leaf === entries[0].id && prev?.leaf !== head.leaf) {
+    records.push({ type: 'append', entry: entries[0], meta: head.meta })
+  } else {
+    for (const entry of entries) records.push({ type: 'entry', entry })
+    if (head && (prev ? prev.leaf !== head.leaf : head.leaf !== null)) records.push({ type: 'leaf', entry_id: head.leaf })
+    if (head && prev?.meta !== head.meta) records.push({ type: 'meta', meta: head.meta })
+  }
+  return records.map((r) => JSON.stringify({ ...r, tx }) + '\n').join('')
+}

@@ -1,0 +1,90 @@
+import { metadataMatches, type JsonObject } from '@colloquy/core'
+import type { WSEvents } from 'hono/ws'
+import type { WebSocket } from 'ws'
+import type { Principal } from './auth.js'
+import type { ChangeLog, CommittedChange, SequencedChange } from './change-log.js'
+import { toWire } from './errors.js'
+import { parsePush, push } from './push.js'
+import type { Service } from './rpc.js'
+import { parseMessage, sendJson } from './ws-json.js'
+
+export interface StreamLimits {
+  pageSize: number
+  maxBatch: number
+  maxBuffered: number
+}
+
+/** What `GET /sync/live` sends. `checkpoint` is where a client resumes after this message. */
+export type StreamMessage =
+  | { type: 'changes'; changes: SequencedChange[]; checkpoint: number; head: number }
+  | { type: 'ready'; checkpoint: number; head: number }
+  | { type: 'pushed'; id: unknown; results: unknown[] }
+  | { type: 'pong'; id: unknown }
+  | { type: 'error'; id?: unknown; error: { code: string; message: string } }
+
+/**
+ * The live change stream from a checkpoint: the backlog in pages (exactly what pull returns),
+ * `ready`, then every commit as it happens. Commits made while the backlog is read are held and
+ * sent after it, minus what the backlog already covered. A client may also push through it.
+ */
+export function liveStream(service: Service & { changes: ChangeLog }, principal: Principal | undefined, since: number, limits: StreamLimits): WSEvents<WebSocket> {
+  const filter: JsonObject | undefined = principal === undefined ? undefined : service.tenancy.filter(principal)
+  const visible = (c: CommittedChange): boolean => metadataMatches(filter, c.metadata)
+  const strip = (c: CommittedChange): SequencedChange => ({ seq: c.seq, change: c.change })
+  let stop = (): void => {}
+  let closed = false
+  return {
+    onOpen(_event, ws) {
+      const send = (m: StreamMessage): boolean => sendJson(ws, m, limits.maxBuffered)
+      let held: { changes: CommittedChange[]; head: number } | undefined = { changes: [], head: 0 }
+      let checkpoint = since
+      stop = service.changes.subscribe((changes, head) => {
+        if (held) {
+          held.changes.push(...changes)
+          held.head = head
+          return
+        }
+        checkpoint = head
+        const mine = changes.filter(visible)
+        if (mine.length) send({ type: 'changes', changes: mine.map(strip), checkpoint, head })
+      })
+      void (async () => {
+        try {
+          for (;;) {
+            const page = await service.changes.page(checkpoint, limits.pageSize, filter)
+            if (closed) return
+            checkpoint = page.checkpoint
+            if (page.changes.length && !send({ type: 'changes', changes: page.changes, checkpoint, head: page.head })) return
+            if (!page.more) break
+          }
+          const late = held!.changes.filter((c) => c.seq > checkpoint && visible(c))
+          checkpoint = Math.max(checkpoint, held!.head)
+          held = undefined
+          if (late.length) send({ type: 'changes', changes: late.map(strip), checkpoint, head: checkpoint })
+          send({ type: 'ready', checkpoint, head: checkpoint })
+        } catch (e) {
+          send({ type: 'error', error: toWire(e).body.error })
+          ws.close(1011, 'backlog failed')
+        }
+      })()
+    },
+    onMessage(event, ws) {
+      const send = (m: StreamMessage): boolean => sendJson(ws, m, limits.maxBuffered)
+      const msg = parseMessage(event.data)
+      if (msg?.type === 'ping') return void send({ type: 'pong', id: msg.id })
+      if (msg?.type !== 'push') return void send({ type: 'error', id: msg?.id, error: { code: 'session/invalid_request', message: 'session/invalid_request: expected a ping or push message' } })
+      void (async () => {
+        try {
+          const results = await push(service, principal, parsePush(msg, limits.maxBatch))
+          send({ type: 'pushed', id: msg.id, results })
+        } catch (e) {
+          send({ type: 'error', id: msg.id, error: toWire(e).body.error })
+        }
+      })()
+    },
+    onClose() {
+      closed = true
+      stop()
+    },
+  }
+}

@@ -1,0 +1,126 @@
+import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
+import { serve, type ServerType } from '@hono/node-server'
+import { createNodeWebSocket } from '@hono/node-ws'
+import { createStore, type IdKind, type Storage, type Store } from '@colloquy/core'
+import { Hono } from 'hono'
+import { createApp, type Env, type Limits } from './app.js'
+import { authenticator, type AuthOptions } from './auth.js'
+import { ChangeLog } from './change-log.js'
+import { fileStorage } from './file-storage.js'
+import { Tenancy } from './tenancy.js'
+import { TestControls } from './test-mode.js'
+
+export interface ServerOptions extends AuthOptions {
+  /** Where sessions live; default `fileStorage({ dir: './data' })`. */
+  storage?: Storage
+  /**
+   * Scope every read, write and stream to sessions whose `metadata.owner` is the caller's
+   * principal. Default: on whenever auth is configured.
+   */
+  tenancy?: boolean
+  /**
+   * Browser origins allowed to call (CORS, and the `Origin` of WebSockets). Default: any origin
+   * when auth is configured, otherwise only `localhost` / `127.0.0.1` pages.
+   */
+  origins?: '*' | readonly string[]
+  limits?: Partial<Limits> & { default_list_limit?: number; max_list_limit?: number }
+  /** The clock and id generator of the domain service (tests inject them). */
+  now?: () => number
+  newId?: (kind: IdKind) => string
+  /** Test mode: the contract's test clock and ids, `POST /test/clock` and `POST /test/reset`. */
+  testMode?: boolean
+  log?: (message: string) => void
+}
+
+export interface ColloquyServer {
+  readonly app: Hono<Env>
+  readonly store: Store
+  readonly changes: ChangeLog
+  /** Starts listening; port 0 picks a free one. Default host 127.0.0.1. */
+  listen(options?: { port?: number; host?: string }): Promise<{ port: number; host: string; url: string }>
+  close(): Promise<void>
+}
+
+const DEFAULT_LIMITS: Limits = {
+  maxBodyBytes: 4 * 1024 * 1024,
+  maxBatch: 1000,
+  pullLimit: 500,
+  maxPullLimit: 5000,
+  maxBuffered: 16 * 1024 * 1024,
+}
+
+const LOCAL_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/
+
+const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version
+
+/** The sync server: the core's domain service over `storage`, behind HTTP and WebSockets. */
+export async function createServer(options: ServerOptions = {}): Promise<ColloquyServer> {
+  const log = options.log ?? ((m: string) => console.error(`[colloquy-server] ${m}`))
+  const changes = new ChangeLog(options.storage ?? fileStorage({ dir: './data' }))
+  const test = options.testMode ? new TestControls() : undefined
+  const store = await createStore({
+    storage: changes.storage,
+    now: options.now ?? test?.now,
+    newId: options.newId ?? test?.newId,
+    limits: { default_list_limit: options.limits?.default_list_limit, max_list_limit: options.limits?.max_list_limit },
+    multiTab: false,
+  })
+  changes.attach(store.engine)
+  const authenticate = authenticator(options)
+  const origins = options.origins ?? (authenticate ? '*' : undefined)
+  const allowOrigin = origins === '*' ? () => true : origins ? (o: string) => origins.includes(o) : (o: string) => LOCAL_ORIGIN.test(o)
+  const limits: Limits = { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)) }
+  const service = { store, changes, tenancy: new Tenancy(store.engine) }
+
+  const app = new Hono<Env>()
+  const ws = createNodeWebSocket({ app })
+  // A WebSocket message is bounded like a request body.
+  ws.wss.options.maxPayload = limits.maxBodyBytes
+  createApp({
+    service,
+    authenticate,
+    tenancy: options.tenancy ?? authenticate !== undefined,
+    allowOrigin,
+    limits,
+    upgradeWebSocket: ws.upgradeWebSocket,
+    info: { name: 'colloquy-server', version },
+    test: test && {
+      controls: test,
+      async reset() {
+        await store.flush()
+        await Promise.all([...store.engine.state.sessions.keys()].map((session_id) => store.delete({ session_id })))
+        test.reset()
+      },
+    },
+    log,
+  }, app)
+
+  let server: ServerType | undefined
+  return {
+    app,
+    store,
+    changes,
+    listen({ port = 0, host = '127.0.0.1' } = {}) {
+      return new Promise((resolve, reject) => {
+        const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
+          resolve({ port: info.port, host, url: `http://${host.includes(':') ? `[${host}]` : host}:${info.port}` })
+        })
+        s.once('error', reject)
+        ws.injectWebSocket(s)
+        server = s
+      })
+    },
+    async close() {
+      for (const client of ws.wss.clients) client.terminate()
+      if (server) {
+        const s = server as import('node:http').Server
+        await new Promise<void>((resolve) => {
+          s.close(() => resolve())
+          s.closeAllConnections?.()
+        })
+      }
+      await store.close()
+    },
+  }
+}

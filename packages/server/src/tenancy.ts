@@ -1,0 +1,74 @@
+import { jsonEqual, metadataMatches, SessionError, type Engine, type JsonObject } from '@colloquy/core'
+import type { Principal } from './auth.js'
+
+/** Where a session stands for a caller. */
+export type Standing = 'own' | 'foreign' | 'absent'
+
+/**
+ * Scopes every operation to the caller's sessions through `metadata.owner` (the contract's
+ * tenancy hook), using the core's `metadataMatches`.
+ *
+ * Why a check before the operation is enough: operations are checked against the committed
+ * state and queued at once (same tick), and the engine runs its queue in order. A session can
+ * only change hands by being deleted (by its owner) and created again, and a creation is only
+ * admitted for an id that is absent and not reserved by someone else: the creator reserves it
+ * until its creation settles. So anything queued after a successful check runs before any
+ * other principal could have created that id; foreign sessions answer exactly like unknown ones.
+ */
+export class Tenancy {
+  private readonly reserved = new Map<string, { principal: Principal; holds: number }>()
+
+  constructor(
+    private readonly engine: Engine,
+    readonly key = 'owner',
+  ) {}
+
+  /** The metadata filter of a principal's sessions. */
+  filter(principal: Principal): JsonObject {
+    return { [this.key]: principal }
+  }
+
+  owns(principal: Principal, metadata: JsonObject | undefined): boolean {
+    return metadataMatches(this.filter(principal), metadata)
+  }
+
+  standing(principal: Principal, session_id: string): Standing {
+    const meta = this.engine.state.sessions.get(session_id)?.head.meta
+    if (meta) return this.owns(principal, meta.metadata) ? 'own' : 'foreign'
+    // An id being created by a queued operation belongs to its creator already.
+    const r = this.reserved.get(session_id)
+    if (r) return r.principal === principal ? 'own' : 'foreign'
+    return 'absent'
+  }
+
+  /** Holds an absent id for `principal` until the returned release runs. */
+  reserve(principal: Principal, session_id: string): () => void {
+    const r = this.reserved.get(session_id)
+    if (r && r.principal !== principal) throw new Error(`session ${session_id} is reserved by another principal`)
+    if (r) r.holds++
+    else this.reserved.set(session_id, { principal, holds: 1 })
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      const held = this.reserved.get(session_id)!
+      if (--held.holds === 0) this.reserved.delete(session_id)
+    }
+  }
+
+  /** Metadata with the caller as owner; a different owner is refused (the server owns that key). */
+  stamp(principal: Principal, metadata: JsonObject | null | undefined): JsonObject {
+    if (metadata && Object.prototype.hasOwnProperty.call(metadata, this.key) && !jsonEqual(metadata[this.key], principal)) {
+      throw new SessionError('session/invalid_request', `metadata.${this.key} is set by the server and cannot be changed`)
+    }
+    return { ...metadata, [this.key]: principal }
+  }
+
+  /** A metadata filter narrowed to the caller's sessions; null when it can match none of them. */
+  narrow(principal: Principal, filter: JsonObject | null | undefined): JsonObject | null {
+    if (filter && Object.prototype.hasOwnProperty.call(filter, this.key) && !jsonEqual(filter[this.key], principal)) return null
+    return { ...filter, [this.key]: principal }
+  }
+}
+
+export const notFound = (session_id: string): SessionError => new SessionError('session/not_found', `session ${session_id} not found`)

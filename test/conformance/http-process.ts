@@ -1,0 +1,52 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+/** The built CLI: the root test command builds every package before vitest runs. */
+export const CLI = fileURLToPath(new URL('../../packages/server/dist/cli.js', import.meta.url))
+
+export interface ServerProcess {
+  readonly url: string
+  readonly child: ChildProcess
+  /** Everything the process wrote, for failure messages. */
+  output(): string
+  /** SIGTERM (graceful) or SIGKILL (crash); resolves once the process is gone. */
+  stop(signal?: NodeJS.Signals): Promise<void>
+  /** Resolves when the process exits on its own (e.g. fault injection), with its signal. */
+  exited: Promise<NodeJS.Signals | number | null>
+}
+
+/** Starts `colloquy-server` on a free loopback port and waits for its "listening on" line. */
+export async function startServer(args: readonly string[], timeoutMs = 15_000): Promise<ServerProcess> {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`pnpm --filter @colloquy/core build && pnpm --filter @colloquy/server build\``)
+  const child = spawn(process.execPath, [CLI, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()))
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)))
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms:\n${out}`)), timeoutMs)
+    const check = (): void => {
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1])
+      }
+    }
+    child.stdout!.on('data', check)
+    void exited.then((how) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited (${String(how)}) before listening:\n${out}`))
+    })
+  })
+  return {
+    url,
+    child,
+    output: () => out,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      await exited
+    },
+  }
+}
