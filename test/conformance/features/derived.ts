@@ -151,7 +151,7 @@ export function derivedChecks(h: Harness): void {
       expect(res).toStrictEqual({ updated: false, revision: 0 })
     })
 
-    it('2. null request keys behave like absent keys', async () => {
+    it('2 conventions: null request keys behave like absent keys', async () => {
       const res = await h.raw('session::create', { title: null, description: null, metadata: null, kind: null })
       expect(res).toStrictEqual({ session_id: 's_001', meta: { session_id: 's_001', title: '', description: '', status: 'idle', kind: 'user', created_at: T0, updated_at: T0, message_count: 0 } })
       await h.say('s_001', 'one')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { customMessage, emptyAssistant, functionResult, rejects, T0, text, user, type Harness } from '../harness.js'
+import { assistant, customMessage, emptyAssistant, functionResult, rejects, T0, text, user, type Harness } from '../harness.js'
 
 // Rules of contract sections 1-4 that no scenario pins; named after their section.
 export function rulesFeature(h: Harness): void {
@@ -175,7 +175,7 @@ export function rulesFeature(h: Harness): void {
       expect((await f.got('session::meta-updated')).map((e) => e.session_id)).toStrictEqual(['s_001'])
     })
 
-    it('2 limits: messages and list default to 50 items and clamp to 500', async () => {
+    it('2 conventions: messages and list limits default to 50 and clamp to 500', async () => {
       const s = await h.bare()
       await h.call('session::append-many', { session_id: s, messages: Array.from({ length: 501 }, (_, i) => user(`m${i}`)) })
       const page = await h.call('session::messages', { session_id: s })
@@ -189,6 +189,35 @@ export function rulesFeature(h: Harness): void {
       expect(sessions.sessions).toHaveLength(50)
       expect(typeof sessions.next_cursor).toBe('string')
       expect((await h.call('session::list', { limit: 51 })).sessions).toHaveLength(51)
+    })
+
+    it('4.2 a roles filter of [] matches nothing', async () => {
+      const s = await h.bare()
+      const f = h.sink()
+      f.bind('session::message-added', { roles: [] })
+      f.bind('session::message-updated', { roles: [] })
+      await h.say(s, 'hi')
+      await h.call('session::update-message', { session_id: s, entry_id: 'e_001', content: [] })
+      expect(await f.got()).toHaveLength(0)
+    })
+
+    // Core bug (reported): packages/core/src/validate.ts `json` assigns parsed keys with
+    // `out[k] = …`, so a JSON key named "__proto__" (an own property after JSON.parse, as any
+    // transport delivers it) sets the copy's prototype instead and the key is silently dropped.
+    // Flip to `it` once validate.ts defines such keys as own properties.
+    it.fails('1.3 blocks round-trip byte-for-byte, even arguments with a key named "__proto__"', async () => {
+      const s = await h.bare()
+      const args = JSON.parse('{"__proto__":{"cmd":"rm"},"path":"/"}') as Record<string, unknown>
+      const message = assistant([{ type: 'function_call', id: 'c1', function_id: 'shell::run', arguments: args as never }], 'function_call')
+      await h.call('session::append', { session_id: s, message })
+      const stored = await h.entry(s, 'e_001')
+      expect(JSON.stringify(stored.kind === 'message' && stored.message.content)).toBe('[{"type":"function_call","id":"c1","function_id":"shell::run","arguments":{"__proto__":{"cmd":"rm"},"path":"/"}}]')
+    })
+
+    it.fails('2.1 metadata is stored as given, even with a key named "__proto__"', async () => {
+      const metadata = JSON.parse('{"__proto__":{"evil":true},"owner":"u_1"}') as Record<string, never>
+      const { session_id } = await h.call('session::create', { metadata })
+      expect(JSON.stringify((await h.meta(session_id)).metadata)).toBe('{"__proto__":{"evil":true},"owner":"u_1"}')
     })
   })
 }
