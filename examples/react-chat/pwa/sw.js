@@ -33,6 +33,7 @@ self.addEventListener('fetch', (event) => {
     )
     return
   }
-  // Everything else is hashed build output or a static file: cache first.
-  event.respondWith(caches.match(request).then((cached) => cached ?? fetch(request)))
+  // Everything else is hashed build output or a static file: cache first. ignoreVary, because
+  // servers answer with `Vary: Origin` and module scripts send an Origin the precache did not.
+  event.respondWith(caches.match(request, { ignoreVary: true }).then((cached) => cached ?? fetch(request)))
 })

@@ -41,7 +41,7 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
     <div className="transcript" ref={scroller}>
       {ids.status === 'error' && <p className="error pad">Could not read this chat: {String(ids.error)}</p>}
       {ids.status === 'ready' && list.length === 0 && empty}
-      <ol className="messages" ref={content} aria-label="Messages">
+      <ol className="messages" ref={content} aria-label="Messages" aria-busy={busy}>
         {list.map((id, i) => (
           <MessageRow key={id} sessionId={sessionId} entryId={id} live={busy && i === list.length - 1} busy={busy} onFork={onFork} />
         ))}

@@ -1,0 +1,61 @@
+import type { Locator, Page } from 'playwright'
+import { expect } from 'vitest'
+import { replySteps, textOf } from '../../examples/chat-kit/src/index.js'
+
+// How the tests drive either demo app: both share these roles, labels and data attributes.
+
+export const composer = (page: Page): Locator => page.getByRole('textbox', { name: 'Message' })
+export const transcript = (page: Page): Locator => page.getByRole('list', { name: 'Messages' })
+export const rows = (page: Page, role?: 'user' | 'assistant'): Locator =>
+  page.locator(role ? `li.message[data-role="${role}"]` : 'li.message')
+export const chats = (page: Page): Locator => page.getByRole('navigation', { name: 'Chats' }).locator('li')
+
+/** The text blocks of a message row, as the reader sees them (not the text inside tool results). */
+export const rowText = async (row: Locator): Promise<string> =>
+  (await row.locator('.bubble > [data-block="text"]').allTextContents()).join('\n')
+
+/** What the local model answers to `prompt` (its `variant`-th reply): it is deterministic. */
+export const expectedReply = (prompt: string, variant = 0): string =>
+  textOf([...replySteps({ prompt, variant, now: 0 })].at(-1)!)
+
+export async function send(page: Page, text: string): Promise<void> {
+  await composer(page).fill(text)
+  await composer(page).press('Enter')
+}
+
+/** Waits until the chat is idle again and the last reply is complete. */
+export async function settled(page: Page, reply?: string): Promise<void> {
+  await expect.poll(() => transcript(page).getAttribute('aria-busy'), { timeout: 20_000 }).toBe('false')
+  if (reply !== undefined) await expect.poll(() => rowText(rows(page, 'assistant').last()), { timeout: 20_000 }).toBe(reply)
+}
+
+/** Sends `prompt` and waits for its whole reply: the known one, unless `reply` is null. */
+export async function ask(page: Page, prompt: string, reply: string | null = expectedReply(prompt)): Promise<void> {
+  const before = await rows(page, 'assistant').count()
+  await send(page, prompt)
+  await expect.poll(() => rows(page, 'assistant').count(), { timeout: 10_000 }).toBe(before + 1)
+  await settled(page, reply ?? undefined)
+}
+
+/**
+ * The lengths the streaming reply's text went through, seen frame by frame in the page: start
+ * it before sending, await it after.
+ */
+export const watchStream = (page: Page): Promise<number[]> =>
+  page.evaluate(() => new Promise<number[]>((resolve) => {
+    const seen: number[] = []
+    const tick = (): void => {
+      const live = document.querySelector('li.message[data-role="assistant"][aria-busy="true"]')
+      if (live) {
+        const n = [...live.querySelectorAll('[data-block="text"]')].map((e) => e.textContent ?? '').join('').length
+        if (seen.at(-1) !== n) seen.push(n)
+      }
+      const busy = document.querySelector('[aria-label="Messages"]')?.getAttribute('aria-busy')
+      if (seen.length > 0 && busy === 'false') resolve(seen)
+      else requestAnimationFrame(tick)
+    }
+    tick()
+  }))
+
+/** The "2 / 3" picker of a message row. */
+export const picker = (row: Locator): Locator => row.getByRole('group', { name: /^Version \d+ of \d+$/ })

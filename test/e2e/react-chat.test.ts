@@ -1,0 +1,250 @@
+import type { Browser, BrowserContext, Page } from 'playwright'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { ask, chats, composer, expectedReply, picker, rows, rowText, send, settled, transcript, watchStream } from './chat-page.js'
+import { buildExample, launchChromium, screenshot, serve, type Served } from './harness.js'
+
+let outDir: string
+let served: Served
+let browser: Browser
+let context: BrowserContext
+
+beforeAll(async () => {
+  outDir = await buildExample('react-chat')
+  served = await serve('react-chat', outDir)
+  browser = await launchChromium()
+})
+afterAll(async () => {
+  await browser?.close()
+  await served?.close()
+})
+// A fresh context per test: its own IndexedDB, service worker and caches.
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+})
+afterEach(() => context.close())
+
+const open = async (url = served.url): Promise<Page> => {
+  const page = await context.newPage()
+  await page.goto(url)
+  await composer(page).waitFor()
+  return page
+}
+const topStatus = (page: Page) => page.locator('.topbar .status')
+
+describe('react-chat, the demo PWA', () => {
+  it('sends a message and streams the reply token by token, then shows it done', async () => {
+    const page = await open()
+    await screenshot(page, 'react-welcome')
+    const stream = watchStream(page)
+    await send(page, 'Why is the sky blue?')
+    // Mid-stream: the reply is partly there and the chat says it is replying.
+    await page.waitForFunction(() => (document.querySelector('li[data-role="assistant"][aria-busy="true"] [data-block="text"]')?.textContent?.length ?? 0) > 40)
+    await expect.poll(() => topStatus(page).textContent()).toBe('Replying')
+    await screenshot(page, 'react-streaming')
+    const lengths = await stream
+    expect(lengths.length).toBeGreaterThan(10)
+    for (let i = 1; i < lengths.length; i++) expect(lengths[i]).toBeGreaterThan(lengths[i - 1])
+    await settled(page, expectedReply('Why is the sky blue?'))
+    expect(await topStatus(page).textContent()).toBe('Done')
+    // The sidebar names the chat after the question and counts both messages.
+    await expect.poll(() => chats(page).first().textContent()).toMatch(/^Why is the sky blue\?Done2 messages/)
+    expect(new URL(page.url()).hash).toMatch(/^#\/c\/s_/)
+  })
+
+  it('renders every block type, and message text only ever as text', async () => {
+    const page = await open()
+    // Its reply tells the time (clock::now), so its text is not known in advance.
+    await ask(page, 'Show me a demo of everything you can do', null)
+    const reply = rows(page, 'assistant').last()
+    await expect.poll(() => reply.locator('details.thinking').count()).toBe(1)
+    const tools = reply.locator('[data-block="function_call"]')
+    expect(await tools.count()).toBe(2)
+    expect(await tools.nth(0).locator('code').textContent()).toBe('calc::eval')
+    expect(await tools.nth(0).locator('[data-block="function_result"]').textContent()).toContain('84')
+    expect(await tools.nth(1).locator('code').textContent()).toBe('clock::now')
+    expect(await reply.locator('[data-block="image"] img').getAttribute('src')).toMatch(/^data:image\/svg\+xml;base64,/)
+    expect(await reply.locator('[data-block="image"] img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(320)
+    expect(await rowText(reply)).toContain('(17 + 25) * 2 = 84')
+    await reply.locator('details.thinking summary').click()
+    expect(await reply.locator('details.thinking .text').isVisible()).toBe(true)
+    await page.setViewportSize({ width: 1280, height: 1200 })
+    await screenshot(page, 'react-blocks')
+
+    const markup = '<img src=x onerror="window.__pwned=1"><b>bold</b> & <script>window.__pwned=2</script>'
+    await ask(page, markup)
+    const question = rows(page, 'user').last()
+    expect(await rowText(question)).toBe(markup)
+    expect(await question.locator('b, img, script').count()).toBe(0)
+    expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined()
+  })
+
+  it('edits a question into a sibling branch, flips the picker, regenerates a reply', async () => {
+    const page = await open()
+    await ask(page, 'Tell me about tides')
+    await rows(page, 'user').first().hover()
+    await rows(page, 'user').first().getByRole('button', { name: 'Edit message' }).click()
+    await page.getByRole('textbox', { name: 'Edit message' }).fill('Tell me about volcanoes')
+    await page.getByRole('button', { name: 'Save & send' }).click()
+    await settled(page, expectedReply('Tell me about volcanoes'))
+    const question = rows(page, 'user').first()
+    expect(await rowText(question)).toBe('Tell me about volcanoes')
+    expect(await picker(question).textContent()).toBe('2 / 2')
+    expect(await rows(page).count()).toBe(2)
+
+    // Back to the first version: its own reply comes back with it.
+    await picker(question).getByRole('button', { name: 'Previous version' }).click()
+    await expect.poll(() => rowText(rows(page, 'user').first())).toBe('Tell me about tides')
+    expect(await picker(rows(page, 'user').first()).textContent()).toBe('1 / 2')
+    expect(await rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides'))
+
+    // Regenerate: a second reply beside the first, shown at once, with its own picker.
+    await rows(page, 'assistant').first().getByRole('button', { name: 'Regenerate reply' }).click()
+    await expect.poll(() => picker(rows(page, 'assistant').first()).textContent().catch(() => null)).toBe('2 / 2')
+    await settled(page, expectedReply('Tell me about tides', 1))
+    expect(expectedReply('Tell me about tides', 1)).not.toBe(expectedReply('Tell me about tides'))
+    await rows(page, 'assistant').first().hover()
+    await screenshot(page, 'react-branches')
+    await picker(rows(page, 'assistant').first()).getByRole('button', { name: 'Previous version' }).click()
+    await expect.poll(() => rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides'))
+
+    // The chosen branches survive a reload.
+    await page.reload()
+    await expect.poll(() => rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides'))
+    expect(await picker(rows(page, 'user').first()).textContent()).toBe('1 / 2')
+    expect(await picker(rows(page, 'assistant').first()).textContent()).toBe('1 / 2')
+  })
+
+  it('forks a message into a new chat that keeps the path up to it', async () => {
+    const page = await open()
+    await ask(page, 'Plan a picnic')
+    await ask(page, 'Add a dessert')
+    const source = page.url()
+    await rows(page, 'assistant').first().getByRole('button', { name: 'Fork from here' }).click()
+    await expect.poll(() => page.url()).not.toBe(source)
+    await expect.poll(() => page.locator('.topbar h1').textContent()).toBe('Plan a picnic (fork)')
+    expect(await rows(page).count()).toBe(2)
+    expect(await rowText(rows(page, 'assistant').first())).toBe(expectedReply('Plan a picnic'))
+    expect(await chats(page).count()).toBe(2)
+    // The fork goes on by itself; the source chat is untouched.
+    await ask(page, 'Make it vegan')
+    await screenshot(page, 'react-fork')
+    await page.getByRole('button', { name: /^forked from Plan a picnic$/ }).click()
+    await expect.poll(() => page.url()).toBe(source)
+    await expect.poll(() => rows(page).count()).toBe(4)
+    expect(await rowText(rows(page, 'user').last())).toBe('Add a dessert')
+  })
+
+  it('keeps everything across a reload: chats, titles, transcript, the open chat', async () => {
+    const page = await open()
+    await ask(page, 'What is 12 * (3 + 4)?')
+    await page.getByRole('button', { name: 'New chat' }).click()
+    await ask(page, 'Draw a lighthouse at dusk')
+    const url = page.url()
+    await page.reload()
+    expect(page.url()).toBe(url)
+    await expect.poll(() => chats(page).count()).toBe(2)
+    // Most recently changed first.
+    expect(await chats(page).locator('.session-title').allTextContents()).toEqual(['Draw a lighthouse at dusk', 'What is 12 * (3 + 4)?'])
+    await expect.poll(() => rowText(rows(page, 'assistant').last())).toBe(expectedReply('Draw a lighthouse at dusk'))
+    expect(await rows(page, 'assistant').last().locator('[data-block="image"] img').count()).toBe(1)
+  })
+
+  it('renames, reorders live and deletes chats in the sidebar', async () => {
+    const page = await open()
+    await ask(page, 'first chat')
+    const first = page.url()
+    await page.getByRole('button', { name: 'New chat' }).click()
+    await ask(page, 'second chat')
+    expect(await chats(page).locator('.session-title').allTextContents()).toEqual(['second chat', 'first chat'])
+    // A new message moves its chat to the top.
+    await page.goto(first)
+    await ask(page, 'back to the first')
+    await expect.poll(() => chats(page).locator('.session-title').allTextContents()).toEqual(['first chat', 'second chat'])
+
+    await chats(page).first().hover()
+    await chats(page).first().getByRole('button', { name: 'Rename chat' }).click()
+    await page.getByRole('textbox', { name: 'Chat title' }).fill('Renamed')
+    await page.getByRole('textbox', { name: 'Chat title' }).press('Enter')
+    await expect.poll(() => chats(page).first().locator('.session-title').textContent()).toBe('Renamed')
+    expect(await page.locator('.topbar h1').textContent()).toBe('Renamed')
+    await screenshot(page, 'react-sidebar')
+
+    await chats(page).first().getByRole('button', { name: 'Delete chat' }).click()
+    await chats(page).first().getByRole('button', { name: 'Delete', exact: true }).click()
+    await expect.poll(() => chats(page).locator('.session-title').allTextContents()).toEqual(['second chat'])
+    expect(new URL(page.url()).hash).toBe('')
+  })
+
+  it("shows two tabs each other's messages live", async () => {
+    const a = await open()
+    await ask(a, 'Hello from tab A')
+    const b = await open(a.url())
+    await expect.poll(() => rows(b).count()).toBe(2)
+
+    // A writes: B sees the question, then the reply streaming in, without reloading.
+    const seenByB = watchStream(b)
+    await send(a, 'Tab A asks again')
+    const lengths = await seenByB
+    expect(lengths.length).toBeGreaterThan(5)
+    await settled(b, expectedReply('Tab A asks again'))
+    expect(await rowText(rows(b, 'user').last())).toBe('Tab A asks again')
+
+    // And the other way round, including the sidebar.
+    await ask(b, 'Tab B answers')
+    await expect.poll(() => rowText(rows(a, 'assistant').last())).toBe(expectedReply('Tab B answers'))
+    await b.getByRole('button', { name: 'New chat' }).click()
+    await expect.poll(() => chats(a).count()).toBe(2)
+    // A transcript longer than the window scrolls inside itself: the composer stays in view.
+    const box = (await composer(a).boundingBox())!
+    expect(box.y + box.height).toBeLessThanOrEqual(800)
+    expect(await a.evaluate(() => window.scrollY)).toBe(0)
+    await screenshot(a, 'react-two-tabs')
+  })
+
+  it('settings keep a server URL and token; the badge says where data lives', async () => {
+    const page = await open()
+    expect(await page.locator('.sync-badge').textContent()).toBe('Local only')
+    await page.getByRole('button', { name: 'Settings', exact: true }).click()
+    const dialog = page.getByRole('dialog', { name: 'Sync settings' })
+    await dialog.getByRole('textbox', { name: 'Server URL' }).fill('not a url')
+    expect(await dialog.getByRole('button', { name: 'Save' }).isDisabled()).toBe(true)
+    await dialog.getByRole('textbox', { name: 'Server URL' }).fill('http://127.0.0.1:8787')
+    await dialog.getByLabel('Token').fill('secret-token')
+    await screenshot(page, 'react-settings')
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await dialog.waitFor({ state: 'detached' })
+    await page.reload()
+    await page.getByRole('button', { name: 'Settings', exact: true }).click()
+    expect(await page.getByRole('textbox', { name: 'Server URL' }).inputValue()).toBe('http://127.0.0.1:8787')
+    expect(await page.getByLabel('Token').inputValue()).toBe('secret-token')
+  })
+
+  it('is installable and loads its shell with the network off (service worker)', async () => {
+    // Its own server, so it can be shut down: with nothing to answer, only the cache can.
+    const own = await serve('react-chat', outDir)
+    try {
+      const page = await open(own.url)
+      const manifest = await page.evaluate(async () => {
+        const href = document.querySelector<HTMLLinkElement>('link[rel="manifest"]')!.href
+        return (await fetch(href)).json() as Promise<{ display: string; icons: { sizes: string; type: string }[] }>
+      })
+      expect(manifest.display).toBe('standalone')
+      expect(manifest.icons.map((i) => i.sizes)).toEqual(expect.arrayContaining(['192x192', '512x512']))
+      await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 15_000 })
+      await ask(page, 'Remember me offline')
+
+      await own.close()
+      await context.setOffline(true)
+      await page.reload()
+      await composer(page).waitFor()
+      expect(await page.locator('.sync-badge').textContent()).toBe('Offline')
+      await expect.poll(() => rowText(rows(page, 'assistant').last())).toBe(expectedReply('Remember me offline'))
+      // The model is local too: chatting goes on with no network at all.
+      await ask(page, 'Still here?')
+      await screenshot(page, 'react-offline')
+    } finally {
+      await context.setOffline(false)
+      await own.close()
+    }
+  })
+})
