@@ -201,6 +201,25 @@ export function rulesFeature(h: Harness): void {
       expect(await f.got()).toHaveLength(0)
     })
 
+    it('2.4 cursors page through caller-chosen ids of any characters, ties broken by id', async () => {
+      const ids = ['../escape/chat 42:?', 'chat-é', 'A', 'z%2F', '{"id":1}']
+      for (const session_id of ids) await h.call('session::ensure', { session_id })
+      const sorted = [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      for (const [order, expected] of [['created_asc', sorted], ['created_desc', [...sorted].reverse()]] as const) {
+        const seen: string[] = []
+        let cursor: string | undefined
+        do {
+          const page = await h.call('session::list', { order, limit: 2, cursor })
+          seen.push(...page.sessions.map((m) => m.session_id))
+          cursor = page.next_cursor
+        } while (cursor !== undefined)
+        expect(seen).toStrictEqual(expected)
+      }
+      // The same ids work for entry reads too.
+      await h.say('../escape/chat 42:?', 'hi')
+      expect(await h.ids({ session_id: '../escape/chat 42:?' })).toStrictEqual(['e_001'])
+    })
+
     // Core bug (reported): packages/core/src/validate.ts `json` assigns parsed keys with
     // `out[k] = …`, so a JSON key named "__proto__" (an own property after JSON.parse, as any
     // transport delivers it) sets the copy's prototype instead and the key is silently dropped.
