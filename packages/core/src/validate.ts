@@ -49,7 +49,11 @@ export const json: Parser<Json> = (v, p) => {
   if (Array.isArray(v)) return Object.freeze(v.map((x, i) => json(x, at(p, i)))) as Json[]
   if (isPlainObject(v)) {
     const out: JsonObject = {}
-    for (const k of Object.keys(v)) if (v[k] !== undefined) out[k] = json(v[k], at(p, k))
+    // defineProperty, not assignment: a key named "__proto__" (ordinary data after JSON.parse)
+    // must stay a key, not replace the copy's prototype.
+    for (const k of Object.keys(v)) {
+      if (v[k] !== undefined) Object.defineProperty(out, k, { value: json(v[k], at(p, k)), enumerable: true, writable: true, configurable: true })
+    }
     return Object.freeze(out)
   }
   return fail(p, 'a JSON value', v)

@@ -172,7 +172,7 @@ describe('lenient input (contract 2, D18)', () => {
   // Core bug (reported): validate.ts `json` writes `out[k] = …`; for k === "__proto__" that sets
   // the copy's prototype, so the key vanishes from stored data (and, in memoryStorage, lingers
   // as an inherited property). Flip to `it` once such keys are defined as own properties.
-  it.fails('JSON values keep a key named "__proto__" as data (metadata, arguments, custom data)', async () => {
+  it('JSON values keep a key named "__proto__" as data (metadata, arguments, custom data)', async () => {
     const { store } = await fixture()
     const tricky = () => JSON.parse('{"__proto__":{"x":1},"y":2}') as Record<string, never>
     const { session_id } = await store.create({ metadata: tricky() })

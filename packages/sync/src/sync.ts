@@ -49,6 +49,9 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   const channel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(`colloquy-sync:${store.storage.name}`) : undefined
 
   let stopLeading: (() => void) | undefined
+  // A restarted sync waits for the previous loop to wind down: one loop at a time owns the
+  // checkpoint and the in-flight set.
+  let lastLoop: Promise<void> = Promise.resolve()
   let leader = false
   let checkpoint = 0
   let head = 0
@@ -253,6 +256,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     })
 
   async function leadLoop(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return
     leader = true
     const state = await kv()
     checkpoint = Number(state.get(CHECKPOINT) ?? 0)
@@ -296,7 +300,12 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   const sync: Sync = {
     start() {
       if (stopLeading) return
-      stopLeading = lead(`colloquy-sync:${store.storage.name}`, leadLoop)
+      stopLeading = lead(`colloquy-sync:${store.storage.name}`, (signal) => {
+        const previous = lastLoop
+        const loop = previous.then(() => leadLoop(signal))
+        lastLoop = loop.catch(() => {})
+        return loop
+      })
     },
     stop() {
       stopLeading?.()

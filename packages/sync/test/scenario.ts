@@ -51,7 +51,8 @@ export async function runScenario(n: number, actions: Action[]): Promise<void> {
             stream: (s, m, c) => (online[d] ? base.stream(s, m, c) : (queueMicrotask(() => c(new Error('offline'))), { close() {} })),
           }
           const store = await createStore({ storage: memoryStorage(), multiTab: false })
-          devices.push({ store, sync: createSync(store, { url: 'x', transport }) })
+          const sync = createSync(store, { url: 'x', transport })
+          devices.push({ store, sync })
         }
         // Three shared sessions, created on device 0 and synced everywhere first.
         const sessions: string[] = []

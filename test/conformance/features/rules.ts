@@ -224,7 +224,7 @@ export function rulesFeature(h: Harness): void {
     // `out[k] = …`, so a JSON key named "__proto__" (an own property after JSON.parse, as any
     // transport delivers it) sets the copy's prototype instead and the key is silently dropped.
     // Flip to `it` once validate.ts defines such keys as own properties.
-    it.fails('1.3 blocks round-trip byte-for-byte, even arguments with a key named "__proto__"', async () => {
+    it('1.3 blocks round-trip byte-for-byte, even arguments with a key named "__proto__"', async () => {
       const s = await h.bare()
       const args = JSON.parse('{"__proto__":{"cmd":"rm"},"path":"/"}') as Record<string, unknown>
       const message = assistant([{ type: 'function_call', id: 'c1', function_id: 'shell::run', arguments: args as never }], 'function_call')
@@ -233,7 +233,7 @@ export function rulesFeature(h: Harness): void {
       expect(JSON.stringify(stored.kind === 'message' && stored.message.content)).toBe('[{"type":"function_call","id":"c1","function_id":"shell::run","arguments":{"__proto__":{"cmd":"rm"},"path":"/"}}]')
     })
 
-    it.fails('2.1 metadata is stored as given, even with a key named "__proto__"', async () => {
+    it('2.1 metadata is stored as given, even with a key named "__proto__"', async () => {
       const metadata = JSON.parse('{"__proto__":{"evil":true},"owner":"u_1"}') as Record<string, never>
       const { session_id } = await h.call('session::create', { metadata })
       expect(JSON.stringify((await h.meta(session_id)).metadata)).toBe('{"__proto__":{"evil":true},"owner":"u_1"}')
