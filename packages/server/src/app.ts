@@ -1,7 +1,7 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { cors } from 'hono/cors'
-import type { UpgradeWebSocket } from 'hono/ws'
+import type { UpgradeWebSocket, WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
 import type { Principal } from './auth.js'
 import type { ChangeLog } from './change-log.js'
@@ -40,7 +40,12 @@ export interface AppConfig {
   log(message: string): void
 }
 
-export type Env = { Variables: { principal: Principal | undefined } }
+export type Env = { Variables: { principal: Principal | undefined; denied: boolean } }
+
+/** Close code for a WebSocket refused for missing or bad credentials (browsers cannot see a 401). */
+export const WS_UNAUTHORIZED = 4401
+
+const isUpgrade = (c: Context): boolean => c.req.header('upgrade')?.toLowerCase() === 'websocket'
 
 const nonNegative = (v: string | undefined, name: string, fallback: number): number => {
   if (v === undefined || v === '') return fallback
@@ -78,11 +83,18 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     if (cfg.authenticate) {
       principal = await cfg.authenticate(c.req.raw)
       if (principal === undefined) {
+        // A WebSocket is accepted and closed with 4401 at once: a browser sees a close code,
+        // never an HTTP status.
+        if (isUpgrade(c)) {
+          c.set('denied', true)
+          return next()
+        }
         c.header('WWW-Authenticate', 'Bearer')
         throw new HttpError(401, 'auth/unauthorized', 'missing or invalid credentials')
       }
     }
     c.set('principal', cfg.tenancy ? principal : undefined)
+    c.set('denied', false)
     await next()
   })
 
@@ -105,6 +117,8 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     await next()
   }
   const upgradeRequired = (c: Context) => c.json({ error: { code: 'http/upgrade_required', message: 'http/upgrade_required: this endpoint is a WebSocket' } }, 426)
+  const socket = (open: (c: Context<Env>) => WSEvents<WebSocket>) =>
+    cfg.upgradeWebSocket((c: Context<Env>) => (c.get('denied') ? { onOpen: (_e, ws) => ws.close(WS_UNAUTHORIZED, 'unauthorized') } : open(c)))
 
   app.post('/rpc/:fn', limitBody, async (c) => c.json((await callAs(service, c.get('principal'), c.req.param('fn'), await json(c))) ?? null))
 
@@ -121,8 +135,8 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   })
 
   const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered }
-  app.get('/sync/live', sameOrigin, cfg.upgradeWebSocket((c) => liveStream(service, c.get('principal'), nonNegative(c.req.query('since'), 'since', 0), stream)), upgradeRequired)
-  app.get('/events', sameOrigin, cfg.upgradeWebSocket((c) => eventStream(service, c.get('principal'), limits.maxBuffered)), upgradeRequired)
+  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, c.get('principal'), nonNegative(c.req.query('since'), 'since', 0), stream)), upgradeRequired)
+  app.get('/events', sameOrigin, socket((c) => eventStream(service, c.get('principal'), limits.maxBuffered)), upgradeRequired)
 
   app.get('/sessions/:id/history', async (c) => c.json(await history(service, c.get('principal'), c.req.param('id'))))
 

@@ -8,8 +8,8 @@ export type Authenticate = (request: Request) => Principal | null | undefined | 
 export interface AuthOptions {
   /**
    * Bearer tokens: one token (principal `"default"`), or a map token → principal. Sent as
-   * `Authorization: Bearer <token>`, or as `?access_token=` where headers cannot be set
-   * (browser WebSockets).
+   * `Authorization: Bearer <token>`, or as `?access_token=` (alias `?token=`) where headers
+   * cannot be set (browser WebSockets).
    */
   token?: string | Readonly<Record<string, Principal>>
   /** A custom check; returns the principal, or null/undefined for 401. Runs when no token matched. */
@@ -22,7 +22,8 @@ export function bearerToken(request: Request): string | undefined {
   const header = request.headers.get('authorization')
   const m = header && /^Bearer\s+(\S+)\s*$/i.exec(header)
   if (m) return m[1]
-  return new URL(request.url).searchParams.get('access_token') ?? undefined
+  const query = new URL(request.url).searchParams
+  return query.get('access_token') ?? query.get('token') ?? undefined
 }
 
 /** The request authenticator, or undefined when no auth is configured (open, single-user mode). */

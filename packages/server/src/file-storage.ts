@@ -16,9 +16,10 @@ export interface FileStorageOptions {
    * before its journal line (the commit point).
    */
   beforeCommitPoint?: (tx: number) => void | Promise<void>
+  /** The journal is rewritten as one snapshot on open once it has more lines than this (default 10000). */
+  compactAfterLines?: number
 }
 
-const COMPACT_AFTER_LINES = 10_000
 const ENOENT = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT'
 
 /**
@@ -105,7 +106,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
   const open_ = async (): Promise<SessionHead[]> => {
     await mkdir(trash, { recursive: true })
     journal = await readJournal(journalPath, warn)
-    if (journal.lines > COMPACT_AFTER_LINES) await compactJournal(journalPath, journal, fsync)
+    if (journal.lines > (options.compactAfterLines ?? 10_000)) await compactJournal(journalPath, journal, fsync)
     journalSize = await fileSize(journalPath)
     for (const map of journal.side.values()) for (const key of map.keys()) if (typeof key === 'number') autoKey = Math.max(autoKey, key)
     heads.clear()

@@ -14,9 +14,14 @@ export interface StreamLimits {
   maxBuffered: number
 }
 
-/** What `GET /sync/live` sends. `checkpoint` is where a client resumes after this message. */
+/**
+ * What `GET /sync/stream` sends. `prev` is the seq of the last change this connection sent before
+ * this message (the request's `since` at first): a client whose checkpoint is below it missed
+ * something and pulls. `checkpoint` is where a client may resume (it also covers records the
+ * server skipped as not the caller's).
+ */
 export type StreamMessage =
-  | { type: 'changes'; changes: SequencedChange[]; checkpoint: number; head: number }
+  | { type: 'changes'; changes: SequencedChange[]; prev: number; checkpoint: number; head: number }
   | { type: 'ready'; checkpoint: number; head: number }
   | { type: 'pushed'; id: unknown; results: unknown[] }
   | { type: 'pong'; id: unknown }
@@ -38,6 +43,13 @@ export function liveStream(service: Service & { changes: ChangeLog }, principal:
       const send = (m: StreamMessage): boolean => sendJson(ws, m, limits.maxBuffered)
       let held: { changes: CommittedChange[]; head: number } | undefined = { changes: [], head: 0 }
       let checkpoint = since
+      let prev = since
+      const deliver = (changes: SequencedChange[], head: number): boolean => {
+        if (!changes.length) return true
+        const ok = send({ type: 'changes', changes, prev, checkpoint, head })
+        prev = changes[changes.length - 1].seq
+        return ok
+      }
       stop = service.changes.subscribe((changes, head) => {
         if (held) {
           held.changes.push(...changes)
@@ -45,8 +57,7 @@ export function liveStream(service: Service & { changes: ChangeLog }, principal:
           return
         }
         checkpoint = head
-        const mine = changes.filter(visible)
-        if (mine.length) send({ type: 'changes', changes: mine.map(strip), checkpoint, head })
+        deliver(changes.filter(visible).map(strip), head)
       })
       void (async () => {
         try {
@@ -54,14 +65,14 @@ export function liveStream(service: Service & { changes: ChangeLog }, principal:
             const page = await service.changes.page(checkpoint, limits.pageSize, filter)
             if (closed) return
             checkpoint = page.checkpoint
-            if (page.changes.length && !send({ type: 'changes', changes: page.changes, checkpoint, head: page.head })) return
+            if (!deliver(page.changes, page.head)) return
             if (!page.more) break
           }
-          const late = held!.changes.filter((c) => c.seq > checkpoint && visible(c))
+          const late = held!.changes.filter((c) => c.seq > checkpoint && visible(c)).map(strip)
           checkpoint = Math.max(checkpoint, held!.head)
           held = undefined
-          if (late.length) send({ type: 'changes', changes: late.map(strip), checkpoint, head: checkpoint })
-          send({ type: 'ready', checkpoint, head: checkpoint })
+          deliver(late, checkpoint)
+          send({ type: 'ready', checkpoint, head: Math.max(checkpoint, service.changes.head) })
         } catch (e) {
           send({ type: 'error', error: toWire(e).body.error })
           ws.close(1011, 'backlog failed')

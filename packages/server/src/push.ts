@@ -29,7 +29,8 @@ export function parseChange(v: unknown, path: string): ReplicaChange {
   if (!isObject(v)) throw invalidRequest(`${path}: expected an object`)
   switch (v.type) {
     case 'meta':
-      return { type: 'meta', meta: parseMeta(v.meta, `${path}.meta`) }
+      if (v.create != null && typeof v.create !== 'boolean') throw invalidRequest(`${path}.create: expected a boolean`)
+      return { type: 'meta', meta: parseMeta(v.meta, `${path}.meta`), ...(v.create === true && { create: true }) }
     case 'entry': {
       const base = v.base_revision
       if (base != null && !(Number.isSafeInteger(base) && (base as number) >= 0)) throw invalidRequest(`${path}.base_revision: expected null or a non-negative integer`)
@@ -77,15 +78,12 @@ export async function push(service: Service, principal: Principal | undefined, m
     if (principal !== undefined) {
       const id = sessionOf(change)
       const standing = tenancy.standing(principal, id)
-      if (change.type === 'meta') {
+      // Only a meta marked `create` may bring a session into existence (for its caller).
+      if (change.type === 'meta' && (standing === 'own' || (standing === 'absent' && change.create))) {
         try {
-          change = { type: 'meta', meta: { ...change.meta, metadata: tenancy.stamp(principal, change.meta.metadata) } }
+          change = { ...change, meta: { ...change.meta, metadata: tenancy.stamp(principal, change.meta.metadata) } }
         } catch (e) {
           results[at] = rejected(e as SessionError)
-          continue
-        }
-        if (standing === 'foreign') {
-          results[at] = rejected(new SessionError('session/not_found', `session ${id} not found`))
           continue
         }
         if (standing === 'absent') releases.push(tenancy.reserve(principal, id))

@@ -1,0 +1,289 @@
+import { readdir, readFile, writeFile, appendFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createStore, SessionError, type Store } from '@colloquy/core'
+import { fileStorage, type FileStorageOptions } from '../../packages/server/src/file-storage.js'
+import { ChangeLog } from '../../packages/server/src/change-log.js'
+import { tempDir, user } from './helpers.js'
+
+const cleanups: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+async function dataDir(): Promise<string> {
+  const t = await tempDir('fs')
+  cleanups.push(t.remove)
+  return t.dir
+}
+
+/** A store over fileStorage with the contract's test clock and ids (ids continue across restarts). */
+function opener(dir: string, extra: Partial<FileStorageOptions> = {}) {
+  let t = 1_000_000
+  const counters = { session: 0, entry: 0 }
+  const warnings: string[] = []
+  /** `crashing`: the store will hang at a commit point, as a dead process would; it is abandoned, never closed. */
+  const open = async (more: Partial<FileStorageOptions> = {}, crashing = false): Promise<Store> => {
+    const store = await createStore({
+      storage: fileStorage({ dir, warn: (m) => warnings.push(m), ...extra, ...more }),
+      now: () => t,
+      newId: (k) => `${k === 'session' ? 's' : 'e'}_${String(++counters[k]).padStart(3, '0')}`,
+      multiTab: false,
+    })
+    if (!crashing) cleanups.push(() => store.close())
+    return store
+  }
+  return { open, warnings, advance: (ms: number) => void (t += ms) }
+}
+
+const sessionFiles = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((n) => n.endsWith('.jsonl')).sort()
+const lines = async (path: string): Promise<Array<Record<string, unknown>>> =>
+  (await readFile(path, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+
+describe('fileStorage: the contract\'s persistence scenarios', () => {
+  it('143. each session gets its own file', async () => {
+    const dir = await dataDir()
+    const store = await opener(dir).open()
+    await store.create({})
+    await store.create({})
+    expect(await sessionFiles(dir)).toStrictEqual(['s_001.jsonl', 's_002.jsonl'])
+  })
+
+  it('144. a restart replays identical state', async () => {
+    const dir = await dataDir()
+    const o = opener(dir)
+    const a = await o.open()
+    const { session_id } = await a.create({ title: 'persisted', metadata: { owner: 'u_1' } })
+    await a.append({ session_id, message: user('one') })
+    await a.append({ session_id, message: { role: 'assistant', content: [], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 0 } })
+    await a.updateMessage({ session_id, entry_id: 'e_002', content: [{ type: 'text', text: 'streamed' }] })
+    await a.setStatus({ session_id, status: 'done' })
+    await a.setActiveLeaf({ session_id, entry_id: 'e_001' })
+    const before = await a.get({ session_id })
+    await a.close()
+
+    const b = await o.open()
+    expect(await b.get({ session_id })).toStrictEqual(before)
+    expect(before!.meta).toMatchObject({ title: 'persisted', status: 'done', message_count: 2, metadata: { owner: 'u_1' } })
+    expect((await b.getMessage({ session_id, entry_id: 'e_002' }))!.entry).toMatchObject({ revision: 1, message: { content: [{ type: 'text', text: 'streamed' }] } })
+    expect((await b.append({ session_id, message: user('three') })).parent_id).toBe('e_001')
+    expect((await b.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual(['e_001', 'e_003'])
+  })
+
+  it('145. hostile session ids are encoded but work end to end', async () => {
+    const parent = await dataDir()
+    const dir = join(parent, 'data')
+    const o = opener(dir)
+    const a = await o.open()
+    const id = '../escape/chat 42:?'
+    await a.ensure({ session_id: id })
+    await a.append({ session_id: id, message: user('inside') })
+    expect((await a.messages({ session_id: id })).messages).toHaveLength(1)
+    expect(await sessionFiles(dir)).toStrictEqual(['..%2Fescape%2Fchat%2042%3A%3F.jsonl'])
+    // Nothing was written outside the data directory.
+    expect((await readdir(parent)).sort()).toStrictEqual(['data'])
+    await a.close()
+    const b = await o.open()
+    expect((await b.list({})).sessions.map((s) => s.session_id)).toStrictEqual([id])
+  })
+
+  it('146. deleting a session removes its file, and it stays deleted after a restart', async () => {
+    const dir = await dataDir()
+    const o = opener(dir)
+    const a = await o.open()
+    const { session_id } = await a.create({})
+    await a.append({ session_id, message: user('bye') })
+    expect(await a.delete({ session_id })).toStrictEqual({ deleted: true })
+    expect(await sessionFiles(dir)).toStrictEqual([])
+    await a.close()
+    const b = await o.open()
+    expect(await b.get({ session_id })).toBeNull()
+    expect(await readdir(join(dir, '.colloquy', 'trash'))).toStrictEqual([])
+  })
+})
+
+describe('fileStorage: the seed\'s record format', () => {
+  it('writes an append as one atomic append record and an update as entry + meta, every line tagged with its commit', async () => {
+    const dir = await dataDir()
+    const store = await opener(dir).open()
+    const { session_id } = await store.create({ title: 't' })
+    await store.append({ session_id, message: user('hi') })
+    await store.updateMessage({ session_id, entry_id: 'e_001', content: [{ type: 'text', text: 'edited' }] })
+    await store.setActiveLeaf({ session_id, entry_id: 'e_001' })
+    await store.appendMany({ session_id, messages: [user('a'), user('b')] })
+    const recs = await lines(join(dir, 's_001.jsonl'))
+    expect(recs.map((r) => r.type)).toStrictEqual(['meta', 'append', 'entry', 'meta', 'entry', 'entry', 'leaf', 'meta'])
+    expect(recs[1]).toMatchObject({ entry: { id: 'e_001', parent_id: null, revision: 0 }, meta: { message_count: 1 } })
+    expect(recs[2]).toMatchObject({ entry: { id: 'e_001', revision: 1 } })
+    expect(recs[6]).toMatchObject({ type: 'leaf', entry_id: 'e_003' })
+    expect(recs.every((r) => typeof r.tx === 'number')).toBe(true)
+  })
+
+  it('reads a directory written by the seed: no commit tags, the older three-record append, a crash-orphaned entry', async () => {
+    const dir = await dataDir()
+    const meta = (n: number, leaf?: string) => ({ session_id: 'chat-1', title: 'seed', description: '', status: 'idle', created_at: 5, updated_at: 5 + n, message_count: n, ...(leaf ? {} : {}) })
+    const entry = (id: string, parent: string | null, text: string, revision?: number) => ({ id, parent_id: parent, timestamp: 5, ...(revision !== undefined && { revision }), kind: 'message', message: user(text) })
+    const file = [
+      { type: 'meta', meta: meta(0) },
+      // The older three-record append: entry, leaf, meta (which commits the active path).
+      { type: 'entry', entry: entry('a', null, 'one') },
+      { type: 'leaf', entry_id: 'a' },
+      { type: 'meta', meta: meta(1) },
+      // The newer atomic append, then an update.
+      { type: 'append', entry: entry('b', 'a', 'two'), meta: meta(2) },
+      { type: 'entry', entry: entry('b', 'a', 'two, edited', 1) },
+      // A crash after the entry line of a three-record append: never committed.
+      { type: 'entry', entry: entry('c', 'b', 'lost') },
+      { type: 'leaf', entry_id: 'c' },
+    ]
+    await writeFile(join(dir, 'chat-1.jsonl'), file.map((r) => JSON.stringify(r)).join('\n') + '\n')
+    const store = await opener(dir).open()
+    const got = await store.get({ session_id: 'chat-1' })
+    // `kind` was not in early seed records: it reads back as user.
+    expect(got!.meta).toMatchObject({ title: 'seed', kind: 'user', message_count: 2 })
+    expect((await store.messages({ session_id: 'chat-1' })).messages.map((m) => [m.entry_id, m.message!.content])).toStrictEqual([
+      ['a', [{ type: 'text', text: 'one' }]],
+      ['b', [{ type: 'text', text: 'two, edited' }]],
+    ])
+    expect(await store.getMessage({ session_id: 'chat-1', entry_id: 'c' })).toBeNull()
+    // The retried append commits afresh: the leaf moves and the count grows.
+    expect(await store.append({ session_id: 'chat-1', entry_id: 'c', message: user('lost') })).toMatchObject({ entry_id: 'c', parent_id: 'b' })
+    expect((await store.get({ session_id: 'chat-1' }))!.meta.message_count).toBe(3)
+  })
+
+  it('skips undecodable file names and malformed lines, with a warning', async () => {
+    const dir = await dataDir()
+    await writeFile(join(dir, 'bad%zz.jsonl'), JSON.stringify({ type: 'meta', meta: { session_id: 'x', created_at: 1 } }) + '\n')
+    await writeFile(join(dir, 'ok.jsonl'), [JSON.stringify({ type: 'meta', meta: { session_id: 'ok', title: 'fine', created_at: 1 } }), '{not json', JSON.stringify({ type: 'mystery' })].join('\n') + '\n')
+    const o = opener(dir)
+    const store = await o.open()
+    expect((await store.list({})).sessions.map((s) => [s.session_id, s.title])).toStrictEqual([['ok', 'fine']])
+    expect(o.warnings.join('\n')).toMatch(/ok\.jsonl: skipped 2 malformed line/)
+  })
+})
+
+describe('fileStorage: crashes and failed writes', () => {
+  it('repairs a torn last line: the state before it is kept and the next append lands on a clean line', async () => {
+    const dir = await dataDir()
+    const o = opener(dir)
+    const a = await o.open()
+    const { session_id } = await a.create({})
+    await a.append({ session_id, message: user('kept') })
+    await a.close()
+    const path = join(dir, 's_001.jsonl')
+    const intact = await readFile(path, 'utf8')
+    await appendFile(path, '{"type":"append","entry":{"id":"e_9","par')
+
+    const b = await o.open()
+    expect(o.warnings.join('\n')).toMatch(/cutting \d+ bytes/)
+    expect(await readFile(path, 'utf8')).toBe(intact)
+    expect((await b.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual(['e_001'])
+    await b.append({ session_id, message: user('after') })
+    await b.close()
+    const c = await o.open()
+    expect((await c.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual(['e_001', 'e_002'])
+  })
+
+  it('keeps a whole last record that only lost its newline', async () => {
+    const dir = await dataDir()
+    const record = JSON.stringify({ type: 'meta', meta: { session_id: 'nl', title: 'no newline', created_at: 1 } })
+    await writeFile(join(dir, 'nl.jsonl'), record)
+    const store = await opener(dir).open()
+    expect((await store.get({ session_id: 'nl' }))!.meta.title).toBe('no newline')
+    expect(await readFile(join(dir, 'nl.jsonl'), 'utf8')).toBe(record + '\n')
+  })
+
+  it('a failed commit writes nothing: the operation fails with session/storage and memory equals disk', async () => {
+    const dir = await dataDir()
+    let fail = false
+    const o = opener(dir, { beforeCommitPoint: () => { if (fail) throw new Error('disk full') } })
+    const a = await o.open()
+    const { session_id } = await a.create({ title: 'before' })
+    await a.append({ session_id, message: user('one') })
+    const file = await readFile(join(dir, 's_001.jsonl'), 'utf8')
+    fail = true
+    const error = await a.append({ session_id, message: user('two') }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(SessionError)
+    expect((error as SessionError).code).toBe('session/storage')
+    await expect(a.create({ title: 'new' })).rejects.toMatchObject({ code: 'session/storage' })
+    expect(await readFile(join(dir, 's_001.jsonl'), 'utf8')).toBe(file)
+    expect(await sessionFiles(dir)).toStrictEqual(['s_001.jsonl'])
+    expect((await a.get({ session_id }))!.meta.message_count).toBe(1)
+    fail = false
+    expect((await a.append({ session_id, message: user('three') })).parent_id).toBe('e_001')
+    await a.close()
+    const b = await o.open()
+    expect((await b.messages({ session_id })).messages.map((m) => m.message!.content[0])).toStrictEqual([
+      { type: 'text', text: 'one' },
+      { type: 'text', text: 'three' },
+    ])
+  })
+
+  it('records written by a commit that never reached the journal are rolled back on open', async () => {
+    const dir = await dataDir()
+    let hang = false
+    const o = opener(dir)
+    // The process "dies" at the commit point: session records written, journal line not.
+    const a = await o.open({ beforeCommitPoint: () => (hang ? new Promise<void>(() => {}) : undefined) }, true)
+    const { session_id } = await a.create({})
+    await a.append({ session_id, message: user('committed') })
+    hang = true
+    void a.append({ session_id, message: user('in flight') })
+    void a.create({ title: 'also in flight' })
+    await new Promise((r) => setTimeout(r, 100))
+    expect((await lines(join(dir, 's_001.jsonl'))).length).toBe(3)
+
+    const b = await o.open()
+    expect((await b.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual(['e_001'])
+    expect((await b.list({})).sessions.map((s) => s.session_id)).toStrictEqual(['s_001'])
+    expect((await lines(join(dir, 's_001.jsonl'))).length).toBe(2)
+    expect(await sessionFiles(dir)).toStrictEqual(['s_001.jsonl'])
+  })
+
+  it('a delete that never reached the journal is undone on open; a committed one is finished', async () => {
+    const dir = await dataDir()
+    let hang = false
+    const o = opener(dir)
+    const a = await o.open({ beforeCommitPoint: () => (hang ? new Promise<void>(() => {}) : undefined) }, true)
+    const { session_id } = await a.create({ title: 'survivor' })
+    await a.append({ session_id, message: user('still here') })
+    hang = true
+    void a.delete({ session_id })
+    await new Promise((r) => setTimeout(r, 100))
+    expect(await sessionFiles(dir)).toStrictEqual([])
+    expect(await readdir(join(dir, '.colloquy', 'trash'))).toHaveLength(1)
+
+    const b = await o.open()
+    expect((await b.get({ session_id }))!.meta.title).toBe('survivor')
+    expect((await b.messages({ session_id })).messages).toHaveLength(1)
+    expect(await readdir(join(dir, '.colloquy', 'trash'))).toStrictEqual([])
+  })
+})
+
+describe('fileStorage: the journal', () => {
+  it('keeps side records (the change log) across restarts, and compacts a long journal into one snapshot', async () => {
+    const dir = await dataDir()
+    const open = async () => {
+      const log = new ChangeLog(fileStorage({ dir, compactAfterLines: 5, warn: () => {} }))
+      const store = await createStore({ storage: log.storage, multiTab: false })
+      log.attach(store.engine)
+      cleanups.push(() => store.close())
+      return { log, store }
+    }
+    const a = await open()
+    const { session_id } = await a.store.create({})
+    for (let i = 0; i < 8; i++) await a.store.append({ session_id, message: user(`m${i}`) })
+    const head = a.log.head
+    const page = await a.log.page(0, 1000)
+    await a.store.close()
+    const journal = join(dir, '.colloquy', 'journal.jsonl')
+    expect((await readFile(journal, 'utf8')).split('\n').filter(Boolean).length).toBe(9)
+
+    const b = await open()
+    expect((await readFile(journal, 'utf8')).split('\n').filter(Boolean).length).toBe(1)
+    expect(b.log.head).toBe(head)
+    expect(await b.log.page(0, 1000)).toStrictEqual(page)
+    await b.store.append({ session_id, message: user('next') })
+    expect(b.log.head).toBeGreaterThan(head)
+  })
+})
