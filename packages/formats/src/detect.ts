@@ -1,0 +1,81 @@
+import { fileEntries, isFileMap, Source, type FileMap, type TranscriptInput } from './input.js'
+import type { FormatId } from './types.js'
+import { isObj, str } from './values.js'
+
+const HEAD = 256 * 1024
+const CLAUDE_TYPES = new Set([
+  'user', 'assistant', 'system', 'summary', 'file-history-snapshot', 'progress', 'queue-operation', 'attachment',
+  'custom-title', 'ai-title', 'agent-name', 'agent-setting', 'permission-mode', 'mode', 'pr-link', 'last-prompt', 'bridge-session',
+])
+const CODEX_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted'])
+const CODEX_ITEMS = new Set(['message', 'function_call', 'function_call_output', 'reasoning', 'custom_tool_call', 'local_shell_call'])
+
+const isZip = (b: Uint8Array): boolean => b[0] === 0x50 && b[1] === 0x4b && (b[2] === 3 || b[2] === 5) && (b[3] === 4 || b[3] === 6)
+const SQLITE = 'SQLite format 3\0'
+const isSqlite = (b: Uint8Array): boolean => b.length >= 16 && [...SQLITE].every((c, i) => b[i] === c.charCodeAt(0))
+
+/** The format of one parsed JSON record (a JSONL line, or a whole document). */
+export function formatOfRecord(o: unknown): FormatId | null {
+  if (!isObj(o)) return null
+  if (typeof o.schema_version === 'string') return 'unified'
+  if (typeof o.opa_version === 'string') return 'opa'
+  const type = str(o.type)
+  if (type && CODEX_TYPES.has(type) && 'payload' in o) return 'codex'
+  if (str(o.record_type) === 'state') return 'codex'
+  // Legacy Codex (mid-2025): a bare header, then bare response items.
+  if (!type && typeof o.id === 'string' && 'instructions' in o && typeof o.timestamp === 'string') return 'codex'
+  if (typeof o.sessionId === 'string' && typeof o.projectHash === 'string') return 'gemini'
+  if (type && CLAUDE_TYPES.has(type) && ('uuid' in o || 'sessionId' in o || 'leafUuid' in o || 'messageId' in o)) return 'claude-code'
+  if (type && CODEX_ITEMS.has(type) && !('uuid' in o)) return 'codex'
+  if (isObj(o.info) && Array.isArray(o.messages) && str(o.info.id)?.startsWith('ses_')) return 'opencode'
+  const id = str(o.id)
+  if (id && /^(ses|msg|prt)_/.test(id)) return 'opencode'
+  return null
+}
+
+function formatOfText(head: string): FormatId | null {
+  const text = head.replace(/^\uFEFF/, '').trimStart()
+  if (text[0] !== '{') return null
+  const nl = text.indexOf('\n')
+  const firstLine = nl === -1 ? text : text.slice(0, nl)
+  try {
+    const f = formatOfRecord(JSON.parse(firstLine))
+    if (f) return f
+  } catch {
+    // Pretty-printed JSON: the first line is not a record; look at the keys instead.
+  }
+  if (/"schema_version"\s*:/.test(text)) return 'unified'
+  if (/"opa_version"\s*:/.test(text)) return 'opa'
+  if (/"sessionId"\s*:/.test(text) && /"(projectHash|messages|startTime)"\s*:/.test(text)) return 'gemini'
+  if (/"info"\s*:/.test(text) && /"ses_/.test(text)) return 'opencode'
+  // A first JSONL line longer than the head (an inlined image): judge by its leading keys.
+  if (nl === -1 && /"parentUuid"\s*:/.test(text)) return 'claude-code'
+  if (nl === -1 && /"type"\s*:\s*"(session_meta|response_item|event_msg|turn_context)"/.test(text)) return 'codex'
+  return null
+}
+
+export function formatOfFiles(files: FileMap): FormatId | null {
+  const paths = fileEntries(files).map(([p]) => p)
+  if (paths.some((p) => /(^|\/)(message|part|session)\/.+\.json$/.test(p) || /\.db$/.test(p))) return 'opencode'
+  if (paths.length && paths.every((p) => p.endsWith('.jsonl') || p.endsWith('.meta.json'))) return 'claude-code'
+  return null
+}
+
+/** Recognises an input by its content (never by file name), reading only its first bytes. */
+export async function detectFormat(input: TranscriptInput): Promise<FormatId | null> {
+  if (isFileMap(input)) return formatOfFiles(input)
+  return detectSource(new Source(input))
+}
+
+export async function detectSource(source: Source): Promise<FormatId | null> {
+  const head = await source.head(HEAD)
+  if (typeof head !== 'string') {
+    if (isZip(head)) return 'opa'
+    if (isSqlite(head)) return 'opencode'
+    return formatOfText(new TextDecoder().decode(head))
+  }
+  return formatOfText(head)
+}
+
+export const isZipBytes = isZip
+export const isSqliteBytes = isSqlite

@@ -1,0 +1,82 @@
+import type { SessionImport } from '@colloquy/core'
+import { readClaudeCode } from './claude-code.js'
+import { readCodex } from './codex.js'
+import { readGemini } from './gemini.js'
+import { openCodeSessions } from './opencode.js'
+import { readOpenCodeDb } from './opencode-sqlite.js'
+import { readOpenCodeFiles, readOpenCodeJson } from './opencode-storage.js'
+import { readUnified } from './unified-import.js'
+import { readOpa } from './opa-import.js'
+import { ImportContext } from './context.js'
+import { detectSource, formatOfFiles, isSqliteBytes } from './detect.js'
+import { FormatError } from './errors.js'
+import { fileEntries, isFileMap, readBytes, readText, Source, type FileMap, type TranscriptInput } from './input.js'
+import type { FormatId, ImportOptions, ImportResult } from './types.js'
+
+const unknown = (): FormatError =>
+  new FormatError('format/unknown', 'not a transcript this package reads (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA)')
+
+/** A whole-document format's text as JSON, or a clear error saying where it broke. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    throw new FormatError('format/invalid', `not valid JSON (${(e as Error).message})`)
+  }
+}
+
+async function readSource(format: FormatId, source: Source, ctx: ImportContext): Promise<SessionImport[]> {
+  switch (format) {
+    case 'claude-code':
+      return readClaudeCode([{ source }], ctx)
+    case 'codex':
+      return readCodex(source, ctx)
+    case 'gemini':
+      return readGemini(source, ctx)
+    case 'unified':
+      return readUnified(source, ctx)
+    case 'opa':
+      return readOpa(source, ctx)
+    case 'opencode': {
+      const head = await source.head(16)
+      if (typeof head !== 'string' && isSqliteBytes(head)) return openCodeSessions(await readOpenCodeDb(await readBytes(source, ctx.options), ctx), ctx)
+      return openCodeSessions(readOpenCodeJson(parseJson(await readText(source, ctx.options)), ctx), ctx)
+    }
+  }
+}
+
+async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): Promise<SessionImport[]> {
+  const list = fileEntries(files)
+  if (format === 'claude-code') {
+    // The session file first, so sub-agent files link to its Task calls.
+    const ordered = list.filter(([p]) => p.endsWith('.jsonl')).sort(([a], [b]) => Number(a.includes('agent-')) - Number(b.includes('agent-')) || (a < b ? -1 : 1))
+    return readClaudeCode(ordered.map(([name, c]) => ({ source: new Source(c), name })), ctx)
+  }
+  if (format === 'opencode') {
+    const db = list.find(([p]) => p.endsWith('.db'))
+    if (db) return readSource(format, new Source(db[1]), ctx)
+    return openCodeSessions(await readOpenCodeFiles(files, ctx), ctx)
+  }
+  if (list.length === 1) return readSource(format, new Source(list[0][1]), ctx)
+  throw new FormatError('format/unsupported', `${format} is read from a single file, not a directory of ${list.length} files`)
+}
+
+/**
+ * Reads any supported transcript into Colloquy sessions. Nothing is written anywhere: pass the
+ * sessions to `store.importSession`, or use `importInto`, which validates every session first.
+ */
+export async function importTranscript(input: TranscriptInput, options: ImportOptions = {}): Promise<ImportResult> {
+  const ctx = new ImportContext(options)
+  let format: FormatId
+  let sessions: SessionImport[]
+  if (isFileMap(input)) {
+    format = options.format ?? formatOfFiles(input) ?? (() => { throw unknown() })()
+    sessions = await readFiles(format, input, ctx)
+  } else {
+    const source = new Source(input)
+    format = options.format ?? (await detectSource(source)) ?? (() => { throw unknown() })()
+    sessions = await readSource(format, source, ctx)
+  }
+  if (sessions.length === 0) ctx.warnings.add('empty', 'the input holds no session')
+  return { format, sessions, warnings: ctx.warnings.list(), skipped: ctx.skipped.counts, attachments: ctx.attachments }
+}

@@ -1,0 +1,13 @@
+// @colloquy/formats: real agent transcripts in and out of Colloquy sessions, branches kept.
+// Browser-safe: nothing here imports Node modules (see `@colloquy/formats/node` for those).
+
+export { importTranscript } from './import.js'
+export { detectFormat } from './detect.js'
+export { importInto, readSession, type ImportIntoResult } from './store.js'
+export { exportUnified, toUnified, type UnifiedExportOptions } from './unified-export.js'
+export { exportOpa, type OpaExportOptions } from './opa-export.js'
+export { summarize, type SessionSummary } from './inspect.js'
+export { FormatError, type FormatErrorCode } from './errors.js'
+export type { ImportWarning } from './warnings.js'
+export type { FileContents, FileMap, Progress, ReadOptions, TranscriptInput } from './input.js'
+export { FORMATS, type FormatId, type ImportedAttachment, type ImportOptions, type ImportResult, type SqliteOptions } from './types.js'

@@ -1,0 +1,49 @@
+import type { ImportContext } from './context.js'
+import { FormatError } from './errors.js'
+import { lineBatches, readText, type Source } from './input.js'
+import { isObj, type Obj } from './values.js'
+
+/**
+ * Calls `each` with every top-level JSON object of a source that is either one (pretty or
+ * minified) JSON document or JSON lines. A first line that is a whole object means lines
+ * (streamed, bounded memory); otherwise the document is parsed whole.
+ */
+export async function eachRecord(source: Source, ctx: ImportContext, each: (o: Obj, line: number) => void): Promise<void> {
+  const head = await source.head(64 * 1024)
+  const text = (typeof head === 'string' ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, '').trimStart()
+  const nl = text.indexOf('\n')
+  let firstIsRecord = false
+  if (nl !== -1 || text.length < 64 * 1024) {
+    try {
+      firstIsRecord = isObj(JSON.parse(nl === -1 ? text : text.slice(0, nl)))
+    } catch {
+      firstIsRecord = false
+    }
+  } else firstIsRecord = true
+  if (!firstIsRecord) {
+    let doc: unknown
+    try {
+      doc = JSON.parse(await readText(source, ctx.options))
+    } catch (e) {
+      throw new FormatError('format/invalid', `not valid JSON (${(e as Error).message})`)
+    }
+    if (Array.isArray(doc)) doc.forEach((d, i) => (isObj(d) ? each(d, i + 1) : undefined))
+    else if (isObj(doc)) each(doc, 1)
+    else throw new FormatError('format/invalid', 'expected a JSON object')
+    return
+  }
+  for await (const batch of lineBatches(source, ctx.options)) {
+    batch.lines.forEach((line, i) => {
+      const n = batch.first + i
+      if (!line.trim()) return
+      let o: unknown
+      try {
+        o = JSON.parse(line)
+      } catch {
+        return ctx.warnings.add('bad-line', `line ${n} is not valid JSON (truncated or corrupted); skipped`, { line: n })
+      }
+      if (isObj(o)) each(o, n)
+      else ctx.warnings.add('bad-line', `line ${n} is not a JSON object; skipped`, { line: n })
+    })
+  }
+}
