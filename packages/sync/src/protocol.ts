@@ -33,6 +33,10 @@ export interface PullResponse {
 
 /** What the live stream sends: the same changes as pull, as they commit. */
 export type StreamMessage =
-  /** `prev`: the seq of the last change this connection sent before these (its `since` at first). */
-  | { readonly type: 'changes'; readonly changes: readonly SequencedChange[]; readonly prev: number; readonly head: number }
-  | { readonly type: 'ready'; readonly head: number }
+  /**
+   * `prev`: the seq of the last change this connection sent before these (its `since` at first).
+   * `checkpoint`: where a client may resume, past records the server skipped as not its own.
+   */
+  | { readonly type: 'changes'; readonly changes: readonly SequencedChange[]; readonly prev: number; readonly checkpoint?: number; readonly head: number }
+  /** The backlog from `since` has been sent; live changes follow. */
+  | { readonly type: 'ready'; readonly checkpoint?: number; readonly head: number }

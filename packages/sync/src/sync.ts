@@ -221,10 +221,17 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       checkpoint,
       (m: StreamMessage) => {
         head = Math.max(head, m.head)
-        if (m.type !== 'changes') return
-        // A gap (changes this connection skipped) is filled by a pull from the checkpoint.
-        if (m.prev > checkpoint) return wake()
-        const last = m.changes.length ? m.changes[m.changes.length - 1].seq : m.prev
+        if (m.type === 'ready') {
+          if (m.checkpoint !== undefined) void apply([], m.checkpoint).catch(() => wake())
+          return
+        }
+        // A gap (changes this connection skipped): drop the connection, pull from the
+        // checkpoint and reopen, rather than trusting anything more it says.
+        if (m.prev > checkpoint) {
+          closeStream()
+          return wake()
+        }
+        const last = m.checkpoint ?? (m.changes.length ? m.changes[m.changes.length - 1].seq : m.prev)
         apply(m.changes, last).then(
           () => setStatus({ last_synced_at: now() }),
           () => wake(),
