@@ -25,9 +25,14 @@ export async function postJson(url: string, body: unknown, token?: string): Prom
   })
 }
 
-/** Opens a WebSocket and resolves once it is open (rejects on an HTTP refusal). */
-export function openSocket(url: string, token?: string): Promise<WebSocket> {
+/**
+ * Opens a WebSocket and resolves once it is open (rejects on an HTTP refusal). `onMessage` is
+ * attached before the handshake: frames that arrive with the upgrade are emitted right after
+ * `open`, before any later listener could be added.
+ */
+export function openSocket(url: string, token?: string, onMessage?: (data: Buffer) => void): Promise<WebSocket> {
   const ws = new WebSocket(url, { headers: token ? { authorization: `Bearer ${token}` } : {} })
+  if (onMessage) ws.on('message', (data) => onMessage(data as Buffer))
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(ws))
     ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`WebSocket refused: HTTP ${res.statusCode}`), { status: res.statusCode })))

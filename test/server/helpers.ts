@@ -86,3 +86,53 @@ export async function snapshot(store: Store): Promise<Record<string, Snapshot>> 
 export function comparable(s: Record<string, Snapshot>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(s).map(([id, v]) => [id, { meta: v.meta, leaf: v.leaf, entries: v.entries }]))
 }
+
+/** A JSON WebSocket for tests: every message kept, waits by predicate, the close code. */
+export interface TestSocket {
+  readonly messages: any[]
+  /** The first message (already received or coming) that matches. */
+  next(match: (m: any) => boolean, timeoutMs?: number): Promise<any>
+  send(message: unknown): void
+  /** Sends a ping and resolves on its pong: everything the server sent before is in `messages`. */
+  sync(): Promise<void>
+  close(): void
+  readonly closed: Promise<{ code: number; reason: string }>
+}
+
+let pings = 0
+
+export async function testSocket(url: string, token?: string): Promise<TestSocket> {
+  const { openSocket } = await import('../conformance/http-client.js')
+  const messages: any[] = []
+  const waiters = new Set<{ match: (m: any) => boolean; resolve(m: any): void }>()
+  const ws = await openSocket(url, token, (data) => {
+    const m: unknown = JSON.parse(data.toString())
+    messages.push(m)
+    for (const w of [...waiters]) if (w.match(m)) (waiters.delete(w), w.resolve(m))
+  })
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    if (ws.readyState === ws.CLOSED) resolve({ code: 0, reason: 'closed before the test looked' })
+    ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() }))
+  })
+  const next = (match: (m: any) => boolean, timeoutMs = 5000): Promise<any> => {
+    const found = messages.find(match)
+    if (found) return Promise.resolve(found)
+    return new Promise((resolve, reject) => {
+      const w = { match, resolve: (m: any) => (clearTimeout(timer), resolve(m)) }
+      const timer = setTimeout(() => (waiters.delete(w), reject(new Error(`no matching message in ${timeoutMs} ms; got ${JSON.stringify(messages).slice(0, 500)}`))), timeoutMs)
+      waiters.add(w)
+    })
+  }
+  return {
+    messages,
+    next,
+    send: (m) => ws.send(JSON.stringify(m)),
+    async sync() {
+      const id = `ping-${++pings}`
+      ws.send(JSON.stringify({ type: 'ping', id }))
+      await next((m) => m.type === 'pong' && m.id === id)
+    },
+    close: () => ws.close(),
+    closed,
+  }
+}

@@ -18,6 +18,7 @@ const usage = `Usage: colloquy-server [options]
   --no-tenancy            with auth on, do not scope sessions to metadata.owner
   --origin <origin>       browser origin allowed to connect; repeatable, or "*"
   --max-body-bytes <n>    largest request body / WebSocket message (default 4 MiB)
+  --max-batch <n>         most mutations in one push (default 1000)
   --no-fsync              do not flush to disk before acknowledging a commit
   --test-clock            test mode: the contract's clock and ids, /test/* endpoints
   -h, --help              this text
@@ -47,6 +48,7 @@ function parse() {
       'no-tenancy': { type: 'boolean' },
       origin: { type: 'string', multiple: true },
       'max-body-bytes': { type: 'string' },
+      'max-batch': { type: 'string' },
       'no-fsync': { type: 'boolean' },
       'test-clock': { type: 'boolean' },
       // Fault injection for crash tests: SIGKILL this process at the n-th commit point.
@@ -96,7 +98,10 @@ const server = await createServer({
   token: Object.keys(tokens).length ? tokens : undefined,
   tenancy: o['no-tenancy'] ? false : undefined,
   origins,
-  limits: { maxBodyBytes: o['max-body-bytes'] === undefined ? undefined : integer(o['max-body-bytes'], 'max-body-bytes', 0) },
+  limits: {
+    maxBodyBytes: o['max-body-bytes'] === undefined ? undefined : integer(o['max-body-bytes'], 'max-body-bytes', 0),
+    maxBatch: o['max-batch'] === undefined ? undefined : integer(o['max-batch'], 'max-batch', 0),
+  },
   testMode: o['test-clock'],
 })
 const { url } = await server.listen({ port: integer(o.port, 'port', 8787), host: o.host ?? '127.0.0.1' })

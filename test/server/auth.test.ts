@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest'
+import { authenticator, bearerToken } from '../../packages/server/src/auth.js'
+
+const req = (headers: Record<string, string> = {}, query = '') => new Request(`http://127.0.0.1/sync/pull${query}`, { headers })
+
+describe('authenticator', () => {
+  it('is undefined when no auth is configured (an open, unscoped server)', () => {
+    expect(authenticator({})).toBeUndefined()
+  })
+
+  it('maps bearer tokens to principals; one bare token is the principal "default"', async () => {
+    const many = authenticator({ token: { 'tok-a': 'alice', 'tok-b': 'bob' } })!
+    expect(await many(req({ authorization: 'Bearer tok-b' }))).toBe('bob')
+    expect(await many(req({ authorization: 'bearer tok-a' }))).toBe('alice')
+    expect(await many(req({ authorization: 'Bearer tok-c' }))).toBeUndefined()
+    expect(await many(req({ authorization: 'Basic tok-a' }))).toBeUndefined()
+    expect(await many(req())).toBeUndefined()
+    const one = authenticator({ token: 's3cret' })!
+    expect(await one(req({ authorization: 'Bearer s3cret' }))).toBe('default')
+    expect(await one(req({ authorization: 'Bearer s3cret-but-longer' }))).toBeUndefined()
+  })
+
+  it('reads ?access_token= (and ?token=) when there is no header', async () => {
+    const auth = authenticator({ token: { t1: 'alice' } })!
+    expect(bearerToken(req({}, '?since=0&access_token=t1'))).toBe('t1')
+    expect(await auth(req({}, '?since=0&token=t1'))).toBe('alice')
+  })
+
+  it('asks the authenticate hook when no token matched; empty or missing principals are refused', async () => {
+    const seen: string[] = []
+    const auth = authenticator({
+      token: { t1: 'alice' },
+      authenticate: async (r) => {
+        seen.push(r.headers.get('x-user') ?? '')
+        return r.headers.get('x-user') ?? null
+      },
+    })!
+    expect(await auth(req({ authorization: 'Bearer t1', 'x-user': 'ignored' }))).toBe('alice')
+    expect(await auth(req({ 'x-user': 'carol' }))).toBe('carol')
+    expect(await auth(req({ 'x-user': '' }))).toBeUndefined()
+    expect(await auth(req())).toBeUndefined()
+    expect(seen).toStrictEqual(['carol', '', ''])
+  })
+})
