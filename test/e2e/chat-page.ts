@@ -47,7 +47,7 @@ export const watchStream = (page: Page): Promise<number[]> =>
     const tick = (): void => {
       const live = document.querySelector('li.message[data-role="assistant"][aria-busy="true"]')
       if (live) {
-        const n = [...live.querySelectorAll('[data-block="text"]')].map((e) => e.textContent ?? '').join('').length
+        const n = [...live.querySelectorAll('.bubble > [data-block="text"]')].map((e) => e.textContent ?? '').join('').length
         if (seen.at(-1) !== n) seen.push(n)
       }
       const busy = document.querySelector('[aria-label="Messages"]')?.getAttribute('aria-busy')

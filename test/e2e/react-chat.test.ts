@@ -38,7 +38,7 @@ describe('react-chat, the demo PWA', () => {
     const stream = watchStream(page)
     await send(page, 'Why is the sky blue?')
     // Mid-stream: the reply is partly there and the chat says it is replying.
-    await page.waitForFunction(() => (document.querySelector('li[data-role="assistant"][aria-busy="true"] [data-block="text"]')?.textContent?.length ?? 0) > 40)
+    await page.waitForFunction(() => (document.querySelector('li[data-role="assistant"][aria-busy="true"] .bubble > [data-block="text"]')?.textContent?.length ?? 0) > 40)
     await expect.poll(() => topStatus(page).textContent()).toBe('Replying')
     await screenshot(page, 'react-streaming')
     const lengths = await stream

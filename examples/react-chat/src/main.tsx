@@ -2,7 +2,7 @@ import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './App.js'
 import { openApp, registerServiceWorker } from './data/open-app.js'
-import './styles.css'
+import 'chat-kit/styles.css'
 
 registerServiceWorker()
 const root = createRoot(document.getElementById('root')!)

@@ -1,0 +1,45 @@
+import { displayTitle } from 'chat-kit'
+import { defineComponent, h } from 'vue'
+import { Composer } from './components/Composer.js'
+import { Sidebar } from './components/Sidebar.js'
+import { statusDot } from './components/status.js'
+import { Transcript } from './components/Transcript.js'
+import { useChat } from './data/chat.js'
+import { useSession } from './data/live.js'
+import { useOpenSession } from './data/route.js'
+
+export const App = defineComponent({
+  setup() {
+    const { chat, run, notice } = useChat()
+    const { id, open } = useOpenSession()
+    const session = useSession(() => id.value ?? '')
+    const meta = () => (id.value && session.value.status === 'ready' ? session.value.data : null)
+
+    const send = async (text: string): Promise<void> => {
+      const sid = id.value ?? (await run(chat.create()))
+      if (!sid) return
+      open(sid)
+      await run(chat.send(sid, text))
+    }
+    return () => {
+      const m = meta()
+      const busy = m?.status === 'working'
+      return h('div', { class: 'app' }, [
+        h(Sidebar, { openId: id.value ?? '', onOpen: open }),
+        h('main', { class: 'main' }, [
+          h('header', { class: 'topbar' }, [
+            h('div', { class: 'topbar-title' }, [
+              h('h1', m ? displayTitle(m.title) : 'Colloquy'),
+              m && h('span', { class: 'topbar-sub' }, [statusDot(m.status)]),
+            ]),
+          ]),
+          id.value
+            ? h(Transcript, { key: id.value, sessionId: id.value, busy })
+            : h('div', { class: 'transcript' }, [h('div', { class: 'welcome' }, [h('h1', 'Chat with the local model'), h('p', { class: 'muted' }, 'A smaller Colloquy demo in Vue: live chats, streaming replies, branches.')])]),
+          h(Composer, { busy, onSend: (text: string) => void send(text), onStop: () => id.value && chat.stop(id.value) }),
+        ]),
+        notice.value && h('div', { class: 'notice', role: 'alert' }, [h('span', notice.value), h('button', { type: 'button', 'aria-label': 'Dismiss', onClick: () => void (notice.value = null) }, '×')]),
+      ])
+    }
+  },
+})

@@ -1,0 +1,38 @@
+import { displayTitle } from 'chat-kit'
+import { defineComponent, h } from 'vue'
+import { useChat } from '../data/chat.js'
+import { useSessions } from '../data/live.js'
+import { statusDot } from './status.js'
+
+/** The chats, most recently changed first, live across tabs. */
+export const Sidebar = defineComponent({
+  props: { openId: { type: String, default: '' } },
+  emits: { open: (id: string) => typeof id === 'string' },
+  setup(props, { emit }) {
+    const sessions = useSessions()
+    const { chat, run } = useChat()
+    const create = async (): Promise<void> => {
+      const id = await run(chat.create())
+      if (id) emit('open', id)
+    }
+    return () => {
+      const s = sessions.value
+      return h('aside', { class: 'sidebar' }, [
+        h('div', { class: 'brand' }, [h('img', { src: '/icon.svg', alt: '', width: 28, height: 28 }), h('span', 'Colloquy · Vue')]),
+        h('button', { type: 'button', class: 'new-chat', onClick: () => void create() }, '+ New chat'),
+        h('nav', { class: 'session-list', 'aria-label': 'Chats' }, [
+          s.status === 'ready' && s.data.length === 0 && h('p', { class: 'muted pad' }, 'No chats yet.'),
+          s.status === 'ready' && h('ul', s.data.map((meta) => h('li', { key: meta.session_id, class: ['session', meta.session_id === props.openId && 'open'] }, [
+            h('a', { href: `#/c/${encodeURIComponent(meta.session_id)}`, onClick: (e: Event) => (e.preventDefault(), emit('open', meta.session_id)) }, [
+              h('span', { class: 'session-title' }, displayTitle(meta.title)),
+              h('span', { class: 'session-info' }, [
+                statusDot(meta.status),
+                h('span', { class: 'count' }, `${meta.message_count} ${meta.message_count === 1 ? 'message' : 'messages'}`),
+              ]),
+            ]),
+          ]))),
+        ]),
+      ])
+    }
+  },
+})

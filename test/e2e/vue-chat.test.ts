@@ -1,0 +1,88 @@
+import type { Browser, BrowserContext, Page } from 'playwright'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { ask, chats, composer, expectedReply, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
+import { buildExample, launchChromium, screenshot, serve, type Served } from './harness.js'
+
+let served: Served
+let browser: Browser
+let context: BrowserContext
+
+beforeAll(async () => {
+  served = await serve('vue-chat', await buildExample('vue-chat'))
+  browser = await launchChromium()
+})
+afterAll(async () => {
+  await browser?.close()
+  await served?.close()
+})
+beforeEach(async () => {
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+})
+afterEach(() => context.close())
+
+const open = async (url = served.url): Promise<Page> => {
+  const page = await context.newPage()
+  await page.goto(url)
+  await composer(page).waitFor()
+  return page
+}
+
+describe('vue-chat, the smaller Vue demo', () => {
+  it('streams a reply token by token and lists the chat in the sidebar', async () => {
+    const page = await open()
+    const stream = watchStream(page)
+    await send(page, 'What is 12 * (3 + 4)?')
+    await page.waitForFunction(() => (document.querySelector('li[data-role="assistant"][aria-busy="true"] .bubble > [data-block="text"]')?.textContent?.length ?? 0) > 30)
+    // The layout fills the window: the composer sits at its foot.
+    const box = (await composer(page).boundingBox())!
+    expect(box.y + box.height).toBeGreaterThan(700)
+    await screenshot(page, 'vue-streaming')
+    const lengths = await stream
+    expect(lengths.length).toBeGreaterThan(10)
+    for (let i = 1; i < lengths.length; i++) expect(lengths[i]).toBeGreaterThan(lengths[i - 1])
+    await settled(page, expectedReply('What is 12 * (3 + 4)?'))
+    const reply = rows(page, 'assistant').last()
+    expect(await reply.locator('[data-block="function_call"] code').textContent()).toBe('calc::eval')
+    expect(await reply.locator('[data-block="function_result"]').textContent()).toContain('84')
+    await expect.poll(() => chats(page).first().textContent()).toMatch(/^What is 12 \* \(3 \+ 4\)\?Done2 messages$/)
+    // Text stays text here too.
+    await ask(page, '<b>not bold</b>')
+    expect(await rowText(rows(page, 'user').last())).toBe('<b>not bold</b>')
+    expect(await rows(page, 'user').last().locator('b').count()).toBe(0)
+  })
+
+  it('edits and regenerates into branches and flips them with the picker', async () => {
+    const page = await open()
+    await ask(page, 'Tell me about tides')
+    await rows(page, 'user').first().getByRole('button', { name: 'Edit message' }).click()
+    await page.getByRole('textbox', { name: 'Edit message' }).fill('Tell me about volcanoes')
+    await page.getByRole('button', { name: 'Save & send' }).click()
+    await settled(page, expectedReply('Tell me about volcanoes'))
+    expect(await picker(rows(page, 'user').first()).textContent()).toBe('‹2 / 2›')
+    await picker(rows(page, 'user').first()).getByRole('button', { name: 'Previous version' }).click()
+    await expect.poll(() => rowText(rows(page, 'user').first())).toBe('Tell me about tides')
+    expect(await rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides'))
+
+    await rows(page, 'assistant').first().getByRole('button', { name: 'Regenerate reply' }).click()
+    await expect.poll(() => picker(rows(page, 'assistant').first()).textContent().catch(() => null)).toBe('‹2 / 2›')
+    await settled(page, expectedReply('Tell me about tides', 1))
+    await screenshot(page, 'vue-branches')
+
+    await page.reload()
+    await expect.poll(() => rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides', 1))
+    expect(await picker(rows(page, 'user').first()).textContent()).toBe('‹1 / 2›')
+  })
+
+  it("shows two tabs each other's chats and messages live", async () => {
+    const a = await open()
+    await ask(a, 'Hello from tab A')
+    const b = await open(a.url())
+    await expect.poll(() => rows(b).count()).toBe(2)
+    const seenByB = watchStream(b)
+    await send(a, 'Tab A asks again')
+    expect((await seenByB).length).toBeGreaterThan(5)
+    await settled(b, expectedReply('Tab A asks again'))
+    await b.getByRole('button', { name: '+ New chat' }).click()
+    await expect.poll(() => chats(a).count()).toBe(2)
+  })
+})
