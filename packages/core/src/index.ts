@@ -1,7 +1,7 @@
 export * from './model.js'
 export { SessionError, type SessionErrorCode } from './errors.js'
 export { createStore, type Store, type StoreOptions, type ApplyReplicaOptions } from './store.js'
-export { replicaChangesOf, type ReplicaChange, type ReplicaResult, type ReplicaPolicy } from './replica.js'
+export { replicaChangesOf, META_FIELDS, type MetaField, type ReplicaChange, type ReplicaResult, type ReplicaPolicy } from './replica.js'
 export { indexedDbStorage, type IndexedDbStorageOptions } from './idb-storage.js'
 export { memoryStorage } from './memory-storage.js'
 export type { Storage, StorageReader, SessionHead, WriteSet, SideWrite } from './storage.js'

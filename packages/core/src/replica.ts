@@ -16,7 +16,7 @@ export type ReplicaChange =
    * such a change may create it on a server, so an edit made while another device deleted the
    * session is refused instead of bringing the session back.
    */
-  | { readonly type: 'meta'; readonly meta: SessionMeta; readonly create?: boolean }
+  | { readonly type: 'meta'; readonly meta: SessionMeta; readonly create?: boolean; readonly fields?: readonly MetaField[] }
   | {
       readonly type: 'entry'
       readonly session_id: string
@@ -26,6 +26,14 @@ export type ReplicaChange =
     }
   | { readonly type: 'leaf'; readonly session_id: string; readonly entry_id: string | null }
   | { readonly type: 'delete'; readonly session_id: string }
+
+/**
+ * The meta fields a writer edits. A pushed meta change names the ones it changed, so two devices
+ * that edit different fields of one session offline (one renames, one marks it done) both keep
+ * their edit; counters and `updated_at` are each replica's own.
+ */
+export const META_FIELDS = ['title', 'description', 'metadata', 'status', 'status_reason'] as const
+export type MetaField = (typeof META_FIELDS)[number]
 
 export type ReplicaResult =
   | { readonly status: 'applied' }
@@ -50,7 +58,7 @@ const unchanged: ReplicaResult = { status: 'unchanged' }
 export function applyReplica(d: Draft, change: ReplicaChange, policy: ReplicaPolicy, ctx: OpContext): ReplicaResult {
   switch (change.type) {
     case 'meta':
-      return applyMeta(d, change.meta, change.create === true, policy)
+      return applyMeta(d, change.meta, change.create === true, change.fields ?? META_FIELDS, policy)
     case 'entry':
       return applyEntry(d, change.session_id, change.entry, change.base_revision, policy, ctx)
     case 'leaf': {
@@ -73,7 +81,7 @@ export function applyReplica(d: Draft, change: ReplicaChange, policy: ReplicaPol
   }
 }
 
-function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, policy: ReplicaPolicy): ReplicaResult {
+function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: readonly MetaField[], policy: ReplicaPolicy): ReplicaResult {
   const head = d.head(incoming.session_id)
   if (!head) {
     if (policy === 'push' && !create) return rejected('session/not_found', `session ${incoming.session_id} not found`)
@@ -96,15 +104,7 @@ function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, policy: Rep
           draft: held.draft,
           draft_attachments: held.draft_attachments,
         }
-      : {
-          ...held,
-          title: incoming.title,
-          description: incoming.description,
-          status: incoming.status,
-          status_reason: incoming.status_reason,
-          metadata: incoming.metadata,
-          updated_at: Math.max(held.updated_at, incoming.updated_at),
-        }
+      : { ...held, ...pick(incoming, fields), updated_at: Math.max(held.updated_at, incoming.updated_at) }
   for (const key of ['draft', 'draft_attachments', 'status_reason', 'metadata'] as const) if (next[key] === undefined) delete next[key]
   if (jsonEqual(next, held)) return unchanged
   d.putHead(next, head.leaf)
@@ -120,6 +120,13 @@ function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, policy: Rep
     )
   }
   return applied
+}
+
+function pick(meta: SessionMeta, fields: readonly MetaField[]): Partial<SessionMeta> {
+  const out: Record<string, unknown> = {}
+  // A field named but absent (no status_reason, no metadata) is cleared.
+  for (const f of fields) out[f] = meta[f]
+  return out as Partial<SessionMeta>
 }
 
 function applyEntry(

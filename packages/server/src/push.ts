@@ -1,5 +1,5 @@
 import {
-  parseSessionEntry, parseSessionMeta, SessionError, type ReplicaChange, type ReplicaResult, type SessionMeta,
+  META_FIELDS, parseSessionEntry, parseSessionMeta, SessionError, type MetaField, type ReplicaChange, type ReplicaResult, type SessionMeta,
 } from '@colloquy/core'
 import type { Principal } from './auth.js'
 import { invalidRequest, tooLarge } from './errors.js'
@@ -30,7 +30,10 @@ export function parseChange(v: unknown, path: string): ReplicaChange {
   switch (v.type) {
     case 'meta':
       if (v.create != null && typeof v.create !== 'boolean') throw invalidRequest(`${path}.create: expected a boolean`)
-      return { type: 'meta', meta: parseMeta(v.meta, `${path}.meta`), ...(v.create === true && { create: true }) }
+      if (v.fields != null && !(Array.isArray(v.fields) && v.fields.every((f) => (META_FIELDS as readonly unknown[]).includes(f)))) {
+        throw invalidRequest(`${path}.fields: expected a list of ${META_FIELDS.join(', ')}`)
+      }
+      return { type: 'meta', meta: parseMeta(v.meta, `${path}.meta`), ...(v.create === true && { create: true }), ...(v.fields != null && { fields: v.fields as MetaField[] }) }
     case 'entry': {
       const base = v.base_revision
       if (base != null && !(Number.isSafeInteger(base) && (base as number) >= 0)) throw invalidRequest(`${path}.base_revision: expected null or a non-negative integer`)

@@ -1,4 +1,4 @@
-import type { AppliedOp, ChangeSource, Draft, ReplicaChange, SessionEntry, SideWrite } from '@colloquy/core'
+import { META_FIELDS, jsonEqual, type AppliedOp, type ChangeSource, type Draft, type ReplicaChange, type SessionEntry, type SideWrite } from '@colloquy/core'
 import type { PushMutation } from './protocol.js'
 
 /** The IndexedDB side store the outbox lives in (created by core's schema). */
@@ -21,7 +21,12 @@ export function changesOf(draft: Draft): ReplicaChange[] {
   const leaves: ReplicaChange[] = []
   for (const [id, head] of draft.heads) {
     const before = draft.deleted.has(id) ? undefined : draft.state.sessions.get(id)?.head
-    if (before?.meta !== head.meta) out.push(before ? { type: 'meta', meta: head.meta } : { type: 'meta', meta: head.meta, create: true })
+    if (!before) out.push({ type: 'meta', meta: head.meta, create: true })
+    else if (before.meta !== head.meta) {
+      // Only what the writer edits travels; counters and updated_at are each replica's own.
+      const fields = META_FIELDS.filter((f) => !jsonEqual(before.meta[f], head.meta[f]))
+      if (fields.length) out.push({ type: 'meta', meta: head.meta, fields })
+    }
     if ((before?.leaf ?? null) !== head.leaf) leaves.push({ type: 'leaf', session_id: id, entry_id: head.leaf })
   }
   for (const [id, entries] of draft.entries) {
@@ -97,8 +102,11 @@ export function coalesce(records: ReadonlyArray<{ key: number; value: OutboxReco
       prev.change = { ...c, base_revision: prev.change.base_revision }
     } else if (c.type === 'meta' && prev.change.type === 'meta') {
       prev.ids.push(key)
-      // Whichever record created the session, the merged change still does.
-      prev.change = prev.change.create ? { ...c, create: true } : c
+      // Whichever record created the session, the merged change still does; it carries every
+      // field either one edited (no list means all of them).
+      const p = prev.change
+      const fields = p.create || !p.fields || !c.fields ? undefined : [...new Set([...p.fields, ...c.fields])]
+      prev.change = { type: 'meta', meta: c.meta, ...(p.create && { create: true }), ...(fields && { fields }) }
     } else {
       out[open.get(k)!.at] = undefined
       open.set(k, { at: out.length, session_id })

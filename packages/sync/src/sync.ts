@@ -78,8 +78,12 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     wakeUp?.()
   }
   const isOffline = (): boolean => typeof navigator !== 'undefined' && navigator.onLine === false
+  // Both directions wake the loop: online to retry at once, offline to pause and say so.
   const onOnline = (): void => wake()
-  if (typeof addEventListener === 'function') addEventListener('online', onOnline)
+  if (typeof addEventListener === 'function') {
+    addEventListener('online', onOnline)
+    addEventListener('offline', onOnline)
+  }
 
   const outbox = async (): Promise<Records> => ((await store.storage.sideRecords?.(OUTBOX)) ?? []) as Records
   const kv = async (): Promise<Map<string, unknown>> => new Map(((await store.storage.sideRecords?.(KV)) ?? []).map((r) => [String(r.key), r.value]))
@@ -352,7 +356,10 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       removeHook()
       commitsSub.unsubscribe()
       channel?.close()
-      if (typeof removeEventListener === 'function') removeEventListener('online', onOnline)
+      if (typeof removeEventListener === 'function') {
+        removeEventListener('online', onOnline)
+        removeEventListener('offline', onOnline)
+      }
     },
   }
   return sync

@@ -180,13 +180,12 @@ describe('sync with a server', () => {
     a.sync.rejected$.subscribe((r) => refused.push(r))
     a.sync.start()
     await a.sync.flush()
-    // The entry, and the meta and leaf moves that came with it: all refused, none dropped.
+    // The entry and the leaf move that came with it: both refused, neither dropped.
     expect(refused.map((r) => [r.change.type, r.code])).toEqual([
-      ['meta', 'session/not_found'],
       ['entry', 'session/not_found'],
       ['leaf', 'session/not_found'],
     ])
-    const r = refused[1]
+    const r = refused[0]
     expect(r).toMatchObject({ change: { type: 'entry', entry: { id: lost.entry_id, message: user('written while deleted elsewhere') } } })
     expect(await a.sync.rejections()).toEqual(refused)
     // The server's delete reached this device too; the refused entry survives in the rejection.

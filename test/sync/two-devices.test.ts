@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright'
+import { createServer, type ViteDevServer } from 'vite'
+
+// Two devices (two browser contexts, each with its own IndexedDB) and one real server process:
+// offline edits on both, branches from the same parent, a reply streamed on one while the other
+// watches, reconnection; both end equal to the server, entry for entry, revision for revision.
+
+const root = new URL('../..', import.meta.url).pathname
+const args = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
+const token = 'tok-alice'
+
+let server: ChildProcess
+let serverUrl: string
+let dataDir: string
+let vite: ViteDevServer
+let pageUrl: string
+let browser: Browser
+const contexts: BrowserContext[] = []
+
+type Device = Page
+const call = <T>(page: Device, fn: string, ...params: unknown[]): Promise<T> =>
+  page.evaluate(([f, p]) => (window as never as Record<string, Record<string, (...a: unknown[]) => unknown>>).device[f as string](...(p as unknown[])), [fn, params] as const) as Promise<T>
+/** Runs `body` in the page with the device's store as `s`. */
+const inStore = <T>(page: Device, body: string, arg?: unknown): Promise<T> =>
+  page.evaluate(([b, a]) => new Function('s', 'arg', `return (async () => { ${b} })()`)((window as never as { device: { store(): unknown } }).device.store(), a), [body, arg] as const) as Promise<T>
+
+async function startServer(): Promise<void> {
+  dataDir = mkdtempSync(join(tmpdir(), 'colloquy-sync-e2e-'))
+  server = spawn(process.execPath, [join(root, 'packages/server/dist/cli.js'), '--port', '0', '--data-dir', dataDir, '--token', `alice=${token}`, '--origin', '*'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  serverUrl = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    server.stdout!.on('data', (d: Buffer) => {
+      out += d.toString()
+      const m = /listening on (\S+)/.exec(out)
+      if (m) resolve(m[1])
+    })
+    server.once('exit', (code) => reject(new Error(`server exited with ${code}`)))
+  })
+}
+
+async function device(): Promise<Device> {
+  const context = await browser.newContext()
+  contexts.push(context)
+  const page = await context.newPage()
+  page.on('pageerror', (e) => console.error('page error:', e.message))
+  await page.goto(pageUrl)
+  await page.waitForFunction(() => 'device' in window)
+  await call(page, 'open', serverUrl, token)
+  return page
+}
+
+beforeAll(async () => {
+  await startServer()
+  vite = await createServer({
+    configFile: false,
+    root: join(root, 'test/sync/page'),
+    logLevel: 'error',
+    resolve: { conditions: ['source', 'module', 'browser', 'development|production'] },
+    server: { host: '127.0.0.1', port: 0, strictPort: false },
+  })
+  await vite.listen()
+  pageUrl = vite.resolvedUrls!.local[0]
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args })
+}, 120_000)
+
+afterAll(async () => {
+  for (const c of contexts) await c.close()
+  await browser?.close()
+  await vite?.close()
+  server?.kill('SIGTERM')
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+})
+
+describe('two devices and a server', () => {
+  it('converge after offline edits, sibling branches from one parent, and a reply streamed while the other watches', async () => {
+    const a = await device()
+    const b = await device()
+    const { session_id, root: rootId } = await inStore<{ session_id: string; root: string }>(a, `
+      const { session_id } = await s.create({ title: 'Trip' })
+      const r = await s.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'Plan a trip' }], timestamp: 1 } })
+      return { session_id, root: r.entry_id }`)
+    await call(a, 'flush')
+    await call(b, 'flush')
+    expect(await inStore(b, `return (await s.messages({ session_id: arg })).messages.length`, session_id)).toBe(1)
+
+    // Offline on both: each answers the same question on its own branch, B also renames.
+    await contexts[0].setOffline(true)
+    await contexts[1].setOffline(true)
+    await call(a, 'status', 'offline')
+    await call(b, 'status', 'offline')
+    const reply = (text: string) => `{ role: 'assistant', content: [{ type: 'text', text: ${JSON.stringify(text)} }], model: 'm', provider: 'p', stop_reason: 'end', timestamp: 2 }`
+    const stream = (who: string) => `
+      const { entry_id } = await s.append({ session_id: arg.session_id, parent_id: arg.root, message: ${reply('')} })
+      let t = ''
+      for (let i = 0; i < 8; i++) await s.updateMessage({ session_id: arg.session_id, entry_id, content: [{ type: 'text', text: (t += '${who}' + i + ' ') }] })
+      return entry_id`
+    const fromA = await inStore<string>(a, stream('a'), { session_id, root: rootId })
+    const fromB = await inStore<string>(b, stream('b'), { session_id, root: rootId })
+    await inStore(b, `await s.setMeta({ session_id: arg, title: 'Trip (renamed offline)' })`, session_id)
+    await inStore(a, `await s.setStatus({ session_id: arg, status: 'done', reason: 'answered' })`, session_id)
+
+    await contexts[0].setOffline(false)
+    await contexts[1].setOffline(false)
+    for (const d of [a, b, a]) await call(d, 'flush')
+
+    const children = await inStore<string[]>(a, `
+      const tree = await new Promise((r) => { const sub = s.tree$(arg).subscribe((t) => { if (t) { r(t); queueMicrotask(() => sub.unsubscribe()) } }) })
+      return [...tree.children.get(${JSON.stringify(rootId)})]`, session_id)
+    expect([...children].sort()).toEqual([fromA, fromB].sort())
+    const snapA = await call<Record<string, { meta: Record<string, unknown>; entries: Array<{ id: string; revision: number }> }>>(a, 'snapshot')
+    expect(await call(b, 'snapshot')).toEqual(snapA)
+    expect(snapA[session_id].meta).toMatchObject({ title: 'Trip (renamed offline)', status: 'done', status_reason: 'answered', message_count: 3, metadata: { owner: 'alice' } })
+    expect(snapA[session_id].entries.find((e) => e.id === fromA)!.revision).toBe(8)
+
+    // A streams a new reply token by token while B's live query watches the same entry.
+    const live = await inStore<string>(a, `const r = await s.append({ session_id: arg, message: ${reply('')} }); return r.entry_id`, session_id)
+    await call(a, 'flush')
+    await call(b, 'flush')
+    await b.evaluate(([sid, eid]) => {
+      ;(window as never as { stopWatch: () => number[] }).stopWatch = (window as never as { device: { watch(s: string, e: string): () => number[] } }).device.watch(sid, eid)
+    }, [session_id, live] as const)
+    await inStore(a, `
+      let t = ''
+      for (let i = 0; i < 30; i++) {
+        await s.updateMessage({ session_id: arg.sid, entry_id: arg.eid, content: [{ type: 'text', text: (t += 'word ') }] })
+        await new Promise((r) => setTimeout(r, 15))
+      }`, { sid: session_id, eid: live })
+    await call(a, 'flush')
+    await call(b, 'flush')
+    const seen = await b.evaluate(() => (window as never as { stopWatch: () => number[] }).stopWatch())
+    expect(seen.at(-1)).toBe(150)
+    // B rendered the reply as it grew, not only once at the end.
+    expect(seen.filter((n) => n > 0 && n < 150).length).toBeGreaterThan(3)
+
+    // Both devices equal a fresh replica of the server's state.
+    const fresh = await device()
+    await call(fresh, 'flush')
+    const truth = await call(fresh, 'snapshot')
+    expect(await call(a, 'snapshot')).toEqual(truth)
+    expect(await call(b, 'snapshot')).toEqual(truth)
+  })
+})
