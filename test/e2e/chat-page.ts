@@ -57,5 +57,13 @@ export const watchStream = (page: Page): Promise<number[]> =>
     tick()
   }))
 
+/** Resolves once a reply is streaming and has more than `chars` characters of text so far. */
+export const midStream = async (page: Page, chars: number): Promise<void> => {
+  await page.waitForFunction((n) => {
+    const text = document.querySelector('li.message[data-role="assistant"][aria-busy="true"] .bubble > [data-block="text"]')
+    return (text?.textContent?.length ?? 0) > n
+  }, chars)
+}
+
 /** The "2 / 3" picker of a message row. */
 export const picker = (row: Locator): Locator => row.getByRole('group', { name: /^Version \d+ of \d+$/ })

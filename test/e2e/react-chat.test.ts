@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ask, chats, composer, expectedReply, picker, rows, rowText, send, settled, transcript, watchStream } from './chat-page.js'
+import { ask, chats, composer, expectedReply, midStream, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
 import { buildExample, launchChromium, screenshot, serve, type Served } from './harness.js'
 
 let outDir: string
@@ -38,7 +38,7 @@ describe('react-chat, the demo PWA', () => {
     const stream = watchStream(page)
     await send(page, 'Why is the sky blue?')
     // Mid-stream: the reply is partly there and the chat says it is replying.
-    await page.waitForFunction(() => (document.querySelector('li[data-role="assistant"][aria-busy="true"] .bubble > [data-block="text"]')?.textContent?.length ?? 0) > 40)
+    await midStream(page, 40)
     await expect.poll(() => topStatus(page).textContent()).toBe('Replying')
     await screenshot(page, 'react-streaming')
     const lengths = await stream
@@ -199,6 +199,47 @@ describe('react-chat, the demo PWA', () => {
     expect(box.y + box.height).toBeLessThanOrEqual(800)
     expect(await a.evaluate(() => window.scrollY)).toBe(0)
     await screenshot(a, 'react-two-tabs')
+  })
+
+  it('stops a reply from another tab, and marks one cut off by a closed tab as interrupted', async () => {
+    const a = await open()
+    await ask(a, 'Hello')
+    const b = await open(a.url())
+    // B presses Stop on the reply A is writing.
+    await send(a, 'Tell me a long story')
+    await midStream(b, 20)
+    await b.getByRole('button', { name: 'Stop reply' }).click()
+    await settled(a)
+    expect((await rowText(rows(a, 'assistant').last())).length).toBeLessThan(expectedReply('Tell me a long story').length)
+    await expect.poll(() => topStatus(b).getAttribute('title')).toBe('Done: stopped')
+
+    // A closes while writing: the next tab to open finds the reply orphaned and says so.
+    await send(a, 'Another long story')
+    await midStream(b, 20)
+    await b.close()
+    await a.close({ runBeforeUnload: false })
+    const c = await open(served.url + new URL(a.url()).hash)
+    await expect.poll(() => topStatus(c).getAttribute('title')).toBe('Error: interrupted: the tab writing this reply closed')
+    expect((await rowText(rows(c, 'assistant').last())).length).toBeGreaterThan(20)
+  })
+
+  it('on a phone-sized screen the chat list slides over the chat', async () => {
+    const page = await open()
+    await ask(page, 'Hi from a phone')
+    await page.setViewportSize({ width: 390, height: 844 })
+    const sidebar = page.locator('.sidebar')
+    // How much of the chat list is on screen: all of it (288 px) or none, once it has slid.
+    const shown = async (): Promise<number> => {
+      const box = await sidebar.boundingBox()
+      return box ? Math.round(Math.max(0, box.x + box.width)) : 0
+    }
+    await expect.poll(shown).toBe(0)
+    await page.getByRole('button', { name: 'Show chats' }).click()
+    await expect.poll(shown).toBe(288)
+    await screenshot(page, 'react-phone-chats')
+    await chats(page).first().locator('a').click()
+    await expect.poll(shown).toBe(0)
+    await screenshot(page, 'react-phone')
   })
 
   it('settings keep a server URL and token; the badge says where data lives', async () => {

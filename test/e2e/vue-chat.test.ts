@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ask, chats, composer, expectedReply, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
+import { ask, chats, composer, expectedReply, midStream, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
 import { buildExample, launchChromium, screenshot, serve, type Served } from './harness.js'
 
 let served: Served
@@ -32,7 +32,7 @@ describe('vue-chat, the smaller Vue demo', () => {
     const page = await open()
     const stream = watchStream(page)
     await send(page, 'What is 12 * (3 + 4)?')
-    await page.waitForFunction(() => (document.querySelector('li[data-role="assistant"][aria-busy="true"] .bubble > [data-block="text"]')?.textContent?.length ?? 0) > 30)
+    await midStream(page, 30)
     // The layout fills the window: the composer sits at its foot.
     const box = (await composer(page).boundingBox())!
     expect(box.y + box.height).toBeGreaterThan(700)

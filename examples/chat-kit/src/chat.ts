@@ -24,7 +24,7 @@ export interface Chat {
   fork(session_id: string, entry_id: string): Promise<string>
   rename(session_id: string, title: string): Promise<void>
   remove(session_id: string): Promise<void>
-  /** Stops the reply this tab is streaming into the session, if any. */
+  /** Stops the reply streaming into the session, whichever tab of the app writes it. */
   stop(session_id: string): void
   /** Marks sessions left `working` by a tab that closed mid-reply as interrupted. */
   recoverInterrupted(): Promise<void>
@@ -34,6 +34,9 @@ const user = (text: string, timestamp: number): AgentMessage => ({ role: 'user',
 
 export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'> = {}): Chat {
   const running = new Map<string, AbortController>()
+  // A reply streams from the tab that asked for it; Stop may be pressed in any tab.
+  const stops = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(`colloquy-chat-stop:${store.storage.name}`) : null
+  stops?.addEventListener('message', (e: MessageEvent<string>) => running.get(e.data)?.abort())
 
   const entry = async (session_id: string, entry_id: string): Promise<SessionEntry> => {
     const found = await store.getMessage({ session_id, entry_id })
@@ -107,6 +110,7 @@ export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'
     },
     stop(session_id) {
       running.get(session_id)?.abort()
+      stops?.postMessage(session_id)
     },
     async recoverInterrupted() {
       const locks = typeof navigator !== 'undefined' ? navigator.locks : undefined

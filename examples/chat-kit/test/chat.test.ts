@@ -82,6 +82,18 @@ describe('chat actions over a store', () => {
     expect(messageText(answer.message).length).toBeLessThan(textOf(full).length)
   })
 
+  it('stop reaches the reply from another chat on the same database (another tab)', async () => {
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    const writer = createChat(store, { delayMs: 5 })
+    const other = createChat(store)
+    const id = await writer.create()
+    const sending = writer.send(id, 'a long story please')
+    await new Promise((r) => setTimeout(r, 30))
+    other.stop(id)
+    await sending
+    expect((await store.get({ session_id: id }))!.meta).toMatchObject({ status: 'done', status_reason: 'stopped' })
+  })
+
   it('rename and remove', async () => {
     const { store, chat } = await setup()
     const id = await chat.create()
