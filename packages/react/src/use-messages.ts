@@ -1,7 +1,10 @@
 import type { LiveMessagesRequest, MessageItem } from '@colloquy/core'
 import type { LiveState } from './live-state.js'
 import { useStore } from './provider.js'
+import { watchPath } from './commit-hub.js'
 import { storeQuery, type Derivation } from './query.js'
+import { queryKey } from './query-key.js'
+import { readOnWake } from './read-on-wake.js'
 import { sameItems } from './same-items.js'
 import { useLive } from './use-live.js'
 
@@ -27,5 +30,13 @@ const entryIds: Derivation<MessageItem[], readonly string[]> = {
  */
 export function useMessageIds(request: LiveMessagesRequest): LiveState<readonly string[]> {
   const store = useStore()
-  return useLive(store && storeQuery(store, 'messages$', [request], entryIds))
+  // Read again only when the sequence may have changed, so a streamed token costs nothing here.
+  return useLive(
+    store && {
+      owner: store,
+      key: queryKey('messages$ ids', [request]),
+      open: () => readOnWake(() => store.messages$(request), (wake) => watchPath(store, request.session_id, wake)),
+      derive: entryIds,
+    },
+  )
 }

@@ -78,7 +78,7 @@ describe('useBranch', () => {
     expect(result.current.data).toMatchObject({ index: -1, count: 0, siblings: [] })
   })
 
-  it('all pickers of a session share one tree subscription', async () => {
+  it('all pickers of a session share one read of the tree, taken again only when entries are added', async () => {
     const store = await memoryStore()
     const t = await branchedSession(store)
     const subs = countSubscriptions(store)
@@ -86,8 +86,13 @@ describe('useBranch', () => {
       () => [t.q0, t.a1, t.q2, t.a3, t.a1b, t.q2b, t.a3b].map((id) => useBranch(t.session_id, id)),
       { wrapper: providerOf(store) },
     )
-    expect(subs.open('tree$')).toBe(1)
+    // One read for the first render of all seven, one for the shared subscription.
+    expect(subs.opened('tree$')).toBe(2)
+    await act(() => store.updateMessage({ session_id: t.session_id, entry_id: t.a3b, content: [{ type: 'text', text: 'streamed' }] }))
+    expect(subs.opened('tree$')).toBe(2)
+    await act(() => store.append({ session_id: t.session_id, message: user('more') }))
+    expect(subs.opened('tree$')).toBe(3)
     unmount()
-    expect(subs.open('tree$')).toBe(0)
+    expect(subs.open()).toBe(0)
   })
 })

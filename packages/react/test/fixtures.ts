@@ -26,37 +26,37 @@ export async function seedSession(store: Store, count: number, title = 'chat'): 
   return { session_id, ids: entry_ids }
 }
 
-type LiveMethod = 'session$' | 'sessions$' | 'messages$' | 'entry$' | 'tree$'
+type LiveMethod = 'session$' | 'sessions$' | 'messages$' | 'entry$' | 'tree$' | 'commits$'
 
 /**
- * Wraps the store's live queries to count their subscriptions: what a resubscribe loop, a
- * leak after unmount or a missed sharing would show.
+ * Wraps the store's live queries (and its commit stream) to count their subscriptions: what a
+ * resubscribe loop, a leak after unmount or a missed sharing would show.
  */
 export function countSubscriptions(store: Store): { open: (method?: LiveMethod) => number; opened: (method?: LiveMethod) => number } {
   const open = new Map<LiveMethod, number>()
   const opened = new Map<LiveMethod, number>()
   const bump = (m: Map<LiveMethod, number>, k: LiveMethod, d: number): void => void m.set(k, (m.get(k) ?? 0) + d)
   const sum = (m: Map<LiveMethod, number>, k?: LiveMethod): number => (k ? (m.get(k) ?? 0) : [...m.values()].reduce((a, b) => a + b, 0))
-  for (const method of ['session$', 'sessions$', 'messages$', 'entry$', 'tree$'] as const) {
-    const original = store[method].bind(store) as (...args: unknown[]) => unknown
-    ;(store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-      const source = original(...args) as { subscribe(o: unknown): { unsubscribe(): void } }
+  type Source = { subscribe(o: unknown): { unsubscribe(): void } }
+  const counted = (method: LiveMethod, source: Source): Source => ({
+    subscribe(observer) {
+      bump(open, method, 1)
+      bump(opened, method, 1)
+      const sub = source.subscribe(observer)
+      let closed = false
       return {
-        subscribe(observer: { next(value: unknown): void; error(error: unknown): void }) {
-          bump(open, method, 1)
-          bump(opened, method, 1)
-          const sub = source.subscribe(observer)
-          let closed = false
-          return {
-            unsubscribe() {
-              if (!closed) bump(open, method, -1)
-              closed = true
-              sub.unsubscribe()
-            },
-          }
+        unsubscribe() {
+          if (!closed) bump(open, method, -1)
+          closed = true
+          sub.unsubscribe()
         },
       }
-    }
+    },
+  })
+  for (const method of ['session$', 'sessions$', 'messages$', 'entry$', 'tree$'] as const) {
+    const original = store[method].bind(store) as (...args: unknown[]) => Source
+    ;(store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => counted(method, original(...args))
   }
+  Object.defineProperty(store, 'commits$', { value: counted('commits$', store.commits$ as never) })
   return { open: (m) => sum(open, m), opened: (m) => sum(opened, m) }
 }

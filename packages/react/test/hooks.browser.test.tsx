@@ -106,6 +106,17 @@ describe('store hooks', () => {
     expect(result.current.data?.revision).toBeGreaterThan(0)
     const unknown = renderHook(() => useEntry(session_id, 'e_nope'), { wrapper: providerOf(store) })
     expect(unknown.result.current).toMatchObject({ status: 'ready', data: null })
+    await act(() => store.delete({ session_id }))
+    expect(result.current).toMatchObject({ status: 'ready', data: null })
+  })
+
+  it('useEntry sees an entry that is appended after it was asked for', async () => {
+    const store = await memoryStore()
+    const { session_id } = await store.create({})
+    const { result } = renderHook(() => useEntry(session_id, 'e_later'), { wrapper: providerOf(store) })
+    expect(result.current.data).toBeNull()
+    await act(() => store.append({ session_id, entry_id: 'e_later', message: user('here now') }))
+    expect(textOf(result.current.data)).toBe('here now')
   })
 
   it('re-subscribes when an argument changes by value', async () => {

@@ -4,7 +4,7 @@ import { act, cleanup, render, screen } from '@testing-library/react'
 import { memo, Profiler, type ReactNode } from 'react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { useEntry, useMessageIds, useMessages } from '../src/index.js'
-import { memoryStore, seedSession, textOf } from './fixtures.js'
+import { countSubscriptions, memoryStore, seedSession, textOf } from './fixtures.js'
 import { providerOf } from './wrapper.js'
 
 afterEach(cleanup)
@@ -39,6 +39,7 @@ describe('re-render granularity', () => {
     const rowsAtMount = new Map(rowRenders)
     const listAtMount = listRenders
     const commitsAtMount = commits.length
+    const subs = countSubscriptions(store)
 
     let text = ''
     for (let i = 0; i < UPDATES; i++) {
@@ -53,6 +54,8 @@ describe('re-render granularity', () => {
     // One commit per update, each an update of the streaming row alone.
     expect(commits.length - commitsAtMount).toBe(UPDATES)
     expect(commits.slice(commitsAtMount).every((p) => p === 'update')).toBe(true)
+    // Each update read one entry again (the streamed one), not one per row.
+    expect(subs.opened('entry$')).toBe(UPDATES)
   })
 
   it('with useMessages and memoized rows, siblings skip while the list itself re-renders', async () => {
