@@ -1,6 +1,6 @@
 import type { Store } from '@colloquy/core'
 import { createContext, useContext, useMemo, type ReactNode } from 'react'
-import type { SyncLike } from './observable-like.js'
+import type { SyncLike } from './kit/observable-like.js'
 
 interface Colloquy {
   readonly store: Store | null

@@ -1,7 +1,8 @@
 import { useMemo, useRef, useSyncExternalStore } from 'react'
-import { LOADING, ready, type LiveState } from './live-state.js'
-import { asIs, type Query, type Selection } from './query.js'
-import { listen, read } from './shared-query.js'
+import { deriver } from './kit/derive.js'
+import { LOADING, type LiveState } from './kit/live-state.js'
+import type { Query } from './kit/query.js'
+import { listen, read } from './kit/shared-query.js'
 
 interface Binding<T> {
   subscribe(onChange: () => void): () => void
@@ -27,26 +28,11 @@ export function useLive<Raw, T = Raw>(query: Query<Raw, T> | null): LiveState<T>
 }
 
 function bind<Raw, T>(query: Query<Raw, T>, last: { current: LiveState<T> }): Binding<T> {
-  const selection = (query.derive?.create() ?? asIs) as Selection<Raw, T>
-  let lastRaw: LiveState<Raw> | undefined
+  const derive = deriver(query, last)
   // Before subscribing, the read taken for render is kept so that React's repeated
   // getSnapshot calls agree; once subscribed the shared subscription is the truth.
   let subscribed = false
   let early: LiveState<Raw> | undefined
-
-  const derive = (raw: LiveState<Raw>): LiveState<T> => {
-    if (raw === lastRaw) return last.current
-    lastRaw = raw
-    const prev = last.current
-    let next: LiveState<T>
-    if (raw.status !== 'ready') next = raw as LiveState<never>
-    else {
-      const data = selection.select(raw.data)
-      next = prev.status === 'ready' && selection.equal(prev.data, data) ? prev : ready(data)
-    }
-    return (last.current = next)
-  }
-
   return {
     subscribe(onChange) {
       subscribed = true

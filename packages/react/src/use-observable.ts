@@ -1,4 +1,5 @@
-import type { ObservableLike } from './observable-like.js'
+import type { ObservableLike } from './kit/observable-like.js'
+import { observableQuery } from './kit/queries.js'
 import { useLive } from './use-live.js'
 
 /**
@@ -8,7 +9,7 @@ import { useLive } from './use-live.js'
  * thrown during render, to the nearest error boundary.
  */
 export function useObservable<T, I = T>(observable$: ObservableLike<T> | null | undefined, initial: I): T | I {
-  const state = useLive(observable$ ? { owner: observable$, key: 'observable', open: () => observable$ } : null)
+  const state = useLive(observable$ ? observableQuery(observable$) : null)
   if (state.status === 'error') throw state.error
   return state.status === 'ready' ? state.data : initial
 }

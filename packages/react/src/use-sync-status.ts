@@ -1,5 +1,6 @@
-import { ready, type LiveState } from './live-state.js'
-import type { SyncStatus } from './observable-like.js'
+import { ready, type LiveState } from './kit/live-state.js'
+import type { SyncStatus } from './kit/observable-like.js'
+import { syncStatusQuery } from './kit/queries.js'
 import { useColloquy } from './provider.js'
 import { useLive } from './use-live.js'
 
@@ -8,6 +9,6 @@ const NO_SYNC = ready(null)
 /** The provider's sync status, live; `data: null` when the provider was given no sync client. */
 export function useSyncStatus(): LiveState<SyncStatus | null> {
   const { sync } = useColloquy()
-  const state = useLive(sync && { owner: sync, key: 'status$', open: () => sync.status$ })
+  const state = useLive(sync && syncStatusQuery(sync))
   return sync ? state : NO_SYNC
 }

@@ -2,7 +2,7 @@ import { failed, LOADING, ready, type LiveState } from './live-state.js'
 import type { Query } from './query.js'
 import { sameItems } from './same-items.js'
 
-/** One upstream subscription shared by every mounted hook asking the same question. */
+/** One upstream subscription shared by every live binding (hook, composable) asking the same question. */
 interface Connection {
   state: LiveState<unknown>
   readonly listeners: Set<() => void>
@@ -12,7 +12,7 @@ interface Connection {
 const connections = new WeakMap<object, Map<string, Connection>>()
 
 /**
- * Reads taken before a hook subscribes (during render). They hold only within one synchronous
+ * Reads taken before a binding subscribes (a React render). They hold only within one synchronous
  * block: the store changes only in async callbacks, so until the next microtask a read is
  * still true, and the thousand rows of a first render asking one question read it once.
  */
