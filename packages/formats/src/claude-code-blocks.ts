@@ -2,7 +2,7 @@ import type { ContentBlock, FunctionResultBlock } from '@colloquy/core'
 import { fromBase64 } from './base64.js'
 import { text } from './entries.js'
 import type { ImportedAttachment } from './types.js'
-import { arr, isObj, str, toJson } from './values.js'
+import { arr, isObj, parsed, str } from './values.js'
 
 /** What block mapping needs from the importer: somewhere to report and to park file bytes. */
 export interface BlockContext {
@@ -76,7 +76,7 @@ export function block(b: unknown, ctx: BlockContext): ContentBlock | undefined {
     case 'tool_use':
     case 'server_tool_use':
     case 'mcp_tool_use':
-      return { type: 'function_call', id: str(b.id) ?? '', function_id: str(b.name) ?? '', arguments: toJson(b.input ?? null) }
+      return { type: 'function_call', id: str(b.id) ?? '', function_id: str(b.name) ?? '', arguments: parsed(b.input) }
     case 'image':
       return image(b, ctx)
     case 'document':

@@ -6,7 +6,7 @@ import { lineBatches, type Source } from './input.js'
 import { sessionOf } from './session.js'
 import { latestLeaf, pathTo, TreeBuilder } from './tree.js'
 import type { ImportedAttachment } from './types.js'
-import { arr, compact, count, defined, isObj, num, str, titleFrom, toJson, toMs, type Obj } from './values.js'
+import { arr, compact, count, defined, isObj, num, parsed, str, titleFrom, toJson, toMs, type Obj } from './values.js'
 import { Skipped, Warnings } from './warnings.js'
 
 // Claude Code session JSONL (spec §1). One line per record; records with a `uuid` form a
@@ -92,6 +92,17 @@ export class ClaudeCodeReader {
   private firstTime: number | undefined
   private lastTime: number | undefined
   readonly attachments: ImportedAttachment[] = []
+  /** The record being read; block mapping reports against it (one context, not one per line). */
+  private current: Rec | undefined
+  private readonly blockContext: BlockContext = {
+    warn: (code, message) => this.warnings.add(code, `line ${this.current!.n}: ${message}`, { line: this.current!.n }),
+    attach: (a) => {
+      const rec = this.current!
+      const id = `att-${rec.uuid}-${(rec.attachments ??= []).length}`
+      rec.attachments.push({ ...a, attachment_id: id })
+      return id
+    },
+  }
 
   constructor(
     private readonly warnings: Warnings,
@@ -125,15 +136,14 @@ export class ClaudeCodeReader {
         if (typeof o[k] === 'string') this.info[f] = o[k]
       }
     }
-    const rec: Rec = { n, uuid, parent: str(o.parentUuid) ?? null, time: time ?? this.lastTime ?? 0, side, kind: 'other', blocks: [], results: [] }
-    const attach: BlockContext = {
-      warn: (code, message) => this.warnings.add(code, `line ${n}: ${message}`, { line: n }),
-      attach: (a) => {
-        const id = `att-${uuid}-${(rec.attachments ??= []).length}`
-        rec.attachments.push({ ...a, attachment_id: id })
-        return id
-      },
+    // Every field set up front: one object shape for all records keeps the later passes fast.
+    const rec: Rec = {
+      n, uuid, parent: str(o.parentUuid) ?? null, time: time ?? this.lastTime ?? 0, side, kind: 'other', blocks: [], results: [],
+      meta: undefined, compactSummary: undefined, details: undefined, sourceTool: undefined, msgId: undefined, model: undefined, stop: undefined,
+      usage: undefined, apiError: undefined, subtype: undefined, logicalParent: undefined, data: undefined, attachments: undefined,
     }
+    this.current = rec
+    const attach = this.blockContext
     const message = isObj(o.message) ? o.message : undefined
     if (type === 'user' && message) this.user(rec, o, message, attach)
     else if (type === 'assistant' && message) this.assistant(rec, o, message, attach)
@@ -158,7 +168,7 @@ export class ClaudeCodeReader {
     } else if (type === 'custom-title') this.customTitle = str(o.customTitle) ?? this.customTitle
     else if (type === 'ai-title') this.aiTitle = str(o.aiTitle) ?? this.aiTitle
     else if (type === 'last-prompt') this.lastPromptLeaf = str(o.leafUuid) ?? this.lastPromptLeaf
-    else if (type in META_LINES) this.info[type] = toJson(o[META_LINES[type]] ?? null)
+    else if (type in META_LINES) this.info[type] = parsed(o[META_LINES[type]])
     else if (BOOKKEEPING.has(type)) this.skipped.add(type)
     else {
       this.warnings.add('unknown-line', `line ${n} has type ${JSON.stringify(type)} and no uuid; skipped`, { line: n })
@@ -171,7 +181,7 @@ export class ClaudeCodeReader {
     rec.meta = o.isMeta === true
     rec.compactSummary = o.isCompactSummary === true
     rec.sourceTool = str(o.sourceToolAssistantUUID)
-    if (o.toolUseResult !== undefined) rec.details = toJson(o.toolUseResult)
+    if (o.toolUseResult !== undefined) rec.details = parsed(o.toolUseResult)
     const content = message.content
     if (typeof content === 'string') {
       rec.blocks.push(text(content))

@@ -145,13 +145,13 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
     calls.set(id, name)
     open(item).blocks.push({ type: 'function_call', id, function_id: name, arguments: args })
   }
-  const result = (item: Item, id: string, raw: unknown): void => {
+  const result = (item: Item, id: string, raw: unknown, entryId = `line-${item.n}`): void => {
     flush()
     const out = output(raw)
     if (!calls.has(id)) ctx.warnings.add('orphan-result', `output for ${id} has no matching call in the file; kept in place`, { line: item.n })
     answered.add(id)
     const message: FunctionResultMessage = { role: 'function_result', function_call_id: id, function_id: calls.get(id) ?? 'unknown', content: out.content, timestamp: item.time, details: out.details, is_error: out.is_error }
-    entries.push(messageEntry(`line-${item.n}`, message))
+    entries.push(messageEntry(entryId, message))
   }
   const user = (item: Item, blocks: ContentBlock[]): void => {
     flush()
@@ -204,7 +204,7 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
           // Codex persists only the search action, never its results: the call gets an empty one.
           const id = str(p.id) ?? `line-${item.n}`
           call(item, id, 'web_search', toJson(p.action ?? null))
-          result(item, id, JSON.stringify({ output: '', metadata: { status: str(p.status) ?? null } }))
+          result(item, id, JSON.stringify({ output: '', metadata: { status: str(p.status) ?? null } }), `line-${item.n}:result`)
         } else if (kind === 'function_call_output' || kind === 'custom_tool_call_output') {
           result(item, str(p.call_id) ?? '', p.output)
         } else if (kind === 'ghost_snapshot') skip('response_item/ghost_snapshot')

@@ -109,8 +109,13 @@ export class Source {
     }
     if (input instanceof ArrayBuffer || ArrayBuffer.isView(input)) {
       const bytes = input instanceof ArrayBuffer ? new Uint8Array(input) : new Uint8Array(input.buffer, input.byteOffset, input.byteLength)
-      step(bytes.byteLength)
-      yield bytes
+      // Decoded and split a slice at a time, like a stream: no 50 MB string at once.
+      for (let i = 0; i < bytes.byteLength || i === 0; i += STRING_SLICE) {
+        const part = bytes.subarray(i, i + STRING_SLICE)
+        step(part.byteLength)
+        yield part
+        if (bytes.byteLength === 0) break
+      }
       return
     }
     const stream = input instanceof ReadableStream ? this.stream! : input.stream()

@@ -67,9 +67,13 @@ export function summarize(session: SessionImport): SessionSummary {
 export function topological(entries: readonly SessionEntry[], children = childrenOf(entries)): SessionEntry[] {
   const byId = new Map(entries.map((e) => [e.id, e]))
   const out: SessionEntry[] = []
+  const seen = new Set<string>()
   const stack = [...(children.get(null) ?? [])].reverse()
   while (stack.length) {
     const id = stack.pop()!
+    // A duplicate id would make a cycle; corrupt input must not hang an export.
+    if (seen.has(id)) continue
+    seen.add(id)
     out.push(byId.get(id)!)
     const kids = children.get(id)
     if (kids) for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i])

@@ -15,7 +15,7 @@ export interface ImportIntoResult extends ImportResult {
  * deleted again. Each session itself is written by core, which makes it visible only whole.
  * Progress reports bytes read (`read`), then entries written across all sessions (`write`).
  */
-export async function importInto(store: Store, input: TranscriptInput, options: ImportOptions = {}): Promise<ImportIntoResult> {
+export async function importInto(store: Store, input: TranscriptInput, options: ImportOptions & { chunkSize?: number } = {}): Promise<ImportIntoResult> {
   const result = await importTranscript(input, options)
   const { sessions } = result
   // One session is checked by `store.importSession` before its first write anyway; checking
@@ -34,7 +34,7 @@ export async function importInto(store: Store, input: TranscriptInput, options: 
   let before = 0
   try {
     for (const s of sessions) {
-      const r = await store.importSession(s, { onProgress: (w) => options.onProgress?.({ phase: 'write', done: before + w, total }) })
+      const r = await store.importSession(s, { ...(options.chunkSize && { chunkSize: options.chunkSize }), onProgress: (w) => options.onProgress?.({ phase: 'write', done: before + w, total }) })
       written.push(r)
       before += s.entries.length
     }

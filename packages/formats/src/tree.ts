@@ -47,11 +47,10 @@ export class TreeBuilder {
 
   /** The node a key stands for: a node key, `null` for root, `undefined` when unknown. */
   resolve(key: string | null): string | null | undefined {
-    const seen = new Set<string>()
+    // Called once per record: a step budget instead of a visited set keeps it allocation-free.
     let k: string | null = key
-    while (k !== null && !this.nodes.has(k)) {
-      if (seen.has(k) || !this.aliases.has(k)) return undefined
-      seen.add(k)
+    for (let steps = this.aliases.size; k !== null && !this.nodes.has(k); steps--) {
+      if (steps < 0 || !this.aliases.has(k)) return undefined
       k = this.aliases.get(k) ?? null
     }
     return k
@@ -140,11 +139,12 @@ export function childrenOf(entries: readonly SessionEntry[]): Map<string | null,
  * bookkeeping entries never win), ties to the later one in file order.
  */
 export function latestLeaf(entries: readonly SessionEntry[]): string | null {
-  const children = childrenOf(entries)
+  const parents = new Set<string | null>()
+  for (const e of entries) parents.add(e.parent_id)
   let best: SessionEntry | undefined
   let bestCustom: SessionEntry | undefined
   for (const e of entries) {
-    if (children.has(e.id)) continue
+    if (parents.has(e.id)) continue
     if (e.kind === 'message') {
       if (!best || e.timestamp >= best.timestamp) best = e
     } else if (!bestCustom || e.timestamp >= bestCustom.timestamp) bestCustom = e

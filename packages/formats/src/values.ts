@@ -45,6 +45,13 @@ export function toJson(v: unknown): Json {
   return null
 }
 
+/**
+ * A value straight out of `JSON.parse` as `Json`, without the deep copy `toJson` makes: parsed
+ * JSON can hold no `undefined`, function or non-finite number, and copying every tool result
+ * of a 50 MB transcript would double the garbage the import leaves to the collector.
+ */
+export const parsed = (v: unknown): Json => (v === undefined ? null : (v as Json))
+
 /** A JSON string that holds JSON (Codex arguments, shell outputs) decoded; anything else as is. */
 export function decodeJsonString(v: unknown): { value: unknown; decoded: boolean } {
   if (typeof v !== 'string') return { value: v, decoded: false }

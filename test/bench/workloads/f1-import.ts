@@ -1,0 +1,153 @@
+import { createStore, indexedDbStorage } from '@colloquy/core'
+import { importInto } from '../../../packages/formats/src/index.js'
+import type { BenchContext, BenchRow, Workload } from '../types.js'
+
+// F1: import a ~50 MB Claude Code JSONL into IndexedDB through @colloquy/formats.
+// The file repeats the structure of samples/claude-code/entire_cc-2.1.7_parallel-tools-task-subagent.jsonl
+// (16 lines: a prompt, assistant messages split over several lines with one message.id,
+// thinking with signatures, two rounds of parallel tool calls whose results fork the
+// uuid tree, Task results with toolUseResult) with fresh ids and content of the same sizes.
+
+const TARGET_ENTRIES_PER_S = 20_000
+const HEAP_FACTOR = 3
+
+let seq = 0
+const uuid = (): string => {
+  const n = (++seq).toString(16).padStart(12, '0')
+  return `${(seq * 2654435761 >>> 0).toString(16).padStart(8, '0')}-4f2a-4c1d-9e3b-${n}`
+}
+const WORDS = ['the', 'branch', 'review', 'session', 'checkpoint', 'commit', 'agent', 'transcript', 'chunk', 'file', 'change', 'test', 'error', 'strategy', 'manual']
+const prose = (n: number, seed: number): string => {
+  let s = ''
+  for (let i = 0; s.length < n; i++) s += `${WORDS[(seed + i * 7) % WORDS.length]} `
+  return s.slice(0, n)
+}
+const b64 = (n: number, seed: number): string => {
+  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+  let s = ''
+  for (let i = 0; i < n; i++) s += A[(seed * 31 + i * 17) % 64]
+  return s
+}
+
+/** One 16-line block shaped like the sample; returns its lines and the entries it yields (8). */
+function block(k: number, parent: string | null, t0: number): { lines: string[]; last: string } {
+  const env = { isSidechain: false, userType: 'external', cwd: '/Users/dev/work/cli', sessionId: 'f1-bench-session', version: '2.1.7', gitBranch: 'feat/chunking', slug: 'velvety-nibbling-squid' }
+  const ts = (i: number): string => new Date(t0 + i * 1000).toISOString()
+  const lines: string[] = []
+  const push = (o: object): void => void lines.push(JSON.stringify(o))
+  const usage = (out: number) => ({ input_tokens: 10, cache_creation_input_tokens: 4238, cache_read_input_tokens: 42386, output_tokens: out, service_tier: 'standard' })
+  const assistant = (id: string, p: string | null, msgId: string, content: object, i: number, out: number) =>
+    push({ parentUuid: p, ...env, message: { model: 'claude-opus-4-5-20251101', id: msgId, type: 'message', role: 'assistant', content: [content], stop_reason: null, stop_sequence: null, usage: usage(out) }, requestId: `req_${k}_${i}`, type: 'assistant', uuid: id, timestamp: ts(i) })
+  const result = (id: string, p: string, call: string, size: number, i: number, task: boolean) =>
+    push({ parentUuid: p, ...env, type: 'user', message: { role: 'user', content: [{ tool_use_id: call, type: 'tool_result', content: prose(size, k + i), is_error: false }] }, uuid: id, timestamp: ts(i), toolUseResult: task ? { status: 'completed', agentId: `a${k}${i}`, content: [{ type: 'text', text: prose(size, i) }], totalTokens: 4242 } : { stdout: prose(size, i), stderr: '', interrupted: false, isImage: false }, sourceToolAssistantUUID: p })
+  push({ type: 'file-history-snapshot', messageId: `snap-${k}`, snapshot: { messageId: `snap-${k}`, trackedFileBackups: {}, timestamp: ts(0) }, isSnapshotUpdate: false })
+  const u = uuid()
+  push({ parentUuid: parent, ...env, type: 'user', message: { role: 'user', content: prose(66, k) }, uuid: u, timestamp: ts(0) })
+  const m1 = `msg_f1_${k}_1`
+  const [a1, a2, a3, a4] = [uuid(), uuid(), uuid(), uuid()]
+  assistant(a1, u, m1, { type: 'thinking', thinking: prose(170, k), signature: b64(440, k) }, 1, 1)
+  assistant(a2, a1, m1, { type: 'text', text: prose(81, k) }, 2, 1)
+  assistant(a3, a2, m1, { type: 'tool_use', id: `toolu_${k}_1`, name: 'Bash', input: { command: prose(90, k), description: 'Show commits' } }, 3, 1)
+  assistant(a4, a3, m1, { type: 'tool_use', id: `toolu_${k}_2`, name: 'Bash', input: { command: prose(90, k + 1), description: 'Show diff' } }, 4, 235)
+  // Parallel results: the second call's result is written first, on a side branch of the tree.
+  const [r2, r1] = [uuid(), uuid()]
+  result(r2, a4, `toolu_${k}_2`, 200, 5, false)
+  result(r1, a3, `toolu_${k}_1`, 1180, 6, false)
+  const m2 = `msg_f1_${k}_2`
+  const [b1, b2, b3, b4] = [uuid(), uuid(), uuid(), uuid()]
+  assistant(b1, r1, m2, { type: 'thinking', thinking: prose(250, k), signature: b64(520, k) }, 7, 1)
+  assistant(b2, b1, m2, { type: 'text', text: prose(130, k) }, 8, 1)
+  assistant(b3, b2, m2, { type: 'tool_use', id: `toolu_${k}_3`, name: 'Task', input: { description: 'Review A', prompt: prose(850, k), subagent_type: 'general-purpose' } }, 9, 1)
+  assistant(b4, b3, m2, { type: 'tool_use', id: `toolu_${k}_4`, name: 'Task', input: { description: 'Review B', prompt: prose(890, k), subagent_type: 'general-purpose' } }, 10, 410)
+  const [s4, s3] = [uuid(), uuid()]
+  result(s4, b4, `toolu_${k}_4`, 1000, 11, true)
+  result(s3, b3, `toolu_${k}_3`, 1080, 12, true)
+  const m3 = `msg_f1_${k}_3`
+  const [c1, c2] = [uuid(), uuid()]
+  assistant(c1, s3, m3, { type: 'thinking', thinking: prose(160, k), signature: b64(400, k) }, 13, 1)
+  assistant(c2, c1, m3, { type: 'text', text: prose(2263, k) }, 14, 620)
+  return { lines, last: c2 }
+}
+
+export const ENTRIES_PER_BLOCK = 8
+
+/** A Claude Code JSONL of about `targetBytes`, as a Blob (outside the JS heap) plus counts. */
+export function generateClaudeJsonl(targetBytes: number): { blob: Blob; bytes: number; entries: number; lines: number } {
+  // Each block is encoded at once: its strings die young and the bytes live outside the JS
+  // heap, so the heap the import starts from is not inflated by the generator.
+  const encoder = new TextEncoder()
+  const parts: Uint8Array<ArrayBuffer>[] = []
+  let bytes = 0
+  let parent: string | null = null
+  let k = 0
+  let lines = 0
+  const t0 = Date.UTC(2026, 0, 22, 17, 51)
+  while (bytes < targetBytes) {
+    const b = block(k, parent, t0 + k * 20_000)
+    const chunk = encoder.encode(`${b.lines.join('\n')}\n`)
+    parts.push(chunk)
+    bytes += chunk.byteLength
+    lines += b.lines.length
+    parent = b.last
+    k++
+  }
+  return { blob: new Blob(parts, { type: 'application/jsonl' }), bytes, entries: k * ENTRIES_PER_BLOCK, lines }
+}
+
+const heapUsed = (): number | undefined => (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize
+
+/** Runs F1 at a given size (the bench uses 50 MB; a browser test runs it small). */
+export async function runF1(ctx: BenchContext, targetBytes = 50 * 1024 * 1024, chunkSize?: number): Promise<BenchRow[]> {
+  const file = generateClaudeJsonl(targetBytes)
+  const mb = file.bytes / 1024 / 1024
+  const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName('f1') }), multiTab: false })
+  // Only when Chromium runs with --js-flags=--expose-gc: start from a collected heap.
+  const gc = (globalThis as { gc?: () => void }).gc
+  gc?.()
+  let peak = heapUsed() ?? 0
+  const base = peak
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, heapUsed() ?? 0)
+  }, 5)
+  const t0 = performance.now()
+  let readDone = t0
+  let firstWrite: number | undefined
+  let result
+  try {
+    result = await importInto(store, file.blob, {
+      ...(chunkSize && { chunkSize }),
+      onProgress: (p) => {
+        peak = Math.max(peak, heapUsed() ?? 0)
+        if (p.phase === 'read') readDone = performance.now()
+        else firstWrite ??= performance.now()
+      },
+    })
+  } finally {
+    clearInterval(sampler)
+  }
+  const ms = performance.now() - t0
+  const entries = result.written.reduce((n, w) => n + w.entries, 0)
+  result = undefined
+  gc?.()
+  const after = heapUsed() ?? 0
+  await store.close()
+  ctx.log(`F1: ${mb.toFixed(1)} MB, ${file.lines} lines, ${entries} entries in ${ms.toFixed(0)} ms (read+parse ${(readDone - t0).toFixed(0)} ms, then first chunk on disk after ${((firstWrite ?? t0) - readDone).toFixed(0)} ms); heap base ${(base / 2 ** 20).toFixed(1)} MB, peak ${(peak / 2 ** 20).toFixed(1)} MB${gc ? `, after import + gc ${(after / 2 ** 20).toFixed(1)} MB` : ''}`)
+  const perS = entries / (ms / 1000)
+  const peakMb = peak / 2 ** 20
+  return [
+    { id: 'F1', subject: 'colloquy', metric: 'time', value: Math.round(ms), unit: 'ms', note: `${mb.toFixed(1)} MB Claude Code JSONL, ${entries} entries` },
+    { id: 'F1', subject: 'colloquy', metric: 'entries/s', value: Math.round(perS), unit: 'entries/s', target: `>= ${TARGET_ENTRIES_PER_S}`, pass: perS >= TARGET_ENTRIES_PER_S },
+    {
+      id: 'F1', subject: 'colloquy', metric: 'peak heap', value: Math.round(peakMb * 10) / 10, unit: 'MB', target: `< ${HEAP_FACTOR}x file (${(HEAP_FACTOR * mb).toFixed(0)} MB)`,
+      pass: peak > 0 && peakMb < HEAP_FACTOR * mb, note: peak > 0 ? `usedJSHeapSize sampled every 5 ms; ${(base / 2 ** 20).toFixed(1)} MB before the import` : 'performance.memory is not available here',
+    },
+  ]
+}
+
+const workload: Workload = {
+  id: 'F1',
+  title: 'Import a 50 MB Claude Code JSONL into IndexedDB',
+  env: 'browser',
+  run: (ctx) => runF1(ctx),
+}
+export default workload
