@@ -1,7 +1,7 @@
 import type { Engine } from './engine.js'
 import { SessionError, invalid } from './errors.js'
 import type { SessionEntry, SessionMeta } from './model.js'
-import { emitCreatedEnvelope } from './ops/lifecycle.js'
+import { createdEnvelope } from './emit.js'
 import { array, sessionEntry, sessionMeta } from './validate.js'
 
 /** A whole session as importers and bulk loaders produce it. */
@@ -80,7 +80,7 @@ export async function importSession(engine: Engine, input: SessionImport, option
     throw e instanceof SessionError ? e : new SessionError('session/storage', `import failed: ${String(e)}`, { cause: e })
   }
   const head = Object.freeze({ meta: data.meta, leaf: data.active_leaf, v: 1 })
-  await engine.install(head, data.entries, [emitCreatedEnvelope(data.meta)])
+  await engine.install(head, data.entries, [createdEnvelope(data.meta)])
   if (total === 0) options.onProgress?.(0, 0)
   return { session_id: id, entries: total }
 }

@@ -4,7 +4,7 @@ import type { SessionErrorCode } from './errors.js'
 import { jsonEqual } from './json.js'
 import type { Commit } from './changes.js'
 import type { SessionEntry, SessionMeta } from './model.js'
-import { emitCreatedEnvelope } from './ops/lifecycle.js'
+import { emitAdded, emitCreated, emitDeleted, emitMetaUpdated, emitStatusChanged, emitUpdated } from './emit.js'
 
 /**
  * A replicated change: the state-based unit that sync pushes to a server and pulls back. Every
@@ -75,7 +75,7 @@ export function applyReplica(d: Draft, change: ReplicaChange, policy: ReplicaPol
       const meta = d.meta(change.session_id)
       if (!meta) return unchanged
       d.delete(change.session_id)
-      d.emit('session::deleted', { session_id: change.session_id, timestamp: ctx.now() }, meta.metadata)
+      emitDeleted(d, change.session_id, ctx.now(), meta.metadata)
       return applied
     }
   }
@@ -91,7 +91,7 @@ function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: rea
     delete meta.draft
     delete meta.draft_attachments
     d.putHead(meta, null)
-    d.events.push(emitCreatedEnvelope(meta))
+    emitCreated(d, meta)
     return applied
   }
   const held = head.meta
@@ -110,14 +110,10 @@ function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: rea
   d.putHead(next, head.leaf)
   const timestamp = next.updated_at
   if (next.title !== held.title || next.description !== held.description || !jsonEqual(next.metadata, held.metadata)) {
-    d.emit('session::meta-updated', { session_id: next.session_id, title: next.title, description: next.description, ...(next.metadata && { metadata: next.metadata }), timestamp }, next.metadata)
+    emitMetaUpdated(d, next, timestamp)
   }
   if (next.status !== held.status || next.status_reason !== held.status_reason) {
-    d.emit(
-      'session::status-changed',
-      { session_id: next.session_id, status: next.status, previous_status: held.status, ...(next.status_reason !== undefined && { status_reason: next.status_reason }), timestamp },
-      next.metadata,
-    )
+    emitStatusChanged(d, next, held.status, timestamp)
   }
   return applied
 }
@@ -148,18 +144,7 @@ function applyEntry(
     const counted = entry.kind === 'message' ? 1 : 0
     // The order is the parent chain, so the leaf moves only by its own change, never by arrival.
     d.putHead({ ...head.meta, message_count: head.meta.message_count + counted, updated_at: Math.max(head.meta.updated_at, entry.timestamp) }, head.leaf)
-    d.emit(
-      'session::message-added',
-      {
-        session_id,
-        entry_id: entry.id,
-        parent_id: entry.parent_id,
-        ...(entry.kind === 'message' ? { message: entry.message } : { custom: { custom_type: entry.custom_type, data: entry.data } }),
-        ...(entry.origin && { origin: entry.origin }),
-        timestamp: entry.timestamp,
-      },
-      head.meta.metadata,
-    )
+    emitAdded(d, session_id, entry, head.meta.metadata)
     return applied
   }
   if (existing.kind !== entry.kind || existing.parent_id !== entry.parent_id) {
@@ -179,7 +164,7 @@ function applyEntry(
   // A server stamps the update with its clock, as update-message does; a pulling client takes
   // the server's meta (updated_at included) from the meta change that follows.
   if (policy === 'push') d.putHead({ ...head.meta, updated_at: now }, head.leaf)
-  d.emit('session::message-updated', { session_id, entry_id: next.id, message: next.message, revision: next.revision, timestamp: now }, head.meta.metadata)
+  emitUpdated(d, session_id, next, undefined, now, head.meta.metadata)
   return applied
 }
 

@@ -3,31 +3,17 @@ import type { Draft } from '../draft.js'
 import { SessionError } from '../errors.js'
 import type {
   AgentMessage, AppendManyRequest, AppendManyResponse, AppendRequest, AppendResponse, ForkRequest,
-  ForkResponse, Json, JsonObject, SessionEntry, SessionMeta, SetActiveLeafRequest, SetActiveLeafResponse,
+  ForkResponse, Json, SessionEntry, SessionMeta, SetActiveLeafRequest, SetActiveLeafResponse,
   UpdateMessageRequest, UpdateMessageResponse,
 } from '../model.js'
 import { pathTo } from '../path.js'
-import { emitCreated, notFound, requireMeta } from './lifecycle.js'
+import { emitAdded, emitCreated, emitUpdated } from '../emit.js'
+import { notFound, requireMeta } from './lifecycle.js'
 
 const entryNotFound = (entry_id: string): SessionError => new SessionError('session/entry_not_found', `entry ${entry_id} not found`)
 
 function requireParent(d: Draft, session_id: string, parent_id: string): void {
   if (!d.entry(session_id, parent_id)) throw new SessionError('session/parent_not_found', `parent ${parent_id} not found in session ${session_id}`)
-}
-
-function emitAdded(d: Draft, session_id: string, e: SessionEntry, metadata: JsonObject | undefined): void {
-  d.emit(
-    'session::message-added',
-    {
-      session_id,
-      entry_id: e.id,
-      parent_id: e.parent_id,
-      ...(e.kind === 'message' ? { message: e.message } : { custom: { custom_type: e.custom_type, data: e.data } }),
-      ...(e.origin && { origin: e.origin }),
-      timestamp: e.timestamp,
-    },
-    metadata,
-  )
 }
 
 export function append(d: Draft, req: AppendRequest, ctx: OpContext): AppendResponse {
@@ -89,14 +75,10 @@ export function updateMessage(d: Draft, req: UpdateMessageRequest, ctx: OpContex
   if (req.usage != null && message.role === 'assistant') message.usage = req.usage
   if (req.details !== undefined && (message.role === 'function_result' || message.role === 'custom')) message.details = req.details as Json
   const now = ctx.now()
-  const updated: SessionEntry = { ...entry, message: Object.freeze(message), revision: entry.revision + 1 }
+  const updated = { ...entry, message: Object.freeze(message), revision: entry.revision + 1 }
   d.putEntry(req.session_id, updated)
   d.putHead({ ...head.meta, updated_at: now }, head.leaf)
-  d.emit(
-    'session::message-updated',
-    { session_id: req.session_id, entry_id: entry.id, message: updated.message, revision: updated.revision, ...(req.origin && { origin: req.origin }), timestamp: now },
-    head.meta.metadata,
-  )
+  emitUpdated(d, req.session_id, updated, req.origin ?? undefined, now, head.meta.metadata)
   return { updated: true, revision: updated.revision }
 }
 

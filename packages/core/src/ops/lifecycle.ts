@@ -1,8 +1,9 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { SessionError } from '../errors.js'
+import { emitCreated, emitDeleted, emitMetaUpdated, emitStatusChanged } from '../emit.js'
 import type {
-  CreatedEvent, EventEnvelope, CreateRequest, CreateResponse, DeleteRequest, DeleteResponse, EnsureRequest, EnsureResponse,
+  CreateRequest, CreateResponse, DeleteRequest, DeleteResponse, EnsureRequest, EnsureResponse,
   SessionMeta, SetMetaRequest, SetMetaResponse, SetStatusRequest, SetStatusResponse,
 } from '../model.js'
 
@@ -31,23 +32,6 @@ export function freshMeta(session_id: string, req: CreateRequest, now: number): 
   return meta
 }
 
-/** The `session::created` event of a session, with its metadata for filtering. */
-export function emitCreatedEnvelope(meta: SessionMeta): EventEnvelope<'session::created'> {
-  const payload: CreatedEvent = {
-    session_id: meta.session_id,
-    title: meta.title,
-    description: meta.description,
-    status: meta.status,
-    ...(meta.forked_from !== undefined && { forked_from: meta.forked_from }),
-    created_at: meta.created_at,
-  }
-  return { trigger_type: 'session::created', payload: Object.freeze(payload), session_metadata: meta.metadata }
-}
-
-export function emitCreated(d: Draft, meta: SessionMeta): void {
-  d.events.push(emitCreatedEnvelope(meta))
-}
-
 export function create(d: Draft, req: CreateRequest, ctx: OpContext): CreateResponse {
   const meta = freshMeta(ctx.newId('session'), req, ctx.now())
   d.putHead(meta, null)
@@ -69,7 +53,7 @@ export function remove(d: Draft, req: DeleteRequest, ctx: OpContext): DeleteResp
   const meta = d.meta(req.session_id)
   if (!meta) return { deleted: false }
   d.delete(req.session_id)
-  d.emit('session::deleted', { session_id: req.session_id, timestamp: ctx.now() }, meta.metadata)
+  emitDeleted(d, req.session_id, ctx.now(), meta.metadata)
   return { deleted: true }
 }
 
@@ -83,11 +67,7 @@ export function setMeta(d: Draft, req: SetMetaRequest, ctx: OpContext): SetMetaR
   if (req.description != null) meta.description = req.description
   if (req.metadata != null) meta.metadata = req.metadata
   d.putHead(meta, head.leaf)
-  d.emit(
-    'session::meta-updated',
-    { session_id: meta.session_id, title: meta.title, description: meta.description, ...(meta.metadata && { metadata: meta.metadata }), timestamp: now },
-    meta.metadata,
-  )
+  emitMetaUpdated(d, meta, now)
   return { meta: d.meta(req.session_id)! }
 }
 
@@ -103,10 +83,6 @@ export function setStatus(d: Draft, req: SetStatusRequest, ctx: OpContext): SetS
   const { status_reason: _dropped, ...rest } = head.meta
   const meta: SessionMeta = { ...rest, status: req.status, ...(reason !== undefined && { status_reason: reason }), updated_at: now }
   d.putHead(meta, head.leaf)
-  d.emit(
-    'session::status-changed',
-    { session_id: meta.session_id, status: req.status, previous_status: previous, ...(reason !== undefined && { status_reason: reason }), timestamp: now },
-    meta.metadata,
-  )
+  emitStatusChanged(d, meta, previous, now)
   return { status: req.status, previous_status: previous }
 }
