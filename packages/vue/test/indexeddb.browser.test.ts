@@ -1,0 +1,26 @@
+import { createStore, indexedDbStorage } from '@colloquy/core'
+import { describe, expect, it } from 'vitest'
+import { LOADING, useMessages, useSession } from '../src/index.js'
+import { seedSession } from '../../react/test/fixtures.js'
+import { withSetup } from './with-setup.js'
+
+describe('over IndexedDB', () => {
+  it('shows loading while a session is read from disk, then its transcript, then live changes', async () => {
+    const name = `vue-composables-${crypto.randomUUID()}`
+    const writer = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+    const { session_id, ids } = await seedSession(writer, 6)
+    await writer.close()
+
+    const store = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+    const { result, wrapper } = withSetup(() => ({ session: useSession(session_id), messages: useMessages({ session_id }) }), store)
+    expect(result.session.value.data?.message_count).toBe(6)
+    expect(result.messages.value).toBe(LOADING)
+    await expect.poll(() => result.messages.value.status).toBe('ready')
+    expect(result.messages.value.data?.map((i) => i.entry_id)).toEqual(ids)
+    await store.updateMessage({ session_id, entry_id: ids[5], content: [{ type: 'text', text: 'from disk, then live' }] })
+    expect(result.messages.value.data?.[5].message?.content).toEqual([{ type: 'text', text: 'from disk, then live' }])
+    wrapper.unmount()
+    await store.close()
+    indexedDB.deleteDatabase(name)
+  })
+})
