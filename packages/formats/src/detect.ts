@@ -46,8 +46,8 @@ function formatOfText(head: string): FormatId | null {
   }
   if (/"schema_version"\s*:/.test(text)) return 'unified'
   if (/"opa_version"\s*:/.test(text)) return 'opa'
-  if (/"sessionId"\s*:/.test(text) && /"(projectHash|messages|startTime)"\s*:/.test(text)) return 'gemini'
   if (/"info"\s*:/.test(text) && /"ses_/.test(text)) return 'opencode'
+  if (/"sessionId"\s*:/.test(text) && /"(projectHash|startTime)"\s*:/.test(text)) return 'gemini'
   // A first JSONL line longer than the head (an inlined image): judge by its leading keys.
   if (nl === -1 && /"parentUuid"\s*:/.test(text)) return 'claude-code'
   if (nl === -1 && /"type"\s*:\s*"(session_meta|response_item|event_msg|turn_context)"/.test(text)) return 'codex'

@@ -29,7 +29,9 @@ export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 const STRING_SLICE = 1 << 20
 
-const mb = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MB`
+/** A byte count for messages: `312 bytes`, `4.2 KB`, `512.0 MB`. */
+export const sizeText = (n: number): string => (n >= 1 << 20 ? `${(n / 2 ** 20).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} bytes`)
+const mb = sizeText
 export const tooLarge = (size: number, max: number): FormatError =>
   new FormatError('format/too_large', `input is ${mb(size)}, over the ${mb(max)} limit (raise maxBytes to import it)`)
 

@@ -38,8 +38,8 @@ export async function readPath(path: string): Promise<TranscriptInput> {
 }
 
 /** sql.js's WebAssembly binary from the installed package, for OpenCode databases in Node. */
-export async function nodeSqlite(): Promise<SqliteOptions> {
+export async function nodeSqlite(): Promise<SqliteOptions & { wasmBinary: ArrayBuffer }> {
   const require = createRequire(import.meta.url)
   const wasm = await readFile(require.resolve('sql.js/dist/sql-wasm.wasm'))
-  return { wasmBinary: new Uint8Array(wasm.buffer, wasm.byteOffset, wasm.byteLength) }
+  return { wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength) as ArrayBuffer }
 }

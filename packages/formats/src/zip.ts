@@ -1,5 +1,6 @@
 import { unzipSync, zipSync, type Zippable } from 'fflate'
 import { FormatError } from './errors.js'
+import { sizeText } from './input.js'
 
 // ZIP through fflate, with the checks an archive from anywhere needs before anything is
 // inflated: safe names, a bounded number of entries, and a budget of declared sizes.
@@ -53,7 +54,7 @@ function unzip(bytes: Uint8Array, want: (name: string) => boolean, limits: ZipLi
           throw new FormatError('format/unsafe_archive', `archive entry ${file.name} expands ${Math.round(file.originalSize / Math.max(1, file.size))}:1 (a ZIP bomb?); refused`)
         }
         budget -= file.originalSize
-        if (budget < 0) throw new FormatError('format/too_large', `the archive expands to more than ${Math.round(limits.maxBytes / 1024 / 1024)} MB (raise maxBytes to import it)`)
+        if (budget < 0) throw new FormatError('format/too_large', `the archive expands to more than ${sizeText(limits.maxBytes)} (raise maxBytes to import it)`)
         return true
       },
     })

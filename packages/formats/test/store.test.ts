@@ -1,0 +1,99 @@
+import { createStore, memoryStorage, SessionError, type Store } from '@colloquy/core'
+import { strToU8, zipSync } from 'fflate'
+import { describe, expect, it } from 'vitest'
+import { importInto, importTranscript, readSession, type Progress } from '../src/index.js'
+import { fixture, pathIds, sample } from './helpers.js'
+
+// importInto: all sessions of an input, checked first, then written; all or nothing.
+
+const open = (storage = memoryStorage()): Promise<Store> => createStore({ storage, multiTab: false })
+const listed = async (store: Store): Promise<string[]> => (await store.list({ order: 'created_asc' })).sessions.map((s) => s.session_id)
+const INLINE = 'claude-code/claude-code-viewer_cc-1.0.108_inline-sidechains.jsonl'
+
+describe('importInto', () => {
+  it('writes every session with progress: bytes read, then entries written, up to the total', async () => {
+    const store = await open()
+    const progress: Progress[] = []
+    const r = await importInto(store, sample(INLINE), { onProgress: (p) => progress.push(p) })
+    expect(r.written).toEqual([
+      { session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7', entries: 25 },
+      { session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7:sidechain-6340ddef-f656-4b72-a065-82390f637678', entries: 6 },
+      { session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7:sidechain-83e2917c-8940-4df6-a5a5-f2514f0d08c5', entries: 14 },
+    ])
+    expect((await listed(store)).sort()).toEqual(r.written.map((w) => w.session_id).sort())
+    const reads = progress.filter((p) => p.phase === 'read')
+    expect(reads.at(-1)).toEqual({ phase: 'read', done: 125342, total: 125342 })
+    const writes = progress.filter((p) => p.phase === 'write')
+    expect(writes.map((p) => p.done)).toEqual([25, 31, 45])
+    expect(writes.every((p) => p.total === 45)).toBe(true)
+    expect(progress.findIndex((p) => p.phase === 'write')).toBeGreaterThan(progress.findLastIndex((p) => p.phase === 'read'))
+    // What the store holds reads back as imported: the active path through messages().
+    const { messages } = await store.messages({ session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7', limit: 100 })
+    const imported = (await importTranscript(sample(INLINE))).sessions[0]
+    expect(messages.map((m) => m.entry_id)).toEqual(pathIds(imported))
+    await store.close()
+  })
+
+  it('keeps every branch: the stored tree has the abandoned branch and the same active leaf', async () => {
+    const store = await open()
+    await importInto(store, fixture('claude-rewind.jsonl'))
+    const s = await readSession(store, 'sess-rewind')
+    expect(s.entries.map((e) => e.id).sort()).toEqual(['a-1', 'a-3', 'a-4', 'a-5', 'a-6', 'r-1', 'r-2', 'u-1', 'u-2', 'u-3'])
+    expect(s.active_leaf).toBe('a-6')
+    expect(s.meta.message_count).toBe(10)
+    await store.close()
+  })
+
+  it('a write that fails on the second session leaves no session at all', async () => {
+    const storage = memoryStorage()
+    const store = await open(storage)
+    let failed = false
+    const err = await importInto(store, sample(INLINE), {
+      onProgress: (p) => {
+        // Once the main session is on disk, make the next storage commit fail (a quota error).
+        if (p.phase === 'write' && p.done === 25 && !failed) {
+          failed = true
+          storage.fail!(new DOMException('quota exceeded', 'QuotaExceededError'))
+        }
+      },
+    }).catch((e: unknown) => e)
+    expect(failed).toBe(true)
+    expect(err).toBeInstanceOf(SessionError)
+    expect((err as SessionError).code).toBe('session/storage')
+    expect(await listed(store)).toEqual([])
+    // Nothing half-written comes back after a restart either.
+    await store.close()
+    const reopened = await open(storage)
+    expect(await listed(reopened)).toEqual([])
+    await reopened.close()
+  })
+
+  it('an input whose session already exists writes nothing', async () => {
+    const store = await open()
+    await importInto(store, fixture('claude-regenerate.jsonl'))
+    await expect(importInto(store, sample(INLINE))).resolves.toBeDefined()
+    const before = await listed(store)
+    await expect(importInto(store, fixture('claude-regenerate.jsonl'))).rejects.toThrow('format/exists: session sess-regen is already in the store (imported before?); nothing was written')
+    expect(await listed(store)).toEqual(before)
+    await store.close()
+  })
+
+  it('broken or hostile inputs leave the store empty', async () => {
+    const store = await open()
+    const bomb = zipSync({ 'session/history.json': new Uint8Array(16 << 20) }, { level: 9 })
+    const evil = zipSync({ 'session/history.json': strToU8('{}'), '../x': strToU8('x') })
+    for (const input of [bomb, evil, '{"schema_version":"1.0","messages":[', 'not a transcript', new Uint8Array([0x53, 0x51, 0x4c])]) {
+      await expect(importInto(store, input)).rejects.toThrow(/^format\//)
+    }
+    expect(await listed(store)).toEqual([])
+    await store.close()
+  })
+
+  it('file attachments it cannot store yet are returned and named in a warning', async () => {
+    const store = await open()
+    const r = await importInto(store, fixture('claude-images.jsonl'))
+    expect(r.attachments).toHaveLength(1)
+    expect(r.warnings.map((w) => w.code)).toEqual(['attachments-not-stored'])
+    await store.close()
+  })
+})
