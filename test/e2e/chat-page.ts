@@ -18,6 +18,12 @@ export const rowText = async (row: Locator): Promise<string> =>
 export const expectedReply = (prompt: string, variant = 0): string =>
   textOf([...replySteps({ prompt, variant, now: 0 })].at(-1)!)
 
+/** Opens a blank chat (its session is created by the first message) and waits for it. */
+export async function newChat(page: Page): Promise<void> {
+  await page.getByRole('button', { name: /New chat$/ }).click()
+  await page.getByRole('heading', { name: 'Chat with the local model' }).waitFor()
+}
+
 export async function send(page: Page, text: string): Promise<void> {
   await composer(page).fill(text)
   await composer(page).press('Enter')

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ask, chats, composer, expectedReply, midStream, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
+import { ask, chats, composer, expectedReply, midStream, newChat, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
 import { buildExample, launchChromium, screenshot, serve, type Served } from './harness.js'
 
 let outDir: string
@@ -137,7 +137,7 @@ describe('react-chat, the demo PWA', () => {
   it('keeps everything across a reload: chats, titles, transcript, the open chat', async () => {
     const page = await open()
     await ask(page, 'What is 12 * (3 + 4)?')
-    await page.getByRole('button', { name: 'New chat' }).click()
+    await newChat(page)
     await ask(page, 'Draw a lighthouse at dusk')
     const url = page.url()
     await page.reload()
@@ -153,11 +153,12 @@ describe('react-chat, the demo PWA', () => {
     const page = await open()
     await ask(page, 'first chat')
     const first = page.url()
-    await page.getByRole('button', { name: 'New chat' }).click()
+    await newChat(page)
     await ask(page, 'second chat')
     expect(await chats(page).locator('.session-title').allTextContents()).toEqual(['second chat', 'first chat'])
     // A new message moves its chat to the top.
     await page.goto(first)
+    await expect.poll(() => page.locator('.topbar h1').textContent()).toBe('first chat')
     await ask(page, 'back to the first')
     await expect.poll(() => chats(page).locator('.session-title').allTextContents()).toEqual(['first chat', 'second chat'])
 
@@ -192,8 +193,9 @@ describe('react-chat, the demo PWA', () => {
     // And the other way round, including the sidebar.
     await ask(b, 'Tab B answers')
     await expect.poll(() => rowText(rows(a, 'assistant').last())).toBe(expectedReply('Tab B answers'))
-    await b.getByRole('button', { name: 'New chat' }).click()
-    await expect.poll(() => chats(a).count()).toBe(2)
+    await newChat(b)
+    await ask(b, 'A new chat from B')
+    await expect.poll(() => chats(a).locator('.session-title').allTextContents()).toEqual(['A new chat from B', 'Hello from tab A'])
     // A transcript longer than the window scrolls inside itself: the composer stays in view.
     const box = (await composer(a).boundingBox())!
     expect(box.y + box.height).toBeLessThanOrEqual(800)

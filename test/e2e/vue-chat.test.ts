@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ask, chats, composer, expectedReply, midStream, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
+import { ask, chats, composer, expectedReply, midStream, newChat, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
 import { buildExample, launchChromium, screenshot, serve, type Served } from './harness.js'
 
 let served: Served
@@ -82,7 +82,8 @@ describe('vue-chat, the smaller Vue demo', () => {
     await send(a, 'Tab A asks again')
     expect((await seenByB).length).toBeGreaterThan(5)
     await settled(b, expectedReply('Tab A asks again'))
-    await b.getByRole('button', { name: '+ New chat' }).click()
-    await expect.poll(() => chats(a).count()).toBe(2)
+    await newChat(b)
+    await ask(b, 'A new chat from B')
+    await expect.poll(() => chats(a).locator('.session-title').allTextContents()).toEqual(['A new chat from B', 'Hello from tab A'])
   })
 })

@@ -1,6 +1,5 @@
 import { useSessions } from '@colloquy/react'
 import type { ReactNode } from 'react'
-import { useChat } from '../data/chat-context.js'
 import { Icon } from './Icon.js'
 import { SessionRow } from './SessionRow.js'
 
@@ -9,18 +8,14 @@ const LIST = { order: 'updated_desc' } as const
 
 export function Sidebar({ openId, onOpen }: { openId: string | null; onOpen(id: string | null): void }): ReactNode {
   const sessions = useSessions(LIST)
-  const { chat, run } = useChat()
-  const create = async (): Promise<void> => {
-    const id = await run(chat.create())
-    if (id) onOpen(id)
-  }
   return (
     <aside className="sidebar">
       <div className="brand">
         <img src="/icons/icon.svg" alt="" width={28} height={28} />
         <span>Colloquy</span>
       </div>
-      <button type="button" className="new-chat" onClick={() => void create()}>
+      {/* A blank chat: the session is created by its first message, so no empty chats pile up. */}
+      <button type="button" className="new-chat" onClick={() => onOpen(null)}>
         <Icon name="plus" /> New chat
       </button>
       <nav aria-label="Chats" className="session-list">

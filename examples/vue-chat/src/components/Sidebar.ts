@@ -1,25 +1,20 @@
 import { displayTitle } from 'chat-kit'
 import { defineComponent, h } from 'vue'
-import { useChat } from '../data/chat.js'
 import { useSessions } from '../data/live.js'
 import { statusDot } from './status.js'
 
 /** The chats, most recently changed first, live across tabs. */
 export const Sidebar = defineComponent({
   props: { openId: { type: String, default: '' } },
-  emits: { open: (id: string) => typeof id === 'string' },
+  emits: { open: (id: string | null) => id === null || typeof id === 'string' },
   setup(props, { emit }) {
     const sessions = useSessions()
-    const { chat, run } = useChat()
-    const create = async (): Promise<void> => {
-      const id = await run(chat.create())
-      if (id) emit('open', id)
-    }
     return () => {
       const s = sessions.value
       return h('aside', { class: 'sidebar' }, [
         h('div', { class: 'brand' }, [h('img', { src: '/icon.svg', alt: '', width: 28, height: 28 }), h('span', 'Colloquy · Vue')]),
-        h('button', { type: 'button', class: 'new-chat', onClick: () => void create() }, '+ New chat'),
+        // A blank chat: the session is created by its first message.
+        h('button', { type: 'button', class: 'new-chat', onClick: () => emit('open', null) }, '+ New chat'),
         h('nav', { class: 'session-list', 'aria-label': 'Chats' }, [
           s.status === 'ready' && s.data.length === 0 && h('p', { class: 'muted pad' }, 'No chats yet.'),
           s.status === 'ready' && h('ul', s.data.map((meta) => h('li', { key: meta.session_id, class: ['session', meta.session_id === props.openId && 'open'] }, [
