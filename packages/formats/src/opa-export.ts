@@ -68,7 +68,7 @@ class Writer {
   }
 }
 
-export function exportOpa(session: SessionImport, options: OpaExportOptions = {}): Uint8Array {
+export function exportOpa(session: SessionImport, options: OpaExportOptions = {}): Uint8Array<ArrayBuffer> {
   const { meta, entries, active_leaf } = session
   const path = pathTo(new Map(entries.map((e) => [e.id, e])), active_leaf)
   const children = childrenOf(entries)

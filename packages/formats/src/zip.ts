@@ -64,6 +64,6 @@ function unzip(bytes: Uint8Array, want: (name: string) => boolean, limits: ZipLi
   }
 }
 
-export function writeZip(files: Zippable): Uint8Array {
+export function writeZip(files: Zippable): Uint8Array<ArrayBuffer> {
   return zipSync(files, { level: 6 })
 }

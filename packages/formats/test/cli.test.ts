@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../src/cli-run.js'
+import { nodeSqlite } from '../src/node.js'
 import { importTranscript } from '../src/index.js'
 import { SAMPLES } from './helpers.js'
 import { openCodeDb } from './fixtures/opencode.js'
@@ -42,7 +43,7 @@ describe('colloquy-formats CLI', () => {
 
   it('inspect reads an OpenCode database from disk (sql.js wasm loaded from the installed package)', async () => {
     const path = join(dir, 'opencode.db')
-    writeFileSync(path, await openCodeDb())
+    writeFileSync(path, await openCodeDb(await nodeSqlite()))
     const r = await cli('inspect', path)
     expect(r.code).toBe(0)
     expect(r.out).toContain('format: opencode\nsessions: 3\n')

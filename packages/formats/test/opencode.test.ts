@@ -56,7 +56,7 @@ describe('OpenCode storage tree (seeds/004 layout)', () => {
 
 describe('OpenCode SQLite database (opencode.db) with branches', () => {
   it('is recognised by its header and read through sql.js', async () => {
-    const bytes = await openCodeDb()
+    const bytes = await openCodeDb(await nodeSqlite())
     expect(await detectFormat(bytes)).toBe('opencode')
     const r = await importTranscript(bytes, { sqlite: await nodeSqlite() })
     expect(r.sessions.map((s) => s.meta.session_id)).toEqual([DB.main, DB.child, DB.reverted])
@@ -64,7 +64,7 @@ describe('OpenCode SQLite database (opencode.db) with branches', () => {
   })
 
   it('an answer to an earlier prompt is a branch; retries continue a turn; the newest branch is active', async () => {
-    const r = await importTranscript(await openCodeDb(), { sqlite: await nodeSqlite() })
+    const r = await importTranscript(await openCodeDb(await nodeSqlite()), { sqlite: await nodeSqlite() })
     const main = r.sessions[0]
     const a1 = pathIds(main).slice(0, 4)
     // U1, then A1's two steps: the task call with its result, then the reply.
@@ -90,7 +90,7 @@ describe('OpenCode SQLite database (opencode.db) with branches', () => {
   })
 
   it('a reverted session hides the undone messages from the active path but keeps them', async () => {
-    const r = await importTranscript(await openCodeDb(), { sqlite: await nodeSqlite() })
+    const r = await importTranscript(await openCodeDb(await nodeSqlite()), { sqlite: await nodeSqlite() })
     const s = r.sessions.find((x) => x.meta.session_id === DB.reverted)!
     expect(pathIds(s)).toEqual([DM.r1, DM.r2])
     expect(s.entries.map((e) => e.id)).toEqual([DM.r1, DM.r2, DM.r3, DM.r4])
@@ -98,7 +98,7 @@ describe('OpenCode SQLite database (opencode.db) with branches', () => {
   })
 
   it('the sub-agent session is linked to the task call that ran it', async () => {
-    const r = await importTranscript(await openCodeDb(), { sqlite: await nodeSqlite() })
+    const r = await importTranscript(await openCodeDb(await nodeSqlite()), { sqlite: await nodeSqlite() })
     const child = r.sessions.find((x) => x.meta.session_id === DB.child)!
     expect(child.meta.metadata).toMatchObject({ sidechain: true, parent_session_id: DB.main, parent_tool_call_id: 'call_task_1' })
     expect((ofRole(child, 'assistant')[0].message as AssistantMessage).agent).toBe('general')

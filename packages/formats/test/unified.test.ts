@@ -38,7 +38,7 @@ const SOURCES: [string, () => Promise<SessionImport[]>][] = [
   ['Codex current', async () => (await importTranscript(fixture('codex-current.jsonl'))).sessions],
   ['Gemini JSON', async () => (await importTranscript(sample('gemini/entire_gemini-cli-0.23_session.json'))).sessions],
   ['Gemini rewind', async () => (await importTranscript(fixture('gemini-rewind.jsonl'))).sessions],
-  ['OpenCode SQLite with branches', async () => (await importTranscript(await openCodeDb(), { sqlite: await nodeSqlite() })).sessions],
+  ['OpenCode SQLite with branches', async () => (await importTranscript(await openCodeDb(await nodeSqlite()), { sqlite: await nodeSqlite() })).sessions],
   ['OPA', async () => (await importTranscript(sample('opa/opa-spec_session-history-0.1_spec-example.json'))).sessions],
 ]
 
