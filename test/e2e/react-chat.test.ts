@@ -12,7 +12,7 @@ beforeAll(async () => {
   outDir = await buildExample('react-chat')
   served = await serve('react-chat', outDir)
   browser = await launchChromium()
-})
+}, 180_000) // a production build of the app comes first
 afterAll(async () => {
   await browser?.close()
   await served?.close()

@@ -10,7 +10,7 @@ let context: BrowserContext
 beforeAll(async () => {
   served = await serve('vue-chat', await buildExample('vue-chat'))
   browser = await launchChromium()
-})
+}, 180_000) // a production build of the app comes first
 afterAll(async () => {
   await browser?.close()
   await served?.close()
