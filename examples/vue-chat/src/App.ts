@@ -1,3 +1,4 @@
+import { useSession } from '@colloquy/vue'
 import { displayTitle } from 'chat-kit'
 import { defineComponent, h } from 'vue'
 import { Composer } from './components/Composer.js'
@@ -5,7 +6,6 @@ import { Sidebar } from './components/Sidebar.js'
 import { statusDot } from './components/status.js'
 import { Transcript } from './components/Transcript.js'
 import { useChat } from './data/chat.js'
-import { useSession } from './data/live.js'
 import { useOpenSession } from './data/route.js'
 
 export const App = defineComponent({

@@ -1,5 +1,5 @@
+import { useBranch } from '@colloquy/vue'
 import { defineComponent, h } from 'vue'
-import { useBranch } from '../data/live.js'
 import { useChat } from '../data/chat.js'
 
 /** "‹ 2 / 3 ›" under a message with siblings; nothing when it has none. */

@@ -1,8 +1,8 @@
 import type { MessageEntry } from '@colloquy/core'
+import { useEntry } from '@colloquy/vue'
 import { messageText } from 'chat-kit'
 import { defineComponent, h, shallowRef } from 'vue'
 import { useChat } from '../data/chat.js'
-import { useEntry } from '../data/live.js'
 import { blocks } from './Blocks.js'
 import { BranchPicker } from './BranchPicker.js'
 

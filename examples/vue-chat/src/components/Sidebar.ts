@@ -1,6 +1,6 @@
+import { useSessions } from '@colloquy/vue'
 import { displayTitle } from 'chat-kit'
 import { defineComponent, h } from 'vue'
-import { useSessions } from '../data/live.js'
 import { statusDot } from './status.js'
 
 /** The chats, most recently changed first, live across tabs. */
@@ -8,7 +8,8 @@ export const Sidebar = defineComponent({
   props: { openId: { type: String, default: '' } },
   emits: { open: (id: string | null) => id === null || typeof id === 'string' },
   setup(props, { emit }) {
-    const sessions = useSessions()
+    // Most recently changed first: a chat that gets a message moves to the top.
+    const sessions = useSessions({ order: 'updated_desc' })
     return () => {
       const s = sessions.value
       return h('aside', { class: 'sidebar' }, [

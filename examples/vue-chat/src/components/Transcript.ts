@@ -1,23 +1,30 @@
-import { computed, defineComponent, h, nextTick, shallowRef, watch } from 'vue'
-import { useMessages } from '../data/live.js'
+import { useMessageIds } from '@colloquy/vue'
+import { defineComponent, h, onBeforeUnmount, shallowRef, watch } from 'vue'
 import { MessageRow } from './MessageRow.js'
 
 export const Transcript = defineComponent({
   props: { sessionId: { type: String, required: true }, busy: Boolean },
   setup(props) {
-    const items = useMessages(() => ({ session_id: props.sessionId }))
-    const ids = computed(() => (items.value.status === 'ready' ? items.value.data.map((i) => i.entry_id) : []))
+    // Ids only: they change on an append or a branch switch; each row reads its own entry, so a
+    // streamed token re-renders one row.
+    const ids = useMessageIds(() => ({ session_id: props.sessionId }))
     const scroller = shallowRef<HTMLElement | null>(null)
-    // Follow the reply as it streams in.
-    watch(items, () => void nextTick(() => {
+    const content = shallowRef<HTMLElement | null>(null)
+    // Follow the reply as it streams in (rows grow without this component re-rendering).
+    const follow = new ResizeObserver(() => {
       const el = scroller.value
-      if (el && el.scrollHeight - el.scrollTop - el.clientHeight < 120) el.scrollTop = el.scrollHeight
-    }))
+      if (el && el.scrollHeight - el.scrollTop - el.clientHeight < 160) el.scrollTop = el.scrollHeight
+    })
+    watch(content, (el, old) => {
+      if (old) follow.unobserve(old)
+      if (el) follow.observe(el)
+    })
+    onBeforeUnmount(() => follow.disconnect())
     return () => {
-      const list = ids.value
+      const list = ids.value.status === 'ready' ? ids.value.data : []
       return h('div', { class: 'transcript', ref: scroller }, [
-        items.value.status === 'ready' && list.length === 0 && h('div', { class: 'welcome' }, [h('h1', 'Say something'), h('p', { class: 'muted' }, 'Replies stream from the local model in this tab.')]),
-        h('ol', { class: 'messages', 'aria-label': 'Messages', 'aria-busy': String(props.busy) },
+        ids.value.status === 'ready' && list.length === 0 && h('div', { class: 'welcome' }, [h('h1', 'Say something'), h('p', { class: 'muted' }, 'Replies stream from the local model in this tab.')]),
+        h('ol', { class: 'messages', ref: content, 'aria-label': 'Messages', 'aria-busy': String(props.busy) },
           list.map((id, i) => h(MessageRow, { key: id, sessionId: props.sessionId, entryId: id, live: props.busy && i === list.length - 1, busy: props.busy }))),
       ])
     }
