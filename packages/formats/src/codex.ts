@@ -20,7 +20,6 @@ interface Item {
 
 /** Context the harness injects as `user` messages: kept, but not as prompts. */
 const INJECTED = /^\s*(<(environment_context|user_instructions|user_shell_command|INSTRUCTIONS|turn_aborted)\b|# AGENTS\.md instructions)/
-const ASSISTANT_ITEMS = new Set(['reasoning', 'function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call'])
 
 const textOf = (content: unknown): string =>
   arr(content).map((c) => (isObj(c) ? (str(c.text) ?? '') : '')).join('')

@@ -54,10 +54,15 @@ function formatOfText(head: string): FormatId | null {
   return null
 }
 
-export function formatOfFiles(files: FileMap): FormatId | null {
-  const paths = fileEntries(files).map(([p]) => p)
+export async function formatOfFiles(files: FileMap): Promise<FormatId | null> {
+  const list = fileEntries(files)
+  const paths = list.map(([p]) => p)
   if (paths.some((p) => /(^|\/)(message|part|session)\/.+\.json$/.test(p) || /\.db$/.test(p))) return 'opencode'
-  if (paths.length && paths.every((p) => p.endsWith('.jsonl') || p.endsWith('.meta.json'))) return 'claude-code'
+  // Otherwise a folder of transcripts of one kind: the first file that is one says which.
+  for (const [, contents] of list) {
+    const format = await detectSource(new Source(contents))
+    if (format) return format
+  }
   return null
 }
 

@@ -57,8 +57,18 @@ async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): 
     if (db) return readSource(format, new Source(db[1]), ctx)
     return openCodeSessions(await readOpenCodeFiles(files, ctx), ctx)
   }
-  if (list.length === 1) return readSource(format, new Source(list[0][1]), ctx)
-  throw new FormatError('format/unsupported', `${format} is read from a single file, not a directory of ${list.length} files`)
+  // A folder of single-file transcripts (Codex rollouts, Gemini chats…): each file is one input.
+  const sessions: SessionImport[] = []
+  for (const [path, contents] of list) {
+    const source = new Source(contents)
+    const own = await detectSource(source)
+    if (own !== format) {
+      ctx.warnings.add('not-a-transcript', `${path} is not a ${format} transcript${own ? ` (it looks like ${own})` : ''}; skipped`, { file: path })
+      continue
+    }
+    sessions.push(...(await readSource(format, source, ctx)))
+  }
+  return sessions
 }
 
 /**
@@ -70,7 +80,7 @@ export async function importTranscript(input: TranscriptInput, options: ImportOp
   let format: FormatId
   let sessions: SessionImport[]
   if (isFileMap(input)) {
-    format = options.format ?? formatOfFiles(input) ?? (() => { throw unknown() })()
+    format = options.format ?? (await formatOfFiles(input)) ?? (() => { throw unknown() })()
     sessions = await readFiles(format, input, ctx)
   } else {
     const source = new Source(input)

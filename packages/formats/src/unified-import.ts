@@ -1,6 +1,6 @@
 import { parseSessionEntry, type AssistantMessage, type ContentBlock, type JsonObject, type SessionEntry, type SessionImport, type StopReason } from '@colloquy/core'
 import type { ImportContext } from './context.js'
-import { customEntry, messageEntry, text } from './entries.js'
+import { messageEntry, text } from './entries.js'
 import { FormatError } from './errors.js'
 import type { Source } from './input.js'
 import { eachRecord } from './records.js'

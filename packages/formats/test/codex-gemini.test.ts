@@ -100,6 +100,19 @@ describe('Gemini CLI (hand-made fixtures)', () => {
   })
 })
 
+describe('a folder of single-file transcripts', () => {
+  it('imports each rollout as its own session and names the files it skipped', async () => {
+    const r = await importTranscript({
+      'sessions/2025/06/10/rollout-2025-06-10T16-02-11-5f0c3a52.jsonl': fixture('codex-legacy.jsonl'),
+      'sessions/2026/01/12/rollout-2026-01-12T09-00-00-019bb1c2.jsonl': fixture('codex-current.jsonl'),
+      'sessions/notes.txt': 'remember to archive these',
+    })
+    expect(r.format).toBe('codex')
+    expect(r.sessions.map((s) => s.meta.session_id)).toEqual(['5f0c3a52-2c1e-4a7e-9d3f-0b1c2d3e4f50', '019bb1c2-7a00-7c3e-9f10-4d5e6f7a8b9c'])
+    expect(r.warnings.find((w) => w.code === 'not-a-transcript')).toEqual({ code: 'not-a-transcript', message: 'sessions/notes.txt is not a codex transcript; skipped', file: 'sessions/notes.txt' })
+  })
+})
+
 describe('Codex token accounting', () => {
   it('repeated cumulative totals count once', async () => {
     const r = await importTranscript(fixture('codex-current.jsonl'))

@@ -73,10 +73,10 @@ export const ENTRIES_PER_BLOCK = 8
 
 /** A Claude Code JSONL of about `targetBytes`, as a Blob (outside the JS heap) plus counts. */
 export function generateClaudeJsonl(targetBytes: number): { blob: Blob; bytes: number; entries: number; lines: number } {
-  // Each block is encoded at once: its strings die young and the bytes live outside the JS
-  // heap, so the heap the import starts from is not inflated by the generator.
-  const encoder = new TextEncoder()
-  const parts: Uint8Array<ArrayBuffer>[] = []
+  // Strings, not encoded bytes: Chromium keeps a Blob's ArrayBuffer parts alive for a while
+  // after the Blob is made, while string parts are garbage at once (the run collects them
+  // before measuring when the page can call gc()).
+  const parts: string[] = []
   let bytes = 0
   let parent: string | null = null
   let k = 0
@@ -84,9 +84,10 @@ export function generateClaudeJsonl(targetBytes: number): { blob: Blob; bytes: n
   const t0 = Date.UTC(2026, 0, 22, 17, 51)
   while (bytes < targetBytes) {
     const b = block(k, parent, t0 + k * 20_000)
-    const chunk = encoder.encode(`${b.lines.join('\n')}\n`)
-    parts.push(chunk)
-    bytes += chunk.byteLength
+    const text = `${b.lines.join('\n')}\n`
+    parts.push(text)
+    // The lines are ASCII: characters are bytes.
+    bytes += text.length
     lines += b.lines.length
     parent = b.last
     k++
