@@ -19,9 +19,11 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts', 'test/**/*.test.tsx', 'packages/*/test/**/*.test.tsx'],
-          exclude: ['**/*.browser.test.ts', '**/*.browser.test.tsx', '**/node_modules/**', 'test/e2e/**'],
-          testTimeout: 30_000,
+          include: ['packages/*/test/**/*.test.ts', 'packages/*/test/**/*.test.tsx', 'test/**/*.test.ts', 'test/**/*.test.tsx', 'examples/*/test/**/*.test.ts'],
+          exclude: ['**/*.browser.test.ts', '**/*.browser.test.tsx', '**/node_modules/**'],
+          testTimeout: 60_000,
+          // End-to-end suites build an app or start a server once per file.
+          hookTimeout: 180_000,
         },
         ssr: { resolve: { conditions, externalConditions: ['source'] } },
       },
