@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { authenticator, bearerToken } from '../../packages/server/src/auth.js'
+import { authenticator as make, bearerToken, credentialsOf } from '../../packages/server/src/auth.js'
 
 const req = (headers: Record<string, string> = {}, query = '') => new Request(`http://127.0.0.1/sync/pull${query}`, { headers })
+/** The authenticator as the app calls it: cheap credentials first, the Request on demand. */
+const authenticator = (options: Parameters<typeof make>[0]) => {
+  const auth = make(options)
+  return auth && ((r: Request) => auth(credentialsOf(r), () => r))
+}
 
 describe('authenticator', () => {
   it('is undefined when no auth is configured (an open, unscoped server)', () => {
@@ -22,7 +27,7 @@ describe('authenticator', () => {
 
   it('reads ?access_token= (and ?token=) when there is no header', async () => {
     const auth = authenticator({ token: { t1: 'alice' } })!
-    expect(bearerToken(req({}, '?since=0&access_token=t1'))).toBe('t1')
+    expect(bearerToken(credentialsOf(req({}, '?since=0&access_token=t1')))).toBe('t1')
     expect(await auth(req({}, '?since=0&token=t1'))).toBe('alice')
   })
 

@@ -100,10 +100,10 @@ describe('crash safety of the server', () => {
     expect(comparable(await snapshot(client))).toStrictEqual(comparable(await snapshot(await onDisk(dir))))
   })
 
-  it('dies exactly at the commit point (records written, journal line not): the push is rolled back everywhere, and its retry applies', async () => {
+  it('dies just before a commit point: the push left no trace, its retry applies', async () => {
     const dir = await dataDir()
-    // Commit 1 creates the session, 2 appends, 3 is the push that dies.
-    const a = await serve(dir, '--test-crash-at-commit', '3')
+    // Transaction 1 creates the session, 2 appends, 3 is the push that dies.
+    const a = await serve(dir, '--test-crash-before-commit', '3')
     const { session_id } = await rpc(a.url, 'session::create', { title: 'crashy' })
     const { entry_id } = await rpc(a.url, 'session::append', { session_id, message: user('committed') })
     const push: ReplicaChange[] = [
@@ -112,16 +112,36 @@ describe('crash safety of the server', () => {
     ]
     await expect(pushChanges(a.url, push)).rejects.toThrow()
     expect(await a.exited).toBe('SIGKILL')
-    const file = join(dir, `${session_id}.jsonl`)
-    expect(await readFile(file, 'utf8')).toContain('lost-1')
 
     const b = await serve(dir)
-    expect(await readFile(file, 'utf8')).not.toContain('lost-1')
     expect(await rpc(b.url, 'session::get-message', { session_id, entry_id: 'lost-1' })).toBeNull()
-    const log = await pullAll(b.url)
-    expect(JSON.stringify(log.changes)).not.toContain('lost-1')
+    expect(JSON.stringify((await pullAll(b.url)).changes)).not.toContain('lost-1')
     expect((await pushChanges(b.url, push)).map((r) => r.status)).toStrictEqual(['applied', 'applied'])
-    expect((await rpc(b.url, 'session::messages', { session_id })).messages.map((m: { entry_id: string }) => m.entry_id)).toStrictEqual([entry_id, 'lost-1'])
+    const client = await pulled(b.url)
+    await b.stop()
+    expect(comparable(await snapshot(client))).toStrictEqual(comparable(await snapshot(await onDisk(dir))))
+  })
+
+  it('dies just after a commit point, before the session files: the push is redone from the journal, its retry is a no-op', async () => {
+    const dir = await dataDir()
+    const a = await serve(dir, '--test-crash-at-commit', '3')
+    const { session_id } = await rpc(a.url, 'session::create', { title: 'crashy' })
+    const { entry_id } = await rpc(a.url, 'session::append', { session_id, message: user('committed') })
+    const push: ReplicaChange[] = [
+      { type: 'entry', session_id, entry: entry('kept-1', entry_id, 'in the journal'), base_revision: null },
+      { type: 'leaf', session_id, entry_id: 'kept-1' },
+    ]
+    await expect(pushChanges(a.url, push)).rejects.toThrow()
+    expect(await a.exited).toBe('SIGKILL')
+    const file = join(dir, `${session_id}.jsonl`)
+    expect(await readFile(file, 'utf8')).not.toContain('kept-1')
+
+    const b = await serve(dir)
+    expect(await readFile(file, 'utf8')).toContain('kept-1')
+    expect((await rpc(b.url, 'session::messages', { session_id })).messages.map((m: { entry_id: string }) => m.entry_id)).toStrictEqual([entry_id, 'kept-1'])
+    expect(JSON.stringify((await pullAll(b.url)).changes)).toContain('kept-1')
+    // The client never saw a response: it retries, and nothing changes.
+    expect((await pushChanges(b.url, push)).map((r) => r.status)).toStrictEqual(['unchanged', 'unchanged'])
     const client = await pulled(b.url)
     await b.stop()
     expect(comparable(await snapshot(client))).toStrictEqual(comparable(await snapshot(await onDisk(dir))))

@@ -1,14 +1,14 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
+import type { HttpBindings } from '@hono/node-server'
 import { cors } from 'hono/cors'
 import type { UpgradeWebSocket, WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
-import type { Principal } from './auth.js'
+import type { Credentials, Principal } from './auth.js'
 import type { ChangeLog } from './change-log.js'
 import { HttpError, invalidRequest, toWire, tooLarge } from './errors.js'
 import { eventStream } from './events-ws.js'
 import { history, historyCapabilities } from './history.js'
-import { liveStream } from './live.js'
+import { liveStream, type LiveHub } from './live.js'
 import { parsePush, push } from './push.js'
 import { callAs, type Service } from './rpc.js'
 import type { TestControls } from './test-mode.js'
@@ -26,9 +26,9 @@ export interface Limits {
 }
 
 export interface AppConfig {
-  service: Service & { changes: ChangeLog }
+  service: Service & { changes: ChangeLog; hub: LiveHub }
   /** Undefined: no auth configured (open, single-user server). */
-  authenticate?: (request: Request) => Promise<Principal | undefined>
+  authenticate?: (credentials: Credentials, request: () => Request) => Promise<Principal | undefined>
   /** Scope everything to `metadata.owner` of the authenticated principal. */
   tenancy: boolean
   /** Browser origins allowed (CORS and WebSocket `Origin`). */
@@ -45,7 +45,45 @@ export type Env = { Variables: { principal: Principal | undefined; denied: boole
 /** Close code for a WebSocket refused for missing or bad credentials (browsers cannot see a 401). */
 export const WS_UNAUTHORIZED = 4401
 
-const isUpgrade = (c: Context): boolean => c.req.header('upgrade')?.toLowerCase() === 'websocket'
+const isUpgrade = (c: Context): boolean => header(c, 'upgrade')?.toLowerCase() === 'websocket'
+
+/** A request header, from Node's parsed headers when there are some (no WHATWG Headers built). */
+function header(c: Context, name: string): string | undefined {
+  const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming
+  if (!incoming) return c.req.header(name)
+  const v = incoming.headers[name]
+  return Array.isArray(v) ? v.join(', ') : v
+}
+
+/**
+ * The request body as text, at most `max` bytes (413 past it, decided before anything is
+ * parsed). Read straight from Node's request stream when there is one: building a WHATWG
+ * Request per call costs more than the rest of a push.
+ */
+async function readBody(c: Context, max: number): Promise<string> {
+  const declared = Number(header(c, 'content-length'))
+  const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming
+  const refuse = (): never => {
+    // Stop reading: what is left of the body is not wanted, and neither is the connection.
+    incoming?.resume()
+    c.header('Connection', 'close')
+    throw tooLarge(`request body exceeds ${max} bytes`)
+  }
+  if (declared > max) refuse()
+  if (!incoming) {
+    const text = await c.req.text()
+    if (Buffer.byteLength(text) > max) refuse()
+    return text
+  }
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of incoming as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > max) refuse()
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
 
 const nonNegative = (v: string | undefined, name: string, fallback: number): number => {
   if (v === undefined || v === '') return fallback
@@ -64,12 +102,14 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   })
   app.notFound((c) => c.json({ error: { code: 'http/not_found', message: `http/not_found: no route ${c.req.method} ${c.req.path}` } }, 404))
 
-  app.use('*', cors({
+  const corsHeaders = cors({
     origin: (origin) => (cfg.allowOrigin(origin) ? origin : null),
     allowMethods: ['GET', 'POST', 'OPTIONS'],
     allowHeaders: ['Authorization', 'Content-Type'],
     maxAge: 600,
-  }))
+  })
+  // Only browsers send Origin; other clients skip the CORS work (it forces a full Response).
+  app.use('*', (c, next) => (header(c, 'origin') !== undefined ? corsHeaders(c, next) : next()))
 
   // Public: liveness, and capability discovery as the Agent Application Protocol allows.
   app.get('/health', (c) => c.json({ status: 'ok', head: service.changes.head, sessions: service.store.engine.state.sessions.size }))
@@ -81,7 +121,7 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   app.use('*', async (c, next) => {
     let principal: Principal | undefined
     if (cfg.authenticate) {
-      principal = await cfg.authenticate(c.req.raw)
+      principal = await cfg.authenticate({ header: (n) => header(c, n), query: (n) => c.req.query(n) }, () => c.req.raw)
       if (principal === undefined) {
         // A WebSocket is accepted and closed with 4401 at once: a browser sees a close code,
         // never an HTTP status.
@@ -98,11 +138,10 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     await next()
   })
 
-  const limitBody = bodyLimit({ maxSize: limits.maxBodyBytes, onError: (c) => c.json(toWire(tooLarge(`request body exceeds ${limits.maxBodyBytes} bytes`)).body, 413) })
   const json = async (c: Context): Promise<unknown> => {
     // Requiring JSON also makes every cross-origin write a preflighted request.
-    if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) throw new HttpError(415, 'session/invalid_request', 'expected Content-Type: application/json')
-    const text = await c.req.text()
+    if (!/^application\/json\b/i.test(header(c, 'content-type') ?? '')) throw new HttpError(415, 'session/invalid_request', 'expected Content-Type: application/json')
+    const text = await readBody(c, limits.maxBodyBytes)
     if (!text.trim()) return undefined
     try {
       return JSON.parse(text)
@@ -112,7 +151,7 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   }
   const sameOrigin: MiddlewareHandler = async (c, next) => {
     // Browsers do not apply CORS to WebSockets: check their Origin here.
-    const origin = c.req.header('origin')
+    const origin = header(c, 'origin')
     if (origin !== undefined && !cfg.allowOrigin(origin)) throw new HttpError(403, 'auth/forbidden_origin', `origin ${origin} is not allowed`)
     await next()
   }
@@ -120,9 +159,9 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   const socket = (open: (c: Context<Env>) => WSEvents<WebSocket>) =>
     cfg.upgradeWebSocket((c: Context<Env>) => (c.get('denied') ? { onOpen: (_e, ws) => ws.close(WS_UNAUTHORIZED, 'unauthorized') } : open(c)))
 
-  app.post('/rpc/:fn', limitBody, async (c) => c.json((await callAs(service, c.get('principal'), c.req.param('fn'), await json(c))) ?? null))
+  app.post('/rpc/:fn', async (c) => c.json((await callAs(service, c.get('principal'), c.req.param('fn'), await json(c))) ?? null))
 
-  app.post('/sync/push', limitBody, async (c) => {
+  app.post('/sync/push', async (c) => {
     const mutations = parsePush(await json(c), limits.maxBatch)
     return c.json({ results: await push(service, c.get('principal'), mutations) })
   })
@@ -142,7 +181,7 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
 
   const test = cfg.test
   if (test) {
-    app.post('/test/clock', limitBody, async (c) => c.json({ now: test.controls.setClock(((await json(c)) ?? {}) as { now?: unknown; advance?: unknown }) }))
+    app.post('/test/clock', async (c) => c.json({ now: test.controls.setClock(((await json(c)) ?? {}) as { now?: unknown; advance?: unknown }) }))
     app.post('/test/reset', async (c) => {
       await test.reset()
       return c.json({ ok: true })

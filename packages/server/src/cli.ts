@@ -51,8 +51,10 @@ function parse() {
       'max-batch': { type: 'string' },
       'no-fsync': { type: 'boolean' },
       'test-clock': { type: 'boolean' },
-      // Fault injection for crash tests: SIGKILL this process at the n-th commit point.
+      // Fault injection for crash tests: SIGKILL this process at the n-th commit, just after
+      // its journal line (session files not written yet) or just before it (nothing written).
       'test-crash-at-commit': { type: 'string' },
+      'test-crash-before-commit': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -81,15 +83,17 @@ if (o['tokens-file']) {
   for (const [token, principal] of Object.entries(parsed)) if (typeof principal === 'string') tokens[token] = principal
 }
 
-const crashAt = o['test-crash-at-commit'] === undefined ? undefined : integer(o['test-crash-at-commit'], 'test-crash-at-commit', 0)
-let commits = 0
+const crashAfter = o['test-crash-at-commit'] === undefined ? undefined : integer(o['test-crash-at-commit'], 'test-crash-at-commit', 0)
+const crashBefore = o['test-crash-before-commit'] === undefined ? undefined : integer(o['test-crash-before-commit'], 'test-crash-before-commit', 0)
+const crashAt = (n: number | undefined) => (n === undefined ? undefined : (tx: number) => void (tx === n && process.kill(process.pid, 'SIGKILL')))
 const dataDir = resolve(o['data-dir'] ?? './data')
 const storage = o.memory
   ? memoryStorage()
   : fileStorage({
       dir: dataDir,
       fsync: !o['no-fsync'],
-      beforeCommitPoint: crashAt === undefined ? undefined : () => void (++commits === crashAt && process.kill(process.pid, 'SIGKILL')),
+      beforeCommitPoint: crashAt(crashBefore),
+      afterCommitPoint: crashAt(crashAfter),
     })
 const origins = o.origin?.includes('*') ? '*' : o.origin
 

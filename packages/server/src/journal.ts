@@ -1,23 +1,36 @@
 import { open, readFile, rename, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import type { SideWrite } from '@colloquy/core'
 
 export type SideStores = Map<string, Map<string | number, unknown>>
 
-/** What the journal says: the last committed transaction and the side stores' records. */
+/**
+ * One journal line is one committed transaction: the records it appends to session files (by
+ * file name), the session files it deletes, and its side records (the change log). Writing and
+ * flushing that line is the commit point; the session files are written after it and redone
+ * from the journal after a crash. A `snapshot` line (a checkpoint) stands for everything
+ * before it: the side stores as they were, with every session file flushed up to its `tx`.
+ */
+export interface JournalLine {
+  tx: number
+  side: SideWrite[]
+  deleted?: string[]
+  writes?: Array<[file: string, text: string]>
+  snapshot?: boolean
+}
+
+/** What the journal says on open. */
 export interface JournalState {
   tx: number
   side: SideStores
-  /** Lines read, to decide when the journal is worth compacting. */
-  lines: number
+  /** The last checkpoint: session files are known to be flushed up to here. */
+  checkpoint: number
+  /** Transactions after the checkpoint, to redo into session files a crash may have cut short. */
+  redo: JournalLine[]
 }
 
-/**
- * One journal line is one committed transaction: `{"tx":n,"side":[...]}`. Writing it is the
- * commit point: session records tagged with a later `tx` are rolled back on open. A side write
- * without `value` deletes its key. A `snapshot` line (compaction) replaces everything before it.
- */
-export function journalLine(tx: number, side: readonly SideWrite[]): string {
-  return JSON.stringify({ tx, side }) + '\n'
+export function journalLine(line: JournalLine): string {
+  return JSON.stringify(line) + '\n'
 }
 
 export function applySide(stores: SideStores, writes: readonly SideWrite[]): void {
@@ -29,21 +42,15 @@ export function applySide(stores: SideStores, writes: readonly SideWrite[]): voi
   }
 }
 
-interface Line {
-  tx: number
-  snapshot?: boolean
-  side: SideWrite[]
-}
-
-function parseLine(text: string): Line {
-  const v = JSON.parse(text) as Partial<Line>
+function parseLine(text: string): JournalLine {
+  const v = JSON.parse(text) as Partial<JournalLine>
   if (!Number.isSafeInteger(v.tx) || !Array.isArray(v.side)) throw new Error('malformed journal line')
-  return v as Line
+  return v as JournalLine
 }
 
 /** Reads the journal and cuts a torn tail (a transaction that never committed). */
 export async function readJournal(path: string, warn: (message: string) => void): Promise<JournalState> {
-  const state: JournalState = { tx: 0, side: new Map(), lines: 0 }
+  const state: JournalState = { tx: 0, side: new Map(), checkpoint: 0, redo: [] }
   let buf: Buffer
   try {
     buf = await readFile(path)
@@ -58,17 +65,20 @@ export async function readJournal(path: string, warn: (message: string) => void)
     const text = buf.toString('utf8', start, nl)
     start = nl + 1
     if (!text.trim()) continue
-    let line: Line
+    let line: JournalLine
     try {
       line = parseLine(text)
     } catch {
       warn(`journal: skipping a malformed line before offset ${start}`)
       continue
     }
-    if (line.snapshot) state.side = new Map()
+    if (line.snapshot) {
+      state.side = new Map()
+      state.checkpoint = line.tx
+      state.redo = []
+    } else state.redo.push(line)
     applySide(state.side, line.side)
     state.tx = Math.max(state.tx, line.tx)
-    state.lines++
   }
   if (start < buf.length) {
     warn(`journal: cutting a torn last line (${buf.length - start} bytes)`)
@@ -83,12 +93,26 @@ export async function readJournal(path: string, warn: (message: string) => void)
   return state
 }
 
-/** Rewrites the journal as one snapshot line (tmp + rename), so replay stays short. */
-export async function compactJournal(path: string, state: JournalState, fsync: boolean): Promise<void> {
+/**
+ * Rewrites the journal as one snapshot line at `tx` (tmp, flush, rename, flush the directory).
+ * The caller has flushed every session file first: the snapshot is a checkpoint.
+ */
+export async function writeSnapshot(path: string, tx: number, stores: SideStores, fsync: boolean): Promise<number> {
   const side: SideWrite[] = []
-  for (const [store, map] of state.side) for (const [key, value] of map) side.push({ store, key, value })
+  for (const [store, map] of stores) for (const [key, value] of map) side.push({ store, key, value })
+  const text = journalLine({ tx, side, snapshot: true })
   const tmp = `${path}.tmp`
-  await writeFile(tmp, JSON.stringify({ tx: state.tx, snapshot: true, side }) + '\n', { flush: fsync })
+  await writeFile(tmp, text, { flush: fsync })
   await rename(tmp, path)
-  state.lines = 1
+  if (fsync) await syncDir(dirname(path))
+  return Buffer.byteLength(text)
+}
+
+export async function syncDir(path: string): Promise<void> {
+  const fh = await open(path, 'r')
+  try {
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
 }

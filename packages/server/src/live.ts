@@ -1,4 +1,4 @@
-import { metadataMatches, type JsonObject } from '@colloquy/core'
+import type { JsonObject } from '@colloquy/core'
 import type { WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
 import type { Principal } from './auth.js'
@@ -6,6 +6,7 @@ import type { ChangeLog, CommittedChange, SequencedChange } from './change-log.j
 import { toWire } from './errors.js'
 import { parsePush, push } from './push.js'
 import type { Service } from './rpc.js'
+import type { Tenancy } from './tenancy.js'
 import { parseMessage, sendJson } from './ws-json.js'
 
 export interface StreamLimits {
@@ -27,14 +28,53 @@ export type StreamMessage =
   | { type: 'pong'; id: unknown }
   | { type: 'error'; id?: unknown; error: { code: string; message: string } }
 
+type Listener = (changes: readonly CommittedChange[], head: number) => void
+
+/**
+ * Fans each commit out to the live streams, by principal: a commit's changes are grouped by
+ * owner once, so a stream only ever looks at its own (unscoped streams see everything).
+ * Every stream hears about every commit, to move its checkpoint.
+ */
+export class LiveHub {
+  private readonly streams = new Map<Principal | undefined, Set<Listener>>()
+
+  constructor(changes: ChangeLog, tenancy: Tenancy) {
+    changes.subscribe((batch, head) => {
+      const byOwner = new Map<Principal, CommittedChange[]>()
+      if (this.streams.size > (this.streams.has(undefined) ? 1 : 0)) {
+        for (const c of batch) {
+          const owner = tenancy.ownerOf(c.metadata)
+          if (owner === undefined || !this.streams.has(owner)) continue
+          const list = byOwner.get(owner)
+          if (list) list.push(c)
+          else byOwner.set(owner, [c])
+        }
+      }
+      for (const [principal, listeners] of this.streams) {
+        const mine = principal === undefined ? batch : (byOwner.get(principal) ?? [])
+        for (const listener of listeners) listener(mine, head)
+      }
+    })
+  }
+
+  subscribe(principal: Principal | undefined, listener: Listener): () => void {
+    let set = this.streams.get(principal)
+    if (!set) this.streams.set(principal, (set = new Set()))
+    set.add(listener)
+    return () => {
+      set.delete(listener)
+      if (!set.size && this.streams.get(principal) === set) this.streams.delete(principal)
+    }
+  }
+}
+
 /**
  * The live change stream from a checkpoint: the backlog in pages (exactly what pull returns),
  * `ready`, then every commit as it happens. Commits made while the backlog is read are held and
  * sent after it, minus what the backlog already covered. A client may also push through it.
  */
-export function liveStream(service: Service & { changes: ChangeLog }, principal: Principal | undefined, since: number, limits: StreamLimits): WSEvents<WebSocket> {
+export function liveStream(service: Service & { changes: ChangeLog; hub: LiveHub }, principal: Principal | undefined, since: number, limits: StreamLimits): WSEvents<WebSocket> {
   const filter: JsonObject | undefined = principal === undefined ? undefined : service.tenancy.filter(principal)
-  const visible = (c: CommittedChange): boolean => metadataMatches(filter, c.metadata)
   const strip = (c: CommittedChange): SequencedChange => ({ seq: c.seq, change: c.change })
   let stop = (): void => {}
   let closed = false
@@ -50,14 +90,15 @@ export function liveStream(service: Service & { changes: ChangeLog }, principal:
         prev = changes[changes.length - 1].seq
         return ok
       }
-      stop = service.changes.subscribe((changes, head) => {
+      // The hub hands over this principal's changes only.
+      stop = service.hub.subscribe(principal, (changes, head) => {
         if (held) {
           held.changes.push(...changes)
           held.head = head
           return
         }
         checkpoint = head
-        deliver(changes.filter(visible).map(strip), head)
+        deliver(changes.map(strip), head)
       })
       void (async () => {
         try {
@@ -68,7 +109,7 @@ export function liveStream(service: Service & { changes: ChangeLog }, principal:
             if (!deliver(page.changes, page.head)) return
             if (!page.more) break
           }
-          const late = held!.changes.filter((c) => c.seq > checkpoint && visible(c)).map(strip)
+          const late = held!.changes.filter((c) => c.seq > checkpoint).map(strip)
           checkpoint = Math.max(checkpoint, held!.head)
           held = undefined
           deliver(late, checkpoint)

@@ -8,6 +8,7 @@ import { createApp, type Env, type Limits } from './app.js'
 import { authenticator, type AuthOptions } from './auth.js'
 import { ChangeLog } from './change-log.js'
 import { fileStorage } from './file-storage.js'
+import { LiveHub } from './live.js'
 import { Tenancy } from './tenancy.js'
 import { TestControls } from './test-mode.js'
 
@@ -71,7 +72,8 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   const origins = options.origins ?? (authenticate ? '*' : undefined)
   const allowOrigin = origins === '*' ? () => true : origins ? (o: string) => origins.includes(o) : (o: string) => LOCAL_ORIGIN.test(o)
   const limits: Limits = { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)) }
-  const service = { store, changes, tenancy: new Tenancy(store.engine) }
+  const tenancy = new Tenancy(store.engine)
+  const service = { store, changes, tenancy, hub: new LiveHub(changes, tenancy) }
 
   const app = new Hono<Env>()
   const ws = createNodeWebSocket({ app })

@@ -32,6 +32,12 @@ export class Tenancy {
     return metadataMatches(this.filter(principal), metadata)
   }
 
+  /** The principal whose sessions these metadata scope to, if any (checked with `owns`). */
+  ownerOf(metadata: JsonObject | undefined): Principal | undefined {
+    const candidate = metadata?.[this.key]
+    return typeof candidate === 'string' && this.owns(candidate, metadata) ? candidate : undefined
+  }
+
   standing(principal: Principal, session_id: string): Standing {
     const meta = this.engine.state.sessions.get(session_id)?.head.meta
     if (meta) return this.owns(principal, meta.metadata) ? 'own' : 'foreign'

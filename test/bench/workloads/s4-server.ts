@@ -1,0 +1,188 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { BenchRow, Workload } from '../types.js'
+
+const CLIENTS = 50
+const WARMUP_MS = 1_500
+const MEASURE_MS = 5_000
+const TARGET = 5_000
+
+/** The part of `ws`'s client this workload uses (`ws` is the server package's dependency). */
+interface WebSocketClient {
+  on(event: 'message', listener: (data: { toString(): string }) => void): void
+  once(event: 'open' | 'error', listener: (arg?: unknown) => void): void
+  send(data: string): void
+  close(): void
+}
+type WebSocketClass = new (url: string, options?: { headers?: Record<string, string> }) => WebSocketClient
+
+/** The repository root, found from wherever the runner put this bundle. */
+function repoRoot(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir
+    if (dirname(dir) === dir) throw new Error('S4: repository root not found')
+  }
+}
+
+/** Starts the built `colloquy-server` on a free loopback port over a fresh data directory. */
+async function startServer(root: string, dataDir: string, tokensFile: string): Promise<{ url: string; child: ChildProcess }> {
+  const cli = join(root, 'packages/server/dist/cli.js')
+  if (!existsSync(cli)) throw new Error(`S4: ${cli} is missing (pnpm build)`)
+  const extra = process.env.S4_SERVER_ARGS?.split(' ').filter(Boolean) ?? []
+  const args = [cli, '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--tokens-file', tokensFile, ...extra]
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`S4: server did not start: ${out}`)), 15_000)
+    const read = (d: Buffer): void => {
+      out += d.toString()
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m) (clearTimeout(timer), resolve(m[1]))
+    }
+    child.stdout!.on('data', read)
+    child.stderr!.on('data', read)
+    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`S4: server exited (${code}): ${out}`))))
+  })
+  return { url, child }
+}
+
+const message = (i: number) => ({ role: 'user' as const, content: [{ type: 'text' as const, text: `message ${i}: the quick brown fox jumps over the lazy dog` }], timestamp: i })
+
+/** One chat append as a client pushes it: the new entry (explicit id and parent) and the leaf move. */
+function appendMutations(session_id: string, i: number, id: number) {
+  const entry = { id: `e${i}`, parent_id: i === 0 ? null : `e${i - 1}`, timestamp: Date.now(), revision: 0, kind: 'message', message: message(i) }
+  return [
+    { id, change: { type: 'entry', session_id, entry, base_revision: null } },
+    { id: id + 1, change: { type: 'leaf', session_id, entry_id: entry.id } },
+  ]
+}
+
+const sessionMeta = (session_id: string) => ({
+  id: 0,
+  change: { type: 'meta', create: true, meta: { session_id, title: session_id, description: '', status: 'idle', kind: 'user', created_at: Date.now(), updated_at: Date.now(), message_count: 0 } },
+})
+
+type Push = (mutations: unknown[]) => Promise<Array<{ status: string }>>
+
+/** HTTP: `POST /sync/push`, one request per append (keep-alive connections). */
+function httpClient(url: string, token: string): { push: Push; close(): void } {
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` }
+  return {
+    async push(mutations) {
+      const res = await fetch(`${url}/sync/push`, { method: 'POST', headers, body: JSON.stringify({ client_id: 's4', mutations }) })
+      if (!res.ok) throw new Error(`push: HTTP ${res.status} ${await res.text()}`)
+      return ((await res.json()) as { results: Array<{ status: string }> }).results
+    },
+    close() {},
+  }
+}
+
+/**
+ * WebSocket: push messages on the live stream a syncing client keeps open anyway (from the
+ * current head, so it also receives its own changes back, as a real client does).
+ */
+async function wsClient(WS: WebSocketClass, url: string, token: string, head: number): Promise<{ push: Push; close(): void }> {
+  const ws = new WS(`${url.replace(/^http/, 'ws')}/sync/stream?since=${head}`, { headers: { authorization: `Bearer ${token}` } })
+  const waiting = new Map<number, (results: Array<{ status: string }>) => void>()
+  ws.on('message', (data) => {
+    const m = JSON.parse(data.toString()) as { type: string; id?: number; results?: Array<{ status: string }> }
+    if (m.type === 'pushed') waiting.get(m.id!)?.(m.results!)
+  })
+  await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)))
+  let n = 0
+  return {
+    push(mutations) {
+      const id = ++n
+      return new Promise((resolve) => {
+        waiting.set(id, (r) => (waiting.delete(id), resolve(r)))
+        ws.send(JSON.stringify({ type: 'push', id, mutations }))
+      })
+    },
+    close: () => ws.close(),
+  }
+}
+
+/** 50 clients, each appending to its own session, one awaited append after another. */
+async function measure(clients: Array<{ push: Push }>, label: string): Promise<{ rate: number; p50: number; p99: number; total: number }> {
+  const latencies: number[] = []
+  let counted = 0
+  let measuring = false
+  let stop = false
+  const loops = clients.map(async (c, k) => {
+    const session_id = `${label}-${k}`
+    await c.push([sessionMeta(session_id)])
+    for (let i = 0; !stop; i++) {
+      const t0 = performance.now()
+      const results = await c.push(appendMutations(session_id, i, 2 * i + 1))
+      if (results.some((r) => r.status !== 'applied')) throw new Error(`S4: append refused: ${JSON.stringify(results)}`)
+      if (measuring) {
+        counted++
+        latencies.push(performance.now() - t0)
+      }
+    }
+  })
+  await new Promise((r) => setTimeout(r, WARMUP_MS))
+  measuring = true
+  const t0 = performance.now()
+  await new Promise((r) => setTimeout(r, MEASURE_MS))
+  measuring = false
+  const seconds = (performance.now() - t0) / 1000
+  stop = true
+  await Promise.all(loops)
+  latencies.sort((a, b) => a - b)
+  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
+  return { rate: counted / seconds, p50: at(0.5), p99: at(0.99), total: counted }
+}
+
+/**
+ * S4: server throughput for appends. 50 clients on this machine push chat appends (a new entry
+ * with explicit id and parent, plus the leaf move) to their own sessions, each awaiting its
+ * result before the next, for 5 s after a warm-up. The server runs in its own process over the
+ * default file storage (JSONL per session, journal, fsync before acknowledging).
+ */
+const s4: Workload = {
+  id: 'S4',
+  title: `server: appends from ${CLIENTS} concurrent clients`,
+  env: 'node',
+  async run(ctx) {
+    const root = repoRoot()
+    const WS = createRequire(join(root, 'packages/server/package.json'))('ws') as WebSocketClass
+    const rows: BenchRow[] = []
+    for (const transport of ['websocket', 'http'] as const) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s4-'))
+      // Each client is its own user: the server scopes every stream to its principal.
+      const tokens = Array.from({ length: CLIENTS }, (_, k) => `s4-token-${k}`)
+      const tokensFile = join(dataDir, 'tokens.json')
+      writeFileSync(tokensFile, JSON.stringify(Object.fromEntries(tokens.map((t, k) => [t, `user-${k}`]))))
+      const server = await startServer(root, join(dataDir, 'data'), tokensFile)
+      try {
+        const head = ((await (await fetch(`${server.url}/health`)).json()) as { head: number }).head
+        const clients = await Promise.all(tokens.map((t) => (transport === 'http' ? httpClient(server.url, t) : wsClient(WS, server.url, t, head))))
+        const r = await measure(clients, transport)
+        for (const c of clients) c.close()
+        ctx.log(`${transport}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`)
+        rows.push({
+          id: 'S4',
+          subject: `colloquy-server (${transport})`,
+          metric: 'appends/s',
+          value: r.rate,
+          unit: 'appends/s',
+          better: 'higher',
+          target: `>= ${TARGET.toLocaleString('en-US')} appends/s`,
+          pass: r.rate >= TARGET,
+          note: `${CLIENTS} clients (one user each), 1 awaited append per push; file storage with fsync; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
+        })
+      } finally {
+        server.child.kill('SIGKILL')
+        rmSync(dataDir, { recursive: true, force: true })
+      }
+    }
+    return rows
+  },
+}
+
+export default s4
