@@ -206,6 +206,10 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
           result(item, id, JSON.stringify({ output: '', metadata: { status: str(p.status) ?? null } }), `line-${item.n}:result`)
         } else if (kind === 'function_call_output' || kind === 'custom_tool_call_output') {
           result(item, str(p.call_id) ?? '', p.output)
+        } else if (kind === 'compaction' || kind === 'compaction_summary') {
+          // Server-side compaction: only an encrypted summary the API reads back.
+          flush()
+          entries.push(customEntry(`line-${item.n}`, item.time, 'compaction', defined({ source: 'codex', encrypted_content: str(p.encrypted_content) })))
         } else if (kind === 'ghost_snapshot') skip('response_item/ghost_snapshot')
         else {
           ctx.warnings.add('unknown-item', `line ${item.n}: response item ${JSON.stringify(kind)} kept as a custom entry`, { line: item.n })

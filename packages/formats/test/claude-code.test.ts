@@ -78,6 +78,24 @@ describe('Claude Code traps (hand-made fixtures)', () => {
     expect(r.warnings).toEqual([])
   })
 
+  it('API errors, local commands, tool references, attachments, interruptions, metadata lines and unknown lines', async () => {
+    const r = await importTranscript(fixture('claude-misc.jsonl'))
+    const s = r.sessions[0]
+    expect(s.meta.title).toBe('Loading notebook tools')
+    expect(s.meta.metadata).toMatchObject({ 'permission-mode': 'acceptEdits', 'agent-name': 'notebook-helper', version: '2.1.31' })
+    expect(pathIds(s)).toEqual(['u-1', 'e-1', 's-1', 'u-2', 'a-1', 'r-1', 'a-2', 't-1', 'u-3', 'l-1', 'u-4', 'a-3', 'r-2', 'u-5'])
+    expect(byId(s).get('e-1')).toMatchObject({ kind: 'custom', custom_type: 'claude-code/system', data: { subtype: 'api_error', retryAttempt: 1, error: { status: 529 } } })
+    // The CLI's own message about the failure: a synthetic assistant message marked as an error.
+    expect((byId(s).get('s-1')! as { message: AssistantMessage }).message).toMatchObject({ model: '<synthetic>', stop_reason: 'error', error_message: 'API Error: 529 Overloaded' })
+    expect((byId(s).get('r-1')! as { message: FunctionResultMessage }).message.content).toEqual([{ type: 'text', text: '[tool reference: NotebookEdit]' }])
+    expect(byId(s).get('t-1')).toMatchObject({ kind: 'custom', custom_type: 'claude-code/attachment', data: { attachment: { type: 'hook_success' } } })
+    expect(byId(s).get('l-1')).toMatchObject({ kind: 'custom', data: { subtype: 'local_command', content: '<local-command-stdout>Total cost: $0.12</local-command-stdout>' } })
+    expect((byId(s).get('r-2')! as { message: FunctionResultMessage }).message).toMatchObject({ is_error: true, details: 'User rejected tool use' })
+    expect(ofRole(s, 'user').at(-1)!.message.content).toEqual([{ type: 'text', text: '[Request interrupted by user for tool use]' }])
+    expect(r.warnings).toEqual([{ code: 'unknown-line', message: 'line 19 has type "hologram" and no uuid; skipped', line: 19 }])
+    expect(r.skipped).toEqual({ 'queue-operation': 1, 'unknown:hologram': 1 })
+  })
+
   it('a 2.1.x sub-agent file is its own session, linked both ways through the Task call', async () => {
     const r = await importTranscript({
       'proj/sess-sub.jsonl': fixture('claude-subagent-main.jsonl'),

@@ -63,13 +63,16 @@ describe('Gemini CLI (hand-made fixtures)', () => {
     expect(s.meta.title).toBe('Write a colour doc')
     const g1result = 'g1:write_file-1777712408000-ab12cd'
     expect(childrenOf(s, g1result)).toEqual(['u2', 'u3'])
-    expect(pathIds(s)).toEqual(['u1', 'g1', g1result, 'u3', 'g3', 'g3:run_shell_command-1777712525000-cd56ef', 'i1'])
+    expect(pathIds(s)).toEqual(['u1', 'g1', g1result, 'u3', 'g3', 'g3:run_shell_command-1777712525000-cd56ef', 'g3:run_shell_command-1777712526000-0f0f0f', 'i1'])
     expect(pathIds(s, 'g2:write_file-1777712464000-ef34ab')).toEqual(['u1', 'g1', g1result, 'u2', 'g2', 'g2:write_file-1777712464000-ef34ab'])
     // g1 was re-appended when its call finished: the later record replaced the executing one.
     expect((byId(s).get(g1result)! as { message: FunctionResultMessage }).message).toMatchObject({ content: [{ type: 'text', text: 'Successfully created and wrote to new file: docs/color.md.' }], is_error: false, details: { status: 'success', displayName: 'WriteFile' } })
     expect((byId(s).get('g1')! as { message: AssistantMessage }).message.content[0]).toEqual({ type: 'thinking', text: '**Picking a colour**\n\nBlue is a safe first choice.' })
     const failed = (byId(s).get('g3:run_shell_command-1777712525000-cd56ef')! as { message: FunctionResultMessage }).message
     expect(failed).toMatchObject({ is_error: true, content: [{ type: 'text', text: 'Command exited with code 1: MD041 first line should be a heading' }] })
+    // A call the user cancelled has a result that says so; inline image data is an image block.
+    expect((byId(s).get('g3:run_shell_command-1777712526000-0f0f0f')! as { message: FunctionResultMessage }).message).toMatchObject({ is_error: true, content: [{ type: 'text', text: '[cancelled]' }], details: { status: 'cancelled' } })
+    expect(ofRole(s, 'user').find((e) => e.id === 'u3')!.message.content.map((b) => b.type)).toEqual(['text', 'image'])
     expect(messages(s).at(-1)!.message).toMatchObject({ role: 'custom', custom_type: 'gemini/info' })
     expect(summarize(s)).toMatchObject({ forks: 1, branches: 2 })
     expect(r.warnings).toEqual([])
@@ -97,6 +100,23 @@ describe('Gemini CLI (hand-made fixtures)', () => {
     const s = (await importTranscript(text)).sessions[0]
     expect(childrenOf(s, null)).toEqual(['a', 'b'])
     expect(pathIds(s)).toEqual(['b'])
+  })
+})
+
+describe('Codex forks and newer items (hand-made fixture)', () => {
+  it('a forked rollout: its own session_meta first, the copied one skipped; array outputs, local shell, server compaction, old failures', async () => {
+    const r = await importTranscript(fixture('codex-fork.jsonl'))
+    const s = r.sessions[0]
+    expect(s.meta).toMatchObject({ session_id: '019c7d00-1111-7222-8333-944455556666', forked_from: '019bb1c2-7a00-7c3e-9f10-4d5e6f7a8b9c', metadata: { cli_version: '0.98.0' } })
+    expect(r.skipped).toMatchObject({ 'session_meta (copied from the parent rollout)': 1 })
+    const shot = blocksOf(s, 'function_call')[0]
+    expect(shot).toMatchObject({ id: 'call_shot', function_id: 'local_shell', arguments: { type: 'exec', command: ['npx', 'playwright', 'screenshot', 'http://localhost:3000', 'shot.png'] } })
+    const [out, plan] = ofRole(s, 'function_result').map((e) => e.message as FunctionResultMessage)
+    expect(out.content.map((b) => b.type)).toEqual(['text', 'image'])
+    expect(plan).toMatchObject({ function_id: 'update_plan', is_error: true, content: [{ type: 'text', text: 'failed to update plan: plan too long' }] })
+    expect(s.entries.find((e) => e.kind === 'custom')).toMatchObject({ custom_type: 'compaction', data: { source: 'codex', encrypted_content: 'gAAAAABpServerSideCompaction' } })
+    expect(unansweredCalls(s)).toEqual([])
+    expect(r.warnings).toEqual([])
   })
 })
 

@@ -40,6 +40,29 @@ describe('OpenCode storage tree (seeds/004 layout)', () => {
     expect(r.skipped).toEqual({ 'file migration': 1, 'session_diff file': 1, 'part/step-start': 2, 'part/step-finish (usage kept)': 2, 'part/patch': 1 })
   })
 
+  it('ids come from file and directory names, not from JSON an old migration left stale', async () => {
+    const files = storageTree()
+    const path = `message/${MAIN}/${M.u2}.json`
+    files[path] = JSON.stringify({ ...JSON.parse(files[path]), id: 'msg_00000000000staleIdLeftOver', sessionID: 'ses_gone' })
+    const r = await importTranscript(files)
+    expect(pathIds(r.sessions[0]).at(-1)).toBe(M.u2)
+    expect(r.sessions.map((s) => s.meta.session_id)).toEqual([MAIN, CHILD])
+  })
+
+  it('a compaction request and its summary answer: a compaction entry, then the summary message', async () => {
+    const files = storageTree()
+    const u3 = 'msg_bd6ca3a6b010Compact0000000'
+    const a3 = 'msg_bd6ca3a6b011Summary0000000'
+    files[`message/${MAIN}/${u3}.json`] = JSON.stringify({ id: u3, sessionID: MAIN, role: 'user', time: { created: Date.UTC(2026, 0, 10, 10) } })
+    files[`part/${u3}/prt_bd6ca3d6d01000Compaction0000.json`] = JSON.stringify({ id: 'prt_bd6ca3d6d01000Compaction0000', type: 'compaction', auto: true, overflow: true })
+    files[`message/${MAIN}/${a3}.json`] = JSON.stringify({ id: a3, sessionID: MAIN, role: 'assistant', parentID: u3, summary: true, modelID: 'claude-opus-4-5', providerID: 'anthropic', mode: 'compaction', time: { created: Date.UTC(2026, 0, 10, 10, 0, 5) }, tokens: { input: 9000, output: 400, reasoning: 0, cache: { read: 0, write: 0 } }, cost: 0.05 })
+    files[`part/${a3}/prt_bd6ca3d6d01100SummaryText000.json`] = JSON.stringify({ id: 'prt_bd6ca3d6d01100SummaryText000', type: 'text', text: 'Summary: a search box was added to the header.' })
+    const s = (await importTranscript(files)).sessions[0]
+    expect(pathIds(s).slice(-3)).toEqual([M.u2, 'prt_bd6ca3d6d01000Compaction0000', a3])
+    expect(byId(s).get('prt_bd6ca3d6d01000Compaction0000')).toMatchObject({ kind: 'custom', custom_type: 'compaction', data: { source: 'opencode', auto: true, overflow: true } })
+    expect(byId(s).get(a3)).toMatchObject({ origin: { summary: true }, message: { role: 'assistant', agent: 'compaction', content: [{ type: 'text', text: 'Summary: a search box was added to the header.' }] } })
+  })
+
   it('reads a storage directory from disk through the Node helper (files stay Blobs until read)', async () => {
     const root = mkdtempSync(join(tmpdir(), 'oc-storage-'))
     dirs.push(root)
