@@ -45,7 +45,7 @@ describe('formats in Chromium', () => {
     await first.close()
     const again = await open(name)
     const s = await readSession(again, '7d1c4b2a-0e9f-4c3d-8b7a-6f5e4d3c2b1a')
-    expect(s.entries).toHaveLength(10)
+    expect(s.entries).toHaveLength(11)
     expect(s.active_leaf).toBe('i1')
     // Exported from the store and imported again: the same tree.
     const back = (await importTranscript(exportUnified(s))).sessions[0]
