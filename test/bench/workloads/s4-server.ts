@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { Agent, request } from 'node:http'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { BenchRow, Workload } from '../types.js'
@@ -68,16 +69,33 @@ const sessionMeta = (session_id: string) => ({
 
 type Push = (mutations: unknown[]) => Promise<Array<{ status: string }>>
 
-/** HTTP: `POST /sync/push`, one request per append (keep-alive connections). */
+/**
+ * HTTP: `POST /sync/push`, one request per append, on a keep-alive connection of its own.
+ * Node's http client rather than fetch: the load generator shares the machine with the server,
+ * and fetch spends several times more CPU per request than the server does.
+ */
 function httpClient(url: string, token: string): { push: Push; close(): void } {
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` }
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  const { hostname, port } = new URL(url)
   return {
-    async push(mutations) {
-      const res = await fetch(`${url}/sync/push`, { method: 'POST', headers, body: JSON.stringify({ client_id: 's4', mutations }) })
-      if (!res.ok) throw new Error(`push: HTTP ${res.status} ${await res.text()}`)
-      return ((await res.json()) as { results: Array<{ status: string }> }).results
+    push(mutations) {
+      const body = JSON.stringify({ client_id: 's4', mutations })
+      return new Promise((resolve, reject) => {
+        const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` }
+        const req = request({ host: hostname, port, path: '/sync/push', method: 'POST', agent, headers }, (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (c: Buffer) => chunks.push(c))
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString()
+            if (res.statusCode !== 200) reject(new Error(`push: HTTP ${res.statusCode} ${text}`))
+            else resolve((JSON.parse(text) as { results: Array<{ status: string }> }).results)
+          })
+        })
+        req.on('error', reject)
+        req.end(body)
+      })
     },
-    close() {},
+    close: () => agent.destroy(),
   }
 }
 
@@ -106,8 +124,18 @@ async function wsClient(WS: WebSocketClass, url: string, token: string, head: nu
   }
 }
 
+/** CPU time (user + system, ms) a process has used so far, on Linux; undefined elsewhere. */
+function cpuMs(pid: number | undefined): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return undefined
+  }
+}
+
 /** 50 clients, each appending to its own session, one awaited append after another. */
-async function measure(clients: Array<{ push: Push }>, label: string): Promise<{ rate: number; p50: number; p99: number; total: number }> {
+async function measure(clients: Array<{ push: Push }>, label: string, server: ChildProcess): Promise<{ rate: number; p50: number; p99: number; total: number; cpu?: number }> {
   const latencies: number[] = []
   let counted = 0
   let measuring = false
@@ -128,14 +156,17 @@ async function measure(clients: Array<{ push: Push }>, label: string): Promise<{
   await new Promise((r) => setTimeout(r, WARMUP_MS))
   measuring = true
   const t0 = performance.now()
+  const cpu0 = cpuMs(server.pid)
   await new Promise((r) => setTimeout(r, MEASURE_MS))
   measuring = false
+  const cpu1 = cpuMs(server.pid)
   const seconds = (performance.now() - t0) / 1000
   stop = true
   await Promise.all(loops)
   latencies.sort((a, b) => a - b)
   const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
-  return { rate: counted / seconds, p50: at(0.5), p99: at(0.99), total: counted }
+  const cpu = cpu0 !== undefined && cpu1 !== undefined && counted ? (cpu1 - cpu0) / counted : undefined
+  return { rate: counted / seconds, p50: at(0.5), p99: at(0.99), total: counted, cpu }
 }
 
 /**
@@ -162,9 +193,10 @@ const s4: Workload = {
       try {
         const head = ((await (await fetch(`${server.url}/health`)).json()) as { head: number }).head
         const clients = await Promise.all(tokens.map((t) => (transport === 'http' ? httpClient(server.url, t) : wsClient(WS, server.url, t, head))))
-        const r = await measure(clients, transport)
+        const r = await measure(clients, transport, server.child)
         for (const c of clients) c.close()
-        ctx.log(`${transport}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`)
+        const load = loadavg()[0].toFixed(1)
+        ctx.log(`${transport}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, load ${load}`)
         rows.push({
           id: 'S4',
           subject: `colloquy-server (${transport})`,
@@ -174,8 +206,10 @@ const s4: Workload = {
           better: 'higher',
           target: `>= ${TARGET.toLocaleString('en-US')} appends/s`,
           pass: r.rate >= TARGET,
-          note: `${CLIENTS} clients (one user each), 1 awaited append per push; file storage with fsync; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
+          note: `${CLIENTS} clients (one user each), 1 awaited append per push; file storage with fsync; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
         })
+        // Contention-independent: what one append costs the server, so 1000 / value is the rate one free core sustains.
+        if (r.cpu !== undefined) rows.push({ id: 'S4', subject: `colloquy-server (${transport})`, metric: 'server CPU per append', value: r.cpu, unit: 'ms', better: 'lower' })
       } finally {
         server.child.kill('SIGKILL')
         rmSync(dataDir, { recursive: true, force: true })
