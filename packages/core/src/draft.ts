@@ -14,7 +14,7 @@ export class Draft {
   readonly events: EventEnvelope[] = []
   /** Records for side stores written with this batch (sync checkpoints). */
   readonly side: SideWrite[] = []
-  /** Sessions whose entries are already durable (bulk import): installed in memory on commit. */
+  /** Sessions whose entries are already durable (bulk import): for commit hooks; not kept in memory. */
   readonly preloaded = new Map<string, readonly SessionEntry[]>()
 
   constructor(readonly state: State) {}

@@ -170,9 +170,11 @@ export class Engine {
       return
     }
     const changes = fold(this.state, toPayload(draft), true)
-    for (const [id, entries] of draft.preloaded) {
+    // A bulk-loaded session stays on disk until something reads it: importing a large archive
+    // must not leave all of it in memory.
+    for (const id of draft.preloaded.keys()) {
       const s = this.state.sessions.get(id)
-      if (s) this.state.setSession(s.head, [...entries])
+      if (s) this.state.sessions.set(id, { head: s.head })
     }
     for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
     this.publish(source, changes, draft.events)

@@ -50,7 +50,9 @@ export function checkImport(data: SessionImport): SessionImport {
   const leaf = data.active_leaf ?? null
   if (leaf !== null && !byId.has(leaf)) throw invalid(`active_leaf: entry ${leaf} is not in the session`)
   const message_count = entries.filter((e) => e.kind === 'message').length
-  const updated_at = meta.updated_at ?? Math.max(meta.created_at, ...entries.map((e) => e.timestamp))
+  let updated_at = meta.updated_at ?? meta.created_at
+  // A loop, not Math.max(...spread): a session can hold more entries than a call has arguments.
+  if (meta.updated_at === undefined) for (const e of entries) if (e.timestamp > updated_at) updated_at = e.timestamp
   return { meta: Object.freeze({ ...meta, message_count, updated_at }), entries, active_leaf: leaf }
 }
 
