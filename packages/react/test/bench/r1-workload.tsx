@@ -123,7 +123,14 @@ function textWatcher(el: Element): { until(text: string): Promise<void>; stop():
     until(text) {
       if (el.textContent === text) return Promise.resolve()
       want = text
-      return new Promise((resolve) => (done = resolve))
+      return new Promise((resolve, reject) => {
+        // A token that never shows is a failed run, not a hung benchmark.
+        const timer = setTimeout(() => reject(new Error(`the streamed text did not show within 10 s (${text.length} chars)`)), 10_000)
+        done = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
     },
     stop: () => observer.disconnect(),
   }
