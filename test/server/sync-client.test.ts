@@ -1,0 +1,72 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createStore, memoryStorage, type Store } from '@colloquy/core'
+import { createSync, type Sync } from '../../packages/sync/src/index.js'
+import { WebSocket } from '../../packages/server/test/ws.js'
+import { startServer, type ServerProcess } from './helpers.js'
+
+// The sync client of @colloquy/sync against a real server process: the protocol end to end.
+let server: ServerProcess
+beforeAll(async () => {
+  server = await startServer(['--memory', '--token', 'alice=tok-a', '--token', 'bob=tok-b'])
+})
+afterAll(() => server?.stop())
+
+const cleanup: Array<() => unknown> = []
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f()
+})
+
+async function device(token: string): Promise<{ store: Store; sync: Sync }> {
+  const store = await createStore({ storage: memoryStorage(), multiTab: false })
+  const sync = createSync(store, { url: server.url, token, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
+  cleanup.push(() => store.close(), () => sync.close())
+  sync.start()
+  return { store, sync }
+}
+
+/** Every session of a replica: meta (but updated_at), leaf, entries. */
+async function state(store: Store): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {}
+  for (const meta of (await store.list({ limit: 500 })).sessions) {
+    await store.engine.ensureLoaded(meta.session_id)
+    const s = store.engine.state.sessions.get(meta.session_id)!
+    const { updated_at: _u, ...rest } = meta
+    out[meta.session_id] = { meta: rest, leaf: s.head.leaf, entries: [...s.entries!.values()].sort((a, b) => (a.id < b.id ? -1 : 1)) }
+  }
+  return out
+}
+
+const user = (t: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text: t }], timestamp: 0 })
+
+describe('@colloquy/sync against colloquy-server', () => {
+  it('two devices of one user converge (streamed updates, concurrent appends as siblings, deletion); another user sees nothing', async () => {
+    const a1 = await device('tok-a')
+    const a2 = await device('tok-a')
+    const b = await device('tok-b')
+    const { session_id } = await a1.store.create({ title: 'shared' })
+    const { entry_id } = await a1.store.append({ session_id, message: user('question') })
+    const reply = await a1.store.append({ session_id, message: { role: 'assistant', content: [], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 0 } })
+    for (const text of ['It', 'It is', 'It is sunny.']) await a1.store.updateMessage({ session_id, entry_id: reply.entry_id, content: [{ type: 'text', text }] })
+    await a1.sync.flush()
+    await a2.sync.flush()
+    expect(await state(a2.store)).toStrictEqual(await state(a1.store))
+    expect((await a2.store.getMessage({ session_id, entry_id: reply.entry_id }))!.entry).toMatchObject({ revision: 3 })
+
+    // Both answer the question at once: two siblings, the same tree on both devices.
+    await a1.store.append({ session_id, parent_id: entry_id, message: user('from a1') })
+    await a2.store.append({ session_id, parent_id: entry_id, message: user('from a2') })
+    await Promise.all([a1.sync.flush(), a2.sync.flush()])
+    await Promise.all([a1.sync.flush(), a2.sync.flush()])
+    const tree = (await state(a1.store))[session_id] as { entries: Array<{ parent_id: string | null }> }
+    expect(tree.entries.filter((e) => e.parent_id === entry_id)).toHaveLength(3)
+    expect((await state(a2.store))[session_id]).toMatchObject({ entries: tree.entries })
+
+    await b.sync.flush()
+    expect(await b.store.list({})).toStrictEqual({ sessions: [] })
+
+    await a2.store.delete({ session_id })
+    await a2.sync.flush()
+    await a1.sync.flush()
+    expect(await a1.store.get({ session_id })).toBeNull()
+  })
+})
