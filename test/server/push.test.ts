@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ReplicaChange, SessionEntry, SessionMeta } from '@colloquy/core'
-import { memoryServer, pullAll, pushChanges, rpc, testSocket, user, type ServerProcess } from './helpers.js'
+import { memoryServer, postJson, pullAll, pushChanges, rpc, testSocket, user, type ServerProcess } from './helpers.js'
 
 let server: ServerProcess
 let url: string
@@ -66,6 +66,18 @@ describe('push', () => {
     expect(same[0].status).toBe('conflict')
     // Retrying the accepted update is a no-op.
     expect((await pushChanges(url, [{ type: 'entry', session_id: s.id, entry: entry('m2', 'm1', 'world, edited thrice', 3), base_revision: 0 }]))[0].status).toBe('unchanged')
+  })
+
+  it('a meta change naming its edited fields leaves the others as the server has them', async () => {
+    const s = newSession()
+    await pushChanges(url, s.changes)
+    // Device 1 renamed the session, device 2 marked it done, both offline.
+    const renamed = await pushChanges(url, [{ type: 'meta', meta: { ...meta(s.id, 'renamed'), status: 'idle' }, fields: ['title'] }])
+    const done = await pushChanges(url, [{ type: 'meta', meta: { ...meta(s.id, 'synced'), status: 'done' }, fields: ['status', 'status_reason'] }])
+    expect([renamed[0].status, done[0].status]).toStrictEqual(['applied', 'applied'])
+    expect((await rpc(url, 'session::get', { session_id: s.id })).meta).toMatchObject({ title: 'renamed', status: 'done' })
+    const bad = await postJson(`${url}/sync/push`, { mutations: [{ id: 1, change: { type: 'meta', meta: meta(s.id), fields: ['message_count'] } }] })
+    expect(bad.status).toBe(400)
   })
 
   it('refuses mutations on a deleted session with the contract\'s error, and never resurrects it', async () => {

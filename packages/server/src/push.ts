@@ -24,6 +24,14 @@ function parseMeta(v: unknown, path: string): SessionMeta {
   return meta.updated_at === undefined ? { ...meta, updated_at: meta.created_at } : meta
 }
 
+/** The meta fields a pushed meta change edited (the others are left as the server has them). */
+function parseFields(v: unknown, path: string): MetaField[] {
+  if (!Array.isArray(v) || !v.every((f) => (META_FIELDS as readonly unknown[]).includes(f))) {
+    throw invalidRequest(`${path}: expected an array of ${META_FIELDS.join(', ')}`)
+  }
+  return v as MetaField[]
+}
+
 /** Validates one change with the core's parsers for metas and entries. */
 export function parseChange(v: unknown, path: string): ReplicaChange {
   if (!isObject(v)) throw invalidRequest(`${path}: expected an object`)
