@@ -5,7 +5,7 @@ export { replicaChangesOf, META_FIELDS, type MetaField, type ReplicaChange, type
 export { indexedDbStorage, type IndexedDbStorageOptions } from './idb-storage.js'
 export { memoryStorage } from './memory-storage.js'
 export type { Storage, StorageReader, SessionHead, WriteSet, SideWrite } from './storage.js'
-export { branchOf, type LiveMessagesRequest, type SessionTree } from './live.js'
+export { branchOf, newestLeafUnder, type BranchPosition, type LiveMessagesRequest, type SessionTree } from './live.js'
 export type { SessionImport, ImportOptions } from './import.js'
 export { checkImport } from './import.js'
 export type { Commit, ChangePayload, SessionChange, ChangeSource } from './changes.js'

@@ -1,5 +1,6 @@
 import { Observable, type Subscriber } from 'rxjs'
-import type { Commit, SessionChange } from './changes.js'
+import type { SessionChange } from './changes.js'
+import { CommitRouter } from './commit-router.js'
 import type { Engine } from './engine.js'
 import { itemOf, passes } from './items.js'
 import type { ListRequest, MessageItem, Role, SessionEntry, SessionMeta } from './model.js'
@@ -31,6 +32,31 @@ export function branchOf(tree: SessionTree, entry_id: string): { index: number; 
   return { index: siblings.indexOf(entry_id), count: siblings.length, siblings }
 }
 
+/** Where an entry sits among its siblings, as `branch$` emits it. */
+export interface BranchPosition {
+  readonly index: number
+  readonly count: number
+  readonly siblings: readonly string[]
+}
+
+/**
+ * Where switching to a sibling lands: from that entry down, always into the newest child
+ * (highest timestamp; on a tie the later one in children order) until a leaf, so the reader sees
+ * the latest conversation that continued from the branch they picked.
+ */
+export function newestLeafUnder(tree: Pick<SessionTree, 'entries' | 'children'>, entry_id: string): string {
+  let id = entry_id
+  for (;;) {
+    const children = tree.children.get(id)
+    if (!children || children.length === 0) return id
+    let newest = children[0]
+    for (const child of children) {
+      if ((tree.entries.get(child)?.timestamp ?? -Infinity) >= (tree.entries.get(newest)?.timestamp ?? -Infinity)) newest = child
+    }
+    id = newest
+  }
+}
+
 const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
 /**
@@ -39,26 +65,36 @@ const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length ===
  * change keep their identity, so UI bindings re-render exactly what changed.
  */
 export class LiveQueries {
-  constructor(private readonly engine: Engine) {}
+  private readonly router: CommitRouter
 
-  /** Runs `onCommit` for commits touching `session_id`, after loading its entries if needed. */
+  constructor(private readonly engine: Engine) {
+    this.router = new CommitRouter(engine)
+  }
+
+  /**
+   * Runs `onChange` for commits touching `session_id` (only those touching `entry_id`, when
+   * given), after loading the session's entries if needed.
+   */
   private watchSession<T>(
     subscriber: Subscriber<T>,
     session_id: string,
     needEntries: boolean,
     onChange: (s: SessionState | undefined, change: SessionChange | undefined) => void,
+    entry_id?: string,
   ): () => void {
-    const sub = this.engine.commits.subscribe((commit: Commit) => {
-      const change = commit.changes.get(session_id)
-      if (!change) return
-      const s = this.engine.state.sessions.get(session_id)
-      if (needEntries && s && !s.entries) return void this.load(subscriber, session_id)
-      onChange(s, change)
-    })
+    const stop = this.router.session(
+      session_id,
+      (change) => {
+        const s = this.engine.state.sessions.get(session_id)
+        if (needEntries && s && !s.entries) return void this.load(subscriber, session_id)
+        onChange(s, change)
+      },
+      entry_id,
+    )
     const s = this.engine.state.sessions.get(session_id)
     if (needEntries && s && !s.entries) this.load(subscriber, session_id)
     else onChange(s, undefined)
-    return () => sub.unsubscribe()
+    return stop
   }
 
   private load(subscriber: Subscriber<unknown>, session_id: string): void {
@@ -84,21 +120,27 @@ export class LiveQueries {
         if (req.limit != null) list = list.slice(0, Math.max(req.limit, 1))
         if (!last || !sameItems(last, list)) subscriber.next((last = list))
       }
-      const sub = this.engine.commits.subscribe((c) => {
+      const stop = this.router.any((c) => {
         for (const ch of c.changes.values()) if (ch.head !== undefined || ch.reloaded) return emit()
       })
       emit()
-      return () => sub.unsubscribe()
+      return stop
     })
   }
 
   entry$(session_id: string, entry_id: string): Observable<SessionEntry | null> {
     return new Observable((subscriber) => {
       let last: SessionEntry | null | undefined
-      return this.watchSession(subscriber, session_id, true, (s) => {
-        const entry = s?.entries?.get(entry_id) ?? null
-        if (entry !== last) subscriber.next((last = entry))
-      })
+      return this.watchSession(
+        subscriber,
+        session_id,
+        true,
+        (s) => {
+          const entry = s?.entries?.get(entry_id) ?? null
+          if (entry !== last) subscriber.next((last = entry))
+        },
+        entry_id,
+      )
     })
   }
 
@@ -115,6 +157,23 @@ export class LiveQueries {
         const children = new Map<string | null, readonly string[]>()
         for (const [k, v] of s.children!) children.set(k, Object.freeze([...v]))
         subscriber.next((last = Object.freeze({ active_leaf: s.head.leaf, entries: new Map(s.entries), children })))
+      })
+    })
+  }
+
+  /**
+   * An entry's place among its siblings, for a "2 / 3" picker: emits again only when a sibling
+   * is added (streaming into any message never wakes it). `null` while the entry is unknown.
+   */
+  branch$(session_id: string, entry_id: string): Observable<BranchPosition | null> {
+    return new Observable((subscriber) => {
+      let last: BranchPosition | null | undefined
+      return this.watchSession(subscriber, session_id, true, (s, change) => {
+        if (last !== undefined && change && !change.reloaded && change.head !== null && change.added.length === 0) return
+        const entry = s?.entries?.get(entry_id)
+        const siblings = entry ? (s!.children!.get(entry.parent_id) ?? [entry_id]) : undefined
+        const next = siblings ? { index: siblings.indexOf(entry_id), count: siblings.length, siblings: Object.freeze([...siblings]) } : null
+        if (next === null ? last !== null : !last || !sameItems(last.siblings, next.siblings)) subscriber.next((last = next))
       })
     })
   }

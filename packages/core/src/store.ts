@@ -7,7 +7,7 @@ import { SessionError } from './errors.js'
 import { EventBus } from './events.js'
 import { indexedDbStorage } from './idb-storage.js'
 import { importSession, type ImportOptions, type SessionImport } from './import.js'
-import { LiveQueries, type LiveMessagesRequest, type SessionTree } from './live.js'
+import { LiveQueries, newestLeafUnder, type BranchPosition, type LiveMessagesRequest, type SessionTree } from './live.js'
 import {
   FUNCTION_IDS, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
@@ -59,6 +59,13 @@ export interface Store {
   messages$(request: LiveMessagesRequest): Observable<MessageItem[]>
   entry$(session_id: string, entry_id: string): Observable<SessionEntry | null>
   tree$(session_id: string): Observable<SessionTree | null>
+  /** An entry's place among its siblings ("2 / 3"), emitted again only when siblings are added. */
+  branch$(session_id: string, entry_id: string): Observable<BranchPosition | null>
+  /**
+   * Shows the branch through `entry_id`: moves the active leaf to the newest leaf under it (what a
+   * branch picker does when the reader picks a sibling).
+   */
+  selectBranch(request: { session_id: string; entry_id: string }): Res<'session::set-active-leaf'>
 
   /** Bulk load of a whole session, written in chunks: for importers and replication. */
   importSession(data: SessionImport, options?: ImportOptions): Promise<{ session_id: string; entries: number }>
@@ -135,6 +142,13 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     messages$: (req) => live.messages$(req),
     entry$: (sid, eid) => live.entry$(sid, eid),
     tree$: (sid) => live.tree$(sid),
+    branch$: (sid, eid) => live.branch$(sid, eid),
+    async selectBranch({ session_id, entry_id }) {
+      await engine.ensureLoaded(session_id)
+      const s = engine.state.sessions.get(session_id)
+      const leaf = s?.entries?.has(entry_id) ? newestLeafUnder({ entries: s.entries, children: s.children! }, entry_id) : entry_id
+      return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
+    },
     importSession: (data, opts) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : importSession(engine, data, opts)),
     flush: () => engine.flush(),
     async close() {

@@ -2,7 +2,7 @@ export { ColloquyProvider, useStore, type ColloquyProviderProps } from './provid
 export { useBranch, useEntry, useMessageIds, useMessages, useSession, useSessions } from './store-hooks.js'
 export { useSyncStatus } from './use-sync-status.js'
 export { useObservable } from './use-observable.js'
-export { newestLeafUnder } from './kit/newest-leaf.js'
+export { newestLeafUnder } from '@colloquy/core'
 export type { Branch } from './kit/branch.js'
 export { LOADING, type LiveState } from './kit/live-state.js'
 export type { ObservableLike, SyncLike, SyncStatus } from './kit/observable-like.js'

@@ -78,20 +78,24 @@ describe('useBranch', () => {
     expect(result.current.data).toMatchObject({ index: -1, count: 0, siblings: [] })
   })
 
-  it('all pickers of a session share one read of the tree, taken again only when entries are added', async () => {
+  it('pickers keep their objects while a token streams, and change only when a sibling is added', async () => {
     const store = await memoryStore()
     const t = await branchedSession(store)
     const subs = countSubscriptions(store)
-    const { unmount } = renderHook(
+    const { result, unmount } = renderHook(
       () => [t.q0, t.a1, t.q2, t.a3, t.a1b, t.q2b, t.a3b].map((id) => useBranch(t.session_id, id)),
       { wrapper: providerOf(store) },
     )
-    // One read for the first render of all seven, one for the shared subscription.
-    expect(subs.opened('tree$')).toBe(2)
+    const before = result.current
+    expect(subs.open('branch$')).toBe(7)
+    expect(subs.opened('tree$')).toBe(0)
     await act(() => store.updateMessage({ session_id: t.session_id, entry_id: t.a3b, content: [{ type: 'text', text: 'streamed' }] }))
-    expect(subs.opened('tree$')).toBe(2)
     await act(() => store.append({ session_id: t.session_id, message: user('more') }))
-    expect(subs.opened('tree$')).toBe(3)
+    expect(result.current.map((b, i) => b === before[i])).toEqual([true, true, true, true, true, true, true])
+    // A third answer to q0 changes the two pickers of q0's answers, and only them.
+    await act(() => store.append({ session_id: t.session_id, parent_id: t.q0, message: user('third') }))
+    expect(result.current.map((b, i) => b === before[i])).toEqual([true, false, true, true, false, true, true])
+    expect(result.current[1].data?.count).toBe(3)
     unmount()
     expect(subs.open()).toBe(0)
   })

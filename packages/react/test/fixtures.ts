@@ -26,7 +26,7 @@ export async function seedSession(store: Store, count: number, title = 'chat'): 
   return { session_id, ids: entry_ids }
 }
 
-type LiveMethod = 'session$' | 'sessions$' | 'messages$' | 'entry$' | 'tree$' | 'commits$'
+type LiveMethod = 'session$' | 'sessions$' | 'messages$' | 'entry$' | 'tree$' | 'branch$' | 'commits$'
 
 /**
  * Wraps the store's live queries (and its commit stream) to count their subscriptions: what a
@@ -53,7 +53,7 @@ export function countSubscriptions(store: Store): { open: (method?: LiveMethod) 
       }
     },
   })
-  for (const method of ['session$', 'sessions$', 'messages$', 'entry$', 'tree$'] as const) {
+  for (const method of ['session$', 'sessions$', 'messages$', 'entry$', 'tree$', 'branch$'] as const) {
     const original = store[method].bind(store) as (...args: unknown[]) => Source
     ;(store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => counted(method, original(...args))
   }

@@ -31,8 +31,8 @@ describe('subscriptions', () => {
     for (let i = 0; i < 20; i++) act(() => bump())
     expect(renders).toBeGreaterThanOrEqual(21)
     expect(subs.opened()).toBe(opened)
-    // messages$, sessions$, and the commit stream that wakes the branch picker.
-    expect([subs.open('messages$'), subs.open('sessions$'), subs.open('commits$'), subs.open()]).toEqual([1, 1, 1, 3])
+    // messages$, sessions$ and the picker's branch$; nothing watches the raw commit stream.
+    expect([subs.open('messages$'), subs.open('sessions$'), subs.open('branch$'), subs.open('commits$'), subs.open()]).toEqual([1, 1, 1, 0, 3])
   })
 
   it('a render that reads without subscribing yet settles: no render loop', async () => {
@@ -57,8 +57,8 @@ describe('subscriptions', () => {
       () => [useSessions(), useSession(session_id), useMessages({ session_id }), useMessageIds({ session_id }), useEntry(session_id, ids[0]), useBranch(session_id, ids[0])],
       { wrapper: providerOf(store) },
     )
-    // useMessageIds, useEntry and useBranch are woken through one subscription to the commit stream.
-    expect([subs.open('sessions$'), subs.open('session$'), subs.open('messages$'), subs.open('commits$'), subs.open()]).toEqual([1, 1, 1, 1, 4])
+    // One live query each (useMessages and useMessageIds are two questions of messages$).
+    expect([subs.open('sessions$'), subs.open('session$'), subs.open('messages$'), subs.open('entry$'), subs.open('branch$'), subs.open('commits$'), subs.open()]).toEqual([1, 1, 2, 1, 1, 0, 6])
     unmount()
     expect(subs.open()).toBe(0)
   })
@@ -73,7 +73,7 @@ describe('subscriptions', () => {
     await act(() => store.updateMessage({ session_id, entry_id: ids[0], content: [{ type: 'text', text: 'old one' }] }))
     await act(() => store.updateMessage({ session_id, entry_id: ids[1], content: [{ type: 'text', text: 'new one' }] }))
     expect(textOf(result.current.data)).toBe('new one')
-    expect(subs.open('commits$')).toBe(1)
+    expect(subs.open('entry$')).toBe(1)
   })
 
   it('works under StrictMode: live, and clean after unmount', async () => {
@@ -85,7 +85,7 @@ describe('subscriptions', () => {
     const { unmount } = render(<StrictMode><Wrapper><Row /></Wrapper></StrictMode>)
     expect(screen.getByTestId('row').textContent).toBe('a1')
     expect(subs.open()).toBe(1)
-    expect(subs.open('commits$')).toBe(1)
+    expect(subs.open('entry$')).toBe(1)
     await act(() => store.updateMessage({ session_id, entry_id: ids[1], content: [{ type: 'text', text: 'strict' }] }))
     expect(screen.getByTestId('row').textContent).toBe('strict')
     unmount()

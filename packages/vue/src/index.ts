@@ -3,7 +3,7 @@ export { useBranch, useEntry, useMessageIds, useMessages, useSession, useSession
 export { useSyncStatus } from './use-sync-status.js'
 export { useObservable } from './use-observable.js'
 export type { LiveRef } from './use-live.js'
-export { newestLeafUnder } from './kit/newest-leaf.js'
+export { newestLeafUnder } from '@colloquy/core'
 export type { Branch } from './kit/branch.js'
 export { LOADING, type LiveState } from './kit/live-state.js'
 export type { ObservableLike, SyncLike, SyncStatus } from './kit/observable-like.js'

@@ -1,5 +1,4 @@
-import { branchOf, type SessionTree, type Store } from '@colloquy/core'
-import { newestLeafUnder } from './newest-leaf.js'
+import type { BranchPosition, Store } from '@colloquy/core'
 import type { Selection } from './query.js'
 import { sameItems } from './same-items.js'
 
@@ -17,33 +16,30 @@ export interface Branch {
 }
 
 /**
- * Turns a session tree into the branch of one entry. The three actions are made once per
- * selection and read the newest tree when called, so a picker keeps one `Branch` object
- * until its position really changes.
+ * Turns core's `branch$` position into a picker. The three actions are made once per selection
+ * and read the newest position when called, so a picker keeps one `Branch` object until its
+ * position really changes.
  */
-export function branchSelection(store: Store, session_id: string, entry_id: string): Selection<SessionTree | null, Branch> {
-  let latest: SessionTree | null = null
-  const position = (): { index: number; count: number; siblings: readonly string[] } =>
-    latest ? branchOf(latest, entry_id) : { index: -1, count: 0, siblings: [] }
+export function branchSelection(store: Store, session_id: string, entry_id: string): Selection<BranchPosition | null, Branch> {
+  let latest: BranchPosition = { index: -1, count: 0, siblings: [] }
 
   const show = async (index: number): Promise<void> => {
-    const tree = latest
-    const { siblings, index: current } = position()
-    if (!tree || index < 0 || index >= siblings.length) throw new RangeError(`no branch ${index} of ${siblings.length} at entry ${entry_id}`)
+    const { siblings, index: current } = latest
+    if (index < 0 || index >= siblings.length) throw new RangeError(`no branch ${index} of ${siblings.length} at entry ${entry_id}`)
     if (index === current) return
-    await store.setActiveLeaf({ session_id, entry_id: newestLeafUnder(tree, siblings[index]) })
+    await store.selectBranch({ session_id, entry_id: siblings[index] })
   }
   const step = (delta: number) => async (): Promise<void> => {
-    const { index, count } = position()
+    const { index, count } = latest
     if (index >= 0 && index + delta >= 0 && index + delta < count) await show(index + delta)
   }
   const prev = step(-1)
   const next = step(1)
 
   return {
-    select(tree) {
-      latest = tree
-      return { ...position(), prev, next, select: show }
+    select(position) {
+      latest = position ?? { index: -1, count: 0, siblings: [] }
+      return { ...latest, prev, next, select: show }
     },
     equal: (a, b) => a.index === b.index && a.count === b.count && a.select === b.select && sameItems(a.siblings, b.siblings),
   }

@@ -1,10 +1,8 @@
-import type { ListRequest, LiveMessagesRequest, MessageItem, SessionEntry, SessionMeta, SessionTree, Store } from '@colloquy/core'
+import type { BranchPosition, ListRequest, LiveMessagesRequest, MessageItem, SessionEntry, SessionMeta, Store } from '@colloquy/core'
 import { branchSelection, type Branch } from './branch.js'
-import { watchEntry, watchPath, watchShape } from './commit-hub.js'
 import type { ObservableLike, SyncLike, SyncStatus } from './observable-like.js'
 import type { Derivation, Query } from './query.js'
 import { queryKey } from './query-key.js'
-import { readOnWake } from './read-on-wake.js'
 import { sameItems } from './same-items.js'
 
 // The questions the React hooks and the Vue composables ask, one builder each: the bindings
@@ -33,29 +31,26 @@ const entryIds: Derivation<MessageItem[], readonly string[]> = {
   create: () => ({ select: (items) => items.map((i) => i.entry_id), equal: sameItems }),
 }
 
-/** Read again only when the sequence may have changed, so a streamed token costs nothing here. */
+/** The transcript's sequence: the ids keep their identity while a token streams into a message. */
 export const messageIdsQuery = (store: Store, request: LiveMessagesRequest): Query<MessageItem[], readonly string[]> => ({
   owner: store,
   key: queryKey('messages$ ids', [request]),
-  open: () => readOnWake(() => store.messages$(request), (wake) => watchPath(store, request.session_id, wake)),
+  open: () => store.messages$(request),
   derive: entryIds,
 })
 
-/** Woken by the commit hub for this entry only (core's entry$ wakes on every commit). */
+/** Core routes commits by entry, so a row's query wakes only for its own entry. */
 export const entryQuery = (store: Store, session_id: string, entry_id: string): Query<SessionEntry | null> => ({
   owner: store,
   key: queryKey('entry$', [session_id, entry_id]),
-  open: () => readOnWake(() => store.entry$(session_id, entry_id), (wake) => watchEntry(store, session_id, entry_id, wake)),
+  open: () => store.entry$(session_id, entry_id),
 })
 
-/**
- * All pickers of a session share one read of its tree, taken again only when entries are added
- * (a streamed token moves no branch); each derives its own position from it.
- */
-export const branchQuery = (store: Store, session_id: string, entry_id: string): Query<SessionTree | null, Branch> => ({
+/** Core's `branch$` emits only when siblings are added: a streamed token moves no picker. */
+export const branchQuery = (store: Store, session_id: string, entry_id: string): Query<BranchPosition | null, Branch> => ({
   owner: store,
-  key: queryKey('tree shape', [session_id]),
-  open: () => readOnWake(() => store.tree$(session_id), (wake) => watchShape(store, session_id, wake)),
+  key: queryKey('branch$', [session_id, entry_id]),
+  open: () => store.branch$(session_id, entry_id),
   derive: { key: entry_id, create: () => branchSelection(store, session_id, entry_id) },
 })
 

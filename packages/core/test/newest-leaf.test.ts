@@ -1,4 +1,4 @@
-import type { SessionEntry, SessionTree } from '@colloquy/core'
+import type { SessionEntry, SessionTree } from '../src/index.js'
 import { describe, expect, it } from 'vitest'
 import { newestLeafUnder } from '../src/index.js'
 
