@@ -74,7 +74,9 @@ describe('crash safety of the server', () => {
         acked[k] = i
       }
     })
-    await new Promise((r) => setTimeout(r, 400))
+    // Kill once every client has had at least one push acknowledged (and others are in flight).
+    for (let waited = 0; Math.min(...acked) < 0 && waited < 20_000; waited += 20) await new Promise((r) => setTimeout(r, 20))
+    await new Promise((r) => setTimeout(r, 150))
     await a.stop('SIGKILL')
     stop = true
     await Promise.all(writers)

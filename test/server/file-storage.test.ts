@@ -36,6 +36,18 @@ function opener(dir: string, extra: Partial<FileStorageOptions> = {}) {
   return { open, warnings, advance: (ms: number) => void (t += ms) }
 }
 
+/** A commit-point hook that, once armed, stops the commit there for good (a dead process) and says when it got there. */
+function deathAt() {
+  let armed = false
+  let reached!: () => void
+  const there = new Promise<void>((resolve) => (reached = resolve))
+  return {
+    hook: () => (armed ? (reached(), new Promise<void>(() => {})) : undefined),
+    arm: () => void (armed = true),
+    there,
+  }
+}
+
 const sessionFiles = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((n) => n.endsWith('.jsonl')).sort()
 const lines = async (path: string): Promise<Array<Record<string, unknown>>> =>
   (await readFile(path, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
@@ -220,17 +232,17 @@ describe('fileStorage: crashes and failed writes', () => {
 
   it('a commit that dies before its journal line leaves nothing behind', async () => {
     const dir = await dataDir()
-    let hang = false
+    const death = deathAt()
     const o = opener(dir)
     // The process "dies" at the commit point: the store hangs there and is abandoned.
-    const a = await o.open({ beforeCommitPoint: () => (hang ? new Promise<void>(() => {}) : undefined) }, true)
+    const a = await o.open({ beforeCommitPoint: death.hook }, true)
     const { session_id } = await a.create({})
     await a.append({ session_id, message: user('committed') })
     const file = await readFile(join(dir, 's_001.jsonl'), 'utf8')
-    hang = true
+    death.arm()
     void a.append({ session_id, message: user('in flight') })
     void a.create({ title: 'also in flight' })
-    await new Promise((r) => setTimeout(r, 100))
+    await death.there
 
     const b = await o.open()
     expect((await b.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual(['e_001'])
@@ -241,14 +253,14 @@ describe('fileStorage: crashes and failed writes', () => {
 
   it('a commit that dies after its journal line is redone into the session files on open', async () => {
     const dir = await dataDir()
-    let hang = false
+    const death = deathAt()
     const o = opener(dir)
-    const a = await o.open({ afterCommitPoint: () => (hang ? new Promise<void>(() => {}) : undefined) }, true)
+    const a = await o.open({ afterCommitPoint: death.hook }, true)
     const { session_id } = await a.create({ title: 'kept' })
     await a.append({ session_id, message: user('one') })
-    hang = true
+    death.arm()
     void a.append({ session_id, message: user('two, committed in the journal only') })
-    await new Promise((r) => setTimeout(r, 100))
+    await death.there
     expect((await lines(join(dir, 's_001.jsonl'))).length).toBe(2)
 
     const b = await o.open()
@@ -286,14 +298,14 @@ describe('fileStorage: crashes and failed writes', () => {
 
   it('a delete that died after its journal line is finished on open', async () => {
     const dir = await dataDir()
-    let hang = false
+    const death = deathAt()
     const o = opener(dir)
-    const a = await o.open({ afterCommitPoint: () => (hang ? new Promise<void>(() => {}) : undefined) }, true)
+    const a = await o.open({ afterCommitPoint: death.hook }, true)
     const { session_id } = await a.create({ title: 'doomed' })
     await a.append({ session_id, message: user('bye') })
-    hang = true
+    death.arm()
     void a.delete({ session_id })
-    await new Promise((r) => setTimeout(r, 100))
+    await death.there
     expect(await sessionFiles(dir)).toStrictEqual(['s_001.jsonl'])
 
     const b = await o.open()
