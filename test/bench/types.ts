@@ -10,13 +10,17 @@ export interface BenchRow {
   metric: string
   value: number
   unit: string
-  /** Subject this row is compared with (same id), for the ratio column. */
+  /** Subject this row is compared with (same id and metric), for the ratio column. */
   baseline?: string
+  /** Which direction is better for this metric (time: lower, throughput: higher). */
+  better?: 'lower' | 'higher'
   /** Human-readable target, e.g. `>= 0.7x raw idb`. */
   target?: string
   /** Whether the target is met, when this row carries one. */
   pass?: boolean
   note?: string
+  /** value / the baseline row's value; filled in by the runner. */
+  ratio?: number
 }
 
 export interface BenchContext {
