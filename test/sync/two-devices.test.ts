@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright'
 import { createServer, type ViteDevServer } from 'vite'
+import { startServer as startServerProcess, type ServerProcess } from '../conformance/http-process.js'
 
 // Two devices (two browser contexts, each with its own IndexedDB) and one real server process:
 // offline edits on both, branches from the same parent, a reply streamed on one while the other
@@ -14,7 +14,7 @@ const root = new URL('../..', import.meta.url).pathname
 const args = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
 const token = 'tok-alice'
 
-let server: ChildProcess
+let server: ServerProcess
 let serverUrl: string
 let dataDir: string
 let vite: ViteDevServer
@@ -31,16 +31,8 @@ const inStore = <T>(page: Device, body: string, arg?: unknown): Promise<T> =>
 
 async function startServer(): Promise<void> {
   dataDir = mkdtempSync(join(tmpdir(), 'colloquy-sync-e2e-'))
-  server = spawn(process.execPath, [join(root, 'packages/server/dist/cli.js'), '--port', '0', '--data-dir', dataDir, '--token', `alice=${token}`, '--origin', '*'], { stdio: ['ignore', 'pipe', 'inherit'] })
-  serverUrl = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    server.stdout!.on('data', (d: Buffer) => {
-      out += d.toString()
-      const m = /listening on (\S+)/.exec(out)
-      if (m) resolve(m[1])
-    })
-    server.once('exit', (code) => reject(new Error(`server exited with ${code}`)))
-  })
+  server = await startServerProcess(['--data-dir', dataDir, '--token', `alice=${token}`, '--origin', '*'])
+  serverUrl = server.url
 }
 
 async function device(): Promise<Device> {
@@ -72,7 +64,7 @@ afterAll(async () => {
   for (const c of contexts) await c.close()
   await browser?.close()
   await vite?.close()
-  server?.kill('SIGTERM')
+  await server?.stop()
   if (dataDir) rmSync(dataDir, { recursive: true, force: true })
 })
 

@@ -2,6 +2,7 @@ import { expect } from "vitest"
 import fc from 'fast-check'
 import { createStore, memoryStorage, type Store } from '@colloquy/core'
 import { createSync, type Sync, type Transport } from '../src/index.js'
+import { replicaSnapshot } from '../../../test/support/replica-snapshot.js'
 import { loopback } from './loopback.js'
 
 const text = (t: string) => [{ type: 'text' as const, text: t }]
@@ -26,16 +27,6 @@ export const action = (devices: number): fc.Arbitrary<Action> => {
   )
 }
 
-/** Sessions, entries (sorted by id) and leaves: what must be identical on every replica. */
-async function snapshot(store: Store) {
-  const out: Record<string, unknown> = {}
-  for (const meta of (await store.list({ limit: 500, order: 'created_asc' })).sessions) {
-    await store.engine.ensureLoaded(meta.session_id)
-    const s = store.engine.state.sessions.get(meta.session_id)!
-    out[meta.session_id] = { title: meta.title, count: meta.message_count, leaf: s.head.leaf, entries: [...s.entries!.values()].sort((a, b) => (a.id < b.id ? -1 : 1)) }
-  }
-  return out
-}
 
 /** Runs one interleaving; throws when replicas do not converge. */
 export async function runScenario(n: number, actions: Action[]): Promise<void> {
@@ -104,8 +95,8 @@ export async function runScenario(n: number, actions: Action[]): Promise<void> {
             await d.sync.flush()
           }
         }
-        const truth = await snapshot(server.store)
-        for (const d of devices) expect(JSON.stringify(await snapshot(d.store), null, 1)).toEqual(JSON.stringify(truth, null, 1))
+        const truth = await replicaSnapshot(server.store)
+        for (const d of devices) expect(JSON.stringify(await replicaSnapshot(d.store), null, 1)).toEqual(JSON.stringify(truth, null, 1))
         const onServer = Object.values(truth).flatMap((s) => (s as { entries: Array<{ id: string; revision: number }> }).entries)
         expect(onServer.map((e) => e.id).sort()).toEqual([...appended.keys()].sort())
         for (const e of onServer) expect(e.revision).toBeGreaterThanOrEqual(highest.get(e.id)!)

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { firstValueFrom, filter } from 'rxjs'
 import { createStore, indexedDbStorage, memoryStorage, type Store } from '@colloquy/core'
 import { createSync, type Conflict, type Rejection, type Sync, type Transport } from '../src/index.js'
+import { replicaSnapshot } from '../../../test/support/replica-snapshot.js'
 import { loopback, type Loopback } from './loopback.js'
 
 const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 1 })
@@ -21,18 +22,6 @@ async function device(server: Loopback, options: { transport?: Transport; store?
   return { store, sync }
 }
 
-/** Everything a replica holds, for comparing replicas entry for entry, revision for revision. */
-async function snapshot(store: Store) {
-  const { sessions } = await store.list({ limit: 500, order: 'created_asc' })
-  const out: Record<string, unknown> = {}
-  for (const meta of sessions) {
-    await store.engine.ensureLoaded(meta.session_id)
-    const s = store.engine.state.sessions.get(meta.session_id)!
-    const { updated_at: _u, ...rest } = meta
-    out[meta.session_id] = { meta: rest, leaf: s.head.leaf, entries: [...s.entries!.values()].sort((a, b) => (a.id < b.id ? -1 : 1)) }
-  }
-  return out
-}
 
 describe('sync with a server', () => {
   it('offline edits reach the server in one request, consecutive updates coalesced, ids/parents/timestamps kept', async () => {
@@ -51,7 +40,7 @@ describe('sync with a server', () => {
     // The new entry and its 20 updates arrive as one version at revision 20: no update event.
     expect(serverUpdates).toHaveLength(0)
     expect((await server.store.getMessage({ session_id, entry_id }))!.entry).toEqual((await store.getMessage({ session_id, entry_id }))!.entry)
-    expect(await snapshot(server.store)).toEqual(await snapshot(store))
+    expect(await replicaSnapshot(server.store)).toEqual(await replicaSnapshot(store))
     expect(await firstValueFrom(sync.status$)).toMatchObject({ state: 'idle', pending: 0, leader: true })
   })
 
@@ -82,8 +71,8 @@ describe('sync with a server', () => {
 
     const tree = await firstValueFrom(a.store.tree$(session_id).pipe(filter((t) => t !== null)))
     expect([...tree!.children.get(root.entry_id)!].sort()).toEqual([fromA.entry_id, fromB.entry_id].sort())
-    expect(await snapshot(a.store)).toEqual(await snapshot(server.store))
-    expect(await snapshot(b.store)).toEqual(await snapshot(server.store))
+    expect(await replicaSnapshot(a.store)).toEqual(await replicaSnapshot(server.store))
+    expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
     expect((await a.store.get({ session_id }))!.meta).toMatchObject({ title: 'renamed on B', message_count: 3 })
   })
 
@@ -208,7 +197,7 @@ describe('sync with a server', () => {
     await a.sync.flush()
     expect(server.requests.push).toBe(2)
     expect(added).toHaveLength(1)
-    expect(await snapshot(server.store)).toEqual(await snapshot(a.store))
+    expect(await replicaSnapshot(server.store)).toEqual(await replicaSnapshot(a.store))
   })
 
   it('duplicated and reordered stream deliveries, and a stale checkpoint, still converge with no duplicate events', async () => {
@@ -246,7 +235,7 @@ describe('sync with a server', () => {
     }
     await new Promise((r) => setTimeout(r, 20))
     await b.sync.flush()
-    expect(await snapshot(b.store)).toEqual(await snapshot(server.store))
+    expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
     expect(new Set(added).size).toBe(added.length)
     expect(added).toHaveLength(6)
 
@@ -260,7 +249,7 @@ describe('sync with a server', () => {
     again.start()
     await again.flush()
     expect(events).toHaveLength(0)
-    expect(await snapshot(b.store)).toEqual(await snapshot(server.store))
+    expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
   })
 
   it('the outbox survives a crash before the push: a reopened store pushes what was queued', async () => {
@@ -277,7 +266,7 @@ describe('sync with a server', () => {
     expect((await firstValueFrom(sync.status$.pipe(filter((s) => s.pending > 0)))).pending).toBeGreaterThan(0)
     sync.start()
     await sync.flush()
-    expect(await snapshot(server.store)).toEqual(await snapshot(second))
+    expect(await replicaSnapshot(server.store)).toEqual(await replicaSnapshot(second))
     expect((await server.store.get({ session_id }))!.meta.message_count).toBe(1)
   })
 })

@@ -1,24 +1,10 @@
 import { firstValueFrom, filter } from 'rxjs'
 import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
 import { createSync, type Sync, type SyncStatus } from '@colloquy/sync'
+import { replicaSnapshot } from '../../support/replica-snapshot.js'
 
 // One device of the end-to-end sync test: a real IndexedDB store in its own browser context,
 // replicating with the server. The test drives it through `window.device`.
-
-export interface Snapshot {
-  [session_id: string]: { meta: Record<string, unknown>; leaf: string | null; entries: unknown[] }
-}
-
-async function snapshot(store: Store): Promise<Snapshot> {
-  const out: Snapshot = {}
-  for (const meta of (await store.list({ limit: 500, order: 'created_asc' })).sessions) {
-    await store.engine.ensureLoaded(meta.session_id)
-    const s = store.engine.state.sessions.get(meta.session_id)!
-    const { updated_at: _u, ...rest } = meta
-    out[meta.session_id] = { meta: rest, leaf: s.head.leaf, entries: [...s.entries!.values()].sort((a, b) => (a.id < b.id ? -1 : 1)) }
-  }
-  return out
-}
 
 let store: Store
 let sync: Sync
@@ -30,7 +16,7 @@ const device = {
   },
   store: () => store,
   sync: () => sync,
-  snapshot: () => snapshot(store),
+  snapshot: () => replicaSnapshot(store),
   flush: () => sync.flush(),
   status: (state: SyncStatus['state']) => firstValueFrom(sync.status$.pipe(filter((s) => s.state === state))),
   /** Text lengths of one entry as this device's live query saw them. */
