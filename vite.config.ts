@@ -29,6 +29,15 @@ export default defineConfig({
       },
       {
         extends: true,
+        // Every dependency the browser suites load, optimized up front: a dependency found
+        // mid-run makes Vite re-optimize and reload, and two copies of React or Vue in one page
+        // break hooks and scopes on a fresh machine.
+        optimizeDeps: {
+          include: [
+            'react', 'react/jsx-runtime', 'react/jsx-dev-runtime', 'react-dom', 'react-dom/client', 'react-dom/server',
+            'react-dom/profiling', '@testing-library/react', 'vue', '@vue/test-utils', 'rxjs', 'idb', 'nanoid', 'fflate', 'sql.js',
+          ],
+        },
         test: {
           name: 'browser',
           include: ['packages/*/test/**/*.browser.test.ts', 'test/**/*.browser.test.ts', 'packages/*/test/**/*.browser.test.tsx', 'test/**/*.browser.test.tsx'],

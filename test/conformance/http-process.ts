@@ -1,9 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+/** The repository root, found from this file wherever a bundler put it (benchmarks bundle it). */
+function repoRoot(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir
+    if (dirname(dir) === dir) throw new Error('repository root not found')
+  }
+}
+
 /** The built CLI: the root test command builds every package before vitest runs. */
-export const CLI = fileURLToPath(new URL('../../packages/server/dist/cli.js', import.meta.url))
+export const CLI = join(repoRoot(), 'packages/server/dist/cli.js')
 
 export interface ServerProcess {
   readonly url: string

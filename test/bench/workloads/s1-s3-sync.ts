@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium, type Browser, type Page } from 'playwright'
+import { build, preview } from 'vite'
+import { startServer } from '../../conformance/http-process.js'
+import type { BenchRow, Workload } from '../types.js'
+
+const SESSIONS = 100
+const PER_SESSION = 100
+const OFFLINE_APPENDS = 1_000
+const UPDATES = 500
+const GAP_MS = 20
+const TOKEN = 'bench-token'
+const args = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
+
+
+/** The repository's test/bench folder, wherever the runner bundled this file to. */
+function benchDir(): string {
+  let dir = fileURLToPath(new URL('.', import.meta.url))
+  while (!dir.endsWith('/test/bench/') && dir !== '/') dir = join(dir, '..') + '/'
+  return dir
+}
+
+type Bench = Record<string, (...a: never[]) => unknown>
+const call = <T>(page: Page, fn: string, ...params: unknown[]): Promise<T> =>
+  page.evaluate(([f, p]) => ((window as never as { bench: Bench }).bench[f as string] as (...a: unknown[]) => unknown)(...(p as unknown[])), [fn, params] as const) as Promise<T>
+
+/** The server's data for S1: `SESSIONS` sessions of `PER_SESSION` chained entries, pushed in large batches. */
+async function seed(url: string): Promise<void> {
+  let id = 0
+  let mutations: unknown[] = []
+  const send = async (): Promise<void> => {
+    const res = await fetch(`${url}/sync/push`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ client_id: 'seed', mutations }) })
+    if (!res.ok) throw new Error(`seed: HTTP ${res.status} ${await res.text()}`)
+    mutations = []
+  }
+  const t = Date.now()
+  for (let s = 0; s < SESSIONS; s++) {
+    const session_id = `s1-${s}`
+    mutations.push({ id: ++id, change: { type: 'meta', create: true, meta: { session_id, title: `session ${s}`, description: '', status: 'idle', kind: 'user', created_at: t, updated_at: t, message_count: 0 } } })
+    for (let i = 0; i < PER_SESSION; i++) {
+      const entry = { id: `e${i}`, parent_id: i ? `e${i - 1}` : null, timestamp: t + i, revision: 0, kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `message ${i}: ${'lorem ipsum dolor sit amet '.repeat(8)}` }], timestamp: i } }
+      mutations.push({ id: ++id, change: { type: 'entry', session_id, entry, base_revision: null } })
+    }
+    mutations.push({ id: ++id, change: { type: 'leaf', session_id, entry_id: `e${PER_SESSION - 1}` } })
+    if (mutations.length >= 900) await send()
+  }
+  if (mutations.length) await send()
+}
+
+const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+
+/**
+ * S1–S3: sync between headless Chromium pages (real IndexedDB) and a real `colloquy-server`
+ * process on loopback with its file storage.
+ */
+const sync: Workload = {
+  id: 'S1-S3',
+  title: 'sync: initial pull, offline push, device-to-device latency',
+  env: 'node',
+  async run(ctx) {
+    const rows: BenchRow[] = []
+    const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s13-'))
+    const outDir = join(dataDir, 'page')
+    const server = await startServer(['--data-dir', join(dataDir, 'data'), '--token', `bench=${TOKEN}`, '--origin', '*'])
+    await build({
+      configFile: false, root: join(benchDir(), 'sync-page'), logLevel: 'error',
+      resolve: { conditions: ['source', 'module', 'browser', 'production'] },
+      build: { outDir, emptyOutDir: true, target: 'es2022' },
+    })
+    const site = await preview({ configFile: false, root: outDir, logLevel: 'error', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } })
+    const pageUrl = site.resolvedUrls!.local[0]
+    let browser: Browser | undefined
+    try {
+      browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args })
+      const page = async (): Promise<Page> => {
+        const p = await (await browser!.newContext()).newPage()
+        await p.goto(pageUrl)
+        await p.waitForFunction(() => 'bench' in window)
+        return p
+      }
+
+      // S1: initial pull into an empty store, against writing the same data locally (W2's way).
+      await seed(server.url)
+      const p1 = await page()
+      const s1 = await call<{ ms: number; sessions: number; entries: number; requests: number }>(p1, 's1', server.url, TOKEN)
+      const w2 = await call<{ ms: number }>(p1, 'w2', SESSIONS, PER_SESSION)
+      if (s1.entries !== SESSIONS * PER_SESSION) throw new Error(`S1: pulled ${s1.entries} entries, expected ${SESSIONS * PER_SESSION}`)
+      ctx.log(`S1: ${s1.entries} entries in ${s1.ms.toFixed(0)} ms (${s1.requests} pulls); local writes of the same: ${w2.ms.toFixed(0)} ms`)
+      rows.push(
+        { id: 'S1', subject: 'core W2 (same data, appends issued at once)', metric: 'time', value: w2.ms, unit: 'ms', better: 'lower' },
+        {
+          id: 'S1', subject: 'colloquy sync (initial pull)', metric: 'time', value: s1.ms, unit: 'ms', better: 'lower',
+          baseline: 'core W2 (same data, appends issued at once)', target: '<= 2x core W2', pass: s1.ms <= 2 * w2.ms,
+          note: `${s1.entries} entries over ${s1.sessions} sessions, ${s1.requests} pull requests`,
+        },
+      )
+
+      // S2: offline appends pushed when sync starts.
+      const s2 = await call<{ ms: number; pushes: number; requests: number }>(p1, 's2', server.url, TOKEN, OFFLINE_APPENDS)
+      ctx.log(`S2: ${OFFLINE_APPENDS} offline appends pushed in ${s2.pushes} push requests (${s2.requests} requests in all), ${s2.ms.toFixed(0)} ms`)
+      rows.push(
+        { id: 'S2', subject: 'colloquy sync (push)', metric: 'push requests', value: s2.pushes, unit: 'requests', better: 'lower', target: '<= 10 requests', pass: s2.pushes <= 10, note: `${s2.requests} requests in all (pull and push)` },
+        { id: 'S2', subject: 'colloquy sync (push)', metric: 'time', value: s2.ms, unit: 'ms', better: 'lower', note: `${OFFLINE_APPENDS} appends until the outbox is empty and pulled back` },
+      )
+
+      // S3: device A streams updates into a message; when does device B's live query see each?
+      const a = await page()
+      const b = await page()
+      await call(a, 'open', server.url, TOKEN)
+      await call(b, 'open', server.url, TOKEN)
+      const { session_id, entry_id } = await call<{ session_id: string; entry_id: string }>(a, 'createReply')
+      await call(b, 'flush')
+      await call(b, 'watch', session_id, entry_id)
+      const sent = await call<Array<[number, number]>>(a, 'stream', session_id, entry_id, UPDATES, GAP_MS)
+      await call(b, 'flush')
+      const seen = (await call<Array<[number, number]>>(b, 'arrivals')).sort((x, y) => x[0] - y[0])
+      // A revision counts as seen when B first held it or a later one (pushes coalesce).
+      const latencies = sent.map(([rev, at]) => {
+        const first = seen.filter(([r]) => r >= rev).reduce((m, [, t]) => Math.min(m, t), Infinity)
+        return first - at
+      }).filter(Number.isFinite).sort((x, y) => x - y)
+      if (latencies.length !== UPDATES) throw new Error(`S3: ${UPDATES - latencies.length} updates never reached device B`)
+      const p50 = quantile(latencies, 0.5)
+      const p95 = quantile(latencies, 0.95)
+      ctx.log(`S3: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms over ${UPDATES} updates (${seen.length} distinct revisions seen on B)`)
+      const load = loadavg()[0].toFixed(1)
+      rows.push(
+        { id: 'S3', subject: 'colloquy sync (A → server → B)', metric: 'latency p50', value: p50, unit: 'ms', better: 'lower', note: `${UPDATES} updates ${GAP_MS} ms apart; B saw ${seen.length} distinct revisions` },
+        { id: 'S3', subject: 'colloquy sync (A → server → B)', metric: 'latency p95', value: p95, unit: 'ms', better: 'lower', target: '<= 50 ms', pass: p95 <= 50, note: `1-min load average ${load}` },
+      )
+    } finally {
+      await browser?.close()
+      await new Promise<void>((r) => site.httpServer.close(() => r()))
+      await server.stop()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+    return rows
+  },
+}
+
+export default sync
