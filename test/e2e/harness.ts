@@ -1,8 +1,10 @@
 import { mkdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type Page } from 'playwright'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright'
 import { build, preview } from 'vite'
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
+import { composer } from './chat-page.js'
 
 const repo = fileURLToPath(new URL('../..', import.meta.url))
 const screenshots = fileURLToPath(new URL('./screenshots/', import.meta.url))
@@ -71,4 +73,54 @@ export const launchChromium = (): Promise<Browser> =>
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshots, { recursive: true })
   await page.screenshot({ path: `${screenshots}${name}.png` })
+}
+
+/** What a demo app's suite works with: set up by `useExample` around each test. */
+export interface ExampleSuite {
+  /** Where the app was built. */
+  readonly outDir: string
+  /** The app, served from `outDir` for the whole file. */
+  readonly served: Served
+  /** The current test's browser context. */
+  readonly context: BrowserContext
+  /** A new page of the current context at `url` (the served app by default), once its composer shows. */
+  open(url?: string): Promise<Page>
+}
+
+/**
+ * Registers a demo app suite's hooks: builds and serves `example` and launches Chromium once per
+ * file, and gives every test a fresh context (its own IndexedDB, service worker and caches).
+ */
+export function useExample(example: Example): ExampleSuite {
+  let outDir: string | undefined
+  let served: Served | undefined
+  let browser: Browser | undefined
+  let context: BrowserContext | undefined
+
+  beforeAll(async () => {
+    outDir = await buildExample(example)
+    served = await serve(example, outDir)
+    browser = await launchChromium()
+  }, 180_000) // a production build of the app comes first
+  afterAll(async () => {
+    await browser?.close()
+    await served?.close()
+  })
+  beforeEach(async () => {
+    context = await browser!.newContext({ viewport: { width: 1280, height: 800 } })
+  })
+  afterEach(() => context!.close())
+
+  const suite: ExampleSuite = {
+    get outDir() { return outDir! },
+    get served() { return served! },
+    get context() { return context! },
+    async open(url = suite.served.url) {
+      const page = await suite.context.newPage()
+      await page.goto(url)
+      await composer(page).waitFor()
+      return page
+    },
+  }
+  return suite
 }

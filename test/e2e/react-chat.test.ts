@@ -1,34 +1,10 @@
-import type { Browser, BrowserContext, Page } from 'playwright'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright'
+import { describe, expect, it } from 'vitest'
 import { ask, chats, composer, expectedReply, midStream, newChat, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
-import { buildExample, launchChromium, screenshot, serve, type Served } from './harness.js'
+import { screenshot, serve, useExample } from './harness.js'
 
-let outDir: string
-let served: Served
-let browser: Browser
-let context: BrowserContext
-
-beforeAll(async () => {
-  outDir = await buildExample('react-chat')
-  served = await serve('react-chat', outDir)
-  browser = await launchChromium()
-}, 180_000) // a production build of the app comes first
-afterAll(async () => {
-  await browser?.close()
-  await served?.close()
-})
-// A fresh context per test: its own IndexedDB, service worker and caches.
-beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-})
-afterEach(() => context.close())
-
-const open = async (url = served.url): Promise<Page> => {
-  const page = await context.newPage()
-  await page.goto(url)
-  await composer(page).waitFor()
-  return page
-}
+const app = useExample('react-chat')
+const { open } = app
 const topStatus = (page: Page) => page.locator('.topbar .status')
 
 describe('react-chat, the demo PWA', () => {
@@ -220,7 +196,7 @@ describe('react-chat, the demo PWA', () => {
     await midStream(b, 20)
     await b.close()
     await a.close({ runBeforeUnload: false })
-    const c = await open(served.url + new URL(a.url()).hash)
+    const c = await open(app.served.url + new URL(a.url()).hash)
     await expect.poll(() => topStatus(c).getAttribute('title')).toBe('Error: interrupted: the tab writing this reply closed')
     expect((await rowText(rows(c, 'assistant').last())).length).toBeGreaterThan(20)
   })
@@ -264,7 +240,7 @@ describe('react-chat, the demo PWA', () => {
 
   it('is installable and loads its shell with the network off (service worker)', async () => {
     // Its own server, so it can be shut down: with nothing to answer, only the cache can.
-    const own = await serve('react-chat', outDir)
+    const own = await serve('react-chat', app.outDir)
     try {
       const page = await open(own.url)
       const manifest = await page.evaluate(async () => {
@@ -277,7 +253,7 @@ describe('react-chat, the demo PWA', () => {
       await ask(page, 'Remember me offline')
 
       await own.close()
-      await context.setOffline(true)
+      await app.context.setOffline(true)
       await page.reload()
       await composer(page).waitFor()
       expect(await page.locator('.sync-badge').textContent()).toBe('Offline')
@@ -286,7 +262,7 @@ describe('react-chat, the demo PWA', () => {
       await ask(page, 'Still here?')
       await screenshot(page, 'react-offline')
     } finally {
-      await context.setOffline(false)
+      await app.context.setOffline(false)
       await own.close()
     }
   })

@@ -1,31 +1,8 @@
-import type { Browser, BrowserContext, Page } from 'playwright'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ask, chats, composer, expectedReply, midStream, newChat, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
-import { buildExample, launchChromium, screenshot, serve, type Served } from './harness.js'
+import { screenshot, useExample } from './harness.js'
 
-let served: Served
-let browser: Browser
-let context: BrowserContext
-
-beforeAll(async () => {
-  served = await serve('vue-chat', await buildExample('vue-chat'))
-  browser = await launchChromium()
-}, 180_000) // a production build of the app comes first
-afterAll(async () => {
-  await browser?.close()
-  await served?.close()
-})
-beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-})
-afterEach(() => context.close())
-
-const open = async (url = served.url): Promise<Page> => {
-  const page = await context.newPage()
-  await page.goto(url)
-  await composer(page).waitFor()
-  return page
-}
+const { open } = useExample('vue-chat')
 
 describe('vue-chat, the smaller Vue demo', () => {
   it('streams a reply token by token and lists the chat in the sidebar', async () => {
