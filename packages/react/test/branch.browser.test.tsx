@@ -1,28 +1,11 @@
 import './act-environment.js'
-import type { Store } from '@colloquy/core'
 import { act, cleanup, renderHook } from '@testing-library/react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { useBranch, useMessageIds } from '../src/index.js'
-import { assistant, countSubscriptions, memoryStore, user } from './fixtures.js'
+import { branchedSession, countSubscriptions, memoryStore, user } from '../../../test/support/fixtures.js'
 import { providerOf } from './wrapper.js'
 
 afterEach(cleanup)
-
-/**
- * q0 ─┬─ a1 ─┬─ q2 ── a3
- *     │      └─ q2x            (appended last: the newest leaf under a1)
- *     └─ a1b ── q2b ── a3b     (active)
- */
-async function branchedSession(store: Store) {
-  const { session_id } = await store.create({})
-  const [q0, a1, q2, a3] = (await store.appendMany({ session_id, messages: [user('q0'), assistant('a1'), user('q2'), assistant('a3')] })).entry_ids
-  const a1b = (await store.append({ session_id, parent_id: q0, message: assistant('a1b') })).entry_id
-  const q2b = (await store.append({ session_id, message: user('q2b') })).entry_id
-  const a3b = (await store.append({ session_id, message: assistant('a3b') })).entry_id
-  const q2x = (await store.append({ session_id, parent_id: a1, message: user('q2x') })).entry_id
-  await store.setActiveLeaf({ session_id, entry_id: a3b })
-  return { session_id, q0, a1, q2, a3, a1b, q2b, a3b, q2x }
-}
 
 describe('useBranch', () => {
   it('reports index and count, and prev/next move the active leaf to the newest leaf under the sibling', async () => {

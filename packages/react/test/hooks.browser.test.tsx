@@ -7,26 +7,10 @@ import {
   LOADING, useEntry, useMessageIds, useMessages, useObservable, useSession, useSessions, useStore, useSyncStatus,
   type ObservableLike, type SyncStatus,
 } from '../src/index.js'
-import { assistant, memoryStore, seedSession, textOf, user } from './fixtures.js'
+import { assistant, memoryStore, seedSession, subject, textOf, user } from '../../../test/support/fixtures.js'
 import { providerOf } from './wrapper.js'
 
 afterEach(cleanup)
-
-/** A hand-driven observable: what a sync client's `status$` looks like to the hooks. */
-function subject<T>(): ObservableLike<T> & { next(v: T): void; fail(e: unknown): void; observers: number } {
-  const observers = new Set<{ next: (v: T) => void; error: (e: unknown) => void }>()
-  return {
-    get observers() {
-      return observers.size
-    },
-    next: (v) => observers.forEach((o) => o.next(v)),
-    fail: (e) => observers.forEach((o) => o.error(e)),
-    subscribe(o) {
-      observers.add(o)
-      return { unsubscribe: () => void observers.delete(o) }
-    },
-  }
-}
 
 describe('store hooks', () => {
   it('useSessions follows creates, meta changes and deletes', async () => {

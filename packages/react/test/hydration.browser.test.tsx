@@ -4,7 +4,7 @@ import { hydrateRoot } from 'react-dom/client'
 import { renderToString } from 'react-dom/server'
 import { describe, expect, it } from 'vitest'
 import { ColloquyProvider, useMessages } from '../src/index.js'
-import { memoryStore, seedSession } from './fixtures.js'
+import { memoryStore, seedSession } from '../../../test/support/fixtures.js'
 import type { Store } from '@colloquy/core'
 
 function Count({ session_id }: { session_id: string }): ReactNode {

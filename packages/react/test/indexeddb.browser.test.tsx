@@ -1,22 +1,18 @@
 import './act-environment.js'
-import { createStore, indexedDbStorage } from '@colloquy/core'
 import { act, cleanup, renderHook, waitFor } from '@testing-library/react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { LOADING, useMessages, useSession } from '../src/index.js'
-import { seedSession } from './fixtures.js'
+import { seedIndexedDb } from '../../../test/support/fixtures.js'
 import { providerOf } from './wrapper.js'
 
 afterEach(cleanup)
 
 describe('over IndexedDB', () => {
   it('shows loading while a session is read from disk, then its transcript, then live changes', async () => {
-    const name = `react-hooks-${crypto.randomUUID()}`
-    const writer = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
-    const { session_id, ids } = await seedSession(writer, 6)
-    await writer.close()
+    const { name, session_id, ids, reopen } = await seedIndexedDb('react-hooks', 6)
 
     // A fresh store knows the session's meta but has not read its entries yet.
-    const store = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+    const store = await reopen()
     const { result } = renderHook(() => ({ session: useSession(session_id), messages: useMessages({ session_id }) }), { wrapper: providerOf(store) })
     expect(result.current.session.data?.message_count).toBe(6)
     expect(result.current.messages).toBe(LOADING)

@@ -3,7 +3,7 @@ import { act, cleanup, render, renderHook, screen } from '@testing-library/react
 import { StrictMode, useState, type ReactNode } from 'react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { useBranch, useEntry, useMessageIds, useMessages, useSession, useSessions } from '../src/index.js'
-import { countSubscriptions, memoryStore, seedSession, textOf } from './fixtures.js'
+import { countSubscriptions, memoryStore, seedSession, textOf } from '../../../test/support/fixtures.js'
 import { providerOf } from './wrapper.js'
 
 afterEach(cleanup)

@@ -4,7 +4,7 @@ import { act, cleanup, render, screen } from '@testing-library/react'
 import { memo, Profiler, type ReactNode } from 'react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { useEntry, useMessageIds, useMessages } from '../src/index.js'
-import { countSubscriptions, memoryStore, seedSession, textOf } from './fixtures.js'
+import { countSubscriptions, memoryStore, seedSession, textOf } from '../../../test/support/fixtures.js'
 import { providerOf } from './wrapper.js'
 
 afterEach(cleanup)

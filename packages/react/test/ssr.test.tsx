@@ -5,7 +5,7 @@ import {
   ColloquyProvider, useBranch, useEntry, useMessageIds, useMessages, useObservable, useSession, useSessions, useSyncStatus,
   type LiveState, type ObservableLike, type SyncStatus,
 } from '../src/index.js'
-import { countSubscriptions, memoryStore, seedSession } from './fixtures.js'
+import { countSubscriptions, memoryStore, seedSession } from '../../../test/support/fixtures.js'
 
 const show = (name: string, state: LiveState<unknown>): string => `${name}:${state.status}`
 

@@ -6,24 +6,8 @@ import {
   createColloquy, LOADING, provideColloquy, useEntry, useMessageIds, useMessages, useObservable, useSession, useSessions, useStore, useSyncStatus,
   type ObservableLike, type SyncStatus,
 } from '../src/index.js'
-import { assistant, countSubscriptions, memoryStore, seedSession, textOf, user } from '../../react/test/fixtures.js'
+import { assistant, countSubscriptions, memoryStore, seedSession, subject, textOf, user } from '../../../test/support/fixtures.js'
 import { withSetup } from './with-setup.js'
-
-/** A hand-driven observable: what a sync client's `status$` looks like to the composables. */
-function subject<T>(): ObservableLike<T> & { next(v: T): void; fail(e: unknown): void; readonly observers: number } {
-  const observers = new Set<{ next: (v: T) => void; error: (e: unknown) => void }>()
-  return {
-    get observers() {
-      return observers.size
-    },
-    next: (v) => observers.forEach((o) => o.next(v)),
-    fail: (e) => observers.forEach((o) => o.error(e)),
-    subscribe(o) {
-      observers.add(o)
-      return { unsubscribe: () => void observers.delete(o) }
-    },
-  }
-}
 
 describe('store composables', () => {
   it('useSessions follows creates, meta changes and deletes', async () => {

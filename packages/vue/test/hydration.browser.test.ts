@@ -1,7 +1,7 @@
 import { createSSRApp, defineComponent, h, nextTick } from 'vue'
 import { describe, expect, it } from 'vitest'
 import { createColloquy, useMessages } from '../src/index.js'
-import { memoryStore, seedSession } from '../../react/test/fixtures.js'
+import { memoryStore, seedSession } from '../../../test/support/fixtures.js'
 
 describe('hydration', () => {
   it('hydrates the loading markup the server rendered without a mismatch, then shows live data', async () => {

@@ -1,17 +1,13 @@
-import { createStore, indexedDbStorage } from '@colloquy/core'
 import { describe, expect, it } from 'vitest'
 import { LOADING, useMessages, useSession } from '../src/index.js'
-import { seedSession } from '../../react/test/fixtures.js'
+import { seedIndexedDb } from '../../../test/support/fixtures.js'
 import { withSetup } from './with-setup.js'
 
 describe('over IndexedDB', () => {
   it('shows loading while a session is read from disk, then its transcript, then live changes', async () => {
-    const name = `vue-composables-${crypto.randomUUID()}`
-    const writer = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
-    const { session_id, ids } = await seedSession(writer, 6)
-    await writer.close()
+    const { name, session_id, ids, reopen } = await seedIndexedDb('vue-composables', 6)
 
-    const store = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+    const store = await reopen()
     const { result, wrapper } = withSetup(() => ({ session: useSession(session_id), messages: useMessages({ session_id }) }), store)
     expect(result.session.value.data?.message_count).toBe(6)
     expect(result.messages.value).toBe(LOADING)

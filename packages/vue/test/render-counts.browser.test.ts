@@ -3,7 +3,7 @@ import { mount } from '@vue/test-utils'
 import { defineComponent, h, nextTick } from 'vue'
 import { describe, expect, it } from 'vitest'
 import { createColloquy, useEntry, useMessageIds } from '../src/index.js'
-import { countSubscriptions, memoryStore, seedSession, textOf } from '../../react/test/fixtures.js'
+import { countSubscriptions, memoryStore, seedSession, textOf } from '../../../test/support/fixtures.js'
 
 const UPDATES = 200
 

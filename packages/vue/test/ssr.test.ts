@@ -6,7 +6,7 @@ import {
   type LiveState, type ObservableLike, type SyncLike, type SyncStatus,
 } from '../src/index.js'
 import type { Store } from '@colloquy/core'
-import { countSubscriptions, memoryStore, seedSession } from '../../react/test/fixtures.js'
+import { countSubscriptions, memoryStore, seedSession } from '../../../test/support/fixtures.js'
 
 const neverSubscribed: ObservableLike<SyncStatus> = {
   subscribe: () => {

@@ -1,4 +1,7 @@
-import { createStore, memoryStorage, type AgentMessage, type SessionEntry, type Store } from '@colloquy/core'
+import { createStore, indexedDbStorage, memoryStorage, type AgentMessage, type SessionEntry, type Store } from '@colloquy/core'
+import type { ObservableLike } from '../../packages/react/src/kit/observable-like.js'
+
+// Session fixtures for the bindings' tests: packages/react and packages/vue (framework-neutral).
 
 /** A store in memory with a deterministic clock, so "newest" in branch tests is exact. */
 export async function memoryStore(): Promise<Store> {
@@ -24,6 +27,51 @@ export async function seedSession(store: Store, count: number, title = 'chat'): 
   const messages = Array.from({ length: count }, (_, i) => (i % 2 === 0 ? user(`q${i}`) : assistant(`a${i}`)))
   const { entry_ids } = await store.appendMany({ session_id, messages })
   return { session_id, ids: entry_ids }
+}
+
+/**
+ * q0 ─┬─ a1 ─┬─ q2 ── a3
+ *     │      └─ q2x            (appended last: the newest leaf under a1)
+ *     └─ a1b ── q2b ── a3b     (active)
+ */
+export async function branchedSession(store: Store) {
+  const { session_id } = await store.create({})
+  const [q0, a1, q2, a3] = (await store.appendMany({ session_id, messages: [user('q0'), assistant('a1'), user('q2'), assistant('a3')] })).entry_ids
+  const a1b = (await store.append({ session_id, parent_id: q0, message: assistant('a1b') })).entry_id
+  const q2b = (await store.append({ session_id, message: user('q2b') })).entry_id
+  const a3b = (await store.append({ session_id, message: assistant('a3b') })).entry_id
+  const q2x = (await store.append({ session_id, parent_id: a1, message: user('q2x') })).entry_id
+  await store.setActiveLeaf({ session_id, entry_id: a3b })
+  return { session_id, q0, a1, q2, a3, a1b, q2b, a3b, q2x }
+}
+
+/**
+ * A session of `count` messages (as `seedSession`) written to a new IndexedDB database named
+ * `<prefix>-<uuid>` by a store that is then closed. `reopen()` opens another store over it: one
+ * that knows the session's meta but has not read its entries yet. Delete `name` when done.
+ */
+export async function seedIndexedDb(prefix: string, count: number): Promise<{ name: string; session_id: string; ids: string[]; reopen: () => Promise<Store> }> {
+  const name = `${prefix}-${crypto.randomUUID()}`
+  const writer = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+  const { session_id, ids } = await seedSession(writer, count)
+  await writer.close()
+  return { name, session_id, ids, reopen: () => createStore({ storage: indexedDbStorage({ name }), multiTab: false }) }
+}
+
+/** A hand-driven observable: what a sync client's `status$` looks like to the hooks and composables. */
+export function subject<T>(): ObservableLike<T> & { next(v: T): void; fail(e: unknown): void; readonly observers: number } {
+  const observers = new Set<{ next: (v: T) => void; error: (e: unknown) => void }>()
+  return {
+    get observers() {
+      return observers.size
+    },
+    next: (v) => observers.forEach((o) => o.next(v)),
+    fail: (e) => observers.forEach((o) => o.error(e)),
+    subscribe(o) {
+      observers.add(o)
+      return { unsubscribe: () => void observers.delete(o) }
+    },
+  }
 }
 
 type LiveMethod = 'session$' | 'sessions$' | 'messages$' | 'entry$' | 'tree$' | 'branch$' | 'commits$'
