@@ -1,0 +1,81 @@
+import type { BenchContext, BenchRow, Workload } from './types.js'
+
+/**
+ * The benchmark page's side of the runner. `run.mjs` builds page.html with every browser
+ * workload file as a lazily imported chunk, then, for each workload, loads a fresh page and calls
+ * `window.bench.run(file, id)`. A file that throws on import only fails its own workloads.
+ * `workloadsOf` and `context` are also what the runner uses for Node workloads.
+ */
+
+export type WorkloadModule = { default?: unknown }
+export type Loader = () => Promise<WorkloadModule>
+
+export interface WorkloadInfo {
+  id: string
+  title: string
+  env: Workload['env']
+}
+
+declare global {
+  interface Window {
+    bench?: {
+      list(file: string): Promise<WorkloadInfo[]>
+      run(file: string, id: string, runId: string): Promise<BenchRow[]>
+      cleanup(): Promise<void>
+    }
+  }
+}
+
+/** A module's workloads: its default export, a Workload or an array of them. */
+export function workloadsOf(mod: WorkloadModule, file: string): Workload[] {
+  const d = mod.default
+  const list = Array.isArray(d) ? d : [d]
+  for (const w of list) {
+    const ok = typeof w === 'object' && w !== null && typeof (w as Workload).id === 'string' && typeof (w as Workload).run === 'function'
+    if (!ok) throw new Error(`${file}: the default export is not a Workload or an array of Workloads`)
+  }
+  return list as Workload[]
+}
+
+export const infoOf = (w: Workload): WorkloadInfo => ({ id: w.id, title: w.title, env: w.env })
+
+/** Database names unique per run, so reruns and subjects never see each other's data. */
+export function context(runId: string, log: (message: string) => void): BenchContext {
+  let n = 0
+  return {
+    dbName: (label) => `bench-${runId}-${label.toLowerCase().replace(/[^a-z0-9-]/g, '-')}-${n++}`,
+    log,
+  }
+}
+
+function deleteDatabase(name: string): Promise<void> {
+  return new Promise((resolve) => {
+    const r = indexedDB.deleteDatabase(name)
+    // A connection some library leaked would block forever: give up after a while.
+    const timer = setTimeout(resolve, 5000)
+    r.onsuccess = r.onerror = () => {
+      clearTimeout(timer)
+      resolve()
+    }
+  })
+}
+
+export function start(files: Record<string, Loader>): void {
+  const load = async (file: string): Promise<Workload[]> => {
+    const loader = files[file]
+    if (!loader) throw new Error(`${file} is not in the page bundle`)
+    return workloadsOf(await loader(), file)
+  }
+  window.bench = {
+    list: async (file) => (await load(file)).map(infoOf),
+    async run(file, id, runId) {
+      const w = (await load(file)).find((x) => x.id === id)
+      if (!w) throw new Error(`${file} has no workload ${id}`)
+      return w.run(context(runId, (m) => console.log(`[bench] ${m}`)))
+    },
+    async cleanup() {
+      const dbs = await indexedDB.databases()
+      await Promise.all(dbs.map((d) => (d.name ? deleteDatabase(d.name) : undefined)))
+    },
+  }
+}

@@ -1,0 +1,353 @@
+// The benchmark runner: `pnpm bench [-- ID ...]` (the root script builds the packages first).
+// Picks up every test/bench/workloads/*.ts(x) whose default export is a Workload or an array of
+// them, runs browser workloads in headless Chromium (a fresh page each, on a real on-disk
+// profile) and Node workloads in this process, prints one table and writes results.json.
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import os from 'node:os'
+import { dirname, extname, join, resolve, sep } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { build as esbuild } from 'esbuild'
+import { chromium } from 'playwright'
+import { build as viteBuild } from 'vite'
+
+const here = dirname(fileURLToPath(import.meta.url))
+// BENCH_WORKLOADS runs the workloads of another folder (trying one out); it must sit beside
+// workloads/ so its imports resolve the same way.
+const workloadsDir = resolve(process.env.BENCH_WORKLOADS ?? join(here, 'workloads'))
+const runId = Date.now().toString(36)
+// Under test/ so bundles resolve packages exactly as the workload sources do (`dist` is ignored
+// by git); one folder per run, so runs by several engineers do not clobber each other's bundles.
+const outDir = join(here, 'dist', `run-${runId}-${process.pid}`)
+const resultsFile = join(here, 'results.json')
+const LOCK = join(os.tmpdir(), 'colloquy-bench.lock')
+const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 15 * 60_000)
+const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM_ARGS = [
+  '--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--disable-quic', '--enable-precise-memory-info', '--js-flags=--expose-gc',
+]
+const VIRTUAL = 'virtual:bench-workloads'
+
+const filters = process.argv.slice(2).filter((a) => a !== '--').map((a) => a.toLowerCase())
+const selected = (id) => filters.length === 0 || filters.includes(id.toLowerCase())
+const log = (m) => console.log(m)
+const errorText = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0].slice(0, 400)
+const errorRow = (id, subject, e) => ({ id, subject, metric: 'error', value: NaN, unit: '', note: errorText(e) })
+
+function withTimeout(promise, what) {
+  let timer
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+// ---- discovery ---------------------------------------------------------------------------
+
+/** Bundles one workload file for Node (packages stay external) with page.ts's helpers. */
+async function importInNode(file) {
+  const outfile = join(outDir, 'node', file.replace(/\.tsx?$/, '.mjs'))
+  await esbuild({
+    stdin: {
+      contents: `export * as mod from ${JSON.stringify(join(workloadsDir, file))}\nexport { workloadsOf, infoOf, context } from ${JSON.stringify(join(here, 'page.ts'))}\n`,
+      resolveDir: here, loader: 'ts', sourcefile: `bench-node-${file}`,
+    },
+    bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external',
+    jsx: 'automatic', outfile, logLevel: 'silent',
+  })
+  return import(`${pathToFileURL(outfile).href}?run=${runId}`)
+}
+
+/**
+ * Imports every file in Node to learn its workloads' ids and envs. Browser workloads import
+ * cleanly in Node (core touches no browser global at import); a file that does not is looked
+ * at as text: `env: 'node'` makes it a failed Node workload, anything else goes to the page,
+ * which reports its own error if it fails there too.
+ */
+async function discover() {
+  const files = readdirSync(workloadsDir).filter((f) => /\.tsx?$/.test(f) && !f.endsWith('.d.ts')).sort()
+  const found = []
+  for (const file of files) {
+    try {
+      const m = await importInNode(file)
+      for (const w of m.workloadsOf(m.mod, file)) found.push({ file, info: m.infoOf(w), workload: w, helpers: m })
+    } catch (e) {
+      const isNode = /env\s*:\s*['"]node['"]/.test(readFileSync(join(workloadsDir, file), 'utf8'))
+      found.push({ file, failed: e, env: isNode ? 'node' : 'browser' })
+    }
+  }
+  return found
+}
+
+// ---- the page ------------------------------------------------------------------------------
+
+const workloadsPlugin = (files) => ({
+  name: 'bench-workloads',
+  resolveId: (id) => (id === VIRTUAL ? `\0${VIRTUAL}` : undefined),
+  load(id) {
+    if (id !== `\0${VIRTUAL}`) return undefined
+    const entries = files.map((f) => `  ${JSON.stringify(f)}: () => import(${JSON.stringify(join(workloadsDir, f))}),`)
+    return `export const files = {\n${entries.join('\n')}\n}\n`
+  },
+})
+
+/** Production build (React and friends in production mode), one lazy chunk per workload file. */
+function buildPage(files, dir) {
+  return viteBuild({
+    configFile: false, root: here, base: './', mode: 'production', logLevel: 'error', publicDir: false,
+    esbuild: { jsx: 'automatic' },
+    // RxDB pins its own Dexie patch release, and Dexie refuses to load twice in one page: both
+    // baselines run on the Dexie the tests package installs.
+    resolve: { dedupe: ['dexie'] },
+    plugins: [workloadsPlugin(files)],
+    build: {
+      outDir: dir, emptyOutDir: true, target: 'es2022', reportCompressedSize: false, chunkSizeWarningLimit: 1e6,
+      rollupOptions: { input: join(here, 'page.html') },
+    },
+  })
+}
+
+/** Builds the page; if one file breaks the build, finds it by building files alone, and drops it. */
+async function buildPageTolerant(files, dir) {
+  try {
+    await buildPage(files, dir)
+    return { built: files, broken: [] }
+  } catch (e) {
+    if (files.length === 1) return { built: [], broken: [{ file: files[0], error: e }] }
+    const broken = []
+    for (const f of files) {
+      try {
+        await buildPage([f], join(outDir, 'probe'))
+      } catch (err) {
+        broken.push({ file: f, error: err })
+      }
+    }
+    const good = files.filter((f) => !broken.some((b) => b.file === f))
+    if (good.length) await buildPage(good, dir)
+    return { built: good, broken }
+  }
+}
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.wasm': 'application/wasm' }
+
+/** A static server for the built page on 127.0.0.1 (an http://127.0.0.1 origin is secure). */
+function serve(dir) {
+  const server = createServer((req, res) => {
+    const path = resolve(dir, `.${decodeURIComponent(new URL(req.url, 'http://x').pathname)}`)
+    if (path !== dir && !path.startsWith(dir + sep)) return void res.writeHead(403).end()
+    try {
+      const body = readFileSync(path)
+      res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' }).end(body)
+    } catch {
+      res.writeHead(404).end()
+    }
+  })
+  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)))
+}
+
+/** Runs browser workloads, each in a freshly loaded page; databases are deleted after each. */
+async function runBrowser(jobs, listFiles) {
+  const rows = []
+  const pageDir = join(outDir, 'page')
+  const files = [...new Set([...jobs.map((j) => j.file), ...listFiles])]
+  log(`building the benchmark page (${files.length} file${files.length === 1 ? '' : 's'})…`)
+  const { built, broken } = await buildPageTolerant(files, pageDir)
+  for (const b of broken) rows.push(errorRow(b.file, '-', b.error))
+  if (!built.length) return { rows }
+
+  const server = await serve(pageDir)
+  const url = `http://127.0.0.1:${server.address().port}/page.html`
+  // A persistent context: Playwright's default contexts are incognito, where IndexedDB lives
+  // in memory, and the benchmark must measure the on-disk database a real profile uses.
+  const profile = mkdtempSync(join(os.tmpdir(), 'colloquy-bench-'))
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
+  let page
+  const freshPage = async () => {
+    if (page && !page.isClosed()) await page.close().catch(() => {})
+    page = await context.newPage()
+    page.on('console', (m) => {
+      const text = m.text()
+      if (text.startsWith('[bench] ')) log(`  ${text.slice(8)}`)
+      else if (m.type() === 'error') log(`  [page error] ${text.split('\n')[0].slice(0, 300)}`)
+    })
+    page.on('pageerror', (e) => log(`  [page exception] ${errorText(e)}`))
+    await page.goto(url)
+    await page.waitForFunction(() => window.bench !== undefined, undefined, { timeout: 60_000 })
+  }
+  let chromiumVersion
+  try {
+    await freshPage()
+    chromiumVersion = await page.evaluate(() => navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1])
+    // Files that did not import in Node are asked for their workloads here.
+    for (const file of listFiles.filter((f) => built.includes(f))) {
+      try {
+        const infos = await page.evaluate((f) => window.bench.list(f), file)
+        for (const info of infos) if (info.env === 'browser' && selected(info.id)) jobs.push({ file, info })
+      } catch (e) {
+        rows.push(errorRow(file, '-', e))
+      }
+    }
+    for (const job of jobs) {
+      if (!built.includes(job.file)) continue
+      log(`${job.info.id}: ${job.info.title}`)
+      try {
+        await freshPage()
+        const got = await withTimeout(page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), { file: job.file, id: job.info.id, run: runId }), job.info.id)
+        rows.push(...got)
+      } catch (e) {
+        rows.push(errorRow(job.info.id, '-', e))
+      }
+      try {
+        await freshPage()
+        await page.evaluate(() => window.bench.cleanup())
+      } catch (e) {
+        log(`  cleanup failed: ${errorText(e)}`)
+      }
+    }
+  } finally {
+    await context.close().catch(() => {})
+    server.close()
+    rmSync(profile, { recursive: true, force: true })
+  }
+  return { rows, chromiumVersion }
+}
+
+// ---- node workloads --------------------------------------------------------------------------
+
+async function runNode(jobs) {
+  const rows = []
+  for (const job of jobs) {
+    log(`${job.info.id}: ${job.info.title} (node)`)
+    try {
+      const ctx = job.helpers.context(runId, (m) => log(`  ${m}`))
+      rows.push(...(await withTimeout(job.workload.run(ctx), job.info.id)))
+    } catch (e) {
+      rows.push(errorRow(job.info.id, '-', e))
+    }
+  }
+  return rows
+}
+
+// ---- report --------------------------------------------------------------------------------
+
+function withRatios(rows) {
+  for (const r of rows) {
+    if (!r.baseline) continue
+    const base = rows.find((b) => b.id === r.id && b.metric === r.metric && b.subject === r.baseline)
+    if (base && Number.isFinite(r.value) && Number.isFinite(base.value) && base.value !== 0) r.ratio = r.value / base.value
+  }
+  return rows
+}
+
+const num = (v) => (!Number.isFinite(v) ? '-' : Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('en-US') : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toPrecision(3))
+
+function table(rows) {
+  const head = ['id', 'subject', 'metric', 'value', 'vs baseline', 'target', 'ok']
+  const body = rows.map((r) => [
+    r.id, r.subject, r.metric, r.metric === 'error' ? 'ERROR' : `${num(r.value)} ${r.unit}`,
+    r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x ${r.baseline}`, r.target ?? '', r.pass === undefined ? '' : r.pass ? 'yes' : 'NO',
+  ])
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)))
+  const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`
+  const out = [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)]
+  const notes = rows.filter((r) => r.note).map((r) => `- ${r.id} ${r.subject}${r.metric === 'error' ? '' : ` (${r.metric})`}: ${r.note}`)
+  return `${out.join('\n')}\n\nNotes:\n${notes.join('\n')}`
+}
+
+// ---- main ----------------------------------------------------------------------------------
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * One benchmark at a time on this machine: two runs sharing two cores would measure each other.
+ * A lock file holding the owner's pid; a lock whose owner died is taken over.
+ */
+async function lock() {
+  for (let waited = 0; ; waited++) {
+    try {
+      writeFileSync(LOCK, String(process.pid), { flag: 'wx' })
+      return () => rmSync(LOCK, { force: true })
+    } catch {
+      const owner = Number(readFileSync(LOCK, 'utf8').trim())
+      if (!owner || !alive(owner)) {
+        rmSync(LOCK, { force: true })
+        continue
+      }
+      if (waited % 30 === 0) log(`waiting for another benchmark run (pid ${owner}) to finish…`)
+      await new Promise((r) => setTimeout(r, 2000))
+    }
+  }
+}
+
+/** A filtered run keeps the previous results of the workloads it did not run. */
+function merge(rows) {
+  if (!filters.length) return rows
+  try {
+    const previous = JSON.parse(readFileSync(resultsFile, 'utf8'))
+    const ran = new Set(rows.map((r) => r.id))
+    const kept = previous.rows.filter((r) => !ran.has(r.id)).map((r) => ({ ...r, date: r.date ?? previous.date }))
+    return [...kept, ...rows]
+  } catch {
+    return rows
+  }
+}
+
+const unlock = await lock()
+process.on('exit', unlock)
+const started = new Date()
+const load0 = os.loadavg()
+mkdirSync(outDir, { recursive: true })
+const rows = []
+let chromiumVersion
+try {
+  const found = await discover()
+  for (const f of found) if (f.failed && f.env === 'node') rows.push(errorRow(f.file, '-', f.failed))
+  const nodeJobs = found.filter((f) => f.info?.env === 'node' && selected(f.info.id))
+  const browserJobs = found.filter((f) => f.info?.env === 'browser' && selected(f.info.id))
+  const unknownBrowserFiles = found.filter((f) => f.failed && f.env === 'browser').map((f) => f.file)
+  if (!nodeJobs.length && !browserJobs.length && !unknownBrowserFiles.length) log(`no workload matches ${filters.join(' ')}`)
+  if (browserJobs.length || unknownBrowserFiles.length) {
+    const res = await runBrowser(browserJobs, unknownBrowserFiles)
+    rows.push(...res.rows)
+    chromiumVersion = res.chromiumVersion
+  }
+  rows.push(...(await runNode(nodeJobs)))
+} finally {
+  rmSync(outDir, { recursive: true, force: true })
+}
+withRatios(rows)
+
+const cpus = os.cpus()
+let chromiumBinary
+try {
+  chromiumBinary = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+} catch {
+  chromiumBinary = undefined
+}
+const results = {
+  date: started.toISOString(),
+  duration_s: Math.round((Date.now() - started.getTime()) / 1000),
+  filter: filters.length ? filters : undefined,
+  machine: {
+    cores: cpus.length, cpu: cpus[0]?.model, memory_gb: +(os.totalmem() / 2 ** 30).toFixed(1),
+    loadavg_start: load0.map((l) => +l.toFixed(2)), loadavg_end: os.loadavg().map((l) => +l.toFixed(2)),
+    platform: `${os.platform()} ${os.release()}`, node: process.version, chromium: chromiumBinary ?? chromiumVersion,
+  },
+  rows: merge(rows),
+}
+const tmp = `${resultsFile}.tmp`
+writeFileSync(tmp, `${JSON.stringify(results, (_, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`)
+renameSync(tmp, resultsFile)
+
+log(`\nColloquy benchmarks, ${results.date}, ${results.machine.cores} cores, ${results.machine.memory_gb} GB, ${results.machine.chromium ?? 'Chromium ?'}, load ${load0.map((l) => l.toFixed(2)).join(' ')} (shared machine: compare ratios, not absolute times)\n`)
+log(table(rows))
+log(`\nwritten to ${resultsFile}${filters.length ? ' (rows of workloads not run this time kept from before)' : ''}`)

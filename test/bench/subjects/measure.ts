@@ -1,0 +1,109 @@
+/** Timing and memory helpers shared by the browser workloads. */
+
+export const now = (): number => performance.now()
+
+export function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!
+}
+
+const channel = typeof MessageChannel === 'undefined' ? undefined : new MessageChannel()
+const waiting: Array<() => void> = []
+if (channel) channel.port1.onmessage = () => waiting.shift()?.()
+
+/**
+ * Yields one macrotask. A MessageChannel round trip, not setTimeout: nested timers are clamped
+ * to 4 ms, which would model a stream far slower than a model sends tokens.
+ */
+export function macrotask(): Promise<void> {
+  return new Promise((resolve) => {
+    waiting.push(resolve)
+    channel!.port2.postMessage(0)
+  })
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Anything with an ES-Observable `subscribe`: RxJS, Dexie's liveQuery, RxDB's `$`. Typed on the
+ * (next, error) form because it is the overload all three declare last, which is the one
+ * TypeScript infers `T` from.
+ */
+export interface Subscribable<T> {
+  subscribe(next: (value: T) => void, error: (error: unknown) => void): { unsubscribe(): void }
+}
+
+/** Subscribes and keeps the latest value; `next(pred)` waits for a value that satisfies `pred`. */
+export function watch<T>(source: Subscribable<T>): { latest(): T | undefined; next(pred: (v: T) => boolean): Promise<T>; stop(): void } {
+  let latest: T | undefined
+  let failed: unknown
+  let waiter: { pred: (v: T) => boolean; resolve(v: T): void; reject(e: unknown): void } | undefined
+  const sub = source.subscribe(
+    (v) => {
+      latest = v
+      if (waiter?.pred(v)) {
+        const w = waiter
+        waiter = undefined
+        w.resolve(v)
+      }
+    },
+    (e) => {
+      failed = e
+      waiter?.reject(e)
+    },
+  )
+  return {
+    latest: () => latest,
+    next(pred) {
+      if (failed !== undefined) return Promise.reject(failed)
+      if (latest !== undefined && pred(latest)) return Promise.resolve(latest)
+      return new Promise((resolve, reject) => (waiter = { pred, resolve, reject }))
+    },
+    stop: () => sub.unsubscribe(),
+  }
+}
+
+/** The first value a source emits, then unsubscribes. */
+export async function firstValue<T>(source: Subscribable<T>): Promise<T> {
+  const w = watch(source)
+  try {
+    return await w.next(() => true)
+  } finally {
+    w.stop()
+  }
+}
+
+/**
+ * JS heap in use after full collections. Needs Chromium with `--js-flags=--expose-gc` and
+ * `--enable-precise-memory-info` (the runner passes both); otherwise the number is coarse.
+ */
+export async function heapUsed(): Promise<number> {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (!gc) throw new Error('gc() is not exposed: run Chromium with --js-flags=--expose-gc')
+  for (let i = 0; i < 3; i++) {
+    gc()
+    await macrotask()
+  }
+  return (performance as unknown as { memory: { usedJSHeapSize: number } }).memory.usedJSHeapSize
+}
+
+/**
+ * Counts IndexedDB read-write transactions opened on this page, for every library alike. Install
+ * it before the databases open: some libraries keep a bound `transaction` from open time.
+ */
+export function countWriteTransactions(): { count(): number; stop(): void } {
+  const proto = IDBDatabase.prototype
+  const original = proto.transaction
+  let n = 0
+  proto.transaction = function (this: IDBDatabase, ...args: Parameters<IDBDatabase['transaction']>) {
+    if (args[1] === 'readwrite') n++
+    return original.apply(this, args)
+  } as IDBDatabase['transaction']
+  return { count: () => n, stop: () => void (proto.transaction = original) }
+}

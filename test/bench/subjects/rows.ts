@@ -1,0 +1,100 @@
+import type { BenchContext, BenchRow } from '../types.js'
+import { median } from './measure.js'
+
+/** The subjects of the core workloads, in the order they run within a round. */
+export const SUBJECTS = ['raw idb', 'colloquy', 'dexie', 'rxdb'] as const
+export type Subject = (typeof SUBJECTS)[number]
+
+export type Outcome = { values: number[] } | { error: string }
+
+const message = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0]!.slice(0, 300)
+
+/**
+ * Runs each subject's measurement `rounds` times, subjects interleaved within a round so a
+ * drifting machine (other processes, disk compaction) hits all of them alike. A subject that
+ * throws is reported as an error and not retried; the others go on.
+ */
+export async function runRounds(
+  ctx: BenchContext,
+  rounds: number,
+  measure: Partial<Record<Subject, (round: number) => Promise<number>>>,
+): Promise<Partial<Record<Subject, Outcome>>> {
+  const out: Partial<Record<Subject, Outcome>> = {}
+  for (let r = 0; r < rounds; r++) {
+    for (const s of SUBJECTS) {
+      const fn = measure[s]
+      const prev = out[s]
+      if (!fn || (prev && 'error' in prev)) continue
+      try {
+        const v = await fn(r)
+        if (prev) prev.values.push(v)
+        else out[s] = { values: [v] }
+        ctx.log(`  ${s} round ${r + 1}/${rounds}: ${v.toFixed(2)}`)
+      } catch (e) {
+        out[s] = { error: message(e) }
+        ctx.log(`  ${s} failed: ${message(e)}`)
+      }
+    }
+  }
+  return out
+}
+
+export interface CompareOptions {
+  id: string
+  metric: string
+  unit: string
+  better: 'lower' | 'higher'
+  /** Colloquy's target against raw idb, as a ratio of the values (e.g. max 1.3 for time). */
+  vsRaw?: { max?: number; min?: number; text: string }
+  /** Dexie and RxDB rows carry the target "Colloquy ahead". */
+  ahead?: boolean
+  /** How a value was reduced from rounds, for the note (default: median). */
+  reduce?: (values: number[]) => number
+  notes?: Partial<Record<Subject, string>>
+}
+
+/**
+ * One row per subject for one metric. Ratios are value / baseline value in the row's own unit
+ * (the runner prints them); Colloquy's baseline is raw idb, Dexie's and RxDB's is Colloquy.
+ */
+export function compareRows(outcomes: Partial<Record<Subject, Outcome>>, o: CompareOptions): BenchRow[] {
+  const reduce = o.reduce ?? median
+  const value = (s: Subject): number | undefined => {
+    const out = outcomes[s]
+    return out && 'values' in out ? reduce(out.values) : undefined
+  }
+  const c = value('colloquy')
+  const raw = value('raw idb')
+  const rows: BenchRow[] = []
+  for (const s of SUBJECTS) {
+    const out = outcomes[s]
+    if (!out) continue
+    const row: BenchRow = { id: o.id, subject: s, metric: o.metric, value: NaN, unit: o.unit, better: o.better }
+    const notes: string[] = []
+    if ('error' in out) notes.push(`failed: ${out.error}`)
+    else {
+      row.value = reduce(out.values)
+      if (out.values.length > 1) notes.push(`${o.reduce ? 'of' : 'median of'} ${out.values.length} runs: ${out.values.map((v) => +v.toPrecision(4)).join(', ')}`)
+    }
+    if (s === 'colloquy' && raw !== undefined) {
+      row.baseline = 'raw idb'
+      if (o.vsRaw) {
+        row.target = o.vsRaw.text
+        const ratio = row.value / raw
+        row.pass = (o.vsRaw.max === undefined || ratio <= o.vsRaw.max) && (o.vsRaw.min === undefined || ratio >= o.vsRaw.min)
+      }
+    }
+    if ((s === 'dexie' || s === 'rxdb') && c !== undefined) {
+      row.baseline = 'colloquy'
+      if (o.ahead) {
+        row.target = 'colloquy ahead'
+        // A subject that could not run at all is not a win for anyone: no verdict.
+        if (!Number.isNaN(row.value)) row.pass = o.better === 'lower' ? c < row.value : c > row.value
+      }
+    }
+    if (o.notes?.[s]) notes.unshift(o.notes[s]!)
+    if (notes.length) row.note = notes.join('; ')
+    rows.push(row)
+  }
+  return rows
+}
