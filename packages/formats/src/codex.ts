@@ -2,7 +2,8 @@ import type { ContentBlock, FunctionResultMessage, Json, JsonObject, SessionEntr
 import { parseDataUrl } from './base64.js'
 import type { ImportContext } from './context.js'
 import { chain, customEntry, messageEntry, text } from './entries.js'
-import { lineBatches, type Source } from './input.js'
+import type { Source } from './input.js'
+import { eachJsonLine } from './records.js'
 import { sessionOf } from './session.js'
 import { arr, compact, count, decodeJsonString, defined, isObj, num, str, toJson, toMs, type Obj } from './values.js'
 
@@ -78,27 +79,16 @@ export async function readCodex(source: Source, ctx: ImportContext): Promise<Ses
   const items: Item[] = []
   let lastTime = 0
   let legacyState = 0
-  for await (const batch of lineBatches(source, ctx.options)) {
-    batch.lines.forEach((line, i) => {
-      const n = batch.first + i
-      if (!line.trim()) return
-      let o: unknown
-      try {
-        o = JSON.parse(line)
-      } catch {
-        return ctx.warnings.add('bad-line', `line ${n} is not valid JSON (truncated or corrupted); skipped`, { line: n })
-      }
-      if (!isObj(o)) return ctx.warnings.add('bad-line', `line ${n} is not a JSON object; skipped`, { line: n })
-      const item = normalise(o, n, lastTime)
-      if (!item) {
-        if (o.record_type !== undefined) legacyState++
-        else ctx.warnings.add('unknown-line', `line ${n} is not a rollout record; skipped`, { line: n })
-        return
-      }
-      lastTime = item.time
-      items.push(item)
-    })
-  }
+  await eachJsonLine(source, ctx, (o, n) => {
+    const item = normalise(o, n, lastTime)
+    if (!item) {
+      if (o.record_type !== undefined) legacyState++
+      else ctx.warnings.add('unknown-line', `line ${n} is not a rollout record; skipped`, { line: n })
+      return
+    }
+    lastTime = item.time
+    items.push(item)
+  })
   if (legacyState) ctx.skipped.add('record_type:state', legacyState)
   return items.length ? [build(items, ctx)] : []
 }

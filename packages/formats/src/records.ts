@@ -32,6 +32,15 @@ export async function eachRecord(source: Source, ctx: ImportContext, each: (o: O
     else throw new FormatError('format/invalid', 'expected a JSON object')
     return
   }
+  await eachJsonLine(source, ctx, each)
+}
+
+/**
+ * Calls `each` with every line of a JSON lines source that holds a JSON object, and its number
+ * (from 1). Blank lines are passed over; a line that is not JSON, or not an object, is skipped
+ * with a `bad-line` warning.
+ */
+export async function eachJsonLine(source: Source, ctx: ImportContext, each: (o: Obj, line: number) => void): Promise<void> {
   for await (const batch of lineBatches(source, ctx.options)) {
     batch.lines.forEach((line, i) => {
       const n = batch.first + i
