@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createStore, memoryStorage, type ReplicaChange, type SessionEntry, type SessionMeta, type Store } from '@colloquy/core'
+import { afterAll, beforeAll } from 'vitest'
 import type { ChangePage, PushResult, SequencedChange } from '../../packages/server/src/index.js'
 import { failure, postJson } from '../conformance/http-client.js'
 import { startServer, type ServerProcess } from '../conformance/http-process.js'
@@ -22,6 +23,20 @@ export { startServer, type ServerProcess }
  */
 export async function memoryServer(args: readonly string[] = []): Promise<ServerProcess> {
   return startServer(['--memory', ...args])
+}
+
+/** A `memoryServer` for a whole test file: started before its tests, stopped after them. */
+export function useMemoryServer(args: readonly string[] = []): { readonly url: string } {
+  let server: ServerProcess | undefined
+  beforeAll(async () => {
+    server = await memoryServer(args)
+  })
+  afterAll(() => server?.stop())
+  return {
+    get url() {
+      return server!.url
+    },
+  }
 }
 
 export const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })

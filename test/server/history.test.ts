@@ -1,13 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { memoryServer, rpc, user, type ServerProcess } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { rpc, useMemoryServer, user } from './helpers.js'
 
-let server: ServerProcess
-let url: string
-beforeAll(async () => {
-  server = await memoryServer()
-  url = server.url
-})
-afterAll(() => server?.stop())
+const server = useMemoryServer()
 
 const call = (id: string) => ({
   role: 'assistant', stop_reason: 'function_call', model: 'm', provider: 'p', timestamp: 0,
@@ -16,25 +10,25 @@ const call = (id: string) => ({
 
 describe('agent history endpoints (seeds/002)', () => {
   it('GET /meta declares capabilities.history', async () => {
-    const meta = await (await fetch(`${url}/meta`)).json()
+    const meta = await (await fetch(`${server.url}/meta`)).json()
     expect(meta.capabilities.history).toStrictEqual({ full: {} })
     expect(meta.agents[0].capabilities.history).toStrictEqual({ full: {} })
   })
 
   it('GET /sessions/:id/history is the active path as a message array, unresolved tool calls included', async () => {
     const session_id = 'agent/run 7?'
-    const history = async () => (await (await fetch(`${url}/sessions/${encodeURIComponent(session_id)}/history`)).json()) as Array<Record<string, any>>
-    await rpc(url, 'session::ensure', { session_id })
-    await rpc(url, 'session::append', { session_id, entry_id: 'u1', message: user('list files') })
-    await rpc(url, 'session::append', { session_id, message: call('c1') })
-    await rpc(url, 'session::append', { session_id, message: { role: 'function_result', function_call_id: 'c1', function_id: 'shell::run', content: [{ type: 'text', text: 'a.txt' }], timestamp: 0 } })
-    await rpc(url, 'session::append', { session_id, custom: { custom_type: 'compaction', data: { note: 'bookkeeping' } } })
-    const { entry_id: tip } = await rpc(url, 'session::append', { session_id, message: call('c2') })
+    const history = async () => (await (await fetch(`${server.url}/sessions/${encodeURIComponent(session_id)}/history`)).json()) as Array<Record<string, any>>
+    await rpc(server.url, 'session::ensure', { session_id })
+    await rpc(server.url, 'session::append', { session_id, entry_id: 'u1', message: user('list files') })
+    await rpc(server.url, 'session::append', { session_id, message: call('c1') })
+    await rpc(server.url, 'session::append', { session_id, message: { role: 'function_result', function_call_id: 'c1', function_id: 'shell::run', content: [{ type: 'text', text: 'a.txt' }], timestamp: 0 } })
+    await rpc(server.url, 'session::append', { session_id, custom: { custom_type: 'compaction', data: { note: 'bookkeeping' } } })
+    const { entry_id: tip } = await rpc(server.url, 'session::append', { session_id, message: call('c2') })
     // A sibling branch becomes active: the history follows it.
-    await rpc(url, 'session::append', { session_id, parent_id: 'u1', message: user('another try') })
+    await rpc(server.url, 'session::append', { session_id, parent_id: 'u1', message: user('another try') })
     expect((await history()).map((m) => m.content[0].text)).toStrictEqual(['list files', 'another try'])
 
-    await rpc(url, 'session::set-active-leaf', { session_id, entry_id: tip })
+    await rpc(server.url, 'session::set-active-leaf', { session_id, entry_id: tip })
     const messages = await history()
     // Bookkeeping (the compaction entry) is not a message; the last call has no result yet.
     expect(messages.map((m) => m.role)).toStrictEqual(['user', 'assistant', 'function_result', 'assistant'])
@@ -43,7 +37,7 @@ describe('agent history endpoints (seeds/002)', () => {
   })
 
   it('answers 404 for an unknown session', async () => {
-    const res = await fetch(`${url}/sessions/nope/history`)
+    const res = await fetch(`${server.url}/sessions/nope/history`)
     expect(res.status).toBe(404)
     expect((await res.json()).error.code).toBe('session/not_found')
   })

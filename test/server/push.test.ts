@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { ReplicaChange, SessionEntry, SessionMeta } from '@colloquy/core'
-import { memoryServer, postJson, pullAll, pushChanges, rpc, testSocket, user, type ServerProcess } from './helpers.js'
+import { postJson, pullAll, pushChanges, rpc, testSocket, useMemoryServer, user } from './helpers.js'
 
-let server: ServerProcess
-let url: string
-beforeAll(async () => {
-  server = await memoryServer()
-  url = server.url
-})
-afterAll(() => server?.stop())
+const server = useMemoryServer()
 
 let n = 0
 const meta = (session_id: string, title = 'synced'): SessionMeta => ({
@@ -34,57 +28,57 @@ function newSession(): { id: string; changes: ReplicaChange[] } {
 describe('push', () => {
   it('applies a batch in order with one result per mutation, echoing each id', async () => {
     const s = newSession()
-    const results = await pushChanges(url, s.changes, undefined, 10)
+    const results = await pushChanges(server.url, s.changes, undefined, 10)
     expect(results).toStrictEqual([10, 11, 12, 13].map((id) => ({ id, status: 'applied' })))
-    const got = await rpc(url, 'session::messages', { session_id: s.id })
+    const got = await rpc(server.url, 'session::messages', { session_id: s.id })
     expect(got.messages.map((m: { entry_id: string }) => m.entry_id)).toStrictEqual(['m1', 'm2'])
-    expect((await rpc(url, 'session::get', { session_id: s.id })).meta).toMatchObject({ title: 'synced', message_count: 2 })
+    expect((await rpc(server.url, 'session::get', { session_id: s.id })).meta).toMatchObject({ title: 'synced', message_count: 2 })
   })
 
   it('is idempotent: a push retried after its response was lost changes nothing', async () => {
     const s = newSession()
-    await pushChanges(url, s.changes)
-    const head = (await pullAll(url)).checkpoint
-    const again = await pushChanges(url, s.changes)
+    await pushChanges(server.url, s.changes)
+    const head = (await pullAll(server.url)).checkpoint
+    const again = await pushChanges(server.url, s.changes)
     expect(again.map((r) => r.status)).toStrictEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged'])
-    expect((await rpc(url, 'session::get', { session_id: s.id })).meta.message_count).toBe(2)
-    expect((await pullAll(url, head)).changes).toStrictEqual([])
+    expect((await rpc(server.url, 'session::get', { session_id: s.id })).meta.message_count).toBe(2)
+    expect((await pullAll(server.url, head)).changes).toStrictEqual([])
   })
 
   it('accepts an update only on the base it was made from, and stores the pushed revision', async () => {
     const s = newSession()
-    await pushChanges(url, s.changes)
+    await pushChanges(server.url, s.changes)
     // Three local edits collapsed into one update: base 0, resulting revision 3.
-    const v3 = await pushChanges(url, [{ type: 'entry', session_id: s.id, entry: entry('m2', 'm1', 'world, edited thrice', 3), base_revision: 0 }])
+    const v3 = await pushChanges(server.url, [{ type: 'entry', session_id: s.id, entry: entry('m2', 'm1', 'world, edited thrice', 3), base_revision: 0 }])
     expect(v3[0].status).toBe('applied')
-    expect((await rpc(url, 'session::get-message', { session_id: s.id, entry_id: 'm2' })).entry).toMatchObject({ revision: 3 })
+    expect((await rpc(server.url, 'session::get-message', { session_id: s.id, entry_id: 'm2' })).entry).toMatchObject({ revision: 3 })
     // Another device still on revision 0: conflict, carrying the server's version.
-    const stale = await pushChanges(url, [{ type: 'entry', session_id: s.id, entry: entry('m2', 'm1', 'older edit', 1), base_revision: 0 }])
+    const stale = await pushChanges(server.url, [{ type: 'entry', session_id: s.id, entry: entry('m2', 'm1', 'older edit', 1), base_revision: 0 }])
     expect(stale[0]).toMatchObject({ status: 'conflict', current: { id: 'm2', revision: 3, message: { content: [{ type: 'text', text: 'world, edited thrice' }] } } })
     // A revision that does not grow is refused too.
-    const same = await pushChanges(url, [{ type: 'entry', session_id: s.id, entry: entry('m2', 'm1', 'other', 3), base_revision: 3 }])
+    const same = await pushChanges(server.url, [{ type: 'entry', session_id: s.id, entry: entry('m2', 'm1', 'other', 3), base_revision: 3 }])
     expect(same[0].status).toBe('conflict')
     // Retrying the accepted update is a no-op.
-    expect((await pushChanges(url, [{ type: 'entry', session_id: s.id, entry: entry('m2', 'm1', 'world, edited thrice', 3), base_revision: 0 }]))[0].status).toBe('unchanged')
+    expect((await pushChanges(server.url, [{ type: 'entry', session_id: s.id, entry: entry('m2', 'm1', 'world, edited thrice', 3), base_revision: 0 }]))[0].status).toBe('unchanged')
   })
 
   it('a meta change naming its edited fields leaves the others as the server has them', async () => {
     const s = newSession()
-    await pushChanges(url, s.changes)
+    await pushChanges(server.url, s.changes)
     // Device 1 renamed the session, device 2 marked it done, both offline.
-    const renamed = await pushChanges(url, [{ type: 'meta', meta: { ...meta(s.id, 'renamed'), status: 'idle' }, fields: ['title'] }])
-    const done = await pushChanges(url, [{ type: 'meta', meta: { ...meta(s.id, 'synced'), status: 'done' }, fields: ['status', 'status_reason'] }])
+    const renamed = await pushChanges(server.url, [{ type: 'meta', meta: { ...meta(s.id, 'renamed'), status: 'idle' }, fields: ['title'] }])
+    const done = await pushChanges(server.url, [{ type: 'meta', meta: { ...meta(s.id, 'synced'), status: 'done' }, fields: ['status', 'status_reason'] }])
     expect([renamed[0].status, done[0].status]).toStrictEqual(['applied', 'applied'])
-    expect((await rpc(url, 'session::get', { session_id: s.id })).meta).toMatchObject({ title: 'renamed', status: 'done' })
-    const bad = await postJson(`${url}/sync/push`, { mutations: [{ id: 1, change: { type: 'meta', meta: meta(s.id), fields: ['message_count'] } }] })
+    expect((await rpc(server.url, 'session::get', { session_id: s.id })).meta).toMatchObject({ title: 'renamed', status: 'done' })
+    const bad = await postJson(`${server.url}/sync/push`, { mutations: [{ id: 1, change: { type: 'meta', meta: meta(s.id), fields: ['message_count'] } }] })
     expect(bad.status).toBe(400)
   })
 
   it('refuses mutations on a deleted session with the contract\'s error, and never resurrects it', async () => {
     const s = newSession()
-    await pushChanges(url, s.changes)
-    await rpc(url, 'session::delete', { session_id: s.id })
-    const results = await pushChanges(url, [
+    await pushChanges(server.url, s.changes)
+    await rpc(server.url, 'session::delete', { session_id: s.id })
+    const results = await pushChanges(server.url, [
       { type: 'meta', meta: meta(s.id, 'edited offline') },
       { type: 'entry', session_id: s.id, entry: entry('m3', 'm2', 'late'), base_revision: null },
       { type: 'leaf', session_id: s.id, entry_id: 'm3' },
@@ -92,21 +86,21 @@ describe('push', () => {
     expect(results.map((r) => [r.status, 'code' in r ? r.code : undefined])).toStrictEqual([
       ['rejected', 'session/not_found'], ['rejected', 'session/not_found'], ['rejected', 'session/not_found'],
     ])
-    expect(await rpc(url, 'session::get', { session_id: s.id })).toBeNull()
+    expect(await rpc(server.url, 'session::get', { session_id: s.id })).toBeNull()
   })
 
   it('keeps the client\'s parent chain: a pushed root stays a root even when the session has a leaf', async () => {
     const s = newSession()
-    await pushChanges(url, s.changes)
-    expect((await pushChanges(url, [{ type: 'entry', session_id: s.id, entry: entry('r2', null, 'second root'), base_revision: null }]))[0].status).toBe('applied')
-    expect((await rpc(url, 'session::get-message', { session_id: s.id, entry_id: 'r2' })).entry.parent_id).toBeNull()
-    const orphan = await pushChanges(url, [{ type: 'entry', session_id: s.id, entry: entry('x', 'ghost', 'orphan'), base_revision: null }])
+    await pushChanges(server.url, s.changes)
+    expect((await pushChanges(server.url, [{ type: 'entry', session_id: s.id, entry: entry('r2', null, 'second root'), base_revision: null }]))[0].status).toBe('applied')
+    expect((await rpc(server.url, 'session::get-message', { session_id: s.id, entry_id: 'r2' })).entry.parent_id).toBeNull()
+    const orphan = await pushChanges(server.url, [{ type: 'entry', session_id: s.id, entry: entry('x', 'ghost', 'orphan'), base_revision: null }])
     expect(orphan[0]).toMatchObject({ status: 'rejected', code: 'session/parent_not_found' })
   })
 
   it('works over the live stream too: a push message is answered with its results', async () => {
     const s = newSession()
-    const ws = await testSocket(`${url.replace('http', 'ws')}/sync/stream?since=0`)
+    const ws = await testSocket(`${server.url.replace('http', 'ws')}/sync/stream?since=0`)
     ws.send({ type: 'push', id: 'p1', mutations: s.changes.map((change, i) => ({ id: i, change })) })
     const answer = await ws.next((m) => m.type === 'pushed' && m.id === 'p1')
     expect(answer.results.map((r: { status: string }) => r.status)).toStrictEqual(['applied', 'applied', 'applied', 'applied'])
