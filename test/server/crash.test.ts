@@ -1,39 +1,30 @@
 import { appendFile, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createStore, type ReplicaChange, type SessionEntry, type Store } from '@colloquy/core'
 import { fileStorage } from '../../packages/server/src/file-storage.js'
-import { comparable, pullAll, pushChanges, replica, rpc, snapshot, startServer, tempDir, user, type ServerProcess } from './helpers.js'
+import { cleanupAfterEach, comparable, pullAll, pushChanges, replica, rpc, snapshot, startServer, user, type ServerProcess } from './helpers.js'
 
 // Fault injection against a real server process over a real data directory.
-const cleanups: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-
-async function dataDir(): Promise<string> {
-  const t = await tempDir('crash')
-  cleanups.push(t.remove)
-  return t.dir
-}
+const { defer, dataDir } = cleanupAfterEach('crash')
 
 async function serve(dir: string, ...args: string[]): Promise<ServerProcess> {
   const s = await startServer(['--data-dir', dir, ...args])
-  cleanups.push(() => s.stop('SIGKILL'))
+  defer(() => s.stop('SIGKILL'))
   return s
 }
 
 /** The data directory as the storage reads it back (the server must be stopped). */
 async function onDisk(dir: string): Promise<Store> {
   const store = await createStore({ storage: fileStorage({ dir, warn: () => {} }), multiTab: false })
-  cleanups.push(() => store.close())
+  defer(() => store.close())
   return store
 }
 
 /** A replica of everything the server's change log says, pulled from 0 in small pages. */
 async function pulled(url: string, since = 0, into?: Store): Promise<Store> {
   const client = into ?? (await replica())
-  if (!into) cleanups.push(() => client.close())
+  if (!into) defer(() => client.close())
   let checkpoint = since
   for (;;) {
     const res = await fetch(`${url}/sync/pull?since=${checkpoint}&limit=7`)

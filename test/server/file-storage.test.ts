@@ -1,21 +1,12 @@
 import { readdir, readFile, writeFile, appendFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createStore, SessionError, type Store } from '@colloquy/core'
 import { fileStorage, type FileStorageOptions } from '../../packages/server/src/file-storage.js'
 import { ChangeLog } from '../../packages/server/src/change-log.js'
-import { tempDir, user } from './helpers.js'
+import { cleanupAfterEach, user } from './helpers.js'
 
-const cleanups: Array<() => Promise<unknown>> = []
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
-
-async function dataDir(): Promise<string> {
-  const t = await tempDir('fs')
-  cleanups.push(t.remove)
-  return t.dir
-}
+const { defer, dataDir } = cleanupAfterEach('fs')
 
 /** A store over fileStorage with the contract's test clock and ids (ids continue across restarts). */
 function opener(dir: string, extra: Partial<FileStorageOptions> = {}) {
@@ -30,7 +21,7 @@ function opener(dir: string, extra: Partial<FileStorageOptions> = {}) {
       newId: (k) => `${k === 'session' ? 's' : 'e'}_${String(++counters[k]).padStart(3, '0')}`,
       multiTab: false,
     })
-    if (!crashing) cleanups.push(() => store.close())
+    if (!crashing) defer(() => store.close())
     return store
   }
   return { open, warnings, advance: (ms: number) => void (t += ms) }
@@ -321,7 +312,7 @@ describe('fileStorage: the journal', () => {
       const log = new ChangeLog(fileStorage({ dir, checkpointBytes: 4096, warn: () => {} }))
       const store = await createStore({ storage: log.storage, multiTab: false })
       log.attach(store.engine)
-      cleanups.push(() => store.close())
+      defer(() => store.close())
       return { log, store }
     }
     const journal = join(dir, '.colloquy', 'journal.jsonl')

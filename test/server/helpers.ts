@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createStore, memoryStorage, type ReplicaChange, type SessionEntry, type SessionMeta, type Store } from '@colloquy/core'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, afterEach, beforeAll } from 'vitest'
 import type { ChangePage, PushResult, SequencedChange } from '../../packages/server/src/index.js'
 import { failure, postJson } from '../conformance/http-client.js'
 import { startServer, type ServerProcess } from '../conformance/http-process.js'
@@ -15,6 +15,26 @@ export async function tempDir(label: string): Promise<{ dir: string; remove(): P
 }
 
 export { startServer, type ServerProcess }
+
+/**
+ * Per-test cleanup for a test file: `defer` registers a cleanup, run after the test, last
+ * registered first; `dataDir()` is a new temporary directory (named after `label`) removed so.
+ */
+export function cleanupAfterEach(label: string): { defer(cleanup: () => Promise<unknown>): void; dataDir(): Promise<string> } {
+  const cleanups: Array<() => Promise<unknown>> = []
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c()
+  })
+  const defer = (cleanup: () => Promise<unknown>): void => void cleanups.push(cleanup)
+  return {
+    defer,
+    async dataDir() {
+      const t = await tempDir(label)
+      defer(t.remove)
+      return t.dir
+    },
+  }
+}
 
 /**
  * HTTP tests run the built `colloquy-server` in a child process on a loopback port: the test
