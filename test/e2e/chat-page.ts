@@ -71,5 +71,23 @@ export const midStream = async (page: Page, chars: number): Promise<void> => {
   }, chars)
 }
 
+/**
+ * Two tabs on one chat: A asks "Hello from tab A" and B opens A's chat with both messages; then A
+ * sends "Tab A asks again" and B, without reloading, sees the reply stream in and settle.
+ */
+export async function twoTabs(open: (url?: string) => Promise<Page>): Promise<{ a: Page; b: Page }> {
+  const a = await open()
+  await ask(a, 'Hello from tab A')
+  const b = await open(a.url())
+  await expect.poll(() => rows(b).count()).toBe(2)
+
+  // A writes: B sees the question, then the reply streaming in, without reloading.
+  const seenByB = watchStream(b)
+  await send(a, 'Tab A asks again')
+  expect((await seenByB).length).toBeGreaterThan(5)
+  await settled(b, expectedReply('Tab A asks again'))
+  return { a, b }
+}
+
 /** The "2 / 3" picker of a message row. */
 export const picker = (row: Locator): Locator => row.getByRole('group', { name: /^Version \d+ of \d+$/ })

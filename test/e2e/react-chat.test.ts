@@ -1,6 +1,6 @@
 import type { Page } from 'playwright'
 import { describe, expect, it } from 'vitest'
-import { ask, chats, composer, expectedReply, midStream, newChat, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
+import { ask, chats, composer, expectedReply, midStream, newChat, picker, rows, rowText, send, settled, twoTabs, watchStream } from './chat-page.js'
 import { screenshot, serve, useExample } from './harness.js'
 
 const app = useExample('react-chat')
@@ -153,17 +153,7 @@ describe('react-chat, the demo PWA', () => {
   })
 
   it("shows two tabs each other's messages live", async () => {
-    const a = await open()
-    await ask(a, 'Hello from tab A')
-    const b = await open(a.url())
-    await expect.poll(() => rows(b).count()).toBe(2)
-
-    // A writes: B sees the question, then the reply streaming in, without reloading.
-    const seenByB = watchStream(b)
-    await send(a, 'Tab A asks again')
-    const lengths = await seenByB
-    expect(lengths.length).toBeGreaterThan(5)
-    await settled(b, expectedReply('Tab A asks again'))
+    const { a, b } = await twoTabs(open)
     expect(await rowText(rows(b, 'user').last())).toBe('Tab A asks again')
 
     // And the other way round, including the sidebar.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ask, chats, composer, expectedReply, midStream, newChat, picker, rows, rowText, send, settled, watchStream } from './chat-page.js'
+import { ask, chats, composer, expectedReply, midStream, newChat, picker, rows, rowText, send, settled, twoTabs, watchStream } from './chat-page.js'
 import { screenshot, useExample } from './harness.js'
 
 const { open } = useExample('vue-chat')
@@ -51,14 +51,7 @@ describe('vue-chat, the smaller Vue demo', () => {
   })
 
   it("shows two tabs each other's chats and messages live", async () => {
-    const a = await open()
-    await ask(a, 'Hello from tab A')
-    const b = await open(a.url())
-    await expect.poll(() => rows(b).count()).toBe(2)
-    const seenByB = watchStream(b)
-    await send(a, 'Tab A asks again')
-    expect((await seenByB).length).toBeGreaterThan(5)
-    await settled(b, expectedReply('Tab A asks again'))
+    const { a, b } = await twoTabs(open)
     await newChat(b)
     await ask(b, 'A new chat from B')
     await expect.poll(() => chats(a).locator('.session-title').allTextContents()).toEqual(['A new chat from B', 'Hello from tab A'])
