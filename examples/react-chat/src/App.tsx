@@ -1,11 +1,13 @@
 import { ColloquyProvider } from '@colloquy/react'
 import { useCallback, useEffect, useState, type ReactNode } from 'react'
 import { ChatView } from './components/ChatView.js'
+import { DropZone } from './components/DropZone.js'
 import { Notice } from './components/Notice.js'
 import { SettingsDialog } from './components/SettingsDialog.js'
 import { Sidebar } from './components/Sidebar.js'
 import { TopBar } from './components/TopBar.js'
 import { ChatProvider } from './data/chat-context.js'
+import { useTranscriptImport, type PickedFile } from './data/import-transcripts.js'
 import type { AppData } from './data/open-app.js'
 import { useOpenSession } from './data/route.js'
 import { connectSync, loadSyncSettings, saveSyncSettings, type SyncClient, type SyncSettings } from './data/sync.js'
@@ -33,12 +35,20 @@ export function App({ data }: { data: AppData }): ReactNode {
     open(id)
     setShowChats(false)
   }, [open])
+  // Transcripts dropped anywhere or picked in the sidebar; each opens once imported. Their
+  // progress is in the sidebar, so on a phone it slides in (opening a chat slides it out again).
+  const imports = useTranscriptImport(data.store, openChat)
+  const { add } = imports
+  const importFiles = useCallback((files: PickedFile[]) => {
+    setShowChats(true)
+    add(files)
+  }, [add])
 
   return (
     <ColloquyProvider store={data.store} sync={sync}>
       <ChatProvider chat={data.chat}>
         <div className={`app${showChats ? ' show-chats' : ''}`}>
-          <Sidebar openId={openId} onOpen={openChat} />
+          <Sidebar openId={openId} onOpen={openChat} onImport={importFiles} imports={imports} />
           <main className="main">
             <TopBar sessionId={openId} syncConfigured={settings.url !== ''} onSettings={() => setShowSettings(true)}
               onMenu={() => setShowChats((v) => !v)} onOpen={openChat} />
@@ -46,6 +56,7 @@ export function App({ data }: { data: AppData }): ReactNode {
           </main>
         </div>
         {showSettings && <SettingsDialog settings={settings} onSave={saveSettings} onClose={() => setShowSettings(false)} />}
+        <DropZone onFiles={importFiles} />
         <Notice />
       </ChatProvider>
     </ColloquyProvider>

@@ -1,12 +1,23 @@
 import { useSessions } from '@colloquy/react'
 import type { ReactNode } from 'react'
+import type { PickedFile, TranscriptImport } from '../data/import-transcripts.js'
 import { Icon } from './Icon.js'
+import { ImportButton } from './ImportButton.js'
+import { ImportPanel } from './ImportPanel.js'
 import { SessionRow } from './SessionRow.js'
 
 // Most recently changed first: a chat that gets a message moves to the top, in every tab.
 const LIST = { order: 'updated_desc' } as const
 
-export function Sidebar({ openId, onOpen }: { openId: string | null; onOpen(id: string | null): void }): ReactNode {
+interface Props {
+  openId: string | null
+  onOpen(id: string | null): void
+  /** Files picked with "Import…" (dropped ones come in through the app's drop zone). */
+  onImport(files: PickedFile[]): void
+  imports: Pick<TranscriptImport, 'jobs' | 'dismiss'>
+}
+
+export function Sidebar({ openId, onOpen, onImport, imports }: Props): ReactNode {
   const sessions = useSessions(LIST)
   return (
     <aside className="sidebar">
@@ -15,9 +26,12 @@ export function Sidebar({ openId, onOpen }: { openId: string | null; onOpen(id: 
         <span>Colloquy</span>
       </div>
       {/* A blank chat: the session is created by its first message, so no empty chats pile up. */}
-      <button type="button" className="new-chat" onClick={() => onOpen(null)}>
-        <Icon name="plus" /> New chat
-      </button>
+      <div className="sidebar-actions">
+        <button type="button" className="new-chat" onClick={() => onOpen(null)}>
+          <Icon name="plus" /> New chat
+        </button>
+        <ImportButton onFiles={onImport} />
+      </div>
       <nav aria-label="Chats" className="session-list">
         {sessions.status === 'loading' && <p className="muted pad">Opening…</p>}
         {sessions.status === 'error' && <p className="error pad">Could not read chats: {String(sessions.error)}</p>}
@@ -31,6 +45,8 @@ export function Sidebar({ openId, onOpen }: { openId: string | null; onOpen(id: 
           </ul>
         )}
       </nav>
+      {/* Under the chats they become, where they cover nothing. */}
+      <ImportPanel jobs={imports.jobs} onDismiss={imports.dismiss} onOpen={onOpen} />
       <p className="sidebar-foot muted">Stored in this browser · works offline</p>
     </aside>
   )
