@@ -1,7 +1,10 @@
 import type { SessionMeta } from '@colloquy/core'
+import { useStore } from '@colloquy/react'
 import { displayTitle } from 'chat-kit'
-import { memo, useState, type ReactNode } from 'react'
+import { memo, useCallback, useRef, useState, type ReactNode } from 'react'
 import { useChat } from '../data/chat-context.js'
+import { exportSession, type ExportKind } from '../data/export-session.js'
+import { ExportMenu } from './ExportMenu.js'
 import { Icon } from './Icon.js'
 import { StatusDot } from './StatusDot.js'
 import { ago } from './time.js'
@@ -13,12 +16,23 @@ interface Props {
   onDeleted(): void
 }
 
-/** One chat in the sidebar: title, status, message count, age; rename and delete in place. */
+/** One chat in the sidebar: title, status, message count, age; rename, export and delete in place. */
 export const SessionRow = memo(function SessionRow({ meta, open, onOpen, onDeleted }: Props): ReactNode {
   const { chat, run } = useChat()
-  const [mode, setMode] = useState<'view' | 'rename' | 'delete'>('view')
+  const store = useStore()
+  const [mode, setMode] = useState<'view' | 'rename' | 'delete' | 'export'>('view')
   const [title, setTitle] = useState('')
+  const [row, setRow] = useState<HTMLLIElement | null>(null)
+  const exportButton = useRef<HTMLButtonElement>(null)
   const id = meta.session_id
+  const closeMenu = useCallback((refocus: boolean) => {
+    setMode('view')
+    if (refocus) exportButton.current?.focus()
+  }, [])
+  const exportAs = (kind: ExportKind): void => {
+    setMode('view')
+    if (store) void run(exportSession(store, id, kind))
+  }
 
   if (mode === 'rename') {
     const save = (): void => {
@@ -37,7 +51,7 @@ export const SessionRow = memo(function SessionRow({ meta, open, onOpen, onDelet
   }
 
   return (
-    <li className={`session${open ? ' open' : ''}`} data-session-id={id}>
+    <li className={`session${open ? ' open' : ''}${mode === 'export' ? ' menu-open' : ''}`} data-session-id={id} data-actions="3" ref={setRow}>
       <a href={`#/c/${encodeURIComponent(id)}`} aria-current={open ? 'page' : undefined} onClick={(e) => (e.preventDefault(), onOpen())}>
         <span className="session-title">{displayTitle(meta.title)}</span>
         <span className="session-info">
@@ -54,9 +68,12 @@ export const SessionRow = memo(function SessionRow({ meta, open, onOpen, onDelet
       ) : (
         <span className="row-actions">
           <button type="button" title="Rename" aria-label="Rename chat" onClick={() => (setTitle(meta.title), setMode('rename'))}><Icon name="edit" /></button>
+          <button type="button" title="Export" aria-label="Export chat" aria-haspopup="menu" aria-expanded={mode === 'export'} ref={exportButton}
+            onClick={() => setMode((m) => (m === 'export' ? 'view' : 'export'))}><Icon name="download" /></button>
           <button type="button" title="Delete" aria-label="Delete chat" onClick={() => setMode('delete')}><Icon name="trash" /></button>
         </span>
       )}
+      {mode === 'export' && <ExportMenu within={row} onPick={exportAs} onClose={closeMenu} />}
     </li>
   )
 })
