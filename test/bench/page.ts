@@ -1,3 +1,4 @@
+import { dropDatabases } from './subjects/databases.js'
 import type { BenchContext, BenchRow, Workload } from './types.js'
 
 /**
@@ -48,18 +49,6 @@ export function context(runId: string, log: (message: string) => void): BenchCon
   }
 }
 
-function deleteDatabase(name: string): Promise<void> {
-  return new Promise((resolve) => {
-    const r = indexedDB.deleteDatabase(name)
-    // A connection some library leaked would block forever: give up after a while.
-    const timer = setTimeout(resolve, 5000)
-    r.onsuccess = r.onerror = () => {
-      clearTimeout(timer)
-      resolve()
-    }
-  })
-}
-
 export function start(files: Record<string, Loader>): void {
   const load = async (file: string): Promise<Workload[]> => {
     const loader = files[file]
@@ -73,9 +62,6 @@ export function start(files: Record<string, Loader>): void {
       if (!w) throw new Error(`${file} has no workload ${id}`)
       return w.run(context(runId, (m) => console.log(`[bench] ${m}`)))
     },
-    async cleanup() {
-      const dbs = await indexedDB.databases()
-      await Promise.all(dbs.map((d) => (d.name ? deleteDatabase(d.name) : undefined)))
-    },
+    cleanup: dropDatabases,
   }
 }

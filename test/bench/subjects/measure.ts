@@ -13,18 +13,23 @@ export function percentile(values: readonly number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!
 }
 
-const channel = typeof MessageChannel === 'undefined' ? undefined : new MessageChannel()
+let channel: MessageChannel | undefined
 const waiting: Array<() => void> = []
-if (channel) channel.port1.onmessage = () => waiting.shift()?.()
 
 /**
  * Yields one macrotask. A MessageChannel round trip, not setTimeout: nested timers are clamped
- * to 4 ms, which would model a stream far slower than a model sends tokens.
+ * to 4 ms, which would model a stream far slower than a model sends tokens. The channel is made
+ * on first use: an open port keeps Node alive, and the runner imports workloads in Node.
  */
 export function macrotask(): Promise<void> {
+  if (!channel) {
+    channel = new MessageChannel()
+    channel.port1.onmessage = () => waiting.shift()?.()
+  }
+  const port = channel.port2
   return new Promise((resolve) => {
     waiting.push(resolve)
-    channel!.port2.postMessage(0)
+    port.postMessage(0)
   })
 }
 

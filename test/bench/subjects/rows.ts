@@ -1,4 +1,5 @@
 import type { BenchContext, BenchRow } from '../types.js'
+import { dropDatabases } from './databases.js'
 import { median } from './measure.js'
 
 /** The subjects of the core workloads, in the order they run within a round. */
@@ -10,18 +11,23 @@ export type Outcome = { values: number[] } | { error: string }
 const message = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0]!.slice(0, 300)
 
 /**
- * Runs each subject's measurement `rounds` times, subjects interleaved within a round so a
- * drifting machine (other processes, disk compaction) hits all of them alike. A subject that
- * throws is reported as an error and not retried; the others go on.
+ * Runs each subject's measurement `rounds` times. Subjects are interleaved within a round and
+ * the order rotates from round to round, so a drifting machine (other processes, the browser's
+ * background compaction) hits all of them alike. With `drop`, every database is deleted after
+ * each measurement: all databases of an origin share one backing store in Chromium, and data
+ * left by one subject would slow the next. A subject that throws is reported as an error and not
+ * retried; the others go on.
  */
 export async function runRounds(
   ctx: BenchContext,
   rounds: number,
   measure: Partial<Record<Subject, (round: number) => Promise<number>>>,
+  options: { drop?: boolean } = {},
 ): Promise<Partial<Record<Subject, Outcome>>> {
   const out: Partial<Record<Subject, Outcome>> = {}
   for (let r = 0; r < rounds; r++) {
-    for (const s of SUBJECTS) {
+    const order = [...SUBJECTS.slice(r % SUBJECTS.length), ...SUBJECTS.slice(0, r % SUBJECTS.length)]
+    for (const s of order) {
       const fn = measure[s]
       const prev = out[s]
       if (!fn || (prev && 'error' in prev)) continue
@@ -34,6 +40,7 @@ export async function runRounds(
         out[s] = { error: message(e) }
         ctx.log(`  ${s} failed: ${message(e)}`)
       }
+      if (options.drop) await dropDatabases()
     }
   }
   return out

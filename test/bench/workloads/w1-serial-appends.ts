@@ -66,7 +66,7 @@ const w1: Workload = {
           await rx.db.close()
         }
       },
-    })
+    }, { drop: true })
     return compareRows(outcomes, {
       id: 'W1', metric: '10k serial appends', unit: 'ms', better: 'lower', ahead: true,
       vsRaw: { max: 1.3, text: '<= 1.3x raw idb' },

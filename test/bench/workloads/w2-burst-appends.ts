@@ -68,7 +68,7 @@ const w2: Workload = {
           await rx.db.close()
         }
       },
-    })
+    }, { drop: true })
     return compareRows(outcomes, {
       id: 'W2', metric: '10k appends at once', unit: 'appends/s', better: 'higher', ahead: true,
       vsRaw: { min: 0.7, text: '>= 0.7x raw idb' },

@@ -94,7 +94,7 @@ const w3: Workload = {
           await rx.db.close()
         }
       },
-    })
+    }, { drop: true })
 
     counter.stop()
     const mean = (v: number[]): number => v.reduce((a, b) => a + b, 0) / v.length

@@ -5,12 +5,13 @@ import { openColloquy } from '../subjects/colloquy.js'
 import { BenchDexie, dexieEntry, dexieSession } from '../subjects/dexie.js'
 import { firstValue, now } from '../subjects/measure.js'
 import { getSession, openRaw, putEntries } from '../subjects/raw-idb.js'
-import { compareRows, runRounds } from '../subjects/rows.js'
+import { compareRows, runRounds, type Subject } from '../subjects/rows.js'
+import { inFreshRealm } from '../subjects/realm.js'
 import { openRx, rxEntry, rxSession } from '../subjects/rxdb.js'
 
 const N = 10_000
 const BRANCHES = 20
-const ROUNDS = 5
+const ROUNDS = 7
 const SID = 's_cold'
 
 const expect = (what: string, got: number, want: number): void => {
@@ -18,23 +19,67 @@ const expect = (what: string, got: number, want: number): void => {
 }
 
 /**
+ * One cold open: from opening `subject`'s database to its first result, in ms (and Colloquy's
+ * active path length). Called in a fresh realm, so no library starts with anything in memory.
+ */
+export async function coldOpen(subject: Subject, name: string): Promise<{ ms: number; path?: number }> {
+  const t0 = now()
+  switch (subject) {
+    case 'raw idb': {
+      const db = await openRaw(name)
+      const entries = await getSession(db, SID)
+      const ms = now() - t0
+      db.close()
+      expect('raw idb', entries.length, N)
+      return { ms }
+    }
+    case 'colloquy': {
+      const store = await openColloquy(name)
+      const items = await firstValue(store.messages$({ session_id: SID }))
+      const ms = now() - t0
+      await store.close()
+      if (items.length === 0) throw new Error('messages$ emitted an empty path')
+      return { ms, path: items.length }
+    }
+    case 'dexie': {
+      const db = new BenchDexie(name)
+      const entries = await firstValue(liveQuery(() => dexieSession(db, SID)))
+      const ms = now() - t0
+      db.close()
+      expect('dexie', entries.length, N)
+      return { ms }
+    }
+    case 'rxdb': {
+      const rx = await openRx(name)
+      try {
+        const docs = await firstValue(rxSession(rx, SID).$)
+        const ms = now() - t0
+        expect('rxdb', docs.length, N)
+        return { ms }
+      } finally {
+        await rx.db.close()
+      }
+    }
+  }
+}
+
+/**
  * W4: cold open of a 10,000-entry session with 20 branches. Each subject's data is written
- * beforehand with its bulk API and every connection closed; then each round times from opening
+ * beforehand with its bulk API and every connection closed; then each round times, in a fresh
+ * realm (a new iframe: as after a reload, no library keeps anything in memory), from opening
  * the database to the first result: Colloquy's first `messages$` emission (the active path,
  * computed from all entries), raw `openDB` + `getAll` of the session's key range, Dexie's first
- * `liveQuery` result, RxDB's first `find().$` result. Same page, so the browser's own caches are
- * warm for everyone alike; no JavaScript object survives from the write.
+ * `liveQuery` result, RxDB's first `find().$` result.
  */
 const w4: Workload = {
   id: 'W4',
   title: 'cold open of a 10,000-entry / 20-branch session to the first live result',
   env: 'browser',
   async run(ctx) {
-    const names = { raw: ctx.dbName('w4-raw'), colloquy: ctx.dbName('w4-colloquy'), dexie: ctx.dbName('w4-dexie'), rxdb: ctx.dbName('w4-rxdb') }
-    let pathLength = 0
+    const names: Record<Subject, string> = { 'raw idb': ctx.dbName('w4-raw'), colloquy: ctx.dbName('w4-colloquy'), dexie: ctx.dbName('w4-dexie'), rxdb: ctx.dbName('w4-rxdb') }
     {
       const session = branchedSession(SID, N, BRANCHES)
-      const raw = await openRaw(names.raw)
+      const raw = await openRaw(names['raw idb'])
       await putEntries(raw, SID, session.entries)
       raw.close()
       const store = await openColloquy(names.colloquy)
@@ -50,48 +95,13 @@ const w4: Workload = {
         await rx.db.close()
       }
     }
-    const outcomes = await runRounds(ctx, ROUNDS, {
-      async 'raw idb'() {
-        const t0 = now()
-        const db = await openRaw(names.raw)
-        const entries = await getSession(db, SID)
-        const ms = now() - t0
-        db.close()
-        expect('raw idb', entries.length, N)
-        return ms
-      },
-      async colloquy() {
-        const t0 = now()
-        const store = await openColloquy(names.colloquy)
-        const items = await firstValue(store.messages$({ session_id: SID }))
-        const ms = now() - t0
-        await store.close()
-        if (items.length === 0) throw new Error('messages$ emitted an empty path')
-        pathLength = items.length
-        return ms
-      },
-      async dexie() {
-        const t0 = now()
-        const db = new BenchDexie(names.dexie)
-        const entries = await firstValue(liveQuery(() => dexieSession(db, SID)))
-        const ms = now() - t0
-        db.close()
-        expect('dexie', entries.length, N)
-        return ms
-      },
-      async rxdb() {
-        const t0 = now()
-        const rx = await openRx(names.rxdb)
-        try {
-          const docs = await firstValue(rxSession(rx, SID).$)
-          const ms = now() - t0
-          expect('rxdb', docs.length, N)
-          return ms
-        } finally {
-          await rx.db.close()
-        }
-      },
-    })
+    let pathLength = 0
+    const open = (s: Subject) => async (): Promise<number> => {
+      const { ms, path } = await inFreshRealm<{ ms: number; path?: number }>(import.meta.url, 'coldOpen', s, names[s])
+      if (path) pathLength = path
+      return ms
+    }
+    const outcomes = await runRounds(ctx, ROUNDS, { 'raw idb': open('raw idb'), colloquy: open('colloquy'), dexie: open('dexie'), rxdb: open('rxdb') })
     return compareRows(outcomes, {
       id: 'W4', metric: 'cold open to first result', unit: 'ms', better: 'lower', ahead: true,
       vsRaw: { max: 1.5, text: '<= 1.5x raw idb' },
