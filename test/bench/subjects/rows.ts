@@ -55,7 +55,7 @@ export interface CompareOptions {
   vsRaw?: { max?: number; min?: number; text: string }
   /** Dexie and RxDB rows carry the target "Colloquy ahead". */
   ahead?: boolean
-  /** How a value was reduced from rounds, for the note (default: median). */
+  /** How a value is reduced from rounds (default: median); the note then lists the rounds. */
   reduce?: (values: number[]) => number
   notes?: Partial<Record<Subject, string>>
 }
@@ -81,7 +81,7 @@ export function compareRows(outcomes: Partial<Record<Subject, Outcome>>, o: Comp
     if ('error' in out) notes.push(`failed: ${out.error}`)
     else {
       row.value = reduce(out.values)
-      if (out.values.length > 1) notes.push(`${o.reduce ? 'of' : 'median of'} ${out.values.length} runs: ${out.values.map((v) => +v.toPrecision(4)).join(', ')}`)
+      if (out.values.length > 1) notes.push(`${o.reduce ? 'from' : 'median of'} ${out.values.length} rounds: ${out.values.map((v) => +v.toPrecision(4)).join(', ')}`)
     }
     if (s === 'colloquy' && raw !== undefined) {
       row.baseline = 'raw idb'

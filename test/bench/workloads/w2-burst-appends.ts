@@ -8,7 +8,7 @@ import { compareRows, runRounds } from '../subjects/rows.js'
 import { openRx, rxEntry } from '../subjects/rxdb.js'
 
 const N = 10_000
-const ROUNDS = 3
+const ROUNDS = 5
 
 /**
  * W2: 10,000 appends issued at once (an import, a paste, a sync burst), timed until all are
