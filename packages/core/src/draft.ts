@@ -67,10 +67,6 @@ export class Draft {
     this.events.push({ trigger_type, payload: Object.freeze(payload), session_metadata } as unknown as EventEnvelope)
   }
 
-  get isEmpty(): boolean {
-    return this.heads.size === 0 && this.deleted.size === 0 && this.entries.size === 0
-  }
-
   writeSet(side: readonly SideWrite[]): WriteSet {
     return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: [...this.side, ...side] }
   }

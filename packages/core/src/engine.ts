@@ -243,7 +243,7 @@ export class Engine {
   }
 }
 
-export function toPayload(draft: Draft): ChangePayload {
+function toPayload(draft: Draft): ChangePayload {
   return {
     deleted: [...draft.deleted],
     heads: [...draft.heads.values()],
@@ -251,4 +251,3 @@ export function toPayload(draft: Draft): ChangePayload {
   }
 }
 
-export type { SessionHead }
