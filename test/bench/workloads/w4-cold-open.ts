@@ -1,13 +1,13 @@
 import { liveQuery } from 'dexie'
 import type { Workload } from '../types.js'
-import { branchedSession } from '../subjects/data.js'
 import { openColloquy } from '../subjects/colloquy.js'
-import { BenchDexie, dexieEntry, dexieSession } from '../subjects/dexie.js'
+import { BenchDexie, dexieSession } from '../subjects/dexie.js'
 import { firstValue, now } from '../subjects/measure.js'
-import { getSession, openRaw, putEntries } from '../subjects/raw-idb.js'
+import { getSession, openRaw } from '../subjects/raw-idb.js'
 import { compareRows, runRounds, type Subject } from '../subjects/rows.js'
 import { inFreshRealm } from '../subjects/realm.js'
-import { openRx, rxEntry, rxSession } from '../subjects/rxdb.js'
+import { openRx, rxSession } from '../subjects/rxdb.js'
+import { seedAll } from '../subjects/seed-all.js'
 
 const N = 10_000
 const BRANCHES = 20
@@ -77,24 +77,7 @@ const w4: Workload = {
   env: 'browser',
   async run(ctx) {
     const names: Record<Subject, string> = { 'raw idb': ctx.dbName('w4-raw'), colloquy: ctx.dbName('w4-colloquy'), dexie: ctx.dbName('w4-dexie'), rxdb: ctx.dbName('w4-rxdb') }
-    {
-      const session = branchedSession(SID, N, BRANCHES)
-      const raw = await openRaw(names['raw idb'])
-      await putEntries(raw, SID, session.entries)
-      raw.close()
-      const store = await openColloquy(names.colloquy)
-      await store.importSession(session)
-      await store.close()
-      const dexie = new BenchDexie(names.dexie)
-      await dexie.entries.bulkAdd(session.entries.map((e) => dexieEntry(SID, e)))
-      dexie.close()
-      const rx = await openRx(names.rxdb)
-      try {
-        await rx.entries.bulkInsert(session.entries.map((e) => rxEntry(SID, e)))
-      } finally {
-        await rx.db.close()
-      }
-    }
+    await seedAll(names, SID, N, BRANCHES)
     let pathLength = 0
     const open = (s: Subject) => async (): Promise<number> => {
       const { ms, path } = await inFreshRealm<{ ms: number; path?: number }>(import.meta.url, 'coldOpen', s, names[s])

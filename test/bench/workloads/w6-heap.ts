@@ -1,13 +1,13 @@
 import { liveQuery } from 'dexie'
 import type { Workload } from '../types.js'
-import { branchedSession } from '../subjects/data.js'
 import { openColloquy } from '../subjects/colloquy.js'
-import { BenchDexie, dexieEntry, dexieSession } from '../subjects/dexie.js'
+import { BenchDexie, dexieSession } from '../subjects/dexie.js'
 import { heapUsed, watch } from '../subjects/measure.js'
-import { getSession, openRaw, putEntries } from '../subjects/raw-idb.js'
+import { getSession, openRaw } from '../subjects/raw-idb.js'
 import { inFreshRealm } from '../subjects/realm.js'
 import { compareRows, runRounds, type Subject } from '../subjects/rows.js'
-import { openRx, rxEntry, rxSession } from '../subjects/rxdb.js'
+import { openRx, rxSession } from '../subjects/rxdb.js'
+import { seedAll } from '../subjects/seed-all.js'
 
 const N = 10_000
 const SID = 's_heap'
@@ -91,25 +91,8 @@ const w6: Workload = {
   env: 'browser',
   async run(ctx) {
     const names: Record<Subject, string> = { 'raw idb': ctx.dbName('w6-raw'), colloquy: ctx.dbName('w6-colloquy'), dexie: ctx.dbName('w6-dexie'), rxdb: ctx.dbName('w6-rxdb') }
-    // Written in a block so nothing of the generated data is still referenced when measuring.
-    {
-      const session = branchedSession(SID, N, 20)
-      const raw = await openRaw(names['raw idb'])
-      await putEntries(raw, SID, session.entries)
-      raw.close()
-      const store = await openColloquy(names.colloquy)
-      await store.importSession(session)
-      await store.close()
-      const dexie = new BenchDexie(names.dexie)
-      await dexie.entries.bulkAdd(session.entries.map((e) => dexieEntry(SID, e)))
-      dexie.close()
-      const rx = await openRx(names.rxdb)
-      try {
-        await rx.entries.bulkInsert(session.entries.map((e) => rxEntry(SID, e)))
-      } finally {
-        await rx.db.close()
-      }
-    }
+    // seedAll keeps nothing of the generated data referenced once it returns.
+    await seedAll(names, SID, N, 20)
     const measure = (s: Subject) => () => inFreshRealm<number>(import.meta.url, 'heapOf', s, names[s])
     const outcomes = await runRounds(ctx, ROUNDS, { 'raw idb': measure('raw idb'), colloquy: measure('colloquy'), dexie: measure('dexie'), rxdb: measure('rxdb') })
     return compareRows(outcomes, {
