@@ -1,4 +1,5 @@
 import type { AgentMessage, SessionEntry, SessionMeta } from '@colloquy/core'
+import { seeded } from '../../../examples/chat-kit/src/random.js'
 
 /**
  * The records every subject writes: SessionEntry-shaped messages of realistic size (200-500
@@ -12,17 +13,8 @@ const WORDS = (
   'stream token render update value error retry network offline browser request response model'
 ).split(' ')
 
-/** A small seeded PRNG (mulberry32): same seed, same data, in every subject. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** The demo model's seeded PRNG (mulberry32): same seed, same data, in every subject. */
+export const rng = seeded
 
 export function text(random: () => number, min = 200, max = 500): string {
   const length = min + Math.floor(random() * (max - min))
