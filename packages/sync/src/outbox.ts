@@ -66,8 +66,11 @@ export function outboxHook(now: () => number) {
     source === 'local' ? changesOf(draft).map((change) => ({ store: OUTBOX, value: { change, at: now() } satisfies OutboxRecord })) : []
 }
 
-const keyOf = (c: Exclude<ReplicaChange, { type: 'delete' }>): string =>
+/** One key per thing a change sets: an entry, a session's meta, a session's leaf. */
+export const keyOf = (c: Exclude<ReplicaChange, { type: 'delete' }>): string =>
   c.type === 'entry' ? `e\u0000${c.session_id}\u0000${c.entry.id}` : c.type === 'meta' ? `m\u0000${c.meta.session_id}` : `l\u0000${c.session_id}`
+
+export const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)
 
 /** A push mutation standing for several outbox records (all acknowledged together). */
 export interface Coalesced extends PushMutation {
@@ -92,7 +95,7 @@ export function coalesce(records: ReadonlyArray<{ key: number; value: OutboxReco
       continue
     }
     const k = keyOf(c)
-    const session_id = c.type === 'meta' ? c.meta.session_id : c.session_id
+    const session_id = sessionOf(c)
     const prev = open.has(k) ? out[open.get(k)!.at] : undefined
     if (!prev) {
       open.set(k, { at: out.length, session_id })

@@ -2,7 +2,7 @@ import { BehaviorSubject, Subject, type Observable } from 'rxjs'
 import type { ReplicaChange, SessionEntry, SessionMeta, SideWrite, Store } from '@colloquy/core'
 import { backoffDelay } from './backoff.js'
 import { lead } from './leader.js'
-import { OUTBOX, coalesce, outboxHook, parentsFirst, type OutboxRecord } from './outbox.js'
+import { OUTBOX, coalesce, keyOf, outboxHook, parentsFirst, sessionOf, type OutboxRecord } from './outbox.js'
 import type { SequencedChange, StreamMessage } from './protocol.js'
 import { TransportError, httpTransport, type Transport } from './transport.js'
 import type { Conflict, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
@@ -180,20 +180,13 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     for (const { key, value: { change: c } } of records) {
       if (inflight.has(key)) continue
       if (c.type === 'delete') deleting.add(c.session_id)
-      else if (c.type === 'meta') pending.add(`m\u0000${c.meta.session_id}`)
-      else if (c.type === 'leaf') pending.add(`l\u0000${c.session_id}`)
-      else if (c.type === 'entry') pending.add(`e\u0000${c.session_id}\u0000${c.entry.id}`)
+      else pending.add(keyOf(c))
     }
     return changes
       .map((s) => s.change)
-      .filter((c) =>
-        deleting.has(c.type === 'meta' ? c.meta.session_id : c.session_id) ? c.type === 'delete'
-        : c.type === 'meta' ? !pending.has(`m\u0000${c.meta.session_id}`)
-          : c.type === 'leaf' ? !pending.has(`l\u0000${c.session_id}`)
-            : c.type === 'entry' ? !pending.has(`e\u0000${c.session_id}\u0000${c.entry.id}`)
-              : true,
-      )
+      .filter((c) => (c.type === 'delete' ? true : deleting.has(sessionOf(c)) ? false : !pending.has(keyOf(c))))
   }
+
 
   /** Applies server changes after the checkpoint, and moves the checkpoint, in one transaction. */
   function apply(changes: readonly SequencedChange[], to: number): Promise<void> {
