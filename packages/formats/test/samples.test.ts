@@ -16,11 +16,39 @@ describe('every sample imports into valid sessions', () => {
     .filter((d) => d.isFile() && d.name !== 'README.md')
     .map((d) => `${fileURLToPath(new URL('.', `file://${d.parentPath}/`)).slice(fileURLToPath(SAMPLES).length)}${d.name}`)
 
-  it('finds all 13 sample files', () => {
-    expect(files).toHaveLength(13)
+  // Sidecars and folders that are not transcripts of a format the importers read yet.
+  const sidecar = (rel: string) => rel.endsWith('.meta.json')
+  const empty = (rel: string) => sample(rel).byteLength === 0
+  const awaitingImporter = (rel: string) => /^(chatgpt|claude-ai|open-webui)\//.test(rel)
+
+  it('finds all 42 sample files', () => {
+    expect(files).toHaveLength(42)
+    expect(files.filter(sidecar)).toHaveLength(6)
+    expect(files.filter(empty)).toEqual(['claude-code/claude-code-log_cc-2.0.28_flat-agent-files/7864f562-717b-4d70-a1cb-b588f7826a1a.jsonl'])
+    expect(files.filter(awaitingImporter)).toHaveLength(6)
   })
 
   for (const rel of files) {
+    if (awaitingImporter(rel)) {
+      // ChatGPT, Claude.ai and Open WebUI exports: their importers come with the formats-in-the-wild issue.
+      it.todo(rel)
+      continue
+    }
+    if (sidecar(rel)) {
+      // A sub-agent's `.meta.json` describes the agent file beside it; it is no transcript on its own.
+      it(`${rel} is not taken for a transcript`, async () => {
+        expect(await detectFormat(sample(rel))).toBeNull()
+        await expect(importTranscript(sample(rel))).rejects.toMatchObject({ code: 'format/unknown' })
+      })
+      continue
+    }
+    if (empty(rel)) {
+      // Claude Code left this session file empty (its two agent files still name it): nothing to import.
+      it(`${rel} (empty) is refused with a clear error`, async () => {
+        await expect(importTranscript(sample(rel))).rejects.toMatchObject({ name: 'FormatError' })
+      })
+      continue
+    }
     it(rel, async () => {
       // The OpenCode sample is one captured part wrapped by its publisher: unwrap it first.
       const input = rel.startsWith('opencode/') ? JSON.stringify(JSON.parse(sampleText(rel)).part) : sample(rel)
