@@ -33,6 +33,7 @@ export class ClaudeCodeReader {
   private readonly recs: Rec[] = []
   private readonly summaries: { summary: string; leaf: string }[] = []
   private readonly info: Obj = {}
+  private readonly agentSession = new Map<string, string>()
   private customTitle: string | undefined
   private aiTitle: string | undefined
   private lastPromptLeaf: string | undefined
@@ -79,6 +80,8 @@ export class ClaudeCodeReader {
     const side = o.isSidechain === true ? (str(o.agentId) ?? '') : null
     if (side === null) this.sessionId ??= str(o.sessionId)
     if (side !== null) this.info.parentSessionId ??= str(o.sessionId)
+    // 2.0.x flat agent files name their session only by `sessionId`; a folder may hold several.
+    if (side && !this.agentSession.has(side) && str(o.sessionId)) this.agentSession.set(side, str(o.sessionId)!)
     if (side === null) {
       for (const [k, f] of [['cwd', 'cwd'], ['gitBranch', 'git_branch'], ['version', 'version'], ['slug', 'slug']] as const) {
         if (typeof o[k] === 'string') this.info[f] = o[k]
@@ -194,13 +197,17 @@ export class ClaudeCodeReader {
     const mainTree = main.length ? buildTree(main, baseId, this.warnings, this.skipped) : undefined
     for (const [key, recs] of agents) {
       const agentId = key.startsWith('sidechain-') ? undefined : key
-      const id = `${baseId}:${agentId ? `agent-${agentId}` : key}`
+      // An agent file of another session in the same folder (its session file absent or empty).
+      const own = agentId === undefined ? baseId : (this.agentSession.get(agentId) ?? baseId)
+      const foreign = mainTree !== undefined && own !== baseId
+      const id = `${own}:${agentId ? `agent-${agentId}` : key}`
       const tree = buildTree(recs, id, this.warnings, this.skipped)
-      const call = mainTree?.taskFor(agentId, tree.prompt)
-      links.push(defined({ session_id: id, agent_id: agentId, tool_call_id: call?.id }))
+      const call = foreign ? undefined : mainTree?.taskFor(agentId, tree.prompt)
+      if (!foreign) links.push(defined({ session_id: id, agent_id: agentId, tool_call_id: call?.id }))
+      else this.warnings.add('subagent-orphan', `sub-agent ${agentId} belongs to session ${own}, which is not in this input; imported on its own`, { session_id: id })
       sessions.push(this.session(id, tree, defined({
-        format: 'claude-code', source_session_id: str(this.info.parentSessionId) ?? baseId, sidechain: true,
-        parent_session_id: mainTree ? baseId : undefined, agent_id: agentId, parent_tool_call_id: call?.id,
+        format: 'claude-code', source_session_id: foreign ? own : (str(this.info.parentSessionId) ?? baseId), sidechain: true,
+        parent_session_id: mainTree && !foreign ? baseId : own, agent_id: agentId, parent_tool_call_id: call?.id,
       }), call?.description))
     }
     if (mainTree) {
