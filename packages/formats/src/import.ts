@@ -7,23 +7,19 @@ import { readOpenCodeDb } from './opencode-sqlite.js'
 import { readOpenCodeFiles, readOpenCodeJson } from './opencode-storage.js'
 import { readUnified } from './unified-import.js'
 import { readOpa } from './opa-import.js'
+import { readChatGpt } from './chatgpt.js'
+import { readClaudeAi } from './claude-ai.js'
+import { readOpenWebUi } from './open-webui.js'
 import { ImportContext } from './context.js'
 import { detectSource, formatOfFiles, isSqliteBytes } from './detect.js'
 import { FormatError } from './errors.js'
+import { parseJson } from './records.js'
 import { fileEntries, isFileMap, readBytes, readText, Source, type FileMap, type TranscriptInput } from './input.js'
 import type { FormatId, ImportOptions, ImportResult } from './types.js'
 
 const unknown = (): FormatError =>
-  new FormatError('format/unknown', 'not a transcript this package reads (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA)')
+  new FormatError('format/unknown', 'not a transcript this package reads (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA, or a ChatGPT, Claude.ai or Open WebUI export)')
 
-/** A whole-document format's text as JSON, or a clear error saying where it broke. */
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch (e) {
-    throw new FormatError('format/invalid', `not valid JSON (${(e as Error).message})`)
-  }
-}
 
 async function readSource(format: FormatId, source: Source, ctx: ImportContext): Promise<SessionImport[]> {
   switch (format) {
@@ -37,6 +33,12 @@ async function readSource(format: FormatId, source: Source, ctx: ImportContext):
       return readUnified(source, ctx)
     case 'opa':
       return readOpa(source, ctx)
+    case 'chatgpt':
+      return readChatGpt(source, ctx)
+    case 'claude-ai':
+      return readClaudeAi(source, ctx)
+    case 'open-webui':
+      return readOpenWebUi(source, ctx)
     case 'opencode': {
       const head = await source.head(16)
       if (typeof head !== 'string' && isSqliteBytes(head)) return openCodeSessions(await readOpenCodeDb(await readBytes(source, ctx.options), ctx), ctx)
