@@ -333,13 +333,22 @@ const spliceable = (r: Rec): boolean =>
  */
 function findSplices(recs: Rec[], byUuid: Map<string, Rec>, groupOfLine: Map<string, Group>, owner: Map<string, Group>): Map<string, Splice> {
   const member = new Map<string, Group>()
-  const hasChild = new Set<string>()
+  // Records with a conversation turn (a message, a result) at or below them.
+  const live = new Set<string>()
   for (const r of recs) {
     const g = memberOf(r, groupOfLine, owner)
     if (g) member.set(r.uuid, g)
-    if (r.parent !== null) hasChild.add(r.parent)
+    if (g || r.kind === 'user' || r.kind === 'assistant') {
+      for (let k: string | null = r.uuid, steps = 0; k !== null && !live.has(k) && steps < 10_000; steps++) {
+        live.add(k)
+        k = byUuid.get(k)?.parent ?? null
+      }
+    }
   }
   const out = new Map<string, Splice>()
+  const add = (r: Rec, group: Group, anchor: string): void => {
+    if (spliceable(r) && !out.has(r.uuid)) out.set(r.uuid, { group, anchor })
+  }
   for (const r of recs) {
     const g = member.get(r.uuid)
     if (g) {
@@ -350,14 +359,26 @@ function findSplices(recs: Rec[], byUuid: Map<string, Rec>, groupOfLine: Map<str
         if (!above) break
         const mg = member.get(k)
         if (mg) {
-          if (mg === g) for (let i = between.length - 1; i >= 0; i--) if (spliceable(between[i]) && !out.has(between[i].uuid)) out.set(between[i].uuid, { group: g, anchor: k })
+          if (mg === g) for (let i = between.length - 1; i >= 0; i--) add(between[i], g, k)
           break
         }
         between.push(above)
         k = above.parent
       }
-    } else if (r.kind !== 'user' && spliceable(r) && !hasChild.has(r.uuid) && r.parent !== null && member.has(r.parent) && !out.has(r.uuid)) {
-      out.set(r.uuid, { group: member.get(r.parent)!, anchor: r.parent })
+    } else if (!live.has(r.uuid) && spliceable(r)) {
+      // A dead-end side branch of bookkeeping (a hook attachment under a parallel call's result):
+      // it follows the member it hangs under, through progress and other dead-end records.
+      for (let k = r.parent, steps = 0; k !== null && steps < 10_000; steps++) {
+        const above = byUuid.get(k)
+        if (!above) break
+        const mg = member.get(k)
+        if (mg) {
+          add(r, mg, k)
+          break
+        }
+        if (live.has(k)) break
+        k = above.parent
+      }
     }
   }
   return out
