@@ -394,3 +394,133 @@ describe('tree fidelity: unified JSON and OPA', () => {
     )
   })
 })
+
+// ---------------------------------------------------------------------------------------------
+// Gemini CLI: the JSON-era record is one chain; the JSONL log forks where a rewind cut a tail
+// and messages followed
+// ---------------------------------------------------------------------------------------------
+
+const geminiOps = fc.array(
+  fc.oneof(
+    fc.constantFrom('user', 'gemini', 'tools', 'info', 'update', 'set').map((k) => ({ k, back: 0 })),
+    fc.nat({ max: 6 }).map((back) => ({ k: 'rewind', back })),
+  ),
+  { minLength: 1, maxLength: 30 },
+)
+
+describe('tree fidelity: Gemini CLI', () => {
+  it('JSONL: forks exactly where a rewind left a tail and the conversation went on; noise changes nothing', async () => {
+    let forked = 0
+    await fc.assert(
+      fc.asyncProperty(geminiOps, fc.boolean(), async (ops, jsonEra) => {
+        const lines: unknown[] = [{ sessionId: 'g', projectHash: 'h', startTime: '2026-05-01T00:00:00Z', lastUpdated: '2026-05-01T00:00:00Z', kind: 'main' }]
+        // The model: every appended message's parent is the last live one.
+        const parents = new Map<string, string | null>()
+        let current: string[] = []
+        let n = 0
+        const message = (k: string, id = `m${n++}`): Record<string, unknown> => ({
+          id, timestamp: new Date(Date.UTC(2026, 4, 1) + n * 1000).toISOString(), type: k === 'user' ? 'user' : k === 'info' ? 'info' : 'gemini', content: k === 'user' ? [{ text: 'hi' }] : 'ok',
+          ...(k === 'tools' && { toolCalls: [{ id: `c${id}`, name: 'read_file', args: {}, status: 'success', result: [{ functionResponse: { id: `c${id}`, name: 'read_file', response: { output: 'x' } } }] }] }),
+        })
+        for (const { k, back } of ops) {
+          if (k === 'set') lines.push({ $set: { lastUpdated: '2026-05-01T01:00:00Z' } })
+          else if (k === 'update') {
+            // The live last message written again (its tool calls progressed): replaced in place.
+            if (current.length) lines.push({ ...message('gemini', current.at(-1)), content: 'updated' })
+          } else if (k === 'rewind') {
+            if (jsonEra || !current.length) continue
+            const at = Math.max(0, current.length - 1 - back)
+            lines.push({ $rewindTo: current[at] })
+            current = current.slice(0, at)
+          } else {
+            const m = message(k)
+            lines.push(m)
+            parents.set(m.id as string, current.at(-1) ?? null)
+            current.push(m.id as string)
+          }
+        }
+        const text = jsonEra
+          ? JSON.stringify({ ...(lines[0] as object), messages: lines.slice(1).filter((l) => !('$set' in (l as object))).filter((l, i, all) => all.findLastIndex((x) => (x as { id: string }).id === (l as { id: string }).id) === i) })
+          : lines.map((l) => JSON.stringify(l)).join('\n')
+        const r = await importTranscript(text, { format: 'gemini' })
+        if (parents.size === 0) return
+        const s = r.sessions[0]
+        valid(s)
+        expect(shape(s.entries)).toEqual(sourceShape(parents))
+        expect(unansweredCalls(s)).toEqual([])
+        if (sourceShape(parents).forks) forked++
+      }),
+      { numRuns: 200 },
+    )
+    // The runs did exercise forks, not only chains.
+    expect(forked).toBeGreaterThan(10)
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// OpenCode: parts of every kind inside messages; answers to an earlier prompt are branches
+// ---------------------------------------------------------------------------------------------
+
+const PARTS = ['text', 'reasoning', 'tool', 'step', 'patch', 'snapshot', 'agent', 'file'] as const
+
+describe('tree fidelity: OpenCode', () => {
+  it('an opencode export: the tree follows parentID, whatever parts the messages hold', async () => {
+    let forked = 0
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ role: fc.constantFrom('user', 'assistant', 'assistant-earlier'), parts: fc.array(fc.constantFrom(...PARTS), { minLength: 1, maxLength: 5 }) }), { minLength: 1, maxLength: 20 }),
+        async (plan) => {
+          const sid = 'ses_470a4a3c9ffeyELffpIzEVZF64'
+          const T = Date.UTC(2026, 0, 1)
+          const messages: unknown[] = []
+          const prompts: string[] = []
+          // The model: a user message follows the previous message; an answer follows the last message of its prompt's turn.
+          const parents = new Map<string, string | null>()
+          const lastOfTurn = new Map<string, string>()
+          let prev: string | null = null
+          plan.forEach((m, i) => {
+            const id = `msg_${String(1000 + i).padStart(12, '0')}AbCdEfGhIjKlMn`
+            let role = m.role
+            if (role !== 'user' && !prompts.length) role = 'user'
+            const answers = role === 'assistant' ? prompts.at(-1) : role === 'assistant-earlier' ? prompts[i % prompts.length] : undefined
+            const info = role === 'user'
+              ? { id, sessionID: sid, role: 'user', time: { created: T + i * 1000 } }
+              : { id, sessionID: sid, role: 'assistant', parentID: answers, modelID: 'm', providerID: 'p', time: { created: T + i * 1000 }, tokens: { input: 1, output: 1, reasoning: 0, cache: { read: 0, write: 0 } }, cost: 0 }
+            let k = 0
+            const part = (o: Record<string, unknown>) => ({ id: `prt_${String(1000 + i).padStart(12, '0')}${String(k++).padStart(14, '0')}`, sessionID: sid, messageID: id, ...o })
+            const parts = role === 'user'
+              ? [part({ type: 'text', text: `prompt ${i}` })]
+              : m.parts.flatMap((p) => {
+                  if (p === 'step') return [part({ type: 'step-start', snapshot: 'abc' }), part({ type: 'text', text: 'x' }), part({ type: 'step-finish', reason: 'stop', tokens: { input: 1, output: 1, reasoning: 0, cache: { read: 0, write: 0 } }, cost: 0 })]
+                  if (p === 'tool') return [part({ type: 'tool', callID: `call_${i}_${k}`, tool: 'bash', state: { status: 'completed', input: { command: 'ls' }, output: 'ok', title: 'ls', metadata: {}, time: { start: T, end: T } } })]
+                  if (p === 'reasoning') return [part({ type: 'reasoning', text: 'hm', time: { start: T, end: T } })]
+                  if (p === 'patch') return [part({ type: 'patch', hash: 'abc', files: ['a.ts'] })]
+                  if (p === 'snapshot') return [part({ type: 'snapshot', snapshot: 'abc' })]
+                  if (p === 'agent') return [part({ type: 'agent', name: 'explore' })]
+                  if (p === 'file') return [part({ type: 'file', mime: 'text/plain', filename: 'a.txt', url: 'data:text/plain;base64,aGk=' })]
+                  return [part({ type: 'text', text: 'answer' })]
+                })
+            messages.push({ info, parts })
+            if (role === 'user') {
+              prompts.push(id)
+              parents.set(id, prev)
+              lastOfTurn.set(id, id)
+            } else {
+              parents.set(id, lastOfTurn.get(answers!) ?? prev)
+              lastOfTurn.set(answers!, id)
+            }
+            prev = id
+          })
+          const r = await importTranscript(JSON.stringify({ info: { id: sid, title: 't', time: { created: T, updated: T } }, messages }), { format: 'opencode' })
+          const s = r.sessions[0]
+          valid(s)
+          expect(shape(s.entries)).toEqual(sourceShape(parents))
+          expect(unansweredCalls(s)).toEqual([])
+          if (sourceShape(parents).forks) forked++
+        },
+      ),
+      { numRuns: 150 },
+    )
+    expect(forked).toBeGreaterThan(10)
+  })
+})
