@@ -57,6 +57,8 @@ export class ClaudeCodeReader {
     private readonly warnings: Warnings,
     private readonly skipped: Skipped,
     private readonly now: () => number = Date.now,
+    /** 2.1.x `subagents/agent-<id>.meta.json` sidecars by agent id (agent type, description, worktree). */
+    private readonly agentMeta: ReadonlyMap<string, Obj> = new Map(),
   ) {}
 
   push(line: string, n: number, file?: string): void {
@@ -205,10 +207,12 @@ export class ClaudeCodeReader {
       const call = foreign ? undefined : mainTree?.taskFor(agentId, tree.prompt)
       if (!foreign) links.push(defined({ session_id: id, agent_id: agentId, tool_call_id: call?.id }))
       else this.warnings.add('subagent-orphan', `sub-agent ${agentId} belongs to session ${own}, which is not in this input; imported on its own`, { session_id: id })
+      const side = agentId === undefined ? undefined : this.agentMeta.get(agentId)
       sessions.push(this.session(id, tree, defined({
         format: 'claude-code', source_session_id: foreign ? own : (str(this.info.parentSessionId) ?? baseId), sidechain: true,
         parent_session_id: mainTree && !foreign ? baseId : own, agent_id: agentId, parent_tool_call_id: call?.id,
-      }), call?.description))
+        agent_type: str(side?.agentType), worktree_path: str(side?.worktreePath),
+      }), call?.description ?? str(side?.description)))
     }
     if (mainTree) {
       const present = new Set(links.map((l) => l.agent_id))
@@ -253,8 +257,8 @@ export class ClaudeCodeReader {
 }
 
 /** Reads Claude Code JSONL files (a session file, and optionally its sub-agent files) line by line. */
-export async function readClaudeCode(files: readonly { source: Source; name?: string }[], ctx: ImportContext): Promise<SessionImport[]> {
-  const reader = new ClaudeCodeReader(ctx.warnings, ctx.skipped, ctx.now)
+export async function readClaudeCode(files: readonly { source: Source; name?: string }[], ctx: ImportContext, agentMeta?: ReadonlyMap<string, Obj>): Promise<SessionImport[]> {
+  const reader = new ClaudeCodeReader(ctx.warnings, ctx.skipped, ctx.now, agentMeta)
   for (const f of files) {
     for await (const batch of lineBatches(f.source, ctx.options)) {
       for (let i = 0; i < batch.lines.length; i++) reader.push(batch.lines[i], batch.first + i, f.name)

@@ -16,6 +16,7 @@ import { FormatError } from './errors.js'
 import { parseJson } from './records.js'
 import { fileEntries, isFileMap, readBytes, readText, Source, type FileMap, type TranscriptInput } from './input.js'
 import type { FormatId, ImportOptions, ImportResult } from './types.js'
+import { isObj, type Obj } from './values.js'
 
 const unknown = (): FormatError =>
   new FormatError('format/unknown', 'not a transcript this package reads (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA, or a ChatGPT, Claude.ai or Open WebUI export)')
@@ -52,7 +53,19 @@ async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): 
   if (format === 'claude-code') {
     // The session file first, so sub-agent files link to its Task calls.
     const ordered = list.filter(([p]) => p.endsWith('.jsonl')).sort(([a], [b]) => Number(a.includes('agent-')) - Number(b.includes('agent-')) || (a < b ? -1 : 1))
-    return readClaudeCode(ordered.map(([name, c]) => ({ source: new Source(c), name })), ctx)
+    // 2.1.x writes `agent-<id>.meta.json` beside each sub-agent file: small, read whole.
+    const agentMeta = new Map<string, Obj>()
+    for (const [path, contents] of list) {
+      const id = /(?:^|\/)agent-([0-9a-z]+)\.meta\.json$/.exec(path)?.[1]
+      if (!id) continue
+      try {
+        const o: unknown = JSON.parse(await readText(new Source(contents), { maxBytes: 1 << 20 }))
+        if (isObj(o)) agentMeta.set(id, o)
+      } catch {
+        ctx.warnings.add('bad-sidecar', `${path} is not a JSON object; ignored`, { file: path })
+      }
+    }
+    return readClaudeCode(ordered.map(([name, c]) => ({ source: new Source(c), name })), ctx, agentMeta)
   }
   if (format === 'opencode') {
     const db = list.find(([p]) => p.endsWith('.db'))
