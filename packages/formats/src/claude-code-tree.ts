@@ -78,6 +78,8 @@ export interface BuiltTree {
   /** Sub-agent id → the Task call whose result names it. */
   agentResults: Map<string, string>
   prompt: string | undefined
+  /** Parents outside this tree that `elsewhere` knew (a sidechain file starting in the main one). */
+  outside: string[]
   tailOf(uuid: string): string | undefined
   taskFor(agentId: string | undefined, prompt: string | undefined): { id: string; description: string | undefined } | undefined
 }
@@ -139,7 +141,7 @@ function resultEntry(r: Rec, result: Result, calls: Map<string, { name: string }
 }
 
 /** One session's tree from its records (file order). */
-export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, skipped: Skipped): BuiltTree {
+export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, skipped: Skipped, elsewhere?: (uuid: string) => boolean): BuiltTree {
   const tb = new TreeBuilder()
   const groups = new Map<string, Group>()
   const groupOfLine = new Map<string, Group>()
@@ -222,8 +224,14 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
     tb.node(g.key, g.parent, entries)
   }
   const missing = new Set<string>()
+  const outside: string[] = []
   const entries = tb.build((m) => {
     if (missing.has(m.missing)) return
+    if (elsewhere?.(m.missing)) {
+      missing.add(m.missing)
+      outside.push(m.missing)
+      return
+    }
     missing.add(m.missing)
     const r = recs.find((x) => x.uuid === m.key.split('#')[0])
     const via = m.parent === m.missing ? '' : ` (through ${m.parent})`
@@ -235,6 +243,7 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
     entries,
     attachments,
     agentResults,
+    outside,
     prompt: prompt?.type === 'text' ? prompt.text : undefined,
     tailOf: (uuid: string) => tb.tailOf(uuid) ?? undefined,
     taskFor: (agentId: string | undefined, prompt: string | undefined) => {

@@ -85,7 +85,7 @@ export class ClaudeCodeReader {
     // 2.0.x flat agent files name their session only by `sessionId`; a folder may hold several.
     if (side && !this.agentSession.has(side) && str(o.sessionId)) this.agentSession.set(side, str(o.sessionId)!)
     if (side === null) {
-      for (const [k, f] of [['cwd', 'cwd'], ['gitBranch', 'git_branch'], ['version', 'version'], ['slug', 'slug']] as const) {
+      for (const [k, f] of [['cwd', 'cwd'], ['gitBranch', 'git_branch'], ['version', 'version'], ['slug', 'slug'], ['entrypoint', 'entrypoint']] as const) {
         if (typeof o[k] === 'string') this.info[f] = o[k]
       }
     }
@@ -203,7 +203,10 @@ export class ClaudeCodeReader {
       const own = agentId === undefined ? baseId : (this.agentSession.get(agentId) ?? baseId)
       const foreign = mainTree !== undefined && own !== baseId
       const id = `${own}:${agentId ? `agent-${agentId}` : key}`
-      const tree = buildTree(recs, id, this.warnings, this.skipped)
+      // A sidechain whose first line hangs under a main-file record (compaction run as its own
+      // agent file in 2.1.x): no missing parent, but a link to where in the main tree it starts.
+      const tree = buildTree(recs, id, this.warnings, this.skipped, (uuid) => !foreign && mainTree?.tailOf(uuid) !== undefined)
+      const from = tree.outside.length ? mainTree?.tailOf(tree.outside[0]) : undefined
       const call = foreign ? undefined : mainTree?.taskFor(agentId, tree.prompt)
       if (!foreign) links.push(defined({ session_id: id, agent_id: agentId, tool_call_id: call?.id }))
       else this.warnings.add('subagent-orphan', `sub-agent ${agentId} belongs to session ${own}, which is not in this input; imported on its own`, { session_id: id })
@@ -211,7 +214,7 @@ export class ClaudeCodeReader {
       sessions.push(this.session(id, tree, defined({
         format: 'claude-code', source_session_id: foreign ? own : (str(this.info.parentSessionId) ?? baseId), sidechain: true,
         parent_session_id: mainTree && !foreign ? baseId : own, agent_id: agentId, parent_tool_call_id: call?.id,
-        agent_type: str(side?.agentType), worktree_path: str(side?.worktreePath),
+        agent_type: str(side?.agentType), worktree_path: str(side?.worktreePath), parent_entry_id: from,
       }), call?.description ?? str(side?.description)))
     }
     if (mainTree) {

@@ -155,3 +155,40 @@ describe('Codex Desktop 0.104', () => {
     expect(ofRole(s, 'assistant').map((e) => e.origin?.phase)).toEqual(['commentary'])
   })
 })
+
+// No public file shows these; the lines follow the format study (spec §1) and the 2.1.x files
+// above (same envelope), written by hand.
+describe('Claude Code variants built from the format documentation', () => {
+  const env = { isSidechain: false, userType: 'external', cwd: '/w', sessionId: 'main-1', version: '2.1.50', entrypoint: 'sdk-ts' }
+  const at = (i: number): string => new Date(Date.UTC(2026, 2, 1, 0, 0, i)).toISOString()
+  const mainLines = [
+    { ...env, type: 'progress', uuid: 'p0', parentUuid: null, timestamp: at(0), data: { type: 'hook_progress', hookEvent: 'SessionStart' } },
+    // Written before its parent, and through Bedrock: no requestId anywhere.
+    { ...env, type: 'assistant', uuid: 'a1', parentUuid: 'u1', timestamp: at(2), message: { id: 'msg_bdrk_1', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'hello' }] } },
+    { ...env, type: 'user', uuid: 'u1', parentUuid: 'p0', timestamp: at(1), message: { role: 'user', content: 'hi' } },
+    { type: 'ai-title', aiTitle: 'Greeting the model', sessionId: 'main-1' },
+    { type: 'last-prompt', lastPrompt: 'hi', leafUuid: 'a1', sessionId: 'main-1' },
+  ]
+  // 2.1.x runs a compaction as its own agent file; its first line's parent is in the main file.
+  const compact = [
+    { ...env, isSidechain: true, agentId: 'acompact-5f1e2d', type: 'user', uuid: 'c1', parentUuid: 'a1', timestamp: at(3), message: { role: 'user', content: 'Your task is to create a detailed summary of the conversation so far' } },
+    { ...env, isSidechain: true, agentId: 'acompact-5f1e2d', type: 'assistant', uuid: 'c2', parentUuid: 'c1', timestamp: at(4), message: { id: 'msg_bdrk_2', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: '<summary>the user said hi</summary>' }] } },
+  ]
+  const jsonl = (lines: object[]): string => lines.map((l) => JSON.stringify(l)).join('\n')
+
+  it('a progress root, a child before its parent, ai-title, last-prompt, an SDK entrypoint, and a compaction sidechain file starting in the main file', async () => {
+    const r = await importTranscript({ 'main-1.jsonl': jsonl(mainLines), 'main-1/subagents/agent-acompact-5f1e2d.jsonl': jsonl(compact) })
+    valid(r)
+    const [main, run] = r.sessions
+    expect(pathIds(main)).toEqual(['u1', 'a1'])
+    expect(main.meta.title).toBe('Greeting the model')
+    expect(main.meta.metadata).toMatchObject({ entrypoint: 'sdk-ts', version: '2.1.50' })
+    expect(main.active_leaf).toBe('a1')
+    expect(run.meta.session_id).toBe('main-1:agent-acompact-5f1e2d')
+    expect(run.meta.metadata).toMatchObject({ sidechain: true, parent_session_id: 'main-1', agent_id: 'acompact-5f1e2d', parent_entry_id: 'a1' })
+    expect(pathIds(run)).toEqual(['c1', 'c2'])
+    // Its first parent is in the main file: a link, not a missing parent.
+    expect(codes(r)).toEqual([])
+    expect(r.skipped).toEqual({ 'progress/hook_progress': 1 })
+  })
+})
