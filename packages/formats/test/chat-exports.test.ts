@@ -1,6 +1,6 @@
 import { checkImport, type AssistantMessage, type CustomEntry, type FunctionResultMessage, type JsonObject, type SessionImport } from '@colloquy/core'
 import { describe, expect, it } from 'vitest'
-import { detectFormat, importTranscript, summarize, type ImportResult } from '../src/index.js'
+import { detectFormat, exportChatGpt, exportOpenWebUi, importTranscript, summarize, type ImportResult } from '../src/index.js'
 import { byId, childrenOf, codes, messages, misplacedResults, ofRole, pathIds, sample, unansweredCalls } from './helpers.js'
 
 // ChatGPT, Claude.ai and Open WebUI exports: the real files in ../shared/samples (facts counted
@@ -14,6 +14,12 @@ const load = async (rel: string): Promise<ImportResult> => {
 }
 const customs = (s: SessionImport, type?: string): CustomEntry[] => s.entries.filter((e): e is CustomEntry => e.kind === 'custom' && (type === undefined || e.custom_type === type))
 const roots = (s: SessionImport): string[] => childrenOf(s, null)
+/** The message of an entry that must be one. */
+const msgOf = (s: SessionImport, id: string) => {
+  const e = byId(s).get(id)!
+  if (e.kind !== 'message') throw new Error(`${id} is not a message`)
+  return e.message
+}
 const texts = (s: SessionImport, ids: string[]): string[] => ids.map((id) => {
   const e = byId(s).get(id)!
   return e.kind === 'message' ? e.message.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('') : `<${e.custom_type}>`
@@ -129,12 +135,12 @@ describe('ChatGPT conversations.json', () => {
     expect(childrenOf(s, 'm1')).toEqual(['m2', 'm5'])
     expect(s.active_leaf).toBe('m4')
     expect(customs(s, 'chatgpt/system')[0].data).toMatchObject({ hidden: true, content: { parts: ['You are ChatGPT.'] } })
-    expect(byId(s).get('m2')!.kind === 'message' && byId(s).get('m2')!.message.content).toEqual([
+    expect(msgOf(s, 'm2').content).toEqual([
       { type: 'file', attachment_id: 'file-service://file-AbC', name: 'file-AbC', mime: 'image/*', size: 1234 },
       { type: 'text', text: 'what is this?' },
     ])
-    expect(byId(s).get('m3')!.kind === 'message' && byId(s).get('m3')!.message.content).toEqual([{ type: 'thinking', text: 'Looking\n\nIt is a cat.' }])
-    expect(byId(s).get('m4')!.kind === 'message' && byId(s).get('m4')!.message).toMatchObject({ model: 'o3', provider: 'openai', stop_reason: 'end', native_stop_reason: 'stop' })
+    expect(msgOf(s, 'm3').content).toEqual([{ type: 'thinking', text: 'Looking\n\nIt is a cat.' }])
+    expect(msgOf(s, 'm4')).toMatchObject({ model: 'o3', provider: 'openai', stop_reason: 'end', native_stop_reason: 'stop' })
     expect(codes(r)).toEqual(['attachment-missing'])
   })
 
@@ -289,5 +295,52 @@ describe('Open WebUI', () => {
     expect(s.active_leaf).toBe('a1')
     expect(customs(s, 'open-webui/system')[0].data).toEqual({ hidden: true, text: 'be brief' })
     expect(s.meta.metadata).toMatchObject({ format: 'open-webui', user_id: 'u1', models: ['llama3'] })
+  })
+})
+
+/** What a chat-app export holds of a session, entry by entry: ids, parents, roles, texts. */
+function view(s: SessionImport): unknown[] {
+  return s.entries.map((e) => [
+    e.id, e.parent_id, e.kind === 'custom' ? e.custom_type : e.message.role,
+    e.kind === 'custom' ? e.data : e.message.content, e.kind === 'message' && e.message.role === 'function_result' ? e.message.function_call_id : null,
+  ]).sort((a, b) => String(a[0]).localeCompare(String(b[0])))
+}
+
+describe('exports to the chat apps\' shapes', () => {
+  for (const rel of ['chatgpt/librechat_chatgpt-2024_edit-and-regenerate-forks.json', 'chatgpt/librechat_chatgpt-2024_browsing-tool.json', 'chatgpt/openwebui-importer_chatgpt-2025_hidden-custom-instructions.json']) {
+    it(`ChatGPT: ${rel} exported and imported again is the same tree, texts and active leaf`, async () => {
+      const first = await load(rel)
+      const text = exportChatGpt(first.sessions)
+      const again = await importTranscript(text)
+      expect(again.format).toBe('chatgpt')
+      expect(again.sessions).toHaveLength(first.sessions.length)
+      first.sessions.forEach((s, i) => {
+        const t = again.sessions[i]
+        expect(() => checkImport(t)).not.toThrow()
+        expect(view(t)).toEqual(view(s))
+        expect([t.meta.session_id, t.meta.title, t.active_leaf, t.meta.created_at]).toEqual([s.meta.session_id, s.meta.title, s.active_leaf, s.meta.created_at])
+        expect(summarize(t).forks).toBe(summarize(s).forks)
+      })
+      expect(again.warnings).toEqual([])
+    })
+  }
+
+  it('Open WebUI: the chat object exported as the UI\'s array and imported again keeps messages, branches and currentId', async () => {
+    const first = await load('open-webui/openwebui-importer_chat-object-from-sqlite.json')
+    const doc = JSON.parse(exportOpenWebUi(first.sessions)) as JsonObject[]
+    expect(doc[0]).toMatchObject({ id: first.sessions[0].meta.session_id, chat: { history: { currentId: 'a9436447-add3-4bd8-a25f-6ce54b73903c' } } })
+    const again = await importTranscript(JSON.stringify(doc))
+    expect(view(again.sessions[0])).toEqual(view(first.sessions[0]))
+    expect(again.sessions[0].active_leaf).toBe(first.sessions[0].active_leaf)
+  })
+
+  it('Open WebUI from another format: what it cannot hold (tool calls, thinking, custom entries) is left out, the branches stay', async () => {
+    const r = await importTranscript(sample('chatgpt/librechat_chatgpt-2024_edit-and-regenerate-forks.json'))
+    const again = (await importTranscript(exportOpenWebUi(r.sessions))).sessions[0]
+    expect(() => checkImport(again)).not.toThrow()
+    // The hidden system message and the root are gone; 11 messages and both forks remain.
+    expect(again.meta.message_count).toBe(11)
+    expect(summarize(again).forks).toBe(2)
+    expect(again.active_leaf).toBe('f63b8e17-aa5c-4ca6-a1bf-d4d285e269b8')
   })
 })

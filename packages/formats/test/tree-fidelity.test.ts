@@ -1,7 +1,7 @@
 import { checkImport, type SessionEntry, type SessionImport } from '@colloquy/core'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { exportOpa, exportUnified, importTranscript } from '../src/index.js'
+import { exportChatGpt, exportOpa, exportOpenWebUi, exportUnified, importTranscript } from '../src/index.js'
 import { misplacedResults, ofRole, unansweredCalls } from './helpers.js'
 
 // Tree fidelity as a property: whatever records sit between the messages of a transcript, the
@@ -314,6 +314,10 @@ describe('tree fidelity: ChatGPT, Claude.ai, Open WebUI', () => {
         expect(shape(s.entries)).toEqual(sourceShape(kept))
         expect(s.entries).toHaveLength(kept.size)
         expect(s.active_leaf).toBe(`n${up(Number(current.slice(1)))}`)
+        // Exported back to ChatGPT's shape: the same tree again.
+        const back = (await importTranscript(exportChatGpt(s))).sessions[0]
+        expect(back.entries.map((e) => [e.id, e.parent_id])).toEqual(s.entries.map((e) => [e.id, e.parent_id]))
+        expect(back.active_leaf).toBe(s.active_leaf)
       }),
       { numRuns: 200 },
     )
@@ -334,6 +338,9 @@ describe('tree fidelity: ChatGPT, Claude.ai, Open WebUI', () => {
         valid(s)
         expect(shape(s.entries)).toEqual(rootedShape(parents, false))
         expect(s.active_leaf).toBe(`n${parents.length - 1}`)
+        const back = (await importTranscript(exportOpenWebUi(s))).sessions[0]
+        expect(shape(back.entries)).toEqual(shape(s.entries))
+        expect(back.active_leaf).toBe(s.active_leaf)
       }),
       { numRuns: 200 },
     )
