@@ -8,6 +8,7 @@ export { exportUnified, toUnified, type UnifiedExportOptions } from './unified-e
 export { exportOpa, type OpaExportOptions } from './opa-export.js'
 export { exportChatGpt } from './chatgpt-export.js'
 export { exportOpenWebUi } from './open-webui-export.js'
+export { exportClaudeAi } from './claude-ai-export.js'
 export { summarize, type SessionSummary } from './inspect.js'
 export { FormatError, type FormatErrorCode } from './errors.js'
 export type { ImportWarning } from './warnings.js'

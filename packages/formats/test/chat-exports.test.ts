@@ -1,6 +1,6 @@
 import { checkImport, type AssistantMessage, type CustomEntry, type FunctionResultMessage, type JsonObject, type SessionImport } from '@colloquy/core'
 import { describe, expect, it } from 'vitest'
-import { detectFormat, exportChatGpt, exportOpenWebUi, importTranscript, summarize, type ImportResult } from '../src/index.js'
+import { detectFormat, exportChatGpt, exportClaudeAi, exportOpenWebUi, importTranscript, summarize, type ImportResult } from '../src/index.js'
 import { byId, childrenOf, codes, messages, misplacedResults, ofRole, pathIds, sample, unansweredCalls } from './helpers.js'
 
 // ChatGPT, Claude.ai and Open WebUI exports: the real files in ../shared/samples (facts counted
@@ -342,5 +342,43 @@ describe('exports to the chat apps\' shapes', () => {
     expect(again.meta.message_count).toBe(11)
     expect(summarize(again).forks).toBe(2)
     expect(again.active_leaf).toBe('f63b8e17-aa5c-4ca6-a1bf-d4d285e269b8')
+  })
+
+  it('Claude.ai: both samples exported and imported again are the same trees, texts and active leaves (the 2024 one now with parent ids)', async () => {
+    for (const rel of ['claude-ai/claude-to-sqlite_claude-ai-2024_artifacts-unordered.json', 'claude-ai/openwebui-importer_claude-ai-2025_85-conversations_sanitized.json']) {
+      const first = await load(rel)
+      const doc = JSON.parse(exportClaudeAi(first.sessions)) as JsonObject[]
+      expect((doc[0].chat_messages as JsonObject[]).every((m) => typeof m.parent_message_uuid === 'string')).toBe(true)
+      const again = await importTranscript(JSON.stringify(doc))
+      expect(again.format).toBe('claude-ai')
+      first.sessions.forEach((s, i) => {
+        const t = again.sessions[i]
+        expect(() => checkImport(t)).not.toThrow()
+        expect(view(t)).toEqual(view(s))
+        expect([t.meta.session_id, t.meta.title, t.active_leaf]).toEqual([s.meta.session_id, s.meta.title, s.active_leaf])
+      })
+    }
+  })
+
+  it('Claude.ai: a tool result and the reply after it go back inside their assistant message', async () => {
+    const ZERO = '00000000-0000-4000-8000-000000000000'
+    const conv = {
+      uuid: 'conv', name: 'Tools', created_at: '2025-01-01T00:00:00Z', updated_at: '2025-01-01T00:10:00Z',
+      chat_messages: [
+        { uuid: 'h1', sender: 'human', parent_message_uuid: ZERO, created_at: '2025-01-01T00:01:00Z', text: 'q', content: [{ type: 'text', text: 'q' }], attachments: [], files: [] },
+        { uuid: 'a1', sender: 'assistant', parent_message_uuid: 'h1', created_at: '2025-01-01T00:02:00Z', text: '', attachments: [], files: [], content: [
+          { type: 'thinking', thinking: 'hm' }, { type: 'tool_use', id: 'tu1', name: 'web_search', input: { query: 'x' } },
+          { type: 'tool_result', tool_use_id: 'tu1', name: 'web_search', content: [{ type: 'text', text: 'found' }], is_error: false }, { type: 'text', text: 'done' },
+        ] },
+        { uuid: 'h2', sender: 'human', parent_message_uuid: 'a1', created_at: '2025-01-01T00:03:00Z', text: 'thanks', content: [{ type: 'text', text: 'thanks' }], attachments: [], files: [] },
+      ],
+    }
+    const first = (await importTranscript(JSON.stringify([conv]))).sessions[0]
+    expect(pathIds(first)).toEqual(['conv:root', 'h1', 'a1', 'a1:1', 'a1:2', 'h2'])
+    const doc = JSON.parse(exportClaudeAi(first)) as { chat_messages: JsonObject[] }[]
+    expect(doc[0].chat_messages.map((m) => [m.uuid, m.parent_message_uuid])).toEqual([['h1', ZERO], ['a1', 'h1'], ['h2', 'a1']])
+    expect(doc[0].chat_messages[1].content).toEqual(conv.chat_messages[1].content)
+    const again = (await importTranscript(JSON.stringify(doc))).sessions[0]
+    expect(view(again)).toEqual(view(first))
   })
 })
