@@ -35,6 +35,21 @@ export async function readDocument(source: Source, ctx: ImportContext): Promise<
 export function conversations(doc: unknown, what: string): Obj[] {
   const list = Array.isArray(doc) ? doc : [doc]
   const out = list.filter(isObj)
-  if (out.length !== list.length && out.length === 0) throw new FormatError('format/invalid', `${what}: expected conversation objects`)
+  if (!out.length && list.length) throw new FormatError('format/invalid', `${what}: expected conversation objects`)
   return out
+}
+
+/**
+ * Session ids for an export's conversations, unique within it: an export that repeats a
+ * conversation id (two copies of one chat) would otherwise make the second import fail.
+ */
+export function sessionIds(ids: readonly string[], ctx: ImportContext): string[] {
+  const used = new Set<string>()
+  return ids.map((id) => {
+    let unique = id
+    for (let n = 2; used.has(unique); n++) unique = `${id}~${n}`
+    if (unique !== id) ctx.warnings.add('duplicate-session', `conversation ${id} appears more than once in the export; this copy is imported as ${unique}`, { session_id: unique })
+    used.add(unique)
+    return unique
+  })
 }

@@ -1,5 +1,5 @@
 import type { AssistantMessage, ContentBlock, SessionEntry, SessionImport, StopReason } from '@colloquy/core'
-import { conversations, hiddenEntry, readDocument, rootEntry } from './chat-export.js'
+import { conversations, hiddenEntry, readDocument, rootEntry, sessionIds } from './chat-export.js'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
 import type { Source } from './input.js'
@@ -37,9 +37,9 @@ class Conversation {
   private readonly created: number
   readonly id: string
 
-  constructor(private readonly conv: Obj, index: number, private readonly ctx: ImportContext) {
+  constructor(private readonly conv: Obj, id: string, private readonly ctx: ImportContext) {
     this.mapping = isObj(conv.mapping) ? conv.mapping : {}
-    this.id = str(conv.conversation_id) ?? str(conv.id) ?? `chatgpt-${index + 1}`
+    this.id = id
     this.created = toMs(conv.create_time) ?? ctx.now()
   }
 
@@ -203,7 +203,8 @@ class Conversation {
 /** One session per conversation of a ChatGPT `conversations.json` (or a single conversation). */
 export async function readChatGpt(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
   const list = conversations(await readDocument(source, ctx), 'ChatGPT export')
-  return list.map((conv, i) => new Conversation(conv, i, ctx).session())
+  const ids = sessionIds(list.map((c, i) => str(c.conversation_id) ?? str(c.id) ?? `chatgpt-${i + 1}`), ctx)
+  return list.map((conv, i) => new Conversation(conv, ids[i], ctx).session())
 }
 
 /** Whether a parsed value looks like a ChatGPT conversation. */

@@ -1,5 +1,5 @@
 import type { AssistantMessage, ContentBlock, SessionEntry, SessionImport } from '@colloquy/core'
-import { conversations, readDocument, rootEntry } from './chat-export.js'
+import { conversations, readDocument, rootEntry, sessionIds } from './chat-export.js'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
 import type { Source } from './input.js'
@@ -32,8 +32,8 @@ class Conversation {
   private readonly created: number
   private readonly encoder = new TextEncoder()
 
-  constructor(private readonly conv: Obj, index: number, private readonly ctx: ImportContext) {
-    this.id = str(conv.uuid) ?? `claude-ai-${index + 1}`
+  constructor(private readonly conv: Obj, id: string, private readonly ctx: ImportContext) {
+    this.id = id
     this.created = toMs(conv.created_at) ?? ctx.now()
   }
 
@@ -159,5 +159,7 @@ class Conversation {
 
 /** One session per conversation of a Claude.ai export (or a single conversation). */
 export async function readClaudeAi(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
-  return conversations(await readDocument(source, ctx), 'Claude.ai export').map((conv, i) => new Conversation(conv, i, ctx).session())
+  const list = conversations(await readDocument(source, ctx), 'Claude.ai export')
+  const ids = sessionIds(list.map((c, i) => str(c.uuid) ?? `claude-ai-${i + 1}`), ctx)
+  return list.map((conv, i) => new Conversation(conv, ids[i], ctx).session())
 }

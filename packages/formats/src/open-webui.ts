@@ -1,5 +1,5 @@
 import type { AssistantMessage, ContentBlock, SessionEntry, SessionImport } from '@colloquy/core'
-import { conversations, hiddenEntry, readDocument, rootEntry } from './chat-export.js'
+import { conversations, hiddenEntry, readDocument, rootEntry, sessionIds } from './chat-export.js'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
 import type { Source } from './input.js'
@@ -18,11 +18,8 @@ class Chat {
   readonly id: string
   private readonly created: number
 
-  constructor(private readonly row: Obj, private readonly chat: Obj, index: number, private readonly ctx: ImportContext) {
-    const history = isObj(chat.history) ? chat.history : {}
-    const firstMessage = Object.keys(isObj(history.messages) ? history.messages : {})[0] ?? str(arr(chat.messages).find(isObj)?.id)
-    // The bare chat object's own id is "" in the database: its first message names it instead.
-    this.id = str(row.id) || str(chat.id) || (firstMessage ? `open-webui-${firstMessage}` : `open-webui-${index + 1}`)
+  constructor(private readonly row: Obj, private readonly chat: Obj, id: string, private readonly ctx: ImportContext) {
+    this.id = id
     this.created = toMs(row.created_at) ?? toMs(chat.timestamp) ?? ctx.now()
   }
 
@@ -103,7 +100,17 @@ class Chat {
   }
 }
 
+/** A chat's session id: the row's, the chat's, else (the bare chat object's id is "") its first message's. */
+function chatId(row: Obj, chat: Obj, index: number): string {
+  const history = isObj(chat.history) ? chat.history : {}
+  const firstMessage = Object.keys(isObj(history.messages) ? history.messages : {})[0] ?? str(arr(chat.messages).find(isObj)?.id)
+  return str(row.id) || str(chat.id) || (firstMessage ? `open-webui-${firstMessage}` : `open-webui-${index + 1}`)
+}
+
 /** One session per chat of an Open WebUI export (rows with `chat`, or a bare chat object). */
 export async function readOpenWebUi(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
-  return conversations(await readDocument(source, ctx), 'Open WebUI export').map((row, i) => new Chat(row, isObj(row.chat) ? row.chat : row, i, ctx).session())
+  const rows = conversations(await readDocument(source, ctx), 'Open WebUI export')
+  const chats = rows.map((row) => (isObj(row.chat) ? row.chat : row))
+  const ids = sessionIds(rows.map((row, i) => chatId(row, chats[i], i)), ctx)
+  return rows.map((row, i) => new Chat(row, chats[i], ids[i], ctx).session())
 }

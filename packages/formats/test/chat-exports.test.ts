@@ -159,6 +159,19 @@ describe('ChatGPT conversations.json', () => {
     expect(codes(r)).toEqual(expect.arrayContaining(['graph-mismatch', 'missing-parent', 'unknown-block']))
     await expect(importTranscript('[{"current_node": "a", "mapping": {"a": ')).rejects.toMatchObject({ code: 'format/invalid' })
   })
+
+  it('hostile input: the same conversation twice gets two sessions; junk values are not trusted', async () => {
+    const conv = { conversation_id: 'same', title: 5, current_node: 7, mapping: { r: { id: 'r', parent: null, children: 'x', message: null }, u: { id: 'u', parent: 'r', children: [], message: { author: 'nobody', content: 'text', create_time: 'soon' } } } }
+    const r = await importTranscript(JSON.stringify([conv, conv]), { format: 'chatgpt' })
+    expect(r.sessions.map((s) => s.meta.session_id)).toEqual(['same', 'same~2'])
+    for (const s of r.sessions) expect(() => checkImport(s)).not.toThrow()
+    expect(codes(r)).toContain('duplicate-session')
+    await expect(importTranscript('[1, 2, 3]', { format: 'claude-ai' })).rejects.toMatchObject({ code: 'format/invalid' })
+    const webui = await importTranscript(JSON.stringify({ id: '', history: { currentId: 'x', messages: { x: { parentId: 'x', role: 'user', content: { weird: true } }, y: 'not a message' } } }))
+    expect(webui.format).toBe('open-webui')
+    expect(() => checkImport(webui.sessions[0])).not.toThrow()
+    expect(webui.sessions[0].entries.filter((e) => e.parent_id === null)).toHaveLength(1)
+  })
 })
 
 describe('Claude.ai conversations.json', () => {
