@@ -398,7 +398,8 @@ function findSplices(recs: Rec[], byUuid: Map<string, Rec>, groupOfLine: Map<str
  * child before its parent, and the first line in file order is then not the first of the chain.
  */
 function orderLines(g: Group, byUuid: Map<string, Rec>, groupOfLine: Map<string, Group>): void {
-  if (g.lines.length < 2) return
+  // The usual case, each line the child of the one before: nothing to reorder.
+  if (g.lines.every((l, i) => i === 0 || l.parent === g.lines[i - 1].uuid)) return
   const depth = new Map<Rec, number>()
   for (const l of g.lines) {
     let d = 0
