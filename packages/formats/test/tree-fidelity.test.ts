@@ -2,7 +2,7 @@ import { checkImport, type SessionEntry, type SessionImport } from '@colloquy/co
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { exportChatGpt, exportOpa, exportOpenWebUi, exportUnified, importTranscript } from '../src/index.js'
-import { misplacedResults, ofRole, unansweredCalls } from './helpers.js'
+import { misplacedResults, ofRole, pathIds, unansweredCalls } from './helpers.js'
 
 // Tree fidelity as a property: whatever records sit between the messages of a transcript, the
 // imported tree has exactly the forks the source has (after the documented merges: the lines
@@ -181,16 +181,29 @@ describe('tree fidelity: Claude Code', () => {
   })
 
   it('the issue\'s case: a 1.0.x chain with an old-style hook line after every tool result imports with no fork', async () => {
-    const plan = {
-      turns: [-1, 0], rounds: [[{ lead: 1, calls: 1, style: 'after' as const }, { lead: 0, calls: 2, style: 'after' as const }], [{ lead: 0, calls: 1, style: 'after' as const }], [], [], [], []],
-      junk: [[], [], ['hook' as const]], rootRecord: 'none' as const, version: '1.0.51' as const, entrypoint: 'cli' as const, bedrock: false, swaps: [],
-    }
-    const { text } = claudeTranscript(plan)
-    const r = await importTranscript(text)
+    // Every line's parent is the line before; the response msg_1 goes on after each result.
+    const env = { isSidechain: false, userType: 'external', cwd: '/w', sessionId: 's', version: '1.0.51' }
+    const kinds = ['user', 'text', 'call', 'result', 'hook', 'call', 'result', 'hook', 'call', 'result', 'hook', 'answer', 'user', 'answer2']
+    let calls = 0
+    let results = 0
+    const lines = kinds.map((k, i) => {
+      const base = { ...env, uuid: `l${i}`, parentUuid: i ? `l${i - 1}` : null, timestamp: new Date(Date.UTC(2025, 6, 1, 0, 0, i)).toISOString() }
+      if (k === 'user') return { ...base, type: 'user', message: { role: 'user', content: `prompt ${i}` } }
+      if (k === 'text') return { ...base, type: 'assistant', message: { id: 'msg_1', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'Let me look.' }] } }
+      if (k === 'call') return { ...base, type: 'assistant', message: { id: 'msg_1', role: 'assistant', model: 'claude-x', content: [{ type: 'tool_use', id: `toolu_${++calls}`, name: 'Edit', input: {} }] } }
+      if (k === 'result') return { ...base, type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${++results}`, content: 'ok' }] } }
+      if (k === 'hook') return { ...base, type: 'system', content: '\u001b[1mPostToolUse:Edit\u001b[22m [prettier --write] completed successfully', level: 'info', isMeta: false, toolUseID: `toolu_${results}` }
+      return { ...base, type: 'assistant', message: { id: `msg_${k}`, role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'Done.' }] } }
+    })
+    const r = await importTranscript(lines.map((l) => JSON.stringify(l)).join('\n'))
     const s = r.sessions[0]
+    valid(s)
     expect(shape(s.entries)).toEqual({ roots: 1, forks: 0, leaves: 1 })
-    // The hook lines are kept, on the path, as custom entries.
-    expect(s.entries.filter((e) => e.kind === 'custom' && e.custom_type === 'claude-code/system').length).toBeGreaterThan(0)
+    // The hook lines are kept, on the one path, each right after the result it followed.
+    const byId = new Map(s.entries.map((e) => [e.id, e]))
+    const path = pathIds(s).map((id) => byId.get(id)!).map((e) => (e.kind === 'custom' ? 'hook' : e.message.role))
+    expect(path).toEqual(['user', 'assistant', 'function_result', 'hook', 'function_result', 'hook', 'function_result', 'hook', 'assistant', 'user', 'assistant'])
+    expect(unansweredCalls(s)).toEqual([])
   })
 })
 
