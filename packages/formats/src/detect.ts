@@ -52,18 +52,24 @@ function formatOfText(head: string): FormatId | null {
     const f = formatOfRecord(JSON.parse(firstLine))
     if (f) return f
   } catch {
-    // Pretty-printed JSON: the first line is not a record; look at the keys instead.
+    // Pretty-printed JSON: the first line is not a record. A whole document within the head is
+    // judged by its parsed keys; a longer one by the keys its head shows.
+    try {
+      const f = formatOfRecord(JSON.parse(text))
+      if (f) return f
+    } catch {
+      // Only the head of a bigger document.
+    }
   }
   if (/"schema_version"\s*:/.test(text)) return 'unified'
   if (/"opa_version"\s*:/.test(text)) return 'opa'
   if (/"info"\s*:/.test(text) && /"ses_/.test(text)) return 'opencode'
   if (/"sessionId"\s*:/.test(text) && /"(projectHash|startTime)"\s*:/.test(text)) return 'gemini'
-  const chat = formatOfExport(text)
-  if (chat) return chat
   // A first JSONL line longer than the head (an inlined image): judge by its leading keys.
   if (nl === -1 && /"parentUuid"\s*:/.test(text)) return 'claude-code'
   if (nl === -1 && /"type"\s*:\s*"(session_meta|response_item|event_msg|turn_context)"/.test(text)) return 'codex'
-  return null
+  // Last: a JSONL line of another tool may quote an export (a pasted conversations.json).
+  return formatOfExport(text)
 }
 
 /**

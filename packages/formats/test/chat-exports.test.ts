@@ -174,6 +174,19 @@ describe('ChatGPT conversations.json', () => {
   })
 })
 
+describe('detection from content', () => {
+  it('an export quoted inside another tool\'s transcript, or one quoting another format, is taken for what it is', async () => {
+    const pasted = JSON.stringify([{ mapping: { a: { children: [] } }, current_node: 'a' }])
+    const claudeLine = JSON.stringify({ parentUuid: null, uuid: 'u1', sessionId: 's', type: 'user', timestamp: '2026-01-01T00:00:00Z', message: { role: 'user', content: `why does this fail? ${pasted}` } })
+    expect(await detectFormat(claudeLine)).toBe('claude-code')
+    const chatgpt = JSON.stringify({ title: 'unified', conversation_id: 'c', current_node: 'r', mapping: { r: { id: 'r', parent: null, children: [], message: { author: { role: 'user' }, content: { content_type: 'text', parts: ['"schema_version": "1.0"'] } } } } }, null, 2)
+    expect(await detectFormat(chatgpt)).toBe('chatgpt')
+    expect(await detectFormat(JSON.stringify({ uuid: 'x', name: 'n', chat_messages: [] }, null, 2))).toBe('claude-ai')
+    expect(await detectFormat(JSON.stringify([{ id: 'r', title: 't', chat: { history: { messages: {}, currentId: null } } }], null, 2))).toBe('open-webui')
+    expect(await detectFormat('[1, 2]')).toBeNull()
+  })
+})
+
 describe('Claude.ai conversations.json', () => {
   it('2024 export out of time order: sorted by created_at into one chain, files named', async () => {
     const rel = 'claude-ai/claude-to-sqlite_claude-ai-2024_artifacts-unordered.json'
