@@ -3,6 +3,7 @@ import { customEntry } from './entries.js'
 import { FormatError } from './errors.js'
 import { parseJson } from './records.js'
 import { readText, type Source } from './input.js'
+import { eachArrayElement } from './json-array.js'
 import type { ImportContext } from './context.js'
 import { isObj, type Obj } from './values.js'
 
@@ -26,30 +27,34 @@ export function hiddenEntry(id: string, timestamp: number, customType: string, d
   return customEntry(id, timestamp, customType, data)
 }
 
-/** The whole export as parsed JSON: these apps write one JSON document, never lines. */
-export async function readDocument(source: Source, ctx: ImportContext): Promise<unknown> {
-  return parseJson((await readText(source, ctx.options)).replace(/^\uFEFF/, ''))
-}
-
-/** The conversations of an export: an array of them, or a single one. */
-export function conversations(doc: unknown, what: string): Obj[] {
-  const list = Array.isArray(doc) ? doc : [doc]
-  const out = list.filter(isObj)
-  if (!out.length && list.length) throw new FormatError('format/invalid', `${what}: expected conversation objects`)
-  return out
+/**
+ * Each conversation of an export (an array of them, or a single one), as it is read: an array
+ * is parsed one conversation at a time (see `eachArrayElement`), so neither the text nor the
+ * parsed export is ever whole in memory; a single object is parsed whole.
+ */
+export async function eachConversation(source: Source, ctx: ImportContext, what: string, each: (conv: Obj, index: number) => void): Promise<void> {
+  const head = await source.head(4096)
+  const text = (typeof head === 'string' ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, '').trimStart()
+  let objects = 0
+  let junk = 0
+  const one = (v: unknown): void => {
+    if (isObj(v)) each(v, objects++)
+    else junk++
+  }
+  if (text[0] === '[') await eachArrayElement(source, ctx, one)
+  else one(parseJson((await readText(source, ctx.options)).replace(/^\uFEFF/, '')))
+  if (junk && !objects) throw new FormatError('format/invalid', `${what}: expected conversation objects`)
+  if (junk) ctx.warnings.add('bad-record', `${what}: ${junk} element(s) are not conversation objects; skipped`)
 }
 
 /**
- * Session ids for an export's conversations, unique within it: an export that repeats a
- * conversation id (two copies of one chat) would otherwise make the second import fail.
+ * A conversation's session id, unique within its export (`used` holds the ids given so far):
+ * an export that repeats a conversation (two copies of one chat) would otherwise fail to import.
  */
-export function sessionIds(ids: readonly string[], ctx: ImportContext): string[] {
-  const used = new Set<string>()
-  return ids.map((id) => {
-    let unique = id
-    for (let n = 2; used.has(unique); n++) unique = `${id}~${n}`
-    if (unique !== id) ctx.warnings.add('duplicate-session', `conversation ${id} appears more than once in the export; this copy is imported as ${unique}`, { session_id: unique })
-    used.add(unique)
-    return unique
-  })
+export function uniqueId(used: Set<string>, id: string, ctx: ImportContext): string {
+  let unique = id
+  for (let n = 2; used.has(unique); n++) unique = `${id}~${n}`
+  if (unique !== id) ctx.warnings.add('duplicate-session', `conversation ${id} appears more than once in the export; this copy is imported as ${unique}`, { session_id: unique })
+  used.add(unique)
+  return unique
 }

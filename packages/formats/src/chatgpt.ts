@@ -1,5 +1,5 @@
 import type { AssistantMessage, ContentBlock, SessionEntry, SessionImport, StopReason } from '@colloquy/core'
-import { conversations, hiddenEntry, readDocument, rootEntry, sessionIds } from './chat-export.js'
+import { eachConversation, hiddenEntry, rootEntry, uniqueId } from './chat-export.js'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
 import type { Source } from './input.js'
@@ -202,9 +202,13 @@ class Conversation {
 
 /** One session per conversation of a ChatGPT `conversations.json` (or a single conversation). */
 export async function readChatGpt(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
-  const list = conversations(await readDocument(source, ctx), 'ChatGPT export')
-  const ids = sessionIds(list.map((c, i) => str(c.conversation_id) ?? str(c.id) ?? `chatgpt-${i + 1}`), ctx)
-  return list.map((conv, i) => new Conversation(conv, ids[i], ctx).session())
+  const sessions: SessionImport[] = []
+  const used = new Set<string>()
+  await eachConversation(source, ctx, 'ChatGPT export', (conv, i) => {
+    const id = uniqueId(used, str(conv.conversation_id) ?? str(conv.id) ?? `chatgpt-${i + 1}`, ctx)
+    sessions.push(new Conversation(conv, id, ctx).session())
+  })
+  return sessions
 }
 
 /** Whether a parsed value looks like a ChatGPT conversation. */

@@ -1,5 +1,5 @@
 import type { AssistantMessage, ContentBlock, SessionEntry, SessionImport } from '@colloquy/core'
-import { conversations, readDocument, rootEntry, sessionIds } from './chat-export.js'
+import { eachConversation, rootEntry, uniqueId } from './chat-export.js'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
 import type { Source } from './input.js'
@@ -159,7 +159,10 @@ class Conversation {
 
 /** One session per conversation of a Claude.ai export (or a single conversation). */
 export async function readClaudeAi(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
-  const list = conversations(await readDocument(source, ctx), 'Claude.ai export')
-  const ids = sessionIds(list.map((c, i) => str(c.uuid) ?? `claude-ai-${i + 1}`), ctx)
-  return list.map((conv, i) => new Conversation(conv, ids[i], ctx).session())
+  const sessions: SessionImport[] = []
+  const used = new Set<string>()
+  await eachConversation(source, ctx, 'Claude.ai export', (conv, i) => {
+    sessions.push(new Conversation(conv, uniqueId(used, str(conv.uuid) ?? `claude-ai-${i + 1}`, ctx), ctx).session())
+  })
+  return sessions
 }

@@ -1,5 +1,5 @@
 import type { AssistantMessage, ContentBlock, SessionEntry, SessionImport } from '@colloquy/core'
-import { conversations, hiddenEntry, readDocument, rootEntry, sessionIds } from './chat-export.js'
+import { eachConversation, hiddenEntry, rootEntry, uniqueId } from './chat-export.js'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
 import type { Source } from './input.js'
@@ -109,8 +109,11 @@ function chatId(row: Obj, chat: Obj, index: number): string {
 
 /** One session per chat of an Open WebUI export (rows with `chat`, or a bare chat object). */
 export async function readOpenWebUi(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
-  const rows = conversations(await readDocument(source, ctx), 'Open WebUI export')
-  const chats = rows.map((row) => (isObj(row.chat) ? row.chat : row))
-  const ids = sessionIds(rows.map((row, i) => chatId(row, chats[i], i)), ctx)
-  return rows.map((row, i) => new Chat(row, chats[i], ids[i], ctx).session())
+  const sessions: SessionImport[] = []
+  const used = new Set<string>()
+  await eachConversation(source, ctx, 'Open WebUI export', (row, i) => {
+    const chat = isObj(row.chat) ? row.chat : row
+    sessions.push(new Chat(row, chat, uniqueId(used, chatId(row, chat, i), ctx), ctx).session())
+  })
+  return sessions
 }

@@ -174,6 +174,41 @@ describe('ChatGPT conversations.json', () => {
   })
 })
 
+describe('streaming', () => {
+  /** The bytes as a stream of `size`-byte chunks: elements, strings, escapes and UTF-8 split anywhere. */
+  const chunked = (bytes: Uint8Array, size: number): ReadableStream<Uint8Array> => {
+    let at = 0
+    return new ReadableStream({
+      pull(c) {
+        if (at >= bytes.length) return c.close()
+        c.enqueue(bytes.slice(at, (at += size)))
+      },
+    })
+  }
+
+  it('an export read as a stream of tiny chunks, one conversation at a time, imports the same as whole', async () => {
+    for (const rel of ['chatgpt/librechat_chatgpt-2024_browsing-tool.json', 'claude-ai/openwebui-importer_claude-ai-2025_85-conversations_sanitized.json']) {
+      const whole = await importTranscript(sample(rel))
+      for (const size of [1, 7, 4096]) {
+        const progress: number[] = []
+        const r = await importTranscript(chunked(sample(rel), size), { format: whole.format, onProgress: (p) => void progress.push(p.done) })
+        expect(r.sessions).toEqual(whole.sessions)
+        expect(progress.at(-1)).toBe(sample(rel).byteLength)
+      }
+    }
+  })
+
+  it('a UI export array with an emoji title split across chunks, and broken arrays', async () => {
+    const doc = new TextEncoder().encode(JSON.stringify([{ id: 'r', title: '🧠 \\ "quoted" [x]', chat: { history: { currentId: 'm', messages: { m: { id: 'm', parentId: null, childrenIds: [], role: 'user', content: '{[}]' } } } } }]))
+    const r = await importTranscript(chunked(doc, 3), { format: 'open-webui' })
+    expect(r.sessions[0].meta.title).toBe('🧠 \\ "quoted" [x]')
+    expect(texts(r.sessions[0], ['m'])).toEqual(['{[}]'])
+    await expect(importTranscript('[{"id": "a", "chat": {}}', { format: 'open-webui' })).rejects.toThrow(/truncated/)
+    await expect(importTranscript('[{"id": "a"}] {}', { format: 'open-webui' })).rejects.toThrow(/after the end/)
+    await expect(importTranscript('[{"id": "a",}]', { format: 'open-webui' })).rejects.toMatchObject({ code: 'format/invalid' })
+  })
+})
+
 describe('detection from content', () => {
   it('an export quoted inside another tool\'s transcript, or one quoting another format, is taken for what it is', async () => {
     const pasted = JSON.stringify([{ mapping: { a: { children: [] } }, current_node: 'a' }])
