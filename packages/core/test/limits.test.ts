@@ -94,9 +94,11 @@ describe('ids and names: well-formed, at most 255 UTF-8 bytes', () => {
     for (const id of hostileValidIds) {
       expect((await store.get({ session_id: id }))?.meta.title).toBe(id)
       expect((await store.getMessage({ session_id: id, entry_id: id }))?.entry.id).toBe(id)
-      const page = await store.messages({ session_id: id, from_entry_id: id, include_custom: true })
+      const page = await store.messages({ session_id: id, include_custom: true })
       expect(page.messages.map((m) => m.entry_id)[0]).toBe(id)
       expect(page.messages).toHaveLength(2)
+      expect(page.messages[1].custom?.data).toStrictEqual({ [id]: id })
+      expect((await store.messages({ session_id: id, from_entry_id: id })).messages.map((m) => m.entry_id)).toStrictEqual([id])
     }
     expect((await store.list({ limit: 500 })).sessions).toHaveLength(hostileValidIds.length + 1)
   })
