@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createStore, type ReplicaChange, type SessionEntry, type Store } from '@colloquy/core'
 import { fileStorage } from '../../packages/server/src/file-storage.js'
+import { sessionFileName } from '../../packages/server/src/file-names.js'
 import { cleanupAfterEach, comparable, pullAll, pushChanges, replica, rpc, snapshot, startServer, user, type ServerProcess } from './helpers.js'
 
 // Fault injection against a real server process over a real data directory.
@@ -126,7 +127,7 @@ describe('crash safety of the server', () => {
     ]
     await expect(pushChanges(a.url, push)).rejects.toThrow()
     expect(await a.exited).toBe('SIGKILL')
-    const file = join(dir, `${session_id}.jsonl`)
+    const file = join(dir, sessionFileName(session_id))
     expect(await readFile(file, 'utf8')).not.toContain('kept-1')
 
     const b = await serve(dir)
@@ -146,7 +147,7 @@ describe('crash safety of the server', () => {
     const { session_id } = await rpc(a.url, 'session::create', { title: 'torn' })
     await rpc(a.url, 'session::append', { session_id, message: user('whole') })
     await a.stop()
-    const file = join(dir, `${session_id}.jsonl`)
+    const file = join(dir, sessionFileName(session_id))
     await appendFile(file, '{"type":"append","entry":{"id":"half","parent_id":nu')
 
     const b = await serve(dir)

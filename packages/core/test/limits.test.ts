@@ -4,7 +4,9 @@ import {
   type ReplicaChange, type Store, type TriggerType,
 } from '../src/index.js'
 import { deepArray, deepResults, hostileValidIds, idFields, invalidIds, jsonFields } from './hostile-cases.js'
-import { showPath, userMessage, withValue } from './validation-cases.js'
+import { showPath, userMessage as userMessageCase, withValue } from './validation-cases.js'
+
+const userMessage = userMessageCase as never
 
 async function fixture(): Promise<{ store: Store; events: Array<[TriggerType, unknown]> }> {
   let s = 0
@@ -15,7 +17,7 @@ async function fixture(): Promise<{ store: Store; events: Array<[TriggerType, un
   })
   const { session_id } = await store.create({ title: 'T' })
   for (let i = 0; i < 3; i++) await store.append({ session_id, message: userMessage })
-  await store.append({ session_id, message: { role: 'function_result', function_call_id: 'c1', function_id: 'f', content: [], timestamp: 0 } })
+  await store.append({ session_id, message: { role: 'function_result', function_call_id: 'c1', function_id: 'f', content: [], timestamp: 0 } as never })
   const events: Array<[TriggerType, unknown]> = []
   for (const type of TRIGGER_TYPES) store.on(type).subscribe((p) => events.push([type, p]))
   return { store, events }

@@ -134,7 +134,7 @@ export class ChangeLog {
     // existed) are logged now; sessions the log knows that storage lost get a tombstone.
     const live = new Set(heads.map((h) => h.meta.session_id))
     const missing = heads.filter((h) => !this.index.sessions.has(h.meta.session_id))
-    const lost = [...this.index.sessions.keys()].filter((id) => !live.has(id))
+    const lost = [...this.index.sessions.keys()].filter((id) => !live.has(id) && !this.inner.unavailable?.(id))
     if (missing.length || lost.length) {
       let plan = undefined as Plan | undefined
       await this.serial(() =>
