@@ -1,4 +1,4 @@
-import { readdir, readFile, writeFile, appendFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile, appendFile, mkdir, rmdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createStore, SessionError, type Store } from '@colloquy/core'
@@ -336,5 +336,79 @@ describe('fileStorage: the journal', () => {
     expect(await b.store.messages({ session_id, limit: 500 })).toStrictEqual(transcript)
     await b.store.append({ session_id, message: user('next') })
     expect(b.log.head).toBeGreaterThan(head)
+  })
+})
+
+describe('fileStorage: names, migration and failing session files', () => {
+  it('two ids never share a file: case twins, NFC and NFD, reserved Windows names, 255 bytes', async () => {
+    const dir = await dataDir()
+    const o = opener(dir)
+    const a = await o.open()
+    const ids = ['Chat-A', 'chat-a', 'caf\u00e9', 'cafe\u0301', 'CON', 'aux.txt', 'com1', 'x'.repeat(255), 'trailing. ']
+    for (const id of ids) await a.ensure({ session_id: id, title: id })
+    const files = await sessionFiles(dir)
+    expect(files).toStrictEqual(ids.map(fileOf).sort())
+    expect(new Set(files.map((f) => f.toLowerCase())).size).toBe(ids.length)
+    for (const f of files) expect(f).toMatch(/^[a-z0-9-]{0,32}\+[0-9a-f]{64}\.jsonl$/)
+    await a.close()
+    const b = await o.open()
+    for (const id of ids) expect((await b.get({ session_id: id }))!.meta.title).toBe(id)
+  })
+
+  it('a migration cut short by a crash is finished on the next open, the old journal redone under the new names', async () => {
+    const dir = await dataDir()
+    await mkdir(join(dir, '.colloquy'), { recursive: true })
+    const meta = (session_id: string, n = 0) => ({ session_id, title: session_id, created_at: 1, updated_at: 1, message_count: n })
+    const entry = (id: string) => ({ id, parent_id: null, timestamp: 1, kind: 'message', message: user(id) })
+    const rec = (r: object, tx: number) => JSON.stringify({ ...r, tx }) + '\n'
+    // "Done A" was renamed before the crash; "Todo B" was not.
+    await writeFile(join(dir, fileOf('Done A')), rec({ type: 'meta', meta: meta('Done A') }, 1))
+    await writeFile(join(dir, 'Todo%20B.jsonl'), rec({ type: 'meta', meta: meta('Todo B') }, 2))
+    // An old-layout journal line (file names) neither file has taken yet.
+    await writeFile(join(dir, '.colloquy', 'journal.jsonl'), [
+      JSON.stringify({ tx: 2, side: [], snapshot: true }),
+      JSON.stringify({ tx: 3, side: [], writes: [['Todo%20B.jsonl', rec({ type: 'append', entry: entry('b1'), meta: meta('Todo B', 1) }, 3)], ['Done%20A.jsonl', rec({ type: 'append', entry: entry('a1'), meta: meta('Done A', 1) }, 3)]] }),
+    ].join('\n') + '\n')
+    const o = opener(dir)
+    const s = await o.open()
+    expect((await s.messages({ session_id: 'Done A' })).messages.map((m) => m.entry_id)).toStrictEqual(['a1'])
+    expect((await s.messages({ session_id: 'Todo B' })).messages.map((m) => m.entry_id)).toStrictEqual(['b1'])
+    expect(await sessionFiles(dir)).toStrictEqual([fileOf('Done A'), fileOf('Todo B')].sort())
+    await s.append({ session_id: 'Todo B', message: user('b2') })
+    await s.close()
+    const again = await o.open()
+    expect((await again.messages({ session_id: 'Todo B' })).messages).toHaveLength(2)
+  })
+
+  it('a failing session file survives checkpoints: its writes stay in the journal, reads include them, and it is written once it can be', async () => {
+    const dir = await dataDir()
+    // A checkpoint after every commit.
+    const o = opener(dir, { checkpointBytes: 1 })
+    const a = await o.open()
+    const ok = (await a.create({ title: 'ok' })).session_id
+    const blocked = join(dir, fileOf('s_002'))
+    await mkdir(blocked)
+    const { session_id } = await a.create({ title: 'blocked' })
+    expect(session_id).toBe('s_002')
+    for (let i = 0; i < 3; i++) await a.append({ session_id, message: user(`held ${i}`) })
+    for (let i = 0; i < 3; i++) await a.append({ session_id: ok, message: user(`ok ${i}`) })
+    expect(o.warnings.join('\n')).toMatch(/cannot be written/)
+    const journal = await readFile(join(dir, '.colloquy', 'journal.jsonl'), 'utf8')
+    expect(journal.split('\n')[0]).toContain('"snapshot":true')
+    expect(journal).toContain('held 2')
+    expect(journal).not.toContain('ok 2')
+    expect((await lines(join(dir, fileOf(ok)))).length).toBe(4)
+    await a.close()
+
+    // Reopened with the obstacle: the blocked session is served from the journal.
+    const b = await o.open()
+    expect((await b.messages({ session_id })).messages).toHaveLength(3)
+    await b.close()
+    await rmdir(blocked)
+    const c = await o.open()
+    expect((await c.messages({ session_id })).messages.map((m) => m.message!.content[0])).toStrictEqual([0, 1, 2].map((i) => ({ type: 'text', text: `held ${i}` })))
+    expect((await lines(blocked)).some((r) => r.type === 'meta' || r.type === 'append')).toBe(true)
+    await c.append({ session_id: ok, message: user('after') })
+    expect(await readFile(join(dir, '.colloquy', 'journal.jsonl'), 'utf8')).not.toContain('held 2')
   })
 })

@@ -86,6 +86,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
   let journal: JournalState = { tx: 0, side: new Map(), checkpoint: 0, redo: [] }
   let journalSize = 0
   let nextCheckpoint = checkpointBytes
+  let keptBytes = 0
   let autoKey = 0
   /** Session files written since the last checkpoint (flushed at the next one). */
   const dirty = new Set<string>()
@@ -286,7 +287,10 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
         await syncDir(dir)
       }
       await handles.drop(journalPath)
-      journalSize = await writeSnapshot(journalPath, journal.tx, journal.side, fsync, backlogLines())
+      const kept = backlogLines()
+      journalSize = await writeSnapshot(journalPath, journal.tx, journal.side, fsync, kept)
+      // Writes kept for failing sessions do not count towards the next checkpoint.
+      keptBytes = kept.reduce((n, l) => n + Buffer.byteLength(journalLine(l)), 0)
     } catch (e) {
       warn(`checkpoint failed (${String(e)}); the journal keeps every commit until the next one`)
       nextCheckpoint = journalSize + checkpointBytes
@@ -295,7 +299,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     journal.checkpoint = journal.tx
     journal.redo = []
     dirty.clear()
-    nextCheckpoint = Math.max(checkpointBytes, journalSize * 2)
+    nextCheckpoint = checkpointBytes + keptBytes
   }
 
   const open_ = async (): Promise<SessionHead[]> => {
