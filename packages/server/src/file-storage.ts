@@ -283,7 +283,15 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     if (backlog.size) await retryAll()
     try {
       if (fsync) {
-        await Promise.all([...dirty].map(async (path) => (await handles.get(path)).datasync().catch((e: unknown) => (ENOENT(e) ? undefined : Promise.reject(e)))))
+        // A file that is gone, or that something else replaced, holds nothing of ours to flush.
+        const gone = (e: unknown): boolean => ENOENT(e) || ['EISDIR', 'ELOOP', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')
+        await Promise.all([...dirty].map(async (path) => {
+          try {
+            await (await handles.get(path)).datasync()
+          } catch (e) {
+            if (!gone(e)) throw e
+          }
+        }))
         await syncDir(dir)
       }
       await handles.drop(journalPath)
