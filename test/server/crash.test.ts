@@ -270,6 +270,8 @@ describe('crash safety of the server', () => {
       JSON.stringify({ tx: 50, side: [{ nope: 1 }], v: 2 }),
       JSON.stringify({ tx: 51, side: [], v: 2, writes: [[7, 'x'], ['ok', 5], 'junk'], deleted: [null] }),
       '{"tx": "not a number"}',
+      // Damaged change-log records and head: left out, the log still answers.
+      JSON.stringify({ tx: 52, side: [{ store: 'changes', key: 'zz', value: 5 }, { store: 'changes', key: 'yy', value: { seq: 'x', kind: 'added' } }, { store: 'changelog', key: 'head', value: 'NaN' }], v: 2 }),
     ].join('\n') + '\n')
     await symlink('loop+0000000000000000000000000000000000000000000000000000000000000000.jsonl', join(dir, 'loop+0000000000000000000000000000000000000000000000000000000000000000.jsonl'))
     const b = await serve(dir)
@@ -277,5 +279,9 @@ describe('crash safety of the server', () => {
     await rpc(b.url, 'session::append', { session_id: keep, message: user('still writing') })
     expect(b.output()).toMatch(/malformed/)
     expect(b.output()).toMatch(/cannot be read/)
+    expect(b.output()).toMatch(/skipped 2 malformed change record/)
+    const page = await pullAll(b.url)
+    expect(Number.isSafeInteger(page.checkpoint)).toBe(true)
+    expect(JSON.stringify(page.changes)).toContain('still writing')
   })
 })
