@@ -46,6 +46,9 @@ export function checkBoundedString(s: string, max: number, path: string, what: s
   return s
 }
 
+/** True for a string the validator accepts as an id (for stored data checked outside a parser). */
+export const isValidId = (s: unknown): s is string => typeof s === 'string' && isWellFormed(s) && utf8Bytes(s) <= LIMITS.idBytes
+
 interface Frame {
   value: unknown
   depth: number

@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { LIMITS, isWellFormed, utf8Bytes } from '@colloquy/core'
+import { LIMITS, isValidId } from '@colloquy/core'
 import { legacyIdOfFile, sessionFileName } from './file-names.js'
 import { parseFile } from './jsonl.js'
 import { syncDir } from './journal.js'
@@ -38,11 +38,10 @@ export async function migrateLegacyNames(dir: string, fsync: boolean, warn: (mes
       continue
     }
     const foreign = [...ids].filter((x) => x !== id)
-    const invalid = !isWellFormed(id) || utf8Bytes(id) > LIMITS.idBytes
     const target = sessionFileName(id)
     let why: string | undefined
     if (foreign.length) why = `it holds records of ${foreign.length + (ids.has(id) ? 1 : 0)} sessions`
-    else if (invalid) why = `its id is longer than ${LIMITS.idBytes} UTF-8 bytes`
+    else if (!isValidId(id)) why = `its id is longer than ${LIMITS.idBytes} UTF-8 bytes`
     else if (await exists(join(dir, target))) why = `${target} exists already`
     try {
       if (why) warn(`${name}: ${why}; moved aside to ${await moveAside(dir, name)}`)
