@@ -60,7 +60,11 @@ const pathOf = (root: string, f: Frame): string => {
   const keys: Array<string | number> = []
   for (let x: Frame | undefined = f; x && x.parent; x = x.parent) keys.push(x.key)
   let out = root
-  for (const k of keys.reverse()) out = typeof k === 'number' ? `${out}[${k}]` : out ? `${out}.${k}` : k
+  for (let k of keys.reverse()) {
+    // The depth check runs before keys are checked: a hostile key is shortened in the message.
+    if (typeof k === 'string' && k.length > 40) k = `${k.slice(0, 40)}…`
+    out = typeof k === 'number' ? `${out}[${k}]` : out ? `${out}.${k}` : k
+  }
   return out
 }
 

@@ -74,7 +74,7 @@ export const json: Parser<Json> = (v, p) => {
     // defineProperty, not assignment: a key named "__proto__" (ordinary data after JSON.parse)
     // must stay a key, not replace the copy's prototype. Keys are names (metadata keys among them).
     for (const k of keys) {
-      checkBoundedString(k, LIMITS.nameBytes, at(p, k), 'a key')
+      checkBoundedString(k, LIMITS.nameBytes, p || 'request', 'a key')
       if (v[k] !== undefined) Object.defineProperty(out, k, { value: json(v[k], at(p, k)), enumerable: true, writable: true, configurable: true })
     }
     return Object.freeze(out)
