@@ -92,6 +92,29 @@ describe('the findings of issue 8, against a real server on its files', () => {
     expect((await rpc(a.url, 'session::messages', { session_id, include_custom: true }, ALICE)).messages).toHaveLength(0)
   })
 
+  it('a push with hostile ids anywhere (mutation id, session, entry, parent, leaf) is a 400 naming the field, applying nothing', async () => {
+    const dir = await dataDir()
+    const a = await serve(dir)
+    const { session_id } = await rpc(a.url, 'session::create', {}, ALICE)
+    const entry = (id: string, parent_id: string | null = null) => ({ id, parent_id, timestamp: 1, kind: 'message', message: user('x') })
+    const cases: Array<[unknown, unknown, string]> = [
+      ['q\ud800', { type: 'delete', session_id }, 'mutations[0].id'],
+      [1.5, { type: 'delete', session_id }, 'mutations[0].id'],
+      [1, { type: 'entry', session_id: 'z'.repeat(256), entry: entry('e') }, 'mutations[0].change.session_id'],
+      [1, { type: 'entry', session_id, entry: entry('\udc00') }, 'mutations[0].change.entry.id'],
+      [1, { type: 'entry', session_id, entry: entry('e', 'p'.repeat(3000)) }, 'mutations[0].change.entry.parent_id'],
+      [1, { type: 'leaf', session_id, entry_id: 'q\ud800' }, 'mutations[0].change.entry_id'],
+    ]
+    for (const [id, change, field] of cases) {
+      const res = await postJson(`${a.url}/sync/push`, { mutations: [{ id, change }, { id: 2, change: { type: 'delete', session_id } }] }, ALICE)
+      const body = (await res.json()) as { error: { code: string; message: string } }
+      expect([field, res.status, body.error.code]).toStrictEqual([field, 400, 'session/invalid_request'])
+      expect(body.error.message).toContain(field)
+    }
+    // The valid delete that rode along in every batch was never applied.
+    expect((await rpc(a.url, 'session::get', { session_id }, ALICE))).not.toBeNull()
+  })
+
   it('hostile-but-valid ids: case, NFC and NFD twins, reserved Windows names, 255 bytes are distinct sessions with distinct files, across a restart', async () => {
     const dir = await dataDir()
     const a = await serve(dir)

@@ -1,4 +1,4 @@
-import { parseReplicaChange, SessionError, type ReplicaChange, type ReplicaResult } from '@colloquy/core'
+import { isValidId, parseReplicaChange, SessionError, type ReplicaChange, type ReplicaResult } from '@colloquy/core'
 import type { Principal } from './auth.js'
 import { invalidRequest, tooLarge } from './errors.js'
 import type { Service } from './rpc.js'
@@ -20,8 +20,9 @@ export function parsePush(body: unknown, maxBatch: number): PushMutation[] {
   return body.mutations.map((m: unknown, i) => {
     const path = `mutations[${i}]`
     if (!isObject(m)) throw invalidRequest(`${path}: expected an object`)
-    if (typeof m.id !== 'number' && typeof m.id !== 'string') throw invalidRequest(`${path}.id: expected a number or a string`)
-    return { id: m.id, change: parseReplicaChange(m.change, `${path}.change`) }
+    // The outbox key is echoed back: an id like any other (a safe integer, or a string within the id bounds).
+    if (!Number.isSafeInteger(m.id) && !isValidId(m.id)) throw invalidRequest(`${path}.id: expected an integer or an id of at most 255 UTF-8 bytes`)
+    return { id: m.id as number | string, change: parseReplicaChange(m.change, `${path}.change`) }
   })
 }
 
