@@ -4,7 +4,7 @@ import { META_FIELDS, type MetaField, type ReplicaChange } from './replica.js'
 import {
   ERROR_KINDS, KINDS, ORDERS, ROLES, STATUSES, STOP_REASONS,
   type AgentMessage, type ContentBlock, type CustomPayload, type FunctionId, type FunctionMap,
-  type Json, type JsonObject, type Usage,
+  type Json, type JsonObject, type SessionEntry, type SessionMeta, type Usage,
 } from './model.js'
 
 /**
@@ -183,7 +183,7 @@ export function parseRequest<K extends FunctionId>(functionId: K, request: unkno
 }
 
 /** A stored entry, as importers and replication hand them over. */
-export const sessionEntry: Parser<import('./model.js').SessionEntry> = tagged('kind', {
+export const sessionEntry: Parser<SessionEntry> = tagged('kind', {
   message: object({
     id: req(id), parent_id: opt(id, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
     kind: lit('message'), message: req(agentMessage),
@@ -199,7 +199,7 @@ const attachmentMeta = object({
 })
 
 /** A whole session meta (imports, replication). Missing counters and dates are the caller's to fill. */
-export const sessionMeta: Parser<import('./model.js').SessionMeta> = object({
+export const sessionMeta: Parser<SessionMeta> = object({
   session_id: req(id), title: opt(str, ''), description: opt(str, ''), status: opt(oneOf(STATUSES), 'idle'),
   status_reason: opt(str), kind: opt(oneOf(KINDS), 'user'), metadata: opt(jsonObject), forked_from: opt(id),
   draft: opt(str), draft_attachments: opt(array(attachmentMeta)), created_at: req(int), updated_at: opt(int),
@@ -207,31 +207,27 @@ export const sessionMeta: Parser<import('./model.js').SessionMeta> = object({
 })
 
 /** A meta as replication carries it: a missing `updated_at` is its `created_at`. */
-const replicaMeta: Parser<import('./model.js').SessionMeta> = (v, p) => {
+const replicaMeta: Parser<SessionMeta> = (v, p) => {
   const meta = sessionMeta(v, p)
   return meta.updated_at === undefined ? Object.freeze({ ...meta, updated_at: meta.created_at }) : meta
 }
-const metaFields = array(oneOf(META_FIELDS))
-const nullableId: Parser<string | null> = (v, p) => (v === null ? null : id(v, p))
 
 const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
   meta: (v, p) => {
-    const o = v as Record<string, unknown>
-    const c = object<{ meta: import('./model.js').SessionMeta; create?: boolean; fields?: MetaField[] }>({
-      type: lit('meta'), meta: req(replicaMeta), create: opt(bool), fields: opt(metaFields),
-    })(o, p)
+    const c = object<{ meta: SessionMeta; create?: boolean; fields?: MetaField[] }>({
+      type: lit('meta'), meta: req(replicaMeta), create: opt(bool), fields: opt(array(oneOf(META_FIELDS))),
+    })(v, p)
     return { type: 'meta', meta: c.meta, ...(c.create === true && { create: true }), ...(c.fields && { fields: c.fields }) }
   },
   entry: (v, p) => {
-    const c = object<{ session_id: string; entry: import('./model.js').SessionEntry; base_revision?: number }>({
+    const c = object<{ session_id: string; entry: SessionEntry; base_revision?: number }>({
       type: lit('entry'), session_id: req(id), entry: req(sessionEntry), base_revision: opt(uint),
     })(v, p)
     return { type: 'entry', session_id: c.session_id, entry: c.entry, base_revision: c.base_revision ?? null }
   },
   leaf: (v, p) => {
-    const o = v as Record<string, unknown>
-    const c = object<{ session_id: string }>({ type: lit('leaf'), session_id: req(id) })(o, p)
-    return { type: 'leaf', session_id: c.session_id, entry_id: o.entry_id == null ? null : nullableId(o.entry_id, at(p, 'entry_id')) }
+    const c = object<{ session_id: string; entry_id?: string }>({ type: lit('leaf'), session_id: req(id), entry_id: opt(id) })(v, p)
+    return { type: 'leaf', session_id: c.session_id, entry_id: c.entry_id ?? null }
   },
   delete: (v, p) => ({ type: 'delete', session_id: object<{ session_id: string }>({ type: lit('delete'), session_id: req(id) })(v, p).session_id }),
 })
