@@ -4,7 +4,8 @@ import type { WebSocket } from 'ws'
 import type { Principal } from './auth.js'
 import { invalidRequest, toWire } from './errors.js'
 import type { Tenancy } from './tenancy.js'
-import { parseMessage, sendJson } from './ws-json.js'
+import type { JsonLimits } from './json-limits.js'
+import { readMessage, sendJson } from './ws-json.js'
 
 /**
  * `GET /events`: the contract's six event types over a WebSocket. A client subscribes with a
@@ -14,14 +15,16 @@ import { parseMessage, sendJson } from './ws-json.js'
  */
 type Subscription = ReturnType<ReturnType<Store['on']>['subscribe']>
 
-export function eventStream(service: { store: Store; tenancy: Tenancy }, principal: Principal | undefined, maxBuffered: number): WSEvents<WebSocket> {
+export function eventStream(service: { store: Store; tenancy: Tenancy }, principal: Principal | undefined, maxBuffered: number, json: JsonLimits): WSEvents<WebSocket> {
   const subs = new Map<unknown, Subscription | undefined>()
   return {
     onMessage(event, ws) {
       const send = (m: unknown): boolean => sendJson(ws, m, maxBuffered)
-      const msg = parseMessage(event.data)
-      const error = (e: unknown): boolean => send({ type: 'error', id: msg?.id, error: toWire(e).body.error })
-      switch (msg?.type) {
+      const read = readMessage(event.data, json)
+      if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused).body.error })
+      const { msg } = read
+      const error = (e: unknown): boolean => send({ type: 'error', id: msg.id, error: toWire(e).body.error })
+      switch (msg.type) {
         case 'ping':
           return void send({ type: 'pong', id: msg.id })
         case 'unsubscribe':

@@ -1,0 +1,76 @@
+import { invalidRequest } from './errors.js'
+
+/** Shape limits every JSON body and WebSocket message is held to before it is parsed. */
+export interface JsonLimits {
+  /** Deepest nesting of arrays and objects (the top-level value is depth 1). */
+  maxDepth: number
+  /** Most elements in one array. */
+  maxArrayLength: number
+  /** Most keys in one object. */
+  maxObjectKeys: number
+  /** Longest string (key or value), in characters as sent (an escape sequence counts whole). */
+  maxStringLength: number
+}
+
+export const DEFAULT_JSON_LIMITS: JsonLimits = {
+  maxDepth: 64,
+  maxArrayLength: 100_000,
+  maxObjectKeys: 10_000,
+  maxStringLength: 1024 * 1024,
+}
+
+const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d])
+
+/**
+ * Checks the shape of a JSON text in one linear pass without recursion, so `JSON.parse` and every
+ * recursive validator after it only ever see bounded input (a body nested 100,000 deep used to
+ * overflow the stack). Only counts are kept: open containers form a stack bounded by `maxDepth`.
+ * The text need not be valid JSON here; `JSON.parse` decides that afterwards.
+ */
+export function checkJsonShape(text: string, limits: JsonLimits): void {
+  // Per open container: 1 for an object, 0 for an array; and its commas so far.
+  const kinds: number[] = []
+  const counts: number[] = []
+  const n = text.length
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    if (WHITESPACE.has(c)) continue
+    const top = kinds.length - 1
+    if (c === 0x22 /* " */) {
+      const start = i
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 0x5c /* \ */) i++
+        else if (d === 0x22) break
+      }
+      if (i - start - 1 > limits.maxStringLength) throw invalidRequest(`JSON string at offset ${start} is longer than ${limits.maxStringLength} characters`)
+      continue
+    }
+    if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (kinds.length >= limits.maxDepth) throw invalidRequest(`JSON nested deeper than ${limits.maxDepth} levels`)
+      kinds.push(c === 0x7b ? 1 : 0)
+      counts.push(0)
+      continue
+    }
+    if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+      kinds.pop()
+      counts.pop()
+      continue
+    }
+    if (c === 0x2c /* , */ && top >= 0) {
+      const count = ++counts[top] + 1
+      if (kinds[top] === 0 && count > limits.maxArrayLength) throw invalidRequest(`JSON array with more than ${limits.maxArrayLength} elements`)
+      if (kinds[top] === 1 && count > limits.maxObjectKeys) throw invalidRequest(`JSON object with more than ${limits.maxObjectKeys} keys`)
+    }
+  }
+}
+
+/** The one JSON parser of the server: shape checked first (400 `session/invalid_request`), then parsed. */
+export function parseJson(text: string, limits: JsonLimits): unknown {
+  checkJsonShape(text, limits)
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    throw invalidRequest(`malformed JSON: ${(e as Error).message}`)
+  }
+}
