@@ -73,7 +73,7 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
 )
 
 type Hostile =
-  | { shape: 'deep'; depth: number; at: 'top' | 'metadata' | 'content' }
+  | { shape: 'deep'; depth: number }
   | { shape: 'wide'; n: number }
   | { shape: 'keys'; n: number }
   | { shape: 'long-string'; n: number }
@@ -81,7 +81,7 @@ type Hostile =
   | { shape: 'raw'; text: string }
   | { shape: 'text-plain' }
 const hostileArb: fc.Arbitrary<Hostile> = fc.oneof(
-  fc.record({ shape: fc.constant('deep' as const), depth: fc.constantFrom(65, 100, 1000, 20_000, 100_000), at: fc.constantFrom('top' as const, 'metadata' as const, 'content' as const) }),
+  fc.record({ shape: fc.constant('deep' as const), depth: fc.constantFrom(65, 1000, 20_000, 100_000) }),
   fc.record({ shape: fc.constant('wide' as const), n: fc.constantFrom(1000, 100_001) }),
   fc.record({ shape: fc.constant('keys' as const), n: fc.constantFrom(500, 10_001) }),
   fc.record({ shape: fc.constant('long-string' as const), n: fc.constantFrom(100_000, 1024 * 1024 + 1) }),
@@ -186,7 +186,8 @@ class Run {
     ws.on('message', (data) => {
       const text = data.toString()
       entry.frames.push(text)
-      this.inspect(who, `frame on ${path}`, text)
+      const leak = this.leak(who, `frame on ${path}`, text)
+      if (leak) this.pending.push(leak)
       if (/"type":"error"/.test(text) && /"code":"(session\/storage|server\/internal)"/.test(text)) this.pending.push(new Violation('no-5xx', `${who} got ${text.slice(0, 300)} on ${path}`))
     })
     ws.on('error', () => {})
@@ -199,9 +200,9 @@ class Run {
   }
 
   /** A foreign marker in anything sent to `who` is a cross-tenant leak. */
-  private inspect(who: Who, what: string, text: string): void {
+  private leak(who: Who, what: string, text: string): Violation | undefined {
     const at = text.indexOf(MARK[other(who)])
-    if (at >= 0) this.pending.push(new Violation('isolation', `${who} received ${other(who)}'s data in ${what}: …${text.slice(Math.max(0, at - 200), at + 60)}…`))
+    return at < 0 ? undefined : new Violation('isolation', `${who} received ${other(who)}'s data in ${what}: …${text.slice(Math.max(0, at - 200), at + 60)}…`)
   }
 
   /** Throws what the sockets saw since the last check. */
@@ -226,7 +227,8 @@ class Run {
     }
     const text = await res.text()
     if (res.status >= 500) throw new Violation('no-5xx', `${who} ${method} ${show(path)} ${body === undefined ? '' : show(body)} → ${res.status} ${text.slice(0, 300)}`)
-    this.inspect(who, `${method} ${show(path)}`, text)
+    const leak = this.leak(who, `${method} ${show(path)} ${body === undefined ? '' : show(body)}`, text)
+    if (leak) throw leak
     let json: any
     try {
       json = JSON.parse(text)
@@ -261,19 +263,23 @@ class Run {
 
   /** Durability and isolation at rest: every acknowledged session and entry is there, as acknowledged, and its owner's. */
   async verify(): Promise<void> {
+    // Everything is read first: a leak found on the way is reported before a loss.
+    const lost: Violation[] = []
     for (const who of WHO) {
       for (const [session_id, entries] of this.model[who]) {
         const got = await this.rpc(who, 'get', { session_id })
-        if (got.json?.meta?.metadata?.owner !== who) throw new Violation('durability', `${who}'s acknowledged session ${show(session_id)} is ${got.text.slice(0, 300)} after restart`)
+        if (got.json?.meta?.metadata?.owner !== who) lost.push(new Violation('durability', `${who}'s acknowledged session ${show(session_id)} is ${got.text.slice(0, 300)} after restart`))
         for (const [entry_id, text] of entries) {
           const m = await this.rpc(who, 'get-message', { session_id, entry_id })
           const content = JSON.stringify(m.json?.entry ?? null)
-          if (!content.includes(JSON.stringify(text))) throw new Violation('durability', `${who}'s acknowledged entry ${show(entry_id)} of ${show(session_id)} is ${m.text.slice(0, 300)} after restart (expected ${text})`)
+          if (!content.includes(JSON.stringify(text))) lost.push(new Violation('durability', `${who}'s acknowledged entry ${show(entry_id)} of ${show(session_id)} is ${m.text.slice(0, 300)} after restart (expected ${text})`))
         }
         await this.rpc(who, 'messages', { session_id })
       }
       await this.http(who, 'GET', '/sync/pull?since=0&limit=5000')
     }
+    this.flush()
+    if (lost.length) throw lost[0]
   }
 
   private pushBody(who: Who, mutations: readonly Mutation[]): { body: { mutations: unknown[] }; plan: Array<(r: any) => void> } {
@@ -336,13 +342,19 @@ class Run {
     return { body: { mutations: out }, plan }
   }
 
-  hostileBody(who: Who, h: Hostile): { text: string; type?: string } {
+  hostileBody(who: Who, endpoint: string, h: Hostile): { text: string; type?: string } {
     const title = JSON.stringify(this.mark(who))
     switch (h.shape) {
-      case 'deep':
-        if (h.at === 'top') return { text: nest(h.depth, '1') }
-        if (h.at === 'metadata') return { text: `{"session_id":"deep","title":${title},"metadata":{"k":${nest(h.depth - 2, '1')}}}` }
-        return { text: `{"session_id":"deep","message":{"role":"user","timestamp":0,"content":${nest(h.depth - 3, `{"type":"text","text":${title}}`)}}}` }
+      case 'deep': {
+        // Deep where the request takes any JSON (metadata), so it reaches the validators.
+        const deep = `{"k":${nest(h.depth, '1')}}`
+        const canary = JSON.stringify(`canary-${who}`)
+        if (endpoint === '/sync/push') return { text: `{"mutations":[{"id":1,"change":{"type":"meta","create":true,"meta":${JSON.stringify(meta('deep', 'x')).replace('"metadata":{}', `"metadata":${deep}`)}}}]}` }
+        if (endpoint.endsWith('set-meta')) return { text: `{"session_id":${canary},"metadata":${deep}}` }
+        if (endpoint.endsWith('append')) return { text: `{"session_id":${canary},"message":{"role":"user","timestamp":0,"content":${nest(h.depth, `{"type":"text","text":${title}}`)}}}` }
+        if (endpoint.endsWith('nope')) return { text: nest(h.depth, '1') }
+        return { text: `{"session_id":"deep","title":${title},"metadata":${deep}}`.replace(endpoint.endsWith('ensure') ? '' : '"session_id":"deep",', '') }
+      }
       case 'wide':
         return { text: `{"mutations":[${new Array(h.n).fill('0').join(',')}],"messages":[]}` }
       case 'keys':
@@ -413,7 +425,7 @@ class Run {
         break
       }
       case 'hostile': {
-        const { text, type } = this.hostileBody(a.who, a.body)
+        const { text, type } = this.hostileBody(a.who, a.endpoint, a.body)
         const r = await this.http(a.who, 'POST', a.endpoint, text, type)
         // What was refused was not written; what was accepted is the actor's own (a plain create).
         if (r.status === 200 && a.endpoint === '/rpc/session::create') this.model[a.who].set(r.json.session_id, new Map())
