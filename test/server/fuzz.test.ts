@@ -17,7 +17,7 @@ import { startServer, tempDir, type ServerProcess } from './helpers.js'
  *
  * Budget: COLLOQUY_FUZZ_RUNS runs (default 6) of up to COLLOQUY_FUZZ_STEPS steps (default 30).
  * A failure prints the seed and path; replay with COLLOQUY_FUZZ_SEED and COLLOQUY_FUZZ_PATH
- * (COLLOQUY_FUZZ_SHRINK=1 to shrink it first). See test/server/README.md.
+ * (COLLOQUY_FUZZ_SHRINK=1 to shrink it first). See packages/server/README.md, "Fuzzing".
  */
 const RUNS = Number(process.env.COLLOQUY_FUZZ_RUNS ?? 6)
 const STEPS = Number(process.env.COLLOQUY_FUZZ_STEPS ?? 30)
