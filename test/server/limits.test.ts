@@ -174,3 +174,21 @@ describe('a WebSocket client that stops reading', () => {
     expect(received).toBeLessThan(sent * 0.8)
   })
 })
+
+describe('event subscriptions', () => {
+  let server: ServerProcess
+  beforeAll(async () => {
+    server = await startServer(['--memory', ...tokens])
+  })
+  afterAll(() => server?.stop())
+
+  it('a socket holds at most 256 subscriptions; re-subscribing an id replaces it', async () => {
+    const s = await testSocket(ws(server.url, '/events'), ALICE)
+    for (let i = 0; i < 257; i++) s.send({ type: 'subscribe', id: i, trigger_type: 'session::created', config: {} })
+    s.send({ type: 'subscribe', id: 0, trigger_type: 'session::created', config: {} })
+    await s.sync()
+    expect(s.messages.filter((m) => m.type === 'subscribed')).toHaveLength(257)
+    expect(s.messages.filter((m) => m.type === 'error')).toMatchObject([{ id: 256, error: { code: 'session/invalid_request' } }])
+    s.close()
+  })
+})

@@ -13,6 +13,9 @@ import { readMessage, sendJson } from './ws-json.js'
  * payloads; with tenancy every binding is narrowed to the caller's sessions. `ping` is answered
  * after everything sent before it, which is how a client waits for the events of a call it made.
  */
+/** Subscriptions one socket may hold: each is a live binding the server evaluates on every event. */
+const MAX_SUBSCRIPTIONS = 256
+
 type Subscription = ReturnType<ReturnType<Store['on']>['subscribe']>
 
 export function eventStream(service: { store: Store; tenancy: Tenancy }, principal: Principal | undefined, maxBuffered: number, json: JsonLimits): WSEvents<WebSocket> {
@@ -39,6 +42,7 @@ export function eventStream(service: { store: Store; tenancy: Tenancy }, princip
           } catch (e) {
             return void error(e)
           }
+          if (!subs.has(msg.id) && subs.size >= MAX_SUBSCRIPTIONS) return void error(invalidRequest(`at most ${MAX_SUBSCRIPTIONS} subscriptions per socket`))
           subs.get(msg.id)?.unsubscribe()
           const metadata = principal === undefined ? config.metadata : service.tenancy.narrow(principal, config.metadata)
           // A binding asking for another owner's sessions can never match: it stays silent.
