@@ -452,15 +452,19 @@ class Run {
           plan = built.plan
           s.ws.send(JSON.stringify({ type: 'push', id: 'p', ...built.body }))
         }
-        // Everything the server answers to what was sent arrives before the pong.
+        // A push is answered once applied (its answer may come after a later pong); anything else
+        // is answered before the pong of a ping sent after it.
         const before = s.frames.length
+        const answered = (t: string): boolean => (f.kind === 'push' ? /"type":"(pushed|error)","id":"p"/.test(t) : t.includes('"id":"sync"'))
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 5000)
-          const done = (): void => (clearTimeout(timer), resolve())
-          s!.ws.once('close', done)
-          const onMessage = (data: Buffer): void => {
-            if (data.toString().includes('"pong"')) (s!.ws.off('message', onMessage), done())
+          const timer = setTimeout(resolve, 10_000)
+          const done = (): void => {
+            clearTimeout(timer)
+            s!.ws.off('message', onMessage)
+            resolve()
           }
+          const onMessage = (data: Buffer): void => void (answered(data.toString()) && done())
+          s!.ws.once('close', done)
           s!.ws.on('message', onMessage)
           if (s!.ws.readyState === WebSocket.OPEN) s!.ws.send(JSON.stringify({ type: 'ping', id: 'sync' }))
         })
