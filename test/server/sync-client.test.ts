@@ -120,3 +120,38 @@ describe('@colloquy/sync against a server that rate-limits it', () => {
     expect(((await state(a2.store))[session_id] as { entries: unknown[] }).entries).toHaveLength(12)
   })
 })
+
+describe('@colloquy/sync against a server with one WebSocket per principal', () => {
+  let server1: ServerProcess
+  beforeAll(async () => {
+    server1 = await startServer(['--memory', '--token', 'alice=tok-a', '--max-sockets', '1'])
+  })
+  afterAll(() => server1?.stop())
+
+  it('a device whose stream is refused (4429) still converges by pulling, and backs off instead of reconnecting at once', async () => {
+    const open = async (counter?: { n: number }): Promise<{ store: Store; sync: Sync }> => {
+      const store = await createStore({ storage: memoryStorage(), multiTab: false })
+      const counting: typeof fetch = (input, init) => {
+        if (counter) counter.n++
+        return fetch(input, init)
+      }
+      const sync = createSync(store, { url: server1.url, token: 'tok-a', fetch: counting, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
+      cleanup.push(() => store.close(), () => sync.close())
+      sync.start()
+      return { store, sync }
+    }
+    const a1 = await open()
+    await a1.sync.flush()
+    const requests = { n: 0 }
+    const a2 = await open(requests)
+    const { session_id } = await a1.store.create({ title: 'one socket' })
+    await a1.store.append({ session_id, message: user('hello') })
+    await a1.sync.flush()
+    await a2.sync.flush()
+    expect(await state(a2.store)).toStrictEqual(await state(a1.store))
+    const before = requests.n
+    await new Promise((r) => setTimeout(r, 1500))
+    // Backoff after each refusal: a handful of pulls, not one per event-loop turn.
+    expect(requests.n - before).toBeLessThan(8)
+  })
+})

@@ -56,6 +56,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   let checkpoint = 0
   let head = 0
   let stream: { close(): void } | undefined
+  let streamRefusals = 0
   let wakeUp: (() => void) | undefined
   let dirty = true
   let flushWaiters: Array<() => void> = []
@@ -219,6 +220,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       (m: StreamMessage) => {
         head = Math.max(head, m.head)
         if (m.type === 'ready') {
+          streamRefusals = 0
           if (m.checkpoint !== undefined) void apply([], m.checkpoint).catch(() => wake())
           return
         }
@@ -236,7 +238,10 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       },
       (error) => {
         stream = undefined
-        if (error) wake()
+        if (!error) return
+        // Refused for too many sockets: come back later, not at once (reset once a stream is ready).
+        if (error instanceof TransportError && error.status === 429) setTimeout(wake, backoffDelay(++streamRefusals))
+        else wake()
       },
     )
   }

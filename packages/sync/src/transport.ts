@@ -87,7 +87,8 @@ export function httpTransport(options: HttpTransportOptions): Transport {
         }
       }
       ws.onerror = () => finish(new TransportError('stream error', true))
-      ws.onclose = (ev: CloseEvent) => finish(ev.code === 1000 ? undefined : new TransportError(`stream closed (${ev.code})`, ev.code !== 4401, ev.code === 4401 ? 401 : undefined))
+      // 4401 and 4429 are the server's WebSocket forms of HTTP 401 and 429.
+      ws.onclose = (ev: CloseEvent) => finish(ev.code === 1000 ? undefined : new TransportError(`stream closed (${ev.code})`, ev.code !== 4401, ev.code === 4401 ? 401 : ev.code === 4429 ? 429 : undefined))
       return {
         close() {
           closed = true
