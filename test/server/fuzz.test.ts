@@ -15,12 +15,12 @@ import { startServer, tempDir, type ServerProcess } from './helpers.js'
  * - availability: the other principal can still write (and the server restarts on its data);
  * - durability: after every restart, every acknowledged write is there, as it was acknowledged.
  *
- * Budget: COLLOQUY_FUZZ_RUNS runs (default 6) of up to COLLOQUY_FUZZ_STEPS steps (default 30).
+ * Budget: COLLOQUY_FUZZ_RUNS runs (default 12) of up to COLLOQUY_FUZZ_STEPS steps (default 40).
  * A failure prints the seed and path; replay with COLLOQUY_FUZZ_SEED and COLLOQUY_FUZZ_PATH
  * (COLLOQUY_FUZZ_SHRINK=1 to shrink it first). See packages/server/README.md, "Fuzzing".
  */
-const RUNS = Number(process.env.COLLOQUY_FUZZ_RUNS ?? 6)
-const STEPS = Number(process.env.COLLOQUY_FUZZ_STEPS ?? 30)
+const RUNS = Number(process.env.COLLOQUY_FUZZ_RUNS ?? 12)
+const STEPS = Number(process.env.COLLOQUY_FUZZ_STEPS ?? 40)
 const SEED = process.env.COLLOQUY_FUZZ_SEED === undefined ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0 : Number(process.env.COLLOQUY_FUZZ_SEED)
 const PATH = process.env.COLLOQUY_FUZZ_PATH
 const SHRINK = process.env.COLLOQUY_FUZZ_SHRINK === '1'
