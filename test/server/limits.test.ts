@@ -134,6 +134,10 @@ describe('request rate', () => {
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('http/too_many_requests')
     expect((await postJson(`${server.url}/rpc/session::list`, {}, BOB)).status).toBe(200)
+    // Guessing tokens: failed authentications are limited per client address.
+    const guesses = []
+    for (let i = 0; i < 4; i++) guesses.push((await postJson(`${server.url}/rpc/session::list`, {}, `guess-${i}`)).status)
+    expect(guesses).toStrictEqual([401, 401, 429, 429])
 
     await new Promise((r) => setTimeout(r, 1100))
     const s = await testSocket(ws(server.url, '/events'), BOB)

@@ -135,6 +135,18 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     return c.json({ version: 1, server: cfg.info, capabilities, agents: [{ name: cfg.info.name, version: cfg.info.version, tools: [], capabilities }] })
   })
 
+  // Per principal: a token bucket for requests; WebSocket messages draw on it too. Failed
+  // authentications draw on a bucket per client address, so tokens cannot be guessed at speed.
+  const rate = new RateLimiter(limits.requestsPerSecond, Math.max(1, limits.requestBurst))
+  const tooMany = (wait: number): HttpError => new HttpError(429, 'http/too_many_requests', `more than ${limits.requestsPerSecond} requests per second: retry after ${Math.ceil(wait / 1000)} s`)
+  const throttle = (c: Context, key: string): void => {
+    const wait = rate.take(key)
+    if (wait > 0) {
+      c.header('Retry-After', String(Math.ceil(wait / 1000)))
+      throw tooMany(wait)
+    }
+  }
+
   app.use('*', async (c, next) => {
     let principal: Principal | undefined
     if (cfg.authenticate) {
@@ -146,6 +158,8 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
           c.set('denied', true)
           return next()
         }
+        const address = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket.remoteAddress
+        if (address !== undefined) throttle(c, `\u0000address:${address}`)
         c.header('WWW-Authenticate', 'Bearer')
         throw new HttpError(401, 'auth/unauthorized', 'missing or invalid credentials')
       }
@@ -157,16 +171,8 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     await next()
   })
 
-  // Per principal: a token bucket for requests; WebSocket messages draw on it too.
-  const rate = new RateLimiter(limits.requestsPerSecond, Math.max(1, limits.requestBurst))
-  const tooMany = (wait: number): HttpError => new HttpError(429, 'http/too_many_requests', `more than ${limits.requestsPerSecond} requests per second: retry after ${Math.ceil(wait / 1000)} s`)
   app.use('*', async (c, next) => {
-    if (c.get('denied')) return next()
-    const wait = rate.take(c.get('caller'))
-    if (wait > 0) {
-      c.header('Retry-After', String(Math.ceil(wait / 1000)))
-      throw tooMany(wait)
-    }
+    if (!c.get('denied')) throttle(c, c.get('caller'))
     await next()
   })
 
