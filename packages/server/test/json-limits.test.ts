@@ -19,6 +19,9 @@ describe('the server JSON parser checks shape before parsing', () => {
     expect(parseJson('"abcde"', small)).toBe('abcde')
     // Brackets, commas and quotes inside strings are not structure.
     expect(parseJson('{"a":"[[[,,,{{","b":"\\"]]"}', { ...small, maxStringLength: 10 })).toStrictEqual({ a: '[[[,,,{{', b: '"]]' })
+    // Escaped backslashes before a quote: an even run ends the string, an odd one does not.
+    expect(parseJson('["a\\\\",1]', { ...small, maxStringLength: 10 })).toStrictEqual(['a\\', 1])
+    expect(parseJson('["\\"[[[[[["]', { ...small, maxStringLength: 10 })).toStrictEqual(['"[[[[[['])
     expect(parseJson('[]', small)).toStrictEqual([])
     expect(parseJson('{}', small)).toStrictEqual({})
   })
