@@ -54,7 +54,7 @@ export class Usage {
           const s = this.session(head.meta.session_id)
           this.charge(s, -1)
           this.setHead(s, head)
-          for (const e of await inner.entries(head.meta.session_id)) s.entries.set(e.id, size(e))
+          for (const e of await inner.entries(head.meta.session_id)) this.setEntry(s, e.id, size(e))
           this.charge(s, +1)
         }
         return heads
@@ -119,17 +119,23 @@ export class Usage {
 
   /** Adds (+1) or removes (-1) a session's figures from its owner's. */
   private charge(s: SessionUsage, sign: 1 | -1): void {
-    s.bytes = s.meta
-    for (const b of s.entries.values()) s.bytes += b
     if (s.owner === undefined) return
     const o = this.owner(s.owner)
     o.bytes += sign * s.bytes
     o.sessions += sign
   }
 
+  // Sizes change in place (a session's total is never summed again: sessions grow long).
   private setHead(s: SessionUsage, head: SessionHead): void {
     s.owner = this.ownerOf(head.meta.metadata) ?? ''
-    s.meta = size(head.meta)
+    const bytes = size(head.meta)
+    s.bytes += bytes - s.meta
+    s.meta = bytes
+  }
+
+  private setEntry(s: SessionUsage, id: string, bytes: number): void {
+    s.bytes += bytes - (s.entries.get(id) ?? 0)
+    s.entries.set(id, bytes)
   }
 
   private account(ws: WriteSet): void {
@@ -145,7 +151,7 @@ export class Usage {
       this.charge(s, -1)
       const head = ws.heads.get(id)
       if (head) this.setHead(s, head)
-      for (const e of ws.entries.get(id)?.values() ?? []) s.entries.set(e.id, size(e))
+      for (const e of ws.entries.get(id)?.values() ?? []) this.setEntry(s, e.id, size(e))
       this.charge(s, +1)
     }
   }
