@@ -105,6 +105,7 @@ type Action =
   | { kind: 'ensure'; who: Who; id: string }
   | { kind: 'append'; who: Who; target: Target; entry_id: string | null }
   | { kind: 'update'; who: Who; pick: number }
+  | { kind: 'write'; who: Who; fn: 'append-many' | 'fork' | 'set-active-leaf' | 'set-meta' | 'set-status'; target: Target; id: string; pick: number }
   | { kind: 'delete'; who: Who; target: Target }
   | { kind: 'read'; who: Who; fn: 'get' | 'messages' | 'list' | 'history' | 'get-message'; target: Target }
   | { kind: 'pull'; who: Who; since: string; limit: string | null }
@@ -119,6 +120,13 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('ensure' as const), who: whoArb, id: idArb }) },
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('append' as const), who: whoArb, target: targetArb, entry_id: fc.option(idArb) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('update' as const), who: whoArb, pick: fc.nat() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('write' as const), who: whoArb, fn: fc.constantFrom('append-many' as const, 'fork' as const, 'set-active-leaf' as const, 'set-meta' as const, 'set-status' as const),
+      target: targetArb, id: idArb, pick: fc.nat(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), who: whoArb, target: targetArb }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('read' as const), who: whoArb, fn: fc.constantFrom('get' as const, 'messages' as const, 'list' as const, 'history' as const, 'get-message' as const), target: targetArb }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('pull' as const), who: whoArb, since: oddNumber, limit: fc.option(oddNumber) }) },
@@ -397,6 +405,33 @@ class Run {
         const text = this.mark(a.who)
         const r = await this.rpc(a.who, 'update-message', { session_id, entry_id, content: [{ type: 'text', text }] })
         if (r.status === 200) this.model[a.who].get(session_id)!.set(entry_id, text)
+        break
+      }
+      case 'write': {
+        // Every other write, with ids of every shape where it takes one (an entry id, a metadata key).
+        const session_id = this.resolve(a.who, a.target)
+        const own = [...(this.model[a.who].get(session_id)?.keys() ?? [])]
+        const entry_id = own.length ? own[a.pick % own.length] : a.id
+        const foreign = this.model[other(a.who)].has(session_id)
+        if (a.fn === 'append-many') {
+          const texts = [this.mark(a.who), this.mark(a.who)]
+          const r = await this.rpc(a.who, 'append-many', { session_id, messages: texts.map(user), ...(a.pick % 2 === 0 && { parent_id: a.id }) })
+          if (r.status !== 200) break
+          if (foreign || !this.model[a.who].has(session_id)) throw new Violation('isolation', `${a.who} appended to ${show(session_id)}, which is not its session`)
+          r.json.entry_ids.forEach((id: string, i: number) => this.model[a.who].get(session_id)!.set(id, texts[i]))
+        } else if (a.fn === 'fork') {
+          const r = await this.rpc(a.who, 'fork', { session_id, entry_id, title: this.mark(a.who) })
+          if (r.status !== 200) break
+          if (foreign) throw new Violation('isolation', `${a.who} forked ${other(a.who)}'s session ${show(session_id)}`)
+          this.model[a.who].set(r.json.session_id, new Map())
+        } else {
+          const req =
+            a.fn === 'set-active-leaf' ? { session_id, entry_id }
+            : a.fn === 'set-meta' ? { session_id, title: this.mark(a.who), metadata: { [a.id]: this.mark(a.who) } }
+            : { session_id, status: 'error', reason: a.id }
+          const r = await this.rpc(a.who, a.fn, req)
+          if (r.status === 200 && foreign) throw new Violation('isolation', `${a.who}'s ${a.fn} changed ${other(a.who)}'s session ${show(session_id)}`)
+        }
         break
       }
       case 'delete': {
