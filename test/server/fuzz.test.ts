@@ -395,7 +395,9 @@ class Run {
         const r = await this.rpc(a.who, 'append', { session_id, ...(a.entry_id !== null && { entry_id: a.entry_id }), message: user(text) })
         if (r.status !== 200) break
         if (!this.model[a.who].has(session_id)) throw new Violation('isolation', `${a.who} appended to ${show(session_id)}, which is not its session`)
-        this.model[a.who].get(session_id)!.set(r.json.entry_id, text)
+        // An append with an entry id the session has is an idempotent replay: the entry stays as it was.
+        const entries = this.model[a.who].get(session_id)!
+        if (!entries.has(r.json.entry_id)) entries.set(r.json.entry_id, text)
         break
       }
       case 'update': {
