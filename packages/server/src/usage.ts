@@ -54,7 +54,10 @@ export class Usage {
           const s = this.session(head.meta.session_id)
           this.charge(s, -1)
           this.setHead(s, head)
-          for (const e of await inner.entries(head.meta.session_id)) this.setEntry(s, e.id, size(e))
+          // A session the storage cannot read now is counted by its meta until it is written:
+          // counting never stops a start.
+          const entries = await inner.entries(head.meta.session_id).catch(() => [])
+          for (const e of entries) this.setEntry(s, e.id, size(e))
           this.charge(s, +1)
         }
         return heads
