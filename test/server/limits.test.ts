@@ -45,7 +45,7 @@ describe('bounded parsing', () => {
       socket.send(raw)
       socket.send(JSON.stringify({ type: 'ping', id: 'after' }))
       await expect.poll(() => frames.find((f) => f.type === 'pong')).toBeTruthy()
-      expect(frames.find((f) => f.type === 'error')).toMatchObject({ type: 'error', error: { code: 'session/invalid_request', message: expect.stringMatching(/^session\/invalid_request: JSON nested deeper than 64/) } })
+      expect(frames.find((f) => f.type === 'error')).toMatchObject({ type: 'error', error: { code: 'session/invalid_request', message: expect.stringMatching(/^session\/invalid_request: id\[0\]\[0\].*: JSON nested deeper than 64 levels$/) } })
       socket.close()
     }
   })

@@ -35,9 +35,26 @@ describe('the server JSON parser checks shape before parsing', () => {
     expect(refused('{"a":')).toBe('session/invalid_request 400')
   })
 
+  it('names where a limit was passed, as the core names fields, with hostile keys cut short', () => {
+    const message = (text: string, limits = small): string => {
+      try {
+        parseJson(text, limits)
+      } catch (e) {
+        return (e as Error).message
+      }
+      return 'accepted'
+    }
+    expect(message('{"a":{"b":[1,[[1]]]}}')).toBe('session/invalid_request: a.b[1][0]: JSON nested deeper than 4 levels')
+    expect(message('{"a":[1,2,3,4]}')).toBe('session/invalid_request: a: JSON array with more than 3 elements')
+    expect(message('{"x":1,"y":{"p":1,"q":2,"r":3}}')).toBe('session/invalid_request: y: JSON object with more than 2 keys')
+    expect(message('{"x":["abcdef"]}')).toBe('session/invalid_request: x[0]: JSON string longer than 5 characters')
+    const key = 'k'.repeat(1000)
+    expect(message(`{"${key}":[[[[1]]]]}`, { ...small, maxStringLength: 2000 })).toBe(`session/invalid_request: ${'k'.repeat(40)}…[0][0][0]: JSON nested deeper than 4 levels`)
+  })
+
   it('a body nested 1,000,000 deep is refused in one pass, without recursion', () => {
     const deep = '['.repeat(1_000_000) + ']'.repeat(1_000_000)
-    expect(() => checkJsonShape(deep, DEFAULT_JSON_LIMITS)).toThrow(/nested deeper than 64/)
+    expect(() => checkJsonShape(deep, DEFAULT_JSON_LIMITS)).toThrow(/^session\/invalid_request: \[0\]\[0\]\[0\]\[0\]\[0\]\[0\]\[0\]\[0\]…: JSON nested deeper than 64/)
     // Unbalanced and truncated texts too (JSON.parse never sees them).
     expect(refused('['.repeat(1_000_000), DEFAULT_JSON_LIMITS)).toBe('session/invalid_request 400')
     expect(refused(']'.repeat(1_000_000) + '[', DEFAULT_JSON_LIMITS)).toBe('session/invalid_request 400')
