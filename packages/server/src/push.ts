@@ -36,7 +36,7 @@ const rejected = (e: SessionError): ReplicaResult => ({ status: 'rejected', code
  * `push`): one result per mutation. With tenancy, a session's metas carry the caller as owner,
  * and changes to sessions the caller does not own answer as for an unknown session.
  */
-export async function push(service: Service, principal: Principal | undefined, mutations: readonly PushMutation[]): Promise<PushResult[]> {
+export async function push(service: Service, principal: Principal | undefined, mutations: readonly PushMutation[], bytes = 0): Promise<PushResult[]> {
   const { store, tenancy } = service
   const results: Array<ReplicaResult | undefined> = new Array(mutations.length)
   const admitted: Array<{ at: number; change: ReplicaChange }> = []
@@ -63,12 +63,24 @@ export async function push(service: Service, principal: Principal | undefined, m
     }
     admitted.push({ at, change })
   }
+  // Against the caller's quotas: the body's size, and every session it creates.
+  let quota = (): void => {}
+  if (service.usage && admitted.length) {
+    const creates = new Set(admitted.filter((a) => a.change.type === 'meta' && a.change.create && !store.engine.state.sessions.has(sessionOf(a.change))).map((a) => sessionOf(a.change)))
+    try {
+      quota = service.usage.admit(principal ?? '', bytes, creates.size)
+    } catch (e) {
+      for (const release of releases) release()
+      throw e
+    }
+  }
   try {
     if (admitted.length) {
       const applied = await store.applyReplica(admitted.map((a) => a.change), { policy: 'push' })
       admitted.forEach((a, i) => (results[a.at] = applied[i]))
     }
   } finally {
+    quota()
     for (const release of releases) release()
   }
   return mutations.map((m, i) => ({ id: m.id, ...results[i]! }))
