@@ -13,7 +13,7 @@ afterEach(cleanup)
 
 const textOf = (m: ThreadMessage): string => m.content.map((p) => (p.type === 'text' ? p.text : '')).join('')
 const transcript = (r: AssistantRuntime): string[] => r.thread.getState().messages.map((m) => `${m.role}:${textOf(m)}`)
-const settle = (): Promise<void> => act(() => new Promise((r) => setTimeout(r, 30)))
+const settle = (): Promise<void> => act(() => new Promise<void>((r) => setTimeout(r, 30)))
 
 /** Mounts a thread on `store` and returns its live runtime. */
 function mount(store: Store, session_id: string | null, model = tokenModel(3)): { runtime: () => AssistantRuntime; rerender: (sid: string | null) => void; sessions: (string | null)[] } {
