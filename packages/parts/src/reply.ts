@@ -72,6 +72,9 @@ export function stopReply(store: Store, session_id: string): void {
   stopChannel(store)?.postMessage(session_id)
 }
 
+/** How long a reply waits for the session's reply lock. */
+const LOCK_WAIT_MS = 1000
+
 const locks = (): LockManager | undefined => (typeof navigator !== 'undefined' ? navigator.locks : undefined)
 
 const gone = (e: unknown): boolean => e instanceof SessionError && (e.code === 'session/not_found' || e.code === 'session/entry_not_found')
@@ -89,13 +92,14 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
   const held = new Promise<void>((r) => (release = r))
   const lockManager = locks()
   if (lockManager) {
-    const granted = await new Promise<boolean>((resolve, reject) => {
-      lockManager.request(replyLock(session_id), { ifAvailable: true }, (lock) => {
-        resolve(lock !== null)
-        return lock ? held : undefined
-      }).catch(reject)
+    // Queued, not `ifAvailable`: a tab checking for interrupted replies holds the lock for a
+    // moment. A reply streaming elsewhere holds it for long: after a second, this one gives up.
+    await new Promise<void>((resolve, reject) => {
+      lockManager.request(replyLock(session_id), { signal: AbortSignal.timeout(LOCK_WAIT_MS) }, () => {
+        resolve()
+        return held
+      }).catch((e: unknown) => reject(e instanceof DOMException && (e.name === 'AbortError' || e.name === 'TimeoutError') ? new Error('a reply is already streaming in this chat') : e))
     })
-    if (!granted) throw new Error('a reply is already streaming in this chat')
   }
   try {
     const appended = store.append({
