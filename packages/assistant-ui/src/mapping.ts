@@ -47,7 +47,8 @@ function toLikePart(p: NeutralPart, role: ChatNode['role']): LikePart {
     case 'extra': {
       const x = p.part
       if (typeof x.type === 'string' && x.type.startsWith('data-')) return { type: x.type as `data-${string}`, data: x.data ?? null }
-      if (x.type === 'source-url' && typeof x.url === 'string' && typeof x.sourceId === 'string') {
+      // A user message holds no source parts in assistant-ui: there it travels as data.
+      if (role !== 'user' && x.type === 'source-url' && typeof x.url === 'string' && typeof x.sourceId === 'string') {
         return { type: 'source', sourceType: 'url', id: x.sourceId, url: x.url, ...(typeof x.title === 'string' && { title: x.title }) }
       }
       return { type: 'data', name: PART_DATA, data: p }
