@@ -9,7 +9,7 @@ import {
 } from '@assistant-ui/react'
 import { LOCAL_MODEL } from 'chat-kit'
 import { chatModel } from './model.js'
-import { Settings } from './Settings.js'
+import { EndpointForm } from 'chat-kit/endpoint-form'
 
 export function App({ store }: { store: Store }): ReactNode {
   const model = useMemo(() => chatModel(store), [store])
@@ -35,7 +35,7 @@ function Chat({ model }: { model: ChatModelAdapter }): ReactNode {
             <ThreadListPrimitive.New className="new">+ New chat</ThreadListPrimitive.New>
             <ThreadListPrimitive.Items components={{ ThreadListItem }} />
           </ThreadListPrimitive.Root>
-          <Settings />
+          <EndpointForm />
         </aside>
         <main className="main">
           <Thread />

@@ -2,7 +2,7 @@ import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { createStore, indexedDbStorage } from '@colloquy/core'
 import { App } from './App.js'
-import './app.css'
+import 'chat-kit/frameworks.css'
 
 const root = createRoot(document.getElementById('root')!)
 createStore({ storage: indexedDbStorage({ name: 'colloquy-assistant-ui' }) }).then(

@@ -1,8 +1,8 @@
 import { useState, type FormEvent, type ReactNode } from 'react'
-import { loadEndpoint, saveEndpoint } from 'chat-kit'
+import { loadEndpoint, saveEndpoint } from '../endpoint.js'
 
 /** The OpenAI-compatible endpoint to call instead of the local model (kept in this browser). */
-export function Settings(): ReactNode {
+export function EndpointForm(): ReactNode {
   const saved = loadEndpoint()
   const [url, setUrl] = useState(saved?.url ?? '')
   const [key, setKey] = useState(saved?.key ?? '')
