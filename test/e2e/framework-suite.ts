@@ -65,7 +65,7 @@ export function frameworkSuite(example: Example): void {
       await expect.poll(async () => {
         lengths.push((await textOf(rows(other, 'assistant').last())).length)
         return new Set(lengths).size
-      }, { timeout: 10_000, intervals: [50] }).toBeGreaterThan(3)
+      }, { timeout: 10_000, interval: 50 }).toBeGreaterThan(3)
       await other.getByRole('button', { name: 'Stop' }).waitFor()
       await screenshot(other, `${example}-second-tab`)
 
