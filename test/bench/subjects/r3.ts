@@ -40,16 +40,16 @@ export const chunkText = (i: number): string => Array.from({ length: i + 1 }, (_
 
 export interface R3Pass { wallMs: number; renders: number }
 
-export async function measureR3<S extends string>(subjects: Record<S, (chunks: number) => Promise<R3Pass>>, log: (m: string) => void): Promise<Record<S, { wallMs: number; rendersPerChunk: number; walls: number[] }>> {
+export async function measureR3<S extends string>(subjects: Record<S, (chunks: number) => Promise<R3Pass>>, log: (m: string) => void, rounds = R3_ROUNDS): Promise<Record<S, { wallMs: number; rendersPerChunk: number; walls: number[] }>> {
   const names = Object.keys(subjects) as S[]
   for (const s of names) await subjects[s](Math.ceil(R3_CHUNKS / 20)) // warm-up
   const runs = new Map<S, R3Pass[]>(names.map((s) => [s, []]))
-  for (let r = 0; r < R3_ROUNDS; r++) {
+  for (let r = 0; r < rounds; r++) {
     const order = [...names.slice(r % names.length), ...names.slice(0, r % names.length)]
     for (const s of order) {
       const p = await subjects[s](R3_CHUNKS)
       runs.get(s)!.push(p)
-      log(`  R3 ${s} round ${r + 1}/${R3_ROUNDS}: ${p.wallMs.toFixed(0)} ms, ${(p.renders / R3_CHUNKS).toFixed(2)} row renders/chunk`)
+      log(`  R3 ${s} round ${r + 1}/${rounds}: ${p.wallMs.toFixed(0)} ms, ${(p.renders / R3_CHUNKS).toFixed(2)} row renders/chunk`)
     }
   }
   const out = {} as Record<S, { wallMs: number; rendersPerChunk: number; walls: number[] }>
@@ -61,10 +61,10 @@ export async function measureR3<S extends string>(subjects: Record<S, (chunks: n
 }
 
 /** Rows for one framework: the Colloquy adapter against the framework's own in-memory state. */
-export function r3Rows(framework: string, colloquy: string, baseline: string, runs: Record<string, { wallMs: number; rendersPerChunk: number; walls: number[] }>, note: string): BenchRow[] {
+export function r3Rows(framework: string, colloquy: string, baseline: string, runs: Record<string, { wallMs: number; rendersPerChunk: number; walls: number[] }>, note: string, rounds = R3_ROUNDS): BenchRow[] {
   const c = runs[colloquy]
   const b = runs[baseline]
-  const size = `${R3_CHUNKS.toLocaleString('en-US')} chunks into the last of ${R3_MESSAGES.toLocaleString('en-US')} messages, each on screen before the next; median of ${R3_ROUNDS}`
+  const size = `${R3_CHUNKS.toLocaleString('en-US')} chunks into the last of ${R3_MESSAGES.toLocaleString('en-US')} messages, each on screen before the next; ${rounds === 1 ? 'one round' : `median of ${rounds}`}`
   return [
     { id: 'R3', subject: colloquy, metric: 'wall time', value: c.wallMs, unit: 'ms', baseline, better: 'lower', note: `${framework}: ${size}; ${note}` },
     { id: 'R3', subject: baseline, metric: 'wall time', value: b.wallMs, unit: 'ms', better: 'lower', note: `${framework}'s default in-memory state, the same UI` },
