@@ -120,6 +120,9 @@ export const agentMessage: Parser<AgentMessage> = tagged<AgentMessage>('role', {
 
 export const customPayload: Parser<CustomPayload> = object({ custom_type: req(str), data: opt(json, null) })
 
+/** A `Blob` or `File` handed over in process (never on the wire). */
+export const blob: Parser<Blob> = (v, p) => (typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v))
+
 const sid = req(str)
 const meta = { title: opt(str), description: opt(str), metadata: opt(jsonObject), kind: opt(oneOf(KINDS)) }
 
@@ -151,6 +154,25 @@ export const requestParsers: { [K in FunctionId]: Parser<FunctionMap[K][0]> } = 
   }),
   'session::set-active-leaf': object({ session_id: sid, entry_id: req(str) }),
   'session::fork': object({ session_id: sid, entry_id: req(str), title: opt(str) }),
+  'session::set-draft': object({ session_id: sid, draft: opt(str), attachment_ids: opt(array(str)) }),
+  // `name` is required by the wire schema; a `file` brings its own name, so the check that one of
+  // them is there (and not blank) runs with the attachment rules, in the contract's order.
+  'session::put-attachment': object({ session_id: sid, name: opt(str), mime: opt(str), data: opt(str), file: opt(blob) }),
+  'session::get-attachment': object({ session_id: sid, attachment_id: req(str), include_data: opt(bool) }),
+  'session::list-attachments': object({ session_id: sid }),
+  'session::delete-attachment': object({ session_id: sid, attachment_id: req(str) }),
+  'session::messages-tail': object({
+    session_id: sid, limit: opt(uint), before_entry_id: opt(str), until_entry_id: opt(str), include_custom: opt(bool),
+    include_image_data: opt(bool),
+  }),
+  'session::messages-range': object({
+    session_id: sid, from_entry_id: opt(str), to_entry_id: opt(str), entry_ids: opt(array(str)), limit: opt(uint),
+    cursor: opt(str), include_image_data: opt(bool),
+  }),
+  'session::mention::search': object({
+    query: opt(str), limit: opt(uint), context: opt(object({ session_id: opt(str), working_dir: opt(str) })),
+  }),
+  'session::mention::get': object({ id: req(str) }),
 }
 
 export function parseRequest<K extends FunctionId>(functionId: K, request: unknown): FunctionMap[K][0] {

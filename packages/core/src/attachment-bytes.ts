@@ -1,0 +1,107 @@
+import { blobBytes, decodeBase64, encodeBase64, sha256Hex } from './bytes.js'
+import type { OpContext } from './context.js'
+import type { Engine } from './engine.js'
+import { SessionError, invalid } from './errors.js'
+import type { FunctionMap } from './model.js'
+import type { PreparedAttachment } from './ops/index.js'
+
+type Put = FunctionMap['session::put-attachment']
+type Get = FunctionMap['session::get-attachment']
+
+const OCTET = 'application/octet-stream'
+const key = (session_id: string, attachment_id: string): string => JSON.stringify([session_id, attachment_id])
+
+/**
+ * The byte side of attachments: checking and hashing uploads before their batch, reading bytes
+ * on demand after it, and object URLs for display. The metadata rules live in the operations.
+ */
+export class AttachmentBytes {
+  private readonly urls = new Map<string, { url: Promise<string | null>; holders: number }>()
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly ctx: OpContext,
+  ) {}
+
+  /** The contract's order: name, then base64, then size; the session is checked in the batch. */
+  async put(req: Put[0]): Promise<Put[1]> {
+    if (!this.engine.storage.attachmentBytes) throw new SessionError('session/storage', `storage ${this.engine.storage.name} keeps no attachment bytes`)
+    const file = req.file ?? undefined
+    const fileName = file && typeof (file as File).name === 'string' ? (file as File).name : undefined
+    const name = (req.name ?? fileName ?? '').trim()
+    if (name === '') throw invalid('name must not be blank')
+    if (req.data != null && file) throw invalid('give either data (base64) or file, not both')
+    let raw: Uint8Array | undefined
+    let size: number
+    if (req.data != null) {
+      raw = decodeBase64(req.data)
+      if (!raw) throw invalid('data is not valid base64')
+      size = raw.length
+    } else if (file) size = file.size
+    else throw invalid('data: missing required field')
+    const max = this.ctx.limits.max_attachment_bytes
+    if (size > max) throw new SessionError('session/attachment_too_large', `attachment is ${size} bytes, the limit is ${max}`)
+    const given = req.mime ?? file?.type ?? ''
+    const mime = given.trim() === '' ? OCTET : given
+    const sha256 = await sha256Hex(raw ?? (await blobBytes(file!)))
+    const bytes = raw ? new Blob([raw as BlobPart], { type: mime }) : file!
+    const prepared: PreparedAttachment = { session_id: req.session_id, name, mime, size, sha256, bytes }
+    return this.engine.submit('session::put-attachment', prepared as unknown as Put[0])
+  }
+
+  async get(req: Get[0]): Promise<Get[1]> {
+    const found = await this.engine.submit('session::get-attachment', req)
+    if (!found || req.include_data === false) return found
+    const blob = await this.read(req.session_id, req.attachment_id)
+    // Deleted between the metadata read and the byte read: as unknown as it is now.
+    if (!blob) return null
+    return { attachment: found.attachment, data: encodeBase64(await blobBytes(blob)) }
+  }
+
+  async blob(session_id: string, attachment_id: string): Promise<Blob | null> {
+    const found = await this.engine.submit('session::get-attachment', { session_id, attachment_id, include_data: false })
+    if (!found) return null
+    const blob = await this.read(session_id, attachment_id)
+    if (!blob) return null
+    return blob.type === found.attachment.mime ? blob : blob.slice(0, blob.size, found.attachment.mime)
+  }
+
+  url(session_id: string, attachment_id: string): Promise<string | null> {
+    const k = key(session_id, attachment_id)
+    let held = this.urls.get(k)
+    if (!held) {
+      const url = this.blob(session_id, attachment_id).then((b) => (b ? URL.createObjectURL(b) : null))
+      this.urls.set(k, (held = { url, holders: 0 }))
+      // A failed or empty lookup is not cached: the next holder asks again.
+      url.then((u) => u ?? this.drop(k), () => this.drop(k))
+    }
+    held.holders++
+    return held.url
+  }
+
+  release(session_id: string, attachment_id: string): void {
+    const k = key(session_id, attachment_id)
+    const held = this.urls.get(k)
+    if (!held || --held.holders > 0) return
+    this.drop(k)
+  }
+
+  revokeAll(): void {
+    for (const k of [...this.urls.keys()]) this.drop(k)
+  }
+
+  private drop(k: string): void {
+    const held = this.urls.get(k)
+    if (!held) return
+    this.urls.delete(k)
+    void held.url.then((u) => u && URL.revokeObjectURL(u), () => {})
+  }
+
+  private read(session_id: string, attachment_id: string): Promise<Blob | undefined> {
+    const storage = this.engine.storage
+    if (!storage.attachmentBytes) return Promise.reject(new SessionError('session/storage', `storage ${storage.name} keeps no attachment bytes`))
+    return storage.attachmentBytes(session_id, attachment_id).catch((cause: unknown) => {
+      throw new SessionError('session/storage', `reading attachment ${attachment_id} failed: ${String(cause)}`, { cause })
+    })
+  }
+}
