@@ -16,3 +16,8 @@ export { parseRequest, agentMessage as parseAgentMessage, sessionEntry as parseS
 export { jsonEqual, metadataMatches } from './json.js'
 export { parseEventConfig, eventMatches } from './events.js'
 export { payloadOf } from './relay.js'
+export { searchMentions } from './ops/mention.js'
+export type { DraftState } from './live.js'
+export type { BlobWrite } from './storage.js'
+export { decodeBase64, encodeBase64, sha256Hex } from './bytes.js'
+export { collectAttachmentIds } from './ops/attachments.js'

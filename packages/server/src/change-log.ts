@@ -60,6 +60,7 @@ export class ChangeLog {
       entries: (id) => inner.entries(id),
       transact: (work) => this.serial(() => this.transact(work)),
       sideRecords: inner.sideRecords && ((store) => inner.sideRecords!(store)),
+      attachmentBytes: inner.attachmentBytes && ((session_id, attachment_id) => inner.attachmentBytes!(session_id, attachment_id)),
       close: () => inner.close(),
     }
   }

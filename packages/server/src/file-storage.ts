@@ -2,6 +2,7 @@ import { writeSync } from 'node:fs'
 import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionError, type SessionEntry, type SessionHead, type SideWrite, type Storage, type StorageReader, type WriteSet } from '@colloquy/core'
+import { withAttachmentFiles } from './attachment-files.js'
 import { AppendHandles } from './file-handles.js'
 import { sessionFileName, sessionIdOfFile } from './file-names.js'
 import { applySide, journalLine, readJournal, syncDir, writeSnapshot, type JournalState } from './journal.js'
@@ -249,7 +250,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     if (journalSize > checkpointBytes) await checkpoint()
   }
 
-  return {
+  return withAttachmentFiles(dir, {
     name: `file:${dir}`,
     dir,
     open: () => exclusive(open_),
@@ -268,5 +269,5 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     close() {
       void exclusive(() => handles.closeAll())
     },
-  }
+  }, { fsync })
 }

@@ -54,11 +54,16 @@ function itemOf(m: SessionMeta): MentionItem {
 }
 
 export function mentionSearch(d: Draft, req: MentionSearchRequest): MentionSearchResponse {
+  return searchMentions(d.metas(), req)
+}
+
+/** The search over any set of sessions (a server scopes it to the caller's own). */
+export function searchMentions(metas: Iterable<SessionMeta>, req: MentionSearchRequest): MentionSearchResponse {
   const q = (req.query ?? '').trim().toLowerCase()
   const limit = Math.min(Math.max(req.limit ?? 8, 1), 50)
   const asking = req.context?.session_id ?? undefined
   const ranked: Array<{ m: SessionMeta; tier: number; child: number }> = []
-  for (const m of d.metas()) {
+  for (const m of metas) {
     // Machine test runs and the session doing the asking are never offered.
     if (m.kind === 'e2e' || m.session_id === asking) continue
     const t = tier(m, q)
