@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { SessionError } from '@colloquy/core'
+import type { HttpBindings } from '@hono/node-server'
 import type { Hono } from 'hono'
 import type { Env } from './app.js'
 import { HttpError } from './errors.js'
@@ -37,12 +38,20 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     const session_id = c.req.param('session_id')
     const name = c.req.query('name') ?? ''
     const mime = c.req.query('mime') ?? c.req.header('content-type') ?? ''
-    if (name.trim() === '') throw new SessionError('session/invalid_request', 'name must not be blank')
+    // On a refusal the rest of the body is drained unread, so the client gets the answer.
+    const refuse = (): void => void (c.env as Partial<HttpBindings> | undefined)?.incoming?.resume()
     // Checked before a byte is read: nothing is spooled for someone else's (or no) session.
-    if (!visible(c.get('principal'), session_id)) throw notFound(session_id)
+    if (name.trim() === '') {
+      refuse()
+      throw new SessionError('session/invalid_request', 'name must not be blank')
+    }
+    if (!visible(c.get('principal'), session_id)) {
+      refuse()
+      throw notFound(session_id)
+    }
     const declared = Number(c.req.header('content-length'))
     if (declared > maxBytes) {
-      c.header('Connection', 'close')
+      refuse()
       throw new SessionError('session/attachment_too_large', `attachment is ${declared} bytes, the limit is ${maxBytes}`)
     }
     const body = c.req.raw.body
@@ -61,7 +70,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       try {
         await pipeline(Readable.fromWeb(body as import('node:stream/web').ReadableStream), counter, createWriteStream(path))
       } catch (e) {
-        if (e instanceof SessionError) c.header('Connection', 'close')
+        if (e instanceof SessionError) refuse()
         throw e
       }
       const file = await openAsBlob(path, { type: mime })

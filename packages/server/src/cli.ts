@@ -19,6 +19,7 @@ const usage = `Usage: colloquy-server [options]
   --origin <origin>       browser origin allowed to connect; repeatable, or "*"
   --max-body-bytes <n>    largest request body / WebSocket message (default 4 MiB)
   --max-batch <n>         most mutations in one push (default 1000)
+  --max-attachment-bytes <n>  largest attachment (default 50 MiB)
   --no-fsync              do not flush to disk before acknowledging a commit
   --test-clock            test mode: the contract's clock and ids, /test/* endpoints
   -h, --help              this text
@@ -49,6 +50,7 @@ function parse() {
       origin: { type: 'string', multiple: true },
       'max-body-bytes': { type: 'string' },
       'max-batch': { type: 'string' },
+      'max-attachment-bytes': { type: 'string' },
       'no-fsync': { type: 'boolean' },
       'test-clock': { type: 'boolean' },
       // Fault injection for crash tests: SIGKILL this process at the n-th commit, just after
@@ -105,6 +107,7 @@ const server = await createServer({
   limits: {
     maxBodyBytes: o['max-body-bytes'] === undefined ? undefined : integer(o['max-body-bytes'], 'max-body-bytes', 0),
     maxBatch: o['max-batch'] === undefined ? undefined : integer(o['max-batch'], 'max-batch', 0),
+    max_attachment_bytes: o['max-attachment-bytes'] === undefined ? undefined : integer(o['max-attachment-bytes'], 'max-attachment-bytes', 0),
   },
   testMode: o['test-clock'],
 })
