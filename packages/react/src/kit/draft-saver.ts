@@ -17,6 +17,8 @@ export class DraftSaver {
     private readonly session_id: string,
     private readonly delay = 400,
     private readonly onError: (error: unknown) => void = () => {},
+    /** Called after each save settles (bindings whose text is derived from `busy` re-derive it). */
+    private readonly onSettled: () => void = () => {},
   ) {}
 
   /** True while typed text waits for its save or a save is on its way to the store. */
@@ -73,7 +75,10 @@ export class DraftSaver {
         () => {},
         (e: unknown) => this.onError(e),
       )
-      .finally(() => void this.inFlight--)
+      .finally(() => {
+        this.inFlight--
+        this.onSettled()
+      })
     this.chain = run
     return run
   }
