@@ -43,12 +43,12 @@ export class AttachmentBytes {
     if (size > max) throw new SessionError('session/attachment_too_large', `attachment is ${size} bytes, the limit is ${max}`)
     const given = req.mime ?? file?.type ?? ''
     const mime = given.trim() === '' ? OCTET : given
-    // A File is read once, for its hash, and what was read is what is stored: a File handle can
-    // go stale (the file changed or removed on disk) while the stored copy cannot.
-    if (!raw) raw = await blobBytes(file!)
-    if (raw.length !== size) throw invalid('the file changed while it was read')
-    const sha256 = await sha256Hex(raw)
-    const bytes = new Blob([raw as BlobPart], { type: mime })
+    // A File is read once, for its hash; the File itself is what is stored (IndexedDB copies it
+    // at put time), so no second copy of the bytes is made here.
+    const hashed = raw ?? (await blobBytes(file!))
+    if (hashed.length !== size) throw invalid('the file changed while it was read')
+    const sha256 = await sha256Hex(hashed)
+    const bytes = raw ? new Blob([raw as BlobPart], { type: mime }) : file!
     const prepared: PreparedAttachment = { session_id: req.session_id, name, mime, size, sha256, bytes }
     return this.engine.submit('session::put-attachment', prepared as unknown as Put[0])
   }

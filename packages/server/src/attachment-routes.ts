@@ -1,5 +1,5 @@
-import { createWriteStream, openAsBlob } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { createWriteStream } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
@@ -73,7 +73,9 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
         if (e instanceof SessionError) refuse()
         throw e
       }
-      const file = await openAsBlob(path, { type: mime })
+      // In memory before the spool goes: a storage may keep the Blob it is handed (memory
+      // storage does), and a Blob over a deleted file cannot be read.
+      const file = new Blob([await readFile(path)], { type: mime })
       return c.json(await store.putAttachment({ session_id, name, mime, file }))
     } finally {
       await rm(spool, { recursive: true, force: true })
