@@ -6,7 +6,7 @@ export { indexedDbStorage, type IndexedDbStorageOptions } from './idb-storage.js
 export { memoryStorage } from './memory-storage.js'
 export type { Storage, StorageReader, SessionHead, WriteSet, SideWrite } from './storage.js'
 export { branchOf, newestLeafUnder, type BranchPosition, type LiveMessagesRequest, type SessionTree } from './live.js'
-export type { SessionImport, ImportOptions } from './import.js'
+export type { SessionImport, ImportOptions, ImportAttachment } from './import.js'
 export { checkImport } from './import.js'
 export type { Commit, ChangePayload, SessionChange, ChangeSource } from './changes.js'
 export type { CommitHook, AppliedOp, Engine } from './engine.js'

@@ -35,7 +35,8 @@ function useStickToBottom(): { scroller: RefObject<HTMLDivElement | null>; conte
 }
 
 /**
- * Blocks read per page, from the newest (`messagesTail`): a tool run is one block, so a session
+ * Blocks read per page, from the newest (`messagesTail`, without bookkeeping entries: the rows
+ * are `useMessageIds`, which leaves them out too): a tool run is one block, so a session
  * with 300-call agent runs opens on its last exchanges with the runs collapsed, and an imported
  * session of thousands of messages never renders them all at once.
  */
@@ -67,7 +68,7 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
   useEffect(() => {
     if (!store || (loaded && !stale)) return
     let live = true
-    store.messagesTail({ session_id: sessionId, limit: PAGE, include_image_data: false }).then(
+    store.messagesTail({ session_id: sessionId, limit: PAGE, include_custom: false, include_image_data: false }).then(
       (page) => live && setLoaded({ oldest: page.oldest_entry_id, hasMore: page.has_more, elided: new Set(elidedOf(page.messages)) }),
       (e: unknown) => live && setError(String(e)),
     )
@@ -78,7 +79,7 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
     if (!store || !loaded?.hasMore || loading.current) return
     loading.current = true
     try {
-      const page = await store.messagesTail({ session_id: sessionId, limit: PAGE, before_entry_id: loaded.oldest, include_image_data: false })
+      const page = await store.messagesTail({ session_id: sessionId, limit: PAGE, before_entry_id: loaded.oldest, include_custom: false, include_image_data: false })
       setLoaded((prev) => prev && { oldest: page.oldest_entry_id ?? prev.oldest, hasMore: page.has_more, elided: new Set([...prev.elided, ...elidedOf(page.messages)]) })
     } catch (e) {
       // The path moved under the reader (stale anchor): read the newest page again.
