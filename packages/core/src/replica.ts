@@ -32,7 +32,7 @@ export type ReplicaChange =
  * that edit different fields of one session offline (one renames, one marks it done) both keep
  * their edit; counters and `updated_at` are each replica's own.
  */
-export const META_FIELDS = ['title', 'description', 'metadata', 'status', 'status_reason'] as const
+export const META_FIELDS = ['title', 'description', 'metadata', 'status', 'status_reason', 'draft'] as const
 export type MetaField = (typeof META_FIELDS)[number]
 
 export type ReplicaResult =
@@ -86,10 +86,11 @@ function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: rea
   if (!head) {
     if (policy === 'push' && !create) return rejected('session/not_found', `session ${incoming.session_id} not found`)
     // A session new to this replica starts empty: its entries arrive as their own changes and
-    // are counted as they land, so message_count always matches the entries held here.
+    // are counted as they land, so message_count always matches the entries held here. It holds
+    // no attachments, so its draft keeps the text and no chips.
     const meta: SessionMeta = { ...incoming, message_count: 0 }
-    delete meta.draft
     delete meta.draft_attachments
+    if (meta.draft === undefined) delete meta.draft
     d.putHead(meta, null)
     emitCreated(d, meta)
     return applied
@@ -101,7 +102,8 @@ function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: rea
           ...incoming,
           message_count: held.message_count,
           updated_at: Math.max(held.updated_at, incoming.updated_at),
-          draft: held.draft,
+          // The draft's text replicates (set-draft is a meta field change); its chips stay with
+          // the replica holding their attachments, until attachments replicate too.
           draft_attachments: held.draft_attachments,
         }
       : { ...held, ...pick(incoming, fields), updated_at: Math.max(held.updated_at, incoming.updated_at) }

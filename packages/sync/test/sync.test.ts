@@ -24,6 +24,41 @@ async function device(server: Loopback, options: { transport?: Transport; store?
 
 
 describe('sync with a server', () => {
+  it('a draft typed on one device shows on the other; its chips stay with the device holding their attachments', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const b = await device(server)
+    a.sync.start()
+    b.sync.start()
+    const { session_id } = await a.store.create({ title: 'draft sync' })
+    await a.sync.flush()
+    await b.sync.flush()
+    const updatedAt = (await a.store.get({ session_id }))!.meta.updated_at
+    await a.store.setDraft({ session_id, draft: 'half-typed on A' })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect((await server.store.get({ session_id }))!.meta.draft).toBe('half-typed on A')
+    expect((await b.store.get({ session_id }))!.meta.draft).toBe('half-typed on A')
+    // Still event-silent and updated_at-neutral on the other replicas.
+    expect((await b.store.get({ session_id }))!.meta.updated_at).toBe(updatedAt)
+    // Chips stay where their attachment is (attachments do not replicate yet): the text travels,
+    // A keeps its chip through the round trip, B and the server never show a dangling one.
+    const { attachment } = await a.store.putAttachment({ session_id, name: 'shot.png', mime: 'image/png', data: 'iVBORw0KGgo=' })
+    await a.store.setDraft({ session_id, draft: 'with a chip', attachment_ids: [attachment.attachment_id] })
+    await a.sync.flush()
+    await b.sync.flush()
+    const onB = (await b.store.get({ session_id }))!.meta
+    expect(onB.draft).toBe('with a chip')
+    expect('draft_attachments' in onB).toBe(false)
+    expect((await server.store.get({ session_id }))!.meta.draft_attachments).toBeUndefined()
+    expect((await a.store.get({ session_id }))!.meta.draft_attachments?.map((c) => c.attachment_id)).toEqual([attachment.attachment_id])
+    // Clearing the text on B clears it on A.
+    await b.store.setDraft({ session_id, draft: null, attachment_ids: [] })
+    await b.sync.flush()
+    await a.sync.flush()
+    expect((await a.store.get({ session_id }))!.meta.draft).toBeUndefined()
+  })
+
   it('offline edits reach the server in one request, consecutive updates coalesced, ids/parents/timestamps kept', async () => {
     const server = await loopback()
     const { store, sync } = await device(server)
