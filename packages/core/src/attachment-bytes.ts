@@ -9,6 +9,13 @@ type Put = FunctionMap['session::put-attachment']
 type Get = FunctionMap['session::get-attachment']
 
 const OCTET = 'application/octet-stream'
+
+/** `image.png`, `file.pdf`, …: the name of an unnamed Blob, from its mime type. */
+function defaultName(mime: string): string {
+  const [type, sub = ''] = mime.split(';')[0].trim().toLowerCase().split('/')
+  const ext = /^[a-z0-9.+-]{1,16}$/.test(sub) ? `.${sub.replace(/^svg\+xml$/, 'svg').replace(/^jpeg$/, 'jpg').replace(/\+.*$/, '')}` : ''
+  return `${type === 'image' ? 'image' : 'file'}${ext}`
+}
 const key = (session_id: string, attachment_id: string): string => JSON.stringify([session_id, attachment_id])
 
 /**
@@ -27,8 +34,10 @@ export class AttachmentBytes {
   async put(req: Put[0]): Promise<Put[1]> {
     if (!this.engine.storage.attachmentBytes) throw new SessionError('session/storage', `storage ${this.engine.storage.name} keeps no attachment bytes`)
     const file = req.file ?? undefined
-    const fileName = file && typeof (file as File).name === 'string' ? (file as File).name : undefined
-    const name = (req.name ?? fileName ?? '').trim()
+    const fileName = file && typeof (file as File).name === 'string' ? (file as File).name || undefined : undefined
+    // A bare Blob (a pasted image) has no name of its own: it gets one from its type. A name
+    // that was given, or a File's, must not be blank.
+    const name = (req.name ?? fileName ?? (file ? defaultName(req.mime ?? file.type) : '')).trim()
     if (name === '') throw invalid('name must not be blank')
     if (req.data != null && file) throw invalid('give either data (base64) or file, not both')
     let raw: Uint8Array | undefined
