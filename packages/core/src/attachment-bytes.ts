@@ -24,6 +24,15 @@ const key = (session_id: string, attachment_id: string): string => JSON.stringif
  */
 export class AttachmentBytes {
   private readonly urls = new Map<string, { url: Promise<string | null>; holders: number }>()
+  private source: ((session_id: string, attachment_id: string) => Promise<Blob | null>) | undefined
+  private readonly fetching = new Map<string, Promise<Blob | undefined>>()
+
+  setSource(source: (session_id: string, attachment_id: string) => Promise<Blob | null>): () => void {
+    this.source = source
+    return () => {
+      if (this.source === source) this.source = undefined
+    }
+  }
 
   constructor(
     private readonly engine: Engine,
@@ -110,11 +119,30 @@ export class AttachmentBytes {
     void held.url.then((u) => u && URL.revokeObjectURL(u), () => {})
   }
 
-  private read(session_id: string, attachment_id: string): Promise<Blob | undefined> {
+  private async read(session_id: string, attachment_id: string): Promise<Blob | undefined> {
     const storage = this.engine.storage
-    if (!storage.attachmentBytes) return Promise.reject(new SessionError('session/storage', `storage ${storage.name} keeps no attachment bytes`))
-    return storage.attachmentBytes(session_id, attachment_id).catch((cause: unknown) => {
+    if (!storage.attachmentBytes) throw new SessionError('session/storage', `storage ${storage.name} keeps no attachment bytes`)
+    const held = await storage.attachmentBytes(session_id, attachment_id).catch((cause: unknown) => {
       throw new SessionError('session/storage', `reading attachment ${attachment_id} failed: ${String(cause)}`, { cause })
     })
+    if (held || !this.source) return held
+    // Metadata without bytes (replicated): fetch them once, keep them, then answer.
+    const k = key(session_id, attachment_id)
+    let p = this.fetching.get(k)
+    if (!p) {
+      p = this.fetchAndKeep(session_id, attachment_id, this.source).finally(() => this.fetching.delete(k))
+      this.fetching.set(k, p)
+    }
+    return p
+  }
+
+  private async fetchAndKeep(session_id: string, attachment_id: string, source: (s: string, a: string) => Promise<Blob | null>): Promise<Blob | undefined> {
+    const blob = await source(session_id, attachment_id)
+    if (!blob) return undefined
+    await this.engine.submitInternal([session_id], (d) => {
+      // Only while the attachment is still listed: a deleted one must not come back as bytes.
+      if (d.attachments(session_id).some((a) => a.attachment_id === attachment_id)) d.blobs.push({ op: 'put', session_id, attachment_id, bytes: blob })
+    }, 'remote')
+    return blob
   }
 }

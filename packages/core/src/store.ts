@@ -68,6 +68,11 @@ export interface Store {
    */
   attachmentUrl(session_id: string, attachment_id: string): Promise<string | null>
   releaseAttachmentUrl(session_id: string, attachment_id: string): void
+  /**
+   * Where bytes this store lacks come from (sync: the server), for attachments whose metadata
+   * arrived without them. Fetched bytes are kept. Returns a remover.
+   */
+  setAttachmentSource(source: AttachmentSource): () => void
   /** Dispatches by function id (`'session::append'` …): what transports and tests use. */
   call<K extends FunctionId>(functionId: K, request: Req<K>): Res<K>
   call(functionId: string, request: unknown): Promise<unknown>
@@ -111,6 +116,9 @@ export interface Store {
   /** The engine underneath, for packages of this project that extend the store. */
   readonly engine: Engine
 }
+
+/** Fetches the bytes of an attachment held here as metadata only; null when there are none. */
+export type AttachmentSource = (session_id: string, attachment_id: string) => Promise<Blob | null>
 
 export interface ApplyReplicaOptions {
   policy: ReplicaPolicy
@@ -181,6 +189,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     getAttachmentBlob: (sid, aid) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : bytes.blob(sid, aid)),
     attachmentUrl: (sid, aid) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : bytes.url(sid, aid)),
     releaseAttachmentUrl: (sid, aid) => bytes.release(sid, aid),
+    setAttachmentSource: (source) => bytes.setSource(source),
     sessions$: (req) => live.sessions$(req),
     messages$: (req) => live.messages$(req),
     entry$: (sid, eid) => live.entry$(sid, eid),

@@ -191,7 +191,8 @@ export const sessionEntry: Parser<import('./model.js').SessionEntry> = tagged('k
   }),
 })
 
-const attachmentMeta = object({
+/** An AttachmentMeta (replication, imports). */
+export const attachmentMeta: Parser<import('./model.js').AttachmentMeta> = object({
   attachment_id: req(str), session_id: req(str), name: req(str), mime: req(str), size: req(uint), sha256: req(str), created_at: req(int),
 })
 

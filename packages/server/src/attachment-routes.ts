@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { SessionError } from '@colloquy/core'
+import { SessionError, sha256Hex } from '@colloquy/core'
 import type { HttpBindings } from '@hono/node-server'
-import type { Hono } from 'hono'
+import type { Context, Hono } from 'hono'
 import type { Env } from './app.js'
 import { HttpError } from './errors.js'
 import type { Service } from './rpc.js'
@@ -29,6 +29,33 @@ const notFound = (session_id: string): SessionError => new SessionError('session
  * Both sit behind the server's authentication, and a session the caller does not own answers
  * exactly like an unknown one.
  */
+/** The request body, at most `maxBytes` (413 past it), spooled to a temporary file while counted. */
+async function spoolBody(c: Context<Env>, maxBytes: number, refuse: () => void): Promise<Uint8Array> {
+  const body = c.req.raw.body
+  if (!body) return new Uint8Array()
+  const spool = await mkdtemp(join(tmpdir(), 'colloquy-upload-'))
+  try {
+    const path = join(spool, 'bytes')
+    let size = 0
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length
+        if (size > maxBytes) done(new SessionError('session/attachment_too_large', `attachment exceeds the limit of ${maxBytes} bytes`))
+        else done(null, chunk)
+      },
+    })
+    try {
+      await pipeline(Readable.fromWeb(body as import('node:stream/web').ReadableStream), counter, createWriteStream(path))
+    } catch (e) {
+      if (e instanceof SessionError) refuse()
+      throw e
+    }
+    return new Uint8Array(await readFile(path))
+  } finally {
+    await rm(spool, { recursive: true, force: true })
+  }
+}
+
 export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: AttachmentRoutesOptions): void {
   const { store, tenancy } = service
   const visible = (principal: string | undefined, session_id: string): boolean =>
@@ -54,32 +81,57 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       refuse()
       throw new SessionError('session/attachment_too_large', `attachment is ${declared} bytes, the limit is ${maxBytes}`)
     }
-    const body = c.req.raw.body
-    if (!body) throw new SessionError('session/invalid_request', 'expected the attachment bytes as the request body')
-    const spool = await mkdtemp(join(tmpdir(), 'colloquy-upload-'))
-    try {
-      const path = join(spool, 'bytes')
-      let size = 0
-      const counter = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          size += chunk.length
-          if (size > maxBytes) done(new SessionError('session/attachment_too_large', `attachment exceeds the limit of ${maxBytes} bytes`))
-          else done(null, chunk)
-        },
-      })
-      try {
-        await pipeline(Readable.fromWeb(body as import('node:stream/web').ReadableStream), counter, createWriteStream(path))
-      } catch (e) {
-        if (e instanceof SessionError) refuse()
-        throw e
-      }
-      // In memory before the spool goes: a storage may keep the Blob it is handed (memory
-      // storage does), and a Blob over a deleted file cannot be read.
-      const file = new Blob([await readFile(path)], { type: mime })
-      return c.json(await store.putAttachment({ session_id, name, mime, file }))
-    } finally {
-      await rm(spool, { recursive: true, force: true })
+    const bytes = await spoolBody(c, maxBytes, refuse)
+    // A Blob of the bytes in memory: a storage may keep the Blob it is handed (memory storage does).
+    const file = new Blob([bytes as BlobPart], { type: mime })
+    return c.json(await store.putAttachment({ session_id, name, mime, file }))
+  })
+
+  /**
+   * Sync's upload: an attachment under its own id, with its metadata, applied with the replica
+   * rules (policy push) once its bytes are here. `reuse=1` sends no bytes: it succeeds when the
+   * session already holds the same content (sha256), else answers 409 and the bytes follow.
+   */
+  app.post('/sync/attachments/:session_id/:attachment_id', async (c) => {
+    const session_id = c.req.param('session_id')
+    const attachment_id = c.req.param('attachment_id')
+    const refuse = (): void => void (c.env as Partial<HttpBindings> | undefined)?.incoming?.resume()
+    if (!visible(c.get('principal'), session_id)) {
+      refuse()
+      throw notFound(session_id)
     }
+    const q = (k: string): string => c.req.query(k) ?? ''
+    const int = (k: string): number => {
+      const v = q(k)
+      if (!/^\d{1,15}$/.test(v)) throw new SessionError('session/invalid_request', `${k}: expected a non-negative integer`)
+      return Number(v)
+    }
+    const name = q('name').trim()
+    const sha256 = q('sha256')
+    if (name === '') throw new SessionError('session/invalid_request', 'name must not be blank')
+    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new SessionError('session/invalid_request', 'sha256: expected 64 lowercase hex digits')
+    const size = int('size')
+    if (size > maxBytes) {
+      refuse()
+      throw new SessionError('session/attachment_too_large', `attachment is ${size} bytes, the limit is ${maxBytes}`)
+    }
+    const mime = q('mime').trim() === '' ? 'application/octet-stream' : q('mime')
+    const attachment = { attachment_id, session_id, name, mime, size, sha256, created_at: int('created_at') }
+    let bytes: Blob | undefined
+    if (c.req.query('reuse') === '1') {
+      const held = store.engine.state.sessions.get(session_id)?.head.attachments ?? []
+      const same = held.find((a) => a.sha256 === sha256)
+      if (!same) throw new HttpError(409, 'sync/bytes_needed', `no attachment of session ${session_id} has these bytes; send them`)
+      bytes = (await store.getAttachmentBlob(session_id, same.attachment_id)) ?? undefined
+      if (!bytes) throw new HttpError(409, 'sync/bytes_needed', 'the bytes went meanwhile; send them')
+    } else {
+      const body = await spoolBody(c, maxBytes, refuse)
+      if (body.length !== size || (await sha256Hex(body)) !== sha256) throw new SessionError('session/invalid_request', 'the bytes do not match size and sha256')
+      bytes = new Blob([body as BlobPart], { type: mime })
+    }
+    const [result] = await store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' })
+    if (result.status === 'rejected') throw new SessionError(result.code, result.message)
+    return c.json(result)
   })
 
   app.get('/attachments/:session_id/:attachment_id', async (c) => {

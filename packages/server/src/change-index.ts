@@ -7,7 +7,7 @@ import type { JsonObject, SessionEntry, SessionHead } from '@colloquy/core'
  * changes (`meta`, `updated`) and the leaf move to the newest position. Every record is served
  * with the current state of what it names, so one record per key is enough.
  */
-export type ChangeKind = 'created' | 'meta' | 'leaf' | 'added' | 'updated' | 'deleted'
+export type ChangeKind = 'created' | 'meta' | 'leaf' | 'added' | 'updated' | 'deleted' | 'attachments'
 
 /** A change-log record as persisted (the `changes` side store). */
 export interface ChangeRecord {
@@ -34,6 +34,8 @@ export interface SessionIndex {
   created: LiveRecord
   meta?: LiveRecord
   leaf?: LiveRecord
+  /** The session's attachment list (metadata; bytes are fetched apart). */
+  attachments?: LiveRecord
   entries: Map<string, EntryIndex>
   /** The newest head committed since this process started. */
   head?: SessionHead
@@ -48,6 +50,7 @@ export function* recordsOf(s: SessionIndex): Generator<LiveRecord> {
   yield s.created
   if (s.meta) yield s.meta
   if (s.leaf) yield s.leaf
+  if (s.attachments) yield s.attachments
   for (const e of s.entries.values()) {
     yield e.added
     if (e.updated) yield e.updated
@@ -90,6 +93,7 @@ export class ChangeIndex {
         return
       case 'meta':
       case 'leaf':
+      case 'attachments':
         if (!s) throw new Error(`change log: ${r.kind} record for unknown session ${r.session_id}`)
         s[r.kind] = r
         if (snap?.head) s.head = snap.head

@@ -123,6 +123,7 @@ export class ChangeLog {
     }
     const head = this.headOf(r.session_id)
     if (!head) return undefined
+    if (r.kind === 'attachments') return { type: 'attachments', session_id: r.session_id, attachments: head.attachments ?? [] }
     return r.kind === 'leaf' ? { type: 'leaf', session_id: r.session_id, entry_id: head.leaf } : { type: 'meta', meta: head.meta }
   }
 
@@ -189,6 +190,8 @@ export class ChangeLog {
         const added = new Set<string>()
         fresh.set(id, added)
         next({ kind: 'created', session_id: id }, { head })
+        // A fork's (or an import's) attachments come right after its creation, before its entries.
+        if (head.attachments?.length) next({ kind: 'attachments', session_id: id }, { head })
         const inCommit = ws.entries.get(id)
         // A bulk import writes entries first and the head last: they appear with their session.
         if (head.leaf !== null && !inCommit?.has(head.leaf)) {
@@ -209,6 +212,11 @@ export class ChangeLog {
       if (head.leaf !== (prev?.leaf ?? null)) {
         if (s.leaf) kills.push(s.leaf)
         leaves.push([id, head])
+      }
+      // Attachments before the entries of the same commit (a message may reference them).
+      if ((head.attachments ?? []) !== (prev?.attachments ?? []) && !sameList(head.attachments, prev?.attachments)) {
+        if (s.attachments) kills.push(s.attachments)
+        next({ kind: 'attachments', session_id: id }, { head })
       }
     }
     for (const [id, entries] of migrating ? [...ws.entries].map(([id, m]) => [id, new Map(parentsFirst([...m.values()]).map((e) => [e.id, e]))] as const) : ws.entries) {
@@ -256,6 +264,9 @@ export class ChangeLog {
     for (const listener of this.listeners) listener(changes, idx.head)
   }
 }
+
+const sameList = (a: SessionHead['attachments'], b: SessionHead['attachments']): boolean =>
+  (a ?? []).length === (b ?? []).length && (a ?? []).every((x, i) => x.attachment_id === b![i].attachment_id && x.sha256 === b![i].sha256)
 
 /** Entries ordered so that every parent comes before its children. */
 export function parentsFirst(entries: readonly SessionEntry[]): SessionEntry[] {

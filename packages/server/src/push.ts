@@ -1,5 +1,5 @@
 import {
-  META_FIELDS, parseSessionEntry, parseSessionMeta, SessionError, type MetaField, type ReplicaChange, type ReplicaResult, type SessionMeta,
+  META_FIELDS, parseAttachmentMeta, parseSessionEntry, parseSessionMeta, SessionError, type MetaField, type ReplicaChange, type ReplicaResult, type SessionMeta,
 } from '@colloquy/core'
 import type { Principal } from './auth.js'
 import { invalidRequest, tooLarge } from './errors.js'
@@ -52,8 +52,13 @@ export function parseChange(v: unknown, path: string): ReplicaChange {
       return { type: 'leaf', session_id: str(v.session_id, `${path}.session_id`), entry_id: (v.entry_id as string | null | undefined) ?? null }
     case 'delete':
       return { type: 'delete', session_id: str(v.session_id, `${path}.session_id`) }
+    // The bytes never travel in a push: an attachment change is taken once they were uploaded.
+    case 'attachment':
+      return { type: 'attachment', session_id: str(v.session_id, `${path}.session_id`), attachment: parseAttachmentMeta(v.attachment, `${path}.attachment`) }
+    case 'detach':
+      return { type: 'detach', session_id: str(v.session_id, `${path}.session_id`), attachment_id: str(v.attachment_id, `${path}.attachment_id`) }
     default:
-      throw invalidRequest(`${path}.type: expected one of meta, entry, leaf, delete`)
+      throw invalidRequest(`${path}.type: expected one of meta, entry, leaf, delete, attachment, detach`)
   }
 }
 

@@ -28,6 +28,15 @@ export function changesOf(draft: Draft): ReplicaChange[] {
       if (fields.length) out.push({ type: 'meta', meta: head.meta, fields })
     }
     if ((before?.leaf ?? null) !== head.leaf) leaves.push({ type: 'leaf', session_id: id, entry_id: head.leaf })
+    // New attachments go before the entries of this commit (a message may reference them);
+    // their bytes are uploaded when the change is pushed.
+    const had = before?.attachments ?? []
+    if (head.attachments !== had) {
+      const now = new Set((head.attachments ?? []).map((a) => a.attachment_id))
+      const was = new Set(had.map((a) => a.attachment_id))
+      for (const a of head.attachments ?? []) if (!was.has(a.attachment_id)) out.push({ type: 'attachment', session_id: id, attachment: a })
+      for (const a of had) if (!now.has(a.attachment_id)) leaves.push({ type: 'detach', session_id: id, attachment_id: a.attachment_id })
+    }
   }
   for (const [id, entries] of draft.entries) {
     const held = draft.deleted.has(id) ? undefined : draft.state.sessions.get(id)?.entries
@@ -67,8 +76,23 @@ export function outboxHook(now: () => number) {
 }
 
 /** One key per thing a change sets: an entry, a session's meta, a session's leaf. */
-export const keyOf = (c: Exclude<ReplicaChange, { type: 'delete' }>): string =>
-  c.type === 'entry' ? `e\u0000${c.session_id}\u0000${c.entry.id}` : c.type === 'meta' ? `m\u0000${c.meta.session_id}` : `l\u0000${c.session_id}`
+export const keyOf = (c: Exclude<ReplicaChange, { type: 'delete' }>): string => {
+  switch (c.type) {
+    case 'entry':
+      return `e\u0000${c.session_id}\u0000${c.entry.id}`
+    case 'meta':
+      return `m\u0000${c.meta.session_id}`
+    case 'leaf':
+      return `l\u0000${c.session_id}`
+    // A put and a later delete of one attachment share a key: only the last is pushed.
+    case 'attachment':
+      return `a\u0000${c.session_id}\u0000${c.attachment.attachment_id}`
+    case 'detach':
+      return `a\u0000${c.session_id}\u0000${c.attachment_id}`
+    case 'attachments':
+      return `A\u0000${c.session_id}`
+  }
+}
 
 export const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)
 

@@ -23,6 +23,76 @@ async function device(server: Loopback, options: { transport?: Transport; store?
 }
 
 
+describe('attachments replicate', () => {
+  const png = (seed: number) => new Blob([new Uint8Array([137, 80, 78, 71, seed, seed + 1, seed + 2])], { type: 'image/png' })
+  const referenced = (m: { content: ReadonlyArray<{ type: string; attachment_id?: string }> }): string[] =>
+    m.content.flatMap((b) => (b.attachment_id !== undefined ? [b.attachment_id] : []))
+
+  it('an image pasted offline on A reaches B after reconnect, never referenced anywhere before it exists there', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const b = await device(server)
+    // Every message the server or B takes in must find its attachments already held there.
+    for (const replica of [server.store, b.store]) {
+      replica.on('session::message-added').subscribe((e) => {
+        const held = replica.engine.state.sessions.get(e.session_id)?.head.attachments ?? []
+        for (const id of e.message ? referenced(e.message) : []) expect(held.map((x) => x.attachment_id)).toContain(id)
+      })
+    }
+    server.online = false
+    a.sync.start()
+    b.sync.start()
+    const { session_id } = await a.store.create({ title: 'pasted offline' })
+    const { attachment } = await a.store.putAttachment({ session_id, file: png(1) })
+    await a.store.append({ session_id, message: { role: 'user', content: [text('look')[0], { type: 'image', mime: 'image/png', data: '', attachment_id: attachment.attachment_id }], timestamp: 1 } })
+    // Offline, the put waits in the outbox with everything else.
+    await expect.poll(async () => (await firstValueFrom(a.sync.status$)).pending).toBeGreaterThan(2)
+    server.online = true
+    await a.sync.flush()
+    await b.sync.flush()
+    expect(server.requests.upload).toBe(1)
+    expect((await server.store.listAttachments({ session_id })).attachments).toEqual([attachment])
+    // B holds the metadata at once and fetches the bytes on first read, once.
+    expect((await b.store.listAttachments({ session_id })).attachments).toEqual([attachment])
+    expect(server.requests.download).toBe(0)
+    const got = await b.store.getAttachmentBlob(session_id, attachment.attachment_id)
+    expect([...new Uint8Array(await got!.arrayBuffer())]).toEqual([137, 80, 78, 71, 1, 2, 3])
+    await b.store.getAttachmentBlob(session_id, attachment.attachment_id)
+    expect(server.requests.download).toBe(1)
+    expect((await b.store.messages({ session_id })).messages[0].message).toEqual((await a.store.messages({ session_id })).messages[0].message)
+  })
+
+  it('fork, attachment delete and session delete replicate; an in-use attachment is refused everywhere', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const b = await device(server)
+    a.sync.start()
+    b.sync.start()
+    const { session_id } = await a.store.create({ title: 'source' })
+    const kept = await a.store.putAttachment({ session_id, file: png(5) })
+    const loose = await a.store.putAttachment({ session_id, name: 'loose.txt', data: 'aGk=' })
+    const { entry_id } = await a.store.append({ session_id, message: { role: 'user', content: [kept.block], timestamp: 1 } })
+    const fork = await a.store.fork({ session_id, entry_id })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect((await b.store.listAttachments({ session_id: fork.session_id })).attachments.map((x) => x.attachment_id)).toEqual([kept.attachment.attachment_id])
+    expect((await (await b.store.getAttachmentBlob(fork.session_id, kept.attachment.attachment_id))!.arrayBuffer()).byteLength).toBe(7)
+    // Deleting the unreferenced upload on A removes it on the server and on B.
+    await a.store.deleteAttachment({ session_id, attachment_id: loose.attachment.attachment_id })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect((await b.store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id)).toEqual([kept.attachment.attachment_id])
+    expect((await server.store.listAttachments({ session_id })).attachments).toHaveLength(1)
+    // The source goes; the fork keeps its copy.
+    await a.store.delete({ session_id })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect(await b.store.get({ session_id })).toBeNull()
+    expect(await b.store.getAttachment({ session_id, attachment_id: kept.attachment.attachment_id })).toBeNull()
+    expect((await b.store.getAttachment({ session_id: fork.session_id, attachment_id: kept.attachment.attachment_id }))!.attachment.name).toBe('image.png')
+  })
+})
+
 describe('sync with a server', () => {
   it('a draft typed on one device shows on the other; its chips stay with the device holding their attachments', async () => {
     const server = await loopback()
