@@ -1,4 +1,4 @@
-import { checkImport, type ContentBlock, type SessionEntry, type SessionImport, type SessionMeta, type Store } from '@colloquy/core'
+import { checkImport, type ContentBlock, type ImportAttachment, type SessionEntry, type SessionImport, type SessionMeta, type Store } from '@colloquy/core'
 import { FormatError } from './errors.js'
 import { importTranscript } from './import.js'
 import type { TranscriptInput } from './input.js'
@@ -69,7 +69,22 @@ export async function readSession(store: Store, session_id: string): Promise<Ses
   if (!tree) throw new FormatError('format/invalid', `session ${session_id} is not in the store`)
   const meta: SessionMeta = got.meta
   const entries = await withImageBytes(store, session_id, [...tree.entries.values()])
-  return { meta, entries, active_leaf: tree.active_leaf }
+  // The bytes of file attachments the entries reference, for exporters that carry files.
+  const referenced = new Set<string>()
+  const files = (blocks: readonly ContentBlock[]): void => {
+    for (const b of blocks) {
+      if (b.type === 'file') referenced.add(b.attachment_id)
+      else if (b.type === 'function_result') files(b.content)
+    }
+  }
+  for (const e of entries) if (e.kind === 'message') files(e.message.content)
+  const attachments: ImportAttachment[] = []
+  for (const a of (await store.listAttachments({ session_id })).attachments) {
+    if (!referenced.has(a.attachment_id)) continue
+    const blob = await store.getAttachmentBlob(session_id, a.attachment_id)
+    if (blob) attachments.push({ attachment_id: a.attachment_id, name: a.name, mime: a.mime, bytes: new Uint8Array(await blob.arrayBuffer()), created_at: a.created_at })
+  }
+  return { meta, entries, active_leaf: tree.active_leaf, ...(attachments.length && { attachments }) }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createStore, memoryStorage, SessionError, type ContentBlock, type SessionEntry, type Store } from '@colloquy/core'
-import { strToU8, zipSync } from 'fflate'
+import { strToU8, unzipSync, zipSync } from 'fflate'
 import { describe, expect, it } from 'vitest'
-import { importInto, importTranscript, readSession, type Progress } from '../src/index.js'
+import { exportOpa, importInto, importTranscript, readSession, type Progress } from '../src/index.js'
 import { fixture, pathIds, sample } from './helpers.js'
 
 // importInto: all sessions of an input, checked first, then written; all or nothing.
@@ -125,6 +125,14 @@ describe('importInto', () => {
     const backImages = back.entries.flatMap((e) => (e.kind === 'message' ? blocksOf(e.message.content) : [])).filter((b) => b.type === 'image') as Array<{ data: string }>
     expect(backImages.map((b) => b.data)).toContain(firstImage.data)
     expect(backImages.every((b) => b.data !== '')).toBe(true)
+    // The OPA export writes the PDF into the archive; importing that archive brings it back.
+    expect(back.attachments?.map((a) => a.attachment_id)).toEqual([pdf.attachment_id])
+    const archive = exportOpa(back)
+    const files = unzipSync(archive)
+    const pdfPath = Object.keys(files).find((f) => f.startsWith('session/attachments/') && f.endsWith('.pdf'))!
+    expect(new TextDecoder().decode(files[pdfPath]).startsWith('%PDF-1.4')).toBe(true)
+    const again = await importTranscript(archive)
+    expect(again.attachments.map((a) => [a.name, a.data.byteLength])).toEqual([[pdf.name, pdf.size]])
     await store.close()
   })
 
