@@ -56,5 +56,14 @@ describe('sync of attachments with a real server', () => {
     expect(got!.size).toBe(bytes.length)
     expect(sha(new Uint8Array(await got!.arrayBuffer()))).toBe(sha(bytes))
     expect((await b.store.messages({ session_id })).messages[0].message!.content).toEqual([one.block, two.block])
+
+    // A fork copies the attachments under the same ids: its upload reuses the source's bytes.
+    const [first] = (await a.store.messages({ session_id })).messages
+    const fork = await a.store.fork({ session_id, entry_id: first.entry_id })
+    await a.sync.flush()
+    expect(sentByA.bytes).toBe(bytes.length)
+    await b.sync.flush()
+    const copy = await b.store.getAttachmentBlob(fork.session_id, one.attachment.attachment_id)
+    expect(sha(new Uint8Array(await copy!.arrayBuffer()))).toBe(sha(bytes))
   }, 120_000)
 })

@@ -119,10 +119,19 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     const attachment = { attachment_id, session_id, name, mime, size, sha256, created_at: int('created_at') }
     let bytes: Blob | undefined
     if (c.req.query('reuse') === '1') {
-      const held = store.engine.state.sessions.get(session_id)?.head.attachments ?? []
-      const same = held.find((a) => a.sha256 === sha256)
-      if (!same) throw new HttpError(409, 'sync/bytes_needed', `no attachment of session ${session_id} has these bytes; send them`)
-      bytes = (await store.getAttachmentBlob(session_id, same.attachment_id)) ?? undefined
+      // The same content in this session, or in another of the caller's (a fork's source).
+      const principal = c.get('principal')
+      let same: { session_id: string; attachment_id: string } | undefined
+      for (const [id, s] of [[session_id, store.engine.state.sessions.get(session_id)] as const, ...store.engine.state.sessions]) {
+        if (!s || !visible(principal, id)) continue
+        const a = s.head.attachments?.find((x) => x.sha256 === sha256)
+        if (a) {
+          same = { session_id: id, attachment_id: a.attachment_id }
+          break
+        }
+      }
+      if (!same) throw new HttpError(409, 'sync/bytes_needed', 'no attachment of yours has these bytes; send them')
+      bytes = (await store.getAttachmentBlob(same.session_id, same.attachment_id)) ?? undefined
       if (!bytes) throw new HttpError(409, 'sync/bytes_needed', 'the bytes went meanwhile; send them')
     } else {
       const body = await spoolBody(c, maxBytes, refuse)
