@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createStore, memoryStorage, type Store } from '@colloquy/core'
+import { collectAttachmentIds, createStore, memoryStorage, type SessionTree, type Store } from '@colloquy/core'
 import { createSync, type Sync } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
 import { encodeId } from '../../packages/server/src/file-names.js'
@@ -66,4 +66,105 @@ describe('sync of attachments with a real server', () => {
     const copy = await b.store.getAttachmentBlob(fork.session_id, one.attachment.attachment_id)
     expect(sha(new Uint8Array(await copy!.arrayBuffer()))).toBe(sha(bytes))
   }, 120_000)
+})
+
+/**
+ * Watches device B for a message whose attachment is not there: after every page or stream batch
+ * it applies (before the next one can start), and at every emission of its live queries.
+ */
+function watchDangling(store: Store, session_id: string): { dangling: string[]; seen: number; stop: () => void } {
+  const out = { dangling: [] as string[], seen: 0, stop: () => {} }
+  // Every message entry on every branch (a page may hold entries before the leaf reaches them).
+  const refs = (tree: SessionTree | null): Array<[string, string]> =>
+    [...(tree?.entries.values() ?? [])].flatMap((e) => (e.kind === 'message' ? [...collectAttachmentIds(e.message.content)].map((id): [string, string] => [e.id, id]) : []))
+  const treeNow = (): Promise<SessionTree | null> =>
+    new Promise((resolve) => {
+      const sub = store.tree$(session_id).subscribe((t) => {
+        resolve(t)
+        queueMicrotask(() => sub.unsubscribe())
+      })
+    })
+  const apply = store.applyReplica.bind(store)
+  ;(store as { applyReplica: Store['applyReplica'] }).applyReplica = async (...args) => {
+    const result = await apply(...args)
+    const held = new Set((await store.listAttachments({ session_id }).catch(() => ({ attachments: [] }))).attachments.map((a) => a.attachment_id))
+    for (const [entry, id] of refs(await treeNow())) if (!held.has(id)) out.dangling.push(`after a batch: ${entry} → ${id}`)
+    return result
+  }
+  let held: readonly string[] = []
+  const a = store.attachments$(session_id).subscribe((list) => (held = (list ?? []).map((x) => x.attachment_id)))
+  const t = store.tree$(session_id).subscribe((tree) => {
+    out.seen++
+    // Both queries answer the same commit: let the other one catch up before comparing.
+    setTimeout(() => {
+      for (const [entry, id] of refs(tree)) if (!held.includes(id)) out.dangling.push(`live query: ${entry} → ${id}`)
+    }, 0)
+  })
+  out.stop = () => (a.unsubscribe(), t.unsubscribe())
+  return out
+}
+
+describe('no device applies a message before its attachment', () => {
+  async function writeAlternating(a: { store: Store; sync: Sync }, session_id: string, n: number, flushEach: boolean): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      const { block } = await a.store.putAttachment({ session_id, file: new File([`image ${i}`], `shot-${i}.png`, { type: 'image/png' }) })
+      if (flushEach) await a.sync.flush()
+      await a.store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `m${i}` }, block], timestamp: i } })
+      if (flushEach) await a.sync.flush()
+    }
+    await a.sync.flush()
+  }
+
+  it('pulled in pages of one change, each message comes after its attachment on device B', async () => {
+    const server = await startServer(['--data-dir', await dataDir(), '--no-fsync', '--token', 'alice=tok-a'])
+    defer(() => server.stop())
+    const a = await device(server.url, { bytes: 0 })
+    const { session_id } = await a.store.create({ title: 'screenshots' })
+    await writeAlternating(a, session_id, 5, true)
+
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    const watch = watchDangling(store, session_id)
+    const sync = createSync(store, { url: server.url, token: 'tok-a', pullLimit: 1, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
+    cleanup.push(() => store.close(), () => sync.close(), () => watch.stop())
+    sync.start()
+    await sync.flush()
+    await new Promise((r) => setTimeout(r, 20))
+    expect(watch.dangling).toEqual([])
+    expect(watch.seen).toBeGreaterThan(1)
+    expect((await store.messages({ session_id })).messages).toHaveLength(5)
+    expect((await store.listAttachments({ session_id })).attachments).toHaveLength(5)
+
+    // A deleted attachment replicates as its own change; the pages stay in order after it.
+    const spare = await a.store.putAttachment({ session_id, file: new File(['spare'], 'spare.txt', { type: 'text/plain' }) })
+    await a.store.deleteAttachment({ session_id, attachment_id: spare.attachment.attachment_id })
+    await writeAlternating(a, session_id, 2, false)
+    await sync.flush()
+    await new Promise((r) => setTimeout(r, 20))
+    expect(watch.dangling).toEqual([])
+    expect((await store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id)).not.toContain(spare.attachment.attachment_id)
+    expect((await store.messages({ session_id })).messages).toHaveLength(7)
+  }, 60_000)
+
+  it('on the live stream, device B never holds a message before its attachment', async () => {
+    const server = await startServer(['--data-dir', await dataDir(), '--no-fsync', '--token', 'alice=tok-a'])
+    defer(() => server.stop())
+    const a = await device(server.url, { bytes: 0 })
+    const { session_id } = await a.store.create({ title: 'live' })
+    await a.sync.flush()
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    const sync = createSync(store, { url: server.url, token: 'tok-a', pullLimit: 2, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
+    cleanup.push(() => store.close(), () => sync.close())
+    sync.start()
+    await sync.flush()
+    const watch = watchDangling(store, session_id)
+    cleanup.push(() => watch.stop())
+    await writeAlternating(a, session_id, 4, true)
+    await writeAlternating(a, session_id, 3, false)
+    await a.sync.flush()
+    await sync.flush()
+    await new Promise((r) => setTimeout(r, 50))
+    expect(watch.dangling).toEqual([])
+    expect((await store.messages({ session_id })).messages).toHaveLength(7)
+    expect((await store.listAttachments({ session_id })).attachments).toHaveLength(7)
+  }, 60_000)
 })

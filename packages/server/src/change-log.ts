@@ -123,7 +123,11 @@ export class ChangeLog {
     }
     const head = this.headOf(r.session_id)
     if (!head) return undefined
-    if (r.kind === 'attachments') return { type: 'attachments', session_id: r.session_id, attachments: head.attachments ?? [] }
+    if (r.kind === 'detached') return { type: 'detach', session_id: r.session_id, attachment_id: r.attachment_id! }
+    if (r.kind === 'attachment') {
+      const attachment = head.attachments?.find((a) => a.attachment_id === r.attachment_id)
+      return attachment && { type: 'attachment', session_id: r.session_id, attachment }
+    }
     return r.kind === 'leaf' ? { type: 'leaf', session_id: r.session_id, entry_id: head.leaf } : { type: 'meta', meta: head.meta }
   }
 
@@ -191,7 +195,7 @@ export class ChangeLog {
         fresh.set(id, added)
         next({ kind: 'created', session_id: id }, { head })
         // A fork's (or an import's) attachments come right after its creation, before its entries.
-        if (head.attachments?.length) next({ kind: 'attachments', session_id: id }, { head })
+        for (const a of head.attachments ?? []) next({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id }, { head })
         const inCommit = ws.entries.get(id)
         // A bulk import writes entries first and the head last: they appear with their session.
         if (head.leaf !== null && !inCommit?.has(head.leaf)) {
@@ -213,10 +217,24 @@ export class ChangeLog {
         if (s.leaf) kills.push(s.leaf)
         leaves.push([id, head])
       }
-      // Attachments before the entries of the same commit (a message may reference them).
-      if ((head.attachments ?? []) !== (prev?.attachments ?? []) && !sameList(head.attachments, prev?.attachments)) {
-        if (s.attachments) kills.push(s.attachments)
-        next({ kind: 'attachments', session_id: id }, { head })
+      // Attachments before the entries of the same commit (a message may reference them). A
+      // new one gets its record now and keeps it; a deleted one's record becomes `detached`.
+      if ((head.attachments ?? []) !== (prev?.attachments ?? [])) {
+        const now = new Set((head.attachments ?? []).map((a) => a.attachment_id))
+        const was = new Map((prev?.attachments ?? []).map((a) => [a.attachment_id, a]))
+        for (const a of head.attachments ?? []) {
+          const held = was.get(a.attachment_id)
+          if (held && held.sha256 === a.sha256 && s.attachments.get(a.attachment_id)?.kind === 'attachment') continue
+          const old = s.attachments.get(a.attachment_id)
+          if (old) kills.push(old)
+          next({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id }, { head })
+        }
+        for (const a_id of was.keys()) {
+          if (now.has(a_id)) continue
+          const old = s.attachments.get(a_id)
+          if (old) kills.push(old)
+          next({ kind: 'detached', session_id: id, attachment_id: a_id }, { head })
+        }
       }
     }
     for (const [id, entries] of migrating ? [...ws.entries].map(([id, m]) => [id, new Map(parentsFirst([...m.values()]).map((e) => [e.id, e]))] as const) : ws.entries) {
@@ -264,9 +282,6 @@ export class ChangeLog {
     for (const listener of this.listeners) listener(changes, idx.head)
   }
 }
-
-const sameList = (a: SessionHead['attachments'], b: SessionHead['attachments']): boolean =>
-  (a ?? []).length === (b ?? []).length && (a ?? []).every((x, i) => x.attachment_id === b![i].attachment_id && x.sha256 === b![i].sha256)
 
 /** Entries ordered so that every parent comes before its children. */
 export function parentsFirst(entries: readonly SessionEntry[]): SessionEntry[] {

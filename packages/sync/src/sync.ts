@@ -214,8 +214,13 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     const deleting = new Set<string>()
     for (const { key, value: { change: c } } of records) {
       // A local attachment change not yet acknowledged, sent or not (its bytes may still be on
-      // their way): a list from the server may not have it yet, and must not undo it here.
-      if (c.type === 'attachment' || c.type === 'detach') pending.add(keyOf({ type: 'attachments', session_id: c.session_id, attachments: [] }))
+      // their way): an older server record of the same attachment, or a whole list (a server
+      // that sends lists), may not have it yet and must not undo it here.
+      if (c.type === 'attachment' || c.type === 'detach') {
+        pending.add(keyOf(c))
+        pending.add(keyOf({ type: 'attachments', session_id: c.session_id, attachments: [] }))
+        continue
+      }
       if (inflight.has(key)) continue
       if (c.type === 'delete') deleting.add(c.session_id)
       else pending.add(keyOf(c))
@@ -237,7 +242,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       checkpoint = next
       if (options.eagerAttachments) {
         // Read once now, so the bytes are here before the device goes offline.
-        for (const c of list) if (c.type === 'attachments') for (const a of c.attachments) void store.getAttachmentBlob(c.session_id, a.attachment_id).catch(() => {})
+        for (const c of list) if (c.type === 'attachment') void store.getAttachmentBlob(c.session_id, c.attachment.attachment_id).catch(() => {})
       }
     }
     const p = applying.then(run)
