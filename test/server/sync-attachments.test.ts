@@ -168,3 +168,62 @@ describe('no device applies a message before its attachment', () => {
     expect((await store.listAttachments({ session_id })).attachments).toHaveLength(7)
   }, 60_000)
 })
+
+describe('draft chips through a real server', () => {
+  it('a draft typed offline with pasted chips reaches the other device after the bytes, and clearing it there clears it here', async () => {
+    const server = await startServer(['--data-dir', await dataDir(), '--no-fsync', '--token', 'alice=tok-a'])
+    defer(() => server.stop())
+    const a = await device(server.url, { bytes: 0 })
+    const { session_id } = await a.store.create({ title: 'composer' })
+    await a.sync.flush()
+    const b = await device(server.url, { bytes: 0 })
+    await b.sync.flush()
+    // B's draft never names an attachment B does not hold, at any emission.
+    const dangling: string[] = []
+    let chipsOnB: string[] = []
+    const sub = b.store.draft$(session_id).subscribe((d) => {
+      const ids = (d?.attachments ?? []).map((x) => x.attachment_id)
+      chipsOnB = ids
+      void b.store.listAttachments({ session_id }).then(({ attachments }) => {
+        for (const id of ids) if (!attachments.some((x) => x.attachment_id === id)) dangling.push(id)
+      })
+    })
+    cleanup.push(() => sub.unsubscribe())
+
+    // Offline on A: text typed first, then two pastes, then the chips: the outbox merges the
+    // draft's changes, and the merge must still reach the server after both uploads.
+    a.sync.stop()
+    await a.store.setDraft({ session_id, draft: 'look at' })
+    const shot = new Uint8Array(randomBytes(256 * 1024))
+    const one = await a.store.putAttachment({ session_id, file: new File([shot], 'one.png', { type: 'image/png' }) })
+    const two = await a.store.putAttachment({ session_id, file: new File(['notes'], 'two.txt', { type: 'text/plain' }) })
+    await a.store.setDraft({ session_id, draft: 'look at these', attachment_ids: [one.attachment.attachment_id, two.attachment.attachment_id] })
+    a.sync.start()
+    await a.sync.flush()
+    await b.sync.flush()
+    await new Promise((r) => setTimeout(r, 20))
+
+    const res = await fetch(`${server.url}/rpc/session::get`, { method: 'POST', headers: { authorization: 'Bearer tok-a', 'content-type': 'application/json' }, body: JSON.stringify({ session_id }) })
+    const onServer = ((await res.json()) as { meta: { draft?: string; draft_attachments?: Array<{ attachment_id: string }> } }).meta
+    expect(onServer.draft).toBe('look at these')
+    expect(onServer.draft_attachments?.map((x) => x.attachment_id)).toEqual([one.attachment.attachment_id, two.attachment.attachment_id])
+    const onB = (await b.store.get({ session_id }))!.meta
+    expect(onB.draft).toBe('look at these')
+    expect(onB.draft_attachments).toEqual([one.attachment, two.attachment])
+    expect(chipsOnB).toEqual([one.attachment.attachment_id, two.attachment.attachment_id])
+    expect(sha(new Uint8Array(await (await b.store.getAttachmentBlob(session_id, one.attachment.attachment_id))!.arrayBuffer()))).toBe(sha(shot))
+    expect(dangling).toEqual([])
+
+    // B removes a chip and sends the message with the other; A's draft follows.
+    await b.store.setDraft({ session_id, draft: 'just this', attachment_ids: [two.attachment.attachment_id] })
+    await b.sync.flush()
+    await a.sync.flush()
+    expect((await a.store.get({ session_id }))!.meta.draft_attachments?.map((x) => x.attachment_id)).toEqual([two.attachment.attachment_id])
+    await b.store.setDraft({ session_id, draft: null, attachment_ids: [] })
+    await b.sync.flush()
+    await a.sync.flush()
+    const cleared = (await a.store.get({ session_id }))!.meta
+    expect(cleared.draft).toBeUndefined()
+    expect(cleared.draft_attachments).toBeUndefined()
+  }, 60_000)
+})

@@ -43,7 +43,7 @@ export type ReplicaChange =
  * that edit different fields of one session offline (one renames, one marks it done) both keep
  * their edit; counters and `updated_at` are each replica's own.
  */
-export const META_FIELDS = ['title', 'description', 'metadata', 'status', 'status_reason', 'draft'] as const
+export const META_FIELDS = ['title', 'description', 'metadata', 'status', 'status_reason', 'draft', 'draft_attachments'] as const
 export type MetaField = (typeof META_FIELDS)[number]
 
 export type ReplicaResult =
@@ -146,6 +146,18 @@ function applyAttachmentList(d: Draft, session_id: string, list: readonly Attach
   return applied
 }
 
+/**
+ * The draft's chips as this replica holds them: each named attachment's own metadata here, and
+ * none it does not hold (its metadata always arrives first; one deleted meanwhile goes), so a
+ * draft never points at a missing attachment.
+ */
+function heldChips(d: Draft, session_id: string, chips: readonly AttachmentMeta[] | undefined): AttachmentMeta[] | undefined {
+  if (!chips?.length) return undefined
+  const held = new Map(d.attachments(session_id).map((a) => [a.attachment_id, a]))
+  const out = chips.flatMap((c) => held.get(c.attachment_id) ?? [])
+  return out.length ? out : undefined
+}
+
 function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: readonly MetaField[], policy: ReplicaPolicy): ReplicaResult {
   const head = d.head(incoming.session_id)
   if (!head) {
@@ -167,11 +179,10 @@ function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: rea
           ...incoming,
           message_count: held.message_count,
           updated_at: Math.max(held.updated_at, incoming.updated_at),
-          // The draft's text replicates (set-draft is a meta field change); its chips stay with
-          // the replica holding their attachments, until attachments replicate too.
-          draft_attachments: held.draft_attachments,
+          draft_attachments: heldChips(d, incoming.session_id, incoming.draft_attachments),
         }
       : { ...held, ...pick(incoming, fields), updated_at: Math.max(held.updated_at, incoming.updated_at) }
+  if (policy === 'push' && fields.includes('draft_attachments')) next.draft_attachments = heldChips(d, incoming.session_id, incoming.draft_attachments)
   for (const key of ['draft', 'draft_attachments', 'status_reason', 'metadata'] as const) if (next[key] === undefined) delete next[key]
   if (jsonEqual(next, held)) return unchanged
   d.putHead(next, head.leaf)

@@ -206,6 +206,8 @@ export class ChangeLog {
           }
         }
         if (head.leaf !== null) leaves.push([id, head])
+        // Draft chips name attachments logged after the creation: a meta record follows them.
+        if (head.meta.draft_attachments?.length) metas.push([id, head])
         continue
       }
       const prev = s.head ?? (await reader.head(id))

@@ -94,7 +94,7 @@ describe('attachments replicate', () => {
 })
 
 describe('sync with a server', () => {
-  it('a draft typed on one device shows on the other; its chips stay with the device holding their attachments', async () => {
+  it('a draft typed on one device shows on the other, its chips with it', async () => {
     const server = await loopback()
     const a = await device(server)
     const b = await device(server)
@@ -111,21 +111,22 @@ describe('sync with a server', () => {
     expect((await b.store.get({ session_id }))!.meta.draft).toBe('half-typed on A')
     // Still event-silent and updated_at-neutral on the other replicas.
     expect((await b.store.get({ session_id }))!.meta.updated_at).toBe(updatedAt)
-    // Chips stay where their attachment is (attachments do not replicate yet): the text travels,
-    // A keeps its chip through the round trip, B and the server never show a dangling one.
+    // Chips travel with the text, behind the attachments they name: every replica shows them.
     const { attachment } = await a.store.putAttachment({ session_id, name: 'shot.png', mime: 'image/png', data: 'iVBORw0KGgo=' })
     await a.store.setDraft({ session_id, draft: 'with a chip', attachment_ids: [attachment.attachment_id] })
     await a.sync.flush()
     await b.sync.flush()
     const onB = (await b.store.get({ session_id }))!.meta
     expect(onB.draft).toBe('with a chip')
-    expect('draft_attachments' in onB).toBe(false)
-    expect((await server.store.get({ session_id }))!.meta.draft_attachments).toBeUndefined()
+    expect(onB.draft_attachments?.map((c) => c.attachment_id)).toEqual([attachment.attachment_id])
+    expect(onB.updated_at).toBe(updatedAt)
+    expect((await server.store.get({ session_id }))!.meta.draft_attachments?.map((c) => c.attachment_id)).toEqual([attachment.attachment_id])
     expect((await a.store.get({ session_id }))!.meta.draft_attachments?.map((c) => c.attachment_id)).toEqual([attachment.attachment_id])
-    // Clearing the text on B clears it on A.
+    // Clearing the draft on B clears text and chips on A.
     await b.store.setDraft({ session_id, draft: null, attachment_ids: [] })
     await b.sync.flush()
     await a.sync.flush()
+    expect('draft_attachments' in (await a.store.get({ session_id }))!.meta).toBe(false)
     expect((await a.store.get({ session_id }))!.meta.draft).toBeUndefined()
   })
 
