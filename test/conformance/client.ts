@@ -19,12 +19,14 @@ export interface TestClock {
   advance(ms: number): void
 }
 
-/** Sequential ids per kind, as the contract's suite injects them: s_001, e_001, … */
-export type IdSource = (kind: 'session' | 'entry') => string
+/** Sequential ids per kind, as the contract's suite injects them: s_001, e_001, a_001, … */
+export type IdSource = (kind: 'session' | 'entry' | 'attachment') => string
 
 export interface ClientFactoryOptions {
   now: () => number
   newId: IdSource
+  /** Store limits a scenario configures (27: `max_attachment_bytes: 4`). */
+  limits?: { max_attachment_bytes?: number }
 }
 
 export type ClientFactory = (options: ClientFactoryOptions) => Promise<ConformanceClient>
@@ -35,6 +37,6 @@ export function testClock(start = 1_000_000): TestClock {
 }
 
 export function sequentialIds(): IdSource {
-  const counters = { session: 0, entry: 0 }
-  return (kind) => `${kind === 'session' ? 's' : 'e'}_${String(++counters[kind]).padStart(3, '0')}`
+  const counters = { session: 0, entry: 0, attachment: 0 }
+  return (kind) => `${kind[0]}_${String(++counters[kind]).padStart(3, '0')}`
 }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect } from 'vitest'
 import type { Subscription } from 'rxjs'
 import type { EventConfig, EventMap, FunctionId, FunctionMap, TriggerType } from '@colloquy/core'
-import { sequentialIds, testClock, type ClientFactory, type ConformanceClient, type TestClock } from './client.js'
+import { sequentialIds, testClock, type ClientFactory, type ClientFactoryOptions, type ConformanceClient, type TestClock } from './client.js'
 
 type Req<K extends FunctionId> = FunctionMap[K][0]
 type Res<K extends FunctionId> = FunctionMap[K][1]
@@ -46,10 +46,10 @@ export class Harness {
   private current?: { client: ConformanceClient; clock: TestClock }
   private sinks: Sink[] = []
 
-  constructor(factory: ClientFactory) {
+  constructor(factory: ClientFactory, limits?: ClientFactoryOptions['limits']) {
     beforeEach(async () => {
       const clock = testClock()
-      this.current = { clock, client: await factory({ now: clock.now, newId: sequentialIds() }) }
+      this.current = { clock, client: await factory({ now: clock.now, newId: sequentialIds(), ...(limits && { limits }) }) }
     })
     afterEach(async () => {
       for (const s of this.sinks) s.close()

@@ -26,4 +26,4 @@ conformanceSuite('conformance over HTTP (colloquy-server)', async ({ now }) => {
   const res = await postJson(`${server.url}/test/reset`, {})
   if (!res.ok) throw await failure(res)
   return httpClient(server.url, { now })
-})
+}, { configurableLimits: false })

@@ -13,9 +13,9 @@ export interface TestStorage {
  * into each other's stores.
  */
 export function storeFactory(open: () => TestStorage): ClientFactory {
-  return async ({ now, newId }) => {
+  return async ({ now, newId, limits }) => {
     const { storage, cleanup } = open()
-    const store = await createStore({ storage, now, newId, multiTab: false })
+    const store = await createStore({ storage, now, newId, limits, multiTab: false })
     const client: ConformanceClient = {
       call: (fn, request) => store.call(fn, request),
       on: (type, config) => store.on(type, config),

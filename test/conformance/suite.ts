@@ -4,12 +4,14 @@
  * named after its scenario number; derived checks are named D<n>; rules of sections 2-4 that no
  * scenario pins are named after their section (e.g. "2.7 ...").
  *
- * Scenarios that do NOT apply to the 14 base operations, and why:
- * - 19-37 (attachments.feature) and 55-59 (draft.feature), and D9, D13: put/get/list/delete-
- *   attachment and set-draft are not part of the 14 base functions yet (a later issue). The
- *   draft-neutrality half of D17 goes with them; its set-active-leaf half is covered here.
- * - 131-142 (pagination.feature) and D11, D12, D15: messages-tail and messages-range are later
- *   readers (a later issue). Paging of `session::messages` itself is covered by 115 and 118.
+ * Attachments (19-37, D9, D13), drafts (55-59), messages-tail/range (131-142, D11, D12, D15)
+ * and the mention provider (D14) run here too. Scenario 27 needs a store configured with a
+ * 4-byte attachment limit, so it runs under a second harness (in process; the server's limit is
+ * fixed at start, and its refusal of oversized uploads is a server test). The file-system halves of 19 and
+ * 25 ("the attachment folder exists/is gone") and the restart of 26 are storage tests of the
+ * server's file storage; here they are checked through reads.
+ *
+ * Scenarios that do NOT apply, and why:
  * - 60-71 (engine_bridge, engine_reactivity, engine_roundtrip): they need a live bus, bridged
  *   instances and the fs adapter's files. Their semantics are covered by @pure scenarios here:
  *   60/61 bridged append + idempotency + not_found → 4, 5, 13, 76; 62 per-binding delivery and
@@ -24,11 +26,14 @@
  * - 143-146 (persistence.feature): file-per-session layout, hostile-id filename encoding and
  *   restart replay belong to the server's JSONL file storage (packages/server). Restart of the
  *   IndexedDB store is a storage test of packages/core, not a contract scenario.
- * - D14 (mention search/get): internal mention functions, not part of the 14 base operations.
  */
 import { describe } from 'vitest'
 import type { ClientFactory } from './client.js'
 import { appendFeature } from './features/append.js'
+import { attachmentLimitFeature, attachmentsFeature } from './features/attachments.js'
+import { draftFeature } from './features/draft.js'
+import { mentionFeature } from './features/mention.js'
+import { paginationFeature } from './features/pagination.js'
 import { branchingFeature } from './features/branching.js'
 import { derivedChecks } from './features/derived.js'
 import { eventsFeature } from './features/events.js'
@@ -42,7 +47,8 @@ import { statusFeature } from './features/status.js'
 import { updateMessageFeature } from './features/update-message.js'
 import { Harness } from './harness.js'
 
-export function conformanceSuite(label: string, factory: ClientFactory): void {
+/** `configurableLimits: false` for a transport whose server limits are fixed at start (HTTP). */
+export function conformanceSuite(label: string, factory: ClientFactory, options: { configurableLimits?: boolean } = {}): void {
   describe(label, () => {
     // One harness per suite: it opens a fresh client (fresh clock, ids and storage) per test.
     const h = new Harness(factory)
@@ -58,5 +64,13 @@ export function conformanceSuite(label: string, factory: ClientFactory): void {
     updateMessageFeature(h)
     derivedChecks(h)
     rulesFeature(h)
+    attachmentsFeature(h)
+    draftFeature(h)
+    paginationFeature(h)
+    mentionFeature(h)
+  })
+  if (options.configurableLimits === false) return
+  describe(`${label} (max_attachment_bytes 4)`, () => {
+    attachmentLimitFeature(new Harness(factory, { max_attachment_bytes: 4 }))
   })
 }

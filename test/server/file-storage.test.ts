@@ -12,14 +12,14 @@ const { defer, dataDir } = cleanupAfterEach('fs')
 /** A store over fileStorage with the contract's test clock and ids (ids continue across restarts). */
 function opener(dir: string, extra: Partial<FileStorageOptions> = {}) {
   let t = 1_000_000
-  const counters = { session: 0, entry: 0 }
+  const counters = { session: 0, entry: 0, attachment: 0 }
   const warnings: string[] = []
   /** `crashing`: the store will hang at a commit point, as a dead process would; it is abandoned, never closed. */
   const open = async (more: Partial<FileStorageOptions> = {}, crashing = false): Promise<Store> => {
     const store = await createStore({
       storage: fileStorage({ dir, warn: (m) => warnings.push(m), ...extra, ...more }),
       now: () => t,
-      newId: (k) => `${k === 'session' ? 's' : 'e'}_${String(++counters[k]).padStart(3, '0')}`,
+      newId: (k) => `${k[0]}_${String(++counters[k]).padStart(3, '0')}`,
       multiTab: false,
     })
     if (!crashing) defer(() => store.close())

@@ -1,5 +1,5 @@
 import { firstValueFrom } from 'rxjs'
-import type { AgentMessage, SessionEntry, Store } from '@colloquy/core'
+import type { AgentMessage, AttachmentMeta, ContentBlock, SessionEntry, Store } from '@colloquy/core'
 import { createThread, recoverInterrupted, THREAD_ROOT } from '@colloquy/parts'
 import { generateReply, type GenerateOptions } from './generate.js'
 import { displayTitle, messageText, titleFrom } from './text.js'
@@ -14,8 +14,12 @@ export { THREAD_ROOT }
 export interface Chat {
   /** A new, untitled session; resolves with its id. */
   create(): Promise<string>
-  /** Appends a user message on the active branch and streams the reply. */
-  send(session_id: string, text: string): Promise<void>
+  /**
+   * Appends a user message on the active branch (its text and the attached files: images as
+   * image blocks linked to their stored original, other files as file blocks) and streams the
+   * reply; the composer's draft is cleared with it.
+   */
+  send(session_id: string, text: string, attachments?: readonly AttachmentMeta[]): Promise<void>
   /** A new user message beside `entry_id` (a sibling branch), then its reply. */
   edit(session_id: string, entry_id: string, text: string): Promise<void>
   /** A new reply beside the assistant message `entry_id`. */
@@ -30,7 +34,17 @@ export interface Chat {
   recoverInterrupted(): Promise<void>
 }
 
-const user = (text: string, timestamp: number): AgentMessage => ({ role: 'user', content: [{ type: 'text', text }], timestamp })
+/** An attachment as the block a message carries; an image's bytes stay in the attachment store. */
+export const attachmentBlock = (a: AttachmentMeta): ContentBlock =>
+  /^image\//.test(a.mime)
+    ? { type: 'image', mime: a.mime, data: '', attachment_id: a.attachment_id }
+    : { type: 'file', attachment_id: a.attachment_id, name: a.name, mime: a.mime, size: a.size }
+
+const user = (text: string, timestamp: number, attachments: readonly AttachmentMeta[] = []): AgentMessage => ({
+  role: 'user',
+  content: [...(text.trim() ? [{ type: 'text' as const, text }] : []), ...attachments.map(attachmentBlock)],
+  timestamp,
+})
 
 export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'> = {}): Chat {
   const running = new Map<string, AbortController>()
@@ -66,18 +80,21 @@ export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'
     }
   }
 
-  const ask = async (session_id: string, text: string, parent_id?: string): Promise<void> => {
+  const ask = async (session_id: string, text: string, parent_id?: string, attachments: readonly AttachmentMeta[] = []): Promise<void> => {
     const meta = (await store.get({ session_id }))?.meta
     if (!meta) throw new Error('this chat no longer exists')
-    if (!meta.title.trim()) await store.setMeta({ session_id, title: titleFrom(text) })
-    const { entry_id } = await store.append({ session_id, parent_id, message: user(text, Date.now()) })
+    const title = text.trim() || attachments[0]?.name || ''
+    if (!meta.title.trim() && title) await store.setMeta({ session_id, title: titleFrom(title) })
+    const { entry_id } = await store.append({ session_id, parent_id, message: user(text, Date.now(), attachments) })
+    // Sent: the draft (text and chips) is done with. The chips' attachments stay, now referenced.
+    if (attachments.length || meta.draft !== undefined) await store.setDraft({ session_id, draft: null, attachment_ids: [] })
     await reply(session_id, entry_id, 0)
   }
 
   return {
     create: () => createThread(store),
-    async send(session_id, text) {
-      if (text.trim()) await ask(session_id, text)
+    async send(session_id, text, attachments = []) {
+      if (text.trim() || attachments.length) await ask(session_id, text, undefined, attachments)
     },
     async edit(session_id, entry_id, text) {
       if (!text.trim()) return

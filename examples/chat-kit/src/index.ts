@@ -1,4 +1,4 @@
-export { createChat, THREAD_ROOT, type Chat } from './chat.js'
+export { attachmentBlock, createChat, THREAD_ROOT, type Chat } from './chat.js'
 export { generateReply, replyLock, type GenerateOptions } from './generate.js'
 export { LOCAL_MODEL, replySteps, tokensOf, type ModelInput } from './model.js'
 export { evaluate, findExpression } from './calc.js'

@@ -1,3 +1,4 @@
+import type { AttachmentMeta } from '@colloquy/core'
 import { useSession } from '@colloquy/vue'
 import { displayTitle } from 'chat-kit'
 import { defineComponent, h } from 'vue'
@@ -15,11 +16,15 @@ export const App = defineComponent({
     const session = useSession(() => id.value ?? '')
     const meta = () => (id.value && session.value.status === 'ready' ? session.value.data : null)
 
-    const send = async (text: string): Promise<void> => {
-      const sid = id.value ?? (await run(chat.create()))
-      if (!sid) return
-      open(sid)
-      await run(chat.send(sid, text))
+    // Sending (or attaching a file) with no chat open starts one.
+    const ensure = async (): Promise<string | null> => {
+      const sid = id.value ?? (await run(chat.create())) ?? null
+      if (sid) open(sid)
+      return sid
+    }
+    const send = async (text: string, attachments: readonly AttachmentMeta[] = []): Promise<void> => {
+      const sid = await ensure()
+      if (sid) await run(chat.send(sid, text, attachments))
     }
     return () => {
       const m = meta()
@@ -36,7 +41,12 @@ export const App = defineComponent({
           id.value
             ? h(Transcript, { key: id.value, sessionId: id.value, busy })
             : h('div', { class: 'transcript' }, [h('div', { class: 'welcome' }, [h('h1', 'Chat with the local model'), h('p', { class: 'muted' }, 'A smaller Colloquy demo in Vue: live chats, streaming replies, branches.')])]),
-          h(Composer, { busy, onSend: (text: string) => void send(text), onStop: () => id.value && chat.stop(id.value) }),
+          h(Composer, {
+            busy, sessionId: id.value ?? '', ensureSession: ensure,
+            onSend: (text: string, attachments: readonly AttachmentMeta[]) => void send(text, attachments),
+            onStop: () => id.value && chat.stop(id.value),
+            onError: (message: string) => void (notice.value = message),
+          }),
         ]),
         notice.value && h('div', { class: 'notice', role: 'alert' }, [h('span', notice.value), h('button', { type: 'button', 'aria-label': 'Dismiss', onClick: () => void (notice.value = null) }, '×')]),
       ])

@@ -1,6 +1,6 @@
-import type { EventEnvelope, EventMap, JsonObject, SessionEntry, SessionMeta, TriggerType } from './model.js'
+import type { AttachmentMeta, EventEnvelope, EventMap, JsonObject, SessionEntry, SessionMeta, TriggerType } from './model.js'
 import type { State } from './state.js'
-import type { SessionHead, SideWrite, WriteSet } from './storage.js'
+import type { BlobWrite, SessionHead, SideWrite, WriteSet } from './storage.js'
 
 /**
  * The writes of one batch, layered over the committed state. Operations read through it (so
@@ -14,6 +14,8 @@ export class Draft {
   readonly events: EventEnvelope[] = []
   /** Records for side stores written with this batch (sync checkpoints). */
   readonly side: SideWrite[] = []
+  /** Attachment bytes written with this batch. */
+  readonly blobs: BlobWrite[] = []
   /** Sessions whose entries are already durable (bulk import): for commit hooks; not kept in memory. */
   readonly preloaded = new Map<string, readonly SessionEntry[]>()
 
@@ -35,6 +37,14 @@ export class Draft {
     return this.state.sessions.get(session_id)?.entries?.get(entry_id)
   }
 
+  /** Every entry of a session on every branch, this batch's included (entries must be loaded). */
+  *allEntries(session_id: string): Generator<SessionEntry> {
+    const own = this.entries.get(session_id)
+    if (own) yield* own.values()
+    if (this.deleted.has(session_id)) return
+    for (const e of this.state.sessions.get(session_id)?.entries?.values() ?? []) if (!own?.has(e.id)) yield e
+  }
+
   /** Every live session's meta, this batch's changes included. */
   metas(): SessionMeta[] {
     const out: SessionMeta[] = []
@@ -43,12 +53,19 @@ export class Draft {
     return out
   }
 
-  putHead(meta: SessionMeta, leaf: string | null): void {
+  /** Writes a head; the session's attachment list is kept unless one is given. */
+  putHead(meta: SessionMeta, leaf: string | null, attachments: readonly AttachmentMeta[] | undefined = this.head(meta.session_id)?.attachments): void {
     const id = meta.session_id
     const base = this.heads.get(id)?.v ?? this.state.sessions.get(id)?.head.v ?? 0
     // One version step per batch, however many operations touched the session.
     const v = this.heads.has(id) ? base : base + 1
-    this.heads.set(id, Object.freeze({ meta: Object.freeze(meta), leaf, v }))
+    const head: SessionHead = attachments?.length ? { meta: Object.freeze(meta), leaf, v, attachments: Object.freeze(attachments) } : { meta: Object.freeze(meta), leaf, v }
+    this.heads.set(id, Object.freeze(head))
+  }
+
+  /** The session's attachment metadata, this batch's changes included. */
+  attachments(session_id: string): readonly AttachmentMeta[] {
+    return this.head(session_id)?.attachments ?? []
   }
 
   putEntry(session_id: string, entry: SessionEntry): void {
@@ -68,6 +85,6 @@ export class Draft {
   }
 
   writeSet(side: readonly SideWrite[]): WriteSet {
-    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: [...this.side, ...side] }
+    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: [...this.side, ...side], blobs: this.blobs }
   }
 }

@@ -6,7 +6,7 @@ import { SessionError } from './errors.js'
 import type { EventEnvelope, FunctionId, FunctionMap, SessionEntry } from './model.js'
 import { operations } from './ops/index.js'
 import { State } from './state.js'
-import type { SessionHead, SideWrite, Storage, StorageReader } from './storage.js'
+import type { BlobWrite, SessionHead, SideWrite, Storage, StorageReader } from './storage.js'
 
 interface Pending {
   fn: FunctionId | 'internal'
@@ -81,11 +81,12 @@ export class Engine {
   }
 
   /** Makes a session whose entries are already on disk visible: the head is written last. */
-  install(head: SessionHead, entries: readonly SessionEntry[], events: readonly EventEnvelope[]): Promise<void> {
+  install(head: SessionHead, entries: readonly SessionEntry[], events: readonly EventEnvelope[], blobs: readonly BlobWrite[] = []): Promise<void> {
     const id = head.meta.session_id
     return this.submitInternal([id], (d) => {
       if (d.head(id)) throw new SessionError('session/invalid_request', `session ${id} already exists`)
-      d.putHead(head.meta, head.leaf)
+      d.putHead(head.meta, head.leaf, head.attachments)
+      d.blobs.push(...blobs)
       d.preloaded.set(id, entries)
       d.events.push(...events)
     })

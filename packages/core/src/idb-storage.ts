@@ -10,12 +10,15 @@ export interface IndexedDbStorageOptions {
   durability?: 'relaxed' | 'strict' | 'default'
 }
 
-const VERSION = 1
+// Version 2 added the attachment byte store; opening an older database adds it and keeps the rest.
+const VERSION = 2
 const SESSIONS = 'sessions'
 const ENTRIES = 'entries'
+/** Attachment bytes as Blobs keyed [session_id, attachment_id]: never read with a session. */
+const BLOBS = 'attachments'
 /** Stores beside the session data, written in the same transactions (sync outbox, checkpoints). */
 export const SIDE_STORES = ['outbox', 'kv'] as const
-const ALL = [SESSIONS, ENTRIES, ...SIDE_STORES]
+const ALL = [SESSIONS, ENTRIES, BLOBS, ...SIDE_STORES]
 
 const request = <T>(r: IDBRequest<T>): Promise<T> =>
   new Promise((resolve, reject) => {
@@ -51,6 +54,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
         // The outbox numbers its records itself, so every tab's commits queue up in commit order.
         if (!db.objectStoreNames.contains('outbox')) db.createObjectStore('outbox', { autoIncrement: true })
         if (!db.objectStoreNames.contains('kv')) db.createObjectStore('kv')
+        if (!db.objectStoreNames.contains(BLOBS)) db.createObjectStore(BLOBS)
       },
       blocking() {
         // Another tab wants a newer schema: step aside now, reopen on the next commit.
@@ -86,6 +90,9 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     entries(id) {
       return readonly([ENTRIES], (tx) => request(tx.objectStore(ENTRIES).getAll(sessionRange(id)) as IDBRequest<SessionEntry[]>))
     },
+    attachmentBytes(session_id, attachment_id) {
+      return readonly([BLOBS], (tx) => request(tx.objectStore(BLOBS).get([session_id, attachment_id]) as IDBRequest<Blob | undefined>))
+    },
     async transact(work) {
       for (let attempt = 0; ; attempt++) {
         let tx: IDBTransaction
@@ -106,10 +113,21 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
             entries: (id) => request(entries.getAll(sessionRange(id)) as IDBRequest<SessionEntry[]>),
           }
           const writes = await work(reader)
+          const blobs = tx.objectStore(BLOBS)
+          // A fork's copies read their source first: a session deleted in the same batch still lends its bytes.
+          const copies = await Promise.all(
+            (writes.blobs ?? []).flatMap((b) => (b.op === 'copy' ? [request(blobs.get([b.from_session_id, b.attachment_id]) as IDBRequest<Blob | undefined>).then((bytes) => ({ b, bytes }))] : [])),
+          )
           for (const id of writes.deleted) {
             sessions.delete(id)
             entries.delete(sessionRange(id))
+            blobs.delete(sessionRange(id))
           }
+          for (const b of writes.blobs ?? []) {
+            if (b.op === 'put') blobs.put(b.bytes, [b.session_id, b.attachment_id])
+            else if (b.op === 'delete') blobs.delete([b.session_id, b.attachment_id])
+          }
+          for (const { b, bytes } of copies) if (bytes) blobs.put(bytes, [b.session_id, b.attachment_id])
           for (const [id, head] of writes.heads) sessions.put(head, id)
           for (const [id, batch] of writes.entries) for (const [eid, e] of batch) entries.put(e, [id, eid])
           for (const s of writes.side) {

@@ -1,6 +1,9 @@
+import { sha256Hex } from './bytes.js'
 import type { Engine } from './engine.js'
 import { SessionError, invalid } from './errors.js'
-import type { SessionEntry, SessionMeta } from './model.js'
+import type { AttachmentMeta, SessionEntry, SessionMeta } from './model.js'
+import { byCreation } from './ops/attachments.js'
+import type { BlobWrite } from './storage.js'
 import { createdEnvelope } from './emit.js'
 import { array, parseSessionEntry, parseSessionMeta } from './validate.js'
 
@@ -9,6 +12,20 @@ export interface SessionImport {
   meta: SessionMeta
   entries: SessionEntry[]
   active_leaf: string | null
+  /**
+   * Attachments the entries reference (images and files an importer found), stored with the
+   * session: they appear together, so no entry ever points at bytes that are not there.
+   */
+  attachments?: readonly ImportAttachment[]
+}
+
+/** An attachment of an imported session: its id as the entries name it, and its bytes. */
+export interface ImportAttachment {
+  attachment_id: string
+  name: string
+  mime: string
+  bytes: Blob | Uint8Array
+  created_at?: number
 }
 
 export interface ImportOptions {
@@ -81,10 +98,45 @@ export async function importSession(engine: Engine, input: SessionImport, option
     await removeOrphans(engine, id)
     throw e instanceof SessionError ? e : new SessionError('session/storage', `import failed: ${String(e)}`, { cause: e })
   }
-  const head = Object.freeze({ meta: data.meta, leaf: data.active_leaf, v: 1 })
-  await engine.install(head, data.entries, [createdEnvelope(data.meta)])
+  const { metas, blobs } = await attachmentsOf(engine, id, input.attachments ?? [], data.meta.created_at)
+  const head = Object.freeze({ meta: data.meta, leaf: data.active_leaf, v: 1, ...(metas.length && { attachments: metas }) })
+  try {
+    await engine.install(head, data.entries, [createdEnvelope(data.meta)], blobs)
+  } catch (e) {
+    await removeOrphans(engine, id)
+    throw e
+  }
   if (total === 0) options.onProgress?.(0, 0)
   return { session_id: id, entries: total }
+}
+
+/** Checks and hashes an import's attachments; their bytes are written with the session's head. */
+async function attachmentsOf(
+  engine: Engine,
+  session_id: string,
+  list: readonly ImportAttachment[],
+  created_at: number,
+): Promise<{ metas: AttachmentMeta[]; blobs: BlobWrite[] }> {
+  if (!list.length) return { metas: [], blobs: [] }
+  if (!engine.storage.attachmentBytes) throw new SessionError('session/storage', `storage ${engine.storage.name} keeps no attachment bytes`)
+  const seen = new Set<string>()
+  const metas: AttachmentMeta[] = []
+  const blobs: BlobWrite[] = []
+  for (const [i, a] of list.entries()) {
+    const at = `attachments[${i}]`
+    if (typeof a.attachment_id !== 'string' || a.attachment_id === '') throw invalid(`${at}.attachment_id: expected a non-empty string`)
+    if (seen.has(a.attachment_id)) throw invalid(`${at}: duplicate attachment id ${a.attachment_id}`)
+    seen.add(a.attachment_id)
+    const name = typeof a.name === 'string' && a.name.trim() !== '' ? a.name.trim() : 'attachment'
+    const mime = typeof a.mime === 'string' && a.mime.trim() !== '' ? a.mime : 'application/octet-stream'
+    const bytes = a.bytes instanceof Blob ? new Uint8Array(await a.bytes.arrayBuffer()) : a.bytes
+    if (!(bytes instanceof Uint8Array)) throw invalid(`${at}.bytes: expected a Blob or a Uint8Array`)
+    const max = engine.ctx.limits.max_attachment_bytes
+    if (bytes.length > max) throw new SessionError('session/attachment_too_large', `${at} is ${bytes.length} bytes, the limit is ${max}`)
+    metas.push(Object.freeze({ attachment_id: a.attachment_id, session_id, name, mime, size: bytes.length, sha256: await sha256Hex(bytes), created_at: a.created_at ?? created_at }))
+    blobs.push({ op: 'put', session_id, attachment_id: a.attachment_id, bytes: a.bytes instanceof Blob ? a.bytes : new Blob([bytes as BlobPart], { type: mime }) })
+  }
+  return { metas: metas.sort(byCreation), blobs }
 }
 
 async function removeOrphans(engine: Engine, id: string): Promise<void> {

@@ -3,7 +3,7 @@ import type { SessionChange } from './changes.js'
 import { CommitRouter } from './commit-router.js'
 import type { Engine } from './engine.js'
 import { itemOf, passes } from './items.js'
-import type { ListRequest, MessageItem, Role, SessionEntry, SessionMeta } from './model.js'
+import type { AttachmentMeta, ListRequest, MessageItem, Role, SessionEntry, SessionMeta } from './model.js'
 import { selectSessions } from './ops/reads.js'
 import { pathTo } from './path.js'
 import type { SessionState } from './state.js'
@@ -57,6 +57,14 @@ export function newestLeafUnder(tree: Pick<SessionTree, 'entries' | 'children'>,
   }
 }
 
+/** What `draft$` emits: the stored text (`null` when none) and the parked chips. */
+export interface DraftState {
+  readonly draft: string | null
+  readonly attachments: readonly AttachmentMeta[]
+}
+
+const NO_ATTACHMENTS: readonly AttachmentMeta[] = Object.freeze([])
+
 const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
 /**
@@ -107,6 +115,36 @@ export class LiveQueries {
       return this.watchSession(subscriber, session_id, false, (s) => {
         const meta = s?.head.meta ?? null
         if (meta !== last) subscriber.next((last = meta))
+      })
+    })
+  }
+
+  /** The session's attachment list (metadata), `null` once the session is gone. */
+  attachments$(session_id: string): Observable<readonly AttachmentMeta[] | null> {
+    return new Observable((subscriber) => {
+      let last: readonly AttachmentMeta[] | null | undefined
+      return this.watchSession(subscriber, session_id, false, (s) => {
+        const list = s ? (s.head.attachments ?? NO_ATTACHMENTS) : null
+        const same = last === list || (last != null && list !== null && sameItems(last, list))
+        if (!same) subscriber.next((last = list))
+      })
+    })
+  }
+
+  /** The parked composer input; emitted again only when its text or chips changed. */
+  draft$(session_id: string): Observable<DraftState | null> {
+    return new Observable((subscriber) => {
+      let last: DraftState | null | undefined
+      return this.watchSession(subscriber, session_id, false, (s) => {
+        const meta = s?.head.meta
+        if (!meta) {
+          if (last !== null) subscriber.next((last = null))
+          return
+        }
+        const draft = meta.draft ?? null
+        const attachments = meta.draft_attachments ?? NO_ATTACHMENTS
+        if (last && last.draft === draft && sameItems(last.attachments.map((a) => a.attachment_id), attachments.map((a) => a.attachment_id))) return
+        subscriber.next((last = Object.freeze({ draft, attachments })))
       })
     })
   }

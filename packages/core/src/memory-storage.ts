@@ -6,12 +6,18 @@ export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
   const heads = new Map<string, SessionHead>()
   const entries = new Map<string, Map<string, SessionEntry>>()
   const side = new Map<string, Map<string | number, unknown>>()
+  /** Attachment bytes by session, then attachment id. */
+  const blobs = new Map<string, Map<string, Blob>>()
   let nextFailure: unknown
   let autoKey = 0
   const apply = (w: WriteSet): void => {
+    // Copies read their source before this commit's deletions (a fork of a session deleted in
+    // the same batch still gets the bytes).
+    const copies = (w.blobs ?? []).flatMap((b) => (b.op === 'copy' ? [[b, blobs.get(b.from_session_id)?.get(b.attachment_id)] as const] : []))
     for (const id of w.deleted) {
       heads.delete(id)
       entries.delete(id)
+      blobs.delete(id)
     }
     for (const [id, head] of w.heads) heads.set(id, head)
     for (const [id, batch] of w.entries) {
@@ -19,6 +25,12 @@ export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
       if (!map) entries.set(id, (map = new Map()))
       for (const [eid, e] of batch) map.set(eid, e)
     }
+    const held = (id: string): Map<string, Blob> => blobs.get(id) ?? blobs.set(id, new Map()).get(id)!
+    for (const b of w.blobs ?? []) {
+      if (b.op === 'put') held(b.session_id).set(b.attachment_id, b.bytes)
+      else if (b.op === 'delete') blobs.get(b.session_id)?.delete(b.attachment_id)
+    }
+    for (const [b, bytes] of copies) if (bytes) held(b.session_id).set(b.attachment_id, bytes)
     for (const s of w.side) {
       let map = side.get(s.store)
       if (!map) side.set(s.store, (map = new Map()))
@@ -45,6 +57,9 @@ export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
         throw error
       }
       apply(writes)
+    },
+    async attachmentBytes(session_id, attachment_id) {
+      return blobs.get(session_id)?.get(attachment_id)
     },
     async sideRecords(store) {
       const map = side.get(store)

@@ -183,6 +183,74 @@ export interface SetActiveLeafResponse { active_leaf: string }
 export interface ForkRequest { session_id: string; entry_id: string; title?: string | null }
 export interface ForkResponse { session_id: string; meta: SessionMeta }
 
+export interface SetDraftRequest { session_id: string; draft?: string | null; attachment_ids?: string[] | null }
+export interface SetDraftResponse { draft: string | null; attachments: AttachmentMeta[] }
+/**
+ * The wire form takes base64 `data`; in process a `Blob` or `File` may be passed as `file`
+ * instead (its `name` and `type` fill `name` and `mime` when those are absent).
+ */
+export interface PutAttachmentRequest {
+  session_id: string
+  name?: string | null
+  mime?: string | null
+  data?: string | null
+  file?: Blob | null
+}
+export interface PutAttachmentResponse { attachment: AttachmentMeta; block: FileBlock }
+export interface GetAttachmentRequest { session_id: string; attachment_id: string; include_data?: boolean | null }
+/** `data` is the base64 of the bytes, or `null` when `include_data` was false. */
+export type GetAttachmentResponse = { attachment: AttachmentMeta; data: string | null } | null
+export interface ListAttachmentsRequest { session_id: string }
+export interface ListAttachmentsResponse { attachments: AttachmentMeta[] }
+export interface DeleteAttachmentRequest { session_id: string; attachment_id: string }
+export interface DeleteAttachmentResponse { deleted: boolean }
+
+/** An item of `messages-tail` / `messages-range`: a message item, flagged when elided in a run. */
+export interface TailItem extends MessageItem { elided?: true }
+export interface MessagesTailRequest {
+  session_id: string
+  limit?: number | null
+  before_entry_id?: string | null
+  until_entry_id?: string | null
+  include_custom?: boolean | null
+  include_image_data?: boolean | null
+}
+export interface MessagesTailResponse { messages: TailItem[]; has_more: boolean; oldest_entry_id?: string }
+export interface MessagesRangeRequest {
+  session_id: string
+  from_entry_id?: string | null
+  to_entry_id?: string | null
+  entry_ids?: string[] | null
+  limit?: number | null
+  cursor?: string | null
+  include_image_data?: boolean | null
+}
+export interface MessagesRangeResponse { messages: TailItem[]; next_cursor?: string }
+
+export interface MentionSearchRequest {
+  query?: string | null
+  limit?: number | null
+  context?: { session_id?: string | null; working_dir?: string | null } | null
+}
+export interface MentionItem { id: string; label: string; hint?: string; description: string; color: string }
+export interface MentionSearchResponse { items: MentionItem[] }
+export interface MentionGetRequest { id: string }
+export interface MentionField { label: string; value: string; tone?: string }
+export interface MentionView {
+  id: string
+  label: string
+  hint?: string
+  description: string
+  icon: 'session'
+  color: string
+  fields: MentionField[]
+  open: { session: string }
+  summary: string
+  data: SessionMeta
+  updated_at: string
+}
+export type MentionGetResponse = MentionView | null
+
 /** Function id → [request, response]; `call()` and transports dispatch on it. */
 export interface FunctionMap {
   'session::create': [CreateRequest, CreateResponse]
@@ -199,13 +267,24 @@ export interface FunctionMap {
   'session::update-message': [UpdateMessageRequest, UpdateMessageResponse]
   'session::set-active-leaf': [SetActiveLeafRequest, SetActiveLeafResponse]
   'session::fork': [ForkRequest, ForkResponse]
+  'session::set-draft': [SetDraftRequest, SetDraftResponse]
+  'session::put-attachment': [PutAttachmentRequest, PutAttachmentResponse]
+  'session::get-attachment': [GetAttachmentRequest, GetAttachmentResponse]
+  'session::list-attachments': [ListAttachmentsRequest, ListAttachmentsResponse]
+  'session::delete-attachment': [DeleteAttachmentRequest, DeleteAttachmentResponse]
+  'session::messages-tail': [MessagesTailRequest, MessagesTailResponse]
+  'session::messages-range': [MessagesRangeRequest, MessagesRangeResponse]
+  'session::mention::search': [MentionSearchRequest, MentionSearchResponse]
+  'session::mention::get': [MentionGetRequest, MentionGetResponse]
 }
 export type FunctionId = keyof FunctionMap
 export const FUNCTION_IDS = [
   'session::create', 'session::ensure', 'session::get', 'session::list', 'session::delete',
   'session::set-meta', 'session::set-status', 'session::append', 'session::append-many',
   'session::get-message', 'session::messages', 'session::update-message',
-  'session::set-active-leaf', 'session::fork',
+  'session::set-active-leaf', 'session::fork', 'session::set-draft', 'session::put-attachment',
+  'session::get-attachment', 'session::list-attachments', 'session::delete-attachment',
+  'session::messages-tail', 'session::messages-range', 'session::mention::search', 'session::mention::get',
 ] as const satisfies readonly FunctionId[]
 
 // ---- events -----------------------------------------------------------------------------

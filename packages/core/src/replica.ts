@@ -3,7 +3,8 @@ import type { Draft } from './draft.js'
 import type { SessionErrorCode } from './errors.js'
 import { jsonEqual } from './json.js'
 import type { Commit } from './changes.js'
-import type { SessionEntry, SessionMeta } from './model.js'
+import type { AttachmentMeta, SessionEntry, SessionMeta } from './model.js'
+import { byCreation, messageAttachmentIds } from './ops/attachments.js'
 import { emitAdded, emitCreated, emitDeleted, emitMetaUpdated, emitStatusChanged, emitUpdated } from './emit.js'
 
 /**
@@ -26,13 +27,23 @@ export type ReplicaChange =
     }
   | { readonly type: 'leaf'; readonly session_id: string; readonly entry_id: string | null }
   | { readonly type: 'delete'; readonly session_id: string }
+  /**
+   * One new attachment (pushes). A server takes it only with its bytes, which travel apart from
+   * the JSON push (`bytes`, in process only): an attachment is on the server before any change
+   * that references it is pushed after it.
+   */
+  | { readonly type: 'attachment'; readonly session_id: string; readonly attachment: AttachmentMeta; readonly bytes?: Blob }
+  /** An attachment deleted (pushes); refused while a message references it. */
+  | { readonly type: 'detach'; readonly session_id: string; readonly attachment_id: string }
+  /** A session's whole attachment list, metadata only (pulls): bytes are fetched on first read. */
+  | { readonly type: 'attachments'; readonly session_id: string; readonly attachments: readonly AttachmentMeta[] }
 
 /**
  * The meta fields a writer edits. A pushed meta change names the ones it changed, so two devices
  * that edit different fields of one session offline (one renames, one marks it done) both keep
  * their edit; counters and `updated_at` are each replica's own.
  */
-export const META_FIELDS = ['title', 'description', 'metadata', 'status', 'status_reason'] as const
+export const META_FIELDS = ['title', 'description', 'metadata', 'status', 'status_reason', 'draft', 'draft_attachments'] as const
 export type MetaField = (typeof META_FIELDS)[number]
 
 export type ReplicaResult =
@@ -78,7 +89,73 @@ export function applyReplica(d: Draft, change: ReplicaChange, policy: ReplicaPol
       emitDeleted(d, change.session_id, ctx.now(), meta.metadata)
       return applied
     }
+    case 'attachment':
+      return applyAttachment(d, change.session_id, change.attachment, change.bytes, policy)
+    case 'detach':
+      return applyDetach(d, change.session_id, change.attachment_id, policy)
+    case 'attachments':
+      return applyAttachmentList(d, change.session_id, change.attachments, policy)
   }
+}
+
+/** The head with a new attachment list; the draft's chips follow (a chip whose attachment went goes too). */
+function putAttachments(d: Draft, session_id: string, list: readonly AttachmentMeta[]): void {
+  const head = d.head(session_id)!
+  const ids = new Set(list.map((a) => a.attachment_id))
+  const chips = head.meta.draft_attachments?.filter((a) => ids.has(a.attachment_id))
+  const meta = chips?.length === head.meta.draft_attachments?.length ? head.meta : { ...head.meta, draft_attachments: chips }
+  if (meta.draft_attachments?.length === 0) delete (meta as SessionMeta).draft_attachments
+  d.putHead(meta, head.leaf, [...list].sort(byCreation))
+}
+
+function applyAttachment(d: Draft, session_id: string, incoming: AttachmentMeta, bytes: Blob | undefined, policy: ReplicaPolicy): ReplicaResult {
+  if (!d.head(session_id)) return policy === 'push' ? rejected('session/not_found', `session ${session_id} not found`) : unchanged
+  const held = d.attachments(session_id)
+  const same = held.find((a) => a.attachment_id === incoming.attachment_id)
+  if (same) return same.sha256 === incoming.sha256 ? unchanged : rejected('session/invalid_request', `attachment ${incoming.attachment_id} already exists with other bytes`)
+  if (policy === 'push' && !bytes) return rejected('session/invalid_request', `the bytes of attachment ${incoming.attachment_id} were not uploaded`)
+  putAttachments(d, session_id, [...held, Object.freeze({ ...incoming, session_id })])
+  if (bytes) d.blobs.push({ op: 'put', session_id, attachment_id: incoming.attachment_id, bytes })
+  return applied
+}
+
+function applyDetach(d: Draft, session_id: string, attachment_id: string, policy: ReplicaPolicy): ReplicaResult {
+  if (!d.head(session_id)) return unchanged
+  const held = d.attachments(session_id)
+  if (!held.some((a) => a.attachment_id === attachment_id)) return unchanged
+  for (const e of d.allEntries(session_id)) {
+    if (e.kind === 'message' && messageAttachmentIds(e.message).has(attachment_id)) {
+      return policy === 'push' ? rejected('session/attachment_in_use', `attachment ${attachment_id} is referenced by a message`) : unchanged
+    }
+  }
+  putAttachments(d, session_id, held.filter((a) => a.attachment_id !== attachment_id))
+  d.blobs.push({ op: 'delete', session_id, attachment_id })
+  return applied
+}
+
+/** A pulled list: new attachments arrive as metadata (bytes on first read), gone ones leave. */
+function applyAttachmentList(d: Draft, session_id: string, list: readonly AttachmentMeta[], policy: ReplicaPolicy): ReplicaResult {
+  if (policy === 'push') return rejected('session/invalid_request', 'an attachment list is pulled, never pushed')
+  if (!d.head(session_id)) return unchanged
+  const held = d.attachments(session_id)
+  const heldIds = new Map(held.map((a) => [a.attachment_id, a]))
+  const nextIds = new Set(list.map((a) => a.attachment_id))
+  if (held.length === list.length && list.every((a) => heldIds.get(a.attachment_id)?.sha256 === a.sha256)) return unchanged
+  for (const a of held) if (!nextIds.has(a.attachment_id)) d.blobs.push({ op: 'delete', session_id, attachment_id: a.attachment_id })
+  putAttachments(d, session_id, list.map((a) => heldIds.get(a.attachment_id) ?? Object.freeze({ ...a, session_id })))
+  return applied
+}
+
+/**
+ * The draft's chips as this replica holds them: each named attachment's own metadata here, and
+ * none it does not hold (its metadata always arrives first; one deleted meanwhile goes), so a
+ * draft never points at a missing attachment.
+ */
+function heldChips(d: Draft, session_id: string, chips: readonly AttachmentMeta[] | undefined): AttachmentMeta[] | undefined {
+  if (!chips?.length) return undefined
+  const held = new Map(d.attachments(session_id).map((a) => [a.attachment_id, a]))
+  const out = chips.flatMap((c) => held.get(c.attachment_id) ?? [])
+  return out.length ? out : undefined
 }
 
 function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: readonly MetaField[], policy: ReplicaPolicy): ReplicaResult {
@@ -86,10 +163,11 @@ function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: rea
   if (!head) {
     if (policy === 'push' && !create) return rejected('session/not_found', `session ${incoming.session_id} not found`)
     // A session new to this replica starts empty: its entries arrive as their own changes and
-    // are counted as they land, so message_count always matches the entries held here.
+    // are counted as they land, so message_count always matches the entries held here. It holds
+    // no attachments, so its draft keeps the text and no chips.
     const meta: SessionMeta = { ...incoming, message_count: 0 }
-    delete meta.draft
     delete meta.draft_attachments
+    if (meta.draft === undefined) delete meta.draft
     d.putHead(meta, null)
     emitCreated(d, meta)
     return applied
@@ -101,10 +179,10 @@ function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: rea
           ...incoming,
           message_count: held.message_count,
           updated_at: Math.max(held.updated_at, incoming.updated_at),
-          draft: held.draft,
-          draft_attachments: held.draft_attachments,
+          draft_attachments: heldChips(d, incoming.session_id, incoming.draft_attachments),
         }
       : { ...held, ...pick(incoming, fields), updated_at: Math.max(held.updated_at, incoming.updated_at) }
+  if (policy === 'push' && fields.includes('draft_attachments')) next.draft_attachments = heldChips(d, incoming.session_id, incoming.draft_attachments)
   for (const key of ['draft', 'draft_attachments', 'status_reason', 'metadata'] as const) if (next[key] === undefined) delete next[key]
   if (jsonEqual(next, held)) return unchanged
   d.putHead(next, head.leaf)
@@ -183,6 +261,8 @@ export function replicaChangesOf(commit: Commit): ReplicaChange[] {
     if (c.head === null) deletes.push({ type: 'delete', session_id: c.session_id })
     else if (c.head) {
       metas.push({ type: 'meta', meta: c.head.meta })
+      // Attachments before the entries that may reference them.
+      metas.push({ type: 'attachments', session_id: c.session_id, attachments: c.head.attachments ?? [] })
       leaves.push({ type: 'leaf', session_id: c.session_id, entry_id: c.head.leaf })
     }
     for (const entry of [...c.added, ...c.updated]) entries.push({ type: 'entry', session_id: c.session_id, entry })

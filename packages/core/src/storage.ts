@@ -1,4 +1,4 @@
-import type { SessionEntry, SessionMeta } from './model.js'
+import type { AttachmentMeta, SessionEntry, SessionMeta } from './model.js'
 
 /**
  * What is persisted per session besides its entries: the meta, the active leaf, and `v`, a
@@ -9,7 +9,22 @@ export interface SessionHead {
   readonly meta: SessionMeta
   readonly leaf: string | null
   readonly v: number
+  /**
+   * The session's attachments (metadata only, sorted by `created_at` then id): small, and what
+   * set-draft and list-attachments need synchronously. Their bytes live apart (`BlobWrite`).
+   */
+  readonly attachments?: readonly AttachmentMeta[]
 }
+
+/**
+ * Attachment bytes, kept apart from heads and entries and read only on demand. A `copy` takes
+ * the bytes another session holds under the same attachment id (fork). A deleted session's bytes
+ * go with it, without a write of their own.
+ */
+export type BlobWrite =
+  | { readonly op: 'put'; readonly session_id: string; readonly attachment_id: string; readonly bytes: Blob }
+  | { readonly op: 'copy'; readonly session_id: string; readonly attachment_id: string; readonly from_session_id: string }
+  | { readonly op: 'delete'; readonly session_id: string; readonly attachment_id: string }
 
 /** A record for a store beside sessions/entries (the sync outbox, checkpoints), same transaction. */
 export interface SideWrite {
@@ -26,6 +41,8 @@ export interface WriteSet {
   readonly heads: ReadonlyMap<string, SessionHead>
   readonly entries: ReadonlyMap<string, ReadonlyMap<string, SessionEntry>>
   readonly side: readonly SideWrite[]
+  /** Applied after deletions; a storage without `attachmentBytes` is never handed any. */
+  readonly blobs?: readonly BlobWrite[]
 }
 
 /** Reads allowed inside a commit, before its writes: they see what is on disk right now. */
@@ -47,6 +64,8 @@ export interface Storage {
   /** Reads one session's entries outside a commit (first access of a session). */
   entries(session_id: string): Promise<SessionEntry[]>
   transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void>
+  /** The bytes of one attachment, or undefined (absent: this storage keeps no attachment bytes). */
+  attachmentBytes?(session_id: string, attachment_id: string): Promise<Blob | undefined>
   /** Reads every record of a side store (sync outbox and checkpoints), in key order. */
   sideRecords?(store: string): Promise<Array<{ key: string | number; value: unknown }>>
   /**
@@ -57,4 +76,4 @@ export interface Storage {
   close(): void
 }
 
-export const emptyWriteSet = (): WriteSet => ({ deleted: new Set(), heads: new Map(), entries: new Map(), side: [] })
+export const emptyWriteSet = (): WriteSet => ({ deleted: new Set(), heads: new Map(), entries: new Map(), side: [], blobs: [] })

@@ -7,11 +7,12 @@ import { SessionError } from './errors.js'
 import { EventBus } from './events.js'
 import { indexedDbStorage } from './idb-storage.js'
 import { importSession, type ImportOptions, type SessionImport } from './import.js'
-import { LiveQueries, newestLeafUnder, type BranchPosition, type LiveMessagesRequest, type SessionTree } from './live.js'
+import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live.js'
 import {
-  FUNCTION_IDS, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
+  FUNCTION_IDS, type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
 } from './model.js'
+import { AttachmentBytes } from './attachment-bytes.js'
 import { startRelay } from './relay.js'
 import { applyReplica, type ReplicaChange, type ReplicaPolicy, type ReplicaResult } from './replica.js'
 import type { SideWrite, Storage } from './storage.js'
@@ -22,9 +23,10 @@ export interface StoreOptions {
   storage?: Storage
   /** The clock, in ms since epoch. */
   now?: () => number
-  /** Full ids for new sessions and entries; default `s_…` / `e_…` with nanoid. */
+  /** Full ids for new sessions, entries and attachments; default `s_…` / `e_…` / `a_…` with nanoid. */
   newId?: (kind: IdKind) => string
-  limits?: { default_list_limit?: number; max_list_limit?: number }
+  /** `max_attachment_bytes` defaults to 50 MiB (52428800). */
+  limits?: { default_list_limit?: number; max_list_limit?: number; max_attachment_bytes?: number }
   /** Relay commits between tabs over BroadcastChannel; default true where it exists. */
   multiTab?: boolean
 }
@@ -48,6 +50,29 @@ export interface Store {
   updateMessage(request: Req<'session::update-message'>): Res<'session::update-message'>
   setActiveLeaf(request: Req<'session::set-active-leaf'>): Res<'session::set-active-leaf'>
   fork(request: Req<'session::fork'>): Res<'session::fork'>
+  setDraft(request: Req<'session::set-draft'>): Res<'session::set-draft'>
+  /** Base64 `data` (the wire form), or a `Blob`/`File` as `file` (no base64 in the app). */
+  putAttachment(request: Req<'session::put-attachment'>): Res<'session::put-attachment'>
+  getAttachment(request: Req<'session::get-attachment'>): Res<'session::get-attachment'>
+  listAttachments(request: Req<'session::list-attachments'>): Res<'session::list-attachments'>
+  deleteAttachment(request: Req<'session::delete-attachment'>): Res<'session::delete-attachment'>
+  messagesTail(request: Req<'session::messages-tail'>): Res<'session::messages-tail'>
+  messagesRange(request: Req<'session::messages-range'>): Res<'session::messages-range'>
+  mentionSearch(request?: Req<'session::mention::search'>): Res<'session::mention::search'>
+  mentionGet(request: Req<'session::mention::get'>): Res<'session::mention::get'>
+  /** An attachment's bytes as a Blob typed with its mime, read on demand; null when unknown. */
+  getAttachmentBlob(session_id: string, attachment_id: string): Promise<Blob | null>
+  /**
+   * An object URL for an attachment (an `<img src>`), shared by every holder of the same
+   * attachment and revoked when the last one calls `releaseAttachmentUrl`; null when unknown.
+   */
+  attachmentUrl(session_id: string, attachment_id: string): Promise<string | null>
+  releaseAttachmentUrl(session_id: string, attachment_id: string): void
+  /**
+   * Where bytes this store lacks come from (sync: the server), for attachments whose metadata
+   * arrived without them. Fetched bytes are kept. Returns a remover.
+   */
+  setAttachmentSource(source: AttachmentSource): () => void
   /** Dispatches by function id (`'session::append'` …): what transports and tests use. */
   call<K extends FunctionId>(functionId: K, request: Req<K>): Res<K>
   call(functionId: string, request: unknown): Promise<unknown>
@@ -55,6 +80,10 @@ export interface Store {
   /** Payloads of one trigger type, filtered by the contract's binding config. */
   on<T extends TriggerType>(type: T, config?: EventConfig | null): Observable<EventMap[T]>
   session$(session_id: string): Observable<SessionMeta | null>
+  /** The parked composer input (text and chips), live across tabs. */
+  draft$(session_id: string): Observable<DraftState | null>
+  /** The session's attachments (metadata only), live across tabs. */
+  attachments$(session_id: string): Observable<readonly AttachmentMeta[] | null>
   sessions$(request?: Omit<ListRequest, 'cursor'>): Observable<SessionMeta[]>
   messages$(request: LiveMessagesRequest): Observable<MessageItem[]>
   entry$(session_id: string, entry_id: string): Observable<SessionEntry | null>
@@ -88,6 +117,9 @@ export interface Store {
   readonly engine: Engine
 }
 
+/** Fetches the bytes of an attachment held here as metadata only; null when there are none. */
+export type AttachmentSource = (session_id: string, attachment_id: string) => Promise<Blob | null>
+
 export interface ApplyReplicaOptions {
   policy: ReplicaPolicy
   /** `remote` (default) for changes that came from elsewhere; `local` ones are recorded for push. */
@@ -100,17 +132,26 @@ const methods = {
   delete: 'session::delete', setMeta: 'session::set-meta', setStatus: 'session::set-status',
   append: 'session::append', appendMany: 'session::append-many', getMessage: 'session::get-message',
   messages: 'session::messages', updateMessage: 'session::update-message',
-  setActiveLeaf: 'session::set-active-leaf', fork: 'session::fork',
+  setActiveLeaf: 'session::set-active-leaf', fork: 'session::fork', setDraft: 'session::set-draft',
+  putAttachment: 'session::put-attachment', getAttachment: 'session::get-attachment',
+  listAttachments: 'session::list-attachments', deleteAttachment: 'session::delete-attachment',
+  messagesTail: 'session::messages-tail', messagesRange: 'session::messages-range',
+  mentionSearch: 'session::mention::search', mentionGet: 'session::mention::get',
 } as const satisfies Record<string, FunctionId>
 
-const defaultId = (kind: IdKind): string => `${kind === 'session' ? 's' : 'e'}_${nanoid()}`
+const PREFIX: Record<IdKind, string> = { session: 's', entry: 'e', attachment: 'a' }
+const defaultId = (kind: IdKind): string => `${PREFIX[kind]}_${nanoid()}`
 
 export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const storage = options.storage ?? indexedDbStorage()
   const ctx: OpContext = {
     now: options.now ?? Date.now,
     newId: options.newId ?? defaultId,
-    limits: { default_list_limit: options.limits?.default_list_limit ?? 50, max_list_limit: options.limits?.max_list_limit ?? 500 },
+    limits: {
+      default_list_limit: options.limits?.default_list_limit ?? 50,
+      max_list_limit: options.limits?.max_list_limit ?? 500,
+      max_attachment_bytes: options.limits?.max_attachment_bytes ?? 52_428_800,
+    },
   }
   const engine = new Engine(storage, ctx)
   await engine.open()
@@ -122,11 +163,16 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
   let closed = false
 
+  const bytes = new AttachmentBytes(engine, ctx)
   const call = (fn: string, request: unknown): Promise<unknown> => {
     if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
     if (!(FUNCTION_IDS as readonly string[]).includes(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     try {
-      return engine.submit(fn as FunctionId, parseRequest(fn as FunctionId, request))
+      const req = parseRequest(fn as FunctionId, request)
+      // Attachment bytes are checked and hashed before the batch, and read back after it.
+      if (fn === 'session::put-attachment') return bytes.put(req as Req<'session::put-attachment'>)
+      if (fn === 'session::get-attachment') return bytes.get(req as Req<'session::get-attachment'>)
+      return engine.submit(fn as FunctionId, req)
     } catch (e) {
       return Promise.reject(e)
     }
@@ -138,6 +184,12 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     call,
     on: (type, config) => bus.on(type, config),
     session$: (id) => live.session$(id),
+    draft$: (id) => live.draft$(id),
+    attachments$: (id) => live.attachments$(id),
+    getAttachmentBlob: (sid, aid) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : bytes.blob(sid, aid)),
+    attachmentUrl: (sid, aid) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : bytes.url(sid, aid)),
+    releaseAttachmentUrl: (sid, aid) => bytes.release(sid, aid),
+    setAttachmentSource: (source) => bytes.setSource(source),
     sessions$: (req) => live.sessions$(req),
     messages$: (req) => live.messages$(req),
     entry$: (sid, eid) => live.entry$(sid, eid),
@@ -155,6 +207,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       if (closed) return
       await engine.flush()
       closed = true
+      bytes.revokeAll()
       stopRelay()
       eventsSub.unsubscribe()
       storage.close()

@@ -4,7 +4,7 @@ import { META_FIELDS, type MetaField, type ReplicaChange } from './replica.js'
 import {
   ERROR_KINDS, KINDS, ORDERS, ROLES, STATUSES, STOP_REASONS,
   type AgentMessage, type ContentBlock, type CustomPayload, type FunctionId, type FunctionMap,
-  type Json, type JsonObject, type SessionEntry, type SessionMeta, type Usage,
+  type AttachmentMeta, type Json, type JsonObject, type SessionEntry, type SessionMeta, type Usage,
 } from './model.js'
 
 /**
@@ -143,6 +143,9 @@ export const agentMessage: Parser<AgentMessage> = tagged<AgentMessage>('role', {
 
 export const customPayload: Parser<CustomPayload> = object({ custom_type: req(name), data: opt(json, null) })
 
+/** A `Blob` or `File` handed over in process (never on the wire). */
+export const blob: Parser<Blob> = (v, p) => (typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v))
+
 const sid = req(id)
 const meta = { title: opt(str), description: opt(str), metadata: opt(jsonObject), kind: opt(oneOf(KINDS)) }
 
@@ -174,6 +177,25 @@ export const requestParsers: { [K in FunctionId]: Parser<FunctionMap[K][0]> } = 
   }),
   'session::set-active-leaf': object({ session_id: sid, entry_id: req(id) }),
   'session::fork': object({ session_id: sid, entry_id: req(id), title: opt(str) }),
+  'session::set-draft': object({ session_id: sid, draft: opt(str), attachment_ids: opt(array(id)) }),
+  // `name` is required by the wire schema; a `file` brings its own name, so the check that one of
+  // them is there (and not blank) runs with the attachment rules, in the contract's order.
+  'session::put-attachment': object({ session_id: sid, name: opt(name), mime: opt(name), data: opt(str), file: opt(blob) }),
+  'session::get-attachment': object({ session_id: sid, attachment_id: req(id), include_data: opt(bool) }),
+  'session::list-attachments': object({ session_id: sid }),
+  'session::delete-attachment': object({ session_id: sid, attachment_id: req(id) }),
+  'session::messages-tail': object({
+    session_id: sid, limit: opt(uint), before_entry_id: opt(id), until_entry_id: opt(id), include_custom: opt(bool),
+    include_image_data: opt(bool),
+  }),
+  'session::messages-range': object({
+    session_id: sid, from_entry_id: opt(id), to_entry_id: opt(id), entry_ids: opt(array(id)), limit: opt(uint),
+    cursor: opt(cursor), include_image_data: opt(bool),
+  }),
+  'session::mention::search': object({
+    query: opt(str), limit: opt(uint), context: opt(object({ session_id: opt(id), working_dir: opt(str) })),
+  }),
+  'session::mention::get': object({ id: req(str) }),
 }
 
 export function parseRequest<K extends FunctionId>(functionId: K, request: unknown): FunctionMap[K][0] {
@@ -194,7 +216,8 @@ export const sessionEntry: Parser<SessionEntry> = tagged('kind', {
   }),
 })
 
-const attachmentMeta = object({
+/** An AttachmentMeta (replication, imports). */
+export const attachmentMeta: Parser<AttachmentMeta> = object({
   attachment_id: req(id), session_id: req(id), name: req(name), mime: req(name), size: req(uint), sha256: req(name), created_at: req(int),
 })
 
@@ -230,6 +253,15 @@ const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
     return { type: 'leaf', session_id: c.session_id, entry_id: c.entry_id ?? null }
   },
   delete: (v, p) => ({ type: 'delete', session_id: object<{ session_id: string }>({ type: lit('delete'), session_id: req(id) })(v, p).session_id }),
+  // The bytes never travel in a change: an attachment change is taken once they were uploaded.
+  attachment: (v, p) => {
+    const c = object<{ session_id: string; attachment: AttachmentMeta }>({ type: lit('attachment'), session_id: req(id), attachment: req(attachmentMeta) })(v, p)
+    return { type: 'attachment', session_id: c.session_id, attachment: c.attachment }
+  },
+  detach: (v, p) => {
+    const c = object<{ session_id: string; attachment_id: string }>({ type: lit('detach'), session_id: req(id), attachment_id: req(id) })(v, p)
+    return { type: 'detach', session_id: c.session_id, attachment_id: c.attachment_id }
+  },
 })
 
 /**
@@ -241,3 +273,4 @@ export const replicaChange: Parser<ReplicaChange> = bounded(changeParser)
 export const parseSessionEntry = bounded(sessionEntry)
 export const parseSessionMeta = bounded(sessionMeta)
 export const parseAgentMessage = bounded(agentMessage)
+export const parseAttachmentMeta = bounded(attachmentMeta)

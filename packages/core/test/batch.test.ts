@@ -7,10 +7,10 @@ import { createStore, indexedDbStorage, memoryStorage, TRIGGER_TYPES, type Stora
 const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
 
 async function open(storage: Storage): Promise<{ store: Store; events: string[] }> {
-  const ids = { session: 0, entry: 0 }
+  const ids = { session: 0, entry: 0, attachment: 0 }
   const store = await createStore({
     storage, multiTab: false, now: () => 1_000_000,
-    newId: (k) => `${k === 'session' ? 's' : 'e'}_${String(++ids[k]).padStart(3, '0')}`,
+    newId: (k) => `${k[0]}_${String(++ids[k]).padStart(3, '0')}`,
   })
   const events: string[] = []
   for (const t of TRIGGER_TYPES) store.on(t).subscribe((p) => events.push(`${t} ${'entry_id' in p ? p.entry_id : p.session_id}`))

@@ -52,10 +52,10 @@ const outcome = <T>(p: Promise<T>): Promise<Outcome<T>> =>
 
 async function runSequence(storage: Storage, ops: Op[]): Promise<void> {
   const model = new ReferenceModel()
-  const ids = { session: 0, entry: 0 }
+  const ids = { session: 0, entry: 0, attachment: 0 }
   const store: Store = await createStore({
     storage, multiTab: false, now: () => model.now,
-    newId: (k) => `${k === 'session' ? 's' : 'e'}_${String(++ids[k]).padStart(3, '0')}`,
+    newId: (k) => `${k[0]}_${String(++ids[k]).padStart(3, '0')}`,
   })
   const seen = new Map<string, number>()
   let explicit = 0

@@ -1,7 +1,7 @@
 import type { FunctionId } from '../src/index.js'
 
 /**
- * Bad-input cases for every request field of the 14 operations (seed schemas + contract 1.1-1.6).
+ * Bad-input cases for every request field of every function (seed schemas + contract 1.1-1.6).
  * Each field is described once against a valid base request: a wrong-typed value, whether it is
  * required (then a "missing" case is derived) and an unknown enum value where the field is an
  * enum. Paths use the validator's notation (`message.content[0].type`), which errors must name.
@@ -131,6 +131,27 @@ const table: Array<{ fn: FunctionId; base: Record<string, unknown>; fields: Fiel
   },
   { fn: 'session::set-active-leaf', base: { session_id: 's_001', entry_id: 'e_001' }, fields: [sid, req('entry_id')] },
   { fn: 'session::fork', base: { session_id: 's_001', entry_id: 'e_001', title: 't' }, fields: [sid, req('entry_id'), str('title')] },
+  { fn: 'session::set-draft', base: { session_id: 's_001', draft: 'd', attachment_ids: [] }, fields: [sid, str('draft'), field('attachment_ids', ['a_001', {}]), field('attachment_ids[0]', [1])] },
+  {
+    fn: 'session::put-attachment', base: { session_id: 's_001', name: 'n.txt', mime: 'text/plain', data: 'aGk=' },
+    fields: [sid, str('name'), str('mime'), str('data'), field('file', ['x', {}, [1]])],
+  },
+  { fn: 'session::get-attachment', base: { session_id: 's_001', attachment_id: 'a_001', include_data: false }, fields: [sid, req('attachment_id'), field('include_data', ['no'])] },
+  { fn: 'session::list-attachments', base: { session_id: 's_001' }, fields: [sid] },
+  { fn: 'session::delete-attachment', base: { session_id: 's_001', attachment_id: 'a_404' }, fields: [sid, req('attachment_id')] },
+  {
+    fn: 'session::messages-tail', base: { session_id: 's_001', limit: 2, include_custom: true },
+    fields: [sid, field('limit', ['2', -1, 1.5]), str('before_entry_id'), str('until_entry_id'), field('include_custom', ['yes']), field('include_image_data', [0])],
+  },
+  {
+    fn: 'session::messages-range', base: { session_id: 's_001', entry_ids: ['e_001'], limit: 2 },
+    fields: [sid, str('from_entry_id'), str('to_entry_id'), field('entry_ids', ['e_001']), field('entry_ids[0]', [1]), field('limit', [-1]), str('cursor'), field('include_image_data', ['x'])],
+  },
+  {
+    fn: 'session::mention::search', base: { query: 'x', limit: 3, context: { session_id: 's_001' } },
+    fields: [str('query'), field('limit', ['3', -1]), field('context', ['x', [1]]), str('context.session_id'), str('context.working_dir')],
+  },
+  { fn: 'session::mention::get', base: { id: 's_001' }, fields: [req('id')] },
 ]
 
 export const parsePath = (path: string): Path =>

@@ -19,6 +19,24 @@ export interface OpaExportOptions {
 class Writer {
   readonly files: Record<string, Uint8Array> = {}
   private n = 0
+  /** File paths already written, by attachment id (a file referenced twice is stored once). */
+  private readonly written = new Map<string, string>()
+
+  /** `files`: attachment bytes the session carries (`SessionImport.attachments`, from `readSession`). */
+  constructor(private readonly bytes: ReadonlyMap<string, Uint8Array> = new Map()) {}
+
+  /** A file attachment into the archive, under its own name (OPA readers take the name from the path). */
+  attachFile(attachment_id: string, name: string): string | undefined {
+    const known = this.written.get(attachment_id)
+    if (known) return known
+    const data = this.bytes.get(attachment_id)
+    if (!data) return undefined
+    const safe = name.replace(/[\\/\u0000-\u001f]/g, '_').replace(/^\.+/, '_') || 'file'
+    const path = `session/attachments/${++this.n}/${safe}`
+    this.files[path] = data
+    this.written.set(attachment_id, path)
+    return path
+  }
 
   attach(mime: string, base64: string): string {
     const path = `session/attachments/${++this.n}.${extensionOf(mime)}`
@@ -32,9 +50,13 @@ class Writer {
         return { type: 'text', text: b.text }
       case 'image':
         return { type: 'image', mime: b.mime, source: { type: 'attachment', path: this.attach(b.mime, b.data) }, ...(b.attachment_id !== undefined && { attachment_id: b.attachment_id }) }
-      case 'file':
-        // The bytes live in Colloquy's attachment store, not in the session: a named reference.
-        return { type: 'file', attachment_id: b.attachment_id, name: b.name, mime: b.mime, size: b.size }
+      case 'file': {
+        // Bytes the export was given go into the archive; otherwise a named reference.
+        const path = this.attachFile(b.attachment_id, b.name)
+        return path
+          ? { type: 'file', name: b.name, mime: b.mime, size: b.size, source: { type: 'attachment', path } }
+          : { type: 'file', attachment_id: b.attachment_id, name: b.name, mime: b.mime, size: b.size }
+      }
       case 'thinking':
         return b.signature === undefined ? { type: 'thinking', text: b.text } : { type: 'thinking', text: b.text, signature: b.signature }
       case 'function_call':
@@ -74,7 +96,7 @@ export function exportOpa(session: SessionImport, options: OpaExportOptions = {}
   const children = childrenOf(entries)
   const omittedBranches = entries.filter((e) => !children.has(e.id) && e.id !== active_leaf).length
   const omittedEntries = entries.length - path.length
-  const w = new Writer()
+  const w = new Writer(new Map((session.attachments ?? []).map((a) => [a.attachment_id, a.bytes instanceof Uint8Array ? a.bytes : new Uint8Array()])))
   const history = {
     opa_version: '0.1',
     session_id: meta.session_id,

@@ -1,7 +1,8 @@
-import { checkImport, type SessionEntry, type SessionImport, type SessionMeta, type Store } from '@colloquy/core'
+import { checkImport, type ContentBlock, type ImportAttachment, type SessionEntry, type SessionImport, type SessionMeta, type Store } from '@colloquy/core'
 import { FormatError } from './errors.js'
 import { importTranscript } from './import.js'
 import type { TranscriptInput } from './input.js'
+import { withStoredAttachments } from './store-attachments.js'
 import type { ImportOptions, ImportResult } from './types.js'
 
 export interface ImportIntoResult extends ImportResult {
@@ -26,14 +27,18 @@ export async function importInto(store: Store, input: TranscriptInput, options: 
       throw new FormatError('format/exists', `session ${s.meta.session_id} is already in the store (imported before?); nothing was written`)
     }
   }
-  if (result.attachments.length) {
-    result.warnings.push({ code: 'attachments-not-stored', message: `${result.attachments.length} attachment(s) referenced by file blocks are returned in result.attachments; the store has no attachment storage yet` })
+  // A store that keeps attachment bytes gets the files and the inline images as attachments;
+  // one that does not (a storage without bytes) keeps the images inline and is told about the files.
+  const keepsBytes = typeof store.storage.attachmentBytes === 'function'
+  const toWrite = keepsBytes ? sessions.map((s) => withStoredAttachments(s, result.attachments)) : sessions
+  if (!keepsBytes && result.attachments.length) {
+    result.warnings.push({ code: 'attachments-not-stored', message: `${result.attachments.length} attachment(s) referenced by file blocks are returned in result.attachments; this store's storage keeps no attachment bytes` })
   }
   const total = sessions.reduce((n, s) => n + s.entries.length, 0)
   const written: ImportIntoResult['written'] = []
   let before = 0
   try {
-    for (const s of sessions) {
+    for (const s of toWrite) {
       const r = await store.importSession(s, { ...(options.chunkSize && { chunkSize: options.chunkSize }), onProgress: (w) => options.onProgress?.({ phase: 'write', done: before + w, total }) })
       written.push(r)
       before += s.entries.length
@@ -63,5 +68,63 @@ export async function readSession(store: Store, session_id: string): Promise<Ses
   })
   if (!tree) throw new FormatError('format/invalid', `session ${session_id} is not in the store`)
   const meta: SessionMeta = got.meta
-  return { meta, entries: [...tree.entries.values()], active_leaf: tree.active_leaf }
+  const entries = await withImageBytes(store, session_id, [...tree.entries.values()])
+  // The bytes of file attachments the entries reference, for exporters that carry files.
+  const referenced = new Set<string>()
+  const files = (blocks: readonly ContentBlock[]): void => {
+    for (const b of blocks) {
+      if (b.type === 'file') referenced.add(b.attachment_id)
+      else if (b.type === 'function_result') files(b.content)
+    }
+  }
+  for (const e of entries) if (e.kind === 'message') files(e.message.content)
+  const attachments: ImportAttachment[] = []
+  for (const a of (await store.listAttachments({ session_id })).attachments) {
+    if (!referenced.has(a.attachment_id)) continue
+    const blob = await store.getAttachmentBlob(session_id, a.attachment_id)
+    if (blob) attachments.push({ attachment_id: a.attachment_id, name: a.name, mime: a.mime, bytes: new Uint8Array(await blob.arrayBuffer()), created_at: a.created_at })
+  }
+  return { meta, entries, active_leaf: tree.active_leaf, ...(attachments.length && { attachments }) }
+}
+
+/**
+ * Images whose bytes live in the attachment store (`data: ""` with an `attachment_id`) get their
+ * bytes back, so exporters write them (an OPA archive carries them as attachments).
+ */
+async function withImageBytes(store: Store, session_id: string, entries: SessionEntry[]): Promise<SessionEntry[]> {
+  const cache = new Map<string, string | null>()
+  const bytesOf = async (attachment_id: string): Promise<string | null> => {
+    if (!cache.has(attachment_id)) cache.set(attachment_id, (await store.getAttachment({ session_id, attachment_id }))?.data ?? null)
+    return cache.get(attachment_id)!
+  }
+  const fill = async (blocks: readonly ContentBlock[]): Promise<ContentBlock[] | undefined> => {
+    let changed = false
+    const out: ContentBlock[] = []
+    for (const b of blocks) {
+      if (b.type === 'image' && b.data === '' && b.attachment_id !== undefined) {
+        const data = await bytesOf(b.attachment_id)
+        if (data !== null) {
+          changed = true
+          out.push({ ...b, data })
+          continue
+        }
+      }
+      if (b.type === 'function_result') {
+        const inner = await fill(b.content)
+        if (inner) {
+          changed = true
+          out.push({ ...b, content: inner })
+          continue
+        }
+      }
+      out.push(b)
+    }
+    return changed ? out : undefined
+  }
+  const out: SessionEntry[] = []
+  for (const e of entries) {
+    const content = e.kind === 'message' ? await fill(e.message.content) : undefined
+    out.push(content && e.kind === 'message' ? { ...e, message: { ...e.message, content } as typeof e.message } : e)
+  }
+  return out
 }

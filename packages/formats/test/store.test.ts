@@ -1,13 +1,20 @@
-import { createStore, memoryStorage, SessionError, type Store } from '@colloquy/core'
-import { strToU8, zipSync } from 'fflate'
+import { createStore, memoryStorage, SessionError, type ContentBlock, type SessionEntry, type Store } from '@colloquy/core'
+import { strToU8, unzipSync, zipSync } from 'fflate'
 import { describe, expect, it } from 'vitest'
-import { importInto, importTranscript, readSession, type Progress } from '../src/index.js'
+import { exportOpa, importInto, importTranscript, readSession, type Progress } from '../src/index.js'
 import { fixture, pathIds, sample } from './helpers.js'
 
 // importInto: all sessions of an input, checked first, then written; all or nothing.
 
 const open = (storage = memoryStorage()): Promise<Store> => createStore({ storage, multiTab: false })
 const listed = async (store: Store): Promise<string[]> => (await store.list({ order: 'created_asc' })).sessions.map((s) => s.session_id)
+/** Every block of a list, results' blocks included. */
+const blocksOf = (list: readonly ContentBlock[]): ContentBlock[] => list.flatMap((b) => (b.type === 'function_result' ? [b, ...blocksOf(b.content)] : [b]))
+/** Every entry of a session (all branches) as stored, before any export fills images in. */
+async function readAll(store: Store, session_id: string): Promise<SessionEntry[]> {
+  await store.engine.ensureLoaded(session_id)
+  return [...(store.engine.state.sessions.get(session_id)?.entries?.values() ?? [])]
+}
 const INLINE = 'claude-code/claude-code-viewer_cc-1.0.108_inline-sidechains.jsonl'
 
 describe('importInto', () => {
@@ -89,10 +96,51 @@ describe('importInto', () => {
     await store.close()
   })
 
-  it('file attachments it cannot store yet are returned and named in a warning', async () => {
+  it('files and inline images are stored as attachments: entries keep only the links, exports get the bytes back', async () => {
     const store = await open()
     const r = await importInto(store, fixture('claude-images.jsonl'))
     expect(r.attachments).toHaveLength(1)
+    expect(r.warnings.map((w) => w.code)).not.toContain('attachments-not-stored')
+    const session_id = r.written[0].session_id
+    const { attachments } = await store.listAttachments({ session_id })
+    // The PDF the transcript carried, and every distinct inline image.
+    expect(attachments.map((a) => a.mime)).toContain('application/pdf')
+    const images = attachments.filter((a) => a.mime.startsWith('image/'))
+    expect(images.length).toBeGreaterThan(0)
+    const pdf = attachments.find((a) => a.mime === 'application/pdf')!
+    expect(pdf.attachment_id).toBe(r.attachments[0].attachment_id)
+    expect(pdf.size).toBe(r.attachments[0].data.byteLength)
+    // No image bytes in any stored entry; each image block links a stored original.
+    const stored = await readAll(store, session_id)
+    const imageBlocks = stored.flatMap((e) => (e.kind === 'message' ? blocksOf(e.message.content) : [])).filter((b) => b.type === 'image')
+    expect(imageBlocks.length).toBeGreaterThan(0)
+    for (const b of imageBlocks) {
+      expect(b).toMatchObject({ data: '' })
+      expect(images.map((a) => a.attachment_id)).toContain((b as { attachment_id: string }).attachment_id)
+    }
+    // The original bytes are intact, and readSession (what exporters read) puts them back inline.
+    const original = (await importTranscript(fixture('claude-images.jsonl'))).sessions[0]
+    const firstImage = original.entries.flatMap((e) => (e.kind === 'message' ? blocksOf(e.message.content) : [])).find((b) => b.type === 'image') as { data: string }
+    const back = await readSession(store, session_id)
+    const backImages = back.entries.flatMap((e) => (e.kind === 'message' ? blocksOf(e.message.content) : [])).filter((b) => b.type === 'image') as Array<{ data: string }>
+    expect(backImages.map((b) => b.data)).toContain(firstImage.data)
+    expect(backImages.every((b) => b.data !== '')).toBe(true)
+    // The OPA export writes the PDF into the archive; importing that archive brings it back.
+    expect(back.attachments?.map((a) => a.attachment_id)).toEqual([pdf.attachment_id])
+    const archive = exportOpa(back)
+    const files = unzipSync(archive)
+    const pdfPath = Object.keys(files).find((f) => f.startsWith('session/attachments/') && f.endsWith('.pdf'))!
+    expect(new TextDecoder().decode(files[pdfPath]).startsWith('%PDF-1.4')).toBe(true)
+    const again = await importTranscript(archive)
+    expect(again.attachments.map((a) => [a.name, a.data.byteLength])).toEqual([[pdf.name, pdf.size]])
+    await store.close()
+  })
+
+  it('a storage without attachment bytes keeps images inline and names the files in a warning', async () => {
+    const base = memoryStorage()
+    const { attachmentBytes: _dropped, ...storage } = base
+    const store = await createStore({ storage, multiTab: false })
+    const r = await importInto(store, fixture('claude-images.jsonl'))
     expect(r.warnings.map((w) => w.code)).toEqual(['attachments-not-stored'])
     await store.close()
   })

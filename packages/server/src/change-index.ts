@@ -5,9 +5,13 @@ import type { JsonObject, SessionEntry, SessionHead } from '@colloquy/core'
  * first appeared (`created`, `added`), so whatever depends on them (entries on their session,
  * children on their parent, a leaf on its entry) always comes later in the log; their later
  * changes (`meta`, `updated`) and the leaf move to the newest position. Every record is served
- * with the current state of what it names, so one record per key is enough.
+ * with the current state of what it names, so one record per key is enough. An attachment is
+ * immutable: its record (`attachment`) keeps the position it was put at, which is before any
+ * message that references it could commit, so a reader of the log in any page size meets an
+ * attachment before its references. Its deletion is a record of its own (`detached`), which
+ * replaces it.
  */
-export type ChangeKind = 'created' | 'meta' | 'leaf' | 'added' | 'updated' | 'deleted'
+export type ChangeKind = 'created' | 'meta' | 'leaf' | 'added' | 'updated' | 'deleted' | 'attachment' | 'detached'
 
 /** A change-log record as persisted (the `changes` side store). */
 export interface ChangeRecord {
@@ -15,6 +19,8 @@ export interface ChangeRecord {
   kind: ChangeKind
   session_id: string
   entry_id?: string
+  /** `attachment` and `detached` only. */
+  attachment_id?: string
   /** `deleted` only: the metadata as of deletion, so the tombstone stays scoped to its owner. */
   metadata?: JsonObject
 }
@@ -34,6 +40,8 @@ export interface SessionIndex {
   created: LiveRecord
   meta?: LiveRecord
   leaf?: LiveRecord
+  /** Per attachment id, its `attachment` record, or `detached` once deleted. */
+  attachments: Map<string, LiveRecord>
   entries: Map<string, EntryIndex>
   /** The newest head committed since this process started. */
   head?: SessionHead
@@ -41,13 +49,16 @@ export interface SessionIndex {
 
 /** The side-store key of a record: one record per session change kind and per entry change kind. */
 export const recordKey = (r: ChangeRecord): string =>
-  r.entry_id === undefined ? `${r.kind}\u0000${r.session_id}` : `${r.kind}\u0000${r.session_id}\u0000${r.entry_id}`
+  r.attachment_id !== undefined
+    ? `${r.kind}\u0000${r.session_id}\u0001${r.attachment_id}`
+    : r.entry_id === undefined ? `${r.kind}\u0000${r.session_id}` : `${r.kind}\u0000${r.session_id}\u0000${r.entry_id}`
 
 /** Every live record of a session (what its deletion supersedes). */
 export function* recordsOf(s: SessionIndex): Generator<LiveRecord> {
   yield s.created
   if (s.meta) yield s.meta
   if (s.leaf) yield s.leaf
+  yield* s.attachments.values()
   for (const e of s.entries.values()) {
     yield e.added
     if (e.updated) yield e.updated
@@ -86,7 +97,13 @@ export class ChangeIndex {
         this.sessions.delete(r.session_id)
         return
       case 'created':
-        this.sessions.set(r.session_id, { created: r, entries: new Map(), head: snap?.head })
+        this.sessions.set(r.session_id, { created: r, entries: new Map(), attachments: new Map(), head: snap?.head })
+        return
+      case 'attachment':
+      case 'detached':
+        if (!s) throw new Error(`change log: ${r.kind} record for unknown session ${r.session_id}`)
+        s.attachments.set(r.attachment_id!, r)
+        if (snap?.head) s.head = snap.head
         return
       case 'meta':
       case 'leaf':

@@ -60,6 +60,7 @@ export class ChangeLog {
       entries: (id) => inner.entries(id),
       transact: (work) => this.serial(() => this.transact(work)),
       sideRecords: inner.sideRecords && ((store) => inner.sideRecords!(store)),
+      attachmentBytes: inner.attachmentBytes && ((session_id, attachment_id) => inner.attachmentBytes!(session_id, attachment_id)),
       close: () => inner.close(),
     }
   }
@@ -122,6 +123,11 @@ export class ChangeLog {
     }
     const head = this.headOf(r.session_id)
     if (!head) return undefined
+    if (r.kind === 'detached') return { type: 'detach', session_id: r.session_id, attachment_id: r.attachment_id! }
+    if (r.kind === 'attachment') {
+      const attachment = head.attachments?.find((a) => a.attachment_id === r.attachment_id)
+      return attachment && { type: 'attachment', session_id: r.session_id, attachment }
+    }
     return r.kind === 'leaf' ? { type: 'leaf', session_id: r.session_id, entry_id: head.leaf } : { type: 'meta', meta: head.meta }
   }
 
@@ -191,6 +197,8 @@ export class ChangeLog {
         const added = new Set<string>()
         fresh.set(id, added)
         next({ kind: 'created', session_id: id }, { head })
+        // A fork's (or an import's) attachments come right after its creation, before its entries.
+        for (const a of head.attachments ?? []) next({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id }, { head })
         const inCommit = ws.entries.get(id)
         // A bulk import writes entries first and the head last: they appear with their session.
         if (head.leaf !== null && !inCommit?.has(head.leaf)) {
@@ -201,6 +209,8 @@ export class ChangeLog {
           }
         }
         if (head.leaf !== null) leaves.push([id, head])
+        // Draft chips name attachments logged after the creation: a meta record follows them.
+        if (head.meta.draft_attachments?.length) metas.push([id, head])
         continue
       }
       const prev = s.head ?? (await reader.head(id))
@@ -211,6 +221,25 @@ export class ChangeLog {
       if (head.leaf !== (prev?.leaf ?? null)) {
         if (s.leaf) kills.push(s.leaf)
         leaves.push([id, head])
+      }
+      // Attachments before the entries of the same commit (a message may reference them). A
+      // new one gets its record now and keeps it; a deleted one's record becomes `detached`.
+      if ((head.attachments ?? []) !== (prev?.attachments ?? [])) {
+        const now = new Set((head.attachments ?? []).map((a) => a.attachment_id))
+        const was = new Map((prev?.attachments ?? []).map((a) => [a.attachment_id, a]))
+        for (const a of head.attachments ?? []) {
+          const held = was.get(a.attachment_id)
+          if (held && held.sha256 === a.sha256 && s.attachments.get(a.attachment_id)?.kind === 'attachment') continue
+          const old = s.attachments.get(a.attachment_id)
+          if (old) kills.push(old)
+          next({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id }, { head })
+        }
+        for (const a_id of was.keys()) {
+          if (now.has(a_id)) continue
+          const old = s.attachments.get(a_id)
+          if (old) kills.push(old)
+          next({ kind: 'detached', session_id: id, attachment_id: a_id }, { head })
+        }
       }
     }
     for (const [id, entries] of migrating ? [...ws.entries].map(([id, m]) => [id, new Map(parentsFirst([...m.values()]).map((e) => [e.id, e]))] as const) : ws.entries) {

@@ -31,6 +31,7 @@ const usage = `Usage: colloquy-server [options]
   --max-sockets <n>       WebSockets open at once (default 32)
   --max-sessions <n>      sessions held (default 100000)
   --max-stored-bytes <n>  bytes stored (default 1 GiB)
+  --max-attachment-bytes <n>  largest attachment (default 50 MiB)
   --no-fsync              do not flush to disk before acknowledging a commit
   --test-clock            test mode: the contract's clock and ids, /test/* endpoints
   -h, --help              this text
@@ -71,6 +72,7 @@ function parse() {
       'max-sockets': { type: 'string' },
       'max-sessions': { type: 'string' },
       'max-stored-bytes': { type: 'string' },
+      'max-attachment-bytes': { type: 'string' },
       'no-fsync': { type: 'boolean' },
       'test-clock': { type: 'boolean' },
       // Fault injection for crash tests: SIGKILL this process at the n-th commit, just after
@@ -140,6 +142,7 @@ const server = await createServer({
     maxSockets: limit('max-sockets'),
     maxSessions: limit('max-sessions'),
     maxStoredBytes: limit('max-stored-bytes'),
+    max_attachment_bytes: limit('max-attachment-bytes'),
   },
   testMode: o['test-clock'],
 })

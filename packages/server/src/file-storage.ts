@@ -2,6 +2,7 @@ import { writeSync } from 'node:fs'
 import { mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionError, type SessionEntry, type SessionHead, type SideWrite, type Storage, type StorageReader, type WriteSet } from '@colloquy/core'
+import { withAttachmentFiles } from './attachment-files.js'
 import { AppendHandles } from './file-handles.js'
 import { isSessionFileName, sessionFileName } from './file-names.js'
 import { applySide, journalLine, readJournal, syncDir, writeSnapshot, type JournalLine, type JournalState } from './journal.js'
@@ -412,7 +413,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     if (journalSize > nextCheckpoint) await checkpoint()
   }
 
-  return {
+  return withAttachmentFiles(dir, {
     name: `file:${dir}`,
     dir,
     open: () => exclusive(open_),
@@ -431,5 +432,5 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     close() {
       void exclusive(() => handles.closeAll())
     },
-  }
+  }, { fsync })
 }

@@ -1,4 +1,4 @@
-import { FUNCTION_IDS, parseRequest, type FunctionId, type FunctionMap, type Store } from '@colloquy/core'
+import { FUNCTION_IDS, parseRequest, searchMentions, type FunctionId, type FunctionMap, type Store } from '@colloquy/core'
 import type { Principal } from './auth.js'
 import { HttpError } from './errors.js'
 import { notFound, type Tenancy } from './tenancy.js'
@@ -30,7 +30,7 @@ const isFunction = (fn: string): fn is FunctionId => (FUNCTION_IDS as readonly s
 
 /** What an unknown session answers, per the contract: reads give null, delete a false, the rest not_found. */
 function unknownSession(fn: FunctionId, session_id: string): unknown {
-  if (fn === 'session::get' || fn === 'session::get-message') return null
+  if (fn === 'session::get' || fn === 'session::get-message' || fn === 'session::get-attachment') return null
   if (fn === 'session::delete') return { deleted: false }
   throw notFound(session_id)
 }
@@ -80,6 +80,15 @@ async function scoped(service: Service, principal: Principal | undefined, fn: Fu
       } finally {
         release()
       }
+    }
+    case 'session::mention::search': {
+      // Only the caller's sessions are offered.
+      const own = [...store.engine.state.sessions.values()].map((s) => s.head.meta).filter((m) => tenancy.owns(principal, m.metadata))
+      return searchMentions(own, req as FunctionMap['session::mention::search'][0])
+    }
+    case 'session::mention::get': {
+      const r = req as FunctionMap['session::mention::get'][0]
+      return tenancy.standing(principal, r.id) === 'own' ? store.call(fn, r) : null
     }
     default: {
       const r = req as { session_id: string; metadata?: FunctionMap['session::set-meta'][0]['metadata'] }

@@ -6,6 +6,7 @@ import { createStore, type IdKind, type Storage, type Store } from '@colloquy/co
 import { Hono } from 'hono'
 import { createApp, type Env, type Limits } from './app.js'
 import { DEFAULT_JSON_LIMITS } from './json-limits.js'
+import { attachmentRoutes } from './attachment-routes.js'
 import { authenticator, type AuthOptions } from './auth.js'
 import { ChangeLog } from './change-log.js'
 import { fileStorage } from './file-storage.js'
@@ -27,7 +28,7 @@ export interface ServerOptions extends AuthOptions {
    * when auth is configured, otherwise only `localhost` / `127.0.0.1` pages.
    */
   origins?: '*' | readonly string[]
-  limits?: Partial<Limits> & { default_list_limit?: number; max_list_limit?: number }
+  limits?: Partial<Limits> & { default_list_limit?: number; max_list_limit?: number; max_attachment_bytes?: number }
   /** The clock and id generator of the domain service (tests inject them). */
   now?: () => number
   newId?: (kind: IdKind) => string
@@ -86,7 +87,11 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     storage: changes.storage,
     now: options.now ?? test?.now,
     newId: options.newId ?? test?.newId,
-    limits: { default_list_limit: options.limits?.default_list_limit, max_list_limit: options.limits?.max_list_limit },
+    limits: {
+      default_list_limit: options.limits?.default_list_limit,
+      max_list_limit: options.limits?.max_list_limit,
+      max_attachment_bytes: options.limits?.max_attachment_bytes,
+    },
     multiTab: false,
   })
   changes.attach(store.engine)
@@ -117,6 +122,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     },
     log,
   }, app)
+  attachmentRoutes(app, { service, maxBytes: options.limits?.max_attachment_bytes ?? 52_428_800 })
 
   let server: ServerType | undefined
   return {

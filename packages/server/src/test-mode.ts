@@ -7,10 +7,10 @@ import type { IdKind } from '@colloquy/core'
  */
 export class TestControls {
   private t = 1_000_000
-  private counters = { session: 0, entry: 0 }
+  private counters = { session: 0, entry: 0, attachment: 0 }
 
   readonly now = (): number => this.t
-  readonly newId = (kind: IdKind): string => `${kind === 'session' ? 's' : 'e'}_${String(++this.counters[kind]).padStart(3, '0')}`
+  readonly newId = (kind: IdKind): string => `${kind[0]}_${String(++this.counters[kind]).padStart(3, '0')}`
 
   setClock(input: { now?: unknown; advance?: unknown }): number {
     if (typeof input.now === 'number' && Number.isSafeInteger(input.now)) this.t = input.now
@@ -20,6 +20,6 @@ export class TestControls {
 
   reset(): void {
     this.t = 1_000_000
-    this.counters = { session: 0, entry: 0 }
+    this.counters = { session: 0, entry: 0, attachment: 0 }
   }
 }

@@ -22,12 +22,24 @@ export function changesOf(draft: Draft): ReplicaChange[] {
   for (const [id, head] of draft.heads) {
     const before = draft.deleted.has(id) ? undefined : draft.state.sessions.get(id)?.head
     if (!before) out.push({ type: 'meta', meta: head.meta, create: true })
-    else if (before.meta !== head.meta) {
+    if ((before?.leaf ?? null) !== head.leaf) leaves.push({ type: 'leaf', session_id: id, entry_id: head.leaf })
+    // New attachments go before the entries of this commit (a message may reference them) and
+    // before the draft naming them as chips; their bytes are uploaded when the change is pushed.
+    const had = before?.attachments ?? []
+    if (head.attachments !== had) {
+      const now = new Set((head.attachments ?? []).map((a) => a.attachment_id))
+      const was = new Set(had.map((a) => a.attachment_id))
+      for (const a of head.attachments ?? []) if (!was.has(a.attachment_id)) out.push({ type: 'attachment', session_id: id, attachment: a })
+      for (const a of had) if (!now.has(a.attachment_id)) leaves.push({ type: 'detach', session_id: id, attachment_id: a.attachment_id })
+    }
+    if (before && before.meta !== head.meta) {
       // Only what the writer edits travels; counters and updated_at are each replica's own.
       const fields = META_FIELDS.filter((f) => !jsonEqual(before.meta[f], head.meta[f]))
       if (fields.length) out.push({ type: 'meta', meta: head.meta, fields })
+    } else if (!before && head.meta.draft_attachments?.length) {
+      // A new session's chips name attachments that travel after its creation.
+      out.push({ type: 'meta', meta: head.meta, fields: ['draft_attachments'] })
     }
-    if ((before?.leaf ?? null) !== head.leaf) leaves.push({ type: 'leaf', session_id: id, entry_id: head.leaf })
   }
   for (const [id, entries] of draft.entries) {
     const held = draft.deleted.has(id) ? undefined : draft.state.sessions.get(id)?.entries
@@ -67,8 +79,23 @@ export function outboxHook(now: () => number) {
 }
 
 /** One key per thing a change sets: an entry, a session's meta, a session's leaf. */
-export const keyOf = (c: Exclude<ReplicaChange, { type: 'delete' }>): string =>
-  c.type === 'entry' ? `e\u0000${c.session_id}\u0000${c.entry.id}` : c.type === 'meta' ? `m\u0000${c.meta.session_id}` : `l\u0000${c.session_id}`
+export const keyOf = (c: Exclude<ReplicaChange, { type: 'delete' }>): string => {
+  switch (c.type) {
+    case 'entry':
+      return `e\u0000${c.session_id}\u0000${c.entry.id}`
+    case 'meta':
+      return `m\u0000${c.meta.session_id}`
+    case 'leaf':
+      return `l\u0000${c.session_id}`
+    // A put and a later delete of one attachment share a key: only the last is pushed.
+    case 'attachment':
+      return `a\u0000${c.session_id}\u0000${c.attachment.attachment_id}`
+    case 'detach':
+      return `a\u0000${c.session_id}\u0000${c.attachment_id}`
+    case 'attachments':
+      return `A\u0000${c.session_id}`
+  }
+}
 
 export const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)
 
@@ -76,6 +103,14 @@ export const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.me
 export interface Coalesced extends PushMutation {
   readonly ids: readonly number[]
 }
+
+/**
+ * Whether a meta change carries the draft's chips. Such a change stays behind the attachments
+ * it names (their bytes are uploaded at their own place): merged into an earlier meta change
+ * that did not carry chips, it would reach the server ahead of them, so the merge moves to the
+ * later place; merged into a creation, the new session would not hold them yet, so it stays apart.
+ */
+const chips = (c: Extract<ReplicaChange, { type: 'meta' }>): boolean => !c.fields || c.fields.includes('draft_attachments')
 
 /**
  * Collapses outbox records before a push: consecutive versions of one entry become one change
@@ -104,12 +139,23 @@ export function coalesce(records: ReadonlyArray<{ key: number; value: OutboxReco
       prev.ids.push(key)
       prev.change = { ...c, base_revision: prev.change.base_revision }
     } else if (c.type === 'meta' && prev.change.type === 'meta') {
-      prev.ids.push(key)
       // Whichever record created the session, the merged change still does; it carries every
       // field either one edited (no list means all of them).
       const p = prev.change
       const fields = p.create || !p.fields || !c.fields ? undefined : [...new Set([...p.fields, ...c.fields])]
-      prev.change = { type: 'meta', meta: c.meta, ...(p.create && { create: true }), ...(fields && { fields }) }
+      const merged: ReplicaChange = { type: 'meta', meta: c.meta, ...(p.create && { create: true }), ...(fields && { fields }) }
+      if (chips(c) && p.create) {
+        // The creation stays first; the chips follow the attachments they name.
+        open.set(k, { at: out.length, session_id })
+        out.push({ id: key, ids: [key], change: c })
+      } else if (chips(c) && !chips(p)) {
+        out[open.get(k)!.at] = undefined
+        open.set(k, { at: out.length, session_id })
+        out.push({ id: key, ids: [...prev.ids, key], change: merged })
+      } else {
+        prev.ids.push(key)
+        prev.change = merged
+      }
     } else {
       out[open.get(k)!.at] = undefined
       open.set(k, { at: out.length, session_id })

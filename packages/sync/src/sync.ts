@@ -1,5 +1,5 @@
 import { BehaviorSubject, Subject, type Observable } from 'rxjs'
-import type { ReplicaChange, SessionEntry, SessionMeta, SideWrite, Store } from '@colloquy/core'
+import type { AttachmentMeta, ReplicaChange, SessionEntry, SessionMeta, SideWrite, Store } from '@colloquy/core'
 import { backoffDelay } from './backoff.js'
 import { lead } from './leader.js'
 import { OUTBOX, coalesce, keyOf, outboxHook, parentsFirst, sessionOf, type OutboxRecord } from './outbox.js'
@@ -43,6 +43,9 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   const pullLimit = options.pullLimit ?? 1000
   const clientId = `c_${Math.random().toString(36).slice(2)}${now().toString(36)}`
   const removeHook = store.addCommitHook(outboxHook(now))
+  // Attachments pulled from the server arrive as metadata; their bytes are fetched on first read.
+  const download = transport.downloadAttachment?.bind(transport)
+  const removeSource = download ? store.setAttachmentSource((session_id, attachment_id) => download(session_id, attachment_id)) : () => {}
   const status = new BehaviorSubject<SyncStatus>({ state: 'offline', pending: 0, leader: false })
   const conflicts = new Subject<Conflict>()
   const rejected = new Subject<Rejection>()
@@ -135,7 +138,26 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     }
   }
 
+  /**
+   * Pushes a batch in outbox order, uploading each attachment's bytes at its place: after the
+   * changes before it (its session exists on the server), before the changes after it (a
+   * message referencing it). The attachment change itself rides in the next push (answered
+   * `unchanged` once the upload put it there, or rejected if the upload was refused).
+   */
   async function pushBatch(batch: ReturnType<typeof coalesce>): Promise<void> {
+    let start = 0
+    for (let i = 0; i < batch.length; i++) {
+      const c = batch[i].change
+      if (c.type !== 'attachment') continue
+      if (i > start) await pushJson(batch.slice(start, i))
+      start = i
+      await upload(c.session_id, c.attachment)
+    }
+    await pushJson(batch.slice(start))
+  }
+
+  async function pushJson(batch: ReturnType<typeof coalesce>): Promise<void> {
+    if (!batch.length) return
     const { results } = await transport.push({ client_id: clientId, mutations: batch.map(({ id, change }) => ({ id, change })) })
     const byId = new Map(results.map((r) => [r.id, r]))
     const side: SideWrite[] = []
@@ -162,6 +184,19 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     for (const r of refused) rejected.next(r)
   }
 
+  async function upload(session_id: string, attachment: AttachmentMeta): Promise<void> {
+    if (!transport.uploadAttachment) throw new TransportError('this transport cannot upload attachments', false)
+    const bytes = await store.getAttachmentBlob(session_id, attachment.attachment_id)
+    // Deleted here since: its detach follows in the outbox; the push answers for it.
+    if (!bytes) return
+    try {
+      await transport.uploadAttachment(session_id, attachment, bytes)
+    } catch (e) {
+      // Refused for good (no such session any more, too large): the push records the rejection.
+      if (!(e instanceof TransportError && !e.retryable) && !(e instanceof Error && (e as { retryable?: boolean }).retryable === false)) throw e
+    }
+  }
+
   async function resolve(session_id: string, pushed: SessionEntry, server: SessionEntry): Promise<Conflict> {
     const local = (await store.getMessage({ session_id, entry_id: pushed.id }))?.entry ?? pushed
     const chosen = local.kind === 'message' && server.kind === 'message' ? await options.resolveConflict?.({ session_id, entry_id: pushed.id, local, server }) : undefined
@@ -179,6 +214,14 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     const pending = new Set<string>()
     const deleting = new Set<string>()
     for (const { key, value: { change: c } } of records) {
+      // A local attachment change not yet acknowledged, sent or not (its bytes may still be on
+      // their way): an older server record of the same attachment, or a whole list (a server
+      // that sends lists), may not have it yet and must not undo it here.
+      if (c.type === 'attachment' || c.type === 'detach') {
+        pending.add(keyOf(c))
+        pending.add(keyOf({ type: 'attachments', session_id: c.session_id, attachments: [] }))
+        continue
+      }
       if (inflight.has(key)) continue
       if (c.type === 'delete') deleting.add(c.session_id)
       else pending.add(keyOf(c))
@@ -198,6 +241,10 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       const list = withoutPending(fresh, fresh.length ? await outbox() : [])
       await store.applyReplica(list, { policy: 'pull', side: [{ store: KV, key: CHECKPOINT, value: next }] })
       checkpoint = next
+      if (options.eagerAttachments) {
+        // Read once now, so the bytes are here before the device goes offline.
+        for (const c of list) if (c.type === 'attachment') void store.getAttachmentBlob(c.session_id, c.attachment.attachment_id).catch(() => {})
+      }
     }
     const p = applying.then(run)
     applying = p.catch(() => {})
@@ -359,6 +406,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     close() {
       sync.stop()
       removeHook()
+      removeSource()
       commitsSub.unsubscribe()
       channel?.close()
       if (typeof removeEventListener === 'function') {

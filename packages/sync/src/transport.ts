@@ -1,4 +1,4 @@
-import { SessionError } from '@colloquy/core'
+import { SessionError, type AttachmentMeta } from '@colloquy/core'
 import type { PullResponse, PushRequest, PushResponse, StreamMessage } from './protocol.js'
 
 /** How the sync engine reaches a server; the HTTP one below, or a test double. */
@@ -7,6 +7,10 @@ export interface Transport {
   pull(since: number, limit: number): Promise<PullResponse>
   /** Opens the live stream from `since`; `onClose` fires once, with the reason when it failed. */
   stream(since: number, onMessage: (m: StreamMessage) => void, onClose: (error?: unknown) => void): { close(): void }
+  /** Puts an attachment (metadata and bytes) on the server; bytes it already holds are not sent again. */
+  uploadAttachment?(session_id: string, attachment: AttachmentMeta, bytes: Blob): Promise<void>
+  /** An attachment's bytes, or null when the server has none. */
+  downloadAttachment?(session_id: string, attachment_id: string): Promise<Blob | null>
 }
 
 export interface HttpTransportOptions {
@@ -60,7 +64,37 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     return body as T
   }
 
+  const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {}
+  const attachmentPath = (session_id: string, attachment_id: string): string => `/attachments/${encodeURIComponent(session_id)}/${encodeURIComponent(attachment_id)}`
+  const send = async (url: string, init: RequestInit): Promise<Response> => {
+    try {
+      return await doFetch(url, init)
+    } catch (e) {
+      throw new TransportError(`network: ${e instanceof Error ? e.message : String(e)}`, true)
+    }
+  }
+  const failed = async (res: Response): Promise<TransportError> => {
+    const body = (await res.json().catch(() => undefined)) as { error?: { message: string } } | undefined
+    return new TransportError(body?.error?.message ?? `HTTP ${res.status}`, res.status >= 500 || res.status === 429 || res.status === 408, res.status)
+  }
+
   return {
+    async uploadAttachment(session_id, a, bytes) {
+      const query = new URLSearchParams({ name: a.name, mime: a.mime, size: String(a.size), sha256: a.sha256, created_at: String(a.created_at) })
+      const url = `${base}/sync${attachmentPath(session_id, a.attachment_id)}?${query}`
+      // First without the bytes: the server may already hold the same content (sha256).
+      const reuse = await send(`${url}&reuse=1`, { method: 'POST', headers: auth })
+      if (reuse.ok) return
+      if (reuse.status !== 409) throw await failed(reuse)
+      const res = await send(url, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: bytes })
+      if (!res.ok) throw await failed(res)
+    },
+    async downloadAttachment(session_id, attachment_id) {
+      const res = await send(`${base}${attachmentPath(session_id, attachment_id)}`, { headers: auth })
+      if (res.status === 404) return null
+      if (!res.ok) throw await failed(res)
+      return res.blob()
+    },
     push: (req) => request<PushResponse>('/sync/push', { method: 'POST', body: JSON.stringify(req) }),
     pull: (since, limit) => request<PullResponse>(`/sync/pull?since=${since}&limit=${limit}`, { method: 'GET' }),
     stream(since, onMessage, onClose) {

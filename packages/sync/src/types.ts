@@ -44,5 +44,10 @@ export interface SyncOptions extends HttpTransportOptions {
   batchSize?: number
   /** Changes per pull page; default 1000. */
   pullLimit?: number
+  /**
+   * Download attachment bytes as soon as their metadata is pulled, instead of on first read
+   * (default false): for devices that must show every image offline later.
+   */
+  eagerAttachments?: boolean
   now?: () => number
 }

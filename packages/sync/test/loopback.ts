@@ -9,7 +9,10 @@ import type { PullResponse, PushRequest, PushResponse, SequencedChange, StreamMe
 export interface Loopback {
   readonly store: Store
   readonly log: SequencedChange[]
-  readonly requests: { push: number; pull: number }
+  readonly requests: { push: number; pull: number; upload: number; download: number }
+  /** Bytes received by uploads, and uploads that reused bytes the session already held. */
+  uploadedBytes: number
+  reused: number
   online: boolean
   /** Applies the next push, then fails as if its response was lost. */
   loseNextPushResponse: boolean
@@ -33,7 +36,9 @@ export async function loopback(): Promise<Loopback> {
   const lb: Loopback = {
     store,
     log,
-    requests: { push: 0, pull: 0 },
+    requests: { push: 0, pull: 0, upload: 0, download: 0 },
+    uploadedBytes: 0,
+    reused: 0,
     online: true,
     loseNextPushResponse: false,
     transport() {
@@ -55,6 +60,21 @@ export async function loopback(): Promise<Loopback> {
           const changes = log.filter((c) => c.seq > since).slice(0, limit)
           const checkpoint = changes.length ? changes[changes.length - 1].seq : Math.max(since, log.length)
           return structuredClone({ changes, checkpoint, head: log.length, more: checkpoint < log.length })
+        },
+        async uploadAttachment(session_id, attachment, bytes) {
+          lb.requests.upload++
+          if (!lb.online) throw offline()
+          const held = store.engine.state.sessions.get(session_id)?.head.attachments ?? []
+          // The same bytes are sent once: a session already holding them takes them from there.
+          if (held.some((a) => a.sha256 === attachment.sha256)) lb.reused++
+          else lb.uploadedBytes += bytes.size
+          const [r] = await store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push', source: 'local' })
+          if (r.status === 'rejected') throw Object.assign(new Error(r.message), { name: 'TransportError', retryable: false })
+        },
+        async downloadAttachment(session_id, attachment_id) {
+          lb.requests.download++
+          if (!lb.online) throw offline()
+          return store.getAttachmentBlob(session_id, attachment_id)
         },
         stream(since, onMessage, onClose) {
           if (!lb.online) {

@@ -23,7 +23,113 @@ async function device(server: Loopback, options: { transport?: Transport; store?
 }
 
 
+describe('attachments replicate', () => {
+  const png = (seed: number) => new Blob([new Uint8Array([137, 80, 78, 71, seed, seed + 1, seed + 2])], { type: 'image/png' })
+  const referenced = (m: { content: ReadonlyArray<{ type: string; attachment_id?: string }> }): string[] =>
+    m.content.flatMap((b) => (b.attachment_id !== undefined ? [b.attachment_id] : []))
+
+  it('an image pasted offline on A reaches B after reconnect, never referenced anywhere before it exists there', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const b = await device(server)
+    // Every message the server or B takes in must find its attachments already held there.
+    for (const replica of [server.store, b.store]) {
+      replica.on('session::message-added').subscribe((e) => {
+        const held = replica.engine.state.sessions.get(e.session_id)?.head.attachments ?? []
+        for (const id of e.message ? referenced(e.message) : []) expect(held.map((x) => x.attachment_id)).toContain(id)
+      })
+    }
+    server.online = false
+    a.sync.start()
+    b.sync.start()
+    const { session_id } = await a.store.create({ title: 'pasted offline' })
+    const { attachment } = await a.store.putAttachment({ session_id, file: png(1) })
+    await a.store.append({ session_id, message: { role: 'user', content: [text('look')[0], { type: 'image', mime: 'image/png', data: '', attachment_id: attachment.attachment_id }], timestamp: 1 } })
+    // Offline, the put waits in the outbox with everything else.
+    await expect.poll(async () => (await firstValueFrom(a.sync.status$)).pending).toBeGreaterThan(2)
+    server.online = true
+    await a.sync.flush()
+    await b.sync.flush()
+    expect(server.requests.upload).toBe(1)
+    expect((await server.store.listAttachments({ session_id })).attachments).toEqual([attachment])
+    // B holds the metadata at once and fetches the bytes on first read, once.
+    expect((await b.store.listAttachments({ session_id })).attachments).toEqual([attachment])
+    expect(server.requests.download).toBe(0)
+    const got = await b.store.getAttachmentBlob(session_id, attachment.attachment_id)
+    expect([...new Uint8Array(await got!.arrayBuffer())]).toEqual([137, 80, 78, 71, 1, 2, 3])
+    await b.store.getAttachmentBlob(session_id, attachment.attachment_id)
+    expect(server.requests.download).toBe(1)
+    expect((await b.store.messages({ session_id })).messages[0].message).toEqual((await a.store.messages({ session_id })).messages[0].message)
+  })
+
+  it('fork, attachment delete and session delete replicate; an in-use attachment is refused everywhere', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const b = await device(server)
+    a.sync.start()
+    b.sync.start()
+    const { session_id } = await a.store.create({ title: 'source' })
+    const kept = await a.store.putAttachment({ session_id, file: png(5) })
+    const loose = await a.store.putAttachment({ session_id, name: 'loose.txt', data: 'aGk=' })
+    const { entry_id } = await a.store.append({ session_id, message: { role: 'user', content: [kept.block], timestamp: 1 } })
+    const fork = await a.store.fork({ session_id, entry_id })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect((await b.store.listAttachments({ session_id: fork.session_id })).attachments.map((x) => x.attachment_id)).toEqual([kept.attachment.attachment_id])
+    expect((await (await b.store.getAttachmentBlob(fork.session_id, kept.attachment.attachment_id))!.arrayBuffer()).byteLength).toBe(7)
+    // Deleting the unreferenced upload on A removes it on the server and on B.
+    await a.store.deleteAttachment({ session_id, attachment_id: loose.attachment.attachment_id })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect((await b.store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id)).toEqual([kept.attachment.attachment_id])
+    expect((await server.store.listAttachments({ session_id })).attachments).toHaveLength(1)
+    // The source goes; the fork keeps its copy.
+    await a.store.delete({ session_id })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect(await b.store.get({ session_id })).toBeNull()
+    expect(await b.store.getAttachment({ session_id, attachment_id: kept.attachment.attachment_id })).toBeNull()
+    expect((await b.store.getAttachment({ session_id: fork.session_id, attachment_id: kept.attachment.attachment_id }))!.attachment.name).toBe('image.png')
+  })
+})
+
 describe('sync with a server', () => {
+  it('a draft typed on one device shows on the other, its chips with it', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const b = await device(server)
+    a.sync.start()
+    b.sync.start()
+    const { session_id } = await a.store.create({ title: 'draft sync' })
+    await a.sync.flush()
+    await b.sync.flush()
+    const updatedAt = (await a.store.get({ session_id }))!.meta.updated_at
+    await a.store.setDraft({ session_id, draft: 'half-typed on A' })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect((await server.store.get({ session_id }))!.meta.draft).toBe('half-typed on A')
+    expect((await b.store.get({ session_id }))!.meta.draft).toBe('half-typed on A')
+    // Still event-silent and updated_at-neutral on the other replicas.
+    expect((await b.store.get({ session_id }))!.meta.updated_at).toBe(updatedAt)
+    // Chips travel with the text, behind the attachments they name: every replica shows them.
+    const { attachment } = await a.store.putAttachment({ session_id, name: 'shot.png', mime: 'image/png', data: 'iVBORw0KGgo=' })
+    await a.store.setDraft({ session_id, draft: 'with a chip', attachment_ids: [attachment.attachment_id] })
+    await a.sync.flush()
+    await b.sync.flush()
+    const onB = (await b.store.get({ session_id }))!.meta
+    expect(onB.draft).toBe('with a chip')
+    expect(onB.draft_attachments?.map((c) => c.attachment_id)).toEqual([attachment.attachment_id])
+    expect(onB.updated_at).toBe(updatedAt)
+    expect((await server.store.get({ session_id }))!.meta.draft_attachments?.map((c) => c.attachment_id)).toEqual([attachment.attachment_id])
+    expect((await a.store.get({ session_id }))!.meta.draft_attachments?.map((c) => c.attachment_id)).toEqual([attachment.attachment_id])
+    // Clearing the draft on B clears text and chips on A.
+    await b.store.setDraft({ session_id, draft: null, attachment_ids: [] })
+    await b.sync.flush()
+    await a.sync.flush()
+    expect('draft_attachments' in (await a.store.get({ session_id }))!.meta).toBe(false)
+    expect((await a.store.get({ session_id }))!.meta.draft).toBeUndefined()
+  })
+
   it('offline edits reach the server in one request, consecutive updates coalesced, ids/parents/timestamps kept', async () => {
     const server = await loopback()
     const { store, sync } = await device(server)

@@ -1,3 +1,4 @@
+import type { AttachmentMeta } from '@colloquy/core'
 import { useSession } from '@colloquy/react'
 import type { ReactNode } from 'react'
 import { useChat } from '../data/chat-context.js'
@@ -7,19 +8,20 @@ import { Welcome } from './Welcome.js'
 
 /** The open chat (or the welcome screen when none is open): transcript above, composer below. */
 export function ChatView({ sessionId, onOpen }: { sessionId: string | null; onOpen(id: string | null): void }): ReactNode {
-  const { chat, run } = useChat()
+  const { chat, run, report } = useChat()
   const session = useSession(sessionId ?? '')
   const busy = sessionId !== null && session.status === 'ready' && session.data?.status === 'working'
 
-  // Sending with no chat open starts one.
-  const send = async (text: string): Promise<void> => {
-    let id = sessionId
-    if (!id) {
-      id = (await run(chat.create())) ?? null
-      if (!id) return
-      onOpen(id)
-    }
-    await run(chat.send(id, text))
+  // Sending (or attaching a file) with no chat open starts one.
+  const ensure = async (): Promise<string | null> => {
+    if (sessionId) return sessionId
+    const id = (await run(chat.create())) ?? null
+    if (id) onOpen(id)
+    return id
+  }
+  const send = async (text: string, attachments: readonly AttachmentMeta[] = []): Promise<void> => {
+    const id = await ensure()
+    if (id) await run(chat.send(id, text, attachments))
   }
   const fork = async (entryId: string): Promise<void> => {
     const id = sessionId && (await run(chat.fork(sessionId, entryId)))
@@ -38,7 +40,8 @@ export function ChatView({ sessionId, onOpen }: { sessionId: string | null; onOp
   return (
     <>
       {sessionId ? <Transcript sessionId={sessionId} busy={busy} onFork={(e) => void fork(e)} empty={welcome} /> : <div className="transcript">{welcome}</div>}
-      <Composer busy={busy} onSend={(text) => void send(text)} onStop={() => sessionId && chat.stop(sessionId)} />
+      <Composer sessionId={sessionId} busy={busy} ensureSession={ensure} onSend={(text, files) => void send(text, files)}
+        onStop={() => sessionId && chat.stop(sessionId)} onError={report} />
     </>
   )
 }

@@ -75,11 +75,11 @@ export const MessageRow = memo(function MessageRow({ sessionId, entryId, live, b
       void run(chat.edit(sessionId, entryId, t))
     }} />
   } else if (role === 'function_result') {
-    body = <ToolCard name={message.function_id} result={message} />
+    body = <ToolCard name={message.function_id} result={message} sessionId={sessionId} />
   } else if (role === 'assistant' && message.content.length === 0) {
     body = <span className="typing" aria-label="Writing"><i /><i /><i /></span>
   } else {
-    body = <Blocks blocks={role === 'custom' && message.display ? [{ type: 'text', text: message.display }] : message.content} live={live} />
+    body = <Blocks blocks={role === 'custom' && message.display ? [{ type: 'text', text: message.display }] : message.content} live={live} sessionId={sessionId} />
   }
 
   return (

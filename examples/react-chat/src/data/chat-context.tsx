@@ -6,6 +6,8 @@ interface ChatContextValue {
   /** Runs an action in the background; a failure becomes a notice instead of an unhandled rejection. */
   run<T>(action: Promise<T>): Promise<T | undefined>
   notice: string | null
+  /** Shows a failure as a notice. */
+  report(message: string): void
   dismiss(): void
 }
 
@@ -18,7 +20,7 @@ export function ChatProvider({ chat, children }: { chat: Chat; children: ReactNo
       setNotice(e instanceof Error ? e.message : String(e))
       return undefined
     }), [])
-  const value = useMemo(() => ({ chat, run, notice, dismiss: () => setNotice(null) }), [chat, run, notice])
+  const value = useMemo(() => ({ chat, run, notice, report: setNotice, dismiss: () => setNotice(null) }), [chat, run, notice])
   return <ChatContext.Provider value={value}>{children}</ChatContext.Provider>
 }
 

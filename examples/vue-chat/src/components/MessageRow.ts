@@ -51,7 +51,7 @@ export const MessageRow = defineComponent({
         ? editor()
         : role === 'assistant' && message.content.length === 0
           ? h('span', { class: 'typing', 'aria-label': 'Writing' }, [h('i'), h('i'), h('i')])
-          : blocks(message.content, props.live)
+          : blocks(message.content, props.live, props.sessionId)
       return h('li', { class: `message message-${role}`, 'data-role': role, 'data-entry-id': props.entryId, 'aria-busy': String(props.live) }, [
         role === 'assistant' && h('img', { class: 'avatar', src: '/icon.svg', alt: '', width: 28, height: 28 }),
         h('div', { class: 'message-main' }, [

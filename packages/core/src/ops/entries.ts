@@ -9,6 +9,7 @@ import type {
 import { pathTo } from '../path.js'
 import { emitAdded, emitCreated, emitUpdated } from '../emit.js'
 import { notFound, requireMeta } from './lifecycle.js'
+import { messageAttachmentIds } from './attachments.js'
 
 const entryNotFound = (entry_id: string): SessionError => new SessionError('session/entry_not_found', `entry ${entry_id} not found`)
 
@@ -111,7 +112,9 @@ export function fork(d: Draft, req: ForkRequest, ctx: OpContext): ForkResponse {
   const ids = new Map<string, string>()
   for (const e of path) ids.set(e.id, ctx.newId('entry'))
   let count = 0
+  const referenced = new Set<string>()
   for (const e of path) {
+    if (e.kind === 'message') messageAttachmentIds(e.message, referenced)
     const copy: SessionEntry =
       e.kind === 'custom'
         ? { ...e, data: remapCustomData(e.custom_type, e.data, ids) }
@@ -134,7 +137,11 @@ export function fork(d: Draft, req: ForkRequest, ctx: OpContext): ForkResponse {
     updated_at: now,
     message_count: count,
   }
-  d.putHead(meta, ids.get(req.entry_id)!)
+  // Referenced attachments follow under the same ids (a referenced-but-missing one is skipped);
+  // unreferenced uploads and the draft's chips stay behind.
+  const copied = d.attachments(req.session_id).filter((a) => referenced.has(a.attachment_id)).map((a) => Object.freeze({ ...a, session_id }))
+  for (const a of copied) d.blobs.push({ op: 'copy', session_id, attachment_id: a.attachment_id, from_session_id: req.session_id })
+  d.putHead(meta, ids.get(req.entry_id)!, copied)
   emitCreated(d, meta)
   return { session_id, meta: d.meta(session_id)! }
 }

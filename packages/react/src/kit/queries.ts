@@ -1,4 +1,8 @@
-import type { BranchPosition, ListRequest, LiveMessagesRequest, MessageItem, SessionEntry, SessionMeta, Store } from '@colloquy/core'
+import type {
+  AttachmentMeta, BranchPosition, DraftState, ListRequest, LiveMessagesRequest, MentionItem, MentionSearchRequest, MessageItem,
+  SessionEntry, SessionMeta, Store,
+} from '@colloquy/core'
+import { mentions$ } from './mentions.js'
 import { branchSelection, type Branch } from './branch.js'
 import type { ObservableLike, SyncLike, SyncStatus } from './observable-like.js'
 import type { Derivation, Query } from './query.js'
@@ -52,6 +56,25 @@ export const branchQuery = (store: Store, session_id: string, entry_id: string):
   key: queryKey('branch$', [session_id, entry_id]),
   open: () => store.branch$(session_id, entry_id),
   derive: { key: entry_id, create: () => branchSelection(store, session_id, entry_id) },
+})
+
+/** The parked composer input; emitted again only when its text or chips changed. */
+export const draftQuery = (store: Store, session_id: string): Query<DraftState | null> => ({
+  owner: store,
+  key: queryKey('draft$', [session_id]),
+  open: () => store.draft$(session_id),
+})
+
+export const attachmentsQuery = (store: Store, session_id: string): Query<readonly AttachmentMeta[] | null> => ({
+  owner: store,
+  key: queryKey('attachments$', [session_id]),
+  open: () => store.attachments$(session_id),
+})
+
+export const mentionsQuery = (store: Store, request: MentionSearchRequest): Query<MentionItem[]> => ({
+  owner: store,
+  key: queryKey('mentions$', [request]),
+  open: () => mentions$(store, request),
 })
 
 export const syncStatusQuery = (sync: SyncLike): Query<SyncStatus> => ({ owner: sync, key: 'status$', open: () => sync.status$ })

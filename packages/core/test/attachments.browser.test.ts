@@ -1,0 +1,147 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { filter, firstValueFrom } from 'rxjs'
+import { createStore, indexedDbStorage, type Store } from '../src/index.js'
+
+let n = 0
+const open: Store[] = []
+const names: string[] = []
+const dbName = (): string => {
+  const name = `attachments-browser-${Date.now()}-${++n}`
+  names.push(name)
+  return name
+}
+const storeOn = async (name: string): Promise<Store> => {
+  const s = await createStore({ storage: indexedDbStorage({ name }) })
+  open.push(s)
+  return s
+}
+const bytesOf = async (b: Blob): Promise<number[]> => [...new Uint8Array(await b.arrayBuffer())]
+
+afterEach(async () => {
+  for (const s of open.splice(0)) await s.close()
+  for (const name of names.splice(0)) indexedDB.deleteDatabase(name)
+})
+
+const rawDb = (name: string): Promise<IDBDatabase> =>
+  new Promise((resolve, reject) => {
+    const r = indexedDB.open(name)
+    r.onsuccess = () => resolve(r.result)
+    r.onerror = () => reject(r.error)
+  })
+const all = (db: IDBDatabase, store: string): Promise<unknown[]> =>
+  new Promise((resolve, reject) => {
+    const r = db.transaction(store).objectStore(store).getAll()
+    r.onsuccess = () => resolve(r.result)
+    r.onerror = () => reject(r.error)
+  })
+
+describe('attachments over real IndexedDB in Chromium', () => {
+  it('a File is stored as a Blob in its own object store, never inside a head or an entry', async () => {
+    const name = dbName()
+    const store = await storeOn(name)
+    const { session_id } = await store.create({})
+    const file = new File([new Uint8Array([137, 80, 78, 71, 1, 2, 3])], 'shot.png', { type: 'image/png' })
+    const { attachment, block } = await store.putAttachment({ session_id, file })
+    expect(attachment).toMatchObject({ name: 'shot.png', mime: 'image/png', size: 7, session_id })
+    expect(attachment.attachment_id).toMatch(/^a_/)
+    await store.append({ session_id, message: { role: 'user', content: [block], timestamp: 0 } })
+    await store.flush()
+    const db = await rawDb(name)
+    try {
+      const blobs = await all(db, 'attachments')
+      expect(blobs).toHaveLength(1)
+      expect(blobs[0]).toBeInstanceOf(Blob)
+      expect(await bytesOf(blobs[0] as Blob)).toStrictEqual([137, 80, 78, 71, 1, 2, 3])
+      const heads = JSON.stringify(await all(db, 'sessions'))
+      const entries = JSON.stringify(await all(db, 'entries'))
+      for (const text of [heads, entries]) expect(text).not.toContain('iVBORw')
+      expect(heads).toContain(attachment.sha256)
+    } finally {
+      db.close()
+    }
+  })
+
+  it('bytes are read on demand: getAttachmentBlob, and an object URL shared by holders and revoked by the last', async () => {
+    const store = await storeOn(dbName())
+    const { session_id } = await store.create({})
+    const { attachment } = await store.putAttachment({ session_id, name: 'a.txt', mime: 'text/plain', data: 'aGVsbG8=' })
+    const blob = await store.getAttachmentBlob(session_id, attachment.attachment_id)
+    expect(blob!.type).toBe('text/plain')
+    expect(await blob!.text()).toBe('hello')
+    expect(await store.getAttachmentBlob(session_id, 'a_404')).toBeNull()
+    expect(await store.attachmentUrl(session_id, 'a_404')).toBeNull()
+    const url = await store.attachmentUrl(session_id, attachment.attachment_id)
+    expect(url).toMatch(/^blob:/)
+    expect(await store.attachmentUrl(session_id, attachment.attachment_id)).toBe(url)
+    expect(await (await fetch(url!)).text()).toBe('hello')
+    store.releaseAttachmentUrl(session_id, attachment.attachment_id)
+    expect(await (await fetch(url!)).text()).toBe('hello')
+    store.releaseAttachmentUrl(session_id, attachment.attachment_id)
+    await new Promise((r) => setTimeout(r, 0))
+    await expect(fetch(url!)).rejects.toThrow()
+  })
+
+  it('reopening a session with many images keeps their bytes out of memory', async () => {
+    const name = dbName()
+    let store = await storeOn(name)
+    const { session_id } = await store.create({})
+    const big = new Uint8Array(64 * 1024).fill(7)
+    for (let i = 0; i < 20; i++) {
+      const { attachment } = await store.putAttachment({ session_id, file: new File([big], `img${i}.png`, { type: 'image/png' }) })
+      await store.append({
+        session_id,
+        message: { role: 'user', content: [{ type: 'image', mime: 'image/png', data: '', attachment_id: attachment.attachment_id }], timestamp: 0 },
+      })
+    }
+    await store.close()
+    store = await storeOn(name)
+    const page = await store.messagesTail({ session_id, limit: 50 })
+    expect(page.messages).toHaveLength(20)
+    // Everything the store holds for the session (head, entries, attachment list) is small.
+    const held = store.engine.state.sessions.get(session_id)!
+    const size = JSON.stringify({ head: held.head, entries: [...held.entries!.values()] }).length
+    expect(size).toBeLessThan(20 * 1024)
+    expect((await store.listAttachments({ session_id })).attachments).toHaveLength(20)
+    const [first] = (await store.listAttachments({ session_id })).attachments
+    expect((await store.getAttachmentBlob(session_id, first.attachment_id))!.size).toBe(big.length)
+  })
+
+  it('a draft saved in one tab shows in the other, and so does the attachment list', async () => {
+    const name = dbName()
+    const a = await storeOn(name)
+    const b = await storeOn(name)
+    const { session_id } = await a.create({})
+    await b.flush()
+    const draftInB = firstValueFrom(b.draft$(session_id).pipe(filter((d) => d?.draft === 'typed in A' && d.attachments.length === 1)))
+    const listInB = firstValueFrom(b.attachments$(session_id).pipe(filter((l) => l?.length === 1)))
+    const { attachment } = await a.putAttachment({ session_id, name: 'chip.txt', data: 'aGk=' })
+    await a.setDraft({ session_id, draft: 'typed in A', attachment_ids: [attachment.attachment_id] })
+    expect((await draftInB)!.attachments[0].name).toBe('chip.txt')
+    expect((await listInB)![0].attachment_id).toBe(attachment.attachment_id)
+    // And B reads the bytes A wrote.
+    expect(await (await b.getAttachmentBlob(session_id, attachment.attachment_id))!.text()).toBe('hi')
+  })
+
+  it('opening a database of the previous schema adds the attachment store and keeps everything', async () => {
+    const name = dbName()
+    // The version-1 schema, with one session in it, as an older build left it.
+    await new Promise<void>((resolve, reject) => {
+      const r = indexedDB.open(name, 1)
+      r.onupgradeneeded = () => {
+        const db = r.result
+        db.createObjectStore('sessions')
+        db.createObjectStore('entries')
+        db.createObjectStore('outbox', { autoIncrement: true })
+        db.createObjectStore('kv')
+        const meta = { session_id: 's_old', title: 'from v1', description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 }
+        r.transaction!.objectStore('sessions').put({ meta, leaf: null, v: 1 }, 's_old')
+      }
+      r.onsuccess = () => (r.result.close(), resolve())
+      r.onerror = () => reject(r.error)
+    })
+    const store = await storeOn(name)
+    expect((await store.get({ session_id: 's_old' }))!.meta.title).toBe('from v1')
+    const { attachment } = await store.putAttachment({ session_id: 's_old', name: 'n.txt', data: 'aGk=' })
+    expect(await (await store.getAttachmentBlob('s_old', attachment.attachment_id))!.text()).toBe('hi')
+  })
+})
