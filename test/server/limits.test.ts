@@ -119,6 +119,46 @@ describe('per-principal limits', () => {
   })
 })
 
+describe('attachment bytes count toward --max-stored-bytes', () => {
+  let server: ServerProcess
+  let dir: { dir: string; remove(): Promise<void> }
+  const args = () => ['--data-dir', dir.dir, '--no-fsync', ...tokens, '--max-stored-bytes', '50000']
+  const upload = (session_id: string, bytes: number, token: string) =>
+    fetch(`${server.url}/attachments/${session_id}?name=blob.bin`, {
+      method: 'POST', body: new Uint8Array(bytes).fill(7), headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${token}` },
+    })
+  beforeAll(async () => {
+    dir = await tempDir('attachment-quota')
+    server = await startServer(args())
+  })
+  afterAll(async () => {
+    await server?.stop()
+    await dir?.remove()
+  })
+
+  it('a streamed upload past the quota is refused with 403 and stored nowhere, across a restart; deleting it frees the bytes', async () => {
+    await rpc(server.url, 'session::ensure', { session_id: 'files' }, ALICE)
+    const first = await upload('files', 30_000, ALICE)
+    expect(first.status).toBe(200)
+    const { attachment } = (await first.json()) as { attachment: { attachment_id: string } }
+    expect(await code(await upload('files', 30_000, ALICE))).toStrictEqual([403, 'session/invalid_request'])
+    // The RPC's base64 form is held to the same quota.
+    const b64 = Buffer.from(new Uint8Array(30_000)).toString('base64')
+    expect(await code(await postJson(`${server.url}/rpc/session::put-attachment`, { session_id: 'files', name: 'b.bin', mime: 'application/octet-stream', data: b64 }, ALICE))).toStrictEqual([403, 'session/invalid_request'])
+    expect((await rpc(server.url, 'session::list-attachments', { session_id: 'files' }, ALICE)).attachments).toHaveLength(1)
+    // Bob has his own quota.
+    await rpc(server.url, 'session::ensure', { session_id: 'bobs' }, BOB)
+    expect((await upload('bobs', 30_000, BOB)).status).toBe(200)
+
+    // Counted again from what is stored when the server restarts.
+    await server.stop('SIGKILL')
+    server = await startServer(args())
+    expect(await code(await upload('files', 30_000, ALICE))).toStrictEqual([403, 'session/invalid_request'])
+    await rpc(server.url, 'session::delete-attachment', { session_id: 'files', attachment_id: attachment.attachment_id }, ALICE)
+    expect((await upload('files', 30_000, ALICE)).status).toBe(200)
+  })
+})
+
 describe('request rate', () => {
   let server: ServerProcess
   beforeAll(async () => {

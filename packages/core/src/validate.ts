@@ -253,10 +253,13 @@ const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
     return { type: 'leaf', session_id: c.session_id, entry_id: c.entry_id ?? null }
   },
   delete: (v, p) => ({ type: 'delete', session_id: object<{ session_id: string }>({ type: lit('delete'), session_id: req(id) })(v, p).session_id }),
-  // The bytes never travel in a change: an attachment change is taken once they were uploaded.
+  // On the wire an attachment change carries metadata only (the bytes are uploaded apart); in
+  // process the server hands the uploaded bytes along with it.
   attachment: (v, p) => {
-    const c = object<{ session_id: string; attachment: AttachmentMeta }>({ type: lit('attachment'), session_id: req(id), attachment: req(attachmentMeta) })(v, p)
-    return { type: 'attachment', session_id: c.session_id, attachment: c.attachment }
+    const c = object<{ session_id: string; attachment: AttachmentMeta; bytes?: Blob }>({
+      type: lit('attachment'), session_id: req(id), attachment: req(attachmentMeta), bytes: opt(blob),
+    })(v, p)
+    return { type: 'attachment', session_id: c.session_id, attachment: c.attachment, ...(c.bytes && { bytes: c.bytes }) }
   },
   detach: (v, p) => {
     const c = object<{ session_id: string; attachment_id: string }>({ type: lit('detach'), session_id: req(id), attachment_id: req(id) })(v, p)

@@ -57,7 +57,16 @@ async function spoolBody(c: Context<Env>, maxBytes: number, refuse: () => void):
 }
 
 export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: AttachmentRoutesOptions): void {
-  const { store, tenancy } = service
+  const { store, tenancy, usage } = service
+  /** Runs a write of `bytes` attachment bytes within the caller's byte quota (403 past it). */
+  const withinQuota = async <T>(principal: string | undefined, bytes: number, write: () => Promise<T>): Promise<T> => {
+    const release = usage ? usage.admit(principal ?? '', bytes) : () => {}
+    try {
+      return await write()
+    } finally {
+      release()
+    }
+  }
   const visible = (principal: string | undefined, session_id: string): boolean =>
     principal === undefined ? store.engine.state.sessions.has(session_id) : tenancy.standing(principal, session_id) === 'own'
 
@@ -84,7 +93,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     const bytes = await spoolBody(c, maxBytes, refuse)
     // A Blob of the bytes in memory: a storage may keep the Blob it is handed (memory storage does).
     const file = new Blob([bytes as BlobPart], { type: mime })
-    return c.json(await store.putAttachment({ session_id, name, mime, file }))
+    return c.json(await withinQuota(c.get('principal'), bytes.length, () => store.putAttachment({ session_id, name, mime, file })))
   })
 
   /**
@@ -138,7 +147,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       if (body.length !== size || (await sha256Hex(body)) !== sha256) throw new SessionError('session/invalid_request', 'the bytes do not match size and sha256')
       bytes = new Blob([body as BlobPart], { type: mime })
     }
-    const [result] = await store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' })
+    const [result] = await withinQuota(c.get('principal'), size, () => store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' }))
     if (result.status === 'rejected') throw new SessionError(result.code, result.message)
     return c.json(result)
   })

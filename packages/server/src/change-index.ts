@@ -11,7 +11,8 @@ import type { JsonObject, SessionEntry, SessionHead } from '@colloquy/core'
  * attachment before its references. Its deletion is a record of its own (`detached`), which
  * replaces it.
  */
-export type ChangeKind = 'created' | 'meta' | 'leaf' | 'added' | 'updated' | 'deleted' | 'attachment' | 'detached'
+export const CHANGE_KINDS = ['created', 'meta', 'leaf', 'added', 'updated', 'deleted', 'attachment', 'detached'] as const
+export type ChangeKind = (typeof CHANGE_KINDS)[number]
 
 /** A change-log record as persisted (the `changes` side store). */
 export interface ChangeRecord {

@@ -2,7 +2,7 @@ import {
   metadataMatches, type Engine, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SideWrite,
   type Storage, type StorageReader, type WriteSet,
 } from '@colloquy/core'
-import { ChangeIndex, recordKey, recordsOf, type ChangeRecord, type LiveRecord } from './change-index.js'
+import { CHANGE_KINDS, ChangeIndex, recordKey, recordsOf, type ChangeRecord, type LiveRecord } from './change-index.js'
 
 /** A committed change as pull and the live stream send it. */
 export interface SequencedChange {
@@ -288,12 +288,13 @@ export class ChangeLog {
   }
 }
 
-const KINDS: readonly unknown[] = ['created', 'meta', 'leaf', 'added', 'updated', 'deleted']
+const KINDS: readonly unknown[] = CHANGE_KINDS
 function isChangeRecord(v: unknown): v is ChangeRecord {
   const r = v as Partial<ChangeRecord> | null
   return (
     typeof r === 'object' && r !== null && Number.isSafeInteger(r.seq) && KINDS.includes(r.kind) && typeof r.session_id === 'string' &&
-    (r.entry_id === undefined || typeof r.entry_id === 'string') && ((r.kind !== 'added' && r.kind !== 'updated') || typeof r.entry_id === 'string')
+    (r.entry_id === undefined || typeof r.entry_id === 'string') && ((r.kind !== 'added' && r.kind !== 'updated') || typeof r.entry_id === 'string') &&
+    ((r.kind !== 'attachment' && r.kind !== 'detached') || typeof r.attachment_id === 'string')
   )
 }
 

@@ -12,7 +12,10 @@ export interface Service {
 }
 
 /** Functions that add to what a session stores (their body size is the estimate of how much). */
-const WRITES = new Set<FunctionId>(['session::set-meta', 'session::set-status', 'session::append', 'session::append-many', 'session::update-message', 'session::set-active-leaf'])
+const WRITES = new Set<FunctionId>([
+  'session::set-meta', 'session::set-status', 'session::append', 'session::append-many', 'session::update-message', 'session::set-active-leaf',
+  'session::set-draft', 'session::put-attachment',
+])
 
 /** Reserves what a call may add against the caller's quotas (403 past them), until it settles. */
 function admit(service: Service, principal: Principal | undefined, fn: FunctionId, req: { session_id?: string }, bytes: number): () => void {

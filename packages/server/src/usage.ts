@@ -5,7 +5,7 @@ import { HttpError } from './errors.js'
 export interface Quotas {
   /** Most sessions one principal may hold. */
   maxSessions: number
-  /** Most bytes one principal may store (the JSON of its metas and entries). */
+  /** Most bytes one principal may store (the JSON of its metas and entries, and its attachments' bytes). */
   maxStoredBytes: number
 }
 
@@ -68,7 +68,11 @@ export class Usage {
         await inner.transact(async (reader) => (written = await work(reader)))
         if (written) this.account(written)
       },
+      // Every optional capability of the storage passes through: a wrapper that dropped one
+      // would silently turn it off (attachment bytes, unreadable-session answers).
+      attachmentBytes: inner.attachmentBytes && ((session_id, attachment_id) => inner.attachmentBytes!(session_id, attachment_id)),
       sideRecords: inner.sideRecords && ((store) => inner.sideRecords!(store)),
+      unavailable: inner.unavailable && ((session_id) => inner.unavailable!(session_id)),
       close: () => inner.close(),
     }
   }
@@ -131,7 +135,8 @@ export class Usage {
   // Sizes change in place (a session's total is never summed again: sessions grow long).
   private setHead(s: SessionUsage, head: SessionHead): void {
     s.owner = this.ownerOf(head.meta.metadata) ?? ''
-    const bytes = size(head.meta)
+    // The head lists the session's attachments, so their bytes are counted with it.
+    const bytes = size(head.meta) + (head.attachments ?? []).reduce((sum, a) => sum + a.size, 0)
     s.bytes += bytes - s.meta
     s.meta = bytes
   }
