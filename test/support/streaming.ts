@@ -42,3 +42,22 @@ export async function until(check: () => boolean, ms = 10_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 5))
   }
 }
+
+/** `pairs` finished question/answer exchanges ("q0"/"a0", …) appended to `session_id`. */
+export async function appendExchanges(store: Store, session_id: string, pairs: number): Promise<void> {
+  for (let i = 0; i < pairs; i++) {
+    await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `q${i}` }], timestamp: i } })
+    await store.append({ session_id, message: { role: 'assistant', content: [{ type: 'text', text: `a${i}` }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: i } })
+  }
+}
+
+/**
+ * What a tab closed mid-reply leaves in `session_id`: the question "q", part of the reply
+ * ("half a rep") and the session still working. Closes `dead`, as the tab is gone.
+ */
+export async function leaveInterrupted(dead: Store, session_id: string): Promise<void> {
+  await dead.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'q' }], timestamp: 1 } })
+  await dead.setStatus({ session_id, status: 'working', reason: 'replying' })
+  await dead.append({ session_id, message: { role: 'assistant', content: [{ type: 'text', text: 'half a rep' }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 2 } })
+  await dead.close()
+}
