@@ -1,4 +1,5 @@
 import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
+import { createThread } from '@colloquy/parts'
 
 // What the framework adapters' tests share: a reply source the test can hold mid-stream, and
 // "tabs" (stores over one IndexedDB database, related through core's multi-tab relay).
@@ -52,12 +53,15 @@ export async function appendExchanges(store: Store, session_id: string, pairs: n
 }
 
 /**
- * What a tab closed mid-reply leaves in `session_id`: the question "q", part of the reply
- * ("half a rep") and the session still working. Closes `dead`, as the tab is gone.
+ * What a tab closed mid-reply leaves on `db`: a thread holding the question "q", part of the
+ * reply ("half a rep") and the session still working. Returns the thread's id.
  */
-export async function leaveInterrupted(dead: Store, session_id: string): Promise<void> {
+export async function interruptedThread(db: { open(): Promise<Store> }): Promise<string> {
+  const dead = await db.open()
+  const session_id = await createThread(dead)
   await dead.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'q' }], timestamp: 1 } })
   await dead.setStatus({ session_id, status: 'working', reason: 'replying' })
   await dead.append({ session_id, message: { role: 'assistant', content: [{ type: 'text', text: 'half a rep' }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 2 } })
   await dead.close()
+  return session_id
 }

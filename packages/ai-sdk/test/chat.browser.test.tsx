@@ -10,7 +10,7 @@ import type { Store } from '@colloquy/core'
 import { ColloquyProvider, useBranch } from '@colloquy/react'
 import { createThread, INTERRUPTED_REASON } from '@colloquy/parts'
 import { ColloquyChat } from '../src/index.js'
-import { appendExchanges, gate, leaveInterrupted, tabs, until } from '../../../test/support/streaming.js'
+import { appendExchanges, gate, interruptedThread, tabs, until } from '../../../test/support/streaming.js'
 import { tokenTransport } from './transport.js'
 
 afterEach(cleanup)
@@ -162,9 +162,7 @@ describe('ColloquyChat under useChat', () => {
 
   it('a reload mid-stream shows what had arrived and marks the reply interrupted', async () => {
     const db = tabs('aisdk-reload')
-    const dead = await db.open()
-    const sid = await createThread(dead)
-    await leaveInterrupted(dead, sid)
+    const sid = await interruptedThread(db)
     const store = await db.open()
     const chat = new ColloquyChat({ store, session_id: sid, transport: tokenTransport(2) })
     await chat.ready

@@ -6,7 +6,7 @@ import { firstValueFrom } from 'rxjs'
 import type { Store } from '@colloquy/core'
 import { createThread, INTERRUPTED_REASON } from '@colloquy/parts'
 import type { AssistantRuntime, ThreadMessage } from '@assistant-ui/react'
-import { appendExchanges, gate, leaveInterrupted, tabs, until } from '../../../test/support/streaming.js'
+import { appendExchanges, gate, interruptedThread, tabs, until } from '../../../test/support/streaming.js'
 import { Harness, renders, tokenModel } from './harness.js'
 
 afterEach(cleanup)
@@ -145,9 +145,7 @@ describe('useColloquyRuntime', () => {
 
   it('a reload mid-stream keeps the partial reply and marks it interrupted', async () => {
     const db = tabs('aui-reload')
-    const dead = await db.open()
-    const sid = await createThread(dead)
-    await leaveInterrupted(dead, sid)
+    const sid = await interruptedThread(db)
     const store = await db.open()
     const view = mount(store, sid)
     await until(() => transcript(view.runtime()).join() === 'user:q,assistant:half a rep' && !view.runtime().thread.getState().isRunning)
