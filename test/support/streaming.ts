@@ -1,4 +1,5 @@
 import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
+import { createThread } from '@colloquy/parts'
 
 // What the framework adapters' tests share: a reply source the test can hold mid-stream, and
 // "tabs" (stores over one IndexedDB database, related through core's multi-tab relay).
@@ -41,4 +42,26 @@ export async function until(check: () => boolean, ms = 10_000): Promise<void> {
     if (Date.now() > end) throw new Error('timed out waiting')
     await new Promise((r) => setTimeout(r, 5))
   }
+}
+
+/** `pairs` finished question/answer exchanges ("q0"/"a0", …) appended to `session_id`. */
+export async function appendExchanges(store: Store, session_id: string, pairs: number): Promise<void> {
+  for (let i = 0; i < pairs; i++) {
+    await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `q${i}` }], timestamp: i } })
+    await store.append({ session_id, message: { role: 'assistant', content: [{ type: 'text', text: `a${i}` }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: i } })
+  }
+}
+
+/**
+ * What a tab closed mid-reply leaves on `db`: a thread holding the question "q", part of the
+ * reply ("half a rep") and the session still working. Returns the thread's id.
+ */
+export async function interruptedThread(db: { open(): Promise<Store> }): Promise<string> {
+  const dead = await db.open()
+  const session_id = await createThread(dead)
+  await dead.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'q' }], timestamp: 1 } })
+  await dead.setStatus({ session_id, status: 'working', reason: 'replying' })
+  await dead.append({ session_id, message: { role: 'assistant', content: [{ type: 'text', text: 'half a rep' }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 2 } })
+  await dead.close()
+  return session_id
 }

@@ -10,7 +10,7 @@ import type { Store } from '@colloquy/core'
 import { ColloquyProvider, useBranch } from '@colloquy/react'
 import { createThread, INTERRUPTED_REASON } from '@colloquy/parts'
 import { ColloquyChat } from '../src/index.js'
-import { gate, tabs, until } from '../../../test/support/streaming.js'
+import { appendExchanges, gate, interruptedThread, tabs, until } from '../../../test/support/streaming.js'
 import { tokenTransport } from './transport.js'
 
 afterEach(cleanup)
@@ -162,12 +162,7 @@ describe('ColloquyChat under useChat', () => {
 
   it('a reload mid-stream shows what had arrived and marks the reply interrupted', async () => {
     const db = tabs('aisdk-reload')
-    const dead = await db.open()
-    const sid = await createThread(dead)
-    await dead.append({ session_id: sid, message: { role: 'user', content: [{ type: 'text', text: 'q' }], timestamp: 1 } })
-    await dead.setStatus({ session_id: sid, status: 'working', reason: 'replying' })
-    await dead.append({ session_id: sid, message: { role: 'assistant', content: [{ type: 'text', text: 'half a rep' }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 2 } })
-    await dead.close()
+    const sid = await interruptedThread(db)
     const store = await db.open()
     const chat = new ColloquyChat({ store, session_id: sid, transport: tokenTransport(2) })
     await chat.ready
@@ -247,10 +242,7 @@ describe('ColloquyChat under useChat', () => {
     const db = tabs('aisdk-renders')
     const store = await db.open()
     const sid = await createThread(store)
-    for (let i = 0; i < 10; i++) {
-      await store.append({ session_id: sid, message: { role: 'user', content: [{ type: 'text', text: `q${i}` }], timestamp: i } })
-      await store.append({ session_id: sid, message: { role: 'assistant', content: [{ type: 'text', text: `a${i}` }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: i } })
-    }
+    await appendExchanges(store, sid, 10)
     const chat = new ColloquyChat({ store, session_id: sid, transport: tokenTransport(500) })
     await chat.ready
     const ui = mount(store, chat)

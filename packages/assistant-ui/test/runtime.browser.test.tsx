@@ -6,7 +6,7 @@ import { firstValueFrom } from 'rxjs'
 import type { Store } from '@colloquy/core'
 import { createThread, INTERRUPTED_REASON } from '@colloquy/parts'
 import type { AssistantRuntime, ThreadMessage } from '@assistant-ui/react'
-import { gate, tabs, until } from '../../../test/support/streaming.js'
+import { appendExchanges, gate, interruptedThread, tabs, until } from '../../../test/support/streaming.js'
 import { Harness, renders, tokenModel } from './harness.js'
 
 afterEach(cleanup)
@@ -145,13 +145,7 @@ describe('useColloquyRuntime', () => {
 
   it('a reload mid-stream keeps the partial reply and marks it interrupted', async () => {
     const db = tabs('aui-reload')
-    const dead = await db.open()
-    const sid = await createThread(dead)
-    // What a tab closed mid-reply leaves: the question, part of the reply, the session working.
-    await dead.append({ session_id: sid, message: { role: 'user', content: [{ type: 'text', text: 'q' }], timestamp: 1 } })
-    await dead.setStatus({ session_id: sid, status: 'working', reason: 'replying' })
-    await dead.append({ session_id: sid, message: { role: 'assistant', content: [{ type: 'text', text: 'half a rep' }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 2 } })
-    await dead.close()
+    const sid = await interruptedThread(db)
     const store = await db.open()
     const view = mount(store, sid)
     await until(() => transcript(view.runtime()).join() === 'user:q,assistant:half a rep' && !view.runtime().thread.getState().isRunning)
@@ -223,10 +217,7 @@ describe('useColloquyRuntime', () => {
     const db = tabs('aui-renders')
     const store = await db.open()
     const sid = await createThread(store)
-    for (let i = 0; i < 10; i++) {
-      await store.append({ session_id: sid, message: { role: 'user', content: [{ type: 'text', text: `q${i}` }], timestamp: i } })
-      await store.append({ session_id: sid, message: { role: 'assistant', content: [{ type: 'text', text: `a${i}` }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: i } })
-    }
+    await appendExchanges(store, sid, 10)
     const view = mount(store, sid, tokenModel(500))
     await until(() => transcript(view.runtime()).length === 20)
     await settle()

@@ -1,30 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { firstValueFrom, filter } from 'rxjs'
-import { createStore, indexedDbStorage, SessionError, TRIGGER_TYPES, type ReplicaChange, type Store } from '../src/index.js'
+import { SessionError, TRIGGER_TYPES, type ReplicaChange, type Store } from '../src/index.js'
 import { deepArray, hostileValidIds, invalidIds } from './hostile-cases.js'
+import { idbStores, user } from './idb-stores.js'
 
 // The hostile ids and bodies of the node tests, on real IndexedDB in Chromium and across two
 // stores on one database (the multi-tab relay over BroadcastChannel).
-let n = 0
-const open: Store[] = []
-const names: string[] = []
-const dbName = (): string => {
-  const name = `limits-browser-${Date.now()}-${++n}`
-  names.push(name)
-  return name
-}
-const storeOn = async (name: string): Promise<Store> => {
-  const s = await createStore({ storage: indexedDbStorage({ name }) })
-  open.push(s)
-  return s
-}
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const { dbName, storeOn, close } = idbStores('limits-browser')
 const frame = (): Promise<void> => new Promise((r) => setTimeout(r, 50))
-
-afterEach(async () => {
-  for (const s of open.splice(0)) await s.close()
-  for (const name of names.splice(0)) indexedDB.deleteDatabase(name)
-})
 
 /** Every IndexedDB record of the database, read with the raw API: what "nothing written" means. */
 async function rawDump(name: string): Promise<Record<string, unknown[]>> {
@@ -66,8 +49,7 @@ describe('hostile ids and bodies on real IndexedDB', () => {
       await a.ensure({ session_id: id, title: id })
       await a.append({ session_id: id, entry_id: id, message: user(id) })
     }
-    await a.close()
-    open.splice(open.indexOf(a), 1)
+    await close(a)
     const b = await storeOn(name)
     const listed = (await b.list({ limit: 500 })).sessions.map((s) => s.session_id).sort()
     expect(listed).toStrictEqual([...hostileValidIds].sort())

@@ -1,26 +1,20 @@
 import { describe, expect, it } from 'vitest'
 import {
-  createStore, LIMITS, memoryStorage, parseEventConfig, parseRequest, SessionError, TRIGGER_TYPES, utf8Bytes,
+  LIMITS, parseEventConfig, parseRequest, SessionError, utf8Bytes,
   type ReplicaChange, type Store, type TriggerType,
 } from '../src/index.js'
 import { deepArray, deepResults, hostileValidIds, idFields, invalidIds, jsonFields } from './hostile-cases.js'
+import { numberedStore, recordEvents } from './numbered-store.js'
 import { showPath, userMessage as userMessageCase, withValue } from './validation-cases.js'
 
 const userMessage = userMessageCase as never
 
 async function fixture(): Promise<{ store: Store; events: Array<[TriggerType, unknown]> }> {
-  let s = 0
-  let e = 0
-  const store = await createStore({
-    storage: memoryStorage(), multiTab: false, now: () => 1_000_000,
-    newId: (k) => (k === 'session' ? `s_${String(++s).padStart(3, '0')}` : `e_${String(++e).padStart(3, '0')}`),
-  })
+  const store = await numberedStore()
   const { session_id } = await store.create({ title: 'T' })
   for (let i = 0; i < 3; i++) await store.append({ session_id, message: userMessage })
   await store.append({ session_id, message: { role: 'function_result', function_call_id: 'c1', function_id: 'f', content: [], timestamp: 0 } as never })
-  const events: Array<[TriggerType, unknown]> = []
-  for (const type of TRIGGER_TYPES) store.on(type).subscribe((p) => events.push([type, p]))
-  return { store, events }
+  return { store, events: recordEvents(store) }
 }
 
 /** Every session with its meta and all entries: "nothing written" is checked against it. */

@@ -1,27 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { firstValueFrom, filter } from 'rxjs'
-import { createStore, indexedDbStorage, SessionError, type MessageItem, type Store } from '../src/index.js'
+import { SessionError, type MessageItem } from '../src/index.js'
+import { idbStores, user } from './idb-stores.js'
 
-let n = 0
-const open: Store[] = []
-const names: string[] = []
-const dbName = (): string => {
-  const name = `core-browser-${Date.now()}-${++n}`
-  names.push(name)
-  return name
-}
-const storeOn = async (name: string): Promise<Store> => {
-  const s = await createStore({ storage: indexedDbStorage({ name }) })
-  open.push(s)
-  return s
-}
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const { dbName, storeOn } = idbStores('core-browser')
 const frame = (): Promise<void> => new Promise((r) => requestAnimationFrame(() => r()))
-
-afterEach(async () => {
-  for (const s of open.splice(0)) await s.close()
-  for (const name of names.splice(0)) indexedDB.deleteDatabase(name)
-})
 
 describe('core over real IndexedDB in Chromium', () => {
   it('two tabs append concurrently: one chain, nothing lost or duplicated, each sees the other live within a frame', async () => {

@@ -1,31 +1,25 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import {
-  createStore, FUNCTION_IDS, memoryStorage, parseRequest, TRIGGER_TYPES,
+  FUNCTION_IDS, parseRequest, TRIGGER_TYPES,
   type FunctionId, type Store, type TriggerType,
 } from '../src/index.js'
 import {
   assistantMessage, badCases, bases, customMessage, MISSING, resultMessage, showPath, userMessage, valueAt, withValue,
 } from './validation-cases.js'
+import { numberedStore, recordEvents } from './numbered-store.js'
 
 /**
  * A store with one session (s_001, owner u_1) holding a user message, an assistant message, a
  * function result and a custom entry (e_001..e_004), and a recorder of every event.
  */
 async function fixture(): Promise<{ store: Store; events: Array<[TriggerType, unknown]> }> {
-  let s = 0
-  let e = 0
-  const store = await createStore({
-    storage: memoryStorage(), multiTab: false, now: () => 1_000_000,
-    newId: (k) => (k === 'session' ? `s_${String(++s).padStart(3, '0')}` : `e_${String(++e).padStart(3, '0')}`),
-  })
+  const store = await numberedStore()
   const session_id = (await store.create({ title: 'T', metadata: { owner: 'u_1' } })).session_id
   await store.call('session::append', { session_id, message: userMessage })
   await store.call('session::append', { session_id, message: assistantMessage })
   await store.call('session::append', { session_id, message: resultMessage })
   await store.call('session::append', { session_id, custom: { custom_type: 'compaction', data: null } })
-  const events: Array<[TriggerType, unknown]> = []
-  for (const type of TRIGGER_TYPES) store.on(type).subscribe((p) => events.push([type, p]))
-  return { store, events }
+  return { store, events: recordEvents(store) }
 }
 
 /** Everything a caller can read: what "nothing written" is checked against. */

@@ -1,4 +1,4 @@
-import type { CustomEntry, Json } from '@colloquy/core'
+import type { CustomEntry, Json, SessionImport } from '@colloquy/core'
 import { customEntry } from './entries.js'
 import { FormatError } from './errors.js'
 import { parseJson } from './records.js'
@@ -32,7 +32,7 @@ export function hiddenEntry(id: string, timestamp: number, customType: string, d
  * is parsed one conversation at a time (see `eachArrayElement`), so neither the text nor the
  * parsed export is ever whole in memory; a single object is parsed whole.
  */
-export async function eachConversation(source: Source, ctx: ImportContext, what: string, each: (conv: Obj, index: number) => void): Promise<void> {
+async function eachConversation(source: Source, ctx: ImportContext, what: string, each: (conv: Obj, index: number) => void): Promise<void> {
   const head = await source.head(4096)
   const text = (typeof head === 'string' ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, '').trimStart()
   let objects = 0
@@ -48,10 +48,26 @@ export async function eachConversation(source: Source, ctx: ImportContext, what:
 }
 
 /**
+ * One session per conversation of an export (see `eachConversation`): `idOf` names a
+ * conversation, made unique within the export, and `session` converts it under that id.
+ */
+export async function exportSessions(
+  source: Source, ctx: ImportContext, what: string,
+  idOf: (conv: Obj, index: number) => string, session: (conv: Obj, id: string) => SessionImport,
+): Promise<SessionImport[]> {
+  const sessions: SessionImport[] = []
+  const used = new Set<string>()
+  await eachConversation(source, ctx, what, (conv, i) => {
+    sessions.push(session(conv, uniqueId(used, idOf(conv, i), ctx)))
+  })
+  return sessions
+}
+
+/**
  * A conversation's session id, unique within its export (`used` holds the ids given so far):
  * an export that repeats a conversation (two copies of one chat) would otherwise fail to import.
  */
-export function uniqueId(used: Set<string>, id: string, ctx: ImportContext): string {
+function uniqueId(used: Set<string>, id: string, ctx: ImportContext): string {
   let unique = id
   for (let n = 2; used.has(unique); n++) unique = `${id}~${n}`
   if (unique !== id) ctx.warnings.add('duplicate-session', `conversation ${id} appears more than once in the export; this copy is imported as ${unique}`, { session_id: unique })

@@ -1,5 +1,5 @@
 import type { AssistantMessage, ContentBlock, SessionEntry, SessionImport, StopReason } from '@colloquy/core'
-import { eachConversation, hiddenEntry, rootEntry, uniqueId } from './chat-export.js'
+import { exportSessions, hiddenEntry, rootEntry } from './chat-export.js'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
 import type { Source } from './input.js'
@@ -201,14 +201,10 @@ class Conversation {
 }
 
 /** One session per conversation of a ChatGPT `conversations.json` (or a single conversation). */
-export async function readChatGpt(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
-  const sessions: SessionImport[] = []
-  const used = new Set<string>()
-  await eachConversation(source, ctx, 'ChatGPT export', (conv, i) => {
-    const id = uniqueId(used, str(conv.conversation_id) ?? str(conv.id) ?? `chatgpt-${i + 1}`, ctx)
-    sessions.push(new Conversation(conv, id, ctx).session())
-  })
-  return sessions
+export function readChatGpt(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
+  return exportSessions(source, ctx, 'ChatGPT export',
+    (conv, i) => str(conv.conversation_id) ?? str(conv.id) ?? `chatgpt-${i + 1}`,
+    (conv, id) => new Conversation(conv, id, ctx).session())
 }
 
 /** Whether a parsed value looks like a ChatGPT conversation. */

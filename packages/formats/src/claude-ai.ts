@@ -1,5 +1,5 @@
 import type { AssistantMessage, ContentBlock, SessionEntry, SessionImport } from '@colloquy/core'
-import { eachConversation, rootEntry, uniqueId } from './chat-export.js'
+import { exportSessions, rootEntry } from './chat-export.js'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
 import type { Source } from './input.js'
@@ -158,11 +158,8 @@ class Conversation {
 }
 
 /** One session per conversation of a Claude.ai export (or a single conversation). */
-export async function readClaudeAi(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
-  const sessions: SessionImport[] = []
-  const used = new Set<string>()
-  await eachConversation(source, ctx, 'Claude.ai export', (conv, i) => {
-    sessions.push(new Conversation(conv, uniqueId(used, str(conv.uuid) ?? `claude-ai-${i + 1}`, ctx), ctx).session())
-  })
-  return sessions
+export function readClaudeAi(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
+  return exportSessions(source, ctx, 'Claude.ai export',
+    (conv, i) => str(conv.uuid) ?? `claude-ai-${i + 1}`,
+    (conv, id) => new Conversation(conv, id, ctx).session())
 }

@@ -22,30 +22,25 @@ const unknown = (): FormatError =>
   new FormatError('format/unknown', 'not a transcript this package reads (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA, or a ChatGPT, Claude.ai or Open WebUI export)')
 
 
+/** The formats whose input is one file read by one function. */
+const SINGLE_FILE_READERS: Record<Exclude<FormatId, 'claude-code' | 'opencode'>, (source: Source, ctx: ImportContext) => Promise<SessionImport[]>> = {
+  codex: readCodex,
+  gemini: readGemini,
+  unified: readUnified,
+  opa: readOpa,
+  chatgpt: readChatGpt,
+  'claude-ai': readClaudeAi,
+  'open-webui': readOpenWebUi,
+}
+
 async function readSource(format: FormatId, source: Source, ctx: ImportContext): Promise<SessionImport[]> {
-  switch (format) {
-    case 'claude-code':
-      return readClaudeCode([{ source }], ctx)
-    case 'codex':
-      return readCodex(source, ctx)
-    case 'gemini':
-      return readGemini(source, ctx)
-    case 'unified':
-      return readUnified(source, ctx)
-    case 'opa':
-      return readOpa(source, ctx)
-    case 'chatgpt':
-      return readChatGpt(source, ctx)
-    case 'claude-ai':
-      return readClaudeAi(source, ctx)
-    case 'open-webui':
-      return readOpenWebUi(source, ctx)
-    case 'opencode': {
-      const head = await source.head(16)
-      if (typeof head !== 'string' && isSqliteBytes(head)) return openCodeSessions(await readOpenCodeDb(await readBytes(source, ctx.options), ctx), ctx)
-      return openCodeSessions(readOpenCodeJson(parseJson(await readText(source, ctx.options)), ctx), ctx)
-    }
+  if (format === 'claude-code') return readClaudeCode([{ source }], ctx)
+  if (format === 'opencode') {
+    const head = await source.head(16)
+    if (typeof head !== 'string' && isSqliteBytes(head)) return openCodeSessions(await readOpenCodeDb(await readBytes(source, ctx.options), ctx), ctx)
+    return openCodeSessions(readOpenCodeJson(parseJson(await readText(source, ctx.options)), ctx), ctx)
   }
+  return SINGLE_FILE_READERS[format](source, ctx)
 }
 
 async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): Promise<SessionImport[]> {

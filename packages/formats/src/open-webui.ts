@@ -1,5 +1,5 @@
 import type { AssistantMessage, ContentBlock, SessionEntry, SessionImport } from '@colloquy/core'
-import { eachConversation, hiddenEntry, rootEntry, uniqueId } from './chat-export.js'
+import { exportSessions, hiddenEntry, rootEntry } from './chat-export.js'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
 import type { Source } from './input.js'
@@ -100,20 +100,18 @@ class Chat {
   }
 }
 
+/** An export element's chat: the row's `chat`, or the element itself when it is a bare chat. */
+const chatOf = (row: Obj): Obj => (isObj(row.chat) ? row.chat : row)
+
 /** A chat's session id: the row's, the chat's, else (the bare chat object's id is "") its first message's. */
-function chatId(row: Obj, chat: Obj, index: number): string {
+function chatId(row: Obj, index: number): string {
+  const chat = chatOf(row)
   const history = isObj(chat.history) ? chat.history : {}
   const firstMessage = Object.keys(isObj(history.messages) ? history.messages : {})[0] ?? str(arr(chat.messages).find(isObj)?.id)
   return str(row.id) || str(chat.id) || (firstMessage ? `open-webui-${firstMessage}` : `open-webui-${index + 1}`)
 }
 
 /** One session per chat of an Open WebUI export (rows with `chat`, or a bare chat object). */
-export async function readOpenWebUi(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
-  const sessions: SessionImport[] = []
-  const used = new Set<string>()
-  await eachConversation(source, ctx, 'Open WebUI export', (row, i) => {
-    const chat = isObj(row.chat) ? row.chat : row
-    sessions.push(new Chat(row, chat, uniqueId(used, chatId(row, chat, i), ctx), ctx).session())
-  })
-  return sessions
+export function readOpenWebUi(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
+  return exportSessions(source, ctx, 'Open WebUI export', chatId, (row, id) => new Chat(row, chatOf(row), id, ctx).session())
 }

@@ -12,6 +12,12 @@ const load = async (rel: string): Promise<ImportResult> => {
   for (const s of r.sessions) expect(() => checkImport(s)).not.toThrow()
   return r
 }
+/** A sample that detection takes for `format`, loaded, with its first session. */
+const loadDetected = async (rel: string, format: string): Promise<{ r: ImportResult; s: SessionImport }> => {
+  expect(await detectFormat(sample(rel))).toBe(format)
+  const r = await load(rel)
+  return { r, s: r.sessions[0] }
+}
 const customs = (s: SessionImport, type?: string): CustomEntry[] => s.entries.filter((e): e is CustomEntry => e.kind === 'custom' && (type === undefined || e.custom_type === type))
 const roots = (s: SessionImport): string[] => childrenOf(s, null)
 /** The message of an entry that must be one. */
@@ -225,9 +231,7 @@ describe('detection from content', () => {
 describe('Claude.ai conversations.json', () => {
   it('2024 export out of time order: sorted by created_at into one chain, files named', async () => {
     const rel = 'claude-ai/claude-to-sqlite_claude-ai-2024_artifacts-unordered.json'
-    expect(await detectFormat(sample(rel))).toBe('claude-ai')
-    const r = await load(rel)
-    const s = r.sessions[0]
+    const { r, s } = await loadDetected(rel, 'claude-ai')
     expect(s.meta.session_id).toBe('91098bc8-f2c4-427b-b71b-1e25efa2e871')
     expect(s.meta.title).toBe('LLM Pricing Calculator')
     expect(summarize(s).by_role).toEqual({ 'custom:thread_root': 1, user: 10, assistant: 10 })
@@ -308,9 +312,7 @@ describe('Claude.ai conversations.json', () => {
 describe('Open WebUI', () => {
   it('the bare chat object from the database: 2 messages, currentId active, no branch', async () => {
     const rel = 'open-webui/openwebui-importer_chat-object-from-sqlite.json'
-    expect(await detectFormat(sample(rel))).toBe('open-webui')
-    const r = await load(rel)
-    const s = r.sessions[0]
+    const { r, s } = await loadDetected(rel, 'open-webui')
     // Its own id is "": the first message names the session.
     expect(s.meta.session_id).toBe('open-webui-5ae90291-abf9-453f-9f7d-78f3753af40c')
     expect(s.meta.title).toBe('🧠 Goldwater Rule Ethics')
@@ -367,6 +369,19 @@ function view(s: SessionImport): unknown[] {
   ]).sort((a, b) => String(a[0]).localeCompare(String(b[0])))
 }
 
+/**
+ * Each session imported `again` is valid and holds the same entries, id, title and active leaf
+ * as the one at its index in `first`, and the same `also` where given.
+ */
+function expectSameSessions(first: SessionImport[], again: SessionImport[], also: (s: SessionImport) => unknown = () => null): void {
+  first.forEach((s, i) => {
+    const t = again[i]
+    expect(() => checkImport(t)).not.toThrow()
+    expect(view(t)).toEqual(view(s))
+    expect([t.meta.session_id, t.meta.title, t.active_leaf, also(t)]).toEqual([s.meta.session_id, s.meta.title, s.active_leaf, also(s)])
+  })
+}
+
 describe('exports to the chat apps\' shapes', () => {
   for (const rel of ['chatgpt/librechat_chatgpt-2024_edit-and-regenerate-forks.json', 'chatgpt/librechat_chatgpt-2024_browsing-tool.json', 'chatgpt/openwebui-importer_chatgpt-2025_hidden-custom-instructions.json']) {
     it(`ChatGPT: ${rel} exported and imported again is the same tree, texts and active leaf`, async () => {
@@ -375,13 +390,7 @@ describe('exports to the chat apps\' shapes', () => {
       const again = await importTranscript(text)
       expect(again.format).toBe('chatgpt')
       expect(again.sessions).toHaveLength(first.sessions.length)
-      first.sessions.forEach((s, i) => {
-        const t = again.sessions[i]
-        expect(() => checkImport(t)).not.toThrow()
-        expect(view(t)).toEqual(view(s))
-        expect([t.meta.session_id, t.meta.title, t.active_leaf, t.meta.created_at]).toEqual([s.meta.session_id, s.meta.title, s.active_leaf, s.meta.created_at])
-        expect(summarize(t).forks).toBe(summarize(s).forks)
-      })
+      expectSameSessions(first.sessions, again.sessions, (s) => [s.meta.created_at, summarize(s).forks])
       expect(again.warnings).toEqual([])
     })
   }
@@ -412,12 +421,7 @@ describe('exports to the chat apps\' shapes', () => {
       expect((doc[0].chat_messages as JsonObject[]).every((m) => typeof m.parent_message_uuid === 'string')).toBe(true)
       const again = await importTranscript(JSON.stringify(doc))
       expect(again.format).toBe('claude-ai')
-      first.sessions.forEach((s, i) => {
-        const t = again.sessions[i]
-        expect(() => checkImport(t)).not.toThrow()
-        expect(view(t)).toEqual(view(s))
-        expect([t.meta.session_id, t.meta.title, t.active_leaf]).toEqual([s.meta.session_id, s.meta.title, s.active_leaf])
-      })
+      expectSameSessions(first.sessions, again.sessions)
     }
   })
 

@@ -1,4 +1,6 @@
-import type { BenchRow } from '../types.js'
+import { createStore, indexedDbStorage, type AgentMessage, type Store } from '@colloquy/core'
+import { createThread } from '@colloquy/parts'
+import type { BenchContext, BenchRow } from '../types.js'
 import { median } from './measure.js'
 
 // R3: what the framework adapters cost while streaming. Each subject renders a 1,000-message
@@ -39,6 +41,42 @@ export const r3 = {
 export const chunkText = (i: number): string => Array.from({ length: i + 1 }, (_, k) => `tok${k} `).join('')
 
 export interface R3Pass { wallMs: number; renders: number }
+
+/** The thread before a pass: 998 messages, user and assistant in turn; the pass adds the last two. */
+export const r3History = (): AgentMessage[] => Array.from({ length: R3_MESSAGES - 2 }, (_, i) =>
+  i % 2 === 0
+    ? { role: 'user', content: [{ type: 'text', text: `question ${i}` }], timestamp: i }
+    : { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: i })
+
+/** The same history for a framework's in-memory state: ids m0, m1, …, role and text. */
+export const r3Texts = (): Array<{ id: string; role: 'user' | 'assistant'; text: string }> =>
+  r3History().map((m, i) => ({ id: `m${i}`, role: m.role === 'user' ? 'user' : 'assistant', text: (m.content[0] as { text: string }).text }))
+
+/** A store on a fresh database (named under `db`) holding one thread with the history. */
+export async function r3Store(ctx: BenchContext, db: string): Promise<{ store: Store; session_id: string }> {
+  const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName(db) }) })
+  const session_id = await createThread(store)
+  await store.appendMany({ session_id, messages: r3History() })
+  return { store, session_id }
+}
+
+/** Resolves when `check` passes, polling every 10 ms; fails after a minute of mounting `what`. */
+export async function mounting(what: string, check: () => boolean): Promise<void> {
+  const end = performance.now() + 60_000
+  while (!check()) {
+    if (performance.now() > end) throw new Error(`timed out mounting ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+/** One measured pass: row renders and wall time from sending the question until `send` resolves (the reply streamed). */
+export async function timedPass(send: () => Promise<unknown>): Promise<R3Pass> {
+  r3.renders = 0
+  const started = performance.now()
+  await send()
+  const wallMs = performance.now() - started
+  return { wallMs, renders: r3.renders }
+}
 
 export async function measureR3<S extends string>(subjects: Record<S, (chunks: number) => Promise<R3Pass>>, log: (m: string) => void, rounds = R3_ROUNDS): Promise<Record<S, { wallMs: number; rendersPerChunk: number; walls: number[] }>> {
   const names = Object.keys(subjects) as S[]

@@ -1,6 +1,5 @@
-import { createStore, indexedDbStorage } from '@colloquy/core'
-import { importInto } from '../../../packages/formats/src/index.js'
 import type { BenchContext, BenchRow, Workload } from '../types.js'
+import { measureImport, prose as proseOf } from '../subjects/import-run.js'
 
 // F1: import a ~50 MB Claude Code JSONL into IndexedDB through @colloquy/formats.
 // The file repeats the structure of samples/claude-code/entire_cc-2.1.7_parallel-tools-task-subagent.jsonl
@@ -17,11 +16,7 @@ const uuid = (): string => {
   return `${(seq * 2654435761 >>> 0).toString(16).padStart(8, '0')}-4f2a-4c1d-9e3b-${n}`
 }
 const WORDS = ['the', 'branch', 'review', 'session', 'checkpoint', 'commit', 'agent', 'transcript', 'chunk', 'file', 'change', 'test', 'error', 'strategy', 'manual']
-const prose = (n: number, seed: number): string => {
-  let s = ''
-  for (let i = 0; s.length < n; i++) s += `${WORDS[(seed + i * 7) % WORDS.length]} `
-  return s.slice(0, n)
-}
+const prose = (n: number, seed: number): string => proseOf(WORDS, n, seed)
 const b64 = (n: number, seed: number): string => {
   const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
   let s = ''
@@ -95,44 +90,12 @@ export function generateClaudeJsonl(targetBytes: number): { blob: Blob; bytes: n
   return { blob: new Blob(parts, { type: 'application/jsonl' }), bytes, entries: k * ENTRIES_PER_BLOCK, lines }
 }
 
-const heapUsed = (): number | undefined => (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize
-
 /** Runs F1 at a given size (the bench uses 50 MB; a browser test runs it small). */
 export async function runF1(ctx: BenchContext, targetBytes = 50 * 1024 * 1024, chunkSize?: number): Promise<BenchRow[]> {
   const file = generateClaudeJsonl(targetBytes)
   const mb = file.bytes / 1024 / 1024
-  const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName('f1') }), multiTab: false })
-  // Only when Chromium runs with --js-flags=--expose-gc: start from a collected heap.
-  const gc = (globalThis as { gc?: () => void }).gc
-  gc?.()
-  let peak = heapUsed() ?? 0
-  const base = peak
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, heapUsed() ?? 0)
-  }, 5)
-  const t0 = performance.now()
-  let readDone = t0
-  let firstWrite: number | undefined
-  let result
-  try {
-    result = await importInto(store, file.blob, {
-      ...(chunkSize && { chunkSize }),
-      onProgress: (p) => {
-        peak = Math.max(peak, heapUsed() ?? 0)
-        if (p.phase === 'read') readDone = performance.now()
-        else firstWrite ??= performance.now()
-      },
-    })
-  } finally {
-    clearInterval(sampler)
-  }
-  const ms = performance.now() - t0
-  const entries = result.written.reduce((n, w) => n + w.entries, 0)
-  result = undefined
-  gc?.()
-  const after = heapUsed() ?? 0
-  await store.close()
-  ctx.log(`F1: ${mb.toFixed(1)} MB, ${file.lines} lines, ${entries} entries in ${ms.toFixed(0)} ms (read+parse ${(readDone - t0).toFixed(0)} ms, then first chunk on disk after ${((firstWrite ?? t0) - readDone).toFixed(0)} ms); heap base ${(base / 2 ** 20).toFixed(1)} MB, peak ${(peak / 2 ** 20).toFixed(1)} MB${gc ? `, after import + gc ${(after / 2 ** 20).toFixed(1)} MB` : ''}`)
+  const { ms, readMs, firstWriteMs, entries, base, peak, after } = await measureImport(ctx, 'f1', file.blob, chunkSize)
+  ctx.log(`F1: ${mb.toFixed(1)} MB, ${file.lines} lines, ${entries} entries in ${ms.toFixed(0)} ms (read+parse ${readMs.toFixed(0)} ms, then first chunk on disk after ${firstWriteMs.toFixed(0)} ms); heap base ${(base / 2 ** 20).toFixed(1)} MB, peak ${(peak / 2 ** 20).toFixed(1)} MB${after !== undefined ? `, after import + gc ${(after / 2 ** 20).toFixed(1)} MB` : ''}`)
   const perS = entries / (ms / 1000)
   const peakMb = peak / 2 ** 20
   return [

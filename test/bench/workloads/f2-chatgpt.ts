@@ -1,6 +1,5 @@
-import { createStore, indexedDbStorage } from '@colloquy/core'
-import { importInto } from '../../../packages/formats/src/index.js'
 import type { BenchContext, BenchRow, Workload } from '../types.js'
+import { measureImport, prose as proseOf } from '../subjects/import-run.js'
 
 // F2: import a ChatGPT `conversations.json` of 2,000 conversations into IndexedDB through
 // @colloquy/formats. Each conversation repeats the structure of
@@ -14,11 +13,7 @@ const TARGET_CONVERSATIONS_PER_S = 100
 const HEAP_FACTOR = 3
 
 const WORDS = ['sure', 'story', 'joke', 'welcome', 'back', 'what', 'brings', 'you', 'here', 'today', 'hello', 'assist', 'cool', 'again', 'once']
-const prose = (n: number, seed: number): string => {
-  let s = ''
-  for (let i = 0; s.length < n; i++) s += `${WORDS[(seed + i * 7) % WORDS.length]} `
-  return s.slice(0, n)
-}
+const prose = (n: number, seed: number): string => proseOf(WORDS, n, seed)
 
 /** One conversation shaped like the sample, ids derived from `k`. */
 function conversation(k: number, t0: number): object {
@@ -65,39 +60,12 @@ export function generateChatGptExport(conversations: number): { blob: Blob; byte
   return { blob: new Blob(parts, { type: 'application/json' }), bytes: bytes + 1, conversations, entries: conversations * 13 }
 }
 
-const heapUsed = (): number | undefined => (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize
-
 /** Runs F2 with `conversations` conversations (the bench uses 2,000; a browser test runs it small). */
 export async function runF2(ctx: BenchContext, conversations = CONVERSATIONS): Promise<BenchRow[]> {
   const file = generateChatGptExport(conversations)
   const mb = file.bytes / 1024 / 1024
-  const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName('f2') }), multiTab: false })
-  const gc = (globalThis as { gc?: () => void }).gc
-  gc?.()
-  let peak = heapUsed() ?? 0
-  const base = peak
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, heapUsed() ?? 0)
-  }, 5)
-  const t0 = performance.now()
-  let readDone = t0
-  let result
-  try {
-    result = await importInto(store, file.blob, {
-      onProgress: (p) => {
-        peak = Math.max(peak, heapUsed() ?? 0)
-        if (p.phase === 'read') readDone = performance.now()
-      },
-    })
-  } finally {
-    clearInterval(sampler)
-  }
-  const ms = performance.now() - t0
-  const sessions = result.written.length
-  const entries = result.written.reduce((n, w) => n + w.entries, 0)
-  result = undefined
-  await store.close()
-  ctx.log(`F2: ${mb.toFixed(1)} MB ChatGPT export, ${sessions} conversations, ${entries} entries in ${ms.toFixed(0)} ms (read+parse ${(readDone - t0).toFixed(0)} ms); heap base ${(base / 2 ** 20).toFixed(1)} MB, peak ${(peak / 2 ** 20).toFixed(1)} MB`)
+  const { ms, readMs, sessions, entries, base, peak } = await measureImport(ctx, 'f2', file.blob)
+  ctx.log(`F2: ${mb.toFixed(1)} MB ChatGPT export, ${sessions} conversations, ${entries} entries in ${ms.toFixed(0)} ms (read+parse ${readMs.toFixed(0)} ms); heap base ${(base / 2 ** 20).toFixed(1)} MB, peak ${(peak / 2 ** 20).toFixed(1)} MB`)
   const perS = sessions / (ms / 1000)
   const peakMb = peak / 2 ** 20
   return [

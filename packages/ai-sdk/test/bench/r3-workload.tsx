@@ -2,11 +2,11 @@ import { memo, useLayoutEffect, type ReactNode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { Chat, useChat } from '@ai-sdk/react'
 import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai'
-import { createStore, indexedDbStorage, type AgentMessage } from '@colloquy/core'
-import { createThread } from '@colloquy/parts'
 import { ColloquyChat } from '../../src/index.js'
 import type { BenchContext, Workload } from '../../../../test/bench/types.js'
-import { chunkText, measureR3, r3, r3Rows, R3_MESSAGES, type R3Pass } from '../../../../test/bench/subjects/r3.js'
+import {
+  chunkText, measureR3, mounting, r3, r3Rows, r3Store, r3Texts, R3_MESSAGES, timedPass, type R3Pass,
+} from '../../../../test/bench/subjects/r3.js'
 
 const textOf = (m: UIMessage): string => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
 
@@ -57,38 +57,19 @@ function streamingTransport(chunks: number): ChatTransport<UIMessage> {
   }
 }
 
-const history = (n: number): AgentMessage[] => Array.from({ length: n }, (_, i) =>
-  i % 2 === 0
-    ? { role: 'user', content: [{ type: 'text', text: `question ${i}` }], timestamp: i }
-    : { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: i })
-
-async function mounted(chat: { messages: unknown[] }, n: number): Promise<void> {
-  const end = performance.now() + 60_000
-  while (chat.messages.length !== n) {
-    if (performance.now() > end) throw new Error('timed out mounting the chat')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  await new Promise((r) => setTimeout(r, 50))
-}
-
 async function stream(chat: Chat<UIMessage>): Promise<R3Pass> {
   const root = createRoot(document.createElement('div'))
   root.render(<View chat={chat} />)
-  await mounted(chat, R3_MESSAGES - 2)
-  r3.renders = 0
-  const started = performance.now()
-  await chat.sendMessage({ text: 'go' })
-  const wallMs = performance.now() - started
-  const renders = r3.renders
+  await mounting('the chat', () => chat.messages.length === R3_MESSAGES - 2)
+  await new Promise((r) => setTimeout(r, 50))
+  const result = await timedPass(() => chat.sendMessage({ text: 'go' }))
   root.unmount()
-  return { wallMs, renders }
+  return result
 }
 
 /** The chat holds 998 messages; the question and the streamed reply make 1,000. */
 async function colloquyPass(ctx: BenchContext, chunks: number): Promise<R3Pass> {
-  const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName('r3-ai-sdk') }) })
-  const session_id = await createThread(store)
-  await store.appendMany({ session_id, messages: history(R3_MESSAGES - 2) })
+  const { store, session_id } = await r3Store(ctx, 'r3-ai-sdk')
   const chat = new ColloquyChat({ store, session_id, transport: streamingTransport(chunks) })
   await chat.ready
   const result = await stream(chat as unknown as Chat<UIMessage>)
@@ -99,7 +80,7 @@ async function colloquyPass(ctx: BenchContext, chunks: number): Promise<R3Pass> 
 }
 
 async function memoryPass(chunks: number): Promise<R3Pass> {
-  const messages: UIMessage[] = history(R3_MESSAGES - 2).map((m, i) => ({ id: `m${i}`, role: m.role === 'user' ? 'user' : 'assistant', parts: [{ type: 'text', text: (m.content[0] as { text: string }).text }] }))
+  const messages: UIMessage[] = r3Texts().map(({ id, role, text }) => ({ id, role, parts: [{ type: 'text', text }] }))
   return stream(new Chat({ messages, transport: streamingTransport(chunks) }))
 }
 

@@ -1,15 +1,15 @@
 import { useLayoutEffect, type ReactNode } from 'react'
 import { createRoot } from 'react-dom/client'
-import { createStore, indexedDbStorage, type AgentMessage } from '@colloquy/core'
 import { ColloquyProvider } from '@colloquy/react'
-import { createThread } from '@colloquy/parts'
 import {
   AssistantRuntimeProvider, ThreadPrimitive, useAuiState, useLocalRuntime,
   type AssistantRuntime, type ChatModelAdapter, type ThreadMessageLike,
 } from '@assistant-ui/react'
 import { useColloquyRuntime } from '../../src/index.js'
 import type { BenchContext, Workload } from '../../../../test/bench/types.js'
-import { chunkText, measureR3, r3, r3Rows, R3_MESSAGES, type R3Pass } from '../../../../test/bench/subjects/r3.js'
+import {
+  chunkText, measureR3, mounting, r3, r3Rows, r3Store, r3Texts, R3_MESSAGES, timedPass, type R3Pass,
+} from '../../../../test/bench/subjects/r3.js'
 
 /** A message row on assistant-ui's primitives; the streaming one reports what it committed. */
 function Row(): ReactNode {
@@ -41,70 +41,53 @@ const streamingModel = (chunks: number, done: () => void): ChatModelAdapter => (
   },
 })
 
-const history = (n: number): AgentMessage[] => Array.from({ length: n }, (_, i) =>
-  i % 2 === 0
-    ? { role: 'user', content: [{ type: 'text', text: `question ${i}` }], timestamp: i }
-    : { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: i })
-
-async function until(check: () => boolean): Promise<void> {
-  const end = performance.now() + 60_000
-  while (!check()) {
-    if (performance.now() > end) throw new Error('timed out mounting the thread')
-    await new Promise((r) => setTimeout(r, 10))
+/**
+ * Mounts a thread on the runtime `useRuntime` makes for a model streaming `chunks` snapshots;
+ * `pass()` waits for the 998 messages, then times the question and the streamed reply.
+ */
+function mountThread(chunks: number, useRuntime: (model: ChatModelAdapter) => AssistantRuntime, wrap: (app: ReactNode) => ReactNode = (app) => app) {
+  let runtime: AssistantRuntime | undefined
+  let finished!: () => void
+  const done = new Promise<void>((r) => (finished = r))
+  const model = streamingModel(chunks, finished)
+  function App(): ReactNode {
+    runtime = useRuntime(model)
+    return <Thread runtime={runtime} />
+  }
+  const root = createRoot(document.createElement('div'))
+  root.render(wrap(<App />))
+  return {
+    runtime: () => runtime,
+    async pass(): Promise<R3Pass> {
+      await mounting('the thread', () => runtime?.thread.getState().messages.length === R3_MESSAGES - 2)
+      return timedPass(async () => {
+        runtime!.thread.append({ role: 'user', content: [{ type: 'text', text: 'go' }] })
+        await done
+      })
+    },
+    unmount: () => root.unmount(),
   }
 }
 
 /** The thread holds 998 messages; the run adds the question and the streamed reply (1,000). */
 async function colloquyPass(ctx: BenchContext, chunks: number): Promise<R3Pass> {
-  const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName('r3-assistant-ui') }) })
-  const session_id = await createThread(store)
-  await store.appendMany({ session_id, messages: history(R3_MESSAGES - 2) })
-  let runtime!: AssistantRuntime
-  let finished!: () => void
-  const done = new Promise<void>((r) => (finished = r))
-  const model = streamingModel(chunks, finished)
-  function App(): ReactNode {
-    runtime = useColloquyRuntime({ session_id, model })
-    return <Thread runtime={runtime} />
-  }
-  const root = createRoot(document.createElement('div'))
-  root.render(<ColloquyProvider store={store}><App /></ColloquyProvider>)
-  await until(() => runtime?.thread.getState().messages.length === R3_MESSAGES - 2)
-  r3.renders = 0
-  const started = performance.now()
-  runtime.thread.append({ role: 'user', content: [{ type: 'text', text: 'go' }] })
-  await done
-  const wallMs = performance.now() - started
-  const renders = r3.renders
-  await until(() => !runtime.thread.getState().isRunning)
-  root.unmount()
+  const { store, session_id } = await r3Store(ctx, 'r3-assistant-ui')
+  const thread = mountThread(chunks, (model) => useColloquyRuntime({ session_id, model }), (app) => <ColloquyProvider store={store}>{app}</ColloquyProvider>)
+  const result = await thread.pass()
+  await mounting('the thread', () => !thread.runtime()!.thread.getState().isRunning)
+  thread.unmount()
   await store.close()
-  return { wallMs, renders }
+  return result
 }
 
 async function localPass(chunks: number): Promise<R3Pass> {
-  let runtime!: AssistantRuntime
-  let finished!: () => void
-  const done = new Promise<void>((r) => (finished = r))
-  const model = streamingModel(chunks, finished)
-  function App(): ReactNode {
-    runtime = useLocalRuntime(model)
-    return <Thread runtime={runtime} />
-  }
-  const root = createRoot(document.createElement('div'))
-  root.render(<App />)
-  await until(() => runtime !== undefined)
-  const initial: ThreadMessageLike[] = history(R3_MESSAGES - 2).map((m, i) => ({ id: `m${i}`, role: m.role === 'user' ? 'user' : 'assistant', content: [{ type: 'text', text: (m.content[0] as { text: string }).text }] }))
-  runtime.thread.reset(initial)
-  await until(() => runtime.thread.getState().messages.length === R3_MESSAGES - 2)
-  r3.renders = 0
-  const started = performance.now()
-  runtime.thread.append({ role: 'user', content: [{ type: 'text', text: 'go' }] })
-  await done
-  const wallMs = performance.now() - started
-  const renders = r3.renders
-  root.unmount()
-  return { wallMs, renders }
+  const thread = mountThread(chunks, useLocalRuntime)
+  await mounting('the thread', () => thread.runtime() !== undefined)
+  const initial: ThreadMessageLike[] = r3Texts().map(({ id, role, text }) => ({ id, role, content: [{ type: 'text', text }] }))
+  thread.runtime()!.thread.reset(initial)
+  const result = await thread.pass()
+  thread.unmount()
+  return result
 }
 
 const COLLOQUY = 'colloquy useColloquyRuntime'

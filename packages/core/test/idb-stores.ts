@@ -1,0 +1,38 @@
+import { afterEach } from 'vitest'
+import { createStore, indexedDbStorage, type Store } from '../src/index.js'
+
+// What the browser tests share: databases of their own, stores ("tabs") opened on them, and
+// both closed and deleted after each test so no test sees another's records.
+
+/**
+ * Registers the clean-up with `afterEach` and returns `dbName()`, a fresh database name under
+ * `prefix`, `storeOn(name)`, a store on that database, and `close(store)`, which closes one
+ * before the test ends (a tab gone) so the clean-up does not close it again.
+ */
+export function idbStores(prefix: string): { dbName(): string; storeOn(name: string): Promise<Store>; close(store: Store): Promise<void> } {
+  let n = 0
+  const open: Store[] = []
+  const names: string[] = []
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close()
+    for (const name of names.splice(0)) indexedDB.deleteDatabase(name)
+  })
+  return {
+    dbName: () => {
+      const name = `${prefix}-${Date.now()}-${++n}`
+      names.push(name)
+      return name
+    },
+    storeOn: async (name) => {
+      const s = await createStore({ storage: indexedDbStorage({ name }) })
+      open.push(s)
+      return s
+    },
+    close: async (s) => {
+      await s.close()
+      open.splice(open.indexOf(s), 1)
+    },
+  }
+}
+
+export const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
