@@ -15,7 +15,7 @@ import { detectSource, formatOfFiles, isSqliteBytes } from './detect.js'
 import { FormatError } from './errors.js'
 import { parseJson } from './records.js'
 import { fileEntries, isFileMap, readBytes, readText, Source, type FileMap, type TranscriptInput } from './input.js'
-import type { FormatId, ImportOptions, ImportResult } from './types.js'
+import { FORMATS, type FormatId, type ImportOptions, type ImportResult } from './types.js'
 import { isObj, type Obj } from './values.js'
 
 const unknown = (): FormatError =>
@@ -86,6 +86,10 @@ async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): 
  * sessions to `store.importSession`, or use `importInto`, which validates every session first.
  */
 export async function importTranscript(input: TranscriptInput, options: ImportOptions = {}): Promise<ImportResult> {
+  // A format named by the caller is one of ours, never any key a lookup table happens to have.
+  if (options.format !== undefined && !FORMATS.includes(options.format)) {
+    throw new FormatError('format/unknown', `unknown format ${JSON.stringify(String(options.format)).slice(0, 60)}; expected one of ${FORMATS.join(', ')}`)
+  }
   const ctx = new ImportContext(options)
   let format: FormatId
   let sessions: SessionImport[]

@@ -58,6 +58,14 @@ describe('truncated JSON lines', () => {
 })
 
 describe('wrong formats', () => {
+  it('a format option that is not one of FORMATS is refused, even a name every object has', async () => {
+    for (const format of ['constructor', '__proto__', 'toString', 'pdf']) {
+      const err = await importTranscript('{"type":"user"}\n', { format: format as never }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(FormatError)
+      expect((err as FormatError).code).toBe('format/unknown')
+    }
+  })
+
   it('bytes that are no transcript are refused by detection', async () => {
     const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
     for (const input of [png, 'just some notes\nnothing here\n', '{"hello":"world"}', '', '[1,2,3]']) {
