@@ -261,6 +261,12 @@ const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
     })(v, p)
     return { type: 'attachment', session_id: c.session_id, attachment: c.attachment, ...(c.bytes && { bytes: c.bytes }) }
   },
+  attachments: (v, p) => {
+    const c = object<{ session_id: string; attachments: AttachmentMeta[] }>({
+      type: lit('attachments'), session_id: req(id), attachments: req(array(attachmentMeta)),
+    })(v, p)
+    return { type: 'attachments', session_id: c.session_id, attachments: c.attachments }
+  },
   detach: (v, p) => {
     const c = object<{ session_id: string; attachment_id: string }>({ type: lit('detach'), session_id: req(id), attachment_id: req(id) })(v, p)
     return { type: 'detach', session_id: c.session_id, attachment_id: c.attachment_id }

@@ -153,6 +153,9 @@ describe('replicated changes and imports pass the same validator', () => {
     ['a leaf with a bad entry id', { type: 'leaf', session_id: 's_001', entry_id: 'x'.repeat(300) }, 'changes[0].entry_id'],
     ['a delete with a bad session id', { type: 'delete', session_id: '\udc00' }, 'changes[0].session_id'],
     ['an unknown type', { type: 'rename', session_id: 's_001' }, 'changes[0].type'],
+    ['an attachment with a 256-byte id', { type: 'attachment', session_id: 's_001', attachment: { attachment_id: 'a'.repeat(256), session_id: 's_001', name: 'x.png', mime: 'image/png', size: 1, sha256: 'f'.repeat(64), created_at: 1 } }, 'changes[0].attachment.attachment_id'],
+    ['an attachment list with a lone-surrogate name', { type: 'attachments', session_id: 's_001', attachments: [{ attachment_id: 'a_1', session_id: 's_001', name: 'x\ud800', mime: 'image/png', size: 1, sha256: 'f'.repeat(64), created_at: 1 }] }, 'changes[0].attachments[0].name'],
+    ['a detach with a bad attachment id', { type: 'detach', session_id: 's_001', attachment_id: '\udc00' }, 'changes[0].attachment_id'],
   ]
   it.each(bad)('applyReplica refuses %s, applying none of the batch', async (_, change, field) => {
     const { store, events } = await fixture()
