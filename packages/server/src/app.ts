@@ -4,7 +4,7 @@ import { cors } from 'hono/cors'
 import type { UpgradeWebSocket, WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
 import type { Credentials, Principal } from './auth.js'
-import type { ChangeLog } from './change-log.js'
+import type { ChangeFeed } from './change-feed.js'
 import { HttpError, invalidRequest, toWire, tooLarge } from './errors.js'
 import { eventStream } from './events-ws.js'
 import { history, historyCapabilities } from './history.js'
@@ -26,7 +26,7 @@ export interface Limits {
 }
 
 export interface AppConfig {
-  service: Service & { changes: ChangeLog; hub: LiveHub }
+  service: Service & { changes: ChangeFeed; hub: LiveHub }
   /** Undefined: no auth configured (open, single-user server). */
   authenticate?: (credentials: Credentials, request: () => Request) => Promise<Principal | undefined>
   /** Scope everything to `metadata.owner` of the authenticated principal. */
@@ -89,6 +89,13 @@ const nonNegative = (v: string | undefined, name: string, fallback: number): num
   if (v === undefined || v === '') return fallback
   if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw invalidRequest(`${name}: expected a non-negative integer`)
   return Number(v)
+}
+
+/** The `epoch` a client stored with its checkpoint: an opaque token, bounded. */
+const epochOf = (v: string | undefined): string | undefined => {
+  if (v === undefined || v === '') return undefined
+  if (v.length > 100) throw invalidRequest('epoch: at most 100 characters')
+  return v
 }
 
 /** Every route of the protocol (packages/server/README.md). */
@@ -170,11 +177,11 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     const since = nonNegative(c.req.query('since'), 'since', 0)
     const limit = Math.min(Math.max(nonNegative(c.req.query('limit'), 'limit', limits.pullLimit), 1), limits.maxPullLimit)
     const principal = c.get('principal')
-    return c.json(await service.changes.page(since, limit, principal === undefined ? undefined : service.tenancy.filter(principal)))
+    return c.json(await service.changes.page(since, limit, principal === undefined ? undefined : service.tenancy.filter(principal), epochOf(c.req.query('epoch'))))
   })
 
   const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered }
-  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, c.get('principal'), nonNegative(c.req.query('since'), 'since', 0), stream)), upgradeRequired)
+  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, c.get('principal'), nonNegative(c.req.query('since'), 'since', 0), stream, epochOf(c.req.query('epoch')))), upgradeRequired)
   app.get('/events', sameOrigin, socket((c) => eventStream(service, c.get('principal'), limits.maxBuffered)), upgradeRequired)
 
   app.get('/sessions/:id/history', async (c) => c.json(await history(service, c.get('principal'), c.req.param('id'))))

@@ -1,6 +1,8 @@
 export { createServer, type ColloquyServer, type ServerOptions } from './server.js'
 export { fileStorage, type FileStorageOptions } from './file-storage.js'
 export { memoryStorage } from '@colloquy/core'
+export { postgresStorage, type PostgresStorageOptions } from './postgres/storage.js'
+export type { ChangeFeed, FeedPage, FeedStorage } from './change-feed.js'
 export type { Principal, Authenticate, AuthOptions } from './auth.js'
 export type { Limits } from './app.js'
 export type { ChangeLog, ChangePage, SequencedChange } from './change-log.js'

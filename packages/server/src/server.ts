@@ -6,6 +6,7 @@ import { createStore, type IdKind, type Storage, type Store } from '@colloquy/co
 import { Hono } from 'hono'
 import { createApp, type Env, type Limits } from './app.js'
 import { authenticator, type AuthOptions } from './auth.js'
+import { hasOwnFeed, type ChangeFeed } from './change-feed.js'
 import { ChangeLog } from './change-log.js'
 import { fileStorage } from './file-storage.js'
 import { LiveHub } from './live.js'
@@ -37,7 +38,7 @@ export interface ServerOptions extends AuthOptions {
 export interface ColloquyServer {
   readonly app: Hono<Env>
   readonly store: Store
-  readonly changes: ChangeLog
+  readonly changes: ChangeFeed
   /** Starts listening; port 0 picks a free one. Default host 127.0.0.1. */
   listen(options?: { port?: number; host?: string }): Promise<{ port: number; host: string; url: string }>
   close(): Promise<void>
@@ -58,7 +59,9 @@ const version = (createRequire(import.meta.url)('../package.json') as { version:
 /** The sync server: the core's domain service over `storage`, behind HTTP and WebSockets. */
 export async function createServer(options: ServerOptions = {}): Promise<ColloquyServer> {
   const log = options.log ?? ((m: string) => console.error(`[colloquy-server] ${m}`))
-  const changes = new ChangeLog(options.storage ?? fileStorage({ dir: './data' }))
+  const storage = options.storage ?? fileStorage({ dir: './data' })
+  // A storage shared by several processes keeps the change log itself; otherwise it is kept here.
+  const changes: ChangeFeed = hasOwnFeed(storage) ? storage.changeFeed() : new ChangeLog(storage)
   const test = options.testMode ? new TestControls() : undefined
   const store = await createStore({
     storage: changes.storage,
