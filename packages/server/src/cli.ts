@@ -63,6 +63,9 @@ function parse() {
       'test-crash-before-commit': { type: 'string' },
       // With --postgres: SIGKILL at the n-th commit after its version bump, before COMMIT.
       'test-crash-after-bump': { type: 'string' },
+      // With --postgres: hold every commit open this long after its version bump; never NOTIFY.
+      'test-hold-after-bump': { type: 'string' },
+      'test-no-notify': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -96,9 +99,18 @@ const crashBefore = o['test-crash-before-commit'] === undefined ? undefined : in
 const crashAt = (n: number | undefined) => (n === undefined ? undefined : (tx: number) => void (tx === n && process.kill(process.pid, 'SIGKILL')))
 const dataDir = resolve(o['data-dir'] ?? './data')
 const crashBump = o['test-crash-after-bump'] === undefined ? undefined : integer(o['test-crash-after-bump'], 'test-crash-after-bump', 0)
+const holdMs = integer(o['test-hold-after-bump'], 'test-hold-after-bump', 0)
 if (o.postgres && (o.memory || o['data-dir'])) fail('--postgres cannot be combined with --memory or --data-dir')
 const storage = o.postgres
-  ? postgresStorage({ connectionString: o.postgres, pollMs: o['poll-ms'] === undefined ? undefined : integer(o['poll-ms'], 'poll-ms', 1000), afterVersionBump: crashAt(crashBump) })
+  ? postgresStorage({
+      connectionString: o.postgres,
+      pollMs: o['poll-ms'] === undefined ? undefined : integer(o['poll-ms'], 'poll-ms', 1000),
+      notify: !o['test-no-notify'],
+      afterVersionBump: async (n) => {
+        crashAt(crashBump)?.(n)
+        if (holdMs) await new Promise((resolve) => setTimeout(resolve, holdMs))
+      },
+    })
   : o.memory
   ? memoryStorage()
   : fileStorage({

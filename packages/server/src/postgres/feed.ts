@@ -57,7 +57,7 @@ export class PostgresFeed implements ChangeFeed {
   constructor(
     readonly storage: Storage,
     private readonly pool: pg.Pool,
-    private readonly options: { pollMs: number; warn: (m: string) => void },
+    private readonly options: { pollMs: number; notify: boolean; warn: (m: string) => void },
   ) {}
 
   attach(engine: Engine): void {
@@ -81,6 +81,7 @@ export class PostgresFeed implements ChangeFeed {
   /** After a commit of this instance: deliver it, and tell the others (after COMMIT, never inside). */
   committed(head: number): void {
     void this.poke()
+    if (!this.options.notify) return
     this.pool.query('SELECT pg_notify($1, $2)', [CHANNEL, String(head)]).catch((e: Error) => this.options.warn(`notify failed (the poll covers it): ${e.message}`))
   }
 

@@ -15,6 +15,11 @@ export interface PostgresStorageOptions {
   maxConnections?: number
   /** The safety poll: how often an instance checks the log without a notification (default 1000 ms). */
   pollMs?: number
+  /**
+   * Send `NOTIFY` after each commit (default true). Without it other instances learn of commits
+   * by the poll only: slower, but no cluster-wide notification lock at very high write rates.
+   */
+  notify?: boolean
   warn?: (message: string) => void
   /** Fault injection for crash tests: inside the n-th commit, after the version bump, before COMMIT. */
   afterVersionBump?: (commit: number) => void | Promise<void>
@@ -256,6 +261,6 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       if (own) void pool.end().catch(() => {})
     },
   }
-  feed = new PostgresFeed(storage, pool, { pollMs: options.pollMs ?? 1000, warn })
+  feed = new PostgresFeed(storage, pool, { pollMs: options.pollMs ?? 1000, notify: options.notify ?? true, warn })
   return storage
 }
