@@ -120,7 +120,13 @@ export class PostgresFeed implements ChangeFeed {
   }
 
   private async clock(): Promise<Clock> {
-    const r = (await this.pool.query<{ head: string; floor: string; epoch: string }>('SELECT head, floor, epoch FROM colloquy_clock WHERE id = 1')).rows[0]
+    // The epoch names the database too: a copy or logical restore into another database (a new
+    // oid) is another log, even though it holds the same clock row.
+    const r = (
+      await this.pool.query<{ head: string; floor: string; epoch: string }>(
+        "SELECT head, floor, epoch || '.' || (SELECT oid FROM pg_database WHERE datname = current_database()) AS epoch FROM colloquy_clock WHERE id = 1",
+      )
+    ).rows[0]
     const clock = { head: Number(r.head), floor: Number(r.floor), epoch: r.epoch }
     if (clock.head > this.head) this.head = clock.head
     return clock
