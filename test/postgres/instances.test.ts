@@ -81,6 +81,15 @@ describe('two instances on one database', () => {
     await until(async () => (await rpc(a.url, 'session::get', { session_id })).meta.message_count === n && (await rpc(b.url, 'session::get', { session_id })).meta.message_count === n, 5000, 'both instances to count every message')
   })
 
+  it('ids PostgreSQL text cannot hold (NUL) or that look like its escapes round-trip, distinct', async () => {
+    const ids = ['nul\u0000id', 'nul\\0id', 'back\\slash', 'nul\\\u0000mix']
+    for (const id of ids) expect((await pushChanges(b.url, [meta(id, id), entry(id, `${id}/e`, null, id)])).map((r) => r.status)).toEqual(['applied', 'applied'])
+    const got = (await pullAll(a.url)).changes.filter((c: any) => c.change.type === 'entry' && ids.includes(c.change.session_id))
+    expect(got.map((c: any) => [c.change.session_id, c.change.entry.id])).toEqual(ids.map((id) => [id, `${id}/e`]))
+    await until(async () => (await rpc(a.url, 'session::get', { session_id: ids[0] })) !== null, 5000, 'instance 1 to see the session')
+    expect((await rpc(a.url, 'session::get', { session_id: ids[1] })).meta.title).toBe(ids[1])
+  })
+
   it('a commit held open after taking its sequence number holds back later commits: a pull or stream never skips it', async () => {
     const slow = await start('--poll-ms', '60000', '--test-hold-after-bump', '1500')
     const base = (await pull(b.url, 0, 1)).head

@@ -42,7 +42,21 @@ export function cleanupAfterEach(label: string): { defer(cleanup: () => Promise<
  * cannot load in-process.
  */
 export async function memoryServer(args: readonly string[] = []): Promise<ServerProcess> {
-  return startServer(['--memory', ...args])
+  return startServer([...(await storageArgs()), ...args])
+}
+
+let storage: () => Promise<readonly string[]> = async () => ['--memory']
+
+/**
+ * The storage options of the servers these suites start (default `--memory`). A file that runs
+ * a suite against another storage (PostgreSQL) sets it before importing the suite.
+ */
+export function setStorageArgs(args: () => Promise<readonly string[]>): void {
+  storage = args
+}
+
+export function storageArgs(): Promise<readonly string[]> {
+  return storage()
 }
 
 /** A `memoryServer` for a whole test file: started before its tests, stopped after them. */

@@ -1,0 +1,13 @@
+import { afterAll, beforeAll } from 'vitest'
+import { setStorageArgs } from '../server/helpers.js'
+import { startPostgres, type TestCluster } from '../support/postgres.js'
+
+// Imported before a server suite: the suite's servers run on PostgreSQL, each on a database of
+// its own in one throwaway cluster for the file.
+let cluster: TestCluster | undefined
+let starting: Promise<TestCluster> | undefined
+beforeAll(async () => {
+  cluster = await (starting ??= startPostgres())
+})
+afterAll(() => cluster?.stop())
+setStorageArgs(async () => ['--postgres', await (await (starting ??= startPostgres())).createDatabase()])
