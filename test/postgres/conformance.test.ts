@@ -10,7 +10,8 @@ let cluster: TestCluster
 let server: ServerProcess
 beforeAll(async () => {
   cluster = await startPostgres()
-  server = await startServer(['--postgres', await cluster.createDatabase(), '--test-clock'])
+  // A zero cache: every session idle for a second is read back from the database.
+  server = await startServer(['--postgres', await cluster.createDatabase(), '--test-clock', '--cache-mb', '0'])
 })
 afterAll(async () => {
   await server?.stop()

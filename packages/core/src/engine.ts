@@ -1,4 +1,5 @@
 import { Subject } from 'rxjs'
+import { EntryCache } from './cache.js'
 import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionChange } from './changes.js'
 import type { OpContext } from './context.js'
 import { Draft } from './draft.js'
@@ -51,11 +52,33 @@ export class Engine {
   private loading = new Map<string, Promise<void>>()
   /** Counts storage transactions (benchmarks report it). */
   transactions = 0
+  /** With a byte budget, idle sessions' entries leave memory (see `EntryCache`). */
+  readonly cache?: EntryCache
 
   constructor(
     readonly storage: Storage,
     readonly ctx: OpContext,
-  ) {}
+    options: { cache?: { maxBytes: number; idleMs?: number } } = {},
+  ) {
+    if (options.cache) this.cache = new EntryCache(this.state, options.cache.maxBytes, options.cache.idleMs)
+  }
+
+  /** After loads and commits: the cache gives back what passed its budget. */
+  private trim(): void {
+    this.cache?.trim((id) => this.loading.has(id))
+  }
+
+  /** Keeps the cache's accounting in step with what a commit or a fold changed. */
+  private measure(changes: ReadonlyMap<string, SessionChange>): void {
+    const cache = this.cache
+    if (!cache) return
+    for (const [id, c] of changes) {
+      if (c.head === null) cache.forget(id)
+      else if (c.reloaded) cache.loaded(id)
+      else if (c.added.length || c.updated.length) cache.grew(id, [...c.added, ...c.updated])
+    }
+    this.trim()
+  }
 
   async open(): Promise<void> {
     this.state.load(await this.storage.open())
@@ -113,6 +136,7 @@ export class Engine {
   /** Loads a session's entries into memory once (first access). */
   ensureLoaded(session_id: string): Promise<void> {
     const s = this.state.sessions.get(session_id)
+    this.cache?.touch(session_id)
     if (!s || s.entries) return Promise.resolve()
     let p = this.loading.get(session_id)
     if (!p) {
@@ -120,9 +144,13 @@ export class Engine {
         const held = this.state.sessions.get(session_id)
         if (held && !held.entries) {
           this.state.setSession(held.head, entries)
+          this.cache?.loaded(session_id)
           this.publish('local', new Map([[session_id, { session_id, head: undefined, added: [], updated: [], reloaded: true }]]), [])
         }
-      }).finally(() => this.loading.delete(session_id))
+      }).finally(() => {
+        this.loading.delete(session_id)
+        this.trim()
+      })
       this.loading.set(session_id, p)
     }
     return p
@@ -140,6 +168,7 @@ export class Engine {
       touched.add(p.req.session_id)
       if (p.fn !== 'internal' && operations[p.fn].entries) needEntries.add(p.req.session_id)
     }
+    if (this.cache) for (const id of touched) this.cache.touch(id)
     if (!batch.some((p) => p.fn === 'internal' || operations[p.fn].write)) {
       try {
         await Promise.all([...needEntries].map((id) => this.ensureLoaded(id)))
@@ -177,6 +206,7 @@ export class Engine {
       if (s) this.state.sessions.set(id, { head: s.head })
     }
     for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
+    this.measure(changes)
     this.publish(source, changes, draft.events)
     for (const settle of results) settle()
   }
@@ -233,6 +263,7 @@ export class Engine {
   /** Applies changes made elsewhere (another tab, a server) and announces them. */
   applyExternal(source: ChangeSource, payload: ChangePayload, events: readonly EventEnvelope[]): Commit {
     const changes = fold(this.state, payload, false)
+    this.measure(changes)
     return this.publish(source, changes, events)
   }
 

@@ -27,6 +27,12 @@ export interface StoreOptions {
   limits?: { default_list_limit?: number; max_list_limit?: number }
   /** Relay commits between tabs over BroadcastChannel; default true where it exists. */
   multiTab?: boolean
+  /**
+   * Keep about `maxBytes` of entries in memory at most: the entries of sessions idle for
+   * `idleMs` (default 1000) are dropped, least recently used first, and read again from storage
+   * when needed (heads stay). Default: every session loaded stays loaded.
+   */
+  cache?: { maxBytes: number; idleMs?: number }
 }
 
 type Req<K extends FunctionId> = FunctionMap[K][0]
@@ -112,7 +118,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     newId: options.newId ?? defaultId,
     limits: { default_list_limit: options.limits?.default_list_limit ?? 50, max_list_limit: options.limits?.max_list_limit ?? 500 },
   }
-  const engine = new Engine(storage, ctx)
+  const engine = new Engine(storage, ctx, { cache: options.cache })
   await engine.open()
   const bus = new EventBus()
   const live = new LiveQueries(engine)

@@ -16,6 +16,8 @@ const usage = `Usage: colloquy-server [options]
   --postgres <url>        keep sessions in PostgreSQL (postgres://user:pass@host/db);
                           run any number of instances on one database
   --poll-ms <n>           with --postgres: safety poll of the change log (default 1000)
+  --cache-mb <n>          entries kept in memory, in MiB (default 64 with --postgres,
+                          unbounded otherwise); idle sessions are read again when needed
   --token [<who>=]<tok>   accept "Authorization: Bearer <tok>" as principal <who>
                           (default "default"); repeatable. COLLOQUY_TOKEN works too.
   --tokens-file <file>    JSON object mapping tokens to principals
@@ -49,6 +51,7 @@ function parse() {
       memory: { type: 'boolean' },
       postgres: { type: 'string' },
       'poll-ms': { type: 'string' },
+      'cache-mb': { type: 'string' },
       token: { type: 'string', multiple: true },
       'tokens-file': { type: 'string' },
       'no-tenancy': { type: 'boolean' },
@@ -131,6 +134,7 @@ const server = await createServer({
     maxBatch: o['max-batch'] === undefined ? undefined : integer(o['max-batch'], 'max-batch', 0),
   },
   testMode: o['test-clock'],
+  cache: o['cache-mb'] === undefined ? undefined : { maxBytes: integer(o['cache-mb'], 'cache-mb', 64) * 1024 * 1024 },
 })
 const { url } = await server.listen({ port: integer(o.port, 'port', 8787), host: o.host ?? '127.0.0.1' })
 // The first stdout line is machine-readable: tests and scripts read the URL from it.

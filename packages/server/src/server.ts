@@ -27,6 +27,12 @@ export interface ServerOptions extends AuthOptions {
    */
   origins?: '*' | readonly string[]
   limits?: Partial<Limits> & { default_list_limit?: number; max_list_limit?: number }
+  /**
+   * Entries kept in memory (`maxBytes`); idle sessions are read again from storage. Default:
+   * 64 MiB on a storage shared by several instances (PostgreSQL), unbounded otherwise (the file
+   * storage's change log keeps what it serves in memory anyway).
+   */
+  cache?: { maxBytes: number; idleMs?: number }
   /** The clock and id generator of the domain service (tests inject them). */
   now?: () => number
   newId?: (kind: IdKind) => string
@@ -69,6 +75,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     newId: options.newId ?? test?.newId,
     limits: { default_list_limit: options.limits?.default_list_limit, max_list_limit: options.limits?.max_list_limit },
     multiTab: false,
+    cache: options.cache ?? (hasOwnFeed(storage) ? { maxBytes: 64 * 1024 * 1024 } : undefined),
   })
   changes.attach(store.engine)
   const authenticate = authenticator(options)
