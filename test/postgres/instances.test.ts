@@ -1,3 +1,4 @@
+import type { ReplicaChange } from '@colloquy/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pull, pullAll, pushChanges, rpc, startServer, testSocket, user, type ServerProcess } from '../server/helpers.js'
 import { startPostgres, type TestCluster } from '../support/postgres.js'
@@ -27,10 +28,10 @@ const entry = (session_id: string, id: string, parent_id: string | null, text: s
   base_revision: null,
   entry: { id, parent_id, kind: 'message' as const, timestamp: 1, revision: 0, message: user(text) },
 })
-const meta = (session_id: string, title: string) => ({
-  type: 'meta' as const,
+const meta = (session_id: string, title: string): ReplicaChange => ({
+  type: 'meta',
   create: true,
-  meta: { session_id, title, description: null, status: 'idle', status_reason: null, metadata: {}, created_at: 1, updated_at: 1, message_count: 0 },
+  meta: { session_id, title, description: '', status: 'idle', kind: 'user', metadata: {}, created_at: 1, updated_at: 1, message_count: 0 },
 })
 const texts = (changes: Array<{ change: any }>): string[] => changes.filter((c) => c.change.type === 'entry').map((c) => c.change.entry.message.content[0].text)
 const listenerPids = async (): Promise<number[]> =>
