@@ -8,6 +8,8 @@ import { fromDb, headOf } from './codec.js'
 export const CHANNEL = 'colloquy_changes'
 
 interface Row {
+  /** The session exists (its meta may be left out of a pull page's entry rows). */
+  live: boolean
   seq: string
   kind: ChangeKind
   session_id: string
@@ -25,11 +27,16 @@ interface Clock {
   epoch: string
 }
 
-// Each record with the current state of what it names (one statement: one snapshot).
-const ROWS = `SELECT c.seq, c.kind, c.session_id, c.entry_id, c.metadata, s.meta, s.leaf, s.v, e.entry
+// Each record with the current state of what it names (one statement: one snapshot). The live
+// reader needs every row's session (scope, heads to fold); a pull page only the meta of meta
+// rows: parsing a session's meta again for each of its entries would dominate a page.
+const rows = (allMeta: boolean): string => `SELECT s.id IS NOT NULL AS live, c.seq, c.kind, c.session_id, c.entry_id, c.metadata,
+  ${allMeta ? 's.meta' : 'CASE WHEN c.entry_id IS NULL THEN s.meta END AS meta'}, s.leaf, s.v, e.entry
   FROM colloquy_changes c
   LEFT JOIN colloquy_sessions s ON s.id = c.session_id
   LEFT JOIN colloquy_entries e ON c.entry_id IS NOT NULL AND e.session_id = c.session_id AND e.id = c.entry_id`
+const ROWS = rows(true)
+const PAGE_ROWS = rows(false)
 
 /**
  * The change log as the database holds it, read by every instance. Pull pages are read straight
@@ -102,7 +109,7 @@ export class PostgresFeed implements ChangeFeed {
     const owner = filter && Object.keys(filter).length === 1 && typeof filter.owner === 'string' ? filter.owner : undefined
     const rest = owner === undefined ? filter : undefined
     const rows = (
-      await this.pool.query<Row>(`${ROWS} WHERE c.seq > $1 AND c.seq <= $2 ${owner !== undefined ? 'AND c.owner = $4' : ''} ORDER BY c.seq LIMIT $3`, [
+      await this.pool.query<Row>(`${rest ? ROWS : PAGE_ROWS} WHERE c.seq > $1 AND c.seq <= $2 ${owner !== undefined ? 'AND c.owner = $4' : ''} ORDER BY c.seq LIMIT $3`, [
         since,
         clock.head,
         limit + 1,
@@ -247,8 +254,8 @@ function metadataOf(r: Row): JsonObject | undefined {
 function changeOf(r: Row): ReplicaChange | undefined {
   const session_id = fromDb(r.session_id)
   if (r.kind === 'deleted') return { type: 'delete', session_id }
-  if (!r.meta) return undefined
+  if (!r.live) return undefined
   if (r.kind === 'added' || r.kind === 'updated') return r.entry ? { type: 'entry', session_id, entry: r.entry } : undefined
   if (r.kind === 'leaf') return { type: 'leaf', session_id, entry_id: r.leaf === null ? null : fromDb(r.leaf) }
-  return { type: 'meta', meta: r.meta }
+  return r.meta ? { type: 'meta', meta: r.meta } : undefined
 }
