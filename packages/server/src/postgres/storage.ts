@@ -67,14 +67,14 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       await client.query('BEGIN')
       const heads = new Map<string, SessionHead | undefined>()
       const locks = new Map<string, Promise<void>>()
-      let batch: Set<string> | undefined
+      let batch: { ids: Set<string>; run: Promise<void> } | undefined
       // Heads asked for in the same tick (the engine reads all it touches at once) are locked
       // in one statement, sorted: two commits never wait on each other in a cycle.
       const lock = (id: string): Promise<void> => {
-        let p = locks.get(id)
-        if (p) return p
+        const held = locks.get(id)
+        if (held) return held
         if (!batch) {
-          const ids = (batch = new Set())
+          const ids = new Set<string>()
           const run = Promise.resolve().then(async () => {
             batch = undefined
             const keys = [...ids].map(toDb)
@@ -83,15 +83,11 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
             for (const id of ids) heads.set(id, undefined)
             for (const r of rows) heads.set(fromDb(r.id), headOf(r))
           })
-          locks.set('\u0000batch', run)
-          ids.add(id)
-          locks.set(id, run)
-          return run
+          batch = { ids, run }
         }
-        batch.add(id)
-        p = locks.get('\u0000batch')!
-        locks.set(id, p)
-        return p
+        batch.ids.add(id)
+        locks.set(id, batch.run)
+        return batch.run
       }
       const reader: StorageReader = {
         head: async (id) => {
