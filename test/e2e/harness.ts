@@ -9,7 +9,7 @@ import { composer } from './chat-page.js'
 const repo = fileURLToPath(new URL('../..', import.meta.url))
 const screenshots = fileURLToPath(new URL('./screenshots/', import.meta.url))
 
-export type Example = 'react-chat' | 'vue-chat'
+export type Example = 'react-chat' | 'vue-chat' | 'assistant-ui-chat' | 'ai-sdk-chat'
 
 const configOf = (example: Example): { root: string; configFile: string } => ({
   root: `${repo}examples/${example}`,

@@ -178,7 +178,7 @@ describe('react-chat: transcripts in and out', () => {
 
     const failed = card(page, NOT_A_TRANSCRIPT.name)
     await expect.poll(() => failed.getAttribute('data-state')).toBe('error')
-    expect(await failed.getByRole('alert').textContent()).toMatch(/^Not a transcript this app can read \(Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON or OPA\)\. Nothing was imported\.$/)
+    expect(await failed.getByRole('alert').textContent()).toMatch(/^Not a transcript this app can read \(Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA, or a ChatGPT, Claude\.ai or Open WebUI export\)\. Nothing was imported\.$/)
     // The first prompt and its picker in view, both cards in the sidebar.
     await first.scrollIntoViewIfNeeded()
     await screenshot(page, 'react-import')
@@ -302,5 +302,41 @@ describe('react-chat: transcripts in and out', () => {
     await expect.poll(() => new URL(page.url()).hash).toBe(`#/c/${DB.main}`)
     expect(await rows(page, 'user').count()).toBeGreaterThan(0)
     await expect.poll(() => chats(page).count()).toBe(3)
+  })
+
+  it('a ChatGPT export with an edited prompt and a regenerated reply shows both forks with the picker, after a reload too', async () => {
+    // ../shared/samples/chatgpt: 13 nodes; "so cool bro" was edited into "hi again", the joke regenerated.
+    const file = fileURLToPath(new URL('../../../shared/samples/chatgpt/librechat_chatgpt-2024_edit-and-regenerate-forks.json', import.meta.url))
+    const page = await open()
+    await importInput(page).setInputFiles(file)
+    const done = card(page, 'librechat_chatgpt-2024_edit-and-regenerate-forks.json')
+    await expect.poll(() => done.getAttribute('data-state'), { timeout: 20_000 }).toBe('done')
+    expect(await done.locator('.import-result button.link').textContent()).toBe('Assist user with summary')
+    await expect.poll(() => new URL(page.url()).hash).toBe('#/c/d5dc5307-6807-41a0-8b04-4acee626eeb7')
+    // Where the user left it (current_node): 6 visible messages, the hidden system message not among them.
+    await expect.poll(() => rows(page).count()).toBe(6)
+    const edited = rows(page, 'user').nth(1)
+    await expect.poll(() => rowText(edited)).toBe('hi again')
+    expect(await picker(edited).textContent()).toBe('2 / 2')
+    await expect.poll(() => picker(rows(page, 'assistant').last()).textContent()).toBe('2 / 2')
+    expect(await picker(rows(page, 'user').first()).count()).toBe(0)
+
+    // The prompt before the edit, and its own two messages.
+    await picker(edited).getByRole('button', { name: 'Previous version' }).click()
+    await expect.poll(() => rowText(rows(page, 'user').nth(1))).toBe('so cool bro')
+    await expect.poll(() => rows(page).count()).toBe(6)
+    expect(await picker(rows(page, 'user').nth(1)).textContent()).toBe('1 / 2')
+    expect(await rowText(rows(page, 'user').last())).toBe('tell me a story')
+
+    // After a reload the stored tree still has both forks, on the branch last shown.
+    await page.reload()
+    await composer(page).waitFor()
+    await expect.poll(() => rowText(rows(page, 'user').nth(1)), { timeout: 20_000 }).toBe('so cool bro')
+    expect(await picker(rows(page, 'user').nth(1)).textContent()).toBe('1 / 2')
+    await picker(rows(page, 'user').nth(1)).getByRole('button', { name: 'Next version' }).click()
+    await expect.poll(() => rowText(rows(page, 'user').nth(1))).toBe('hi again')
+    await expect.poll(() => picker(rows(page, 'assistant').last()).textContent()).toBe('2 / 2')
+    await picker(rows(page, 'assistant').last()).getByRole('button', { name: 'Previous version' }).click()
+    await expect.poll(() => picker(rows(page, 'assistant').last()).textContent()).toBe('1 / 2')
   })
 })

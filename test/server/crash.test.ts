@@ -1,8 +1,9 @@
-import { appendFile, readFile } from 'node:fs/promises'
+import { appendFile, mkdir, readFile, rename, rmdir, symlink, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createStore, type ReplicaChange, type SessionEntry, type Store } from '@colloquy/core'
 import { fileStorage } from '../../packages/server/src/file-storage.js'
+import { sessionFileName } from '../../packages/server/src/file-names.js'
 import { cleanupAfterEach, comparable, pullAll, pushChanges, replica, rpc, snapshot, startServer, user, type ServerProcess } from './helpers.js'
 
 // Fault injection against a real server process over a real data directory.
@@ -126,7 +127,7 @@ describe('crash safety of the server', () => {
     ]
     await expect(pushChanges(a.url, push)).rejects.toThrow()
     expect(await a.exited).toBe('SIGKILL')
-    const file = join(dir, `${session_id}.jsonl`)
+    const file = join(dir, sessionFileName(session_id))
     expect(await readFile(file, 'utf8')).not.toContain('kept-1')
 
     const b = await serve(dir)
@@ -146,7 +147,7 @@ describe('crash safety of the server', () => {
     const { session_id } = await rpc(a.url, 'session::create', { title: 'torn' })
     await rpc(a.url, 'session::append', { session_id, message: user('whole') })
     await a.stop()
-    const file = join(dir, `${session_id}.jsonl`)
+    const file = join(dir, sessionFileName(session_id))
     await appendFile(file, '{"type":"append","entry":{"id":"half","parent_id":nu')
 
     const b = await serve(dir)
@@ -186,5 +187,101 @@ describe('crash safety of the server', () => {
     expect(comparable(await snapshot(client))).toStrictEqual(comparable(disk))
     expect(disk[drop]).toMatchObject({ meta: { title: 'reborn', message_count: 0 }, entries: [] })
     expect(disk[keep].entries.find((e) => e.id === first.entry_id)).toMatchObject({ revision: 2 })
+  })
+
+  it('a directory planted where a session file goes: that session alone waits, others keep writing, restarts serve it, and it is written once the obstacle is gone', async () => {
+    const dir = await dataDir()
+    const a = await serve(dir)
+    const other = (await rpc(a.url, 'session::create', { title: 'other' })).session_id
+    const blocked = 'blocked session'
+    const path = join(dir, sessionFileName(blocked))
+    await mkdir(path)
+    await rpc(a.url, 'session::ensure', { session_id: blocked, title: 'blocked' })
+    const first = await rpc(a.url, 'session::append', { session_id: blocked, message: user('held in the journal') })
+    await rpc(a.url, 'session::append', { session_id: other, message: user('other one') })
+    await rpc(a.url, 'session::append', { session_id: other, message: user('other two') })
+    expect((await rpc(a.url, 'session::messages', { session_id: blocked })).messages.map((m: { entry_id: string }) => m.entry_id)).toStrictEqual([first.entry_id])
+    expect(await readFile(join(dir, sessionFileName(other)), 'utf8')).toContain('other two')
+    expect(a.output()).toMatch(/cannot be written/)
+    await a.stop('SIGKILL')
+
+    // Restarted with the obstacle still there: it starts, serves both, and nothing is lost.
+    const b = await serve(dir)
+    expect((await rpc(b.url, 'session::get', { session_id: blocked })).meta.title).toBe('blocked')
+    await rpc(b.url, 'session::append', { session_id: blocked, message: user('after restart') })
+    await rpc(b.url, 'session::append', { session_id: other, message: user('other three') })
+    const changes = JSON.stringify((await pullAll(b.url)).changes)
+    expect(changes).toContain('after restart')
+    expect(changes).not.toContain('"type":"delete"')
+    await b.stop()
+
+    await rmdir(path)
+    const c = await serve(dir)
+    expect((await rpc(c.url, 'session::messages', { session_id: blocked })).messages.map((m: { message: { content: Array<{ text: string }> } }) => m.message.content[0].text)).toStrictEqual(['held in the journal', 'after restart'])
+    const client = await pulled(c.url)
+    await c.stop()
+    expect(await readFile(path, 'utf8')).toContain('after restart')
+    const disk = await snapshot(await onDisk(dir))
+    expect(disk[blocked].entries).toHaveLength(2)
+    expect(disk[other].entries).toHaveLength(3)
+    expect(comparable(await snapshot(client))).toStrictEqual(comparable(disk))
+  })
+
+  it('a session file that turns unreadable while the server runs: writes to it wait, others go on, and it catches up while running once fixed', async () => {
+    const dir = await dataDir()
+    const a = await serve(dir)
+    const stuck = (await rpc(a.url, 'session::create', { title: 'stuck' })).session_id
+    const other = (await rpc(a.url, 'session::create', { title: 'other' })).session_id
+    await rpc(a.url, 'session::append', { session_id: stuck, message: user('before') })
+    await a.stop()
+    // A fresh process holds no open handle on the file: its first write opens it.
+    const s = await serve(dir)
+    expect((await rpc(s.url, 'session::messages', { session_id: stuck })).messages).toHaveLength(1)
+    const path = join(dir, sessionFileName(stuck))
+    // A symlink loop in its place: opening it fails (ELOOP) even for root.
+    await rename(path, `${path}.away`)
+    await symlink(sessionFileName(stuck), path)
+    const during = await rpc(s.url, 'session::append', { session_id: stuck, message: user('during') })
+    for (let i = 0; i < 5; i++) await rpc(s.url, 'session::append', { session_id: other, message: user(`other ${i}`) })
+    expect((await rpc(s.url, 'session::messages', { session_id: other })).messages).toHaveLength(5)
+    expect(s.output()).toMatch(/cannot be written/)
+    expect(await rpc(s.url, 'session::get-message', { session_id: stuck, entry_id: during.entry_id })).toMatchObject({ entry: { id: during.entry_id } })
+    await unlink(path)
+    await rename(`${path}.away`, path)
+    // The next commit of that session writes what waited, in order.
+    await rpc(s.url, 'session::append', { session_id: stuck, message: user('after') })
+    expect(s.output()).toMatch(/caught up with the journal/)
+    await s.stop()
+    const text = await readFile(path, 'utf8')
+    expect(text.indexOf('before')).toBeLessThan(text.indexOf('during'))
+    expect(text.indexOf('during')).toBeLessThan(text.indexOf('after'))
+    const store = await onDisk(dir)
+    expect((await store.messages({ session_id: stuck })).messages.map((m) => m.message!.content[0])).toStrictEqual(['before', 'during', 'after'].map((t) => ({ type: 'text', text: t })))
+  })
+
+  it('one bad journal line or unreadable session file never stops a restart', async () => {
+    const dir = await dataDir()
+    const a = await serve(dir)
+    const keep = (await rpc(a.url, 'session::create', { title: 'keep' })).session_id
+    await rpc(a.url, 'session::append', { session_id: keep, message: user('kept') })
+    await a.stop('SIGKILL')
+    const journal = join(dir, '.colloquy', 'journal.jsonl')
+    await appendFile(journal, [
+      JSON.stringify({ tx: 50, side: [{ nope: 1 }], v: 2 }),
+      JSON.stringify({ tx: 51, side: [], v: 2, writes: [[7, 'x'], ['ok', 5], 'junk'], deleted: [null] }),
+      '{"tx": "not a number"}',
+      // Damaged change-log records and head: left out, the log still answers.
+      JSON.stringify({ tx: 52, side: [{ store: 'changes', key: 'zz', value: 5 }, { store: 'changes', key: 'yy', value: { seq: 'x', kind: 'added' } }, { store: 'changelog', key: 'head', value: 'NaN' }], v: 2 }),
+    ].join('\n') + '\n')
+    await symlink('loop+0000000000000000000000000000000000000000000000000000000000000000.jsonl', join(dir, 'loop+0000000000000000000000000000000000000000000000000000000000000000.jsonl'))
+    const b = await serve(dir)
+    expect((await rpc(b.url, 'session::messages', { session_id: keep })).messages).toHaveLength(1)
+    await rpc(b.url, 'session::append', { session_id: keep, message: user('still writing') })
+    expect(b.output()).toMatch(/malformed/)
+    expect(b.output()).toMatch(/cannot be read/)
+    expect(b.output()).toMatch(/skipped 2 malformed change record/)
+    const page = await pullAll(b.url)
+    expect(Number.isSafeInteger(page.checkpoint)).toBe(true)
+    expect(JSON.stringify(page.changes)).toContain('still writing')
   })
 })

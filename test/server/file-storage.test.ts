@@ -1,9 +1,10 @@
-import { readdir, readFile, writeFile, appendFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile, appendFile, mkdir, rmdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createStore, SessionError, type Store } from '@colloquy/core'
 import { fileStorage, type FileStorageOptions } from '../../packages/server/src/file-storage.js'
 import { ChangeLog } from '../../packages/server/src/change-log.js'
+import { sessionFileName as fileOf } from '../../packages/server/src/file-names.js'
 import { cleanupAfterEach, user } from './helpers.js'
 
 const { defer, dataDir } = cleanupAfterEach('fs')
@@ -49,7 +50,7 @@ describe('fileStorage: the contract\'s persistence scenarios', () => {
     const store = await opener(dir).open()
     await store.create({})
     await store.create({})
-    expect(await sessionFiles(dir)).toStrictEqual(['s_001.jsonl', 's_002.jsonl'])
+    expect(await sessionFiles(dir)).toStrictEqual([fileOf('s_001'), fileOf('s_002')].sort())
   })
 
   it('144. a restart replays identical state', async () => {
@@ -82,7 +83,7 @@ describe('fileStorage: the contract\'s persistence scenarios', () => {
     await a.ensure({ session_id: id })
     await a.append({ session_id: id, message: user('inside') })
     expect((await a.messages({ session_id: id })).messages).toHaveLength(1)
-    expect(await sessionFiles(dir)).toStrictEqual(['..%2Fescape%2Fchat%2042%3A%3F.jsonl'])
+    expect(await sessionFiles(dir)).toStrictEqual([fileOf('../escape/chat 42:?')])
     // Nothing was written outside the data directory.
     expect((await readdir(parent)).sort()).toStrictEqual(['data'])
     await a.close()
@@ -113,7 +114,7 @@ describe('fileStorage: the seed\'s record format', () => {
     await store.updateMessage({ session_id, entry_id: 'e_001', content: [{ type: 'text', text: 'edited' }] })
     await store.setActiveLeaf({ session_id, entry_id: 'e_001' })
     await store.appendMany({ session_id, messages: [user('a'), user('b')] })
-    const recs = await lines(join(dir, 's_001.jsonl'))
+    const recs = await lines(join(dir, fileOf('s_001')))
     expect(recs.map((r) => r.type)).toStrictEqual(['meta', 'append', 'entry', 'meta', 'entry', 'entry', 'leaf', 'meta'])
     expect(recs[1]).toMatchObject({ entry: { id: 'e_001', parent_id: null, revision: 0 }, meta: { message_count: 1 } })
     expect(recs[2]).toMatchObject({ entry: { id: 'e_001', revision: 1 } })
@@ -160,7 +161,7 @@ describe('fileStorage: the seed\'s record format', () => {
     const o = opener(dir)
     const store = await o.open()
     expect((await store.list({})).sessions.map((s) => [s.session_id, s.title])).toStrictEqual([['ok', 'fine']])
-    expect(o.warnings.join('\n')).toMatch(/ok\.jsonl: skipped 2 malformed line/)
+    expect(o.warnings.join('\n')).toMatch(/ok\+[0-9a-f]{64}\.jsonl: skipped 2 malformed line/)
   })
 })
 
@@ -172,7 +173,7 @@ describe('fileStorage: crashes and failed writes', () => {
     const { session_id } = await a.create({})
     await a.append({ session_id, message: user('kept') })
     await a.close()
-    const path = join(dir, 's_001.jsonl')
+    const path = join(dir, fileOf('s_001'))
     const intact = await readFile(path, 'utf8')
     await appendFile(path, '{"type":"append","entry":{"id":"e_9","par')
 
@@ -192,7 +193,7 @@ describe('fileStorage: crashes and failed writes', () => {
     await writeFile(join(dir, 'nl.jsonl'), record)
     const store = await opener(dir).open()
     expect((await store.get({ session_id: 'nl' }))!.meta.title).toBe('no newline')
-    expect(await readFile(join(dir, 'nl.jsonl'), 'utf8')).toBe(record + '\n')
+    expect(await readFile(join(dir, fileOf('nl')), 'utf8')).toBe(record + '\n')
   })
 
   it('a failed commit writes nothing: the operation fails with session/storage and memory equals disk', async () => {
@@ -202,14 +203,14 @@ describe('fileStorage: crashes and failed writes', () => {
     const a = await o.open()
     const { session_id } = await a.create({ title: 'before' })
     await a.append({ session_id, message: user('one') })
-    const file = await readFile(join(dir, 's_001.jsonl'), 'utf8')
+    const file = await readFile(join(dir, fileOf('s_001')), 'utf8')
     fail = true
     const error = await a.append({ session_id, message: user('two') }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(SessionError)
     expect((error as SessionError).code).toBe('session/storage')
     await expect(a.create({ title: 'new' })).rejects.toMatchObject({ code: 'session/storage' })
-    expect(await readFile(join(dir, 's_001.jsonl'), 'utf8')).toBe(file)
-    expect(await sessionFiles(dir)).toStrictEqual(['s_001.jsonl'])
+    expect(await readFile(join(dir, fileOf('s_001')), 'utf8')).toBe(file)
+    expect(await sessionFiles(dir)).toStrictEqual([fileOf('s_001')])
     expect((await a.get({ session_id }))!.meta.message_count).toBe(1)
     fail = false
     expect((await a.append({ session_id, message: user('three') })).parent_id).toBe('e_001')
@@ -229,7 +230,7 @@ describe('fileStorage: crashes and failed writes', () => {
     const a = await o.open({ beforeCommitPoint: death.hook }, true)
     const { session_id } = await a.create({})
     await a.append({ session_id, message: user('committed') })
-    const file = await readFile(join(dir, 's_001.jsonl'), 'utf8')
+    const file = await readFile(join(dir, fileOf('s_001')), 'utf8')
     death.arm()
     void a.append({ session_id, message: user('in flight') })
     void a.create({ title: 'also in flight' })
@@ -238,8 +239,8 @@ describe('fileStorage: crashes and failed writes', () => {
     const b = await o.open()
     expect((await b.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual(['e_001'])
     expect((await b.list({})).sessions.map((s) => s.session_id)).toStrictEqual(['s_001'])
-    expect(await readFile(join(dir, 's_001.jsonl'), 'utf8')).toBe(file)
-    expect(await sessionFiles(dir)).toStrictEqual(['s_001.jsonl'])
+    expect(await readFile(join(dir, fileOf('s_001')), 'utf8')).toBe(file)
+    expect(await sessionFiles(dir)).toStrictEqual([fileOf('s_001')])
   })
 
   it('a commit that dies after its journal line is redone into the session files on open', async () => {
@@ -252,7 +253,7 @@ describe('fileStorage: crashes and failed writes', () => {
     death.arm()
     void a.append({ session_id, message: user('two, committed in the journal only') })
     await death.there
-    expect((await lines(join(dir, 's_001.jsonl'))).length).toBe(2)
+    expect((await lines(join(dir, fileOf('s_001')))).length).toBe(2)
 
     const b = await o.open()
     expect(o.warnings.join('\n')).toMatch(/redid 1 session file write/)
@@ -260,7 +261,7 @@ describe('fileStorage: crashes and failed writes', () => {
       { type: 'text', text: 'one' },
       { type: 'text', text: 'two, committed in the journal only' },
     ])
-    expect((await lines(join(dir, 's_001.jsonl'))).length).toBe(3)
+    expect((await lines(join(dir, fileOf('s_001')))).length).toBe(3)
   })
 
   it('redoes what a lost write-back cut from session files: a missing tail, a half-written commit, a vanished file', async () => {
@@ -275,11 +276,11 @@ describe('fileStorage: crashes and failed writes', () => {
     const before = { s1: await a.messages({ session_id: s1 }), s2: await a.get({ session_id: s2 }) }
     await a.close()
     // As after a power cut: the last commit of s1 (entry, entry, leaf, meta) kept only 1 line; s2 never reached the disk.
-    const path = join(dir, 's_001.jsonl')
+    const path = join(dir, fileOf('s_001'))
     const text = (await readFile(path, 'utf8')).split('\n').filter(Boolean)
     await writeFile(path, text.slice(0, text.length - 3).join('\n') + '\n')
     const { unlink } = await import('node:fs/promises')
-    await unlink(join(dir, 's_002.jsonl'))
+    await unlink(join(dir, fileOf('s_002')))
 
     const b = await o.open()
     expect(await b.messages({ session_id: s1 })).toStrictEqual(before.s1)
@@ -297,7 +298,7 @@ describe('fileStorage: crashes and failed writes', () => {
     death.arm()
     void a.delete({ session_id })
     await death.there
-    expect(await sessionFiles(dir)).toStrictEqual(['s_001.jsonl'])
+    expect(await sessionFiles(dir)).toStrictEqual([fileOf('s_001')])
 
     const b = await o.open()
     expect(await b.get({ session_id })).toBeNull()
@@ -335,5 +336,79 @@ describe('fileStorage: the journal', () => {
     expect(await b.store.messages({ session_id, limit: 500 })).toStrictEqual(transcript)
     await b.store.append({ session_id, message: user('next') })
     expect(b.log.head).toBeGreaterThan(head)
+  })
+})
+
+describe('fileStorage: names, migration and failing session files', () => {
+  it('two ids never share a file: case twins, NFC and NFD, reserved Windows names, 255 bytes', async () => {
+    const dir = await dataDir()
+    const o = opener(dir)
+    const a = await o.open()
+    const ids = ['Chat-A', 'chat-a', 'caf\u00e9', 'cafe\u0301', 'CON', 'aux.txt', 'com1', 'x'.repeat(255), 'trailing. ']
+    for (const id of ids) await a.ensure({ session_id: id, title: id })
+    const files = await sessionFiles(dir)
+    expect(files).toStrictEqual(ids.map(fileOf).sort())
+    expect(new Set(files.map((f) => f.toLowerCase())).size).toBe(ids.length)
+    for (const f of files) expect(f).toMatch(/^[a-z0-9-]{0,32}\+[0-9a-f]{64}\.jsonl$/)
+    await a.close()
+    const b = await o.open()
+    for (const id of ids) expect((await b.get({ session_id: id }))!.meta.title).toBe(id)
+  })
+
+  it('a migration cut short by a crash is finished on the next open, the old journal redone under the new names', async () => {
+    const dir = await dataDir()
+    await mkdir(join(dir, '.colloquy'), { recursive: true })
+    const meta = (session_id: string, n = 0) => ({ session_id, title: session_id, created_at: 1, updated_at: 1, message_count: n })
+    const entry = (id: string) => ({ id, parent_id: null, timestamp: 1, kind: 'message', message: user(id) })
+    const rec = (r: object, tx: number) => JSON.stringify({ ...r, tx }) + '\n'
+    // "Done A" was renamed before the crash; "Todo B" was not.
+    await writeFile(join(dir, fileOf('Done A')), rec({ type: 'meta', meta: meta('Done A') }, 1))
+    await writeFile(join(dir, 'Todo%20B.jsonl'), rec({ type: 'meta', meta: meta('Todo B') }, 2))
+    // An old-layout journal line (file names) neither file has taken yet.
+    await writeFile(join(dir, '.colloquy', 'journal.jsonl'), [
+      JSON.stringify({ tx: 2, side: [], snapshot: true }),
+      JSON.stringify({ tx: 3, side: [], writes: [['Todo%20B.jsonl', rec({ type: 'append', entry: entry('b1'), meta: meta('Todo B', 1) }, 3)], ['Done%20A.jsonl', rec({ type: 'append', entry: entry('a1'), meta: meta('Done A', 1) }, 3)]] }),
+    ].join('\n') + '\n')
+    const o = opener(dir)
+    const s = await o.open()
+    expect((await s.messages({ session_id: 'Done A' })).messages.map((m) => m.entry_id)).toStrictEqual(['a1'])
+    expect((await s.messages({ session_id: 'Todo B' })).messages.map((m) => m.entry_id)).toStrictEqual(['b1'])
+    expect(await sessionFiles(dir)).toStrictEqual([fileOf('Done A'), fileOf('Todo B')].sort())
+    await s.append({ session_id: 'Todo B', message: user('b2') })
+    await s.close()
+    const again = await o.open()
+    expect((await again.messages({ session_id: 'Todo B' })).messages).toHaveLength(2)
+  })
+
+  it('a failing session file survives checkpoints: its writes stay in the journal, reads include them, and it is written once it can be', async () => {
+    const dir = await dataDir()
+    // A checkpoint after every commit.
+    const o = opener(dir, { checkpointBytes: 1 })
+    const a = await o.open()
+    const ok = (await a.create({ title: 'ok' })).session_id
+    const blocked = join(dir, fileOf('s_002'))
+    await mkdir(blocked)
+    const { session_id } = await a.create({ title: 'blocked' })
+    expect(session_id).toBe('s_002')
+    for (let i = 0; i < 3; i++) await a.append({ session_id, message: user(`held ${i}`) })
+    for (let i = 0; i < 3; i++) await a.append({ session_id: ok, message: user(`ok ${i}`) })
+    expect(o.warnings.join('\n')).toMatch(/cannot be written/)
+    const journal = await readFile(join(dir, '.colloquy', 'journal.jsonl'), 'utf8')
+    expect(journal.split('\n')[0]).toContain('"snapshot":true')
+    expect(journal).toContain('held 2')
+    expect(journal).not.toContain('ok 2')
+    expect((await lines(join(dir, fileOf(ok)))).length).toBe(4)
+    await a.close()
+
+    // Reopened with the obstacle: the blocked session is served from the journal.
+    const b = await o.open()
+    expect((await b.messages({ session_id })).messages).toHaveLength(3)
+    await b.close()
+    await rmdir(blocked)
+    const c = await o.open()
+    expect((await c.messages({ session_id })).messages.map((m) => m.message!.content[0])).toStrictEqual([0, 1, 2].map((i) => ({ type: 'text', text: `held ${i}` })))
+    expect((await lines(blocked)).some((r) => r.type === 'meta' || r.type === 'append')).toBe(true)
+    await c.append({ session_id: ok, message: user('after') })
+    expect(await readFile(join(dir, '.colloquy', 'journal.jsonl'), 'utf8')).not.toContain('held 2')
   })
 })

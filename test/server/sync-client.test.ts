@@ -70,3 +70,88 @@ describe('@colloquy/sync against colloquy-server', () => {
     expect(await a1.store.get({ session_id })).toBeNull()
   })
 })
+
+describe('@colloquy/sync against a server that rate-limits it', () => {
+  let limited: ServerProcess
+  beforeAll(async () => {
+    // Two requests per second, three in a burst: a device's push + pull + stream already use it up.
+    limited = await startServer(['--memory', '--token', 'alice=tok-a', '--requests-per-second', '2', '--request-burst', '3', '--max-batch', '5'])
+  })
+  afterAll(() => limited?.stop())
+
+  it('backs off on 429 for the Retry-After the server sent, keeps its outbox and converges afterwards', async () => {
+    const seen: Array<{ at: number; status: number; retryAfter: string | null }> = []
+    const counting: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init)
+      seen.push({ at: Date.now(), status: res.status, retryAfter: res.headers.get('retry-after') })
+      return res
+    }
+    const open = async (): Promise<{ store: Store; sync: Sync; pending: number[] }> => {
+      const store = await createStore({ storage: memoryStorage(), multiTab: false })
+      // Small batches: the outbox takes several pushes, more than the burst allows.
+      const sync = createSync(store, { url: limited.url, token: 'tok-a', fetch: counting, batchSize: 5, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
+      const pending: number[] = []
+      const sub = sync.status$.subscribe((s) => pending.push(s.pending))
+      cleanup.push(() => store.close(), () => sync.close(), () => sub.unsubscribe())
+      return { store, sync, pending }
+    }
+    const a1 = await open()
+    const { session_id } = await a1.store.create({ title: 'throttled' })
+    for (let i = 0; i < 12; i++) await a1.store.append({ session_id, message: user(`m${i}`) })
+    a1.sync.start()
+    await a1.sync.flush()
+
+    const throttled = seen.filter((s) => s.status === 429)
+    expect(throttled.length).toBeGreaterThan(0)
+    for (const t of throttled) {
+      expect(Number(t.retryAfter)).toBeGreaterThanOrEqual(1)
+      // The next request came no sooner than the server asked.
+      const next = seen.find((s) => s.at > t.at)
+      if (next) expect(next.at - t.at).toBeGreaterThanOrEqual(Number(t.retryAfter) * 1000 - 50)
+    }
+    // The outbox was kept through the 429s: it drained only once pushes went through.
+    expect(Math.max(...a1.pending)).toBeGreaterThan(5)
+    expect(a1.pending.at(-1)).toBe(0)
+
+    const a2 = await open()
+    a2.sync.start()
+    await a2.sync.flush()
+    expect(await state(a2.store)).toStrictEqual(await state(a1.store))
+    expect(((await state(a2.store))[session_id] as { entries: unknown[] }).entries).toHaveLength(12)
+  })
+})
+
+describe('@colloquy/sync against a server with one WebSocket per principal', () => {
+  let server1: ServerProcess
+  beforeAll(async () => {
+    server1 = await startServer(['--memory', '--token', 'alice=tok-a', '--max-sockets', '1'])
+  })
+  afterAll(() => server1?.stop())
+
+  it('a device whose stream is refused (4429) still converges by pulling, and backs off instead of reconnecting at once', async () => {
+    const open = async (counter?: { n: number }): Promise<{ store: Store; sync: Sync }> => {
+      const store = await createStore({ storage: memoryStorage(), multiTab: false })
+      const counting: typeof fetch = (input, init) => {
+        if (counter) counter.n++
+        return fetch(input, init)
+      }
+      const sync = createSync(store, { url: server1.url, token: 'tok-a', fetch: counting, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
+      cleanup.push(() => store.close(), () => sync.close())
+      sync.start()
+      return { store, sync }
+    }
+    const a1 = await open()
+    await a1.sync.flush()
+    const requests = { n: 0 }
+    const a2 = await open(requests)
+    const { session_id } = await a1.store.create({ title: 'one socket' })
+    await a1.store.append({ session_id, message: user('hello') })
+    await a1.sync.flush()
+    await a2.sync.flush()
+    expect(await state(a2.store)).toStrictEqual(await state(a1.store))
+    const before = requests.n
+    await new Promise((r) => setTimeout(r, 1500))
+    // Backoff after each refusal: a handful of pulls, not one per event-loop turn.
+    expect(requests.n - before).toBeLessThan(8)
+  })
+})

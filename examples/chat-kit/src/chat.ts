@@ -1,14 +1,14 @@
 import { firstValueFrom } from 'rxjs'
 import type { AgentMessage, SessionEntry, Store } from '@colloquy/core'
-import { generateReply, replyLock, type GenerateOptions } from './generate.js'
+import { createThread, recoverInterrupted, THREAD_ROOT } from '@colloquy/parts'
+import { generateReply, type GenerateOptions } from './generate.js'
 import { displayTitle, messageText, titleFrom } from './text.js'
 
 /**
- * Every session starts with this hidden custom entry. The contract has no way to append a second
- * root (`parent_id: null` means "the active leaf"), so without it the first user message could
- * never get an edited sibling. `messages$` leaves custom entries out, so nobody sees it.
+ * Every session starts with this hidden custom entry (`@colloquy/parts` defines it: the framework
+ * adapters start their sessions the same way, so all the apps open each other's chats).
  */
-export const THREAD_ROOT = 'thread_root'
+export { THREAD_ROOT }
 
 /** What the demo apps do to a store, whatever their framework. */
 export interface Chat {
@@ -75,11 +75,7 @@ export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'
   }
 
   return {
-    async create() {
-      const { session_id } = await store.create({ title: '' })
-      await store.append({ session_id, custom: { custom_type: THREAD_ROOT, data: {} } })
-      return session_id
-    },
+    create: () => createThread(store),
     async send(session_id, text) {
       if (text.trim()) await ask(session_id, text)
     },
@@ -113,15 +109,7 @@ export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'
       stops?.postMessage(session_id)
     },
     async recoverInterrupted() {
-      const locks = typeof navigator !== 'undefined' ? navigator.locks : undefined
-      if (!locks) return
-      const { sessions } = await store.list({ status: 'working', limit: 500 })
-      await Promise.all(sessions.map((s) =>
-        // Free lock = no tab is streaming into it any more (a held one means a live reply elsewhere).
-        locks.request(replyLock(s.session_id), { ifAvailable: true }, async (lock) => {
-          const now = (await store.get({ session_id: s.session_id }))?.meta
-          if (lock && now?.status === 'working') await store.setStatus({ session_id: s.session_id, status: 'error', reason: 'interrupted: the tab writing this reply closed' })
-        })))
+      await recoverInterrupted(store)
     },
   }
 }

@@ -1,4 +1,5 @@
 import { SessionError, type Store } from '@colloquy/core'
+import { replyLock } from '@colloquy/parts'
 import { LOCAL_MODEL, replySteps, tokensOf, type ModelInput } from './model.js'
 
 export interface GenerateOptions {
@@ -10,7 +11,7 @@ export interface GenerateOptions {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
 /** Held while a tab streams into a session, so other tabs can tell a live reply from an orphaned one. */
-export const replyLock = (session_id: string): string => `colloquy-reply:${session_id}`
+export { replyLock }
 
 const withLock = <T>(name: string, run: () => Promise<T>): Promise<T> =>
   // The lock is held until run's promise settles, and request() resolves with what run resolved.

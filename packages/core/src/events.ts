@@ -2,7 +2,8 @@ import { Observable, Subject, filter, map } from 'rxjs'
 import { SessionError } from './errors.js'
 import { metadataMatches } from './json.js'
 import { ROLES, TRIGGER_TYPES, type EventConfig, type EventEnvelope, type EventMap, type TriggerType } from './model.js'
-import { array, jsonObject, oneOf, str, type Parser } from './validate.js'
+import { checkDepth } from './limits.js'
+import { array, id, jsonObject, oneOf, type Parser } from './validate.js'
 
 // Keys each trigger type's binding config accepts (contract 4.2).
 const allowed: Record<TriggerType, readonly (keyof EventConfig)[]> = {
@@ -13,7 +14,7 @@ const allowed: Record<TriggerType, readonly (keyof EventConfig)[]> = {
   'session::meta-updated': ['session_id', 'metadata'],
   'session::deleted': ['session_id', 'metadata'],
 }
-const fieldParsers: Record<keyof EventConfig, Parser<unknown>> = { session_id: str, roles: array(oneOf(ROLES)), metadata: jsonObject }
+const fieldParsers: Record<keyof EventConfig, Parser<unknown>> = { session_id: id, roles: array(oneOf(ROLES)), metadata: jsonObject }
 
 /** Checks a subscriber's config at registration; a rejected config registers nothing. */
 export function parseEventConfig(type: TriggerType, config: unknown): EventConfig {
@@ -21,6 +22,11 @@ export function parseEventConfig(type: TriggerType, config: unknown): EventConfi
   if (!(TRIGGER_TYPES as readonly string[]).includes(type)) throw new SessionError('session/invalid_request', `unknown trigger type ${String(type)}`)
   if (config === null || config === undefined) return {}
   if (typeof config !== 'object' || Array.isArray(config)) throw bad('expected an object')
+  try {
+    checkDepth(config, '')
+  } catch (e) {
+    throw bad((e as Error).message.replace(/^session\/invalid_request: /, ''))
+  }
   const out: EventConfig = {}
   for (const [key, value] of Object.entries(config)) {
     if (!(allowed[type] as readonly string[]).includes(key)) throw bad(`unknown field \`${key}\`, expected one of ${allowed[type].join(', ')}`)

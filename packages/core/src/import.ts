@@ -2,7 +2,7 @@ import type { Engine } from './engine.js'
 import { SessionError, invalid } from './errors.js'
 import type { SessionEntry, SessionMeta } from './model.js'
 import { createdEnvelope } from './emit.js'
-import { array, sessionEntry, sessionMeta } from './validate.js'
+import { array, parseSessionEntry, parseSessionMeta } from './validate.js'
 
 /** A whole session as importers and bulk loaders produce it. */
 export interface SessionImport {
@@ -24,8 +24,8 @@ export interface ImportOptions {
  */
 export function checkImport(data: SessionImport): SessionImport {
   if (typeof data !== 'object' || data === null) throw invalid('import: expected { meta, entries, active_leaf }')
-  const meta = sessionMeta(data.meta, 'meta')
-  const entries = array(sessionEntry)(data.entries, 'entries')
+  const meta = parseSessionMeta(data.meta, 'meta')
+  const entries = array(parseSessionEntry)(data.entries, 'entries')
   const byId = new Map<string, SessionEntry>()
   for (const e of entries) {
     if (byId.has(e.id)) throw invalid(`entries: duplicate entry id ${e.id}`)

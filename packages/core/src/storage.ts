@@ -49,6 +49,11 @@ export interface Storage {
   transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void>
   /** Reads every record of a side store (sync outbox and checkpoints), in key order. */
   sideRecords?(store: string): Promise<Array<{ key: string | number; value: unknown }>>
+  /**
+   * True for a session the storage holds but could not read on open (a file it cannot read): it
+   * is not among the heads, yet it is not gone, so a change log must not record it as deleted.
+   */
+  unavailable?(session_id: string): boolean
   close(): void
 }
 

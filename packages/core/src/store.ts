@@ -15,7 +15,7 @@ import {
 import { startRelay } from './relay.js'
 import { applyReplica, type ReplicaChange, type ReplicaPolicy, type ReplicaResult } from './replica.js'
 import type { SideWrite, Storage } from './storage.js'
-import { parseRequest } from './validate.js'
+import { parseRequest, replicaChange } from './validate.js'
 
 export interface StoreOptions {
   /** Where sessions live; default `indexedDbStorage()` (the database named "colloquy"). */
@@ -176,6 +176,14 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
     applyReplica(changes, { policy, source = 'remote', side = [] }) {
       if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
+      // Replicated changes pass the same validator as requests (ids, names, depth): a hostile
+      // server or client is refused before anything is written.
+      try {
+        if (!Array.isArray(changes)) throw new SessionError('session/invalid_request', 'changes: expected an array')
+        changes = changes.map((c, i) => replicaChange(c, `changes[${i}]`))
+      } catch (e) {
+        return Promise.reject(e)
+      }
       const sessions = [...new Set(changes.map((c) => (c.type === 'meta' ? c.meta.session_id : c.session_id)))]
       return engine.submitInternal(
         sessions,

@@ -1,8 +1,10 @@
 import { invalid } from './errors.js'
+import { LIMITS, checkBoundedString, checkDepth } from './limits.js'
+import { META_FIELDS, type MetaField, type ReplicaChange } from './replica.js'
 import {
   ERROR_KINDS, KINDS, ORDERS, ROLES, STATUSES, STOP_REASONS,
   type AgentMessage, type ContentBlock, type CustomPayload, type FunctionId, type FunctionMap,
-  type Json, type JsonObject, type Usage,
+  type Json, type JsonObject, type SessionEntry, type SessionMeta, type Usage,
 } from './model.js'
 
 /**
@@ -28,6 +30,21 @@ export const int: Parser<number> = (v, p) => (Number.isSafeInteger(v) ? (v as nu
 export const uint: Parser<number> = (v, p) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : fail(p, 'a non-negative integer', v))
 export const num: Parser<number> = (v, p) => (typeof v === 'number' && Number.isFinite(v) ? v : fail(p, 'a finite number', v))
 
+/** An id (session, entry, parent, attachment, function call): well-formed, at most `LIMITS.idBytes`. */
+export const id: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.idBytes, p, 'an id')
+/** A name (custom type, function id, mime, model…): well-formed, at most `LIMITS.nameBytes`. */
+export const name: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.nameBytes, p, 'a name')
+const cursor: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.cursorBytes, p, 'a cursor')
+
+/**
+ * A parser that first refuses values nested deeper than `LIMITS.depth` (an iterative walk), so
+ * the recursive parsers under it never run out of stack. Every entry point from outside wears it.
+ */
+export const bounded = <T>(parser: Parser<T>): Parser<T> => (v, p) => {
+  checkDepth(v, p)
+  return parser(v, p)
+}
+
 export const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (v, p) =>
   typeof v === 'string' && (values as readonly string[]).includes(v) ? (v as T) : fail(p, `one of ${values.join(', ')}`, v)
 
@@ -46,12 +63,18 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => {
 export const json: Parser<Json> = (v, p) => {
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return v
   if (typeof v === 'number') return Number.isFinite(v) ? v : fail(p, 'a JSON value', v)
-  if (Array.isArray(v)) return Object.freeze(v.map((x, i) => json(x, at(p, i)))) as Json[]
+  if (Array.isArray(v)) {
+    if (v.length > LIMITS.members) return fail(p, `at most ${LIMITS.members} items`, v)
+    return Object.freeze(v.map((x, i) => json(x, at(p, i)))) as Json[]
+  }
   if (isPlainObject(v)) {
     const out: JsonObject = {}
+    const keys = Object.keys(v)
+    if (keys.length > LIMITS.members) return fail(p, `at most ${LIMITS.members} keys`, v)
     // defineProperty, not assignment: a key named "__proto__" (ordinary data after JSON.parse)
-    // must stay a key, not replace the copy's prototype.
-    for (const k of Object.keys(v)) {
+    // must stay a key, not replace the copy's prototype. Keys are names (metadata keys among them).
+    for (const k of keys) {
+      checkBoundedString(k, LIMITS.nameBytes, p || 'request', 'a key')
       if (v[k] !== undefined) Object.defineProperty(out, k, { value: json(v[k], at(p, k)), enumerable: true, writable: true, configurable: true })
     }
     return Object.freeze(out)
@@ -91,11 +114,11 @@ const lit = (value: string): Field => req(oneOf([value]))
 
 export const contentBlock: Parser<ContentBlock> = tagged<ContentBlock>('type', {
   text: object({ type: lit('text'), text: req(str) }),
-  image: object({ type: lit('image'), mime: req(str), data: req(str), attachment_id: opt(str) }),
-  file: object({ type: lit('file'), attachment_id: req(str), name: req(str), mime: req(str), size: req(uint) }),
+  image: object({ type: lit('image'), mime: req(name), data: req(str), attachment_id: opt(id) }),
+  file: object({ type: lit('file'), attachment_id: req(id), name: req(name), mime: req(name), size: req(uint) }),
   thinking: object({ type: lit('thinking'), text: req(str), signature: opt(str) }),
-  function_call: object({ type: lit('function_call'), id: req(str), function_id: req(str), arguments: opt(json, null) }),
-  function_result: object({ type: lit('function_result'), function_call_id: req(str), content: req(blocks), is_error: opt(bool) }),
+  function_call: object({ type: lit('function_call'), id: req(id), function_id: req(name), arguments: opt(json, null) }),
+  function_result: object({ type: lit('function_result'), function_call_id: req(id), content: req(blocks), is_error: opt(bool) }),
 })
 
 export const usage: Parser<Usage> = object({
@@ -105,22 +128,22 @@ export const usage: Parser<Usage> = object({
 export const agentMessage: Parser<AgentMessage> = tagged<AgentMessage>('role', {
   user: object({ role: lit('user'), content: req(blocks), timestamp: req(int) }),
   assistant: object({
-    role: lit('assistant'), content: req(blocks), stop_reason: req(oneOf(STOP_REASONS)), model: req(str),
-    provider: req(str), timestamp: req(int), native_stop_reason: opt(str), error_message: opt(str),
-    error_kind: opt(oneOf(ERROR_KINDS)), warnings: opt(array(str)), usage: opt(usage), agent: opt(str),
+    role: lit('assistant'), content: req(blocks), stop_reason: req(oneOf(STOP_REASONS)), model: req(name),
+    provider: req(name), timestamp: req(int), native_stop_reason: opt(name), error_message: opt(str),
+    error_kind: opt(oneOf(ERROR_KINDS)), warnings: opt(array(str)), usage: opt(usage), agent: opt(name),
   }),
   function_result: object({
-    role: lit('function_result'), function_call_id: req(str), function_id: req(str), content: req(blocks),
+    role: lit('function_result'), function_call_id: req(id), function_id: req(name), content: req(blocks),
     timestamp: req(int), details: opt(json, null), is_error: opt(bool, false),
   }),
   custom: object({
-    role: lit('custom'), custom_type: req(str), content: req(blocks), timestamp: req(int), display: opt(str), details: opt(json),
+    role: lit('custom'), custom_type: req(name), content: req(blocks), timestamp: req(int), display: opt(str), details: opt(json),
   }),
 })
 
-export const customPayload: Parser<CustomPayload> = object({ custom_type: req(str), data: opt(json, null) })
+export const customPayload: Parser<CustomPayload> = object({ custom_type: req(name), data: opt(json, null) })
 
-const sid = req(str)
+const sid = req(id)
 const meta = { title: opt(str), description: opt(str), metadata: opt(jsonObject), kind: opt(oneOf(KINDS)) }
 
 /** One parser per function: the seed's request schemas plus the contract's later fields. */
@@ -129,54 +152,92 @@ export const requestParsers: { [K in FunctionId]: Parser<FunctionMap[K][0]> } = 
   'session::ensure': object({ session_id: sid, ...meta }),
   'session::get': object({ session_id: sid }),
   'session::list': object({
-    limit: opt(uint), cursor: opt(str), status: opt(oneOf(STATUSES)), kinds: opt(array(oneOf(KINDS))),
+    limit: opt(uint), cursor: opt(cursor), status: opt(oneOf(STATUSES)), kinds: opt(array(oneOf(KINDS))),
     metadata: opt(jsonObject), order: opt(oneOf(ORDERS)),
   }),
   'session::delete': object({ session_id: sid }),
   'session::set-meta': object({ session_id: sid, title: opt(str), description: opt(str), metadata: opt(jsonObject) }),
   'session::set-status': object({ session_id: sid, status: req(oneOf(STATUSES)), reason: opt(str) }),
   'session::append': object({
-    session_id: sid, message: opt(agentMessage), custom: opt(customPayload), parent_id: opt(str),
-    entry_id: opt(str), origin: opt(jsonObject),
+    session_id: sid, message: opt(agentMessage), custom: opt(customPayload), parent_id: opt(id),
+    entry_id: opt(id), origin: opt(jsonObject),
   }),
-  'session::append-many': object({ session_id: sid, messages: req(array(agentMessage)), parent_id: opt(str), origin: opt(jsonObject) }),
-  'session::get-message': object({ session_id: sid, entry_id: req(str), include_image_data: opt(bool) }),
+  'session::append-many': object({ session_id: sid, messages: req(array(agentMessage)), parent_id: opt(id), origin: opt(jsonObject) }),
+  'session::get-message': object({ session_id: sid, entry_id: req(id), include_image_data: opt(bool) }),
   'session::messages': object({
-    session_id: sid, limit: opt(uint), cursor: opt(str), after_entry_id: opt(str), roles: opt(array(oneOf(ROLES))),
-    from_entry_id: opt(str), include_custom: opt(bool), include_image_data: opt(bool),
+    session_id: sid, limit: opt(uint), cursor: opt(cursor), after_entry_id: opt(id), roles: opt(array(oneOf(ROLES))),
+    from_entry_id: opt(id), include_custom: opt(bool), include_image_data: opt(bool),
   }),
   'session::update-message': object({
-    session_id: sid, entry_id: req(str), content: req(blocks), details: opt(json), usage: opt(usage),
+    session_id: sid, entry_id: req(id), content: req(blocks), details: opt(json), usage: opt(usage),
     expected_revision: opt(uint), origin: opt(jsonObject),
   }),
-  'session::set-active-leaf': object({ session_id: sid, entry_id: req(str) }),
-  'session::fork': object({ session_id: sid, entry_id: req(str), title: opt(str) }),
+  'session::set-active-leaf': object({ session_id: sid, entry_id: req(id) }),
+  'session::fork': object({ session_id: sid, entry_id: req(id), title: opt(str) }),
 }
 
 export function parseRequest<K extends FunctionId>(functionId: K, request: unknown): FunctionMap[K][0] {
-  return requestParsers[functionId](request ?? {}, '')
+  const value = request ?? {}
+  checkDepth(value, '')
+  return requestParsers[functionId](value, '')
 }
 
 /** A stored entry, as importers and replication hand them over. */
-export const sessionEntry: Parser<import('./model.js').SessionEntry> = tagged('kind', {
+export const sessionEntry: Parser<SessionEntry> = tagged('kind', {
   message: object({
-    id: req(str), parent_id: opt(str, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
+    id: req(id), parent_id: opt(id, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
     kind: lit('message'), message: req(agentMessage),
   }),
   custom: object({
-    id: req(str), parent_id: opt(str, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
-    kind: lit('custom'), custom_type: req(str), data: opt(json, null),
+    id: req(id), parent_id: opt(id, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
+    kind: lit('custom'), custom_type: req(name), data: opt(json, null),
   }),
 })
 
 const attachmentMeta = object({
-  attachment_id: req(str), session_id: req(str), name: req(str), mime: req(str), size: req(uint), sha256: req(str), created_at: req(int),
+  attachment_id: req(id), session_id: req(id), name: req(name), mime: req(name), size: req(uint), sha256: req(name), created_at: req(int),
 })
 
 /** A whole session meta (imports, replication). Missing counters and dates are the caller's to fill. */
-export const sessionMeta: Parser<import('./model.js').SessionMeta> = object({
-  session_id: req(str), title: opt(str, ''), description: opt(str, ''), status: opt(oneOf(STATUSES), 'idle'),
-  status_reason: opt(str), kind: opt(oneOf(KINDS), 'user'), metadata: opt(jsonObject), forked_from: opt(str),
+export const sessionMeta: Parser<SessionMeta> = object({
+  session_id: req(id), title: opt(str, ''), description: opt(str, ''), status: opt(oneOf(STATUSES), 'idle'),
+  status_reason: opt(str), kind: opt(oneOf(KINDS), 'user'), metadata: opt(jsonObject), forked_from: opt(id),
   draft: opt(str), draft_attachments: opt(array(attachmentMeta)), created_at: req(int), updated_at: opt(int),
   message_count: opt(uint, 0),
 })
+
+/** A meta as replication carries it: a missing `updated_at` is its `created_at`. */
+const replicaMeta: Parser<SessionMeta> = (v, p) => {
+  const meta = sessionMeta(v, p)
+  return meta.updated_at === undefined ? Object.freeze({ ...meta, updated_at: meta.created_at }) : meta
+}
+
+const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
+  meta: (v, p) => {
+    const c = object<{ meta: SessionMeta; create?: boolean; fields?: MetaField[] }>({
+      type: lit('meta'), meta: req(replicaMeta), create: opt(bool), fields: opt(array(oneOf(META_FIELDS))),
+    })(v, p)
+    return { type: 'meta', meta: c.meta, ...(c.create === true && { create: true }), ...(c.fields && { fields: c.fields }) }
+  },
+  entry: (v, p) => {
+    const c = object<{ session_id: string; entry: SessionEntry; base_revision?: number }>({
+      type: lit('entry'), session_id: req(id), entry: req(sessionEntry), base_revision: opt(uint),
+    })(v, p)
+    return { type: 'entry', session_id: c.session_id, entry: c.entry, base_revision: c.base_revision ?? null }
+  },
+  leaf: (v, p) => {
+    const c = object<{ session_id: string; entry_id?: string }>({ type: lit('leaf'), session_id: req(id), entry_id: opt(id) })(v, p)
+    return { type: 'leaf', session_id: c.session_id, entry_id: c.entry_id ?? null }
+  },
+  delete: (v, p) => ({ type: 'delete', session_id: object<{ session_id: string }>({ type: lit('delete'), session_id: req(id) })(v, p).session_id }),
+})
+
+/**
+ * One replicated change (a push a server receives, a pull a client applies, `applyReplica`):
+ * the same id, name and depth bounds as requests.
+ */
+export const replicaChange: Parser<ReplicaChange> = bounded(changeParser)
+
+export const parseSessionEntry = bounded(sessionEntry)
+export const parseSessionMeta = bounded(sessionMeta)
+export const parseAgentMessage = bounded(agentMessage)

@@ -53,6 +53,14 @@ interface Group {
   lines: Rec[]
   calls: string[]
   results: { rec: Rec; result: Result }[]
+  /** Entries of records spliced into this group's chain, by the member they follow. */
+  inserts: Map<string, SessionEntry[]>
+}
+
+/** Where a record that sits inside a merged group goes: after `anchor`, a member of `group`. */
+interface Splice {
+  group: Group
+  anchor: string
 }
 
 const usageOf = (u: Obj | undefined, output: number | undefined): Usage | undefined => {
@@ -70,6 +78,8 @@ export interface BuiltTree {
   /** Sub-agent id → the Task call whose result names it. */
   agentResults: Map<string, string>
   prompt: string | undefined
+  /** Parents outside this tree that `elsewhere` knew (a sidechain file starting in the main one). */
+  outside: string[]
   tailOf(uuid: string): string | undefined
   taskFor(agentId: string | undefined, prompt: string | undefined): { id: string; description: string | undefined } | undefined
 }
@@ -131,7 +141,7 @@ function resultEntry(r: Rec, result: Result, calls: Map<string, { name: string }
 }
 
 /** One session's tree from its records (file order). */
-export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, skipped: Skipped): BuiltTree {
+export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, skipped: Skipped, elsewhere?: (uuid: string) => boolean): BuiltTree {
   const tb = new TreeBuilder()
   const groups = new Map<string, Group>()
   const groupOfLine = new Map<string, Group>()
@@ -140,7 +150,7 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
   for (const r of recs) {
     if (r.kind !== 'assistant') continue
     let g = groups.get(r.msgId!)
-    if (!g) groups.set(r.msgId!, (g = { key: r.uuid, parent: r.parent, lines: [], calls: [], results: [] }))
+    if (!g) groups.set(r.msgId!, (g = { key: r.uuid, parent: r.parent, lines: [], calls: [], results: [], inserts: new Map() }))
     g.lines.push(r)
     groupOfLine.set(r.uuid, g)
     for (const b of r.blocks) {
@@ -151,6 +161,19 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
     }
   }
   const warn = (code: string, message: string, r: Rec): void => warnings.add(code, message, { session_id: sessionId, line: r.n })
+  const byUuid = new Map<string, Rec>()
+  for (const r of recs) if (!byUuid.has(r.uuid)) byUuid.set(r.uuid, r)
+  for (const g of groups.values()) orderLines(g, byUuid, groupOfLine)
+  const splices = findSplices(recs, byUuid, groupOfLine, owner)
+  /** A record's entries: a node of the tree, or spliced into the group it sits inside. */
+  const place = (key: string, parent: string | null, entries: SessionEntry[]): void => {
+    const at = splices.get(key)
+    if (!at) return tb.node(key, parent, entries)
+    const list = at.group.inserts.get(at.anchor)
+    if (list) list.push(...entries)
+    else at.group.inserts.set(at.anchor, [...entries])
+    tb.alias(key, at.group.key)
+  }
   const attachments = recs.flatMap((r) => r.attachments ?? [])
   const agentResults = new Map<string, string>()
 
@@ -162,18 +185,18 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
         break
       }
       case 'user':
-        placeUser(r, tb, owner, groupOfLine, callInfo, agentResults, warn)
+        placeUser(r, tb, place, owner, groupOfLine, callInfo, agentResults, warn)
         break
       case 'progress':
         skipped.add(`progress${r.subtype ? `/${r.subtype}` : ''}`)
         tb.alias(r.uuid, r.parent)
         break
       case 'system':
-        placeSystem(r, tb, skipped)
+        placeSystem(r, tb, place, skipped)
         break
       default:
         // Newer record types in the tree (`attachment`, …): kept whole, out of the transcript.
-        tb.node(r.uuid, r.parent, [customEntry(r.uuid, r.time, `claude-code/${r.subtype ?? 'other'}`, payload(r.data!))])
+        place(r.uuid, r.parent, [customEntry(r.uuid, r.time, `claude-code/${r.subtype ?? 'other'}`, payload(r.data!))])
     }
   }
   for (const g of groups.values()) {
@@ -183,11 +206,17 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
     }
     g.results.sort((a, b) => order(a.result.call) - order(b.result.call))
     const entries: SessionEntry[] = [assistantEntry(g)]
+    for (const l of g.lines) entries.push(...(g.inserts.get(l.uuid) ?? []))
     const seen = new Set<string>()
+    const left = new Map<Rec, number>()
+    for (const { rec } of g.results) left.set(rec, (left.get(rec) ?? 0) + 1)
     for (const { rec, result } of g.results) {
       if (seen.has(result.call)) warn('duplicate-result', `tool call ${result.call} has more than one result; both kept in order`, rec)
       seen.add(result.call)
       entries.push(resultEntry(rec, result, callInfo))
+      // What the file put after a result line (a hook's output) follows its last result.
+      left.set(rec, left.get(rec)! - 1)
+      if (left.get(rec) === 0) entries.push(...(g.inserts.get(rec.uuid) ?? []))
     }
     for (const call of g.calls) {
       if (!seen.has(call)) warn('unpaired-call', `tool call ${call} (${callInfo.get(call)?.name}) has no result in the file (the file ends mid-turn or the run was cut off)`, g.lines[0])
@@ -195,8 +224,14 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
     tb.node(g.key, g.parent, entries)
   }
   const missing = new Set<string>()
+  const outside: string[] = []
   const entries = tb.build((m) => {
     if (missing.has(m.missing)) return
+    if (elsewhere?.(m.missing)) {
+      missing.add(m.missing)
+      outside.push(m.missing)
+      return
+    }
     missing.add(m.missing)
     const r = recs.find((x) => x.uuid === m.key.split('#')[0])
     const via = m.parent === m.missing ? '' : ` (through ${m.parent})`
@@ -208,6 +243,7 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
     entries,
     attachments,
     agentResults,
+    outside,
     prompt: prompt?.type === 'text' ? prompt.text : undefined,
     tailOf: (uuid: string) => tb.tailOf(uuid) ?? undefined,
     taskFor: (agentId: string | undefined, prompt: string | undefined) => {
@@ -222,8 +258,10 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
   }
 }
 
+type Place = (key: string, parent: string | null, entries: SessionEntry[]) => void
+
 function placeUser(
-  r: Rec, tb: TreeBuilder, owner: Map<string, Group>, groupOfLine: Map<string, Group>,
+  r: Rec, tb: TreeBuilder, place: Place, owner: Map<string, Group>, groupOfLine: Map<string, Group>,
   callInfo: Map<string, { name: string; input: Json }>, agentResults: Map<string, string>, warn: (code: string, message: string, r: Rec) => void,
 ): void {
   if (r.compactSummary) {
@@ -254,10 +292,13 @@ function placeUser(
     at = key
   })
   if (!r.blocks.length) return tb.alias(r.uuid, at)
-  tb.node(r.uuid, at, [messageEntry(r.uuid, { role: 'user', content: r.blocks, timestamp: r.time }, r.meta ? { is_meta: true } : undefined)])
+  const entry = messageEntry(r.uuid, { role: 'user', content: r.blocks, timestamp: r.time }, r.meta ? { is_meta: true } : undefined)
+  // Text beside results stays after them; a record of its own may sit inside a merged group.
+  if (r.results.length) tb.node(r.uuid, at, [entry])
+  else place(r.uuid, at, [entry])
 }
 
-function placeSystem(r: Rec, tb: TreeBuilder, skipped: Skipped): void {
+function placeSystem(r: Rec, tb: TreeBuilder, place: Place, skipped: Skipped): void {
   const o = r.data!
   if (r.subtype === 'compact_boundary') {
     // The boundary cuts the chain (parentUuid null); joining it to the pre-compaction leaf
@@ -267,11 +308,115 @@ function placeSystem(r: Rec, tb: TreeBuilder, skipped: Skipped): void {
     tb.node(r.uuid, r.logicalParent ?? r.parent, [customEntry(r.uuid, r.time, 'compaction', toJson(data))])
   } else if (r.subtype === 'microcompact_boundary') {
     const m = isObj(o.microcompactMetadata) ? o.microcompactMetadata : {}
-    tb.node(r.uuid, r.parent, [customEntry(r.uuid, r.time, 'microcompaction', toJson({ source: 'claude-code', ...m }))])
+    place(r.uuid, r.parent, [customEntry(r.uuid, r.time, 'microcompaction', toJson({ source: 'claude-code', ...m }))])
   } else if (TELEMETRY.has(r.subtype ?? '')) {
     skipped.add(`system/${r.subtype}`)
     tb.alias(r.uuid, r.parent)
   } else {
-    tb.node(r.uuid, r.parent, [customEntry(r.uuid, r.time, 'claude-code/system', payload(o))])
+    place(r.uuid, r.parent, [customEntry(r.uuid, r.time, 'claude-code/system', payload(o))])
   }
+}
+
+/** The group a record is merged into: an assistant line's message, or the call a result answers. */
+function memberOf(r: Rec, groupOfLine: Map<string, Group>, owner: Map<string, Group>): Group | undefined {
+  if (r.kind === 'assistant') return groupOfLine.get(r.uuid)
+  for (const res of r.results) {
+    const g = owner.get(res.call) ?? (r.sourceTool ? groupOfLine.get(r.sourceTool) : undefined)
+    if (g) return g
+  }
+  return undefined
+}
+
+/** Records that become entries of their own (not aliases) and so could hang off a group. */
+const spliceable = (r: Rec): boolean =>
+  r.kind === 'other' || (r.kind === 'user' && r.results.length === 0 && !r.compactSummary) ||
+  (r.kind === 'system' && r.subtype !== 'compact_boundary' && !TELEMETRY.has(r.subtype ?? ''))
+
+/**
+ * Records that sit inside a merged group in the source: between two lines of one API response,
+ * between a call and its result, between a result and the next line of the same response (a
+ * 1.0.x hook `system` line, a 2.x `hook_success` attachment), or as a dead-end side leaf of a
+ * result on a parallel call's pseudo-branch. Hung off the group's last entry they would be
+ * dead-end siblings of the conversation (a fork the source never had); each is spliced into
+ * the group's chain right after the member it follows instead.
+ */
+function findSplices(recs: Rec[], byUuid: Map<string, Rec>, groupOfLine: Map<string, Group>, owner: Map<string, Group>): Map<string, Splice> {
+  const member = new Map<string, Group>()
+  // Records with a conversation turn (a message, a result) at or below them.
+  const live = new Set<string>()
+  for (const r of recs) {
+    const g = memberOf(r, groupOfLine, owner)
+    if (g) member.set(r.uuid, g)
+    if (g || r.kind === 'user' || r.kind === 'assistant') {
+      for (let k: string | null = r.uuid, steps = 0; k !== null && !live.has(k) && steps < 10_000; steps++) {
+        live.add(k)
+        k = byUuid.get(k)?.parent ?? null
+      }
+    }
+  }
+  const out = new Map<string, Splice>()
+  const add = (r: Rec, group: Group, anchor: string): void => {
+    if (spliceable(r) && !out.has(r.uuid)) out.set(r.uuid, { group, anchor })
+  }
+  for (const r of recs) {
+    const g = member.get(r.uuid)
+    if (g) {
+      // Walk up to the nearest member; if it is of the same group, the records between are inside.
+      const between: Rec[] = []
+      for (let k = r.parent, steps = 0; k !== null && steps < 10_000; steps++) {
+        const above = byUuid.get(k)
+        if (!above) break
+        const mg = member.get(k)
+        if (mg) {
+          if (mg === g) for (let i = between.length - 1; i >= 0; i--) add(between[i], g, k)
+          break
+        }
+        between.push(above)
+        k = above.parent
+      }
+    } else if (!live.has(r.uuid) && spliceable(r)) {
+      // A dead-end side branch of bookkeeping (a hook attachment under a parallel call's result):
+      // it follows the member it hangs under, through progress and other dead-end records.
+      for (let k = r.parent, steps = 0; k !== null && steps < 10_000; steps++) {
+        const above = byUuid.get(k)
+        if (!above) break
+        const mg = member.get(k)
+        if (mg) {
+          add(r, mg, k)
+          break
+        }
+        if (live.has(k)) break
+        k = above.parent
+      }
+    }
+  }
+  return out
+}
+
+/**
+ * A group's lines in chain order, its key and parent from the topmost one: files may write a
+ * child before its parent, and the first line in file order is then not the first of the chain.
+ */
+function orderLines(g: Group, byUuid: Map<string, Rec>, groupOfLine: Map<string, Group>): void {
+  // The usual case, each line the child of the one before: nothing to reorder.
+  if (g.lines.every((l, i) => i === 0 || l.parent === g.lines[i - 1].uuid)) return
+  const depth = new Map<Rec, number>()
+  for (const l of g.lines) {
+    let d = 0
+    const seen = new Set<string>()
+    for (let k = l.parent; k !== null && !seen.has(k) && seen.size < 10_000; ) {
+      seen.add(k)
+      const above = byUuid.get(k)
+      if (!above) break
+      const ag = groupOfLine.get(k)
+      if (ag === g) d++
+      else if (ag) break
+      k = above.parent
+    }
+    depth.set(l, d)
+  }
+  g.lines.sort((a, b) => depth.get(a)! - depth.get(b)! || a.n - b.n)
+  g.key = g.lines[0].uuid
+  g.parent = g.lines[0].parent
+  g.calls = g.lines.flatMap((l) => l.blocks.flatMap((b) => (b.type === 'function_call' ? [b.id] : [])))
 }

@@ -33,6 +33,7 @@ export class ClaudeCodeReader {
   private readonly recs: Rec[] = []
   private readonly summaries: { summary: string; leaf: string }[] = []
   private readonly info: Obj = {}
+  private readonly agentSession = new Map<string, string>()
   private customTitle: string | undefined
   private aiTitle: string | undefined
   private lastPromptLeaf: string | undefined
@@ -56,6 +57,8 @@ export class ClaudeCodeReader {
     private readonly warnings: Warnings,
     private readonly skipped: Skipped,
     private readonly now: () => number = Date.now,
+    /** 2.1.x `subagents/agent-<id>.meta.json` sidecars by agent id (agent type, description, worktree). */
+    private readonly agentMeta: ReadonlyMap<string, Obj> = new Map(),
   ) {}
 
   push(line: string, n: number, file?: string): void {
@@ -79,8 +82,10 @@ export class ClaudeCodeReader {
     const side = o.isSidechain === true ? (str(o.agentId) ?? '') : null
     if (side === null) this.sessionId ??= str(o.sessionId)
     if (side !== null) this.info.parentSessionId ??= str(o.sessionId)
+    // 2.0.x flat agent files name their session only by `sessionId`; a folder may hold several.
+    if (side && !this.agentSession.has(side) && str(o.sessionId)) this.agentSession.set(side, str(o.sessionId)!)
     if (side === null) {
-      for (const [k, f] of [['cwd', 'cwd'], ['gitBranch', 'git_branch'], ['version', 'version'], ['slug', 'slug']] as const) {
+      for (const [k, f] of [['cwd', 'cwd'], ['gitBranch', 'git_branch'], ['version', 'version'], ['slug', 'slug'], ['entrypoint', 'entrypoint']] as const) {
         if (typeof o[k] === 'string') this.info[f] = o[k]
       }
     }
@@ -194,14 +199,23 @@ export class ClaudeCodeReader {
     const mainTree = main.length ? buildTree(main, baseId, this.warnings, this.skipped) : undefined
     for (const [key, recs] of agents) {
       const agentId = key.startsWith('sidechain-') ? undefined : key
-      const id = `${baseId}:${agentId ? `agent-${agentId}` : key}`
-      const tree = buildTree(recs, id, this.warnings, this.skipped)
-      const call = mainTree?.taskFor(agentId, tree.prompt)
-      links.push(defined({ session_id: id, agent_id: agentId, tool_call_id: call?.id }))
+      // An agent file of another session in the same folder (its session file absent or empty).
+      const own = agentId === undefined ? baseId : (this.agentSession.get(agentId) ?? baseId)
+      const foreign = mainTree !== undefined && own !== baseId
+      const id = `${own}:${agentId ? `agent-${agentId}` : key}`
+      // A sidechain whose first line hangs under a main-file record (compaction run as its own
+      // agent file in 2.1.x): no missing parent, but a link to where in the main tree it starts.
+      const tree = buildTree(recs, id, this.warnings, this.skipped, (uuid) => !foreign && mainTree?.tailOf(uuid) !== undefined)
+      const from = tree.outside.length ? mainTree?.tailOf(tree.outside[0]) : undefined
+      const call = foreign ? undefined : mainTree?.taskFor(agentId, tree.prompt)
+      if (!foreign) links.push(defined({ session_id: id, agent_id: agentId, tool_call_id: call?.id }))
+      else this.warnings.add('subagent-orphan', `sub-agent ${agentId} belongs to session ${own}, which is not in this input; imported on its own`, { session_id: id })
+      const side = agentId === undefined ? undefined : this.agentMeta.get(agentId)
       sessions.push(this.session(id, tree, defined({
-        format: 'claude-code', source_session_id: str(this.info.parentSessionId) ?? baseId, sidechain: true,
-        parent_session_id: mainTree ? baseId : undefined, agent_id: agentId, parent_tool_call_id: call?.id,
-      }), call?.description))
+        format: 'claude-code', source_session_id: foreign ? own : (str(this.info.parentSessionId) ?? baseId), sidechain: true,
+        parent_session_id: mainTree && !foreign ? baseId : own, agent_id: agentId, parent_tool_call_id: call?.id,
+        agent_type: str(side?.agentType), worktree_path: str(side?.worktreePath), parent_entry_id: from,
+      }), call?.description ?? str(side?.description)))
     }
     if (mainTree) {
       const present = new Set(links.map((l) => l.agent_id))
@@ -246,8 +260,8 @@ export class ClaudeCodeReader {
 }
 
 /** Reads Claude Code JSONL files (a session file, and optionally its sub-agent files) line by line. */
-export async function readClaudeCode(files: readonly { source: Source; name?: string }[], ctx: ImportContext): Promise<SessionImport[]> {
-  const reader = new ClaudeCodeReader(ctx.warnings, ctx.skipped, ctx.now)
+export async function readClaudeCode(files: readonly { source: Source; name?: string }[], ctx: ImportContext, agentMeta?: ReadonlyMap<string, Obj>): Promise<SessionImport[]> {
+  const reader = new ClaudeCodeReader(ctx.warnings, ctx.skipped, ctx.now, agentMeta)
   for (const f of files) {
     for await (const batch of lineBatches(f.source, ctx.options)) {
       for (let i = 0; i < batch.lines.length; i++) reader.push(batch.lines[i], batch.first + i, f.name)

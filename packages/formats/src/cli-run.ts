@@ -7,10 +7,13 @@ import { importTranscript } from './import.js'
 import { summarize } from './inspect.js'
 import { exportOpa } from './opa-export.js'
 import { exportUnified } from './unified-export.js'
+import { exportChatGpt } from './chatgpt-export.js'
+import { exportClaudeAi } from './claude-ai-export.js'
+import { exportOpenWebUi } from './open-webui-export.js'
 import { nodeSqlite, readPath } from './node.js'
 
 const USAGE = `usage:
-  colloquy-formats convert <input> --to unified|opa [--out file] [--format <id>] [--max-mb <n>]
+  colloquy-formats convert <input> --to unified|opa|chatgpt|claude-ai|open-webui [--out file] [--format <id>] [--max-mb <n>]
   colloquy-formats inspect <input> [--json] [--format <id>] [--max-mb <n>]
 
 <input> is a transcript file, or a directory (an OpenCode storage/ tree, a Claude project).
@@ -71,8 +74,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     io.stdout(values.json ? `${JSON.stringify({ format: result.format, sessions: result.sessions.map(summarize), warnings: result.warnings, skipped: result.skipped }, null, 2)}\n` : `${report(result)}\n`)
     return 0
   }
-  if (values.to === 'unified') {
-    const text = exportUnified(result.sessions)
+  const chatApps: Record<string, (sessions: ImportResult['sessions']) => string> = { chatgpt: exportChatGpt, 'claude-ai': exportClaudeAi, 'open-webui': exportOpenWebUi }
+  const chat = values.to === undefined ? undefined : chatApps[values.to]
+  if (values.to === 'unified' || chat) {
+    // One JSON document (unified: NDJSON for several sessions) holding every session.
+    const text = chat ? chat(result.sessions) : exportUnified(result.sessions)
     if (values.out) await writeFile(values.out, text)
     else io.stdout(text)
   } else if (values.to === 'opa') {
@@ -85,7 +91,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       io.stderr(`wrote ${file} (${s.meta.session_id})\n`)
     }
   } else {
-    io.stderr(`convert needs --to unified or --to opa\n${USAGE}\n`)
+    io.stderr(`convert needs --to unified, opa, chatgpt, claude-ai or open-webui\n${USAGE}\n`)
     return 2
   }
   for (const w of result.warnings) io.stderr(`warning [${w.code}] ${w.message}\n`)

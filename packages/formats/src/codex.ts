@@ -114,13 +114,14 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
   let totals: JsonObject | undefined
   let lastTotal: number | undefined
   let pendingUsage: Usage | undefined
-  let turn: { first: Item; blocks: ContentBlock[]; usage?: Usage; model: string } | undefined
+  let turn: { first: Item; blocks: ContentBlock[]; usage?: Usage; model: string; phase?: string } | undefined
 
   const flush = (): void => {
     if (!turn) return
     const hasCall = turn.blocks.some((b) => b.type === 'function_call')
     const message = { role: 'assistant' as const, content: turn.blocks, stop_reason: hasCall ? ('function_call' as const) : ('end' as const), model: turn.model, provider, timestamp: turn.first.time, ...(turn.usage && { usage: turn.usage }) }
-    entries.push(messageEntry(`line-${turn.first.n}`, message))
+    // Codex Desktop marks each reply `commentary` (between tool calls) or `final_answer`.
+    entries.push(messageEntry(`line-${turn.first.n}`, message, turn.phase ? { phase: turn.phase } : undefined))
     turn = undefined
   }
   const open = (item: Item): NonNullable<typeof turn> => {
@@ -147,9 +148,13 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
     entries.push(messageEntry(`line-${item.n}`, { role: 'user', content: blocks, timestamp: item.time }))
   }
 
+  // A user response item not yet followed by its `user_message` copy. Codex writes the copy right
+  // after the item; sanitized or re-encoded files may change one text and not the other.
+  let uncopiedUser = false
   for (const item of items) {
     const p = item.payload
     const kind = str(p.type) ?? ''
+    if (item.type === 'response_item') uncopiedUser = false
     switch (item.type) {
       case 'session_meta':
         // A forked rollout repeats its parent's lines, meta included: the first one is this file's.
@@ -172,8 +177,15 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
         if (kind === 'message') {
           const role = str(p.role)
           const t = textOf(p.content)
-          if (role === 'assistant') open(item).blocks.push(...inputBlocks(p.content))
-          else if (role === 'user' && !INJECTED.test(t)) user(item, inputBlocks(p.content))
+          if (role === 'assistant') {
+            const reply = open(item)
+            reply.blocks.push(...inputBlocks(p.content))
+            if (str(p.phase)) reply.phase = str(p.phase)
+          }
+          else if (role === 'user' && !INJECTED.test(t)) {
+            user(item, inputBlocks(p.content))
+            uncopiedUser = true
+          }
           else {
             // Injected context and developer/system instructions: kept, out of the transcript.
             flush()
@@ -210,7 +222,10 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
       case 'event_msg':
         if (kind === 'user_message') {
           const t = str(p.message) ?? ''
-          if (said.user.has(t.trim())) skip('event_msg/user_message (copy of a response item)')
+          if (said.user.has(t.trim()) || uncopiedUser) {
+            uncopiedUser = false
+            skip('event_msg/user_message (copy of a response item)')
+          }
           else user(item, [text(t), ...arr(p.images).map((u) => parseDataUrl(str(u) ?? '')).filter((x) => x !== undefined).map((x) => ({ type: 'image' as const, mime: x.mime, data: x.data }))])
         } else if (kind === 'agent_message') {
           const t = str(p.message) ?? ''

@@ -30,11 +30,21 @@ export function formatOfRecord(o: unknown): FormatId | null {
   if (isObj(o.info) && Array.isArray(o.messages) && str(o.info.id)?.startsWith('ses_')) return 'opencode'
   const id = str(o.id)
   if (id && /^(ses|msg|prt)_/.test(id)) return 'opencode'
+  return formatOfChat(o)
+}
+
+/** A chat app's conversation: ChatGPT's `mapping`, Claude.ai's `chat_messages`, Open WebUI's `history`. */
+function formatOfChat(o: Record<string, unknown>): FormatId | null {
+  if (isObj(o.mapping) && ('current_node' in o || 'conversation_id' in o)) return 'chatgpt'
+  if (Array.isArray(o.chat_messages)) return 'claude-ai'
+  const chat = isObj(o.chat) ? o.chat : o
+  if (isObj(chat.history) && isObj(chat.history.messages)) return 'open-webui'
   return null
 }
 
 function formatOfText(head: string): FormatId | null {
   const text = head.replace(/^\uFEFF/, '').trimStart()
+  if (text[0] === '[') return formatOfExport(text)
   if (text[0] !== '{') return null
   const nl = text.indexOf('\n')
   const firstLine = nl === -1 ? text : text.slice(0, nl)
@@ -42,7 +52,14 @@ function formatOfText(head: string): FormatId | null {
     const f = formatOfRecord(JSON.parse(firstLine))
     if (f) return f
   } catch {
-    // Pretty-printed JSON: the first line is not a record; look at the keys instead.
+    // Pretty-printed JSON: the first line is not a record. A whole document within the head is
+    // judged by its parsed keys; a longer one by the keys its head shows.
+    try {
+      const f = formatOfRecord(JSON.parse(text))
+      if (f) return f
+    } catch {
+      // Only the head of a bigger document.
+    }
   }
   if (/"schema_version"\s*:/.test(text)) return 'unified'
   if (/"opa_version"\s*:/.test(text)) return 'opa'
@@ -51,6 +68,25 @@ function formatOfText(head: string): FormatId | null {
   // A first JSONL line longer than the head (an inlined image): judge by its leading keys.
   if (nl === -1 && /"parentUuid"\s*:/.test(text)) return 'claude-code'
   if (nl === -1 && /"type"\s*:\s*"(session_meta|response_item|event_msg|turn_context)"/.test(text)) return 'codex'
+  // Last: a JSONL line of another tool may quote an export (a pasted conversations.json).
+  return formatOfExport(text)
+}
+
+/**
+ * A chat app's export (an array of conversations, or one), judged by its keys in the first
+ * bytes: a whole export is one JSON document, often pretty-printed, read whole only later.
+ */
+function formatOfExport(text: string): FormatId | null {
+  try {
+    const doc: unknown = JSON.parse(text)
+    const first = Array.isArray(doc) ? doc.find(isObj) : doc
+    return isObj(first) ? formatOfChat(first) : null
+  } catch {
+    // Only the head of a bigger document: look at its keys.
+  }
+  if (/"mapping"\s*:\s*\{/.test(text) && /"(current_node|conversation_id|children)"\s*:/.test(text)) return 'chatgpt'
+  if (/"chat_messages"\s*:/.test(text)) return 'claude-ai'
+  if (/"history"\s*:\s*\{/.test(text) && /"(currentId|childrenIds|parentId)"\s*:/.test(text)) return 'open-webui'
   return null
 }
 

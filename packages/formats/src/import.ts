@@ -7,23 +7,20 @@ import { readOpenCodeDb } from './opencode-sqlite.js'
 import { readOpenCodeFiles, readOpenCodeJson } from './opencode-storage.js'
 import { readUnified } from './unified-import.js'
 import { readOpa } from './opa-import.js'
+import { readChatGpt } from './chatgpt.js'
+import { readClaudeAi } from './claude-ai.js'
+import { readOpenWebUi } from './open-webui.js'
 import { ImportContext } from './context.js'
 import { detectSource, formatOfFiles, isSqliteBytes } from './detect.js'
 import { FormatError } from './errors.js'
+import { parseJson } from './records.js'
 import { fileEntries, isFileMap, readBytes, readText, Source, type FileMap, type TranscriptInput } from './input.js'
 import type { FormatId, ImportOptions, ImportResult } from './types.js'
+import { isObj, type Obj } from './values.js'
 
 const unknown = (): FormatError =>
-  new FormatError('format/unknown', 'not a transcript this package reads (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA)')
+  new FormatError('format/unknown', 'not a transcript this package reads (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA, or a ChatGPT, Claude.ai or Open WebUI export)')
 
-/** A whole-document format's text as JSON, or a clear error saying where it broke. */
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch (e) {
-    throw new FormatError('format/invalid', `not valid JSON (${(e as Error).message})`)
-  }
-}
 
 async function readSource(format: FormatId, source: Source, ctx: ImportContext): Promise<SessionImport[]> {
   switch (format) {
@@ -37,6 +34,12 @@ async function readSource(format: FormatId, source: Source, ctx: ImportContext):
       return readUnified(source, ctx)
     case 'opa':
       return readOpa(source, ctx)
+    case 'chatgpt':
+      return readChatGpt(source, ctx)
+    case 'claude-ai':
+      return readClaudeAi(source, ctx)
+    case 'open-webui':
+      return readOpenWebUi(source, ctx)
     case 'opencode': {
       const head = await source.head(16)
       if (typeof head !== 'string' && isSqliteBytes(head)) return openCodeSessions(await readOpenCodeDb(await readBytes(source, ctx.options), ctx), ctx)
@@ -50,7 +53,19 @@ async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): 
   if (format === 'claude-code') {
     // The session file first, so sub-agent files link to its Task calls.
     const ordered = list.filter(([p]) => p.endsWith('.jsonl')).sort(([a], [b]) => Number(a.includes('agent-')) - Number(b.includes('agent-')) || (a < b ? -1 : 1))
-    return readClaudeCode(ordered.map(([name, c]) => ({ source: new Source(c), name })), ctx)
+    // 2.1.x writes `agent-<id>.meta.json` beside each sub-agent file: small, read whole.
+    const agentMeta = new Map<string, Obj>()
+    for (const [path, contents] of list) {
+      const id = /(?:^|\/)agent-([0-9a-z]+)\.meta\.json$/.exec(path)?.[1]
+      if (!id) continue
+      try {
+        const o: unknown = JSON.parse(await readText(new Source(contents), { maxBytes: 1 << 20 }))
+        if (isObj(o)) agentMeta.set(id, o)
+      } catch {
+        ctx.warnings.add('bad-sidecar', `${path} is not a JSON object; ignored`, { file: path })
+      }
+    }
+    return readClaudeCode(ordered.map(([name, c]) => ({ source: new Source(c), name })), ctx, agentMeta)
   }
   if (format === 'opencode') {
     const db = list.find(([p]) => p.endsWith('.db'))

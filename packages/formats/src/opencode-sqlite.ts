@@ -81,7 +81,8 @@ export async function readOpenCodeDb(bytes: Uint8Array, ctx: ImportContext): Pro
     for (const r of rows(db, 'SELECT id, session_id, data FROM message ORDER BY session_id, id')) {
       const data = json(r.data)
       if (!isObj(data)) ctx.warnings.add('bad-row', `message row ${String(r.id)} has no JSON data; skipped`)
-      else c.message(String(r.id), String(r.session_id), { ...data, sessionID: r.session_id })
+      // 1.16 keeps the ids in columns only: the columns win over anything left in the JSON.
+      else c.message(String(r.id), String(r.session_id), { ...data, id: r.id, sessionID: r.session_id })
     }
     for (const r of rows(db, 'SELECT id, message_id, session_id, data FROM part ORDER BY message_id, id')) {
       const data = json(r.data)
@@ -97,7 +98,8 @@ export async function readOpenCodeDb(bytes: Uint8Array, ctx: ImportContext): Pro
       }
       for (const [sid, list] of todos) c.todos(sid, list)
     }
-    for (const t of ['permission', 'session_share', 'session_message']) if (tables.has(t)) ctx.skipped.add(`table ${t}`)
+    // 1.16 also logs every bus event in `event`: a replay log of what the tables already hold.
+    for (const t of ['permission', 'session_share', 'session_message', 'event']) if (tables.has(t)) ctx.skipped.add(`table ${t}`)
     return c.done(ctx)
   } finally {
     db.close()

@@ -3,6 +3,15 @@ import { FormatError } from './errors.js'
 import { lineBatches, readText, type Source } from './input.js'
 import { isObj, type Obj } from './values.js'
 
+/** A whole-document format's text as JSON, or a clear error saying where it broke. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    throw new FormatError('format/invalid', `not valid JSON (${(e as Error).message})`)
+  }
+}
+
 /**
  * Calls `each` with every top-level JSON object of a source that is either one (pretty or
  * minified) JSON document or JSON lines. A first line that is a whole object means lines

@@ -60,6 +60,16 @@ describe('colloquy-formats CLI', () => {
     expect(back.sessions.map((s) => s.entries.length)).toEqual([25, 6, 14])
   })
 
+  it('convert --to chatgpt writes a conversations.json that imports back with its forks', async () => {
+    const out = join(dir, 'conversations.json')
+    const r = await cli('convert', samplePath('chatgpt/librechat_chatgpt-2024_edit-and-regenerate-forks.json'), '--to', 'chatgpt', '--out', out)
+    expect(r.code).toBe(0)
+    const back = await importTranscript(new Uint8Array(readFileSync(out)))
+    expect(back.format).toBe('chatgpt')
+    expect(back.sessions[0].entries).toHaveLength(13)
+    expect(back.sessions[0].active_leaf).toBe('f63b8e17-aa5c-4ca6-a1bf-d4d285e269b8')
+  })
+
   it('convert --to opa writes an archive of the active path', async () => {
     const out = join(dir, 'regen.opa')
     const r = await cli('convert', fixturePath('claude-regenerate.jsonl'), '--to', 'opa', '--out', out)

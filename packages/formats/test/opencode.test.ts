@@ -129,6 +129,30 @@ describe('OpenCode SQLite database (opencode.db) with branches', () => {
     expect(r.skipped).toMatchObject({ 'table permission': 1 })
   })
 
+  // No public 1.16 database: this one is the fixture rewritten the way 1.16 stores rows (ids
+  // only in the id columns, not in the JSON data) plus the `event` table it adds.
+  it('a 1.16 database: ids only in columns, an event table', async () => {
+    const { default: init } = await import('sql.js')
+    const SQL = await init(await nodeSqlite())
+    const before = await importTranscript(await openCodeDb(await nodeSqlite()), { sqlite: await nodeSqlite() })
+    const db = new SQL.Database(await openCodeDb(await nodeSqlite()))
+    for (const table of ['message', 'part']) {
+      const rows = db.exec(`SELECT id, data FROM ${table}`)[0].values
+      for (const [id, data] of rows) {
+        const { id: _id, sessionID: _s, messageID: _m, ...rest } = JSON.parse(String(data)) as JsonObject
+        db.run(`UPDATE ${table} SET data = ? WHERE id = ?`, [JSON.stringify(rest), String(id)])
+      }
+    }
+    db.run('CREATE TABLE event (id TEXT PRIMARY KEY, aggregate_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL)')
+    db.run("INSERT INTO event VALUES ('evt_1', ?, 1, 'message.updated', '{}')", [DB.main])
+    const bytes = db.export()
+    db.close()
+    const r = await importTranscript(bytes, { sqlite: await nodeSqlite() })
+    expect(r.sessions.map((s) => [s.meta.session_id, s.entries.map((e) => e.id)])).toEqual(before.sessions.map((s) => [s.meta.session_id, s.entries.map((e) => e.id)]))
+    expect(r.sessions.map((s) => s.active_leaf)).toEqual(before.sessions.map((s) => s.active_leaf))
+    expect(r.skipped).toMatchObject({ 'table event': 1 })
+  })
+
   it('a database without OpenCode tables is refused with a clear error', async () => {
     const { default: init } = await import('sql.js')
     const SQL = await init(await nodeSqlite())

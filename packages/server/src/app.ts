@@ -6,14 +6,18 @@ import type { WebSocket } from 'ws'
 import type { Credentials, Principal } from './auth.js'
 import type { ChangeFeed } from './change-feed.js'
 import { HttpError, invalidRequest, toWire, tooLarge } from './errors.js'
+import { sendJson } from './ws-json.js'
 import { eventStream } from './events-ws.js'
+import { parseJson, type JsonLimits } from './json-limits.js'
 import { history, historyCapabilities } from './history.js'
 import { liveStream, type LiveHub } from './live.js'
 import { parsePush, push } from './push.js'
+import { RateLimiter } from './rate-limit.js'
 import { callAs, type Service } from './rpc.js'
 import type { TestControls } from './test-mode.js'
 
-export interface Limits {
+/** Every limit of the server (packages/server/README.md, "Limits", says why each default). */
+export interface Limits extends JsonLimits {
   /** Largest request body (and WebSocket message), bytes. */
   maxBodyBytes: number
   /** Most mutations in one push. */
@@ -23,6 +27,16 @@ export interface Limits {
   maxPullLimit: number
   /** Bytes a WebSocket client may leave unread before it is disconnected. */
   maxBuffered: number
+  /** Per principal: sustained requests (and WebSocket messages) per second; 0 = unlimited. */
+  requestsPerSecond: number
+  /** Per principal: requests allowed in a burst above the sustained rate. */
+  requestBurst: number
+  /** Per principal: WebSockets open at once; 0 = unlimited. */
+  maxSockets: number
+  /** Per principal: sessions held; 0 = unlimited. */
+  maxSessions: number
+  /** Per principal: bytes stored (JSON of metas and entries); 0 = unlimited. */
+  maxStoredBytes: number
 }
 
 export interface AppConfig {
@@ -40,10 +54,13 @@ export interface AppConfig {
   log(message: string): void
 }
 
-export type Env = { Variables: { principal: Principal | undefined; denied: boolean } }
+/** `principal`: whom the request is scoped to (undefined when unscoped); `caller`: who is asking, for limits. */
+export type Env = { Variables: { principal: Principal | undefined; caller: string; denied: boolean } }
 
 /** Close code for a WebSocket refused for missing or bad credentials (browsers cannot see a 401). */
 export const WS_UNAUTHORIZED = 4401
+/** Close code for a WebSocket over its principal's limit of open sockets (HTTP 429's counterpart). */
+export const WS_TOO_MANY = 4429
 
 const isUpgrade = (c: Context): boolean => header(c, 'upgrade')?.toLowerCase() === 'websocket'
 
@@ -125,6 +142,18 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     return c.json({ version: 1, server: cfg.info, capabilities, agents: [{ name: cfg.info.name, version: cfg.info.version, tools: [], capabilities }] })
   })
 
+  // Per principal: a token bucket for requests; WebSocket messages draw on it too. Failed
+  // authentications draw on a bucket per client address, so tokens cannot be guessed at speed.
+  const rate = new RateLimiter(limits.requestsPerSecond, Math.max(1, limits.requestBurst))
+  const tooMany = (wait: number): HttpError => new HttpError(429, 'http/too_many_requests', `more than ${limits.requestsPerSecond} requests per second: retry after ${Math.ceil(wait / 1000)} s`)
+  const throttle = (c: Context, key: string): void => {
+    const wait = rate.take(key)
+    if (wait > 0) {
+      c.header('Retry-After', String(Math.ceil(wait / 1000)))
+      throw tooMany(wait)
+    }
+  }
+
   app.use('*', async (c, next) => {
     let principal: Principal | undefined
     if (cfg.authenticate) {
@@ -136,26 +165,33 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
           c.set('denied', true)
           return next()
         }
+        const address = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket.remoteAddress
+        if (address !== undefined) throttle(c, `\u0000address:${address}`)
         c.header('WWW-Authenticate', 'Bearer')
         throw new HttpError(401, 'auth/unauthorized', 'missing or invalid credentials')
       }
     }
     c.set('principal', cfg.tenancy ? principal : undefined)
+    // An open server has one user; its limits apply to all its callers together.
+    c.set('caller', principal ?? '')
     c.set('denied', false)
     await next()
   })
 
-  const json = async (c: Context): Promise<unknown> => {
+  app.use('*', async (c, next) => {
+    if (!c.get('denied')) throttle(c, c.get('caller'))
+    await next()
+  })
+
+  /** The request body, parsed with the server's limits, and its size in bytes. */
+  const body = async (c: Context): Promise<{ value: unknown; bytes: number }> => {
     // Requiring JSON also makes every cross-origin write a preflighted request.
     if (!/^application\/json\b/i.test(header(c, 'content-type') ?? '')) throw new HttpError(415, 'session/invalid_request', 'expected Content-Type: application/json')
     const text = await readBody(c, limits.maxBodyBytes)
-    if (!text.trim()) return undefined
-    try {
-      return JSON.parse(text)
-    } catch (e) {
-      throw invalidRequest(`malformed JSON: ${(e as Error).message}`)
-    }
+    const bytes = Buffer.byteLength(text)
+    return { value: text.trim() ? parseJson(text, limits) : undefined, bytes }
   }
+  const json = async (c: Context): Promise<unknown> => (await body(c)).value
   const sameOrigin: MiddlewareHandler = async (c, next) => {
     // Browsers do not apply CORS to WebSockets: check their Origin here.
     const origin = header(c, 'origin')
@@ -163,14 +199,56 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     await next()
   }
   const upgradeRequired = (c: Context) => c.json({ error: { code: 'http/upgrade_required', message: 'http/upgrade_required: this endpoint is a WebSocket' } }, 426)
+  const sockets = new Map<string, number>()
+  /**
+   * A WebSocket endpoint. Past its principal's limit of open sockets, a socket is accepted and
+   * closed with 4429 (a browser sees close codes, not statuses); every message draws on the
+   * principal's request rate, and one over it is answered with an error and dropped.
+   */
   const socket = (open: (c: Context<Env>) => WSEvents<WebSocket>) =>
-    cfg.upgradeWebSocket((c: Context<Env>) => (c.get('denied') ? { onOpen: (_e, ws) => ws.close(WS_UNAUTHORIZED, 'unauthorized') } : open(c)))
+    cfg.upgradeWebSocket((c: Context<Env>): WSEvents<WebSocket> => {
+      if (c.get('denied')) return { onOpen: (_e, ws) => ws.close(WS_UNAUTHORIZED, 'unauthorized') }
+      const caller = c.get('caller')
+      const inner = open(c)
+      // Counted from open to close (a handshake that never completes never counts).
+      let state: 'new' | 'counted' | 'refused' | 'closed' = 'new'
+      return {
+        onOpen(event, ws) {
+          const held = sockets.get(caller) ?? 0
+          if (limits.maxSockets > 0 && held >= limits.maxSockets) {
+            state = 'refused'
+            return ws.close(WS_TOO_MANY, `too many WebSockets: at most ${limits.maxSockets} per principal`)
+          }
+          state = 'counted'
+          sockets.set(caller, held + 1)
+          inner.onOpen?.(event, ws)
+        },
+        onMessage(event, ws) {
+          if (state !== 'counted') return
+          const wait = rate.take(caller)
+          if (wait > 0) return void sendJson(ws, { type: 'error', retry_after_ms: wait, error: toWire(tooMany(wait)).body.error }, limits.maxBuffered)
+          inner.onMessage?.(event, ws)
+        },
+        onClose(event, ws) {
+          if (state !== 'counted') return
+          state = 'closed'
+          const n = (sockets.get(caller) ?? 1) - 1
+          if (n > 0) sockets.set(caller, n)
+          else sockets.delete(caller)
+          inner.onClose?.(event, ws)
+        },
+      }
+    })
 
-  app.post('/rpc/:fn', async (c) => c.json((await callAs(service, c.get('principal'), c.req.param('fn'), await json(c))) ?? null))
+  app.post('/rpc/:fn', async (c) => {
+    const { value, bytes } = await body(c)
+    return c.json((await callAs(service, c.get('principal'), c.req.param('fn'), value, bytes)) ?? null)
+  })
 
   app.post('/sync/push', async (c) => {
-    const mutations = parsePush(await json(c), limits.maxBatch)
-    return c.json({ results: await push(service, c.get('principal'), mutations) })
+    const { value, bytes } = await body(c)
+    const mutations = parsePush(value, limits.maxBatch)
+    return c.json({ results: await push(service, c.get('principal'), mutations, bytes) })
   })
 
   app.get('/sync/pull', async (c) => {
@@ -180,9 +258,9 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     return c.json(await service.changes.page(since, limit, principal === undefined ? undefined : service.tenancy.filter(principal), epochOf(c.req.query('epoch'))))
   })
 
-  const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered }
+  const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered, json: limits }
   app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, c.get('principal'), nonNegative(c.req.query('since'), 'since', 0), stream, epochOf(c.req.query('epoch')))), upgradeRequired)
-  app.get('/events', sameOrigin, socket((c) => eventStream(service, c.get('principal'), limits.maxBuffered)), upgradeRequired)
+  app.get('/events', sameOrigin, socket((c) => eventStream(service, c.get('principal'), limits.maxBuffered, limits)), upgradeRequired)
 
   app.get('/sessions/:id/history', async (c) => c.json(await history(service, c.get('principal'), c.req.param('id'))))
 

@@ -131,12 +131,15 @@ export class ChangeLog {
     const heads = await this.inner.open()
     const records = (await this.inner.sideRecords?.(CHANGES)) ?? []
     const saved = (await this.inner.sideRecords?.(CHANGELOG))?.find((r) => r.key === 'head')?.value
-    this.index.load(records.map((r) => r.value as ChangeRecord), typeof saved === 'number' ? saved : 0)
+    const valid = records.map((r) => r.value).filter(isChangeRecord)
+    // A damaged record is left out, never thrown on: the server must start on its data.
+    if (valid.length < records.length) console.warn(`[colloquy changes] skipped ${records.length - valid.length} malformed change record(s)`)
+    this.index.load(valid, Number.isSafeInteger(saved) ? (saved as number) : 0)
     // Sessions the log does not know (a directory written by the seed, or before this log
     // existed) are logged now; sessions the log knows that storage lost get a tombstone.
     const live = new Set(heads.map((h) => h.meta.session_id))
     const missing = heads.filter((h) => !this.index.sessions.has(h.meta.session_id))
-    const lost = [...this.index.sessions.keys()].filter((id) => !live.has(id))
+    const lost = [...this.index.sessions.keys()].filter((id) => !live.has(id) && !this.inner.unavailable?.(id))
     if (missing.length || lost.length) {
       let plan = undefined as Plan | undefined
       await this.serial(() =>
@@ -256,6 +259,15 @@ export class ChangeLog {
     }
     for (const listener of this.listeners) listener(changes, idx.head)
   }
+}
+
+const KINDS: readonly unknown[] = ['created', 'meta', 'leaf', 'added', 'updated', 'deleted']
+function isChangeRecord(v: unknown): v is ChangeRecord {
+  const r = v as Partial<ChangeRecord> | null
+  return (
+    typeof r === 'object' && r !== null && Number.isSafeInteger(r.seq) && KINDS.includes(r.kind) && typeof r.session_id === 'string' &&
+    (r.entry_id === undefined || typeof r.entry_id === 'string') && ((r.kind !== 'added' && r.kind !== 'updated') || typeof r.entry_id === 'string')
+  )
 }
 
 /** Entries ordered so that every parent comes before its children. */

@@ -25,6 +25,18 @@ const usage = `Usage: colloquy-server [options]
   --origin <origin>       browser origin allowed to connect; repeatable, or "*"
   --max-body-bytes <n>    largest request body / WebSocket message (default 4 MiB)
   --max-batch <n>         most mutations in one push (default 1000)
+  --max-json-depth <n>    deepest JSON nesting of a body or message (default 64)
+  --max-json-array <n>    most elements of one JSON array (default 100000)
+  --max-json-keys <n>     most keys of one JSON object (default 10000)
+  --max-json-string <n>   longest JSON string, in characters (default 1048576)
+  --max-buffered-bytes <n>  unread bytes a WebSocket client may leave before it is
+                          disconnected (default 16 MiB)
+  Per principal (0 turns one off; with no auth configured all are off unless given):
+  --requests-per-second <n>  sustained requests and WebSocket messages (default 200)
+  --request-burst <n>     requests above the sustained rate in a burst (default 400)
+  --max-sockets <n>       WebSockets open at once (default 32)
+  --max-sessions <n>      sessions held (default 100000)
+  --max-stored-bytes <n>  bytes stored (default 1 GiB)
   --no-fsync              do not flush to disk before acknowledging a commit
   --test-clock            test mode: the contract's clock and ids, /test/* endpoints
   -h, --help              this text
@@ -58,6 +70,16 @@ function parse() {
       origin: { type: 'string', multiple: true },
       'max-body-bytes': { type: 'string' },
       'max-batch': { type: 'string' },
+      'max-json-depth': { type: 'string' },
+      'max-json-array': { type: 'string' },
+      'max-json-keys': { type: 'string' },
+      'max-json-string': { type: 'string' },
+      'max-buffered-bytes': { type: 'string' },
+      'requests-per-second': { type: 'string' },
+      'request-burst': { type: 'string' },
+      'max-sockets': { type: 'string' },
+      'max-sessions': { type: 'string' },
+      'max-stored-bytes': { type: 'string' },
       'no-fsync': { type: 'boolean' },
       'test-clock': { type: 'boolean' },
       // Fault injection for crash tests: SIGKILL this process at the n-th commit, just after
@@ -97,6 +119,9 @@ if (o['tokens-file']) {
   for (const [token, principal] of Object.entries(parsed)) if (typeof principal === 'string') tokens[token] = principal
 }
 
+/** A limit flag: undefined when not given (the server's default applies). */
+const limit = (name: keyof typeof o & string): number | undefined => (o[name] === undefined ? undefined : integer(o[name] as string, name, 0))
+
 const crashAfter = o['test-crash-at-commit'] === undefined ? undefined : integer(o['test-crash-at-commit'], 'test-crash-at-commit', 0)
 const crashBefore = o['test-crash-before-commit'] === undefined ? undefined : integer(o['test-crash-before-commit'], 'test-crash-before-commit', 0)
 const crashAt = (n: number | undefined) => (n === undefined ? undefined : (tx: number) => void (tx === n && process.kill(process.pid, 'SIGKILL')))
@@ -130,8 +155,18 @@ const server = await createServer({
   tenancy: o['no-tenancy'] ? false : undefined,
   origins,
   limits: {
-    maxBodyBytes: o['max-body-bytes'] === undefined ? undefined : integer(o['max-body-bytes'], 'max-body-bytes', 0),
-    maxBatch: o['max-batch'] === undefined ? undefined : integer(o['max-batch'], 'max-batch', 0),
+    maxBodyBytes: limit('max-body-bytes'),
+    maxBatch: limit('max-batch'),
+    maxDepth: limit('max-json-depth'),
+    maxArrayLength: limit('max-json-array'),
+    maxObjectKeys: limit('max-json-keys'),
+    maxStringLength: limit('max-json-string'),
+    maxBuffered: limit('max-buffered-bytes'),
+    requestsPerSecond: limit('requests-per-second'),
+    requestBurst: limit('request-burst'),
+    maxSockets: limit('max-sockets'),
+    maxSessions: limit('max-sessions'),
+    maxStoredBytes: limit('max-stored-bytes'),
   },
   testMode: o['test-clock'],
   cache: o['cache-mb'] === undefined ? undefined : { maxBytes: integer(o['cache-mb'], 'cache-mb', 64) * 1024 * 1024 },

@@ -4,7 +4,8 @@ import type { WebSocket } from 'ws'
 import type { Principal } from './auth.js'
 import { invalidRequest, toWire } from './errors.js'
 import type { Tenancy } from './tenancy.js'
-import { parseMessage, sendJson } from './ws-json.js'
+import type { JsonLimits } from './json-limits.js'
+import { readMessage, sendJson } from './ws-json.js'
 
 /**
  * `GET /events`: the contract's six event types over a WebSocket. A client subscribes with a
@@ -12,16 +13,21 @@ import { parseMessage, sendJson } from './ws-json.js'
  * payloads; with tenancy every binding is narrowed to the caller's sessions. `ping` is answered
  * after everything sent before it, which is how a client waits for the events of a call it made.
  */
+/** Subscriptions one socket may hold: each is a live binding the server evaluates on every event. */
+const MAX_SUBSCRIPTIONS = 256
+
 type Subscription = ReturnType<ReturnType<Store['on']>['subscribe']>
 
-export function eventStream(service: { store: Store; tenancy: Tenancy }, principal: Principal | undefined, maxBuffered: number): WSEvents<WebSocket> {
+export function eventStream(service: { store: Store; tenancy: Tenancy }, principal: Principal | undefined, maxBuffered: number, json: JsonLimits): WSEvents<WebSocket> {
   const subs = new Map<unknown, Subscription | undefined>()
   return {
     onMessage(event, ws) {
       const send = (m: unknown): boolean => sendJson(ws, m, maxBuffered)
-      const msg = parseMessage(event.data)
-      const error = (e: unknown): boolean => send({ type: 'error', id: msg?.id, error: toWire(e).body.error })
-      switch (msg?.type) {
+      const read = readMessage(event.data, json)
+      if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused).body.error })
+      const { msg } = read
+      const error = (e: unknown): boolean => send({ type: 'error', id: msg.id, error: toWire(e).body.error })
+      switch (msg.type) {
         case 'ping':
           return void send({ type: 'pong', id: msg.id })
         case 'unsubscribe':
@@ -36,6 +42,7 @@ export function eventStream(service: { store: Store; tenancy: Tenancy }, princip
           } catch (e) {
             return void error(e)
           }
+          if (!subs.has(msg.id) && subs.size >= MAX_SUBSCRIPTIONS) return void error(invalidRequest(`at most ${MAX_SUBSCRIPTIONS} subscriptions per socket`))
           subs.get(msg.id)?.unsubscribe()
           const metadata = principal === undefined ? config.metadata : service.tenancy.narrow(principal, config.metadata)
           // A binding asking for another owner's sessions can never match: it stays silent.

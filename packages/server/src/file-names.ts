@@ -1,11 +1,41 @@
+import { createHash } from 'node:crypto'
+
+export const SESSION_SUFFIX = '.jsonl'
+
 /**
- * Session ids are chosen by callers (`ensure`), so they are encoded before they become file
- * names: bytes in `[A-Za-z0-9._-]` pass through, every other UTF-8 byte becomes `%XX` (uppercase
- * hex). `/`, `\`, NUL and `..`-tricks can therefore never leave the data directory. This is the
- * seed's fs adapter encoding, so both read each other's directories.
+ * A session's file name: `<slug>+<sha256 of the id's UTF-8, lowercase hex>.jsonl`, the original
+ * id kept inside the file (its meta records), where loading checks it.
+ *
+ * Why a hash and not an escaping of the id: two different ids must never share a file whatever
+ * the file system folds or limits. A name of lowercase ASCII letters, digits, `-` and one `+`
+ * is left alone by case-insensitive file systems (macOS, Windows: `Chat-A` and `chat-a` hash
+ * apart), by Unicode normalization (NFC and NFD forms of `é` are different bytes, so different
+ * hashes, and the name holds no non-ASCII to normalize), never ends in a dot or a space, is never
+ * a reserved Windows name (the part before the first dot always holds `+` and 64 hex digits, so
+ * `CON`, `aux.txt`, `COM1` are not), and is at most 103 bytes whatever the id's length (file
+ * systems allow 255). The slug (the id's first 32 characters, lowercased, anything outside
+ * `[a-z0-9]` as `-`) only helps a person find a session's file; the hash alone tells files apart.
+ *
+ * The `+` also tells these names from the percent-encoded ones earlier versions wrote (which
+ * escape `+`), so a data directory of those is migrated on open (`legacyIdOfFile`).
+ */
+export function sessionFileName(id: string): string {
+  const slug = id.slice(0, 32).toLowerCase().replace(/[^a-z0-9]/g, '-')
+  return `${slug}+${createHash('sha256').update(id, 'utf8').digest('hex')}${SESSION_SUFFIX}`
+}
+
+const CURRENT = /^[a-z0-9-]{0,32}\+[0-9a-f]{64}\.jsonl$/
+
+/** True for a session file name of the current layout. */
+export const isSessionFileName = (name: string): boolean => CURRENT.test(name)
+
+/**
+ * The names earlier versions wrote (the seed's fs adapter encoding): bytes in `[A-Za-z0-9._-]`
+ * pass through, every other UTF-8 byte becomes `%XX`. Injective on byte strings, but not on
+ * case-folding or normalizing file systems, and a lone surrogate was encoded as U+FFFD, so two
+ * ids shared one file. Kept only to read old directories and journals.
  */
 const SAFE = /^[A-Za-z0-9._-]$/
-export const SESSION_SUFFIX = '.jsonl'
 
 export function encodeId(id: string): string {
   let out = ''
@@ -16,7 +46,7 @@ export function encodeId(id: string): string {
   return out
 }
 
-/** The id an encoded name stands for, or undefined when the name is not a canonical encoding. */
+/** The id a percent-encoded name stands for, or undefined when the name is not a canonical encoding. */
 export function decodeId(encoded: string): string | undefined {
   const bytes: number[] = []
   for (let i = 0; i < encoded.length; i++) {
@@ -39,9 +69,7 @@ export function decodeId(encoded: string): string | undefined {
   return id !== '' && encodeId(id) === encoded ? id : undefined
 }
 
-export const sessionFileName = (id: string): string => encodeId(id) + SESSION_SUFFIX
-
-/** The session id of a directory entry, or undefined for anything that is not a session file. */
-export function sessionIdOfFile(name: string): string | undefined {
-  return name.endsWith(SESSION_SUFFIX) ? decodeId(name.slice(0, -SESSION_SUFFIX.length)) : undefined
+/** The session id of a file name written by an earlier version, or undefined. */
+export function legacyIdOfFile(name: string): string | undefined {
+  return name.endsWith(SESSION_SUFFIX) && !isSessionFileName(name) ? decodeId(name.slice(0, -SESSION_SUFFIX.length)) : undefined
 }

@@ -1,14 +1,15 @@
 import { writeSync } from 'node:fs'
-import { mkdir, open, readdir, readFile, rename, stat, truncate, unlink } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionError, type SessionEntry, type SessionHead, type SideWrite, type Storage, type StorageReader, type WriteSet } from '@colloquy/core'
 import { AppendHandles } from './file-handles.js'
-import { sessionFileName, sessionIdOfFile } from './file-names.js'
-import { applySide, journalLine, readJournal, syncDir, writeSnapshot, type JournalState } from './journal.js'
+import { isSessionFileName, sessionFileName } from './file-names.js'
+import { applySide, journalLine, readJournal, syncDir, writeSnapshot, type JournalLine, type JournalState } from './journal.js'
 import { commitLines, parseFile, replay, type ParsedLine } from './jsonl.js'
+import { migrateLegacyNames, moveAside } from './migrate-names.js'
 
 export interface FileStorageOptions {
-  /** The data directory: one `<encoded id>.jsonl` per session, bookkeeping in `.colloquy/`. */
+  /** The data directory: one `<slug>+<sha256>.jsonl` per session (see file-names.ts), bookkeeping in `.colloquy/`. */
   dir: string
   /** Flush the journal before a commit resolves, and session files at checkpoints (default true). */
   fsync?: boolean
@@ -39,16 +40,38 @@ interface FileState {
   lastTxStart: number
 }
 
+/** One committed write a session file has not taken yet. */
+type Pending = { tx: number; text: string } | { tx: number; delete: true }
+
 /**
- * Seed-compatible file storage. Each session is an append-only JSONL file of `meta` / `entry` /
+ * A session whose file could not be written after a commit point. The commit stands (the
+ * journal has it); its writes wait here, in order, and are retried while every other session
+ * goes on. Reads of the session see the file plus these writes, so nothing committed is hidden.
+ */
+interface Backlog {
+  ops: Pending[]
+  /** The file may hold part of `ops[0]`: cut it back before writing again. */
+  cut: boolean
+  error: string
+}
+
+const RETRY_MS = 1000
+
+/**
+ * Seed-derived file storage. Each session is an append-only JSONL file of `meta` / `entry` /
  * `leaf` / `append` records replayed last-wins, each tagged with the transaction (`tx`) that
  * wrote it. A commit is one line in the journal (`.colloquy/journal.jsonl`) carrying the
  * records for every session file it touches, the files it deletes and its side records (the
  * change log); once that line is on disk (one flush per commit, however many sessions it
- * touches) the commit stands, and the session files are written after it. On open, what a
- * crash left out of the session files is redone from the journal and torn tails are cut, so
- * session files and change log agree. Checkpoints flush the session files and shrink the
- * journal to one snapshot line.
+ * touches) the commit stands, and the session files are written after it.
+ *
+ * Nothing after the commit point can wedge the storage: file names are bounded hashes (no
+ * ENAMETOOLONG, no two ids on one file), and a session file that cannot be written (a directory
+ * in its place, a read-only file, a full disk) holds back that session alone: its writes wait
+ * in a backlog that reads include, are retried on its next commit and every second, survive
+ * checkpoints as journal lines, and are redone on open. On open, what a crash left out of the
+ * session files is redone from the journal, torn tails are cut, and one bad record or file is
+ * skipped with a warning, never thrown on: the server always starts on its data.
  */
 export function fileStorage(options: FileStorageOptions): Storage & { readonly dir: string } {
   const dir = options.dir
@@ -62,11 +85,16 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
   const heads = new Map<string, SessionHead>()
   let journal: JournalState = { tx: 0, side: new Map(), checkpoint: 0, redo: [] }
   let journalSize = 0
+  let nextCheckpoint = checkpointBytes
+  let keptBytes = 0
   let autoKey = 0
   /** Session files written since the last checkpoint (flushed at the next one). */
   const dirty = new Set<string>()
-  /** Set when session files could not be written after a commit point: reopen to redo them. */
-  let broken: SessionError | undefined
+  /** Sessions whose files are behind the journal, by id. */
+  const backlog = new Map<string, Backlog>()
+  /** Session files found on open that could not be read: their sessions are not served until they can. */
+  const unreadable = new Set<string>()
+  let lastRetry = 0
   const handles = new AppendHandles()
   // Commits and reads of entries take turns, so a read never sees half a commit.
   let queue: Promise<unknown> = Promise.resolve()
@@ -76,34 +104,62 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     return run
   }
 
-  const parse = async (id: string): Promise<{ lines: ParsedLine[]; buf: Buffer } | undefined> => {
+  const parsePath = async (name: string): Promise<{ lines: ParsedLine[]; buf: Buffer; sessionIds: Set<unknown> } | undefined> => {
     try {
-      const buf = await readFile(pathOf(id))
+      const buf = await readFile(join(dir, name))
       const parsed = parseFile(buf)
-      if (parsed.skipped) warn(`${sessionFileName(id)}: skipped ${parsed.skipped} malformed line(s)`)
-      return { lines: parsed.unterminated ? [...parsed.lines, parsed.unterminated] : parsed.lines, buf }
+      if (parsed.skipped) warn(`${name}: skipped ${parsed.skipped} malformed line(s)`)
+      return { lines: parsed.unterminated ? [...parsed.lines, parsed.unterminated] : parsed.lines, buf, sessionIds: parsed.sessionIds }
     } catch (e) {
-      if (ENOENT(e)) return undefined
+      // A directory where a session file should be holds no records (and fails writes instead).
+      if (ENOENT(e) || (e as NodeJS.ErrnoException).code === 'EISDIR') return undefined
       throw e
     }
   }
 
+  /**
+   * A session's records: its file's (those before a backlog's first write, which the file may
+   * hold part of) followed by the backlog's. A backlog that deletes the file starts afresh.
+   */
+  const recordsOf = async (id: string): Promise<{ lines: ParsedLine[]; sessionIds: Set<unknown> } | undefined> => {
+    const b = backlog.get(id)
+    const lastDelete = b ? b.ops.map((op) => 'delete' in op).lastIndexOf(true) : -1
+    let file: Awaited<ReturnType<typeof parsePath>>
+    if (lastDelete < 0) {
+      try {
+        file = await parsePath(sessionFileName(id))
+      } catch (e) {
+        throw new SessionError('session/storage', `session ${id}: its file cannot be read (${String(e)})`, { cause: e })
+      }
+    }
+    if (!b) return file
+    const from = b.ops[0].tx
+    const lines = (file?.lines ?? []).filter((l) => (l.record.tx ?? 0) < from)
+    const sessionIds = new Set(file?.sessionIds)
+    const text = b.ops.slice(lastDelete + 1).map((op) => ('text' in op ? op.text : '')).join('')
+    const queued = parseFile(Buffer.from(text))
+    for (const x of queued.sessionIds) sessionIds.add(x)
+    if (!file && !text) return undefined
+    return { lines: [...lines, ...queued.lines], sessionIds }
+  }
+
   const readEntries = async (id: string): Promise<SessionEntry[]> => {
-    if (broken) throw broken
-    const file = await parse(id)
+    if (backlog.has(id)) await drain(id)
+    const file = await recordsOf(id)
     return file ? [...replay(file.lines.map((l) => l.record)).entries.values()] : []
   }
 
   /** Cuts a torn tail (and any record the journal never committed) and says where the file ends. */
-  const repair = async (id: string): Promise<FileState | undefined> => {
-    const file = await parse(id)
+  const repair = async (name: string, after: number): Promise<FileState | undefined> => {
+    const file = await parsePath(name)
     if (!file) return undefined
-    const path = pathOf(id)
-    const first = file.lines.findIndex((l) => (l.record.tx ?? 0) > journal.tx)
+    const path = join(dir, name)
+    const first = file.lines.findIndex((l) => (l.record.tx ?? 0) > after)
     const kept = first < 0 ? file.lines : file.lines.slice(0, first)
     let end = kept.length ? kept[kept.length - 1].end : 0
     if (end < file.buf.length) {
-      warn(`${sessionFileName(id)}: cutting ${file.buf.length - end} bytes of torn or uncommitted records`)
+      warn(`${name}: cutting ${file.buf.length - end} bytes of torn or uncommitted records`)
+      await handles.drop(path)
       await truncate(path, end)
     }
     if (end > 0 && file.buf[end - 1] !== 10) {
@@ -118,99 +174,220 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     return { end, lastTx, lastTxStart: i > 0 ? kept[i - 1].end : 0 }
   }
 
-  /** Replays one session file into its head; a file without a meta record is moved aside. */
-  const load = async (id: string): Promise<void> => {
-    const file = await parse(id)
-    if (!file) return
-    const state = replay(file.lines.map((l) => l.record))
-    if (!state.meta) {
-      const aside = join(home, 'orphans', sessionFileName(id))
-      warn(`${sessionFileName(id)}: no meta record, moved aside to ${aside}`)
-      await mkdir(join(home, 'orphans'), { recursive: true })
-      await rename(pathOf(id), aside)
-      return
+  /** Writes what a session's backlog holds, in order; whatever fails stays for the next try. */
+  const drain = async (id: string): Promise<void> => {
+    const b = backlog.get(id)
+    if (!b) return
+    const path = pathOf(id)
+    try {
+      if (b.cut && !('delete' in b.ops[0])) await repair(sessionFileName(id), b.ops[0].tx - 1)
+      b.cut = false
+      while (b.ops.length) {
+        const op = b.ops[0]
+        if ('delete' in op) {
+          dirty.delete(path)
+          await handles.drop(path)
+          await unlink(path).catch((e: unknown) => (ENOENT(e) ? undefined : Promise.reject(e)))
+        } else {
+          b.cut = true
+          writeAll((await handles.get(path)).fd, op.text)
+          b.cut = false
+          dirty.add(path)
+        }
+        b.ops.shift()
+      }
+      backlog.delete(id)
+      warn(`${sessionFileName(id)}: caught up with the journal`)
+    } catch (e) {
+      await handles.drop(path)
+      if (b.error !== String(e)) warn(`${sessionFileName(id)}: session ${JSON.stringify(id).slice(0, 80)} cannot be written (${String(e)}); its commits wait in the journal and are retried`)
+      b.error = String(e)
     }
-    heads.set(id, Object.freeze({ meta: state.meta, leaf: state.leaf, v: 1 }))
   }
 
-  /** Flushes every session file written since the last checkpoint, then shrinks the journal to one snapshot line. */
-  const checkpoint = async (): Promise<void> => {
-    if (fsync) {
-      await Promise.all([...dirty].map(async (path) => (await handles.get(path)).datasync().catch((e: unknown) => (ENOENT(e) ? undefined : Promise.reject(e)))))
-      await syncDir(dir)
+  /** Adds committed writes to a session's file, or to its backlog when it has one or the write fails. */
+  const write = async (id: string, op: Pending): Promise<void> => {
+    let b = backlog.get(id)
+    if (!b) {
+      const path = pathOf(id)
+      try {
+        if ('delete' in op) {
+          dirty.delete(path)
+          await handles.drop(path)
+          await unlink(path).catch((e: unknown) => (ENOENT(e) ? undefined : Promise.reject(e)))
+        } else {
+          writeAll((await handles.get(path)).fd, op.text)
+          dirty.add(path)
+        }
+        return
+      } catch (e) {
+        backlog.set(id, (b = { ops: [], cut: true, error: '' }))
+      }
     }
-    await handles.drop(journalPath)
-    journalSize = await writeSnapshot(journalPath, journal.tx, journal.side, fsync)
+    b.ops.push(op)
+    await drain(id)
+  }
+
+  const retryAll = async (): Promise<void> => {
+    lastRetry = Date.now()
+    for (const id of [...backlog.keys()]) await drain(id)
+  }
+
+  /** Replays one session file into its head; files that are not one session's are moved aside. */
+  const load = async (name: string, id: string | undefined): Promise<void> => {
+    let file: Awaited<ReturnType<typeof recordsOf>>
+    try {
+      file = id !== undefined ? await recordsOf(id) : await parsePath(name)
+    } catch (e) {
+      unreadable.add(name)
+      warn(`${name}: cannot be read (${String(e)}); its session is not served until it can be (restart once fixed)`)
+      return
+    }
+    if (!file) return
+    const state = replay(file.lines.map((l) => l.record))
+    const ids = [...file.sessionIds]
+    const why = !state.meta
+      ? 'no meta record'
+      : ids.length > 1
+        ? `records of ${ids.length} sessions`
+        : sessionFileName(state.meta.session_id) !== name
+          ? 'its records belong to another file name'
+          : undefined
+    if (why) {
+      try {
+        warn(`${name}: ${why}, moved aside to ${await moveAside(dir, name)}`)
+      } catch (e) {
+        warn(`${name}: ${why}, and could not be moved aside (${String(e)}); ignored`)
+      }
+      if (id !== undefined) backlog.delete(id)
+      return
+    }
+    heads.set(state.meta!.session_id, Object.freeze({ meta: state.meta!, leaf: state.leaf, v: 1 }))
+  }
+
+  /** Writes that wait in backlogs, as journal lines to keep after a checkpoint. */
+  const backlogLines = (): JournalLine[] => {
+    const out: JournalLine[] = []
+    for (const [id, b] of backlog) {
+      for (const op of b.ops) out.push('delete' in op ? { tx: op.tx, side: [], v: 2, deleted: [id] } : { tx: op.tx, side: [], v: 2, writes: [[id, op.text]] })
+    }
+    return out.sort((a, b) => a.tx - b.tx)
+  }
+
+  /**
+   * Flushes every session file written since the last checkpoint, then shrinks the journal to one
+   * snapshot line (plus the writes failing sessions still wait for). A failure leaves the journal
+   * as it is: nothing is lost, the next checkpoint tries again.
+   */
+  const checkpoint = async (): Promise<void> => {
+    if (backlog.size) await retryAll()
+    try {
+      if (fsync) {
+        // A file that is gone, or that something else replaced, holds nothing of ours to flush.
+        const gone = (e: unknown): boolean => ENOENT(e) || ['EISDIR', 'ELOOP', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')
+        await Promise.all([...dirty].map(async (path) => {
+          try {
+            await (await handles.get(path)).datasync()
+          } catch (e) {
+            if (!gone(e)) throw e
+          }
+        }))
+        await syncDir(dir)
+      }
+      await handles.drop(journalPath)
+      const kept = backlogLines()
+      journalSize = await writeSnapshot(journalPath, journal.tx, journal.side, fsync, kept)
+      // Writes kept for failing sessions do not count towards the next checkpoint.
+      keptBytes = kept.reduce((n, l) => n + Buffer.byteLength(journalLine(l)), 0)
+    } catch (e) {
+      warn(`checkpoint failed (${String(e)}); the journal keeps every commit until the next one`)
+      nextCheckpoint = journalSize + checkpointBytes
+      return
+    }
     journal.checkpoint = journal.tx
     journal.redo = []
     dirty.clear()
+    nextCheckpoint = checkpointBytes + keptBytes
   }
 
   const open_ = async (): Promise<SessionHead[]> => {
     await handles.closeAll()
-    broken = undefined
     dirty.clear()
+    backlog.clear()
+    unreadable.clear()
     await mkdir(home, { recursive: true })
     journal = await readJournal(journalPath, warn)
     for (const map of journal.side.values()) for (const key of map.keys()) if (typeof key === 'number') autoKey = Math.max(autoKey, key)
+    await migrateLegacyNames(dir, fsync, warn)
     const files = new Map<string, FileState>()
-    for (const name of await readdir(dir)) {
-      const id = sessionIdOfFile(name)
-      const state = id === undefined ? undefined : await repair(id)
-      if (state) files.set(id!, state)
+    const names = (await readdir(dir)).filter(isSessionFileName)
+    for (const name of names) {
+      try {
+        const state = await repair(name, journal.tx)
+        if (state) files.set(name, state)
+      } catch (e) {
+        unreadable.add(name)
+        warn(`${name}: cannot be read (${String(e)}); its session is not served until it can be (restart once fixed)`)
+      }
     }
-    // Redo what the journal committed and the session files may have missed.
-    let redone = 0
+    // Redo what the journal committed and the session files may have missed: each session's
+    // missing writes go to its backlog, which is then written (or kept, if the file still fails).
+    const owners = new Map<string, string>()
     for (const line of journal.redo) {
-      for (const name of line.deleted ?? []) {
-        const id = sessionIdOfFile(name)
-        const f = id === undefined ? undefined : files.get(id)
-        if (f && f.lastTx < line.tx) {
-          await unlink(pathOf(id!))
-          files.delete(id!)
-          redone++
+      for (const id of line.deleted ?? []) {
+        const name = sessionFileName(id)
+        const f = files.get(name)
+        if ((f && f.lastTx < line.tx) || unreadable.has(name) || backlog.has(id)) {
+          redoOp(id, { tx: line.tx, delete: true })
+          files.delete(name)
         }
       }
-      for (const [name, text] of line.writes ?? []) {
-        const id = sessionIdOfFile(name)
-        if (id === undefined) continue
-        const f = files.get(id) ?? { end: 0, lastTx: 0, lastTxStart: 0 }
-        if (f.lastTx > line.tx) continue
-        // The last transaction of a file may have been cut short: write it again whole.
-        if (f.lastTx === line.tx) {
-          if (f.end === f.lastTxStart + Buffer.byteLength(text)) continue
-          await truncate(pathOf(id), f.lastTxStart)
-          f.end = f.lastTxStart
+      for (const [id, text] of line.writes ?? []) {
+        const name = sessionFileName(id)
+        owners.set(name, id)
+        const f = files.get(name) ?? { end: 0, lastTx: 0, lastTxStart: 0 }
+        if (!backlog.has(id) && !unreadable.has(name)) {
+          if (f.lastTx > line.tx) continue
+          // The last transaction of a file may have been cut short: it is written again whole.
+          if (f.lastTx === line.tx && f.end === f.lastTxStart + Buffer.byteLength(text)) continue
         }
-        const fh = await open(pathOf(id), 'a')
-        await fh.write(text).finally(() => fh.close())
-        files.set(id, { end: f.end + Buffer.byteLength(text), lastTx: line.tx, lastTxStart: f.end })
-        dirty.add(pathOf(id))
-        redone++
+        redoOp(id, { tx: line.tx, text })
       }
     }
-    if (redone) warn(`journal: redid ${redone} session file write(s) a crash had cut short`)
+    let redone = 0
+    for (const [id, b] of backlog) {
+      redone += b.ops.length
+      await drain(id)
+    }
+    if (redone) warn(`journal: redid ${redone} session file write(s) a crash or a failing file had left out`)
     heads.clear()
-    for (const id of files.keys()) await load(id)
+    const all = new Set([...(await readdir(dir)).filter(isSessionFileName), ...[...backlog.keys()].map(sessionFileName)])
+    for (const name of all) if (!unreadable.has(name) || backlog.has(owners.get(name) ?? '')) await load(name, owners.get(name))
     journalSize = (await stat(journalPath).catch(() => ({ size: 0 }))).size
+    nextCheckpoint = checkpointBytes
     if (redone || journal.redo.length > 1000 || journalSize > checkpointBytes) await checkpoint()
     return [...heads.values()]
   }
 
+  const redoOp = (id: string, op: Pending): void => {
+    let b = backlog.get(id)
+    if (!b) backlog.set(id, (b = { ops: [], cut: true, error: '' }))
+    b.ops.push(op)
+  }
+
   const commit = async (ws: WriteSet): Promise<void> => {
-    if (broken) throw broken
     if (!ws.deleted.size && !ws.heads.size && !ws.entries.size && !ws.side.length) return
     const tx = journal.tx + 1
-    const deleted = [...ws.deleted].filter((id) => heads.has(id)).map(sessionFileName)
+    const deleted = [...ws.deleted].filter((id) => heads.has(id))
     const writes: Array<[string, string]> = []
     for (const id of new Set([...ws.heads.keys(), ...ws.entries.keys()])) {
       const prev = ws.deleted.has(id) ? undefined : heads.get(id)
       const text = commitLines(prev, ws.heads.get(id), [...(ws.entries.get(id)?.values() ?? [])], tx)
-      if (text) writes.push([sessionFileName(id), text])
+      if (text) writes.push([id, text])
     }
     const side: SideWrite[] = ws.side.map((w) => (w.key === undefined ? { ...w, key: ++autoKey } : w))
     await options.beforeCommitPoint?.(tx)
-    const line = journalLine({ tx, side, ...(deleted.length && { deleted }), ...(writes.length && { writes }) })
+    const line = journalLine({ tx, side, v: 2, ...(deleted.length && { deleted }), ...(writes.length && { writes }) })
     const before = journalSize
     try {
       const fh = await handles.get(journalPath)
@@ -228,25 +405,11 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     for (const id of ws.deleted) heads.delete(id)
     for (const [id, head] of ws.heads) heads.set(id, head)
     await options.afterCommitPoint?.(tx)
-    try {
-      for (const name of deleted) {
-        const path = join(dir, name)
-        dirty.delete(path)
-        await handles.drop(path)
-        await unlink(path).catch((e: unknown) => (ENOENT(e) ? undefined : Promise.reject(e)))
-      }
-      for (const [name, text] of writes) {
-        const path = join(dir, name)
-        writeAll((await handles.get(path)).fd, text)
-        dirty.add(path)
-      }
-    } catch (e) {
-      // The commit stands (the journal has it); the files are redone when the storage reopens.
-      broken = new SessionError('session/storage', `session files could not be written after commit ${tx} (${String(e)}); reopen the storage to redo them from the journal`)
-      warn(broken.message)
-      return
-    }
-    if (journalSize > checkpointBytes) await checkpoint()
+    // Each session's writes fail alone: a file that cannot be written holds back its session only.
+    for (const id of deleted) await write(id, { tx, delete: true })
+    for (const [id, text] of writes) await write(id, { tx, text })
+    if (backlog.size && Date.now() - lastRetry >= RETRY_MS) await retryAll()
+    if (journalSize > nextCheckpoint) await checkpoint()
   }
 
   return {
@@ -256,7 +419,6 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     entries: (id) => exclusive(() => readEntries(id)),
     transact: (work) =>
       exclusive(async () => {
-        if (broken) throw broken
         const reader: StorageReader = { head: async (id) => heads.get(id), entries: readEntries }
         await commit(await work(reader))
       }),
@@ -265,6 +427,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       if (!map) return []
       return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, value]) => ({ key, value }))
     },
+    unavailable: (id) => unreadable.has(sessionFileName(id)),
     close() {
       void exclusive(() => handles.closeAll())
     },

@@ -1,12 +1,14 @@
 import { open, readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { SideWrite } from '@colloquy/core'
+import { legacyIdOfFile } from './file-names.js'
 
 export type SideStores = Map<string, Map<string | number, unknown>>
 
 /**
  * One journal line is one committed transaction: the records it appends to session files (by
- * file name), the session files it deletes, and its side records (the change log). Writing and
+ * session id), the session files it deletes (by session id), and its side records (the change
+ * log). Lines of earlier versions name files instead (no `v`): they are read back as ids. Writing and
  * flushing that line is the commit point; the session files are written after it and redone
  * from the journal after a crash. A `snapshot` line (a checkpoint) stands for everything
  * before it: the side stores as they were, with every session file flushed up to its `tx`.
@@ -15,8 +17,10 @@ export interface JournalLine {
   tx: number
   side: SideWrite[]
   deleted?: string[]
-  writes?: Array<[file: string, text: string]>
+  writes?: Array<[session_id: string, text: string]>
   snapshot?: boolean
+  /** 2: `deleted` and `writes` hold session ids; absent: file names of the old layout. */
+  v?: 2
 }
 
 /** What the journal says on open. */
@@ -42,10 +46,28 @@ export function applySide(stores: SideStores, writes: readonly SideWrite[]): voi
   }
 }
 
-function parseLine(text: string): JournalLine {
+/**
+ * Checks a line's shape (a line that cannot be redone is skipped, never thrown on: the server
+ * must always start) and turns old-layout file names into ids; names that decode to no id are
+ * dropped with a warning.
+ */
+function parseLine(text: string, warn: (message: string) => void): JournalLine {
   const v = JSON.parse(text) as Partial<JournalLine>
   if (!Number.isSafeInteger(v.tx) || !Array.isArray(v.side)) throw new Error('malformed journal line')
-  return v as JournalLine
+  if (!v.side.every((w) => typeof w === 'object' && w !== null && typeof w.store === 'string')) throw new Error('malformed side records')
+  const idOf = (name: unknown): string | undefined => {
+    const id = typeof name !== 'string' ? undefined : v.v === 2 ? name : legacyIdOfFile(name)
+    if (id === undefined) warn(`journal: tx ${v.tx} names a session file that is no session id (${JSON.stringify(name)?.slice(0, 80)}); skipped`)
+    return id
+  }
+  const deleted = Array.isArray(v.deleted) ? v.deleted.flatMap((n) => idOf(n) ?? []) : undefined
+  const writes = Array.isArray(v.writes)
+    ? v.writes.flatMap((w): Array<[string, string]> => {
+        const id = Array.isArray(w) && typeof w[1] === 'string' ? idOf(w[0]) : (warn(`journal: tx ${v.tx} holds a malformed write; skipped`), undefined)
+        return id === undefined ? [] : [[id, w[1]]]
+      })
+    : undefined
+  return { tx: v.tx!, side: v.side, v: 2, ...(v.snapshot && { snapshot: true }), ...(deleted && { deleted }), ...(writes && { writes }) }
 }
 
 /** Reads the journal and cuts a torn tail (a transaction that never committed). */
@@ -67,7 +89,7 @@ export async function readJournal(path: string, warn: (message: string) => void)
     if (!text.trim()) continue
     let line: JournalLine
     try {
-      line = parseLine(text)
+      line = parseLine(text, warn)
     } catch {
       warn(`journal: skipping a malformed line before offset ${start}`)
       continue
@@ -95,12 +117,14 @@ export async function readJournal(path: string, warn: (message: string) => void)
 
 /**
  * Rewrites the journal as one snapshot line at `tx` (tmp, flush, rename, flush the directory).
- * The caller has flushed every session file first: the snapshot is a checkpoint.
+ * The caller has flushed every session file first: the snapshot is a checkpoint. `kept` are
+ * writes a session file could not take yet (a failing session): they stay after the snapshot,
+ * to be redone on open as any other line.
  */
-export async function writeSnapshot(path: string, tx: number, stores: SideStores, fsync: boolean): Promise<number> {
+export async function writeSnapshot(path: string, tx: number, stores: SideStores, fsync: boolean, kept: readonly JournalLine[] = []): Promise<number> {
   const side: SideWrite[] = []
   for (const [store, map] of stores) for (const [key, value] of map) side.push({ store, key, value })
-  const text = journalLine({ tx, side, snapshot: true })
+  const text = journalLine({ tx, side, snapshot: true, v: 2 }) + kept.map(journalLine).join('')
   const tmp = `${path}.tmp`
   await writeFile(tmp, text, { flush: fsync })
   await rename(tmp, path)

@@ -26,6 +26,17 @@ export interface ParsedFile {
   /** A tail without its newline that is nevertheless a whole record (kept, newline added). */
   unterminated?: ParsedLine
   skipped: number
+  /**
+   * Every session id a meta record names, read before validation: a line the validator skips
+   * (a lone-surrogate id an earlier version accepted) still counts, so a file two sessions
+   * shared is recognised as such.
+   */
+  sessionIds: Set<unknown>
+}
+
+const rawSessionId = (value: unknown, into: Set<unknown>): void => {
+  const r = value as { type?: unknown; meta?: { session_id?: unknown } } | null
+  if (r && (r.type === 'meta' || r.type === 'append') && typeof r.meta === 'object' && r.meta !== null) into.add(r.meta.session_id)
 }
 
 function meta(value: unknown): SessionMeta {
@@ -61,23 +72,28 @@ export function parseFile(buf: Buffer): ParsedFile {
   const lines: ParsedLine[] = []
   let start = 0
   let skipped = 0
+  const sessionIds = new Set<unknown>()
   for (;;) {
     const nl = buf.indexOf(10, start)
     if (nl < 0) break
     const text = buf.toString('utf8', start, nl).trim()
     if (text) {
       try {
-        lines.push({ record: parseRecord(JSON.parse(text)), end: nl + 1 })
+        const value: unknown = JSON.parse(text)
+        rawSessionId(value, sessionIds)
+        lines.push({ record: parseRecord(value), end: nl + 1 })
       } catch {
         skipped++
       }
     }
     start = nl + 1
   }
-  const out: ParsedFile = { lines, completeEnd: start, skipped }
+  const out: ParsedFile = { lines, completeEnd: start, skipped, sessionIds }
   if (start < buf.length) {
     try {
-      out.unterminated = { record: parseRecord(JSON.parse(buf.toString('utf8', start))), end: buf.length }
+      const value: unknown = JSON.parse(buf.toString('utf8', start))
+      out.unterminated = { record: parseRecord(value), end: buf.length }
+      rawSessionId(value, sessionIds)
     } catch {
       // A torn write: cut on repair.
     }

@@ -8,12 +8,14 @@ import { toWire } from './errors.js'
 import { parsePush, push } from './push.js'
 import type { Service } from './rpc.js'
 import type { Tenancy } from './tenancy.js'
-import { parseMessage, sendJson } from './ws-json.js'
+import type { JsonLimits } from './json-limits.js'
+import { readMessage, sendJson } from './ws-json.js'
 
 export interface StreamLimits {
   pageSize: number
   maxBatch: number
   maxBuffered: number
+  json: JsonLimits
 }
 
 /**
@@ -137,12 +139,14 @@ export function liveStream(
     },
     onMessage(event, ws) {
       const send = (m: StreamMessage): boolean => sendJson(ws, m, limits.maxBuffered)
-      const msg = parseMessage(event.data)
-      if (msg?.type === 'ping') return void send({ type: 'pong', id: msg.id })
-      if (msg?.type !== 'push') return void send({ type: 'error', id: msg?.id, error: { code: 'session/invalid_request', message: 'session/invalid_request: expected a ping or push message' } })
+      const read = readMessage(event.data, limits.json)
+      if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused).body.error })
+      const { msg } = read
+      if (msg.type === 'ping') return void send({ type: 'pong', id: msg.id })
+      if (msg.type !== 'push') return void send({ type: 'error', id: msg.id, error: { code: 'session/invalid_request', message: 'session/invalid_request: expected a ping or push message' } })
       void (async () => {
         try {
-          const results = await push(service, principal, parsePush(msg, limits.maxBatch))
+          const results = await push(service, principal, parsePush(msg, limits.maxBatch), Buffer.byteLength(event.data as string))
           send({ type: 'pushed', id: msg.id, results })
         } catch (e) {
           send({ type: 'error', id: msg.id, error: toWire(e).body.error })

@@ -1,6 +1,4 @@
-import {
-  META_FIELDS, parseSessionEntry, parseSessionMeta, SessionError, type MetaField, type ReplicaChange, type ReplicaResult, type SessionMeta,
-} from '@colloquy/core'
+import { isValidId, parseReplicaChange, SessionError, type ReplicaChange, type ReplicaResult } from '@colloquy/core'
 import type { Principal } from './auth.js'
 import { invalidRequest, tooLarge } from './errors.js'
 import type { Service } from './rpc.js'
@@ -14,48 +12,6 @@ export interface PushMutation {
 export type PushResult = { readonly id: number | string } & ReplicaResult
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
-const str = (v: unknown, path: string): string => {
-  if (typeof v !== 'string') throw invalidRequest(`${path}: expected a string`)
-  return v
-}
-
-function parseMeta(v: unknown, path: string): SessionMeta {
-  const meta = parseSessionMeta(v, path)
-  return meta.updated_at === undefined ? { ...meta, updated_at: meta.created_at } : meta
-}
-
-/** The meta fields a pushed meta change edited (the others are left as the server has them). */
-function parseFields(v: unknown, path: string): MetaField[] {
-  if (!Array.isArray(v) || !v.every((f) => (META_FIELDS as readonly unknown[]).includes(f))) {
-    throw invalidRequest(`${path}: expected an array of ${META_FIELDS.join(', ')}`)
-  }
-  return v as MetaField[]
-}
-
-/** Validates one change with the core's parsers for metas and entries. */
-export function parseChange(v: unknown, path: string): ReplicaChange {
-  if (!isObject(v)) throw invalidRequest(`${path}: expected an object`)
-  switch (v.type) {
-    case 'meta':
-      if (v.create != null && typeof v.create !== 'boolean') throw invalidRequest(`${path}.create: expected a boolean`)
-      if (v.fields != null && !(Array.isArray(v.fields) && v.fields.every((f) => (META_FIELDS as readonly unknown[]).includes(f)))) {
-        throw invalidRequest(`${path}.fields: expected a list of ${META_FIELDS.join(', ')}`)
-      }
-      return { type: 'meta', meta: parseMeta(v.meta, `${path}.meta`), ...(v.create === true && { create: true }), ...(v.fields != null && { fields: v.fields as MetaField[] }) }
-    case 'entry': {
-      const base = v.base_revision
-      if (base != null && !(Number.isSafeInteger(base) && (base as number) >= 0)) throw invalidRequest(`${path}.base_revision: expected null or a non-negative integer`)
-      return { type: 'entry', session_id: str(v.session_id, `${path}.session_id`), entry: parseSessionEntry(v.entry, `${path}.entry`), base_revision: (base as number | null | undefined) ?? null }
-    }
-    case 'leaf':
-      if (v.entry_id != null && typeof v.entry_id !== 'string') throw invalidRequest(`${path}.entry_id: expected a string or null`)
-      return { type: 'leaf', session_id: str(v.session_id, `${path}.session_id`), entry_id: (v.entry_id as string | null | undefined) ?? null }
-    case 'delete':
-      return { type: 'delete', session_id: str(v.session_id, `${path}.session_id`) }
-    default:
-      throw invalidRequest(`${path}.type: expected one of meta, entry, leaf, delete`)
-  }
-}
 
 /** `{ mutations: [{ id, change }] }`, all checked before anything is applied. */
 export function parsePush(body: unknown, maxBatch: number): PushMutation[] {
@@ -64,8 +20,9 @@ export function parsePush(body: unknown, maxBatch: number): PushMutation[] {
   return body.mutations.map((m: unknown, i) => {
     const path = `mutations[${i}]`
     if (!isObject(m)) throw invalidRequest(`${path}: expected an object`)
-    if (typeof m.id !== 'number' && typeof m.id !== 'string') throw invalidRequest(`${path}.id: expected a number or a string`)
-    return { id: m.id, change: parseChange(m.change, `${path}.change`) }
+    // The outbox key is echoed back: an id like any other (a safe integer, or a string within the id bounds).
+    if (!Number.isSafeInteger(m.id) && !isValidId(m.id)) throw invalidRequest(`${path}.id: expected an integer or an id of at most 255 UTF-8 bytes`)
+    return { id: m.id as number | string, change: parseReplicaChange(m.change, `${path}.change`) }
   })
 }
 
@@ -79,7 +36,7 @@ const rejected = (e: SessionError): ReplicaResult => ({ status: 'rejected', code
  * `push`): one result per mutation. With tenancy, a session's metas carry the caller as owner,
  * and changes to sessions the caller does not own answer as for an unknown session.
  */
-export async function push(service: Service, principal: Principal | undefined, mutations: readonly PushMutation[]): Promise<PushResult[]> {
+export async function push(service: Service, principal: Principal | undefined, mutations: readonly PushMutation[], bytes = 0): Promise<PushResult[]> {
   const { store, tenancy } = service
   const results: Array<ReplicaResult | undefined> = new Array(mutations.length)
   const admitted: Array<{ at: number; change: ReplicaChange }> = []
@@ -106,12 +63,24 @@ export async function push(service: Service, principal: Principal | undefined, m
     }
     admitted.push({ at, change })
   }
+  // Against the caller's quotas: the body's size, and every session it creates.
+  let quota = (): void => {}
+  if (service.usage && admitted.length) {
+    const creates = new Set(admitted.filter((a) => a.change.type === 'meta' && a.change.create && !store.engine.state.sessions.has(sessionOf(a.change))).map((a) => sessionOf(a.change)))
+    try {
+      quota = await service.usage.admit(principal ?? '', bytes, creates.size)
+    } catch (e) {
+      for (const release of releases) release()
+      throw e
+    }
+  }
   try {
     if (admitted.length) {
       const applied = await store.applyReplica(admitted.map((a) => a.change), { policy: 'push' })
       admitted.forEach((a, i) => (results[a.at] = applied[i]))
     }
   } finally {
+    quota()
     for (const release of releases) release()
   }
   return mutations.map((m, i) => ({ id: m.id, ...results[i]! }))

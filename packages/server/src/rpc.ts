@@ -2,10 +2,28 @@ import { FUNCTION_IDS, parseRequest, type FunctionId, type FunctionMap, type Sto
 import type { Principal } from './auth.js'
 import { HttpError } from './errors.js'
 import { notFound, type Tenancy } from './tenancy.js'
+import type { Usage } from './usage.js'
 
 export interface Service {
   readonly store: Store
   readonly tenancy: Tenancy
+  /** Per-principal quotas; absent: none. */
+  readonly usage?: Usage
+}
+
+/** Functions that add to what a session stores (their body size is the estimate of how much). */
+const WRITES = new Set<FunctionId>(['session::set-meta', 'session::set-status', 'session::append', 'session::append-many', 'session::update-message', 'session::set-active-leaf'])
+
+/** Reserves what a call may add against the caller's quotas (403 past them), until it settles. */
+async function admit(service: Service, principal: Principal | undefined, fn: FunctionId, req: { session_id?: string }, bytes: number): Promise<() => void> {
+  const { usage, store } = service
+  if (!usage) return () => {}
+  const owner = principal ?? ''
+  if (fn === 'session::create') return usage.admit(owner, bytes, 1)
+  if (fn === 'session::ensure') return usage.admit(owner, bytes, store.engine.state.sessions.has(req.session_id ?? '') ? 0 : 1)
+  // A fork copies the path it forks: at most the whole source session.
+  if (fn === 'session::fork') return usage.admit(owner, bytes + (await usage.bytesOf(req.session_id ?? '')), 1)
+  return WRITES.has(fn) ? usage.admit(owner, bytes) : () => {}
 }
 
 const isFunction = (fn: string): fn is FunctionId => (FUNCTION_IDS as readonly string[]).includes(fn)
@@ -22,9 +40,18 @@ function unknownSession(fn: FunctionId, session_id: string): unknown {
  * input is rejected before any tenancy decision), then scoped: `undefined` principal means an
  * unscoped server (no auth configured, or tenancy off).
  */
-export async function callAs(service: Service, principal: Principal | undefined, fn: string, body: unknown): Promise<unknown> {
+export async function callAs(service: Service, principal: Principal | undefined, fn: string, body: unknown, bytes = 0): Promise<unknown> {
   if (!isFunction(fn)) throw new HttpError(404, 'session/invalid_request', `unknown function ${fn}`)
   const req = parseRequest(fn, body) as FunctionMap[FunctionId][0]
+  const release = await admit(service, principal, fn, req as { session_id?: string }, bytes)
+  try {
+    return await scoped(service, principal, fn, req)
+  } finally {
+    release()
+  }
+}
+
+async function scoped(service: Service, principal: Principal | undefined, fn: FunctionId, req: FunctionMap[FunctionId][0]): Promise<unknown> {
   const { store, tenancy } = service
   if (principal === undefined) return store.call(fn, req)
 

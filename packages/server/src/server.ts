@@ -5,13 +5,15 @@ import { createNodeWebSocket } from '@hono/node-ws'
 import { createStore, type IdKind, type Storage, type Store } from '@colloquy/core'
 import { Hono } from 'hono'
 import { createApp, type Env, type Limits } from './app.js'
+import { DEFAULT_JSON_LIMITS } from './json-limits.js'
 import { authenticator, type AuthOptions } from './auth.js'
 import { hasOwnFeed, type ChangeFeed } from './change-feed.js'
 import { ChangeLog } from './change-log.js'
 import { fileStorage } from './file-storage.js'
 import { LiveHub } from './live.js'
-import { Tenancy } from './tenancy.js'
+import { OWNER_KEY, Tenancy } from './tenancy.js'
 import { TestControls } from './test-mode.js'
+import { hasUsageSource, Usage } from './usage.js'
 
 export interface ServerOptions extends AuthOptions {
   /** Where sessions live; default `fileStorage({ dir: './data' })`. */
@@ -50,13 +52,23 @@ export interface ColloquyServer {
   close(): Promise<void>
 }
 
+/** Defaults of every limit; packages/server/README.md ("Limits") says why each. */
 const DEFAULT_LIMITS: Limits = {
   maxBodyBytes: 4 * 1024 * 1024,
   maxBatch: 1000,
   pullLimit: 500,
   maxPullLimit: 5000,
   maxBuffered: 16 * 1024 * 1024,
+  ...DEFAULT_JSON_LIMITS,
+  requestsPerSecond: 200,
+  requestBurst: 400,
+  maxSockets: 32,
+  maxSessions: 100_000,
+  maxStoredBytes: 1024 * 1024 * 1024,
 }
+
+/** Per-principal limits an open (single-user, unauthenticated) server leaves off unless told. */
+const PER_PRINCIPAL = ['requestsPerSecond', 'maxSockets', 'maxSessions', 'maxStoredBytes'] as const
 
 const LOCAL_ORIGIN = /^https?:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/
 
@@ -65,9 +77,21 @@ const version = (createRequire(import.meta.url)('../package.json') as { version:
 /** The sync server: the core's domain service over `storage`, behind HTTP and WebSockets. */
 export async function createServer(options: ServerOptions = {}): Promise<ColloquyServer> {
   const log = options.log ?? ((m: string) => console.error(`[colloquy-server] ${m}`))
+  const authenticate = authenticator(options)
+  const given = Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)) as Partial<Limits>
+  const defaults: Limits = { ...DEFAULT_LIMITS }
+  if (!authenticate) for (const k of PER_PRINCIPAL) defaults[k] = 0
+  const limits: Limits = { ...defaults, ...given }
+  const tenancyOn = options.tenancy ?? authenticate !== undefined
   const storage = options.storage ?? fileStorage({ dir: './data' })
+  // Quotas are kept per `metadata.owner` (the principal) with tenancy, for the whole server
+  // without; a shared database counts them itself (every instance's writes).
+  const usage = limits.maxSessions > 0 || limits.maxStoredBytes > 0
+    ? new Usage(storage, limits, (m) => (tenancyOn && typeof m?.[OWNER_KEY] === 'string' ? m[OWNER_KEY] : ''), hasUsageSource(storage) ? { usage: storage, perOwner: tenancyOn } : undefined)
+    : undefined
+  const counted = usage?.storage ?? storage
   // A storage shared by several processes keeps the change log itself; otherwise it is kept here.
-  const changes: ChangeFeed = hasOwnFeed(storage) ? storage.changeFeed() : new ChangeLog(storage)
+  const changes: ChangeFeed = hasOwnFeed(counted) ? counted.changeFeed() : new ChangeLog(counted)
   const test = options.testMode ? new TestControls() : undefined
   const store = await createStore({
     storage: changes.storage,
@@ -78,12 +102,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     cache: options.cache ?? (hasOwnFeed(storage) ? { maxBytes: 64 * 1024 * 1024 } : undefined),
   })
   changes.attach(store.engine)
-  const authenticate = authenticator(options)
   const origins = options.origins ?? (authenticate ? '*' : undefined)
   const allowOrigin = origins === '*' ? () => true : origins ? (o: string) => origins.includes(o) : (o: string) => LOCAL_ORIGIN.test(o)
-  const limits: Limits = { ...DEFAULT_LIMITS, ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)) }
   const tenancy = new Tenancy(store.engine)
-  const service = { store, changes, tenancy, hub: new LiveHub(changes, tenancy) }
+  const service = { store, changes, tenancy, usage, hub: new LiveHub(changes, tenancy) }
 
   const app = new Hono<Env>()
   const ws = createNodeWebSocket({ app })
@@ -92,7 +114,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   createApp({
     service,
     authenticate,
-    tenancy: options.tenancy ?? authenticate !== undefined,
+    tenancy: tenancyOn,
     allowOrigin,
     limits,
     upgradeWebSocket: ws.upgradeWebSocket,

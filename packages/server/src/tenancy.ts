@@ -1,6 +1,9 @@
 import { jsonEqual, metadataMatches, SessionError, type Engine, type JsonObject } from '@colloquy/core'
 import type { Principal } from './auth.js'
 
+/** The metadata key naming a session's owner. */
+export const OWNER_KEY = 'owner'
+
 /** Where a session stands for a caller. */
 export type Standing = 'own' | 'foreign' | 'absent'
 
@@ -20,7 +23,7 @@ export class Tenancy {
 
   constructor(
     private readonly engine: Engine,
-    readonly key = 'owner',
+    readonly key = OWNER_KEY,
   ) {}
 
   /** The metadata filter of a principal's sessions. */

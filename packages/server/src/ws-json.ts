@@ -1,30 +1,37 @@
 import type { WSContext } from 'hono/ws'
 import type { WebSocket } from 'ws'
+import { HttpError, invalidRequest } from './errors.js'
+import { parseJson, type JsonLimits } from './json-limits.js'
 
 /** Close code for a consumer that reads slower than the server writes (RFC 6455 "try again later"). */
 export const SLOW_CONSUMER = 1013
 
 /**
- * Sends one JSON message. A client that lets more than `maxBuffered` bytes pile up is
- * disconnected instead of growing the server's memory: it reconnects and pulls from its checkpoint.
+ * Sends one JSON message. A message that would take what the server holds unsent for this client
+ * past `maxBuffered` bytes disconnects it instead (a lone message always goes, so a client that
+ * reads is never cut off by one big page): it reconnects and pulls from its checkpoint.
  */
 export function sendJson(ws: WSContext<WebSocket>, value: unknown, maxBuffered: number): boolean {
   if (ws.readyState !== 1) return false
-  if ((ws.raw?.bufferedAmount ?? 0) > maxBuffered) {
+  const text = JSON.stringify(value)
+  const buffered = ws.raw?.bufferedAmount ?? 0
+  if (buffered > 0 && buffered + Buffer.byteLength(text) > maxBuffered) {
     ws.close(SLOW_CONSUMER, 'slow consumer: reconnect and pull')
     return false
   }
-  ws.send(JSON.stringify(value))
+  ws.send(text)
   return true
 }
 
-/** A text frame as a JSON object, or undefined. */
-export function parseMessage(data: unknown): Record<string, unknown> | undefined {
-  if (typeof data !== 'string') return undefined
+/** A client message: a JSON object from a text frame, parsed with the server's limits, or the reason it is refused. */
+export function readMessage(data: unknown, limits: JsonLimits): { msg: Record<string, unknown> } | { refused: HttpError } {
+  if (typeof data !== 'string') return { refused: invalidRequest('expected a text frame holding a JSON object') }
   try {
-    const v: unknown = JSON.parse(data)
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined
-  } catch {
-    return undefined
+    const v = parseJson(data, limits)
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return { msg: v as Record<string, unknown> }
+    return { refused: invalidRequest('expected a JSON object') }
+  } catch (e) {
+    return { refused: e instanceof HttpError ? e : invalidRequest(String(e)) }
   }
 }
+

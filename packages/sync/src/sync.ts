@@ -62,6 +62,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   /** During a full resync: what the server sent, so that what it lacks can be pushed again. */
   let resync: { sessions: Set<string>; entries: Set<string>; leaves: Map<string, string> } | undefined
   let stream: { close(): void } | undefined
+  let streamRefusals = 0
   let wakeUp: (() => void) | undefined
   let dirty = true
   let flushWaiters: Array<() => void> = []
@@ -305,6 +306,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
           return
         }
         if (m.type === 'ready') {
+          streamRefusals = 0
           if (m.checkpoint !== undefined) void apply([], m.checkpoint).catch(() => wake())
           return
         }
@@ -322,7 +324,10 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       },
       (error) => {
         stream = undefined
-        if (error) wake()
+        if (!error) return
+        // Refused for too many sockets: come back later, not at once (reset once a stream is ready).
+        if (error instanceof TransportError && error.status === 429) setTimeout(wake, backoffDelay(++streamRefusals))
+        else wake()
       },
       epoch,
     )
@@ -333,16 +338,17 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     stream = undefined
   }
 
-  const pause = (ms: number, signal: AbortSignal): Promise<void> =>
+  /** Waits `ms`, or until woken (new local changes, `online`) when `wakeable`, or stopped. */
+  const pause = (ms: number, signal: AbortSignal, wakeable = true): Promise<void> =>
     new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer)
-        wakeUp = undefined
+        if (wakeUp === done) wakeUp = undefined
         signal.removeEventListener('abort', done)
         resolve()
       }
       const timer = ms === Infinity ? undefined : setTimeout(done, ms)
-      wakeUp = done
+      if (wakeable) wakeUp = done
       signal.addEventListener('abort', done)
     })
 
@@ -384,10 +390,16 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       } catch (e) {
         if (signal.aborted) break
         closeStream()
-        failures++
         const fatal = e instanceof TransportError && !e.retryable
+        // A server that says when to come back (429, 503 with Retry-After) is taken at its word,
+        // plus jitter so throttled clients do not return in lockstep, rather than growing the
+        // backoff. The outbox is left as it is and pushed again then.
+        const asked = e instanceof TransportError && e.retryable ? e.retryAfterMs : undefined
+        if (asked === undefined) failures++
         setStatus({ state: isOffline() ? 'offline' : 'error', error: e instanceof Error ? e.message : String(e) })
-        await pause(fatal ? Math.max(backoffDelay(failures), 30_000) : backoffDelay(failures), signal)
+        const delay = asked !== undefined ? Math.max(asked, 250) + Math.random() * Math.min(asked, 1000) : fatal ? Math.max(backoffDelay(failures), 30_000) : backoffDelay(failures)
+        // Told when to come back: new local changes do not cut that wait short.
+        await pause(delay, signal, asked === undefined)
       }
     }
     closeStream()

@@ -23,6 +23,8 @@ export class TransportError extends Error {
     message: string,
     readonly retryable: boolean,
     readonly status?: number,
+    /** How long the server asked the client to wait (`Retry-After` of a 429 or 503), in ms. */
+    readonly retryAfterMs?: number,
   ) {
     super(message)
     this.name = 'TransportError'
@@ -30,6 +32,14 @@ export class TransportError extends Error {
 }
 
 const epochParam = (epoch: string | undefined): string => (epoch === undefined ? '' : `&epoch=${encodeURIComponent(epoch)}`)
+
+/** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null || value.trim() === '') return undefined
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000
+  const at = Date.parse(value)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
+}
 
 export function httpTransport(options: HttpTransportOptions): Transport {
   const base = options.url.replace(/\/+$/, '')
@@ -47,7 +57,7 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     const body = (await res.json().catch(() => undefined)) as { error?: { code: string; message: string } } | undefined
     if (!res.ok) {
       const text = body?.error ? `${body.error.message}` : `HTTP ${res.status}`
-      throw new TransportError(text, res.status >= 500 || res.status === 429 || res.status === 408, res.status)
+      throw new TransportError(text, res.status >= 500 || res.status === 429 || res.status === 408, res.status, retryAfter(res.headers.get('retry-after')))
     }
     if (body === undefined) throw new TransportError('malformed response', true, res.status)
     return body as T
@@ -82,7 +92,8 @@ export function httpTransport(options: HttpTransportOptions): Transport {
         }
       }
       ws.onerror = () => finish(new TransportError('stream error', true))
-      ws.onclose = (ev: CloseEvent) => finish(ev.code === 1000 ? undefined : new TransportError(`stream closed (${ev.code})`, ev.code !== 4401, ev.code === 4401 ? 401 : undefined))
+      // 4401 and 4429 are the server's WebSocket forms of HTTP 401 and 429.
+      ws.onclose = (ev: CloseEvent) => finish(ev.code === 1000 ? undefined : new TransportError(`stream closed (${ev.code})`, ev.code !== 4401, ev.code === 4401 ? 401 : ev.code === 4429 ? 429 : undefined))
       return {
         close() {
           closed = true

@@ -35,7 +35,8 @@ export async function startServer(root: string, storage: readonly string[], toke
   const cli = join(root, 'packages/server/dist/cli.js')
   if (!existsSync(cli)) throw new Error(`S4: ${cli} is missing (pnpm build)`)
   const extra = process.env.S4_SERVER_ARGS?.split(' ').filter(Boolean) ?? []
-  const args = [cli, '--host', '127.0.0.1', '--port', '0', ...storage, ...(tokensFile ? ['--tokens-file', tokensFile] : []), ...extra]
+  // Throughput is measured without the per-principal request rate (a policy, not a cost).
+  const args = [cli, '--host', '127.0.0.1', '--port', '0', ...storage, ...(tokensFile ? ['--tokens-file', tokensFile] : []), '--requests-per-second', '0', ...extra]
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   const url = await new Promise<string>((resolve, reject) => {

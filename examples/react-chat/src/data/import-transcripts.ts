@@ -4,7 +4,8 @@ import { displayTitle } from 'chat-kit'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import wasmUrl from 'sql.js/dist/sql-wasm-browser.wasm?url'
 
-// Transcripts from other tools (Claude Code, Codex, Gemini CLI, OpenCode, unified JSON, OPA)
+// Transcripts from other tools (Claude Code, Codex, Gemini CLI, OpenCode, unified JSON, OPA) and
+// chat history exported from ChatGPT, Claude.ai and Open WebUI (one chat per conversation)
 // into the store, one file at a time. The importer streams the file and writes all or nothing;
 // this only queues the files and keeps what the panel shows about each. The importers load on
 // the first import, so they cost the app's first paint nothing.
@@ -51,7 +52,7 @@ const isFormatError = (e: unknown): e is FormatError =>
 export function importErrorText(e: unknown): string {
   if (isFormatError(e)) {
     if (e.code === 'format/unknown') {
-      return `Not a transcript this app can read (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON or OPA). ${NOTHING}`
+      return `Not a transcript this app can read (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA, or a ChatGPT, Claude.ai or Open WebUI export). ${NOTHING}`
     }
     const text = e.message.slice(e.code.length + 2).replace(/;?\s*nothing was written\.?$/i, '')
     return `${text.charAt(0).toUpperCase()}${text.slice(1)}. ${NOTHING}`

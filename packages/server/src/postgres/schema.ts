@@ -5,8 +5,8 @@ import type pg from 'pg'
  * `colloquy_migrations`; instances starting at once take turns on an advisory lock, so the
  * second finds the work done.
  *
- * - `colloquy_sessions`: one row per session, its head (meta, leaf, version `v`); the row lock
- *   taken by a commit serializes the writes of a session.
+ * - `colloquy_sessions`: one row per session, its head (meta, leaf, version `v`) and `bytes`
+ *   (what it stores, for quotas); the row lock taken by a commit serializes its writes.
  * - `colloquy_entries`: one row per entry, its current version (`pos` keeps first-write order).
  * - `colloquy_changes`: the change log, one record per key (as `change-index.ts` describes),
  *   `seq` taken from the clock row inside the commit, so sequence order is commit order.
@@ -56,6 +56,12 @@ const MIGRATIONS: readonly string[] = [
      value json NOT NULL,
      PRIMARY KEY (store, key)
    );`,
+  // Per-principal quotas read what each session stores (the JSON of its meta and entries), kept
+  // in the row by every commit so that no count sums a long session again.
+  `ALTER TABLE colloquy_sessions ADD COLUMN bytes bigint NOT NULL DEFAULT 0;
+   UPDATE colloquy_sessions s SET bytes = octet_length(s.meta::text)
+     + coalesce((SELECT sum(octet_length(e.entry::text)) FROM colloquy_entries e WHERE e.session_id = s.id), 0);
+   CREATE INDEX colloquy_sessions_owner ON colloquy_sessions (owner);`,
 ]
 
 /** An arbitrary constant: the advisory lock migrations run under. */

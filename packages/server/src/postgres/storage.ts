@@ -5,6 +5,7 @@ import { parentsFirst } from '../change-log.js'
 import { recordKey, type ChangeKind } from '../change-index.js'
 import { fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
 import { PostgresFeed } from './feed.js'
+import type { UsageSource } from '../usage.js'
 import { migrate } from './schema.js'
 
 export interface PostgresStorageOptions {
@@ -24,6 +25,8 @@ export interface PostgresStorageOptions {
   /** Fault injection for crash tests: inside the n-th commit, after the version bump, before COMMIT. */
   afterVersionBump?: (commit: number) => void | Promise<void>
 }
+
+const byteSize = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
 
 interface Rec {
   kind: ChangeKind
@@ -46,7 +49,7 @@ interface Rec {
  *   commit below n (a sequence would not: its values are taken before commit).
  * - After COMMIT a `NOTIFY` carrying only the new head tells other instances to read the log.
  */
-export function postgresStorage(options: PostgresStorageOptions): FeedStorage & { readonly pool: pg.Pool } {
+export function postgresStorage(options: PostgresStorageOptions): FeedStorage & UsageSource & { readonly pool: pg.Pool } {
   if (!options.pool && !options.connectionString) throw new Error('postgresStorage: give a connectionString or a pool')
   const warn = options.warn ?? ((m: string) => console.warn(`[colloquy postgresStorage] ${m}`))
   const own = !options.pool
@@ -139,16 +142,50 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       )
     }
     const inserted = new Set<string>()
-    const rows = [...ws.entries].flatMap(([id, m]) => [...m.values()].map((e) => [id, e] as const))
+    // What each existing session's stored size changes by (new sessions are summed below).
+    const grew = new Map<string, number>()
+    const grow = (id: string, by: number): void => {
+      if (by !== 0 && before(id)) grew.set(id, (grew.get(id) ?? 0) + by)
+    }
+    for (const [id, head] of ws.heads) {
+      const old = before(id)
+      if (old) grow(id, byteSize(head.meta) - byteSize(old.meta))
+    }
+    const rows = [...ws.entries].flatMap(([id, m]) => [...m.values()].map((e) => [id, e, JSON.stringify(e)] as const))
     if (rows.length) {
-      const res = await client.query<{ session_id: string; id: string }>(
-        `INSERT INTO colloquy_entries (session_id, id, entry)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::json[])
-         ON CONFLICT (session_id, id) DO UPDATE SET entry = EXCLUDED.entry
-         RETURNING session_id, id, (xmax = 0) AS inserted`,
-        [rows.map(([id]) => toDb(id)), rows.map(([, e]) => toDb(e.id)), rows.map(([, e]) => JSON.stringify(e))],
+      // The old sizes are read in the same statement (a CTE sees the rows before the upsert).
+      const res = await client.query<{ session_id: string; id: string; inserted: boolean; old: number }>(
+        `WITH n AS (SELECT * FROM unnest($1::text[], $2::text[], $3::json[]) AS n(s, i, entry)),
+         old AS (SELECT e.session_id, e.id, octet_length(e.entry::text) AS b FROM colloquy_entries e JOIN n ON e.session_id = n.s AND e.id = n.i),
+         ins AS (INSERT INTO colloquy_entries (session_id, id, entry) SELECT s, i, entry FROM n
+                 ON CONFLICT (session_id, id) DO UPDATE SET entry = EXCLUDED.entry
+                 RETURNING session_id, id, (xmax = 0) AS inserted)
+         SELECT ins.session_id, ins.id, ins.inserted, coalesce(old.b, 0)::int AS old FROM ins LEFT JOIN old ON old.session_id = ins.session_id AND old.id = ins.id`,
+        [rows.map(([id]) => toDb(id)), rows.map(([, e]) => toDb(e.id)), rows.map(([, , text]) => text)],
       )
-      for (const r of res.rows as Array<{ session_id: string; id: string; inserted: boolean }>) if (r.inserted) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id)}`)
+      const sizes = new Map(rows.map(([id, e, text]) => [`${id}\u0000${e.id}`, Buffer.byteLength(text)]))
+      for (const r of res.rows) {
+        const key = `${fromDb(r.session_id)}\u0000${fromDb(r.id)}`
+        if (r.inserted) inserted.add(key)
+        grow(fromDb(r.session_id), (sizes.get(key) ?? 0) - r.old)
+      }
+    }
+    if (grew.size) {
+      const list = [...grew]
+      await client.query('UPDATE colloquy_sessions s SET bytes = s.bytes + d.by FROM unnest($1::text[], $2::bigint[]) AS d(id, by) WHERE s.id = d.id', [
+        list.map(([id]) => toDb(id)),
+        list.map(([, by]) => by),
+      ])
+    }
+    const created = [...ws.heads.keys()].filter((id) => !before(id))
+    if (created.length) {
+      // Summed once, at creation: a bulk import may have written its entries in earlier commits.
+      await client.query(
+        `UPDATE colloquy_sessions s SET bytes = octet_length(s.meta::text)
+           + coalesce((SELECT sum(octet_length(e.entry::text)) FROM colloquy_entries e WHERE e.session_id = s.id), 0)
+         WHERE s.id = ANY($1)`,
+        [created.map(toDb)],
+      )
     }
 
     // The records, in the change log's dependency order (as `ChangeLog.plan`): tombstones,
@@ -236,7 +273,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     return head
   }
 
-  const storage: FeedStorage & { readonly pool: pg.Pool } = {
+  const storage: FeedStorage & UsageSource & { readonly pool: pg.Pool } = {
     name: 'postgres',
     pool,
     async open() {
@@ -252,6 +289,14 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       return rows.map((r) => ({ key: r.key, value: r.value }))
     },
     changeFeed: () => feed,
+    async usageOf(owner) {
+      const r = (await pool.query<{ sessions: number; bytes: string }>('SELECT count(*)::int AS sessions, coalesce(sum(bytes), 0)::bigint AS bytes FROM colloquy_sessions WHERE $1::text IS NULL OR owner = $1', [owner])).rows[0]
+      return { sessions: r.sessions, bytes: Number(r.bytes) }
+    },
+    async sessionBytes(id) {
+      const r = (await pool.query<{ bytes: string }>('SELECT bytes FROM colloquy_sessions WHERE id = $1', [toDb(id)])).rows[0]
+      return r ? Number(r.bytes) : 0
+    },
     close() {
       feed.close()
       if (own) void pool.end().catch(() => {})

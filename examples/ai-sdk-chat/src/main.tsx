@@ -1,0 +1,11 @@
+import { StrictMode } from 'react'
+import { createRoot } from 'react-dom/client'
+import { createStore, indexedDbStorage } from '@colloquy/core'
+import { App } from './App.js'
+import 'chat-kit/frameworks.css'
+
+const root = createRoot(document.getElementById('root')!)
+createStore({ storage: indexedDbStorage({ name: 'colloquy-ai-sdk' }) }).then(
+  (store) => root.render(<StrictMode><App store={store} /></StrictMode>),
+  (error: unknown) => root.render(<p role="alert">Could not open the chat database: {error instanceof Error ? error.message : String(error)}</p>),
+)

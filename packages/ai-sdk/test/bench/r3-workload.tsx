@@ -1,0 +1,119 @@
+import { memo, useLayoutEffect, type ReactNode } from 'react'
+import { createRoot } from 'react-dom/client'
+import { Chat, useChat } from '@ai-sdk/react'
+import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai'
+import { createStore, indexedDbStorage, type AgentMessage } from '@colloquy/core'
+import { createThread } from '@colloquy/parts'
+import { ColloquyChat } from '../../src/index.js'
+import type { BenchContext, Workload } from '../../../../test/bench/types.js'
+import { chunkText, measureR3, r3, r3Rows, R3_MESSAGES, type R3Pass } from '../../../../test/bench/subjects/r3.js'
+
+const textOf = (m: UIMessage): string => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
+
+/** A memoized row, as useChat apps write them; the streaming one reports what it committed. */
+const Row = memo(function Row({ message, last }: { message: UIMessage; last: boolean }): ReactNode {
+  r3.renders++
+  const text = textOf(message)
+  useLayoutEffect(() => {
+    if (last) r3.shown(text)
+  }, [text, last])
+  return <p>{text}</p>
+})
+
+function View({ chat }: { chat: Chat<UIMessage> }): ReactNode {
+  const { messages } = useChat({ chat })
+  return messages.map((m, i) => <Row key={m.id} message={m} last={i === messages.length - 1} />)
+}
+
+/** Streams `chunks` text deltas, each once the previous text is on screen. */
+function streamingTransport(chunks: number): ChatTransport<UIMessage> {
+  return {
+    async sendMessages() {
+      let i = -1
+      return new ReadableStream<UIMessageChunk>({
+        async pull(controller) {
+          if (i === -1) {
+            controller.enqueue({ type: 'start' })
+            controller.enqueue({ type: 'text-start', id: 't' })
+            i = 0
+            return
+          }
+          if (i === chunks) {
+            controller.enqueue({ type: 'text-end', id: 't' })
+            controller.enqueue({ type: 'finish' })
+            controller.close()
+            return
+          }
+          const shown = r3.until(chunkText(i))
+          controller.enqueue({ type: 'text-delta', id: 't', delta: `tok${i} ` })
+          i++
+          await shown
+        },
+      })
+    },
+    async reconnectToStream() {
+      return null
+    },
+  }
+}
+
+const history = (n: number): AgentMessage[] => Array.from({ length: n }, (_, i) =>
+  i % 2 === 0
+    ? { role: 'user', content: [{ type: 'text', text: `question ${i}` }], timestamp: i }
+    : { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: i })
+
+async function mounted(chat: { messages: unknown[] }, n: number): Promise<void> {
+  const end = performance.now() + 60_000
+  while (chat.messages.length !== n) {
+    if (performance.now() > end) throw new Error('timed out mounting the chat')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  await new Promise((r) => setTimeout(r, 50))
+}
+
+async function stream(chat: Chat<UIMessage>): Promise<R3Pass> {
+  const root = createRoot(document.createElement('div'))
+  root.render(<View chat={chat} />)
+  await mounted(chat, R3_MESSAGES - 2)
+  r3.renders = 0
+  const started = performance.now()
+  await chat.sendMessage({ text: 'go' })
+  const wallMs = performance.now() - started
+  const renders = r3.renders
+  root.unmount()
+  return { wallMs, renders }
+}
+
+/** The chat holds 998 messages; the question and the streamed reply make 1,000. */
+async function colloquyPass(ctx: BenchContext, chunks: number): Promise<R3Pass> {
+  const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName('r3-ai-sdk') }) })
+  const session_id = await createThread(store)
+  await store.appendMany({ session_id, messages: history(R3_MESSAGES - 2) })
+  const chat = new ColloquyChat({ store, session_id, transport: streamingTransport(chunks) })
+  await chat.ready
+  const result = await stream(chat as unknown as Chat<UIMessage>)
+  await chat.flush()
+  chat.close()
+  await store.close()
+  return result
+}
+
+async function memoryPass(chunks: number): Promise<R3Pass> {
+  const messages: UIMessage[] = history(R3_MESSAGES - 2).map((m, i) => ({ id: `m${i}`, role: m.role === 'user' ? 'user' : 'assistant', parts: [{ type: 'text', text: (m.content[0] as { text: string }).text }] }))
+  return stream(new Chat({ messages, transport: streamingTransport(chunks) }))
+}
+
+const COLLOQUY = 'colloquy ColloquyChat'
+const MEMORY = 'AI SDK Chat'
+
+const workload: Workload = {
+  id: 'R3',
+  title: 'AI SDK: 1,000 chunks into the last of 1,000 messages, useChat over ColloquyChat (IndexedDB) vs the SDK Chat (memory)',
+  env: 'browser',
+  async run(ctx) {
+    const runs = await measureR3({ [COLLOQUY]: (n: number) => colloquyPass(ctx, n), [MEMORY]: memoryPass }, (m) => ctx.log(m))
+    return r3Rows('AI SDK 6 useChat', COLLOQUY, MEMORY, runs, 'Colloquy persists every chunk to IndexedDB (updateMessage, coalesced by core); the write time after the last chunk is not counted (chat.flush)')
+  },
+}
+
+export default workload

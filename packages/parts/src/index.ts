@@ -1,0 +1,9 @@
+export {
+  blocksToParts, partsToBlocks, outputOf, contentOfOutput, parseDataUrl, isKeptAside, textOfParts, textOf, titleFrom, ATTACHMENT_SCHEME, BLOCK_DATA_PART,
+  type NeutralPart, type TextPart, type ReasoningPart, type ToolPart, type FilePart, type ExtraPart,
+} from './parts.js'
+export { foldTree, partsOf, splitParts, entriesOf, SIDECAR, type ChatNode, type ChatTree, type SidecarData } from './nodes.js'
+export {
+  startReply, stopReply, recoverInterrupted, createThread, THREAD_ROOT, replyLock, isInterrupted, INTERRUPTED_REASON, STOPPED_REASON,
+  type ReplyStart, type ReplyOutcome, type ReplyWriter,
+} from './reply.js'

@@ -1,0 +1,174 @@
+import { SessionError, type ContentBlock, type Json, type SessionMeta, type Store, type Usage } from '@colloquy/core'
+import { SIDECAR, type SidecarData } from './nodes.js'
+
+/** Held while a tab streams a reply into a session (the demo apps use the same name). */
+export const replyLock = (session_id: string): string => `colloquy-reply:${session_id}`
+
+/** The status reason of a session whose reply was cut off by its tab closing. */
+export const INTERRUPTED_REASON = 'interrupted: the tab writing this reply closed'
+
+/**
+ * Every session the adapters create starts with this hidden custom entry (as in the demo apps):
+ * the contract cannot append a second root, so without it the first message could not get an
+ * edited sibling.
+ */
+export const THREAD_ROOT = 'thread_root'
+
+/** The status reason of a reply stopped by the user. */
+export const STOPPED_REASON = 'stopped'
+
+/** True when a session's last reply did not finish: its tab closed mid-stream, or it failed. */
+export const isInterrupted = (meta: SessionMeta | null | undefined): boolean => meta?.status === 'error'
+
+export interface ReplyStart {
+  session_id: string
+  /** The entry the reply answers (the user message, or the end of its folded results). */
+  parent_id: string
+  /** The reply's entry id, when the framework chose one (the AI SDK's message id). */
+  entry_id?: string
+  model: string
+  provider: string
+}
+
+export interface ReplyOutcome {
+  content: ContentBlock[]
+  sidecar?: SidecarData | null
+  stopped?: boolean
+  error?: unknown
+  usage?: Usage
+}
+
+/** A reply being streamed into a session. Bound to its session: switching threads never redirects it. */
+export interface ReplyWriter {
+  readonly session_id: string
+  readonly entry_id: string
+  /** Aborted when Stop is pressed for this session, in this tab or another one. */
+  readonly signal: AbortSignal
+  /** Persists the content so far. Not awaited per chunk: core batches what arrives in one tick. */
+  update(content: ContentBlock[]): void
+  /** Writes the last content and the sidecar, then sets the session `done` (or `error`). Idempotent. */
+  finish(outcome: ReplyOutcome): Promise<void>
+}
+
+/** Replies streaming in this tab, by store name and session, for Stop from any tab. */
+const running = new Map<string, AbortController>()
+const channels = new Map<string, BroadcastChannel | null>()
+const stopKey = (store: Store, session_id: string): string => `${store.storage.name}\u0000${session_id}`
+
+/** The channel Stop is posted on (the demo apps' name, so their tabs and these adapters stop each other). */
+function stopChannel(store: Store): BroadcastChannel | null {
+  const name = store.storage.name
+  if (!channels.has(name)) {
+    const ch = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(`colloquy-chat-stop:${name}`) : null
+    ch?.addEventListener('message', (e: MessageEvent<string>) => running.get(`${name}\u0000${e.data}`)?.abort())
+    channels.set(name, ch)
+  }
+  return channels.get(name)!
+}
+
+/** Stops the reply streaming into `session_id`, whichever tab writes it. */
+export function stopReply(store: Store, session_id: string): void {
+  running.get(stopKey(store, session_id))?.abort()
+  stopChannel(store)?.postMessage(session_id)
+}
+
+/** How long a reply waits for the session's reply lock. */
+const LOCK_WAIT_MS = 1000
+
+const locks = (): LockManager | undefined => (typeof navigator !== 'undefined' ? navigator.locks : undefined)
+
+const gone = (e: unknown): boolean => e instanceof SessionError && (e.code === 'session/not_found' || e.code === 'session/entry_not_found')
+
+/**
+ * Starts a reply: takes the session's reply lock (so other tabs can tell a live reply from an
+ * orphaned one), appends the empty assistant entry and sets the session `working` in one batch.
+ * Rejects when another tab is already replying in this session.
+ */
+export async function startReply(store: Store, start: ReplyStart): Promise<ReplyWriter> {
+  const { session_id } = start
+  stopChannel(store)
+  const controller = new AbortController()
+  let release!: () => void
+  const held = new Promise<void>((r) => (release = r))
+  const lockManager = locks()
+  if (lockManager) {
+    // Queued, not `ifAvailable`: a tab checking for interrupted replies holds the lock for a
+    // moment. A reply streaming elsewhere holds it for long: after a second, this one gives up.
+    await new Promise<void>((resolve, reject) => {
+      lockManager.request(replyLock(session_id), { signal: AbortSignal.timeout(LOCK_WAIT_MS) }, () => {
+        resolve()
+        return held
+      }).catch((e: unknown) => reject(e instanceof DOMException && (e.name === 'AbortError' || e.name === 'TimeoutError') ? new Error('a reply is already streaming in this chat') : e))
+    })
+  }
+  try {
+    const appended = store.append({
+      session_id,
+      parent_id: start.parent_id,
+      ...(start.entry_id !== undefined && { entry_id: start.entry_id }),
+      message: { role: 'assistant', content: [], stop_reason: 'end', model: start.model, provider: start.provider, timestamp: Date.now() },
+    })
+    const status = store.setStatus({ session_id, status: 'working', reason: 'replying' })
+    const [{ entry_id }] = await Promise.all([appended, status])
+    const key = stopKey(store, session_id)
+    running.set(key, controller)
+    let last: Promise<unknown> = Promise.resolve()
+    let failed: unknown = null
+    let finished: Promise<void> | null = null
+    const write = (content: ContentBlock[], usage?: Usage): void => {
+      last = store.updateMessage({ session_id, entry_id, content, ...(usage && { usage }) }).catch((e) => { failed ??= e })
+    }
+    return {
+      session_id,
+      entry_id,
+      signal: controller.signal,
+      update(content) {
+        if (!finished && failed === null) write(content)
+      },
+      finish(outcome) {
+        finished ??= (async () => {
+          try {
+            if (failed === null) write(outcome.content, outcome.usage)
+            await last
+            if (outcome.sidecar) await store.append({ session_id, parent_id: entry_id, custom: { custom_type: SIDECAR, data: outcome.sidecar as unknown as Json } })
+            const error = outcome.error ?? failed
+            if (error) await store.setStatus({ session_id, status: 'error', reason: error instanceof Error ? error.message : String(error) })
+            else await store.setStatus({ session_id, status: 'done', reason: outcome.stopped ? STOPPED_REASON : null })
+          } catch (e) {
+            // The session was deleted mid-reply (here or in another tab): nothing is left to report to.
+            if (!gone(e)) throw e
+          } finally {
+            if (running.get(key) === controller) running.delete(key)
+            release()
+          }
+        })()
+        return finished
+      },
+    }
+  } catch (e) {
+    release()
+    throw e
+  }
+}
+
+/**
+ * Marks sessions left `working` by a tab that closed mid-reply as interrupted (status `error`).
+ * A session whose reply lock is held is still streaming in another tab and is left alone.
+ */
+export async function recoverInterrupted(store: Store, session_ids?: readonly string[]): Promise<void> {
+  const lockManager = locks()
+  if (!lockManager) return
+  const ids = session_ids ?? (await store.list({ status: 'working', limit: 500 })).sessions.map((s) => s.session_id)
+  await Promise.all(ids.map((session_id) =>
+    lockManager.request(replyLock(session_id), { ifAvailable: true }, async (lock) => {
+      const meta = (await store.get({ session_id }))?.meta
+      if (lock && meta?.status === 'working') await store.setStatus({ session_id, status: 'error', reason: INTERRUPTED_REASON })
+    })))
+}
+
+/** A new session with its hidden root entry; resolves with its id. */
+export async function createThread(store: Store, title = ''): Promise<string> {
+  const { session_id } = await store.create({ title })
+  await store.append({ session_id, custom: { custom_type: THREAD_ROOT, data: {} } })
+  return session_id
+}

@@ -1,0 +1,194 @@
+import type { JsonObject, SessionHead, Storage, WriteSet } from '@colloquy/core'
+import { HttpError } from './errors.js'
+
+/** Per-principal storage quotas; 0 turns one off. */
+export interface Quotas {
+  /** Most sessions one principal may hold. */
+  maxSessions: number
+  /** Most bytes one principal may store (the JSON of its metas and entries). */
+  maxStoredBytes: number
+}
+
+interface SessionUsage {
+  owner: string | undefined
+  meta: number
+  entries: Map<string, number>
+  bytes: number
+}
+
+interface OwnerUsage {
+  bytes: number
+  sessions: number
+  /** Admitted by requests still running (so two concurrent writes cannot both slip under). */
+  pendingBytes: number
+  pendingSessions: number
+}
+
+const size = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
+
+/**
+ * A storage shared by several instances counts usage itself, from the database: one instance's
+ * memory would miss what the others wrote.
+ */
+export interface UsageSource {
+  /** Sessions and bytes `owner` holds (`null`: every session, when tenancy is off). */
+  usageOf(owner: string | null): Promise<{ bytes: number; sessions: number }>
+  /** Bytes one session holds. */
+  sessionBytes(session_id: string): Promise<number>
+}
+
+export const hasUsageSource = (s: Storage): s is Storage & UsageSource =>
+  typeof (s as Partial<UsageSource>).usageOf === 'function' && typeof (s as Partial<UsageSource>).sessionBytes === 'function'
+
+export const quotaExceeded = (text: string): HttpError => new HttpError(403, 'session/invalid_request', `quota exceeded: ${text}`)
+
+/**
+ * What each principal stores: sessions and bytes (the JSON size of every session's meta and
+ * current entries). It wraps the storage: counted from the storage itself when it opens (every
+ * session is read once), then kept up to date from what every commit writes, so it is the same
+ * after a restart. Requests are admitted against the quotas before they run (`admit`), with
+ * their body size as the estimate of what they add.
+ */
+export class Usage {
+  readonly storage: Storage
+  private readonly sessions = new Map<string, SessionUsage>()
+  private readonly owners = new Map<string, OwnerUsage>()
+
+  /**
+   * `ownerOf`: the principal a session's metadata charges (all to one when tenancy is off).
+   * `source`: where the figures come from when the storage counts them (then `inner` is used
+   * as it is, not read at open); `perOwner` false charges everything to one figure.
+   */
+  constructor(
+    inner: Storage,
+    private readonly quotas: Quotas,
+    private readonly ownerOf: (metadata: JsonObject | undefined) => string | undefined,
+    private readonly source?: { usage: UsageSource; perOwner: boolean },
+  ) {
+    if (source) {
+      this.storage = inner
+      return
+    }
+    this.storage = {
+      name: inner.name,
+      open: async () => {
+        const heads = await inner.open()
+        for (const head of heads) {
+          const s = this.session(head.meta.session_id)
+          this.charge(s, -1)
+          this.setHead(s, head)
+          // A session the storage cannot read now is counted by its meta until it is written:
+          // counting never stops a start.
+          const entries = await inner.entries(head.meta.session_id).catch(() => [])
+          for (const e of entries) this.setEntry(s, e.id, size(e))
+          this.charge(s, +1)
+        }
+        return heads
+      },
+      entries: (id) => inner.entries(id),
+      transact: async (work) => {
+        let written: WriteSet | undefined
+        await inner.transact(async (reader) => (written = await work(reader)))
+        if (written) this.account(written)
+      },
+      sideRecords: inner.sideRecords && ((store) => inner.sideRecords!(store)),
+      close: () => inner.close(),
+    }
+  }
+
+  /** What `owner` holds now. */
+  of(owner: string): { bytes: number; sessions: number } {
+    const o = this.owners.get(owner)
+    return { bytes: o?.bytes ?? 0, sessions: o?.sessions ?? 0 }
+  }
+
+  /** What `owner` holds now, from the storage's own count when it keeps one. */
+  async held(owner: string): Promise<{ bytes: number; sessions: number }> {
+    return this.source ? this.source.usage.usageOf(this.source.perOwner ? owner : null) : this.of(owner)
+  }
+
+  /** Bytes one session holds (what a fork of it copies at most). */
+  async bytesOf(session_id: string): Promise<number> {
+    return this.source ? this.source.usage.sessionBytes(session_id) : (this.sessions.get(session_id)?.bytes ?? 0)
+  }
+
+  /**
+   * Admits a write that may add `bytes` and `sessions` for `owner`, or throws 403 with nothing
+   * written. The returned release ends the reservation once the write has settled. With a
+   * shared storage the reservations are this instance's: requests admitted at the same moment
+   * on other instances can overshoot a quota by what they carry, never more.
+   */
+  async admit(owner: string, bytes: number, sessions = 0): Promise<() => void> {
+    const { maxSessions, maxStoredBytes } = this.quotas
+    const check = (sessions > 0 && maxSessions > 0) || (bytes > 0 && maxStoredBytes > 0)
+    const held = check ? await this.held(owner) : { bytes: 0, sessions: 0 }
+    // After the await: the check and the reservation below run without a gap.
+    const o = this.owner(owner)
+    if (maxSessions > 0 && sessions > 0 && held.sessions + o.pendingSessions + sessions > maxSessions) {
+      throw quotaExceeded(`at most ${maxSessions} sessions per principal`)
+    }
+    if (maxStoredBytes > 0 && bytes > 0 && held.bytes + o.pendingBytes + bytes > maxStoredBytes) {
+      throw quotaExceeded(`at most ${maxStoredBytes} stored bytes per principal (${held.bytes} stored)`)
+    }
+    o.pendingBytes += bytes
+    o.pendingSessions += sessions
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      o.pendingBytes -= bytes
+      o.pendingSessions -= sessions
+    }
+  }
+
+  private owner(owner: string): OwnerUsage {
+    let o = this.owners.get(owner)
+    if (!o) this.owners.set(owner, (o = { bytes: 0, sessions: 0, pendingBytes: 0, pendingSessions: 0 }))
+    return o
+  }
+
+  private session(id: string): SessionUsage {
+    let s = this.sessions.get(id)
+    if (!s) this.sessions.set(id, (s = { owner: undefined, meta: 0, entries: new Map(), bytes: 0 }))
+    return s
+  }
+
+  /** Adds (+1) or removes (-1) a session's figures from its owner's. */
+  private charge(s: SessionUsage, sign: 1 | -1): void {
+    if (s.owner === undefined) return
+    const o = this.owner(s.owner)
+    o.bytes += sign * s.bytes
+    o.sessions += sign
+  }
+
+  // Sizes change in place (a session's total is never summed again: sessions grow long).
+  private setHead(s: SessionUsage, head: SessionHead): void {
+    s.owner = this.ownerOf(head.meta.metadata) ?? ''
+    const bytes = size(head.meta)
+    s.bytes += bytes - s.meta
+    s.meta = bytes
+  }
+
+  private setEntry(s: SessionUsage, id: string, bytes: number): void {
+    s.bytes += bytes - (s.entries.get(id) ?? 0)
+    s.entries.set(id, bytes)
+  }
+
+  private account(ws: WriteSet): void {
+    for (const id of ws.deleted) {
+      const s = this.sessions.get(id)
+      if (!s) continue
+      this.charge(s, -1)
+      this.sessions.delete(id)
+    }
+    const touched = new Set([...ws.heads.keys(), ...ws.entries.keys()])
+    for (const id of touched) {
+      const s = this.session(id)
+      this.charge(s, -1)
+      const head = ws.heads.get(id)
+      if (head) this.setHead(s, head)
+      for (const e of ws.entries.get(id)?.values() ?? []) this.setEntry(s, e.id, size(e))
+      this.charge(s, +1)
+    }
+  }
+}

@@ -1,0 +1,48 @@
+import { createStore, memoryStorage } from '@colloquy/core'
+import { describe, expect, it } from 'vitest'
+import { Usage } from '../src/usage.js'
+
+const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const ownerOf = (m: { owner?: unknown } | undefined): string => (typeof m?.owner === 'string' ? m.owner : '')
+
+describe('Usage: what each principal stores', () => {
+  it('counts sessions and bytes from commits; an update replaces its entry\'s size; a delete frees it; a reopen counts the same', async () => {
+    const inner = memoryStorage()
+    const usage = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
+    const store = await createStore({ storage: usage.storage, multiTab: false })
+    await store.ensure({ session_id: 'a1', metadata: { owner: 'alice' } })
+    const { entry_id } = await store.append({ session_id: 'a1', message: user('x'.repeat(1000)) })
+    await store.ensure({ session_id: 'b1', metadata: { owner: 'bob' } })
+    const alice = usage.of('alice')
+    expect(alice.sessions).toBe(1)
+    expect(alice.bytes).toBeGreaterThan(1000)
+    expect(alice.bytes).toBeLessThan(2000)
+    expect(usage.of('bob').sessions).toBe(1)
+
+    await store.updateMessage({ session_id: 'a1', entry_id, content: [{ type: 'text', text: 'y'.repeat(1000) }] })
+    expect(Math.abs(usage.of('alice').bytes - alice.bytes)).toBeLessThan(50)
+
+    const reopened = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
+    const again = await createStore({ storage: reopened.storage, multiTab: false })
+    expect(reopened.of('alice')).toStrictEqual(usage.of('alice'))
+    await again.delete({ session_id: 'a1' })
+    expect(reopened.of('alice')).toStrictEqual({ sessions: 0, bytes: 0 })
+    expect(reopened.of('bob').sessions).toBe(1)
+  })
+
+  it('admits against the quotas, counting what concurrent writes reserved until they release it', async () => {
+    const usage = new Usage(memoryStorage(), { maxSessions: 2, maxStoredBytes: 1000 }, ownerOf)
+    await createStore({ storage: usage.storage, multiTab: false })
+    const r1 = await usage.admit('alice', 600, 1)
+    await expect(usage.admit('alice', 600)).rejects.toThrow(/quota exceeded: at most 1000 stored bytes/)
+    const r2 = await usage.admit('alice', 100, 1)
+    await expect(usage.admit('alice', 0, 1)).rejects.toThrow(/quota exceeded: at most 2 sessions/)
+    await expect(usage.admit('bob', 900, 2)).resolves.toBeTypeOf('function')
+    r1()
+    r1()
+    await expect(usage.admit('alice', 800, 1)).resolves.toBeTypeOf('function')
+    r2()
+    // Writes that add nothing (deletes, reads) are never refused.
+    await expect(usage.admit('alice', 0, 0)).resolves.toBeTypeOf('function')
+  })
+})

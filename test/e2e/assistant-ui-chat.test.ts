@@ -1,0 +1,3 @@
+import { frameworkSuite } from './framework-suite.js'
+
+frameworkSuite('assistant-ui-chat')
