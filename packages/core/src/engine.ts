@@ -4,6 +4,7 @@ import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionC
 import type { OpContext } from './context.js'
 import { Draft } from './draft.js'
 import { SessionError } from './errors.js'
+import { jsonEqual } from './json.js'
 import type { EventEnvelope, FunctionId, FunctionMap, SessionEntry } from './model.js'
 import { operations } from './ops/index.js'
 import { State } from './state.js'
@@ -18,6 +19,7 @@ interface Pending {
   /** Internal writes (bulk import, replication) bring their own step. */
   run?: (d: Draft) => unknown
   req: { session_id?: string }
+  guard?: CallGuard
   resolve(value: unknown): void
   reject(error: unknown): void
 }
@@ -28,6 +30,14 @@ export interface AppliedOp {
   readonly request: unknown
   readonly response: unknown
 }
+
+/**
+ * A check run in the commit just before an operation, on its session's head as read inside the
+ * storage transaction (under the session's lock on a storage shared by several processes, so
+ * nothing another process commits can slip between the check and the write). `{ answer }`
+ * settles the call with that answer and nothing written for it; throwing fails the call.
+ */
+export type CallGuard = (head: SessionHead | undefined) => { answer: unknown } | void
 
 /** Runs inside the commit's transaction; what it returns is written atomically with the commit. */
 export type CommitHook = (applied: readonly AppliedOp[], draft: Draft, source: ChangeSource) => readonly SideWrite[]
@@ -84,9 +94,9 @@ export class Engine {
     this.state.load(await this.storage.open())
   }
 
-  submit<K extends FunctionId>(fn: K, req: FunctionMap[K][0]): Promise<FunctionMap[K][1]> {
+  submit<K extends FunctionId>(fn: K, req: FunctionMap[K][0], guard?: CallGuard): Promise<FunctionMap[K][1]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ fn, source: 'local', req: req as Pending['req'], resolve: resolve as Pending['resolve'], reject })
+      this.queue.push({ fn, source: 'local', req: req as Pending['req'], guard, resolve: resolve as Pending['resolve'], reject })
       if (!this.running) this.running = Promise.resolve().then(() => this.drain())
     })
   }
@@ -230,7 +240,9 @@ export class Engine {
           }
           return
         }
-        const fresh = held !== undefined && held.head.v === disk.v
+        // A session deleted and created again elsewhere starts its versions over: the same `v`
+        // may be another session (ids are chosen by callers), so the head must match as well.
+        const fresh = held !== undefined && held.head.v === disk.v && (held.head === disk || (held.head.leaf === disk.leaf && jsonEqual(held.head.meta, disk.meta)))
         if (fresh && (held.entries || !needEntries.has(id))) return
         if (needEntries.has(id) || held?.entries) this.state.setSession(disk, await reader.entries(id))
         else this.state.sessions.set(id, { head: disk })
@@ -246,6 +258,10 @@ export class Engine {
       if (p.fn === 'internal') {
         const response = p.run!(draft)
         return () => p.resolve(response)
+      }
+      if (p.guard) {
+        const stop = p.guard(typeof p.req.session_id === 'string' ? draft.head(p.req.session_id) : undefined)
+        if (stop) return () => p.resolve(stop.answer)
       }
       const op = operations[p.fn] as { run(d: Draft, req: unknown, ctx: OpContext): unknown; write: boolean }
       const response = op.run(draft, p.req, this.ctx)

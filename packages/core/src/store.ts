@@ -2,7 +2,7 @@ import { nanoid } from 'nanoid'
 import { Observable } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './changes.js'
 import type { IdKind, OpContext } from './context.js'
-import { Engine, type CommitHook } from './engine.js'
+import { Engine, type CallGuard, type CommitHook } from './engine.js'
 import { SessionError } from './errors.js'
 import { EventBus } from './events.js'
 import { indexedDbStorage } from './idb-storage.js'
@@ -14,7 +14,7 @@ import {
 } from './model.js'
 import { startRelay } from './relay.js'
 import { applyReplica, type ReplicaChange, type ReplicaPolicy, type ReplicaResult } from './replica.js'
-import type { SideWrite, Storage } from './storage.js'
+import type { SessionHead, SideWrite, Storage } from './storage.js'
 import { parseRequest, replicaChange } from './validate.js'
 
 export interface StoreOptions {
@@ -55,8 +55,8 @@ export interface Store {
   setActiveLeaf(request: Req<'session::set-active-leaf'>): Res<'session::set-active-leaf'>
   fork(request: Req<'session::fork'>): Res<'session::fork'>
   /** Dispatches by function id (`'session::append'` …): what transports and tests use. */
-  call<K extends FunctionId>(functionId: K, request: Req<K>): Res<K>
-  call(functionId: string, request: unknown): Promise<unknown>
+  call<K extends FunctionId>(functionId: K, request: Req<K>, options?: CallOptions): Res<K>
+  call(functionId: string, request: unknown, options?: CallOptions): Promise<unknown>
 
   /** Payloads of one trigger type, filtered by the contract's binding config. */
   on<T extends TriggerType>(type: T, config?: EventConfig | null): Observable<EventMap[T]>
@@ -94,8 +94,18 @@ export interface Store {
   readonly engine: Engine
 }
 
+export interface CallOptions {
+  /** Checked in the commit on the session's head, under its lock (see `CallGuard`). */
+  guard?: CallGuard
+}
+
 export interface ApplyReplicaOptions {
   policy: ReplicaPolicy
+  /**
+   * Checked in the commit for each change, on its session's head as read under its lock:
+   * a result settles that change with it, nothing written for it.
+   */
+  guard?: (change: ReplicaChange, head: SessionHead | undefined) => ReplicaResult | undefined
   /** `remote` (default) for changes that came from elsewhere; `local` ones are recorded for push. */
   source?: ChangeSource
   side?: readonly SideWrite[]
@@ -128,11 +138,11 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
   let closed = false
 
-  const call = (fn: string, request: unknown): Promise<unknown> => {
+  const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
     if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
     if (!(FUNCTION_IDS as readonly string[]).includes(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     try {
-      return engine.submit(fn as FunctionId, parseRequest(fn as FunctionId, request))
+      return engine.submit(fn as FunctionId, parseRequest(fn as FunctionId, request), options?.guard)
     } catch (e) {
       return Promise.reject(e)
     }
@@ -174,7 +184,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica(changes, { policy, source = 'remote', side = [] }) {
+    applyReplica(changes, { policy, source = 'remote', side = [], guard }) {
       if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
       // Replicated changes pass the same validator as requests (ids, names, depth): a hostile
       // server or client is refused before anything is written.
@@ -188,7 +198,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       return engine.submitInternal(
         sessions,
         (d) => {
-          const results = changes.map((c) => applyReplica(d, c, policy, ctx))
+          const results = changes.map((c) => (guard && guard(c, d.head(c.type === 'meta' ? c.meta.session_id : c.session_id))) || applyReplica(d, c, policy, ctx))
           d.side.push(...side)
           return results
         },

@@ -1,4 +1,4 @@
-import { FUNCTION_IDS, parseRequest, type FunctionId, type FunctionMap, type Store } from '@colloquy/core'
+import { FUNCTION_IDS, parseRequest, type FunctionId, type FunctionMap, type SessionHead, type Store } from '@colloquy/core'
 import type { Principal } from './auth.js'
 import { HttpError } from './errors.js'
 import { notFound, type Tenancy } from './tenancy.js'
@@ -73,7 +73,8 @@ async function scoped(service: Service, principal: Principal | undefined, fn: Fu
       if (standing === 'foreign') throw notFound(r.session_id)
       const release = standing === 'absent' && r.session_id !== '' ? tenancy.reserve(principal, r.session_id) : () => {}
       try {
-        const res = await store.call(fn, { ...r, metadata })
+        // Exact across instances: the head is checked again under the session's lock.
+        const res = await store.call(fn, { ...r, metadata }, { guard: (head) => { if (head && !tenancy.owns(principal, head.meta.metadata)) throw notFound(r.session_id) } })
         // Belt and braces: an ensure never hands out another principal's meta.
         if (!tenancy.owns(principal, res.meta.metadata)) throw notFound(r.session_id)
         return res
@@ -84,8 +85,12 @@ async function scoped(service: Service, principal: Principal | undefined, fn: Fu
     default: {
       const r = req as { session_id: string; metadata?: FunctionMap['session::set-meta'][0]['metadata'] }
       if (tenancy.standing(principal, r.session_id) !== 'own') return unknownSession(fn, r.session_id)
-      if (fn === 'session::set-meta' && r.metadata != null) return store.call(fn, { ...r, metadata: tenancy.stamp(principal, r.metadata) })
-      return store.call(fn, req)
+      // The standing above is this instance's view; on a storage shared by several instances the
+      // session may have been deleted and created by someone else meanwhile: checked again in
+      // the commit, under the session's lock.
+      const guard = { guard: (head: SessionHead | undefined) => (head && !tenancy.owns(principal, head.meta.metadata) ? { answer: unknownSession(fn, r.session_id) } : undefined) }
+      if (fn === 'session::set-meta' && r.metadata != null) return store.call(fn, { ...r, metadata: tenancy.stamp(principal, r.metadata) }, guard)
+      return store.call(fn, req, guard)
     }
   }
 }
