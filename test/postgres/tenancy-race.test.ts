@@ -126,3 +126,36 @@ describe('two principals racing on the same ids through two instances', () => {
     }
   }, 60_000)
 })
+
+describe('quotas counted from the database', () => {
+  it("a principal's sessions and bytes count across instances: what one instance admitted, the other refuses past the quota", async () => {
+    db = await cluster.createDatabase()
+    const a = await start('--max-sessions', '3', '--max-stored-bytes', '20000')
+    const b = await start('--max-sessions', '3', '--max-stored-bytes', '20000')
+    await rpc(a.url, 'session::ensure', { session_id: 'q1' }, ALICE)
+    await rpc(b.url, 'session::ensure', { session_id: 'q2' }, ALICE)
+    await rpc(a.url, 'session::ensure', { session_id: 'q3' }, ALICE)
+    for (const url of [a.url, b.url]) expect(await codeOf(rpc(url, 'session::create', {}, ALICE))).toBe('session/invalid_request')
+    // Bob is counted apart.
+    await rpc(b.url, 'session::ensure', { session_id: 'bq' }, BOB)
+    const text = 'x'.repeat(3000)
+    let appended = 0
+    for (let i = 0; ; i++) {
+      const code = await codeOf(rpc(i % 2 ? a.url : b.url, 'session::append', { session_id: 'q1', message: user(text) }, ALICE))
+      if (code !== 'ok') {
+        expect(code).toBe('session/invalid_request')
+        break
+      }
+      appended++
+      expect(appended).toBeLessThan(10)
+    }
+    expect(appended).toBeGreaterThan(3)
+    // Refused on both instances, and nothing of the refused write is stored.
+    for (const url of [a.url, b.url]) expect(await codeOf(rpc(url, 'session::append', { session_id: 'q2', message: user(text) }, ALICE))).toBe('session/invalid_request')
+    expect((await rpc(a.url, 'session::messages', { session_id: 'q1' }, ALICE)).messages).toHaveLength(appended)
+    // Deleting on one instance frees room on the other.
+    await rpc(a.url, 'session::delete', { session_id: 'q1' }, ALICE)
+    await rpc(b.url, 'session::append', { session_id: 'q2', message: user(text) }, ALICE)
+    await rpc(b.url, 'session::ensure', { session_id: 'q4' }, ALICE)
+  }, 60_000)
+})

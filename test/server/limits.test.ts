@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { postJson, rpc, startServer, tempDir, testSocket, user, type ServerProcess } from './helpers.js'
+import { currentDataBackend, postJson, rpc, startServer, storageArgs, testSocket, user, type ServerProcess } from './helpers.js'
 
 // The server's limits against a real process on its file storage: bounded parsing, and the
 // per-principal request rate, WebSockets, sessions and stored bytes.
@@ -13,7 +13,7 @@ const code = async (res: Response): Promise<[number, string | undefined]> => [re
 describe('bounded parsing', () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServer(['--memory', ...tokens])
+    server = await startServer([...(await storageArgs()), ...tokens])
   })
   afterAll(() => server?.stop())
 
@@ -53,10 +53,11 @@ describe('bounded parsing', () => {
 
 describe('per-principal limits', () => {
   let server: ServerProcess
-  let dir: { dir: string; remove(): Promise<void> }
-  const args = () => ['--data-dir', dir.dir, '--no-fsync', ...tokens, '--max-sockets', '2', '--max-sessions', '3', '--max-stored-bytes', '20000']
+  // Kept across the restart below: a data directory, or a database on PostgreSQL.
+  let dir: { args: readonly string[]; remove(): Promise<void> }
+  const args = () => [...dir.args, '--no-fsync', ...tokens, '--max-sockets', '2', '--max-sessions', '3', '--max-stored-bytes', '20000']
   beforeAll(async () => {
-    dir = await tempDir('limits')
+    dir = await currentDataBackend().data()
     server = await startServer(args())
   })
   afterAll(async () => {
@@ -122,7 +123,7 @@ describe('per-principal limits', () => {
 describe('request rate', () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServer(['--memory', ...tokens, '--requests-per-second', '1', '--request-burst', '2'])
+    server = await startServer([...(await storageArgs()), ...tokens, '--requests-per-second', '1', '--request-burst', '2'])
   })
   afterAll(() => server?.stop())
 
@@ -152,7 +153,7 @@ describe('request rate', () => {
 describe('a WebSocket client that stops reading', () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServer(['--memory', ...tokens, '--max-buffered-bytes', '65536'])
+    server = await startServer([...(await storageArgs()), ...tokens, '--max-buffered-bytes', '65536'])
   })
   afterAll(() => server?.stop())
 
@@ -182,7 +183,7 @@ describe('a WebSocket client that stops reading', () => {
 describe('event subscriptions', () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServer(['--memory', ...tokens])
+    server = await startServer([...(await storageArgs()), ...tokens])
   })
   afterAll(() => server?.stop())
 

@@ -68,6 +68,6 @@ export class Draft {
   }
 
   writeSet(side: readonly SideWrite[]): WriteSet {
-    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: [...this.side, ...side] }
+    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: [...this.side, ...side], events: this.events }
   }
 }

@@ -1,4 +1,4 @@
-import type { SessionEntry, SessionMeta } from './model.js'
+import type { EventEnvelope, SessionEntry, SessionMeta } from './model.js'
 
 /**
  * What is persisted per session besides its entries: the meta, the active leaf, and `v`, a
@@ -26,6 +26,11 @@ export interface WriteSet {
   readonly heads: ReadonlyMap<string, SessionHead>
   readonly entries: ReadonlyMap<string, ReadonlyMap<string, SessionEntry>>
   readonly side: readonly SideWrite[]
+  /**
+   * The events the commit fires. A storage shared by several processes keeps them for the
+   * others (which fire them too); others ignore them.
+   */
+  readonly events?: readonly EventEnvelope[]
 }
 
 /** Reads allowed inside a commit, before its writes: they see what is on disk right now. */

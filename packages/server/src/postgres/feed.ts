@@ -1,4 +1,4 @@
-import { metadataMatches, type Engine, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
+import { metadataMatches, type Engine, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
 import type pg from 'pg'
 import type { ChangeFeed, FeedPage } from '../change-feed.js'
 import type { CommittedChange, SequencedChange } from '../change-log.js'
@@ -64,7 +64,7 @@ export class PostgresFeed implements ChangeFeed {
   constructor(
     readonly storage: Storage,
     private readonly pool: pg.Pool,
-    private readonly options: { pollMs: number; notify: boolean; warn: (m: string) => void },
+    private readonly options: { pollMs: number; notify: boolean; warn: (m: string) => void; origin: string },
   ) {}
 
   attach(engine: Engine): void {
@@ -171,7 +171,11 @@ export class PostgresFeed implements ChangeFeed {
     while (this.seen < clock.head && !this.closed) {
       const rows = (await this.pool.query<Row>(`${ROWS} WHERE c.seq > $1 AND c.seq <= $2 ORDER BY c.seq LIMIT 1000`, [this.seen, clock.head])).rows
       const upto = rows.length === 1000 ? Number(rows[rows.length - 1].seq) : clock.head
-      this.fold(rows)
+      // Other instances' events of these commits, fired here as a local commit fires them.
+      const events = this.engine
+        ? (await this.pool.query<{ events: EventEnvelope[] }>('SELECT events FROM colloquy_events WHERE seq > $1 AND seq <= $2 AND origin <> $3 ORDER BY seq', [this.seen, upto, this.options.origin])).rows.flatMap((r) => r.events)
+        : []
+      this.fold(rows, events)
       const changes: CommittedChange[] = []
       for (const r of rows) {
         const change = changeOf(r)
@@ -183,8 +187,8 @@ export class PostgresFeed implements ChangeFeed {
   }
 
   /** Folds what the log shows into this instance's engine (its own commits are already there). */
-  private fold(rows: readonly Row[]): void {
-    if (!this.engine || !rows.length) return
+  private fold(rows: readonly Row[], events: readonly EventEnvelope[]): void {
+    if (!this.engine || (!rows.length && !events.length)) return
     const deleted: string[] = []
     const heads = new Map<string, SessionHead>()
     const entries = new Map<string, SessionEntry[]>()
@@ -202,7 +206,7 @@ export class PostgresFeed implements ChangeFeed {
       }
     }
     // A session deleted and then created again within these rows is alive: it is in `heads`.
-    this.engine.applyExternal('remote', { deleted, heads: [...heads.values()], entries: [...entries] }, [])
+    this.engine.applyExternal('remote', { deleted, heads: [...heads.values()], entries: [...entries] }, events)
   }
 
   /** A dedicated connection LISTENs; when it drops, it is opened again and the log read up. */

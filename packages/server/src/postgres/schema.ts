@@ -10,6 +10,9 @@ import type pg from 'pg'
  * - `colloquy_entries`: one row per entry, its current version (`pos` keeps first-write order).
  * - `colloquy_changes`: the change log, one record per key (as `change-index.ts` describes),
  *   `seq` taken from the clock row inside the commit, so sequence order is commit order.
+ * - `colloquy_events`: the events each commit fired, under its last `seq` and the instance that
+ *   committed it, so that other instances fire them on their `/events` sockets too; kept for
+ *   minutes (only live sockets need them).
  * - `colloquy_clock`: one row: the newest `seq` (`head`), the oldest usable cursor (`floor`)
  *   and the database's `epoch` (a new one for every database, so a cursor from another one,
  *   a restore or a re-creation, is recognised).
@@ -61,7 +64,13 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE colloquy_sessions ADD COLUMN bytes bigint NOT NULL DEFAULT 0;
    UPDATE colloquy_sessions s SET bytes = octet_length(s.meta::text)
      + coalesce((SELECT sum(octet_length(e.entry::text)) FROM colloquy_entries e WHERE e.session_id = s.id), 0);
-   CREATE INDEX colloquy_sessions_owner ON colloquy_sessions (owner);`,
+   CREATE INDEX colloquy_sessions_owner ON colloquy_sessions (owner);
+   CREATE TABLE colloquy_events (
+     seq bigint PRIMARY KEY,
+     origin text NOT NULL,
+     at timestamptz NOT NULL DEFAULT now(),
+     events json NOT NULL
+   );`,
 ]
 
 /** An arbitrary constant: the advisory lock migrations run under. */

@@ -1,4 +1,5 @@
 import { jsonEqual, type SessionEntry, type SessionHead, type Storage, type StorageReader, type WriteSet } from '@colloquy/core'
+import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import type { FeedStorage } from '../change-feed.js'
 import { parentsFirst } from '../change-log.js'
@@ -58,6 +59,8 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
   pool.on('error', (e) => warn(`idle connection lost: ${e.message}`))
   let commits = 0
   let feed: PostgresFeed
+  // Names this instance's rows in `colloquy_events` (its own events are fired by its engine).
+  const origin = randomUUID()
 
   const readEntries = async (db: pg.ClientBase | pg.Pool, id: string): Promise<SessionEntry[]> =>
     (await db.query<{ entry: SessionEntry }>('SELECT entry FROM colloquy_entries WHERE session_id = $1 ORDER BY pos', [toDb(id)])).rows.map((r) => r.entry)
@@ -269,6 +272,11 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
         list.map(([, r]) => (r.metadata === undefined ? null : JSON.stringify(r.metadata))),
       ],
     )
+    if (ws.events?.length) {
+      await client.query('INSERT INTO colloquy_events (seq, origin, events) VALUES ($1, $2, $3)', [head, origin, JSON.stringify(ws.events)])
+      // Only live sockets need them: old ones go now and then.
+      if (commits % 256 === 0) await client.query("DELETE FROM colloquy_events WHERE at < now() - interval '10 minutes'")
+    }
     await options.afterVersionBump?.(++commits)
     return head
   }
@@ -302,6 +310,6 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       if (own) void pool.end().catch(() => {})
     },
   }
-  feed = new PostgresFeed(storage, pool, { pollMs: options.pollMs ?? 1000, notify: options.notify ?? true, warn })
+  feed = new PostgresFeed(storage, pool, { pollMs: options.pollMs ?? 1000, notify: options.notify ?? true, warn, origin })
   return storage
 }
