@@ -4,16 +4,16 @@ import { serve, type ServerType } from '@hono/node-server'
 import { createNodeWebSocket } from '@hono/node-ws'
 import { createStore, type IdKind, type Storage, type Store } from '@colloquy/core'
 import { Hono } from 'hono'
-import { createApp, type Env, type Limits } from './app.js'
-import { DEFAULT_JSON_LIMITS } from './json-limits.js'
+import { createApp, type Env, type Limits } from './http/app.js'
+import { DEFAULT_JSON_LIMITS } from './http/json-limits.js'
 import { authenticator, type AuthOptions } from './auth.js'
-import { hasOwnFeed, type ChangeFeed } from './change-feed.js'
-import { ChangeLog } from './change-log.js'
-import { fileStorage } from './file-storage.js'
-import { LiveHub } from './live.js'
+import type { ChangeFeed } from './changes/change-feed.js'
+import { ChangeLog } from './changes/change-log.js'
+import { fileStorage, hasOwnFeed, hasUsageSource, type ServerStorage } from './storage/index.js'
+import { LiveHub } from './http/live.js'
 import { OWNER_KEY, Tenancy } from './tenancy.js'
 import { TestControls } from './test-mode.js'
-import { hasUsageSource, Usage } from './usage.js'
+import { Usage } from './usage.js'
 
 export interface ServerOptions extends AuthOptions {
   /** Where sessions live; default `fileStorage({ dir: './data' })`. */
@@ -83,7 +83,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   if (!authenticate) for (const k of PER_PRINCIPAL) defaults[k] = 0
   const limits: Limits = { ...defaults, ...given }
   const tenancyOn = options.tenancy ?? authenticate !== undefined
-  const storage = options.storage ?? fileStorage({ dir: './data' })
+  const storage: ServerStorage = options.storage ?? fileStorage({ dir: './data' })
   // Quotas are kept per `metadata.owner` (the principal) with tenancy, for the whole server
   // without; a shared database counts them itself (every instance's writes).
   const usage = limits.maxSessions > 0 || limits.maxStoredBytes > 0

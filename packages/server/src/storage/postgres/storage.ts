@@ -1,12 +1,12 @@
 import { jsonEqual, type SessionEntry, type SessionHead, type Storage, type StorageReader, type WriteSet } from '@colloquy/core'
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
-import type { FeedStorage } from '../change-feed.js'
-import { parentsFirst } from '../change-log.js'
-import { recordKey, type ChangeKind } from '../change-index.js'
+import type { FeedStorage } from '../../changes/change-feed.js'
+import { parentsFirst } from '../../changes/change-log.js'
+import { recordKey, type ChangeKind } from '../../changes/change-index.js'
 import { fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
 import { PostgresFeed } from './feed.js'
-import type { UsageSource } from '../usage.js'
+import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
 
 export interface PostgresStorageOptions {

@@ -1,8 +1,8 @@
 import { metadataMatches, type Engine, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
 import type pg from 'pg'
-import type { ChangeFeed, FeedPage } from '../change-feed.js'
-import type { CommittedChange, SequencedChange } from '../change-log.js'
-import type { ChangeKind } from '../change-index.js'
+import type { ChangeFeed, FeedPage } from '../../changes/change-feed.js'
+import type { CommittedChange, SequencedChange } from '../../changes/change-log.js'
+import type { ChangeKind } from '../../changes/change-index.js'
 import { fromDb, headOf } from './codec.js'
 
 export const CHANNEL = 'colloquy_changes'

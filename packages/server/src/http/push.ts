@@ -1,6 +1,6 @@
 import { isValidId, parseReplicaChange, SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
-import type { Principal } from './auth.js'
-import { invalidRequest, tooLarge } from './errors.js'
+import type { Principal } from '../auth.js'
+import { invalidRequest, tooLarge } from '../errors.js'
 import type { Service } from './rpc.js'
 
 /** One client mutation: its outbox key (echoed in the result) and the replicated change. */

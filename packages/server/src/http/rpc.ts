@@ -1,8 +1,8 @@
 import { FUNCTION_IDS, parseRequest, type FunctionId, type FunctionMap, type SessionHead, type Store } from '@colloquy/core'
-import type { Principal } from './auth.js'
-import { HttpError } from './errors.js'
-import { notFound, type Tenancy } from './tenancy.js'
-import type { Usage } from './usage.js'
+import type { Principal } from '../auth.js'
+import { HttpError } from '../errors.js'
+import { notFound, type Tenancy } from '../tenancy.js'
+import type { Usage } from '../usage.js'
 
 export interface Service {
   readonly store: Store
