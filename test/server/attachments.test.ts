@@ -3,8 +3,8 @@ import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createStore, type Store } from '@colloquy/core'
-import { fileStorage } from '../../packages/server/src/file-storage.js'
-import { encodeId } from '../../packages/server/src/file-names.js'
+import { fileStorage } from '../../packages/server/src/storage/file/file-storage.js'
+import { encodeId } from '../../packages/server/src/storage/file/file-names.js'
 import { cleanupAfterEach, failure, rpc, startServer } from './helpers.js'
 
 const { defer, dataDir } = cleanupAfterEach('attachments')

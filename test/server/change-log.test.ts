@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, type Storage, type Store } from '@colloquy/core'
-import { ChangeLog, type SequencedChange } from '../../packages/server/src/change-log.js'
-import { fileStorage } from '../../packages/server/src/file-storage.js'
+import { ChangeLog, type SequencedChange } from '../../packages/server/src/changes/change-log.js'
+import { fileStorage } from '../../packages/server/src/storage/file/file-storage.js'
 import { comparable, replica, snapshot, tempDir, user } from './helpers.js'
 
 const cleanups: Array<() => Promise<unknown>> = []

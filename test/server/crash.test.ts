@@ -2,8 +2,8 @@ import { appendFile, mkdir, readFile, rename, rmdir, symlink, unlink } from 'nod
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createStore, type ReplicaChange, type SessionEntry, type Store } from '@colloquy/core'
-import { fileStorage } from '../../packages/server/src/file-storage.js'
-import { sessionFileName } from '../../packages/server/src/file-names.js'
+import { fileStorage } from '../../packages/server/src/storage/file/file-storage.js'
+import { sessionFileName } from '../../packages/server/src/storage/file/file-names.js'
 import { cleanupAfterEach, comparable, pullAll, pushChanges, replica, rpc, snapshot, startServer, user, type ServerProcess } from './helpers.js'
 
 // Fault injection against a real server process over a real data directory.

@@ -2,9 +2,9 @@ import { readdir, readFile, writeFile, appendFile, mkdir, rmdir } from 'node:fs/
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createStore, SessionError, type Store } from '@colloquy/core'
-import { fileStorage, type FileStorageOptions } from '../../packages/server/src/file-storage.js'
-import { ChangeLog } from '../../packages/server/src/change-log.js'
-import { sessionFileName as fileOf } from '../../packages/server/src/file-names.js'
+import { fileStorage, type FileStorageOptions } from '../../packages/server/src/storage/file/file-storage.js'
+import { ChangeLog } from '../../packages/server/src/changes/change-log.js'
+import { sessionFileName as fileOf } from '../../packages/server/src/storage/file/file-names.js'
 import { cleanupAfterEach, user } from './helpers.js'
 
 const { defer, dataDir } = cleanupAfterEach('fs')

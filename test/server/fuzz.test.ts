@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { startServer, tempDir, type ServerProcess } from './helpers.js'
+import { currentDataBackend, startServer, type ServerProcess } from './helpers.js'
 
 /**
  * Fuzzing a real `colloquy-server` process on its file storage, as two principals with valid
@@ -15,11 +15,12 @@ import { startServer, tempDir, type ServerProcess } from './helpers.js'
  * - availability: the other principal can still write (and the server restarts on its data);
  * - durability: after every restart, every acknowledged write is there, as it was acknowledged.
  *
- * Budget: COLLOQUY_FUZZ_RUNS runs (default 12) of up to COLLOQUY_FUZZ_STEPS steps (default 40).
+ * Budget: COLLOQUY_FUZZ_RUNS runs (default 12 on files, 4 on PostgreSQL) of up to COLLOQUY_FUZZ_STEPS steps (default 40).
  * A failure prints the seed and path; replay with COLLOQUY_FUZZ_SEED and COLLOQUY_FUZZ_PATH
  * (COLLOQUY_FUZZ_SHRINK=1 to shrink it first). See packages/server/README.md, "Fuzzing".
  */
-const RUNS = Number(process.env.COLLOQUY_FUZZ_RUNS ?? 12)
+const BACKEND = currentDataBackend()
+const RUNS = Number(process.env.COLLOQUY_FUZZ_RUNS ?? BACKEND.runs)
 const STEPS = Number(process.env.COLLOQUY_FUZZ_STEPS ?? 40)
 const SEED = process.env.COLLOQUY_FUZZ_SEED === undefined ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0 : Number(process.env.COLLOQUY_FUZZ_SEED)
 const PATH = process.env.COLLOQUY_FUZZ_PATH
@@ -163,7 +164,8 @@ class Run {
   private pending: Violation[] = []
   readonly log: string[] = []
 
-  constructor(readonly dir: string) {}
+  /** `storage`: the server's storage options, the same data on every restart. */
+  constructor(readonly storage: readonly string[]) {}
 
   mark(who: Who): string {
     return `${MARK[who]}${++this.marks}`
@@ -171,7 +173,7 @@ class Run {
 
   async start(): Promise<void> {
     try {
-      this.server = await startServer(['--data-dir', this.dir, '--token', `alice=${TOKEN.alice}`, '--token', `bob=${TOKEN.bob}`, '--no-fsync', '--max-body-bytes', String(MAX_BODY), '--requests-per-second', '0'])
+      this.server = await startServer([...this.storage, '--token', `alice=${TOKEN.alice}`, '--token', `bob=${TOKEN.bob}`, '--no-fsync', '--max-body-bytes', String(MAX_BODY), '--requests-per-second', '0'])
     } catch (e) {
       throw new Violation('availability', `the server does not start on its data: ${(e as Error).message.slice(0, 2000)}`)
     }
@@ -519,12 +521,12 @@ class Run {
   }
 }
 
-describe('fuzz: two principals against a real server on its file storage', () => {
+describe(`fuzz: two principals against a real server on ${BACKEND.name}`, () => {
   it(`no 5xx, no cross-tenant data, always writable, acknowledged writes survive restarts (${RUNS} runs, seed ${SEED})`, async () => {
     console.log(`[fuzz] seed ${SEED}${PATH ? ` path ${PATH}` : ''}, ${RUNS} runs of up to ${STEPS} steps`)
     const property = fc.asyncProperty(fc.array(actionArb, { minLength: Math.ceil(STEPS / 2), maxLength: STEPS }), async (actions) => {
-      const tmp = await tempDir('fuzz')
-      const run = new Run(tmp.dir)
+      const data = await BACKEND.data()
+      const run = new Run(data.args)
       try {
         await run.start()
         for (const who of WHO) await run.canary(who)
@@ -543,7 +545,7 @@ describe('fuzz: two principals against a real server on its file storage', () =>
         throw e
       } finally {
         await run.server?.stop('SIGKILL')
-        await tmp.remove()
+        await data.remove()
       }
     })
     const params: fc.Parameters<[Action[]]> = { numRuns: RUNS, seed: SEED, ...(PATH && { path: PATH }), endOnFailure: !SHRINK, verbose: 1 }

@@ -42,7 +42,51 @@ export function cleanupAfterEach(label: string): { defer(cleanup: () => Promise<
  * cannot load in-process.
  */
 export async function memoryServer(args: readonly string[] = []): Promise<ServerProcess> {
-  return startServer(['--memory', ...args])
+  return startServer([...(await storageArgs()), ...args])
+}
+
+let storage: () => Promise<readonly string[]> = async () => ['--memory']
+
+/**
+ * The storage options of the servers these suites start (default `--memory`). A file that runs
+ * a suite against another storage (PostgreSQL) sets it before importing the suite.
+ */
+export function setStorageArgs(args: () => Promise<readonly string[]>): void {
+  storage = args
+}
+
+export function storageArgs(): Promise<readonly string[]> {
+  return storage()
+}
+
+/**
+ * Where a suite that restarts its server on the same data (the fuzz suite) keeps it: one place
+ * per run, kept across restarts. Default: a data directory (the file storage); a file that runs
+ * the suite against PostgreSQL sets a fresh database per run before importing it.
+ */
+export interface DataBackend {
+  /** As the suite's title names it. */
+  readonly name: string
+  /** Fuzz runs by default (COLLOQUY_FUZZ_RUNS overrides it): a CI-sized budget per backend. */
+  readonly runs: number
+  data(): Promise<{ args: readonly string[]; remove(): Promise<void> }>
+}
+
+let dataBackend: DataBackend = {
+  name: 'its file storage',
+  runs: 12,
+  async data() {
+    const tmp = await tempDir('fuzz')
+    return { args: ['--data-dir', tmp.dir], remove: tmp.remove }
+  },
+}
+
+export function setDataBackend(backend: DataBackend): void {
+  dataBackend = backend
+}
+
+export function currentDataBackend(): DataBackend {
+  return dataBackend
 }
 
 /** A `memoryServer` for a whole test file: started before its tests, stopped after them. */

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { sessionFileName } from '../../packages/server/src/file-names.js'
+import { sessionFileName } from '../../packages/server/src/storage/file/file-names.js'
 import { hostileValidIds } from '../../packages/core/test/hostile-cases.js'
 import { cleanupAfterEach, failure, postJson, pullAll, rpc, startServer, user, type ServerProcess } from './helpers.js'
 

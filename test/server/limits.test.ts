@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { postJson, rpc, startServer, tempDir, testSocket, user, type ServerProcess } from './helpers.js'
+import { currentDataBackend, postJson, rpc, startServer, storageArgs, testSocket, user, type ServerProcess } from './helpers.js'
 
 // The server's limits against a real process on its file storage: bounded parsing, and the
 // per-principal request rate, WebSockets, sessions and stored bytes.
@@ -13,7 +13,7 @@ const code = async (res: Response): Promise<[number, string | undefined]> => [re
 describe('bounded parsing', () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServer(['--memory', ...tokens])
+    server = await startServer([...(await storageArgs()), ...tokens])
   })
   afterAll(() => server?.stop())
 
@@ -53,10 +53,11 @@ describe('bounded parsing', () => {
 
 describe('per-principal limits', () => {
   let server: ServerProcess
-  let dir: { dir: string; remove(): Promise<void> }
-  const args = () => ['--data-dir', dir.dir, '--no-fsync', ...tokens, '--max-sockets', '2', '--max-sessions', '3', '--max-stored-bytes', '20000']
+  // Kept across the restart below: a data directory, or a database on PostgreSQL.
+  let dir: { args: readonly string[]; remove(): Promise<void> }
+  const args = () => [...dir.args, '--no-fsync', ...tokens, '--max-sockets', '2', '--max-sessions', '3', '--max-stored-bytes', '20000']
   beforeAll(async () => {
-    dir = await tempDir('limits')
+    dir = await currentDataBackend().data()
     server = await startServer(args())
   })
   afterAll(async () => {
@@ -119,16 +120,17 @@ describe('per-principal limits', () => {
   })
 })
 
-describe('attachment bytes count toward --max-stored-bytes', () => {
+// Attachment bytes live in the file storage (the PostgreSQL storage keeps none yet).
+describe.skipIf(currentDataBackend().name !== 'its file storage')('attachment bytes count toward --max-stored-bytes', () => {
   let server: ServerProcess
-  let dir: { dir: string; remove(): Promise<void> }
-  const args = () => ['--data-dir', dir.dir, '--no-fsync', ...tokens, '--max-stored-bytes', '50000']
+  let dir: { args: readonly string[]; remove(): Promise<void> }
+  const args = () => [...dir.args, '--no-fsync', ...tokens, '--max-stored-bytes', '50000']
   const upload = (session_id: string, bytes: number, token: string) =>
     fetch(`${server.url}/attachments/${session_id}?name=blob.bin`, {
       method: 'POST', body: new Uint8Array(bytes).fill(7), headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${token}` },
     })
   beforeAll(async () => {
-    dir = await tempDir('attachment-quota')
+    dir = await currentDataBackend().data()
     server = await startServer(args())
   })
   afterAll(async () => {
@@ -162,7 +164,7 @@ describe('attachment bytes count toward --max-stored-bytes', () => {
 describe('request rate', () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServer(['--memory', ...tokens, '--requests-per-second', '1', '--request-burst', '2'])
+    server = await startServer([...(await storageArgs()), ...tokens, '--requests-per-second', '1', '--request-burst', '2'])
   })
   afterAll(() => server?.stop())
 
@@ -192,7 +194,7 @@ describe('request rate', () => {
 describe('a WebSocket client that stops reading', () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServer(['--memory', ...tokens, '--max-buffered-bytes', '65536'])
+    server = await startServer([...(await storageArgs()), ...tokens, '--max-buffered-bytes', '65536'])
   })
   afterAll(() => server?.stop())
 
@@ -222,7 +224,7 @@ describe('a WebSocket client that stops reading', () => {
 describe('event subscriptions', () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServer(['--memory', ...tokens])
+    server = await startServer([...(await storageArgs()), ...tokens])
   })
   afterAll(() => server?.stop())
 

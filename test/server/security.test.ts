@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { failure, postJson, pull, pullAll, pushChanges, rpc, startServer, testSocket, user, type ServerProcess } from './helpers.js'
+import { failure, postJson, pull, pullAll, pushChanges, rpc, startServer, storageArgs, testSocket, user, type ServerProcess } from './helpers.js'
 
 const ALICE = 'tok-alice'
 const BOB = 'tok-bob'
@@ -8,7 +8,7 @@ let server: ServerProcess
 let url: string
 let secret: string
 beforeAll(async () => {
-  server = await startServer(['--memory', '--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, '--max-body-bytes', '65536', '--max-batch', '50'])
+  server = await startServer([...(await storageArgs()), '--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, '--max-body-bytes', '65536', '--max-batch', '50'])
   url = server.url
   secret = (await rpc(url, 'session::create', { title: 'alice private' }, ALICE)).session_id
   await rpc(url, 'session::append', { session_id: secret, entry_id: 'a1', message: user('the secret plan') }, ALICE)
@@ -169,7 +169,7 @@ describe('bounded and validated input: nothing is written', () => {
 
 describe('browser origins', () => {
   it('an open (no auth) server only answers localhost pages, and refuses other origins\' WebSockets', async () => {
-    const open = await startServer(['--memory'])
+    const open = await startServer([...(await storageArgs())])
     try {
       const ask = (origin: string) => fetch(`${open.url}/rpc/session::list`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } })
       expect((await ask('http://localhost:5173')).headers.get('access-control-allow-origin')).toBe('http://localhost:5173')

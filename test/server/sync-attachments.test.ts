@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { collectAttachmentIds, createStore, memoryStorage, type SessionTree, type Store } from '@colloquy/core'
 import { createSync, type Sync } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { encodeId } from '../../packages/server/src/file-names.js'
+import { encodeId } from '../../packages/server/src/storage/file/file-names.js'
 import { cleanupAfterEach, startServer } from './helpers.js'
 
 // Attachments through the sync client and a real server process (file storage): streamed

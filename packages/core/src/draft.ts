@@ -85,6 +85,6 @@ export class Draft {
   }
 
   writeSet(side: readonly SideWrite[]): WriteSet {
-    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: [...this.side, ...side], blobs: this.blobs }
+    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: [...this.side, ...side], blobs: this.blobs, events: this.events }
   }
 }

@@ -1,8 +1,10 @@
 import { Subject } from 'rxjs'
+import { EntryCache } from './cache.js'
 import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionChange } from './changes.js'
 import type { OpContext } from './context.js'
 import { Draft } from './draft.js'
 import { SessionError } from './errors.js'
+import { jsonEqual } from './json.js'
 import type { EventEnvelope, FunctionId, FunctionMap, SessionEntry } from './model.js'
 import { operations } from './ops/index.js'
 import { State } from './state.js'
@@ -17,6 +19,7 @@ interface Pending {
   /** Internal writes (bulk import, replication) bring their own step. */
   run?: (d: Draft) => unknown
   req: { session_id?: string }
+  guard?: CallGuard
   resolve(value: unknown): void
   reject(error: unknown): void
 }
@@ -27,6 +30,14 @@ export interface AppliedOp {
   readonly request: unknown
   readonly response: unknown
 }
+
+/**
+ * A check run in the commit just before an operation, on its session's head as read inside the
+ * storage transaction (under the session's lock on a storage shared by several processes, so
+ * nothing another process commits can slip between the check and the write). `{ answer }`
+ * settles the call with that answer and nothing written for it; throwing fails the call.
+ */
+export type CallGuard = (head: SessionHead | undefined) => { answer: unknown } | void
 
 /** Runs inside the commit's transaction; what it returns is written atomically with the commit. */
 export type CommitHook = (applied: readonly AppliedOp[], draft: Draft, source: ChangeSource) => readonly SideWrite[]
@@ -51,19 +62,41 @@ export class Engine {
   private loading = new Map<string, Promise<void>>()
   /** Counts storage transactions (benchmarks report it). */
   transactions = 0
+  /** With a byte budget, idle sessions' entries leave memory (see `EntryCache`). */
+  readonly cache?: EntryCache
 
   constructor(
     readonly storage: Storage,
     readonly ctx: OpContext,
-  ) {}
+    options: { cache?: { maxBytes: number; idleMs?: number } } = {},
+  ) {
+    if (options.cache) this.cache = new EntryCache(this.state, options.cache.maxBytes, options.cache.idleMs)
+  }
+
+  /** After loads and commits: the cache gives back what passed its budget. */
+  private trim(): void {
+    this.cache?.trim((id) => this.loading.has(id))
+  }
+
+  /** Keeps the cache's accounting in step with what a commit or a fold changed. */
+  private measure(changes: ReadonlyMap<string, SessionChange>): void {
+    const cache = this.cache
+    if (!cache) return
+    for (const [id, c] of changes) {
+      if (c.head === null) cache.forget(id)
+      else if (c.reloaded) cache.loaded(id)
+      else if (c.added.length || c.updated.length) cache.grew(id, [...c.added, ...c.updated])
+    }
+    this.trim()
+  }
 
   async open(): Promise<void> {
     this.state.load(await this.storage.open())
   }
 
-  submit<K extends FunctionId>(fn: K, req: FunctionMap[K][0]): Promise<FunctionMap[K][1]> {
+  submit<K extends FunctionId>(fn: K, req: FunctionMap[K][0], guard?: CallGuard): Promise<FunctionMap[K][1]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ fn, source: 'local', req: req as Pending['req'], resolve: resolve as Pending['resolve'], reject })
+      this.queue.push({ fn, source: 'local', req: req as Pending['req'], guard, resolve: resolve as Pending['resolve'], reject })
       if (!this.running) this.running = Promise.resolve().then(() => this.drain())
     })
   }
@@ -114,6 +147,7 @@ export class Engine {
   /** Loads a session's entries into memory once (first access). */
   ensureLoaded(session_id: string): Promise<void> {
     const s = this.state.sessions.get(session_id)
+    this.cache?.touch(session_id)
     if (!s || s.entries) return Promise.resolve()
     let p = this.loading.get(session_id)
     if (!p) {
@@ -121,9 +155,13 @@ export class Engine {
         const held = this.state.sessions.get(session_id)
         if (held && !held.entries) {
           this.state.setSession(held.head, entries)
+          this.cache?.loaded(session_id)
           this.publish('local', new Map([[session_id, { session_id, head: undefined, added: [], updated: [], reloaded: true }]]), [])
         }
-      }).finally(() => this.loading.delete(session_id))
+      }).finally(() => {
+        this.loading.delete(session_id)
+        this.trim()
+      })
       this.loading.set(session_id, p)
     }
     return p
@@ -141,6 +179,7 @@ export class Engine {
       touched.add(p.req.session_id)
       if (p.fn !== 'internal' && operations[p.fn].entries) needEntries.add(p.req.session_id)
     }
+    if (this.cache) for (const id of touched) this.cache.touch(id)
     if (!batch.some((p) => p.fn === 'internal' || operations[p.fn].write)) {
       try {
         await Promise.all([...needEntries].map((id) => this.ensureLoaded(id)))
@@ -178,6 +217,7 @@ export class Engine {
       if (s) this.state.sessions.set(id, { head: s.head })
     }
     for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
+    this.measure(changes)
     this.publish(source, changes, draft.events)
     for (const settle of results) settle()
   }
@@ -201,7 +241,9 @@ export class Engine {
           }
           return
         }
-        const fresh = held !== undefined && held.head.v === disk.v
+        // A session deleted and created again elsewhere starts its versions over: the same `v`
+        // may be another session (ids are chosen by callers), so the head must match as well.
+        const fresh = held !== undefined && held.head.v === disk.v && (held.head === disk || (held.head.leaf === disk.leaf && jsonEqual(held.head.meta, disk.meta)))
         if (fresh && (held.entries || !needEntries.has(id))) return
         if (needEntries.has(id) || held?.entries) this.state.setSession(disk, await reader.entries(id))
         else this.state.sessions.set(id, { head: disk })
@@ -217,6 +259,10 @@ export class Engine {
       if (p.fn === 'internal') {
         const response = p.run!(draft)
         return () => p.resolve(response)
+      }
+      if (p.guard) {
+        const stop = p.guard(typeof p.req.session_id === 'string' ? draft.head(p.req.session_id) : undefined)
+        if (stop) return () => p.resolve(stop.answer)
       }
       const op = operations[p.fn] as { run(d: Draft, req: unknown, ctx: OpContext): unknown; write: boolean }
       const response = op.run(draft, p.req, this.ctx)
@@ -234,6 +280,7 @@ export class Engine {
   /** Applies changes made elsewhere (another tab, a server) and announces them. */
   applyExternal(source: ChangeSource, payload: ChangePayload, events: readonly EventEnvelope[]): Commit {
     const changes = fold(this.state, payload, false)
+    this.measure(changes)
     return this.publish(source, changes, events)
   }
 

@@ -1,4 +1,4 @@
-import type { AttachmentMeta, SessionEntry, SessionMeta } from './model.js'
+import type { AttachmentMeta, EventEnvelope, SessionEntry, SessionMeta } from './model.js'
 
 /**
  * What is persisted per session besides its entries: the meta, the active leaf, and `v`, a
@@ -43,6 +43,11 @@ export interface WriteSet {
   readonly side: readonly SideWrite[]
   /** Applied after deletions; a storage without `attachmentBytes` is never handed any. */
   readonly blobs?: readonly BlobWrite[]
+  /**
+   * The events the commit fires. A storage shared by several processes keeps them for the
+   * others (which fire them too); others ignore them.
+   */
+  readonly events?: readonly EventEnvelope[]
 }
 
 /** Reads allowed inside a commit, before its writes: they see what is on disk right now. */

@@ -2,7 +2,7 @@ import { nanoid } from 'nanoid'
 import { Observable } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './changes.js'
 import type { IdKind, OpContext } from './context.js'
-import { Engine, type CommitHook } from './engine.js'
+import { Engine, type CallGuard, type CommitHook } from './engine.js'
 import { SessionError } from './errors.js'
 import { EventBus } from './events.js'
 import { indexedDbStorage } from './idb-storage.js'
@@ -15,7 +15,7 @@ import {
 import { AttachmentBytes } from './attachment-bytes.js'
 import { startRelay } from './relay.js'
 import { applyReplica, type ReplicaChange, type ReplicaPolicy, type ReplicaResult } from './replica.js'
-import type { SideWrite, Storage } from './storage.js'
+import type { SessionHead, SideWrite, Storage } from './storage.js'
 import { parseRequest, replicaChange } from './validate.js'
 
 export interface StoreOptions {
@@ -29,6 +29,12 @@ export interface StoreOptions {
   limits?: { default_list_limit?: number; max_list_limit?: number; max_attachment_bytes?: number }
   /** Relay commits between tabs over BroadcastChannel; default true where it exists. */
   multiTab?: boolean
+  /**
+   * Keep about `maxBytes` of entries in memory at most: the entries of sessions idle for
+   * `idleMs` (default 1000) are dropped, least recently used first, and read again from storage
+   * when needed (heads stay). Default: every session loaded stays loaded.
+   */
+  cache?: { maxBytes: number; idleMs?: number }
 }
 
 type Req<K extends FunctionId> = FunctionMap[K][0]
@@ -74,8 +80,8 @@ export interface Store {
    */
   setAttachmentSource(source: AttachmentSource): () => void
   /** Dispatches by function id (`'session::append'` …): what transports and tests use. */
-  call<K extends FunctionId>(functionId: K, request: Req<K>): Res<K>
-  call(functionId: string, request: unknown): Promise<unknown>
+  call<K extends FunctionId>(functionId: K, request: Req<K>, options?: CallOptions): Res<K>
+  call(functionId: string, request: unknown, options?: CallOptions): Promise<unknown>
 
   /** Payloads of one trigger type, filtered by the contract's binding config. */
   on<T extends TriggerType>(type: T, config?: EventConfig | null): Observable<EventMap[T]>
@@ -119,9 +125,18 @@ export interface Store {
 
 /** Fetches the bytes of an attachment held here as metadata only; null when there are none. */
 export type AttachmentSource = (session_id: string, attachment_id: string) => Promise<Blob | null>
+export interface CallOptions {
+  /** Checked in the commit on the session's head, under its lock (see `CallGuard`). */
+  guard?: CallGuard
+}
 
 export interface ApplyReplicaOptions {
   policy: ReplicaPolicy
+  /**
+   * Checked in the commit for each change, on its session's head as read under its lock:
+   * a result settles that change with it, nothing written for it.
+   */
+  guard?: (change: ReplicaChange, head: SessionHead | undefined) => ReplicaResult | undefined
   /** `remote` (default) for changes that came from elsewhere; `local` ones are recorded for push. */
   source?: ChangeSource
   side?: readonly SideWrite[]
@@ -153,7 +168,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       max_attachment_bytes: options.limits?.max_attachment_bytes ?? 52_428_800,
     },
   }
-  const engine = new Engine(storage, ctx)
+  const engine = new Engine(storage, ctx, { cache: options.cache })
   await engine.open()
   const bus = new EventBus()
   const live = new LiveQueries(engine)
@@ -164,7 +179,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   let closed = false
 
   const bytes = new AttachmentBytes(engine, ctx)
-  const call = (fn: string, request: unknown): Promise<unknown> => {
+  const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
     if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
     if (!(FUNCTION_IDS as readonly string[]).includes(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     try {
@@ -172,7 +187,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       // Attachment bytes are checked and hashed before the batch, and read back after it.
       if (fn === 'session::put-attachment') return bytes.put(req as Req<'session::put-attachment'>)
       if (fn === 'session::get-attachment') return bytes.get(req as Req<'session::get-attachment'>)
-      return engine.submit(fn as FunctionId, req)
+      return engine.submit(fn as FunctionId, req, options?.guard)
     } catch (e) {
       return Promise.reject(e)
     }
@@ -221,7 +236,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica(changes, { policy, source = 'remote', side = [] }) {
+    applyReplica(changes, { policy, source = 'remote', side = [], guard }) {
       if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
       // Replicated changes pass the same validator as requests (ids, names, depth): a hostile
       // server or client is refused before anything is written.
@@ -235,7 +250,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       return engine.submitInternal(
         sessions,
         (d) => {
-          const results = changes.map((c) => applyReplica(d, c, policy, ctx))
+          const results = changes.map((c) => (guard && guard(c, d.head(c.type === 'meta' ? c.meta.session_id : c.session_id))) || applyReplica(d, c, policy, ctx))
           d.side.push(...side)
           return results
         },

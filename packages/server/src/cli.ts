@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { memoryStorage } from '@colloquy/core'
-import { fileStorage } from './file-storage.js'
+import { fileStorage, postgresStorage } from './storage/index.js'
 import { createServer } from './server.js'
 
 const usage = `Usage: colloquy-server [options]
@@ -12,6 +12,11 @@ const usage = `Usage: colloquy-server [options]
   --host <addr>           address to bind (default 127.0.0.1)
   --data-dir <dir>        where sessions are stored (default ./data)
   --memory                keep sessions in memory only (tests, demos)
+  --postgres <url>        keep sessions in PostgreSQL (postgres://user:pass@host/db);
+                          run any number of instances on one database
+  --poll-ms <n>           with --postgres: safety poll of the change log (default 1000)
+  --cache-mb <n>          entries kept in memory, in MiB (default 64 with --postgres,
+                          unbounded otherwise); idle sessions are read again when needed
   --token [<who>=]<tok>   accept "Authorization: Bearer <tok>" as principal <who>
                           (default "default"); repeatable. COLLOQUY_TOKEN works too.
   --tokens-file <file>    JSON object mapping tokens to principals
@@ -56,6 +61,9 @@ function parse() {
       host: { type: 'string' },
       'data-dir': { type: 'string' },
       memory: { type: 'boolean' },
+      postgres: { type: 'string' },
+      'poll-ms': { type: 'string' },
+      'cache-mb': { type: 'string' },
       token: { type: 'string', multiple: true },
       'tokens-file': { type: 'string' },
       'no-tenancy': { type: 'boolean' },
@@ -79,6 +87,11 @@ function parse() {
       // its journal line (session files not written yet) or just before it (nothing written).
       'test-crash-at-commit': { type: 'string' },
       'test-crash-before-commit': { type: 'string' },
+      // With --postgres: SIGKILL at the n-th commit after its version bump, before COMMIT.
+      'test-crash-after-bump': { type: 'string' },
+      // With --postgres: hold every commit open this long after its version bump; never NOTIFY.
+      'test-hold-after-bump': { type: 'string' },
+      'test-no-notify': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -114,7 +127,20 @@ const crashAfter = o['test-crash-at-commit'] === undefined ? undefined : integer
 const crashBefore = o['test-crash-before-commit'] === undefined ? undefined : integer(o['test-crash-before-commit'], 'test-crash-before-commit', 0)
 const crashAt = (n: number | undefined) => (n === undefined ? undefined : (tx: number) => void (tx === n && process.kill(process.pid, 'SIGKILL')))
 const dataDir = resolve(o['data-dir'] ?? './data')
-const storage = o.memory
+const crashBump = o['test-crash-after-bump'] === undefined ? undefined : integer(o['test-crash-after-bump'], 'test-crash-after-bump', 0)
+const holdMs = integer(o['test-hold-after-bump'], 'test-hold-after-bump', 0)
+if (o.postgres && (o.memory || o['data-dir'])) fail('--postgres cannot be combined with --memory or --data-dir')
+const storage = o.postgres
+  ? postgresStorage({
+      connectionString: o.postgres,
+      pollMs: o['poll-ms'] === undefined ? undefined : integer(o['poll-ms'], 'poll-ms', 1000),
+      notify: !o['test-no-notify'],
+      afterVersionBump: async (n) => {
+        crashAt(crashBump)?.(n)
+        if (holdMs) await new Promise((resolve) => setTimeout(resolve, holdMs))
+      },
+    })
+  : o.memory
   ? memoryStorage()
   : fileStorage({
       dir: dataDir,
@@ -145,10 +171,11 @@ const server = await createServer({
     max_attachment_bytes: limit('max-attachment-bytes'),
   },
   testMode: o['test-clock'],
+  cache: o['cache-mb'] === undefined ? undefined : { maxBytes: integer(o['cache-mb'], 'cache-mb', 64) * 1024 * 1024 },
 })
 const { url } = await server.listen({ port: integer(o.port, 'port', 8787), host: o.host ?? '127.0.0.1' })
 // The first stdout line is machine-readable: tests and scripts read the URL from it.
-process.stdout.write(`colloquy-server listening on ${url} (${o.memory ? 'memory' : `data: ${dataDir}`}${Object.keys(tokens).length ? ', auth: bearer' : ', no auth'})\n`)
+process.stdout.write(`colloquy-server listening on ${url} (${o.postgres ? 'postgres' : o.memory ? 'memory' : `data: ${dataDir}`}${Object.keys(tokens).length ? ', auth: bearer' : ', no auth'})\n`)
 
 let closing = false
 const shutdown = (): void => {

@@ -4,13 +4,14 @@ import { serve, type ServerType } from '@hono/node-server'
 import { createNodeWebSocket } from '@hono/node-ws'
 import { createStore, type IdKind, type Storage, type Store } from '@colloquy/core'
 import { Hono } from 'hono'
-import { createApp, type Env, type Limits } from './app.js'
-import { DEFAULT_JSON_LIMITS } from './json-limits.js'
-import { attachmentRoutes } from './attachment-routes.js'
+import { createApp, type Env, type Limits } from './http/app.js'
+import { DEFAULT_JSON_LIMITS } from './http/json-limits.js'
+import { attachmentRoutes } from './http/attachment-routes.js'
 import { authenticator, type AuthOptions } from './auth.js'
-import { ChangeLog } from './change-log.js'
-import { fileStorage } from './file-storage.js'
-import { LiveHub } from './live.js'
+import type { ChangeFeed } from './changes/change-feed.js'
+import { ChangeLog } from './changes/change-log.js'
+import { fileStorage, hasOwnFeed, hasUsageSource, type ServerStorage } from './storage/index.js'
+import { LiveHub } from './http/live.js'
 import { OWNER_KEY, Tenancy } from './tenancy.js'
 import { TestControls } from './test-mode.js'
 import { Usage } from './usage.js'
@@ -29,6 +30,12 @@ export interface ServerOptions extends AuthOptions {
    */
   origins?: '*' | readonly string[]
   limits?: Partial<Limits> & { default_list_limit?: number; max_list_limit?: number; max_attachment_bytes?: number }
+  /**
+   * Entries kept in memory (`maxBytes`); idle sessions are read again from storage. Default:
+   * 64 MiB on a storage shared by several instances (PostgreSQL), unbounded otherwise (the file
+   * storage's change log keeps what it serves in memory anyway).
+   */
+  cache?: { maxBytes: number; idleMs?: number }
   /** The clock and id generator of the domain service (tests inject them). */
   now?: () => number
   newId?: (kind: IdKind) => string
@@ -40,7 +47,7 @@ export interface ServerOptions extends AuthOptions {
 export interface ColloquyServer {
   readonly app: Hono<Env>
   readonly store: Store
-  readonly changes: ChangeLog
+  readonly changes: ChangeFeed
   /** Starts listening; port 0 picks a free one. Default host 127.0.0.1. */
   listen(options?: { port?: number; host?: string }): Promise<{ port: number; host: string; url: string }>
   close(): Promise<void>
@@ -77,11 +84,15 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   if (!authenticate) for (const k of PER_PRINCIPAL) defaults[k] = 0
   const limits: Limits = { ...defaults, ...given }
   const tenancyOn = options.tenancy ?? authenticate !== undefined
-  // Quotas are kept per `metadata.owner` (the principal) with tenancy, for the whole server without.
+  const storage: ServerStorage = options.storage ?? fileStorage({ dir: './data' })
+  // Quotas are kept per `metadata.owner` (the principal) with tenancy, for the whole server
+  // without; a shared database counts them itself (every instance's writes).
   const usage = limits.maxSessions > 0 || limits.maxStoredBytes > 0
-    ? new Usage(options.storage ?? fileStorage({ dir: './data' }), limits, (m) => (tenancyOn && typeof m?.[OWNER_KEY] === 'string' ? m[OWNER_KEY] : ''))
+    ? new Usage(storage, limits, (m) => (tenancyOn && typeof m?.[OWNER_KEY] === 'string' ? m[OWNER_KEY] : ''), hasUsageSource(storage) ? { usage: storage, perOwner: tenancyOn } : undefined)
     : undefined
-  const changes = new ChangeLog(usage?.storage ?? options.storage ?? fileStorage({ dir: './data' }))
+  const counted = usage?.storage ?? storage
+  // A storage shared by several processes keeps the change log itself; otherwise it is kept here.
+  const changes: ChangeFeed = hasOwnFeed(counted) ? counted.changeFeed() : new ChangeLog(counted)
   const test = options.testMode ? new TestControls() : undefined
   const store = await createStore({
     storage: changes.storage,
@@ -93,6 +104,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
       max_attachment_bytes: options.limits?.max_attachment_bytes,
     },
     multiTab: false,
+    cache: options.cache ?? (hasOwnFeed(storage) ? { maxBytes: 64 * 1024 * 1024 } : undefined),
   })
   changes.attach(store.engine)
   const origins = options.origins ?? (authenticate ? '*' : undefined)

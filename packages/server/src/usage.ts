@@ -26,6 +26,20 @@ interface OwnerUsage {
 
 const size = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
 
+/**
+ * A storage shared by several instances counts usage itself, from the database: one instance's
+ * memory would miss what the others wrote.
+ */
+export interface UsageSource {
+  /** Sessions and bytes `owner` holds (`null`: every session, when tenancy is off). */
+  usageOf(owner: string | null): Promise<{ bytes: number; sessions: number }>
+  /** Bytes one session holds. */
+  sessionBytes(session_id: string): Promise<number>
+}
+
+export const hasUsageSource = (s: Storage): s is Storage & UsageSource =>
+  typeof (s as Partial<UsageSource>).usageOf === 'function' && typeof (s as Partial<UsageSource>).sessionBytes === 'function'
+
 export const quotaExceeded = (text: string): HttpError => new HttpError(403, 'session/invalid_request', `quota exceeded: ${text}`)
 
 /**
@@ -40,12 +54,21 @@ export class Usage {
   private readonly sessions = new Map<string, SessionUsage>()
   private readonly owners = new Map<string, OwnerUsage>()
 
-  /** `ownerOf`: the principal a session's metadata charges (all to one when tenancy is off). */
+  /**
+   * `ownerOf`: the principal a session's metadata charges (all to one when tenancy is off).
+   * `source`: where the figures come from when the storage counts them (then `inner` is used
+   * as it is, not read at open); `perOwner` false charges everything to one figure.
+   */
   constructor(
     inner: Storage,
     private readonly quotas: Quotas,
     private readonly ownerOf: (metadata: JsonObject | undefined) => string | undefined,
+    private readonly source?: { usage: UsageSource; perOwner: boolean },
   ) {
+    if (source) {
+      this.storage = inner
+      return
+    }
     this.storage = {
       name: inner.name,
       open: async () => {
@@ -83,23 +106,33 @@ export class Usage {
     return { bytes: o?.bytes ?? 0, sessions: o?.sessions ?? 0 }
   }
 
+  /** What `owner` holds now, from the storage's own count when it keeps one. */
+  async held(owner: string): Promise<{ bytes: number; sessions: number }> {
+    return this.source ? this.source.usage.usageOf(this.source.perOwner ? owner : null) : this.of(owner)
+  }
+
   /** Bytes one session holds (what a fork of it copies at most). */
-  bytesOf(session_id: string): number {
-    return this.sessions.get(session_id)?.bytes ?? 0
+  async bytesOf(session_id: string): Promise<number> {
+    return this.source ? this.source.usage.sessionBytes(session_id) : (this.sessions.get(session_id)?.bytes ?? 0)
   }
 
   /**
    * Admits a write that may add `bytes` and `sessions` for `owner`, or throws 403 with nothing
-   * written. The returned release ends the reservation once the write has settled.
+   * written. The returned release ends the reservation once the write has settled. With a
+   * shared storage the reservations are this instance's: requests admitted at the same moment
+   * on other instances can overshoot a quota by what they carry, never more.
    */
-  admit(owner: string, bytes: number, sessions = 0): () => void {
-    const o = this.owner(owner)
+  async admit(owner: string, bytes: number, sessions = 0): Promise<() => void> {
     const { maxSessions, maxStoredBytes } = this.quotas
-    if (maxSessions > 0 && sessions > 0 && o.sessions + o.pendingSessions + sessions > maxSessions) {
+    const check = (sessions > 0 && maxSessions > 0) || (bytes > 0 && maxStoredBytes > 0)
+    const held = check ? await this.held(owner) : { bytes: 0, sessions: 0 }
+    // After the await: the check and the reservation below run without a gap.
+    const o = this.owner(owner)
+    if (maxSessions > 0 && sessions > 0 && held.sessions + o.pendingSessions + sessions > maxSessions) {
       throw quotaExceeded(`at most ${maxSessions} sessions per principal`)
     }
-    if (maxStoredBytes > 0 && bytes > 0 && o.bytes + o.pendingBytes + bytes > maxStoredBytes) {
-      throw quotaExceeded(`at most ${maxStoredBytes} stored bytes per principal (${o.bytes} stored)`)
+    if (maxStoredBytes > 0 && bytes > 0 && held.bytes + o.pendingBytes + bytes > maxStoredBytes) {
+      throw quotaExceeded(`at most ${maxStoredBytes} stored bytes per principal (${held.bytes} stored)`)
     }
     o.pendingBytes += bytes
     o.pendingSessions += sessions

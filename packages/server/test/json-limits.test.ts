@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { checkJsonShape, DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from '../src/json-limits.js'
+import { checkJsonShape, DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from '../src/http/json-limits.js'
 
 const small: JsonLimits = { maxDepth: 4, maxArrayLength: 3, maxObjectKeys: 2, maxStringLength: 5 }
 const refused = (text: string, limits = small): string => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { RateLimiter } from '../src/rate-limit.js'
+import { RateLimiter } from '../src/http/rate-limit.js'
 
 describe('RateLimiter (token bucket per key)', () => {
   it('allows a burst, then one request per 1/rate seconds, and says how long to wait', () => {

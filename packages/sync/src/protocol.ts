@@ -29,6 +29,10 @@ export interface PullResponse {
   /** The server's newest seq when this page was read. */
   readonly head: number
   readonly more: boolean
+  /** The server log's incarnation (a server that can outlive its clients' cursors sends it). */
+  readonly epoch?: string
+  /** The cursor cannot be served (too old, another epoch, ahead of the server): resync from 0. */
+  readonly reset?: boolean
 }
 
 /** What the live stream sends: the same changes as pull, as they commit. */
@@ -39,4 +43,6 @@ export type StreamMessage =
    */
   | { readonly type: 'changes'; readonly changes: readonly SequencedChange[]; readonly prev: number; readonly checkpoint?: number; readonly head: number }
   /** The backlog from `since` has been sent; live changes follow. */
-  | { readonly type: 'ready'; readonly checkpoint?: number; readonly head: number }
+  | { readonly type: 'ready'; readonly checkpoint?: number; readonly head: number; readonly epoch?: string }
+  /** The cursor cannot be served: the client resyncs in full (the server then sends from 0). */
+  | { readonly type: 'reset'; readonly checkpoint: 0; readonly head: number; readonly epoch?: string }

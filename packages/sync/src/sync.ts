@@ -10,6 +10,9 @@ import type { Conflict, Rejection, SyncOptions, SyncState, SyncStatus } from './
 const KV = 'kv'
 const CHECKPOINT = 'sync:checkpoint'
 const SEEDED = 'sync:seeded'
+const EPOCH = 'sync:epoch'
+/** Set while a full resync (after a reset answer) has not finished (it restarts from 0): the local leaves before it. */
+const RESYNC = 'sync:resync'
 const REJECTED = 'sync:rejected:'
 
 export interface Sync {
@@ -58,6 +61,9 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   let leader = false
   let checkpoint = 0
   let head = 0
+  let epoch: string | undefined
+  /** During a full resync: what the server sent, so that what it lacks can be pushed again. */
+  let resync: { sessions: Set<string>; entries: Set<string>; leaves: Map<string, string> } | undefined
   let stream: { close(): void } | undefined
   let streamRefusals = 0
   let wakeUp: (() => void) | undefined
@@ -239,7 +245,9 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       const next = Math.max(checkpoint, to)
       if (!fresh.length && next === checkpoint) return
       const list = withoutPending(fresh, fresh.length ? await outbox() : [])
-      await store.applyReplica(list, { policy: 'pull', side: [{ store: KV, key: CHECKPOINT, value: next }] })
+      const side: SideWrite[] = [{ store: KV, key: CHECKPOINT, value: next }]
+      if (epoch !== undefined) side.push({ store: KV, key: EPOCH, value: epoch })
+      await store.applyReplica(list, { policy: 'pull', side })
       checkpoint = next
       if (options.eagerAttachments) {
         // Read once now, so the bytes are here before the device goes offline.
@@ -253,11 +261,85 @@ export function createSync(store: Store, options: SyncOptions): Sync {
 
   async function pullAll(signal: AbortSignal): Promise<void> {
     for (;;) {
-      const page = await transport.pull(checkpoint, pullLimit)
+      const page = await transport.pull(checkpoint, pullLimit, epoch)
+      if (page.reset) {
+        await beginResync(page.epoch)
+        continue
+      }
+      if (page.epoch !== undefined) epoch = page.epoch
       head = Math.max(head, page.head)
+      if (resync) for (const c of page.changes) noteServer(c.change)
       await apply(page.changes, page.checkpoint)
-      if (!page.more || signal.aborted) return
+      if (signal.aborted) return
+      if (!page.more) break
     }
+    if (resync) await finishResync()
+  }
+
+  /**
+   * The server cannot continue from this checkpoint (it forgot that far back, it is another
+   * database, or it is behind us: restored from a backup). Start over from 0, keeping the
+   * outbox; what the server turns out to lack is pushed again once the pull is through.
+   */
+  function beginResync(next: string | undefined): Promise<void> {
+    closeStream()
+    // A second reset (the stream's and a pull's) restarts the pull, not the local snapshot.
+    const leaves = resync?.leaves ?? localLeaves()
+    const run = async (): Promise<void> => {
+      epoch = next
+      resync = { sessions: new Set(), entries: new Set(), leaves }
+      head = 0
+      const side: SideWrite[] = [
+        { store: KV, key: CHECKPOINT, value: 0 },
+        { store: KV, key: EPOCH, value: next },
+        // The local leaves as they were, kept until the resync ends (a restart resumes it).
+        { store: KV, key: RESYNC, value: [...leaves] },
+      ]
+      await store.applyReplica([], { policy: 'pull', side })
+      checkpoint = 0
+    }
+    const p = applying.then(run)
+    applying = p.catch(() => {})
+    return p
+  }
+
+  /** The local active leaves before a resync's pull moves them to the server's. */
+  function localLeaves(): Map<string, string> {
+    const out = new Map<string, string>()
+    for (const [id, s] of store.engine.state.sessions) if (s.head.leaf) out.set(id, s.head.leaf)
+    return out
+  }
+
+  function noteServer(c: ReplicaChange): void {
+    if (c.type === 'meta') resync!.sessions.add(c.meta.session_id)
+    else if (c.type === 'entry') {
+      resync!.sessions.add(c.session_id)
+      resync!.entries.add(`${c.session_id}\u0000${c.entry.id}`)
+    } else if (c.type === 'delete') resync!.sessions.delete(c.session_id)
+  }
+
+  /** Queues what this store holds and the server did not send: sessions and entries it lost. */
+  async function finishResync(): Promise<void> {
+    const seen = resync!
+    const side: SideWrite[] = []
+    for (const [id, s] of store.engine.state.sessions) {
+      const known = seen.sessions.has(id)
+      await store.engine.ensureLoaded(id)
+      const held = store.engine.state.sessions.get(id)
+      if (!held) continue
+      if (!known) side.push(record({ type: 'meta', meta: s.head.meta, create: true }))
+      for (const entry of parentsFirst(held.entries?.values() ?? [])) {
+        if (!known || !seen.entries.has(`${id}\u0000${entry.id}`)) side.push(record({ type: 'entry', session_id: id, entry, base_revision: null }))
+      }
+      // A leaf on an entry the server lacked is newer than the server's: it goes back too.
+      const leaf = known ? seen.leaves.get(id) : held.head.leaf
+      if (leaf && (!known || !seen.entries.has(`${id}\u0000${leaf}`))) side.push(record({ type: 'leaf', session_id: id, entry_id: leaf }))
+    }
+    side.push({ store: KV, key: RESYNC, value: undefined })
+    await store.applyReplica([], { policy: 'pull', side })
+    resync = undefined
+    // Push what was queued before going live.
+    dirty = true
   }
 
   function openStream(): void {
@@ -266,6 +348,10 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       checkpoint,
       (m: StreamMessage) => {
         head = Math.max(head, m.head)
+        if (m.type === 'reset') {
+          void beginResync(m.epoch).then(wake, wake)
+          return
+        }
         if (m.type === 'ready') {
           streamRefusals = 0
           if (m.checkpoint !== undefined) void apply([], m.checkpoint).catch(() => wake())
@@ -290,6 +376,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
         if (error instanceof TransportError && error.status === 429) setTimeout(wake, backoffDelay(++streamRefusals))
         else wake()
       },
+      epoch,
     )
   }
 
@@ -317,6 +404,13 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     leader = true
     const state = await kv()
     checkpoint = Number(state.get(CHECKPOINT) ?? 0)
+    epoch = typeof state.get(EPOCH) === 'string' ? (state.get(EPOCH) as string) : undefined
+    // A resync cut short starts again from the beginning.
+    const pending = state.get(RESYNC)
+    if (pending) {
+      checkpoint = 0
+      resync = { sessions: new Set(), entries: new Set(), leaves: resync?.leaves ?? new Map(Array.isArray(pending) ? (pending as Array<[string, string]>) : []) }
+    }
     let failures = 0
     let synced = false
     while (!signal.aborted) {

@@ -4,9 +4,10 @@ import type { PullResponse, PushRequest, PushResponse, StreamMessage } from './p
 /** How the sync engine reaches a server; the HTTP one below, or a test double. */
 export interface Transport {
   push(request: PushRequest): Promise<PushResponse>
-  pull(since: number, limit: number): Promise<PullResponse>
+  /** `epoch`: the one the checkpoint was taken in, if the server gave one. */
+  pull(since: number, limit: number, epoch?: string): Promise<PullResponse>
   /** Opens the live stream from `since`; `onClose` fires once, with the reason when it failed. */
-  stream(since: number, onMessage: (m: StreamMessage) => void, onClose: (error?: unknown) => void): { close(): void }
+  stream(since: number, onMessage: (m: StreamMessage) => void, onClose: (error?: unknown) => void, epoch?: string): { close(): void }
   /** Puts an attachment (metadata and bytes) on the server; bytes it already holds are not sent again. */
   uploadAttachment?(session_id: string, attachment: AttachmentMeta, bytes: Blob): Promise<void>
   /** An attachment's bytes, or null when the server has none. */
@@ -33,6 +34,8 @@ export class TransportError extends Error {
     this.name = 'TransportError'
   }
 }
+
+const epochParam = (epoch: string | undefined): string => (epoch === undefined ? '' : `&epoch=${encodeURIComponent(epoch)}`)
 
 /** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
 export function retryAfter(value: string | null, now = Date.now()): number | undefined {
@@ -96,15 +99,15 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       return res.blob()
     },
     push: (req) => request<PushResponse>('/sync/push', { method: 'POST', body: JSON.stringify(req) }),
-    pull: (since, limit) => request<PullResponse>(`/sync/pull?since=${since}&limit=${limit}`, { method: 'GET' }),
-    stream(since, onMessage, onClose) {
+    pull: (since, limit, epoch) => request<PullResponse>(`/sync/pull?since=${since}&limit=${limit}${epochParam(epoch)}`, { method: 'GET' }),
+    stream(since, onMessage, onClose, epoch) {
       const WS = options.WebSocket ?? globalThis.WebSocket
       if (!WS) {
         queueMicrotask(() => onClose(new SessionError('session/storage', 'no WebSocket implementation')))
         return { close() {} }
       }
       // Browsers cannot set headers on a WebSocket: the token travels as a query parameter.
-      const wsUrl = `${base.replace(/^http/, 'ws')}/sync/stream?since=${since}${options.token ? `&token=${encodeURIComponent(options.token)}` : ''}`
+      const wsUrl = `${base.replace(/^http/, 'ws')}/sync/stream?since=${since}${epochParam(epoch)}${options.token ? `&token=${encodeURIComponent(options.token)}` : ''}`
       const ws = new WS(wsUrl)
       let closed = false
       const finish = (error?: unknown): void => {
@@ -113,6 +116,8 @@ export function httpTransport(options: HttpTransportOptions): Transport {
         onClose(error)
       }
       ws.onmessage = (ev: MessageEvent) => {
+        // Nothing after close(): the caller has moved on (a reset, a gap).
+        if (closed) return
         try {
           onMessage(JSON.parse(typeof ev.data === 'string' ? ev.data : String(ev.data)) as StreamMessage)
         } catch (e) {

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startPostgres } from '../../support/postgres.js'
 import type { BenchRow, Workload } from '../types.js'
 
 const CLIENTS = 50
@@ -22,20 +23,20 @@ interface WebSocketClient {
 type WebSocketClass = new (url: string, options?: { headers?: Record<string, string> }) => WebSocketClient
 
 /** The repository root, found from wherever the runner put this bundle. */
-function repoRoot(): string {
+export function repoRoot(): string {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'pnpm-workspace.yaml'))) return dir
     if (dirname(dir) === dir) throw new Error('S4: repository root not found')
   }
 }
 
-/** Starts the built `colloquy-server` on a free loopback port over a fresh data directory. */
-async function startServer(root: string, dataDir: string, tokensFile: string): Promise<{ url: string; child: ChildProcess }> {
+/** Starts the built `colloquy-server` on a free loopback port over the given storage (`--data-dir …` / `--postgres …`). */
+export async function startServer(root: string, storage: readonly string[], tokensFile?: string): Promise<{ url: string; child: ChildProcess }> {
   const cli = join(root, 'packages/server/dist/cli.js')
   if (!existsSync(cli)) throw new Error(`S4: ${cli} is missing (pnpm build)`)
   const extra = process.env.S4_SERVER_ARGS?.split(' ').filter(Boolean) ?? []
   // Throughput is measured without the per-principal request rate (a policy, not a cost).
-  const args = [cli, '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--tokens-file', tokensFile, '--requests-per-second', '0', ...extra]
+  const args = [cli, '--host', '127.0.0.1', '--port', '0', ...storage, ...(tokensFile ? ['--tokens-file', tokensFile] : []), '--requests-per-second', '0', ...extra]
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   const url = await new Promise<string>((resolve, reject) => {
@@ -126,7 +127,7 @@ async function wsClient(WS: WebSocketClass, url: string, token: string, head: nu
 }
 
 /** CPU time (user + system, ms) a process has used so far, on Linux; undefined elsewhere. */
-function cpuMs(pid: number | undefined): number | undefined {
+export function cpuMs(pid: number | undefined): number | undefined {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
@@ -136,7 +137,7 @@ function cpuMs(pid: number | undefined): number | undefined {
 }
 
 /** 50 clients, each appending to its own session, one awaited append after another. */
-async function measure(clients: Array<{ push: Push }>, label: string, server: ChildProcess): Promise<{ rate: number; p50: number; p99: number; total: number; cpu?: number }> {
+async function measure(clients: Array<{ push: Push }>, label: string, servers: readonly ChildProcess[]): Promise<{ rate: number; p50: number; p99: number; total: number; cpu?: number }> {
   const latencies: number[] = []
   let counted = 0
   let measuring = false
@@ -157,10 +158,11 @@ async function measure(clients: Array<{ push: Push }>, label: string, server: Ch
   await new Promise((r) => setTimeout(r, WARMUP_MS))
   measuring = true
   const t0 = performance.now()
-  const cpu0 = cpuMs(server.pid)
+  const cpuAll = (): number | undefined => servers.reduce<number | undefined>((sum, s) => (sum === undefined ? undefined : ((c) => (c === undefined ? undefined : sum + c))(cpuMs(s.pid))), 0)
+  const cpu0 = cpuAll()
   await new Promise((r) => setTimeout(r, MEASURE_MS))
   measuring = false
-  const cpu1 = cpuMs(server.pid)
+  const cpu1 = cpuAll()
   const seconds = (performance.now() - t0) / 1000
   stop = true
   await Promise.all(loops)
@@ -174,7 +176,8 @@ async function measure(clients: Array<{ push: Push }>, label: string, server: Ch
  * S4: server throughput for appends. 50 clients on this machine push chat appends (a new entry
  * with explicit id and parent, plus the leaf move) to their own sessions, each awaiting its
  * result before the next, for 5 s after a warm-up. The server runs in its own process over the
- * default file storage (JSONL per session, journal, fsync before acknowledging).
+ * default file storage (JSONL per session, journal, fsync before acknowledging), then as two
+ * instances on one PostgreSQL database (a throwaway cluster; `S4_POSTGRES=0` skips it).
  */
 const s4: Workload = {
   id: 'S4',
@@ -184,37 +187,48 @@ const s4: Workload = {
     const root = repoRoot()
     const WS = createRequire(join(root, 'packages/server/package.json'))('ws') as WebSocketClass
     const rows: BenchRow[] = []
-    for (const transport of ['websocket', 'http'] as const) {
-      const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s4-'))
-      // Each client is its own user: the server scopes every stream to its principal.
-      const tokens = Array.from({ length: CLIENTS }, (_, k) => `s4-token-${k}`)
-      const tokensFile = join(dataDir, 'tokens.json')
-      writeFileSync(tokensFile, JSON.stringify(Object.fromEntries(tokens.map((t, k) => [t, `user-${k}`]))))
-      const server = await startServer(root, join(dataDir, 'data'), tokensFile)
-      try {
-        const head = ((await (await fetch(`${server.url}/health`)).json()) as { head: number }).head
-        const clients = await Promise.all(tokens.map((t) => (transport === 'http' ? httpClient(server.url, t) : wsClient(WS, server.url, t, head))))
-        const r = await measure(clients, transport, server.child)
-        for (const c of clients) c.close()
-        const load = loadavg()[0].toFixed(1)
-        ctx.log(`${transport}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, load ${load}`)
-        rows.push({
-          id: 'S4',
-          subject: `colloquy-server (${transport})`,
-          metric: 'appends/s',
-          value: r.rate,
-          unit: 'appends/s',
-          better: 'higher',
-          target: `>= ${TARGET.toLocaleString('en-US')} appends/s`,
-          pass: r.rate >= TARGET,
-          note: `${CLIENTS} clients (one user each), 1 awaited append per push; file storage with fsync; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
-        })
-        // Contention-independent: what one append costs the server, so 1000 / value is the rate one free core sustains.
-        if (r.cpu !== undefined) rows.push({ id: 'S4', subject: `colloquy-server (${transport})`, metric: 'server CPU per append', value: r.cpu, unit: 'ms', better: 'lower' })
-      } finally {
-        server.child.kill('SIGKILL')
-        rmSync(dataDir, { recursive: true, force: true })
+    const cluster = process.env.S4_POSTGRES === '0' ? undefined : await startPostgres()
+    try {
+      for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
+        for (const transport of ['websocket', 'http'] as const) {
+          const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s4-'))
+          // Each client is its own user: the server scopes every stream to its principal.
+          const tokens = Array.from({ length: CLIENTS }, (_, k) => `s4-token-${k}`)
+          const tokensFile = join(dataDir, 'tokens.json')
+          writeFileSync(tokensFile, JSON.stringify(Object.fromEntries(tokens.map((t, k) => [t, `user-${k}`]))))
+          // PostgreSQL: two instances on one database, clients alternating between them.
+          const servers =
+            storage === 'file'
+              ? [await startServer(root, ['--data-dir', join(dataDir, 'data')], tokensFile)]
+              : await ((db: Promise<string>) => db.then(async (url) => [await startServer(root, ['--postgres', url], tokensFile), await startServer(root, ['--postgres', url], tokensFile)]))(cluster!.createDatabase())
+          try {
+            const head = ((await (await fetch(`${servers[0].url}/health`)).json()) as { head: number }).head
+            const clients = await Promise.all(tokens.map((t, k) => ((url) => (transport === 'http' ? httpClient(url, t) : wsClient(WS, url, t, head)))(servers[k % servers.length].url)))
+            const r = await measure(clients, transport, servers.map((s) => s.child))
+            for (const c of clients) c.close()
+            const load = loadavg()[0].toFixed(1)
+            const subject = storage === 'file' ? `colloquy-server (${transport})` : `colloquy-server postgres x2 (${transport})`
+            ctx.log(`${subject}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, load ${load}`)
+            rows.push({
+              id: 'S4',
+              subject,
+              metric: 'appends/s',
+              value: r.rate,
+              unit: 'appends/s',
+              better: 'higher',
+              ...(storage === 'file' ? { target: `>= ${TARGET.toLocaleString('en-US')} appends/s`, pass: r.rate >= TARGET } : { baseline: `colloquy-server (${transport})` }),
+              note: `${CLIENTS} clients (one user each), 1 awaited append per push; ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, fsync off) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
+            })
+            // Contention-independent: what one append costs the server(s), so 1000 / value is the rate one free core sustains.
+            if (r.cpu !== undefined) rows.push({ id: 'S4', subject, metric: 'server CPU per append', value: r.cpu, unit: 'ms', better: 'lower' })
+          } finally {
+            for (const s of servers) s.child.kill('SIGKILL')
+            rmSync(dataDir, { recursive: true, force: true })
+          }
+        }
       }
+    } finally {
+      cluster?.stop()
     }
     return rows
   },

@@ -1,9 +1,9 @@
 import { parseEventConfig, type EventConfig, type Store, type TriggerType } from '@colloquy/core'
 import type { WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
-import type { Principal } from './auth.js'
-import { invalidRequest, toWire } from './errors.js'
-import type { Tenancy } from './tenancy.js'
+import type { Principal } from '../auth.js'
+import { invalidRequest, toWire } from '../errors.js'
+import type { Tenancy } from '../tenancy.js'
 import type { JsonLimits } from './json-limits.js'
 import { readMessage, sendJson } from './ws-json.js'
 

@@ -3,9 +3,9 @@ import type { HttpBindings } from '@hono/node-server'
 import { cors } from 'hono/cors'
 import type { UpgradeWebSocket, WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
-import type { Credentials, Principal } from './auth.js'
-import type { ChangeLog } from './change-log.js'
-import { HttpError, invalidRequest, toWire, tooLarge } from './errors.js'
+import type { Credentials, Principal } from '../auth.js'
+import type { ChangeFeed } from '../changes/change-feed.js'
+import { HttpError, invalidRequest, toWire, tooLarge } from '../errors.js'
 import { sendJson } from './ws-json.js'
 import { eventStream } from './events-ws.js'
 import { parseJson, type JsonLimits } from './json-limits.js'
@@ -14,7 +14,7 @@ import { liveStream, type LiveHub } from './live.js'
 import { parsePush, push } from './push.js'
 import { RateLimiter } from './rate-limit.js'
 import { callAs, type Service } from './rpc.js'
-import type { TestControls } from './test-mode.js'
+import type { TestControls } from '../test-mode.js'
 
 /** Every limit of the server (packages/server/README.md, "Limits", says why each default). */
 export interface Limits extends JsonLimits {
@@ -40,7 +40,7 @@ export interface Limits extends JsonLimits {
 }
 
 export interface AppConfig {
-  service: Service & { changes: ChangeLog; hub: LiveHub }
+  service: Service & { changes: ChangeFeed; hub: LiveHub }
   /** Undefined: no auth configured (open, single-user server). */
   authenticate?: (credentials: Credentials, request: () => Request) => Promise<Principal | undefined>
   /** Scope everything to `metadata.owner` of the authenticated principal. */
@@ -106,6 +106,13 @@ const nonNegative = (v: string | undefined, name: string, fallback: number): num
   if (v === undefined || v === '') return fallback
   if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw invalidRequest(`${name}: expected a non-negative integer`)
   return Number(v)
+}
+
+/** The `epoch` a client stored with its checkpoint: an opaque token, bounded. */
+const epochOf = (v: string | undefined): string | undefined => {
+  if (v === undefined || v === '') return undefined
+  if (v.length > 100) throw invalidRequest('epoch: at most 100 characters')
+  return v
 }
 
 /** Every route of the protocol (packages/server/README.md). */
@@ -248,11 +255,11 @@ export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     const since = nonNegative(c.req.query('since'), 'since', 0)
     const limit = Math.min(Math.max(nonNegative(c.req.query('limit'), 'limit', limits.pullLimit), 1), limits.maxPullLimit)
     const principal = c.get('principal')
-    return c.json(await service.changes.page(since, limit, principal === undefined ? undefined : service.tenancy.filter(principal)))
+    return c.json(await service.changes.page(since, limit, principal === undefined ? undefined : service.tenancy.filter(principal), epochOf(c.req.query('epoch'))))
   })
 
   const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered, json: limits }
-  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, c.get('principal'), nonNegative(c.req.query('since'), 'since', 0), stream)), upgradeRequired)
+  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, c.get('principal'), nonNegative(c.req.query('since'), 'since', 0), stream, epochOf(c.req.query('epoch')))), upgradeRequired)
   app.get('/events', sameOrigin, socket((c) => eventStream(service, c.get('principal'), limits.maxBuffered, limits)), upgradeRequired)
 
   app.get('/sessions/:id/history', async (c) => c.json(await history(service, c.get('principal'), c.req.param('id'))))

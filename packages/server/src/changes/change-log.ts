@@ -81,11 +81,13 @@ export class ChangeLog {
   }
 
   /** Changes after `since` whose session metadata matches `filter` (tenancy), `limit` at most. */
-  async page(since: number, limit: number, filter?: JsonObject): Promise<ChangePage> {
+  async page(since: number, limit: number, filter?: JsonObject): Promise<ChangePage & { reset?: boolean }> {
     const idx = this.index
-    // A checkpoint ahead of this log comes from another incarnation of the server: start over.
-    const from = since > idx.head ? 0 : since
     const head = idx.head
+    // A checkpoint ahead of this log comes from another incarnation of the server (a wiped or
+    // restored data directory): the client must start over, and is told so.
+    if (since > head) return { changes: [], checkpoint: 0, head, more: true, reset: true }
+    const from = since
     const { records, checkpoint, more } = idx.scan(from, limit, (r) => metadataMatches(filter, this.metadataOf(r)))
     const cold = new Set<string>()
     for (const r of records) if (r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap) cold.add(r.session_id)

@@ -1,12 +1,13 @@
 import type { JsonObject } from '@colloquy/core'
 import type { WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
-import type { Principal } from './auth.js'
-import type { ChangeLog, CommittedChange, SequencedChange } from './change-log.js'
-import { toWire } from './errors.js'
+import type { Principal } from '../auth.js'
+import type { ChangeFeed } from '../changes/change-feed.js'
+import type { CommittedChange, SequencedChange } from '../changes/change-log.js'
+import { toWire } from '../errors.js'
 import { parsePush, push } from './push.js'
 import type { Service } from './rpc.js'
-import type { Tenancy } from './tenancy.js'
+import type { Tenancy } from '../tenancy.js'
 import type { JsonLimits } from './json-limits.js'
 import { readMessage, sendJson } from './ws-json.js'
 
@@ -25,7 +26,8 @@ export interface StreamLimits {
  */
 export type StreamMessage =
   | { type: 'changes'; changes: SequencedChange[]; prev: number; checkpoint: number; head: number }
-  | { type: 'ready'; checkpoint: number; head: number }
+  | { type: 'ready'; checkpoint: number; head: number; epoch?: string }
+  | { type: 'reset'; checkpoint: 0; head: number; epoch?: string }
   | { type: 'pushed'; id: unknown; results: unknown[] }
   | { type: 'pong'; id: unknown }
   | { type: 'error'; id?: unknown; error: { code: string; message: string } }
@@ -40,7 +42,7 @@ type Listener = (changes: readonly CommittedChange[], head: number) => void
 export class LiveHub {
   private readonly streams = new Map<Principal | undefined, Set<Listener>>()
 
-  constructor(changes: ChangeLog, tenancy: Tenancy) {
+  constructor(changes: ChangeFeed, tenancy: Tenancy) {
     changes.subscribe((batch, head) => {
       const byOwner = new Map<Principal, CommittedChange[]>()
       if (this.streams.size > (this.streams.has(undefined) ? 1 : 0)) {
@@ -75,7 +77,13 @@ export class LiveHub {
  * `ready`, then every commit as it happens. Commits made while the backlog is read are held and
  * sent after it, minus what the backlog already covered. A client may also push through it.
  */
-export function liveStream(service: Service & { changes: ChangeLog; hub: LiveHub }, principal: Principal | undefined, since: number, limits: StreamLimits): WSEvents<WebSocket> {
+export function liveStream(
+  service: Service & { changes: ChangeFeed; hub: LiveHub },
+  principal: Principal | undefined,
+  since: number,
+  limits: StreamLimits,
+  epoch?: string,
+): WSEvents<WebSocket> {
   const filter: JsonObject | undefined = principal === undefined ? undefined : service.tenancy.filter(principal)
   const strip = (c: CommittedChange): SequencedChange => ({ seq: c.seq, change: c.change })
   let stop = (): void => {}
@@ -104,9 +112,15 @@ export function liveStream(service: Service & { changes: ChangeLog; hub: LiveHub
       })
       void (async () => {
         try {
-          for (;;) {
-            const page = await service.changes.page(checkpoint, limits.pageSize, filter)
+          for (let first = true; ; first = false) {
+            const page = await service.changes.page(checkpoint, limits.pageSize, filter, first ? epoch : undefined)
             if (closed) return
+            if (page.reset) {
+              // An unusable cursor: say so, then send everything from the start.
+              send({ type: 'reset', checkpoint: 0, head: page.head, ...(page.epoch !== undefined && { epoch: page.epoch }) })
+              checkpoint = prev = 0
+              continue
+            }
             checkpoint = page.checkpoint
             if (!deliver(page.changes, page.head)) return
             if (!page.more) break
@@ -115,7 +129,8 @@ export function liveStream(service: Service & { changes: ChangeLog; hub: LiveHub
           checkpoint = Math.max(checkpoint, held!.head)
           held = undefined
           deliver(late, checkpoint)
-          send({ type: 'ready', checkpoint, head: Math.max(checkpoint, service.changes.head) })
+          const e = service.changes.epoch
+          send({ type: 'ready', checkpoint, head: Math.max(checkpoint, service.changes.head), ...(e !== undefined && { epoch: e }) })
         } catch (e) {
           send({ type: 'error', error: toWire(e).body.error })
           ws.close(1011, 'backlog failed')

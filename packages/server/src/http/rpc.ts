@@ -1,8 +1,8 @@
-import { FUNCTION_IDS, parseRequest, searchMentions, type FunctionId, type FunctionMap, type Store } from '@colloquy/core'
-import type { Principal } from './auth.js'
-import { HttpError } from './errors.js'
-import { notFound, type Tenancy } from './tenancy.js'
-import type { Usage } from './usage.js'
+import { FUNCTION_IDS, parseRequest, searchMentions, type FunctionId, type FunctionMap, type SessionHead, type Store } from '@colloquy/core'
+import type { Principal } from '../auth.js'
+import { HttpError } from '../errors.js'
+import { notFound, type Tenancy } from '../tenancy.js'
+import type { Usage } from '../usage.js'
 
 export interface Service {
   readonly store: Store
@@ -18,14 +18,14 @@ const WRITES = new Set<FunctionId>([
 ])
 
 /** Reserves what a call may add against the caller's quotas (403 past them), until it settles. */
-function admit(service: Service, principal: Principal | undefined, fn: FunctionId, req: { session_id?: string }, bytes: number): () => void {
+async function admit(service: Service, principal: Principal | undefined, fn: FunctionId, req: { session_id?: string }, bytes: number): Promise<() => void> {
   const { usage, store } = service
   if (!usage) return () => {}
   const owner = principal ?? ''
   if (fn === 'session::create') return usage.admit(owner, bytes, 1)
   if (fn === 'session::ensure') return usage.admit(owner, bytes, store.engine.state.sessions.has(req.session_id ?? '') ? 0 : 1)
   // A fork copies the path it forks: at most the whole source session.
-  if (fn === 'session::fork') return usage.admit(owner, bytes + usage.bytesOf(req.session_id ?? ''), 1)
+  if (fn === 'session::fork') return usage.admit(owner, bytes + (await usage.bytesOf(req.session_id ?? '')), 1)
   return WRITES.has(fn) ? usage.admit(owner, bytes) : () => {}
 }
 
@@ -46,7 +46,7 @@ function unknownSession(fn: FunctionId, session_id: string): unknown {
 export async function callAs(service: Service, principal: Principal | undefined, fn: string, body: unknown, bytes = 0): Promise<unknown> {
   if (!isFunction(fn)) throw new HttpError(404, 'session/invalid_request', `unknown function ${fn}`)
   const req = parseRequest(fn, body) as FunctionMap[FunctionId][0]
-  const release = admit(service, principal, fn, req as { session_id?: string }, bytes)
+  const release = await admit(service, principal, fn, req as { session_id?: string }, bytes)
   try {
     return await scoped(service, principal, fn, req)
   } finally {
@@ -76,7 +76,8 @@ async function scoped(service: Service, principal: Principal | undefined, fn: Fu
       if (standing === 'foreign') throw notFound(r.session_id)
       const release = standing === 'absent' && r.session_id !== '' ? tenancy.reserve(principal, r.session_id) : () => {}
       try {
-        const res = await store.call(fn, { ...r, metadata })
+        // Exact across instances: the head is checked again under the session's lock.
+        const res = await store.call(fn, { ...r, metadata }, { guard: (head) => { if (head && !tenancy.owns(principal, head.meta.metadata)) throw notFound(r.session_id) } })
         // Belt and braces: an ensure never hands out another principal's meta.
         if (!tenancy.owns(principal, res.meta.metadata)) throw notFound(r.session_id)
         return res
@@ -96,8 +97,12 @@ async function scoped(service: Service, principal: Principal | undefined, fn: Fu
     default: {
       const r = req as { session_id: string; metadata?: FunctionMap['session::set-meta'][0]['metadata'] }
       if (tenancy.standing(principal, r.session_id) !== 'own') return unknownSession(fn, r.session_id)
-      if (fn === 'session::set-meta' && r.metadata != null) return store.call(fn, { ...r, metadata: tenancy.stamp(principal, r.metadata) })
-      return store.call(fn, req)
+      // The standing above is this instance's view; on a storage shared by several instances the
+      // session may have been deleted and created by someone else meanwhile: checked again in
+      // the commit, under the session's lock.
+      const guard = { guard: (head: SessionHead | undefined) => (head && !tenancy.owns(principal, head.meta.metadata) ? { answer: unknownSession(fn, r.session_id) } : undefined) }
+      if (fn === 'session::set-meta' && r.metadata != null) return store.call(fn, { ...r, metadata: tenancy.stamp(principal, r.metadata) }, guard)
+      return store.call(fn, req, guard)
     }
   }
 }

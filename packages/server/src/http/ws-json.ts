@@ -1,6 +1,6 @@
 import type { WSContext } from 'hono/ws'
 import type { WebSocket } from 'ws'
-import { HttpError, invalidRequest } from './errors.js'
+import { HttpError, invalidRequest } from '../errors.js'
 import { parseJson, type JsonLimits } from './json-limits.js'
 
 /** Close code for a consumer that reads slower than the server writes (RFC 6455 "try again later"). */

@@ -1,6 +1,6 @@
-import { isValidId, parseReplicaChange, SessionError, type ReplicaChange, type ReplicaResult } from '@colloquy/core'
-import type { Principal } from './auth.js'
-import { invalidRequest, tooLarge } from './errors.js'
+import { isValidId, parseReplicaChange, SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
+import type { Principal } from '../auth.js'
+import { invalidRequest, tooLarge } from '../errors.js'
 import type { Service } from './rpc.js'
 
 /** One client mutation: its outbox key (echoed in the result) and the replicated change. */
@@ -68,7 +68,7 @@ export async function push(service: Service, principal: Principal | undefined, m
   if (service.usage && admitted.length) {
     const creates = new Set(admitted.filter((a) => a.change.type === 'meta' && a.change.create && !store.engine.state.sessions.has(sessionOf(a.change))).map((a) => sessionOf(a.change)))
     try {
-      quota = service.usage.admit(principal ?? '', bytes, creates.size)
+      quota = await service.usage.admit(principal ?? '', bytes, creates.size)
     } catch (e) {
       for (const release of releases) release()
       throw e
@@ -76,7 +76,12 @@ export async function push(service: Service, principal: Principal | undefined, m
   }
   try {
     if (admitted.length) {
-      const applied = await store.applyReplica(admitted.map((a) => a.change), { policy: 'push' })
+      // The standings above are this instance's view; in the commit, under each session's lock,
+      // a session found owned by someone else (created on another instance meanwhile) answers
+      // as an unknown one, nothing written.
+      const guard = principal === undefined ? undefined : (c: ReplicaChange, head: SessionHead | undefined): ReplicaResult | undefined =>
+        !head || tenancy.owns(principal, head.meta.metadata) ? undefined : c.type === 'delete' ? { status: 'unchanged' } : rejected(new SessionError('session/not_found', `session ${sessionOf(c)} not found`))
+      const applied = await store.applyReplica(admitted.map((a) => a.change), { policy: 'push', guard })
       admitted.forEach((a, i) => (results[a.at] = applied[i]))
     }
   } finally {

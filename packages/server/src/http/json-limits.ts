@@ -1,4 +1,4 @@
-import { invalidRequest } from './errors.js'
+import { invalidRequest } from '../errors.js'
 
 /** Shape limits every JSON body and WebSocket message is held to before it is parsed. */
 export interface JsonLimits {

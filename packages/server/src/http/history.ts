@@ -1,5 +1,5 @@
 import type { AgentMessage } from '@colloquy/core'
-import type { Principal } from './auth.js'
+import type { Principal } from '../auth.js'
 import { callAs, type Service } from './rpc.js'
 
 /**

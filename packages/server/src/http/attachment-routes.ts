@@ -8,7 +8,7 @@ import { SessionError, sha256Hex } from '@colloquy/core'
 import type { HttpBindings } from '@hono/node-server'
 import type { Context, Hono } from 'hono'
 import type { Env } from './app.js'
-import { HttpError } from './errors.js'
+import { HttpError } from '../errors.js'
 import type { Service } from './rpc.js'
 
 export interface AttachmentRoutesOptions {
@@ -60,7 +60,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
   const { store, tenancy, usage } = service
   /** Runs a write of `bytes` attachment bytes within the caller's byte quota (403 past it). */
   const withinQuota = async <T>(principal: string | undefined, bytes: number, write: () => Promise<T>): Promise<T> => {
-    const release = usage ? usage.admit(principal ?? '', bytes) : () => {}
+    const release = usage ? await usage.admit(principal ?? '', bytes) : () => {}
     try {
       return await write()
     } finally {

@@ -1,0 +1,37 @@
+import type { Engine, JsonObject, Storage } from '@colloquy/core'
+import type { ChangePage, CommittedChange } from './change-log.js'
+
+/** A page of the log, plus what a log that can outlive or forget cursors adds. */
+export interface FeedPage extends ChangePage {
+  /** The log's incarnation: a client stores it with its checkpoint and sends it back. */
+  readonly epoch?: string
+  /**
+   * The cursor cannot be served (too old, from another epoch, or ahead of the log): start over
+   * from `checkpoint` 0 with a full resync (the page is empty, `more` is true).
+   */
+  readonly reset?: boolean
+}
+
+/**
+ * What the HTTP and WebSocket surface reads: the change log. `ChangeLog` keeps it beside any
+ * core `Storage` in the process; a shared database (`postgresStorage`) brings its own, read from
+ * the database so that every instance sees every instance's commits.
+ */
+export interface ChangeFeed {
+  /** The storage the engine writes through (the feed may wrap it). */
+  readonly storage: Storage
+  /** The newest sequence number this instance knows of. */
+  readonly head: number
+  /** The log's incarnation, when it has one that outlives this process. */
+  readonly epoch?: string
+  attach(engine: Engine): void
+  subscribe(listener: (changes: readonly CommittedChange[], head: number) => void): () => void
+  page(since: number, limit: number, filter?: JsonObject, epoch?: string): Promise<FeedPage>
+}
+
+/** A storage that keeps its own change log (several processes share it). */
+export interface FeedStorage extends Storage {
+  changeFeed(): ChangeFeed
+}
+
+export const hasOwnFeed = (s: Storage): s is FeedStorage => typeof (s as Partial<FeedStorage>).changeFeed === 'function'

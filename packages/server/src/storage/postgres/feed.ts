@@ -1,0 +1,265 @@
+import { metadataMatches, type Engine, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
+import type pg from 'pg'
+import type { ChangeFeed, FeedPage } from '../../changes/change-feed.js'
+import type { CommittedChange, SequencedChange } from '../../changes/change-log.js'
+import type { ChangeKind } from '../../changes/change-index.js'
+import { fromDb, headOf } from './codec.js'
+
+export const CHANNEL = 'colloquy_changes'
+
+interface Row {
+  /** The session exists (its meta may be left out of a pull page's entry rows). */
+  live: boolean
+  seq: string
+  kind: ChangeKind
+  session_id: string
+  entry_id: string | null
+  metadata: JsonObject | null
+  meta: SessionMeta | null
+  leaf: string | null
+  v: string | null
+  entry: SessionEntry | null
+}
+
+interface Clock {
+  head: number
+  floor: number
+  epoch: string
+}
+
+// Each record with the current state of what it names (one statement: one snapshot). The live
+// reader needs every row's session (scope, heads to fold); a pull page only the meta of meta
+// rows: parsing a session's meta again for each of its entries would dominate a page.
+const rows = (allMeta: boolean): string => `SELECT s.id IS NOT NULL AS live, c.seq, c.kind, c.session_id, c.entry_id, c.metadata,
+  ${allMeta ? 's.meta' : 'CASE WHEN c.entry_id IS NULL THEN s.meta END AS meta'}, s.leaf, s.v, e.entry
+  FROM colloquy_changes c
+  LEFT JOIN colloquy_sessions s ON s.id = c.session_id
+  LEFT JOIN colloquy_entries e ON c.entry_id IS NOT NULL AND e.session_id = c.session_id AND e.id = c.entry_id`
+const ROWS = rows(true)
+const PAGE_ROWS = rows(false)
+
+/**
+ * The change log as the database holds it, read by every instance. Pull pages are read straight
+ * from it. For the live streams, one reader per instance follows the log from the last `seq` it
+ * delivered: woken by its own commits, by `NOTIFY` from other instances (a hint carrying only a
+ * head), after its listening connection is re-established, and by a safety poll, so a lost
+ * notification delays a change and never loses it. What other instances committed is also folded
+ * into this instance's engine, so its cached sessions follow.
+ */
+export class PostgresFeed implements ChangeFeed {
+  head = 0
+  epoch = ''
+  /** How many times the listening connection has been (re-)established (tests read it). */
+  listens = 0
+  private seen = 0
+  private engine?: Engine
+  private readonly listeners = new Set<(changes: readonly CommittedChange[], head: number) => void>()
+  private pumping: Promise<void> | undefined
+  private again = false
+  private closed = false
+  private timer: NodeJS.Timeout | undefined
+  private listener: pg.PoolClient | undefined
+  private retry = 100
+
+  constructor(
+    readonly storage: Storage,
+    private readonly pool: pg.Pool,
+    private readonly options: { pollMs: number; notify: boolean; warn: (m: string) => void; origin: string },
+  ) {}
+
+  attach(engine: Engine): void {
+    this.engine = engine
+  }
+
+  subscribe(listener: (changes: readonly CommittedChange[], head: number) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  async start(): Promise<void> {
+    const clock = await this.clock()
+    this.head = this.seen = clock.head
+    this.epoch = clock.epoch
+    await this.listen()
+    this.timer = setInterval(() => void this.poke(), this.options.pollMs)
+    this.timer.unref()
+  }
+
+  /** After a commit of this instance: deliver it, and tell the others (after COMMIT, never inside). */
+  committed(head: number): void {
+    void this.poke()
+    if (!this.options.notify) return
+    this.pool.query('SELECT pg_notify($1, $2)', [CHANNEL, String(head)]).catch((e: Error) => this.options.warn(`notify failed (the poll covers it): ${e.message}`))
+  }
+
+  close(): void {
+    this.closed = true
+    if (this.timer) clearInterval(this.timer)
+    const l = this.listener
+    this.listener = undefined
+    l?.release(true)
+  }
+
+  async page(since: number, limit: number, filter?: JsonObject, epoch?: string): Promise<FeedPage> {
+    const clock = await this.clock()
+    if ((epoch !== undefined && epoch !== clock.epoch) || since > clock.head || (since > 0 && since < clock.floor)) {
+      return { changes: [], checkpoint: 0, head: clock.head, more: true, epoch: clock.epoch, reset: true }
+    }
+    // The tenancy filter is an indexed column; any other filter is applied here.
+    const owner = filter && Object.keys(filter).length === 1 && typeof filter.owner === 'string' ? filter.owner : undefined
+    const rest = owner === undefined ? filter : undefined
+    const rows = (
+      await this.pool.query<Row>(`${rest ? ROWS : PAGE_ROWS} WHERE c.seq > $1 AND c.seq <= $2 ${owner !== undefined ? 'AND c.owner = $4' : ''} ORDER BY c.seq LIMIT $3`, [
+        since,
+        clock.head,
+        limit + 1,
+        ...(owner !== undefined ? [owner] : []),
+      ])
+    ).rows
+    const more = rows.length > limit
+    const kept = more ? rows.slice(0, limit) : rows
+    const changes: SequencedChange[] = []
+    for (const r of kept) {
+      const c = changeOf(r)
+      if (c && (!rest || metadataMatches(rest, metadataOf(r)))) changes.push({ seq: Number(r.seq), change: c })
+    }
+    return { changes, checkpoint: more ? Number(kept[kept.length - 1].seq) : clock.head, head: clock.head, more, epoch: clock.epoch }
+  }
+
+  private async clock(): Promise<Clock> {
+    // The epoch names the database too: a copy or logical restore into another database (a new
+    // oid) is another log, even though it holds the same clock row.
+    const r = (
+      await this.pool.query<{ head: string; floor: string; epoch: string }>(
+        "SELECT head, floor, epoch || '.' || (SELECT oid FROM pg_database WHERE datname = current_database()) AS epoch FROM colloquy_clock WHERE id = 1",
+      )
+    ).rows[0]
+    const clock = { head: Number(r.head), floor: Number(r.floor), epoch: r.epoch }
+    if (clock.head > this.head) this.head = clock.head
+    return clock
+  }
+
+  /** Reads the log up to its head once (calls made meanwhile are folded into one more round). */
+  poke(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    if (this.pumping) {
+      this.again = true
+      return this.pumping
+    }
+    this.pumping = (async () => {
+      try {
+        do {
+          this.again = false
+          await this.catchUp()
+        } while (this.again && !this.closed)
+      } catch (e) {
+        this.options.warn(`reading the change log failed (retried by the poll): ${(e as Error).message}`)
+      } finally {
+        this.pumping = undefined
+      }
+    })()
+    return this.pumping
+  }
+
+  private async catchUp(): Promise<void> {
+    const clock = await this.clock()
+    if (clock.epoch !== this.epoch) {
+      this.options.warn(`the database was replaced (epoch ${this.epoch} → ${clock.epoch}): following the new one`)
+      this.epoch = clock.epoch
+      this.seen = Math.min(this.seen, clock.head)
+    }
+    while (this.seen < clock.head && !this.closed) {
+      const rows = (await this.pool.query<Row>(`${ROWS} WHERE c.seq > $1 AND c.seq <= $2 ORDER BY c.seq LIMIT 1000`, [this.seen, clock.head])).rows
+      const upto = rows.length === 1000 ? Number(rows[rows.length - 1].seq) : clock.head
+      // Other instances' events of these commits, fired here as a local commit fires them.
+      const events = this.engine
+        ? (await this.pool.query<{ events: EventEnvelope[] }>('SELECT events FROM colloquy_events WHERE seq > $1 AND seq <= $2 AND origin <> $3 ORDER BY seq', [this.seen, upto, this.options.origin])).rows.flatMap((r) => r.events)
+        : []
+      this.fold(rows, events)
+      const changes: CommittedChange[] = []
+      for (const r of rows) {
+        const change = changeOf(r)
+        if (change) changes.push({ seq: Number(r.seq), change, metadata: metadataOf(r) })
+      }
+      this.seen = upto
+      for (const listener of this.listeners) listener(changes, upto)
+    }
+  }
+
+  /** Folds what the log shows into this instance's engine (its own commits are already there). */
+  private fold(rows: readonly Row[], events: readonly EventEnvelope[]): void {
+    if (!this.engine || (!rows.length && !events.length)) return
+    const deleted: string[] = []
+    const heads = new Map<string, SessionHead>()
+    const entries = new Map<string, SessionEntry[]>()
+    for (const r of rows) {
+      const id = fromDb(r.session_id)
+      if (r.kind === 'deleted') {
+        deleted.push(id)
+        continue
+      }
+      if (r.meta && r.v !== null) heads.set(id, headOf({ id: r.session_id, meta: r.meta, leaf: r.leaf, v: r.v }))
+      if (r.entry) {
+        const list = entries.get(id)
+        if (list) list.push(r.entry)
+        else entries.set(id, [r.entry])
+      }
+    }
+    // A session deleted and then created again within these rows is alive: it is in `heads`.
+    this.engine.applyExternal('remote', { deleted, heads: [...heads.values()], entries: [...entries] }, events)
+  }
+
+  /** A dedicated connection LISTENs; when it drops, it is opened again and the log read up. */
+  private async listen(): Promise<void> {
+    if (this.closed) return
+    let client: pg.PoolClient | undefined
+    let lost = false
+    const again = (err?: unknown): void => {
+      if (lost) return
+      lost = true
+      if (client) {
+        client.removeAllListeners('notification')
+        if (this.listener === client) this.listener = undefined
+        try {
+          client.release(err instanceof Error ? err : true)
+        } catch {
+          // Already released.
+        }
+      }
+      if (this.closed) return
+      const wait = this.retry
+      this.retry = Math.min(this.retry * 2, 5000)
+      setTimeout(() => void this.listen(), wait).unref()
+    }
+    try {
+      client = await this.pool.connect()
+      client.on('error', again)
+      client.on('end', () => again())
+      client.on('notification', () => void this.poke())
+      await client.query(`LISTEN ${CHANNEL}`)
+      this.listener = client
+      this.listens++
+      this.retry = 100
+    } catch (e) {
+      this.options.warn(`listening for other instances failed (retrying): ${(e as Error).message}`)
+      again(e)
+      return
+    }
+    // Whatever was committed while nobody listened.
+    await this.poke()
+  }
+}
+
+function metadataOf(r: Row): JsonObject | undefined {
+  return (r.kind === 'deleted' ? r.metadata : r.meta?.metadata) ?? undefined
+}
+
+/** A record as a replica change, with the current state of what it names (undefined if gone). */
+function changeOf(r: Row): ReplicaChange | undefined {
+  const session_id = fromDb(r.session_id)
+  if (r.kind === 'deleted') return { type: 'delete', session_id }
+  if (!r.live) return undefined
+  if (r.kind === 'added' || r.kind === 'updated') return r.entry ? { type: 'entry', session_id, entry: r.entry } : undefined
+  if (r.kind === 'leaf') return { type: 'leaf', session_id, entry_id: r.leaf === null ? null : fromDb(r.leaf) }
+  return r.meta ? { type: 'meta', meta: r.meta } : undefined
+}

@@ -1,0 +1,104 @@
+import type pg from 'pg'
+
+/**
+ * The schema, as numbered migrations. Each runs once, in its own transaction, recorded in
+ * `colloquy_migrations`; instances starting at once take turns on an advisory lock, so the
+ * second finds the work done.
+ *
+ * - `colloquy_sessions`: one row per session, its head (meta, leaf, version `v`) and `bytes`
+ *   (what it stores, for quotas); the row lock taken by a commit serializes its writes.
+ * - `colloquy_entries`: one row per entry, its current version (`pos` keeps first-write order).
+ * - `colloquy_changes`: the change log, one record per key (as `change-index.ts` describes),
+ *   `seq` taken from the clock row inside the commit, so sequence order is commit order.
+ * - `colloquy_events`: the events each commit fired, under its last `seq` and the instance that
+ *   committed it, so that other instances fire them on their `/events` sockets too; kept for
+ *   minutes (only live sockets need them).
+ * - `colloquy_clock`: one row: the newest `seq` (`head`), the oldest usable cursor (`floor`)
+ *   and the database's `epoch` (a new one for every database, so a cursor from another one,
+ *   a restore or a re-creation, is recognised).
+ * Content columns are `json`, not `jsonb`: `json` keeps text as sent (including `\u0000`).
+ */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE colloquy_sessions (
+     id text PRIMARY KEY,
+     owner text,
+     meta json NOT NULL,
+     leaf text,
+     v bigint NOT NULL
+   );
+   CREATE TABLE colloquy_entries (
+     session_id text NOT NULL,
+     id text NOT NULL,
+     pos bigserial,
+     entry json NOT NULL,
+     PRIMARY KEY (session_id, id)
+   );
+   CREATE INDEX colloquy_entries_pos ON colloquy_entries (session_id, pos);
+   CREATE TABLE colloquy_changes (
+     key text PRIMARY KEY,
+     seq bigint NOT NULL UNIQUE,
+     kind text NOT NULL,
+     session_id text NOT NULL,
+     entry_id text,
+     owner text,
+     metadata json
+   );
+   CREATE INDEX colloquy_changes_session ON colloquy_changes (session_id);
+   CREATE INDEX colloquy_changes_owner ON colloquy_changes (owner, seq);
+   CREATE TABLE colloquy_clock (
+     id int PRIMARY KEY CHECK (id = 1),
+     head bigint NOT NULL,
+     floor bigint NOT NULL,
+     epoch text NOT NULL
+   );
+   INSERT INTO colloquy_clock VALUES (1, 0, 0, gen_random_uuid()::text);
+   CREATE SEQUENCE colloquy_side_key;
+   CREATE TABLE colloquy_side (
+     store text NOT NULL,
+     key text NOT NULL,
+     value json NOT NULL,
+     PRIMARY KEY (store, key)
+   );`,
+  // Per-principal quotas read what each session stores (the JSON of its meta and entries), kept
+  // in the row by every commit so that no count sums a long session again.
+  `ALTER TABLE colloquy_sessions ADD COLUMN bytes bigint NOT NULL DEFAULT 0;
+   UPDATE colloquy_sessions s SET bytes = octet_length(s.meta::text)
+     + coalesce((SELECT sum(octet_length(e.entry::text)) FROM colloquy_entries e WHERE e.session_id = s.id), 0);
+   CREATE INDEX colloquy_sessions_owner ON colloquy_sessions (owner);
+   CREATE TABLE colloquy_events (
+     seq bigint PRIMARY KEY,
+     origin text NOT NULL,
+     at timestamptz NOT NULL DEFAULT now(),
+     events json NOT NULL
+   );`,
+]
+
+/** An arbitrary constant: the advisory lock migrations run under. */
+const MIGRATION_LOCK = 0x636f6c6c
+
+/** Brings the schema up to date; safe to run from several instances at once. */
+export async function migrate(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect()
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
+    try {
+      await client.query('CREATE TABLE IF NOT EXISTS colloquy_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())')
+      const done = (await client.query<{ v: number | null }>('SELECT max(version) AS v FROM colloquy_migrations')).rows[0].v ?? 0
+      for (let v = done + 1; v <= MIGRATIONS.length; v++) {
+        await client.query('BEGIN')
+        try {
+          await client.query(MIGRATIONS[v - 1])
+          await client.query('INSERT INTO colloquy_migrations (version) VALUES ($1)', [v])
+          await client.query('COMMIT')
+        } catch (e) {
+          await client.query('ROLLBACK')
+          throw e
+        }
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK])
+    }
+  } finally {
+    client.release()
+  }
+}

@@ -1,0 +1,167 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+
+/**
+ * A throwaway PostgreSQL cluster from Debian's `postgresql` package, for tests and benchmarks:
+ * `initdb` into a temporary directory as a non-root user, `pg_ctl` on a free loopback port with
+ * its unix socket inside that directory, removed afterwards. Clusters a crashed run left behind
+ * are found by their owner's pid file and removed by the next run.
+ */
+export interface TestCluster {
+  readonly port: number
+  readonly dir: string
+  /** A new empty database; returns its connection string. */
+  createDatabase(name?: string): Promise<string>
+  /** `pg_ctl restart -m <mode>` (`immediate` is a crash of the database server). */
+  restart(mode?: 'fast' | 'immediate'): void
+  /** Runs SQL as the superuser on `database` (default `postgres`). */
+  query<T extends pg.QueryResultRow = any>(sql: string, params?: unknown[], database?: string): Promise<pg.QueryResult<T>>
+  stop(): void
+}
+
+const ROOT_PREFIX = 'colloquy-pg-'
+const USER = 'colloquy'
+
+/** The newest `/usr/lib/postgresql/<version>/bin`, or a message naming the package to install. */
+export function postgresBin(): string {
+  const base = '/usr/lib/postgresql'
+  const versions = existsSync(base)
+    ? readdirSync(base).filter((v) => existsSync(join(base, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a))
+    : []
+  if (!versions.length) {
+    throw new Error('PostgreSQL is not installed: these tests need the server binaries of Debian\'s `postgresql` package (run `npm test` as root, or `apt-get install postgresql`)')
+  }
+  return join(base, versions[0], 'bin')
+}
+
+/** As root, the cluster's commands run as the `postgres` user (initdb refuses root). */
+function runAs(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined
+  const line = execFileSync('getent', ['passwd', 'postgres'], { encoding: 'utf8' }).trim()
+  const [, , uid, gid] = line.split(':')
+  return { uid: Number(uid), gid: Number(gid) }
+}
+
+function run(bin: string, args: string[], user: { uid: number; gid: number } | undefined): void {
+  const [cmd, argv] = user ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args]
+  const r = spawnSync(cmd, argv, { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`${bin} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`)
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Stops and removes clusters whose test process is gone (a crashed or killed run). */
+function reapStrays(bin: string, user: { uid: number; gid: number } | undefined): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(ROOT_PREFIX)) continue
+    const dir = join(tmpdir(), name)
+    let owner = 0
+    try {
+      owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8'))
+    } catch {
+      // A directory without an owner file older than a minute is a torn start.
+      try {
+        if (Date.now() - statSync(dir).mtimeMs < 60_000) continue
+      } catch {
+        continue
+      }
+    }
+    if (owner && alive(owner)) continue
+    if (existsSync(join(dir, 'data', 'postmaster.pid'))) {
+      try {
+        run(join(bin, 'pg_ctl'), ['-D', join(dir, 'data'), 'stop', '-m', 'immediate', '-w'], user)
+      } catch {
+        // Already gone.
+      }
+    }
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+const live = new Set<TestCluster>()
+let exitHook = false
+
+/** Starts a cluster; `stop()` it when done (an exiting process stops the ones it left running). */
+export async function startPostgres(): Promise<TestCluster> {
+  const bin = postgresBin()
+  const user = runAs()
+  reapStrays(bin, user)
+  const dir = mkdtempSync(join(tmpdir(), ROOT_PREFIX))
+  writeFileSync(join(dir, 'owner.pid'), String(process.pid))
+  const data = join(dir, 'data')
+  const sock = join(dir, 'sock')
+  mkdirSync(sock)
+  if (user) {
+    chownSync(dir, user.uid, user.gid)
+    chownSync(sock, user.uid, user.gid)
+  }
+  run(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', USER, '-E', 'UTF8', '--no-sync', '--no-instructions'], user)
+  const port = await freePort()
+  // Short fsync-free settings: a test cluster trades durability across power cuts for speed
+  // (a crash of the server process, `-m immediate`, still loses nothing committed).
+  const opts = `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`
+  run(join(bin, 'pg_ctl'), ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], user)
+  const url = (db: string): string => `postgres://${USER}@127.0.0.1:${port}/${db}`
+  let n = 0
+  let stopped = false
+  const cluster: TestCluster = {
+    port,
+    dir,
+    async createDatabase(name = `t${process.pid}_${++n}`) {
+      await cluster.query(`CREATE DATABASE ${name}`)
+      return url(name)
+    },
+    restart(mode = 'fast') {
+      run(join(bin, 'pg_ctl'), ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-m', mode, '-w', '-t', '60', 'restart'], user)
+    },
+    async query(sql, params, database = 'postgres') {
+      const client = new pg.Client({ connectionString: url(database) })
+      await client.connect()
+      try {
+        return await client.query(sql, params)
+      } finally {
+        await client.end()
+      }
+    },
+    stop() {
+      if (stopped) return
+      stopped = true
+      live.delete(cluster)
+      try {
+        run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], user)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  }
+  live.add(cluster)
+  if (!exitHook) {
+    exitHook = true
+    process.once('exit', () => {
+      for (const c of [...live]) c.stop()
+    })
+  }
+  return cluster
+}
