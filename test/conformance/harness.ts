@@ -46,8 +46,10 @@ export class Harness {
   private current?: { client: ConformanceClient; clock: TestClock }
   private sinks: Sink[] = []
 
-  constructor(factory: ClientFactory, limits?: ClientFactoryOptions['limits']) {
-    beforeEach(async () => {
+  /** `skip`: scenarios (by name) a client cannot run, each skipped visibly, never passed. */
+  constructor(factory: ClientFactory, limits?: ClientFactoryOptions['limits'], skip?: (name: string) => boolean) {
+    beforeEach(async (ctx) => {
+      if (skip?.(ctx.task.name)) ctx.skip()
       const clock = testClock()
       this.current = { clock, client: await factory({ now: clock.now, newId: sequentialIds(), ...(limits && { limits }) }) }
     })

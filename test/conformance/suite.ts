@@ -48,10 +48,14 @@ import { updateMessageFeature } from './features/update-message.js'
 import { Harness } from './harness.js'
 
 /** `configurableLimits: false` for a transport whose server limits are fixed at start (HTTP). */
-export function conformanceSuite(label: string, factory: ClientFactory, options: { configurableLimits?: boolean } = {}): void {
+export function conformanceSuite(
+  label: string,
+  factory: ClientFactory,
+  options: { configurableLimits?: boolean; skip?: (name: string) => boolean } = {},
+): void {
   describe(label, () => {
     // One harness per suite: it opens a fresh client (fresh clock, ids and storage) per test.
-    const h = new Harness(factory)
+    const h = new Harness(factory, undefined, options.skip)
     appendFeature(h)
     branchingFeature(h)
     lifecycleFeature(h)
