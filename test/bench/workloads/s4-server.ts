@@ -31,16 +31,23 @@ export function repoRoot(): string {
 }
 
 /** Starts the built `colloquy-server` on a free loopback port over the given storage (`--data-dir …` / `--postgres …`). */
-export async function startServer(root: string, storage: readonly string[], tokensFile?: string): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * Spawns the built `colloquy-server` with `args` and waits for its "listening" line; `startMs` is
+ * the time from spawn to that line. Shared by the server workloads.
+ */
+export async function spawnServer(
+  root: string,
+  label: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<{ url: string; child: ChildProcess; startMs: number }> {
   const cli = join(root, 'packages/server/dist/cli.js')
-  if (!existsSync(cli)) throw new Error(`S4: ${cli} is missing (pnpm build)`)
-  const extra = process.env.S4_SERVER_ARGS?.split(' ').filter(Boolean) ?? []
-  // Throughput is measured without the per-principal request rate (a policy, not a cost).
-  const args = [cli, '--host', '127.0.0.1', '--port', '0', ...storage, ...(tokensFile ? ['--tokens-file', tokensFile] : []), '--requests-per-second', '0', ...extra]
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  if (!existsSync(cli)) throw new Error(`${label}: ${cli} is missing (pnpm build)`)
+  const t0 = performance.now()
+  const child = spawn(process.execPath, [cli, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`S4: server did not start: ${out}`)), 15_000)
+    const timer = setTimeout(() => reject(new Error(`${label}: server did not start: ${out}`)), timeoutMs)
     const read = (d: Buffer): void => {
       out += d.toString()
       const m = /listening on (http:\/\/\S+)/.exec(out)
@@ -48,8 +55,15 @@ export async function startServer(root: string, storage: readonly string[], toke
     }
     child.stdout!.on('data', read)
     child.stderr!.on('data', read)
-    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`S4: server exited (${code}): ${out}`))))
+    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`${label}: server exited (${code}): ${out}`))))
   })
+  return { url, child, startMs: performance.now() - t0 }
+}
+
+export async function startServer(root: string, storage: readonly string[], tokensFile?: string): Promise<{ url: string; child: ChildProcess }> {
+  const extra = process.env.S4_SERVER_ARGS?.split(' ').filter(Boolean) ?? []
+  // Throughput is measured without the per-principal request rate (a policy, not a cost).
+  const { url, child } = await spawnServer(root, 'S4', [...storage, ...(tokensFile ? ['--tokens-file', tokensFile] : []), '--requests-per-second', '0', ...extra], 15_000)
   return { url, child }
 }
 

@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startPostgres, type TestCluster } from '../../support/postgres.js'
 import type { BenchRow, Workload } from '../types.js'
-import { repoRoot } from './s4-server.js'
+import { repoRoot, spawnServer } from './s4-server.js'
 
 /** The data size: `S5_ENTRIES` (default 1,000,000), 100 entries per session. */
 const ENTRIES = Number(process.env.S5_ENTRIES ?? 1_000_000)
@@ -21,25 +21,7 @@ interface Server {
   startMs: number
 }
 
-async function start(root: string, storage: readonly string[]): Promise<Server> {
-  const cli = join(root, 'packages/server/dist/cli.js')
-  if (!existsSync(cli)) throw new Error(`S5: ${cli} is missing (pnpm build)`)
-  const t0 = performance.now()
-  const child = spawn(process.execPath, [cli, '--host', '127.0.0.1', '--port', '0', ...storage], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`S5: server did not start: ${out}`)), 600_000)
-    const read = (d: Buffer): void => {
-      out += d.toString()
-      const m = /listening on (http:\/\/\S+)/.exec(out)
-      if (m) (clearTimeout(timer), resolve(m[1]))
-    }
-    child.stdout!.on('data', read)
-    child.stderr!.on('data', read)
-    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`S5: server exited (${code}): ${out}`))))
-  })
-  return { url, child, startMs: performance.now() - t0 }
-}
+const start = (root: string, storage: readonly string[]): Promise<Server> => spawnServer(root, 'S5', storage, 600_000)
 
 const stop = (s: Server): Promise<void> =>
   new Promise((resolve) => {
