@@ -51,19 +51,35 @@ describe('bounded parsing', () => {
   })
 })
 
-describe('per-principal limits', () => {
-  let server: ServerProcess
-  // Kept across the restart below: a data directory, or a database on PostgreSQL.
-  let dir: { args: readonly string[]; remove(): Promise<void> }
-  const args = () => [...dir.args, '--no-fsync', ...tokens, '--max-sockets', '2', '--max-sessions', '3', '--max-stored-bytes', '20000']
+/**
+ * A server with `limits` over the current data backend, whose data (a directory, or a database
+ * on PostgreSQL) is kept across `killAndRestart` within its describe block.
+ */
+function useKeptServer(limits: readonly string[]): { readonly url: string; killAndRestart(): Promise<void> } {
+  let server: ServerProcess | undefined
+  let dir: { args: readonly string[]; remove(): Promise<void> } | undefined
+  const start = async () => (server = await startServer([...dir!.args, '--no-fsync', ...tokens, ...limits]))
   beforeAll(async () => {
     dir = await currentDataBackend().data()
-    server = await startServer(args())
+    await start()
   })
   afterAll(async () => {
     await server?.stop()
     await dir?.remove()
   })
+  return {
+    get url() {
+      return server!.url
+    },
+    async killAndRestart() {
+      await server!.stop('SIGKILL')
+      await start()
+    },
+  }
+}
+
+describe('per-principal limits', () => {
+  const server = useKeptServer(['--max-sockets', '2', '--max-sessions', '3', '--max-stored-bytes', '20000'])
 
   it('a principal holds at most --max-sockets WebSockets; the next is closed with 4429, others are not affected', async () => {
     const a1 = await testSocket(ws(server.url, '/sync/stream?since=0'), ALICE)
@@ -110,8 +126,7 @@ describe('per-principal limits', () => {
     // Bob has his own quota.
     await rpc(server.url, 'session::append', { session_id: 'b1', message: user(text) }, BOB)
 
-    await server.stop('SIGKILL')
-    server = await startServer(args())
+    await server.killAndRestart()
     const res = await postJson(`${server.url}/rpc/session::append`, { session_id: 's1', message: user(text) }, ALICE)
     expect(await code(res)).toStrictEqual([403, 'session/invalid_request'])
     expect((await rpc(server.url, 'session::messages', { session_id: 's1' }, ALICE)).messages).toHaveLength(appended)
@@ -122,21 +137,11 @@ describe('per-principal limits', () => {
 
 // Attachment bytes live in the file storage (the PostgreSQL storage keeps none yet).
 describe.skipIf(currentDataBackend().name !== 'its file storage')('attachment bytes count toward --max-stored-bytes', () => {
-  let server: ServerProcess
-  let dir: { args: readonly string[]; remove(): Promise<void> }
-  const args = () => [...dir.args, '--no-fsync', ...tokens, '--max-stored-bytes', '50000']
+  const server = useKeptServer(['--max-stored-bytes', '50000'])
   const upload = (session_id: string, bytes: number, token: string) =>
     fetch(`${server.url}/attachments/${session_id}?name=blob.bin`, {
       method: 'POST', body: new Uint8Array(bytes).fill(7), headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${token}` },
     })
-  beforeAll(async () => {
-    dir = await currentDataBackend().data()
-    server = await startServer(args())
-  })
-  afterAll(async () => {
-    await server?.stop()
-    await dir?.remove()
-  })
 
   it('a streamed upload past the quota is refused with 403 and stored nowhere, across a restart; deleting it frees the bytes', async () => {
     await rpc(server.url, 'session::ensure', { session_id: 'files' }, ALICE)
@@ -153,8 +158,7 @@ describe.skipIf(currentDataBackend().name !== 'its file storage')('attachment by
     expect((await upload('bobs', 30_000, BOB)).status).toBe(200)
 
     // Counted again from what is stored when the server restarts.
-    await server.stop('SIGKILL')
-    server = await startServer(args())
+    await server.killAndRestart()
     expect(await code(await upload('files', 30_000, ALICE))).toStrictEqual([403, 'session/invalid_request'])
     await rpc(server.url, 'session::delete-attachment', { session_id: 'files', attachment_id: attachment.attachment_id }, ALICE)
     expect((await upload('files', 30_000, ALICE)).status).toBe(200)
