@@ -3,9 +3,10 @@ import type { AttachmentMeta, ReplicaChange, SessionEntry, SessionMeta, SideWrit
 import { backoffDelay } from './backoff.js'
 import { lead } from './leader.js'
 import { OUTBOX, coalesce, keyOf, outboxHook, parentsFirst, sessionOf, type OutboxRecord } from './outbox.js'
-import type { SequencedChange, StreamMessage } from './protocol.js'
+import type { SequencedChange } from './protocol.js'
 import { TransportError, httpTransport, type Transport } from './transport.js'
 import type { Conflict, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
+import { checkPull, checkPush, checkStream } from './wire.js'
 
 const KV = 'kv'
 const CHECKPOINT = 'sync:checkpoint'
@@ -164,7 +165,8 @@ export function createSync(store: Store, options: SyncOptions): Sync {
 
   async function pushJson(batch: ReturnType<typeof coalesce>): Promise<void> {
     if (!batch.length) return
-    const { results } = await transport.push({ client_id: clientId, mutations: batch.map(({ id, change }) => ({ id, change })) })
+    const ids = batch.map(({ id }) => id)
+    const { results } = checkPush(await transport.push({ client_id: clientId, mutations: batch.map(({ id, change }) => ({ id, change })) }), ids)
     const byId = new Map(results.map((r) => [r.id, r]))
     const side: SideWrite[] = []
     const resolutions: ReplicaChange[] = []
@@ -261,7 +263,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
 
   async function pullAll(signal: AbortSignal): Promise<void> {
     for (;;) {
-      const page = await transport.pull(checkpoint, pullLimit, epoch)
+      const page = checkPull(await transport.pull(checkpoint, pullLimit, epoch), checkpoint)
       if (page.reset) {
         await beginResync(page.epoch)
         continue
@@ -346,7 +348,16 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     if (stream) return
     stream = transport.stream(
       checkpoint,
-      (m: StreamMessage) => {
+      (frame: unknown) => {
+        const m = checkStream(frame)
+        // A refused or malformed frame: drop this connection and come back through the loop
+        // (pull, then a new stream), as for any other stream failure.
+        if (m instanceof TransportError) {
+          closeStream()
+          setStatus({ state: 'error', error: m.message })
+          setTimeout(wake, backoffDelay(++streamRefusals))
+          return
+        }
         head = Math.max(head, m.head)
         if (m.type === 'reset') {
           void beginResync(m.epoch).then(wake, wake)

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createStore, memoryStorage, SessionError, TRIGGER_TYPES, type Store } from '@colloquy/core'
-import { createSync, OUTBOX, type Sync } from '../src/index.js'
+import { createSync, OUTBOX, type PullResponse, type StreamMessage, type Sync, type Transport } from '../src/index.js'
 import { replicaSnapshot } from '../../../test/support/replica-snapshot.js'
 import { deepArray, hostileValidIds, invalidIds } from '../../core/test/hostile-cases.js'
 import { loopback, type Loopback } from './loopback.js'
@@ -85,5 +85,85 @@ describe('the sync outbox with hostile ids and bodies', () => {
     await new Promise((r) => setTimeout(r, 200))
     expect((await b.store.list({})).sessions).toStrictEqual([])
     expect(seen).toStrictEqual([])
+  })
+})
+
+describe('a server whose answers are malformed', () => {
+  // Wraps the loopback: `pull` and the stream answer with `bad` until `healed`, then as usual.
+  async function twisted(bad: { pull?: (real: PullResponse) => unknown; frame?: (real: StreamMessage) => unknown }) {
+    const server = await loopback()
+    const inner = server.transport()
+    const state = { healed: false, pulls: 0, frames: 0 }
+    const transport: Transport = {
+      ...inner,
+      async pull(since, limit, epoch) {
+        const real = await inner.pull(since, limit, epoch)
+        state.pulls++
+        return (state.healed || !bad.pull ? real : bad.pull(real)) as PullResponse
+      },
+      stream(since, onMessage, onClose, epoch) {
+        return inner.stream(since, (m) => {
+          state.frames++
+          onMessage((state.healed || !bad.frame ? m : bad.frame(m)) as StreamMessage)
+        }, onClose, epoch)
+      },
+    }
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    const sync = createSync(store, { url: 'http://unused', transport })
+    cleanup.push(() => sync.close(), () => store.close(), () => server.close())
+    const checkpoint = async (): Promise<unknown> => (await store.storage.sideRecords!('kv')).find((r) => r.key === 'sync:checkpoint')?.value
+    return { server, store, sync, state, checkpoint }
+  }
+
+  const seed = async (server: Loopback, n: number): Promise<string> => {
+    const { session_id } = await server.store.create({ title: 'remote' })
+    for (let i = 0; i < n; i++) await server.store.append({ session_id, message: user(`m${i}`) })
+    return session_id
+  }
+
+  it.each([
+    ['a NaN checkpoint', (p: PullResponse) => ({ ...p, checkpoint: Number.NaN })],
+    ['a checkpoint behind its own changes', (p: PullResponse) => ({ ...p, checkpoint: 0 })],
+    ['a fractional seq', (p: PullResponse) => ({ ...p, changes: p.changes.map((c) => ({ ...c, seq: c.seq + 0.5 })) })],
+    ['changes out of order', (p: PullResponse) => ({ ...p, changes: [...p.changes].reverse() })],
+    ['more without moving the cursor', (p: PullResponse) => ({ changes: [], checkpoint: 0, head: p.head, more: true })],
+    ['a string head', (p: PullResponse) => ({ ...p, head: 'lots' })],
+  ])('a pull page with %s is refused whole: nothing applied, the checkpoint untouched, then it converges', async (_, bad) => {
+    const t = await twisted({ pull: bad })
+    const session_id = await seed(t.server, 3)
+    t.sync.start()
+    await vi.waitFor(() => expect(t.state.pulls).toBeGreaterThan(0))
+    await new Promise((r) => setTimeout(r, 100))
+    expect((await t.store.list({})).sessions).toStrictEqual([])
+    expect(await t.checkpoint()).toBeUndefined()
+    // The pull loop backs off rather than spinning.
+    expect(t.state.pulls).toBeLessThan(5)
+    t.state.healed = true
+    await t.sync.flush()
+    expect((await t.store.messages({ session_id })).messages).toHaveLength(3)
+    expect(await t.checkpoint()).toBe(t.server.log.length)
+  })
+
+  it.each([
+    ['an error frame', () => ({ type: 'error', error: { code: 'session/invalid_request', message: 'no' } })],
+    ['a frame of an unknown type', () => ({ type: 'surprise', head: 1 })],
+    ['a frame with a NaN head', (m: StreamMessage) => ({ ...m, head: Number.NaN })],
+    ['a frame whose seq goes backwards', (m: StreamMessage) => (m.type === 'changes' ? { ...m, changes: m.changes.map((c) => ({ ...c, seq: 0 })) } : m)],
+  ])('a stream with %s is dropped: the head stays a number and the device still converges', async (_, bad) => {
+    const t = await twisted({ frame: bad })
+    const session_id = await seed(t.server, 1)
+    t.sync.start()
+    await t.sync.flush()
+    // Live changes arrive through the bad stream now.
+    await t.server.store.append({ session_id, message: user('live') })
+    await vi.waitFor(() => expect(t.state.frames).toBeGreaterThan(0))
+    const statuses: string[] = []
+    t.sync.status$.subscribe((s) => statuses.push(s.state))
+    t.state.healed = true
+    await t.sync.flush()
+    await vi.waitFor(async () => expect((await t.store.messages({ session_id })).messages).toHaveLength(2))
+    // flush() settles only when the checkpoint reached a numeric head: NaN would never compare.
+    expect(await t.checkpoint()).toBe(t.server.log.length)
+    expect(statuses.at(-1)).toBe('idle')
   })
 })
