@@ -12,6 +12,8 @@ const ENTRIES = Number(process.env.S5_ENTRIES ?? 1_000_000)
 const PER_SESSION = 100
 const BATCH = 800
 const LOADERS = 4
+/** `S5_STORAGES=postgres` or `file` runs one storage only (default both, PostgreSQL first). */
+const STORAGES = (process.env.S5_STORAGES ?? 'postgres,file').split(',').filter((s): s is 'postgres' | 'file' => s === 'postgres' || s === 'file')
 const MB = 1024 * 1024
 
 interface Server {
@@ -40,10 +42,13 @@ function memory(pid: number | undefined): { rss: number; peak: number } {
 const text = (s: number, i: number): string => `session ${s} message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(5)}`
 
 /** Every session as a client pushes it: meta, 100 chained entries, the leaf; in batches of about 1,000 mutations. */
-async function load(url: string): Promise<number> {
+async function load(url: string, log: (line: string) => void): Promise<number> {
   const sessions = Math.ceil(ENTRIES / PER_SESSION)
   let next = 0
   const t0 = performance.now()
+  // Progress every tenth, so a rate that falls as the data grows shows in the log.
+  const tenth = Math.max(1, Math.floor(sessions / 10))
+  let mark = t0
   const loader = async (): Promise<void> => {
     let mutations: unknown[] = []
     const send = async (): Promise<void> => {
@@ -61,6 +66,11 @@ async function load(url: string): Promise<number> {
       }
       mutations.push({ id: mutations.length, change: { type: 'leaf', session_id, entry_id: `e${PER_SESSION - 1}` } })
       if (mutations.length >= BATCH) await send()
+      if ((s + 1) % tenth === 0) {
+        const at = performance.now()
+        log(`  ${((s + 1) * PER_SESSION).toLocaleString('en-US')} entries pushed, ${((tenth * PER_SESSION) / ((at - mark) / 1000)).toFixed(0)} entries/s over the last tenth`)
+        mark = at
+      }
     }
     if (mutations.length) await send()
   }
@@ -99,13 +109,13 @@ const s5: Workload = {
     const rows: BenchRow[] = []
     const cluster = await startPostgres()
     try {
-      for (const storage of ['postgres', 'file'] as const) {
+      for (const storage of STORAGES) {
         const dir = mkdtempSync(join(tmpdir(), 'colloquy-s5-'))
         const args = storage === 'file' ? ['--data-dir', join(dir, 'data')] : ['--postgres', await cluster.createDatabase()]
         const subject = storage === 'file' ? 'file storage' : 'postgres'
         try {
           let server = await start(root, args)
-          const loadMs = await load(server.url)
+          const loadMs = await load(server.url, ctx.log)
           const loaded = memory(server.child.pid)
           ctx.log(`${subject}: loaded ${ENTRIES} entries in ${(loadMs / 1000).toFixed(1)} s, RSS ${loaded.rss.toFixed(0)} MiB (peak ${loaded.peak.toFixed(0)})`)
           await stop(server)
