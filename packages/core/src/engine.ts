@@ -84,6 +84,12 @@ export class Engine {
   private flights: Flight[] = []
   /** Batches that found a stale head inside their transaction and ran again (tests read it). */
   reruns = 0
+  /**
+   * Sessions whose writes were just handed to the storage, before they commit (`failed`: a batch
+   * failed and its writes are gone), for live queries that opt in to optimistic values
+   * (`pendingDraft`). Events and the other live queries wait for the commit.
+   */
+  readonly pending = new Subject<{ readonly sessions: ReadonlySet<string>; readonly failed: boolean }>()
   private loading = new Map<string, Promise<void>>()
   /** Counts storage transactions (benchmarks report it). */
   transactions = 0
@@ -241,6 +247,21 @@ export class Engine {
     return scan.writes && !scan.internal && scan.touched.size > 0 && this.fromMemory(scan, draft)
   }
 
+  /**
+   * The newest draft handed to the storage and not yet folded in, read over everything before
+   * it: what the state will be once the batches in flight commit. Undefined when none is, or
+   * when the batch it was built on failed (it is going to run again).
+   */
+  pendingDraft(): Draft | undefined {
+    for (let i = this.flights.length - 1; i >= 0; i--) {
+      const f = this.flights[i]
+      if (!f.draft) continue
+      const base = f.draft.base
+      return !base || f.prev?.draft === base ? f.draft : undefined
+    }
+    return undefined
+  }
+
   /** Loads a session's entries into memory once (first access). */
   ensureLoaded(session_id: string): Promise<void> {
     const s = this.state.sessions.get(session_id)
@@ -307,6 +328,7 @@ export class Engine {
           flight.draft = draft
           // The next batch may be built on this one now (its transaction queues behind ours).
           queueMicrotask(() => this.pump())
+          if (this.pending.observed) this.pending.next({ sessions: sessionsOf(draft), failed: false })
           return draft.writeSet(side)
         })
       } catch (cause) {
@@ -322,6 +344,7 @@ export class Engine {
         }
         await prev?.done
         if (refreshed.size) this.publish('tab', refreshed, [])
+        if (this.pending.observed) this.pending.next({ sessions: touched, failed: true })
         for (const p of batch) p.reject(storageError(cause))
         return
       }
@@ -411,6 +434,11 @@ export class Engine {
     if (changes.size || events.length) this.commits.next(commit)
     return commit
   }
+}
+
+/** The sessions a draft writes. */
+function sessionsOf(draft: Draft): Set<string> {
+  return new Set([...draft.heads.keys(), ...draft.entries.keys(), ...draft.deleted])
 }
 
 /** Whether a head read from disk is the one held (by `v`, leaf and meta: see `refresh`). */

@@ -216,3 +216,59 @@ describe.each(shared)('a head changed on disk under a batch built from memory (%
     await Promise.all([a.store.close(), b.store.close()])
   })
 })
+
+describe('messages$ with optimistic: true', () => {
+  it('shows a local append once it is handed to the storage, then keeps the same list when it commits', async () => {
+    const g = gatedStorage()
+    const { store, events } = await open(g.storage)
+    const created = store.ensure({ session_id: 'chat' })
+    await g.step()
+    await created
+    const optimistic: string[][] = []
+    const committed: string[][] = []
+    store.messages$({ session_id: 'chat', optimistic: true }).subscribe((items) => optimistic.push(items.map((i) => i.entry_id)))
+    store.messages$({ session_id: 'chat' }).subscribe((items) => committed.push(items.map((i) => i.entry_id)))
+    const first = store.append({ session_id: 'chat', message: user('one'), entry_id: 'one' })
+    await tick()
+    const second = store.append({ session_id: 'chat', message: user('two'), entry_id: 'two' })
+    await tick()
+    // Nothing committed yet: only the optimistic query shows the two writes in flight.
+    expect(optimistic).toStrictEqual([[], ['one'], ['one', 'two']])
+    expect(committed).toStrictEqual([[]])
+    expect(events).toStrictEqual([])
+    await g.step()
+    await g.step()
+    await Promise.all([first, second])
+    expect(committed).toStrictEqual([[], ['one'], ['one', 'two']])
+    // The commits change nothing it showed: no emission of an equal list.
+    expect(optimistic).toStrictEqual([[], ['one'], ['one', 'two']])
+    expect(events).toStrictEqual(['one', 'two'])
+    await store.close()
+  })
+
+  it('takes a write back when its commit fails, and shows the batch built on it once it ran again', async () => {
+    const g = gatedStorage()
+    const { store } = await open(g.storage)
+    const created = store.ensure({ session_id: 'chat' })
+    await g.step()
+    await created
+    const optimistic: string[][] = []
+    store.messages$({ session_id: 'chat', optimistic: true }).subscribe((items) => optimistic.push(items.map((i) => i.entry_id)))
+    g.failTransaction(2)
+    const lost = store.append({ session_id: 'chat', message: user('lost'), entry_id: 'lost' })
+    lost.catch(() => {})
+    await tick()
+    const kept = store.append({ session_id: 'chat', message: user('kept'), entry_id: 'kept' })
+    await tick()
+    expect(optimistic.at(-1)).toStrictEqual(['lost', 'kept'])
+    await g.step()
+    await g.step()
+    await g.step()
+    await expect(lost).rejects.toMatchObject({ code: 'session/storage' })
+    await kept
+    // Taken back with the failure, then the rerun's write (no longer after `lost`).
+    expect(optimistic.slice(-2)).toStrictEqual([[], ['kept']])
+    expect((await store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual(['kept'])
+    await store.close()
+  })
+})
