@@ -67,9 +67,13 @@ const storageError = (cause: unknown): SessionError =>
 
 /**
  * The group-commit engine. Operations queue up; everything queued in one tick runs as one batch
- * in one storage transaction (the leaf read and the write share it, so another tab's commit is
- * seen before deciding a parent). Batches run one at a time, so while one commits the next
- * gathers everything issued meanwhile: a burst of streamed updates costs a few transactions.
+ * in one storage transaction. A batch over sessions held in memory is built from memory and its
+ * transaction checks their heads before committing, without waiting for the read (a head another
+ * tab changed aborts it, and it runs again reading heads from disk): one round trip per awaited
+ * append, and another tab's commit is still seen before deciding a parent. On a storage that
+ * keeps transactions in order (IndexedDB) the next batch is built on the draft of the one
+ * committing and handed over at once; two in flight at most, so what arrives meanwhile gathers:
+ * a burst of streamed updates still costs a few transactions.
  */
 export class Engine {
   readonly state = new State()
