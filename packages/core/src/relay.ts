@@ -48,6 +48,9 @@ export function startRelay(engine: Engine, channelName: string): () => void {
     // Node: a waiting port must not keep the process alive.
     ;(wake.port1 as { unref?: () => void }).unref?.()
   }
+  // A tab closing right after a commit still posts it.
+  const target = typeof addEventListener === 'function' ? globalThis : undefined
+  target?.addEventListener('pagehide', post)
   const sub = engine.commits.subscribe((commit) => {
     // What this tab wrote, itself or by applying a server's changes; never what it was relayed.
     if (commit.source === 'tab') return
@@ -60,6 +63,7 @@ export function startRelay(engine: Engine, channelName: string): () => void {
   })
   return () => {
     sub.unsubscribe()
+    target?.removeEventListener('pagehide', post)
     post()
     wake?.port1.close()
     channel.close()
