@@ -19,12 +19,16 @@ export class Draft {
   /** Sessions whose entries are already durable (bulk import): for commit hooks; not kept in memory. */
   readonly preloaded = new Map<string, readonly SessionEntry[]>()
 
-  constructor(readonly state: State) {}
+  /**
+   * `base`: the previous batch's draft while its commit is still pending (pipelined commits);
+   * reads fall through to it before the committed state. Dropped once that batch is folded in.
+   */
+  constructor(readonly state: State, public base?: Draft) {}
 
   head(session_id: string): SessionHead | undefined {
     const own = this.heads.get(session_id)
     if (own || this.deleted.has(session_id)) return own
-    return this.state.sessions.get(session_id)?.head
+    return this.base ? this.base.head(session_id) : this.state.sessions.get(session_id)?.head
   }
 
   meta(session_id: string): SessionMeta | undefined {
@@ -34,7 +38,7 @@ export class Draft {
   entry(session_id: string, entry_id: string): SessionEntry | undefined {
     const own = this.entries.get(session_id)?.get(entry_id)
     if (own || this.deleted.has(session_id)) return own
-    return this.state.sessions.get(session_id)?.entries?.get(entry_id)
+    return this.base ? this.base.entry(session_id, entry_id) : this.state.sessions.get(session_id)?.entries?.get(entry_id)
   }
 
   /** Every entry of a session on every branch, this batch's included (entries must be loaded). */
@@ -42,13 +46,15 @@ export class Draft {
     const own = this.entries.get(session_id)
     if (own) yield* own.values()
     if (this.deleted.has(session_id)) return
-    for (const e of this.state.sessions.get(session_id)?.entries?.values() ?? []) if (!own?.has(e.id)) yield e
+    for (const e of this.base ? this.base.allEntries(session_id) : (this.state.sessions.get(session_id)?.entries?.values() ?? [])) if (!own?.has(e.id)) yield e
   }
 
   /** Every live session's meta, this batch's changes included. */
   metas(): SessionMeta[] {
     const out: SessionMeta[] = []
-    for (const [id, s] of this.state.sessions) if (!this.heads.has(id) && !this.deleted.has(id)) out.push(s.head.meta)
+    if (this.base) {
+      for (const m of this.base.metas()) if (!this.heads.has(m.session_id) && !this.deleted.has(m.session_id)) out.push(m)
+    } else for (const [id, s] of this.state.sessions) if (!this.heads.has(id) && !this.deleted.has(id)) out.push(s.head.meta)
     for (const h of this.heads.values()) out.push(h.meta)
     return out
   }
@@ -56,7 +62,7 @@ export class Draft {
   /** Writes a head; the session's attachment list is kept unless one is given. */
   putHead(meta: SessionMeta, leaf: string | null, attachments: readonly AttachmentMeta[] | undefined = this.head(meta.session_id)?.attachments): void {
     const id = meta.session_id
-    const base = this.heads.get(id)?.v ?? this.state.sessions.get(id)?.head.v ?? 0
+    const base = this.heads.get(id)?.v ?? (this.base ? this.base.head(id)?.v : this.state.sessions.get(id)?.head.v) ?? 0
     // One version step per batch, however many operations touched the session.
     const v = this.heads.has(id) ? base : base + 1
     const head: SessionHead = attachments?.length ? { meta: Object.freeze(meta), leaf, v, attachments: Object.freeze(attachments) } : { meta: Object.freeze(meta), leaf, v }

@@ -8,7 +8,7 @@ import { jsonEqual } from './json.js'
 import type { EventEnvelope, FunctionId, FunctionMap, SessionEntry } from './model.js'
 import { operations } from './ops/index.js'
 import { State } from './state.js'
-import type { BlobWrite, SessionHead, SideWrite, Storage, StorageReader } from './storage.js'
+import { StaleHeadError, type BlobWrite, type SessionHead, type SideWrite, type Storage, type StorageReader } from './storage.js'
 
 interface Pending {
   fn: FunctionId | 'internal'
@@ -22,6 +22,24 @@ interface Pending {
   guard?: CallGuard
   resolve(value: unknown): void
   reject(error: unknown): void
+}
+
+/** A batch handed to the storage, until its callers are settled. */
+interface Flight {
+  /** The batch started before this one, while it is not settled. */
+  prev?: Flight
+  done: Promise<void>
+  /** The draft whose writes are in the transaction, once they are (the next batch builds on it). */
+  draft?: Draft
+  /** The draft that committed: a batch built on this one checks it is the one it built on. */
+  committed?: Draft
+}
+
+interface Scan {
+  readonly touched: Set<string>
+  readonly needEntries: Set<string>
+  readonly writes: boolean
+  readonly internal: boolean
 }
 
 /** An operation as it was applied inside a commit, for commit hooks (the sync outbox). */
@@ -49,16 +67,33 @@ const storageError = (cause: unknown): SessionError =>
 
 /**
  * The group-commit engine. Operations queue up; everything queued in one tick runs as one batch
- * in one storage transaction (the leaf read and the write share it, so another tab's commit is
- * seen before deciding a parent). Batches run one at a time, so while one commits the next
- * gathers everything issued meanwhile: a burst of streamed updates costs a few transactions.
+ * in one storage transaction. A batch over sessions held in memory is built from memory and its
+ * transaction checks their heads before committing, without waiting for the read (a head another
+ * tab changed aborts it, and it runs again reading heads from disk): one round trip per awaited
+ * append, and another tab's commit is still seen before deciding a parent. On a storage that
+ * keeps transactions in order (IndexedDB) the next batch is built on the draft of the one
+ * committing and handed over at once; two in flight at most, so what arrives meanwhile gathers:
+ * a burst of streamed updates still costs a few transactions.
  */
 export class Engine {
   readonly state = new State()
   readonly commits = new Subject<Commit>()
   readonly hooks: CommitHook[] = []
   private queue: Pending[] = []
+  /** Resolves when the queue is empty and nothing is in flight (`flush`). */
   private running: Promise<void> | undefined
+  private idle: (() => void) | undefined
+  private scheduled = false
+  /** Batches handed to the storage and not yet settled, oldest first: at most two. */
+  private flights: Flight[] = []
+  /** Batches that found a stale head inside their transaction and ran again (tests read it). */
+  reruns = 0
+  /**
+   * Sessions whose writes were just handed to the storage, before they commit (`failed`: a batch
+   * failed and its writes are gone), for live queries that opt in to optimistic values
+   * (`pendingDraft`). Events and the other live queries wait for the commit.
+   */
+  readonly pending = new Subject<{ readonly sessions: ReadonlySet<string>; readonly failed: boolean }>()
   private loading = new Map<string, Promise<void>>()
   /** Counts storage transactions (benchmarks report it). */
   transactions = 0
@@ -97,7 +132,7 @@ export class Engine {
   submit<K extends FunctionId>(fn: K, req: FunctionMap[K][0], guard?: CallGuard): Promise<FunctionMap[K][1]> {
     return new Promise((resolve, reject) => {
       this.queue.push({ fn, source: 'local', req: req as Pending['req'], guard, resolve: resolve as Pending['resolve'], reject })
-      if (!this.running) this.running = Promise.resolve().then(() => this.drain())
+      this.kick()
     })
   }
 
@@ -109,7 +144,7 @@ export class Engine {
   submitInternal<T>(sessions: readonly string[], run: (d: Draft) => T, source: ChangeSource = 'local'): Promise<T> {
     return new Promise((resolve, reject) => {
       this.queue.push({ fn: 'internal', source, run, sessions, req: {}, resolve: resolve as Pending['resolve'], reject })
-      if (!this.running) this.running = Promise.resolve().then(() => this.drain())
+      this.kick()
     })
   }
 
@@ -130,18 +165,105 @@ export class Engine {
     while (this.running) await this.running
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length) {
-        const source = this.queue[0].source
-        let end = this.queue.findIndex((p) => p.source !== source)
-        if (end < 0) end = this.queue.length
-        const batch = this.queue.splice(0, end)
-        await this.run(batch, source)
-      }
-    } finally {
-      this.running = undefined
+  /** Everything issued in this tick becomes one batch, started on the next microtask. */
+  private kick(): void {
+    this.running ??= new Promise((resolve) => (this.idle = resolve))
+    if (this.scheduled) return
+    this.scheduled = true
+    queueMicrotask(() => {
+      this.scheduled = false
+      this.pump()
+    })
+  }
+
+  /**
+   * Starts the next batch when it may go: when nothing is in flight, or, on a storage that
+   * keeps transactions in call order, while the one batch in flight commits if the next can be
+   * built on that batch's draft (then its transaction checks that the batch before committed
+   * exactly that draft, so a failure there never lets its writes land on a state that assumed
+   * it). Two in flight at most: what arrives meanwhile gathers into the next batch.
+   */
+  private pump(): void {
+    while (this.queue.length) {
+      const prev = this.flights.at(-1)
+      if (prev && (this.flights.length > 1 || !prev.draft || !this.storage.ordered)) return
+      const source = this.queue[0].source
+      let end = this.queue.findIndex((p) => p.source !== source)
+      if (end < 0) end = this.queue.length
+      const scan = this.scan(this.queue.slice(0, end))
+      if (prev && !this.buildsOn(scan, prev.draft!)) return
+      const batch = this.queue.splice(0, end)
+      const flight: Flight = { prev, done: Promise.resolve() }
+      this.flights.push(flight)
+      flight.done = this.run(batch, source, scan, flight).finally(() => {
+        this.flights.splice(this.flights.indexOf(flight), 1)
+        const next = this.flights[0]
+        // Folded in: the next batch reads the committed state instead (drafts never chain).
+        if (next?.prev === flight) {
+          next.prev = undefined
+          if (next.draft?.base === flight.draft) next.draft!.base = undefined
+        }
+        this.pump()
+        if (!this.queue.length && !this.flights.length) {
+          const idle = this.idle
+          this.running = this.idle = undefined
+          idle?.()
+        }
+      })
     }
+  }
+
+  /** What a batch touches, and whether it writes. */
+  private scan(batch: readonly Pending[]): Scan {
+    const touched = new Set<string>()
+    const needEntries = new Set<string>()
+    let writes = false
+    let internal = false
+    for (const p of batch) {
+      if (p.fn === 'internal') internal = writes = true
+      else if (operations[p.fn].write) writes = true
+      for (const id of p.sessions ?? []) {
+        touched.add(id)
+        needEntries.add(id)
+      }
+      if (typeof p.req.session_id !== 'string') continue
+      touched.add(p.req.session_id)
+      if (p.fn !== 'internal' && operations[p.fn].entries) needEntries.add(p.req.session_id)
+    }
+    return { touched, needEntries, writes, internal }
+  }
+
+  /**
+   * True when the batch can be run from memory (on `base`, the draft of a batch still
+   * committing, or on the committed state): every session it touches is either unknown here (it
+   * must then be absent on disk too) or held with the entries it needs.
+   */
+  private fromMemory(scan: Scan, base: Draft | undefined): boolean {
+    for (const id of scan.needEntries) {
+      const s = this.state.sessions.get(id)
+      if (s && !s.entries && (base ? base.head(id) !== undefined : true)) return false
+    }
+    return true
+  }
+
+  /** A batch may start while `draft`'s batch commits: plain writes that touch known sessions. */
+  private buildsOn(scan: Scan, draft: Draft): boolean {
+    return scan.writes && !scan.internal && scan.touched.size > 0 && this.fromMemory(scan, draft)
+  }
+
+  /**
+   * The newest draft handed to the storage and not yet folded in, read over everything before
+   * it: what the state will be once the batches in flight commit. Undefined when none is, or
+   * when the batch it was built on failed (it is going to run again).
+   */
+  pendingDraft(): Draft | undefined {
+    for (let i = this.flights.length - 1; i >= 0; i--) {
+      const f = this.flights[i]
+      if (!f.draft) continue
+      const base = f.draft.base
+      return !base || f.prev?.draft === base ? f.draft : undefined
+    }
+    return undefined
   }
 
   /** Loads a session's entries into memory once (first access). */
@@ -167,20 +289,10 @@ export class Engine {
     return p
   }
 
-  private async run(batch: Pending[], source: ChangeSource): Promise<void> {
-    const touched = new Set<string>()
-    const needEntries = new Set<string>()
-    for (const p of batch) {
-      for (const id of p.sessions ?? []) {
-        touched.add(id)
-        needEntries.add(id)
-      }
-      if (typeof p.req.session_id !== 'string') continue
-      touched.add(p.req.session_id)
-      if (p.fn !== 'internal' && operations[p.fn].entries) needEntries.add(p.req.session_id)
-    }
+  private async run(batch: Pending[], source: ChangeSource, scan: Scan, flight: Flight): Promise<void> {
+    const { touched, needEntries } = scan
     if (this.cache) for (const id of touched) this.cache.touch(id)
-    if (!batch.some((p) => p.fn === 'internal' || operations[p.fn].write)) {
+    if (!scan.writes) {
       try {
         await Promise.all([...needEntries].map((id) => this.ensureLoaded(id)))
       } catch (cause) {
@@ -194,21 +306,58 @@ export class Engine {
     let draft!: Draft
     let results: Array<() => void> = []
     let refreshed = new Map<string, SessionChange>()
-    try {
-      this.transactions++
-      await this.storage.transact(async (reader) => {
-        refreshed = await this.refresh(reader, touched, needEntries)
-        draft = new Draft(this.state)
-        const applied: AppliedOp[] = []
-        results = batch.map((p) => this.execute(p, draft, applied))
-        const side = this.hooks.flatMap((hook) => hook(applied, draft, source))
-        return draft.writeSet(side)
-      })
-    } catch (cause) {
-      if (refreshed.size) this.publish('tab', refreshed, [])
-      for (const p of batch) p.reject(storageError(cause))
-      return
+    // Built from memory (no read to wait for in the transaction) until a head turns out stale.
+    let fast = true
+    for (;;) {
+      const prev = flight.prev
+      const base = prev?.draft
+      try {
+        this.transactions++
+        await this.storage.transact(async (reader) => {
+          refreshed = new Map()
+          if (fast && reader.expect && this.fromMemory(scan, base)) {
+            for (const id of touched) {
+              const held = base ? base.head(id) : this.state.sessions.get(id)?.head
+              reader.expect(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk))
+            }
+          } else {
+            // Reading from disk needs the batch before to be settled: run again after it.
+            if (prev) throw new StaleHeadError('')
+            refreshed = await this.refresh(reader, touched, needEntries)
+          }
+          draft = new Draft(this.state, base)
+          const applied: AppliedOp[] = []
+          results = batch.map((p) => this.execute(p, draft, applied))
+          const side = this.hooks.flatMap((hook) => hook(applied, draft, source))
+          flight.draft = draft
+          // The next batch may be built on this one now (its transaction queues behind ours).
+          queueMicrotask(() => this.pump())
+          if (this.pending.observed) this.pending.next({ sessions: sessionsOf(draft), failed: false })
+          return draft.writeSet(side)
+        })
+      } catch (cause) {
+        flight.draft = undefined
+        if (cause instanceof StaleHeadError && fast) {
+          // Something changed under the batch (another tab, or the batch before failed): run
+          // it again once the batch before settled, reading the heads from disk.
+          this.reruns++
+          fast = false
+          await prev?.done
+          flight.prev = undefined
+          continue
+        }
+        await prev?.done
+        if (refreshed.size) this.publish('tab', refreshed, [])
+        if (this.pending.observed) this.pending.next({ sessions: touched, failed: true })
+        for (const p of batch) p.reject(storageError(cause))
+        return
+      }
+      break
     }
+    flight.committed = draft
+    // Commits are announced in order: the batch before first.
+    await flight.prev?.done
+    draft.base = undefined
     const changes = fold(this.state, toPayload(draft), true)
     // A bulk-loaded session stays on disk until something reads it: importing a large archive
     // must not leave all of it in memory.
@@ -243,7 +392,7 @@ export class Engine {
         }
         // A session deleted and created again elsewhere starts its versions over: the same `v`
         // may be another session (ids are chosen by callers), so the head must match as well.
-        const fresh = held !== undefined && held.head.v === disk.v && (held.head === disk || (held.head.leaf === disk.leaf && jsonEqual(held.head.meta, disk.meta)))
+        const fresh = held !== undefined && sameHead(held.head, disk)
         if (fresh && (held.entries || !needEntries.has(id))) return
         if (needEntries.has(id) || held?.entries) this.state.setSession(disk, await reader.entries(id))
         else this.state.sessions.set(id, { head: disk })
@@ -289,6 +438,17 @@ export class Engine {
     if (changes.size || events.length) this.commits.next(commit)
     return commit
   }
+}
+
+/** The sessions a draft writes. */
+function sessionsOf(draft: Draft): Set<string> {
+  return new Set([...draft.heads.keys(), ...draft.entries.keys(), ...draft.deleted])
+}
+
+/** Whether a head read from disk is the one held (by `v`, leaf and meta: see `refresh`). */
+function sameHead(held: SessionHead | undefined, disk: SessionHead | undefined): boolean {
+  if (!held || !disk) return held === disk
+  return held.v === disk.v && (held === disk || (held.leaf === disk.leaf && jsonEqual(held.meta, disk.meta)))
 }
 
 function toPayload(draft: Draft): ChangePayload {

@@ -1,7 +1,7 @@
 import { openDB, unwrap, type IDBPDatabase } from 'idb'
 import { SessionError } from './errors.js'
 import type { SessionEntry } from './model.js'
-import type { SessionHead, Storage, StorageReader } from './storage.js'
+import { StaleHeadError, type SessionHead, type Storage, type StorageReader, type WriteSet } from './storage.js'
 
 export interface IndexedDbStorageOptions {
   /** Database name; default `"colloquy"`. Stores on the same name share data across tabs. */
@@ -33,6 +33,20 @@ const done = (tx: IDBTransaction): Promise<void> =>
 // Entries are keyed [session_id, entry_id], so one key range loads or deletes a whole session.
 const sessionRange = (id: string): IDBKeyRange => IDBKeyRange.bound([id], [id, []])
 const isClosed = (e: unknown): boolean => e instanceof DOMException && e.name === 'InvalidStateError'
+const abort = (tx: IDBTransaction): void => {
+  try {
+    tx.abort()
+  } catch {
+    // already finished
+  }
+}
+/** The stores a write set touches: sessions and entries always, the others only when written. */
+const scopeOf = (w: WriteSet): string[] => {
+  const scope = new Set([SESSIONS, ENTRIES])
+  if (w.blobs?.length || w.deleted.size) scope.add(BLOBS)
+  for (const s of w.side) scope.add(s.store)
+  return [...scope]
+}
 
 /**
  * IndexedDB storage. Every browser quirk lives here: connections closed by the browser or by
@@ -84,6 +98,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
 
   return {
     name: `indexeddb:${name}`,
+    ordered: true,
     async open() {
       return readonly([SESSIONS], (tx) => request(tx.objectStore(SESSIONS).getAll() as IDBRequest<SessionHead[]>))
     },
@@ -95,57 +110,78 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     },
     async transact(work) {
       for (let attempt = 0; ; attempt++) {
-        let tx: IDBTransaction
+        let database: IDBDatabase
+        let tx: IDBTransaction | undefined
+        // Heads to check before the commit: read ahead of the writes, never waited for.
+        const checks: Array<readonly [string, (disk: SessionHead | undefined) => boolean]> = []
+        // A batch that reads waits for its reads, so it takes every store; one that only checks
+        // heads is known whole before the transaction opens and takes only the stores it writes.
+        const open = (scope: string[]): IDBTransaction => (tx ??= database.transaction(scope, 'readwrite', { durability }))
+        let writes: Awaited<ReturnType<typeof work>>
         try {
-          tx = (await db()).transaction(ALL, 'readwrite', { durability })
+          database = await db()
+          const reader: StorageReader = {
+            head: (id) => request(open(ALL).objectStore(SESSIONS).get(id) as IDBRequest<SessionHead | undefined>),
+            entries: (id) => request(open(ALL).objectStore(ENTRIES).getAll(sessionRange(id)) as IDBRequest<SessionEntry[]>),
+            expect: (id, ok) => void checks.push([id, ok]),
+          }
+          writes = await work(reader)
+          open(scopeOf(writes))
         } catch (e) {
+          if (tx) abort(tx)
           if (attempt > 0 || !isClosed(e)) throw e
           connection = undefined
           continue
         }
-        const finished = done(tx)
+        const t = tx!
+        const finished = done(t)
         finished.catch(() => {})
+        let stale: string | undefined
         try {
-          const sessions = tx.objectStore(SESSIONS)
-          const entries = tx.objectStore(ENTRIES)
-          const reader: StorageReader = {
-            head: (id) => request(sessions.get(id) as IDBRequest<SessionHead | undefined>),
-            entries: (id) => request(entries.getAll(sessionRange(id)) as IDBRequest<SessionEntry[]>),
+          const sessions = t.objectStore(SESSIONS)
+          const entries = t.objectStore(ENTRIES)
+          for (const [id, ok] of checks) {
+            const r = sessions.get(id) as IDBRequest<SessionHead | undefined>
+            // Requests run in order: this answer arrives before the writes below can commit,
+            // and aborting here takes them all back.
+            r.onsuccess = () => {
+              if (stale === undefined && !ok(r.result)) {
+                stale = id
+                abort(t)
+              }
+            }
           }
-          const writes = await work(reader)
-          const blobs = tx.objectStore(BLOBS)
+          const blobs = writes.blobs?.length || writes.deleted.size ? t.objectStore(BLOBS) : undefined
           // A fork's copies read their source first: a session deleted in the same batch still lends its bytes.
           const copies = await Promise.all(
-            (writes.blobs ?? []).flatMap((b) => (b.op === 'copy' ? [request(blobs.get([b.from_session_id, b.attachment_id]) as IDBRequest<Blob | undefined>).then((bytes) => ({ b, bytes }))] : [])),
+            (writes.blobs ?? []).flatMap((b) => (b.op === 'copy' ? [request(blobs!.get([b.from_session_id, b.attachment_id]) as IDBRequest<Blob | undefined>).then((bytes) => ({ b, bytes }))] : [])),
           )
           for (const id of writes.deleted) {
             sessions.delete(id)
             entries.delete(sessionRange(id))
-            blobs.delete(sessionRange(id))
+            blobs!.delete(sessionRange(id))
           }
           for (const b of writes.blobs ?? []) {
-            if (b.op === 'put') blobs.put(b.bytes, [b.session_id, b.attachment_id])
-            else if (b.op === 'delete') blobs.delete([b.session_id, b.attachment_id])
+            if (b.op === 'put') blobs!.put(b.bytes, [b.session_id, b.attachment_id])
+            else if (b.op === 'delete') blobs!.delete([b.session_id, b.attachment_id])
           }
-          for (const { b, bytes } of copies) if (bytes) blobs.put(bytes, [b.session_id, b.attachment_id])
+          for (const { b, bytes } of copies) if (bytes) blobs!.put(bytes, [b.session_id, b.attachment_id])
           for (const [id, head] of writes.heads) sessions.put(head, id)
           for (const [id, batch] of writes.entries) for (const [eid, e] of batch) entries.put(e, [id, eid])
           for (const s of writes.side) {
-            if (s.value === undefined) tx.objectStore(s.store).delete(s.key!)
-            else if (s.key === undefined) tx.objectStore(s.store).put(s.value)
-            else tx.objectStore(s.store).put(s.value, s.key)
+            if (s.value === undefined) t.objectStore(s.store).delete(s.key!)
+            else if (s.key === undefined) t.objectStore(s.store).put(s.value)
+            else t.objectStore(s.store).put(s.value, s.key)
           }
         } catch (e) {
-          try {
-            tx.abort()
-          } catch {
-            // already finished
-          }
+          abort(t)
+          if (stale !== undefined) throw new StaleHeadError(stale)
           throw e
         }
         try {
           return await finished
         } catch (e) {
+          if (stale !== undefined) throw new StaleHeadError(stale)
           // A connection the browser closed under us aborts the transaction: reopen once.
           if (attempt > 0 || !(e instanceof DOMException) || (e.name !== 'InvalidStateError' && e.name !== 'UnknownError')) throw e
           connection = undefined

@@ -1,6 +1,7 @@
 import { Observable, type Subscriber } from 'rxjs'
 import type { SessionChange } from './changes.js'
 import { CommitRouter } from './commit-router.js'
+import type { Draft } from './draft.js'
 import type { Engine } from './engine.js'
 import { itemOf, passes } from './items.js'
 import type { AttachmentMeta, ListRequest, MessageItem, Role, SessionEntry, SessionMeta } from './model.js'
@@ -14,6 +15,12 @@ export interface LiveMessagesRequest {
   roles?: Role[] | null
   include_custom?: boolean | null
   from_entry_id?: string | null
+  /**
+   * Emit a local write as soon as it is handed to the storage, before it commits (what Dexie's
+   * live queries do), and emit again without it if the commit fails. Off by default: then every
+   * value emitted is on disk (events always wait for the commit).
+   */
+  optimistic?: boolean
 }
 
 /** A session's whole tree: what a branch picker or a tree view renders. */
@@ -64,6 +71,19 @@ export interface DraftState {
 }
 
 const NO_ATTACHMENTS: readonly AttachmentMeta[] = Object.freeze([])
+
+/**
+ * A session as it will be once the writes in flight commit: the head and entries read through
+ * `draft` (entries must be loaded). Children are not overlaid: only `messages$` reads this.
+ */
+function pendingView(draft: Draft | undefined, s: SessionState | undefined, session_id: string): SessionState | undefined {
+  if (!draft || !s?.entries) return s
+  if (!draft.heads.has(session_id) && !draft.entries.has(session_id) && !draft.base) return s
+  const head = draft.head(session_id)
+  if (!head) return undefined
+  const entry = (entry_id: string): SessionEntry | undefined => draft.entry(session_id, entry_id)
+  return { head, entries: { get: entry, has: (entry_id: string) => entry(entry_id) !== undefined } as Map<string, SessionEntry>, children: s.children }
+}
 
 const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
@@ -264,7 +284,8 @@ export class LiveQueries {
               const i = position.get(e.id)
               if (i === undefined || i < 0) continue
               if (next === items) next = [...items]
-              next[i] = itemOf(e)
+              // What the session holds now (an optimistic view may hold a newer revision).
+              next[i] = itemOf(s.entries.get(e.id) ?? e)
             }
             const target = req.from_entry_id ?? s.head.leaf
             if (target !== leaf) next = extend(s, change, next) ?? rebuild(s)
@@ -275,7 +296,23 @@ export class LiveQueries {
         }
         if (!items || !sameItems(items, next)) subscriber.next((items = next))
       }
-      return this.watchSession(subscriber, req.session_id, true, onChange)
+      if (!req.optimistic) return this.watchSession(subscriber, req.session_id, true, onChange)
+      // Optimistic: every value is read over the writes in flight, and each write is shown when
+      // it is handed to the storage; a failed one is taken back by reading again.
+      const id = req.session_id
+      const view = (s: SessionState | undefined): SessionState | undefined => pendingView(this.engine.pendingDraft(), s, id)
+      const stop = this.watchSession(subscriber, id, true, (s, change) => onChange(view(s), change))
+      const sub = this.engine.pending.subscribe(({ sessions, failed }) => {
+        if (!sessions.has(id) || !items) return
+        const s = view(this.engine.state.sessions.get(id))
+        if (failed || !s?.entries) return onChange(s, undefined)
+        const own = [...(this.engine.pendingDraft()?.entries.get(id)?.values() ?? [])]
+        onChange(s, { session_id: id, head: s.head, added: own.filter((e) => !position.has(e.id)), updated: own.filter((e) => position.has(e.id)), reloaded: false })
+      })
+      return () => {
+        sub.unsubscribe()
+        stop()
+      }
     })
   }
 }

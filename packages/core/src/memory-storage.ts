@@ -1,5 +1,5 @@
 import type { SessionEntry } from './model.js'
-import type { SessionHead, Storage, WriteSet } from './storage.js'
+import { StaleHeadError, type SessionHead, type Storage, type WriteSet } from './storage.js'
 
 /** Storage kept in plain maps: for tests, server rendering and throwaway stores. */
 export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
@@ -47,10 +47,14 @@ export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
       return [...(entries.get(id)?.values() ?? [])]
     },
     async transact(work) {
+      const checks: Array<readonly [string, (disk: SessionHead | undefined) => boolean]> = []
       const writes = await work({
         head: async (id) => heads.get(id),
         entries: async (id) => [...(entries.get(id)?.values() ?? [])],
+        expect: (id, ok) => void checks.push([id, ok]),
       })
+      // Checked right before the writes, in the same synchronous step: nothing can come between.
+      for (const [id, ok] of checks) if (!ok(heads.get(id))) throw new StaleHeadError(id)
       if (nextFailure !== undefined) {
         const error = nextFailure
         nextFailure = undefined

@@ -32,15 +32,40 @@ export function startRelay(engine: Engine, channelName: string): () => void {
   channel.onmessage = (event: MessageEvent<RelayMessage>) => {
     engine.applyExternal('tab', event.data.payload, event.data.events)
   }
+  // Posting clones the commit: done in a task of its own, after this tab's callers and live
+  // queries got it, so the clone is not on their path. A MessageChannel task, not a timer:
+  // timers in a background tab are throttled to one a second, and a background tab streaming
+  // a reply is exactly the one other tabs are watching. Commits are posted in order.
+  let pending: RelayMessage[] = []
+  const post = (): void => {
+    const out = pending
+    pending = []
+    for (const m of out) channel.postMessage(m)
+  }
+  const wake = typeof MessageChannel === 'undefined' ? undefined : new MessageChannel()
+  if (wake) {
+    wake.port1.onmessage = post
+    // Node: a waiting port must not keep the process alive.
+    ;(wake.port1 as { unref?: () => void }).unref?.()
+  }
+  // A tab closing right after a commit still posts it.
+  const target = typeof addEventListener === 'function' ? globalThis : undefined
+  target?.addEventListener('pagehide', post)
   const sub = engine.commits.subscribe((commit) => {
     // What this tab wrote, itself or by applying a server's changes; never what it was relayed.
     if (commit.source === 'tab') return
     const payload = payloadOf(commit)
     if (!payload.deleted.length && !payload.heads.length && !payload.entries.length && !commit.events.length) return
-    channel.postMessage({ payload, events: commit.events } satisfies RelayMessage)
+    pending.push({ payload, events: commit.events })
+    if (pending.length > 1) return
+    if (wake) wake.port2.postMessage(0)
+    else setTimeout(post, 0)
   })
   return () => {
     sub.unsubscribe()
+    target?.removeEventListener('pagehide', post)
+    post()
+    wake?.port1.close()
     channel.close()
   }
 }

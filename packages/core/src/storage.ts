@@ -54,6 +54,22 @@ export interface WriteSet {
 export interface StorageReader {
   head(session_id: string): Promise<SessionHead | undefined>
   entries(session_id: string): Promise<SessionEntry[]>
+  /**
+   * Checks, inside the transaction and before it commits, that a session's head on disk passes
+   * `ok`, without waiting for the read: it goes out ahead of the writes, and a failed check
+   * aborts the whole transaction, which then rejects with `StaleHeadError`. Lets a batch built
+   * from memory commit in one round trip. Optional: without it (a wrapper that passes only
+   * `head` and `entries`) the engine reads heads with `head` and waits.
+   */
+  expect?(session_id: string, ok: (disk: SessionHead | undefined) => boolean): void
+}
+
+/** What `transact` rejects with when a check given to `expect` failed: nothing was written. */
+export class StaleHeadError extends Error {
+  constructor(readonly session_id: string) {
+    super(`the head of ${session_id} changed on disk`)
+    this.name = 'StaleHeadError'
+  }
 }
 
 /**
@@ -69,6 +85,12 @@ export interface Storage {
   /** Reads one session's entries outside a commit (first access of a session). */
   entries(session_id: string): Promise<SessionEntry[]>
   transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void>
+  /**
+   * True when transactions apply in the order `transact` was called even if one is called before
+   * the previous one settled (IndexedDB runs read-write transactions over shared stores in
+   * creation order): the engine may then issue a batch while the previous one commits.
+   */
+  readonly ordered?: boolean
   /** The bytes of one attachment, or undefined (absent: this storage keeps no attachment bytes). */
   attachmentBytes?(session_id: string, attachment_id: string): Promise<Blob | undefined>
   /** Reads every record of a side store (sync outbox and checkpoints), in key order. */

@@ -1,0 +1,274 @@
+import 'fake-indexeddb/auto'
+import { describe, expect, it } from 'vitest'
+import { createStore, indexedDbStorage, memoryStorage, type Storage, type Store } from '../src/index.js'
+import { StaleHeadError, type SessionHead, type StorageReader, type WriteSet } from '../src/storage.js'
+
+// The commit path: batches built from memory, their heads checked inside the transaction
+// (a stale one reruns the batch on what is on disk), and a batch started while the one
+// before commits, which must never land on a state that assumed a failed batch.
+const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+
+/**
+ * A storage that keeps transactions in call order (as IndexedDB does) and commits each only
+ * when the test says so: the engine may hand it the next batch while one waits. Heads checked
+ * with `expect` are compared at commit time, on what the memory storage underneath holds.
+ */
+function gatedStorage() {
+  const inner = memoryStorage()
+  const log: string[] = []
+  const waiting: Array<() => void> = []
+  let turn: Promise<unknown> = Promise.resolve()
+  let issued = 0
+  let failAt = 0
+  const heads = async (): Promise<Map<string, SessionHead>> => new Map((await inner.open()).map((h) => [h.meta.session_id, h]))
+  const storage: Storage = {
+    ...inner,
+    name: 'gated',
+    ordered: true,
+    transact(work) {
+      const n = ++issued
+      const checks: Array<readonly [string, (disk: SessionHead | undefined) => boolean]> = []
+      const reader: StorageReader = {
+        head: async (id) => (await heads()).get(id),
+        entries: (id) => inner.entries(id),
+        expect: (id, ok) => void checks.push([id, ok]),
+      }
+      const ready = work(reader)
+      const before = turn
+      const mine = (async () => {
+        const writes: WriteSet = await ready
+        log.push(`issued ${n}`)
+        await before.catch(() => {})
+        await new Promise<void>((resolve) => waiting.push(resolve))
+        if (n === failAt) {
+          log.push(`failed ${n}`)
+          throw new Error('QuotaExceededError')
+        }
+        const disk = await heads()
+        for (const [id, ok] of checks) {
+          if (!ok(disk.get(id))) {
+            log.push(`stale ${n}`)
+            throw new StaleHeadError(id)
+          }
+        }
+        await inner.transact(async () => writes)
+        log.push(`committed ${n}`)
+      })()
+      turn = mine
+      return mine
+    },
+  }
+  return {
+    storage,
+    log,
+    /** Lets the oldest waiting transaction commit (or fail, or find a stale head). */
+    async step(): Promise<void> {
+      while (!waiting.length) await new Promise((r) => setTimeout(r, 1))
+      waiting.shift()!()
+      await new Promise((r) => setTimeout(r, 1))
+    },
+    failTransaction(n: number): void {
+      failAt = n
+    },
+    get transactions() {
+      return issued
+    },
+    inner,
+  }
+}
+
+async function open(storage: Storage): Promise<{ store: Store; events: string[] }> {
+  let n = 0
+  const store = await createStore({ storage, multiTab: false, now: () => 1_000_000, newId: (k) => `${k[0]}_${++n}` })
+  const events: string[] = []
+  store.on('session::message-added').subscribe((p) => events.push(p.entry_id))
+  return { store, events }
+}
+
+/** Lets the engine start what was issued (its batch starts on a microtask, its transaction after). */
+const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0))
+
+describe('pipelined commits', () => {
+  it('start the next batch while one commits, and commit and emit in issue order', async () => {
+    const g = gatedStorage()
+    const { store, events } = await open(g.storage)
+    const created = store.ensure({ session_id: 'chat' })
+    await g.step()
+    await created
+    const settled: string[] = []
+    const first = store.append({ session_id: 'chat', message: user('one'), entry_id: 'one' }).then((r) => (settled.push('one'), r))
+    await tick()
+    const second = store.append({ session_id: 'chat', message: user('two'), entry_id: 'two' }).then((r) => (settled.push('two'), r))
+    await tick()
+    // Both batches are in the storage's hands before the first one committed.
+    expect(g.log.slice(-2)).toStrictEqual(['issued 2', 'issued 3'])
+    expect(settled).toStrictEqual([])
+    await g.step()
+    await g.step()
+    expect(await first).toMatchObject({ entry_id: 'one', parent_id: null })
+    // Built on the first batch's draft: its parent is the entry still being committed.
+    expect(await second).toMatchObject({ entry_id: 'two', parent_id: 'one' })
+    expect(settled).toStrictEqual(['one', 'two'])
+    expect(events).toStrictEqual(['one', 'two'])
+    expect(g.log.slice(-2)).toStrictEqual(['committed 2', 'committed 3'])
+    expect(store.engine.reruns).toBe(0)
+    // Memory equals disk: a store opened afterwards reads the same chain.
+    const again = await open(g.storage)
+    expect((await again.store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual(['one', 'two'])
+    await store.close()
+  })
+
+  it('a failed batch does not let the batch built on it land: that one runs again on what is on disk', async () => {
+    const g = gatedStorage()
+    const { store, events } = await open(g.storage)
+    const created = store.ensure({ session_id: 'chat' })
+    await g.step()
+    await created
+    g.failTransaction(2)
+    const first = store.append({ session_id: 'chat', message: user('lost'), entry_id: 'lost' })
+    first.catch(() => {})
+    await tick()
+    const second = store.append({ session_id: 'chat', message: user('kept'), entry_id: 'kept' })
+    await tick()
+    expect(g.log.slice(-2)).toStrictEqual(['issued 2', 'issued 3'])
+    await g.step() // 2 fails
+    await g.step() // 3 was built on 2's draft: its check fails, nothing written
+    await g.step() // 3 again, on the committed state
+    await expect(first).rejects.toMatchObject({ code: 'session/storage' })
+    // Not a child of the entry that never reached the disk.
+    expect(await second).toMatchObject({ entry_id: 'kept', parent_id: null })
+    expect(g.log.slice(-4)).toStrictEqual(['failed 2', 'stale 3', 'issued 4', 'committed 4'])
+    expect(store.engine.reruns).toBe(1)
+    expect(events).toStrictEqual(['kept'])
+    const held = await store.get({ session_id: 'chat' })
+    const disk = await (await open(g.storage)).store.get({ session_id: 'chat' })
+    expect(held).toStrictEqual(disk)
+    expect(disk?.meta.message_count).toBe(1)
+    expect((await store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual(['kept'])
+    await store.close()
+  })
+
+  it('a read issued after a pipelined write waits for it and sees it', async () => {
+    const g = gatedStorage()
+    const { store } = await open(g.storage)
+    const created = store.ensure({ session_id: 'chat' })
+    await g.step()
+    await created
+    const first = store.append({ session_id: 'chat', message: user('one'), entry_id: 'one' })
+    await tick()
+    const second = store.append({ session_id: 'chat', message: user('two'), entry_id: 'two' })
+    await tick()
+    const read = store.messages({ session_id: 'chat' })
+    await g.step()
+    await g.step()
+    await Promise.all([first, second])
+    expect((await read).messages.map((m) => m.entry_id)).toStrictEqual(['one', 'two'])
+    await store.close()
+  })
+})
+
+let db = 0
+const shared: Array<[string, () => () => Storage]> = [
+  ['memoryStorage', () => {
+    const s = memoryStorage()
+    return () => s
+  }],
+  ['fake-indexeddb', () => {
+    const name = `pipeline-${process.pid}-${++db}`
+    return () => indexedDbStorage({ name })
+  }],
+]
+
+describe.each(shared)('a head changed on disk under a batch built from memory (%s)', (_, database) => {
+  it('is found inside the transaction: nothing written, the batch runs again on the fresh head', async () => {
+    const storage = database()
+    const a = await open(storage())
+    const b = await open(storage())
+    await a.store.ensure({ session_id: 'chat' })
+    await a.store.append({ session_id: 'chat', message: user('a1'), entry_id: 'a1' })
+    // b appends behind a's back (no relay): a's memory still has a1 as the leaf.
+    await b.store.append({ session_id: 'chat', message: user('b1'), entry_id: 'b1' })
+    const reruns = a.store.engine.reruns
+    const r = await a.store.append({ session_id: 'chat', message: user('a2'), entry_id: 'a2' })
+    expect(a.store.engine.reruns).toBe(reruns + 1)
+    // One chain: a2 follows b1, which a learnt of only inside its transaction.
+    expect(r.parent_id).toBe('b1')
+    const c = await open(storage())
+    for (const s of [a.store, c.store]) {
+      expect((await s.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual(['a1', 'b1', 'a2'])
+      expect((await s.get({ session_id: 'chat' }))?.meta.message_count).toBe(3)
+    }
+    expect(a.events).toStrictEqual(['a1', 'a2'])
+    await Promise.all([a.store.close(), b.store.close(), c.store.close()])
+  })
+
+  it('a session created elsewhere under a store that did not know it is read, not overwritten', async () => {
+    const storage = database()
+    const a = await open(storage())
+    const b = await open(storage())
+    await b.store.ensure({ session_id: 'chat', title: 'from b' })
+    await b.store.append({ session_id: 'chat', message: user('b1'), entry_id: 'b1' })
+    // a expected no session at all: ensure must find b's, not create a second one.
+    const ensured = await a.store.ensure({ session_id: 'chat', title: 'from a' })
+    expect(ensured.created).toBe(false)
+    expect(ensured.meta.title).toBe('from b')
+    expect((await a.store.append({ session_id: 'chat', message: user('a1'), entry_id: 'a1' })).parent_id).toBe('b1')
+    await Promise.all([a.store.close(), b.store.close()])
+  })
+})
+
+describe('messages$ with optimistic: true', () => {
+  it('shows a local append once it is handed to the storage, then keeps the same list when it commits', async () => {
+    const g = gatedStorage()
+    const { store, events } = await open(g.storage)
+    const created = store.ensure({ session_id: 'chat' })
+    await g.step()
+    await created
+    const optimistic: string[][] = []
+    const committed: string[][] = []
+    store.messages$({ session_id: 'chat', optimistic: true }).subscribe((items) => optimistic.push(items.map((i) => i.entry_id)))
+    store.messages$({ session_id: 'chat' }).subscribe((items) => committed.push(items.map((i) => i.entry_id)))
+    const first = store.append({ session_id: 'chat', message: user('one'), entry_id: 'one' })
+    await tick()
+    const second = store.append({ session_id: 'chat', message: user('two'), entry_id: 'two' })
+    await tick()
+    // Nothing committed yet: only the optimistic query shows the two writes in flight.
+    expect(optimistic).toStrictEqual([[], ['one'], ['one', 'two']])
+    expect(committed).toStrictEqual([[]])
+    expect(events).toStrictEqual([])
+    await g.step()
+    await g.step()
+    await Promise.all([first, second])
+    expect(committed).toStrictEqual([[], ['one'], ['one', 'two']])
+    // The commits change nothing it showed: no emission of an equal list.
+    expect(optimistic).toStrictEqual([[], ['one'], ['one', 'two']])
+    expect(events).toStrictEqual(['one', 'two'])
+    await store.close()
+  })
+
+  it('takes a write back when its commit fails, and shows the batch built on it once it ran again', async () => {
+    const g = gatedStorage()
+    const { store } = await open(g.storage)
+    const created = store.ensure({ session_id: 'chat' })
+    await g.step()
+    await created
+    const optimistic: string[][] = []
+    store.messages$({ session_id: 'chat', optimistic: true }).subscribe((items) => optimistic.push(items.map((i) => i.entry_id)))
+    g.failTransaction(2)
+    const lost = store.append({ session_id: 'chat', message: user('lost'), entry_id: 'lost' })
+    lost.catch(() => {})
+    await tick()
+    const kept = store.append({ session_id: 'chat', message: user('kept'), entry_id: 'kept' })
+    await tick()
+    expect(optimistic.at(-1)).toStrictEqual(['lost', 'kept'])
+    await g.step()
+    await g.step()
+    await g.step()
+    await expect(lost).rejects.toMatchObject({ code: 'session/storage' })
+    await kept
+    // Taken back with the failure, then the rerun's write (no longer after `lost`).
+    expect(optimistic.slice(-2)).toStrictEqual([[], ['kept']])
+    expect((await store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual(['kept'])
+    await store.close()
+  })
+})
