@@ -31,8 +31,8 @@ export interface ImportRun {
   after: number | undefined
 }
 
-/** How an import is made: Colloquy's `importInto`, the raw IndexedDB baseline, or Colloquy's write phase alone. */
-export type ImportSubject = 'colloquy' | 'raw idb' | 'colloquy write'
+/** How an import is made: Colloquy's `importInto`, the raw IndexedDB baseline (one transaction, or 2000 entries each), or Colloquy's write phase alone. */
+export type ImportSubject = 'colloquy' | 'raw idb' | 'raw idb chunked' | 'colloquy write'
 
 /** The heap sampled every 5 ms (and at every `mark`) while `fn` runs, after a gc when the page may call it. */
 async function sampled<T>(fn: (mark: () => void) => Promise<T>): Promise<{ value: T; base: number; peak: number; after: number | undefined }> {
@@ -55,8 +55,8 @@ async function sampled<T>(fn: (mark: () => void) => Promise<T>): Promise<{ value
 
 /** Imports `blob` into a fresh IndexedDB database named under `db` the way `subject` does. */
 export async function measureImport(ctx: BenchContext, db: string, blob: Blob, chunkSize?: number, subject: ImportSubject = 'colloquy'): Promise<ImportRun> {
-  if (subject === 'raw idb') {
-    const { value, base, peak, after } = await sampled((mark) => rawImport(ctx.dbName(`${db}-raw`), blob, mark))
+  if (subject === 'raw idb' || subject === 'raw idb chunked') {
+    const { value, base, peak, after } = await sampled((mark) => rawImport(ctx.dbName(`${db}-raw`), blob, mark, subject === 'raw idb' ? 0 : 2000))
     return { ...value, firstWriteMs: 0, base, peak, after }
   }
   const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName(db) }), multiTab: false })

@@ -99,10 +99,12 @@ export async function runF1(ctx: BenchContext, targetBytes = 50 * 1024 * 1024, c
   const mb = file.bytes / 1024 / 1024
   // Subjects interleaved, the order rotating from round to round; every database is dropped
   // after each run. Each subject's round with the median entries/s is reported.
-  const subjects = ['raw idb', 'colloquy', 'colloquy write'] as const
-  const runs: Record<ImportSubject, ImportRun[]> = { 'raw idb': [], colloquy: [], 'colloquy write': [] }
+  // Raw IndexedDB runs both bulk patterns (one transaction; 2000-entry transactions queued at
+  // once): its baseline is the faster of the two in each round.
+  const subjects = ['raw idb', 'colloquy', 'raw idb chunked', 'colloquy write'] as const
+  const runs: Record<ImportSubject, ImportRun[]> = { 'raw idb': [], 'raw idb chunked': [], colloquy: [], 'colloquy write': [] }
   for (let round = 0; round < rounds; round++) {
-    for (const subject of [...subjects.slice(round % 3), ...subjects.slice(0, round % 3)]) {
+    for (const subject of [...subjects.slice(round % 4), ...subjects.slice(0, round % 4)]) {
       const r = await measureImport(ctx, `f1-${subject.replace(' ', '-')}-${round}`, file.blob, chunkSize, subject)
       runs[subject].push(r)
       await dropDatabases()
@@ -112,10 +114,12 @@ export async function runF1(ctx: BenchContext, targetBytes = 50 * 1024 * 1024, c
     }
   }
   const middle = (list: ImportRun[], key: (r: ImportRun) => number): ImportRun => [...list].sort((a, b) => key(a) - key(b))[list.length >> 1]!
-  const raw = middle(runs['raw idb'], (r) => r.ms)
+  const best = (key: (r: ImportRun) => number): ImportRun[] => runs['raw idb'].map((one, i) => (key(runs['raw idb chunked'][i]!) < key(one) ? runs['raw idb chunked'][i]! : one))
+  const chunkedWins = runs['raw idb'].filter((one, i) => runs['raw idb chunked'][i]!.ms < one.ms).length
+  const raw = middle(best((r) => r.ms), (r) => r.ms)
   const col = middle(runs.colloquy, (r) => r.ms)
   const write = middle(runs['colloquy write'], (r) => r.writeMs)
-  const rawWrite = middle(runs['raw idb'], (r) => r.writeMs)
+  const rawWrite = middle(best((r) => r.writeMs), (r) => r.writeMs)
   const peakOf = (subject: ImportSubject): ImportRun => middle(runs[subject], (r) => r.peak)
   const perS = (r: ImportRun): number => Math.round(r.entries / (r.ms / 1000))
   const writePerS = (r: ImportRun): number => Math.round(r.entries / (r.writeMs / 1000))
@@ -130,7 +134,7 @@ export async function runF1(ctx: BenchContext, targetBytes = 50 * 1024 * 1024, c
   }
   return [
     { id: 'F1', subject: 'colloquy', metric: 'time', value: Math.round(col.ms), unit: 'ms', baseline: 'raw idb', better: 'lower', note: `${mb.toFixed(1)} MB Claude Code JSONL, ${col.entries} entries: importInto (read, parse, write, all or nothing)` },
-    { id: 'F1', subject: 'raw idb', metric: 'time', value: Math.round(raw.ms), unit: 'ms', better: 'lower', note: `the same parse (importTranscript), then the same records in one IndexedDB transaction` },
+    { id: 'F1', subject: 'raw idb', metric: 'time', value: Math.round(raw.ms), unit: 'ms', better: 'lower', note: `the same parse (importTranscript), then the same records; the faster per round of one transaction and 2000-entry transactions queued at once (the latter won ${chunkedWins} of ${rounds}); median of ${rounds} rounds, subjects interleaved` },
     {
       id: 'F1', subject: 'colloquy', metric: 'entries/s', value: perS(col), unit: 'entries/s', baseline: 'raw idb', better: 'higher',
       target: `>= ${TARGET_VS_RAW}x raw idb`, pass: ratio >= TARGET_VS_RAW,
@@ -140,7 +144,7 @@ export async function runF1(ctx: BenchContext, targetBytes = 50 * 1024 * 1024, c
       id: 'F1', subject: 'colloquy', metric: 'write entries/s', value: writePerS(write), unit: 'entries/s', baseline: 'raw idb', better: 'higher',
       note: `the write phase alone: importTranscript's sessions through store.importSession (checked, chunked, head last); parse ${write.readMs.toFixed(0)} ms not counted`,
     },
-    { id: 'F1', subject: 'raw idb', metric: 'write entries/s', value: writePerS(rawWrite), unit: 'entries/s', better: 'higher', note: `one transaction; parse ${rawWrite.readMs.toFixed(0)} ms not counted; median of ${rounds} rounds, subjects interleaved` },
+    { id: 'F1', subject: 'raw idb', metric: 'write entries/s', value: writePerS(rawWrite), unit: 'entries/s', better: 'higher', note: `the faster bulk pattern per round; parse ${rawWrite.readMs.toFixed(0)} ms not counted` },
     heapRow('colloquy', peakOf('colloquy'), true),
     heapRow('raw idb', peakOf('raw idb'), false),
   ]
