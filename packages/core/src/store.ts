@@ -7,6 +7,7 @@ import { SessionError } from './errors.js'
 import { EventBus } from './events.js'
 import { indexedDbStorage } from './idb-storage.js'
 import { importSession, type ImportOptions, type SessionImport } from './import.js'
+import { beginImport, type BeginImportOptions, type ImportWriter } from './import-writer.js'
 import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live.js'
 import {
   FUNCTION_IDS, type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
@@ -104,6 +105,11 @@ export interface Store {
 
   /** Bulk load of a whole session, written in chunks: for importers and replication. */
   importSession(data: SessionImport, options?: ImportOptions): Promise<{ session_id: string; entries: number }>
+  /**
+   * An import in pieces: `append` chunks of entries as they are parsed (checked and written out
+   * of sight), then `commit({ meta, active_leaf })` makes the session visible whole, or `abort()`.
+   */
+  beginImport(session_id: string, options?: BeginImportOptions): Promise<ImportWriter>
   /** Resolves when everything issued so far is on disk. */
   flush(): Promise<void>
   close(): Promise<void>
@@ -217,6 +223,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
     },
     importSession: (data, opts) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : importSession(engine, data, opts)),
+    beginImport: (id, opts) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : beginImport(engine, id, opts)),
     flush: () => engine.flush(),
     async close() {
       if (closed) return

@@ -1,8 +1,9 @@
-import { createStore, indexedDbStorage } from '@colloquy/core'
-import { importInto } from '../../../packages/formats/src/index.js'
+import { createStore, indexedDbStorage, type SessionImport } from '@colloquy/core'
+import { importInto, importTranscript } from '../../../packages/formats/src/index.js'
 import type { BenchContext } from '../types.js'
+import { rawImport } from './raw-import.js'
 
-// What the import workloads (F1, F2) share: generated texts and one measured import.
+// What the import workloads (F1, F2) share: generated texts and one measured import per subject.
 
 /** Filler text of `n` characters from `words`, varied by `seed`. */
 export function prose(words: readonly string[], n: number, seed: number): string {
@@ -18,8 +19,10 @@ export interface ImportRun {
   ms: number
   /** From the start until the file was read and parsed. */
   readMs: number
-  /** From the end of reading until the first chunk was on disk. */
+  /** From the end of reading until the first chunk was on disk (importInto only). */
   firstWriteMs: number
+  /** The write phase alone: from sessions in memory to all of them on disk (raw and `write` subjects). */
+  writeMs: number
   sessions: number
   entries: number
   /** usedJSHeapSize before the import, the peak sampled every 5 ms during it, and (with gc) after it. */
@@ -28,39 +31,67 @@ export interface ImportRun {
   after: number | undefined
 }
 
-/** Imports `blob` into a fresh IndexedDB store named under `db`, sampling the heap while it runs. */
-export async function measureImport(ctx: BenchContext, db: string, blob: Blob, chunkSize?: number): Promise<ImportRun> {
-  const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName(db) }), multiTab: false })
+/** How an import is made: Colloquy's `importInto`, the raw IndexedDB baseline (one transaction, or 2000 entries each), or Colloquy's write phase alone. */
+export type ImportSubject = 'colloquy' | 'raw idb' | 'raw idb chunked' | 'colloquy write'
+
+/** The heap sampled every 5 ms (and at every `mark`) while `fn` runs, after a gc when the page may call it. */
+async function sampled<T>(fn: (mark: () => void) => Promise<T>): Promise<{ value: T; base: number; peak: number; after: number | undefined }> {
   // Only when Chromium runs with --js-flags=--expose-gc: start from a collected heap.
   const gc = (globalThis as { gc?: () => void }).gc
   gc?.()
   let peak = heapUsed() ?? 0
   const base = peak
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, heapUsed() ?? 0)
-  }, 5)
-  const t0 = performance.now()
-  let readDone = t0
-  let firstWrite: number | undefined
-  let result
+  const mark = (): void => void (peak = Math.max(peak, heapUsed() ?? 0))
+  const sampler = setInterval(mark, 5)
+  let value: T
   try {
-    result = await importInto(store, blob, {
-      ...(chunkSize && { chunkSize }),
-      onProgress: (p) => {
-        peak = Math.max(peak, heapUsed() ?? 0)
-        if (p.phase === 'read') readDone = performance.now()
-        else firstWrite ??= performance.now()
-      },
-    })
+    value = await fn(mark)
   } finally {
     clearInterval(sampler)
   }
-  const ms = performance.now() - t0
-  const sessions = result.written.length
-  const entries = result.written.reduce((n, w) => n + w.entries, 0)
-  result = undefined
   gc?.()
-  const after = gc ? heapUsed() ?? 0 : undefined
-  await store.close()
-  return { ms, readMs: readDone - t0, firstWriteMs: (firstWrite ?? t0) - readDone, sessions, entries, base, peak, after }
+  return { value, base, peak, after: gc ? heapUsed() ?? 0 : undefined }
+}
+
+/** Imports `blob` into a fresh IndexedDB database named under `db` the way `subject` does. */
+export async function measureImport(ctx: BenchContext, db: string, blob: Blob, chunkSize?: number, subject: ImportSubject = 'colloquy'): Promise<ImportRun> {
+  if (subject === 'raw idb' || subject === 'raw idb chunked') {
+    const { value, base, peak, after } = await sampled((mark) => rawImport(ctx.dbName(`${db}-raw`), blob, mark, subject === 'raw idb' ? 0 : 2000))
+    return { ...value, firstWriteMs: 0, base, peak, after }
+  }
+  const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName(db) }), multiTab: false })
+  try {
+    const { value, base, peak, after } = await sampled(async (mark) => {
+      const t0 = performance.now()
+      if (subject === 'colloquy write') {
+        // The same parse as the raw baseline, then the sessions through store.importSession.
+        let sessions: SessionImport[] | undefined = (await importTranscript(blob)).sessions
+        const t1 = performance.now()
+        let entries = 0
+        for (const s of sessions) entries += (await store.importSession(s, { ...(chunkSize && { chunkSize }), onProgress: mark })).entries
+        const count = sessions.length
+        sessions = undefined
+        const t2 = performance.now()
+        return { ms: t2 - t0, readMs: t1 - t0, firstWriteMs: 0, writeMs: t2 - t1, sessions: count, entries }
+      }
+      let readDone = t0
+      let firstWrite: number | undefined
+      let result: Awaited<ReturnType<typeof importInto>> | undefined = await importInto(store, blob, {
+        ...(chunkSize && { chunkSize }),
+        onProgress: (p) => {
+          mark()
+          if (p.phase === 'read') readDone = performance.now()
+          else firstWrite ??= performance.now()
+        },
+      })
+      const ms = performance.now() - t0
+      const sessions = result.written.length
+      const entries = result.written.reduce((n, w) => n + w.entries, 0)
+      result = undefined
+      return { ms, readMs: readDone - t0, firstWriteMs: (firstWrite ?? t0) - readDone, writeMs: 0, sessions, entries }
+    })
+    return { ...value, base, peak, after }
+  } finally {
+    await store.close()
+  }
 }
