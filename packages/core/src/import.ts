@@ -5,7 +5,8 @@ import type { AttachmentMeta, SessionEntry, SessionMeta } from './model.js'
 import { byCreation } from './ops/attachments.js'
 import type { BlobWrite } from './storage.js'
 import { createdEnvelope } from './emit.js'
-import { array, parseSessionEntry, parseSessionMeta } from './validate.js'
+import { parseSessionEntry, parseSessionMeta } from './records.js'
+import { array } from './validate.js'
 
 /** A whole session as importers and bulk loaders produce it. */
 export interface SessionImport {

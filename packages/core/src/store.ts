@@ -6,17 +6,18 @@ import { Engine, type CallGuard, type CommitHook } from './engine.js'
 import { SessionError } from './errors.js'
 import { EventBus } from './events.js'
 import { indexedDbStorage } from './idb-storage.js'
-import { importSession, type ImportOptions, type SessionImport } from './import.js'
+import type { ImportOptions, SessionImport } from './import.js'
 import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live.js'
 import {
-  FUNCTION_IDS, type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
+  type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
 } from './model.js'
-import { AttachmentBytes } from './attachment-bytes.js'
+import type { AttachmentBytes } from './attachment-bytes.js'
+import { operations } from './ops/index.js'
 import { startRelay } from './relay.js'
-import { applyReplica, type ReplicaChange, type ReplicaPolicy, type ReplicaResult } from './replica.js'
+import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from './replica.js'
 import type { SessionHead, SideWrite, Storage } from './storage.js'
-import { parseRequest, replicaChange } from './validate.js'
+import { coreRequests, parseWith, type Parser, type RequestParsers } from './validate.js'
 
 export interface StoreOptions {
   /** Where sessions live; default `indexedDbStorage()` (the database named "colloquy"). */
@@ -154,6 +155,42 @@ const methods = {
   mentionSearch: 'session::mention::search', mentionGet: 'session::mention::get',
 } as const satisfies Record<string, FunctionId>
 
+/**
+ * Code an app that only chats never calls, fetched on first use (bundlers give each its own
+ * chunk): the other functions' request schemas, replication, bulk import, attachment bytes.
+ */
+const code = {
+  requests: once(() => import('./requests.js').then((m) => m.requestParsers as RequestParsers)),
+  replica: once(() => Promise.all([import('./replica.js'), import('./records.js')]).then(([r, p]) => ({ applyReplica: r.applyReplica, replicaChange: p.replicaChange }))),
+  import: once(() => import('./import.js').then((m) => m.importSession)),
+  bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.()]).then(([m]) => m.AttachmentBytes)),
+}
+
+interface Once<T> {
+  /** Set once fetched. */
+  value?: T
+  /** Fetches it (once; a failure is tried again on the next call). */
+  load(): Promise<T>
+}
+
+function once<T>(fetch: () => Promise<T>): Once<T> {
+  let fetching: Promise<T> | undefined
+  const it: Once<T> = {
+    load: () =>
+      (fetching ??= fetch().then(
+        (value) => (it.value = value),
+        (cause: unknown) => {
+          fetching = undefined
+          throw new SessionError('session/storage', `loading code failed: ${String(cause)}`, { cause })
+        },
+      )),
+  }
+  return it
+}
+
+const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key)
+const noop = (): void => {}
+
 const PREFIX: Record<IdKind, string> = { session: 's', entry: 'e', attachment: 'a' }
 const defaultId = (kind: IdKind): string => `${PREFIX[kind]}_${nanoid()}`
 
@@ -178,20 +215,56 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
   let closed = false
 
-  const bytes = new AttachmentBytes(engine, ctx)
-  const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
-    if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
-    if (!(FUNCTION_IDS as readonly string[]).includes(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
+  const isClosed = (): Promise<never> | undefined => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : undefined)
+
+  // Calls keep their issue order while code is fetched: everything called after one that waits
+  // for its code waits behind it, so it reaches the engine (and sees the writes) in order.
+  let gate: Promise<void> | undefined
+  const inOrder = <T>(fetching: Promise<unknown> | undefined, go: () => Promise<T>): Promise<T> => {
+    if (!fetching && !gate) return go()
+    const turn = Promise.all([gate, fetching])
+    // `go` is registered before the gate opens, so it runs before anything queued behind it.
+    const result = turn.then(go)
+    const opened = turn.then(noop, noop)
+    gate = opened
+    void opened.then(() => {
+      if (gate === opened) gate = undefined
+    })
+    return result
+  }
+
+  let bytes: AttachmentBytes | undefined
+  let source: AttachmentSource | undefined
+  /** The byte side of attachments, once its code is here. */
+  const withBytes = (): Promise<unknown> | undefined =>
+    bytes ? undefined : code.bytes.load().then((AttachmentBytes) => void (bytes ??= new AttachmentBytes(engine, ctx, () => source)))
+
+  const dispatch = (fn: FunctionId, request: unknown, options?: CallOptions): Promise<unknown> => {
     try {
-      const req = parseRequest(fn as FunctionId, request)
+      const parser = ((coreRequests as RequestParsers)[fn] ?? code.requests.value![fn]) as Parser<unknown>
+      const req = parseWith(parser, request)
       // Attachment bytes are checked and hashed before the batch, and read back after it.
-      if (fn === 'session::put-attachment') return bytes.put(req as Req<'session::put-attachment'>)
-      if (fn === 'session::get-attachment') return bytes.get(req as Req<'session::get-attachment'>)
-      return engine.submit(fn as FunctionId, req, options?.guard)
+      if (fn === 'session::put-attachment') return bytes!.put(req as Req<'session::put-attachment'>)
+      if (fn === 'session::get-attachment') return bytes!.get(req as Req<'session::get-attachment'>)
+      return engine.submit(fn, req as Req<FunctionId>, options?.guard)
     } catch (e) {
       return Promise.reject(e)
     }
   }
+  const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
+    const refused = isClosed()
+    if (refused) return refused
+    if (!has(operations, fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
+    const id = fn as FunctionId
+    const fetching = [
+      operations[id].load?.(),
+      has(coreRequests, fn) || code.requests.value ? undefined : code.requests.load(),
+      id === 'session::put-attachment' || id === 'session::get-attachment' ? withBytes() : undefined,
+    ].filter((p) => p !== undefined)
+    return inOrder(fetching.length ? Promise.all(fetching) : undefined, () => dispatch(id, request, options))
+  }
+  /** A method whose code is fetched on first use, called in order with everything else. */
+  const later = <T>(fetching: Promise<unknown> | undefined, go: () => Promise<T>): Promise<T> => isClosed() ?? inOrder(fetching, go)
 
   const store = {
     storage,
@@ -201,10 +274,16 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     session$: (id) => live.session$(id),
     draft$: (id) => live.draft$(id),
     attachments$: (id) => live.attachments$(id),
-    getAttachmentBlob: (sid, aid) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : bytes.blob(sid, aid)),
-    attachmentUrl: (sid, aid) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : bytes.url(sid, aid)),
-    releaseAttachmentUrl: (sid, aid) => bytes.release(sid, aid),
-    setAttachmentSource: (source) => bytes.setSource(source),
+    getAttachmentBlob: (sid, aid) => later(withBytes(), () => bytes!.blob(sid, aid)),
+    attachmentUrl: (sid, aid) => later(withBytes(), () => bytes!.url(sid, aid)),
+    // No bytes code yet: no URL was handed out.
+    releaseAttachmentUrl: (sid, aid) => bytes?.release(sid, aid),
+    setAttachmentSource(next) {
+      source = next
+      return () => {
+        if (source === next) source = undefined
+      }
+    },
     sessions$: (req) => live.sessions$(req),
     messages$: (req) => live.messages$(req),
     entry$: (sid, eid) => live.entry$(sid, eid),
@@ -216,13 +295,16 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       const leaf = s?.entries?.has(entry_id) ? newestLeafUnder({ entries: s.entries, children: s.children! }, entry_id) : entry_id
       return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
     },
-    importSession: (data, opts) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : importSession(engine, data, opts)),
-    flush: () => engine.flush(),
+    importSession: (data, opts) => later(code.import.value ? undefined : code.import.load(), () => code.import.value!(engine, data, opts)),
+    async flush() {
+      while (gate) await gate
+      await engine.flush()
+    },
     async close() {
       if (closed) return
-      await engine.flush()
+      await store.flush()
       closed = true
-      bytes.revokeAll()
+      bytes?.revokeAll()
       stopRelay()
       eventsSub.unsubscribe()
       storage.close()
@@ -236,8 +318,10 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica(changes, { policy, source = 'remote', side = [], guard }) {
-      if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
+    applyReplica: (changes, options) => later(code.replica.value ? undefined : code.replica.load(), () => replicate(changes, options)),
+  } as Store
+  function replicate(changes: readonly ReplicaChange[], { policy, source = 'remote', side = [], guard }: ApplyReplicaOptions): Promise<ReplicaResult[]> {
+      const { applyReplica, replicaChange } = code.replica.value!
       // Replicated changes pass the same validator as requests (ids, names, depth): a hostile
       // server or client is refused before anything is written.
       try {
@@ -256,8 +340,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         },
         source,
       )
-    },
-  } as Store
+  }
   for (const [method, fn] of Object.entries(methods)) {
     ;(store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[method] = (request) => call(fn, request)
   }
