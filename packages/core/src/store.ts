@@ -143,53 +143,45 @@ export interface ApplyReplicaOptions {
   side?: readonly SideWrite[]
 }
 
-const methods = {
-  create: 'session::create', ensure: 'session::ensure', get: 'session::get', list: 'session::list',
-  delete: 'session::delete', setMeta: 'session::set-meta', setStatus: 'session::set-status',
-  append: 'session::append', appendMany: 'session::append-many', getMessage: 'session::get-message',
-  messages: 'session::messages', updateMessage: 'session::update-message',
-  setActiveLeaf: 'session::set-active-leaf', fork: 'session::fork', setDraft: 'session::set-draft',
-  putAttachment: 'session::put-attachment', getAttachment: 'session::get-attachment',
-  listAttachments: 'session::list-attachments', deleteAttachment: 'session::delete-attachment',
-  messagesTail: 'session::messages-tail', messagesRange: 'session::messages-range',
-  mentionSearch: 'session::mention::search', mentionGet: 'session::mention::get',
-} as const satisfies Record<string, FunctionId>
-
 /**
  * Code an app that only chats never calls, fetched on first use (bundlers give each its own
  * chunk): the other functions' request schemas, replication, bulk import, attachment bytes.
  */
 const code = {
-  requests: once(() => import('./requests.js').then((m) => m.requestParsers as RequestParsers)),
-  replica: once(() => Promise.all([import('./replica.js'), import('./records.js')]).then(([r, p]) => ({ applyReplica: r.applyReplica, replicaChange: p.replicaChange }))),
-  import: once(() => import('./import.js').then((m) => m.importSession)),
-  bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.()]).then(([m]) => m.AttachmentBytes)),
+  requests: once(() => import('./requests.js')),
+  replica: once(() => import('./apply-replica.js')),
+  import: once(() => import('./import.js')),
+  bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.()]).then(([m]) => m)),
 }
 
 interface Once<T> {
   /** Set once fetched. */
   value?: T
-  /** Fetches it (once; a failure is tried again on the next call). */
-  load(): Promise<T>
+  /** Fetches it (once; a failure is tried again on the next call); undefined once it is here. */
+  load(): Promise<T> | undefined
 }
 
 function once<T>(fetch: () => Promise<T>): Once<T> {
   let fetching: Promise<T> | undefined
   const it: Once<T> = {
     load: () =>
-      (fetching ??= fetch().then(
-        (value) => (it.value = value),
-        (cause: unknown) => {
-          fetching = undefined
-          throw new SessionError('session/storage', `loading code failed: ${String(cause)}`, { cause })
-        },
-      )),
+      it.value
+        ? undefined
+        : (fetching ??= fetch().then(
+            (value) => (it.value = value),
+            (cause: unknown) => {
+              fetching = undefined
+              throw new SessionError('session/storage', `loading code failed: ${String(cause)}`, { cause })
+            },
+          )),
   }
   return it
 }
 
 const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key)
 const noop = (): void => {}
+/** A function's method name: `session::set-meta` is `setMeta`, `session::mention::get` is `mentionGet`. */
+const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
 
 const PREFIX: Record<IdKind, string> = { session: 's', entry: 'e', attachment: 'a' }
 const defaultId = (kind: IdKind): string => `${PREFIX[kind]}_${nanoid()}`
@@ -214,15 +206,15 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const multiTab = options.multiTab ?? typeof BroadcastChannel !== 'undefined'
   const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
   let closed = false
-
-  const isClosed = (): Promise<never> | undefined => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : undefined)
+  const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
 
   // Calls keep their issue order while code is fetched: everything called after one that waits
   // for its code waits behind it, so it reaches the engine (and sees the writes) in order.
   let gate: Promise<void> | undefined
-  const inOrder = <T>(fetching: Promise<unknown> | undefined, go: () => Promise<T>): Promise<T> => {
-    if (!fetching && !gate) return go()
-    const turn = Promise.all([gate, fetching])
+  const inOrder = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined>, go: () => Promise<T>): Promise<T> => {
+    if (closed) return closedError()
+    if (!gate && !fetching.some(Boolean)) return go()
+    const turn = Promise.all([gate, ...fetching])
     // `go` is registered before the gate opens, so it runs before anything queued behind it.
     const result = turn.then(go)
     const opened = turn.then(noop, noop)
@@ -235,36 +227,30 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
 
   let bytes: AttachmentBytes | undefined
   let source: AttachmentSource | undefined
-  /** The byte side of attachments, once its code is here. */
-  const withBytes = (): Promise<unknown> | undefined =>
-    bytes ? undefined : code.bytes.load().then((AttachmentBytes) => void (bytes ??= new AttachmentBytes(engine, ctx, () => source)))
+  /** The byte side of attachments, made once its code is here. */
+  const attachmentBytes = (): AttachmentBytes => (bytes ??= new code.bytes.value!.AttachmentBytes(engine, ctx, () => source))
 
   const dispatch = (fn: FunctionId, request: unknown, options?: CallOptions): Promise<unknown> => {
     try {
-      const parser = ((coreRequests as RequestParsers)[fn] ?? code.requests.value![fn]) as Parser<unknown>
-      const req = parseWith(parser, request)
+      const req = parseWith(((coreRequests as RequestParsers)[fn] ?? code.requests.value!.requestParsers[fn]) as Parser<unknown>, request)
       // Attachment bytes are checked and hashed before the batch, and read back after it.
-      if (fn === 'session::put-attachment') return bytes!.put(req as Req<'session::put-attachment'>)
-      if (fn === 'session::get-attachment') return bytes!.get(req as Req<'session::get-attachment'>)
+      if (fn === 'session::put-attachment') return attachmentBytes().put(req as Req<'session::put-attachment'>)
+      if (fn === 'session::get-attachment') return attachmentBytes().get(req as Req<'session::get-attachment'>)
       return engine.submit(fn, req as Req<FunctionId>, options?.guard)
     } catch (e) {
       return Promise.reject(e)
     }
   }
   const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
-    const refused = isClosed()
-    if (refused) return refused
+    if (closed) return closedError()
     if (!has(operations, fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     const id = fn as FunctionId
-    const fetching = [
-      operations[id].load?.(),
-      has(coreRequests, fn) || code.requests.value ? undefined : code.requests.load(),
-      id === 'session::put-attachment' || id === 'session::get-attachment' ? withBytes() : undefined,
-    ].filter((p) => p !== undefined)
-    return inOrder(fetching.length ? Promise.all(fetching) : undefined, () => dispatch(id, request, options))
+    const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
+    return inOrder(
+      [operations[id].load?.(), has(coreRequests, fn) ? undefined : code.requests.load(), attachment ? code.bytes.load() : undefined],
+      () => dispatch(id, request, options),
+    )
   }
-  /** A method whose code is fetched on first use, called in order with everything else. */
-  const later = <T>(fetching: Promise<unknown> | undefined, go: () => Promise<T>): Promise<T> => isClosed() ?? inOrder(fetching, go)
 
   const store = {
     storage,
@@ -274,9 +260,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     session$: (id) => live.session$(id),
     draft$: (id) => live.draft$(id),
     attachments$: (id) => live.attachments$(id),
-    getAttachmentBlob: (sid, aid) => later(withBytes(), () => bytes!.blob(sid, aid)),
-    attachmentUrl: (sid, aid) => later(withBytes(), () => bytes!.url(sid, aid)),
-    // No bytes code yet: no URL was handed out.
+    getAttachmentBlob: (sid, aid) => inOrder([code.bytes.load()], () => attachmentBytes().blob(sid, aid)),
+    attachmentUrl: (sid, aid) => inOrder([code.bytes.load()], () => attachmentBytes().url(sid, aid)),
+    // Before the bytes code is here no URL was handed out.
     releaseAttachmentUrl: (sid, aid) => bytes?.release(sid, aid),
     setAttachmentSource(next) {
       source = next
@@ -295,7 +281,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       const leaf = s?.entries?.has(entry_id) ? newestLeafUnder({ entries: s.entries, children: s.children! }, entry_id) : entry_id
       return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
     },
-    importSession: (data, opts) => later(code.import.value ? undefined : code.import.load(), () => code.import.value!(engine, data, opts)),
+    importSession: (data, opts) => inOrder([code.import.load()], () => code.import.value!.importSession(engine, data, opts)),
     async flush() {
       while (gate) await gate
       await engine.flush()
@@ -318,31 +304,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica: (changes, options) => later(code.replica.value ? undefined : code.replica.load(), () => replicate(changes, options)),
+    applyReplica: (changes, options) => inOrder([code.replica.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
   } as Store
-  function replicate(changes: readonly ReplicaChange[], { policy, source = 'remote', side = [], guard }: ApplyReplicaOptions): Promise<ReplicaResult[]> {
-      const { applyReplica, replicaChange } = code.replica.value!
-      // Replicated changes pass the same validator as requests (ids, names, depth): a hostile
-      // server or client is refused before anything is written.
-      try {
-        if (!Array.isArray(changes)) throw new SessionError('session/invalid_request', 'changes: expected an array')
-        changes = changes.map((c, i) => replicaChange(c, `changes[${i}]`))
-      } catch (e) {
-        return Promise.reject(e)
-      }
-      const sessions = [...new Set(changes.map((c) => (c.type === 'meta' ? c.meta.session_id : c.session_id)))]
-      return engine.submitInternal(
-        sessions,
-        (d) => {
-          const results = changes.map((c) => (guard && guard(c, d.head(c.type === 'meta' ? c.meta.session_id : c.session_id))) || applyReplica(d, c, policy, ctx))
-          d.side.push(...side)
-          return results
-        },
-        source,
-      )
-  }
-  for (const [method, fn] of Object.entries(methods)) {
-    ;(store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[method] = (request) => call(fn, request)
-  }
+  // One method per function id (`append` calls `session::append`).
+  for (const fn of Object.keys(operations)) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)
   return store
 }

@@ -32,7 +32,6 @@ export const num: Parser<number> = (v, p) => (typeof v === 'number' && Number.is
 export const id: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.idBytes, p, 'an id')
 /** A name (custom type, function id, mime, model…): well-formed, at most `LIMITS.nameBytes`. */
 export const name: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.nameBytes, p, 'a name')
-export const cursor: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.cursorBytes, p, 'a cursor')
 
 /**
  * A parser that first refuses values nested deeper than `LIMITS.depth` (an iterative walk), so
@@ -154,9 +153,6 @@ export const metaFields = { title: opt(str), description: opt(str), metadata: op
 export const coreRequests = {
   'session::create': object(metaFields),
   'session::ensure': object({ session_id: sid, ...metaFields }),
-  'session::delete': object({ session_id: sid }),
-  'session::set-meta': object({ session_id: sid, title: opt(str), description: opt(str), metadata: opt(jsonObject) }),
-  'session::set-status': object({ session_id: sid, status: req(oneOf(STATUSES)), reason: opt(str) }),
   'session::append': object({
     session_id: sid, message: opt(agentMessage), custom: opt(customPayload), parent_id: opt(id),
     entry_id: opt(id), origin: opt(jsonObject),

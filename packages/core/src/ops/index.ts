@@ -3,7 +3,7 @@ import type { Draft } from '../draft.js'
 import { SessionError } from '../errors.js'
 import type { FunctionId, FunctionMap } from '../model.js'
 import { append, appendMany, setActiveLeaf, updateMessage } from './entries.js'
-import { create, ensure, remove, setMeta, setStatus } from './lifecycle.js'
+import { create, ensure } from './lifecycle.js'
 import type { PreparedAttachment } from './attachments.js'
 
 export interface OpSpec<K extends FunctionId> {
@@ -13,7 +13,7 @@ export interface OpSpec<K extends FunctionId> {
   /** Whether the operation needs the session's entries in memory. */
   entries: boolean
   /**
-   * Present until the operation's code is here: fetches it (its own chunk for bundlers). The
+   * Present until the operation's code is here: fetches it (a chunk of its own for bundlers). The
    * store awaits it before the first call; a failed fetch is tried again on the next call.
    */
   load?: () => Promise<void>
@@ -26,8 +26,8 @@ const r = false
 
 const now = <K extends FunctionId>(run: Run<K>, write: boolean, entries: boolean): OpSpec<K> => ({ run, write, entries })
 
-/** An operation whose code is fetched on first use: what an app that only chats never loads. */
-function later<K extends FunctionId>(write: boolean, entries: boolean, fetch: () => Promise<Run<K>>): OpSpec<K> {
+/** An operation fetched on first use (export `name` of the module `fetch` loads): what an app that only chats never loads. */
+function later<K extends FunctionId>(write: boolean, entries: boolean, fetch: () => Promise<object>, name: string): OpSpec<K> {
   let fetching: Promise<void> | undefined
   const spec: OpSpec<K> = {
     run: () => {
@@ -37,8 +37,8 @@ function later<K extends FunctionId>(write: boolean, entries: boolean, fetch: ()
     entries,
     load: () =>
       (fetching ??= fetch().then(
-        (run) => {
-          spec.run = run
+        (m) => {
+          spec.run = (m as Record<string, Run<K>>)[name]
           spec.load = undefined
         },
         (cause: unknown) => {
@@ -50,6 +50,8 @@ function later<K extends FunctionId>(write: boolean, entries: boolean, fetch: ()
   return spec
 }
 
+// Literal specifiers, so that bundlers see each module and give it its chunk.
+const meta = () => import('./meta.js')
 const reads = () => import('./reads.js')
 const attachments = () => import('./attachments.js')
 const tail = () => import('./tail.js')
@@ -59,29 +61,29 @@ const mention = () => import('./mention.js')
 export const operations: { [K in FunctionId]: OpSpec<K> } = {
   'session::create': now(create, w, false),
   'session::ensure': now(ensure, w, false),
-  'session::get': later(r, false, () => reads().then((m) => m.get)),
-  'session::list': later(r, false, () => reads().then((m) => m.list)),
-  'session::delete': now(remove, w, false),
-  'session::set-meta': now(setMeta, w, false),
-  'session::set-status': now(setStatus, w, false),
+  'session::get': later(r, false, reads, 'get'),
+  'session::list': later(r, false, reads, 'list'),
+  'session::delete': later(w, false, meta, 'remove'),
+  'session::set-meta': later(w, false, meta, 'setMeta'),
+  'session::set-status': later(w, false, meta, 'setStatus'),
   'session::append': now(append, w, true),
   'session::append-many': now(appendMany, w, true),
-  'session::get-message': later(r, true, () => reads().then((m) => m.getMessage)),
-  'session::messages': later(r, true, () => reads().then((m) => m.messages)),
+  'session::get-message': later(r, true, reads, 'getMessage'),
+  'session::messages': later(r, true, reads, 'messages'),
   'session::update-message': now(updateMessage, w, true),
   'session::set-active-leaf': now(setActiveLeaf, w, true),
-  'session::fork': later(w, true, () => import('./fork.js').then((m) => m.fork)),
-  'session::set-draft': later(w, false, () => attachments().then((m) => m.setDraft)),
+  'session::fork': later(w, true, () => import('./fork.js'), 'fork'),
+  'session::set-draft': later(w, false, attachments, 'setDraft'),
   // The store hands this one a prepared request (bytes checked and hashed before the batch).
-  'session::put-attachment': later(w, false, () => attachments().then((m) => m.putAttachment as unknown as Run<'session::put-attachment'>)),
-  'session::get-attachment': later(r, false, () => attachments().then((m) => m.getAttachment)),
-  'session::list-attachments': later(r, false, () => attachments().then((m) => m.listAttachments)),
+  'session::put-attachment': later(w, false, attachments, 'putAttachment'),
+  'session::get-attachment': later(r, false, attachments, 'getAttachment'),
+  'session::list-attachments': later(r, false, attachments, 'listAttachments'),
   // The in-use refusal scans every branch's entries.
-  'session::delete-attachment': later(w, true, () => attachments().then((m) => m.deleteAttachment)),
-  'session::messages-tail': later(r, true, () => tail().then((m) => m.messagesTail)),
-  'session::messages-range': later(r, true, () => tail().then((m) => m.messagesRange)),
-  'session::mention::search': later(r, false, () => mention().then((m) => m.mentionSearch)),
-  'session::mention::get': later(r, false, () => mention().then((m) => m.mentionGet)),
+  'session::delete-attachment': later(w, true, attachments, 'deleteAttachment'),
+  'session::messages-tail': later(r, true, tail, 'messagesTail'),
+  'session::messages-range': later(r, true, tail, 'messagesRange'),
+  'session::mention::search': later(r, false, mention, 'mentionSearch'),
+  'session::mention::get': later(r, false, mention, 'mentionGet'),
 }
 
 export type { PreparedAttachment }

@@ -1,8 +1,9 @@
 import { clampLimit, type OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { SessionError } from '../errors.js'
-import { decodeCursor, encodeCursor } from '../json.js'
-import { entryWithoutImageData, itemOf, passes, withoutImageData } from '../items.js'
+import { decodeCursor, encodeCursor } from '../cursor.js'
+import { entryWithoutImageData, withoutImageData } from '../image-data.js'
+import { itemOf, passes } from '../items.js'
 import type {
   GetMessageRequest, GetMessageResponse, GetRequest, GetResponse, ListRequest, ListResponse,
   MessageItem, MessagesRequest, MessagesResponse, SessionEntry,
