@@ -179,7 +179,6 @@ function once<T>(fetch: () => Promise<T>): Once<T> {
 }
 
 const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key)
-const noop = (): void => {}
 /** A function's method name: `session::set-meta` is `setMeta`, `session::mention::get` is `mentionGet`. */
 const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
 
@@ -208,21 +207,34 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   let closed = false
   const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
 
-  // Calls keep their issue order while code is fetched: everything called after one that waits
-  // for its code waits behind it, so it reaches the engine (and sees the writes) in order.
-  let gate: Promise<void> | undefined
+  // Calls issued in one tick reach the engine together, in issue order, once the code they need
+  // is here: they still share one transaction (DESIGN principle 5) when one of them is the first
+  // call of an operation fetched on first use, and nothing issued later overtakes it.
+  interface Queued {
+    ready: Promise<boolean>
+    error?: unknown
+    go(): void
+  }
+  let queue: Queued[] | undefined
+  let submitted: Promise<void> = Promise.resolve()
   const inOrder = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined>, go: () => Promise<T>): Promise<T> => {
     if (closed) return closedError()
-    if (!gate && !fetching.some(Boolean)) return go()
-    const turn = Promise.all([gate, ...fetching])
-    // `go` is registered before the gate opens, so it runs before anything queued behind it.
-    const result = turn.then(go)
-    const opened = turn.then(noop, noop)
-    gate = opened
-    void opened.then(() => {
-      if (gate === opened) gate = undefined
+    return new Promise<T>((resolve, reject) => {
+      const q: Queued = {
+        ready: fetching.some(Boolean) ? Promise.all(fetching).then(() => true, (e: unknown) => ((q.error = e), false)) : Promise.resolve(true),
+        go: () => (q.error === undefined ? go().then(resolve, reject) : reject(q.error)),
+      }
+      if (queue) return void queue.push(q)
+      const tick = (queue = [q])
+      const before = submitted
+      submitted = (async () => {
+        await undefined
+        queue = undefined
+        await before
+        await Promise.all(tick.map((c) => c.ready))
+        for (const c of tick) c.go()
+      })()
     })
-    return result
   }
 
   let bytes: AttachmentBytes | undefined
@@ -283,7 +295,10 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     },
     importSession: (data, opts) => inOrder([code.import.load()], () => code.import.value!.importSession(engine, data, opts)),
     async flush() {
-      while (gate) await gate
+      for (let s = submitted; ; s = submitted) {
+        await s
+        if (s === submitted) break
+      }
       await engine.flush()
     },
     async close() {
