@@ -36,6 +36,13 @@ export interface StoreOptions {
    * when needed (heads stay). Default: every session loaded stays loaded.
    */
   cache?: { maxBytes: number; idleMs?: number }
+  /**
+   * Fetch the code of the operations loaded on first use (and of imports and attachment bytes)
+   * right after opening, in the background; default true, so a page that goes offline without a
+   * service worker caching its chunks still has every operation. Replication is never prefetched:
+   * it runs only while connected. `false` leaves everything to its first use.
+   */
+  prefetch?: boolean
 }
 
 type Req<K extends FunctionId> = FunctionMap[K][0]
@@ -205,6 +212,12 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const multiTab = options.multiTab ?? typeof BroadcastChannel !== 'undefined'
   const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
   let closed = false
+  if (options.prefetch ?? true) {
+    // After the first render's work, off the startup path; a failure is retried on first use.
+    setTimeout(() => {
+      for (const o of [...Object.values(operations), code.requests, code.bytes, code.import]) o.load?.()?.catch(() => {})
+    }, 0)
+  }
   const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
 
   // Calls issued in one tick reach the engine together, in issue order, once the code they need

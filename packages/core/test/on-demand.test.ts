@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createStore, memoryStorage, TRIGGER_TYPES, type Store } from '../src/index.js'
 import { operations } from '../src/ops/index.js'
 
@@ -10,7 +10,7 @@ const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text
 
 async function open(storage = memoryStorage()): Promise<{ store: Store; events: string[] }> {
   const ids = { session: 0, entry: 0, attachment: 0 }
-  const store = await createStore({ storage, multiTab: false, now: () => 1_000_000, newId: (k) => `${k[0]}_${String(++ids[k]).padStart(3, '0')}` })
+  const store = await createStore({ storage, multiTab: false, prefetch: false, now: () => 1_000_000, newId: (k) => `${k[0]}_${String(++ids[k]).padStart(3, '0')}` })
   const events: string[] = []
   for (const t of TRIGGER_TYPES) store.on(t).subscribe((p) => events.push(`${t} ${'entry_id' in p ? p.entry_id : p.session_id}`))
   return { store, events }
@@ -32,7 +32,7 @@ describe('operations fetched on first use', () => {
       store.append({ session_id, message: user('b') }),
     ])
     // The read sees the append issued before it and not the one issued after it.
-    expect(tail.messages.map((i) => ('message' in i ? (i.message.content[0] as { text: string }).text : null))).toStrictEqual(['first', 'a'])
+    expect(tail.messages.map((i) => (i.message ? (i.message.content[0] as { text: string }).text : null))).toStrictEqual(['first', 'a'])
     expect(status).toStrictEqual({ status: 'working', previous_status: 'idle' })
     expect(b.parent_id).toBe(a.entry_id)
     expect(store.engine.transactions - before).toBe(1)
@@ -68,5 +68,15 @@ describe('operations fetched on first use', () => {
     // Issued before close: it ran (nothing there); issued after: refused.
     await expect(pending).resolves.toBeNull()
     await expect(store.listAttachments({ session_id: 's_x' })).rejects.toMatchObject({ code: 'session/storage' })
+  })
+})
+
+describe('prefetching', () => {
+  it('fetches the code of every operation soon after opening', async () => {
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    await vi.waitFor(() => {
+      for (const [fn, op] of Object.entries(operations)) expect(op.load, fn).toBeUndefined()
+    })
+    await store.close()
   })
 })
