@@ -8,6 +8,8 @@ import type { PreparedAttachment } from './ops/index.js'
 type Put = FunctionMap['session::put-attachment']
 type Get = FunctionMap['session::get-attachment']
 
+type Source = (session_id: string, attachment_id: string) => Promise<Blob | null>
+
 const OCTET = 'application/octet-stream'
 
 /** `image.png`, `file.pdf`, …: the name of an unnamed Blob, from its mime type. */
@@ -24,19 +26,13 @@ const key = (session_id: string, attachment_id: string): string => JSON.stringif
  */
 export class AttachmentBytes {
   private readonly urls = new Map<string, { url: Promise<string | null>; holders: number }>()
-  private source: ((session_id: string, attachment_id: string) => Promise<Blob | null>) | undefined
   private readonly fetching = new Map<string, Promise<Blob | undefined>>()
-
-  setSource(source: (session_id: string, attachment_id: string) => Promise<Blob | null>): () => void {
-    this.source = source
-    return () => {
-      if (this.source === source) this.source = undefined
-    }
-  }
 
   constructor(
     private readonly engine: Engine,
     private readonly ctx: OpContext,
+    /** Where bytes this store lacks come from (the store's `setAttachmentSource`), if anywhere. */
+    private readonly source: () => Source | undefined,
   ) {}
 
   /** The contract's order: name, then base64, then size; the session is checked in the batch. */
@@ -125,12 +121,13 @@ export class AttachmentBytes {
     const held = await storage.attachmentBytes(session_id, attachment_id).catch((cause: unknown) => {
       throw new SessionError('session/storage', `reading attachment ${attachment_id} failed: ${String(cause)}`, { cause })
     })
-    if (held || !this.source) return held
+    const source = this.source()
+    if (held || !source) return held
     // Metadata without bytes (replicated): fetch them once, keep them, then answer.
     const k = key(session_id, attachment_id)
     let p = this.fetching.get(k)
     if (!p) {
-      p = this.fetchAndKeep(session_id, attachment_id, this.source).finally(() => this.fetching.delete(k))
+      p = this.fetchAndKeep(session_id, attachment_id, source).finally(() => this.fetching.delete(k))
       this.fetching.set(k, p)
     }
     return p

@@ -1,6 +1,6 @@
 import { invalid } from './errors.js'
 import type { SessionEntry, SessionMeta } from './model.js'
-import { parseSessionEntry } from './validate.js'
+import { parseSessionEntry } from './records.js'
 
 /**
  * The checks of an imported session, fed one entry at a time: each entry passes the one

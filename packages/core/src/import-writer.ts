@@ -7,7 +7,7 @@ import type { ImportAttachment } from './import.js'
 import { attachmentsOf } from './import-attachments.js'
 import { isValidId } from './limits.js'
 import type { SessionEntry, SessionMeta } from './model.js'
-import { parseSessionMeta } from './validate.js'
+import { parseSessionMeta } from './records.js'
 
 export interface BeginImportOptions {
   /** Called after each transaction of entries is on disk, with the entries written so far. */

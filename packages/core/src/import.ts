@@ -3,7 +3,10 @@ import { invalid } from './errors.js'
 import { ImportCheck } from './import-check.js'
 import { beginImport } from './import-writer.js'
 import type { SessionEntry, SessionMeta } from './model.js'
-import { parseSessionMeta } from './validate.js'
+import { parseSessionMeta } from './records.js'
+
+// Loaded on first use with `importSession` (see store.ts): the incremental import travels with it.
+export { beginImport }
 
 /** A whole session as importers and bulk loaders produce it. */
 export interface SessionImport {

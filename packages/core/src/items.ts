@@ -1,4 +1,4 @@
-import type { AgentMessage, ContentBlock, MessageItem, SessionEntry } from './model.js'
+import type { MessageItem, SessionEntry } from './model.js'
 
 // Items are derived once per entry object, so an unchanged entry keeps an identical item and a
 // live `messages$` list can be compared element by element.
@@ -14,29 +14,6 @@ export function itemOf(entry: SessionEntry): MessageItem {
     cache.set(entry, item)
   }
   return item
-}
-
-const hasLinkedImage = (blocks: readonly ContentBlock[]): boolean =>
-  blocks.some((b) => (b.type === 'image' && b.attachment_id !== undefined) || (b.type === 'function_result' && hasLinkedImage(b.content)))
-
-const elideBlocks = (blocks: readonly ContentBlock[]): ContentBlock[] =>
-  blocks.map((b) =>
-    b.type === 'image' && b.attachment_id !== undefined
-      ? { ...b, data: '' }
-      : b.type === 'function_result' && hasLinkedImage(b.content)
-        ? { ...b, content: elideBlocks(b.content) }
-        : b,
-  )
-
-/** `include_image_data: false`: images that have a stored original come back with `data: ""`. */
-export function withoutImageData(message: AgentMessage): AgentMessage {
-  return hasLinkedImage(message.content) ? ({ ...message, content: elideBlocks(message.content) } as AgentMessage) : message
-}
-
-export function entryWithoutImageData(entry: SessionEntry): SessionEntry {
-  if (entry.kind !== 'message') return entry
-  const message = withoutImageData(entry.message)
-  return message === entry.message ? entry : { ...entry, message }
 }
 
 /** The filter of `session::messages` step 4, shared by the read and the live query. */

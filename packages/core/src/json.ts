@@ -1,4 +1,4 @@
-import type { Json, JsonObject } from './model.js'
+import type { JsonObject } from './model.js'
 
 /** Deep JSON equality: the contract's "deeply equal JSON value" (4.3). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
@@ -26,24 +26,4 @@ export function metadataMatches(filter: JsonObject | null | undefined, metadata:
   if (keys.length === 0) return true
   if (!metadata) return false
   return keys.every((k) => Object.prototype.hasOwnProperty.call(metadata, k) && jsonEqual(filter[k], metadata[k]))
-}
-
-/** Padded standard base64 of UTF-8 JSON: the contract's informative cursor format. */
-export function encodeCursor(value: Json): string {
-  const bytes = new TextEncoder().encode(JSON.stringify(value))
-  let binary = ''
-  for (const b of bytes) binary += String.fromCharCode(b)
-  return btoa(binary)
-}
-
-/** Inverse of `encodeCursor`; undefined for anything that is not base64 of a JSON object. */
-export function decodeCursor(cursor: string): JsonObject | undefined {
-  try {
-    const binary = atob(cursor)
-    const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0))
-    const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined
-  } catch {
-    return undefined
-  }
 }

@@ -5,7 +5,7 @@ import type { Draft } from './draft.js'
 import type { Engine } from './engine.js'
 import { itemOf, passes } from './items.js'
 import type { AttachmentMeta, ListRequest, MessageItem, Role, SessionEntry, SessionMeta } from './model.js'
-import { selectSessions } from './ops/reads.js'
+import { selectSessions } from './ops/select.js'
 import { pathTo } from './path.js'
 import type { SessionState } from './state.js'
 

@@ -6,18 +6,19 @@ import { Engine, type CallGuard, type CommitHook } from './engine.js'
 import { SessionError } from './errors.js'
 import { EventBus } from './events.js'
 import { indexedDbStorage } from './idb-storage.js'
-import { importSession, type ImportOptions, type SessionImport } from './import.js'
-import { beginImport, type BeginImportOptions, type ImportWriter } from './import-writer.js'
+import type { ImportOptions, SessionImport } from './import.js'
+import type { BeginImportOptions, ImportWriter } from './import-writer.js'
 import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live.js'
 import {
-  FUNCTION_IDS, type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
+  type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
 } from './model.js'
-import { AttachmentBytes } from './attachment-bytes.js'
+import type { AttachmentBytes } from './attachment-bytes.js'
+import { operations } from './ops/index.js'
 import { startRelay } from './relay.js'
-import { applyReplica, type ReplicaChange, type ReplicaPolicy, type ReplicaResult } from './replica.js'
+import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from './replica.js'
 import type { SessionHead, SideWrite, Storage } from './storage.js'
-import { parseRequest, replicaChange } from './validate.js'
+import { coreRequests, parseWith, type Parser, type RequestParsers } from './validate.js'
 
 export interface StoreOptions {
   /** Where sessions live; default `indexedDbStorage()` (the database named "colloquy"). */
@@ -36,6 +37,13 @@ export interface StoreOptions {
    * when needed (heads stay). Default: every session loaded stays loaded.
    */
   cache?: { maxBytes: number; idleMs?: number }
+  /**
+   * Fetch the code of the operations loaded on first use (and of imports and attachment bytes)
+   * right after opening, in the background; default true, so a page that goes offline without a
+   * service worker caching its chunks still has every operation. Replication is never prefetched:
+   * it runs only while connected. `false` leaves everything to its first use.
+   */
+  prefetch?: boolean
 }
 
 type Req<K extends FunctionId> = FunctionMap[K][0]
@@ -148,17 +156,44 @@ export interface ApplyReplicaOptions {
   side?: readonly SideWrite[]
 }
 
-const methods = {
-  create: 'session::create', ensure: 'session::ensure', get: 'session::get', list: 'session::list',
-  delete: 'session::delete', setMeta: 'session::set-meta', setStatus: 'session::set-status',
-  append: 'session::append', appendMany: 'session::append-many', getMessage: 'session::get-message',
-  messages: 'session::messages', updateMessage: 'session::update-message',
-  setActiveLeaf: 'session::set-active-leaf', fork: 'session::fork', setDraft: 'session::set-draft',
-  putAttachment: 'session::put-attachment', getAttachment: 'session::get-attachment',
-  listAttachments: 'session::list-attachments', deleteAttachment: 'session::delete-attachment',
-  messagesTail: 'session::messages-tail', messagesRange: 'session::messages-range',
-  mentionSearch: 'session::mention::search', mentionGet: 'session::mention::get',
-} as const satisfies Record<string, FunctionId>
+/**
+ * Code an app that only chats never calls, fetched on first use (bundlers give each its own
+ * chunk): the other functions' request schemas, replication, bulk import, attachment bytes.
+ */
+const code = {
+  requests: once(() => import('./requests.js')),
+  replica: once(() => import('./apply-replica.js')),
+  import: once(() => import('./import.js')),
+  bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.()]).then(([m]) => m)),
+}
+
+interface Once<T> {
+  /** Set once fetched. */
+  value?: T
+  /** Fetches it (once; a failure is tried again on the next call); undefined once it is here. */
+  load(): Promise<T> | undefined
+}
+
+function once<T>(fetch: () => Promise<T>): Once<T> {
+  let fetching: Promise<T> | undefined
+  const it: Once<T> = {
+    load: () =>
+      it.value
+        ? undefined
+        : (fetching ??= fetch().then(
+            (value) => (it.value = value),
+            (cause: unknown) => {
+              fetching = undefined
+              throw new SessionError('session/storage', `loading code failed: ${String(cause)}`, { cause })
+            },
+          )),
+  }
+  return it
+}
+
+const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key)
+/** A function's method name: `session::set-meta` is `setMeta`, `session::mention::get` is `mentionGet`. */
+const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
 
 const PREFIX: Record<IdKind, string> = { session: 's', entry: 'e', attachment: 'a' }
 const defaultId = (kind: IdKind): string => `${PREFIX[kind]}_${nanoid()}`
@@ -183,20 +218,69 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const multiTab = options.multiTab ?? typeof BroadcastChannel !== 'undefined'
   const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
   let closed = false
+  if (options.prefetch ?? true) {
+    // After the first render's work, off the startup path; a failure is retried on first use.
+    setTimeout(() => {
+      for (const o of [...Object.values(operations), code.requests, code.bytes, code.import]) o.load?.()?.catch(() => {})
+    }, 0)
+  }
+  const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
 
-  const bytes = new AttachmentBytes(engine, ctx)
-  const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
-    if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
-    if (!(FUNCTION_IDS as readonly string[]).includes(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
+  // Calls issued in one tick reach the engine together, in issue order, once the code they need
+  // is here: they still share one transaction (DESIGN principle 5) when one of them is the first
+  // call of an operation fetched on first use, and nothing issued later overtakes it.
+  interface Queued {
+    ready: Promise<boolean>
+    error?: unknown
+    go(): void
+  }
+  let queue: Queued[] | undefined
+  let submitted: Promise<void> = Promise.resolve()
+  const inOrder = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined>, go: () => Promise<T>): Promise<T> => {
+    if (closed) return closedError()
+    return new Promise<T>((resolve, reject) => {
+      const q: Queued = {
+        ready: fetching.some(Boolean) ? Promise.all(fetching).then(() => true, (e: unknown) => ((q.error = e), false)) : Promise.resolve(true),
+        go: () => (q.error === undefined ? go().then(resolve, reject) : reject(q.error)),
+      }
+      if (queue) return void queue.push(q)
+      const tick = (queue = [q])
+      const before = submitted
+      submitted = (async () => {
+        await undefined
+        queue = undefined
+        await before
+        await Promise.all(tick.map((c) => c.ready))
+        for (const c of tick) c.go()
+      })()
+    })
+  }
+
+  let bytes: AttachmentBytes | undefined
+  let source: AttachmentSource | undefined
+  /** The byte side of attachments, made once its code is here. */
+  const attachmentBytes = (): AttachmentBytes => (bytes ??= new code.bytes.value!.AttachmentBytes(engine, ctx, () => source))
+
+  const dispatch = (fn: FunctionId, request: unknown, options?: CallOptions): Promise<unknown> => {
     try {
-      const req = parseRequest(fn as FunctionId, request)
+      const req = parseWith(((coreRequests as RequestParsers)[fn] ?? code.requests.value!.requestParsers[fn]) as Parser<unknown>, request)
       // Attachment bytes are checked and hashed before the batch, and read back after it.
-      if (fn === 'session::put-attachment') return bytes.put(req as Req<'session::put-attachment'>)
-      if (fn === 'session::get-attachment') return bytes.get(req as Req<'session::get-attachment'>)
-      return engine.submit(fn as FunctionId, req, options?.guard)
+      if (fn === 'session::put-attachment') return attachmentBytes().put(req as Req<'session::put-attachment'>)
+      if (fn === 'session::get-attachment') return attachmentBytes().get(req as Req<'session::get-attachment'>)
+      return engine.submit(fn, req as Req<FunctionId>, options?.guard)
     } catch (e) {
       return Promise.reject(e)
     }
+  }
+  const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
+    if (closed) return closedError()
+    if (!has(operations, fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
+    const id = fn as FunctionId
+    const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
+    return inOrder(
+      [operations[id].load?.(), has(coreRequests, fn) ? undefined : code.requests.load(), attachment ? code.bytes.load() : undefined],
+      () => dispatch(id, request, options),
+    )
   }
 
   const store = {
@@ -207,10 +291,16 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     session$: (id) => live.session$(id),
     draft$: (id) => live.draft$(id),
     attachments$: (id) => live.attachments$(id),
-    getAttachmentBlob: (sid, aid) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : bytes.blob(sid, aid)),
-    attachmentUrl: (sid, aid) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : bytes.url(sid, aid)),
-    releaseAttachmentUrl: (sid, aid) => bytes.release(sid, aid),
-    setAttachmentSource: (source) => bytes.setSource(source),
+    getAttachmentBlob: (sid, aid) => inOrder([code.bytes.load()], () => attachmentBytes().blob(sid, aid)),
+    attachmentUrl: (sid, aid) => inOrder([code.bytes.load()], () => attachmentBytes().url(sid, aid)),
+    // Before the bytes code is here no URL was handed out.
+    releaseAttachmentUrl: (sid, aid) => bytes?.release(sid, aid),
+    setAttachmentSource(next) {
+      source = next
+      return () => {
+        if (source === next) source = undefined
+      }
+    },
     sessions$: (req) => live.sessions$(req),
     messages$: (req) => live.messages$(req),
     entry$: (sid, eid) => live.entry$(sid, eid),
@@ -222,14 +312,20 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       const leaf = s?.entries?.has(entry_id) ? newestLeafUnder({ entries: s.entries, children: s.children! }, entry_id) : entry_id
       return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
     },
-    importSession: (data, opts) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : importSession(engine, data, opts)),
-    beginImport: (id, opts) => (closed ? Promise.reject(new SessionError('session/storage', 'the store is closed')) : beginImport(engine, id, opts)),
-    flush: () => engine.flush(),
+    importSession: (data, opts) => inOrder([code.import.load()], () => code.import.value!.importSession(engine, data, opts)),
+    beginImport: (id, opts) => inOrder([code.import.load()], () => code.import.value!.beginImport(engine, id, opts)),
+    async flush() {
+      for (let s = submitted; ; s = submitted) {
+        await s
+        if (s === submitted) break
+      }
+      await engine.flush()
+    },
     async close() {
       if (closed) return
-      await engine.flush()
+      await store.flush()
       closed = true
-      bytes.revokeAll()
+      bytes?.revokeAll()
       stopRelay()
       eventsSub.unsubscribe()
       storage.close()
@@ -243,30 +339,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica(changes, { policy, source = 'remote', side = [], guard }) {
-      if (closed) return Promise.reject(new SessionError('session/storage', 'the store is closed'))
-      // Replicated changes pass the same validator as requests (ids, names, depth): a hostile
-      // server or client is refused before anything is written.
-      try {
-        if (!Array.isArray(changes)) throw new SessionError('session/invalid_request', 'changes: expected an array')
-        changes = changes.map((c, i) => replicaChange(c, `changes[${i}]`))
-      } catch (e) {
-        return Promise.reject(e)
-      }
-      const sessions = [...new Set(changes.map((c) => (c.type === 'meta' ? c.meta.session_id : c.session_id)))]
-      return engine.submitInternal(
-        sessions,
-        (d) => {
-          const results = changes.map((c) => (guard && guard(c, d.head(c.type === 'meta' ? c.meta.session_id : c.session_id))) || applyReplica(d, c, policy, ctx))
-          d.side.push(...side)
-          return results
-        },
-        source,
-      )
-    },
+    applyReplica: (changes, options) => inOrder([code.replica.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
   } as Store
-  for (const [method, fn] of Object.entries(methods)) {
-    ;(store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[method] = (request) => call(fn, request)
-  }
+  // One method per function id (`append` calls `session::append`).
+  for (const fn of Object.keys(operations)) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)
   return store
 }

@@ -1,10 +1,8 @@
 import { invalid } from './errors.js'
 import { LIMITS, checkBoundedString, checkDepth } from './limits.js'
-import { META_FIELDS, type MetaField, type ReplicaChange } from './replica.js'
 import {
-  ERROR_KINDS, KINDS, ORDERS, ROLES, STATUSES, STOP_REASONS,
-  type AgentMessage, type ContentBlock, type CustomPayload, type FunctionId, type FunctionMap,
-  type AttachmentMeta, type Json, type JsonObject, type SessionEntry, type SessionMeta, type Usage,
+  ERROR_KINDS, KINDS, STATUSES, STOP_REASONS,
+  type AgentMessage, type ContentBlock, type CustomPayload, type FunctionId, type FunctionMap, type Json, type JsonObject, type Usage,
 } from './model.js'
 
 /**
@@ -34,7 +32,6 @@ export const num: Parser<number> = (v, p) => (typeof v === 'number' && Number.is
 export const id: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.idBytes, p, 'an id')
 /** A name (custom type, function id, mime, model…): well-formed, at most `LIMITS.nameBytes`. */
 export const name: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.nameBytes, p, 'a name')
-const cursor: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.cursorBytes, p, 'a cursor')
 
 /**
  * A parser that first refuses values nested deeper than `LIMITS.depth` (an iterative walk), so
@@ -83,9 +80,9 @@ export const json: Parser<Json> = (v, p) => {
 }
 export const jsonObject: Parser<JsonObject> = (v, p) => (isPlainObject(v) ? (json(v, p) as JsonObject) : fail(p, 'an object', v))
 
-interface Field { p: Parser<unknown>; req?: boolean; def?: Json }
-const req = (p: Parser<unknown>): Field => ({ p, req: true })
-const opt = (p: Parser<unknown>, def?: Json): Field => ({ p, def })
+export interface Field { p: Parser<unknown>; req?: boolean; def?: Json }
+export const req = (p: Parser<unknown>): Field => ({ p, req: true })
+export const opt = (p: Parser<unknown>, def?: Json): Field => ({ p, def })
 
 export const object = <T>(fields: Record<string, Field>): Parser<T> => (v, p) => {
   if (!isPlainObject(v)) return fail(p, 'an object', v)
@@ -101,7 +98,7 @@ export const object = <T>(fields: Record<string, Field>): Parser<T> => (v, p) =>
   return Object.freeze(out) as T
 }
 
-const tagged = <T>(tag: string, variants: Record<string, Parser<T>>): Parser<T> => (v, p) => {
+export const tagged = <T>(tag: string, variants: Record<string, Parser<T>>): Parser<T> => (v, p) => {
   if (!isPlainObject(v)) return fail(p, 'an object', v)
   const t = v[tag]
   if (t === undefined || t === null) throw invalid(`${at(p, tag)}: missing required field`)
@@ -110,7 +107,7 @@ const tagged = <T>(tag: string, variants: Record<string, Parser<T>>): Parser<T> 
 }
 
 const blocks: Parser<ContentBlock[]> = (v, p) => array(contentBlock)(v, p)
-const lit = (value: string): Field => req(oneOf([value]))
+export const lit = (value: string): Field => req(oneOf([value]))
 
 export const contentBlock: Parser<ContentBlock> = tagged<ContentBlock>('type', {
   text: object({ type: lit('text'), text: req(str) }),
@@ -146,140 +143,35 @@ export const customPayload: Parser<CustomPayload> = object({ custom_type: req(na
 /** A `Blob` or `File` handed over in process (never on the wire). */
 export const blob: Parser<Blob> = (v, p) => (typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v))
 
-const sid = req(id)
-const meta = { title: opt(str), description: opt(str), metadata: opt(jsonObject), kind: opt(oneOf(KINDS)) }
+export const sid = req(id)
+export const metaFields = { title: opt(str), description: opt(str), metadata: opt(jsonObject), kind: opt(oneOf(KINDS)) }
 
-/** One parser per function: the seed's request schemas plus the contract's later fields. */
-export const requestParsers: { [K in FunctionId]: Parser<FunctionMap[K][0]> } = {
-  'session::create': object(meta),
-  'session::ensure': object({ session_id: sid, ...meta }),
-  'session::get': object({ session_id: sid }),
-  'session::list': object({
-    limit: opt(uint), cursor: opt(cursor), status: opt(oneOf(STATUSES)), kinds: opt(array(oneOf(KINDS))),
-    metadata: opt(jsonObject), order: opt(oneOf(ORDERS)),
-  }),
-  'session::delete': object({ session_id: sid }),
-  'session::set-meta': object({ session_id: sid, title: opt(str), description: opt(str), metadata: opt(jsonObject) }),
-  'session::set-status': object({ session_id: sid, status: req(oneOf(STATUSES)), reason: opt(str) }),
+/**
+ * The request schemas of the operations every chat app calls (the seed's schemas plus the
+ * contract's later fields). The others' are in `requests.ts`, fetched with their operations.
+ */
+export const coreRequests = {
+  'session::create': object(metaFields),
+  'session::ensure': object({ session_id: sid, ...metaFields }),
   'session::append': object({
     session_id: sid, message: opt(agentMessage), custom: opt(customPayload), parent_id: opt(id),
     entry_id: opt(id), origin: opt(jsonObject),
   }),
   'session::append-many': object({ session_id: sid, messages: req(array(agentMessage)), parent_id: opt(id), origin: opt(jsonObject) }),
-  'session::get-message': object({ session_id: sid, entry_id: req(id), include_image_data: opt(bool) }),
-  'session::messages': object({
-    session_id: sid, limit: opt(uint), cursor: opt(cursor), after_entry_id: opt(id), roles: opt(array(oneOf(ROLES))),
-    from_entry_id: opt(id), include_custom: opt(bool), include_image_data: opt(bool),
-  }),
   'session::update-message': object({
     session_id: sid, entry_id: req(id), content: req(blocks), details: opt(json), usage: opt(usage),
     expected_revision: opt(uint), origin: opt(jsonObject),
   }),
   'session::set-active-leaf': object({ session_id: sid, entry_id: req(id) }),
-  'session::fork': object({ session_id: sid, entry_id: req(id), title: opt(str) }),
-  'session::set-draft': object({ session_id: sid, draft: opt(str), attachment_ids: opt(array(id)) }),
-  // `name` is required by the wire schema; a `file` brings its own name, so the check that one of
-  // them is there (and not blank) runs with the attachment rules, in the contract's order.
-  'session::put-attachment': object({ session_id: sid, name: opt(name), mime: opt(name), data: opt(str), file: opt(blob) }),
-  'session::get-attachment': object({ session_id: sid, attachment_id: req(id), include_data: opt(bool) }),
-  'session::list-attachments': object({ session_id: sid }),
-  'session::delete-attachment': object({ session_id: sid, attachment_id: req(id) }),
-  'session::messages-tail': object({
-    session_id: sid, limit: opt(uint), before_entry_id: opt(id), until_entry_id: opt(id), include_custom: opt(bool),
-    include_image_data: opt(bool),
-  }),
-  'session::messages-range': object({
-    session_id: sid, from_entry_id: opt(id), to_entry_id: opt(id), entry_ids: opt(array(id)), limit: opt(uint),
-    cursor: opt(cursor), include_image_data: opt(bool),
-  }),
-  'session::mention::search': object({
-    query: opt(str), limit: opt(uint), context: opt(object({ session_id: opt(id), working_dir: opt(str) })),
-  }),
-  'session::mention::get': object({ id: req(str) }),
-}
+} satisfies { [K in FunctionId]?: Parser<FunctionMap[K][0]> }
 
-export function parseRequest<K extends FunctionId>(functionId: K, request: unknown): FunctionMap[K][0] {
+export type RequestParsers = { [K in FunctionId]?: Parser<FunctionMap[K][0]> }
+
+/** Parses a request with its function's schema, after the depth bound (nothing deeper is walked). */
+export function parseWith<T>(parser: Parser<T>, request: unknown): T {
   const value = request ?? {}
   checkDepth(value, '')
-  return requestParsers[functionId](value, '')
+  return parser(value, '')
 }
 
-/** A stored entry, as importers and replication hand them over. */
-export const sessionEntry: Parser<SessionEntry> = tagged('kind', {
-  message: object({
-    id: req(id), parent_id: opt(id, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
-    kind: lit('message'), message: req(agentMessage),
-  }),
-  custom: object({
-    id: req(id), parent_id: opt(id, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
-    kind: lit('custom'), custom_type: req(name), data: opt(json, null),
-  }),
-})
-
-/** An AttachmentMeta (replication, imports). */
-export const attachmentMeta: Parser<AttachmentMeta> = object({
-  attachment_id: req(id), session_id: req(id), name: req(name), mime: req(name), size: req(uint), sha256: req(name), created_at: req(int),
-})
-
-/** A whole session meta (imports, replication). Missing counters and dates are the caller's to fill. */
-export const sessionMeta: Parser<SessionMeta> = object({
-  session_id: req(id), title: opt(str, ''), description: opt(str, ''), status: opt(oneOf(STATUSES), 'idle'),
-  status_reason: opt(str), kind: opt(oneOf(KINDS), 'user'), metadata: opt(jsonObject), forked_from: opt(id),
-  draft: opt(str), draft_attachments: opt(array(attachmentMeta)), created_at: req(int), updated_at: opt(int),
-  message_count: opt(uint, 0),
-})
-
-/** A meta as replication carries it: a missing `updated_at` is its `created_at`. */
-const replicaMeta: Parser<SessionMeta> = (v, p) => {
-  const meta = sessionMeta(v, p)
-  return meta.updated_at === undefined ? Object.freeze({ ...meta, updated_at: meta.created_at }) : meta
-}
-
-const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
-  meta: (v, p) => {
-    const c = object<{ meta: SessionMeta; create?: boolean; fields?: MetaField[] }>({
-      type: lit('meta'), meta: req(replicaMeta), create: opt(bool), fields: opt(array(oneOf(META_FIELDS))),
-    })(v, p)
-    return { type: 'meta', meta: c.meta, ...(c.create === true && { create: true }), ...(c.fields && { fields: c.fields }) }
-  },
-  entry: (v, p) => {
-    const c = object<{ session_id: string; entry: SessionEntry; base_revision?: number }>({
-      type: lit('entry'), session_id: req(id), entry: req(sessionEntry), base_revision: opt(uint),
-    })(v, p)
-    return { type: 'entry', session_id: c.session_id, entry: c.entry, base_revision: c.base_revision ?? null }
-  },
-  leaf: (v, p) => {
-    const c = object<{ session_id: string; entry_id?: string }>({ type: lit('leaf'), session_id: req(id), entry_id: opt(id) })(v, p)
-    return { type: 'leaf', session_id: c.session_id, entry_id: c.entry_id ?? null }
-  },
-  delete: (v, p) => ({ type: 'delete', session_id: object<{ session_id: string }>({ type: lit('delete'), session_id: req(id) })(v, p).session_id }),
-  // On the wire an attachment change carries metadata only (the bytes are uploaded apart); in
-  // process the server hands the uploaded bytes along with it.
-  attachment: (v, p) => {
-    const c = object<{ session_id: string; attachment: AttachmentMeta; bytes?: Blob }>({
-      type: lit('attachment'), session_id: req(id), attachment: req(attachmentMeta), bytes: opt(blob),
-    })(v, p)
-    return { type: 'attachment', session_id: c.session_id, attachment: c.attachment, ...(c.bytes && { bytes: c.bytes }) }
-  },
-  attachments: (v, p) => {
-    const c = object<{ session_id: string; attachments: AttachmentMeta[] }>({
-      type: lit('attachments'), session_id: req(id), attachments: req(array(attachmentMeta)),
-    })(v, p)
-    return { type: 'attachments', session_id: c.session_id, attachments: c.attachments }
-  },
-  detach: (v, p) => {
-    const c = object<{ session_id: string; attachment_id: string }>({ type: lit('detach'), session_id: req(id), attachment_id: req(id) })(v, p)
-    return { type: 'detach', session_id: c.session_id, attachment_id: c.attachment_id }
-  },
-})
-
-/**
- * One replicated change (a push a server receives, a pull a client applies, `applyReplica`):
- * the same id, name and depth bounds as requests.
- */
-export const replicaChange: Parser<ReplicaChange> = bounded(changeParser)
-
-export const parseSessionEntry = bounded(sessionEntry)
-export const parseSessionMeta = bounded(sessionMeta)
 export const parseAgentMessage = bounded(agentMessage)
-export const parseAttachmentMeta = bounded(attachmentMeta)

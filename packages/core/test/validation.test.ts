@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import {
-  FUNCTION_IDS, parseRequest, TRIGGER_TYPES,
-  type FunctionId, type Store, type TriggerType,
+  FUNCTION_IDS, TRIGGER_TYPES, type FunctionId, type Store, type TriggerType,
 } from '../src/index.js'
+import { parseRequest } from '../src/wire.js'
 import {
   assistantMessage, badCases, bases, customMessage, MISSING, resultMessage, showPath, userMessage, valueAt, withValue,
 } from './validation-cases.js'

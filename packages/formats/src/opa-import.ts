@@ -1,4 +1,5 @@
-import { parseSessionEntry, type AssistantMessage, type ContentBlock, type JsonObject, type SessionEntry, type SessionImport } from '@colloquy/core'
+import { type AssistantMessage, type ContentBlock, type JsonObject, type SessionEntry, type SessionImport } from '@colloquy/core'
+import { parseSessionEntry } from '@colloquy/core/wire'
 import { toBase64 } from './base64.js'
 import type { ImportContext } from './context.js'
 import { isZipBytes } from './detect.js'

@@ -1,4 +1,5 @@
-import { checkImport, type ContentBlock, type ImportAttachment, type SessionEntry, type SessionImport, type SessionMeta, type Store } from '@colloquy/core'
+import { type ContentBlock, type ImportAttachment, type SessionEntry, type SessionImport, type SessionMeta, type Store } from '@colloquy/core'
+import { checkImport } from '@colloquy/core/wire'
 import { FormatError } from './errors.js'
 import { importTranscript } from './import.js'
 import type { TranscriptInput } from './input.js'

@@ -1,4 +1,5 @@
-import { parseSessionEntry, type AssistantMessage, type ContentBlock, type JsonObject, type SessionEntry, type SessionImport, type StopReason } from '@colloquy/core'
+import { type AssistantMessage, type ContentBlock, type JsonObject, type SessionEntry, type SessionImport, type StopReason } from '@colloquy/core'
+import { parseSessionEntry } from '@colloquy/core/wire'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
 import { FormatError } from './errors.js'

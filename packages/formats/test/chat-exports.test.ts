@@ -1,4 +1,5 @@
-import { checkImport, type AssistantMessage, type CustomEntry, type FunctionResultMessage, type JsonObject, type SessionImport } from '@colloquy/core'
+import { type AssistantMessage, type CustomEntry, type FunctionResultMessage, type JsonObject, type SessionImport } from '@colloquy/core'
+import { checkImport } from '@colloquy/core/wire'
 import { describe, expect, it } from 'vitest'
 import { detectFormat, exportChatGpt, exportClaudeAi, exportOpenWebUi, importTranscript, summarize, type ImportResult } from '../src/index.js'
 import { byId, childrenOf, codes, messages, misplacedResults, ofRole, pathIds, sample, unansweredCalls } from './helpers.js'

@@ -1,4 +1,5 @@
-import { checkImport, type SessionImport } from '@colloquy/core'
+import { type SessionImport } from '@colloquy/core'
+import { checkImport } from '@colloquy/core/wire'
 import { strToU8, unzipSync, zipSync } from 'fflate'
 import { describe, expect, it } from 'vitest'
 import { exportOpa, importTranscript, type ImportResult } from '../src/index.js'

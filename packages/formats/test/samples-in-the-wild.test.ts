@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { checkImport, type AssistantMessage, type FunctionResultMessage, type JsonObject, type SessionImport } from '@colloquy/core'
+import { type AssistantMessage, type FunctionResultMessage, type JsonObject, type SessionImport } from '@colloquy/core'
+import { checkImport } from '@colloquy/core/wire'
 import { describe, expect, it } from 'vitest'
 import { importTranscript, summarize } from '../src/index.js'
 import { byId, childrenOf, codes, messages, ofRole, pathIds, SAMPLES, sample, unansweredCalls } from './helpers.js'

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { checkImport, type AssistantMessage, type FunctionResultMessage, type JsonObject } from '@colloquy/core'
+import { type AssistantMessage, type FunctionResultMessage, type JsonObject } from '@colloquy/core'
+import { checkImport } from '@colloquy/core/wire'
 import { describe, expect, it } from 'vitest'
 import { detectFormat, importTranscript, summarize, type ImportResult } from '../src/index.js'
 import { blocksOf, byId, childrenOf, codes, messages, misplacedResults, ofRole, pathIds, SAMPLES, sample, sampleText, unansweredCalls } from './helpers.js'

@@ -1,4 +1,5 @@
-import { checkImport, type SessionEntry, type SessionImport } from '@colloquy/core'
+import { type SessionEntry, type SessionImport } from '@colloquy/core'
+import { checkImport } from '@colloquy/core/wire'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { exportChatGpt, exportOpa, exportOpenWebUi, exportUnified, importTranscript } from '../src/index.js'

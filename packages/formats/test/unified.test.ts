@@ -1,4 +1,5 @@
-import { checkImport, createStore, memoryStorage, type SessionImport } from '@colloquy/core'
+import { createStore, memoryStorage, type SessionImport } from '@colloquy/core'
+import { checkImport } from '@colloquy/core/wire'
 import { describe, expect, it } from 'vitest'
 import { exportUnified, importInto, importTranscript, readSession, toUnified } from '../src/index.js'
 import { nodeSqlite } from '../src/node.js'

@@ -1,4 +1,5 @@
-import { META_FIELDS, jsonEqual, type AppliedOp, type ChangeSource, type Draft, type ReplicaChange, type SessionEntry, type SideWrite } from '@colloquy/core'
+import { jsonEqual, type AppliedOp, type ChangeSource, type Draft, type ReplicaChange, type SessionEntry, type SideWrite } from '@colloquy/core'
+import { META_FIELDS } from '@colloquy/core/replica'
 import type { PushMutation } from './protocol.js'
 
 /** The IndexedDB side store the outbox lives in (created by core's schema). */

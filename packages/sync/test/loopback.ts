@@ -1,4 +1,5 @@
-import { createStore, memoryStorage, replicaChangesOf, type ReplicaChange, type Store } from '@colloquy/core'
+import { createStore, memoryStorage, type ReplicaChange, type Store } from '@colloquy/core'
+import { replicaChangesOf } from '@colloquy/core/replica'
 import type { PullResponse, PushRequest, PushResponse, SequencedChange, StreamMessage, Transport } from '../src/index.js'
 
 /**

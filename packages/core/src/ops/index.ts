@@ -1,12 +1,10 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
+import { SessionError } from '../errors.js'
 import type { FunctionId, FunctionMap } from '../model.js'
-import { append, appendMany, fork, setActiveLeaf, updateMessage } from './entries.js'
-import { create, ensure, remove, setMeta, setStatus } from './lifecycle.js'
-import { get, getMessage, list, messages } from './reads.js'
-import { deleteAttachment, getAttachment, listAttachments, putAttachment, setDraft, type PreparedAttachment } from './attachments.js'
-import { mentionGet, mentionSearch } from './mention.js'
-import { messagesRange, messagesTail } from './tail.js'
+import { append, appendMany, setActiveLeaf, updateMessage } from './entries.js'
+import { create, ensure } from './lifecycle.js'
+import type { PreparedAttachment } from './attachments.js'
 
 export interface OpSpec<K extends FunctionId> {
   run(d: Draft, req: FunctionMap[K][0], ctx: OpContext): FunctionMap[K][1]
@@ -14,38 +12,78 @@ export interface OpSpec<K extends FunctionId> {
   write: boolean
   /** Whether the operation needs the session's entries in memory. */
   entries: boolean
+  /**
+   * Present until the operation's code is here: fetches it (a chunk of its own for bundlers). The
+   * store awaits it before the first call; a failed fetch is tried again on the next call.
+   */
+  load?: () => Promise<void>
 }
+
+type Run<K extends FunctionId> = OpSpec<K>['run']
 
 const w = true
 const r = false
 
+const now = <K extends FunctionId>(run: Run<K>, write: boolean, entries: boolean): OpSpec<K> => ({ run, write, entries })
+
+/** An operation fetched on first use (export `name` of the module `fetch` loads): what an app that only chats never loads. */
+function later<K extends FunctionId>(write: boolean, entries: boolean, fetch: () => Promise<object>, name: string): OpSpec<K> {
+  let fetching: Promise<void> | undefined
+  const spec: OpSpec<K> = {
+    run: () => {
+      throw new SessionError('session/storage', 'operation called before its code was loaded')
+    },
+    write,
+    entries,
+    load: () =>
+      (fetching ??= fetch().then(
+        (m) => {
+          spec.run = (m as Record<string, Run<K>>)[name]
+          spec.load = undefined
+        },
+        (cause: unknown) => {
+          fetching = undefined
+          throw new SessionError('session/storage', `loading the operation's code failed: ${String(cause)}`, { cause })
+        },
+      )),
+  }
+  return spec
+}
+
+// Literal specifiers, so that bundlers see each module and give it its chunk.
+const meta = () => import('./meta.js')
+const reads = () => import('./reads.js')
+const attachments = () => import('./attachments.js')
+const tail = () => import('./tail.js')
+const mention = () => import('./mention.js')
+
 /** The domain service: one implementation of every rule, whatever the storage or transport. */
 export const operations: { [K in FunctionId]: OpSpec<K> } = {
-  'session::create': { run: create, write: w, entries: false },
-  'session::ensure': { run: ensure, write: w, entries: false },
-  'session::get': { run: get, write: r, entries: false },
-  'session::list': { run: list, write: r, entries: false },
-  'session::delete': { run: remove, write: w, entries: false },
-  'session::set-meta': { run: setMeta, write: w, entries: false },
-  'session::set-status': { run: setStatus, write: w, entries: false },
-  'session::append': { run: append, write: w, entries: true },
-  'session::append-many': { run: appendMany, write: w, entries: true },
-  'session::get-message': { run: getMessage, write: r, entries: true },
-  'session::messages': { run: messages, write: r, entries: true },
-  'session::update-message': { run: updateMessage, write: w, entries: true },
-  'session::set-active-leaf': { run: setActiveLeaf, write: w, entries: true },
-  'session::fork': { run: fork, write: w, entries: true },
-  'session::set-draft': { run: setDraft, write: w, entries: false },
+  'session::create': now(create, w, false),
+  'session::ensure': now(ensure, w, false),
+  'session::get': later(r, false, reads, 'get'),
+  'session::list': later(r, false, reads, 'list'),
+  'session::delete': later(w, false, meta, 'remove'),
+  'session::set-meta': later(w, false, meta, 'setMeta'),
+  'session::set-status': later(w, false, meta, 'setStatus'),
+  'session::append': now(append, w, true),
+  'session::append-many': now(appendMany, w, true),
+  'session::get-message': later(r, true, reads, 'getMessage'),
+  'session::messages': later(r, true, reads, 'messages'),
+  'session::update-message': now(updateMessage, w, true),
+  'session::set-active-leaf': now(setActiveLeaf, w, true),
+  'session::fork': later(w, true, () => import('./fork.js'), 'fork'),
+  'session::set-draft': later(w, false, attachments, 'setDraft'),
   // The store hands this one a prepared request (bytes checked and hashed before the batch).
-  'session::put-attachment': { run: putAttachment as unknown as OpSpec<'session::put-attachment'>['run'], write: w, entries: false },
-  'session::get-attachment': { run: getAttachment, write: r, entries: false },
-  'session::list-attachments': { run: listAttachments, write: r, entries: false },
+  'session::put-attachment': later(w, false, attachments, 'putAttachment'),
+  'session::get-attachment': later(r, false, attachments, 'getAttachment'),
+  'session::list-attachments': later(r, false, attachments, 'listAttachments'),
   // The in-use refusal scans every branch's entries.
-  'session::delete-attachment': { run: deleteAttachment, write: w, entries: true },
-  'session::messages-tail': { run: messagesTail, write: r, entries: true },
-  'session::messages-range': { run: messagesRange, write: r, entries: true },
-  'session::mention::search': { run: mentionSearch, write: r, entries: false },
-  'session::mention::get': { run: mentionGet, write: r, entries: false },
+  'session::delete-attachment': later(w, true, attachments, 'deleteAttachment'),
+  'session::messages-tail': later(r, true, tail, 'messagesTail'),
+  'session::messages-range': later(r, true, tail, 'messagesRange'),
+  'session::mention::search': later(r, false, mention, 'mentionSearch'),
+  'session::mention::get': later(r, false, mention, 'mentionGet'),
 }
 
 export type { PreparedAttachment }

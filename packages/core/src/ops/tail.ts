@@ -1,8 +1,9 @@
 import { clampLimit, type OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { SessionError } from '../errors.js'
-import { entryWithoutImageData, itemOf } from '../items.js'
-import { decodeCursor, encodeCursor } from '../json.js'
+import { entryWithoutImageData } from '../image-data.js'
+import { itemOf } from '../items.js'
+import { decodeCursor, encodeCursor } from '../cursor.js'
 import type {
   AgentMessage, ContentBlock, Json, MessagesRangeRequest, MessagesRangeResponse, MessagesTailRequest,
   MessagesTailResponse, SessionEntry, TailItem,

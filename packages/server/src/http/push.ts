@@ -1,4 +1,5 @@
-import { isValidId, parseReplicaChange, SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
+import { isValidId, SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
+import { parseReplicaChange } from '@colloquy/core/replica'
 import type { Principal } from '../auth.js'
 import { invalidRequest, tooLarge } from '../errors.js'
 import type { Service } from './rpc.js'

@@ -1,4 +1,5 @@
-import { FUNCTION_IDS, parseRequest, searchMentions, type FunctionId, type FunctionMap, type SessionHead, type Store } from '@colloquy/core'
+import { FUNCTION_IDS, type FunctionId, type FunctionMap, type SessionHead, type Store } from '@colloquy/core'
+import { parseRequest, searchMentions } from '@colloquy/core/wire'
 import type { Principal } from '../auth.js'
 import { HttpError } from '../errors.js'
 import { notFound, type Tenancy } from '../tenancy.js'

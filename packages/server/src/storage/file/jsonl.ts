@@ -1,4 +1,5 @@
-import { parseSessionEntry, parseSessionMeta, type SessionEntry, type SessionHead, type SessionMeta } from '@colloquy/core'
+import { type SessionEntry, type SessionHead, type SessionMeta } from '@colloquy/core'
+import { parseSessionEntry, parseSessionMeta } from '@colloquy/core/wire'
 
 /**
  * One line of a session file, the seed's fs adapter records. `tx` is this server's addition: the
