@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { checkImport, createStore, memoryStorage, type Store } from '@colloquy/core'
+import { createStore, memoryStorage, type Store } from '@colloquy/core'
+import { checkImport } from '@colloquy/core/wire'
 import { describe, expect, it } from 'vitest'
 import { importInto, importTranscript, readSession } from '../src/index.js'
 import { SAMPLES, sample } from './helpers.js'
