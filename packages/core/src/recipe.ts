@@ -1,5 +1,5 @@
 import { produce, type Draft as Mutable } from 'immer'
-import { invalid } from './errors.js'
+import { invalid, SessionError } from './errors.js'
 import type { ContentBlock, UpdateMessageRequest, UpdateMessageResponse } from './model.js'
 import { updateMessage as updateMessageOp } from './ops/entries.js'
 import type { Store } from './store.js'
@@ -36,6 +36,7 @@ export function updateMessage(store: Store, request: RecipeUpdateRequest, recipe
   let checked: RecipeUpdateRequest
   try {
     // Everything but the content is checked before the call is queued, as for `updateMessage`.
+    if (store.closed) throw new SessionError('session/storage', 'the store is closed')
     if (typeof recipe !== 'function') throw invalid('recipe: expected a function')
     checked = parseRequest('session::update-message', { ...(request as object), content: [] })
   } catch (e) {

@@ -158,5 +158,10 @@ export function recipeSuite(open: () => Promise<Store>, reopen?: (store: Store) 
     expect(events).toHaveLength(0)
     expect(await updateMessage(store, { session_id, entry_id, expected_revision: 0 }, recipe)).toEqual({ updated: true, revision: 1 })
     expect(ran).toBe(1)
+    // A closed store refuses it as it refuses updateMessage, and writes nothing.
+    await store.close()
+    expect(await code(updateMessage(store, { session_id, entry_id }, recipe))).toBe('session/storage')
+    expect(await code(store.updateMessage({ session_id, entry_id, content: [] }))).toBe('session/storage')
+    expect(ran).toBe(1)
   })
 }
