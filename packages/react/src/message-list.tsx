@@ -1,13 +1,14 @@
-import { Fragment, isValidElement, memo, useEffect, useMemo, useRef, type ReactNode } from 'react'
+import { cloneElement, Fragment, isValidElement, memo, useEffect, useMemo, useRef, type ReactNode } from 'react'
 import { groupIds } from './kit/row-groups.js'
 
 export interface MessageListProps {
   /** The rows' ids in order: what `useMessageIds` returns, or any list of distinct ids. */
   ids: readonly string[]
   /**
-   * Renders one row (a component that reads `useEntry`). Rows are keyed by their id. A new
-   * function re-renders every row, as a new `map` callback would: pass a stable one (module
-   * scope or `useCallback`) so that an append renders the new row only.
+   * Renders one row (a component that reads `useEntry`), keyed by its id. It is called once per
+   * id while it stays the same function: an append renders the new row only. A new function
+   * renders every row again, as a new `map` callback would, so pass a stable one (module scope,
+   * or `useCallback` over what the rows show).
    */
   children: (id: string) => ReactNode
 }
@@ -28,9 +29,20 @@ export function MessageList({ ids, children }: MessageListProps): ReactNode {
   return groups.map((group) => <RowGroup key={group[0]} ids={group} render={children} />)
 }
 
-const RowGroup = memo(function RowGroup({ ids, render }: { ids: readonly string[]; render: (id: string) => ReactNode }): ReactNode {
+type RenderRow = (id: string) => ReactNode
+
+// A row element takes its id as key (made once per row, see below); anything else is wrapped.
+const keyed = (id: string, row: ReactNode): ReactNode =>
+  isValidElement(row) ? (row.key !== null ? row : cloneElement(row, { key: id })) : <Fragment key={id}>{row}</Fragment>
+
+const RowGroup = memo(function RowGroup({ ids, render }: { ids: readonly string[]; render: RenderRow }): ReactNode {
+  // Rows this function already made are handed back as the same elements, which React skips
+  // without rendering them: a group that gains a row renders that row only.
+  const made = useRef<{ render: RenderRow; rows: Map<string, ReactNode> } | null>(null)
+  if (made.current?.render !== render || made.current.rows.size > 2 * ids.length) made.current = { render, rows: new Map() }
+  const rows = made.current.rows
   return ids.map((id) => {
-    const row = render(id)
-    return isValidElement(row) && row.key !== null ? row : <Fragment key={id}>{row}</Fragment>
+    if (!rows.has(id)) rows.set(id, keyed(id, render(id)))
+    return rows.get(id)
   })
 })
