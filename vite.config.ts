@@ -35,7 +35,7 @@ export default defineConfig({
         optimizeDeps: {
           include: [
             'react', 'react/jsx-runtime', 'react/jsx-dev-runtime', 'react-dom', 'react-dom/client', 'react-dom/server',
-            'react-dom/profiling', '@testing-library/react', 'vue', '@vue/test-utils', 'rxjs', 'idb', 'nanoid', 'fflate', 'sql.js',
+            'react-dom/profiling', '@testing-library/react', 'vue', '@vue/test-utils', 'rxjs', 'idb', 'nanoid', 'immer', 'fflate', 'sql.js',
             '@assistant-ui/react', 'ai', '@ai-sdk/react',
           ],
         },

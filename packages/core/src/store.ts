@@ -121,6 +121,8 @@ export interface Store {
   /** Resolves when everything issued so far is on disk. */
   flush(): Promise<void>
   close(): Promise<void>
+  /** Once closed, every call rejects with `session/storage` (entry points beside this one check it). */
+  readonly closed: boolean
 
   /** Every committed change (this store's, other tabs', remote): for sync and servers. */
   readonly commits$: Observable<Commit>
@@ -320,6 +322,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         if (s === submitted) break
       }
       await engine.flush()
+    },
+    get closed() {
+      return closed
     },
     async close() {
       if (closed) return

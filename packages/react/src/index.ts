@@ -1,4 +1,5 @@
 export { ColloquyProvider, useStore, type ColloquyProviderProps } from './provider.js'
+export { MessageList, type MessageListProps } from './message-list.js'
 export { useBranch, useEntry, useMessageIds, useMessages, useSession, useSessions } from './store-hooks.js'
 export { useAttachments, useAttachmentUrl, useDraft, useMentions, type DraftBinding, type DraftOptions } from './attachment-hooks.js'
 export { useSyncStatus } from './use-sync-status.js'

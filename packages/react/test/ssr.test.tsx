@@ -2,7 +2,7 @@ import type { ReactNode } from 'react'
 import { renderToString } from 'react-dom/server'
 import { describe, expect, it } from 'vitest'
 import {
-  ColloquyProvider, useBranch, useEntry, useMessageIds, useMessages, useObservable, useSession, useSessions, useSyncStatus,
+  ColloquyProvider, MessageList, useBranch, useEntry, useMessageIds, useMessages, useObservable, useSession, useSessions, useSyncStatus,
   type LiveState, type ObservableLike, type SyncStatus,
 } from '../src/index.js'
 import { countSubscriptions, memoryStore, seedSession } from '../../../test/support/fixtures.js'
@@ -55,5 +55,11 @@ describe('server rendering (Node, no IndexedDB)', () => {
   it('useObservable renders its initial value', () => {
     const Value = (): ReactNode => <p>{`status=${useObservable(neverEmits, 'unknown')}`}</p>
     expect(renderToString(<Value />)).toBe('<p>status=unknown</p>')
+  })
+
+  it('<MessageList> renders its rows on the server as a flat list, with no element of its own', () => {
+    const ids = Array.from({ length: 300 }, (_, i) => `e_${i}`)
+    const html = renderToString(<ol><MessageList ids={ids}>{(id) => <li>{id}</li>}</MessageList></ol>)
+    expect(html).toBe(`<ol>${ids.map((id) => `<li>${id}</li>`).join('')}</ol>`)
   })
 })

@@ -5,6 +5,9 @@ import { median } from './measure.js'
 /** The subjects of the core workloads, in the order they run within a round. */
 export const SUBJECTS = ['raw idb', 'colloquy', 'dexie', 'rxdb'] as const
 export type Subject = (typeof SUBJECTS)[number]
+/** Subjects only some workloads measure (W3's recipe form of Colloquy), taking turns with the rest. */
+export type Measured = Subject | 'colloquy recipe'
+const ORDER: readonly Measured[] = ['raw idb', 'colloquy', 'colloquy recipe', 'dexie', 'rxdb']
 
 export type Outcome = { values: number[] } | { error: string }
 
@@ -21,12 +24,15 @@ const message = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.me
 export async function runRounds(
   ctx: BenchContext,
   rounds: number,
-  measure: Partial<Record<Subject, (round: number) => Promise<number>>>,
+  measure: Partial<Record<Measured, (round: number) => Promise<number>>>,
   options: { drop?: boolean } = {},
-): Promise<Partial<Record<Subject, Outcome>>> {
-  const out: Partial<Record<Subject, Outcome>> = {}
+): Promise<Partial<Record<Measured, Outcome>>> {
+  const out: Partial<Record<Measured, Outcome>> = {}
+  // The rotation is over the subjects this workload measures, so one that only some workloads
+  // have leaves the others' order as it was.
+  const present = ORDER.filter((s) => measure[s])
   for (let r = 0; r < rounds; r++) {
-    const order = [...SUBJECTS.slice(r % SUBJECTS.length), ...SUBJECTS.slice(0, r % SUBJECTS.length)]
+    const order = [...present.slice(r % present.length), ...present.slice(0, r % present.length)]
     for (const s of order) {
       const fn = measure[s]
       const prev = out[s]
@@ -57,23 +63,23 @@ export interface CompareOptions {
   ahead?: boolean
   /** How a value is reduced from rounds (default: median); the note then lists the rounds. */
   reduce?: (values: number[]) => number
-  notes?: Partial<Record<Subject, string>>
+  notes?: Partial<Record<Measured, string>>
 }
 
 /**
  * One row per subject for one metric. Ratios are value / baseline value in the row's own unit
  * (the runner prints them); Colloquy's baseline is raw idb, Dexie's and RxDB's is Colloquy.
  */
-export function compareRows(outcomes: Partial<Record<Subject, Outcome>>, o: CompareOptions): BenchRow[] {
+export function compareRows(outcomes: Partial<Record<Measured, Outcome>>, o: CompareOptions): BenchRow[] {
   const reduce = o.reduce ?? median
-  const value = (s: Subject): number | undefined => {
+  const value = (s: Measured): number | undefined => {
     const out = outcomes[s]
     return out && 'values' in out ? reduce(out.values) : undefined
   }
   const c = value('colloquy')
   const raw = value('raw idb')
   const rows: BenchRow[] = []
-  for (const s of SUBJECTS) {
+  for (const s of ORDER) {
     const out = outcomes[s]
     if (!out) continue
     const row: BenchRow = { id: o.id, subject: s, metric: o.metric, value: NaN, unit: o.unit, better: o.better }
