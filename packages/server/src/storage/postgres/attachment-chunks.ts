@@ -22,45 +22,48 @@ type Db = pg.ClientBase | pg.Pool
  * database (the sync upload's `reuse`) instead of streaming them through the process.
  */
 export class StoredBytes extends Blob {
-  constructor(
-    private readonly db: Db,
-    readonly session_id: string,
-    readonly sha256: string,
-    private readonly mime: string,
-    private readonly start: number,
-    private readonly end: number,
-  ) {
+  // Private fields, not properties: a Blob is walked as a value by the core's input checks.
+  readonly #db: Db
+  readonly #mime: string
+  readonly #start: number
+  readonly #end: number
+
+  constructor(db: Db, readonly session_id: string, readonly sha256: string, mime: string, start: number, end: number) {
     super([], { type: mime })
+    this.#db = db
+    this.#mime = mime
+    this.#start = start
+    this.#end = end
   }
 
   override get size(): number {
-    return this.end - this.start
+    return this.#end - this.#start
   }
 
   override get type(): string {
-    return this.mime
+    return this.#mime
   }
 
-  override slice(start = 0, end = this.size, type = this.mime): Blob {
+  override slice(start = 0, end = this.size, type = this.#mime): Blob {
     const clamp = (v: number): number => Math.min(Math.max(v < 0 ? this.size + v : v, 0), this.size)
     const from = clamp(start)
-    return new StoredBytes(this.db, this.session_id, this.sha256, type, this.start + from, this.start + Math.max(from, clamp(end)))
+    return new StoredBytes(this.#db, this.session_id, this.sha256, type, this.#start + from, this.#start + Math.max(from, clamp(end)))
   }
 
   override stream(): ReadableStream<Uint8Array<ArrayBuffer>> {
-    let at = this.start
+    let at = this.#start
     return new ReadableStream<Uint8Array<ArrayBuffer>>(
       {
         pull: async (controller) => {
-          if (at >= this.end) return controller.close()
+          if (at >= this.#end) return controller.close()
           const n = Math.floor(at / CHUNK_BYTES)
           const row = (
-            await this.db.query<{ data: Buffer }>('SELECT data FROM colloquy_attachment_chunks WHERE session_id = $1 AND sha256 = $2 AND n = $3', [toDb(this.session_id), this.sha256, n])
+            await this.#db.query<{ data: Buffer }>('SELECT data FROM colloquy_attachment_chunks WHERE session_id = $1 AND sha256 = $2 AND n = $3', [toDb(this.session_id), this.sha256, n])
           ).rows[0]
           // Deleted while it was read (its session or the attachment went meanwhile).
           if (!row) return controller.error(new Error(`attachment bytes ${this.sha256} of ${this.session_id} are gone`))
           const from = at - n * CHUNK_BYTES
-          const to = Math.min(row.data.length, this.end - n * CHUNK_BYTES)
+          const to = Math.min(row.data.length, this.#end - n * CHUNK_BYTES)
           if (to <= from) return controller.error(new Error(`attachment bytes ${this.sha256} of ${this.session_id} are shorter than listed`))
           controller.enqueue(new Uint8Array(row.data.buffer as ArrayBuffer, row.data.byteOffset + from, to - from))
           at += to - from
@@ -142,7 +145,7 @@ export async function writeAttachmentBytes(client: pg.ClientBase, ws: WriteSet, 
       if (stored.has(a.sha256)) continue
       stored.add(a.sha256)
       const write = blobFor(ws, session_id, a.attachment_id)
-      if (write?.op === 'put' && write.bytes instanceof StoredBytes) {
+      if (write?.op === 'put' && write.bytes instanceof StoredBytes && write.bytes.sha256 === a.sha256 && write.bytes.size === a.size) {
         // Bytes this database holds already (another session of the caller's): copied in place.
         await copyChunks(client, session_id, write.bytes.session_id, a)
       } else if (write?.op === 'put') {
