@@ -37,7 +37,7 @@ const chunksOf = async (session_id: string) =>
     'SELECT count(*)::int AS chunks, max(octet_length(data)) AS largest, count(DISTINCT sha256)::int AS contents FROM colloquy_attachment_chunks WHERE session_id = $1',
     [session_id],
   ))[0]
-const upload = (s: ServerProcess, session_id: string, body: Uint8Array | string, token: string, name = 'data.bin') =>
+const upload = (s: ServerProcess, session_id: string, body: Uint8Array<ArrayBuffer> | string, token: string, name = 'data.bin') =>
   fetch(`${s.url}/attachments/${encodeURIComponent(session_id)}?name=${name}&mime=application/octet-stream`, {
     method: 'POST', body, headers: { 'content-type': 'application/octet-stream', ...auth(token) },
   })
