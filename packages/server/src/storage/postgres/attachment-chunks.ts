@@ -19,7 +19,10 @@ type Db = pg.ClientBase | pg.Pool
  * The bytes of one stored attachment, read lazily: nothing is fetched until the Blob is read,
  * and then one chunk at a time (`stream()`), each by its own query. A Blob because that is what
  * the storage seam hands out; the storage recognises its own and copies them inside the
- * database (the sync upload's `reuse`) instead of streaming them through the process.
+ * database (the sync upload's `reuse`) instead of streaming them through the process. Every
+ * way to read a Blob is overridden (its native contents are empty): it must not be handed to
+ * code that reads a Blob's internals (`new Blob([it])`, `structuredClone`), which the server
+ * never does.
  */
 export class StoredBytes extends Blob {
   // Private fields, not properties: a Blob is walked as a value by the core's input checks.
@@ -74,13 +77,17 @@ export class StoredBytes extends Blob {
   }
 
   override async arrayBuffer(): Promise<ArrayBuffer> {
-    const out = new Uint8Array(this.size)
+    const out = new Uint8Array(new ArrayBuffer(this.size))
     let o = 0
     for await (const part of this.stream() as unknown as AsyncIterable<Uint8Array>) {
       out.set(part, o)
       o += part.length
     }
     return out.buffer
+  }
+
+  override async bytes(): Promise<Uint8Array<ArrayBuffer>> {
+    return new Uint8Array(await this.arrayBuffer())
   }
 
   override async text(): Promise<string> {
