@@ -18,14 +18,8 @@ afterAll(async () => {
   cluster?.stop()
 })
 
-// The PostgreSQL storage keeps no attachment bytes yet: the scenarios that store or read them
-// are skipped here (they run over memory, IndexedDB and the file storage), and so is the
-// per-server attachment limit.
-const needsAttachmentBytes = (name: string): boolean =>
-  /^(19|2[0-9]|3[0-7])\. |^D9\. |^D13\. |^141\. |^2\.6 set-draft .* with attachments|^2\.14 |^7\.2 /.test(name)
-
 conformanceSuite('conformance over HTTP (colloquy-server on PostgreSQL)', async ({ now }) => {
   const res = await postJson(`${server.url}/test/reset`, {})
   if (!res.ok) throw await failure(res)
   return httpClient(server.url, { now })
-}, { configurableLimits: false, skip: needsAttachmentBytes })
+}, { configurableLimits: false })

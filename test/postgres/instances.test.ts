@@ -111,6 +111,7 @@ describe('two instances on one database', () => {
       if (heldDone && !page.more) {
         const rest = await pullAll(b.url, cursor)
         seen.push(...rest.changes)
+        cursor = rest.checkpoint
         break
       }
       await new Promise((r) => setTimeout(r, 50))

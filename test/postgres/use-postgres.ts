@@ -16,5 +16,20 @@ setStorageArgs(async () => ['--postgres', await (await (starting ??= startPostgr
 setDataBackend({
   name: 'PostgreSQL',
   runs: 4,
-  data: async () => ({ args: ['--postgres', await (await (starting ??= startPostgres())).createDatabase()], remove: async () => {} }),
+  async data() {
+    const cluster = await (starting ??= startPostgres())
+    const url = await cluster.createDatabase()
+    return {
+      args: ['--postgres', url],
+      remove: async () => {},
+      contents: async (session_id: string) =>
+        (
+          await cluster.query<{ sha256: string; bytes: string }>(
+            'SELECT sha256, sum(octet_length(data))::bigint AS bytes FROM colloquy_attachment_chunks WHERE session_id = $1 GROUP BY sha256 ORDER BY sha256',
+            [session_id],
+            url.slice(url.lastIndexOf('/') + 1),
+          )
+        ).rows.map((r) => ({ sha256: r.sha256, bytes: Number(r.bytes) })),
+    }
+  },
 })

@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createStore, memoryStorage, type ReplicaChange, type SessionEntry, type SessionMeta, type Store } from '@colloquy/core'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import type { ChangePage, PushResult, SequencedChange } from '../../packages/server/src/index.js'
 import { failure, postJson } from '../conformance/http-client.js'
+import { encodeId } from '../../packages/server/src/storage/file/file-names.js'
 import { startServer, type ServerProcess } from '../conformance/http-process.js'
 
 export { failure, postJson, openSocket } from '../conformance/http-client.js'
@@ -69,15 +70,32 @@ export interface DataBackend {
   readonly name: string
   /** Fuzz runs by default (COLLOQUY_FUZZ_RUNS overrides it): a CI-sized budget per backend. */
   readonly runs: number
-  data(): Promise<{ args: readonly string[]; remove(): Promise<void> }>
+  data(): Promise<KeptData>
+}
+
+/** One run's data: the server arguments that open it, its removal, and a look at what it stores. */
+export interface KeptData {
+  readonly args: readonly string[]
+  remove(): Promise<void>
+  /** The attachment contents the storage holds for a session (by sha256, sorted), and their stored size. */
+  contents(session_id: string): Promise<Array<{ sha256: string; bytes: number }>>
 }
 
 let dataBackend: DataBackend = {
   name: 'its file storage',
   runs: 12,
   async data() {
-    const tmp = await tempDir('fuzz')
-    return { args: ['--data-dir', tmp.dir], remove: tmp.remove }
+    const tmp = await tempDir('data')
+    return {
+      args: ['--data-dir', tmp.dir],
+      remove: tmp.remove,
+      async contents(session_id) {
+        // The file storage's layout: `attachments/<enc session>.d/<sha256>.bin`.
+        const folder = join(tmp.dir, 'attachments', `${encodeId(session_id)}.d`)
+        const names = (await readdir(folder).catch(() => [] as string[])).filter((n) => n.endsWith('.bin')).sort()
+        return Promise.all(names.map(async (n) => ({ sha256: n.slice(0, -4), bytes: (await stat(join(folder, n))).size })))
+      },
+    }
   },
 }
 

@@ -135,8 +135,7 @@ describe('per-principal limits', () => {
   })
 })
 
-// Attachment bytes live in the file storage (the PostgreSQL storage keeps none yet).
-describe.skipIf(currentDataBackend().name !== 'its file storage')('attachment bytes count toward --max-stored-bytes', () => {
+describe('attachment bytes count toward --max-stored-bytes', () => {
   const server = useKeptServer(['--max-stored-bytes', '50000'])
   const upload = (session_id: string, bytes: number, token: string) =>
     fetch(`${server.url}/attachments/${session_id}?name=blob.bin`, {

@@ -1,17 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { readdir } from 'node:fs/promises'
-import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, type SessionTree, type Store } from '@colloquy/core'
 import { collectAttachmentIds } from '@colloquy/core/wire'
 import { createSync, type Sync } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { encodeId } from '../../packages/server/src/storage/file/file-names.js'
-import { cleanupAfterEach, startServer } from './helpers.js'
+import { cleanupAfterEach, currentDataBackend, startServer, type ServerProcess } from './helpers.js'
 
-// Attachments through the sync client and a real server process (file storage): streamed
-// uploads at their place in the outbox, the same bytes sent once, bytes fetched on first read.
-const { defer, dataDir } = cleanupAfterEach('sync-attachments')
+// Attachments through the sync client and a real server process (its file storage here, and
+// PostgreSQL through test/postgres/sync-attachments.test.ts): streamed uploads at their place in
+// the outbox, the same bytes sent once, bytes fetched on first read.
+const { defer } = cleanupAfterEach('sync-attachments')
 const cleanup: Array<() => unknown> = []
 afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f()
@@ -31,14 +29,21 @@ async function device(url: string, sent: { bytes: number }): Promise<{ store: St
   return { store, sync }
 }
 
+/** A server on a fresh copy of the current data backend, and what that data holds. */
+async function server(): Promise<ServerProcess & { contents(session_id: string): Promise<Array<{ sha256: string; bytes: number }>> }> {
+  const data = await currentDataBackend().data()
+  defer(() => data.remove())
+  const s = await startServer([...data.args, '--no-fsync', '--token', 'alice=tok-a'])
+  defer(() => s.stop())
+  return Object.assign(s, { contents: (session_id: string) => data.contents(session_id) })
+}
+
 describe('sync of attachments with a real server', () => {
   it('a 20 MB attachment round-trips; the same bytes under a second id are not sent again; B reads them on demand', async () => {
-    const dir = await dataDir()
-    const server = await startServer(['--data-dir', dir, '--no-fsync', '--token', 'alice=tok-a'])
-    defer(() => server.stop())
+    const srv = await server()
     const sentByA = { bytes: 0 }
-    const a = await device(server.url, sentByA)
-    const b = await device(server.url, { bytes: 0 })
+    const a = await device(srv.url, sentByA)
+    const b = await device(srv.url, { bytes: 0 })
     const bytes = new Uint8Array(randomBytes(20 * 1024 * 1024))
     const { session_id } = await a.store.create({ title: 'big file' })
     const one = await a.store.putAttachment({ session_id, file: new File([bytes], 'data.bin', { type: 'application/octet-stream' }) })
@@ -46,10 +51,8 @@ describe('sync of attachments with a real server', () => {
     await a.store.append({ session_id, message: { role: 'user', content: [one.block, two.block], timestamp: 0 } })
     await a.sync.flush()
     expect(sentByA.bytes).toBe(bytes.length)
-    // On the server: one byte file for both attachments, in the session's folder.
-    const names = await readdir(join(dir, 'attachments', `${encodeId(session_id)}.d`))
-    expect(names.filter((n) => n.endsWith('.bin'))).toEqual([`${sha(bytes)}.bin`])
-    expect(names.filter((n) => n.endsWith('.json'))).toHaveLength(2)
+    // On the server: the bytes once for both attachments, in the session's keeping.
+    expect(await srv.contents(session_id)).toEqual([{ sha256: sha(bytes), bytes: bytes.length }])
 
     await b.sync.flush()
     expect((await b.store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id).sort()).toEqual([one.attachment.attachment_id, two.attachment.attachment_id].sort())
@@ -66,6 +69,7 @@ describe('sync of attachments with a real server', () => {
     await b.sync.flush()
     const copy = await b.store.getAttachmentBlob(fork.session_id, one.attachment.attachment_id)
     expect(sha(new Uint8Array(await copy!.arrayBuffer()))).toBe(sha(bytes))
+    expect(await srv.contents(fork.session_id)).toEqual([{ sha256: sha(bytes), bytes: bytes.length }])
   }, 120_000)
 })
 
@@ -117,15 +121,14 @@ describe('no device applies a message before its attachment', () => {
   }
 
   it('pulled in pages of one change, each message comes after its attachment on device B', async () => {
-    const server = await startServer(['--data-dir', await dataDir(), '--no-fsync', '--token', 'alice=tok-a'])
-    defer(() => server.stop())
-    const a = await device(server.url, { bytes: 0 })
+    const srv = await server()
+    const a = await device(srv.url, { bytes: 0 })
     const { session_id } = await a.store.create({ title: 'screenshots' })
     await writeAlternating(a, session_id, 5, true)
 
     const store = await createStore({ storage: memoryStorage(), multiTab: false })
     const watch = watchDangling(store, session_id)
-    const sync = createSync(store, { url: server.url, token: 'tok-a', pullLimit: 1, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
+    const sync = createSync(store, { url: srv.url, token: 'tok-a', pullLimit: 1, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
     cleanup.push(() => store.close(), () => sync.close(), () => watch.stop())
     sync.start()
     await sync.flush()
@@ -147,13 +150,12 @@ describe('no device applies a message before its attachment', () => {
   }, 60_000)
 
   it('on the live stream, device B never holds a message before its attachment', async () => {
-    const server = await startServer(['--data-dir', await dataDir(), '--no-fsync', '--token', 'alice=tok-a'])
-    defer(() => server.stop())
-    const a = await device(server.url, { bytes: 0 })
+    const srv = await server()
+    const a = await device(srv.url, { bytes: 0 })
     const { session_id } = await a.store.create({ title: 'live' })
     await a.sync.flush()
     const store = await createStore({ storage: memoryStorage(), multiTab: false })
-    const sync = createSync(store, { url: server.url, token: 'tok-a', pullLimit: 2, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
+    const sync = createSync(store, { url: srv.url, token: 'tok-a', pullLimit: 2, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
     cleanup.push(() => store.close(), () => sync.close())
     sync.start()
     await sync.flush()
@@ -172,12 +174,11 @@ describe('no device applies a message before its attachment', () => {
 
 describe('draft chips through a real server', () => {
   it('a draft typed offline with pasted chips reaches the other device after the bytes, and clearing it there clears it here', async () => {
-    const server = await startServer(['--data-dir', await dataDir(), '--no-fsync', '--token', 'alice=tok-a'])
-    defer(() => server.stop())
-    const a = await device(server.url, { bytes: 0 })
+    const srv = await server()
+    const a = await device(srv.url, { bytes: 0 })
     const { session_id } = await a.store.create({ title: 'composer' })
     await a.sync.flush()
-    const b = await device(server.url, { bytes: 0 })
+    const b = await device(srv.url, { bytes: 0 })
     await b.sync.flush()
     // B's draft never names an attachment B does not hold, at any emission.
     const dangling: string[] = []
@@ -204,7 +205,7 @@ describe('draft chips through a real server', () => {
     await b.sync.flush()
     await new Promise((r) => setTimeout(r, 20))
 
-    const res = await fetch(`${server.url}/rpc/session::get`, { method: 'POST', headers: { authorization: 'Bearer tok-a', 'content-type': 'application/json' }, body: JSON.stringify({ session_id }) })
+    const res = await fetch(`${srv.url}/rpc/session::get`, { method: 'POST', headers: { authorization: 'Bearer tok-a', 'content-type': 'application/json' }, body: JSON.stringify({ session_id }) })
     const onServer = ((await res.json()) as { meta: { draft?: string; draft_attachments?: Array<{ attachment_id: string }> } }).meta
     expect(onServer.draft).toBe('look at these')
     expect(onServer.draft_attachments?.map((x) => x.attachment_id)).toEqual([one.attachment.attachment_id, two.attachment.attachment_id])

@@ -2,8 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { memoryStorage } from '@colloquy/core'
-import { fileStorage, postgresStorage } from './storage/index.js'
+import { fileStorage, memoryStorage, postgresStorage } from './storage/index.js'
 import { createServer } from './server.js'
 
 const usage = `Usage: colloquy-server [options]

@@ -1,11 +1,11 @@
-import { createWriteStream } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { createWriteStream, openAsBlob } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { SessionError } from '@colloquy/core'
-import { sha256Hex } from '@colloquy/core/wire'
 import type { HttpBindings } from '@hono/node-server'
 import type { Context, Hono } from 'hono'
 import type { Env } from './app.js'
@@ -20,6 +20,46 @@ export interface AttachmentRoutesOptions {
 
 const notFound = (session_id: string): SessionError => new SessionError('session/not_found', `session ${session_id} not found`)
 
+/** A spooled upload: its bytes as a Blob backed by the spool file, counted and hashed on the way in. */
+interface Spooled {
+  readonly file: Blob
+  readonly size: number
+  readonly sha256: string
+}
+
+/**
+ * The request body, at most `maxBytes` (413 past it), spooled to a temporary file while counted
+ * and hashed, handed to `use` as a file-backed Blob (nothing of it in memory), and removed once
+ * `use` settles: storages copy the bytes they keep inside their commit.
+ */
+async function spoolBody<T>(c: Context<Env>, maxBytes: number, refuse: () => void, type: string, use: (body: Spooled) => Promise<T>): Promise<T> {
+  const body = c.req.raw.body
+  const spool = await mkdtemp(join(tmpdir(), 'colloquy-upload-'))
+  try {
+    const path = join(spool, 'bytes')
+    let size = 0
+    const hash = createHash('sha256')
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length
+        if (size > maxBytes) return done(new SessionError('session/attachment_too_large', `attachment exceeds the limit of ${maxBytes} bytes`))
+        hash.update(chunk)
+        done(null, chunk)
+      },
+    })
+    const source = body ? Readable.fromWeb(body as import('node:stream/web').ReadableStream) : Readable.from([])
+    try {
+      await pipeline(source, counter, createWriteStream(path))
+    } catch (e) {
+      if (e instanceof SessionError) refuse()
+      throw e
+    }
+    return await use({ file: await openAsBlob(path, { type }), size, sha256: hash.digest('hex') })
+  } finally {
+    await rm(spool, { recursive: true, force: true })
+  }
+}
+
 /**
  * Streamed attachment bytes, so a large file never sits in a JSON body (the RPC's base64 form
  * is bounded by the body limit):
@@ -30,33 +70,6 @@ const notFound = (session_id: string): SessionError => new SessionError('session
  * Both sit behind the server's authentication, and a session the caller does not own answers
  * exactly like an unknown one.
  */
-/** The request body, at most `maxBytes` (413 past it), spooled to a temporary file while counted. */
-async function spoolBody(c: Context<Env>, maxBytes: number, refuse: () => void): Promise<Uint8Array> {
-  const body = c.req.raw.body
-  if (!body) return new Uint8Array()
-  const spool = await mkdtemp(join(tmpdir(), 'colloquy-upload-'))
-  try {
-    const path = join(spool, 'bytes')
-    let size = 0
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length
-        if (size > maxBytes) done(new SessionError('session/attachment_too_large', `attachment exceeds the limit of ${maxBytes} bytes`))
-        else done(null, chunk)
-      },
-    })
-    try {
-      await pipeline(Readable.fromWeb(body as import('node:stream/web').ReadableStream), counter, createWriteStream(path))
-    } catch (e) {
-      if (e instanceof SessionError) refuse()
-      throw e
-    }
-    return new Uint8Array(await readFile(path))
-  } finally {
-    await rm(spool, { recursive: true, force: true })
-  }
-}
-
 export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: AttachmentRoutesOptions): void {
   const { store, tenancy, usage } = service
   /** Runs a write of `bytes` attachment bytes within the caller's byte quota (403 past it). */
@@ -91,10 +104,9 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       refuse()
       throw new SessionError('session/attachment_too_large', `attachment is ${declared} bytes, the limit is ${maxBytes}`)
     }
-    const bytes = await spoolBody(c, maxBytes, refuse)
-    // A Blob of the bytes in memory: a storage may keep the Blob it is handed (memory storage does).
-    const file = new Blob([bytes as BlobPart], { type: mime })
-    return c.json(await withinQuota(c.get('principal'), bytes.length, () => store.putAttachment({ session_id, name, mime, file })))
+    const put = await spoolBody(c, maxBytes, refuse, mime, ({ file, size }) =>
+      withinQuota(c.get('principal'), size, () => store.putAttachment({ session_id, name, mime, file })))
+    return c.json(put)
   })
 
   /**
@@ -127,7 +139,11 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     }
     const mime = q('mime').trim() === '' ? 'application/octet-stream' : q('mime')
     const attachment = { attachment_id, session_id, name, mime, size, sha256, created_at: int('created_at') }
-    let bytes: Blob | undefined
+    const apply = async (bytes: Blob): Promise<Response> => {
+      const [result] = await withinQuota(c.get('principal'), size, () => store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' }))
+      if (result.status === 'rejected') throw new SessionError(result.code, result.message)
+      return c.json(result)
+    }
     if (c.req.query('reuse') === '1') {
       // The same content in this session, or in another of the caller's (a fork's source).
       const principal = c.get('principal')
@@ -141,16 +157,15 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
         }
       }
       if (!same) throw new HttpError(409, 'sync/bytes_needed', 'no attachment of yours has these bytes; send them')
-      bytes = (await store.getAttachmentBlob(same.session_id, same.attachment_id)) ?? undefined
-      if (!bytes) throw new HttpError(409, 'sync/bytes_needed', 'the bytes went meanwhile; send them')
-    } else {
-      const body = await spoolBody(c, maxBytes, refuse)
-      if (body.length !== size || (await sha256Hex(body)) !== sha256) throw new SessionError('session/invalid_request', 'the bytes do not match size and sha256')
-      bytes = new Blob([body as BlobPart], { type: mime })
+      // The held bytes, read lazily: a storage copies them where they are (no byte passes here).
+      const held = await store.getAttachmentBlob(same.session_id, same.attachment_id)
+      if (!held) throw new HttpError(409, 'sync/bytes_needed', 'the bytes went meanwhile; send them')
+      return apply(held)
     }
-    const [result] = await withinQuota(c.get('principal'), size, () => store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' }))
-    if (result.status === 'rejected') throw new SessionError(result.code, result.message)
-    return c.json(result)
+    return spoolBody(c, maxBytes, refuse, mime, (body) => {
+      if (body.size !== size || body.sha256 !== sha256) throw new SessionError('session/invalid_request', 'the bytes do not match size and sha256')
+      return apply(body.file)
+    })
   })
 
   app.get('/attachments/:session_id/:attachment_id', async (c) => {

@@ -107,8 +107,12 @@ export function liveStream(
           held.head = head
           return
         }
-        checkpoint = head
-        deliver(changes.map(strip), head)
+        // A feed that reads the log and announces it later (PostgreSQL's reader awaits the
+        // commits' events in between) can announce records the backlog page already sent: those
+        // are not sent twice, and the checkpoint never goes back.
+        const fresh = changes.filter((c) => c.seq > checkpoint)
+        checkpoint = Math.max(checkpoint, head)
+        deliver(fresh.map(strip), checkpoint)
       })
       void (async () => {
         try {

@@ -1,4 +1,4 @@
-import type { JsonObject, SessionHead, SessionMeta } from '@colloquy/core'
+import type { AttachmentMeta, JsonObject, SessionHead, SessionMeta } from '@colloquy/core'
 
 // PostgreSQL `text` cannot hold U+0000, and ids are chosen by callers: a reversible escape
 // (`\` → `\\`, NUL → `\0`) keeps every id storable and distinct.
@@ -19,6 +19,20 @@ export interface HeadRow {
   meta: SessionMeta
   leaf: string | null
   v: string | number
+  /** The session's attachments (metadata), null when it has none. */
+  attachments?: AttachmentMeta[] | null
 }
 
-export const headOf = (r: HeadRow): SessionHead => Object.freeze({ meta: Object.freeze(r.meta), leaf: r.leaf === null ? null : fromDb(r.leaf), v: Number(r.v) })
+export const headOf = (r: HeadRow): SessionHead =>
+  Object.freeze({
+    meta: Object.freeze(r.meta),
+    leaf: r.leaf === null ? null : fromDb(r.leaf),
+    v: Number(r.v),
+    ...(r.attachments?.length && { attachments: Object.freeze(r.attachments.map((a) => Object.freeze(a))) }),
+  })
+
+/** What a head stores in its `attachments` column (null for none). */
+export const attachmentsOf = (head: SessionHead): string | null => (head.attachments?.length ? JSON.stringify(head.attachments) : null)
+
+/** The bytes a head's attachments count for (each attachment its size, as `Usage` counts them). */
+export const attachmentBytesOf = (head: SessionHead | undefined): number => (head?.attachments ?? []).reduce((sum, a) => sum + a.size, 0)

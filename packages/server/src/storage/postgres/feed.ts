@@ -1,4 +1,4 @@
-import { metadataMatches, type Engine, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
+import { metadataMatches, type AttachmentMeta, type Engine, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
 import type pg from 'pg'
 import type { ChangeFeed, FeedPage } from '../../changes/change-feed.js'
 import type { CommittedChange, SequencedChange } from '../../changes/change-log.js'
@@ -14,6 +14,8 @@ interface Row {
   kind: ChangeKind
   session_id: string
   entry_id: string | null
+  attachment_id: string | null
+  attachments: AttachmentMeta[] | null
   metadata: JsonObject | null
   meta: SessionMeta | null
   leaf: string | null
@@ -30,8 +32,8 @@ interface Clock {
 // Each record with the current state of what it names (one statement: one snapshot). The live
 // reader needs every row's session (scope, heads to fold); a pull page only the meta of meta
 // rows: parsing a session's meta again for each of its entries would dominate a page.
-const rows = (allMeta: boolean): string => `SELECT s.id IS NOT NULL AS live, c.seq, c.kind, c.session_id, c.entry_id, c.metadata,
-  ${allMeta ? 's.meta' : 'CASE WHEN c.entry_id IS NULL THEN s.meta END AS meta'}, s.leaf, s.v, e.entry
+const rows = (allMeta: boolean): string => `SELECT s.id IS NOT NULL AS live, c.seq, c.kind, c.session_id, c.entry_id, c.attachment_id, c.metadata,
+  ${allMeta ? 's.meta, s.attachments' : 'CASE WHEN c.entry_id IS NULL THEN s.meta END AS meta, CASE WHEN c.attachment_id IS NOT NULL THEN s.attachments END AS attachments'}, s.leaf, s.v, e.entry
   FROM colloquy_changes c
   LEFT JOIN colloquy_sessions s ON s.id = c.session_id
   LEFT JOIN colloquy_entries e ON c.entry_id IS NOT NULL AND e.session_id = c.session_id AND e.id = c.entry_id`
@@ -198,7 +200,7 @@ export class PostgresFeed implements ChangeFeed {
         deleted.push(id)
         continue
       }
-      if (r.meta && r.v !== null) heads.set(id, headOf({ id: r.session_id, meta: r.meta, leaf: r.leaf, v: r.v }))
+      if (r.meta && r.v !== null) heads.set(id, headOf({ id: r.session_id, meta: r.meta, leaf: r.leaf, v: r.v, attachments: r.attachments }))
       if (r.entry) {
         const list = entries.get(id)
         if (list) list.push(r.entry)
@@ -260,6 +262,11 @@ function changeOf(r: Row): ReplicaChange | undefined {
   if (r.kind === 'deleted') return { type: 'delete', session_id }
   if (!r.live) return undefined
   if (r.kind === 'added' || r.kind === 'updated') return r.entry ? { type: 'entry', session_id, entry: r.entry } : undefined
+  if (r.kind === 'detached') return { type: 'detach', session_id, attachment_id: fromDb(r.attachment_id!) }
+  if (r.kind === 'attachment') {
+    const attachment = r.attachments?.find((a) => a.attachment_id === fromDb(r.attachment_id!))
+    return attachment && { type: 'attachment', session_id, attachment }
+  }
   if (r.kind === 'leaf') return { type: 'leaf', session_id, entry_id: r.leaf === null ? null : fromDb(r.leaf) }
   return r.meta ? { type: 'meta', meta: r.meta } : undefined
 }

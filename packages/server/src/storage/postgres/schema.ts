@@ -13,6 +13,9 @@ import type pg from 'pg'
  * - `colloquy_events`: the events each commit fired, under its last `seq` and the instance that
  *   committed it, so that other instances fire them on their `/events` sockets too; kept for
  *   minutes (only live sockets need them).
+ * - `colloquy_attachment_chunks`: attachment bytes, one row per fixed-size chunk, keyed by
+ *   session and sha256 (the same content is stored once per session), written and removed in
+ *   the transaction of the commit that lists or unlists them.
  * - `colloquy_clock`: one row: the newest `seq` (`head`), the oldest usable cursor (`floor`)
  *   and the database's `epoch` (a new one for every database, so a cursor from another one,
  *   a restore or a re-creation, is recognised).
@@ -71,6 +74,19 @@ const MIGRATIONS: readonly string[] = [
      at timestamptz NOT NULL DEFAULT now(),
      events json NOT NULL
    );`,
+  // Attachments: each session's list (metadata) with its head, one change-log record per
+  // attachment, and the bytes in fixed-size chunks per session and sha256 (see attachment-chunks.ts).
+  // Chunks are stored uncompressed and out of line: attachments are mostly compressed already.
+  `ALTER TABLE colloquy_sessions ADD COLUMN attachments json;
+   ALTER TABLE colloquy_changes ADD COLUMN attachment_id text;
+   CREATE TABLE colloquy_attachment_chunks (
+     session_id text NOT NULL,
+     sha256 text NOT NULL,
+     n int NOT NULL,
+     data bytea NOT NULL,
+     PRIMARY KEY (session_id, sha256, n)
+   );
+   ALTER TABLE colloquy_attachment_chunks ALTER COLUMN data SET STORAGE EXTERNAL;`,
 ]
 
 /** An arbitrary constant: the advisory lock migrations run under. */

@@ -4,7 +4,8 @@ import pg from 'pg'
 import type { FeedStorage } from '../../changes/change-feed.js'
 import { parentsFirst } from '../../changes/change-log.js'
 import { recordKey, type ChangeKind } from '../../changes/change-index.js'
-import { fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
+import { writeAttachmentBytes, storedBytes } from './attachment-chunks.js'
+import { attachmentBytesOf, attachmentsOf, fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
 import { PostgresFeed } from './feed.js'
 import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
@@ -29,10 +30,15 @@ export interface PostgresStorageOptions {
 
 const byteSize = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
 
+/** A record's change-log key (one record per key). */
+const keyOf = (r: Rec): string =>
+  recordKey({ seq: 0, kind: r.kind, session_id: r.session_id, ...(r.entry_id !== undefined && { entry_id: r.entry_id }), ...(r.attachment_id !== undefined && { attachment_id: r.attachment_id }) })
+
 interface Rec {
   kind: ChangeKind
   session_id: string
   entry_id?: string
+  attachment_id?: string
   owner: string | null
   metadata?: unknown
 }
@@ -85,7 +91,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
             batch = undefined
             const keys = [...ids].map(toDb)
             await client.query('SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT hashtextextended(id, 0) AS k FROM unnest($1::text[]) AS id ORDER BY 1) s', [keys])
-            const rows = (await client.query<HeadRow>('SELECT id, meta, leaf, v FROM colloquy_sessions WHERE id = ANY($1) ORDER BY id FOR UPDATE', [keys])).rows
+            const rows = (await client.query<HeadRow>('SELECT id, meta, leaf, v, attachments FROM colloquy_sessions WHERE id = ANY($1) ORDER BY id FOR UPDATE', [keys])).rows
             for (const id of ids) heads.set(id, undefined)
             for (const r of rows) heads.set(fromDb(r.id), headOf(r))
           })
@@ -127,6 +133,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       const keys = gone.map(toDb)
       await client.query('DELETE FROM colloquy_changes WHERE session_id = ANY($1)', [keys])
       await client.query('DELETE FROM colloquy_entries WHERE session_id = ANY($1)', [keys])
+      await client.query('DELETE FROM colloquy_attachment_chunks WHERE session_id = ANY($1)', [keys])
       await client.query('DELETE FROM colloquy_sessions WHERE id = ANY($1)', [keys])
       for (const id of gone) {
         const metadata = prev.get(id)!.meta.metadata
@@ -138,12 +145,15 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     if (ws.heads.size) {
       const hs = [...ws.heads.values()]
       await client.query(
-        `INSERT INTO colloquy_sessions (id, owner, meta, leaf, v)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::json[], $4::text[], $5::bigint[])
-         ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, meta = EXCLUDED.meta, leaf = EXCLUDED.leaf, v = EXCLUDED.v`,
-        [hs.map((h) => toDb(h.meta.session_id)), hs.map((h) => ownerOf(h.meta.metadata)), hs.map((h) => JSON.stringify(h.meta)), hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))), hs.map((h) => h.v)],
+        `INSERT INTO colloquy_sessions (id, owner, meta, leaf, v, attachments)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::json[], $4::text[], $5::bigint[], $6::json[])
+         ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, meta = EXCLUDED.meta, leaf = EXCLUDED.leaf, v = EXCLUDED.v, attachments = EXCLUDED.attachments`,
+        [hs.map((h) => toDb(h.meta.session_id)), hs.map((h) => ownerOf(h.meta.metadata)), hs.map((h) => JSON.stringify(h.meta)), hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))), hs.map((h) => h.v), hs.map(attachmentsOf)],
       )
     }
+    // Attachment bytes in the same transaction: written before the commit that lists them
+    // stands, gone with it if it fails.
+    await writeAttachmentBytes(client, ws, before)
     const inserted = new Set<string>()
     // What each existing session's stored size changes by (new sessions are summed below).
     const grew = new Map<string, number>()
@@ -152,7 +162,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     }
     for (const [id, head] of ws.heads) {
       const old = before(id)
-      if (old) grow(id, byteSize(head.meta) - byteSize(old.meta))
+      if (old) grow(id, byteSize(head.meta) - byteSize(old.meta) + attachmentBytesOf(head) - attachmentBytesOf(old))
     }
     const rows = [...ws.entries].flatMap(([id, m]) => [...m.values()].map((e) => [id, e, JSON.stringify(e)] as const))
     if (rows.length) {
@@ -186,6 +196,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       await client.query(
         `UPDATE colloquy_sessions s SET bytes = octet_length(s.meta::text)
            + coalesce((SELECT sum(octet_length(e.entry::text)) FROM colloquy_entries e WHERE e.session_id = s.id), 0)
+           + coalesce((SELECT sum((a->>'size')::bigint) FROM json_array_elements(s.attachments) a), 0)
          WHERE s.id = ANY($1)`,
         [created.map(toDb)],
       )
@@ -197,6 +208,8 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     const metas: Rec[] = []
     const leaves: Rec[] = []
     const owners: Array<[string, string | null]> = []
+    // Records of another key that a record of this commit replaces (an attachment's and its detach).
+    const superseded: string[] = []
     for (const [id, head] of ws.heads) {
       const owner = ownerOf(head.meta.metadata)
       const old = before(id)
@@ -204,6 +217,10 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
         const added = new Set<string>()
         fresh.set(id, added)
         recs.push({ kind: 'created', session_id: id, owner })
+        // A fork's (or an import's) attachments come right after its creation, before its entries.
+        for (const a of head.attachments ?? []) recs.push({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id, owner })
+        // Draft chips name attachments logged after the creation: a meta record follows them.
+        if (head.meta.draft_attachments?.length) metas.push({ kind: 'meta', session_id: id, owner })
         const inCommit = ws.entries.get(id)
         if (head.leaf !== null && !inCommit?.has(head.leaf)) {
           for (const entry of parentsFirst(await readEntries(client, id))) {
@@ -218,6 +235,21 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       if (ownerOf(old.meta.metadata) !== owner) owners.push([id, owner])
       if (!jsonEqual(old.meta, head.meta)) metas.push({ kind: 'meta', session_id: id, owner })
       if (old.leaf !== head.leaf) leaves.push({ kind: 'leaf', session_id: id, owner })
+      // Attachments before the entries of the same commit (a message may reference them): a new
+      // one gets its record now and keeps it; a deleted one's record becomes `detached`.
+      const list = head.attachments ?? []
+      const was = new Map((old.attachments ?? []).map((a) => [a.attachment_id, a]))
+      for (const a of list) {
+        if (was.get(a.attachment_id)?.sha256 === a.sha256) continue
+        recs.push({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id, owner })
+        superseded.push(keyOf({ kind: 'detached', session_id: id, attachment_id: a.attachment_id, owner }))
+      }
+      const now = new Set(list.map((a) => a.attachment_id))
+      for (const a_id of was.keys()) {
+        if (now.has(a_id)) continue
+        recs.push({ kind: 'detached', session_id: id, attachment_id: a_id, owner })
+        superseded.push(keyOf({ kind: 'attachment', session_id: id, attachment_id: a_id, owner }))
+      }
     }
     for (const [id, entries] of ws.entries) {
       const added = fresh.get(id)
@@ -245,11 +277,12 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       }
     }
     if (!recs.length) return 0
+    if (superseded.length) await client.query('DELETE FROM colloquy_changes WHERE key = ANY($1)', [superseded.map(toDb)])
 
     // One record per key: a later record of the same key in this commit replaces an earlier one.
     const byKey = new Map<string, Rec>()
     for (const r of recs) {
-      const key = recordKey({ seq: 0, kind: r.kind, session_id: r.session_id, ...(r.entry_id !== undefined && { entry_id: r.entry_id }) })
+      const key = keyOf(r)
       byKey.delete(key)
       byKey.set(key, r)
     }
@@ -259,8 +292,8 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     const first = head - n + 1
     const list = [...byKey]
     await client.query(
-      `INSERT INTO colloquy_changes (key, seq, kind, session_id, entry_id, owner, metadata)
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::json[])
+      `INSERT INTO colloquy_changes (key, seq, kind, session_id, entry_id, owner, metadata, attachment_id)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::json[], $8::text[])
        ON CONFLICT (key) DO UPDATE SET seq = EXCLUDED.seq, owner = EXCLUDED.owner, metadata = EXCLUDED.metadata`,
       [
         list.map(([k]) => toDb(k)),
@@ -270,6 +303,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
         list.map(([, r]) => (r.entry_id === undefined ? null : toDb(r.entry_id))),
         list.map(([, r]) => r.owner),
         list.map(([, r]) => (r.metadata === undefined ? null : JSON.stringify(r.metadata))),
+        list.map(([, r]) => (r.attachment_id === undefined ? null : toDb(r.attachment_id))),
       ],
     )
     if (ws.events?.length) {
@@ -287,11 +321,12 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     async open() {
       await migrate(pool)
       await feed.start()
-      const rows = (await pool.query<HeadRow>('SELECT id, meta, leaf, v FROM colloquy_sessions')).rows
+      const rows = (await pool.query<HeadRow>('SELECT id, meta, leaf, v, attachments FROM colloquy_sessions')).rows
       return rows.map(headOf)
     },
     entries: (id) => readEntries(pool, id),
     transact,
+    attachmentBytes: (session_id, attachment_id) => storedBytes(pool, session_id, attachment_id),
     async sideRecords(store) {
       const rows = (await pool.query<{ key: string; value: unknown }>('SELECT key, value FROM colloquy_side WHERE store = $1 ORDER BY key', [store])).rows
       return rows.map((r) => ({ key: r.key, value: r.value }))
