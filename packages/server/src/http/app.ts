@@ -101,6 +101,7 @@ async function readBody(c: Context, max: number): Promise<string> {
       incoming.off('end', end)
       incoming.off('error', fail)
       incoming.off('aborted', aborted)
+      incoming.off('close', aborted)
     }
     const data = (chunk: Buffer): void => {
       size += chunk.length
@@ -128,6 +129,8 @@ async function readBody(c: Context, max: number): Promise<string> {
     incoming.on('end', end)
     incoming.on('error', fail)
     incoming.on('aborted', aborted)
+    // Closed before its end (the client went away): nothing more will come.
+    incoming.on('close', aborted)
   })
 }
 
