@@ -30,6 +30,9 @@ export interface PostgresStorageOptions {
 
 type Usage = { sessions: number; bytes: number }
 
+/** Quota counts one instance runs at once (the rest of its pool is for commits and reads). */
+const MAX_COUNTS = 3
+
 const byteSize = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
 
 // A commit's statements are few because each is a round trip, and on a busy machine a round
@@ -296,15 +299,16 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
 
   // Every write is admitted against its principal's quota with a count read after it arrived.
   // Requests arriving together (many principals pushing at once) share one statement rather than
-  // each taking a connection the commits need: while one count runs, the next gathers (it is
-  // sent after, never answered by the one already running, whose snapshot may be older).
+  // each taking a connection the commits need. A few counts run at once; past that, the next
+  // gathers until one is back (a request is never answered by a count sent before it arrived,
+  // whose snapshot may be older).
   let gathering: Map<string, Array<(r: Usage | Error) => void>> | undefined
-  let counting = false
+  let counting = 0
   const count = (): void => {
     const batch = gathering
-    if (counting || !batch) return
+    if (counting >= MAX_COUNTS || !batch) return
     gathering = undefined
-    counting = true
+    counting++
     pool
       .query<{ owner: string; sessions: number; bytes: string }>('SELECT owner, count(*)::int AS sessions, coalesce(sum(bytes), 0)::bigint AS bytes FROM colloquy_sessions WHERE owner = ANY($1) GROUP BY owner', [[...batch.keys()]])
       .then(
@@ -317,7 +321,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
         },
       )
       .finally(() => {
-        counting = false
+        counting--
         count()
       })
   }
