@@ -82,6 +82,34 @@ describe('two instances on one database', () => {
     await until(async () => (await rpc(a.url, 'session::get', { session_id })).meta.message_count === n && (await rpc(b.url, 'session::get', { session_id })).meta.message_count === n, 5000, 'both instances to count every message')
   })
 
+  it('commits made on both instances at once reach each instance\'s stream once each, in seq order, the prev chain unbroken', async () => {
+    // Each instance delivers its own commits from memory and reads the other's from the log:
+    // the two must merge into the one sequence, nothing skipped or sent twice.
+    const base = (await pull(a.url, 0, 1)).head
+    const streams = await Promise.all([a, b].map((s) => testSocket(`${ws(s)}/sync/stream?since=${base}`)))
+    for (const s of streams) await s.next((m) => m.type === 'ready')
+    const n = 30
+    const sent = Array.from({ length: n }, (_, i) => `interleaved ${i}`)
+    await Promise.all(sent.map((text, i) => pushChanges(i % 2 ? a.url : b.url, [meta(`il-${i}`, text), entry(`il-${i}`, `il-${i}-e`, null, text)])))
+    const head = (await pull(a.url, 0, 1)).head
+    // A creation and an entry per session, nothing superseded: every seq up to the head.
+    expect(head).toBe(base + 2 * n)
+    for (const s of streams) {
+      await until(async () => s.messages.filter((m) => m.type === 'changes').flatMap((m) => m.changes).length >= 2 * n, 10_000, 'every commit on the stream')
+      await s.sync()
+      const batches = s.messages.filter((m) => m.type === 'changes')
+      let prev = base
+      for (const m of batches) {
+        expect(m.prev).toBe(prev)
+        prev = m.changes[m.changes.length - 1].seq
+      }
+      const seqs = batches.flatMap((m) => m.changes.map((c: any) => c.seq))
+      expect(seqs).toEqual(Array.from({ length: 2 * n }, (_, i) => base + 1 + i))
+      expect(texts(batches.flatMap((m) => m.changes)).sort()).toEqual([...sent].sort())
+      s.close()
+    }
+  })
+
   it('ids PostgreSQL text cannot hold (NUL) or that look like its escapes round-trip, distinct', async () => {
     const ids = ['nul\u0000id', 'nul\\0id', 'back\\slash', 'nul\\\u0000mix']
     for (const id of ids) expect((await pushChanges(b.url, [meta(id, id), entry(id, `${id}/e`, null, id)])).map((r) => r.status)).toEqual(['applied', 'applied'])

@@ -87,6 +87,37 @@ const bench = {
     })
   },
   arrivals: () => [...bench.seen.entries()],
+  /** The receiving device: when each of these entries first reached its live query (`entry$`). */
+  appeared: new Map<string, number>(),
+  watchEntries(session_id: string, ids: string[]) {
+    for (const id of ids) {
+      bench.store!.entry$(session_id, id).subscribe((e) => {
+        if (e && !bench.appeared.has(id)) bench.appeared.set(id, now())
+      })
+    }
+  },
+  appearances: () => [...bench.appeared.entries()],
+  /**
+   * The writing device: `ids.length` appends, `gapMs` apart, each with its id and the previous one
+   * as parent (one chain, whatever the leaf does meanwhile); when each was issued.
+   */
+  async appendEach(session_id: string, ids: string[], gapMs: number) {
+    const sent: Array<[string, number]> = []
+    const done: Array<Promise<unknown>> = []
+    for (let i = 0; i < ids.length; i++) {
+      sent.push([ids[i], now()])
+      done.push(bench.store!.append({ session_id, entry_id: ids[i], parent_id: i ? ids[i - 1] : null, message: user(i) }))
+      await new Promise((r) => setTimeout(r, gapMs))
+    }
+    await Promise.all(done)
+    await bench.sync!.flush()
+    return sent
+  },
+  async createSession() {
+    const { session_id } = await bench.store!.create({ title: 'appends' })
+    await bench.sync!.flush()
+    return session_id
+  },
   /** The writing device: `count` streamed updates, `gapMs` apart; when each was issued. */
   async stream(session_id: string, entry_id: string, count: number, gapMs: number) {
     const sent: Array<[number, number]> = []

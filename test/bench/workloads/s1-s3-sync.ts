@@ -1,31 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type Page } from 'playwright'
-import { build, preview } from 'vite'
+import type { Page } from 'playwright'
 import { startServer } from '../../conformance/http-process.js'
+import { call, quantile, syncPages } from '../subjects/sync-pages.js'
 import type { BenchRow, Workload } from '../types.js'
 
 const SESSIONS = 100
 const PER_SESSION = 100
 const OFFLINE_APPENDS = 1_000
-const UPDATES = 500
-const GAP_MS = 20
-const TOKEN = 'bench-token'
-const args = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
-
-
-/** The repository's test/bench folder, wherever the runner bundled this file to. */
-function benchDir(): string {
-  let dir = fileURLToPath(new URL('.', import.meta.url))
-  while (!dir.endsWith('/test/bench/') && dir !== '/') dir = join(dir, '..') + '/'
-  return dir
-}
-
-type Bench = Record<string, (...a: never[]) => unknown>
-const call = <T>(page: Page, fn: string, ...params: unknown[]): Promise<T> =>
-  page.evaluate(([f, p]) => ((window as never as { bench: Bench }).bench[f as string] as (...a: unknown[]) => unknown)(...(p as unknown[])), [fn, params] as const) as Promise<T>
+export const UPDATES = 500
+export const GAP_MS = 20
+export const TOKEN = 'bench-token'
 
 /** The server's data for S1: `SESSIONS` sessions of `PER_SESSION` chained entries, pushed in large batches. */
 async function seed(url: string): Promise<void> {
@@ -50,7 +36,28 @@ async function seed(url: string): Promise<void> {
   if (mutations.length) await send()
 }
 
-const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+/**
+ * S3's measure: device A (page `a`, synced to `urlA`) streams `UPDATES` content updates into an
+ * assistant message, `GAP_MS` apart; device B (synced to `urlB`) watches the entry. Latency of
+ * each revision: from A's `updateMessage` to B's live query first holding it or a later one
+ * (pushes coalesce). Also run across two server instances (`s3x-sync.ts`).
+ */
+export async function streamLatency(a: Page, b: Page, urlA: string, urlB: string): Promise<{ p50: number; p95: number; seen: number }> {
+  await call(a, 'open', urlA, TOKEN)
+  await call(b, 'open', urlB, TOKEN)
+  const { session_id, entry_id } = await call<{ session_id: string; entry_id: string }>(a, 'createReply')
+  await call(b, 'flush')
+  await call(b, 'watch', session_id, entry_id)
+  const sent = await call<Array<[number, number]>>(a, 'stream', session_id, entry_id, UPDATES, GAP_MS)
+  await call(b, 'flush')
+  const seen = (await call<Array<[number, number]>>(b, 'arrivals')).sort((x, y) => x[0] - y[0])
+  const latencies = sent.map(([rev, at]) => {
+    const first = seen.filter(([r]) => r >= rev).reduce((m, [, t]) => Math.min(m, t), Infinity)
+    return first - at
+  }).filter(Number.isFinite).sort((x, y) => x - y)
+  if (latencies.length !== UPDATES) throw new Error(`S3: ${UPDATES - latencies.length} updates never reached device B`)
+  return { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95), seen: seen.length }
+}
 
 /**
  * S1–S3: sync between headless Chromium pages (real IndexedDB) and a real `colloquy-server`
@@ -63,24 +70,11 @@ const sync: Workload = {
   async run(ctx) {
     const rows: BenchRow[] = []
     const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s13-'))
-    const outDir = join(dataDir, 'page')
     const server = await startServer(['--data-dir', join(dataDir, 'data'), '--token', `bench=${TOKEN}`, '--origin', '*'])
-    await build({
-      configFile: false, root: join(benchDir(), 'sync-page'), logLevel: 'error',
-      resolve: { conditions: ['source', 'module', 'browser', 'production'] },
-      build: { outDir, emptyOutDir: true, target: 'es2022' },
-    })
-    const site = await preview({ configFile: false, root: outDir, logLevel: 'error', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } })
-    const pageUrl = site.resolvedUrls!.local[0]
-    let browser: Browser | undefined
+    let pages: Awaited<ReturnType<typeof syncPages>> | undefined
     try {
-      browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args })
-      const page = async (): Promise<Page> => {
-        const p = await (await browser!.newContext()).newPage()
-        await p.goto(pageUrl)
-        await p.waitForFunction(() => 'bench' in window)
-        return p
-      }
+      pages = await syncPages()
+      const page = (): Promise<Page> => pages!.page()
 
       // S1: initial pull into an empty store, against writing the same data locally (W2's way).
       await seed(server.url)
@@ -107,33 +101,15 @@ const sync: Workload = {
       )
 
       // S3: device A streams updates into a message; when does device B's live query see each?
-      const a = await page()
-      const b = await page()
-      await call(a, 'open', server.url, TOKEN)
-      await call(b, 'open', server.url, TOKEN)
-      const { session_id, entry_id } = await call<{ session_id: string; entry_id: string }>(a, 'createReply')
-      await call(b, 'flush')
-      await call(b, 'watch', session_id, entry_id)
-      const sent = await call<Array<[number, number]>>(a, 'stream', session_id, entry_id, UPDATES, GAP_MS)
-      await call(b, 'flush')
-      const seen = (await call<Array<[number, number]>>(b, 'arrivals')).sort((x, y) => x[0] - y[0])
-      // A revision counts as seen when B first held it or a later one (pushes coalesce).
-      const latencies = sent.map(([rev, at]) => {
-        const first = seen.filter(([r]) => r >= rev).reduce((m, [, t]) => Math.min(m, t), Infinity)
-        return first - at
-      }).filter(Number.isFinite).sort((x, y) => x - y)
-      if (latencies.length !== UPDATES) throw new Error(`S3: ${UPDATES - latencies.length} updates never reached device B`)
-      const p50 = quantile(latencies, 0.5)
-      const p95 = quantile(latencies, 0.95)
-      ctx.log(`S3: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms over ${UPDATES} updates (${seen.length} distinct revisions seen on B)`)
+      const { p50, p95, seen } = await streamLatency(await page(), await page(), server.url, server.url)
+      ctx.log(`S3: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms over ${UPDATES} updates (${seen} distinct revisions seen on B)`)
       const load = loadavg()[0].toFixed(1)
       rows.push(
-        { id: 'S3', subject: 'colloquy sync (A → server → B)', metric: 'latency p50', value: p50, unit: 'ms', better: 'lower', note: `${UPDATES} updates ${GAP_MS} ms apart; B saw ${seen.length} distinct revisions` },
+        { id: 'S3', subject: 'colloquy sync (A → server → B)', metric: 'latency p50', value: p50, unit: 'ms', better: 'lower', note: `${UPDATES} updates ${GAP_MS} ms apart; B saw ${seen} distinct revisions` },
         { id: 'S3', subject: 'colloquy sync (A → server → B)', metric: 'latency p95', value: p95, unit: 'ms', better: 'lower', target: '<= 50 ms', pass: p95 <= 50, note: `1-min load average ${load}` },
       )
     } finally {
-      await browser?.close()
-      await new Promise<void>((r) => site.httpServer.close(() => r()))
+      await pages?.close()
       await server.stop()
       rmSync(dataDir, { recursive: true, force: true })
     }

@@ -92,14 +92,46 @@ async function readBody(c: Context, max: number): Promise<string> {
     if (Buffer.byteLength(text) > max) refuse()
     return text
   }
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of incoming as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > max) refuse()
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks).toString('utf8')
+  // Plain stream events: an async iterator over the request costs more than the push it carries.
+  return new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const done = (): void => {
+      incoming.off('data', data)
+      incoming.off('end', end)
+      incoming.off('error', fail)
+      incoming.off('aborted', aborted)
+      incoming.off('close', aborted)
+    }
+    const data = (chunk: Buffer): void => {
+      size += chunk.length
+      if (size > max) {
+        done()
+        try {
+          refuse()
+        } catch (e) {
+          reject(e)
+        }
+        return
+      }
+      chunks.push(chunk)
+    }
+    const end = (): void => {
+      done()
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'))
+    }
+    const fail = (e: Error): void => {
+      done()
+      reject(e)
+    }
+    const aborted = (): void => fail(new Error('request aborted'))
+    incoming.on('data', data)
+    incoming.on('end', end)
+    incoming.on('error', fail)
+    incoming.on('aborted', aborted)
+    // Closed before its end (the client went away): nothing more will come.
+    incoming.on('close', aborted)
+  })
 }
 
 const nonNegative = (v: string | undefined, name: string, fallback: number): number => {

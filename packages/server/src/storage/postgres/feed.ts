@@ -40,6 +40,23 @@ const rows = (allMeta: boolean): string => `SELECT s.id IS NOT NULL AS live, c.s
 const ROWS = rows(true)
 const PAGE_ROWS = rows(false)
 
+/** Records the live reader reads at once. */
+const PAGE = 1000
+
+/**
+ * The live reader's one statement: the clock, then the records after `$1` up to the head and
+ * `$2`, each with the current state of what it names (none: one row of the clock alone), and
+ * the events instances other than `$3` stored with commits in that range (when `$4`), as
+ * `[seq, events]` pairs on every row (the reader keeps those within what it delivers).
+ */
+const READ = `WITH k AS (SELECT head, epoch || '.' || (SELECT oid FROM pg_database WHERE datname = current_database()) AS epoch FROM colloquy_clock WHERE id = 1),
+  r AS (${ROWS} WHERE c.seq > $1 AND c.seq <= LEAST((SELECT head FROM k), $2::bigint) ORDER BY c.seq LIMIT ${PAGE}),
+  ev AS (SELECT json_agg(json_build_array(seq, events) ORDER BY seq) AS events FROM colloquy_events
+         WHERE $4::boolean AND seq > $1 AND seq <= LEAST((SELECT head FROM k), $2::bigint) AND origin <> $3)
+  SELECT k.head AS clock_head, k.epoch AS clock_epoch, ev.events, r.* FROM k CROSS JOIN ev LEFT JOIN r ON true ORDER BY r.seq`
+
+type ReadRow = Partial<Row> & { seq: string | null; clock_head: string; clock_epoch: string; events: Array<[number, EventEnvelope[]]> | null }
+
 /**
  * The change log as the database holds it, read by every instance. Pull pages are read straight
  * from it. For the live streams, one reader per instance follows the log from the last `seq` it
@@ -54,6 +71,10 @@ export class PostgresFeed implements ChangeFeed {
   /** How many times the listening connection has been (re-)established (tests read it). */
   listens = 0
   private seen = 0
+  /** This instance's commits not yet delivered, by their first `seq`. */
+  private readonly own = new Map<number, { head: number; changes: readonly CommittedChange[] }>()
+  /** A read of the log is due (a notification, the poll, a new listening connection). */
+  private due = false
   private engine?: Engine
   private readonly listeners = new Set<(changes: readonly CommittedChange[], head: number) => void>()
   private pumping: Promise<void> | undefined
@@ -66,7 +87,7 @@ export class PostgresFeed implements ChangeFeed {
   constructor(
     readonly storage: Storage,
     private readonly pool: pg.Pool,
-    private readonly options: { pollMs: number; notify: boolean; warn: (m: string) => void; origin: string },
+    private readonly options: { pollMs: number; warn: (m: string) => void; origin: string },
   ) {}
 
   attach(engine: Engine): void {
@@ -83,15 +104,21 @@ export class PostgresFeed implements ChangeFeed {
     this.head = this.seen = clock.head
     this.epoch = clock.epoch
     await this.listen()
-    this.timer = setInterval(() => void this.poke(), this.options.pollMs)
+    this.timer = setInterval(() => void this.poke(true), this.options.pollMs)
     this.timer.unref()
   }
 
-  /** After a commit of this instance: deliver it, and tell the others (after COMMIT, never inside). */
-  committed(head: number): void {
+  /**
+   * After a commit of this instance (its `NOTIFY` went with the COMMIT): its records, as written,
+   * are delivered from memory when the reader reaches them; only what other instances committed
+   * is read back from the database.
+   */
+  committed(changes: readonly CommittedChange[]): void {
+    const first = changes[0].seq
+    const head = changes[changes.length - 1].seq
+    if (head > this.head) this.head = head
+    if (head > this.seen) this.own.set(first, { head, changes })
     void this.poke()
-    if (!this.options.notify) return
-    this.pool.query('SELECT pg_notify($1, $2)', [CHANNEL, String(head)]).catch((e: Error) => this.options.warn(`notify failed (the poll covers it): ${e.message}`))
   }
 
   close(): void {
@@ -141,8 +168,12 @@ export class PostgresFeed implements ChangeFeed {
     return clock
   }
 
-  /** Reads the log up to its head once (calls made meanwhile are folded into one more round). */
-  poke(): Promise<void> {
+  /**
+   * Delivers what is due: this instance's commits that continue the log, and with `read`, the
+   * log up to its head (calls made meanwhile are folded into one more round).
+   */
+  poke(read = false): Promise<void> {
+    if (read) this.due = true
     if (this.closed) return Promise.resolve()
     if (this.pumping) {
       this.again = true
@@ -164,28 +195,64 @@ export class PostgresFeed implements ChangeFeed {
   }
 
   private async catchUp(): Promise<void> {
-    const clock = await this.clock()
-    if (clock.epoch !== this.epoch) {
-      this.options.warn(`the database was replaced (epoch ${this.epoch} → ${clock.epoch}): following the new one`)
-      this.epoch = clock.epoch
-      this.seen = Math.min(this.seen, clock.head)
-    }
-    while (this.seen < clock.head && !this.closed) {
-      const rows = (await this.pool.query<Row>(`${ROWS} WHERE c.seq > $1 AND c.seq <= $2 ORDER BY c.seq LIMIT 1000`, [this.seen, clock.head])).rows
-      const upto = rows.length === 1000 ? Number(rows[rows.length - 1].seq) : clock.head
+    for (;;) {
+      this.deliverOwn()
+      // Another instance's commits below one of ours are read before it is delivered.
+      const next = this.nextOwn()
+      if (!this.due && next === undefined) return
+      // A read bounded by this instance's next commit leaves a due read for after it.
+      if (next === undefined) this.due = false
+      // One statement (one snapshot, one round trip): the clock, the records after `seen` up to
+      // the head (and below this instance's next commit, which is delivered from memory), and
+      // the events other instances stored with them.
+      const bound = next === undefined ? Number.MAX_SAFE_INTEGER : next - 1
+      const rows = (await this.pool.query<ReadRow>(READ, [this.seen, bound, this.options.origin, this.engine !== undefined])).rows
+      const clock = rows[0]
+      const head = Number(clock.clock_head)
+      if (head > this.head) this.head = head
+      if (clock.clock_epoch !== this.epoch) {
+        this.options.warn(`the database was replaced (epoch ${this.epoch} → ${clock.clock_epoch}): following the new one`)
+        this.epoch = clock.clock_epoch
+        this.seen = Math.min(this.seen, head)
+        this.own.clear()
+        this.due = true
+        continue
+      }
+      const found = clock.seq === null ? [] : (rows as Row[])
+      const full = found.length === PAGE
+      const upto = full ? Number(found[found.length - 1].seq) : Math.min(head, bound)
+      // Nothing more to read (the head is where this instance already is).
+      if (upto <= this.seen && !found.length) return
       // Other instances' events of these commits, fired here as a local commit fires them.
-      const events = this.engine
-        ? (await this.pool.query<{ events: EventEnvelope[] }>('SELECT events FROM colloquy_events WHERE seq > $1 AND seq <= $2 AND origin <> $3 ORDER BY seq', [this.seen, upto, this.options.origin])).rows.flatMap((r) => r.events)
-        : []
-      this.fold(rows, events)
+      const events = (clock.events ?? []).filter(([seq]) => seq > this.seen && seq <= upto).flatMap(([, e]) => e)
+      this.fold(found, events)
       const changes: CommittedChange[] = []
-      for (const r of rows) {
+      for (const r of found) {
         const change = changeOf(r)
         if (change) changes.push({ seq: Number(r.seq), change, metadata: metadataOf(r) })
       }
-      this.seen = upto
+      this.seen = Math.max(this.seen, upto)
       for (const listener of this.listeners) listener(changes, upto)
+      if (full) this.due = true
     }
+  }
+
+  /** Delivers this instance's commits that continue the log; drops those a read already passed. */
+  private deliverOwn(): void {
+    for (;;) {
+      for (const [first, c] of this.own) if (c.head <= this.seen || first <= this.seen) this.own.delete(first)
+      const c = this.own.get(this.seen + 1)
+      if (!c) return
+      this.own.delete(this.seen + 1)
+      this.seen = c.head
+      for (const listener of this.listeners) listener(c.changes, c.head)
+    }
+  }
+
+  private nextOwn(): number | undefined {
+    let next: number | undefined
+    for (const first of this.own.keys()) if (first > this.seen && (next === undefined || first < next)) next = first
+    return next
   }
 
   /** Folds what the log shows into this instance's engine (its own commits are already there). */
@@ -237,7 +304,8 @@ export class PostgresFeed implements ChangeFeed {
       client = await this.pool.connect()
       client.on('error', again)
       client.on('end', () => again())
-      client.on('notification', () => void this.poke())
+      // The payload is the head after the commit: this instance's own, or one already read, needs nothing.
+      client.on('notification', (n) => void (Number(n.payload) > this.seen && this.poke(true)))
       await client.query(`LISTEN ${CHANNEL}`)
       this.listener = client
       this.listens++
@@ -248,7 +316,7 @@ export class PostgresFeed implements ChangeFeed {
       return
     }
     // Whatever was committed while nobody listened.
-    await this.poke()
+    await this.poke(true)
   }
 }
 

@@ -16,6 +16,7 @@ import type pg from 'pg'
  * - `colloquy_attachment_chunks`: attachment bytes, one row per fixed-size chunk, keyed by
  *   session and sha256 (the same content is stored once per session), written and removed in
  *   the transaction of the commit that lists or unlists them.
+ * - `colloquy_lock_heads(ids)`: a commit's first statement (see the migration).
  * - `colloquy_clock`: one row: the newest `seq` (`head`), the oldest usable cursor (`floor`)
  *   and the database's `epoch` (a new one for every database, so a cursor from another one,
  *   a restore or a re-creation, is recognised).
@@ -87,6 +88,17 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (session_id, sha256, n)
    );
    ALTER TABLE colloquy_attachment_chunks ALTER COLUMN data SET STORAGE EXTERNAL;`,
+  // A commit locks the sessions it touches and reads their heads in one round trip. The
+  // advisory locks (sorted: two commits never wait on each other in a cycle; they also cover ids
+  // not created yet) come first; the heads are read after them with a snapshot of their own (a
+  // VOLATILE function takes one per statement), so a session another instance created while
+  // this one waited is seen.
+  `CREATE FUNCTION colloquy_lock_heads(ids text[]) RETURNS TABLE (sid text, smeta json, sleaf text, sv bigint, sattachments json)
+     LANGUAGE plpgsql VOLATILE AS $$
+   BEGIN
+     PERFORM pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(x, 0) AS k FROM unnest(ids) AS x ORDER BY 1) l;
+     RETURN QUERY SELECT s.id, s.meta, s.leaf, s.v, s.attachments FROM colloquy_sessions s WHERE s.id = ANY(ids) ORDER BY s.id FOR UPDATE;
+   END $$;`,
 ]
 
 /** An arbitrary constant: the advisory lock migrations run under. */

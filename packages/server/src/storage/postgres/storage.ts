@@ -1,12 +1,13 @@
-import { jsonEqual, type SessionEntry, type SessionHead, type Storage, type StorageReader, type WriteSet } from '@colloquy/core'
+import { jsonEqual, type AttachmentMeta, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type Storage, type StorageReader, type WriteSet } from '@colloquy/core'
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import type { FeedStorage } from '../../changes/change-feed.js'
+import type { CommittedChange } from '../../changes/change-log.js'
 import { parentsFirst } from '../../changes/change-log.js'
 import { recordKey, type ChangeKind } from '../../changes/change-index.js'
 import { writeAttachmentBytes, storedBytes } from './attachment-chunks.js'
 import { attachmentBytesOf, attachmentsOf, fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
-import { PostgresFeed } from './feed.js'
+import { CHANNEL, PostgresFeed } from './feed.js'
 import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
 
@@ -19,7 +20,7 @@ export interface PostgresStorageOptions {
   /** The safety poll: how often an instance checks the log without a notification (default 1000 ms). */
   pollMs?: number
   /**
-   * Send `NOTIFY` after each commit (default true). Without it other instances learn of commits
+   * Send `NOTIFY` with each commit (default true). Without it other instances learn of commits
    * by the poll only: slower, but no cluster-wide notification lock at very high write rates.
    */
   notify?: boolean
@@ -28,11 +29,63 @@ export interface PostgresStorageOptions {
   afterVersionBump?: (commit: number) => void | Promise<void>
 }
 
+type Usage = { sessions: number; bytes: number }
+
+/** Quota counts one instance runs at once (the rest of its pool is for commits and reads). */
+const MAX_COUNTS = 3
+
 const byteSize = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
 
 /** A record's change-log key (one record per key). */
-const keyOf = (r: Rec): string =>
+const keyOf = (r: Pick<Rec, 'kind' | 'session_id' | 'entry_id' | 'attachment_id'>): string =>
   recordKey({ seq: 0, kind: r.kind, session_id: r.session_id, ...(r.entry_id !== undefined && { entry_id: r.entry_id }), ...(r.attachment_id !== undefined && { attachment_id: r.attachment_id }) })
+
+// A commit's statements are few because each is a round trip, and on a busy machine a round
+// trip (two processes scheduled in turn) costs milliseconds: that, not the database's work, is
+// what bounds commits per second. So each statement below does all it can.
+
+/** Locks the sessions a commit touches and reads their heads (`colloquy_lock_heads`, schema.ts). */
+const LOCK_HEADS = 'SELECT sid AS id, smeta AS meta, sleaf AS leaf, sv AS v, sattachments AS attachments FROM colloquy_lock_heads($1::text[])'
+
+/**
+ * Entries and heads in one statement. Entries are upserted, telling new from replaced ones and
+ * the old sizes (the CTEs see the rows as they were before the statement). Heads are upserted
+ * with their stored size: a new session's is its meta, its attachments' sizes, the entries an
+ * earlier bulk-import commit wrote and this commit's (`$10` true); an existing one's grows by the
+ * meta's and the attachments' difference (`$9`, from the heads read under the lock) and its
+ * entries' (added on conflict). Sessions whose
+ * entries change without a new head (none the engine writes today) are sized by the last CTE.
+ */
+const WRITE_DATA = `WITH n AS (SELECT * FROM unnest($1::text[], $2::text[], $3::json[]) AS n(s, i, entry)),
+  old AS (SELECT e.session_id, e.id, octet_length(e.entry::text) AS b FROM colloquy_entries e JOIN n ON e.session_id = n.s AND e.id = n.i),
+  ins AS (INSERT INTO colloquy_entries (session_id, id, entry) SELECT s, i, entry FROM n
+          ON CONFLICT (session_id, id) DO UPDATE SET entry = EXCLUDED.entry
+          RETURNING session_id, id, (xmax = 0) AS inserted),
+  d AS (SELECT n.s AS id, sum(octet_length(n.entry::text) - coalesce(old.b, 0))::bigint AS by FROM n LEFT JOIN old ON old.session_id = n.s AND old.id = n.i GROUP BY n.s),
+  h AS (INSERT INTO colloquy_sessions (id, owner, meta, leaf, v, attachments, bytes)
+        SELECT h.id, h.owner, h.meta, h.leaf, h.v, h.attachments, h.base + coalesce(d.by, 0)
+          + CASE WHEN h.created THEN coalesce((SELECT sum(octet_length(e.entry::text)) FROM colloquy_entries e WHERE e.session_id = h.id), 0) ELSE 0 END
+        FROM unnest($4::text[], $5::text[], $6::json[], $7::text[], $8::bigint[], $9::bigint[], $10::boolean[], $11::json[]) AS h(id, owner, meta, leaf, v, base, created, attachments)
+        LEFT JOIN d ON d.id = h.id
+        ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, meta = EXCLUDED.meta, leaf = EXCLUDED.leaf, v = EXCLUDED.v, attachments = EXCLUDED.attachments, bytes = colloquy_sessions.bytes + EXCLUDED.bytes),
+  g AS (UPDATE colloquy_sessions s SET bytes = s.bytes + d.by FROM d WHERE s.id = d.id AND d.by <> 0 AND NOT (s.id = ANY($4::text[])))
+  SELECT ins.session_id, ins.id FROM ins WHERE ins.inserted`
+
+/**
+ * The version bump and what depends on it, in one statement, last in the commit: the clock
+ * row's lock (which orders all commits) is held from here to COMMIT only. The records take the
+ * `seq`s below the new head in order; the events are kept under the head; the `NOTIFY` (a hint
+ * carrying the head, `$10`) is delivered by PostgreSQL at COMMIT, never before, and never for a
+ * commit that does not happen. Its commit-time lock adds no waiting: commits already take turns
+ * on the clock row until they end.
+ */
+const WRITE_LOG = `WITH k AS (UPDATE colloquy_clock SET head = head + cardinality($1::text[]) WHERE id = 1 RETURNING head),
+  c AS (INSERT INTO colloquy_changes (key, seq, kind, session_id, entry_id, owner, metadata, attachment_id)
+        SELECT r.key, (SELECT head FROM k) - cardinality($1::text[]) + r.o, r.kind, r.session_id, r.entry_id, r.owner, r.metadata, r.attachment_id
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::json[], $11::text[]) WITH ORDINALITY AS r(key, kind, session_id, entry_id, owner, metadata, attachment_id, o)
+        ON CONFLICT (key) DO UPDATE SET seq = EXCLUDED.seq, owner = EXCLUDED.owner, metadata = EXCLUDED.metadata),
+  e AS (INSERT INTO colloquy_events (seq, origin, events) SELECT head, $7, $8::json FROM k WHERE $8::json IS NOT NULL)
+  SELECT head, CASE WHEN $9::boolean THEN pg_notify($10, head::text) END AS notified FROM k`
 
 interface Rec {
   kind: ChangeKind
@@ -40,7 +93,9 @@ interface Rec {
   entry_id?: string
   attachment_id?: string
   owner: string | null
-  metadata?: unknown
+  metadata?: JsonObject
+  /** What the record serves, as of this commit: the feed hands it to this instance's streams. */
+  change: ReplicaChange
 }
 
 /**
@@ -54,12 +109,13 @@ interface Rec {
  * - The change log's sequence numbers come from one clock row bumped inside the commit, last,
  *   just before COMMIT: its row lock orders commits, so a reader that sees `seq` n has seen every
  *   commit below n (a sequence would not: its values are taken before commit).
- * - After COMMIT a `NOTIFY` carrying only the new head tells other instances to read the log.
+ * - A `NOTIFY` carrying only the new head, delivered at COMMIT, tells other instances to read the log.
  */
 export function postgresStorage(options: PostgresStorageOptions): FeedStorage & UsageSource & { readonly pool: pg.Pool } {
   if (!options.pool && !options.connectionString) throw new Error('postgresStorage: give a connectionString or a pool')
   const warn = options.warn ?? ((m: string) => console.warn(`[colloquy postgresStorage] ${m}`))
   const own = !options.pool
+  const notify = options.notify ?? true
   const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 })
   // An idle connection dropped by the server (a restart) must not crash the process.
   pool.on('error', (e) => warn(`idle connection lost: ${e.message}`))
@@ -74,7 +130,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
   const transact = async (work: (reader: StorageReader) => Promise<WriteSet>): Promise<void> => {
     const client = await pool.connect()
     let failed: Error | undefined
-    let head = 0
+    let logged: CommittedChange[] = []
     try {
       await client.query('BEGIN')
       const heads = new Map<string, SessionHead | undefined>()
@@ -90,8 +146,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
           const run = Promise.resolve().then(async () => {
             batch = undefined
             const keys = [...ids].map(toDb)
-            await client.query('SELECT count(pg_advisory_xact_lock(k)) FROM (SELECT DISTINCT hashtextextended(id, 0) AS k FROM unnest($1::text[]) AS id ORDER BY 1) s', [keys])
-            const rows = (await client.query<HeadRow>('SELECT id, meta, leaf, v, attachments FROM colloquy_sessions WHERE id = ANY($1) ORDER BY id FOR UPDATE', [keys])).rows
+            const rows = (await client.query<HeadRow>(LOCK_HEADS, [keys])).rows
             for (const id of ids) heads.set(id, undefined)
             for (const r of rows) heads.set(fromDb(r.id), headOf(r))
           })
@@ -109,7 +164,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
         entries: (id) => readEntries(client, id),
       }
       const ws = await work(reader)
-      head = await write(client, ws, reader, heads)
+      logged = await write(client, ws, reader, heads)
       await client.query('COMMIT')
     } catch (e) {
       failed = e instanceof Error ? e : new Error(String(e))
@@ -119,12 +174,12 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       // A connection that failed mid-transaction may be broken: drop it rather than reuse it.
       client.release(failed)
     }
-    if (head) feed.committed(head)
+    if (logged.length) feed.committed(logged)
   }
 
-  /** Writes one commit and its change-log records; returns the new head (0: nothing logged). */
-  const write = async (client: pg.PoolClient, ws: WriteSet, reader: StorageReader, prev: Map<string, SessionHead | undefined>): Promise<number> => {
-    if (!ws.deleted.size && !ws.heads.size && !ws.entries.size && !ws.side.length) return 0
+  /** Writes one commit and its change-log records; returns them as logged (none: nothing logged). */
+  const write = async (client: pg.PoolClient, ws: WriteSet, reader: StorageReader, prev: Map<string, SessionHead | undefined>): Promise<CommittedChange[]> => {
+    if (!ws.deleted.size && !ws.heads.size && !ws.entries.size && !ws.side.length) return []
     // Whatever the commit writes was read under its lock (the engine reads it; this is a guard).
     await Promise.all([...new Set([...ws.deleted, ...ws.heads.keys(), ...ws.entries.keys()])].map((id) => reader.head(id)))
     const recs: Rec[] = []
@@ -137,70 +192,34 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       await client.query('DELETE FROM colloquy_sessions WHERE id = ANY($1)', [keys])
       for (const id of gone) {
         const metadata = prev.get(id)!.meta.metadata
-        recs.push({ kind: 'deleted', session_id: id, owner: ownerOf(metadata), ...(metadata && { metadata }) })
+        recs.push({ kind: 'deleted', session_id: id, owner: ownerOf(metadata), ...(metadata && { metadata }), change: { type: 'delete', session_id: id } })
       }
     }
     const before = (id: string): SessionHead | undefined => (ws.deleted.has(id) ? undefined : prev.get(id))
 
-    if (ws.heads.size) {
+    const inserted = new Set<string>()
+    const rows = [...ws.entries].flatMap(([id, m]) => [...m.values()].map((e) => [id, e] as const))
+    if (ws.heads.size || rows.length) {
       const hs = [...ws.heads.values()]
-      await client.query(
-        `INSERT INTO colloquy_sessions (id, owner, meta, leaf, v, attachments)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::json[], $4::text[], $5::bigint[], $6::json[])
-         ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, meta = EXCLUDED.meta, leaf = EXCLUDED.leaf, v = EXCLUDED.v, attachments = EXCLUDED.attachments`,
-        [hs.map((h) => toDb(h.meta.session_id)), hs.map((h) => ownerOf(h.meta.metadata)), hs.map((h) => JSON.stringify(h.meta)), hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))), hs.map((h) => h.v), hs.map(attachmentsOf)],
-      )
+      const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, [
+        rows.map(([id]) => toDb(id)),
+        rows.map(([, e]) => toDb(e.id)),
+        rows.map(([, e]) => JSON.stringify(e)),
+        hs.map((h) => toDb(h.meta.session_id)),
+        hs.map((h) => ownerOf(h.meta.metadata)),
+        hs.map((h) => JSON.stringify(h.meta)),
+        hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))),
+        hs.map((h) => h.v),
+        // What each head's stored size starts from (see WRITE_DATA).
+        hs.map((h) => ((old) => byteSize(h.meta) + attachmentBytesOf(h) - (old ? byteSize(old.meta) + attachmentBytesOf(old) : 0))(before(h.meta.session_id))),
+        hs.map((h) => !before(h.meta.session_id)),
+        hs.map(attachmentsOf),
+      ])
+      for (const r of res.rows) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id)}`)
     }
     // Attachment bytes in the same transaction: written before the commit that lists them
     // stands, gone with it if it fails.
     await writeAttachmentBytes(client, ws, before)
-    const inserted = new Set<string>()
-    // What each existing session's stored size changes by (new sessions are summed below).
-    const grew = new Map<string, number>()
-    const grow = (id: string, by: number): void => {
-      if (by !== 0 && before(id)) grew.set(id, (grew.get(id) ?? 0) + by)
-    }
-    for (const [id, head] of ws.heads) {
-      const old = before(id)
-      if (old) grow(id, byteSize(head.meta) - byteSize(old.meta) + attachmentBytesOf(head) - attachmentBytesOf(old))
-    }
-    const rows = [...ws.entries].flatMap(([id, m]) => [...m.values()].map((e) => [id, e, JSON.stringify(e)] as const))
-    if (rows.length) {
-      // The old sizes are read in the same statement (a CTE sees the rows before the upsert).
-      const res = await client.query<{ session_id: string; id: string; inserted: boolean; old: number }>(
-        `WITH n AS (SELECT * FROM unnest($1::text[], $2::text[], $3::json[]) AS n(s, i, entry)),
-         old AS (SELECT e.session_id, e.id, octet_length(e.entry::text) AS b FROM colloquy_entries e JOIN n ON e.session_id = n.s AND e.id = n.i),
-         ins AS (INSERT INTO colloquy_entries (session_id, id, entry) SELECT s, i, entry FROM n
-                 ON CONFLICT (session_id, id) DO UPDATE SET entry = EXCLUDED.entry
-                 RETURNING session_id, id, (xmax = 0) AS inserted)
-         SELECT ins.session_id, ins.id, ins.inserted, coalesce(old.b, 0)::int AS old FROM ins LEFT JOIN old ON old.session_id = ins.session_id AND old.id = ins.id`,
-        [rows.map(([id]) => toDb(id)), rows.map(([, e]) => toDb(e.id)), rows.map(([, , text]) => text)],
-      )
-      const sizes = new Map(rows.map(([id, e, text]) => [`${id}\u0000${e.id}`, Buffer.byteLength(text)]))
-      for (const r of res.rows) {
-        const key = `${fromDb(r.session_id)}\u0000${fromDb(r.id)}`
-        if (r.inserted) inserted.add(key)
-        grow(fromDb(r.session_id), (sizes.get(key) ?? 0) - r.old)
-      }
-    }
-    if (grew.size) {
-      const list = [...grew]
-      await client.query('UPDATE colloquy_sessions s SET bytes = s.bytes + d.by FROM unnest($1::text[], $2::bigint[]) AS d(id, by) WHERE s.id = d.id', [
-        list.map(([id]) => toDb(id)),
-        list.map(([, by]) => by),
-      ])
-    }
-    const created = [...ws.heads.keys()].filter((id) => !before(id))
-    if (created.length) {
-      // Summed once, at creation: a bulk import may have written its entries in earlier commits.
-      await client.query(
-        `UPDATE colloquy_sessions s SET bytes = octet_length(s.meta::text)
-           + coalesce((SELECT sum(octet_length(e.entry::text)) FROM colloquy_entries e WHERE e.session_id = s.id), 0)
-           + coalesce((SELECT sum((a->>'size')::bigint) FROM json_array_elements(s.attachments) a), 0)
-         WHERE s.id = ANY($1)`,
-        [created.map(toDb)],
-      )
-    }
 
     // The records, in the change log's dependency order (as `ChangeLog.plan`): tombstones,
     // creations (with entries written earlier by a bulk import), entries, metas, leaves.
@@ -210,45 +229,48 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     const owners: Array<[string, string | null]> = []
     // Records of another key that a record of this commit replaces (an attachment's and its detach).
     const superseded: string[] = []
+    const attachmentRec = (id: string, a: AttachmentMeta, owner: string | null): Rec => ({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id, owner, change: { type: 'attachment', session_id: id, attachment: a } })
     for (const [id, head] of ws.heads) {
       const owner = ownerOf(head.meta.metadata)
       const old = before(id)
       if (!old) {
         const added = new Set<string>()
         fresh.set(id, added)
-        recs.push({ kind: 'created', session_id: id, owner })
+        const metaChange: ReplicaChange = { type: 'meta', meta: head.meta }
+        const leafChange: ReplicaChange = { type: 'leaf', session_id: id, entry_id: head.leaf }
+        recs.push({ kind: 'created', session_id: id, owner, change: metaChange })
         // A fork's (or an import's) attachments come right after its creation, before its entries.
-        for (const a of head.attachments ?? []) recs.push({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id, owner })
+        for (const a of head.attachments ?? []) recs.push(attachmentRec(id, a, owner))
         // Draft chips name attachments logged after the creation: a meta record follows them.
-        if (head.meta.draft_attachments?.length) metas.push({ kind: 'meta', session_id: id, owner })
+        if (head.meta.draft_attachments?.length) metas.push({ kind: 'meta', session_id: id, owner, change: metaChange })
         const inCommit = ws.entries.get(id)
         if (head.leaf !== null && !inCommit?.has(head.leaf)) {
           for (const entry of parentsFirst(await readEntries(client, id))) {
             if (inCommit?.has(entry.id)) continue
-            recs.push({ kind: 'added', session_id: id, entry_id: entry.id, owner })
+            recs.push({ kind: 'added', session_id: id, entry_id: entry.id, owner, change: { type: 'entry', session_id: id, entry } })
             added.add(entry.id)
           }
         }
-        if (head.leaf !== null) leaves.push({ kind: 'leaf', session_id: id, owner })
+        if (head.leaf !== null) leaves.push({ kind: 'leaf', session_id: id, owner, change: leafChange })
         continue
       }
       if (ownerOf(old.meta.metadata) !== owner) owners.push([id, owner])
-      if (!jsonEqual(old.meta, head.meta)) metas.push({ kind: 'meta', session_id: id, owner })
-      if (old.leaf !== head.leaf) leaves.push({ kind: 'leaf', session_id: id, owner })
+      if (!jsonEqual(old.meta, head.meta)) metas.push({ kind: 'meta', session_id: id, owner, change: { type: 'meta', meta: head.meta } })
+      if (old.leaf !== head.leaf) leaves.push({ kind: 'leaf', session_id: id, owner, change: { type: 'leaf', session_id: id, entry_id: head.leaf } })
       // Attachments before the entries of the same commit (a message may reference them): a new
       // one gets its record now and keeps it; a deleted one's record becomes `detached`.
       const list = head.attachments ?? []
       const was = new Map((old.attachments ?? []).map((a) => [a.attachment_id, a]))
       for (const a of list) {
         if (was.get(a.attachment_id)?.sha256 === a.sha256) continue
-        recs.push({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id, owner })
-        superseded.push(keyOf({ kind: 'detached', session_id: id, attachment_id: a.attachment_id, owner }))
+        recs.push(attachmentRec(id, a, owner))
+        superseded.push(keyOf({ kind: 'detached', session_id: id, attachment_id: a.attachment_id }))
       }
       const now = new Set(list.map((a) => a.attachment_id))
       for (const a_id of was.keys()) {
         if (now.has(a_id)) continue
-        recs.push({ kind: 'detached', session_id: id, attachment_id: a_id, owner })
-        superseded.push(keyOf({ kind: 'attachment', session_id: id, attachment_id: a_id, owner }))
+        recs.push({ kind: 'detached', session_id: id, attachment_id: a_id, owner, change: { type: 'detach', session_id: id, attachment_id: a_id } })
+        superseded.push(keyOf({ kind: 'attachment', session_id: id, attachment_id: a_id }))
       }
     }
     for (const [id, entries] of ws.entries) {
@@ -260,7 +282,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       for (const entry of entries.values()) {
         if (added?.has(entry.id)) continue
         const isNew = added !== undefined || inserted.has(`${id}\u0000${entry.id}`)
-        recs.push({ kind: isNew ? 'added' : 'updated', session_id: id, entry_id: entry.id, owner })
+        recs.push({ kind: isNew ? 'added' : 'updated', session_id: id, entry_id: entry.id, owner, change: { type: 'entry', session_id: id, entry } })
         added?.add(entry.id)
       }
     }
@@ -276,7 +298,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
         await client.query('INSERT INTO colloquy_side (store, key, value) VALUES ($1, $2, $3) ON CONFLICT (store, key) DO UPDATE SET value = EXCLUDED.value', [w.store, String(w.key), JSON.stringify(w.value)])
       }
     }
-    if (!recs.length) return 0
+    if (!recs.length) return []
     if (superseded.length) await client.query('DELETE FROM colloquy_changes WHERE key = ANY($1)', [superseded.map(toDb)])
 
     // One record per key: a later record of the same key in this commit replaces an earlier one.
@@ -286,33 +308,74 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       byKey.delete(key)
       byKey.set(key, r)
     }
-    const n = byKey.size
-    // The version bump: last, so the clock row's lock is held only for the rest of the commit.
-    const head = Number((await client.query<{ head: string }>('UPDATE colloquy_clock SET head = head + $1 WHERE id = 1 RETURNING head', [n])).rows[0].head)
-    const first = head - n + 1
     const list = [...byKey]
-    await client.query(
-      `INSERT INTO colloquy_changes (key, seq, kind, session_id, entry_id, owner, metadata, attachment_id)
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::json[], $8::text[])
-       ON CONFLICT (key) DO UPDATE SET seq = EXCLUDED.seq, owner = EXCLUDED.owner, metadata = EXCLUDED.metadata`,
-      [
-        list.map(([k]) => toDb(k)),
-        list.map((_, i) => first + i),
-        list.map(([, r]) => r.kind),
-        list.map(([, r]) => toDb(r.session_id)),
-        list.map(([, r]) => (r.entry_id === undefined ? null : toDb(r.entry_id))),
-        list.map(([, r]) => r.owner),
-        list.map(([, r]) => (r.metadata === undefined ? null : JSON.stringify(r.metadata))),
-        list.map(([, r]) => (r.attachment_id === undefined ? null : toDb(r.attachment_id))),
-      ],
+    const head = Number(
+      (
+        await client.query<{ head: string }>(WRITE_LOG, [
+          list.map(([k]) => toDb(k)),
+          list.map(([, r]) => r.kind),
+          list.map(([, r]) => toDb(r.session_id)),
+          list.map(([, r]) => (r.entry_id === undefined ? null : toDb(r.entry_id))),
+          list.map(([, r]) => r.owner),
+          list.map(([, r]) => (r.metadata === undefined ? null : JSON.stringify(r.metadata))),
+          origin,
+          ws.events?.length ? JSON.stringify(ws.events) : null,
+          notify,
+          CHANNEL,
+          list.map(([, r]) => (r.attachment_id === undefined ? null : toDb(r.attachment_id))),
+        ])
+      ).rows[0].head,
     )
-    if (ws.events?.length) {
-      await client.query('INSERT INTO colloquy_events (seq, origin, events) VALUES ($1, $2, $3)', [head, origin, JSON.stringify(ws.events)])
-      // Only live sockets need them: old ones go now and then.
-      if (commits % 256 === 0) await client.query("DELETE FROM colloquy_events WHERE at < now() - interval '10 minutes'")
-    }
+    // Only live sockets need the events: old ones go now and then.
+    if (ws.events?.length && commits % 256 === 0) await client.query("DELETE FROM colloquy_events WHERE at < now() - interval '10 minutes'")
     await options.afterVersionBump?.(++commits)
-    return head
+    const first = head - list.length + 1
+    return list.map(([, r], i) => ({ seq: first + i, change: r.change, metadata: r.kind === 'deleted' ? r.metadata : (ws.heads.get(r.session_id) ?? before(r.session_id))?.meta.metadata }))
+  }
+
+  // Every write is admitted against its principal's quota with a count read after it arrived.
+  // Requests arriving together (many principals pushing at once) share one statement rather than
+  // each taking a connection the commits need. A few counts run at once; past that, the next
+  // gathers until one is back (a request is never answered by a count sent before it arrived,
+  // whose snapshot may be older).
+  let gathering: Map<string, Array<(r: Usage | Error) => void>> | undefined
+  let counting = 0
+  const count = (): void => {
+    const batch = gathering
+    if (counting >= MAX_COUNTS || !batch) return
+    gathering = undefined
+    counting++
+    pool
+      .query<{ owner: string; sessions: number; bytes: string }>('SELECT owner, count(*)::int AS sessions, coalesce(sum(bytes), 0)::bigint AS bytes FROM colloquy_sessions WHERE owner = ANY($1) GROUP BY owner', [[...batch.keys()]])
+      .then(
+        (res) => {
+          const found = new Map(res.rows.map((r) => [r.owner, { sessions: r.sessions, bytes: Number(r.bytes) }]))
+          for (const [o, waiting] of batch) for (const w of waiting) w(found.get(o) ?? { sessions: 0, bytes: 0 })
+        },
+        (e: Error) => {
+          for (const waiting of batch.values()) for (const w of waiting) w(e)
+        },
+      )
+      .finally(() => {
+        counting--
+        count()
+      })
+  }
+  const usageOf = async (owner: string | null): Promise<Usage> => {
+    if (owner === null) {
+      const r = (await pool.query<{ sessions: number; bytes: string }>('SELECT count(*)::int AS sessions, coalesce(sum(bytes), 0)::bigint AS bytes FROM colloquy_sessions')).rows[0]
+      return { sessions: r.sessions, bytes: Number(r.bytes) }
+    }
+    gathering ??= new Map()
+    const waiting = gathering.get(owner) ?? []
+    gathering.set(owner, waiting)
+    const r = await new Promise<Usage | Error>((resolve) => {
+      waiting.push(resolve)
+      // Requests of the same tick join; the count starts once the current one (if any) is back.
+      queueMicrotask(count)
+    })
+    if (r instanceof Error) throw r
+    return r
   }
 
   const storage: FeedStorage & UsageSource & { readonly pool: pg.Pool } = {
@@ -332,10 +395,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       return rows.map((r) => ({ key: r.key, value: r.value }))
     },
     changeFeed: () => feed,
-    async usageOf(owner) {
-      const r = (await pool.query<{ sessions: number; bytes: string }>('SELECT count(*)::int AS sessions, coalesce(sum(bytes), 0)::bigint AS bytes FROM colloquy_sessions WHERE $1::text IS NULL OR owner = $1', [owner])).rows[0]
-      return { sessions: r.sessions, bytes: Number(r.bytes) }
-    },
+    usageOf,
     async sessionBytes(id) {
       const r = (await pool.query<{ bytes: string }>('SELECT bytes FROM colloquy_sessions WHERE id = $1', [toDb(id)])).rows[0]
       return r ? Number(r.bytes) : 0
@@ -345,6 +405,6 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       if (own) void pool.end().catch(() => {})
     },
   }
-  feed = new PostgresFeed(storage, pool, { pollMs: options.pollMs ?? 1000, notify: options.notify ?? true, warn, origin })
+  feed = new PostgresFeed(storage, pool, { pollMs: options.pollMs ?? 1000, warn, origin })
   return storage
 }
