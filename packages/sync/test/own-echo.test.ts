@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, type Store } from '@colloquy/core'
 import { createSync, type Sync, type Transport } from '../src/index.js'
 import { replicaSnapshot } from '../../../test/support/replica-snapshot.js'
+import { checkPush } from '../src/wire.js'
 import { loopback, type Loopback } from './loopback.js'
 
 const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 1 })
@@ -125,5 +126,12 @@ describe('echoes of a device’s own older changes', () => {
     await a.sync.flush()
     expect(await replicaSnapshot(a.store)).toEqual(await replicaSnapshot(server.store))
     expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
+  })
+
+  it('a push answer whose seq is not a log position is refused, retryably, before anything is acknowledged', () => {
+    for (const seq of [-1, 1.5, '3', null, Number.MAX_SAFE_INTEGER + 2]) {
+      expect(() => checkPush({ results: [{ id: 1, status: 'applied', seq }] }, [1])).toThrow(expect.objectContaining({ name: 'TransportError', retryable: true }))
+    }
+    expect(checkPush({ results: [{ id: 1, status: 'applied', seq: 7 }, { id: 2, status: 'applied' }] }, [1, 2]).results.map((r) => r.seq)).toEqual([7, undefined])
   })
 })
