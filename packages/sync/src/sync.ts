@@ -1,5 +1,6 @@
 import { BehaviorSubject, Subject, type Observable } from 'rxjs'
 import type { AttachmentMeta, ReplicaChange, SessionEntry, SessionMeta, SideWrite, Store } from '@colloquy/core'
+import { parseReplicaChange } from '@colloquy/core/replica'
 import { backoffDelay } from './backoff.js'
 import { lead } from './leader.js'
 import { OUTBOX, coalesce, keyOf, keyed, outboxHook, parentsFirst, sessionOf, type OutboxRecord } from './outbox.js'
@@ -80,7 +81,9 @@ export function createSync(store: Store, options: SyncOptions): Sync {
    * until its answer says where the mutation landed in the server's log: an echo of an older
    * change (ours or another device's) arriving meanwhile must not undo the newer one in flight,
    * and one committed after it must still be applied. They are held, not dropped: the
-   * checkpoint may pass them meanwhile.
+   * checkpoint may pass them meanwhile. Kept in memory only: a device stopped before the answer
+   * finds the mutation in its outbox again, not yet sent, and pushes it again; server changes for
+   * its key are then shielded as for any unsent change and its push sets the server's value.
    */
   const holding = new Map<string, number>()
   let held: SequencedChange[] = []
@@ -321,20 +324,26 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       const next = Math.max(checkpoint, to)
       if (!fresh.length && next === checkpoint) return
       const live: SequencedChange[] = []
+      // Taken over once written: a failed apply leaves `held` as it was.
+      let hold = held.slice()
       for (const s of fresh) {
         const c = s.change
         const k = keyed(c)
-        if (c.type === 'delete') held = held.filter((h) => sessionOf(h.change) !== c.session_id)
+        if (c.type === 'delete') hold = hold.filter((h) => sessionOf(h.change) !== c.session_id)
         if (k === undefined) live.push(s)
         // Older than a change of ours the server already answered for: superseded.
         else if (s.seq < (landed.get(k) ?? 0)) continue
-        else if (holding.has(k)) held.push(s)
-        else live.push(s)
+        else if (holding.has(k)) {
+          // Checked now as applying it would (core's one validator): a hostile change fails
+          // this apply with the checkpoint untouched, rather than being kept past it.
+          hold.push({ seq: s.seq, change: parseReplicaChange(c, `changes[seq ${s.seq}]`) })
+        } else live.push(s)
       }
       const list = withoutPending(live, live.length ? await outbox() : [])
       const side: SideWrite[] = [{ store: KV, key: CHECKPOINT, value: next }]
       if (epoch !== undefined) side.push({ store: KV, key: EPOCH, value: epoch })
       await store.applyReplica(list, { policy: 'pull', side })
+      held = hold
       checkpoint = next
       for (const [k, seq] of landed) if (seq <= checkpoint && !holding.has(k)) landed.delete(k)
       if (options.eagerAttachments) {
