@@ -170,8 +170,9 @@ export function createSync(store: Store, options: SyncOptions): Sync {
         if (holding.size) {
           holding.clear()
           await serially(async () => {
-            const list = release()
+            const { list, keep } = release()
             if (list.length) await store.applyReplica(withoutPending(list, await outbox()), { policy: 'pull' })
+            held = keep
           })
         }
       }
@@ -236,9 +237,10 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     // Held server changes this answer settles: those at or past where the mutation landed (the
     // server's newer value), never the older ones. A local change not yet sent still shields.
     // Before the resolutions, which are written above the server's version.
-    const released = release()
+    const { list: released, keep } = release()
     const list = released.length ? withoutPending(released, await outbox()) : []
     await store.applyReplica([...list, ...resolutions], { policy: 'pull', side })
+    held = keep
     for (const c of settled) conflicts.next(c)
     for (const r of refused) rejected.next(r)
   }
@@ -292,19 +294,19 @@ export function createSync(store: Store, options: SyncOptions): Sync {
 
 
   /**
-   * Held changes whose keys no longer wait for an answer: those not superseded by where a
-   * mutation of ours landed, in log order. The others stay held.
+   * Held changes whose keys no longer wait for an answer (`list`): those not superseded by where
+   * a mutation of ours landed, in log order. `keep`: the others still waiting, to become `held`
+   * once `list` is written (a failed write leaves everything held).
    */
-  function release(): SequencedChange[] {
-    const out: SequencedChange[] = []
+  function release(): { list: SequencedChange[]; keep: SequencedChange[] } {
+    const list: SequencedChange[] = []
     const keep: SequencedChange[] = []
     for (const h of held) {
       const k = keyed(h.change)!
       if (holding.has(k)) keep.push(h)
-      else if (h.seq >= (landed.get(k) ?? 0)) out.push(h)
+      else if (h.seq >= (landed.get(k) ?? 0)) list.push(h)
     }
-    held = keep
-    return out
+    return { list, keep }
   }
 
   /** Runs after the applies and answers queued before it, before any queued after it. */
