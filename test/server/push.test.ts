@@ -29,7 +29,12 @@ describe('push', () => {
   it('applies a batch in order with one result per mutation, echoing each id', async () => {
     const s = newSession()
     const results = await pushChanges(server.url, s.changes, undefined, 10)
-    expect(results).toStrictEqual([10, 11, 12, 13].map((id) => ({ id, status: 'applied' })))
+    // Each result says where its key stands in the log: the records this push wrote, in order.
+    const log = await pullAll(server.url)
+    const seqs = results.map((r) => (r as { seq?: number }).seq!)
+    expect(results).toStrictEqual([10, 11, 12, 13].map((id, i) => ({ id, status: 'applied', seq: seqs[i] })))
+    expect(seqs.every((q, i) => Number.isSafeInteger(q) && (i === 0 || q > seqs[i - 1]))).toBe(true)
+    expect(log.changes.filter((c: { seq: number }) => seqs.includes(c.seq)).map((c: { change: { type: string } }) => c.change.type)).toStrictEqual(['meta', 'entry', 'entry', 'leaf'])
     const got = await rpc(server.url, 'session::messages', { session_id: s.id })
     expect(got.messages.map((m: { entry_id: string }) => m.entry_id)).toStrictEqual(['m1', 'm2'])
     expect((await rpc(server.url, 'session::get', { session_id: s.id })).meta).toMatchObject({ title: 'synced', message_count: 2 })
@@ -39,8 +44,11 @@ describe('push', () => {
     const s = newSession()
     await pushChanges(server.url, s.changes)
     const head = (await pullAll(server.url)).checkpoint
+    const first = (await pullAll(server.url)).changes.filter((c: { change: { session_id?: string; meta?: { session_id: string } } }) => (c.change.session_id ?? c.change.meta?.session_id) === s.id)
     const again = await pushChanges(server.url, s.changes)
     expect(again.map((r) => r.status)).toStrictEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged'])
+    // The retry's answer places each key where the first push put it.
+    expect(again.map((r) => (r as { seq?: number }).seq)).toStrictEqual(first.map((c: { seq: number }) => c.seq))
     expect((await rpc(server.url, 'session::get', { session_id: s.id })).meta.message_count).toBe(2)
     expect((await pullAll(server.url, head)).changes).toStrictEqual([])
   })

@@ -98,6 +98,12 @@ export const keyOf = (c: Exclude<ReplicaChange, { type: 'delete' }>): string => 
   }
 }
 
+/**
+ * The key of what a change sets, for the kinds whose server records a push answer places in the
+ * log (an entry, a session's meta, its leaf); undefined for the others.
+ */
+export const keyed = (c: ReplicaChange): string | undefined => (c.type === 'entry' || c.type === 'meta' || c.type === 'leaf' ? keyOf(c) : undefined)
+
 export const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)
 
 /** A push mutation standing for several outbox records (all acknowledged together). */

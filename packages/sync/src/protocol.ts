@@ -11,9 +11,14 @@ export interface PushRequest {
   readonly mutations: readonly PushMutation[]
 }
 
-/** One result per mutation, in order. */
+/**
+ * One result per mutation, in order. `seq` (optional: older servers omit it): the position in
+ * the server's log of the newest record of what the mutation sets (its entry, meta or leaf) once
+ * it was applied. A server change for that key at a lower `seq` is older than this mutation and
+ * superseded by it; one at that `seq` or above is as new or newer.
+ */
 export interface PushResponse {
-  readonly results: ReadonlyArray<{ readonly id: number } & ReplicaResult>
+  readonly results: ReadonlyArray<{ readonly id: number; readonly seq?: number } & ReplicaResult>
 }
 
 /** A committed change with the server's sequence number. */

@@ -1,8 +1,9 @@
 import { BehaviorSubject, Subject, type Observable } from 'rxjs'
 import type { AttachmentMeta, ReplicaChange, SessionEntry, SessionMeta, SideWrite, Store } from '@colloquy/core'
+import { parseReplicaChange } from '@colloquy/core/replica'
 import { backoffDelay } from './backoff.js'
 import { lead } from './leader.js'
-import { OUTBOX, coalesce, keyOf, outboxHook, parentsFirst, sessionOf, type OutboxRecord } from './outbox.js'
+import { OUTBOX, coalesce, keyOf, keyed, outboxHook, parentsFirst, sessionOf, type OutboxRecord } from './outbox.js'
 import type { SequencedChange } from './protocol.js'
 import { TransportError, httpTransport, type Transport } from './transport.js'
 import type { Conflict, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
@@ -75,6 +76,25 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   // Outbox records sent and not yet acknowledged: the server has them (or will, before it
   // answers), so server changes arriving meanwhile may be newer than them.
   const inflight = new Set<number>()
+  /**
+   * Server changes for what an in-flight mutation sets (per key: entry, meta, leaf) wait here
+   * until its answer says where the mutation landed in the server's log: an echo of an older
+   * change (ours or another device's) arriving meanwhile must not undo the newer one in flight,
+   * and one committed after it must still be applied. They are held, not dropped: the
+   * checkpoint may pass them meanwhile. Kept in memory only: a device stopped before the answer
+   * finds the mutation in its outbox again, not yet sent, and pushes it again; server changes for
+   * its key are then shielded as for any unsent change and its push sets the server's value.
+   */
+  const holding = new Map<string, number>()
+  let held: SequencedChange[] = []
+  /**
+   * Per key, the log position a push answer gave: a server change for that key below it is
+   * superseded (a late echo of an older change) and never applied. Forgotten once the
+   * checkpoint passes it (no change below it can arrive then).
+   */
+  const landed = new Map<string, number>()
+  /** Bumped by a resync: positions answered from before it are not compared with the new log. */
+  let generation = 0
 
   const setStatus = (patch: Partial<SyncStatus> & { state?: SyncState }): void => {
     const next = { ...status.value, ...patch, leader }
@@ -136,11 +156,25 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       setStatus({ pending: records.length })
       if (!records.length || signal.aborted) return
       const batch = coalesce(records.slice(0, batchSize))
-      for (const m of batch) for (const id of m.ids) inflight.add(id)
+      for (const m of batch) {
+        for (const id of m.ids) inflight.add(id)
+        const k = keyed(m.change)
+        if (k !== undefined) holding.set(k, (holding.get(k) ?? 0) + 1)
+      }
       try {
         await pushBatch(batch)
       } finally {
         inflight.clear()
+        // Not answered (the answer was lost, the push failed): what was held is applied as it
+        // would have been without holding. The retry's answer guards what arrives after it.
+        if (holding.size) {
+          holding.clear()
+          await serially(async () => {
+            const { list, keep } = release()
+            if (list.length) await store.applyReplica(withoutPending(list, await outbox()), { policy: 'pull' })
+            held = keep
+          })
+        }
       }
     }
   }
@@ -166,15 +200,28 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   async function pushJson(batch: ReturnType<typeof coalesce>): Promise<void> {
     if (!batch.length) return
     const ids = batch.map(({ id }) => id)
+    const sentIn = generation
     const { results } = checkPush(await transport.push({ client_id: clientId, mutations: batch.map(({ id, change }) => ({ id, change })) }), ids)
+    // After the changes applied before it, before any after it: the held ones are sorted in order.
+    return serially(() => settle(batch, results, sentIn))
+  }
+
+  async function settle(batch: ReturnType<typeof coalesce>, results: ReturnType<typeof checkPush>['results'], sentIn: number): Promise<void> {
     const byId = new Map(results.map((r) => [r.id, r]))
     const side: SideWrite[] = []
     const resolutions: ReplicaChange[] = []
     const settled: Conflict[] = []
     const refused: Rejection[] = []
+    for (const m of batch) if (!byId.has(m.id)) throw new TransportError(`push response lacks mutation ${m.id}`, true)
     for (const m of batch) {
-      const r = byId.get(m.id)
-      if (!r) throw new TransportError(`push response lacks mutation ${m.id}`, true)
+      const r = byId.get(m.id)!
+      const k = keyed(m.change)
+      if (k !== undefined) {
+        const n = (holding.get(k) ?? 1) - 1
+        if (n > 0) holding.set(k, n)
+        else holding.delete(k)
+        if (r.seq !== undefined && sentIn === generation) landed.set(k, Math.max(landed.get(k) ?? 0, r.seq))
+      }
       for (const id of m.ids) side.push({ store: OUTBOX, key: id, value: undefined })
       if (r.status === 'conflict' && m.change.type === 'entry') {
         const c = await resolve(m.change.session_id, m.change.entry, r.current)
@@ -187,7 +234,13 @@ export function createSync(store: Store, options: SyncOptions): Sync {
         refused.push(rejection)
       }
     }
-    await store.applyReplica(resolutions, { policy: 'pull', side })
+    // Held server changes this answer settles: those at or past where the mutation landed (the
+    // server's newer value), never the older ones. A local change not yet sent still shields.
+    // Before the resolutions, which are written above the server's version.
+    const { list: released, keep } = release()
+    const list = released.length ? withoutPending(released, await outbox()) : []
+    await store.applyReplica([...list, ...resolutions], { policy: 'pull', side })
+    held = keep
     for (const c of settled) conflicts.next(c)
     for (const r of refused) rejected.next(r)
   }
@@ -240,25 +293,67 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   }
 
 
+  /**
+   * Held changes whose keys no longer wait for an answer (`list`): those not superseded by where
+   * a mutation of ours landed, in log order. `keep`: the others still waiting, to become `held`
+   * once `list` is written (a failed write leaves everything held).
+   */
+  function release(): { list: SequencedChange[]; keep: SequencedChange[] } {
+    const list: SequencedChange[] = []
+    const keep: SequencedChange[] = []
+    for (const h of held) {
+      const k = keyed(h.change)!
+      if (holding.has(k)) keep.push(h)
+      else if (h.seq >= (landed.get(k) ?? 0)) list.push(h)
+    }
+    return { list, keep }
+  }
+
+  /** Runs after the applies and answers queued before it, before any queued after it. */
+  function serially<T>(fn: () => Promise<T>): Promise<T> {
+    const p = applying.then(fn)
+    applying = p.then(
+      () => {},
+      () => {},
+    )
+    return p
+  }
+
   /** Applies server changes after the checkpoint, and moves the checkpoint, in one transaction. */
   function apply(changes: readonly SequencedChange[], to: number): Promise<void> {
     const run = async (): Promise<void> => {
       const fresh = changes.filter((c) => c.seq > checkpoint)
       const next = Math.max(checkpoint, to)
       if (!fresh.length && next === checkpoint) return
-      const list = withoutPending(fresh, fresh.length ? await outbox() : [])
+      const live: SequencedChange[] = []
+      // Taken over once written: a failed apply leaves `held` as it was.
+      let hold = held.slice()
+      for (const s of fresh) {
+        const c = s.change
+        const k = keyed(c)
+        if (c.type === 'delete') hold = hold.filter((h) => sessionOf(h.change) !== c.session_id)
+        if (k === undefined) live.push(s)
+        // Older than a change of ours the server already answered for: superseded.
+        else if (s.seq < (landed.get(k) ?? 0)) continue
+        else if (holding.has(k)) {
+          // Checked now as applying it would (core's one validator): a hostile change fails
+          // this apply with the checkpoint untouched, rather than being kept past it.
+          hold.push({ seq: s.seq, change: parseReplicaChange(c, `changes[seq ${s.seq}]`) })
+        } else live.push(s)
+      }
+      const list = withoutPending(live, live.length ? await outbox() : [])
       const side: SideWrite[] = [{ store: KV, key: CHECKPOINT, value: next }]
       if (epoch !== undefined) side.push({ store: KV, key: EPOCH, value: epoch })
       await store.applyReplica(list, { policy: 'pull', side })
+      held = hold
       checkpoint = next
+      for (const [k, seq] of landed) if (seq <= checkpoint && !holding.has(k)) landed.delete(k)
       if (options.eagerAttachments) {
         // Read once now, so the bytes are here before the device goes offline.
         for (const c of list) if (c.type === 'attachment') void store.getAttachmentBlob(c.session_id, c.attachment.attachment_id).catch(() => {})
       }
     }
-    const p = applying.then(run)
-    applying = p.catch(() => {})
-    return p
+    return serially(run)
   }
 
   async function pullAll(signal: AbortSignal): Promise<void> {
@@ -289,6 +384,10 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     const leaves = resync?.leaves ?? localLeaves()
     const run = async (): Promise<void> => {
       epoch = next
+      // The log starts over: what was held comes again, positions answered before mean nothing.
+      generation++
+      held = []
+      landed.clear()
       resync = { sessions: new Set(), entries: new Set(), leaves }
       head = 0
       const side: SideWrite[] = [

@@ -95,6 +95,7 @@ export function checkPush(v: unknown, ids: readonly number[]): PushResponse {
   const sent = new Set(ids)
   for (const [i, r] of v.results.entries()) {
     if (!isObject(r) || !sent.has(r.id as number) || typeof r.status !== 'string') throw malformed(`results[${i}] must be { id, status } for a mutation that was sent`)
+    optionalSeq(r.seq, `results[${i}].seq`)
   }
   return v as unknown as PushResponse
 }

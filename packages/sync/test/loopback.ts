@@ -1,5 +1,6 @@
 import { createStore, memoryStorage, type ReplicaChange, type Store } from '@colloquy/core'
 import { replicaChangesOf } from '@colloquy/core/replica'
+import { keyed } from '../src/outbox.js'
 import type { PullResponse, PushRequest, PushResponse, SequencedChange, StreamMessage, Transport } from '../src/index.js'
 
 /**
@@ -17,6 +18,10 @@ export interface Loopback {
   online: boolean
   /** Applies the next push, then fails as if its response was lost. */
   loseNextPushResponse: boolean
+  /** Answers pushes without `seq` (as a server from before it did). */
+  omitPushSeq: boolean
+  /** When set, each stream frame is delivered after this many ms (frames then arrive out of order). */
+  streamDelay?: () => number
   transport(): Transport
   close(): Promise<void>
 }
@@ -42,6 +47,7 @@ export async function loopback(): Promise<Loopback> {
     reused: 0,
     online: true,
     loseNextPushResponse: false,
+    omitPushSeq: false,
     transport() {
       const offline = (): Error => Object.assign(new Error('network: offline'), { name: 'TransportError', retryable: true })
       return {
@@ -53,7 +59,18 @@ export async function loopback(): Promise<Loopback> {
             lb.loseNextPushResponse = false
             throw offline()
           }
-          return structuredClone({ results: results.map((r, i) => ({ id: req.mutations[i].id, ...r })) })
+          // Where each applied mutation's key stands in the log now (the newest record of it).
+          const seqOf = (c: ReplicaChange): number | undefined => {
+            const k = keyed(c)
+            for (let i = log.length - 1; k !== undefined && i >= 0; i--) if (keyed(log[i].change) === k) return log[i].seq
+            return undefined
+          }
+          return structuredClone({
+            results: results.map((r, i) => {
+              const seq = !lb.omitPushSeq && (r.status === 'applied' || r.status === 'unchanged') ? seqOf(req.mutations[i].change) : undefined
+              return { id: req.mutations[i].id, ...r, ...(seq !== undefined && { seq }) }
+            }),
+          })
         },
         async pull(since: number, limit: number): Promise<PullResponse> {
           lb.requests.pull++
@@ -82,7 +99,14 @@ export async function loopback(): Promise<Loopback> {
             queueMicrotask(() => onClose(offline()))
             return { close() {} }
           }
-          const s = { since, send: (m: StreamMessage) => queueMicrotask(() => onMessage(structuredClone(m))) }
+          const s = {
+            since,
+            send: (m: StreamMessage) => {
+              const copy = structuredClone(m)
+              if (lb.streamDelay) setTimeout(() => onMessage(copy), lb.streamDelay())
+              else queueMicrotask(() => onMessage(copy))
+            },
+          }
           // A stream starts with everything after `since`, then follows new commits.
           const backlog = log.filter((c) => c.seq > since)
           if (backlog.length) s.send({ type: 'changes', changes: backlog, prev: since, head: log.length })

@@ -1,4 +1,4 @@
-import type { Engine, JsonObject, Storage } from '@colloquy/core'
+import type { Engine, JsonObject, ReplicaChange, Storage } from '@colloquy/core'
 import type { ChangePage, CommittedChange } from './change-log.js'
 
 /** A page of the log, plus what a log that can outlive or forget cursors adds. */
@@ -27,6 +27,12 @@ export interface ChangeFeed {
   attach(engine: Engine): void
   subscribe(listener: (changes: readonly CommittedChange[], head: number) => void): () => void
   page(since: number, limit: number, filter?: JsonObject, epoch?: string): Promise<FeedPage>
+  /**
+   * For each change, the seq of the newest record of what it sets (its entry, meta or leaf), or
+   * undefined (another kind, or nothing logged). Read after a push commits, it answers where
+   * the push landed: every older record of that key is superseded.
+   */
+  positions(changes: readonly ReplicaChange[]): Promise<Array<number | undefined>>
 }
 
 /** A storage that keeps its own change log (several processes share it). */

@@ -1,4 +1,4 @@
-import type { JsonObject, SessionEntry, SessionHead } from '@colloquy/core'
+import type { JsonObject, ReplicaChange, SessionEntry, SessionHead } from '@colloquy/core'
 
 /**
  * What a change-log record stands for. A session and each entry keep the position where they
@@ -54,6 +54,24 @@ export const recordKey = (r: ChangeRecord): string =>
     ? `${r.kind}\u0000${r.session_id}\u0001${r.attachment_id}`
     : r.entry_id === undefined ? `${r.kind}\u0000${r.session_id}` : `${r.kind}\u0000${r.session_id}\u0000${r.entry_id}`
 
+/**
+ * The records that carry what a replicated change sets, by key: an entry's (`added`, `updated`),
+ * a session's meta (`created`, `meta`), its leaf. Other kinds of change have none here.
+ */
+export function recordKeysFor(c: ReplicaChange): string[] {
+  const key = (kind: ChangeKind, session_id: string, entry_id?: string): string => recordKey({ seq: 0, kind, session_id, ...(entry_id !== undefined && { entry_id }) })
+  switch (c.type) {
+    case 'entry':
+      return [key('added', c.session_id, c.entry.id), key('updated', c.session_id, c.entry.id)]
+    case 'meta':
+      return [key('created', c.meta.session_id), key('meta', c.meta.session_id)]
+    case 'leaf':
+      return [key('leaf', c.session_id)]
+    default:
+      return []
+  }
+}
+
 /** Every live record of a session (what its deletion supersedes). */
 export function* recordsOf(s: SessionIndex): Generator<LiveRecord> {
   yield s.created
@@ -79,6 +97,29 @@ export class ChangeIndex {
     const sorted = [...records].sort((a, b) => a.seq - b.seq)
     for (const r of sorted) this.add({ ...r })
     this.head = Math.max(head, sorted.length ? sorted[sorted.length - 1].seq : 0)
+  }
+
+  /** The newest live record's seq among those carrying what `c` sets (`recordKeysFor`). */
+  position(c: ReplicaChange): number | undefined {
+    const id = c.type === 'meta' ? c.meta.session_id : c.session_id
+    const s = this.sessions.get(id)
+    if (!s) return undefined
+    const live = (...rs: Array<LiveRecord | undefined>): number | undefined => {
+      const seqs = rs.filter((r): r is LiveRecord => r !== undefined && !r.dead).map((r) => r.seq)
+      return seqs.length ? Math.max(...seqs) : undefined
+    }
+    switch (c.type) {
+      case 'entry': {
+        const e = s.entries.get(c.entry.id)
+        return e && live(e.added, e.updated)
+      }
+      case 'meta':
+        return live(s.created, s.meta)
+      case 'leaf':
+        return live(s.leaf)
+      default:
+        return undefined
+    }
   }
 
   kill(r: LiveRecord): void {

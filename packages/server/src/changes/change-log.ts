@@ -100,6 +100,10 @@ export class ChangeLog {
     return { changes, checkpoint, head, more }
   }
 
+  async positions(changes: readonly ReplicaChange[]): Promise<Array<number | undefined>> {
+    return changes.map((c) => this.index.position(c))
+  }
+
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.turn.then(fn)
     this.turn = run.catch(() => {})

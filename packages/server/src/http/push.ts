@@ -10,7 +10,8 @@ export interface PushMutation {
   readonly change: ReplicaChange
 }
 
-export type PushResult = { readonly id: number | string } & ReplicaResult
+/** `seq`: where the mutation's key stands in the change log after it (applied or already there). */
+export type PushResult = { readonly id: number | string; readonly seq?: number } & ReplicaResult
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -39,7 +40,7 @@ const rejected = (e: SessionError): ReplicaResult => ({ status: 'rejected', code
  */
 export async function push(service: Service, principal: Principal | undefined, mutations: readonly PushMutation[], bytes = 0): Promise<PushResult[]> {
   const { store, tenancy } = service
-  const results: Array<ReplicaResult | undefined> = new Array(mutations.length)
+  const results: Array<(ReplicaResult & { seq?: number }) | undefined> = new Array(mutations.length)
   const admitted: Array<{ at: number; change: ReplicaChange }> = []
   const releases: Array<() => void> = []
   for (let at = 0; at < mutations.length; at++) {
@@ -83,7 +84,16 @@ export async function push(service: Service, principal: Principal | undefined, m
       const guard = principal === undefined ? undefined : (c: ReplicaChange, head: SessionHead | undefined): ReplicaResult | undefined =>
         !head || tenancy.owns(principal, head.meta.metadata) ? undefined : c.type === 'delete' ? { status: 'unchanged' } : rejected(new SessionError('session/not_found', `session ${sessionOf(c)} not found`))
       const applied = await store.applyReplica(admitted.map((a) => a.change), { policy: 'push', guard })
-      admitted.forEach((a, i) => (results[a.at] = applied[i]))
+      // Read after the commit: the newest record of each key is this push's or a later one, so
+      // a client drops only server changes older than its own (see the sync README).
+      const landed = admitted.map((a, i) => (applied[i].status === 'applied' || applied[i].status === 'unchanged' ? a.change : undefined))
+      const kept = landed.filter((c): c is ReplicaChange => c !== undefined)
+      const seqs = service.changes && kept.length ? await service.changes.positions(kept) : []
+      let n = 0
+      admitted.forEach((a, i) => {
+        const seq = landed[i] ? seqs[n++] : undefined
+        results[a.at] = seq === undefined ? applied[i] : { ...applied[i], seq }
+      })
     }
   } finally {
     quota()

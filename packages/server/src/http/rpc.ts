@@ -4,12 +4,15 @@ import type { Principal } from '../auth.js'
 import { HttpError } from '../errors.js'
 import { notFound, type Tenancy } from '../tenancy.js'
 import type { Usage } from '../usage.js'
+import type { ChangeFeed } from '../changes/change-feed.js'
 
 export interface Service {
   readonly store: Store
   readonly tenancy: Tenancy
   /** Per-principal quotas; absent: none. */
   readonly usage?: Usage
+  /** The change log: a push answer says where each mutation landed in it. */
+  readonly changes?: Pick<ChangeFeed, 'positions'>
 }
 
 /** Functions that add to what a session stores (their body size is the estimate of how much). */

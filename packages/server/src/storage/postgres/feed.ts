@@ -2,8 +2,8 @@ import { metadataMatches, type AttachmentMeta, type Engine, type EventEnvelope, 
 import type pg from 'pg'
 import type { ChangeFeed, FeedPage } from '../../changes/change-feed.js'
 import type { CommittedChange, SequencedChange } from '../../changes/change-log.js'
-import type { ChangeKind } from '../../changes/change-index.js'
-import { fromDb, headOf } from './codec.js'
+import { recordKeysFor, type ChangeKind } from '../../changes/change-index.js'
+import { fromDb, headOf, toDb } from './codec.js'
 
 export const CHANNEL = 'colloquy_changes'
 
@@ -127,6 +127,18 @@ export class PostgresFeed implements ChangeFeed {
     const l = this.listener
     this.listener = undefined
     l?.release(true)
+  }
+
+  async positions(changes: readonly ReplicaChange[]): Promise<Array<number | undefined>> {
+    const keys = changes.map((c) => recordKeysFor(c).map(toDb))
+    const all = [...new Set(keys.flat())]
+    if (!all.length) return changes.map(() => undefined)
+    const rows = (await this.pool.query<{ key: string; seq: string }>('SELECT key, seq FROM colloquy_changes WHERE key = ANY($1)', [all])).rows
+    const seq = new Map(rows.map((r) => [r.key, Number(r.seq)]))
+    return keys.map((ks) => {
+      const found = ks.map((k) => seq.get(k)).filter((n): n is number => n !== undefined)
+      return found.length ? Math.max(...found) : undefined
+    })
   }
 
   async page(since: number, limit: number, filter?: JsonObject, epoch?: string): Promise<FeedPage> {
