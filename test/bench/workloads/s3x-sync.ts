@@ -26,7 +26,7 @@ const s3xSync: Workload = {
     const servers: ChildProcess[] = []
     let pages: Awaited<ReturnType<typeof syncPages>> | undefined
     try {
-      cluster = await startPostgres()
+      cluster = await startPostgres({ durable: true })
       const db = await cluster.createDatabase()
       const urls: string[] = []
       for (let i = 0; i < 2; i++) {

@@ -201,7 +201,7 @@ const s4: Workload = {
     const root = repoRoot()
     const WS = createRequire(join(root, 'packages/server/package.json'))('ws') as WebSocketClass
     const rows: BenchRow[] = []
-    const cluster = process.env.S4_POSTGRES === '0' ? undefined : await startPostgres()
+    const cluster = process.env.S4_POSTGRES === '0' ? undefined : await startPostgres({ durable: true })
     try {
       for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
         for (const transport of ['websocket', 'http'] as const) {

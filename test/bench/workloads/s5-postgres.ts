@@ -107,7 +107,7 @@ const s5: Workload = {
   async run(ctx) {
     const root = repoRoot()
     const rows: BenchRow[] = []
-    const cluster = await startPostgres()
+    const cluster = await startPostgres({ durable: true })
     try {
       for (const storage of STORAGES) {
         const dir = mkdtempSync(join(tmpdir(), 'colloquy-s5-'))
@@ -169,7 +169,7 @@ const s3x: Workload = {
     let cluster: TestCluster | undefined
     const servers: Server[] = []
     try {
-      cluster = await startPostgres()
+      cluster = await startPostgres({ durable: true })
       const db = await cluster.createDatabase()
       for (let i = 0; i < 2; i++) servers.push(await start(root, ['--postgres', db]))
       const [one, two] = servers
