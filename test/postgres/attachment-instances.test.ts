@@ -1,36 +1,21 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { createStore, memoryStorage } from '@colloquy/core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createSync } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { failure, rpc, startServer, type ServerProcess } from '../server/helpers.js'
-import { startPostgres, type TestCluster } from '../support/postgres.js'
+import { failure, rpc, type ServerProcess } from '../server/helpers.js'
+import { useInstances } from './instances-harness.js'
 
 // Attachment bytes kept in PostgreSQL, seen from several `colloquy-server` instances on one
 // database: what one instance stores, another serves; what one deletes is gone for all.
-let cluster: TestCluster
-let db: string
-const servers: ServerProcess[] = []
 const ALICE = 'alice-token-0123456789'
 const BOB = 'bob-token-0123456789'
-const start = async (...args: string[]): Promise<ServerProcess> => {
-  const s = await startServer(['--postgres', db, '--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, ...args])
-  servers.push(s)
-  return s
-}
-beforeAll(async () => {
-  cluster = await startPostgres()
-  db = await cluster.createDatabase()
-})
-afterAll(async () => {
-  for (const s of servers) await s.stop('SIGKILL')
-  cluster?.stop()
-})
+const pg = useInstances('--token', `alice=${ALICE}`, '--token', `bob=${BOB}`)
+const start = pg.start
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 const auth = (token: string) => ({ authorization: `Bearer ${token}` })
-const sql = async <T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> =>
-  (await cluster.query<T>(text, params, db.slice(db.lastIndexOf('/') + 1))).rows
+const sql = <T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => pg.query<T>(text, params)
 /** The chunks stored for a session: how many, the largest, and the distinct contents. */
 const chunksOf = async (session_id: string) =>
   (await sql<{ chunks: number; largest: number | null; contents: number }>(

@@ -1,25 +1,11 @@
 import type { ReplicaChange } from '@colloquy/core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { pull, pullAll, pushChanges, rpc, startServer, testSocket, user, type ServerProcess } from '../server/helpers.js'
-import { startPostgres, type TestCluster } from '../support/postgres.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { pull, pullAll, pushChanges, rpc, testSocket, user, type ServerProcess } from '../server/helpers.js'
+import { useInstances } from './instances-harness.js'
 
 // Several `colloquy-server` processes on one PostgreSQL database, as behind a load balancer.
-let cluster: TestCluster
-let db: string
-const servers: ServerProcess[] = []
-const start = async (...args: string[]): Promise<ServerProcess> => {
-  const s = await startServer(['--postgres', db, ...args])
-  servers.push(s)
-  return s
-}
-beforeAll(async () => {
-  cluster = await startPostgres()
-  db = await cluster.createDatabase()
-})
-afterAll(async () => {
-  for (const s of servers) await s.stop('SIGKILL')
-  cluster?.stop()
-})
+const pg = useInstances()
+const start = pg.start
 
 const ws = (s: ServerProcess): string => s.url.replace('http', 'ws')
 const entry = (session_id: string, id: string, parent_id: string | null, text: string) => ({
@@ -35,7 +21,7 @@ const meta = (session_id: string, title: string): ReplicaChange => ({
 })
 const texts = (changes: Array<{ change: any }>): string[] => changes.filter((c) => c.change.type === 'entry').map((c) => c.change.entry.message.content[0].text)
 const listenerPids = async (): Promise<number[]> =>
-  (await cluster.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query = 'LISTEN colloquy_changes'", [db.slice(db.lastIndexOf('/') + 1)])).rows.map((r) => r.pid)
+  (await pg.cluster.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query = 'LISTEN colloquy_changes'", [pg.db.slice(pg.db.lastIndexOf('/') + 1)])).rows.map((r) => r.pid)
 const until = async (check: () => Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> => {
   const end = Date.now() + timeoutMs
   while (!(await check())) {
@@ -177,8 +163,8 @@ describe('two instances on one database', () => {
     const s = await testSocket(`${ws(a)}/sync/stream?since=${(await pull(a.url, 0, 1)).head}`)
     await s.next((m) => m.type === 'ready')
     const old = await listenerPids()
-    expect(old.length).toBe(servers.filter((x) => x.child.exitCode === null && x.child.signalCode === null).length)
-    await cluster.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [old])
+    expect(old.length).toBe(pg.servers.filter((x) => x.child.exitCode === null && x.child.signalCode === null).length)
+    await pg.cluster.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [old])
     // Committed while the listeners are down: caught up after they listen again.
     await pushChanges(b.url, [meta('t1', 'while deaf'), entry('t1', 't1-a', null, 'while nobody listened')])
     await until(async () => (await listenerPids()).filter((p) => !old.includes(p)).length === old.length, 10_000, 're-LISTEN')
@@ -205,7 +191,7 @@ describe('two instances on one database', () => {
     expect(acked.map((r) => r.status)).toEqual(['applied', 'applied'])
     const s = await testSocket(`${ws(a)}/sync/stream?since=${(await pull(a.url, 0, 1)).head}`)
     await s.next((m) => m.type === 'ready')
-    cluster.restart('immediate')
+    pg.cluster.restart('immediate')
     // The first requests may meet dead connections (503 session/storage, retry later).
     let results: any[] | undefined
     await until(async () => {
