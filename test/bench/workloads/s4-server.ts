@@ -231,7 +231,7 @@ const s4: Workload = {
               unit: 'appends/s',
               better: 'higher',
               ...(storage === 'file' ? { target: `>= ${TARGET.toLocaleString('en-US')} appends/s`, pass: r.rate >= TARGET } : { baseline: `colloquy-server (${transport})` }),
-              note: `${CLIENTS} clients (one user each), 1 awaited append per push; ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, fsync off) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
+              note: `${CLIENTS} clients (one user each), 1 awaited append per push; ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, flushing at commit) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
             })
             // Contention-independent: what one append costs the server(s), so 1000 / value is the rate one free core sustains.
             if (r.cpu !== undefined) rows.push({ id: 'S4', subject, metric: 'server CPU per append', value: r.cpu, unit: 'ms', better: 'lower' })
