@@ -42,7 +42,7 @@ function memory(pid: number | undefined): { rss: number; peak: number } {
 const text = (s: number, i: number): string => `session ${s} message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(5)}`
 
 /** Every session as a client pushes it: meta, 100 chained entries, the leaf; in batches of about 1,000 mutations. */
-async function load(url: string, log: (line: string) => void): Promise<number> {
+async function load(url: string, pid: number | undefined, log: (line: string) => void): Promise<number> {
   const sessions = Math.ceil(ENTRIES / PER_SESSION)
   let next = 0
   const t0 = performance.now()
@@ -68,7 +68,7 @@ async function load(url: string, log: (line: string) => void): Promise<number> {
       if (mutations.length >= BATCH) await send()
       if ((s + 1) % tenth === 0) {
         const at = performance.now()
-        log(`  ${((s + 1) * PER_SESSION).toLocaleString('en-US')} entries pushed, ${((tenth * PER_SESSION) / ((at - mark) / 1000)).toFixed(0)} entries/s over the last tenth`)
+        log(`  ${((s + 1) * PER_SESSION).toLocaleString('en-US')} entries pushed, ${((tenth * PER_SESSION) / ((at - mark) / 1000)).toFixed(0)} entries/s over the last tenth, server RSS ${memory(pid).rss.toFixed(0)} MiB`)
         mark = at
       }
     }
@@ -115,7 +115,7 @@ const s5: Workload = {
         const subject = storage === 'file' ? 'file storage' : 'postgres'
         try {
           let server = await start(root, args)
-          const loadMs = await load(server.url, ctx.log)
+          const loadMs = await load(server.url, server.child.pid, ctx.log)
           const loaded = memory(server.child.pid)
           ctx.log(`${subject}: loaded ${ENTRIES} entries in ${(loadMs / 1000).toFixed(1)} s, RSS ${loaded.rss.toFixed(0)} MiB (peak ${loaded.peak.toFixed(0)})`)
           await stop(server)
