@@ -14,7 +14,7 @@ const usage = `Usage: colloquy-server [options]
   --postgres <url>        keep sessions in PostgreSQL (postgres://user:pass@host/db);
                           run any number of instances on one database
   --poll-ms <n>           with --postgres: safety poll of the change log (default 1000)
-  --cache-mb <n>          entries kept in memory, in MiB (default 32 with --postgres,
+  --cache-mb <n>          entries kept in memory, in MiB (default 16 with --postgres,
                           unbounded otherwise); idle sessions are read again when needed
   --token [<who>=]<tok>   accept "Authorization: Bearer <tok>" as principal <who>
                           (default "default"); repeatable. COLLOQUY_TOKEN works too.
@@ -170,7 +170,7 @@ const server = await createServer({
     max_attachment_bytes: limit('max-attachment-bytes'),
   },
   testMode: o['test-clock'],
-  cache: o['cache-mb'] === undefined ? undefined : { maxBytes: integer(o['cache-mb'], 'cache-mb', 32) * 1024 * 1024 },
+  cache: o['cache-mb'] === undefined ? undefined : { maxBytes: integer(o['cache-mb'], 'cache-mb', 16) * 1024 * 1024 },
 })
 const { url } = await server.listen({ port: integer(o.port, 'port', 8787), host: o.host ?? '127.0.0.1' })
 // The first stdout line is machine-readable: tests and scripts read the URL from it.
