@@ -47,9 +47,17 @@ export interface ImportWriter {
 const storageError = (e: unknown): SessionError =>
   e instanceof SessionError ? e : new SessionError('session/storage', `import failed: ${String(e)}`, { cause: e })
 
+/** The entries per transaction an import writes: `chunkSize` when it is a positive integer, 2000 when unset. */
+export function chunkSizeOf(options: { chunkSize?: number }): number {
+  const n = options.chunkSize ?? 2000
+  if (!Number.isSafeInteger(n) || n < 1) throw invalid('chunkSize: expected a positive integer')
+  return n
+}
+
 /** Starts an import of `session_id`: refused when the session exists or another import holds it. */
 export async function beginImport(engine: Engine, session_id: string, options: BeginImportOptions = {}): Promise<ImportWriter> {
   if (!isValidId(session_id)) throw invalid('session_id: expected an id (well-formed, at most 255 UTF-8 bytes)')
+  chunkSizeOf(options)
   await engine.flush()
   if (engine.state.sessions.has(session_id)) throw invalid(`session ${session_id} already exists`)
   const claim = await claimImport(engine.storage, session_id, engine.ctx.now())
@@ -73,7 +81,7 @@ class Writer implements ImportWriter {
     private readonly claim: ImportClaim,
     private readonly options: BeginImportOptions,
   ) {
-    this.chunk = Math.max(1, options.chunkSize ?? 2000)
+    this.chunk = chunkSizeOf(options)
   }
 
   append(entries: readonly SessionEntry[]): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Engine } from './engine.js'
 import { invalid } from './errors.js'
 import { ImportCheck } from './import-check.js'
-import { beginImport } from './import-writer.js'
+import { beginImport, chunkSizeOf } from './import-writer.js'
 import type { SessionEntry, SessionMeta } from './model.js'
 import { parseSessionMeta } from './records.js'
 
@@ -61,7 +61,7 @@ export async function importSession(engine: Engine, input: SessionImport, option
   const { session_id } = parseSessionMeta(input.meta, 'meta')
   if (!Array.isArray(input.entries)) throw invalid('entries: expected an array')
   const total = input.entries.length
-  const chunk = Math.max(1, options.chunkSize ?? 2000)
+  const chunk = chunkSizeOf(options)
   const writer = await beginImport(engine, session_id, { chunkSize: chunk, onProgress: (w) => options.onProgress?.(w, total) })
   // Two chunks in flight at most: the next is checked while the previous one is written.
   let previous: Promise<void> = Promise.resolve()

@@ -186,6 +186,16 @@ export function importSuite(name: string, h: ImportHarness): void {
       expect(seen).toEqual([250])
     })
 
+    it('a chunk size that is not a positive integer is refused before anything is written', async () => {
+      const a = await h.open()
+      for (const chunkSize of [0, -1, 1.5, Number.NaN, Infinity]) {
+        expect((await rejection(a.beginImport('sized', { chunkSize }))).message).toContain('chunkSize')
+        expect((await rejection(a.importSession({ meta: metaOf('sized'), entries: chain(0, 3), active_leaf: 'e2' }, { chunkSize }))).message).toContain('chunkSize')
+      }
+      expect(await onDisk(a, 'sized')).toBe(0)
+      expect(await visible(a, 'sized')).toBe(false)
+    })
+
     it('importSession writes through the same path: a bad entry in its last chunk leaves nothing', async () => {
       const a = await h.open()
       const entries = chain(0, 900)
