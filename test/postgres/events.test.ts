@@ -1,22 +1,15 @@
 import { TRIGGER_TYPES } from '@colloquy/core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { rpc, startServer, testSocket, user, type ServerProcess, type TestSocket } from '../server/helpers.js'
-import { startPostgres, type TestCluster } from '../support/postgres.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { rpc, testSocket, user, type TestSocket } from '../server/helpers.js'
+import { useInstances } from './instances-harness.js'
 
 // `/events` on one instance carries what other instances committed: the same six event types,
 // with the same payloads, as a commit on the instance itself fires.
 const ALICE = 'alice-token-0123456789'
 const BOB = 'bob-token-0123456789'
-let cluster: TestCluster
-const servers: ServerProcess[] = []
+const pg = useInstances('--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, '--requests-per-second', '0')
 beforeAll(async () => {
-  cluster = await startPostgres()
-  const db = await cluster.createDatabase()
-  for (let i = 0; i < 2; i++) servers.push(await startServer(['--postgres', db, '--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, '--requests-per-second', '0']))
-})
-afterAll(async () => {
-  for (const s of servers) await s.stop('SIGKILL')
-  cluster?.stop()
+  for (let i = 0; i < 2; i++) await pg.start()
 })
 
 const subscribeAll = async (url: string, token: string): Promise<TestSocket> => {
@@ -30,7 +23,7 @@ const strip = (m: any) => ({ trigger_type: m.trigger_type, payload: m.payload })
 
 describe('/events across instances', () => {
   it('a socket on instance 1 gets the six events of commits on instance 2, as a socket on instance 2 does, once each; other principals get none', async () => {
-    const [one, two] = servers
+    const [one, two] = pg.servers
     const remote = await subscribeAll(one.url, ALICE)
     const local = await subscribeAll(two.url, ALICE)
     const bob = await subscribeAll(one.url, BOB)
