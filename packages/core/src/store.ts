@@ -167,6 +167,23 @@ const code = {
   replica: once(() => import('./apply-replica.js')),
   import: once(() => import('./import.js')),
   bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.()]).then(([m]) => m)),
+  live: once(() => import('./live-queries.js')),
+}
+
+/**
+ * A live query whose code is fetched on first use: it subscribes once the code is here (its
+ * first value then comes as soon as the code does, as `messages$`'s does for a session not yet
+ * read), at once after that.
+ */
+function later$<T>(open: (m: typeof import('./live-queries.js')) => Observable<T>): Observable<T> {
+  if (code.live.value) return open(code.live.value)
+  // As rxjs's `defer` does: the subscriber goes on to the query, which tears down with it.
+  return new Observable<T>((subscriber) => {
+    Promise.resolve(code.live.load()).then(
+      () => subscriber.closed || open(code.live.value!).subscribe(subscriber),
+      (e: unknown) => subscriber.error(e),
+    )
+  })
 }
 
 interface Once<T> {
@@ -223,7 +240,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   if (options.prefetch ?? true) {
     // After the first render's work, off the startup path; a failure is retried on first use.
     setTimeout(() => {
-      for (const o of [...Object.values(operations), code.requests, code.bytes, code.import]) o.load?.()?.catch(() => {})
+      for (const o of [...Object.values(operations), code.requests, code.bytes, code.import, code.live]) o.load?.()?.catch(() => {})
     }, 0)
   }
   const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
@@ -290,9 +307,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     engine,
     call,
     on: (type, config) => bus.on(type, config),
-    session$: (id) => live.session$(id),
-    draft$: (id) => live.draft$(id),
-    attachments$: (id) => live.attachments$(id),
+    session$: (id) => later$((m) => m.session$.call(live, id)),
+    draft$: (id) => later$((m) => m.draft$.call(live, id)),
+    attachments$: (id) => later$((m) => m.attachments$.call(live, id)),
     getAttachmentBlob: (sid, aid) => inOrder([code.bytes.load()], () => attachmentBytes().blob(sid, aid)),
     attachmentUrl: (sid, aid) => inOrder([code.bytes.load()], () => attachmentBytes().url(sid, aid)),
     // Before the bytes code is here no URL was handed out.
@@ -303,11 +320,11 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         if (source === next) source = undefined
       }
     },
-    sessions$: (req) => live.sessions$(req),
+    sessions$: (req) => later$((m) => m.sessions$.call(live, req)),
     messages$: (req) => live.messages$(req),
-    entry$: (sid, eid) => live.entry$(sid, eid),
-    tree$: (sid) => live.tree$(sid),
-    branch$: (sid, eid) => live.branch$(sid, eid),
+    entry$: (sid, eid) => later$((m) => m.entry$.call(live, sid, eid)),
+    tree$: (sid) => later$((m) => m.tree$.call(live, sid)),
+    branch$: (sid, eid) => later$((m) => m.branch$.call(live, sid, eid)),
     async selectBranch({ session_id, entry_id }) {
       await engine.ensureLoaded(session_id)
       const s = engine.state.sessions.get(session_id)
