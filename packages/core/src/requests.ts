@@ -1,17 +1,19 @@
 import { LIMITS, checkBoundedString } from './limits.js'
 import { KINDS, ORDERS, ROLES, STATUSES, type FunctionId, type FunctionMap } from './model.js'
 import {
-  array, blob, bool, coreRequests, id, jsonObject, name, object, oneOf, opt, parseWith, req, sid, str, uint, type Parser,
+  agentMessage, array, blob, bool, coreRequests, id, jsonObject, name, object, oneOf, opt, parseWith, req, sid, str, uint, type Parser,
 } from './validate.js'
 
 const cursor: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.cursorBytes, p, 'a cursor')
 
 /**
  * The request schemas of the operations a chat app may never call (deleting, meta and status,
- * reads by page, forks, attachments, drafts, tails, mentions): fetched with their code, on first
+ * reads by page, batches, branch moves, forks, attachments, drafts, tails, mentions): fetched with their code, on first
  * use.
  */
 export const rareRequests = {
+  'session::append-many': object({ session_id: sid, messages: req(array(agentMessage)), parent_id: opt(id), origin: opt(jsonObject) }),
+  'session::set-active-leaf': object({ session_id: sid, entry_id: req(id) }),
   'session::delete': object({ session_id: sid }),
   'session::set-meta': object({ session_id: sid, title: opt(str), description: opt(str), metadata: opt(jsonObject) }),
   'session::set-status': object({ session_id: sid, status: req(oneOf(STATUSES)), reason: opt(str) }),

@@ -157,12 +157,10 @@ export const coreRequests = {
     session_id: sid, message: opt(agentMessage), custom: opt(customPayload), parent_id: opt(id),
     entry_id: opt(id), origin: opt(jsonObject),
   }),
-  'session::append-many': object({ session_id: sid, messages: req(array(agentMessage)), parent_id: opt(id), origin: opt(jsonObject) }),
   'session::update-message': object({
     session_id: sid, entry_id: req(id), content: req(blocks), details: opt(json), usage: opt(usage),
     expected_revision: opt(uint), origin: opt(jsonObject),
   }),
-  'session::set-active-leaf': object({ session_id: sid, entry_id: req(id) }),
 } satisfies { [K in FunctionId]?: Parser<FunctionMap[K][0]> }
 
 export type RequestParsers = { [K in FunctionId]?: Parser<FunctionMap[K][0]> }

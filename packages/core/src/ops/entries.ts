@@ -1,17 +1,13 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { SessionError } from '../errors.js'
-import type {
-  AgentMessage, AppendManyRequest, AppendManyResponse, AppendRequest, AppendResponse,
-  Json, SessionEntry, SessionMeta, SetActiveLeafRequest, SetActiveLeafResponse,
-  UpdateMessageRequest, UpdateMessageResponse,
-} from '../model.js'
+import type { AgentMessage, AppendRequest, AppendResponse, Json, SessionEntry, SessionMeta, UpdateMessageRequest, UpdateMessageResponse } from '../model.js'
 import { emitAdded, emitUpdated } from '../emit.js'
-import { notFound, requireMeta } from './lifecycle.js'
+import { notFound } from './lifecycle.js'
 
 export const entryNotFound = (entry_id: string): SessionError => new SessionError('session/entry_not_found', `entry ${entry_id} not found`)
 
-function requireParent(d: Draft, session_id: string, parent_id: string): void {
+export function requireParent(d: Draft, session_id: string, parent_id: string): void {
   if (!d.entry(session_id, parent_id)) throw new SessionError('session/parent_not_found', `parent ${parent_id} not found in session ${session_id}`)
 }
 
@@ -39,25 +35,6 @@ export function append(d: Draft, req: AppendRequest, ctx: OpContext): AppendResp
   return { entry_id: entry.id, parent_id: entry.parent_id, timestamp: now }
 }
 
-export function appendMany(d: Draft, req: AppendManyRequest, ctx: OpContext): AppendManyResponse {
-  const head = d.head(req.session_id)
-  if (!head) throw notFound(req.session_id)
-  if (req.messages.length === 0) throw new SessionError('session/empty_batch', 'messages must not be empty')
-  if (req.parent_id != null) requireParent(d, req.session_id, req.parent_id)
-  const now = ctx.now()
-  let parent = req.parent_id ?? head.leaf
-  const added: SessionEntry[] = req.messages.map((message) => {
-    const entry: SessionEntry = { id: ctx.newId('entry'), parent_id: parent, timestamp: now, revision: 0, ...(req.origin && { origin: req.origin }), kind: 'message', message }
-    parent = entry.id
-    return entry
-  })
-  for (const e of added) d.putEntry(req.session_id, e)
-  const meta: SessionMeta = { ...head.meta, updated_at: now, message_count: head.meta.message_count + added.length }
-  d.putHead(meta, parent)
-  for (const e of added) emitAdded(d, req.session_id, e, meta.metadata)
-  return { entry_ids: added.map((e) => e.id), last_entry_id: parent! }
-}
-
 export function updateMessage(d: Draft, req: UpdateMessageRequest, ctx: OpContext): UpdateMessageResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
@@ -79,11 +56,4 @@ export function updateMessage(d: Draft, req: UpdateMessageRequest, ctx: OpContex
   d.putHead({ ...head.meta, updated_at: now }, head.leaf)
   emitUpdated(d, req.session_id, updated, req.origin ?? undefined, now, head.meta.metadata)
   return { updated: true, revision: updated.revision }
-}
-
-export function setActiveLeaf(d: Draft, req: SetActiveLeafRequest): SetActiveLeafResponse {
-  const meta = requireMeta(d, req.session_id)
-  if (!d.entry(req.session_id, req.entry_id)) throw entryNotFound(req.entry_id)
-  d.putHead(meta, req.entry_id)
-  return { active_leaf: req.entry_id }
 }

@@ -2,7 +2,7 @@ import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { SessionError } from '../errors.js'
 import type { FunctionId, FunctionMap } from '../model.js'
-import { append, appendMany, setActiveLeaf, updateMessage } from './entries.js'
+import { append, updateMessage } from './entries.js'
 import { create, ensure } from './lifecycle.js'
 import type { PreparedAttachment } from './attachments.js'
 
@@ -67,11 +67,11 @@ export const operations: { [K in FunctionId]: OpSpec<K> } = {
   'session::set-meta': later(w, false, meta, 'setMeta'),
   'session::set-status': later(w, false, meta, 'setStatus'),
   'session::append': now(append, w, true),
-  'session::append-many': now(appendMany, w, true),
+  'session::append-many': later(w, true, () => import('./append-many.js'), 'appendMany'),
   'session::get-message': later(r, true, reads, 'getMessage'),
   'session::messages': later(r, true, reads, 'messages'),
   'session::update-message': now(updateMessage, w, true),
-  'session::set-active-leaf': now(setActiveLeaf, w, true),
+  'session::set-active-leaf': later(w, true, () => import('./active-leaf.js'), 'setActiveLeaf'),
   'session::fork': later(w, true, () => import('./fork.js'), 'fork'),
   'session::set-draft': later(w, false, attachments, 'setDraft'),
   // The store hands this one a prepared request (bytes checked and hashed before the batch).
