@@ -4,14 +4,17 @@ import {
   agentMessage, array, blob, bool, coreRequests, id, jsonObject, name, object, oneOf, opt, parseWith, req, sid, str, uint, type Parser,
 } from './validate.js'
 
+const metaFields = { title: opt(str), description: opt(str), metadata: opt(jsonObject), kind: opt(oneOf(KINDS)) }
 const cursor: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.cursorBytes, p, 'a cursor')
 
 /**
- * The request schemas of the operations a chat app may never call (deleting, meta and status,
- * reads by page, batches, branch moves, forks, attachments, drafts, tails, mentions): fetched with their code, on first
- * use.
+ * The request schemas of the operations a chat app may never call, or calls once in a while
+ * (creating, deleting, meta and status, reads by page, batches, branch moves, forks, attachments,
+ * drafts, tails, mentions): fetched with their code, on first use.
  */
 export const rareRequests = {
+  'session::create': object(metaFields),
+  'session::ensure': object({ session_id: sid, ...metaFields }),
   'session::append-many': object({ session_id: sid, messages: req(array(agentMessage)), parent_id: opt(id), origin: opt(jsonObject) }),
   'session::set-active-leaf': object({ session_id: sid, entry_id: req(id) }),
   'session::delete': object({ session_id: sid }),

@@ -1,7 +1,7 @@
 import { invalid } from './errors.js'
 import { LIMITS, checkBoundedString, checkDepth } from './limits.js'
 import {
-  ERROR_KINDS, KINDS, STATUSES, STOP_REASONS,
+  ERROR_KINDS, STOP_REASONS,
   type AgentMessage, type ContentBlock, type CustomPayload, type FunctionId, type FunctionMap, type Json, type JsonObject, type Usage,
 } from './model.js'
 
@@ -144,15 +144,12 @@ export const customPayload: Parser<CustomPayload> = object({ custom_type: req(na
 export const blob: Parser<Blob> = (v, p) => (typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v))
 
 export const sid = req(id)
-export const metaFields = { title: opt(str), description: opt(str), metadata: opt(jsonObject), kind: opt(oneOf(KINDS)) }
 
 /**
  * The request schemas of the operations every chat app calls (the seed's schemas plus the
  * contract's later fields). The others' are in `requests.ts`, fetched with their operations.
  */
 export const coreRequests = {
-  'session::create': object(metaFields),
-  'session::ensure': object({ session_id: sid, ...metaFields }),
   'session::append': object({
     session_id: sid, message: opt(agentMessage), custom: opt(customPayload), parent_id: opt(id),
     entry_id: opt(id), origin: opt(jsonObject),

@@ -3,7 +3,6 @@ import type { Draft } from '../draft.js'
 import { SessionError } from '../errors.js'
 import type { FunctionId, FunctionMap } from '../model.js'
 import { append, updateMessage } from './entries.js'
-import { create, ensure } from './lifecycle.js'
 import type { PreparedAttachment } from './attachments.js'
 
 export interface OpSpec<K extends FunctionId> {
@@ -56,11 +55,12 @@ const reads = () => import('./reads.js')
 const attachments = () => import('./attachments.js')
 const tail = () => import('./tail.js')
 const mention = () => import('./mention.js')
+const create = () => import('./create.js')
 
 /** The domain service: one implementation of every rule, whatever the storage or transport. */
 export const operations: { [K in FunctionId]: OpSpec<K> } = {
-  'session::create': now(create, w, false),
-  'session::ensure': now(ensure, w, false),
+  'session::create': later(w, false, create, 'create'),
+  'session::ensure': later(w, false, create, 'ensure'),
   'session::get': later(r, false, reads, 'get'),
   'session::list': later(r, false, reads, 'list'),
   'session::delete': later(w, false, meta, 'remove'),
