@@ -1,5 +1,5 @@
 import { Subject } from 'rxjs'
-import { EntryCache } from './cache.js'
+import type { EntryCache } from './cache.js'
 import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionChange } from './changes.js'
 import type { OpContext } from './context.js'
 import { Draft } from './draft.js'
@@ -103,9 +103,10 @@ export class Engine {
   constructor(
     readonly storage: Storage,
     readonly ctx: OpContext,
-    options: { cache?: { maxBytes: number; idleMs?: number } } = {},
+    /** `cache` makes the `EntryCache` (its code is fetched only by stores that ask for one). */
+    options: { cache?: (state: State) => EntryCache } = {},
   ) {
-    if (options.cache) this.cache = new EntryCache(this.state, options.cache.maxBytes, options.cache.idleMs)
+    if (options.cache) this.cache = options.cache(this.state)
   }
 
   /** After loads and commits: the cache gives back what passed its budget. */

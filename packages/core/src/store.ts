@@ -160,7 +160,8 @@ export interface ApplyReplicaOptions {
 
 /**
  * Code an app that only chats never calls, fetched on first use (bundlers give each its own
- * chunk): the other functions' request schemas, replication, bulk import, attachment bytes.
+ * chunk): the other functions' request schemas, replication, bulk import, attachment bytes, the
+ * live queries besides `messages$`, the entry cache.
  */
 const code = {
   requests: once(() => import('./requests.js')),
@@ -168,6 +169,7 @@ const code = {
   import: once(() => import('./import.js')),
   bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.()]).then(([m]) => m)),
   live: once(() => import('./live-queries.js')),
+  cache: once(() => import('./cache.js')),
 }
 
 /**
@@ -228,7 +230,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       max_attachment_bytes: options.limits?.max_attachment_bytes ?? 52_428_800,
     },
   }
-  const engine = new Engine(storage, ctx, { cache: options.cache })
+  const budget = options.cache
+  if (budget) await code.cache.load()
+  const engine = new Engine(storage, ctx, { cache: budget && ((state) => new code.cache.value!.EntryCache(state, budget.maxBytes, budget.idleMs)) })
   await engine.open()
   const bus = new EventBus()
   const live = new LiveQueries(engine)
