@@ -1,24 +1,9 @@
 import type { Draft } from './draft.js'
-import type { CreatedEvent, EventEnvelope, JsonObject, SessionEntry, SessionMeta, SessionStatus } from './model.js'
+import type { JsonObject, SessionEntry } from './model.js'
 
-// The six event payloads, built in one place for every writer (operations, replication,
-// imports), each with the metadata snapshot its filters are evaluated against.
-
-export function createdEnvelope(meta: SessionMeta): EventEnvelope<'session::created'> {
-  const payload: CreatedEvent = {
-    session_id: meta.session_id,
-    title: meta.title,
-    description: meta.description,
-    status: meta.status,
-    ...(meta.forked_from !== undefined && { forked_from: meta.forked_from }),
-    created_at: meta.created_at,
-  }
-  return { trigger_type: 'session::created', payload: Object.freeze(payload), session_metadata: meta.metadata }
-}
-
-export function emitCreated(d: Draft, meta: SessionMeta): void {
-  d.events.push(createdEnvelope(meta))
-}
+// The event payloads, built in one place for every writer (operations, replication, imports),
+// each with the metadata snapshot its filters are evaluated against: here those of messages,
+// in `emit-session.ts` those of sessions (fetched with the code that fires them).
 
 export function emitAdded(d: Draft, session_id: string, e: SessionEntry, metadata: JsonObject | undefined): void {
   d.emit(
@@ -37,24 +22,4 @@ export function emitAdded(d: Draft, session_id: string, e: SessionEntry, metadat
 
 export function emitUpdated(d: Draft, session_id: string, e: SessionEntry & { kind: 'message' }, origin: JsonObject | undefined, timestamp: number, metadata: JsonObject | undefined): void {
   d.emit('session::message-updated', { session_id, entry_id: e.id, message: e.message, revision: e.revision, ...(origin && { origin }), timestamp }, metadata)
-}
-
-export function emitMetaUpdated(d: Draft, meta: SessionMeta, timestamp: number): void {
-  d.emit(
-    'session::meta-updated',
-    { session_id: meta.session_id, title: meta.title, description: meta.description, ...(meta.metadata && { metadata: meta.metadata }), timestamp },
-    meta.metadata,
-  )
-}
-
-export function emitStatusChanged(d: Draft, meta: SessionMeta, previous: SessionStatus, timestamp: number): void {
-  d.emit(
-    'session::status-changed',
-    { session_id: meta.session_id, status: meta.status, previous_status: previous, ...(meta.status_reason !== undefined && { status_reason: meta.status_reason }), timestamp },
-    meta.metadata,
-  )
-}
-
-export function emitDeleted(d: Draft, session_id: string, timestamp: number, metadata: JsonObject | undefined): void {
-  d.emit('session::deleted', { session_id, timestamp }, metadata)
 }

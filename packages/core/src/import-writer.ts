@@ -1,4 +1,4 @@
-import { createdEnvelope } from './emit.js'
+import { createdEnvelope } from './emit-session.js'
 import type { Engine } from './engine.js'
 import { SessionError, invalid } from './errors.js'
 import { ImportCheck } from './import-check.js'

@@ -5,7 +5,8 @@ import { jsonEqual } from './json.js'
 import type { Commit } from './changes.js'
 import type { AttachmentMeta, SessionEntry, SessionMeta } from './model.js'
 import { byCreation, messageAttachmentIds } from './ops/attachments.js'
-import { emitAdded, emitCreated, emitDeleted, emitMetaUpdated, emitStatusChanged, emitUpdated } from './emit.js'
+import { emitAdded, emitUpdated } from './emit.js'
+import { emitCreated, emitDeleted, emitMetaUpdated, emitStatusChanged } from './emit-session.js'
 
 /**
  * A replicated change: the state-based unit that sync pushes to a server and pulls back. Every

@@ -1,7 +1,7 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { SessionError } from '../errors.js'
-import { emitCreated } from '../emit.js'
+import { emitCreated } from '../emit-session.js'
 import type { CreateRequest, CreateResponse, EnsureRequest, EnsureResponse, SessionMeta } from '../model.js'
 
 // Fetched on first use (prefetched right after open): a transcript can be shown and continued

@@ -1,6 +1,6 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { emitCreated } from '../emit.js'
+import { emitCreated } from '../emit-session.js'
 import type { ForkRequest, ForkResponse, Json, SessionEntry, SessionMeta } from '../model.js'
 import { pathTo } from '../path.js'
 import { messageAttachmentIds } from './attachments.js'

@@ -1,6 +1,6 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { emitDeleted, emitMetaUpdated, emitStatusChanged } from '../emit.js'
+import { emitDeleted, emitMetaUpdated, emitStatusChanged } from '../emit-session.js'
 import type {
   DeleteRequest, DeleteResponse, SessionMeta, SetMetaRequest, SetMetaResponse, SetStatusRequest, SetStatusResponse,
 } from '../model.js'
