@@ -1,6 +1,6 @@
 import type { OpContext } from './context.js'
 import type { Engine } from './engine.js'
-import { SessionError } from './errors.js'
+import { SessionError } from './startup.js'
 import { replicaChange } from './records.js'
 import { applyReplica, type ReplicaChange, type ReplicaResult } from './replica.js'
 import type { ApplyReplicaOptions } from './store.js'

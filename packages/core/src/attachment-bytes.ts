@@ -1,7 +1,7 @@
 import { blobBytes, decodeBase64, encodeBase64, sha256Hex } from './bytes.js'
 import type { OpContext } from './context.js'
 import type { Engine } from './engine.js'
-import { SessionError, invalid } from './errors.js'
+import { SessionError, invalid } from './startup.js'
 import type { FunctionMap } from './model.js'
 import type { PreparedAttachment } from './ops/index.js'
 

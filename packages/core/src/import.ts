@@ -1,5 +1,5 @@
 import type { Engine } from './engine.js'
-import { invalid } from './errors.js'
+import { invalid } from './startup.js'
 import { ImportCheck } from './import-check.js'
 import { beginImport, chunkSizeOf } from './import-writer.js'
 import type { SessionEntry, SessionMeta } from './model.js'

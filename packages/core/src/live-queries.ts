@@ -1,7 +1,8 @@
 import { Observable } from 'rxjs'
 import type { AttachmentMeta, ListRequest, SessionEntry, SessionMeta } from './model.js'
 import { selectSessions } from './ops/select.js'
-import { sameItems, type BranchPosition, type DraftState, type LiveQueries, type SessionTree } from './live.js'
+import { sameItems } from './startup.js'
+import type { BranchPosition, DraftState, LiveQueries, SessionTree } from './live.js'
 
 // The live queries besides `messages$`, fetched on first use (an app that only shows a
 // transcript never loads them). Each runs on the store's `LiveQueries` (`this`).

@@ -1,8 +1,6 @@
-import { LIMITS, checkBoundedString } from './limits.js'
-import { KINDS, ORDERS, ROLES, STATUSES, type FunctionId, type FunctionMap } from './model.js'
-import {
-  agentMessage, array, blob, bool, coreRequests, id, jsonObject, name, object, oneOf, opt, parseWith, req, sid, str, uint, type Parser,
-} from './validate.js'
+import { LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, agentMessage, array, blob, bool, coreRequests, id, jsonObject, name, object, oneOf, opt, parseWith, req, sid, str, uint } from './startup.js'
+import type { FunctionId, FunctionMap } from './model.js'
+import type { Parser } from './validate.js'
 
 const metaFields = { title: opt(str), description: opt(str), metadata: opt(jsonObject), kind: opt(oneOf(KINDS)) }
 const cursor: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.cursorBytes, p, 'a cursor')

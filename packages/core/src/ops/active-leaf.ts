@@ -1,7 +1,6 @@
 import type { Draft } from '../draft.js'
 import type { SetActiveLeafRequest, SetActiveLeafResponse } from '../model.js'
-import { entryNotFound } from './entries.js'
-import { requireMeta } from './lifecycle.js'
+import { entryNotFound, requireMeta } from '../startup.js'
 
 // Fetched on first use: what a branch picker calls.
 

@@ -1,10 +1,7 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { SessionError } from '../errors.js'
+import { SessionError, emitAdded, requireParent, notFound } from '../startup.js'
 import type { AppendManyRequest, AppendManyResponse, SessionEntry, SessionMeta } from '../model.js'
-import { emitAdded } from '../emit.js'
-import { requireParent } from './entries.js'
-import { notFound } from './lifecycle.js'
 
 // Fetched on first use: a chat app appends one message at a time.
 

@@ -1,12 +1,11 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { SessionError } from '../errors.js'
+import { SessionError, notFound } from '../startup.js'
 import type {
   AgentMessage, AttachmentMeta, ContentBlock, DeleteAttachmentRequest, DeleteAttachmentResponse, GetAttachmentRequest,
   GetAttachmentResponse, ListAttachmentsRequest, ListAttachmentsResponse, PutAttachmentResponse, SessionMeta,
   SetDraftRequest, SetDraftResponse,
 } from '../model.js'
-import { notFound } from './lifecycle.js'
 
 /**
  * A put-attachment request once its bytes were checked and hashed (outside the batch: hashing is

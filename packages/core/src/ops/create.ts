@@ -1,6 +1,6 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { SessionError } from '../errors.js'
+import { SessionError } from '../startup.js'
 import { emitCreated } from '../emit-session.js'
 import type { CreateRequest, CreateResponse, EnsureRequest, EnsureResponse, SessionMeta } from '../model.js'
 

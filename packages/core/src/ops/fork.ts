@@ -2,10 +2,8 @@ import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { emitCreated } from '../emit-session.js'
 import type { ForkRequest, ForkResponse, Json, SessionEntry, SessionMeta } from '../model.js'
-import { pathTo } from '../path.js'
+import { pathTo, entryNotFound, requireMeta } from '../startup.js'
 import { messageAttachmentIds } from './attachments.js'
-import { entryNotFound } from './entries.js'
-import { requireMeta } from './lifecycle.js'
 
 /** Custom-entry fields that name other entries and must follow them into a fork. */
 function remapCustomData(custom_type: string, data: Json, ids: Map<string, string>): Json {

@@ -1,15 +1,12 @@
 import { clampLimit, type OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { SessionError } from '../errors.js'
+import { SessionError, itemOf, passes, pathTo, notFound } from '../startup.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { entryWithoutImageData, withoutImageData } from '../image-data.js'
-import { itemOf, passes } from '../items.js'
 import type {
   GetMessageRequest, GetMessageResponse, GetRequest, GetResponse, ListRequest, ListResponse,
   MessageItem, MessagesRequest, MessagesResponse, SessionEntry,
 } from '../model.js'
-import { pathTo } from '../path.js'
-import { notFound } from './lifecycle.js'
 import { compareFor, selectSessions, sortKey } from './select.js'
 
 const badCursor = (why: string): SessionError => new SessionError('session/invalid_cursor', why)

@@ -1,15 +1,12 @@
 import { clampLimit, type OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { SessionError } from '../errors.js'
+import { SessionError, itemOf, pathTo, notFound } from '../startup.js'
 import { entryWithoutImageData } from '../image-data.js'
-import { itemOf } from '../items.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import type {
   AgentMessage, ContentBlock, Json, MessagesRangeRequest, MessagesRangeResponse, MessagesTailRequest,
   MessagesTailResponse, SessionEntry, TailItem,
 } from '../model.js'
-import { pathTo } from '../path.js'
-import { notFound } from './lifecycle.js'
 
 const staleCursor = (id: string): SessionError => new SessionError('session/invalid_cursor', `entry ${id} is not on the active path`)
 

@@ -1,0 +1,20 @@
+// What the code fetched on first use takes from the code every app loads at start. Each module
+// the store fetches on first use (`import()`) imports that code from here, never from its own
+// module. esbuild gives one chunk to each set of importers of a module: a startup module
+// imported by a different set of on-demand modules each would be a startup chunk of its own
+// (ten files, each with its imports and exports, where one does). Through here, every startup
+// module they use has the same importers and shares one chunk.
+export { SessionError, invalid } from './errors.js'
+export { emitAdded, emitUpdated } from './emit.js'
+export { itemOf, passes } from './items.js'
+export { jsonEqual, metadataMatches } from './json.js'
+export { LIMITS, checkBoundedString, isValidId } from './limits.js'
+export { sameItems } from './live.js'
+export { KINDS, ORDERS, ROLES, STATUSES } from './model.js'
+export { entryNotFound, requireParent } from './ops/entries.js'
+export { notFound, requireMeta } from './ops/lifecycle.js'
+export { pathTo } from './path.js'
+export {
+  agentMessage, array, blob, bool, bounded, coreRequests, id, int, json, jsonObject, lit, name, object, oneOf, opt, parseWith, req, sid,
+  str, tagged, uint, type Parser,
+} from './validate.js'
