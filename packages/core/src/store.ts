@@ -14,6 +14,7 @@ import {
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
 } from './model.js'
 import type { AttachmentBytes } from './attachment-bytes.js'
+import { once } from './once.js'
 import { operations } from './ops/index.js'
 import { startRelay } from './relay.js'
 import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from './replica.js'
@@ -186,30 +187,6 @@ function later$<T>(open: (m: typeof import('./live-queries.js')) => Observable<T
       (e: unknown) => subscriber.error(e),
     )
   })
-}
-
-interface Once<T> {
-  /** Set once fetched. */
-  value?: T
-  /** Fetches it (once; a failure is tried again on the next call); undefined once it is here. */
-  load(): Promise<T> | undefined
-}
-
-function once<T>(fetch: () => Promise<T>): Once<T> {
-  let fetching: Promise<T> | undefined
-  const it: Once<T> = {
-    load: () =>
-      it.value
-        ? undefined
-        : (fetching ??= fetch().then(
-            (value) => (it.value = value),
-            (cause: unknown) => {
-              fetching = undefined
-              throw new SessionError('session/storage', `loading code failed: ${String(cause)}`, { cause })
-            },
-          )),
-  }
-  return it
 }
 
 const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key)

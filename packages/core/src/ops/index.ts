@@ -2,6 +2,7 @@ import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { SessionError } from '../errors.js'
 import type { FunctionId, FunctionMap } from '../model.js'
+import { once, type Once } from '../once.js'
 import { append, updateMessage } from './entries.js'
 import type { PreparedAttachment } from './attachments.js'
 
@@ -25,9 +26,8 @@ const r = false
 
 const now = <K extends FunctionId>(run: Run<K>, write: boolean, entries: boolean): OpSpec<K> => ({ run, write, entries })
 
-/** An operation fetched on first use (export `name` of the module `fetch` loads): what an app that only chats never loads. */
-function later<K extends FunctionId>(write: boolean, entries: boolean, fetch: () => Promise<object>, name: string): OpSpec<K> {
-  let fetching: Promise<void> | undefined
+/** An operation fetched on first use (export `name` of its module): what an app that only chats never loads. */
+function later<K extends FunctionId>(write: boolean, entries: boolean, code: Once<object>, name: string): OpSpec<K> {
   const spec: OpSpec<K> = {
     run: () => {
       throw new SessionError('session/storage', 'operation called before its code was loaded')
@@ -35,27 +35,21 @@ function later<K extends FunctionId>(write: boolean, entries: boolean, fetch: ()
     write,
     entries,
     load: () =>
-      (fetching ??= fetch().then(
-        (m) => {
-          spec.run = (m as Record<string, Run<K>>)[name]
-          spec.load = undefined
-        },
-        (cause: unknown) => {
-          fetching = undefined
-          throw new SessionError('session/storage', `loading the operation's code failed: ${String(cause)}`, { cause })
-        },
-      )),
+      Promise.resolve(code.load()).then(() => {
+        spec.run = (code.value as Record<string, Run<K>>)[name]
+        spec.load = undefined
+      }),
   }
   return spec
 }
 
 // Literal specifiers, so that bundlers see each module and give it its chunk.
-const meta = () => import('./meta.js')
-const reads = () => import('./reads.js')
-const attachments = () => import('./attachments.js')
-const tail = () => import('./tail.js')
-const mention = () => import('./mention.js')
-const create = () => import('./create.js')
+const meta = once(() => import('./meta.js'))
+const reads = once(() => import('./reads.js'))
+const attachments = once(() => import('./attachments.js'))
+const tail = once(() => import('./tail.js'))
+const mention = once(() => import('./mention.js'))
+const create = once(() => import('./create.js'))
 
 /** The domain service: one implementation of every rule, whatever the storage or transport. */
 export const operations: { [K in FunctionId]: OpSpec<K> } = {
@@ -67,12 +61,12 @@ export const operations: { [K in FunctionId]: OpSpec<K> } = {
   'session::set-meta': later(w, false, meta, 'setMeta'),
   'session::set-status': later(w, false, meta, 'setStatus'),
   'session::append': now(append, w, true),
-  'session::append-many': later(w, true, () => import('./append-many.js'), 'appendMany'),
+  'session::append-many': later(w, true, once(() => import('./append-many.js')), 'appendMany'),
   'session::get-message': later(r, true, reads, 'getMessage'),
   'session::messages': later(r, true, reads, 'messages'),
   'session::update-message': now(updateMessage, w, true),
-  'session::set-active-leaf': later(w, true, () => import('./active-leaf.js'), 'setActiveLeaf'),
-  'session::fork': later(w, true, () => import('./fork.js'), 'fork'),
+  'session::set-active-leaf': later(w, true, once(() => import('./active-leaf.js')), 'setActiveLeaf'),
+  'session::fork': later(w, true, once(() => import('./fork.js')), 'fork'),
   'session::set-draft': later(w, false, attachments, 'setDraft'),
   // The store hands this one a prepared request (bytes checked and hashed before the batch).
   'session::put-attachment': later(w, false, attachments, 'putAttachment'),
