@@ -1,3 +1,4 @@
+import { attachmentsOf } from './draft-reads.js'
 import { blobBytes, decodeBase64, encodeBase64, sha256Hex } from './bytes.js'
 import type { OpContext } from './context.js'
 import type { Engine } from './engine.js'
@@ -138,7 +139,7 @@ export class AttachmentBytes {
     if (!blob) return undefined
     await this.engine.submitInternal([session_id], (d) => {
       // Only while the attachment is still listed: a deleted one must not come back as bytes.
-      if (d.attachments(session_id).some((a) => a.attachment_id === attachment_id)) d.blobs.push({ op: 'put', session_id, attachment_id, bytes: blob })
+      if (attachmentsOf(d, session_id).some((a) => a.attachment_id === attachment_id)) d.blobs.push({ op: 'put', session_id, attachment_id, bytes: blob })
     }, 'remote')
     return blob
   }

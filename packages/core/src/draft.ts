@@ -41,24 +41,6 @@ export class Draft {
     return this.base ? this.base.entry(session_id, entry_id) : this.state.sessions.get(session_id)?.entries?.get(entry_id)
   }
 
-  /** Every entry of a session on every branch, this batch's included (entries must be loaded). */
-  *allEntries(session_id: string): Generator<SessionEntry> {
-    const own = this.entries.get(session_id)
-    if (own) yield* own.values()
-    if (this.deleted.has(session_id)) return
-    for (const e of this.base ? this.base.allEntries(session_id) : (this.state.sessions.get(session_id)?.entries?.values() ?? [])) if (!own?.has(e.id)) yield e
-  }
-
-  /** Every live session's meta, this batch's changes included. */
-  metas(): SessionMeta[] {
-    const out: SessionMeta[] = []
-    if (this.base) {
-      for (const m of this.base.metas()) if (!this.heads.has(m.session_id) && !this.deleted.has(m.session_id)) out.push(m)
-    } else for (const [id, s] of this.state.sessions) if (!this.heads.has(id) && !this.deleted.has(id)) out.push(s.head.meta)
-    for (const h of this.heads.values()) out.push(h.meta)
-    return out
-  }
-
   /** Writes a head; the session's attachment list is kept unless one is given. */
   putHead(meta: SessionMeta, leaf: string | null, attachments: readonly AttachmentMeta[] | undefined = this.head(meta.session_id)?.attachments): void {
     const id = meta.session_id
@@ -67,11 +49,6 @@ export class Draft {
     const v = this.heads.has(id) ? base : base + 1
     const head: SessionHead = attachments?.length ? { meta: Object.freeze(meta), leaf, v, attachments: Object.freeze(attachments) } : { meta: Object.freeze(meta), leaf, v }
     this.heads.set(id, Object.freeze(head))
-  }
-
-  /** The session's attachment metadata, this batch's changes included. */
-  attachments(session_id: string): readonly AttachmentMeta[] {
-    return this.head(session_id)?.attachments ?? []
   }
 
   putEntry(session_id: string, entry: SessionEntry): void {

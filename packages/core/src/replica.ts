@@ -1,5 +1,6 @@
 import type { OpContext } from './context.js'
 import type { Draft } from './draft.js'
+import { allEntries, attachmentsOf } from './draft-reads.js'
 import type { SessionErrorCode } from './errors.js'
 import { jsonEqual } from './json.js'
 import type { Commit } from './changes.js'
@@ -111,7 +112,7 @@ function putAttachments(d: Draft, session_id: string, list: readonly AttachmentM
 
 function applyAttachment(d: Draft, session_id: string, incoming: AttachmentMeta, bytes: Blob | undefined, policy: ReplicaPolicy): ReplicaResult {
   if (!d.head(session_id)) return policy === 'push' ? rejected('session/not_found', `session ${session_id} not found`) : unchanged
-  const held = d.attachments(session_id)
+  const held = attachmentsOf(d, session_id)
   const same = held.find((a) => a.attachment_id === incoming.attachment_id)
   if (same) return same.sha256 === incoming.sha256 ? unchanged : rejected('session/invalid_request', `attachment ${incoming.attachment_id} already exists with other bytes`)
   if (policy === 'push' && !bytes) return rejected('session/invalid_request', `the bytes of attachment ${incoming.attachment_id} were not uploaded`)
@@ -122,9 +123,9 @@ function applyAttachment(d: Draft, session_id: string, incoming: AttachmentMeta,
 
 function applyDetach(d: Draft, session_id: string, attachment_id: string, policy: ReplicaPolicy): ReplicaResult {
   if (!d.head(session_id)) return unchanged
-  const held = d.attachments(session_id)
+  const held = attachmentsOf(d, session_id)
   if (!held.some((a) => a.attachment_id === attachment_id)) return unchanged
-  for (const e of d.allEntries(session_id)) {
+  for (const e of allEntries(d, session_id)) {
     if (e.kind === 'message' && messageAttachmentIds(e.message).has(attachment_id)) {
       return policy === 'push' ? rejected('session/attachment_in_use', `attachment ${attachment_id} is referenced by a message`) : unchanged
     }
@@ -138,7 +139,7 @@ function applyDetach(d: Draft, session_id: string, attachment_id: string, policy
 function applyAttachmentList(d: Draft, session_id: string, list: readonly AttachmentMeta[], policy: ReplicaPolicy): ReplicaResult {
   if (policy === 'push') return rejected('session/invalid_request', 'an attachment list is pulled, never pushed')
   if (!d.head(session_id)) return unchanged
-  const held = d.attachments(session_id)
+  const held = attachmentsOf(d, session_id)
   const heldIds = new Map(held.map((a) => [a.attachment_id, a]))
   const nextIds = new Set(list.map((a) => a.attachment_id))
   if (held.length === list.length && list.every((a) => heldIds.get(a.attachment_id)?.sha256 === a.sha256)) return unchanged
@@ -154,7 +155,7 @@ function applyAttachmentList(d: Draft, session_id: string, list: readonly Attach
  */
 function heldChips(d: Draft, session_id: string, chips: readonly AttachmentMeta[] | undefined): AttachmentMeta[] | undefined {
   if (!chips?.length) return undefined
-  const held = new Map(d.attachments(session_id).map((a) => [a.attachment_id, a]))
+  const held = new Map(attachmentsOf(d, session_id).map((a) => [a.attachment_id, a]))
   const out = chips.flatMap((c) => held.get(c.attachment_id) ?? [])
   return out.length ? out : undefined
 }

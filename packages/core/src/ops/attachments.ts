@@ -1,5 +1,6 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
+import { allEntries, attachmentsOf } from '../draft-reads.js'
 import { SessionError, notFound } from '../startup.js'
 import type {
   AgentMessage, AttachmentMeta, ContentBlock, DeleteAttachmentRequest, DeleteAttachmentResponse, GetAttachmentRequest,
@@ -38,7 +39,7 @@ export const messageAttachmentIds = (message: AgentMessage, into?: Set<string>):
 
 /** Whether any message entry of the session, on any branch, references `attachment_id`. */
 function inUse(d: Draft, session_id: string, attachment_id: string): boolean {
-  for (const e of d.allEntries(session_id)) {
+  for (const e of allEntries(d, session_id)) {
     if (e.kind === 'message' && messageAttachmentIds(e.message).has(attachment_id)) return true
   }
   return false
@@ -65,7 +66,7 @@ export function putAttachment(d: Draft, req: PreparedAttachment, ctx: OpContext)
     sha256: req.sha256,
     created_at: ctx.now(),
   })
-  const list = d.attachments(req.session_id).filter((a) => a.attachment_id !== attachment.attachment_id)
+  const list = attachmentsOf(d, req.session_id).filter((a) => a.attachment_id !== attachment.attachment_id)
   // Same meta, same updated_at: only the internal version moves, so other tabs reload the list.
   d.putHead(head.meta, head.leaf, [...list, attachment].sort(byCreation))
   d.blobs.push({ op: 'put', session_id: req.session_id, attachment_id: attachment.attachment_id, bytes: req.bytes })
@@ -77,19 +78,19 @@ export function putAttachment(d: Draft, req: PreparedAttachment, ctx: OpContext)
 
 /** The metadata half of get-attachment; the store adds the bytes when they were asked for. */
 export function getAttachment(d: Draft, req: GetAttachmentRequest): GetAttachmentResponse {
-  const attachment = d.attachments(req.session_id).find((a) => a.attachment_id === req.attachment_id)
+  const attachment = attachmentsOf(d, req.session_id).find((a) => a.attachment_id === req.attachment_id)
   return attachment ? { attachment, data: null } : null
 }
 
 export function listAttachments(d: Draft, req: ListAttachmentsRequest): ListAttachmentsResponse {
   if (!d.head(req.session_id)) throw notFound(req.session_id)
-  return { attachments: [...d.attachments(req.session_id)] }
+  return { attachments: [...attachmentsOf(d, req.session_id)] }
 }
 
 export function deleteAttachment(d: Draft, req: DeleteAttachmentRequest): DeleteAttachmentResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
-  const list = d.attachments(req.session_id)
+  const list = attachmentsOf(d, req.session_id)
   if (!list.some((a) => a.attachment_id === req.attachment_id)) return { deleted: false }
   if (inUse(d, req.session_id, req.attachment_id)) {
     throw new SessionError('session/attachment_in_use', `attachment ${req.attachment_id} is referenced by a message`)
@@ -110,7 +111,7 @@ export function setDraft(d: Draft, req: SetDraftRequest): SetDraftResponse {
   const text = req.draft != null && req.draft.trim() !== '' ? req.draft : undefined
   let parked = head.meta.draft_attachments ?? []
   if (req.attachment_ids != null) {
-    const stored = new Map(d.attachments(req.session_id).map((a) => [a.attachment_id, a]))
+    const stored = new Map(attachmentsOf(d, req.session_id).map((a) => [a.attachment_id, a]))
     const seen = new Set<string>()
     const next: AttachmentMeta[] = []
     for (const id of req.attachment_ids) {

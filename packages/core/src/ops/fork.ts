@@ -1,5 +1,6 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
+import { attachmentsOf } from '../draft-reads.js'
 import { emitCreated } from '../emit-session.js'
 import type { ForkRequest, ForkResponse, Json, SessionEntry, SessionMeta } from '../model.js'
 import { pathTo, entryNotFound, requireMeta } from '../startup.js'
@@ -54,7 +55,7 @@ export function fork(d: Draft, req: ForkRequest, ctx: OpContext): ForkResponse {
   }
   // Referenced attachments follow under the same ids (a referenced-but-missing one is skipped);
   // unreferenced uploads and the draft's chips stay behind.
-  const copied = d.attachments(req.session_id).filter((a) => referenced.has(a.attachment_id)).map((a) => Object.freeze({ ...a, session_id }))
+  const copied = attachmentsOf(d, req.session_id).filter((a) => referenced.has(a.attachment_id)).map((a) => Object.freeze({ ...a, session_id }))
   for (const a of copied) d.blobs.push({ op: 'copy', session_id, attachment_id: a.attachment_id, from_session_id: req.session_id })
   d.putHead(meta, ids.get(req.entry_id)!, copied)
   emitCreated(d, meta)

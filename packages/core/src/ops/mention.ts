@@ -1,4 +1,5 @@
 import type { Draft } from '../draft.js'
+import { metas } from '../draft-reads.js'
 import type {
   MentionField, MentionGetRequest, MentionGetResponse, MentionItem, MentionSearchRequest, MentionSearchResponse,
   SessionMeta, SessionStatus,
@@ -54,7 +55,7 @@ function itemOf(m: SessionMeta): MentionItem {
 }
 
 export function mentionSearch(d: Draft, req: MentionSearchRequest): MentionSearchResponse {
-  return searchMentions(d.metas(), req)
+  return searchMentions(metas(d), req)
 }
 
 /** The search over any set of sessions (a server scopes it to the caller's own). */

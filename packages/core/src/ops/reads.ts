@@ -1,5 +1,6 @@
 import { clampLimit, type OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
+import { metas } from '../draft-reads.js'
 import { SessionError, itemOf, passes, pathTo, notFound } from '../startup.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { entryWithoutImageData, withoutImageData } from '../image-data.js'
@@ -26,7 +27,7 @@ export function list(d: Draft, req: ListRequest, ctx: OpContext): ListResponse {
     after = { k: c.k, id: c.id }
   }
   const cmp = compareFor(order)
-  let all = selectSessions(d.metas(), req)
+  let all = selectSessions(metas(d), req)
   if (after) {
     const a = after
     all = all.filter((m) => cmp({ k: sortKey(m, order), id: m.session_id }, a) > 0)
