@@ -5,10 +5,10 @@ import type { OpContext } from './context.js'
 import { Draft } from './draft.js'
 import { SessionError } from './errors.js'
 import { jsonEqual } from './json.js'
-import type { EventEnvelope, FunctionId, FunctionMap, SessionEntry } from './model.js'
+import type { EventEnvelope, FunctionId, FunctionMap } from './model.js'
 import { operations } from './ops/index.js'
 import { State } from './state.js'
-import { StaleHeadError, type BlobWrite, type SessionHead, type SideWrite, type Storage, type StorageReader } from './storage.js'
+import { StaleHeadError, type SessionHead, type SideWrite, type Storage, type StorageReader } from './storage.js'
 
 interface Pending {
   fn: FunctionId | 'internal'
@@ -146,18 +146,6 @@ export class Engine {
     return new Promise((resolve, reject) => {
       this.queue.push({ fn: 'internal', source, run, sessions, req: {}, resolve: resolve as Pending['resolve'], reject })
       this.kick()
-    })
-  }
-
-  /** Makes a session whose entries are already on disk visible: the head is written last. */
-  install(head: SessionHead, entries: readonly SessionEntry[], events: readonly EventEnvelope[], blobs: readonly BlobWrite[] = []): Promise<void> {
-    const id = head.meta.session_id
-    return this.submitInternal([id], (d) => {
-      if (d.head(id)) throw new SessionError('session/invalid_request', `session ${id} already exists`)
-      d.putHead(head.meta, head.leaf, head.attachments)
-      d.blobs.push(...blobs)
-      d.preloaded.set(id, entries)
-      d.events.push(...events)
     })
   }
 

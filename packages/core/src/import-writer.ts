@@ -6,8 +6,9 @@ import { claimImport, type ImportClaim } from './import-claim.js'
 import type { ImportAttachment } from './import.js'
 import { attachmentsOf } from './import-attachments.js'
 import { isValidId } from './limits.js'
-import type { SessionEntry, SessionMeta } from './model.js'
+import type { EventEnvelope, SessionEntry, SessionMeta } from './model.js'
 import { parseSessionMeta } from './records.js'
+import type { BlobWrite, SessionHead } from './storage.js'
 
 export interface BeginImportOptions {
   /** Called after each transaction of entries is on disk, with the entries written so far. */
@@ -150,7 +151,7 @@ class Writer implements ImportWriter {
       // only for them, so an import without hooks never holds its entries.
       const entries = engine.hooks.length ? await engine.storage.entries(id) : []
       const head = Object.freeze({ meta, leaf: active_leaf, v: 1, ...(metas.length && { attachments: metas }) })
-      await engine.install(head, entries, [createdEnvelope(meta)], blobs)
+      await install(engine, head, entries, [createdEnvelope(meta)], blobs)
     } catch (e) {
       this.failure ??= e instanceof SessionError ? e : storageError(e)
       this.state = 'done'
@@ -170,4 +171,16 @@ class Writer implements ImportWriter {
     await this.tail
     await this.claim.abandon()
   }
+}
+
+/** Makes a session whose entries are already on disk visible: the head is written last. */
+export function install(engine: Engine, head: SessionHead, entries: readonly SessionEntry[], events: readonly EventEnvelope[], blobs: readonly BlobWrite[] = []): Promise<void> {
+  const id = head.meta.session_id
+  return engine.submitInternal([id], (d) => {
+    if (d.head(id)) throw new SessionError('session/invalid_request', `session ${id} already exists`)
+    d.putHead(head.meta, head.leaf, head.attachments)
+    d.blobs.push(...blobs)
+    d.preloaded.set(id, entries)
+    d.events.push(...events)
+  })
 }
