@@ -180,10 +180,11 @@ const code = {
  */
 function later$<T>(open: (m: typeof import('./live-queries.js')) => Observable<T>): Observable<T> {
   if (code.live.value) return open(code.live.value)
-  // As rxjs's `defer` does: the subscriber goes on to the query, which tears down with it.
+  // As rxjs's `defer` does: the subscriber goes on to the query, which tears down with it (at
+  // once if it was unsubscribed meanwhile).
   return new Observable<T>((subscriber) => {
     Promise.resolve(code.live.load()).then(
-      () => subscriber.closed || open(code.live.value!).subscribe(subscriber),
+      () => open(code.live.value!).subscribe(subscriber),
       (e: unknown) => subscriber.error(e),
     )
   })
