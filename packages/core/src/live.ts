@@ -4,7 +4,8 @@ import { CommitRouter } from './commit-router.js'
 import type { Draft } from './draft.js'
 import type { Engine } from './engine.js'
 import { itemOf, passes } from './items.js'
-import type { AttachmentMeta, MessageItem, Role, SessionEntry } from './model.js'
+import type { AttachmentMeta, ListRequest, MessageItem, Role, SessionEntry, SessionMeta } from './model.js'
+import { selectSessions } from './ops/select.js'
 import { pathTo } from './path.js'
 import type { SessionState } from './state.js'
 
@@ -69,6 +70,8 @@ export interface DraftState {
   readonly attachments: readonly AttachmentMeta[]
 }
 
+const NO_ATTACHMENTS: readonly AttachmentMeta[] = Object.freeze([])
+
 /**
  * A session as it will be once the writes in flight commit: the head and entries read through
  * `draft` (entries must be loaded). Children are not overlaid: only `messages$` reads this.
@@ -82,18 +85,17 @@ function pendingView(draft: Draft | undefined, s: SessionState | undefined, sess
   return { head, entries: { get: entry, has: (entry_id: string) => entry(entry_id) !== undefined } as Map<string, SessionEntry>, children: s.children }
 }
 
-export const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
+const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
 /**
  * Live queries over the engine's commit stream. Each emits its current value on subscribe (at
  * once when the data is in memory) and again only when a commit changed it; values that did not
- * change keep their identity, so UI bindings re-render exactly what changed. `messages$` is
- * here; the others are in `live-queries.ts`, fetched on first use.
+ * change keep their identity, so UI bindings re-render exactly what changed.
  */
 export class LiveQueries {
-  readonly router: CommitRouter
+  private readonly router: CommitRouter
 
-  constructor(readonly engine: Engine) {
+  constructor(private readonly engine: Engine) {
     this.router = new CommitRouter(engine)
   }
 
@@ -101,7 +103,7 @@ export class LiveQueries {
    * Runs `onChange` for commits touching `session_id` (only those touching `entry_id`, when
    * given), after loading the session's entries if needed.
    */
-  watchSession<T>(
+  private watchSession<T>(
     subscriber: Subscriber<T>,
     session_id: string,
     needEntries: boolean,
@@ -125,6 +127,113 @@ export class LiveQueries {
 
   private load(subscriber: Subscriber<unknown>, session_id: string): void {
     this.engine.ensureLoaded(session_id).catch((e) => subscriber.error(e))
+  }
+
+  session$(session_id: string): Observable<SessionMeta | null> {
+    return new Observable((subscriber) => {
+      let last: SessionMeta | null | undefined
+      return this.watchSession(subscriber, session_id, false, (s) => {
+        const meta = s?.head.meta ?? null
+        if (meta !== last) subscriber.next((last = meta))
+      })
+    })
+  }
+
+  /** The session's attachment list (metadata), `null` once the session is gone. */
+  attachments$(session_id: string): Observable<readonly AttachmentMeta[] | null> {
+    return new Observable((subscriber) => {
+      let last: readonly AttachmentMeta[] | null | undefined
+      return this.watchSession(subscriber, session_id, false, (s) => {
+        const list = s ? (s.head.attachments ?? NO_ATTACHMENTS) : null
+        const same = last === list || (last != null && list !== null && sameItems(last, list))
+        if (!same) subscriber.next((last = list))
+      })
+    })
+  }
+
+  /** The parked composer input; emitted again only when its text or chips changed. */
+  draft$(session_id: string): Observable<DraftState | null> {
+    return new Observable((subscriber) => {
+      let last: DraftState | null | undefined
+      return this.watchSession(subscriber, session_id, false, (s) => {
+        const meta = s?.head.meta
+        if (!meta) {
+          if (last !== null) subscriber.next((last = null))
+          return
+        }
+        const draft = meta.draft ?? null
+        const attachments = meta.draft_attachments ?? NO_ATTACHMENTS
+        if (last && last.draft === draft && sameItems(last.attachments.map((a) => a.attachment_id), attachments.map((a) => a.attachment_id))) return
+        subscriber.next((last = Object.freeze({ draft, attachments })))
+      })
+    })
+  }
+
+  sessions$(req: Omit<ListRequest, 'cursor'> = {}): Observable<SessionMeta[]> {
+    return new Observable((subscriber) => {
+      let last: SessionMeta[] | undefined
+      const emit = (): void => {
+        const metas = [...this.engine.state.sessions.values()].map((s) => s.head.meta)
+        let list = selectSessions(metas, req)
+        if (req.limit != null) list = list.slice(0, Math.max(req.limit, 1))
+        if (!last || !sameItems(last, list)) subscriber.next((last = list))
+      }
+      const stop = this.router.any((c) => {
+        for (const ch of c.changes.values()) if (ch.head !== undefined || ch.reloaded) return emit()
+      })
+      emit()
+      return stop
+    })
+  }
+
+  entry$(session_id: string, entry_id: string): Observable<SessionEntry | null> {
+    return new Observable((subscriber) => {
+      let last: SessionEntry | null | undefined
+      return this.watchSession(
+        subscriber,
+        session_id,
+        true,
+        (s) => {
+          const entry = s?.entries?.get(entry_id) ?? null
+          if (entry !== last) subscriber.next((last = entry))
+        },
+        entry_id,
+      )
+    })
+  }
+
+  tree$(session_id: string): Observable<SessionTree | null> {
+    return new Observable((subscriber) => {
+      let last: SessionTree | null | undefined
+      return this.watchSession(subscriber, session_id, true, (s, change) => {
+        if (!s?.entries) {
+          if (last !== null) subscriber.next((last = null))
+          return
+        }
+        const structural = !change || change.reloaded || change.added.length > 0 || change.updated.length > 0
+        if (last && !structural && last.active_leaf === s.head.leaf) return
+        const children = new Map<string | null, readonly string[]>()
+        for (const [k, v] of s.children!) children.set(k, Object.freeze([...v]))
+        subscriber.next((last = Object.freeze({ active_leaf: s.head.leaf, entries: new Map(s.entries), children })))
+      })
+    })
+  }
+
+  /**
+   * An entry's place among its siblings, for a "2 / 3" picker: emits again only when a sibling
+   * is added (streaming into any message never wakes it). `null` while the entry is unknown.
+   */
+  branch$(session_id: string, entry_id: string): Observable<BranchPosition | null> {
+    return new Observable((subscriber) => {
+      let last: BranchPosition | null | undefined
+      return this.watchSession(subscriber, session_id, true, (s, change) => {
+        if (last !== undefined && change && !change.reloaded && change.head !== null && change.added.length === 0) return
+        const entry = s?.entries?.get(entry_id)
+        const siblings = entry ? (s!.children!.get(entry.parent_id) ?? [entry_id]) : undefined
+        const next = siblings ? { index: siblings.indexOf(entry_id), count: siblings.length, siblings: Object.freeze([...siblings]) } : null
+        if (next === null ? last !== null : !last || !sameItems(last.siblings, next.siblings)) subscriber.next((last = next))
+      })
+    })
   }
 
   messages$(req: LiveMessagesRequest): Observable<MessageItem[]> {

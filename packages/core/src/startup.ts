@@ -9,10 +9,10 @@ export { emitAdded, emitUpdated } from './emit.js'
 export { itemOf, passes } from './items.js'
 export { jsonEqual, metadataMatches } from './json.js'
 export { LIMITS, checkBoundedString, isValidId } from './limits.js'
-export { sameItems } from './live.js'
 export { KINDS, ORDERS, ROLES, STATUSES } from './model.js'
 export { entryNotFound, requireParent } from './ops/entries.js'
 export { notFound, requireMeta } from './ops/lifecycle.js'
+export { compareFor, selectSessions, sortKey } from './ops/select.js'
 export { pathTo } from './path.js'
 export {
   agentMessage, array, blob, bool, bounded, coreRequests, id, int, json, jsonObject, lit, name, object, oneOf, opt, parseWith, req, sid,

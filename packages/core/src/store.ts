@@ -162,32 +162,14 @@ export interface ApplyReplicaOptions {
 /**
  * Code an app that only chats never calls, fetched on first use (bundlers give each its own
  * chunk): the other functions' request schemas, replication, bulk import, attachment bytes, the
- * live queries besides `messages$`, the entry cache.
+ * entry cache.
  */
 const code = {
   requests: once(() => import('./requests.js')),
   replica: once(() => import('./apply-replica.js')),
   import: once(() => import('./import.js')),
   bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.()]).then(([m]) => m)),
-  live: once(() => import('./live-queries.js')),
   cache: once(() => import('./cache.js')),
-}
-
-/**
- * A live query whose code is fetched on first use: it subscribes once the code is here (its
- * first value then comes as soon as the code does, as `messages$`'s does for a session not yet
- * read), at once after that.
- */
-function later$<T>(open: (m: typeof import('./live-queries.js')) => Observable<T>): Observable<T> {
-  if (code.live.value) return open(code.live.value)
-  // As rxjs's `defer` does: the subscriber goes on to the query, which tears down with it (at
-  // once if it was unsubscribed meanwhile).
-  return new Observable<T>((subscriber) => {
-    Promise.resolve(code.live.load()).then(
-      () => open(code.live.value!).subscribe(subscriber),
-      (e: unknown) => subscriber.error(e),
-    )
-  })
 }
 
 const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key)
@@ -222,7 +204,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   if (options.prefetch ?? true) {
     // After the first render's work, off the startup path; a failure is retried on first use.
     setTimeout(() => {
-      for (const o of [...Object.values(operations), code.requests, code.bytes, code.import, code.live]) o.load?.()?.catch(() => {})
+      for (const o of [...Object.values(operations), code.requests, code.bytes, code.import]) o.load?.()?.catch(() => {})
     }, 0)
   }
   const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
@@ -289,9 +271,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     engine,
     call,
     on: (type, config) => bus.on(type, config),
-    session$: (id) => later$((m) => m.session$.call(live, id)),
-    draft$: (id) => later$((m) => m.draft$.call(live, id)),
-    attachments$: (id) => later$((m) => m.attachments$.call(live, id)),
+    session$: (id) => live.session$(id),
+    draft$: (id) => live.draft$(id),
+    attachments$: (id) => live.attachments$(id),
     getAttachmentBlob: (sid, aid) => inOrder([code.bytes.load()], () => attachmentBytes().blob(sid, aid)),
     attachmentUrl: (sid, aid) => inOrder([code.bytes.load()], () => attachmentBytes().url(sid, aid)),
     // Before the bytes code is here no URL was handed out.
@@ -302,11 +284,11 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         if (source === next) source = undefined
       }
     },
-    sessions$: (req) => later$((m) => m.sessions$.call(live, req)),
+    sessions$: (req) => live.sessions$(req),
     messages$: (req) => live.messages$(req),
-    entry$: (sid, eid) => later$((m) => m.entry$.call(live, sid, eid)),
-    tree$: (sid) => later$((m) => m.tree$.call(live, sid)),
-    branch$: (sid, eid) => later$((m) => m.branch$.call(live, sid, eid)),
+    entry$: (sid, eid) => live.entry$(sid, eid),
+    tree$: (sid) => live.tree$(sid),
+    branch$: (sid, eid) => live.branch$(sid, eid),
     async selectBranch({ session_id, entry_id }) {
       await engine.ensureLoaded(session_id)
       const s = engine.state.sessions.get(session_id)

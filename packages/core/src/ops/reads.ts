@@ -1,14 +1,13 @@
 import { clampLimit, type OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { metas } from '../draft-reads.js'
-import { SessionError, itemOf, passes, pathTo, notFound } from '../startup.js'
+import { SessionError, compareFor, itemOf, notFound, passes, pathTo, selectSessions, sortKey } from '../startup.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { entryWithoutImageData, withoutImageData } from '../image-data.js'
 import type {
   GetMessageRequest, GetMessageResponse, GetRequest, GetResponse, ListRequest, ListResponse,
   MessageItem, MessagesRequest, MessagesResponse, SessionEntry,
 } from '../model.js'
-import { compareFor, selectSessions, sortKey } from './select.js'
 
 const badCursor = (why: string): SessionError => new SessionError('session/invalid_cursor', why)
 
