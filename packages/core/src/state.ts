@@ -17,10 +17,6 @@ export class State {
     for (const head of heads) this.sessions.set(head.meta.session_id, { head })
   }
 
-  isLoaded(session_id: string): boolean {
-    return this.sessions.get(session_id)?.entries !== undefined
-  }
-
   /** Replaces a session with what storage holds (first access, or a copy found stale). */
   setSession(head: SessionHead, entries: SessionEntry[]): SessionState {
     const s: SessionState = { head, entries: new Map(), children: new Map() }

@@ -102,5 +102,3 @@ export interface Storage {
   unavailable?(session_id: string): boolean
   close(): void
 }
-
-export const emptyWriteSet = (): WriteSet => ({ deleted: new Set(), heads: new Map(), entries: new Map(), side: [], blobs: [] })
