@@ -190,6 +190,7 @@ export class Engine {
       const source = this.queue[0].source
       let end = this.queue.findIndex((p) => p.source !== source)
       if (end < 0) end = this.queue.length
+      if (prev && this.rewrites(end, prev.draft!)) return
       const scan = this.scan(this.queue.slice(0, end))
       if (prev && !this.buildsOn(scan, prev.draft!)) return
       const batch = this.queue.splice(0, end)
@@ -211,6 +212,22 @@ export class Engine {
         }
       })
     }
+  }
+
+  /**
+   * Whether the first `end` queued calls only update messages the batch committing writes (a
+   * reply streaming in). Such a batch waits for that one rather than starting beside it: its
+   * updates then land in one rewrite of the entry instead of a transaction per few tokens, and
+   * transactions, not tokens, are what a stream costs.
+   */
+  private rewrites(end: number, draft: Draft): boolean {
+    for (let i = 0; i < end; i++) {
+      const p = this.queue[i]
+      if (p.fn !== 'session::update-message') return false
+      const { session_id, entry_id } = p.req as { session_id: string; entry_id?: unknown }
+      if (typeof entry_id !== 'string' || !draft.entries.get(session_id)?.has(entry_id)) return false
+    }
+    return true
   }
 
   /** What a batch touches, and whether it writes. */
