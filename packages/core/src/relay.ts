@@ -22,11 +22,18 @@ export function payloadOf(commit: Commit): ChangePayload {
 }
 
 /**
+ * While batches keep committing, commits gather for at most this long before they are posted
+ * together: a post costs about the same whatever it carries (an empty one too), and serial
+ * appends would otherwise pay one per commit.
+ */
+const GATHER_MS = 8
+
+/**
  * Presence on the channel. A relay posts commits only while another one listens: cloning every
  * commit (a streamed reply's events carry the whole message each time) costs a lone tab more
  * than the rest of its write path. `hello` when starting (or back from the back/forward cache),
- * `here` in reply to it, `bye` when stopping or hidden. `since` is when the sender's channel
- * opened (`Date.now()`, one clock for every tab of a browser).
+ * `here` in reply to it, `bye` when stopping or leaving the page. `since` is when the sender's
+ * channel opened (`Date.now()`, one clock for every tab of a browser).
  */
 type PresenceMessage =
   | { readonly hello: string; readonly since: number }
@@ -77,43 +84,72 @@ export function startRelay(engine: Engine, channelName: string): () => void {
   const greet = (peer: string, from: number): void => {
     peers.add(peer)
     // Commits still waiting to be posted came first (a peer left, then this one came).
-    post()
-    const out = kept.filter((k) => k.at >= from)
+    for (const k of kept) if (k.at >= from) queue(k.commit)
     kept = []
-    for (const k of out) send(k.commit)
+    post()
   }
   const say = (m: PresenceMessage): void => channel.postMessage(m)
-  channel.onmessage = (event: MessageEvent<RelayMessage | PresenceMessage>) => {
-    const m = event.data
-    if ('payload' in m) return void engine.applyExternal('tab', m.payload, m.events)
-    if ('hello' in m) {
-      greet(m.hello, m.since)
-      say({ here: id, to: m.hello, since })
-    } else if ('here' in m) {
-      if (m.to === id) greet(m.here, m.since)
-    } else if ('bye' in m) peers.delete(m.bye)
+  channel.onmessage = (event: MessageEvent<RelayMessage | RelayMessage[] | PresenceMessage>) => {
+    const data = event.data
+    if (Array.isArray(data) || 'payload' in data) {
+      for (const m of Array.isArray(data) ? data : [data]) engine.applyExternal('tab', m.payload, m.events)
+    } else if ('hello' in data) {
+      greet(data.hello, data.since)
+      say({ here: id, to: data.hello, since })
+    } else if ('here' in data) {
+      if (data.to === id) greet(data.here, data.since)
+    } else peers.delete(data.bye)
   }
   // Posting clones the commit: done in a task of its own, after this tab's callers and live
   // queries got it, so the clone is not on their path. A MessageChannel task, not a timer:
   // timers in a background tab are throttled to one a second, and a background tab streaming
-  // a reply is exactly the one other tabs are watching. Commits are posted in order.
-  let pending: Commit[] = []
+  // a reply is exactly the one other tabs are watching. Commits are posted in order. When that
+  // task finds the next batch already committing (a caller awaiting each write), it waits for a
+  // later one: commits gather until the engine is idle or the oldest waited GATHER_MS.
+  let pending: RelayMessage[] = []
+  let oldest = 0
   const post = (): void => {
     const out = pending
     pending = []
-    for (const commit of out) send(commit)
+    if (out.length) channel.postMessage(out.length === 1 ? out[0] : out)
   }
-  const send = (commit: Commit): void => {
-    const payload = payloadOf(commit)
-    if (!payload.deleted.length && !payload.heads.length && !payload.entries.length && !commit.events.length) return
-    const m: RelayMessage = { payload, events: commit.events }
-    channel.postMessage(m)
+  let scheduled = false
+  let waitingIdle = false
+  const wakeUp = (): void => {
+    scheduled = false
+    if (!pending.length) return
+    if (engine.pendingDraft() && performance.now() - oldest < GATHER_MS) {
+      // Its commit schedules the next wake-up; should it fail, the engine going idle does.
+      if (!waitingIdle) {
+        waitingIdle = true
+        void engine.flush().then(() => {
+          waitingIdle = false
+          schedule()
+        })
+      }
+      return
+    }
+    post()
   }
   const wake = typeof MessageChannel === 'undefined' ? undefined : new MessageChannel()
   if (wake) {
-    wake.port1.onmessage = post
+    wake.port1.onmessage = wakeUp
     // Node: a waiting port must not keep the process alive.
     ;(wake.port1 as { unref?: () => void }).unref?.()
+  }
+  const schedule = (): void => {
+    if (scheduled) return
+    scheduled = true
+    if (wake) wake.port2.postMessage(0)
+    else setTimeout(wakeUp, 0)
+  }
+  /** Adds a commit to the next post; false when it wrote nothing to relay. */
+  const queue = (commit: Commit): boolean => {
+    const payload = payloadOf(commit)
+    if (!payload.deleted.length && !payload.heads.length && !payload.entries.length && !commit.events.length) return false
+    if (!pending.length) oldest = performance.now()
+    pending.push({ payload, events: commit.events })
+    return true
   }
   // A tab closing right after a commit still posts it. A page left is no longer posted to, and
   // says hello again if the back/forward cache brings it back.
@@ -136,10 +172,7 @@ export function startRelay(engine: Engine, channelName: string): () => void {
       kept.push({ at: Date.now(), commit })
       return arm()
     }
-    pending.push(commit)
-    if (pending.length > 1) return
-    if (wake) wake.port2.postMessage(0)
-    else setTimeout(post, 0)
+    if (queue(commit)) schedule()
   })
   say({ hello: id, since })
   return () => {

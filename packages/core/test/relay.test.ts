@@ -27,6 +27,9 @@ function tab(): Tab {
   const got: string[] = []
   const engine = {
     commits,
+    // Nothing committing: the relay posts at once instead of gathering.
+    pendingDraft: () => undefined,
+    flush: () => Promise.resolve(),
     applyExternal: (_source: string, _payload: ChangePayload, events: readonly EventEnvelope[]) => {
       for (const e of events) got.push((e.payload as { session_id: string }).session_id)
     },
@@ -50,7 +53,8 @@ async function countPosts(run: () => Promise<void>): Promise<number> {
   const post = vi.spyOn(BroadcastChannel.prototype, 'postMessage')
   try {
     await run()
-    return post.mock.calls.filter(([m]) => typeof m === 'object' && m !== null && 'payload' in m).length
+    // A post carries one commit, or several gathered in an array.
+    return post.mock.calls.reduce((n, [m]) => n + (Array.isArray(m) ? m.length : typeof m === 'object' && m !== null && 'payload' in m ? 1 : 0), 0)
   } finally {
     post.mockRestore()
   }
