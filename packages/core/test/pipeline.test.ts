@@ -320,3 +320,48 @@ describe('messages$ with optimistic: true', () => {
     await store.close()
   })
 })
+
+describe('messages$ (default: after the commit)', () => {
+  it('a subscriber of one session is not woken by commits to another, and emits once per commit to its own, after it commits', async () => {
+    const g = gatedStorage()
+    const { store } = await open(g.storage)
+    const made = [store.ensure({ session_id: 'a' }), store.ensure({ session_id: 'b' })]
+    await g.step()
+    await Promise.all(made)
+    const seen: string[][] = []
+    store.messages$({ session_id: 'a' }).subscribe((items) => seen.push(items.map((i) => i.entry_id)))
+    await tick()
+    expect(seen).toStrictEqual([[]])
+    const toB = store.append({ session_id: 'b', message: user('b1'), entry_id: 'b1' })
+    await tick()
+    await g.step()
+    await toB
+    expect(seen).toStrictEqual([[]])
+    const toA = store.append({ session_id: 'a', message: user('a1'), entry_id: 'a1' })
+    await tick()
+    // Handed to the storage, not committed: nothing shown yet.
+    expect(g.log.at(-1)).toMatch(/^issued/)
+    expect(seen).toStrictEqual([[]])
+    await g.step()
+    await toA
+    expect(seen).toStrictEqual([[], ['a1']])
+    // Streamed into: one emission per commit, and none for a commit to the other session.
+    const updates = [store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'x' }] })]
+    await tick()
+    updates.push(store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'xy' }] }))
+    updates.push(store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'xyz' }] }))
+    const alsoB = store.append({ session_id: 'b', message: user('b2'), entry_id: 'b2' })
+    await tick()
+    expect(seen).toHaveLength(2)
+    const before = g.transactions
+    await g.step()
+    await updates[0]
+    expect(seen.map((s) => s.join())).toStrictEqual(['', 'a1', 'a1'])
+    // The two later updates and b's append were issued together: one commit, one emission for a.
+    await g.step()
+    await Promise.all([...updates, alsoB])
+    expect(g.transactions).toBe(before)
+    expect(seen.map((s) => s.join())).toStrictEqual(['', 'a1', 'a1', 'a1'])
+    await store.close()
+  })
+})
