@@ -66,12 +66,15 @@ export function startRelay(engine: Engine, channelName: string): () => void {
   /** Commits made while no peer listened, oldest first, with when they were announced. */
   let kept: Array<{ readonly at: number; readonly commit: Commit }> = []
   let pruning: ReturnType<typeof setTimeout> | undefined
+  /** Drops kept commits older than KEEP_MS (on every commit too: timers of a background tab wait). */
+  const drop = (now: number): void => {
+    let i = 0
+    while (i < kept.length && kept[i].at < now - KEEP_MS) i++
+    if (i) kept.splice(0, i)
+  }
   const prune = (): void => {
     pruning = undefined
-    const old = Date.now() - KEEP_MS
-    let i = 0
-    while (i < kept.length && kept[i].at < old) i++
-    if (i) kept = kept.slice(i)
+    drop(Date.now())
     if (kept.length) arm()
   }
   const arm = (): void => {
@@ -169,7 +172,11 @@ export function startRelay(engine: Engine, channelName: string): () => void {
     // What this tab wrote, itself or by applying a server's changes; never what it was relayed.
     if (commit.source === 'tab') return
     if (!peers.size) {
-      kept.push({ at: Date.now(), commit })
+      // A commit that only re-read a session from disk has nothing another tab needs.
+      if (!commit.events.length && [...commit.changes.values()].every((c) => c.reloaded)) return
+      const at = Date.now()
+      drop(at)
+      kept.push({ at, commit })
       return arm()
     }
     if (queue(commit)) schedule()
