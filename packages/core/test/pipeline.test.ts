@@ -118,6 +118,54 @@ describe('pipelined commits', () => {
     await store.close()
   })
 
+  it('updates of a message the committing batch writes wait for it and land together; an append beside them does not wait', async () => {
+    const g = gatedStorage()
+    const { store } = await open(g.storage)
+    const created = store.ensure({ session_id: 'chat' })
+    await g.step()
+    await created
+    const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
+    await g.step()
+    await appended
+    const updated: number[] = []
+    store.on('session::message-updated', { session_id: 'chat' }).subscribe((p) => updated.push(p.revision))
+    const text = (t: string) => [{ type: 'text' as const, text: t }]
+    const calls = [store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: text('a') })]
+    await tick()
+    const issued = g.transactions
+    // A reply streaming in: each token in a task of its own, while the first update commits.
+    for (const t of ['ab', 'abc', 'abcd']) {
+      calls.push(store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: text(t) }))
+      await tick()
+    }
+    expect(g.transactions).toBe(issued)
+    expect(updated).toStrictEqual([])
+    await g.step()
+    await calls[0]
+    // Events after the commit: only the first update's so far.
+    expect(updated).toStrictEqual([1])
+    await tick()
+    // The three that waited went in one transaction.
+    expect(g.transactions).toBe(issued + 1)
+    await g.step()
+    expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
+    expect(updated).toStrictEqual([1, 2, 3, 4])
+    // An append is not a rewrite: it starts beside the update committing.
+    const more = store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: text('abcde') })
+    await tick()
+    const next = store.append({ session_id: 'chat', message: user('next'), entry_id: 'next' })
+    await tick()
+    expect(g.transactions).toBe(issued + 3)
+    await g.step()
+    await g.step()
+    expect(await more).toStrictEqual({ updated: true, revision: 5 })
+    expect(await next).toMatchObject({ entry_id: 'next', parent_id: 'reply' })
+    const again = await open(g.storage)
+    const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
+    expect(stored).toMatchObject({ revision: 5, message: { content: text('abcde') } })
+    await store.close()
+  })
+
   it('a failed batch does not let the batch built on it land: that one runs again on what is on disk', async () => {
     const g = gatedStorage()
     const { store, events } = await open(g.storage)
@@ -269,6 +317,51 @@ describe('messages$ with optimistic: true', () => {
     // Taken back with the failure, then the rerun's write (no longer after `lost`).
     expect(optimistic.slice(-2)).toStrictEqual([[], ['kept']])
     expect((await store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual(['kept'])
+    await store.close()
+  })
+})
+
+describe('messages$ (default: after the commit)', () => {
+  it('a subscriber of one session is not woken by commits to another, and emits once per commit to its own, after it commits', async () => {
+    const g = gatedStorage()
+    const { store } = await open(g.storage)
+    const made = [store.ensure({ session_id: 'a' }), store.ensure({ session_id: 'b' })]
+    await g.step()
+    await Promise.all(made)
+    const seen: string[][] = []
+    store.messages$({ session_id: 'a' }).subscribe((items) => seen.push(items.map((i) => i.entry_id)))
+    await tick()
+    expect(seen).toStrictEqual([[]])
+    const toB = store.append({ session_id: 'b', message: user('b1'), entry_id: 'b1' })
+    await tick()
+    await g.step()
+    await toB
+    expect(seen).toStrictEqual([[]])
+    const toA = store.append({ session_id: 'a', message: user('a1'), entry_id: 'a1' })
+    await tick()
+    // Handed to the storage, not committed: nothing shown yet.
+    expect(g.log.at(-1)).toMatch(/^issued/)
+    expect(seen).toStrictEqual([[]])
+    await g.step()
+    await toA
+    expect(seen).toStrictEqual([[], ['a1']])
+    // Streamed into: one emission per commit, and none for a commit to the other session.
+    const updates = [store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'x' }] })]
+    await tick()
+    updates.push(store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'xy' }] }))
+    updates.push(store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'xyz' }] }))
+    const alsoB = store.append({ session_id: 'b', message: user('b2'), entry_id: 'b2' })
+    await tick()
+    expect(seen).toHaveLength(2)
+    const before = g.transactions
+    await g.step()
+    await updates[0]
+    expect(seen.map((s) => s.join())).toStrictEqual(['', 'a1', 'a1'])
+    // The two later updates and b's append were issued together: one commit, one emission for a.
+    await g.step()
+    await Promise.all([...updates, alsoB])
+    expect(g.transactions).toBe(before)
+    expect(seen.map((s) => s.join())).toStrictEqual(['', 'a1', 'a1', 'a1'])
     await store.close()
   })
 })

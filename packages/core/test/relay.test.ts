@@ -1,0 +1,135 @@
+import { Subject } from 'rxjs'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { ChangePayload, Commit } from '../src/changes.js'
+import type { Engine } from '../src/engine.js'
+import type { EventEnvelope } from '../src/model.js'
+import { startRelay } from '../src/relay.js'
+
+// The relay between tabs, on Node's BroadcastChannel (relays in one process stand for tabs).
+// Each "tab" is the part of an engine the relay uses: its commit stream and `applyExternal`.
+
+interface Tab {
+  readonly commits: Subject<Commit>
+  /** What this tab was relayed, in order. */
+  readonly got: string[]
+  stop(): void
+}
+
+let channels = 0
+let name = ''
+const open: Tab[] = []
+afterEach(() => {
+  for (const t of open.splice(0)) t.stop()
+})
+
+function tab(): Tab {
+  const commits = new Subject<Commit>()
+  const got: string[] = []
+  const engine = {
+    commits,
+    // Nothing committing: the relay posts at once instead of gathering.
+    pendingDraft: () => undefined,
+    flush: () => Promise.resolve(),
+    applyExternal: (_source: string, _payload: ChangePayload, events: readonly EventEnvelope[]) => {
+      for (const e of events) got.push((e.payload as { session_id: string }).session_id)
+    },
+  } as unknown as Engine
+  const t = { commits, got, stop: startRelay(engine, name) }
+  open.push(t)
+  return t
+}
+
+/** A local commit deleting session `id` (an event and a payload the relay posts). */
+const commit = (id: string): Commit => ({
+  source: 'local',
+  changes: new Map([[id, { session_id: id, head: null, added: [], updated: [], reloaded: false }]]),
+  events: [{ trigger_type: 'session::deleted', payload: { session_id: id, timestamp: 1 }, session_metadata: undefined }],
+})
+
+const settle = (ms = 30): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/** Counts the commits (not presence messages) posted on any channel while `run` runs. */
+async function countPosts(run: () => Promise<void>): Promise<number> {
+  const post = vi.spyOn(BroadcastChannel.prototype, 'postMessage')
+  try {
+    await run()
+    // A post carries one commit, or several gathered in an array.
+    return post.mock.calls.reduce((n, [m]) => n + (Array.isArray(m) ? m.length : typeof m === 'object' && m !== null && 'payload' in m ? 1 : 0), 0)
+  } finally {
+    post.mockRestore()
+  }
+}
+
+describe('relay between tabs', () => {
+  it('a tab alone posts no commit; its commits reach a tab opened later only from then on', async () => {
+    name = `relay-test-${process.pid}-${++channels}`
+    const a = tab()
+    const posted = await countPosts(async () => {
+      for (const id of ['s1', 's2', 's3']) a.commits.next(commit(id))
+      await settle()
+    })
+    expect(posted).toBe(0)
+    await settle(5)
+    const b = tab()
+    await settle()
+    // Made before b's channel opened: b reads those from the disk, not from the relay.
+    expect(b.got).toEqual([])
+    a.commits.next(commit('s4'))
+    await settle()
+    expect(b.got).toEqual(['s4'])
+  })
+
+  it('commits made before the hello of a tab that just opened reach it, in order, before later ones', async () => {
+    name = `relay-test-${process.pid}-${++channels}`
+    const a = tab()
+    await settle()
+    const b = tab()
+    // a has not received b's hello yet: these are kept, then posted to b when it arrives.
+    a.commits.next(commit('k1'))
+    a.commits.next(commit('k2'))
+    await settle()
+    a.commits.next(commit('k3'))
+    await settle()
+    expect(b.got).toEqual(['k1', 'k2', 'k3'])
+    // And b's first commits, made before it heard a's reply, reach a.
+    const c = tab()
+    c.commits.next(commit('c1'))
+    await settle()
+    expect(a.got).toEqual(['c1'])
+    expect(b.got).toEqual(['k1', 'k2', 'k3', 'c1'])
+  })
+
+  it('posts every commit while a peer listens, and stops once the last peer said bye', async () => {
+    name = `relay-test-${process.pid}-${++channels}`
+    const a = tab()
+    const b = tab()
+    await settle()
+    const whilePeer = await countPosts(async () => {
+      for (const id of ['p1', 'p2']) a.commits.next(commit(id))
+      await settle()
+    })
+    expect(whilePeer).toBe(2)
+    expect(b.got).toEqual(['p1', 'p2'])
+    b.stop()
+    open.splice(open.indexOf(b), 1)
+    await settle()
+    const alone = await countPosts(async () => {
+      a.commits.next(commit('p3'))
+      await settle()
+    })
+    expect(alone).toBe(0)
+  })
+
+  it('never posts back what it was relayed', async () => {
+    name = `relay-test-${process.pid}-${++channels}`
+    const a = tab()
+    const b = tab()
+    await settle()
+    const posted = await countPosts(async () => {
+      a.commits.next({ ...commit('t1'), source: 'tab' })
+      await settle()
+    })
+    expect(posted).toBe(0)
+    expect(b.got).toEqual([])
+  })
+})
