@@ -328,7 +328,7 @@ export class Engine {
           draft = new Draft(this.state, base)
           const applied: AppliedOp[] = []
           results = batch.map((p) => this.execute(p, draft, applied))
-          const side = this.hooks.flatMap((hook) => hook(applied, draft, source))
+          const side = this.hooks.length ? this.hooks.flatMap((hook) => hook(applied, draft, source)) : []
           flight.draft = draft
           // The next batch may be built on this one now (its transaction queues behind ours).
           queueMicrotask(() => this.pump())
@@ -355,8 +355,9 @@ export class Engine {
       break
     }
     flight.committed = draft
-    // Commits are announced in order: the batch before first.
-    await flight.prev?.done
+    // Commits are announced in order: the batch before first (no await without one: each
+    // await is a hop between the commit and its caller).
+    if (flight.prev) await flight.prev.done
     draft.base = undefined
     const changes = fold(this.state, toPayload(draft), true)
     // A bulk-loaded session stays on disk until something reads it: importing a large archive

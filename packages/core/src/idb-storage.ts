@@ -153,9 +153,12 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
           }
           const blobs = writes.blobs?.length || writes.deleted.size ? t.objectStore(BLOBS) : undefined
           // A fork's copies read their source first: a session deleted in the same batch still lends its bytes.
-          const copies = await Promise.all(
-            (writes.blobs ?? []).flatMap((b) => (b.op === 'copy' ? [request(blobs!.get([b.from_session_id, b.attachment_id]) as IDBRequest<Blob | undefined>).then((bytes) => ({ b, bytes }))] : [])),
-          )
+          // Without copies the writes go out now, not a microtask later.
+          const copies = writes.blobs?.some((b) => b.op === 'copy')
+            ? await Promise.all(
+              writes.blobs.flatMap((b) => (b.op === 'copy' ? [request(blobs!.get([b.from_session_id, b.attachment_id]) as IDBRequest<Blob | undefined>).then((bytes) => ({ b, bytes }))] : [])),
+            )
+            : []
           for (const id of writes.deleted) {
             sessions.delete(id)
             entries.delete(sessionRange(id))
