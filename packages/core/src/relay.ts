@@ -22,6 +22,13 @@ export function payloadOf(commit: Commit): ChangePayload {
 }
 
 /**
+ * While batches keep committing, commits gather for at most this long before they are posted
+ * together: a post costs about the same whatever it carries (an empty one too), and serial
+ * appends would otherwise pay one per commit.
+ */
+const GATHER_MS = 8
+
+/**
  * Multi-tab relay: every commit this store makes is posted on a BroadcastChannel named after the
  * database, and commits posted by other tabs are folded in and re-emitted here, so events and
  * live queries in every tab see every tab's writes. Returns a function that stops it.
@@ -29,24 +36,52 @@ export function payloadOf(commit: Commit): ChangePayload {
 export function startRelay(engine: Engine, channelName: string): () => void {
   if (typeof BroadcastChannel === 'undefined') return () => {}
   const channel = new BroadcastChannel(channelName)
-  channel.onmessage = (event: MessageEvent<RelayMessage>) => {
-    engine.applyExternal('tab', event.data.payload, event.data.events)
+  channel.onmessage = (event: MessageEvent<RelayMessage | RelayMessage[]>) => {
+    const data = event.data
+    for (const m of Array.isArray(data) ? data : [data]) engine.applyExternal('tab', m.payload, m.events)
   }
   // Posting clones the commit: done in a task of its own, after this tab's callers and live
   // queries got it, so the clone is not on their path. A MessageChannel task, not a timer:
   // timers in a background tab are throttled to one a second, and a background tab streaming
-  // a reply is exactly the one other tabs are watching. Commits are posted in order.
+  // a reply is exactly the one other tabs are watching. Commits are posted in order. When that
+  // task finds the next batch already committing (a caller awaiting each write), it waits for a
+  // later one: commits gather until the engine is idle or the oldest waited GATHER_MS.
   let pending: RelayMessage[] = []
+  let oldest = 0
   const post = (): void => {
     const out = pending
     pending = []
-    for (const m of out) channel.postMessage(m)
+    if (out.length) channel.postMessage(out.length === 1 ? out[0] : out)
+  }
+  let scheduled = false
+  let waitingIdle = false
+  const wakeUp = (): void => {
+    scheduled = false
+    if (!pending.length) return
+    if (engine.pendingDraft() && performance.now() - oldest < GATHER_MS) {
+      // Its commit schedules the next wake-up; should it fail, the engine going idle does.
+      if (!waitingIdle) {
+        waitingIdle = true
+        void engine.flush().then(() => {
+          waitingIdle = false
+          schedule()
+        })
+      }
+      return
+    }
+    post()
   }
   const wake = typeof MessageChannel === 'undefined' ? undefined : new MessageChannel()
   if (wake) {
-    wake.port1.onmessage = post
+    wake.port1.onmessage = wakeUp
     // Node: a waiting port must not keep the process alive.
     ;(wake.port1 as { unref?: () => void }).unref?.()
+  }
+  const schedule = (): void => {
+    if (scheduled) return
+    scheduled = true
+    if (wake) wake.port2.postMessage(0)
+    else setTimeout(wakeUp, 0)
   }
   // A tab closing right after a commit still posts it.
   const target = typeof addEventListener === 'function' ? globalThis : undefined
@@ -56,10 +91,9 @@ export function startRelay(engine: Engine, channelName: string): () => void {
     if (commit.source === 'tab') return
     const payload = payloadOf(commit)
     if (!payload.deleted.length && !payload.heads.length && !payload.entries.length && !commit.events.length) return
+    if (!pending.length) oldest = performance.now()
     pending.push({ payload, events: commit.events })
-    if (pending.length > 1) return
-    if (wake) wake.port2.postMessage(0)
-    else setTimeout(post, 0)
+    schedule()
   })
   return () => {
     sub.unsubscribe()
