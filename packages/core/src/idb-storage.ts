@@ -21,7 +21,7 @@ const BLOBS = 'attachments'
 /** Stores beside the session data, written in the same transactions (sync outbox, checkpoints). */
 export const SIDE_STORES = ['outbox', 'kv'] as const
 const ALL = [SESSIONS, ENTRIES, BLOBS, ...SIDE_STORES]
-/** The index of stamps in `entries`, keyed [session_id, v, incarnation]: the newest is a session's state. */
+/** The index of stamps in `entries`, keyed [session_id, -v]: a session's first is its newest (one `get`, no cursor). */
 const STAMPS = 'stamps'
 /**
  * The key of a session's marker in `entries`: [session_id, 0]. A number sorts before every
@@ -39,9 +39,10 @@ const MARK = 0
  *   of the session) stamps `h` on one of its entries: one put in one store;
  * - any other commit rewrites the head record and stamps the session's marker ([session_id, 0]).
  * Every commit thus writes exactly one stamp with the session's new `v`, and the stamp index
- * ([session_id, v, incarnation]) answers "what is on disk now" with one key read: the newest
- * stamp. A commit built from memory checks that key against the head it was built on (the same
- * `v` and incarnation) without waiting for it, and aborts on a mismatch; IndexedDB runs
+ * ([session_id, -v]) answers "what is on disk now" with one `get`: the newest stamp (a `get`
+ * costs less than a cursor, hence -v). A commit built from memory checks that stamp against the
+ * head it was built on (the same `v` and incarnation) without waiting for it, and aborts on a
+ * mismatch; IndexedDB runs
  * read-write transactions over one store one after the other, so two tabs appending at once
  * see each other and the second runs again on the first's head: one chain.
  * The incarnation is drawn when a session is written for the first time (created, imported,
@@ -55,6 +56,8 @@ const MARK = 0
 interface Stamp {
   readonly s: string
   readonly v: number
+  /** -v: what the index orders by, so the newest stamp comes first. */
+  readonly o: number
   /** The incarnation. */
   readonly i: string
   /** On an entry: the leaf, message_count and updated_at at this commit. Absent on a marker. */
@@ -134,7 +137,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
   let connection: Promise<IDBDatabase> | undefined
   /**
    * The incarnation of every head this storage read or wrote. The engine holds these very
-   * objects, so a commit built on one is checked with one key read; a head it got elsewhere
+   * objects, so a commit built on one is checked with one read of the stamp; a head it got elsewhere
    * (another tab's relay) is checked by reading the whole head once.
    */
   const incarnations = new WeakMap<SessionHead, string>()
@@ -153,14 +156,14 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
         const tx = unwrap(transaction) as IDBTransaction
         const entries = tx.objectStore(ENTRIES)
         if (entries.indexNames.contains(STAMPS)) return
-        entries.createIndex(STAMPS, ['h.s', 'h.v', 'h.i'])
+        entries.createIndex(STAMPS, ['h.s', 'h.o'])
         // Heads written before stamps existed: each gets a marker stamped with its own `v` and
         // an incarnation; its record already holds the rest, leaf and counts included.
         const heads = tx.objectStore(SESSIONS).getAll() as IDBRequest<SessionHead[]>
         heads.onsuccess = () => {
           for (const head of heads.result) {
             const id = head.meta.session_id
-            entries.put({ h: { s: id, v: head.v, i: freshIncarnation() } satisfies Stamp }, [id, MARK])
+            entries.put({ h: { s: id, v: head.v, o: -head.v, i: freshIncarnation() } satisfies Stamp }, [id, MARK])
           }
         }
       },
@@ -200,24 +203,22 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     incarnations.set(head, h.i)
     return head
   }
-  const newestStamp = (tx: IDBTransaction, id: string, keys: boolean): IDBRequest<IDBCursorWithValue | null> => {
-    const index = tx.objectStore(ENTRIES).index(STAMPS)
-    // A key cursor's result has no `value`; its callers read only `key`.
-    return (keys ? index.openKeyCursor(sessionRange(id), 'prev') : index.openCursor(sessionRange(id), 'prev')) as IDBRequest<IDBCursorWithValue | null>
-  }
+  /** The record holding a session's newest stamp (a `get` on the index: cheaper than a cursor). */
+  const newestStamp = (tx: IDBTransaction, id: string): IDBRequest<Stamped | undefined> =>
+    tx.objectStore(ENTRIES).index(STAMPS).get(sessionRange(id)) as IDBRequest<Stamped | undefined>
   /** Reads a session's head inside `tx` without waiting: both reads go out now, `then` gets the result. */
   const readHead = (tx: IDBTransaction, id: string, then: (head: SessionHead | undefined) => void): void => {
     let left = 2
     let rec: SessionHead | undefined
     let newest: Stamped | undefined
     const r = tx.objectStore(SESSIONS).get(id) as IDBRequest<SessionHead | undefined>
-    const c = newestStamp(tx, id, false)
+    const c = newestStamp(tx, id)
     r.onsuccess = () => {
       rec = r.result
       if (--left === 0) then(derive(rec, newest))
     }
     c.onsuccess = () => {
-      newest = c.result?.value as Stamped | undefined
+      newest = c.result
       if (--left === 0) then(derive(rec, newest))
     }
   }
@@ -239,12 +240,12 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
         if (!fresh && base && last !== undefined && onlyVolatile(base, head)) {
           // An append (or an update): the entry carries the new volatile state, the head record stays.
           const carrier = batch!.has(head.leaf as string) ? head.leaf! : last
-          out.push({ id, head, batch, mark: false, carrier, incarnation, stamp: { s: id, v: head.v, l: head.leaf, n: head.meta.message_count, u: head.meta.updated_at } })
+          out.push({ id, head, batch, mark: false, carrier, incarnation, stamp: { s: id, v: head.v, o: -head.v, l: head.leaf, n: head.meta.message_count, u: head.meta.updated_at } })
         } else out.push({ id, head, batch, mark: true, incarnation })
       } else if (batch && base && !fresh) {
         // Entries without a head change (a pulled update): whichever record held the newest stamp
         // may be among them, so the last of them carries it again, unchanged.
-        out.push({ id, head, batch, mark: false, carrier: last, incarnation, stamp: { s: id, v: base.v, l: base.leaf, n: base.meta.message_count, u: base.meta.updated_at } })
+        out.push({ id, head, batch, mark: false, carrier: last, incarnation, stamp: { s: id, v: base.v, o: -base.v, l: base.leaf, n: base.meta.message_count, u: base.meta.updated_at } })
       } else {
         // Entries of a session not visible yet (an import's chunks): nothing stamped to keep.
         out.push({ id, head, batch, mark: false, incarnation: '' })
@@ -260,8 +261,8 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       return readonly([SESSIONS, ENTRIES], async (tx) => {
         const records = await request(tx.objectStore(SESSIONS).getAll() as IDBRequest<SessionHead[]>)
         return Promise.all(records.map((rec) => new Promise<SessionHead>((resolve, reject) => {
-          const c = newestStamp(tx, rec.meta.session_id, false)
-          c.onsuccess = () => resolve(derive(rec, c.result?.value as Stamped | undefined)!)
+          const c = newestStamp(tx, rec.meta.session_id)
+          c.onsuccess = () => resolve(derive(rec, c.result)!)
           c.onerror = () => reject(c.error)
         })))
       })
@@ -329,12 +330,12 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
             // and aborting there takes them all back.
             const held = c.held
             if (held && (held.head === undefined || incarnations.has(held.head))) {
-              // One key: the newest stamp must be the one the batch was built on.
-              const r = newestStamp(t, c.id, true)
+              // One read: the newest stamp must be the one the batch was built on.
+              const r = newestStamp(t, c.id)
               r.onsuccess = () => {
-                const key = r.result?.key as [string, number, string] | undefined
+                const stamp = r.result?.h
                 const h = held.head
-                const same = h === undefined ? key === undefined : key !== undefined && key[1] === h.v && key[2] === incarnations.get(h)
+                const same = h === undefined ? stamp === undefined : stamp !== undefined && stamp.v === h.v && stamp.i === incarnations.get(h)
                 if (stale === undefined && !(same && c.ok(h))) fail(c.id)
               }
             } else {
@@ -368,7 +369,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
             if (w.head && incarnation) incarnations.set(w.head, incarnation)
             if (w.mark) {
               t.objectStore(SESSIONS).put(w.head, w.id)
-              entries.put({ h: { s: w.id, v: w.head!.v, i: incarnation } satisfies Stamp }, [w.id, MARK])
+              entries.put({ h: { s: w.id, v: w.head!.v, o: -w.head!.v, i: incarnation } satisfies Stamp }, [w.id, MARK])
             }
             if (w.batch) for (const [eid, e] of w.batch) entries.put(eid === w.carrier ? { ...e, h: { ...w.stamp!, i: incarnation } satisfies Stamp } : e, [w.id, eid])
           }
@@ -380,12 +381,12 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
             // Built on a head whose incarnation this storage has not seen (relayed by another
             // tab): the newest stamp on disk has it. Read before this session's writes, which
             // go out once it is known (a failed check has aborted everything by then).
-            const r = newestStamp(t, w.id, true)
+            const r = newestStamp(t, w.id)
             r.onsuccess = () => {
               if (stale !== undefined) return
-              const key = r.result?.key as [string, number, string] | undefined
+              const stamp = r.result?.h
               try {
-                put(w, key ? key[2] : freshIncarnation())
+                put(w, stamp ? stamp.i : freshIncarnation())
               } catch (e) {
                 // The transaction ended under us: `finished` reports it.
                 abort(t)
