@@ -50,7 +50,7 @@ const rawAll = async (name: string, store: string): Promise<unknown[]> => {
 }
 const ids = async (s: Store, session_id: string): Promise<string[]> => (await s.messages({ session_id })).messages.map((m) => m.entry_id)
 const texts = async (s: Store, session_id: string): Promise<string[]> =>
-  (await s.messages({ session_id })).messages.map((m) => (m.message.content as Array<{ text: string }>)[0].text)
+  (await s.messages({ session_id })).messages.map((m) => (m.message!.content as Array<{ text: string }>)[0].text)
 
 describe('append-only IndexedDB layout', () => {
   it('an append writes only its entry (one store), and leaf, count and updated_at are found again on open', async () => {
