@@ -176,6 +176,23 @@ describe('append-only IndexedDB layout', () => {
     }
   })
 
+  it('an update of the entry holding the newest stamp by another store is seen: no lost update', async () => {
+    const name = dbName()
+    const a = await silentOn(name)
+    const { session_id } = await a.create({})
+    const { entry_id } = await a.append({ session_id, message: user('draft') })
+    const b = await silentOn(name)
+    expect(await texts(b, session_id)).toStrictEqual(['draft'])
+    // a rewrites the very record that holds the stamp b's copy was read at.
+    await a.updateMessage({ session_id, entry_id, content: [{ type: 'text', text: 'from a' }], expected_revision: 0 })
+    const late = await b.updateMessage({ session_id, entry_id, content: [{ type: 'text', text: 'from b' }], expected_revision: 0 })
+    expect(late).toStrictEqual({ updated: false, revision: 1 })
+    expect(await texts(b, session_id)).toStrictEqual(['from a'])
+    const c = await silentOn(name)
+    expect(await texts(c, session_id)).toStrictEqual(['from a'])
+    expect((await c.getMessage({ session_id, entry_id }))!.entry.revision).toBe(1)
+  })
+
   it('a stale store does not append to the chain of a session deleted and created again under its id', async () => {
     const name = dbName()
     // One clock for both: the new session's meta, leaf and version equal the old ones.
