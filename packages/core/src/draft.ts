@@ -68,6 +68,6 @@ export class Draft {
   }
 
   writeSet(side: readonly SideWrite[]): WriteSet {
-    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: [...this.side, ...side], blobs: this.blobs, events: this.events }
+    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: side.length ? [...this.side, ...side] : this.side, blobs: this.blobs, events: this.events }
   }
 }

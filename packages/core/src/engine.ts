@@ -321,6 +321,9 @@ export class Engine {
     let refreshed = new Map<string, SessionChange>()
     // Built from memory (no read to wait for in the transaction) until a head turns out stale.
     let fast = true
+    // The session whose check failed: its copy is read again even if its head reads the same (a
+    // storage that knows more than the head, such as a session's incarnation, said it differs).
+    let suspect: string | undefined
     for (;;) {
       const prev = flight.prev
       const base = prev?.draft
@@ -331,17 +334,17 @@ export class Engine {
           if (fast && reader.expect && this.fromMemory(scan, base)) {
             for (const id of touched) {
               const held = base ? base.head(id) : this.state.sessions.get(id)?.head
-              reader.expect(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk))
+              reader.expect(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk), { head: held })
             }
           } else {
             // Reading from disk needs the batch before to be settled: run again after it.
             if (prev) throw new StaleHeadError('')
-            refreshed = await this.refresh(reader, touched, needEntries)
+            refreshed = await this.refresh(reader, touched, needEntries, suspect)
           }
           draft = new Draft(this.state, base)
           const applied: AppliedOp[] = []
           results = batch.map((p) => this.execute(p, draft, applied))
-          const side = this.hooks.flatMap((hook) => hook(applied, draft, source))
+          const side = this.hooks.length ? this.hooks.flatMap((hook) => hook(applied, draft, source)) : []
           flight.draft = draft
           // The next batch may be built on this one now (its transaction queues behind ours).
           queueMicrotask(() => this.pump())
@@ -355,6 +358,7 @@ export class Engine {
           // it again once the batch before settled, reading the heads from disk.
           this.reruns++
           fast = false
+          suspect = cause.session_id
           await prev?.done
           flight.prev = undefined
           continue
@@ -368,8 +372,9 @@ export class Engine {
       break
     }
     flight.committed = draft
-    // Commits are announced in order: the batch before first.
-    await flight.prev?.done
+    // Commits are announced in order: the batch before first (no await without one: each
+    // await is a hop between the commit and its caller).
+    if (flight.prev) await flight.prev.done
     draft.base = undefined
     const changes = fold(this.state, toPayload(draft), true)
     // A bulk-loaded session stays on disk until something reads it: importing a large archive
@@ -388,7 +393,7 @@ export class Engine {
    * Inside the transaction: compares the touched sessions with what is on disk and reloads any
    * that another tab changed since this store last saw them.
    */
-  private async refresh(reader: StorageReader, touched: Set<string>, needEntries: Set<string>): Promise<Map<string, SessionChange>> {
+  private async refresh(reader: StorageReader, touched: Set<string>, needEntries: Set<string>, suspect?: string): Promise<Map<string, SessionChange>> {
     const out = new Map<string, SessionChange>()
     const ids = [...touched]
     const heads = await Promise.all(ids.map((id) => reader.head(id)))
@@ -405,7 +410,7 @@ export class Engine {
         }
         // A session deleted and created again elsewhere starts its versions over: the same `v`
         // may be another session (ids are chosen by callers), so the head must match as well.
-        const fresh = held !== undefined && sameHead(held.head, disk)
+        const fresh = held !== undefined && id !== suspect && sameHead(held.head, disk)
         if (fresh && (held.entries || !needEntries.has(id))) return
         if (needEntries.has(id) || held?.entries) this.state.setSession(disk, await reader.entries(id))
         else this.state.sessions.set(id, { head: disk })

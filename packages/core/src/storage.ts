@@ -60,8 +60,14 @@ export interface StorageReader {
    * aborts the whole transaction, which then rejects with `StaleHeadError`. Lets a batch built
    * from memory commit in one round trip. Optional: without it (a wrapper that passes only
    * `head` and `entries`) the engine reads heads with `head` and waits.
+   *
+   * `held`, optional, is the head the batch was built on (`head: undefined`: the session is
+   * absent). A storage that can tell more cheaply than by reading the whole head that the disk
+   * holds exactly that head (IndexedDB compares one stamp key) may do so and call `ok(held.head)`;
+   * a storage that cannot ignores it. Writes may also be shaped by it (IndexedDB writes only the
+   * entry when the head changed only in leaf, counts and `v`).
    */
-  expect?(session_id: string, ok: (disk: SessionHead | undefined) => boolean): void
+  expect?(session_id: string, ok: (disk: SessionHead | undefined) => boolean, held?: { readonly head: SessionHead | undefined }): void
 }
 
 /** What `transact` rejects with when a check given to `expect` failed: nothing was written. */

@@ -20,8 +20,9 @@ const sum = (v: number[]): number => v.reduce((a, b) => a + b, 0)
 /**
  * W1: 10,000 appends to one session, each awaited before the next is issued (a chat UI adding
  * messages one by one). Every write is its own transaction for every subject; the raw baseline
- * is one put per transaction. Colloquy's transaction also reads and rewrites the session head
- * (leaf, counts). Connections stay open across the slices; the reported value is the total.
+ * is one put per transaction. Colloquy's transaction puts the entry (stamped with the session's
+ * leaf and counts) and reads the session's newest stamp to check no other tab wrote meanwhile.
+ * Connections stay open across the slices; the reported value is the total.
  */
 const w1: Workload = {
   id: 'W1',

@@ -1,0 +1,247 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { createStore, indexedDbStorage, type SessionEntry, type SessionHead, type Store } from '../src/index.js'
+import { idbStores, user } from './idb-stores.js'
+
+// IndexedDB's append-only layout (schema version 3) in Chromium: an append writes its entry and
+// nothing else, the head's leaf, counts and dates are found again on open, version-2 databases
+// are upgraded in place, and the multi-tab guarantees hold on the new layout.
+
+const { dbName } = idbStores('append-layout')
+const extra: Store[] = []
+afterEach(async () => {
+  for (const s of extra.splice(0)) await s.close()
+})
+/** A store without the relay (it learns of other stores' writes only from the disk), optionally on a fixed clock. */
+const silentOn = async (name: string, now?: () => number): Promise<Store> => {
+  const s = await createStore({ storage: indexedDbStorage({ name }), multiTab: false, now })
+  extra.push(s)
+  return s
+}
+const closeNow = async (s: Store): Promise<void> => {
+  await s.close()
+  extra.splice(extra.indexOf(s), 1)
+}
+
+const req = <T>(r: IDBRequest<T>): Promise<T> =>
+  new Promise((resolve, reject) => {
+    r.onsuccess = () => resolve(r.result)
+    r.onerror = () => reject(r.error)
+  })
+const rawOpen = (name: string, version?: number, upgrade?: (db: IDBDatabase) => void): Promise<IDBDatabase> =>
+  new Promise((resolve, reject) => {
+    const r = indexedDB.open(name, version)
+    r.onupgradeneeded = () => upgrade?.(r.result)
+    r.onsuccess = () => resolve(r.result)
+    r.onerror = () => reject(r.error)
+  })
+const committed = (tx: IDBTransaction): Promise<void> =>
+  new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve()
+    tx.onabort = tx.onerror = () => reject(tx.error)
+  })
+/** Every record of a store, raw. */
+const rawAll = async (name: string, store: string): Promise<unknown[]> => {
+  const db = await rawOpen(name)
+  try {
+    return await req(db.transaction(store).objectStore(store).getAll())
+  } finally {
+    db.close()
+  }
+}
+const ids = async (s: Store, session_id: string): Promise<string[]> => (await s.messages({ session_id })).messages.map((m) => m.entry_id)
+const texts = async (s: Store, session_id: string): Promise<string[]> =>
+  (await s.messages({ session_id })).messages.map((m) => (m.message!.content as Array<{ text: string }>)[0].text)
+
+describe('append-only IndexedDB layout', () => {
+  it('an append writes only its entry (one store), and leaf, count and updated_at are found again on open', async () => {
+    const name = dbName()
+    let clock = 1_000
+    const a = await silentOn(name, () => clock)
+    const { session_id } = await a.create({ title: 'kept' })
+    const [before] = (await rawAll(name, 'sessions')) as SessionHead[]
+    const scopes: string[][] = []
+    const transaction = IDBDatabase.prototype.transaction
+    IDBDatabase.prototype.transaction = function (this: IDBDatabase, stores: string | string[], ...rest: unknown[]) {
+      scopes.push([stores].flat())
+      return (transaction as (...a: unknown[]) => IDBTransaction).call(this, stores, ...rest)
+    } as typeof transaction
+    const appended: string[] = []
+    try {
+      for (let i = 0; i < 5; i++) {
+        clock += 10
+        appended.push((await a.append({ session_id, message: user(`m${i}`) })).entry_id)
+      }
+    } finally {
+      IDBDatabase.prototype.transaction = transaction
+    }
+    expect(scopes).toStrictEqual(Array.from({ length: 5 }, () => ['entries']))
+    // The head record on disk is the one the create wrote.
+    expect(await rawAll(name, 'sessions')).toStrictEqual([before])
+    const live = (await a.get({ session_id }))!.meta
+    expect(live).toMatchObject({ title: 'kept', message_count: 5, updated_at: 1_050 })
+
+    const b = await silentOn(name)
+    expect((await b.get({ session_id }))!.meta).toStrictEqual(live)
+    expect((await b.list({})).sessions).toStrictEqual([live])
+    expect(await ids(b, session_id)).toStrictEqual(appended)
+    // Entries come back as they were appended: the stamp stays inside the storage.
+    const first = (await b.getMessage({ session_id, entry_id: appended[0] }))!.entry
+    expect(Object.keys(first).sort()).toStrictEqual(['id', 'kind', 'message', 'parent_id', 'revision', 'timestamp'])
+  })
+
+  it('opens a version-2 database in place: every session, entry, leaf and count, then appends on it', async () => {
+    const name = dbName()
+    const entry = (id: string, parent_id: string | null, text: string, t: number): SessionEntry =>
+      ({ id, parent_id, timestamp: t, revision: 0, kind: 'message', message: user(text) }) as SessionEntry
+    const meta = (session_id: string, message_count: number, updated_at: number, title: string) => ({
+      session_id, title, description: '', status: 'idle', kind: 'user', created_at: 10, updated_at, message_count,
+    })
+    // s1: two branches, the leaf on the older one; s2: a custom entry beside a message.
+    const s1 = [entry('e1', null, 'root', 11), entry('e2', 'e1', 'left', 12), entry('e3', 'e1', 'right', 13)]
+    const s2: SessionEntry[] = [entry('f1', null, 'hello', 21), { id: 'f2', parent_id: 'f1', timestamp: 22, revision: 0, kind: 'custom', custom_type: 'note', data: { n: 1 } } as SessionEntry]
+    const heads = [
+      { meta: meta('s1', 3, 13, 'branches'), leaf: 'e2', v: 7 },
+      { meta: meta('s2', 1, 22, 'custom'), leaf: 'f2', v: 4 },
+    ]
+    // Version 2 as the previous build wrote it, with raw IndexedDB.
+    const old = await rawOpen(name, 2, (db) => {
+      db.createObjectStore('sessions')
+      db.createObjectStore('entries')
+      db.createObjectStore('outbox', { autoIncrement: true })
+      db.createObjectStore('kv')
+      db.createObjectStore('attachments')
+    })
+    const tx = old.transaction(['sessions', 'entries', 'kv'], 'readwrite')
+    for (const h of heads) tx.objectStore('sessions').put(h, h.meta.session_id)
+    for (const e of s1) tx.objectStore('entries').put(e, ['s1', e.id])
+    for (const e of s2) tx.objectStore('entries').put(e, ['s2', e.id])
+    tx.objectStore('kv').put({ kept: true }, 'checkpoint')
+    await committed(tx)
+    old.close()
+
+    const a = await silentOn(name)
+    const listed = (await a.list({})).sessions
+    expect(listed.map((m) => [m.session_id, m.message_count, m.updated_at, m.title]).sort()).toStrictEqual([
+      ['s1', 3, 13, 'branches'], ['s2', 1, 22, 'custom'],
+    ])
+    expect(await ids(a, 's1')).toStrictEqual(['e1', 'e2'])
+    expect((await a.getMessage({ session_id: 's1', entry_id: 'e3' }))!.entry).toStrictEqual(s1[2])
+    expect((await a.getMessage({ session_id: 's2', entry_id: 'f1' }))!.entry).toStrictEqual(s2[0])
+    const tree = await a.messages({ session_id: 's2' })
+    expect(tree.messages.map((m) => m.entry_id)).toStrictEqual(['f1'])
+
+    // The upgraded database is version 3 and holds every record it held.
+    const raw = await rawOpen(name)
+    expect(raw.version).toBe(3)
+    expect([...raw.transaction('entries').objectStore('entries').indexNames]).toStrictEqual(['stamps'])
+    const entries = (await req(raw.transaction('entries').objectStore('entries').getAll())) as Array<{ id?: string }>
+    expect(entries.filter((e) => e.id !== undefined).map((e) => e.id).sort()).toStrictEqual(['e1', 'e2', 'e3', 'f1', 'f2'])
+    expect(await req(raw.transaction('kv').objectStore('kv').get('checkpoint'))).toStrictEqual({ kept: true })
+    raw.close()
+
+    // Appending continues from the old leaf and counts on from the old count, after a reopen too.
+    const added = await a.append({ session_id: 's1', message: user('after upgrade') })
+    expect(added.parent_id).toBe('e2')
+    await closeNow(a)
+    const b = await silentOn(name)
+    expect(await ids(b, 's1')).toStrictEqual(['e1', 'e2', added.entry_id])
+    expect((await b.get({ session_id: 's1' }))!.meta.message_count).toBe(4)
+    expect((await b.get({ session_id: 's2' }))!.meta).toMatchObject({ message_count: 1, updated_at: 22 })
+  })
+
+  it('two stores on one database appending at once end on one chain holding every entry', async () => {
+    const name = dbName()
+    const a = await silentOn(name)
+    const b = await silentOn(name)
+    const { session_id } = await a.create({})
+    await b.list({})
+    const run = async (s: Store, tag: string): Promise<string[]> => {
+      const out: string[] = []
+      for (let i = 0; i < 25; i++) out.push((await s.append({ session_id, message: user(`${tag}${i}`) })).entry_id)
+      return out
+    }
+    const [fromA, fromB] = await Promise.all([run(a, 'a'), run(b, 'b')])
+    const c = await silentOn(name)
+    const chain = await ids(c, session_id)
+    expect(chain).toHaveLength(50)
+    expect([...chain].sort()).toStrictEqual([...fromA, ...fromB].sort())
+    // Each store's own appends stay in its order along the one chain.
+    expect(chain.filter((id) => fromA.includes(id))).toStrictEqual(fromA)
+    expect(chain.filter((id) => fromB.includes(id))).toStrictEqual(fromB)
+    expect((await c.get({ session_id }))!.meta.message_count).toBe(50)
+    // Both stores converge on what is on disk with their next commit.
+    for (const s of [a, b]) {
+      await s.append({ session_id, message: user('last') })
+      expect((await ids(s, session_id)).slice(0, 50)).toStrictEqual(chain)
+    }
+  })
+
+  it('an update of the entry holding the newest stamp by another store is seen: no lost update', async () => {
+    const name = dbName()
+    const a = await silentOn(name)
+    const { session_id } = await a.create({})
+    const { entry_id } = await a.append({ session_id, message: user('draft') })
+    const b = await silentOn(name)
+    expect(await texts(b, session_id)).toStrictEqual(['draft'])
+    // a rewrites the very record that holds the stamp b's copy was read at.
+    await a.updateMessage({ session_id, entry_id, content: [{ type: 'text', text: 'from a' }], expected_revision: 0 })
+    const late = await b.updateMessage({ session_id, entry_id, content: [{ type: 'text', text: 'from b' }], expected_revision: 0 })
+    expect(late).toStrictEqual({ updated: false, revision: 1 })
+    expect(await texts(b, session_id)).toStrictEqual(['from a'])
+    const c = await silentOn(name)
+    expect(await texts(c, session_id)).toStrictEqual(['from a'])
+    expect((await c.getMessage({ session_id, entry_id }))!.entry.revision).toBe(1)
+  })
+
+  it('a stale store does not append to the chain of a session deleted and created again under its id', async () => {
+    const name = dbName()
+    // One clock for both: the new session's meta, leaf and version equal the old ones.
+    const now = (): number => 5_000
+    const a = await silentOn(name, now)
+    await a.ensure({ session_id: 's1', title: 't' })
+    await a.append({ session_id: 's1', entry_id: 'x1', message: user('old one') })
+    await a.append({ session_id: 's1', entry_id: 'x2', message: user('old two') })
+    const b = await silentOn(name, now)
+    expect(await texts(b, 's1')).toStrictEqual(['old one', 'old two'])
+    await a.delete({ session_id: 's1' })
+    await a.ensure({ session_id: 's1', title: 't' })
+    await a.append({ session_id: 's1', entry_id: 'x1', message: user('new one') })
+    await a.append({ session_id: 's1', entry_id: 'x2', message: user('new two') })
+    // b still holds the old session, identical in every head field.
+    const added = await b.append({ session_id: 's1', message: user('from b') })
+    expect(added.parent_id).toBe('x2')
+    const c = await silentOn(name)
+    expect(await texts(c, 's1')).toStrictEqual(['new one', 'new two', 'from b'])
+    // b's memory is the disk again, not the old chain.
+    expect(await texts(b, 's1')).toStrictEqual(['new one', 'new two', 'from b'])
+    expect((await c.get({ session_id: 's1' }))!.meta.message_count).toBe(3)
+  })
+
+  it('leaf, counts and updated_at after appends, updates, leaf moves and meta changes match after reopening', async () => {
+    const name = dbName()
+    let clock = 100
+    const a = await silentOn(name, () => (clock += 7))
+    const { session_id } = await a.create({ title: 'mix' })
+    const m1 = await a.append({ session_id, message: user('one') })
+    const m2 = await a.append({ session_id, message: user('two') })
+    await a.updateMessage({ session_id, entry_id: m2.entry_id, content: [{ type: 'text', text: 'two, edited' }] })
+    await a.setMeta({ session_id, title: 'renamed' })
+    const m3 = await a.append({ session_id, parent_id: m1.entry_id, message: user('branch') })
+    await a.append({ session_id, custom: { custom_type: 'marker', data: null } })
+    await a.setActiveLeaf({ session_id, entry_id: m2.entry_id })
+    await a.updateMessage({ session_id, entry_id: m3.entry_id, content: [{ type: 'text', text: 'branch, edited' }] })
+    const live = { meta: (await a.get({ session_id }))!.meta, path: await texts(a, session_id), list: (await a.list({})).sessions }
+    expect(live.meta).toMatchObject({ title: 'renamed', message_count: 3 })
+    expect(live.path).toStrictEqual(['one', 'two, edited'])
+    await closeNow(a)
+    const b = await silentOn(name)
+    expect((await b.get({ session_id }))!.meta).toStrictEqual(live.meta)
+    expect((await b.list({})).sessions).toStrictEqual(live.list)
+    expect(await texts(b, session_id)).toStrictEqual(live.path)
+    expect((await b.getMessage({ session_id, entry_id: m3.entry_id }))!.entry.revision).toBe(1)
+    // And the store keeps writing on the reopened head.
+    const m4 = await b.append({ session_id, message: user('three') })
+    expect(m4.parent_id).toBe(m2.entry_id)
+    expect((await b.get({ session_id }))!.meta.message_count).toBe(4)
+  })
+})
