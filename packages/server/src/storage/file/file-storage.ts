@@ -392,7 +392,9 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     const before = journalSize
     try {
       const fh = await handles.get(journalPath)
-      await fh.write(line)
+      // Written on the main thread like the session files (a hand-off to libuv's pool costs more
+      // than the write); only the flush, which waits for the disk, goes to the pool.
+      writeAll(fh.fd, line)
       if (fsync) await fh.datasync()
     } catch (e) {
       await handles.drop(journalPath)
