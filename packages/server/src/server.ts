@@ -1,10 +1,11 @@
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
 import { createNodeWebSocket } from '@hono/node-ws'
 import { createStore, type IdKind, type Storage, type Store } from '@colloquy/core'
 import { Hono } from 'hono'
-import { createApp, type Env, type Limits } from './http/app.js'
+import { createRoutes, type Env, type Limits } from './http/app.js'
 import { DEFAULT_JSON_LIMITS } from './http/json-limits.js'
 import { attachmentRoutes } from './http/attachment-routes.js'
 import { authenticator, type AuthOptions } from './auth.js'
@@ -119,7 +120,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   const ws = createNodeWebSocket({ app })
   // A WebSocket message is bounded like a request body.
   ws.wss.options.maxPayload = limits.maxBodyBytes
-  createApp({
+  const { fastPush } = createRoutes({
     service,
     authenticate,
     tenancy: tenancyOn,
@@ -136,6 +137,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
       },
     },
     log,
+    tokensOnly: options.authenticate === undefined,
   }, app)
   attachmentRoutes(app, { service, maxBytes: options.limits?.max_attachment_bytes ?? 52_428_800 })
 
@@ -146,7 +148,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     changes,
     listen({ port = 0, host = '127.0.0.1' } = {}) {
       return new Promise((resolve, reject) => {
-        const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
+        // Plain pushes are answered from Node's request and response; everything else goes to Hono.
+        const createServer = ((serverOptions: object, listener: (req: IncomingMessage, res: ServerResponse) => void) =>
+          createHttpServer(serverOptions, (req, res) => void (fastPush(req, res) || listener(req, res)))) as typeof createHttpServer
+        const s = serve({ fetch: app.fetch, port, hostname: host, createServer }, (info: AddressInfo) => {
           resolve({ port: info.port, host, url: `http://${host.includes(':') ? `[${host}]` : host}:${info.port}` })
         })
         s.once('error', reject)
