@@ -5,6 +5,7 @@ import { serve, type ServerType } from '@hono/node-server'
 import { createNodeWebSocket } from '@hono/node-ws'
 import { createStore, type IdKind, type Storage, type Store } from '@colloquy/core'
 import { Hono } from 'hono'
+import type { WebSocket } from 'ws'
 import { createRoutes, type Env, type Limits } from './http/app.js'
 import { DEFAULT_JSON_LIMITS } from './http/json-limits.js'
 import { attachmentRoutes } from './http/attachment-routes.js'
@@ -13,6 +14,7 @@ import type { ChangeFeed } from './changes/change-feed.js'
 import { ChangeLog } from './changes/change-log.js'
 import { fileStorage, hasOwnFeed, hasUsageSource, type ServerStorage } from './storage/index.js'
 import { LiveHub } from './http/live.js'
+import { trackSocket } from './http/ws-json.js'
 import { OWNER_KEY, Tenancy } from './tenancy.js'
 import { TestControls } from './test-mode.js'
 import { Usage } from './usage.js'
@@ -120,6 +122,8 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   const ws = createNodeWebSocket({ app })
   // A WebSocket message is bounded like a request body.
   ws.wss.options.maxPayload = limits.maxBodyBytes
+  // Each socket's TCP connection, so messages sent in one tick can leave in one write.
+  ws.wss.on('connection', (client: WebSocket, request: IncomingMessage) => trackSocket(client, request.socket))
   const { fastPush } = createRoutes({
     service,
     authenticate,
