@@ -86,6 +86,8 @@ function parse() {
       // its journal line (session files not written yet) or just before it (nothing written).
       'test-crash-at-commit': { type: 'string' },
       'test-crash-before-commit': { type: 'string' },
+      // SIGKILL at the n-th commit between its journal line and that line's flush.
+      'test-crash-before-flush': { type: 'string' },
       // With --postgres: SIGKILL at the n-th commit after its version bump, before COMMIT.
       'test-crash-after-bump': { type: 'string' },
       // With --postgres: hold every commit open this long after its version bump; never NOTIFY.
@@ -124,6 +126,7 @@ const limit = (name: keyof typeof o & string): number | undefined => (o[name] ==
 
 const crashAfter = o['test-crash-at-commit'] === undefined ? undefined : integer(o['test-crash-at-commit'], 'test-crash-at-commit', 0)
 const crashBefore = o['test-crash-before-commit'] === undefined ? undefined : integer(o['test-crash-before-commit'], 'test-crash-before-commit', 0)
+const crashFlush = o['test-crash-before-flush'] === undefined ? undefined : integer(o['test-crash-before-flush'], 'test-crash-before-flush', 0)
 const crashAt = (n: number | undefined) => (n === undefined ? undefined : (tx: number) => void (tx === n && process.kill(process.pid, 'SIGKILL')))
 const dataDir = resolve(o['data-dir'] ?? './data')
 const crashBump = o['test-crash-after-bump'] === undefined ? undefined : integer(o['test-crash-after-bump'], 'test-crash-after-bump', 0)
@@ -146,6 +149,7 @@ const storage = o.postgres
       fsync: !o['no-fsync'],
       beforeCommitPoint: crashAt(crashBefore),
       afterCommitPoint: crashAt(crashAfter),
+      beforeFlush: crashAt(crashFlush),
     })
 const origins = o.origin?.includes('*') ? '*' : o.origin
 

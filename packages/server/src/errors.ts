@@ -6,6 +6,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     text: string,
+    /** Response headers the answer carries (`Retry-After`, `WWW-Authenticate`, `Connection: close`). */
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(`${code}: ${text}`)
     this.name = 'HttpError'
@@ -28,7 +30,7 @@ const STATUS: Record<SessionErrorCode, number> = {
 }
 
 export const invalidRequest = (text: string): HttpError => new HttpError(400, 'session/invalid_request', text)
-export const tooLarge = (text: string): HttpError => new HttpError(413, 'session/invalid_request', text)
+export const tooLarge = (text: string, headers?: Record<string, string>): HttpError => new HttpError(413, 'session/invalid_request', text, headers)
 
 /** Status and wire body for anything a handler threw; unknown failures are 500 and say little. */
 export function toWire(error: unknown): { status: number; body: { error: { code: string; message: string } } } {

@@ -1,10 +1,12 @@
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
 import { createNodeWebSocket } from '@hono/node-ws'
 import { createStore, type IdKind, type Storage, type Store } from '@colloquy/core'
 import { Hono } from 'hono'
-import { createApp, type Env, type Limits } from './http/app.js'
+import type { WebSocket } from 'ws'
+import { createRoutes, type Env, type Limits } from './http/app.js'
 import { DEFAULT_JSON_LIMITS } from './http/json-limits.js'
 import { attachmentRoutes } from './http/attachment-routes.js'
 import { authenticator, type AuthOptions } from './auth.js'
@@ -12,6 +14,7 @@ import type { ChangeFeed } from './changes/change-feed.js'
 import { ChangeLog } from './changes/change-log.js'
 import { fileStorage, hasOwnFeed, hasUsageSource, type ServerStorage } from './storage/index.js'
 import { LiveHub } from './http/live.js'
+import { trackSocket } from './http/ws-json.js'
 import { OWNER_KEY, Tenancy } from './tenancy.js'
 import { TestControls } from './test-mode.js'
 import { Usage } from './usage.js'
@@ -119,7 +122,9 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   const ws = createNodeWebSocket({ app })
   // A WebSocket message is bounded like a request body.
   ws.wss.options.maxPayload = limits.maxBodyBytes
-  createApp({
+  // Each socket's TCP connection, so messages sent in one tick can leave in one write.
+  ws.wss.on('connection', (client: WebSocket, request: IncomingMessage) => trackSocket(client, request.socket))
+  const { fastPush } = createRoutes({
     service,
     authenticate,
     tenancy: tenancyOn,
@@ -136,6 +141,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
       },
     },
     log,
+    tokensOnly: options.authenticate === undefined,
   }, app)
   attachmentRoutes(app, { service, maxBytes: options.limits?.max_attachment_bytes ?? 52_428_800 })
 
@@ -146,7 +152,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     changes,
     listen({ port = 0, host = '127.0.0.1' } = {}) {
       return new Promise((resolve, reject) => {
-        const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
+        // Plain pushes are answered from Node's request and response; everything else goes to Hono.
+        const createServer = ((serverOptions: object, listener: (req: IncomingMessage, res: ServerResponse) => void) =>
+          createHttpServer(serverOptions, (req, res) => void (fastPush(req, res) || listener(req, res)))) as typeof createHttpServer
+        const s = serve({ fetch: app.fetch, port, hostname: host, createServer }, (info: AddressInfo) => {
           resolve({ port: info.port, host, url: `http://${host.includes(':') ? `[${host}]` : host}:${info.port}` })
         })
         s.once('error', reject)

@@ -104,9 +104,11 @@ export class ChangeIndex {
     const id = c.type === 'meta' ? c.meta.session_id : c.session_id
     const s = this.sessions.get(id)
     if (!s) return undefined
-    const live = (...rs: Array<LiveRecord | undefined>): number | undefined => {
-      const seqs = rs.filter((r): r is LiveRecord => r !== undefined && !r.dead).map((r) => r.seq)
-      return seqs.length ? Math.max(...seqs) : undefined
+    // Asked once per mutation of every push: two records at most, no arrays.
+    const live = (a: LiveRecord | undefined, b?: LiveRecord): number | undefined => {
+      const x = a && !a.dead ? a.seq : undefined
+      const y = b && !b.dead ? b.seq : undefined
+      return x === undefined ? y : y === undefined ? x : Math.max(x, y)
     }
     switch (c.type) {
       case 'entry': {

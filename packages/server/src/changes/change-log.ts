@@ -269,8 +269,15 @@ export class ChangeLog {
 
     const side: SideWrite[] = []
     if (adds.length) {
-      for (const k of kills) side.push({ store: CHANGES, key: recordKey(k), value: undefined })
-      for (const { rec } of adds) side.push({ store: CHANGES, key: recordKey(rec), value: rec })
+      const keys = adds.map(({ rec }) => recordKey(rec))
+      const replaced = new Set(keys)
+      // A record replaced under its own key (a session's meta and leaf on every append) needs no
+      // delete before its new value: the journal line and the side maps end up the same.
+      for (const k of kills) {
+        const key = recordKey(k)
+        if (!replaced.has(key)) side.push({ store: CHANGES, key, value: undefined })
+      }
+      adds.forEach(({ rec }, i) => side.push({ store: CHANGES, key: keys[i], value: rec }))
       side.push({ store: CHANGELOG, key: 'head', value: seq })
     }
     return { adds, kills, side, heads: ws.heads }

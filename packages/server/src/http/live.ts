@@ -9,7 +9,7 @@ import { parsePush, push } from './push.js'
 import type { Service } from './rpc.js'
 import type { Tenancy } from '../tenancy.js'
 import type { JsonLimits } from './json-limits.js'
-import { readMessage, sendJson } from './ws-json.js'
+import { readMessage, sendGathered, sendJson } from './ws-json.js'
 
 export interface StreamLimits {
   pageSize: number
@@ -94,9 +94,11 @@ export function liveStream(
       let held: { changes: CommittedChange[]; head: number } | undefined = { changes: [], head: 0 }
       let checkpoint = since
       let prev = since
-      const deliver = (changes: SequencedChange[], head: number): boolean => {
+      const deliver = (changes: SequencedChange[], head: number, live = false): boolean => {
         if (!changes.length) return true
-        const ok = send({ type: 'changes', changes, prev, checkpoint, head })
+        const m: StreamMessage = { type: 'changes', changes, prev, checkpoint, head }
+        // A commit's changes leave with the answers to the pushes that made them (same tick).
+        const ok = live ? sendGathered(ws, m, limits.maxBuffered) : send(m)
         prev = changes[changes.length - 1].seq
         return ok
       }
@@ -112,7 +114,7 @@ export function liveStream(
         // are not sent twice, and the checkpoint never goes back.
         const fresh = changes.filter((c) => c.seq > checkpoint)
         checkpoint = Math.max(checkpoint, head)
-        deliver(fresh.map(strip), checkpoint)
+        deliver(fresh.map(strip), checkpoint, true)
       })
       void (async () => {
         try {
@@ -142,7 +144,7 @@ export function liveStream(
       })()
     },
     onMessage(event, ws) {
-      const send = (m: StreamMessage): boolean => sendJson(ws, m, limits.maxBuffered)
+      const send = (m: StreamMessage): boolean => sendGathered(ws, m, limits.maxBuffered)
       const read = readMessage(event.data, limits.json)
       if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused).body.error })
       const { msg } = read

@@ -19,6 +19,8 @@ export interface FileStorageOptions {
   checkpointBytes?: number
   /** Fault injection for crash tests: before a commit's journal line (nothing is written yet). */
   beforeCommitPoint?: (tx: number) => void | Promise<void>
+  /** Fault injection for crash tests: the journal line is written, not yet flushed. */
+  beforeFlush?: (tx: number) => void | Promise<void>
   /** Fault injection for crash tests: after the journal line, before the session files are written. */
   afterCommitPoint?: (tx: number) => void | Promise<void>
 }
@@ -392,7 +394,10 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     const before = journalSize
     try {
       const fh = await handles.get(journalPath)
-      await fh.write(line)
+      // Written on the main thread like the session files (a hand-off to libuv's pool costs more
+      // than the write); only the flush, which waits for the disk, goes to the pool.
+      writeAll(fh.fd, line)
+      await options.beforeFlush?.(tx)
       if (fsync) await fh.datasync()
     } catch (e) {
       await handles.drop(journalPath)

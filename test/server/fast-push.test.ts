@@ -1,0 +1,122 @@
+import { request } from 'node:http'
+import { describe, expect, it } from 'vitest'
+import { cleanupAfterEach, startServer, type ServerProcess } from './helpers.js'
+
+// `POST /sync/push` is answered from Node's request and response (no Hono context), unless the
+// request has an Origin or a query. The app's own route is reached with a query (`?via=app`):
+// both must answer every push, good or bad, alike.
+const { defer } = cleanupAfterEach('fast-push')
+
+async function serve(...args: string[]): Promise<ServerProcess> {
+  const s = await startServer(['--memory', '--token', 'alice=tok-a', '--token', 'bob=tok-b', ...args])
+  defer(() => s.stop())
+  return s
+}
+
+interface Answer {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: unknown
+}
+
+/** One raw HTTP request (fetch would add an Origin-free but otherwise different request shape). */
+function send(url: string, path: string, body: string, headers: Record<string, string>): Promise<Answer> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, path, method: 'POST', headers: { 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString()
+        resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined })
+      })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+const json = { 'content-type': 'application/json' }
+const as = (token: string) => ({ ...json, authorization: `Bearer ${token}` })
+const meta = (session_id: string) => ({ session_id, title: session_id, description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 })
+const create = (session_id: string) => JSON.stringify({ mutations: [{ id: 1, change: { type: 'meta', meta: meta(session_id), create: true } }] })
+const append = (session_id: string, id: string) =>
+  JSON.stringify({
+    mutations: [
+      { id: 7, change: { type: 'entry', session_id, entry: { id, parent_id: null, timestamp: 1, revision: 0, kind: 'message', message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: 1 } }, base_revision: null } },
+      { id: 'k', change: { type: 'leaf', session_id, entry_id: id } },
+    ],
+  })
+
+/** What must be equal on both paths: the status, the body, and the headers that carry meaning. */
+const essence = (a: Answer) => ({
+  status: a.status,
+  body: a.body,
+  type: a.headers['content-type'],
+  retryAfter: a.headers['retry-after'],
+  authenticate: a.headers['www-authenticate'],
+  connection: a.headers.connection,
+})
+
+/** Sends the same request both ways (`body` may give each path its own session). */
+async function both(url: string, body: (via: 'fast' | 'app') => string, headers: Record<string, string>): Promise<[Answer, Answer]> {
+  const fast = await send(url, '/sync/push', body('fast'), headers)
+  const app = await send(url, '/sync/push?via=app', body('app'), headers)
+  return [fast, app]
+}
+
+describe('POST /sync/push without Hono', () => {
+  it('answers good pushes and every refusal exactly as the app route does', async () => {
+    const s = await serve('--max-body-bytes', '2000', '--max-json-depth', '8')
+    // Creations and appends, each on a session of its own per path: the seqs differ, nothing else.
+    const created = await both(s.url, (via) => create(`s-${via}`), as('tok-a'))
+    const appended = await both(s.url, (via) => append(`s-${via}`, 'e1'), as('tok-a'))
+    for (const pair of [created, appended]) {
+      const [fast, app] = pair.map((a) => ({ ...essence(a), body: (a.body as { results: Array<{ seq: number }> }).results.map(({ seq, ...r }) => (expect(Number.isSafeInteger(seq)).toBe(true), r)) }))
+      expect(fast).toStrictEqual(app)
+      expect(fast.status).toBe(200)
+      expect(fast.type).toBe('application/json')
+    }
+    expect((appended[0].body as { results: unknown[] }).results).toMatchObject([{ id: 7, status: 'applied' }, { id: 'k', status: 'applied' }])
+
+    const refusals: Array<[string, () => Promise<[Answer, Answer]>, number]> = [
+      ['no credentials', () => both(s.url, () => create('x'), json), 401],
+      ['a wrong token', () => both(s.url, () => create('x'), as('nope')), 401],
+      ['not JSON by its type', () => both(s.url, () => create('x'), { 'content-type': 'text/plain', authorization: 'Bearer tok-a' }), 415],
+      ['malformed JSON', () => both(s.url, () => '{"mutations": [', as('tok-a')), 400],
+      ['nested past the limit', () => both(s.url, () => JSON.stringify({ mutations: [[[[[[[[[1]]]]]]]]] }), as('tok-a')), 400],
+      ['not a push', () => both(s.url, () => JSON.stringify({ mutation: [] }), as('tok-a')), 400],
+      ['an invalid change', () => both(s.url, () => JSON.stringify({ mutations: [{ id: 1, change: { type: 'entry', session_id: 's-fast' } }] }), as('tok-a')), 400],
+      ['a body past the limit', () => both(s.url, () => JSON.stringify({ mutations: [], pad: 'x'.repeat(3000) }), as('tok-a')), 413],
+      ['an empty body', () => both(s.url, () => '', as('tok-a')), 400],
+    ]
+    for (const [what, run, status] of refusals) {
+      const [fast, app] = await run()
+      expect(essence(fast), what).toStrictEqual(essence(app))
+      expect(fast.status, what).toBe(status)
+    }
+    // Another principal's session answers as an unknown one, on both paths.
+    const foreign = await both(s.url, () => append('s-fast', 'e2'), as('tok-b'))
+    expect(essence(foreign[0])).toStrictEqual(essence(foreign[1]))
+    expect((foreign[0].body as { results: unknown[] }).results).toMatchObject([{ status: 'rejected', code: 'session/not_found' }, { status: 'rejected', code: 'session/not_found' }])
+  })
+
+  it('draws on the same request rate as the app: past the burst both answer 429 with Retry-After', async () => {
+    const s = await serve('--requests-per-second', '1', '--request-burst', '2')
+    const answers: Answer[] = []
+    for (let i = 0; i < 2; i++) answers.push(...(await both(s.url, (via) => create(`r-${via}-${i}`), as('tok-a'))))
+    // Two of the four fit the burst, whichever path they took; the rest wait.
+    expect(answers.map((a) => a.status)).toStrictEqual([200, 200, 429, 429])
+    expect(essence(answers[2])).toStrictEqual(essence(answers[3]))
+    expect(Number(answers[2].headers['retry-after'])).toBeGreaterThanOrEqual(1)
+    // Another principal has its own bucket.
+    expect((await send(s.url, '/sync/push', create('r-bob'), as('tok-b'))).status).toBe(200)
+  })
+
+  it('a browser push (with an Origin) still gets its CORS answer', async () => {
+    const s = await serve('--origin', 'https://app.example')
+    const a = await send(s.url, '/sync/push', create('o-1'), { ...as('tok-a'), origin: 'https://app.example' })
+    expect(a.status).toBe(200)
+    expect(a.headers['access-control-allow-origin']).toBe('https://app.example')
+  })
+})
