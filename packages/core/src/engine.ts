@@ -279,6 +279,11 @@ export class Engine {
     return undefined
   }
 
+  /** Settles once the entry loads in flight now have settled (what a first screen waits for). */
+  loads(): Promise<unknown> {
+    return Promise.allSettled(this.loading.values())
+  }
+
   /** Loads a session's entries into memory once (first access). */
   ensureLoaded(session_id: string): Promise<void> {
     const s = this.state.sessions.get(session_id)

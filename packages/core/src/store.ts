@@ -203,9 +203,11 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   let closed = false
   if (options.prefetch ?? true) {
     // After the first render's work, off the startup path; a failure is retried on first use.
-    setTimeout(() => {
-      for (const o of [...Object.values(operations), code.requests, code.bytes, code.import]) o.load?.()?.catch(() => {})
-    }, 0)
+    // The first render's reads (the sessions its live queries load, issued by now) go first:
+    // fetching and running a dozen chunks beside them delays the first result by a third.
+    setTimeout(() => void engine.loads().then(() => setTimeout(() => {
+      if (!closed) for (const o of [...Object.values(operations), code.requests, code.bytes, code.import]) o.load?.()?.catch(() => {})
+    }, 0)), 0)
   }
   const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
 
