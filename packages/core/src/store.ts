@@ -40,7 +40,8 @@ export interface StoreOptions {
   cache?: { maxBytes: number; idleMs?: number }
   /**
    * Fetch the code of the operations loaded on first use (and of imports and attachment bytes)
-   * right after opening, in the background; default true, so a page that goes offline without a
+   * in the background once the store is open and the entries its first live queries asked for
+   * are loaded; default true, so a page that goes offline without a
    * service worker caching its chunks still has every operation. Replication is never prefetched:
    * it runs only while connected. `false` leaves everything to its first use.
    */
