@@ -204,11 +204,15 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   let closed = false
   if (options.prefetch ?? true) {
     // After the first render's work, off the startup path; a failure is retried on first use.
-    // The first render's reads (the sessions its live queries load, issued by now) go first:
-    // fetching and running a dozen chunks beside them delays the first result by a third.
-    setTimeout(() => void engine.loads().then(() => setTimeout(() => {
+    // The entries the first live queries load go first: fetching and running a dozen chunks
+    // beside that read delays the first result by a third (W4). A framework subscribes a task
+    // or two after the store opens (React: in effects after its first commit), hence a second
+    // look a little later.
+    const prefetch = (): void => {
       if (!closed) for (const o of [...Object.values(operations), code.requests, code.bytes, code.import]) o.load?.()?.catch(() => {})
-    }, 0)), 0)
+    }
+    const after = (ms: number, then: () => void): void => void setTimeout(() => void engine.loads().then(then), ms)
+    after(0, () => after(50, prefetch))
   }
   const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
 

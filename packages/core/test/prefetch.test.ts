@@ -12,7 +12,7 @@ const timers = async (n: number): Promise<void> => {
 }
 
 describe('prefetching after opening', () => {
-  it('waits for the entries the first live queries load, then fetches every operation', async () => {
+  it('waits for the entries the first live queries load (subscribed a few tasks after opening), then fetches every operation', async () => {
     const disk = memoryStorage()
     const writer = await createStore({ storage: disk, multiTab: false, prefetch: false })
     const { session_id } = await writer.create({ title: 'T' })
@@ -33,6 +33,8 @@ describe('prefetching after opening', () => {
       },
     }
     const store = await createStore({ storage, multiTab: false })
+    // As a framework does: the first live query subscribes a few tasks after the store opened.
+    await timers(3)
     const first = firstValueFrom(store.messages$({ session_id }))
     // Had the prefetch started, its fetch of this module would be done once ours is.
     await import('../src/ops/fork.js')
