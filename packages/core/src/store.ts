@@ -1,4 +1,4 @@
-import { nanoid } from 'nanoid'
+import { customRandom, urlAlphabet } from 'nanoid'
 import { Observable } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './changes.js'
 import type { IdKind, OpContext } from './context.js'
@@ -177,6 +177,21 @@ const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty
 const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
 
 const PREFIX: Record<IdKind, string> = { session: 's', entry: 'e', attachment: 'a' }
+/**
+ * Random bytes for ids, drawn from the platform a kilobyte at a time: nanoid's browser build asks
+ * `crypto.getRandomValues` for every id, and that call costs more than the rest of an id.
+ */
+let pool: Uint8Array | undefined
+let drawn = 0
+const pooledRandom = (size: number): Uint8Array => {
+  if (!pool || drawn + size > pool.length) {
+    pool = crypto.getRandomValues(new Uint8Array(1024))
+    drawn = 0
+  }
+  return pool.subarray(drawn, (drawn += size))
+}
+/** nanoid's default: 21 characters of its URL-safe alphabet. */
+const nanoid = customRandom(urlAlphabet, 21, pooledRandom)
 const defaultId = (kind: IdKind): string => `${PREFIX[kind]}_${nanoid()}`
 
 export async function createStore(options: StoreOptions = {}): Promise<Store> {
