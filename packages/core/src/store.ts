@@ -228,7 +228,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   // is here: they still share one transaction (DESIGN principle 5) when one of them is the first
   // call of an operation fetched on first use, and nothing issued later overtakes it.
   interface Queued {
-    ready: Promise<boolean>
+    /** Absent when the call fetches nothing (the common case: no promise to wait for). */
+    ready?: Promise<boolean>
     error?: unknown
     go(): void
   }
@@ -238,7 +239,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     if (closed) return closedError()
     return new Promise<T>((resolve, reject) => {
       const q: Queued = {
-        ready: fetching.some(Boolean) ? Promise.all(fetching).then(() => true, (e: unknown) => ((q.error = e), false)) : Promise.resolve(true),
+        ready: fetching.some(Boolean) ? Promise.all(fetching).then(() => true, (e: unknown) => ((q.error = e), false)) : undefined,
         go: () => (q.error === undefined ? go().then(resolve, reject) : reject(q.error)),
       }
       if (queue) return void queue.push(q)
@@ -248,7 +249,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         await undefined
         queue = undefined
         await before
-        await Promise.all(tick.map((c) => c.ready))
+        if (tick.some((c) => c.ready)) await Promise.all(tick.map((c) => c.ready))
         for (const c of tick) c.go()
       })()
     })
