@@ -37,8 +37,8 @@ export interface ChangePayload {
 export function fold(state: State, payload: ChangePayload, authoritative: boolean): Map<string, SessionChange> {
   const out = new Map<string, SessionChange>()
   const touch = (id: string, patch: Partial<SessionChange>): void => {
-    const prev = out.get(id) ?? { session_id: id, head: undefined, added: [], updated: [], reloaded: false }
-    out.set(id, { ...prev, ...patch })
+    const prev = out.get(id)
+    out.set(id, prev ? { ...prev, ...patch } : { session_id: id, head: undefined, added: [], updated: [], reloaded: false, ...patch })
   }
   for (const id of payload.deleted) {
     if (state.sessions.delete(id) || authoritative) touch(id, { head: null })
@@ -78,7 +78,8 @@ export function fold(state: State, payload: ChangePayload, authoritative: boolea
     }
     if (added.length || updated.length) {
       const prev = out.get(id)
-      touch(id, { added: [...(prev?.added ?? []), ...added], updated: [...(prev?.updated ?? []), ...updated] })
+      // Copied only when there is something to join (an append: the lists as they are).
+      touch(id, { added: prev?.added.length ? [...prev.added, ...added] : added, updated: prev?.updated.length ? [...prev.updated, ...updated] : updated })
     }
   }
   return out

@@ -203,9 +203,13 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     incarnations.set(head, h.i)
     return head
   }
+  /** The key range of the session stamps were last looked up in: serial appends reuse it. */
+  let stamped: { readonly id: string; readonly range: IDBKeyRange } | undefined
   /** The record holding a session's newest stamp (a `get` on the index: cheaper than a cursor). */
-  const newestStamp = (tx: IDBTransaction, id: string): IDBRequest<Stamped | undefined> =>
-    tx.objectStore(ENTRIES).index(STAMPS).get(sessionRange(id)) as IDBRequest<Stamped | undefined>
+  const newestStamp = (tx: IDBTransaction, id: string): IDBRequest<Stamped | undefined> => {
+    if (stamped?.id !== id) stamped = { id, range: sessionRange(id) }
+    return tx.objectStore(ENTRIES).index(STAMPS).get(stamped.range) as IDBRequest<Stamped | undefined>
+  }
   /** Reads a session's head inside `tx` without waiting: both reads go out now, `then` gets the result. */
   const readHead = (tx: IDBTransaction, id: string, then: (head: SessionHead | undefined) => void): void => {
     let left = 2

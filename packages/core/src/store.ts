@@ -1,4 +1,4 @@
-import { nanoid } from 'nanoid'
+import { customRandom, urlAlphabet } from 'nanoid'
 import { Observable } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './changes.js'
 import type { IdKind, OpContext } from './context.js'
@@ -178,6 +178,21 @@ const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty
 const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
 
 const PREFIX: Record<IdKind, string> = { session: 's', entry: 'e', attachment: 'a' }
+/**
+ * Random bytes for ids, drawn from the platform a kilobyte at a time: nanoid's browser build asks
+ * `crypto.getRandomValues` for every id, and that call costs more than the rest of an id.
+ */
+let pool: Uint8Array | undefined
+let drawn = 0
+const pooledRandom = (size: number): Uint8Array => {
+  if (!pool || drawn + size > pool.length) {
+    pool = crypto.getRandomValues(new Uint8Array(1024))
+    drawn = 0
+  }
+  return pool.subarray(drawn, (drawn += size))
+}
+/** nanoid's default: 21 characters of its URL-safe alphabet. */
+const nanoid = customRandom(urlAlphabet, 21, pooledRandom)
 const defaultId = (kind: IdKind): string => `${PREFIX[kind]}_${nanoid()}`
 
 export async function createStore(options: StoreOptions = {}): Promise<Store> {
@@ -220,7 +235,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   // is here: they still share one transaction (DESIGN principle 5) when one of them is the first
   // call of an operation fetched on first use, and nothing issued later overtakes it.
   interface Queued {
-    ready: Promise<boolean>
+    /** Absent when the call fetches nothing (the common case: no promise to wait for). */
+    ready?: Promise<boolean>
     error?: unknown
     go(): void
   }
@@ -230,7 +246,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     if (closed) return closedError()
     return new Promise<T>((resolve, reject) => {
       const q: Queued = {
-        ready: fetching.some(Boolean) ? Promise.all(fetching).then(() => true, (e: unknown) => ((q.error = e), false)) : Promise.resolve(true),
+        ready: fetching.some(Boolean) ? Promise.all(fetching).then(() => true, (e: unknown) => ((q.error = e), false)) : undefined,
         go: () => (q.error === undefined ? go().then(resolve, reject) : reject(q.error)),
       }
       if (queue) return void queue.push(q)
@@ -240,7 +256,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         await undefined
         queue = undefined
         await before
-        await Promise.all(tick.map((c) => c.ready))
+        if (tick.some((c) => c.ready)) await Promise.all(tick.map((c) => c.ready))
         for (const c of tick) c.go()
       })()
     })

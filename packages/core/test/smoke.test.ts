@@ -18,3 +18,22 @@ describe('smoke', () => {
     await expect(store.append({ session_id: 'nope', message: { role: 'user', content: [], timestamp: 0 } })).rejects.toBeInstanceOf(SessionError)
   })
 })
+
+describe('default ids', () => {
+  it('are the prefix and 21 URL-safe characters, all distinct, across refills of the random pool', async () => {
+    const store = await createStore({ storage: memoryStorage() })
+    const { session_id } = await store.create({})
+    expect(session_id).toMatch(/^s_[A-Za-z0-9_-]{21}$/)
+    // 1,024 pooled bytes make 48 ids: 150 appends draw the pool four times.
+    const ids = new Set<string>()
+    for (let i = 0; i < 150; i++) {
+      const { entry_id } = await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `m${i}` }], timestamp: i } })
+      expect(entry_id).toMatch(/^e_[A-Za-z0-9_-]{21}$/)
+      ids.add(entry_id)
+    }
+    expect(ids.size).toBe(150)
+    // Not all from one alphabet corner: the bytes are random, not a stuck pool.
+    expect(new Set([...ids].map((id) => id[2])).size).toBeGreaterThan(20)
+    await store.close()
+  })
+})
