@@ -21,6 +21,38 @@ export function payloadOf(commit: Commit): ChangePayload {
   return { deleted, heads, entries }
 }
 
+/*
+ * What other tabs post is checked before it is used: a tab running another version of the app
+ * (or any script of the origin) may post anything on the channel, and `fold` dereferences what
+ * it is given while it changes the state, so a malformed payload would leave the state half
+ * changed with nothing announced. The check is of the shape `fold`, `State` and the events'
+ * subscribers rely on, not of the entries' content: that was checked by the tab that wrote them
+ * (the full record validators are fetched on first use and would cost every relayed token a
+ * walk of the whole message). A message that fails it is dropped.
+ */
+type Loose = Record<string, unknown>
+const isObject = (v: unknown): v is Loose => typeof v === 'object' && v !== null
+const isString = (v: unknown): v is string => typeof v === 'string'
+const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
+/** Relay ids are short (see `startRelay`); anything longer is not one. */
+const isPeerId = (v: unknown): v is string => isString(v) && v.length > 0 && v.length <= 64
+const isHead = (v: unknown): boolean =>
+  isObject(v) && Number.isSafeInteger(v.v) && (v.leaf === null || isString(v.leaf)) &&
+  isObject(v.meta) && isString(v.meta.session_id) && (v.attachments === undefined || Array.isArray(v.attachments))
+const isEntry = (v: unknown): boolean =>
+  isObject(v) && isString(v.id) && (v.parent_id === null || isString(v.parent_id)) && Number.isSafeInteger(v.revision) &&
+  isTime(v.timestamp) && (v.kind === 'message' || v.kind === 'custom')
+const isSessionEntries = (v: unknown): boolean => Array.isArray(v) && v.length === 2 && isString(v[0]) && Array.isArray(v[1]) && v[1].every(isEntry)
+/** What `EventBus` filters on: the trigger and the payload's session. */
+const isEvent = (e: unknown): boolean => isObject(e) && isString(e.trigger_type) && isObject(e.payload) && isString(e.payload.session_id) &&
+  (e.session_metadata == null || isObject(e.session_metadata))
+const isRelayMessage = (m: unknown): m is RelayMessage => {
+  if (!isObject(m) || !isObject(m.payload) || !Array.isArray(m.events) || !m.events.every(isEvent)) return false
+  const p = m.payload
+  return Array.isArray(p.deleted) && p.deleted.every(isString) && Array.isArray(p.heads) && p.heads.every(isHead) &&
+    Array.isArray(p.entries) && p.entries.every(isSessionEntries)
+}
+
 /**
  * While batches keep committing, commits gather for at most this long before they are posted
  * together: a post costs about the same whatever it carries (an empty one too), and serial
@@ -92,16 +124,18 @@ export function startRelay(engine: Engine, channelName: string): () => void {
     post()
   }
   const say = (m: PresenceMessage): void => channel.postMessage(m)
-  channel.onmessage = (event: MessageEvent<RelayMessage | RelayMessage[] | PresenceMessage>) => {
+  channel.onmessage = (event: MessageEvent<unknown>) => {
     const data = event.data
-    if (Array.isArray(data) || 'payload' in data) {
-      for (const m of Array.isArray(data) ? data : [data]) engine.applyExternal('tab', m.payload, m.events)
-    } else if ('hello' in data) {
+    if (Array.isArray(data)) {
+      for (const m of data) if (isRelayMessage(m)) engine.applyExternal('tab', m.payload, m.events)
+    } else if (isRelayMessage(data)) engine.applyExternal('tab', data.payload, data.events)
+    else if (!isObject(data)) return
+    else if (isPeerId(data.hello) && isTime(data.since)) {
       greet(data.hello, data.since)
       say({ here: id, to: data.hello, since })
-    } else if ('here' in data) {
+    } else if (isPeerId(data.here) && isTime(data.since)) {
       if (data.to === id) greet(data.here, data.since)
-    } else peers.delete(data.bye)
+    } else if (isPeerId(data.bye)) peers.delete(data.bye)
   }
   // Posting clones the commit: done in a task of its own, after this tab's callers and live
   // queries got it, so the clone is not on their path. A MessageChannel task, not a timer:

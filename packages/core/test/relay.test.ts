@@ -132,4 +132,47 @@ describe('relay between tabs', () => {
     expect(posted).toBe(0)
     expect(b.got).toEqual([])
   })
+
+  it('drops what another script posts on the channel that is not a commit or presence of the right shape, and keeps relaying', async () => {
+    name = `relay-test-${process.pid}-${++channels}`
+    const a = tab()
+    await settle()
+    const event = (id: string) => ({ trigger_type: 'session::deleted', payload: { session_id: id, timestamp: 1 } })
+    const empty = { deleted: [], heads: [], entries: [] }
+    const entry = { id: 'e1', parent_id: null, timestamp: 1, revision: 0, kind: 'custom', custom_type: 'x', data: null }
+    const hostile = new BroadcastChannel(name)
+    for (const m of [
+      null, 42, 'text', {}, [],
+      { payload: null, events: [event('bad')] },
+      { payload: empty, events: null },
+      { payload: empty, events: [{ trigger_type: 'session::deleted' }] },
+      { payload: empty, events: [{ trigger_type: 'session::deleted', payload: { session_id: 7 } }] },
+      { payload: { ...empty, deleted: [1] }, events: [event('bad')] },
+      { payload: { ...empty, heads: [{}] }, events: [event('bad')] },
+      { payload: { ...empty, heads: [{ meta: { session_id: 's' }, leaf: null, v: 'one' }] }, events: [event('bad')] },
+      { payload: { ...empty, entries: [['s', [{ ...entry, id: 1 }]]] }, events: [event('bad')] },
+      { payload: { ...empty, entries: [['s', [{ ...entry, revision: null }]]] }, events: [event('bad')] },
+      { payload: { ...empty, entries: [['s']] }, events: [event('bad')] },
+      // One bad message in a gathered post does not take the good ones with it.
+      [null, { payload: empty, events: [event('ok1')] }, { payload: { ...empty, deleted: [{}] }, events: [event('bad')] }],
+      { payload: { ...empty, heads: [{ meta: { session_id: 's' }, leaf: null, v: 2 }], entries: [['s', [entry]]] }, events: [event('ok2')] },
+      // Presence of the wrong shape makes no peer.
+      { hello: {}, since: 1 }, { hello: 'x'.repeat(1000), since: 1 }, { hello: 'h', since: 'now' }, { here: 5, to: 'a' }, { bye: null },
+    ]) hostile.postMessage(m)
+    await settle()
+    hostile.close()
+    expect(a.got).toEqual(['ok1', 'ok2'])
+    // No peer came of it: a lone tab still posts nothing.
+    const posted = await countPosts(async () => {
+      a.commits.next(commit('alone'))
+      await settle()
+    })
+    expect(posted).toBe(0)
+    await settle(5)
+    const b = tab()
+    await settle()
+    a.commits.next(commit('after'))
+    await settle()
+    expect(b.got).toEqual(['after'])
+  })
 })
