@@ -95,6 +95,9 @@ const strip = (records: Array<SessionEntry & Stamped>): SessionEntry[] => {
   for (const r of records) if (r.h !== undefined) delete r.h
   return records
 }
+/** A session's entries as stored, without their stamps: what `entries` and a reader's `entries` return. */
+const entriesOf = async (tx: IDBTransaction, id: string): Promise<SessionEntry[]> =>
+  strip(await request(tx.objectStore(ENTRIES).getAll(entryRange(id)) as IDBRequest<SessionEntry[]>))
 const freshIncarnation = (): string => {
   const a = crypto.getRandomValues(new Uint32Array(2))
   return a[0].toString(36) + a[1].toString(36)
@@ -272,7 +275,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       })
     },
     entries(id) {
-      return readonly([ENTRIES], async (tx) => strip(await request(tx.objectStore(ENTRIES).getAll(entryRange(id)) as IDBRequest<SessionEntry[]>)))
+      return readonly([ENTRIES], (tx) => entriesOf(tx, id))
     },
     attachmentBytes(session_id, attachment_id) {
       return readonly([BLOBS], (tx) => request(tx.objectStore(BLOBS).get([session_id, attachment_id]) as IDBRequest<Blob | undefined>))
@@ -297,7 +300,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
               bases.set(id, head)
               resolve(head)
             })),
-            entries: async (id) => strip(await request(open(ALL).objectStore(ENTRIES).getAll(entryRange(id)) as IDBRequest<SessionEntry[]>)),
+            entries: (id) => entriesOf(open(ALL), id),
             expect: (id, ok, held) => {
               checks.push({ id, ok, held })
               if (held) bases.set(id, held.head)
