@@ -174,7 +174,7 @@ class Writer implements ImportWriter {
 }
 
 /** Makes a session whose entries are already on disk visible: the head is written last. */
-export function install(engine: Engine, head: SessionHead, entries: readonly SessionEntry[], events: readonly EventEnvelope[], blobs: readonly BlobWrite[] = []): Promise<void> {
+function install(engine: Engine, head: SessionHead, entries: readonly SessionEntry[], events: readonly EventEnvelope[], blobs: readonly BlobWrite[] = []): Promise<void> {
   const id = head.meta.session_id
   return engine.submitInternal([id], (d) => {
     if (d.head(id)) throw new SessionError('session/invalid_request', `session ${id} already exists`)
