@@ -82,8 +82,10 @@ function parse() {
       'max-attachment-bytes': { type: 'string' },
       'no-fsync': { type: 'boolean' },
       'test-clock': { type: 'boolean' },
-      // Fault injection for crash tests: SIGKILL this process at the n-th commit, just after
-      // its journal line (session files not written yet) or just before it (nothing written).
+      // Test-only flags below: left out of the usage on purpose; the README lists them as never
+      // for a server holding data. Fault injection for crash tests: SIGKILL this process at the
+      // n-th commit, just after its journal line (session files not written yet) or just before
+      // it (nothing written).
       'test-crash-at-commit': { type: 'string' },
       'test-crash-before-commit': { type: 'string' },
       // SIGKILL at the n-th commit between its journal line and that line's flush.

@@ -399,9 +399,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
       await store.applyReplica([], { policy: 'pull', side })
       checkpoint = 0
     }
-    const p = applying.then(run)
-    applying = p.catch(() => {})
-    return p
+    return serially(run)
   }
 
   /** The local active leaves before a resync's pull moves them to the server's. */

@@ -185,11 +185,6 @@ const epochOf = (v: string | undefined): string | undefined => {
   return v
 }
 
-/** Every route of the protocol (packages/server/README.md). */
-export function createApp(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
-  return createRoutes(cfg, app).app
-}
-
 /** The status, headers and wire body a failure is answered with (500s are logged). */
 function failure(cfg: AppConfig, err: unknown, route: string): { status: number; headers: Readonly<Record<string, string>> | undefined; body: unknown } {
   const { status, body } = toWire(err)
@@ -197,7 +192,7 @@ function failure(cfg: AppConfig, err: unknown, route: string): { status: number;
   return { status, headers: err instanceof HttpError ? err.headers : undefined, body }
 }
 
-/** Every route of the protocol, and the fast path for pushes over plain HTTP. */
+/** Every route of the protocol (packages/server/README.md), and the fast path for pushes over plain HTTP. */
 export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
   const { service, limits } = cfg
 
