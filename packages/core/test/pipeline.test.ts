@@ -85,16 +85,22 @@ async function open(storage: Storage): Promise<{ store: Store; events: string[] 
   return { store, events }
 }
 
+/** A store on a gated storage, with session `chat` created (the first transaction, committed). */
+async function openWithChat(): Promise<{ g: ReturnType<typeof gatedStorage>; store: Store; events: string[] }> {
+  const g = gatedStorage()
+  const { store, events } = await open(g.storage)
+  const created = store.ensure({ session_id: 'chat' })
+  await g.step()
+  await created
+  return { g, store, events }
+}
+
 /** Lets the engine start what was issued (its batch starts on a microtask, its transaction after). */
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0))
 
 describe('pipelined commits', () => {
   it('start the next batch while one commits, and commit and emit in issue order', async () => {
-    const g = gatedStorage()
-    const { store, events } = await open(g.storage)
-    const created = store.ensure({ session_id: 'chat' })
-    await g.step()
-    await created
+    const { g, store, events } = await openWithChat()
     const settled: string[] = []
     const first = store.append({ session_id: 'chat', message: user('one'), entry_id: 'one' }).then((r) => (settled.push('one'), r))
     await tick()
@@ -119,11 +125,7 @@ describe('pipelined commits', () => {
   })
 
   it('updates of a message the committing batch writes wait for it and land together; an append beside them does not wait', async () => {
-    const g = gatedStorage()
-    const { store } = await open(g.storage)
-    const created = store.ensure({ session_id: 'chat' })
-    await g.step()
-    await created
+    const { g, store } = await openWithChat()
     const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
     await g.step()
     await appended
@@ -167,11 +169,7 @@ describe('pipelined commits', () => {
   })
 
   it('a failed batch does not let the batch built on it land: that one runs again on what is on disk', async () => {
-    const g = gatedStorage()
-    const { store, events } = await open(g.storage)
-    const created = store.ensure({ session_id: 'chat' })
-    await g.step()
-    await created
+    const { g, store, events } = await openWithChat()
     g.failTransaction(2)
     const first = store.append({ session_id: 'chat', message: user('lost'), entry_id: 'lost' })
     first.catch(() => {})
@@ -197,11 +195,7 @@ describe('pipelined commits', () => {
   })
 
   it('a read issued after a pipelined write waits for it and sees it', async () => {
-    const g = gatedStorage()
-    const { store } = await open(g.storage)
-    const created = store.ensure({ session_id: 'chat' })
-    await g.step()
-    await created
+    const { g, store } = await openWithChat()
     const first = store.append({ session_id: 'chat', message: user('one'), entry_id: 'one' })
     await tick()
     const second = store.append({ session_id: 'chat', message: user('two'), entry_id: 'two' })
@@ -267,11 +261,7 @@ describe.each(shared)('a head changed on disk under a batch built from memory (%
 
 describe('messages$ with optimistic: true', () => {
   it('shows a local append once it is handed to the storage, then keeps the same list when it commits', async () => {
-    const g = gatedStorage()
-    const { store, events } = await open(g.storage)
-    const created = store.ensure({ session_id: 'chat' })
-    await g.step()
-    await created
+    const { g, store, events } = await openWithChat()
     const optimistic: string[][] = []
     const committed: string[][] = []
     store.messages$({ session_id: 'chat', optimistic: true }).subscribe((items) => optimistic.push(items.map((i) => i.entry_id)))
@@ -295,11 +285,7 @@ describe('messages$ with optimistic: true', () => {
   })
 
   it('takes a write back when its commit fails, and shows the batch built on it once it ran again', async () => {
-    const g = gatedStorage()
-    const { store } = await open(g.storage)
-    const created = store.ensure({ session_id: 'chat' })
-    await g.step()
-    await created
+    const { g, store } = await openWithChat()
     const optimistic: string[][] = []
     store.messages$({ session_id: 'chat', optimistic: true }).subscribe((items) => optimistic.push(items.map((i) => i.entry_id)))
     g.failTransaction(2)

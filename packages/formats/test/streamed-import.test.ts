@@ -7,8 +7,9 @@ import { importInto, importTranscript, readSession } from '../src/index.js'
 import { SAMPLES, sample } from './helpers.js'
 
 // The streaming path (a ReadableStream in small chunks, lines and UTF-8 characters split across
-// them, written through core's incremental import) must give the very sessions the whole-file
-// path gives (the file as one string, read and written whole) for every real sample.
+// them) must give the very sessions the whole-file path gives (the file as one string) for every
+// real sample. Both are written the same way (store.importSession, through core's incremental
+// import): what differs is how the bytes are read.
 
 const files = readdirSync(fileURLToPath(SAMPLES), { recursive: true, withFileTypes: true })
   .filter((d) => d.isFile() && d.name !== 'README.md' && !d.name.endsWith('.meta.json'))

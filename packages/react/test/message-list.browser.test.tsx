@@ -1,7 +1,7 @@
 import './act-environment.js'
 import { act, cleanup, render } from '@testing-library/react'
 import { useEffect, useState, type ReactNode } from 'react'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { MessageList, useEntry, useMessageIds } from '../src/index.js'
 import { assistant, memoryStore, seedSession, textOf, user } from '../../../test/support/fixtures.js'
 import { providerOf } from './wrapper.js'
@@ -96,12 +96,16 @@ describe('<MessageList>', () => {
   })
 
   it('keeps a key the row gives itself, and renders what a row function returns without one', async () => {
+    // React reports a list child without a key on console.error: every row here must have one.
+    const errors = vi.spyOn(console, 'error')
     const { container } = render(
       <ul>
-        <MessageList ids={['a', 'b', 'c']}>{(id) => (id === 'b' ? `text ${id}` : <li key={`k-${id}`}>{id}</li>)}</MessageList>
+        <MessageList ids={['a', 'b', 'c', 'd']}>{(id) => (id === 'b' ? `text ${id}` : id === 'd' ? <li>{id}</li> : <li key={`k-${id}`}>{id}</li>)}</MessageList>
       </ul>,
     )
-    expect(container.querySelector('ul')!.textContent).toBe('atext bc')
+    expect(container.querySelector('ul')!.textContent).toBe('atext bcd')
+    expect(errors).not.toHaveBeenCalled()
+    errors.mockRestore()
   })
 
   it('a new row function renders every row again with it', async () => {

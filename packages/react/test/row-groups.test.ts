@@ -32,6 +32,9 @@ describe('groupIds', () => {
     const same = Array.from({ length: 1000 }, (_, i) => `x${i}`).filter((id) => groupIds(['a', id]).length === 1)
     const groups = groupIds(same)
     expect(groups.flat()).toEqual(same)
+    // Without the cap these ids would form one group, which the check below alone would accept.
+    expect(same.length).toBeGreaterThan(2 * MAX_GROUP)
+    expect(groups.length).toBe(Math.ceil(same.length / MAX_GROUP))
     expect(groups.every((g) => g.length === MAX_GROUP || g === groups.at(-1))).toBe(true)
   })
 })
