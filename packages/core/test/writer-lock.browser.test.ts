@@ -180,6 +180,11 @@ describe('one writer per IndexedDB database', () => {
     expect((await c.getMessage({ session_id, entry_id: rb.entry_id }))!.entry.revision).toBe(60)
     // Both replies on one chain: b's was appended after a's.
     expect(await ids(c, session_id)).toStrictEqual([ra.entry_id, rb.entry_id])
+    // After the handovers each store appends on what the other wrote last.
+    const x = await a.append({ session_id, message: user('x') })
+    const y = await b.append({ session_id, message: user('y') })
+    expect([x.parent_id, y.parent_id]).toStrictEqual([rb.entry_id, x.entry_id])
+    expect(await onDisk(name, session_id)).toStrictEqual({ path: [ra.entry_id, rb.entry_id, x.entry_id, y.entry_id], count: 4 })
   })
 
   it('after a handover the first holder appends on the chain the other wrote: memory equals disk, and a reopen agrees', async () => {
