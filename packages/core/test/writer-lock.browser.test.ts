@@ -173,7 +173,7 @@ describe('one writer per IndexedDB database', () => {
     const [ta, tb] = await Promise.all([stream(a, ra.entry_id, 'a'), stream(b, rb.entry_id, 'b')])
     const c = await storeOn(name)
     const textOf = async (s: Store, entry_id: string): Promise<string> =>
-      ((await s.getMessage({ session_id, entry_id }))!.entry.message!.content as Array<{ text: string }>)[0].text
+      (((await s.getMessage({ session_id, entry_id }))!.entry as SessionEntry & { kind: 'message' }).message.content as Array<{ text: string }>)[0].text
     expect(await textOf(c, ra.entry_id)).toBe(ta)
     expect(await textOf(c, rb.entry_id)).toBe(tb)
     expect((await c.getMessage({ session_id, entry_id: ra.entry_id }))!.entry.revision).toBe(60)
