@@ -162,6 +162,14 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
   const known = new Map<string, SessionHead | undefined>()
   /** Bumped whenever trust is cleared: a read or commit begun before may not add to it. */
   let epoch = 0
+  /**
+   * Heads written during the hold numbered by `epoch` by a commit that checks their session (so
+   * it makes them `known` if it completes): a batch built on one (the engine's pipeline builds
+   * the next batch on the draft of the one committing) is checked against `known` only when its
+   * transaction runs, after that commit completed and `trust` ran (IndexedDB fires a
+   * transaction's `complete`, and the microtasks after it, before the next one's requests answer).
+   */
+  const promised = new WeakMap<SessionHead, number>()
   const distrust = (): void => {
     known.clear()
     epoch++
@@ -374,12 +382,15 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
           // Requests run in order: these answers arrive before the writes below can commit,
           // and aborting there takes them all back.
           const held = c.held
-          if (trusting && held && known.has(c.id) && known.get(c.id) === held.head) {
+          if (trusting && held && ((known.has(c.id) && known.get(c.id) === held.head) || (held.head && promised.get(held.head) === since))) {
             // Built on the very head verified on disk during this hold (trust implies its
-            // incarnation is known): the disk still holds it, no other context wrote since.
+            // incarnation is known): the disk still holds it, no other context wrote since. Or
+            // on the head a commit of this hold still in flight writes: IndexedDB runs this
+            // transaction after that one, whose completion (and `trust`) comes first, so by
+            // the time the check runs `known` says whether it landed, checked.
             verified.set(c.id, held.head)
             deferred.push(() => {
-              if (stale === undefined && !c.ok(held.head)) fail(c.id)
+              if (stale === undefined && !(known.has(c.id) && known.get(c.id) === held.head && c.ok(held.head))) fail(c.id)
             })
           } else if (held && (held.head === undefined || incarnations.has(held.head))) {
             // One read: the newest stamp must be the one the batch was built on.
@@ -401,6 +412,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
             })
           }
         }
+        const checked = new Set(checks.map((c) => c.id))
         const blobs = writes.blobs?.length || writes.deleted.size ? t.objectStore(BLOBS) : undefined
         // A fork's copies read their source first: a session deleted in the same batch still lends its bytes.
         // Without copies the writes go out now, not a microtask later.
@@ -421,6 +433,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
         for (const { b, bytes } of copies) if (bytes) last = blobs!.put(bytes, [b.session_id, b.attachment_id])
         const put = (w: SessionWrite, incarnation: string): void => {
           if (w.head && incarnation) incarnations.set(w.head, incarnation)
+          if (w.head && trusting && (checked.has(w.id) || writes.deleted.has(w.id))) promised.set(w.head, since)
           if (w.mark) {
             t.objectStore(SESSIONS).put(w.head, w.id)
             last = entries.put({ h: { s: w.id, v: w.head!.v, o: -w.head!.v, i: incarnation } satisfies Stamp }, [w.id, MARK])

@@ -90,6 +90,55 @@ describe('one writer per IndexedDB database', () => {
     expect(await onDisk(name, session_id)).toStrictEqual({ path: await ids(a, session_id), count: 21 })
   })
 
+  it('pipelined appends of a holder (the next batch built on the one committing) read nothing and keep their order', async () => {
+    const name = dbName()
+    const a = await storeOn(name)
+    const { session_id } = await a.create({})
+    await a.append({ session_id, message: user('checked') })
+    const writes: Array<Promise<{ entry_id: string; parent_id: string | null }>> = []
+    const reads = await stampReads(async () => {
+      for (let i = 0; i < 40; i++) {
+        writes.push(a.append({ session_id, message: user(`p${i}`) }))
+        await new Promise((r) => setTimeout(r, 0))
+      }
+      await Promise.all(writes)
+    })
+    const results = await Promise.all(writes)
+    expect(reads).toBe(0)
+    expect(a.engine.reruns).toBe(0)
+    for (let i = 1; i < results.length; i++) expect(results[i].parent_id).toBe(results[i - 1].entry_id)
+    expect((await onDisk(name, session_id)).path.slice(1)).toStrictEqual(results.map((r) => r.entry_id))
+  })
+
+  it('a pipelined batch built on one that fails runs again on the disk, not on the failed draft', async () => {
+    const name = dbName()
+    const a = await storeOn(name)
+    const { session_id } = await a.create({})
+    const first = await a.append({ session_id, message: user('kept') })
+    const put = IDBObjectStore.prototype.put
+    // The doomed append's transaction aborts once its put went through (as a quota error would).
+    IDBObjectStore.prototype.put = function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+      const r = put.call(this, value, key)
+      if (JSON.stringify(value).includes('doomed')) r.addEventListener('success', () => this.transaction.abort())
+      return r
+    }
+    let doomed: Promise<unknown>
+    let next: Promise<{ entry_id: string; parent_id: string | null }>
+    try {
+      doomed = a.append({ session_id, message: user('doomed') }).catch((e: unknown) => e)
+      await new Promise((r) => setTimeout(r, 0))
+      next = a.append({ session_id, message: user('next') })
+      await Promise.allSettled([doomed, next])
+    } finally {
+      IDBObjectStore.prototype.put = put
+    }
+    expect(await doomed).toMatchObject({ code: 'session/storage' })
+    expect((await next).parent_id).toBe(first.entry_id)
+    expect(a.engine.reruns).toBe(1)
+    expect(await texts(a, session_id)).toStrictEqual(['kept', 'next'])
+    expect(await onDisk(name, session_id)).toStrictEqual({ path: await ids(a, session_id), count: 2 })
+  })
+
   it('without navigator.locks every commit reads the disk, and two stores appending at once still end on one chain', async () => {
     const name = dbName()
     await withoutLocks(async () => {
