@@ -154,10 +154,10 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
    * while holding the writer lock, without a break since. No other context writes while it is
    * held, and this storage's own commits update it, so a commit built on exactly that head (the
    * same object) needs no read of the stamp. Filled only by a commit that checked the session
-   * inside its transaction (or read its head there) and completed, and by `open` run within one
-   * hold; emptied whenever the lock is let go (before another commit is admitted), when the
-   * connection is closed or another tab upgrades or deletes the database. A session written
-   * without such a check loses its trust.
+   * inside its transaction (or read its head there: a load from disk) and completed; emptied
+   * whenever the lock is let go (before another commit is admitted), when the connection is
+   * closed or another tab upgrades or deletes the database. A session written without such a
+   * check loses its trust.
    */
   const known = new Map<string, SessionHead | undefined>()
   /** Bumped whenever trust is cleared: a read or commit begun before may not add to it. */
@@ -496,10 +496,9 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     name: `indexeddb:${name}`,
     ordered: true,
     async open() {
-      // Read within one hold of the writer lock, the heads are what the disk holds until it is
-      // let go: every other context's transactions finished before it was granted.
-      const since = lock?.held ? epoch : undefined
-      const heads = await readonly([SESSIONS, ENTRIES], async (tx) => {
+      // Not a source of trust: a storage opens before it first writes, so before it holds the
+      // lock (the heads a commit reads inside its transaction are, see `reader.head`).
+      return readonly([SESSIONS, ENTRIES], async (tx) => {
         const records = await request(tx.objectStore(SESSIONS).getAll() as IDBRequest<SessionHead[]>)
         return Promise.all(records.map((rec) => new Promise<SessionHead>((resolve, reject) => {
           const c = newestStamp(tx, rec.meta.session_id)
@@ -507,10 +506,6 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
           c.onerror = () => reject(c.error)
         })))
       })
-      if (since === epoch) {
-        for (const head of heads) if (incarnations.has(head)) known.set(head.meta.session_id, head)
-      }
-      return heads
     },
     entries(id) {
       return readonly([ENTRIES], (tx) => entriesOf(tx, id))
