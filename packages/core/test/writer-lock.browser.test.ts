@@ -296,6 +296,52 @@ describe('one writer per IndexedDB database', () => {
     expect(await c.get({ session_id: 's1' })).toBeNull()
   })
 
+  it('two stores mixing appends, updates, leaf moves, deletes and re-creates at once end with memory equal to disk', async () => {
+    const name = dbName()
+    const a = await storeOn(name)
+    const b = await storeOn(name)
+    const sessions = ['m1', 'm2', 'm3']
+    for (const id of sessions) await a.ensure({ session_id: id })
+    await b.list({})
+    // A fixed sequence per store (no randomness: a failure replays), every call allowed to fail
+    // (a session the other store deleted, an entry not there any more).
+    const run = async (s: Store, tag: string, seed: number): Promise<void> => {
+      let x = seed
+      const next = (n: number): number => (x = (x * 1103515245 + 12345) % 2147483648) % n
+      const mine: Array<{ session_id: string; entry_id: string }> = []
+      for (let i = 0; i < 60; i++) {
+        const session_id = sessions[next(3)]
+        const op = next(10)
+        const known = mine.filter((m) => m.session_id === session_id)
+        const pick = known[next(Math.max(known.length, 1))]
+        await (async () => {
+          if (op < 5) mine.push({ session_id, entry_id: (await s.append({ session_id, message: user(`${tag}${i}`) })).entry_id })
+          else if (op < 7 && pick) await s.updateMessage({ session_id, entry_id: pick.entry_id, content: [{ type: 'text', text: `${tag}${i} edit` }] })
+          else if (op < 8 && pick) await s.setActiveLeaf({ session_id, entry_id: pick.entry_id })
+          else if (op < 9) await s.delete({ session_id })
+          else await s.ensure({ session_id })
+        })().catch(() => {})
+      }
+    }
+    await Promise.all([run(a, 'a', 1), run(b, 'b', 2)])
+    // A store's next write reads what it does not hold as current: right after it, its memory
+    // is the disk (these stores have no relay, so only their own writes bring them up to date).
+    // Each lands on the one before it, whichever store wrote that.
+    const synced = new Map<string, string>()
+    for (const s of [a, b, a]) {
+      for (const id of sessions) {
+        await s.ensure({ session_id: id })
+        const last = await s.append({ session_id: id, message: user('sync') })
+        if (synced.has(id)) expect(last.parent_id).toBe(synced.get(id))
+        synced.set(id, last.entry_id)
+        const disk = await onDisk(name, id)
+        expect(disk.path.at(-1)).toBe(last.entry_id)
+        expect(await ids(s, id)).toStrictEqual(disk.path)
+        expect((await s.get({ session_id: id }))!.meta.message_count).toBe(disk.count)
+      }
+    }
+  })
+
   it('close() lets the lock go: another store takes it', async () => {
     const name = dbName()
     const a = await storeOn(name)
