@@ -49,4 +49,16 @@ describe('PostgreSQL feed: a push answer after its own commit', () => {
     expect(await f.positions([e1])).toEqual([30])
     expect(statements).toHaveLength(2)
   })
+
+  it('keeps a bounded number of positions, the oldest sessions leaving first', async () => {
+    const { pool, statements } = fakePool('1')
+    const f = feed(pool)
+    const leafOf = (id: string): ReplicaChange => ({ type: 'leaf', session_id: id, entry_id: null })
+    for (let i = 0; i < 20_000; i++) f.committed([{ seq: 100 + i, change: leafOf(`s${i}`), metadata: undefined }])
+    expect(await f.positions([leafOf('s19999')])).toEqual([20_099])
+    expect(statements).toHaveLength(0)
+    // The first sessions were let go: their positions come from the database.
+    expect(await f.positions([leafOf('s0')])).toEqual([1])
+    expect(statements).toHaveLength(1)
+  })
 })

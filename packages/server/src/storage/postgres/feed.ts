@@ -40,8 +40,11 @@ const rows = (allMeta: boolean): string => `SELECT s.id IS NOT NULL AS live, c.s
 const ROWS = rows(true)
 const PAGE_ROWS = rows(false)
 
-/** Sessions whose last written positions a feed keeps (a push asks right after its commit). */
-const LANDED_SESSIONS = 4096
+/**
+ * Positions a feed keeps of its own last commits (a push asks right after its commit; a push
+ * carries at most `maxBatch`, 1,000 by default): about a megabyte at most.
+ */
+const LANDED_KEYS = 16_384
 
 /**
  * What a change sets, as the records carrying it share it (`recordKeysFor`: a session's
@@ -83,9 +86,11 @@ export class PostgresFeed implements ChangeFeed {
   private seen = 0
   /**
    * The `seq` of the record this instance's commits last wrote for what a change sets (by
-   * `landedKey`), per session, for its most recent sessions: a push's answer reads it.
+   * `landedKey`), per session, for the sessions written last (`LANDED_KEYS` in all): a push's
+   * answer reads it.
    */
   private readonly landed = new Map<string, Map<string, number>>()
+  private landedKeys = 0
   /** This instance's commits not yet delivered, by their first `seq`. */
   private readonly own = new Map<number, { head: number; changes: readonly CommittedChange[] }>()
   /** A read of the log is due (a notification, the poll, a new listening connection). */
@@ -131,18 +136,24 @@ export class PostgresFeed implements ChangeFeed {
   committed(changes: readonly CommittedChange[]): void {
     for (const { seq, change } of changes) {
       const id = change.type === 'meta' ? change.meta.session_id : change.session_id
+      const held = this.landed.get(id)
       if (change.type === 'delete') {
-        this.landed.delete(id)
+        if (held) (this.landed.delete(id), (this.landedKeys -= held.size))
         continue
       }
       const what = landedKey(change)
       if (what === undefined) continue
-      let s = this.landed.get(id)
-      if (!s) {
-        if (this.landed.size >= LANDED_SESSIONS) this.landed.delete(this.landed.keys().next().value!)
-        this.landed.set(id, (s = new Map()))
-      }
+      // The session moves to the newest end; the oldest go past the bound.
+      const s = held ?? new Map<string, number>()
+      if (held) this.landed.delete(id)
+      this.landed.set(id, s)
+      if (!s.has(what)) this.landedKeys++
       s.set(what, seq)
+      while (this.landedKeys > LANDED_KEYS) {
+        const [oldest, keys] = this.landed.entries().next().value!
+        this.landed.delete(oldest)
+        this.landedKeys -= keys.size
+      }
     }
     const first = changes[0].seq
     const head = changes[changes.length - 1].seq
