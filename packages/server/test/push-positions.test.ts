@@ -1,10 +1,10 @@
-import { memoryStorage, type ReplicaChange } from '@colloquy/core'
+import { memoryStorage, type ReplicaChange, type SessionEntry } from '@colloquy/core'
 import type pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { PostgresFeed } from '../src/storage/postgres/feed.js'
 
 const meta = { session_id: 's', title: '', description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 } as const
-const entry = (id: string) => ({ id, parent_id: null, timestamp: 1, revision: 0, kind: 'message', message: { role: 'user', content: [], timestamp: 1 } }) as const
+const entry = (id: string): SessionEntry => ({ id, parent_id: null, timestamp: 1, revision: 0, kind: 'message', message: { role: 'user', content: [], timestamp: 1 } })
 
 /** A pool that places every key it is asked about at `seq` and records every statement. */
 function fakePool(seq = '30') {
