@@ -47,7 +47,7 @@ describe('Usage: what each principal stores', () => {
     }
     await store.setMeta({ session_id: 'a1', title: 'a longer title than before', metadata: { owner: 'alice', tag: 'x' } })
     expect(usage.of('alice')).toStrictEqual(await recount())
-    await store.setStatus({ session_id: 'a1', status: 'error', status_reason: 'gone' })
+    await store.setStatus({ session_id: 'a1', status: 'error', reason: 'gone' })
     expect(usage.of('alice')).toStrictEqual(await recount())
     await store.setMeta({ session_id: 'a1', title: '' })
     expect(usage.of('alice')).toStrictEqual(await recount())
