@@ -1,4 +1,4 @@
-import { request } from 'node:http'
+import { Agent, request } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { cleanupAfterEach, startServer, type ServerProcess } from './helpers.js'
 
@@ -20,15 +20,15 @@ interface Answer {
 }
 
 /** One raw HTTP request (fetch would add an Origin-free but otherwise different request shape). */
-function send(url: string, path: string, body: string, headers: Record<string, string>): Promise<Answer> {
+function send(url: string, path: string, body: string, headers: Record<string, string>, agent?: Agent): Promise<Answer & { reused: boolean }> {
   const { hostname, port } = new URL(url)
   return new Promise((resolve, reject) => {
-    const req = request({ host: hostname, port, path, method: 'POST', headers: { 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+    const req = request({ host: hostname, port, path, method: 'POST', agent, headers: { 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString()
-        resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined })
+        resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined, reused: req.reusedSocket })
       })
     })
     req.on('error', reject)
@@ -118,5 +118,28 @@ describe('POST /sync/push without Hono', () => {
     const a = await send(s.url, '/sync/push', create('o-1'), { ...as('tok-a'), origin: 'https://app.example' })
     expect(a.status).toBe(200)
     expect(a.headers['access-control-allow-origin']).toBe('https://app.example')
+  })
+
+  it('on one keep-alive connection, every push is identified by its own credentials', async () => {
+    const s = await serve()
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    defer(async () => agent.destroy())
+    const push = (body: string, headers: Record<string, string>) => send(s.url, '/sync/push', body, headers, agent)
+    expect((await push(create('alice-own'), as('tok-a'))).status).toBe(200)
+    const applied = await push(append('alice-own', 'e1'), as('tok-a'))
+    expect(applied.reused).toBe(true)
+    expect((applied.body as { results: Array<{ status: string }> }).results.map((r) => r.status)).toEqual(['applied', 'applied'])
+    // The same connection with a wrong token, then none: refused, nothing written.
+    const wrong = await push(append('alice-own', 'e2'), as('nope'))
+    expect([wrong.reused, wrong.status, (wrong.body as { error: { code: string } }).error.code]).toEqual([true, 401, 'auth/unauthorized'])
+    const none = await push(append('alice-own', 'e2'), json)
+    expect([none.reused, none.status]).toEqual([true, 401])
+    // Then another principal on it: alice's session is unknown to bob.
+    const bob = await push(append('alice-own', 'e2'), as('tok-b'))
+    expect(bob.reused).toBe(true)
+    expect((bob.body as { results: Array<{ status: string; code?: string }> }).results.map((r) => r.code)).toEqual(['session/not_found', 'session/not_found'])
+    // And alice again: her session, with only her entry.
+    const again = await push(append('alice-own', 'e1'), as('tok-a'))
+    expect((again.body as { results: Array<{ status: string }> }).results.map((r) => r.status)).toEqual(['unchanged', 'unchanged'])
   })
 })

@@ -1,6 +1,7 @@
 import type { OpContext } from './context.js'
 import type { Engine } from './engine.js'
 import { SessionError } from './startup.js'
+import { isChecked } from './checked-change.js'
 import { replicaChange } from './records.js'
 import { applyReplica, type ReplicaChange, type ReplicaResult } from './replica.js'
 import type { ApplyReplicaOptions } from './store.js'
@@ -13,10 +14,12 @@ export function replicate(
   { policy, source = 'remote', side = [], guard }: ApplyReplicaOptions,
 ): Promise<ReplicaResult[]> {
   // Replicated changes pass the same validator as requests (ids, names, depth): a hostile
-  // server or client is refused before anything is written.
+  // server or client is refused before anything is written. A change that validator already
+  // returned (a server parses a push first) is taken as it is: it is frozen, and only the
+  // validator's own results are recognized.
   try {
     if (!Array.isArray(changes)) throw new SessionError('session/invalid_request', 'changes: expected an array')
-    changes = changes.map((c, i) => replicaChange(c, `changes[${i}]`))
+    changes = changes.map((c, i) => (isChecked(c) ? c : replicaChange(c, `changes[${i}]`)))
   } catch (e) {
     return Promise.reject(e)
   }

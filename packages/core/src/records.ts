@@ -1,3 +1,4 @@
+import { markChecked, type CheckedReplicaChange } from './checked-change.js'
 import { META_FIELDS, type MetaField, type ReplicaChange } from './replica.js'
 import { KINDS, STATUSES, type AttachmentMeta, type SessionEntry, type SessionMeta } from './model.js'
 import {
@@ -78,9 +79,11 @@ const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
 
 /**
  * One replicated change (a push a server receives, a pull a client applies, `applyReplica`):
- * the same id, name and depth bounds as requests.
+ * the same id, name and depth bounds as requests. The result is checked (`CheckedReplicaChange`):
+ * `applyReplica` takes it without validating it again.
  */
-export const replicaChange: Parser<ReplicaChange> = bounded(changeParser)
+export const replicaChange = (v: unknown, p: string): CheckedReplicaChange => markChecked(boundedChange(v, p))
+const boundedChange: Parser<ReplicaChange> = bounded(changeParser)
 
 export const parseSessionEntry = bounded(sessionEntry)
 export const parseSessionMeta = bounded(sessionMeta)

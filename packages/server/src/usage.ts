@@ -1,4 +1,4 @@
-import type { JsonObject, SessionHead, Storage, WriteSet } from '@colloquy/core'
+import type { JsonObject, SessionHead, SessionMeta, Storage, WriteSet } from '@colloquy/core'
 import { HttpError } from './errors.js'
 
 /** Per-principal storage quotas; 0 turns one off. */
@@ -11,7 +11,11 @@ export interface Quotas {
 
 interface SessionUsage {
   owner: string | undefined
+  /** Bytes of the meta and the head's attachments. */
   meta: number
+  /** The meta last counted, and its JSON bytes. */
+  counted?: SessionMeta
+  metaJson: number
   entries: Map<string, number>
   bytes: number
 }
@@ -25,6 +29,29 @@ interface OwnerUsage {
 }
 
 const size = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
+
+/**
+ * `size(next)`, from the size of the meta it replaces when the two differ only in finite
+ * numbers (an append moves a meta's count and `updated_at`): a number's JSON is its `String`.
+ * Any other difference (a key added or gone, a string or object changed) is measured whole.
+ */
+function metaSize(prev: SessionMeta | undefined, prevBytes: number, next: SessionMeta): number {
+  if (!prev) return size(next)
+  const a = prev as unknown as Record<string, unknown>
+  const b = next as unknown as Record<string, unknown>
+  let bytes = prevBytes
+  let keys = 0
+  for (const k in b) {
+    keys++
+    const was = a[k]
+    const now = b[k]
+    if (was === now) continue
+    if (typeof was !== 'number' || typeof now !== 'number' || !Number.isFinite(was) || !Number.isFinite(now) || !(k in a)) return size(next)
+    bytes += String(now).length - String(was).length
+  }
+  for (const _ in a) keys--
+  return keys === 0 ? bytes : size(next)
+}
 
 /**
  * A storage shared by several instances counts usage itself, from the database: one instance's
@@ -153,7 +180,7 @@ export class Usage {
 
   private session(id: string): SessionUsage {
     let s = this.sessions.get(id)
-    if (!s) this.sessions.set(id, (s = { owner: undefined, meta: 0, entries: new Map(), bytes: 0 }))
+    if (!s) this.sessions.set(id, (s = { owner: undefined, meta: 0, metaJson: 0, entries: new Map(), bytes: 0 }))
     return s
   }
 
@@ -169,9 +196,12 @@ export class Usage {
   private setHead(s: SessionUsage, head: SessionHead): void {
     s.owner = this.ownerOf(head.meta.metadata) ?? ''
     // The head lists the session's attachments, so their bytes are counted with it.
-    const bytes = size(head.meta) + (head.attachments ?? []).reduce((sum, a) => sum + a.size, 0)
+    const json = metaSize(s.counted, s.metaJson, head.meta)
+    const bytes = json + (head.attachments ?? []).reduce((sum, a) => sum + a.size, 0)
     s.bytes += bytes - s.meta
     s.meta = bytes
+    s.counted = head.meta
+    s.metaJson = json
   }
 
   private setEntry(s: SessionUsage, id: string, bytes: number): void {

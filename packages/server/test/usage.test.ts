@@ -30,6 +30,29 @@ describe('Usage: what each principal stores', () => {
     expect(reopened.of('bob').sessions).toBe(1)
   })
 
+  it('counts a meta\'s bytes exactly as the JSON a reopen measures, through appends that change its numbers and edits that change the rest', async () => {
+    const inner = memoryStorage()
+    const usage = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
+    const store = await createStore({ storage: usage.storage, multiTab: false, now: (() => { let t = 9_990; return () => ++t })() })
+    await store.ensure({ session_id: 'a1', metadata: { owner: 'alice' } })
+    const recount = async () => {
+      const fresh = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
+      await (await createStore({ storage: fresh.storage, multiTab: false })).close()
+      return fresh.of('alice')
+    }
+    // message_count crosses 9 → 10 and 99 → 100; the clock passes 9,999 → 10,000.
+    for (let i = 0; i < 101; i++) {
+      await store.append({ session_id: 'a1', message: user(`m${i}`) })
+      if (i === 8 || i === 10 || i === 99 || i === 100) expect(usage.of('alice')).toStrictEqual(await recount())
+    }
+    await store.setMeta({ session_id: 'a1', title: 'a longer title than before', metadata: { owner: 'alice', tag: 'x' } })
+    expect(usage.of('alice')).toStrictEqual(await recount())
+    await store.setStatus({ session_id: 'a1', status: 'error', reason: 'gone' })
+    expect(usage.of('alice')).toStrictEqual(await recount())
+    await store.setMeta({ session_id: 'a1', title: '' })
+    expect(usage.of('alice')).toStrictEqual(await recount())
+  })
+
   it('admits against the quotas, counting what concurrent writes reserved until they release it', async () => {
     const usage = new Usage(memoryStorage(), { maxSessions: 2, maxStoredBytes: 1000 }, ownerOf)
     await createStore({ storage: usage.storage, multiTab: false })

@@ -358,6 +358,11 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
    * per push cost more than a fifth of what the server spends on an append. Only plain pushes
    * take it: no Origin (CORS goes through the app), no query, tokens as the only credentials.
    */
+  // Per connection, the last Authorization header a fast push was identified by, and whom it
+  // named: a keep-alive client sends the same header with every push. Tokens are fixed at start,
+  // so the same header always names the same principal; a connection carrying another header
+  // (a proxy's shared upstream connection) is identified afresh. Only successes are kept.
+  const identified = new WeakMap<object, { header: string; who: Identity }>()
   const fastPush = (req: IncomingMessage, res: ServerResponse): boolean => {
     if (req.method !== 'POST' || req.url !== '/sync/push' || req.headers.origin !== undefined || (cfg.authenticate && !cfg.tokensOnly)) return false
     const r: RequestView = {
@@ -375,7 +380,14 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
     }
     void (async () => {
       try {
-        const who = await identify(r, false)
+        const header = req.headers.authorization
+        const known = header === undefined ? undefined : identified.get(req.socket)
+        let who: Identity
+        if (known !== undefined && known.header === header) who = known.who
+        else {
+          who = await identify(r, false)
+          if (header !== undefined && cfg.authenticate) identified.set(req.socket, { header, who })
+        }
         throttle(who.caller)
         answer(200, await pushed(r, who.principal))
       } catch (err) {

@@ -1,5 +1,5 @@
 import { isValidId, SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
-import { parseReplicaChange } from '@colloquy/core/replica'
+import { parseReplicaChange, type CheckedReplicaChange } from '@colloquy/core/replica'
 import type { Principal } from '../auth.js'
 import { invalidRequest, tooLarge } from '../errors.js'
 import type { Service } from './rpc.js'
@@ -15,8 +15,11 @@ export type PushResult = { readonly id: number | string; readonly seq?: number }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
-/** `{ mutations: [{ id, change }] }`, all checked before anything is applied. */
-export function parsePush(body: unknown, maxBatch: number): PushMutation[] {
+/**
+ * `{ mutations: [{ id, change }] }`, all checked before anything is applied. The changes come
+ * from core's validator (`CheckedReplicaChange`), so `applyReplica` does not validate them again.
+ */
+export function parsePush(body: unknown, maxBatch: number): Array<PushMutation & { readonly change: CheckedReplicaChange }> {
   if (!isObject(body) || !Array.isArray(body.mutations)) throw invalidRequest('expected { mutations: [...] }')
   if (body.mutations.length > maxBatch) throw tooLarge(`a push carries at most ${maxBatch} mutations, got ${body.mutations.length}`)
   return body.mutations.map((m: unknown, i) => {

@@ -83,7 +83,17 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
   const fsync = options.fsync ?? true
   const checkpointBytes = options.checkpointBytes ?? 64 * 1024 * 1024
   const warn = options.warn ?? ((m: string) => console.warn(`[colloquy fileStorage] ${m}`))
-  const pathOf = (id: string): string => join(dir, sessionFileName(id))
+  // A session's path is a SHA-256 of its id: computed once per session, not per commit (a
+  // commit writes to every session it touches). Emptied past a bound; a miss only recomputes.
+  const paths = new Map<string, string>()
+  const pathOf = (id: string): string => {
+    let path = paths.get(id)
+    if (path === undefined) {
+      if (paths.size >= 65_536) paths.clear()
+      paths.set(id, (path = join(dir, sessionFileName(id))))
+    }
+    return path
+  }
 
   const heads = new Map<string, SessionHead>()
   let journal: JournalState = { tx: 0, side: new Map(), checkpoint: 0, redo: [] }

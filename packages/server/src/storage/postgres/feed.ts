@@ -40,6 +40,19 @@ const rows = (allMeta: boolean): string => `SELECT s.id IS NOT NULL AS live, c.s
 const ROWS = rows(true)
 const PAGE_ROWS = rows(false)
 
+/**
+ * Positions a feed keeps of its own last commits (a push asks right after its commit; a push
+ * carries at most `maxBatch`, 1,000 by default): about a megabyte at most.
+ */
+const LANDED_KEYS = 16_384
+
+/**
+ * What a change sets, as the records carrying it share it (`recordKeysFor`: a session's
+ * creation and meta, an entry's addition and updates, the leaf); undefined for the others.
+ */
+const landedKey = (c: ReplicaChange): string | undefined =>
+  c.type === 'entry' ? `e${c.entry.id}` : c.type === 'meta' ? 'm' : c.type === 'leaf' ? 'l' : undefined
+
 /** Records the live reader reads at once. */
 const PAGE = 1000
 
@@ -71,6 +84,13 @@ export class PostgresFeed implements ChangeFeed {
   /** How many times the listening connection has been (re-)established (tests read it). */
   listens = 0
   private seen = 0
+  /**
+   * The `seq` of the record this instance's commits last wrote for what a change sets (by
+   * `landedKey`), per session, for the sessions written last (`LANDED_KEYS` in all): a push's
+   * answer reads it.
+   */
+  private readonly landed = new Map<string, Map<string, number>>()
+  private landedKeys = 0
   /** This instance's commits not yet delivered, by their first `seq`. */
   private readonly own = new Map<number, { head: number; changes: readonly CommittedChange[] }>()
   /** A read of the log is due (a notification, the poll, a new listening connection). */
@@ -114,6 +134,27 @@ export class PostgresFeed implements ChangeFeed {
    * is read back from the database.
    */
   committed(changes: readonly CommittedChange[]): void {
+    for (const { seq, change } of changes) {
+      const id = change.type === 'meta' ? change.meta.session_id : change.session_id
+      const held = this.landed.get(id)
+      if (change.type === 'delete') {
+        if (held) (this.landed.delete(id), (this.landedKeys -= held.size))
+        continue
+      }
+      const what = landedKey(change)
+      if (what === undefined) continue
+      // The session moves to the newest end; the oldest go past the bound.
+      const s = held ?? new Map<string, number>()
+      if (held) this.landed.delete(id)
+      this.landed.set(id, s)
+      if (!s.has(what)) this.landedKeys++
+      s.set(what, seq)
+      while (this.landedKeys > LANDED_KEYS) {
+        const [oldest, keys] = this.landed.entries().next().value!
+        this.landed.delete(oldest)
+        this.landedKeys -= keys.size
+      }
+    }
     const first = changes[0].seq
     const head = changes[changes.length - 1].seq
     if (head > this.head) this.head = head
@@ -129,7 +170,24 @@ export class PostgresFeed implements ChangeFeed {
     l?.release(true)
   }
 
+  /**
+   * Where each change stands in the log. A change this instance's own commit wrote (a push's
+   * applied changes, asked right after their commit) is answered from memory: the record that
+   * commit wrote, at or after the push's change. Only the others cost a query.
+   */
   async positions(changes: readonly ReplicaChange[]): Promise<Array<number | undefined>> {
+    const known = changes.map((c) => {
+      const what = landedKey(c)
+      return what === undefined ? undefined : this.landed.get(c.type === 'meta' ? c.meta.session_id : c.session_id)?.get(what)
+    })
+    const rest = changes.filter((_, i) => known[i] === undefined)
+    if (rest.length === 0) return known
+    const read = await this.readPositions(rest)
+    let n = 0
+    return known.map((seq) => seq ?? read[n++])
+  }
+
+  private async readPositions(changes: readonly ReplicaChange[]): Promise<Array<number | undefined>> {
     const keys = changes.map((c) => recordKeysFor(c).map(toDb))
     const all = [...new Set(keys.flat())]
     if (!all.length) return changes.map(() => undefined)
