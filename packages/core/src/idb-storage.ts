@@ -170,6 +170,12 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
    * transaction's `complete`, and the microtasks after it, before the next one's requests answer).
    */
   const promised = new WeakMap<SessionHead, number>()
+  /**
+   * Read-write transactions of this storage created and not yet settled (for one that completed:
+   * until `trust` ran). While it is 1 (the commit's own), nothing ordered before a commit can
+   * still change the disk or `known` (see `early` in `commit`).
+   */
+  let active = 0
   const distrust = (): void => {
     known.clear()
     epoch++
@@ -330,7 +336,12 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       const bases = new Map<string, SessionHead | undefined>()
       // A batch that reads waits for its reads, so it takes every store; one that only checks
       // heads is known whole before the transaction opens and takes only the stores it writes.
-      const open = (scope: string[]): IDBTransaction => (tx ??= database.transaction(scope, 'readwrite', { durability }))
+      const open = (scope: string[]): IDBTransaction => {
+        if (tx) return tx
+        tx = database.transaction(scope, 'readwrite', { durability })
+        active++
+        return tx
+      }
       let writes: Awaited<ReturnType<typeof work>>
       let sessions: SessionWrite[]
       try {
@@ -357,7 +368,10 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
         for (const s of writes.side) scope.add(s.store)
         open([...scope])
       } catch (e) {
-        if (tx) abort(tx)
+        if (tx) {
+          abort(tx)
+          active--
+        }
         if (attempt > 0 || !isClosed(e)) throw e
         distrust()
         connection = undefined
@@ -376,6 +390,30 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       // (as a read's answer would: after the transactions before this one committed).
       const deferred: Array<() => void> = []
       let last: IDBRequest | undefined
+      // Whether nothing can need to abort this transaction once its last request is issued, so
+      // it may call `commit()` then instead of waiting for auto-commit (one round trip to the
+      // IndexedDB backend less: the last success event need not come back to the page first).
+      // A trusted check's outcome is final at issue time when this storage has no other
+      // read-write transaction in flight (`active` counts only this one):
+      // - the disk: the lock is held and is not let go before this commit settles, so no other
+      //   context writes; no transaction of this storage is ordered before this one (one
+      //   created after it runs after it). The disk now holds `known`, as it will when this
+      //   transaction runs.
+      // - `known`: only `trust` (after a commit of this storage completed: none is left to
+      //   complete before this one) and `distrust` change it. `distrust` while this one runs
+      //   comes from another tab's upgrade or delete (`blocking`), which waits for this
+      //   connection to close, so for its transactions to finish: the disk seen here still
+      //   holds when this one runs (and `epoch` keeps the commit from adding to trust), or from
+      //   a connection the browser ended, which aborts this transaction anyway.
+      // - `ok`: the engine's check is `sameHead(held, disk)` (pure) and, for a batch built on
+      //   another's draft, that the other committed that draft: once true it stays true. A
+      //   false answer may still turn true (the batch before completed, its continuation not
+      //   yet run), so such a check takes today's deferred path.
+      // So each check that passes now passes then too. Anything that reads inside the
+      // transaction (a check not trusted, a stamp read for an unknown incarnation, a blob copy)
+      // keeps auto-commit. A request that fails after `commit()` still aborts the transaction,
+      // and `finished` reports it as before.
+      let early = trusting && active === 1 && checks.length > 0 && !writes.blobs?.some((b) => b.op === 'copy')
       try {
         const entries = t.objectStore(ENTRIES)
         for (const c of checks) {
@@ -389,10 +427,12 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
             // transaction after that one, whose completion (and `trust`) comes first, so by
             // the time the check runs `known` says whether it landed, checked.
             verified.set(c.id, held.head)
+            if (early && known.has(c.id) && known.get(c.id) === held.head && c.ok(held.head)) continue
             deferred.push(() => {
               if (stale === undefined && !(known.has(c.id) && known.get(c.id) === held.head && c.ok(held.head))) fail(c.id)
             })
           } else if (held && (held.head === undefined || incarnations.has(held.head))) {
+            early = false
             // One read: the newest stamp must be the one the batch was built on.
             const r = newestStamp(t, c.id)
             r.onsuccess = () => {
@@ -403,6 +443,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
               verified.set(c.id, h)
             }
           } else {
+            early = false
             readHead(t, c.id, (disk) => {
               if (stale === undefined && !c.ok(disk)) return fail(c.id)
               // The head held matches the disk: its incarnation is the disk's from now on.
@@ -448,6 +489,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
           // Built on a head whose incarnation this storage has not seen (relayed by another
           // tab): the newest stamp on disk has it. Read before this session's writes, which
           // go out once it is known (a failed check has aborted everything by then).
+          early = false
           const r = (last = newestStamp(t, w.id))
           r.onsuccess = () => {
             if (stale !== undefined) return
@@ -473,9 +515,10 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
           // A commit writing nothing has no request to wait for: one read stands in.
           if (last) last.addEventListener('success', run)
           else newestStamp(t, checks[0].id).onsuccess = run
-        }
+        } else if (early && typeof t.commit === 'function') t.commit()
       } catch (e) {
         abort(t)
+        active--
         if (stale !== undefined) throw new StaleHeadError(stale)
         throw e
       }
@@ -488,6 +531,8 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
         // A connection the browser closed under us aborts the transaction: reopen once.
         if (attempt > 0 || !(e instanceof DOMException) || (e.name !== 'InvalidStateError' && e.name !== 'UnknownError')) throw e
         connection = undefined
+      } finally {
+        active--
       }
     }
   }

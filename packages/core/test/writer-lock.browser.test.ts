@@ -116,11 +116,11 @@ describe('one writer per IndexedDB database', () => {
     const { session_id } = await a.create({})
     const first = await a.append({ session_id, message: user('kept') })
     const put = IDBObjectStore.prototype.put
-    // The doomed append's transaction aborts once its put went through (as a quota error would).
+    // The doomed append's transaction aborts once its put went through (as a quota error would):
+    // a second write of its key fails (ConstraintError), also after an early `commit()`.
     IDBObjectStore.prototype.put = function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
       const r = put.call(this, value, key)
-      if (JSON.stringify(value).includes('doomed')) r.addEventListener('success', () => this.transaction.abort())
-      return r
+      return JSON.stringify(value).includes('doomed') ? this.add(value, key) : r
     }
     let doomed: Promise<unknown>
     let next: Promise<{ entry_id: string; parent_id: string | null }>
