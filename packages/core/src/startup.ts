@@ -4,17 +4,20 @@
 // imported by a different set of on-demand modules each would be a startup chunk of its own
 // (ten files, each with its imports and exports, where one does). Through here, every startup
 // module they use has the same importers and shares one chunk.
+export { fold } from './changes.js'
+export { Engine } from './engine.js'
 export { SessionError, invalid } from './errors.js'
 export { emitAdded, emitUpdated } from './emit.js'
 export { itemOf, passes } from './items.js'
 export { jsonEqual, metadataMatches } from './json.js'
 export { LIMITS, checkBoundedString, isValidId } from './limits.js'
-export { KINDS, ORDERS, ROLES, STATUSES } from './model.js'
+export { ERROR_KINDS, KINDS, ORDERS, ROLES, STATUSES, STOP_REASONS } from './model.js'
 export { entryNotFound, requireParent } from './ops/entries.js'
 export { notFound, requireMeta } from './ops/lifecycle.js'
 export { compareFor, selectSessions, sortKey } from './ops/select.js'
+export { operations } from './ops/index.js'
 export { pathTo } from './path.js'
+export { StaleHeadError } from './storage.js'
 export {
-  agentMessage, array, blob, bool, bounded, coreRequests, id, int, json, jsonObject, lit, name, object, oneOf, opt, parseWith, req, sid,
-  str, tagged, uint, type Parser,
+  array, blob, bool, bounded, id, int, json, jsonObject, lit, name, num, object, oneOf, opt, parseWith, req, str, tagged, uint, type Parser,
 } from './validate.js'

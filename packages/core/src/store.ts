@@ -2,7 +2,7 @@ import { customRandom, urlAlphabet } from 'nanoid'
 import { Observable } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './changes.js'
 import type { IdKind, OpContext } from './context.js'
-import { Engine, type CallGuard, type CommitHook } from './engine.js'
+import { Engine, engineBatches, type CallGuard, type CommitHook } from './engine.js'
 import { SessionError } from './errors.js'
 import { EventBus } from './events.js'
 import { indexedDbStorage } from './idb-storage.js'
@@ -19,7 +19,7 @@ import { operations } from './ops/index.js'
 import { startRelay } from './relay.js'
 import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from './replica.js'
 import type { SessionHead, SideWrite, Storage } from './storage.js'
-import { coreRequests, parseWith, type Parser, type RequestParsers } from './validate.js'
+import { parseWith, type Parser } from './validate.js'
 
 export interface StoreOptions {
   /** Where sessions live; default `indexedDbStorage()` (the database named "colloquy"). */
@@ -161,15 +161,15 @@ export interface ApplyReplicaOptions {
 }
 
 /**
- * Code an app that only chats never calls, fetched on first use (bundlers give each its own
- * chunk): the other functions' request schemas, replication, bulk import, attachment bytes, the
- * entry cache.
+ * Code fetched on first use (bundlers give each its own chunk): the request schemas (with the
+ * engine's batch code, what the first call of any function waits for), replication, bulk import,
+ * attachment bytes, the entry cache.
  */
 const code = {
   requests: once(() => import('./requests.js')),
   replica: once(() => import('./apply-replica.js')),
   import: once(() => import('./import.js')),
-  bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.()]).then(([m]) => m)),
+  bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.(), engineBatches.load()]).then(([m]) => m)),
   cache: once(() => import('./cache.js')),
 }
 
@@ -224,7 +224,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     // or two after the store opens (React: in effects after its first commit), hence a second
     // look a little later.
     const prefetch = (): void => {
-      if (!closed) for (const o of [...Object.values(operations), code.requests, code.bytes, code.import]) o.load?.()?.catch(() => {})
+      if (!closed) for (const o of [engineBatches, code.requests, ...Object.values(operations), code.bytes, code.import]) o.load?.()?.catch(() => {})
     }
     const after = (ms: number, then: () => void): void => void setTimeout(() => void engine.loads().then(then), ms)
     after(0, () => after(50, prefetch))
@@ -269,7 +269,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
 
   const dispatch = (fn: FunctionId, request: unknown, options?: CallOptions): Promise<unknown> => {
     try {
-      const req = parseWith(((coreRequests as RequestParsers)[fn] ?? code.requests.value!.requestParsers[fn]) as Parser<unknown>, request)
+      const req = parseWith(code.requests.value!.requestParsers[fn] as Parser<unknown>, request)
       // Attachment bytes are checked and hashed before the batch, and read back after it.
       if (fn === 'session::put-attachment') return attachmentBytes().put(req as Req<'session::put-attachment'>)
       if (fn === 'session::get-attachment') return attachmentBytes().get(req as Req<'session::get-attachment'>)
@@ -284,7 +284,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     const id = fn as FunctionId
     const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
     return inOrder(
-      [operations[id].load?.(), has(coreRequests, fn) ? undefined : code.requests.load(), attachment ? code.bytes.load() : undefined],
+      [operations[id].load?.(), code.requests.load(), engineBatches.load(), attachment ? code.bytes.load() : undefined],
       () => dispatch(id, request, options),
     )
   }
@@ -318,8 +318,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       const leaf = s?.entries?.has(entry_id) ? newestLeafUnder({ entries: s.entries, children: s.children! }, entry_id) : entry_id
       return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
     },
-    importSession: (data, opts) => inOrder([code.import.load()], () => code.import.value!.importSession(engine, data, opts)),
-    beginImport: (id, opts) => inOrder([code.import.load()], () => code.import.value!.beginImport(engine, id, opts)),
+    importSession: (data, opts) => inOrder([code.import.load(), engineBatches.load()], () => code.import.value!.importSession(engine, data, opts)),
+    beginImport: (id, opts) => inOrder([code.import.load(), engineBatches.load()], () => code.import.value!.beginImport(engine, id, opts)),
     async flush() {
       for (let s = submitted; ; s = submitted) {
         await s
@@ -348,7 +348,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica: (changes, options) => inOrder([code.replica.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
+    applyReplica: (changes, options) => inOrder([code.replica.load(), engineBatches.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
   } as Store
   // One method per function id (`append` calls `session::append`).
   for (const fn of Object.keys(operations)) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)
