@@ -2,7 +2,8 @@ import type { ChangePayload, ChangeSource, SessionChange } from './changes.js'
 import type { OpContext } from './context.js'
 import { Draft } from './draft.js'
 import type { AppliedOp, Flight, Pending } from './engine.js'
-import { Engine, SessionError, StaleHeadError, fold, jsonEqual, operations } from './startup.js'
+import { Engine } from './engine.js'
+import { SessionError, StaleHeadError, fold, jsonEqual, operations } from './startup.js'
 import type { SessionHead, StorageReader } from './storage.js'
 
 // The half of the engine that runs batches (reads through operations included: every call goes
