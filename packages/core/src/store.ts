@@ -10,12 +10,11 @@ import type { ImportOptions, SessionImport } from './import.js'
 import type { BeginImportOptions, ImportWriter } from './import-writer.js'
 import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live.js'
 import {
-  type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
+  FUNCTION_IDS, type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
 } from './model.js'
 import type { AttachmentBytes } from './attachment-bytes.js'
 import { once } from './once.js'
-import { operations } from './ops/index.js'
 import { startRelay } from './relay.js'
 import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from './replica.js'
 import type { SessionHead, SideWrite, Storage } from './storage.js'
@@ -166,14 +165,21 @@ export interface ApplyReplicaOptions {
  * attachment bytes, the entry cache.
  */
 const code = {
+  /** The operations' table (each operation's own code is fetched after it). */
+  operations: once(() => import('./ops/index.js').then((m) => m.operations)),
   requests: once(() => import('./requests.js')),
   replica: once(() => import('./apply-replica.js')),
   import: once(() => import('./import.js')),
-  bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.(), engineBatches.load()]).then(([m]) => m)),
+  bytes: once(() => Promise.all([import('./attachment-bytes.js'), opCode('session::get-attachment'), engineBatches.load()]).then(([m]) => m)),
   cache: once(() => import('./cache.js')),
 }
 
-const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key)
+/** Fetches the code of function `fn` (the table, then its operation); undefined once it is here. */
+function opCode(fn: FunctionId): Promise<unknown> | undefined {
+  const ops = code.operations.value
+  return ops ? ops[fn].load?.() : code.operations.load()!.then((o) => o[fn].load?.())
+}
+
 /** A function's method name: `session::set-meta` is `setMeta`, `session::mention::get` is `mentionGet`. */
 const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
 
@@ -224,7 +230,10 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     // or two after the store opens (React: in effects after its first commit), hence a second
     // look a little later.
     const prefetch = (): void => {
-      if (!closed) for (const o of [engineBatches, code.requests, ...Object.values(operations), code.bytes, code.import]) o.load?.()?.catch(() => {})
+      if (closed) return
+      for (const o of [engineBatches, code.requests]) o.load()?.catch(() => {})
+      for (const fn of FUNCTION_IDS) opCode(fn)?.catch(() => {})
+      for (const o of [code.bytes, code.import]) o.load()?.catch(() => {})
     }
     const after = (ms: number, then: () => void): void => void setTimeout(() => void engine.loads().then(then), ms)
     after(0, () => after(50, prefetch))
@@ -280,11 +289,11 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   }
   const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
     if (closed) return closedError()
-    if (!has(operations, fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
+    if (!(FUNCTION_IDS as readonly string[]).includes(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     const id = fn as FunctionId
     const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
     return inOrder(
-      [operations[id].load?.(), code.requests.load(), engineBatches.load(), attachment ? code.bytes.load() : undefined],
+      [opCode(id), code.requests.load(), engineBatches.load(), attachment ? code.bytes.load() : undefined],
       () => dispatch(id, request, options),
     )
   }
@@ -351,6 +360,6 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     applyReplica: (changes, options) => inOrder([code.replica.load(), engineBatches.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
   } as Store
   // One method per function id (`append` calls `session::append`).
-  for (const fn of Object.keys(operations)) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)
+  for (const fn of FUNCTION_IDS) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)
   return store
 }
