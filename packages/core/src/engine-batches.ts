@@ -2,8 +2,10 @@ import type { ChangePayload, ChangeSource, SessionChange } from './changes.js'
 import type { OpContext } from './context.js'
 import { Draft } from './draft.js'
 import type { AppliedOp, Flight, Pending } from './engine.js'
-import { Engine } from './engine.js'
-import { SessionError, StaleHeadError, fold, jsonEqual, operations } from './startup.js'
+import { operations } from './ops/index.js'
+import { Engine, SessionError, StaleHeadError, fold, jsonEqual } from './startup.js'
+import type { SessionEntry } from './model.js'
+import type { SessionState } from './state.js'
 import type { SessionHead, StorageReader } from './storage.js'
 
 // The half of the engine that runs batches (reads through operations included: every call goes
@@ -263,6 +265,10 @@ class Batches extends Engine {
   private settle(p: Pending, draft: Draft): void {
     this.execute(p, draft, [])()
   }
+
+  override pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined {
+    return pendingView(this.pendingDraft(), s, session_id)
+  }
 }
 
 /** Makes every engine (those open already too) run batches with the methods above. */
@@ -289,4 +295,17 @@ function toPayload(draft: Draft): ChangePayload {
     heads: [...draft.heads.values()],
     entries: [...draft.entries].map(([id, m]) => [id, [...m.values()]] as const),
   }
+}
+
+/**
+ * A session as it will be once the writes in flight commit: the head and entries read through
+ * `draft` (entries must be loaded). Children are not overlaid: only `messages$` reads this.
+ */
+function pendingView(draft: Draft | undefined, s: SessionState | undefined, session_id: string): SessionState | undefined {
+  if (!draft || !s?.entries) return s
+  if (!draft.heads.has(session_id) && !draft.entries.has(session_id) && !draft.base) return s
+  const head = draft.head(session_id)
+  if (!head) return undefined
+  const entry = (entry_id: string): SessionEntry | undefined => draft.entry(session_id, entry_id)
+  return { head, entries: { get: entry, has: (entry_id: string) => entry(entry_id) !== undefined } as Map<string, SessionEntry>, children: s.children }
 }

@@ -5,7 +5,7 @@ import type { OpContext } from './context.js'
 import type { Draft } from './draft.js'
 import type { EventEnvelope, FunctionId, FunctionMap } from './model.js'
 import { once } from './once.js'
-import { State } from './state.js'
+import { State, type SessionState } from './state.js'
 import type { SessionHead, SideWrite, Storage } from './storage.js'
 
 export interface Pending {
@@ -194,6 +194,14 @@ export class Engine {
       return !base || f.prev?.draft === base ? f.draft : undefined
     }
     return undefined
+  }
+
+  /**
+   * A session as it will be once the writes in flight commit, for optimistic live queries: `s`
+   * itself until the batch code is here (nothing is in flight before it runs a batch).
+   */
+  pendingView(s: SessionState | undefined, _session_id: string): SessionState | undefined {
+    return s
   }
 
   /** Settles once the entry loads in flight now have settled (what a first screen waits for). */

@@ -1,6 +1,8 @@
-import { LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, array, blob, bool, id, json, jsonObject, name, object, oneOf, opt, parseWith, req, str, uint } from './startup.js'
+import {
+  LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, agentMessage, array, blob, blocks, bool, customPayload, id, json, jsonObject, name, object, oneOf, opt,
+  parseWith, req, str, uint, usage,
+} from './startup.js'
 import type { FunctionId, FunctionMap } from './model.js'
-import { agentMessage, blocks, customPayload, usage } from './schemas.js'
 import type { Parser } from './validate.js'
 
 // Every function's request schema, fetched with the code of the first call (what the store

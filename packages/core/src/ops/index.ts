@@ -1,8 +1,7 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { SessionError } from '../errors.js'
 import type { FunctionId, FunctionMap } from '../model.js'
-import { once, type Once } from '../once.js'
+import { SessionError, once, type Once } from '../startup.js'
 import type { PreparedAttachment } from './attachments.js'
 
 export interface OpSpec<K extends FunctionId> {
