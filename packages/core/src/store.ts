@@ -1,4 +1,3 @@
-import { customRandom, urlAlphabet } from 'nanoid'
 import { Observable } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './changes.js'
 import type { IdKind, OpContext } from './context.js'
@@ -18,7 +17,6 @@ import { once } from './once.js'
 import { startRelay } from './relay.js'
 import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from './replica.js'
 import type { SessionHead, SideWrite, Storage } from './storage.js'
-import { parseWith, type Parser } from './validate.js'
 
 export interface StoreOptions {
   /** Where sessions live; default `indexedDbStorage()` (the database named "colloquy"). */
@@ -172,7 +170,10 @@ const code = {
   import: once(() => import('./import.js')),
   bytes: once(() => Promise.all([import('./attachment-bytes.js'), opCode('session::get-attachment'), engineBatches.load()]).then(([m]) => m)),
   cache: once(() => import('./cache.js')),
+  ids: once(() => import('./ids.js')),
 }
+/** Fetched with the first call, as the operations that make ids are. */
+const defaultId = (kind: IdKind): string => code.ids.value!.defaultId(kind)
 
 /** Fetches the code of function `fn` (the table, then its operation); undefined once it is here. */
 function opCode(fn: FunctionId): Promise<unknown> | undefined {
@@ -182,24 +183,6 @@ function opCode(fn: FunctionId): Promise<unknown> | undefined {
 
 /** A function's method name: `session::set-meta` is `setMeta`, `session::mention::get` is `mentionGet`. */
 const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
-
-const PREFIX: Record<IdKind, string> = { session: 's', entry: 'e', attachment: 'a' }
-/**
- * Random bytes for ids, drawn from the platform a kilobyte at a time: nanoid's browser build asks
- * `crypto.getRandomValues` for every id, and that call costs more than the rest of an id.
- */
-let pool: Uint8Array | undefined
-let drawn = 0
-const pooledRandom = (size: number): Uint8Array => {
-  if (!pool || drawn + size > pool.length) {
-    pool = crypto.getRandomValues(new Uint8Array(1024))
-    drawn = 0
-  }
-  return pool.subarray(drawn, (drawn += size))
-}
-/** nanoid's default: 21 characters of its URL-safe alphabet. */
-const nanoid = customRandom(urlAlphabet, 21, pooledRandom)
-const defaultId = (kind: IdKind): string => `${PREFIX[kind]}_${nanoid()}`
 
 export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const storage = options.storage ?? indexedDbStorage()
@@ -231,7 +214,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     // look a little later.
     const prefetch = (): void => {
       if (closed) return
-      for (const o of [engineBatches, code.requests]) o.load()?.catch(() => {})
+      for (const o of [engineBatches, code.requests, code.ids]) o.load()?.catch(() => {})
       for (const fn of FUNCTION_IDS) opCode(fn)?.catch(() => {})
       for (const o of [code.bytes, code.import]) o.load()?.catch(() => {})
     }
@@ -278,7 +261,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
 
   const dispatch = (fn: FunctionId, request: unknown, options?: CallOptions): Promise<unknown> => {
     try {
-      const req = parseWith(code.requests.value!.requestParsers[fn] as Parser<unknown>, request)
+      const req = code.requests.value!.parseRequest(fn, request)
       // Attachment bytes are checked and hashed before the batch, and read back after it.
       if (fn === 'session::put-attachment') return attachmentBytes().put(req as Req<'session::put-attachment'>)
       if (fn === 'session::get-attachment') return attachmentBytes().get(req as Req<'session::get-attachment'>)
@@ -293,7 +276,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     const id = fn as FunctionId
     const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
     return inOrder(
-      [opCode(id), code.requests.load(), engineBatches.load(), attachment ? code.bytes.load() : undefined],
+      [opCode(id), code.requests.load(), engineBatches.load(), code.ids.load(), attachment ? code.bytes.load() : undefined],
       () => dispatch(id, request, options),
     )
   }

@@ -103,7 +103,8 @@ describe('the write path fetched on first use', () => {
     expect(results.map((r) => r.revision)).toStrictEqual([1, 2, 3])
     expect(writes()).toBe(1)
     expect(events).toStrictEqual(['session::message-updated e_1', 'session::message-updated e_1', 'session::message-updated e_1'])
-    expect(text((await storage.entries('chat')).find((e) => e.id === 'e_1')!)).toBe('hel')
+    const stored = (await storage.entries('chat')).find((e) => e.id === 'e_1')
+    expect(stored?.kind === 'message' && text(stored)).toBe('hel')
     await store.close()
   })
 
@@ -130,6 +131,18 @@ describe('the write path fetched on first use', () => {
     await expect(store.append({ session_id: 'gone', message: user('x') })).rejects.toMatchObject({ code: 'session/not_found' })
     expect(events).toStrictEqual(['session::message-added e_101'])
     expect((await storage.entries('chat')).map((e) => e.id)).toStrictEqual(['e_1', 'e_101'])
+    await store.close()
+  })
+
+  it('default ids (their code fetched with the first call) on a page\'s first append', async () => {
+    const storage = await written()
+    vi.resetModules()
+    const core = await import('../src/index.js')
+    const store = await core.createStore({ storage, multiTab: false, prefetch: false })
+    const [a, b] = await Promise.all([store.append({ session_id: 'chat', message: user('a') }), store.append({ session_id: 'chat', message: user('b') })])
+    expect(a.entry_id).toMatch(/^e_[A-Za-z0-9_-]{21}$/)
+    expect(b.parent_id).toBe(a.entry_id)
+    expect(b.entry_id).not.toBe(a.entry_id)
     await store.close()
   })
 
