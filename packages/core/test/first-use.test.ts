@@ -146,6 +146,22 @@ describe('the write path fetched on first use', () => {
     await store.close()
   })
 
+  it('an internal write as the first call (a recipe update) fetches the batch code itself', async () => {
+    const storage = await written()
+    const { store, events, writes } = await fresh(storage)
+    const { updateMessage } = await import('../src/recipe.js')
+    const results = await Promise.all([
+      updateMessage(store, { session_id: 'chat', entry_id: 'e_1' }, (draft) => void ((draft[0] as { text: string }).text += '!')),
+      updateMessage(store, { session_id: 'chat', entry_id: 'e_1' }, (draft) => void ((draft[0] as { text: string }).text += '?')),
+    ])
+    expect(results.map((r) => r.revision)).toStrictEqual([1, 2])
+    expect(writes()).toBe(1)
+    expect(events).toStrictEqual(['session::message-updated e_1', 'session::message-updated e_1'])
+    const stored = (await storage.entries('chat')).find((e) => e.id === 'e_1')
+    expect(stored?.kind === 'message' && text(stored)).toBe('hello!?')
+    await store.close()
+  })
+
   it('the first calls wait for the code and a later tick does not overtake them', async () => {
     const { store, writes } = await fresh(await written())
     const first = store.append({ session_id: 'chat', message: user('first') })
