@@ -2,9 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createStore, indexedDbStorage, type SessionEntry, type SessionHead, type Store } from '../src/index.js'
 import { idbStores, user } from './idb-stores.js'
 
-// IndexedDB's append-only layout (schema version 3) in Chromium: an append writes its entry and
-// nothing else, the head's leaf, counts and dates are found again on open, version-2 databases
-// are upgraded in place, and the multi-tab guarantees hold on the new layout.
+// IndexedDB's append-only layout (schema version 3, kept by version 4) in Chromium: an append
+// writes its entry and nothing else, the head's leaf, counts and dates are found again on open,
+// version-2 and version-3 databases are upgraded in place, and the multi-tab guarantees hold on
+// the new layout.
 
 const { dbName } = idbStores('append-layout')
 const extra: Store[] = []
@@ -130,9 +131,9 @@ describe('append-only IndexedDB layout', () => {
     const tree = await a.messages({ session_id: 's2' })
     expect(tree.messages.map((m) => m.entry_id)).toStrictEqual(['f1'])
 
-    // The upgraded database is version 3 and holds every record it held.
+    // The upgraded database is version 4 and holds every record it held.
     const raw = await rawOpen(name)
-    expect(raw.version).toBe(3)
+    expect(raw.version).toBe(4)
     expect([...raw.transaction('entries').objectStore('entries').indexNames]).toStrictEqual(['stamps'])
     const entries = (await req(raw.transaction('entries').objectStore('entries').getAll())) as Array<{ id?: string }>
     expect(entries.filter((e) => e.id !== undefined).map((e) => e.id).sort()).toStrictEqual(['e1', 'e2', 'e3', 'f1', 'f2'])
@@ -147,6 +148,50 @@ describe('append-only IndexedDB layout', () => {
     expect(await ids(b, 's1')).toStrictEqual(['e1', 'e2', added.entry_id])
     expect((await b.get({ session_id: 's1' }))!.meta.message_count).toBe(4)
     expect((await b.get({ session_id: 's2' }))!.meta).toMatchObject({ message_count: 1, updated_at: 22 })
+  })
+
+  it('opens a version-3 database in place, and code of version 3 (writing without the writer lock) is shut out', async () => {
+    const name = dbName()
+    const a = await silentOn(name)
+    const { session_id } = await a.create({ title: 'kept' })
+    const first = await a.append({ session_id, message: user('one') })
+    await closeNow(a)
+    // Back to version 3, as the previous build left it: the same stores, index and records.
+    const before = { sessions: await rawAll(name, 'sessions'), entries: await rawAll(name, 'entries') }
+    const v4 = await rawOpen(name)
+    const stores = [...v4.objectStoreNames]
+    v4.close()
+    // A version cannot go down: delete the database and build it again at 3, index included.
+    await req(indexedDB.deleteDatabase(name) as unknown as IDBRequest<unknown>)
+    const old = await new Promise<IDBDatabase>((resolve, reject) => {
+      const r = indexedDB.open(name, 3)
+      r.onupgradeneeded = () => {
+        for (const s of stores) r.result.createObjectStore(s, s === 'outbox' ? { autoIncrement: true } : undefined)
+        r.transaction!.objectStore('entries').createIndex('stamps', ['h.s', 'h.o'])
+      }
+      r.onsuccess = () => resolve(r.result)
+      r.onerror = () => reject(r.error)
+    })
+    const tx = old.transaction(['sessions', 'entries'], 'readwrite')
+    for (const h of before.sessions as SessionHead[]) tx.objectStore('sessions').put(h, h.meta.session_id)
+    for (const e of before.entries as Array<{ id?: string; h?: { s: string } }>) tx.objectStore('entries').put(e, [e.h?.s ?? session_id, e.id ?? 0])
+    await committed(tx)
+    // A tab of version 3 keeps its connection open; opening at 4 asks it to close.
+    let asked = false
+    old.onversionchange = () => {
+      asked = true
+      old.close()
+    }
+    const b = await silentOn(name)
+    expect(asked).toBe(true)
+    expect(await ids(b, session_id)).toStrictEqual([first.entry_id])
+    const second = await b.append({ session_id, message: user('two') })
+    expect(second.parent_id).toBe(first.entry_id)
+    // Nor can it open the database again to write beside the lock's holder.
+    await expect(rawOpen(name, 3)).rejects.toMatchObject({ name: 'VersionError' })
+    const raw = await rawOpen(name)
+    expect(raw.version).toBe(4)
+    raw.close()
   })
 
   it('two stores on one database appending at once end on one chain holding every entry', async () => {

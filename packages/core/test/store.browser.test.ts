@@ -126,8 +126,8 @@ describe('core over real IndexedDB in Chromium', () => {
     await a.create({})
     let blocked = false
     const upgraded = await new Promise<IDBDatabase>((resolve, reject) => {
-      // The store's schema is version 3 (stamped appends): another tab opens a newer one.
-      const req = indexedDB.open(name, 4)
+      // The store's schema is version 4 (stamped appends, the writer lock): another tab opens a newer one.
+      const req = indexedDB.open(name, 5)
       req.onblocked = () => (blocked = true)
       req.onsuccess = () => resolve(req.result)
       req.onerror = () => reject(req.error)
