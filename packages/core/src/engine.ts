@@ -4,7 +4,7 @@ import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionC
 import type { OpContext } from './context.js'
 import type { Draft } from './draft.js'
 import type { EventEnvelope, FunctionId, FunctionMap } from './model.js'
-import { once } from './once.js'
+import { once, type Once } from './once.js'
 import { State, type SessionState } from './state.js'
 import type { SessionHead, SideWrite, Storage } from './storage.js'
 
@@ -53,11 +53,18 @@ export type CallGuard = (head: SessionHead | undefined) => { answer: unknown } |
 export type CommitHook = (applied: readonly AppliedOp[], draft: Draft, source: ChangeSource) => readonly SideWrite[]
 
 /**
+ * Write halves fetched with the batch code (a storage's commits, the relay's sending): each adds
+ * its own when it is made, so an app fetches only those of what it uses, all on the first write.
+ */
+export const engineWrites = new Set<Once<unknown>>()
+
+/**
  * The code that runs batches (`Engine.prototype.pump` and what it calls), fetched on the first
  * call or by the store's prefetch. The store awaits it with the call's own code, so calls issued
  * in one tick still reach the queue together.
  */
-export const engineBatches = once(() => import('./engine-batches.js').then((m) => m.install()))
+export const engineBatches = once(() =>
+  Promise.all([import('./engine-batches.js').then((m) => m.install()), ...[...engineWrites].map((o) => o.load())]).then(() => true))
 
 /**
  * The group-commit engine. Operations queue up; everything queued in one tick runs as one batch

@@ -10,6 +10,9 @@
 export { fold } from './changes.js'
 export { Engine } from './engine.js'
 export { SessionError, invalid } from './errors.js'
+export {
+  ALL, BLOBS, ENTRIES, MARK, SESSIONS, entriesOf, freshIncarnation, isClosed, request, sessionRange, type Stamp, type Stamped,
+} from './idb-storage.js'
 export { itemOf, passes } from './items.js'
 export { jsonEqual, metadataMatches } from './json.js'
 export { LIMITS, checkBoundedString, isValidId } from './limits.js'

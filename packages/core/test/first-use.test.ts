@@ -1,5 +1,6 @@
+import 'fake-indexeddb/auto'
 import { describe, expect, it, vi } from 'vitest'
-import { createStore, memoryStorage, TRIGGER_TYPES, type Storage, type Store } from '../src/index.js'
+import { createStore, indexedDbStorage, memoryStorage, TRIGGER_TYPES, type Storage, type Store } from '../src/index.js'
 import { operations } from '../src/ops/index.js'
 
 // What an app that only chats never loads at start is fetched on first use, creating a session,
@@ -171,5 +172,55 @@ describe('the write path fetched on first use', () => {
     expect(b.parent_id).toBe(a.entry_id)
     expect(writes()).toBe(2)
     await store.close()
+  })
+
+  it('the first write on an IndexedDB storage, a page\'s first call: its write half comes with the batch code, one transaction, on disk', async () => {
+    const name = `first-use-${Date.now()}`
+    {
+      const { store } = await open(indexedDbStorage({ name }))
+      await store.ensure({ session_id: 'chat' })
+      await store.append({ session_id: 'chat', message: user('hello') })
+      await store.close()
+    }
+    vi.resetModules()
+    const core = await import('../src/index.js')
+    const { engineWrites } = await import('../src/engine.js')
+    const storage = core.indexedDbStorage({ name })
+    // The storage's commits, trust and writer lock are not here yet: only opening and reading are.
+    expect(engineWrites.size).toBe(1)
+    expect([...engineWrites][0].value).toBeUndefined()
+    let n = 100
+    const store = await core.createStore({ storage, multiTab: false, prefetch: false, now: () => 2_000_000, newId: (k) => `${k[0]}_${++n}` })
+    const events: string[] = []
+    store.on('session::message-added').subscribe((p) => events.push(p.entry_id))
+    expect((await store.messages({ session_id: 'chat' })).messages.map(text)).toStrictEqual(['hello'])
+    const before = store.engine.transactions
+    const [a, updated, b] = await Promise.all([
+      store.append({ session_id: 'chat', message: user('a') }),
+      store.updateMessage({ session_id: 'chat', entry_id: 'e_1', content: [{ type: 'text', text: 'hello!' }] }),
+      store.append({ session_id: 'chat', message: user('b') }),
+    ])
+    expect(store.engine.transactions - before).toBe(1)
+    expect([a.parent_id, b.parent_id]).toStrictEqual(['e_1', a.entry_id])
+    expect(updated).toStrictEqual({ updated: true, revision: 1 })
+    expect(events).toStrictEqual([a.entry_id, b.entry_id])
+    expect([...engineWrites][0].value).toBeDefined()
+    await store.close()
+    // On disk, as a new page reads it.
+    const reopened = core.indexedDbStorage({ name })
+    const heads = await reopened.open()
+    expect(heads.map((h) => [h.leaf, h.meta.message_count])).toStrictEqual([[b.entry_id, 3]])
+    expect((await reopened.entries('chat')).map((e) => (e.kind === 'message' ? text(e) : e.id))).toStrictEqual(['hello!', 'a', 'b'])
+    reopened.close()
+  })
+
+  it('an IndexedDB storage used on its own fetches its write half on its first transaction', async () => {
+    vi.resetModules()
+    const core = await import('../src/index.js')
+    const storage = core.indexedDbStorage({ name: `alone-${Date.now()}` })
+    expect(await storage.open()).toStrictEqual([])
+    await storage.transact(async () => ({ heads: new Map(), entries: new Map(), deleted: new Set(), side: [{ store: 'kv', key: 'k', value: 1 }] }))
+    expect(await storage.sideRecords('kv')).toStrictEqual([{ key: 'k', value: 1 }])
+    storage.close()
   })
 })
