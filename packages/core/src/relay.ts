@@ -1,8 +1,10 @@
 import type { ChangePayload, Commit } from './changes.js'
-import type { Engine } from './engine.js'
+import { engineWrites, type Engine } from './engine.js'
+import { once } from './once.js'
+import type { RelaySender } from './relay-send.js'
 import type { EventEnvelope } from './model.js'
 
-interface RelayMessage {
+export interface RelayMessage {
   readonly payload: ChangePayload
   readonly events: readonly EventEnvelope[]
 }
@@ -54,13 +56,6 @@ const isRelayMessage = (m: unknown): m is RelayMessage => {
 }
 
 /**
- * While batches keep committing, commits gather for at most this long before they are posted
- * together: a post costs about the same whatever it carries (an empty one too), and serial
- * appends would otherwise pay one per commit.
- */
-const GATHER_MS = 8
-
-/**
  * Presence on the channel. A relay posts commits only while another one listens: cloning every
  * commit (a streamed reply's events carry the whole message each time) costs a lone tab more
  * than the rest of its write path. `hello` when starting (or back from the back/forward cache),
@@ -72,11 +67,8 @@ type PresenceMessage =
   | { readonly here: string; readonly to: string; readonly since: number }
   | { readonly bye: string }
 
-/**
- * How long commits made while no other tab listened are kept (by reference, nothing cloned):
- * a tab that opened its channel meanwhile gets those made since, as if they had been posted.
- */
-const KEEP_MS = 2000
+/** The sending half: fetched with the engine's batch code (see `relay-send.ts`). */
+const senderCode = once(() => import('./relay-send.js'))
 
 /**
  * Multi-tab relay: every commit this store makes is posted on a BroadcastChannel named after the
@@ -95,33 +87,17 @@ export function startRelay(engine: Engine, channelName: string): () => void {
   let since = Date.now()
   /** Other relays listening on the channel. One that crashed without `bye` only costs posts. */
   const peers = new Set<string>()
-  /** Commits made while no peer listened, oldest first, with when they were announced. */
-  let kept: Array<{ readonly at: number; readonly commit: Commit }> = []
-  let pruning: ReturnType<typeof setTimeout> | undefined
-  /** Drops kept commits older than KEEP_MS (on every commit too: timers of a background tab wait). */
-  const drop = (now: number): void => {
-    let i = 0
-    while (i < kept.length && kept[i].at < now - KEEP_MS) i++
-    if (i) kept.splice(0, i)
-  }
-  const prune = (): void => {
-    pruning = undefined
-    drop(Date.now())
-    if (kept.length) arm()
-  }
-  const arm = (): void => {
-    if (pruning) return
-    pruning = setTimeout(prune, KEEP_MS)
-    // Node: a waiting timer must not keep the process alive.
-    ;(pruning as { unref?: () => void }).unref?.()
-  }
-  /** A peer is listening since `from`: posts the kept commits it would have received, in order. */
+  /** The sending half, once here (`relay-send.ts`). */
+  let sender: RelaySender | undefined
+  /** Commits made before it was here (a server's changes applied before any write), in order. */
+  let early: Array<{ readonly at: number; readonly commit: Commit }> | undefined
+  let stopped = false
+  engineWrites.add(senderCode)
+  const send = (): RelaySender => (sender ??= senderCode.value!.relaySender(engine, channel, peers))
+  /** A peer is listening since `from`: the sending half posts what it missed (nothing before it is here). */
   const greet = (peer: string, from: number): void => {
     peers.add(peer)
-    // Commits still waiting to be posted came first (a peer left, then this one came).
-    for (const k of kept) if (k.at >= from) queue(k.commit)
-    kept = []
-    post()
+    sender?.greet(peer, from)
   }
   const say = (m: PresenceMessage): void => channel.postMessage(m)
   channel.onmessage = (event: MessageEvent<unknown>) => {
@@ -137,61 +113,10 @@ export function startRelay(engine: Engine, channelName: string): () => void {
       if (data.to === id) greet(data.here, data.since)
     } else if (isPeerId(data.bye)) peers.delete(data.bye)
   }
-  // Posting clones the commit: done in a task of its own, after this tab's callers and live
-  // queries got it, so the clone is not on their path. A MessageChannel task, not a timer:
-  // timers in a background tab are throttled to one a second, and a background tab streaming
-  // a reply is exactly the one other tabs are watching. Commits are posted in order. When that
-  // task finds the next batch already committing (a caller awaiting each write), it waits for a
-  // later one: commits gather until the engine is idle or the oldest waited GATHER_MS.
-  let pending: RelayMessage[] = []
-  let oldest = 0
-  const post = (): void => {
-    const out = pending
-    pending = []
-    if (out.length) channel.postMessage(out.length === 1 ? out[0] : out)
-  }
-  let scheduled = false
-  let waitingIdle = false
-  const wakeUp = (): void => {
-    scheduled = false
-    if (!pending.length) return
-    if (engine.pendingDraft() && performance.now() - oldest < GATHER_MS) {
-      // Its commit schedules the next wake-up; should it fail, the engine going idle does.
-      if (!waitingIdle) {
-        waitingIdle = true
-        void engine.flush().then(() => {
-          waitingIdle = false
-          schedule()
-        })
-      }
-      return
-    }
-    post()
-  }
-  const wake = typeof MessageChannel === 'undefined' ? undefined : new MessageChannel()
-  if (wake) {
-    wake.port1.onmessage = wakeUp
-    // Node: a waiting port must not keep the process alive.
-    ;(wake.port1 as { unref?: () => void }).unref?.()
-  }
-  const schedule = (): void => {
-    if (scheduled) return
-    scheduled = true
-    if (wake) wake.port2.postMessage(0)
-    else setTimeout(wakeUp, 0)
-  }
-  /** Adds a commit to the next post; false when it wrote nothing to relay. */
-  const queue = (commit: Commit): boolean => {
-    const payload = payloadOf(commit)
-    if (!payload.deleted.length && !payload.heads.length && !payload.entries.length && !commit.events.length) return false
-    if (!pending.length) oldest = performance.now()
-    pending.push({ payload, events: commit.events })
-    return true
-  }
   // A tab closing right after a commit still posts it. A page left is no longer posted to, and
   // says hello again if the back/forward cache brings it back.
   const hide = (): void => {
-    post()
+    sender?.post()
     say({ bye: id })
   }
   const show = (event: Event): void => {
@@ -205,26 +130,31 @@ export function startRelay(engine: Engine, channelName: string): () => void {
   const sub = engine.commits.subscribe((commit) => {
     // What this tab wrote, itself or by applying a server's changes; never what it was relayed.
     if (commit.source === 'tab') return
-    if (!peers.size) {
-      // A commit that only re-read a session from disk has nothing another tab needs.
-      if (!commit.events.length && [...commit.changes.values()].every((c) => c.reloaded)) return
-      const at = Date.now()
-      drop(at)
-      kept.push({ at, commit })
-      return arm()
+    // Commits made while the sending half was fetched go first.
+    if (senderCode.value && !early) return send().commit(commit, Date.now())
+    // A commit that only re-read a session from disk has nothing another tab needs.
+    if (!commit.events.length && [...commit.changes.values()].every((c) => c.reloaded)) return
+    if (!early) {
+      early = []
+      senderCode.load()!.then(
+        () => {
+          if (stopped) return
+          for (const e of early!) send().commit(e.commit, e.at)
+          early = undefined
+        },
+        () => (early = undefined),
+      )
     }
-    if (queue(commit)) schedule()
+    early.push({ at: Date.now(), commit })
   })
   say({ hello: id, since })
   return () => {
     sub.unsubscribe()
     target?.removeEventListener('pagehide', hide)
     target?.removeEventListener('pageshow', show)
-    post()
+    stopped = true
+    sender?.stop()
     say({ bye: id })
-    if (pruning) clearTimeout(pruning)
-    kept = []
-    wake?.port1.close()
     channel.close()
   }
 }

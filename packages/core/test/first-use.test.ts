@@ -220,7 +220,7 @@ describe('the write path fetched on first use', () => {
     const storage = core.indexedDbStorage({ name: `alone-${Date.now()}` })
     expect(await storage.open()).toStrictEqual([])
     await storage.transact(async () => ({ heads: new Map(), entries: new Map(), deleted: new Set(), side: [{ store: 'kv', key: 'k', value: 1 }] }))
-    expect(await storage.sideRecords('kv')).toStrictEqual([{ key: 'k', value: 1 }])
+    expect(await storage.sideRecords!('kv')).toStrictEqual([{ key: 'k', value: 1 }])
     storage.close()
   })
 })
