@@ -242,6 +242,21 @@ class Batches extends Engine {
     return out
   }
 
+  /**
+   * The newest draft handed to the storage and not yet folded in, read over everything before
+   * it: what the state will be once the batches in flight commit. Undefined when none is, or
+   * when the batch it was built on failed (it is going to run again).
+   */
+  override pendingDraft(): Draft | undefined {
+    for (let i = this.flights.length - 1; i >= 0; i--) {
+      const f = this.flights[i]
+      if (!f.draft) continue
+      const base = f.draft.base
+      return !base || f.prev?.draft === base ? f.draft : undefined
+    }
+    return undefined
+  }
+
   /** Runs one operation on the draft; returns how to settle its caller once the batch committed. */
   private execute(p: Pending, draft: Draft, applied: AppliedOp[]): () => void {
     try {

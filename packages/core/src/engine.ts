@@ -189,17 +189,10 @@ export class Engine {
   }
 
   /**
-   * The newest draft handed to the storage and not yet folded in, read over everything before
-   * it: what the state will be once the batches in flight commit. Undefined when none is, or
-   * when the batch it was built on failed (it is going to run again).
+   * The newest draft handed to the storage and not yet folded in (see `engine-batches.ts`):
+   * undefined until the batch code is here (nothing is in flight before it runs a batch).
    */
   pendingDraft(): Draft | undefined {
-    for (let i = this.flights.length - 1; i >= 0; i--) {
-      const f = this.flights[i]
-      if (!f.draft) continue
-      const base = f.draft.base
-      return !base || f.prev?.draft === base ? f.draft : undefined
-    }
     return undefined
   }
 
