@@ -48,6 +48,18 @@ interface SessionWrite {
 }
 
 
+/** The records of side store `store` (a storage's `sideRecords`), read through the storage's `readonly`. */
+export function sideRecords(
+  readonly: <T>(stores: string[], fn: (tx: IDBTransaction) => Promise<T>) => Promise<T>,
+  store: string,
+): Promise<Array<{ key: string | number; value: unknown }>> {
+  return readonly([store], async (tx) => {
+    const s = tx.objectStore(store)
+    const [keys, values] = await Promise.all([request(s.getAllKeys()), request(s.getAll())])
+    return keys.map((key, i) => ({ key: key as string | number, value: values[i] }))
+  })
+}
+
 /** What the write half takes from the storage it belongs to. */
 export interface StorageShared {
   readonly name: string
