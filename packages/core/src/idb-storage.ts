@@ -202,6 +202,15 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     },
   }
 
+  let closed = false
+  const write = (m: typeof import('./idb-writer.js'), work: Parameters<Storage['transact']>[0]): Promise<void> => {
+    const w = (writer ??= m.storageWriter(shared))
+    const committed = w.transact(work)
+    // Closed while the write half was fetched: its lock goes once this commit finishes, as on `close`.
+    if (closed) w.close()
+    return committed
+  }
+
   return {
     name: `indexeddb:${name}`,
     ordered: true,
@@ -225,8 +234,8 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     },
     transact(work) {
       // The engine fetched the write half with its batch code: no await on the hot path.
-      if (writerCode.value) return (writer ??= writerCode.value.storageWriter(shared)).transact(work)
-      return writerCode.load()!.then((m) => (writer ??= m.storageWriter(shared)).transact(work))
+      const m = writerCode.value
+      return m ? write(m, work) : writerCode.load()!.then((code) => write(code, work))
     },
     sideRecords(store) {
       // Sync's outbox and checkpoints, never needed to show a transcript: with the write half.
@@ -235,6 +244,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     },
     close() {
       // The lock goes once the commits admitted finish; the connection closes once they do too.
+      closed = true
       writer?.close()
       void connection?.then((d) => d.close(), () => {})
       connection = undefined
