@@ -184,7 +184,7 @@ describe('the write path fetched on first use', () => {
     }
     vi.resetModules()
     const core = await import('../src/index.js')
-    const { engineWrites } = await import('../src/engine.js')
+    const { engineBatches, engineWrites } = await import('../src/engine.js')
     const storage = core.indexedDbStorage({ name })
     // The storage's commits, trust and writer lock are not here yet: only opening and reading are.
     expect(engineWrites.size).toBe(1)
@@ -205,6 +205,9 @@ describe('the write path fetched on first use', () => {
     expect(updated).toStrictEqual({ updated: true, revision: 1 })
     expect(events).toStrictEqual([a.entry_id, b.entry_id])
     expect([...engineWrites][0].value).toBeDefined()
+    // Here now: a later call asks for no readiness promise (`load()` gives undefined once loaded).
+    expect(engineBatches.load()).toBeUndefined()
+    expect([...engineWrites][0].load()).toBeUndefined()
     await store.close()
     // On disk, as a new page reads it.
     const reopened = core.indexedDbStorage({ name })
