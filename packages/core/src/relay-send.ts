@@ -1,7 +1,7 @@
 import type { Commit } from './changes.js'
 import type { Engine } from './engine.js'
 import type { RelayMessage } from './relay.js'
-import { payloadOf } from './startup.js'
+import { messageOf } from './startup.js'
 
 // The sending half of the multi-tab relay (`relay.ts`): gathering and posting this tab's
 // commits, and keeping those made while no other tab listened for a newcomer. Fetched with the
@@ -106,10 +106,10 @@ export function relaySender(engine: Engine, channel: BroadcastChannel, peers: Se
   }
   /** Adds a commit to the next post; false when it wrote nothing to relay. */
   const queue = (commit: Commit): boolean => {
-    const payload = payloadOf(commit)
-    if (!payload.deleted.length && !payload.heads.length && !payload.entries.length && !commit.events.length) return false
+    const message = messageOf(commit)
+    if (!message) return false
     if (!pending.length) oldest = performance.now()
-    pending.push({ payload, events: commit.events })
+    pending.push(message)
     return true
   }
   return {

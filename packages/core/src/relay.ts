@@ -23,6 +23,13 @@ export function payloadOf(commit: Commit): ChangePayload {
   return { deleted, heads, entries }
 }
 
+/** What is posted for a commit; undefined when it wrote nothing another tab needs. */
+export function messageOf(commit: Commit): RelayMessage | undefined {
+  const payload = payloadOf(commit)
+  if (!payload.deleted.length && !payload.heads.length && !payload.entries.length && !commit.events.length) return undefined
+  return { payload, events: commit.events }
+}
+
 /*
  * What other tabs post is checked before it is used: a tab running another version of the app
  * (or any script of the origin) may post anything on the channel, and `fold` dereferences what
@@ -100,6 +107,18 @@ export function startRelay(engine: Engine, channelName: string): () => void {
     sender?.greet(peer, from)
   }
   const say = (m: PresenceMessage): void => channel.postMessage(m)
+  /**
+   * The page is left (or the relay stops) before the sending half came: what it would have
+   * posted goes out now, in order, as the plain messages a receiver takes (`messageOf` is here).
+   * Without a peer nothing is posted, as the sending half would not.
+   */
+  const postEarly = (): void => {
+    if (!early?.length || !peers.size) return
+    const out = early.map((e) => messageOf(e.commit)).filter((m) => m !== undefined)
+    // Posted once: the sending half, when it comes, does not post them again.
+    early.length = 0
+    if (out.length) channel.postMessage(out.length === 1 ? out[0] : out)
+  }
   channel.onmessage = (event: MessageEvent<unknown>) => {
     const data = event.data
     if (Array.isArray(data)) {
@@ -117,6 +136,7 @@ export function startRelay(engine: Engine, channelName: string): () => void {
   // says hello again if the back/forward cache brings it back.
   const hide = (): void => {
     sender?.post()
+    postEarly()
     say({ bye: id })
   }
   const show = (event: Event): void => {
@@ -154,6 +174,7 @@ export function startRelay(engine: Engine, channelName: string): () => void {
     target?.removeEventListener('pageshow', show)
     stopped = true
     sender?.stop()
+    postEarly()
     say({ bye: id })
     channel.close()
   }

@@ -211,4 +211,46 @@ describe('relay between tabs', () => {
     reader.commits.next(commit('e4'))
     await vi.waitFor(() => expect(other.got).toEqual(['e1', 'e2', 'e3', 'e4']))
   })
+
+  it('commits made before the sending half came are posted when the page is left or the relay stops, in order, once', async () => {
+    for (const leave of ['pagehide', 'stop'] as const) {
+      name = `relay-test-${process.pid}-${++channels}`
+      // The page's events (Node's global is no EventTarget).
+      const page = new EventTarget()
+      vi.stubGlobal('addEventListener', page.addEventListener.bind(page))
+      vi.stubGlobal('removeEventListener', page.removeEventListener.bind(page))
+      vi.resetModules()
+      try {
+        const fresh = await import('../src/relay.js')
+        const other = tab()
+        const reader = tab(fresh.startRelay)
+        const sending = [...(await import('../src/engine.js')).engineWrites][0]
+        // The reader heard the other tab's hello (or its here): it has a peer.
+        await settle()
+        const post = vi.spyOn(BroadcastChannel.prototype, 'postMessage')
+        try {
+          for (const id of ['h1', 'h2', 'h3']) reader.commits.next(commit(id))
+          expect(sending.value).toBeUndefined()
+          // Left before the half arrives: posted at once, not when it comes.
+          if (leave === 'pagehide') page.dispatchEvent(new Event('pagehide'))
+          else open.splice(open.indexOf(reader), 1)[0].stop()
+          const posted = post.mock.calls.flatMap(([m]) => (Array.isArray(m) ? m : [m]))
+            .filter((m) => typeof m === 'object' && m !== null && 'payload' in m)
+            .map((m) => (m as { events: EventEnvelope[] }).events[0].payload.session_id)
+          expect(posted).toEqual(['h1', 'h2', 'h3'])
+        } finally {
+          post.mockRestore()
+        }
+        await vi.waitFor(() => expect(other.got).toEqual(['h1', 'h2', 'h3']))
+        // The half arriving later posts none of them again.
+        await sending.load()
+        await settle()
+        expect(other.got).toEqual(['h1', 'h2', 'h3'])
+      } finally {
+        // Stopped while the page's events are still the stub they listen on.
+        for (const t of open.splice(0)) t.stop()
+        vi.unstubAllGlobals()
+      }
+    }
+  })
 })
