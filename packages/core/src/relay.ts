@@ -30,37 +30,13 @@ export function messageOf(commit: Commit): RelayMessage | undefined {
   return { payload, events: commit.events }
 }
 
-/*
- * What other tabs post is checked before it is used: a tab running another version of the app
- * (or any script of the origin) may post anything on the channel, and `fold` dereferences what
- * it is given while it changes the state, so a malformed payload would leave the state half
- * changed with nothing announced. The check is of the shape `fold`, `State` and the events'
- * subscribers rely on, not of the entries' content: that was checked by the tab that wrote them
- * (the full record validators are fetched on first use and would cost every relayed token a
- * walk of the whole message). A message that fails it is dropped.
- */
+/** Shapes of what other tabs post (presence here, commits in `relay-receive.ts`). */
 type Loose = Record<string, unknown>
-const isObject = (v: unknown): v is Loose => typeof v === 'object' && v !== null
-const isString = (v: unknown): v is string => typeof v === 'string'
-const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
+export const isObject = (v: unknown): v is Loose => typeof v === 'object' && v !== null
+export const isString = (v: unknown): v is string => typeof v === 'string'
+export const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
 /** Relay ids are short (see `startRelay`); anything longer is not one. */
 const isPeerId = (v: unknown): v is string => isString(v) && v.length > 0 && v.length <= 64
-const isHead = (v: unknown): boolean =>
-  isObject(v) && Number.isSafeInteger(v.v) && (v.leaf === null || isString(v.leaf)) &&
-  isObject(v.meta) && isString(v.meta.session_id) && (v.attachments === undefined || Array.isArray(v.attachments))
-const isEntry = (v: unknown): boolean =>
-  isObject(v) && isString(v.id) && (v.parent_id === null || isString(v.parent_id)) && Number.isSafeInteger(v.revision) &&
-  isTime(v.timestamp) && (v.kind === 'message' || v.kind === 'custom')
-const isSessionEntries = (v: unknown): boolean => Array.isArray(v) && v.length === 2 && isString(v[0]) && Array.isArray(v[1]) && v[1].every(isEntry)
-/** What `EventBus` filters on: the trigger and the payload's session. */
-const isEvent = (e: unknown): boolean => isObject(e) && isString(e.trigger_type) && isObject(e.payload) && isString(e.payload.session_id) &&
-  (e.session_metadata == null || isObject(e.session_metadata))
-const isRelayMessage = (m: unknown): m is RelayMessage => {
-  if (!isObject(m) || !isObject(m.payload) || !Array.isArray(m.events) || !m.events.every(isEvent)) return false
-  const p = m.payload
-  return Array.isArray(p.deleted) && p.deleted.every(isString) && Array.isArray(p.heads) && p.heads.every(isHead) &&
-    Array.isArray(p.entries) && p.entries.every(isSessionEntries)
-}
 
 /**
  * Presence on the channel. A relay posts commits only while another one listens: cloning every
@@ -76,6 +52,11 @@ type PresenceMessage =
 
 /** The sending half: fetched with the engine's batch code (see `relay-send.ts`). */
 const senderCode = once(() => import('./relay-send.js'))
+/**
+ * The receiving half (the checks of what other tabs post, and folding it in): fetched on the
+ * first commit message or with the engine's batch code. Presence needs none of it.
+ */
+const receiverCode = once(() => import('./relay-receive.js'))
 
 /**
  * Multi-tab relay: every commit this store makes is posted on a BroadcastChannel named after the
@@ -100,6 +81,7 @@ export function startRelay(engine: Engine, channelName: string): () => void {
   let early: Array<{ readonly at: number; readonly commit: Commit }> | undefined
   let stopped = false
   engineWrites.add(senderCode)
+  engineWrites.add(receiverCode)
   const send = (): RelaySender => (sender ??= senderCode.value!.relaySender(engine, channel, peers))
   /** A peer is listening since `from`: the sending half posts what it missed (nothing before it is here). */
   const greet = (peer: string, from: number): void => {
@@ -107,6 +89,22 @@ export function startRelay(engine: Engine, channelName: string): () => void {
     sender?.greet(peer, from)
   }
   const say = (m: PresenceMessage): void => channel.postMessage(m)
+  /** Commit messages received before the receiving half was here, in order. */
+  const inbox: unknown[] = []
+  let fetching = false
+  const drain = (): void => {
+    fetching = false
+    const take = inbox.splice(0)
+    if (!stopped) for (const data of take) receiverCode.value!.receive(engine, data)
+  }
+  const receive = (data: unknown): void => {
+    if (receiverCode.value && !inbox.length) return receiverCode.value.receive(engine, data)
+    inbox.push(data)
+    if (fetching) return
+    fetching = true
+    // Should the fetch fail, the next commit message tries again, after those waiting.
+    receiverCode.load()!.then(drain, () => (fetching = false))
+  }
   /**
    * The page is left (or the relay stops) before the sending half came: what it would have
    * posted goes out now, in order, as the plain messages a receiver takes (`messageOf` is here).
@@ -121,10 +119,9 @@ export function startRelay(engine: Engine, channelName: string): () => void {
   }
   channel.onmessage = (event: MessageEvent<unknown>) => {
     const data = event.data
-    if (Array.isArray(data)) {
-      for (const m of data) if (isRelayMessage(m)) engine.applyExternal('tab', m.payload, m.events)
-    } else if (isRelayMessage(data)) engine.applyExternal('tab', data.payload, data.events)
-    else if (!isObject(data)) return
+    // A commit, or several gathered: checked and folded by the receiving half.
+    if (Array.isArray(data) || (isObject(data) && 'payload' in data)) return receive(data)
+    if (!isObject(data)) return
     else if (isPeerId(data.hello) && isTime(data.since)) {
       greet(data.hello, data.since)
       say({ here: id, to: data.hello, since })

@@ -20,7 +20,7 @@ export { KINDS, ORDERS, ROLES, STATUSES } from './model.js'
 export { compareFor, selectSessions, sortKey } from './ops/select.js'
 export { once, type Once } from './once.js'
 export { pathTo } from './path.js'
-export { messageOf } from './relay.js'
+export { isObject, isString, isTime, messageOf } from './relay.js'
 export { agentMessage, blocks, customPayload, usage } from './schemas.js'
 export { StaleHeadError } from './storage.js'
 export {

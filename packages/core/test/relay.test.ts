@@ -253,4 +253,33 @@ describe('relay between tabs', () => {
       }
     }
   })
+
+  it('a tab answers presence without the receiving half; commit messages that come while it is fetched are folded in order, malformed ones dropped', async () => {
+    name = `relay-test-${process.pid}-${++channels}`
+    vi.resetModules()
+    const fresh = await import('../src/relay.js')
+    const reader = tab(fresh.startRelay)
+    const receiving = [...(await import('../src/engine.js')).engineWrites][1]
+    const other = new BroadcastChannel(name)
+    const heard: unknown[] = []
+    other.onmessage = (e: MessageEvent<unknown>) => heard.push(e.data)
+    try {
+      other.postMessage({ hello: 'other', since: 0 })
+      await vi.waitFor(() => expect(heard).toContainEqual(expect.objectContaining({ to: 'other' })))
+      expect(receiving.value).toBeUndefined()
+      const empty = { deleted: [], heads: [], entries: [] }
+      const event = (id: string) => ({ trigger_type: 'session::deleted', payload: { session_id: id, timestamp: 1 } })
+      // Posted one after the other before the half can arrive.
+      other.postMessage({ payload: empty, events: [event('m1')] })
+      other.postMessage({ payload: null, events: [event('bad')] })
+      other.postMessage([{ payload: empty, events: [event('m2')] }, { payload: empty, events: [event('m3')] }])
+      other.postMessage({ payload: empty, events: [event('m4')] })
+      await vi.waitFor(() => expect(reader.got).toEqual(['m1', 'm2', 'm3', 'm4']), { timeout: 5000 })
+      expect(receiving.value).toBeDefined()
+      other.postMessage({ payload: empty, events: [event('m5')] })
+      await vi.waitFor(() => expect(reader.got).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']))
+    } finally {
+      other.close()
+    }
+  })
 })
