@@ -2,15 +2,13 @@ import { Subject } from 'rxjs'
 import type { EntryCache } from './cache.js'
 import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionChange } from './changes.js'
 import type { OpContext } from './context.js'
-import { Draft } from './draft.js'
-import { SessionError } from './errors.js'
-import { jsonEqual } from './json.js'
+import type { Draft } from './draft.js'
 import type { EventEnvelope, FunctionId, FunctionMap } from './model.js'
-import { operations } from './ops/index.js'
-import { State } from './state.js'
-import { StaleHeadError, type SessionHead, type SideWrite, type Storage, type StorageReader } from './storage.js'
+import { once, type Once } from './once.js'
+import { State, type SessionState } from './state.js'
+import type { SessionHead, SideWrite, Storage } from './storage.js'
 
-interface Pending {
+export interface Pending {
   fn: FunctionId | 'internal'
   /** Who the write is for: local operations are recorded for sync, remote ones are not. */
   source: ChangeSource
@@ -25,7 +23,7 @@ interface Pending {
 }
 
 /** A batch handed to the storage, until its callers are settled. */
-interface Flight {
+export interface Flight {
   /** The batch started before this one, while it is not settled. */
   prev?: Flight
   done: Promise<void>
@@ -35,12 +33,6 @@ interface Flight {
   committed?: Draft
 }
 
-interface Scan {
-  readonly touched: Set<string>
-  readonly needEntries: Set<string>
-  readonly writes: boolean
-  readonly internal: boolean
-}
 
 /** An operation as it was applied inside a commit, for commit hooks (the sync outbox). */
 export interface AppliedOp {
@@ -60,10 +52,19 @@ export type CallGuard = (head: SessionHead | undefined) => { answer: unknown } |
 /** Runs inside the commit's transaction; what it returns is written atomically with the commit. */
 export type CommitHook = (applied: readonly AppliedOp[], draft: Draft, source: ChangeSource) => readonly SideWrite[]
 
-const storageError = (cause: unknown): SessionError =>
-  cause instanceof SessionError && cause.code === 'session/storage'
-    ? cause
-    : new SessionError('session/storage', `write failed: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause })
+/**
+ * Write halves fetched with the batch code (a storage's commits, the relay's sending): each adds
+ * its own when it is made, so an app fetches only those of what it uses, all on the first write.
+ */
+export const engineWrites = new Set<Once<unknown>>()
+
+/**
+ * The code that runs batches (`Engine.prototype.pump` and what it calls), fetched on the first
+ * call or by the store's prefetch. The store awaits it with the call's own code, so calls issued
+ * in one tick still reach the queue together.
+ */
+export const engineBatches = once(() =>
+  Promise.all([import('./engine-batches.js').then((m) => m.install()), ...[...engineWrites].map((o) => o.load())]).then(() => true))
 
 /**
  * The group-commit engine. Operations queue up; everything queued in one tick runs as one batch
@@ -74,20 +75,24 @@ const storageError = (cause: unknown): SessionError =>
  * keeps transactions in order (IndexedDB) the next batch is built on the draft of the one
  * committing and handed over at once; two in flight at most, so what arrives meanwhile gathers:
  * a burst of streamed updates still costs a few transactions.
+ *
+ * This file holds what showing a transcript needs (opening, loading entries, folding other tabs'
+ * commits, the queue); running batches is in `engine-batches.ts`, fetched on the first call (see
+ * `engineBatches`), so an app's first screen does not wait for the code that writes.
  */
 export class Engine {
   readonly state = new State()
   readonly commits = new Subject<Commit>()
   readonly hooks: CommitHook[] = []
-  private queue: Pending[] = []
+  protected queue: Pending[] = []
   /** Resolves when the queue is empty and nothing is in flight (`flush`). */
-  private running: Promise<void> | undefined
-  private idle: (() => void) | undefined
-  private scheduled = false
+  protected running: Promise<void> | undefined
+  protected idle: (() => void) | undefined
+  protected scheduled = false
   /** Batches handed to the storage and not yet settled, oldest first: at most two. */
-  private flights: Flight[] = []
+  protected flights: Flight[] = []
   /** How many queued calls `rewrites` found to rewrite what `draft` writes. */
-  private rewritten: { draft?: Draft; count: number } = { count: 0 }
+  protected rewritten: { draft?: Draft; count: number } = { count: 0 }
   /** Batches that found a stale head inside their transaction and ran again (tests read it). */
   reruns = 0
   /**
@@ -96,7 +101,7 @@ export class Engine {
    * (`pendingDraft`). Events and the other live queries wait for the commit.
    */
   readonly pending = new Subject<{ readonly sessions: ReadonlySet<string>; readonly failed: boolean }>()
-  private loading = new Map<string, Promise<void>>()
+  protected loading = new Map<string, Promise<void>>()
   /** Counts storage transactions (benchmarks report it). */
   transactions = 0
   /** With a byte budget, idle sessions' entries leave memory (see `EntryCache`). */
@@ -112,12 +117,12 @@ export class Engine {
   }
 
   /** After loads and commits: the cache gives back what passed its budget. */
-  private trim(): void {
+  protected trim(): void {
     this.cache?.trim((id) => this.loading.has(id))
   }
 
   /** Keeps the cache's accounting in step with what a commit or a fold changed. */
-  private measure(changes: ReadonlyMap<string, SessionChange>): void {
+  protected measure(changes: ReadonlyMap<string, SessionChange>): void {
     const cache = this.cache
     if (!cache) return
     for (const [id, c] of changes) {
@@ -168,115 +173,35 @@ export class Engine {
   }
 
   /**
-   * Starts the next batch when it may go: when nothing is in flight, or, on a storage that
-   * keeps transactions in call order, while the one batch in flight commits if the next can be
-   * built on that batch's draft (then its transaction checks that the batch before committed
-   * exactly that draft, so a failure there never lets its writes land on a state that assumed
-   * it). Two in flight at most: what arrives meanwhile gathers into the next batch.
+   * Starts the next batch. Until the batch half of the engine is here, fetches it (installing it
+   * replaces this method); a failed fetch fails what is queued, and the next call tries again.
    */
-  private pump(): void {
-    while (this.queue.length) {
-      const prev = this.flights.at(-1)
-      if (prev && (this.flights.length > 1 || !prev.draft || !this.storage.ordered)) return
-      const source = this.queue[0].source
-      let end = this.queue.findIndex((p) => p.source !== source)
-      if (end < 0) end = this.queue.length
-      if (prev && this.rewrites(end, prev.draft!)) return
-      const scan = this.scan(this.queue.slice(0, end))
-      if (prev && !this.buildsOn(scan, prev.draft!)) return
-      const batch = this.queue.splice(0, end)
-      this.rewritten = { count: 0 }
-      const flight: Flight = { prev, done: Promise.resolve() }
-      this.flights.push(flight)
-      flight.done = this.run(batch, source, scan, flight).finally(() => {
-        this.flights.splice(this.flights.indexOf(flight), 1)
-        const next = this.flights[0]
-        // Folded in: the next batch reads the committed state instead (drafts never chain).
-        if (next?.prev === flight) {
-          next.prev = undefined
-          if (next.draft?.base === flight.draft) next.draft!.base = undefined
-        }
-        this.pump()
-        if (!this.queue.length && !this.flights.length) {
-          const idle = this.idle
-          this.running = this.idle = undefined
-          idle?.()
-        }
-      })
-    }
+  protected pump(): void {
+    engineBatches.load()?.then(
+      () => this.pump(),
+      (error: unknown) => {
+        for (const p of this.queue.splice(0)) p.reject(error)
+        const idle = this.idle
+        this.running = this.idle = undefined
+        idle?.()
+      },
+    )
   }
 
   /**
-   * Whether the first `end` queued calls only update messages the batch committing writes (a
-   * reply streaming in). Such a batch waits for that one rather than starting beside it: its
-   * updates then land in one rewrite of the entry instead of a transaction per few tokens, and
-   * transactions, not tokens, are what a stream costs.
-   */
-  private rewrites(end: number, draft: Draft): boolean {
-    // Every call arriving meanwhile asks again: only the calls not yet looked at are.
-    const known = this.rewritten
-    let i = known.draft === draft ? known.count : 0
-    for (; i < end; i++) {
-      const p = this.queue[i]
-      if (p.fn !== 'session::update-message') return false
-      const { session_id, entry_id } = p.req as { session_id: string; entry_id?: unknown }
-      if (typeof entry_id !== 'string' || !draft.entries.get(session_id)?.has(entry_id)) return false
-    }
-    this.rewritten = { draft, count: end }
-    return true
-  }
-
-  /** What a batch touches, and whether it writes. */
-  private scan(batch: readonly Pending[]): Scan {
-    const touched = new Set<string>()
-    const needEntries = new Set<string>()
-    let writes = false
-    let internal = false
-    for (const p of batch) {
-      if (p.fn === 'internal') internal = writes = true
-      else if (operations[p.fn].write) writes = true
-      for (const id of p.sessions ?? []) {
-        touched.add(id)
-        needEntries.add(id)
-      }
-      if (typeof p.req.session_id !== 'string') continue
-      touched.add(p.req.session_id)
-      if (p.fn !== 'internal' && operations[p.fn].entries) needEntries.add(p.req.session_id)
-    }
-    return { touched, needEntries, writes, internal }
-  }
-
-  /**
-   * True when the batch can be run from memory (on `base`, the draft of a batch still
-   * committing, or on the committed state): every session it touches is either unknown here (it
-   * must then be absent on disk too) or held with the entries it needs.
-   */
-  private fromMemory(scan: Scan, base: Draft | undefined): boolean {
-    for (const id of scan.needEntries) {
-      const s = this.state.sessions.get(id)
-      if (s && !s.entries && (base ? base.head(id) !== undefined : true)) return false
-    }
-    return true
-  }
-
-  /** A batch may start while `draft`'s batch commits: plain writes that touch known sessions. */
-  private buildsOn(scan: Scan, draft: Draft): boolean {
-    return scan.writes && !scan.internal && scan.touched.size > 0 && this.fromMemory(scan, draft)
-  }
-
-  /**
-   * The newest draft handed to the storage and not yet folded in, read over everything before
-   * it: what the state will be once the batches in flight commit. Undefined when none is, or
-   * when the batch it was built on failed (it is going to run again).
+   * The newest draft handed to the storage and not yet folded in (see `engine-batches.ts`):
+   * undefined until the batch code is here (nothing is in flight before it runs a batch).
    */
   pendingDraft(): Draft | undefined {
-    for (let i = this.flights.length - 1; i >= 0; i--) {
-      const f = this.flights[i]
-      if (!f.draft) continue
-      const base = f.draft.base
-      return !base || f.prev?.draft === base ? f.draft : undefined
-    }
     return undefined
+  }
+
+  /**
+   * A session as it will be once the writes in flight commit, for optimistic live queries: `s`
+   * itself until the batch code is here (nothing is in flight before it runs a batch).
+   */
+  pendingView(s: SessionState | undefined, _session_id: string): SessionState | undefined {
+    return s
   }
 
   /** Settles once the entry loads in flight now have settled (what a first screen waits for). */
@@ -307,148 +232,6 @@ export class Engine {
     return p
   }
 
-  private async run(batch: Pending[], source: ChangeSource, scan: Scan, flight: Flight): Promise<void> {
-    const { touched, needEntries } = scan
-    if (this.cache) for (const id of touched) this.cache.touch(id)
-    if (!scan.writes) {
-      try {
-        await Promise.all([...needEntries].map((id) => this.ensureLoaded(id)))
-      } catch (cause) {
-        for (const p of batch) p.reject(storageError(cause))
-        return
-      }
-      const draft = new Draft(this.state)
-      for (const p of batch) this.settle(p, draft)
-      return
-    }
-    let draft!: Draft
-    let results: Array<() => void> = []
-    let refreshed = new Map<string, SessionChange>()
-    // Built from memory (no read to wait for in the transaction) until a head turns out stale.
-    let fast = true
-    // The session whose check failed: its copy is read again even if its head reads the same (a
-    // storage that knows more than the head, such as a session's incarnation, said it differs).
-    let suspect: string | undefined
-    for (;;) {
-      const prev = flight.prev
-      const base = prev?.draft
-      try {
-        this.transactions++
-        await this.storage.transact(async (reader) => {
-          refreshed = new Map()
-          if (fast && reader.expect && this.fromMemory(scan, base)) {
-            for (const id of touched) {
-              const held = base ? base.head(id) : this.state.sessions.get(id)?.head
-              reader.expect(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk), { head: held })
-            }
-          } else {
-            // Reading from disk needs the batch before to be settled: run again after it.
-            if (prev) throw new StaleHeadError('')
-            refreshed = await this.refresh(reader, touched, needEntries, suspect)
-          }
-          draft = new Draft(this.state, base)
-          const applied: AppliedOp[] = []
-          results = batch.map((p) => this.execute(p, draft, applied))
-          const side = this.hooks.length ? this.hooks.flatMap((hook) => hook(applied, draft, source)) : []
-          flight.draft = draft
-          // The next batch may be built on this one now (its transaction queues behind ours).
-          queueMicrotask(() => this.pump())
-          if (this.pending.observed) this.pending.next({ sessions: sessionsOf(draft), failed: false })
-          return draft.writeSet(side)
-        })
-      } catch (cause) {
-        flight.draft = undefined
-        if (cause instanceof StaleHeadError && fast) {
-          // Something changed under the batch (another tab, or the batch before failed): run
-          // it again once the batch before settled, reading the heads from disk.
-          this.reruns++
-          fast = false
-          suspect = cause.session_id
-          await prev?.done
-          flight.prev = undefined
-          continue
-        }
-        await prev?.done
-        if (refreshed.size) this.publish('tab', refreshed, [])
-        if (this.pending.observed) this.pending.next({ sessions: touched, failed: true })
-        for (const p of batch) p.reject(storageError(cause))
-        return
-      }
-      break
-    }
-    flight.committed = draft
-    // Commits are announced in order: the batch before first (no await without one: each
-    // await is a hop between the commit and its caller).
-    if (flight.prev) await flight.prev.done
-    draft.base = undefined
-    const changes = fold(this.state, toPayload(draft), true)
-    // A bulk-loaded session stays on disk until something reads it: importing a large archive
-    // must not leave all of it in memory.
-    for (const id of draft.preloaded.keys()) {
-      const s = this.state.sessions.get(id)
-      if (s) this.state.sessions.set(id, { head: s.head })
-    }
-    for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
-    this.measure(changes)
-    this.publish(source, changes, draft.events)
-    for (const settle of results) settle()
-  }
-
-  /**
-   * Inside the transaction: compares the touched sessions with what is on disk and reloads any
-   * that another tab changed since this store last saw them.
-   */
-  private async refresh(reader: StorageReader, touched: Set<string>, needEntries: Set<string>, suspect?: string): Promise<Map<string, SessionChange>> {
-    const out = new Map<string, SessionChange>()
-    const ids = [...touched]
-    const heads = await Promise.all(ids.map((id) => reader.head(id)))
-    await Promise.all(
-      ids.map(async (id, i) => {
-        const disk = heads[i]
-        const held = this.state.sessions.get(id)
-        if (!disk) {
-          if (held) {
-            this.state.sessions.delete(id)
-            out.set(id, { session_id: id, head: null, added: [], updated: [], reloaded: true })
-          }
-          return
-        }
-        // A session deleted and created again elsewhere starts its versions over: the same `v`
-        // may be another session (ids are chosen by callers), so the head must match as well.
-        const fresh = held !== undefined && id !== suspect && sameHead(held.head, disk)
-        if (fresh && (held.entries || !needEntries.has(id))) return
-        if (needEntries.has(id) || held?.entries) this.state.setSession(disk, await reader.entries(id))
-        else this.state.sessions.set(id, { head: disk })
-        out.set(id, { session_id: id, head: disk, added: [], updated: [], reloaded: true })
-      }),
-    )
-    return out
-  }
-
-  /** Runs one operation on the draft; returns how to settle its caller once the batch committed. */
-  private execute(p: Pending, draft: Draft, applied: AppliedOp[]): () => void {
-    try {
-      if (p.fn === 'internal') {
-        const response = p.run!(draft)
-        return () => p.resolve(response)
-      }
-      if (p.guard) {
-        const stop = p.guard(typeof p.req.session_id === 'string' ? draft.head(p.req.session_id) : undefined)
-        if (stop) return () => p.resolve(stop.answer)
-      }
-      const op = operations[p.fn] as { run(d: Draft, req: unknown, ctx: OpContext): unknown; write: boolean }
-      const response = op.run(draft, p.req, this.ctx)
-      if (op.write) applied.push({ fn: p.fn, request: p.req, response })
-      return () => p.resolve(response)
-    } catch (error) {
-      return () => p.reject(error)
-    }
-  }
-
-  private settle(p: Pending, draft: Draft): void {
-    this.execute(p, draft, [])()
-  }
-
   /** Applies changes made elsewhere (another tab, a server) and announces them. */
   applyExternal(source: ChangeSource, payload: ChangePayload, events: readonly EventEnvelope[]): Commit {
     const changes = fold(this.state, payload, false)
@@ -456,29 +239,9 @@ export class Engine {
     return this.publish(source, changes, events)
   }
 
-  private publish(source: ChangeSource, changes: Map<string, SessionChange>, events: readonly EventEnvelope[]): Commit {
+  protected publish(source: ChangeSource, changes: Map<string, SessionChange>, events: readonly EventEnvelope[]): Commit {
     const commit: Commit = { source, changes, events }
     if (changes.size || events.length) this.commits.next(commit)
     return commit
   }
 }
-
-/** The sessions a draft writes. */
-function sessionsOf(draft: Draft): Set<string> {
-  return new Set([...draft.heads.keys(), ...draft.entries.keys(), ...draft.deleted])
-}
-
-/** Whether a head read from disk is the one held (by `v`, leaf and meta: see `refresh`). */
-function sameHead(held: SessionHead | undefined, disk: SessionHead | undefined): boolean {
-  if (!held || !disk) return held === disk
-  return held.v === disk.v && (held === disk || (held.leaf === disk.leaf && jsonEqual(held.meta, disk.meta)))
-}
-
-function toPayload(draft: Draft): ChangePayload {
-  return {
-    deleted: [...draft.deleted],
-    heads: [...draft.heads.values()],
-    entries: [...draft.entries].map(([id, m]) => [id, [...m.values()]] as const),
-  }
-}
-

@@ -1,7 +1,6 @@
 import { Observable, type Subscriber } from 'rxjs'
 import type { SessionChange } from './changes.js'
 import { CommitRouter } from './commit-router.js'
-import type { Draft } from './draft.js'
 import type { Engine } from './engine.js'
 import { itemOf, passes } from './items.js'
 import type { AttachmentMeta, ListRequest, MessageItem, Role, SessionEntry, SessionMeta } from './model.js'
@@ -71,19 +70,6 @@ export interface DraftState {
 }
 
 const NO_ATTACHMENTS: readonly AttachmentMeta[] = Object.freeze([])
-
-/**
- * A session as it will be once the writes in flight commit: the head and entries read through
- * `draft` (entries must be loaded). Children are not overlaid: only `messages$` reads this.
- */
-function pendingView(draft: Draft | undefined, s: SessionState | undefined, session_id: string): SessionState | undefined {
-  if (!draft || !s?.entries) return s
-  if (!draft.heads.has(session_id) && !draft.entries.has(session_id) && !draft.base) return s
-  const head = draft.head(session_id)
-  if (!head) return undefined
-  const entry = (entry_id: string): SessionEntry | undefined => draft.entry(session_id, entry_id)
-  return { head, entries: { get: entry, has: (entry_id: string) => entry(entry_id) !== undefined } as Map<string, SessionEntry>, children: s.children }
-}
 
 const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
@@ -300,7 +286,7 @@ export class LiveQueries {
       // Optimistic: every value is read over the writes in flight, and each write is shown when
       // it is handed to the storage; a failed one is taken back by reading again.
       const id = req.session_id
-      const view = (s: SessionState | undefined): SessionState | undefined => pendingView(this.engine.pendingDraft(), s, id)
+      const view = (s: SessionState | undefined): SessionState | undefined => this.engine.pendingView(s, id)
       const stop = this.watchSession(subscriber, id, true, (s, change) => onChange(view(s), change))
       const sub = this.engine.pending.subscribe(({ sessions, failed }) => {
         if (!sessions.has(id) || !items) return

@@ -3,7 +3,8 @@ import { invalid, SessionError } from './errors.js'
 import type { ContentBlock, UpdateMessageRequest, UpdateMessageResponse } from './model.js'
 import { updateMessage as updateMessageOp } from './ops/entries.js'
 import type { Store } from './store.js'
-import { coreRequests, parseWith } from './validate.js'
+import { coreRequests } from './requests.js'
+import { parseWith } from './validate.js'
 
 const parseUpdate = (request: unknown): UpdateMessageRequest => parseWith(coreRequests['session::update-message'], request) as UpdateMessageRequest
 

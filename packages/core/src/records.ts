@@ -1,8 +1,9 @@
 import { markChecked, type CheckedReplicaChange } from './checked-change.js'
 import { META_FIELDS, type MetaField, type ReplicaChange } from './replica.js'
 import { KINDS, STATUSES, type AttachmentMeta, type SessionEntry, type SessionMeta } from './model.js'
+import { agentMessage } from './schemas.js'
 import {
-  array, blob, bool, bounded, id, int, json, jsonObject, lit, name, object, oneOf, opt, req, str, tagged, uint, agentMessage, type Parser,
+  array, blob, bool, bounded, id, int, json, jsonObject, lit, name, object, oneOf, opt, req, str, tagged, uint, type Parser,
 } from './validate.js'
 
 // Stored records as importers and replication hand them over, and replicated changes: what an

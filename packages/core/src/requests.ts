@@ -1,6 +1,26 @@
-import { LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, agentMessage, array, blob, bool, coreRequests, id, jsonObject, name, object, oneOf, opt, parseWith, req, sid, str, uint } from './startup.js'
+import {
+  LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, agentMessage, array, blob, blocks, bool, customPayload, id, json, jsonObject, name, object, oneOf, opt,
+  parseWith, req, str, uint, usage,
+} from './startup.js'
 import type { FunctionId, FunctionMap } from './model.js'
 import type { Parser } from './validate.js'
+
+// Every function's request schema, fetched with the code of the first call (what the store
+// checks each request with before it is queued).
+
+const sid = req(id)
+
+/** The request schemas of the operations every chat app calls (the seed's schemas plus the contract's later fields). */
+export const coreRequests = {
+  'session::append': object({
+    session_id: sid, message: opt(agentMessage), custom: opt(customPayload), parent_id: opt(id),
+    entry_id: opt(id), origin: opt(jsonObject),
+  }),
+  'session::update-message': object({
+    session_id: sid, entry_id: req(id), content: req(blocks), details: opt(json), usage: opt(usage),
+    expected_revision: opt(uint), origin: opt(jsonObject),
+  }),
+} satisfies { [K in FunctionId]?: Parser<FunctionMap[K][0]> }
 
 const metaFields = { title: opt(str), description: opt(str), metadata: opt(jsonObject), kind: opt(oneOf(KINDS)) }
 const cursor: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.cursorBytes, p, 'a cursor')

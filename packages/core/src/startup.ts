@@ -4,17 +4,25 @@
 // imported by a different set of on-demand modules each would be a startup chunk of its own
 // (ten files, each with its imports and exports, where one does). Through here, every startup
 // module they use has the same importers and shares one chunk.
+// Only startup modules are re-exported here (code fetched later imports code fetched later
+// directly), so no cycle runs through this file, and nothing the main entry (`index.ts`) reaches
+// imports it.
+export { fold } from './changes.js'
+export { Engine } from './engine.js'
 export { SessionError, invalid } from './errors.js'
-export { emitAdded, emitUpdated } from './emit.js'
+export {
+  ALL, BLOBS, ENTRIES, MARK, SESSIONS, entriesOf, freshIncarnation, isClosed, request, sessionRange, type Stamp, type Stamped,
+} from './idb-storage.js'
 export { itemOf, passes } from './items.js'
 export { jsonEqual, metadataMatches } from './json.js'
 export { LIMITS, checkBoundedString, isValidId } from './limits.js'
 export { KINDS, ORDERS, ROLES, STATUSES } from './model.js'
-export { entryNotFound, requireParent } from './ops/entries.js'
-export { notFound, requireMeta } from './ops/lifecycle.js'
 export { compareFor, selectSessions, sortKey } from './ops/select.js'
+export { once, type Once } from './once.js'
 export { pathTo } from './path.js'
+export { isObject, isString, isTime, messageOf } from './relay.js'
+export { agentMessage, blocks, customPayload, usage } from './schemas.js'
+export { StaleHeadError } from './storage.js'
 export {
-  agentMessage, array, blob, bool, bounded, coreRequests, id, int, json, jsonObject, lit, name, object, oneOf, opt, parseWith, req, sid,
-  str, tagged, uint, type Parser,
+  array, blob, bool, bounded, id, int, json, jsonObject, lit, name, object, oneOf, opt, parseWith, req, str, tagged, uint, type Parser,
 } from './validate.js'

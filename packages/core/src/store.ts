@@ -1,8 +1,7 @@
-import { customRandom, urlAlphabet } from 'nanoid'
 import { Observable } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './changes.js'
 import type { IdKind, OpContext } from './context.js'
-import { Engine, type CallGuard, type CommitHook } from './engine.js'
+import { Engine, engineBatches, type CallGuard, type CommitHook } from './engine.js'
 import { SessionError } from './errors.js'
 import { EventBus } from './events.js'
 import { indexedDbStorage } from './idb-storage.js'
@@ -10,16 +9,14 @@ import type { ImportOptions, SessionImport } from './import.js'
 import type { BeginImportOptions, ImportWriter } from './import-writer.js'
 import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live.js'
 import {
-  type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
+  FUNCTION_IDS, type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
 } from './model.js'
 import type { AttachmentBytes } from './attachment-bytes.js'
 import { once } from './once.js'
-import { operations } from './ops/index.js'
 import { startRelay } from './relay.js'
 import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from './replica.js'
 import type { SessionHead, SideWrite, Storage } from './storage.js'
-import { coreRequests, parseWith, type Parser, type RequestParsers } from './validate.js'
 
 export interface StoreOptions {
   /** Where sessions live; default `indexedDbStorage()` (the database named "colloquy"). */
@@ -161,39 +158,31 @@ export interface ApplyReplicaOptions {
 }
 
 /**
- * Code an app that only chats never calls, fetched on first use (bundlers give each its own
- * chunk): the other functions' request schemas, replication, bulk import, attachment bytes, the
- * entry cache.
+ * Code fetched on first use (bundlers give each its own chunk): the request schemas (with the
+ * engine's batch code, what the first call of any function waits for), replication, bulk import,
+ * attachment bytes, the entry cache.
  */
 const code = {
+  /** The operations' table (each operation's own code is fetched after it). */
+  operations: once(() => import('./ops/index.js').then((m) => m.operations)),
   requests: once(() => import('./requests.js')),
   replica: once(() => import('./apply-replica.js')),
   import: once(() => import('./import.js')),
-  bytes: once(() => Promise.all([import('./attachment-bytes.js'), operations['session::get-attachment'].load?.()]).then(([m]) => m)),
+  bytes: once(() => Promise.all([import('./attachment-bytes.js'), opCode('session::get-attachment'), engineBatches.load()]).then(([m]) => m)),
   cache: once(() => import('./cache.js')),
+  ids: once(() => import('./ids.js')),
+}
+/** Fetched with the first call, as the operations that make ids are. */
+const defaultId = (kind: IdKind): string => code.ids.value!.defaultId(kind)
+
+/** Fetches the code of function `fn` (the table, then its operation); undefined once it is here. */
+function opCode(fn: FunctionId): Promise<unknown> | undefined {
+  const ops = code.operations.value
+  return ops ? ops[fn].load?.() : code.operations.load()!.then((o) => o[fn].load?.())
 }
 
-const has = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key)
 /** A function's method name: `session::set-meta` is `setMeta`, `session::mention::get` is `mentionGet`. */
 const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
-
-const PREFIX: Record<IdKind, string> = { session: 's', entry: 'e', attachment: 'a' }
-/**
- * Random bytes for ids, drawn from the platform a kilobyte at a time: nanoid's browser build asks
- * `crypto.getRandomValues` for every id, and that call costs more than the rest of an id.
- */
-let pool: Uint8Array | undefined
-let drawn = 0
-const pooledRandom = (size: number): Uint8Array => {
-  if (!pool || drawn + size > pool.length) {
-    pool = crypto.getRandomValues(new Uint8Array(1024))
-    drawn = 0
-  }
-  return pool.subarray(drawn, (drawn += size))
-}
-/** nanoid's default: 21 characters of its URL-safe alphabet. */
-const nanoid = customRandom(urlAlphabet, 21, pooledRandom)
-const defaultId = (kind: IdKind): string => `${PREFIX[kind]}_${nanoid()}`
 
 export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const storage = options.storage ?? indexedDbStorage()
@@ -224,7 +213,10 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     // or two after the store opens (React: in effects after its first commit), hence a second
     // look a little later.
     const prefetch = (): void => {
-      if (!closed) for (const o of [...Object.values(operations), code.requests, code.bytes, code.import]) o.load?.()?.catch(() => {})
+      if (closed) return
+      for (const o of [engineBatches, code.requests, code.ids]) o.load()?.catch(() => {})
+      for (const fn of FUNCTION_IDS) opCode(fn)?.catch(() => {})
+      for (const o of [code.bytes, code.import]) o.load()?.catch(() => {})
     }
     const after = (ms: number, then: () => void): void => void setTimeout(() => void engine.loads().then(then), ms)
     after(0, () => after(50, prefetch))
@@ -269,7 +261,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
 
   const dispatch = (fn: FunctionId, request: unknown, options?: CallOptions): Promise<unknown> => {
     try {
-      const req = parseWith(((coreRequests as RequestParsers)[fn] ?? code.requests.value!.requestParsers[fn]) as Parser<unknown>, request)
+      const req = code.requests.value!.parseRequest(fn, request)
       // Attachment bytes are checked and hashed before the batch, and read back after it.
       if (fn === 'session::put-attachment') return attachmentBytes().put(req as Req<'session::put-attachment'>)
       if (fn === 'session::get-attachment') return attachmentBytes().get(req as Req<'session::get-attachment'>)
@@ -280,11 +272,11 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   }
   const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
     if (closed) return closedError()
-    if (!has(operations, fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
+    if (!(FUNCTION_IDS as readonly string[]).includes(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     const id = fn as FunctionId
     const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
     return inOrder(
-      [operations[id].load?.(), has(coreRequests, fn) ? undefined : code.requests.load(), attachment ? code.bytes.load() : undefined],
+      [opCode(id), code.requests.load(), engineBatches.load(), code.ids.load(), attachment ? code.bytes.load() : undefined],
       () => dispatch(id, request, options),
     )
   }
@@ -318,8 +310,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       const leaf = s?.entries?.has(entry_id) ? newestLeafUnder({ entries: s.entries, children: s.children! }, entry_id) : entry_id
       return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
     },
-    importSession: (data, opts) => inOrder([code.import.load()], () => code.import.value!.importSession(engine, data, opts)),
-    beginImport: (id, opts) => inOrder([code.import.load()], () => code.import.value!.beginImport(engine, id, opts)),
+    importSession: (data, opts) => inOrder([code.import.load(), engineBatches.load()], () => code.import.value!.importSession(engine, data, opts)),
+    beginImport: (id, opts) => inOrder([code.import.load(), engineBatches.load()], () => code.import.value!.beginImport(engine, id, opts)),
     async flush() {
       for (let s = submitted; ; s = submitted) {
         await s
@@ -348,9 +340,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica: (changes, options) => inOrder([code.replica.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
+    applyReplica: (changes, options) => inOrder([code.replica.load(), engineBatches.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
   } as Store
   // One method per function id (`append` calls `session::append`).
-  for (const fn of Object.keys(operations)) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)
+  for (const fn of FUNCTION_IDS) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)
   return store
 }

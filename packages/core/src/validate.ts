@@ -1,9 +1,6 @@
 import { invalid } from './errors.js'
 import { LIMITS, checkBoundedString, checkDepth } from './limits.js'
-import {
-  ERROR_KINDS, STOP_REASONS,
-  type AgentMessage, type ContentBlock, type CustomPayload, type FunctionId, type FunctionMap, type Json, type JsonObject, type Usage,
-} from './model.js'
+import type { FunctionId, FunctionMap, Json, JsonObject } from './model.js'
 
 /**
  * Request parsing against the seed's schemas. A parser checks a value and returns a normalized,
@@ -106,59 +103,10 @@ export const tagged = <T>(tag: string, variants: Record<string, Parser<T>>): Par
   return variant ? variant(v, p) : fail(at(p, tag), `one of ${Object.keys(variants).join(', ')}`, t)
 }
 
-const blocks: Parser<ContentBlock[]> = (v, p) => array(contentBlock)(v, p)
 export const lit = (value: string): Field => req(oneOf([value]))
-
-export const contentBlock: Parser<ContentBlock> = tagged<ContentBlock>('type', {
-  text: object({ type: lit('text'), text: req(str) }),
-  image: object({ type: lit('image'), mime: req(name), data: req(str), attachment_id: opt(id) }),
-  file: object({ type: lit('file'), attachment_id: req(id), name: req(name), mime: req(name), size: req(uint) }),
-  thinking: object({ type: lit('thinking'), text: req(str), signature: opt(str) }),
-  function_call: object({ type: lit('function_call'), id: req(id), function_id: req(name), arguments: opt(json, null) }),
-  function_result: object({ type: lit('function_result'), function_call_id: req(id), content: req(blocks), is_error: opt(bool) }),
-})
-
-export const usage: Parser<Usage> = object({
-  input: opt(uint), output: opt(uint), cache_read: opt(uint), cache_write: opt(uint), reasoning: opt(uint), cost_usd: opt(num),
-})
-
-export const agentMessage: Parser<AgentMessage> = tagged<AgentMessage>('role', {
-  user: object({ role: lit('user'), content: req(blocks), timestamp: req(int) }),
-  assistant: object({
-    role: lit('assistant'), content: req(blocks), stop_reason: req(oneOf(STOP_REASONS)), model: req(name),
-    provider: req(name), timestamp: req(int), native_stop_reason: opt(name), error_message: opt(str),
-    error_kind: opt(oneOf(ERROR_KINDS)), warnings: opt(array(str)), usage: opt(usage), agent: opt(name),
-  }),
-  function_result: object({
-    role: lit('function_result'), function_call_id: req(id), function_id: req(name), content: req(blocks),
-    timestamp: req(int), details: opt(json, null), is_error: opt(bool, false),
-  }),
-  custom: object({
-    role: lit('custom'), custom_type: req(name), content: req(blocks), timestamp: req(int), display: opt(str), details: opt(json),
-  }),
-})
-
-export const customPayload: Parser<CustomPayload> = object({ custom_type: req(name), data: opt(json, null) })
 
 /** A `Blob` or `File` handed over in process (never on the wire). */
 export const blob: Parser<Blob> = (v, p) => (typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v))
-
-export const sid = req(id)
-
-/**
- * The request schemas of the operations every chat app calls (the seed's schemas plus the
- * contract's later fields). The others' are in `requests.ts`, fetched with their operations.
- */
-export const coreRequests = {
-  'session::append': object({
-    session_id: sid, message: opt(agentMessage), custom: opt(customPayload), parent_id: opt(id),
-    entry_id: opt(id), origin: opt(jsonObject),
-  }),
-  'session::update-message': object({
-    session_id: sid, entry_id: req(id), content: req(blocks), details: opt(json), usage: opt(usage),
-    expected_revision: opt(uint), origin: opt(jsonObject),
-  }),
-} satisfies { [K in FunctionId]?: Parser<FunctionMap[K][0]> }
 
 export type RequestParsers = { [K in FunctionId]?: Parser<FunctionMap[K][0]> }
 
@@ -168,5 +116,3 @@ export function parseWith<T>(parser: Parser<T>, request: unknown): T {
   checkDepth(value, '')
   return parser(value, '')
 }
-
-export const parseAgentMessage = bounded(agentMessage)

@@ -1,6 +1,7 @@
 import 'fake-indexeddb/auto'
 import { describe, expect, it } from 'vitest'
 import { createStore, indexedDbStorage, memoryStorage, type Storage, type Store } from '../src/index.js'
+import { operations } from '../src/ops/index.js'
 import { StaleHeadError, type SessionHead, type StorageReader, type WriteSet } from '../src/storage.js'
 
 // The commit path: batches built from memory, their heads checked inside the transaction
@@ -80,6 +81,9 @@ function gatedStorage() {
 async function open(storage: Storage): Promise<{ store: Store; events: string[] }> {
   let n = 0
   const store = await createStore({ storage, multiTab: false, now: () => 1_000_000, newId: (k) => `${k[0]}_${++n}` })
+  // The code of the write path is fetched on first use (first-use.test.ts): here it is in place,
+  // so that what these tests count in ticks is the engine, not the fetch.
+  await Promise.all(Object.values(operations).map((op) => op.load?.()))
   const events: string[] = []
   store.on('session::message-added').subscribe((p) => events.push(p.entry_id))
   return { store, events }

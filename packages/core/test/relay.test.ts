@@ -1,7 +1,7 @@
 import { Subject } from 'rxjs'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { ChangePayload, Commit } from '../src/changes.js'
-import type { Engine } from '../src/engine.js'
+import { engineWrites, type Engine } from '../src/engine.js'
 import type { EventEnvelope } from '../src/model.js'
 import { startRelay } from '../src/relay.js'
 
@@ -22,7 +22,7 @@ afterEach(() => {
   for (const t of open.splice(0)) t.stop()
 })
 
-function tab(): Tab {
+function tab(start = startRelay): Tab {
   const commits = new Subject<Commit>()
   const got: string[] = []
   const engine = {
@@ -34,7 +34,7 @@ function tab(): Tab {
       for (const e of events) got.push((e.payload as { session_id: string }).session_id)
     },
   } as unknown as Engine
-  const t = { commits, got, stop: startRelay(engine, name) }
+  const t = { commits, got, stop: start(engine, name) }
   open.push(t)
   return t
 }
@@ -61,6 +61,14 @@ async function countPosts(run: () => Promise<void>): Promise<number> {
 }
 
 describe('relay between tabs', () => {
+  // A tab commits only through the engine's batch code, which brings the relay's sending half
+  // with it: here, as in a tab that has written, it is here before the first commit.
+  beforeAll(async () => {
+    tab().stop()
+    open.splice(0)
+    await Promise.all([...engineWrites].map((o) => o.load()))
+  })
+
   it('a tab alone posts no commit; its commits reach a tab opened later only from then on', async () => {
     name = `relay-test-${process.pid}-${++channels}`
     const a = tab()
@@ -174,5 +182,104 @@ describe('relay between tabs', () => {
     a.commits.next(commit('after'))
     await settle()
     expect(b.got).toEqual(['after'])
+  })
+
+  it('a tab that never writes answers presence without the sending half; commits made while it is fetched go out in order', async () => {
+    name = `relay-test-${process.pid}-${++channels}`
+    // A page in a module graph of its own: the sending half is not here.
+    vi.resetModules()
+    const fresh = await import('../src/relay.js')
+    const writes = (await import('../src/engine.js')).engineWrites
+    const reader = tab(fresh.startRelay)
+    const sending = [...writes][0]
+    expect(sending.value).toBeUndefined()
+    // A tab that opens later hears the reader's `here` and says nothing else; the reader
+    // fetched nothing for it, and a reload of a session from disk fetches nothing either.
+    const other = tab()
+    await settle()
+    reader.commits.next({ source: 'local', changes: new Map([['r', { session_id: 'r', head: undefined, added: [], updated: [], reloaded: true }]]), events: [] })
+    await settle()
+    expect(sending.value).toBeUndefined()
+    // The other tab knows the reader is there: it posts its commits to it.
+    other.commits.next(commit('o1'))
+    await settle()
+    expect(reader.got).toEqual(['o1'])
+    // Changes applied from elsewhere before any write: posted to the peer once the half is here, in order.
+    for (const id of ['e1', 'e2', 'e3']) reader.commits.next(commit(id))
+    await vi.waitFor(() => expect(other.got).toEqual(['e1', 'e2', 'e3']), { timeout: 5000 })
+    expect(sending.value).toBeDefined()
+    reader.commits.next(commit('e4'))
+    await vi.waitFor(() => expect(other.got).toEqual(['e1', 'e2', 'e3', 'e4']))
+  })
+
+  it('commits made before the sending half came are posted when the page is left or the relay stops, in order, once', async () => {
+    for (const leave of ['pagehide', 'stop'] as const) {
+      name = `relay-test-${process.pid}-${++channels}`
+      // The page's events (Node's global is no EventTarget).
+      const page = new EventTarget()
+      vi.stubGlobal('addEventListener', page.addEventListener.bind(page))
+      vi.stubGlobal('removeEventListener', page.removeEventListener.bind(page))
+      vi.resetModules()
+      try {
+        const fresh = await import('../src/relay.js')
+        const other = tab()
+        const reader = tab(fresh.startRelay)
+        const sending = [...(await import('../src/engine.js')).engineWrites][0]
+        // The reader heard the other tab's hello (or its here): it has a peer.
+        await settle()
+        const post = vi.spyOn(BroadcastChannel.prototype, 'postMessage')
+        try {
+          for (const id of ['h1', 'h2', 'h3']) reader.commits.next(commit(id))
+          expect(sending.value).toBeUndefined()
+          // Left before the half arrives: posted at once, not when it comes.
+          if (leave === 'pagehide') page.dispatchEvent(new Event('pagehide'))
+          else open.splice(open.indexOf(reader), 1)[0].stop()
+          const posted = post.mock.calls.flatMap(([m]) => (Array.isArray(m) ? m : [m]))
+            .filter((m) => typeof m === 'object' && m !== null && 'payload' in m)
+            .map((m) => (m as { events: EventEnvelope[] }).events[0].payload.session_id)
+          expect(posted).toEqual(['h1', 'h2', 'h3'])
+        } finally {
+          post.mockRestore()
+        }
+        await vi.waitFor(() => expect(other.got).toEqual(['h1', 'h2', 'h3']))
+        // The half arriving later posts none of them again.
+        await sending.load()
+        await settle()
+        expect(other.got).toEqual(['h1', 'h2', 'h3'])
+      } finally {
+        // Stopped while the page's events are still the stub they listen on.
+        for (const t of open.splice(0)) t.stop()
+        vi.unstubAllGlobals()
+      }
+    }
+  })
+
+  it('a tab answers presence without the receiving half; commit messages that come while it is fetched are folded in order, malformed ones dropped', async () => {
+    name = `relay-test-${process.pid}-${++channels}`
+    vi.resetModules()
+    const fresh = await import('../src/relay.js')
+    const reader = tab(fresh.startRelay)
+    const receiving = [...(await import('../src/engine.js')).engineWrites][1]
+    const other = new BroadcastChannel(name)
+    const heard: unknown[] = []
+    other.onmessage = (e: MessageEvent<unknown>) => heard.push(e.data)
+    try {
+      other.postMessage({ hello: 'other', since: 0 })
+      await vi.waitFor(() => expect(heard).toContainEqual(expect.objectContaining({ to: 'other' })))
+      expect(receiving.value).toBeUndefined()
+      const empty = { deleted: [], heads: [], entries: [] }
+      const event = (id: string) => ({ trigger_type: 'session::deleted', payload: { session_id: id, timestamp: 1 } })
+      // Posted one after the other before the half can arrive.
+      other.postMessage({ payload: empty, events: [event('m1')] })
+      other.postMessage({ payload: null, events: [event('bad')] })
+      other.postMessage([{ payload: empty, events: [event('m2')] }, { payload: empty, events: [event('m3')] }])
+      other.postMessage({ payload: empty, events: [event('m4')] })
+      await vi.waitFor(() => expect(reader.got).toEqual(['m1', 'm2', 'm3', 'm4']), { timeout: 5000 })
+      expect(receiving.value).toBeDefined()
+      other.postMessage({ payload: empty, events: [event('m5')] })
+      await vi.waitFor(() => expect(reader.got).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']))
+    } finally {
+      other.close()
+    }
   })
 })

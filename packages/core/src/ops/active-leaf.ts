@@ -1,6 +1,7 @@
 import type { Draft } from '../draft.js'
 import type { SetActiveLeafRequest, SetActiveLeafResponse } from '../model.js'
-import { entryNotFound, requireMeta } from '../startup.js'
+import { entryNotFound } from './entries.js'
+import { requireMeta } from './lifecycle.js'
 
 // Fetched on first use: what a branch picker calls.
 

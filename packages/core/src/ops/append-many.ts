@@ -1,6 +1,9 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { SessionError, emitAdded, requireParent, notFound } from '../startup.js'
+import { emitAdded } from '../emit.js'
+import { SessionError } from '../startup.js'
+import { requireParent } from './entries.js'
+import { notFound } from './lifecycle.js'
 import type { AppendManyRequest, AppendManyResponse, SessionEntry, SessionMeta } from '../model.js'
 
 // Fetched on first use: a chat app appends one message at a time.

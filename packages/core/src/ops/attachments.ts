@@ -1,7 +1,8 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { allEntries, attachmentsOf } from '../draft-reads.js'
-import { SessionError, notFound } from '../startup.js'
+import { SessionError } from '../startup.js'
+import { notFound } from './lifecycle.js'
 import type {
   AgentMessage, AttachmentMeta, ContentBlock, DeleteAttachmentRequest, DeleteAttachmentResponse, GetAttachmentRequest,
   GetAttachmentResponse, ListAttachmentsRequest, ListAttachmentsResponse, PutAttachmentResponse, SessionMeta,

@@ -1,9 +1,12 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { SessionError } from '../errors.js'
 import type { AgentMessage, AppendRequest, AppendResponse, Json, SessionEntry, SessionMeta, UpdateMessageRequest, UpdateMessageResponse } from '../model.js'
+import { SessionError } from '../startup.js'
 import { emitAdded, emitUpdated } from '../emit.js'
 import { notFound } from './lifecycle.js'
+
+// Fetched on first use (prefetched once the first screen's entries are loaded): what writing a
+// transcript needs, and no page needs to show one.
 
 export const entryNotFound = (entry_id: string): SessionError => new SessionError('session/entry_not_found', `entry ${entry_id} not found`)
 

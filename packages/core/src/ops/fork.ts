@@ -3,7 +3,9 @@ import type { Draft } from '../draft.js'
 import { attachmentsOf } from '../draft-reads.js'
 import { emitCreated } from '../emit-session.js'
 import type { ForkRequest, ForkResponse, Json, SessionEntry, SessionMeta } from '../model.js'
-import { pathTo, entryNotFound, requireMeta } from '../startup.js'
+import { pathTo } from '../startup.js'
+import { entryNotFound } from './entries.js'
+import { requireMeta } from './lifecycle.js'
 import { messageAttachmentIds } from './attachments.js'
 
 /** Custom-entry fields that name other entries and must follow them into a fork. */

@@ -1,9 +1,7 @@
 import type { OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { SessionError } from '../errors.js'
 import type { FunctionId, FunctionMap } from '../model.js'
-import { once, type Once } from '../once.js'
-import { append, updateMessage } from './entries.js'
+import { SessionError, once, type Once } from '../startup.js'
 import type { PreparedAttachment } from './attachments.js'
 
 export interface OpSpec<K extends FunctionId> {
@@ -24,9 +22,10 @@ type Run<K extends FunctionId> = OpSpec<K>['run']
 const w = true
 const r = false
 
-const now = <K extends FunctionId>(run: Run<K>, write: boolean, entries: boolean): OpSpec<K> => ({ run, write, entries })
-
-/** An operation fetched on first use (export `name` of its module): what an app that only chats never loads. */
+/**
+ * An operation fetched on first use (export `name` of its module): every one, `append` and
+ * `updateMessage` included, so that an app's first screen loads none of the code that writes.
+ */
 function later<K extends FunctionId>(write: boolean, entries: boolean, code: Once<object>, name: string): OpSpec<K> {
   const spec: OpSpec<K> = {
     run: () => {
@@ -50,6 +49,7 @@ const attachments = once(() => import('./attachments.js'))
 const tail = once(() => import('./tail.js'))
 const mention = once(() => import('./mention.js'))
 const create = once(() => import('./create.js'))
+const entries = once(() => import('./entries.js'))
 
 /** The domain service: one implementation of every rule, whatever the storage or transport. */
 export const operations: { [K in FunctionId]: OpSpec<K> } = {
@@ -60,11 +60,11 @@ export const operations: { [K in FunctionId]: OpSpec<K> } = {
   'session::delete': later(w, false, meta, 'remove'),
   'session::set-meta': later(w, false, meta, 'setMeta'),
   'session::set-status': later(w, false, meta, 'setStatus'),
-  'session::append': now(append, w, true),
+  'session::append': later(w, true, entries, 'append'),
   'session::append-many': later(w, true, once(() => import('./append-many.js')), 'appendMany'),
   'session::get-message': later(r, true, reads, 'getMessage'),
   'session::messages': later(r, true, reads, 'messages'),
-  'session::update-message': now(updateMessage, w, true),
+  'session::update-message': later(w, true, entries, 'updateMessage'),
   'session::set-active-leaf': later(w, true, once(() => import('./active-leaf.js')), 'setActiveLeaf'),
   'session::fork': later(w, true, once(() => import('./fork.js')), 'fork'),
   'session::set-draft': later(w, false, attachments, 'setDraft'),

@@ -1,5 +1,5 @@
 import type { Draft } from '../draft.js'
-import { SessionError } from '../errors.js'
+import { SessionError } from '../startup.js'
 import type { SessionMeta } from '../model.js'
 
 export const notFound = (session_id: string): SessionError => new SessionError('session/not_found', `session ${session_id} not found`)

@@ -4,7 +4,7 @@ import { emitDeleted, emitMetaUpdated, emitStatusChanged } from '../emit-session
 import type {
   DeleteRequest, DeleteResponse, SessionMeta, SetMetaRequest, SetMetaResponse, SetStatusRequest, SetStatusResponse,
 } from '../model.js'
-import { notFound } from '../startup.js'
+import { notFound } from './lifecycle.js'
 
 export function remove(d: Draft, req: DeleteRequest, ctx: OpContext): DeleteResponse {
   const meta = d.meta(req.session_id)

@@ -1,7 +1,8 @@
 import { clampLimit, type OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { metas } from '../draft-reads.js'
-import { SessionError, compareFor, itemOf, notFound, passes, pathTo, selectSessions, sortKey } from '../startup.js'
+import { SessionError, compareFor, itemOf, passes, pathTo, selectSessions, sortKey } from '../startup.js'
+import { notFound } from './lifecycle.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { entryWithoutImageData, withoutImageData } from '../image-data.js'
 import type {

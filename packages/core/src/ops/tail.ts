@@ -1,6 +1,7 @@
 import { clampLimit, type OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
-import { SessionError, itemOf, pathTo, notFound } from '../startup.js'
+import { SessionError, itemOf, pathTo } from '../startup.js'
+import { notFound } from './lifecycle.js'
 import { entryWithoutImageData } from '../image-data.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import type {

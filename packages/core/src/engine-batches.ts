@@ -1,0 +1,326 @@
+import type { ChangePayload, ChangeSource, SessionChange } from './changes.js'
+import type { OpContext } from './context.js'
+import { Draft } from './draft.js'
+import type { AppliedOp, Flight, Pending } from './engine.js'
+import { operations } from './ops/index.js'
+import { Engine, SessionError, StaleHeadError, fold, jsonEqual } from './startup.js'
+import type { SessionEntry } from './model.js'
+import type { SessionState } from './state.js'
+import type { SessionHead, StorageReader } from './storage.js'
+
+// The half of the engine that runs batches (reads through operations included: every call goes
+// through a batch), fetched on the first call: showing a transcript needs none of it. Its
+// methods are the engine's own, installed onto `Engine.prototype` (see `install`).
+
+interface Scan {
+  readonly touched: Set<string>
+  readonly needEntries: Set<string>
+  readonly writes: boolean
+  readonly internal: boolean
+}
+
+const storageError = (cause: unknown): SessionError =>
+  cause instanceof SessionError && cause.code === 'session/storage'
+    ? cause
+    : new SessionError('session/storage', `write failed: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause })
+
+/** The engine's batch methods; `install` puts them on `Engine.prototype`, for every engine. */
+class Batches extends Engine {
+  /**
+   * Starts the next batch when it may go: when nothing is in flight, or, on a storage that
+   * keeps transactions in call order, while the one batch in flight commits if the next can be
+   * built on that batch's draft (then its transaction checks that the batch before committed
+   * exactly that draft, so a failure there never lets its writes land on a state that assumed
+   * it). Two in flight at most: what arrives meanwhile gathers into the next batch.
+   */
+  protected override pump(): void {
+    while (this.queue.length) {
+      const prev = this.flights.at(-1)
+      if (prev && (this.flights.length > 1 || !prev.draft || !this.storage.ordered)) return
+      const source = this.queue[0].source
+      let end = this.queue.findIndex((p) => p.source !== source)
+      if (end < 0) end = this.queue.length
+      if (prev && this.rewrites(end, prev.draft!)) return
+      const scan = this.scan(this.queue.slice(0, end))
+      if (prev && !this.buildsOn(scan, prev.draft!)) return
+      const batch = this.queue.splice(0, end)
+      this.rewritten = { count: 0 }
+      const flight: Flight = { prev, done: Promise.resolve() }
+      this.flights.push(flight)
+      flight.done = this.run(batch, source, scan, flight).finally(() => {
+        this.flights.splice(this.flights.indexOf(flight), 1)
+        const next = this.flights[0]
+        // Folded in: the next batch reads the committed state instead (drafts never chain).
+        if (next?.prev === flight) {
+          next.prev = undefined
+          if (next.draft?.base === flight.draft) next.draft!.base = undefined
+        }
+        this.pump()
+        if (!this.queue.length && !this.flights.length) {
+          const idle = this.idle
+          this.running = this.idle = undefined
+          idle?.()
+        }
+      })
+    }
+  }
+
+  /**
+   * Whether the first `end` queued calls only update messages the batch committing writes (a
+   * reply streaming in). Such a batch waits for that one rather than starting beside it: its
+   * updates then land in one rewrite of the entry instead of a transaction per few tokens, and
+   * transactions, not tokens, are what a stream costs.
+   */
+  private rewrites(end: number, draft: Draft): boolean {
+    // Every call arriving meanwhile asks again: only the calls not yet looked at are.
+    const known = this.rewritten
+    let i = known.draft === draft ? known.count : 0
+    for (; i < end; i++) {
+      const p = this.queue[i]
+      if (p.fn !== 'session::update-message') return false
+      const { session_id, entry_id } = p.req as { session_id: string; entry_id?: unknown }
+      if (typeof entry_id !== 'string' || !draft.entries.get(session_id)?.has(entry_id)) return false
+    }
+    this.rewritten = { draft, count: end }
+    return true
+  }
+
+  /** What a batch touches, and whether it writes. */
+  private scan(batch: readonly Pending[]): Scan {
+    const touched = new Set<string>()
+    const needEntries = new Set<string>()
+    let writes = false
+    let internal = false
+    for (const p of batch) {
+      if (p.fn === 'internal') internal = writes = true
+      else if (operations[p.fn].write) writes = true
+      for (const id of p.sessions ?? []) {
+        touched.add(id)
+        needEntries.add(id)
+      }
+      if (typeof p.req.session_id !== 'string') continue
+      touched.add(p.req.session_id)
+      if (p.fn !== 'internal' && operations[p.fn].entries) needEntries.add(p.req.session_id)
+    }
+    return { touched, needEntries, writes, internal }
+  }
+
+  /**
+   * True when the batch can be run from memory (on `base`, the draft of a batch still
+   * committing, or on the committed state): every session it touches is either unknown here (it
+   * must then be absent on disk too) or held with the entries it needs.
+   */
+  private fromMemory(scan: Scan, base: Draft | undefined): boolean {
+    for (const id of scan.needEntries) {
+      const s = this.state.sessions.get(id)
+      if (s && !s.entries && (base ? base.head(id) !== undefined : true)) return false
+    }
+    return true
+  }
+
+  /** A batch may start while `draft`'s batch commits: plain writes that touch known sessions. */
+  private buildsOn(scan: Scan, draft: Draft): boolean {
+    return scan.writes && !scan.internal && scan.touched.size > 0 && this.fromMemory(scan, draft)
+  }
+
+
+  private async run(batch: Pending[], source: ChangeSource, scan: Scan, flight: Flight): Promise<void> {
+    const { touched, needEntries } = scan
+    if (this.cache) for (const id of touched) this.cache.touch(id)
+    if (!scan.writes) {
+      try {
+        await Promise.all([...needEntries].map((id) => this.ensureLoaded(id)))
+      } catch (cause) {
+        for (const p of batch) p.reject(storageError(cause))
+        return
+      }
+      const draft = new Draft(this.state)
+      for (const p of batch) this.settle(p, draft)
+      return
+    }
+    let draft!: Draft
+    let results: Array<() => void> = []
+    let refreshed = new Map<string, SessionChange>()
+    // Built from memory (no read to wait for in the transaction) until a head turns out stale.
+    let fast = true
+    // The session whose check failed: its copy is read again even if its head reads the same (a
+    // storage that knows more than the head, such as a session's incarnation, said it differs).
+    let suspect: string | undefined
+    for (;;) {
+      const prev = flight.prev
+      const base = prev?.draft
+      try {
+        this.transactions++
+        await this.storage.transact(async (reader) => {
+          refreshed = new Map()
+          if (fast && reader.expect && this.fromMemory(scan, base)) {
+            for (const id of touched) {
+              const held = base ? base.head(id) : this.state.sessions.get(id)?.head
+              reader.expect(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk), { head: held })
+            }
+          } else {
+            // Reading from disk needs the batch before to be settled: run again after it.
+            if (prev) throw new StaleHeadError('')
+            refreshed = await this.refresh(reader, touched, needEntries, suspect)
+          }
+          draft = new Draft(this.state, base)
+          const applied: AppliedOp[] = []
+          results = batch.map((p) => this.execute(p, draft, applied))
+          const side = this.hooks.length ? this.hooks.flatMap((hook) => hook(applied, draft, source)) : []
+          flight.draft = draft
+          // The next batch may be built on this one now (its transaction queues behind ours).
+          queueMicrotask(() => this.pump())
+          if (this.pending.observed) this.pending.next({ sessions: sessionsOf(draft), failed: false })
+          return draft.writeSet(side)
+        })
+      } catch (cause) {
+        flight.draft = undefined
+        if (cause instanceof StaleHeadError && fast) {
+          // Something changed under the batch (another tab, or the batch before failed): run
+          // it again once the batch before settled, reading the heads from disk.
+          this.reruns++
+          fast = false
+          suspect = cause.session_id
+          await prev?.done
+          flight.prev = undefined
+          continue
+        }
+        await prev?.done
+        if (refreshed.size) this.publish('tab', refreshed, [])
+        if (this.pending.observed) this.pending.next({ sessions: touched, failed: true })
+        for (const p of batch) p.reject(storageError(cause))
+        return
+      }
+      break
+    }
+    flight.committed = draft
+    // Commits are announced in order: the batch before first (no await without one: each
+    // await is a hop between the commit and its caller).
+    if (flight.prev) await flight.prev.done
+    draft.base = undefined
+    const changes = fold(this.state, toPayload(draft), true)
+    // A bulk-loaded session stays on disk until something reads it: importing a large archive
+    // must not leave all of it in memory.
+    for (const id of draft.preloaded.keys()) {
+      const s = this.state.sessions.get(id)
+      if (s) this.state.sessions.set(id, { head: s.head })
+    }
+    for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
+    this.measure(changes)
+    this.publish(source, changes, draft.events)
+    for (const settle of results) settle()
+  }
+
+  /**
+   * Inside the transaction: compares the touched sessions with what is on disk and reloads any
+   * that another tab changed since this store last saw them.
+   */
+  private async refresh(reader: StorageReader, touched: Set<string>, needEntries: Set<string>, suspect?: string): Promise<Map<string, SessionChange>> {
+    const out = new Map<string, SessionChange>()
+    const ids = [...touched]
+    const heads = await Promise.all(ids.map((id) => reader.head(id)))
+    await Promise.all(
+      ids.map(async (id, i) => {
+        const disk = heads[i]
+        const held = this.state.sessions.get(id)
+        if (!disk) {
+          if (held) {
+            this.state.sessions.delete(id)
+            out.set(id, { session_id: id, head: null, added: [], updated: [], reloaded: true })
+          }
+          return
+        }
+        // A session deleted and created again elsewhere starts its versions over: the same `v`
+        // may be another session (ids are chosen by callers), so the head must match as well.
+        const fresh = held !== undefined && id !== suspect && sameHead(held.head, disk)
+        if (fresh && (held.entries || !needEntries.has(id))) return
+        if (needEntries.has(id) || held?.entries) this.state.setSession(disk, await reader.entries(id))
+        else this.state.sessions.set(id, { head: disk })
+        out.set(id, { session_id: id, head: disk, added: [], updated: [], reloaded: true })
+      }),
+    )
+    return out
+  }
+
+  /**
+   * The newest draft handed to the storage and not yet folded in, read over everything before
+   * it: what the state will be once the batches in flight commit. Undefined when none is, or
+   * when the batch it was built on failed (it is going to run again).
+   */
+  override pendingDraft(): Draft | undefined {
+    for (let i = this.flights.length - 1; i >= 0; i--) {
+      const f = this.flights[i]
+      if (!f.draft) continue
+      const base = f.draft.base
+      return !base || f.prev?.draft === base ? f.draft : undefined
+    }
+    return undefined
+  }
+
+  /** Runs one operation on the draft; returns how to settle its caller once the batch committed. */
+  private execute(p: Pending, draft: Draft, applied: AppliedOp[]): () => void {
+    try {
+      if (p.fn === 'internal') {
+        const response = p.run!(draft)
+        return () => p.resolve(response)
+      }
+      if (p.guard) {
+        const stop = p.guard(typeof p.req.session_id === 'string' ? draft.head(p.req.session_id) : undefined)
+        if (stop) return () => p.resolve(stop.answer)
+      }
+      const op = operations[p.fn] as { run(d: Draft, req: unknown, ctx: OpContext): unknown; write: boolean }
+      const response = op.run(draft, p.req, this.ctx)
+      if (op.write) applied.push({ fn: p.fn, request: p.req, response })
+      return () => p.resolve(response)
+    } catch (error) {
+      return () => p.reject(error)
+    }
+  }
+
+  private settle(p: Pending, draft: Draft): void {
+    this.execute(p, draft, [])()
+  }
+
+  override pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined {
+    return pendingView(this.pendingDraft(), s, session_id)
+  }
+}
+
+/** Makes every engine (those open already too) run batches with the methods above. */
+export function install(): void {
+  for (const name of Object.getOwnPropertyNames(Batches.prototype)) {
+    if (name !== 'constructor') Object.defineProperty(Engine.prototype, name, Object.getOwnPropertyDescriptor(Batches.prototype, name)!)
+  }
+}
+
+/** The sessions a draft writes. */
+function sessionsOf(draft: Draft): Set<string> {
+  return new Set([...draft.heads.keys(), ...draft.entries.keys(), ...draft.deleted])
+}
+
+/** Whether a head read from disk is the one held (by `v`, leaf and meta: see `refresh`). */
+function sameHead(held: SessionHead | undefined, disk: SessionHead | undefined): boolean {
+  if (!held || !disk) return held === disk
+  return held.v === disk.v && (held === disk || (held.leaf === disk.leaf && jsonEqual(held.meta, disk.meta)))
+}
+
+function toPayload(draft: Draft): ChangePayload {
+  return {
+    deleted: [...draft.deleted],
+    heads: [...draft.heads.values()],
+    entries: [...draft.entries].map(([id, m]) => [id, [...m.values()]] as const),
+  }
+}
+
+/**
+ * A session as it will be once the writes in flight commit: the head and entries read through
+ * `draft` (entries must be loaded). Children are not overlaid: only `messages$` reads this.
+ */
+function pendingView(draft: Draft | undefined, s: SessionState | undefined, session_id: string): SessionState | undefined {
+  if (!draft || !s?.entries) return s
+  if (!draft.heads.has(session_id) && !draft.entries.has(session_id) && !draft.base) return s
+  const head = draft.head(session_id)
+  if (!head) return undefined
+  const entry = (entry_id: string): SessionEntry | undefined => draft.entry(session_id, entry_id)
+  return { head, entries: { get: entry, has: (entry_id: string) => entry(entry_id) !== undefined } as Map<string, SessionEntry>, children: s.children }
+}
