@@ -125,14 +125,18 @@ export function writerLock(name: string, lost: () => void): WriterLock | undefin
   const want = (): void => {
     if (requesting) channel?.postMessage({ want: true })
   }
-  const granted = (): Promise<void> => {
-    requesting = false
-    stopAsking()
-    held = true
+  /** Lets every commit waiting for the lock start, in the order they asked. */
+  const admitWaiting = (): void => {
     const ready = waiters
     waiters = []
     inflight += ready.length
     for (const go of ready) go()
+  }
+  const granted = (): Promise<void> => {
+    requesting = false
+    stopAsking()
+    held = true
+    admitWaiting()
     // Asked while waiting: what was admitted just now is this hold's last batch.
     idle()
     return new Promise<void>((resolve) => (release = resolve))
@@ -146,10 +150,7 @@ export function writerLock(name: string, lost: () => void): WriterLock | undefin
       requesting = false
       stopAsking()
       off = true
-      const ready = waiters
-      waiters = []
-      inflight += ready.length
-      for (const go of ready) go()
+      admitWaiting()
     })
     // Asking the holder before our request is registered could let it take the lock back first.
     void locks.query().then(want, want)
