@@ -153,10 +153,11 @@ class Batches extends Engine {
         this.transactions++
         await this.storage.transact(async (reader) => {
           refreshed = new Map()
-          if (fast && reader.expect && this.fromMemory(scan, base)) {
+          const checked = fast && reader.expect !== undefined && this.fromMemory(scan, base)
+          if (checked) {
             for (const id of touched) {
               const held = base ? base.head(id) : this.state.sessions.get(id)?.head
-              reader.expect(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk), { head: held })
+              reader.expect!(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk), { head: held })
             }
           } else {
             // Reading from disk needs the batch before to be settled: run again after it.
@@ -166,6 +167,18 @@ class Batches extends Engine {
           draft = new Draft(this.state, base)
           const applied: AppliedOp[] = []
           results = batch.map((p) => this.execute(p, draft, applied))
+          // A session this batch made under an id chosen inside it (a create, a fork's copy) is
+          // checked absent too: one stamp read, which the storage would spend anyway to find the
+          // session's incarnation, and once the commit completes a storage keeping trust
+          // (IndexedDB under its writer lock) knows the session, so the next batch on it skips
+          // the read and commits at once (W2: a burst of appends right after `create`).
+          if (checked) {
+            for (const id of draft.heads.keys()) {
+              if (!touched.has(id) && (base ? base.head(id) : this.state.sessions.get(id)?.head) === undefined) {
+                reader.expect!(id, (disk) => (!prev || prev.committed === base) && disk === undefined, { head: undefined })
+              }
+            }
+          }
           const side = this.hooks.length ? this.hooks.flatMap((hook) => hook(applied, draft, source)) : []
           flight.draft = draft
           // The next batch may be built on this one now (its transaction queues behind ours).

@@ -40,10 +40,11 @@ describe('early IDBTransaction.commit()', () => {
   it('a trusted append awaited on its own calls commit() once, and lands', async () => {
     const name = dbName()
     const a = await storeOn(name)
-    const { session_id } = await a.create({})
-    // The first append checks the disk (a read): no early commit.
-    expect(await counting(async () => void (await a.append({ session_id, message: user('checked') })))).toBe(0)
-    // Trusted from here on: each awaited append is one put and a commit().
+    // The create checks its new id absent on disk (a read): no early commit.
+    let session_id = ''
+    expect(await counting(async () => void ({ session_id } = await a.create({})))).toBe(0)
+    // Trusted from here on, its first append already: each awaited append is one put and a commit().
+    expect(await counting(async () => void (await a.append({ session_id, message: user('checked') })))).toBe(1)
     let leaf = ''
     expect(await counting(async () => {
       for (let i = 0; i < 5; i++) leaf = (await a.append({ session_id, message: user(`t${i}`) })).entry_id
@@ -54,9 +55,9 @@ describe('early IDBTransaction.commit()', () => {
   it('checked commits and pipelined ones whose checks are pending wait for auto-commit', async () => {
     const name = dbName()
     const a = await storeOn(name)
-    // Create, then a first append: both check the disk (the store holds no trust yet).
+    // Create checks the disk (the store holds no trust yet); the first append is trusted.
     const { session_id } = await a.create({})
-    expect(await counting(async () => void (await a.append({ session_id, message: user('checked') })))).toBe(0)
+    expect(await counting(async () => void (await a.append({ session_id, message: user('checked') })))).toBe(1)
     // Appends fired without awaiting: each batch after the first is built on the draft of the
     // one still committing, so its check is pending until that one completes.
     const started = a.engine.transactions
