@@ -181,6 +181,8 @@ function opCode(fn: FunctionId): Promise<unknown> | undefined {
   return ops ? ops[fn].load?.() : code.operations.load()!.then((o) => o[fn].load?.())
 }
 
+/** The functions a store answers: looked up on every call (a Set, not a scan of the list). */
+const KNOWN_FUNCTIONS: ReadonlySet<string> = new Set(FUNCTION_IDS)
 /** A function's method name: `session::set-meta` is `setMeta`, `session::mention::get` is `mentionGet`. */
 const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
 
@@ -272,7 +274,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   }
   const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
     if (closed) return closedError()
-    if (!(FUNCTION_IDS as readonly string[]).includes(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
+    if (!KNOWN_FUNCTIONS.has(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     const id = fn as FunctionId
     const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
     return inOrder(
