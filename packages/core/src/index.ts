@@ -16,7 +16,6 @@ export type { Commit, ChangePayload, SessionChange, ChangeSource } from './chang
 export type { CommitHook, AppliedOp, CallGuard, Engine } from './engine.js'
 export type { Draft } from './draft.js'
 export type { IdKind } from './context.js'
-export { parseAgentMessage } from './schemas.js'
 export { LIMITS, isValidId, isWellFormed, utf8Bytes } from './limits.js'
 export { jsonEqual, metadataMatches } from './json.js'
 export { parseEventConfig, eventMatches } from './events.js'

@@ -1,7 +1,6 @@
-import {
-  LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, agentMessage, array, blob, blocks, bool, customPayload, id, json, jsonObject, name, object, oneOf, opt,
-  parseWith, req, str, uint, usage,
-} from './startup.js'
+import { LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, array, id, json, jsonObject, oneOf, parseWith, str } from './startup.js'
+import { blob, bool, name, object, opt, req, uint } from './record-parsers.js'
+import { agentMessage, blocks, customPayload, usage } from './schemas.js'
 import type { FunctionId, FunctionMap } from './model.js'
 import type { Parser } from './validate.js'
 

@@ -1,10 +1,10 @@
-import { ERROR_KINDS, STOP_REASONS, type AgentMessage, type ContentBlock, type CustomPayload, type Usage } from './model.js'
-import { array, bool, bounded, id, int, json, lit, name, num, object, oneOf, opt, req, str, tagged, uint, type Parser } from './validate.js'
+import type { AgentMessage, ContentBlock, CustomPayload, Usage } from './model.js'
+import { bool, int, lit, name, num, object, opt, req, tagged, uint } from './record-parsers.js'
+import { ERROR_KINDS, STOP_REASONS, array, bounded, id, json, oneOf, str, type Parser } from './startup.js'
 
 // The schemas of what messages hold, built from the validator's parsers: what writes, imports
-// and replication check messages with. Not through `startup.ts`, unlike other code fetched on
-// first use: the main entry exports `parseAgentMessage`, and whatever a module it reaches imports
-// (re-exports included) is in an app's first chunk.
+// and replication check messages with, fetched on first use. `parseAgentMessage` is exported
+// from `./wire`, not the main entry: whatever the main entry reaches is in an app's first chunk.
 
 export const blocks: Parser<ContentBlock[]> = (v, p) => array(contentBlock)(v, p)
 

@@ -16,13 +16,10 @@ export {
 export { itemOf, passes } from './items.js'
 export { jsonEqual, metadataMatches } from './json.js'
 export { LIMITS, checkBoundedString, isValidId } from './limits.js'
-export { KINDS, ORDERS, ROLES, STATUSES } from './model.js'
+export { ERROR_KINDS, KINDS, ORDERS, ROLES, STATUSES, STOP_REASONS } from './model.js'
 export { compareFor, selectSessions, sortKey } from './ops/select.js'
 export { once, type Once } from './once.js'
 export { pathTo } from './path.js'
 export { isObject, isString, isTime, messageOf } from './relay.js'
-export { agentMessage, blocks, customPayload, usage } from './schemas.js'
 export { StaleHeadError } from './storage.js'
-export {
-  array, blob, bool, bounded, id, int, json, jsonObject, lit, name, object, oneOf, opt, parseWith, req, str, tagged, uint, type Parser,
-} from './validate.js'
+export { array, at, bounded, fail, id, isPlainObject, json, jsonObject, oneOf, parseWith, str, type Parser } from './validate.js'

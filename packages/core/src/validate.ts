@@ -7,28 +7,23 @@ import type { FunctionId, FunctionMap, Json, JsonObject } from './model.js'
  * frozen copy: absent and `null` optionals are dropped (the seed omits empty fields on output),
  * defaults are filled (`details: null`, `is_error: false`, `arguments: null`), unknown extra keys
  * are ignored, and nothing the caller keeps a reference to can later change what was stored.
+ * The parsers of objects, tagged unions, numbers, names and blobs are in `record-parsers.ts`.
  */
 export type Parser<T> = (value: unknown, path: string) => T
 
 const describe = (v: unknown): string =>
   v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'string' ? `string ${JSON.stringify(v.slice(0, 40))}` : typeof v === 'object' ? 'object' : `${typeof v} ${String(v)}`
 
-const fail = (path: string, expected: string, value: unknown): never => {
+export const fail = (path: string, expected: string, value: unknown): never => {
   throw invalid(`${path || 'request'}: expected ${expected}, got ${describe(value)}`)
 }
-const at = (path: string, key: string | number): string =>
+export const at = (path: string, key: string | number): string =>
   typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key
 
 export const str: Parser<string> = (v, p) => (typeof v === 'string' ? v : fail(p, 'a string', v))
-export const bool: Parser<boolean> = (v, p) => (typeof v === 'boolean' ? v : fail(p, 'a boolean', v))
-export const int: Parser<number> = (v, p) => (Number.isSafeInteger(v) ? (v as number) : fail(p, 'an integer', v))
-export const uint: Parser<number> = (v, p) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : fail(p, 'a non-negative integer', v))
-export const num: Parser<number> = (v, p) => (typeof v === 'number' && Number.isFinite(v) ? v : fail(p, 'a finite number', v))
 
 /** An id (session, entry, parent, attachment, function call): well-formed, at most `LIMITS.idBytes`. */
 export const id: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.idBytes, p, 'an id')
-/** A name (custom type, function id, mime, model…): well-formed, at most `LIMITS.nameBytes`. */
-export const name: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.nameBytes, p, 'a name')
 
 /**
  * A parser that first refuses values nested deeper than `LIMITS.depth` (an iterative walk), so
@@ -47,7 +42,7 @@ export const array = <T>(item: Parser<T>): Parser<T[]> => (v, p) => {
   return Object.freeze(v.map((x, i) => item(x, at(p, i)))) as T[]
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false
   const proto = Object.getPrototypeOf(v)
   return proto === Object.prototype || proto === null
@@ -77,36 +72,6 @@ export const json: Parser<Json> = (v, p) => {
 }
 export const jsonObject: Parser<JsonObject> = (v, p) => (isPlainObject(v) ? (json(v, p) as JsonObject) : fail(p, 'an object', v))
 
-export interface Field { p: Parser<unknown>; req?: boolean; def?: Json }
-export const req = (p: Parser<unknown>): Field => ({ p, req: true })
-export const opt = (p: Parser<unknown>, def?: Json): Field => ({ p, def })
-
-export const object = <T>(fields: Record<string, Field>): Parser<T> => (v, p) => {
-  if (!isPlainObject(v)) return fail(p, 'an object', v)
-  const out: Record<string, unknown> = {}
-  for (const key in fields) {
-    const f = fields[key]
-    const value = v[key]
-    if (value === undefined || value === null) {
-      if (f.req) throw invalid(`${at(p, key)}: missing required field`)
-      if (f.def !== undefined) out[key] = f.def
-    } else out[key] = f.p(value, at(p, key))
-  }
-  return Object.freeze(out) as T
-}
-
-export const tagged = <T>(tag: string, variants: Record<string, Parser<T>>): Parser<T> => (v, p) => {
-  if (!isPlainObject(v)) return fail(p, 'an object', v)
-  const t = v[tag]
-  if (t === undefined || t === null) throw invalid(`${at(p, tag)}: missing required field`)
-  const variant = typeof t === 'string' && Object.prototype.hasOwnProperty.call(variants, t) ? variants[t] : undefined
-  return variant ? variant(v, p) : fail(at(p, tag), `one of ${Object.keys(variants).join(', ')}`, t)
-}
-
-export const lit = (value: string): Field => req(oneOf([value]))
-
-/** A `Blob` or `File` handed over in process (never on the wire). */
-export const blob: Parser<Blob> = (v, p) => (typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v))
 
 export type RequestParsers = { [K in FunctionId]?: Parser<FunctionMap[K][0]> }
 

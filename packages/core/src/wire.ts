@@ -1,6 +1,7 @@
 // `@colloquy/core/wire`: checks for what arrives from outside the store (requests, stored
 // records, imports) and the byte codecs, for transports, servers and importers.
 export { parseRequest } from './requests.js'
+export { parseAgentMessage } from './schemas.js'
 export { parseSessionEntry, parseSessionMeta, parseAttachmentMeta } from './records.js'
 export { checkImport } from './import.js'
 export { searchMentions } from './ops/mention.js'

@@ -237,3 +237,29 @@ describe('event binding configs (contract 4.2)', () => {
     expect(got).toStrictEqual([])
   })
 })
+
+describe('parseAgentMessage (from @colloquy/core/wire)', () => {
+  it('returns a frozen, normalized copy of a valid message', async () => {
+    const { parseAgentMessage } = await import('@colloquy/core/wire')
+    const input = { role: 'function_result', function_call_id: 'c1', function_id: 'f', content: [{ type: 'text', text: 'ok' }], timestamp: 1, extra: 1 }
+    const out = parseAgentMessage(input, 'message')
+    expect(out).toEqual({ role: 'function_result', function_call_id: 'c1', function_id: 'f', content: [{ type: 'text', text: 'ok' }], timestamp: 1, details: null, is_error: false })
+    expect(Object.isFrozen(out)).toBe(true)
+    expect(out).not.toBe(input)
+  })
+
+  it('refuses a bad message with session/invalid_request naming the path', async () => {
+    const { parseAgentMessage } = await import('@colloquy/core/wire')
+    expect(() => parseAgentMessage({ role: 'assistant', content: [], timestamp: 1 }, 'history[3]')).toThrow(/session\/invalid_request.*history\[3\]\.stop_reason: missing required field/)
+    expect(() => parseAgentMessage({ role: 'robot', content: [] }, 'm')).toThrow(/m\.role: expected one of user, assistant, function_result, custom/)
+    let deep: unknown = { type: 'text', text: 'x' }
+    for (let i = 0; i < 100; i++) deep = [deep]
+    expect(() => parseAgentMessage({ role: 'user', content: deep, timestamp: 1 }, 'm')).toThrow(/session\/invalid_request.*deeper than/)
+  })
+
+  it('is not exported from the main entry (its schemas would be in every app\'s first chunk)', async () => {
+    const root: Record<string, unknown> = await import('@colloquy/core')
+    expect(root.parseAgentMessage).toBeUndefined()
+    expect(typeof root.createStore).toBe('function')
+  })
+})

@@ -1,4 +1,5 @@
-import { SessionError, jsonEqual, parseAgentMessage, type AgentMessage, type ContentBlock, type Store } from '@colloquy/core'
+import { SessionError, jsonEqual, type AgentMessage, type ContentBlock, type Store } from '@colloquy/core'
+import { parseAgentMessage } from '@colloquy/core/wire'
 
 export interface MirrorOptions {
   /** The agent server's base URL (it answers `GET /sessions/:id/history`). */

@@ -1,0 +1,45 @@
+import type { Json } from './model.js'
+import { LIMITS, at, checkBoundedString, fail, invalid, isPlainObject, oneOf, str, type Parser } from './startup.js'
+
+// The validator's parsers that only request, message and record schemas use: objects with
+// declared fields, unions tagged by a field, numbers, booleans, names and blobs. Those schemas are
+// fetched on first use; `validate.ts` holds what events' configs need at start (strings, ids,
+// enums, arrays, JSON). Whatever a module the main entry reaches holds is in an app's first chunk
+// (esbuild places code by the files an entry reaches, not by what it uses), hence two files.
+
+export interface Field { p: Parser<unknown>; req?: boolean; def?: Json }
+export const req = (p: Parser<unknown>): Field => ({ p, req: true })
+export const opt = (p: Parser<unknown>, def?: Json): Field => ({ p, def })
+
+export const object = <T>(fields: Record<string, Field>): Parser<T> => (v, p) => {
+  if (!isPlainObject(v)) return fail(p, 'an object', v)
+  const out: Record<string, unknown> = {}
+  for (const key in fields) {
+    const f = fields[key]
+    const value = v[key]
+    if (value === undefined || value === null) {
+      if (f.req) throw invalid(`${at(p, key)}: missing required field`)
+      if (f.def !== undefined) out[key] = f.def
+    } else out[key] = f.p(value, at(p, key))
+  }
+  return Object.freeze(out) as T
+}
+
+export const tagged = <T>(tag: string, variants: Record<string, Parser<T>>): Parser<T> => (v, p) => {
+  if (!isPlainObject(v)) return fail(p, 'an object', v)
+  const t = v[tag]
+  if (t === undefined || t === null) throw invalid(`${at(p, tag)}: missing required field`)
+  const variant = typeof t === 'string' && Object.prototype.hasOwnProperty.call(variants, t) ? variants[t] : undefined
+  return variant ? variant(v, p) : fail(at(p, tag), `one of ${Object.keys(variants).join(', ')}`, t)
+}
+
+export const lit = (value: string): Field => req(oneOf([value]))
+
+export const bool: Parser<boolean> = (v, p) => (typeof v === 'boolean' ? v : fail(p, 'a boolean', v))
+export const int: Parser<number> = (v, p) => (Number.isSafeInteger(v) ? (v as number) : fail(p, 'an integer', v))
+export const uint: Parser<number> = (v, p) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : fail(p, 'a non-negative integer', v))
+export const num: Parser<number> = (v, p) => (typeof v === 'number' && Number.isFinite(v) ? v : fail(p, 'a finite number', v))
+/** A name (custom type, function id, mime, model…): well-formed, at most `LIMITS.nameBytes`. */
+export const name: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.nameBytes, p, 'a name')
+/** A `Blob` or `File` handed over in process (never on the wire). */
+export const blob: Parser<Blob> = (v, p) => (typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v))
