@@ -75,7 +75,8 @@ store.messages$({ session_id: 's' }).subscribe((items) => console.log(items))
  * everything the store may fetch later included) and (b) with them bundled; then what an app
  * loads at start (code splitting on): (c) one that imports `createStore` and
  * `indexedDbStorage`, (d) one that uses only `createStore`, `append`, `updateMessage` and
- * `messages$`, own code and (e) with its dependencies.
+ * `messages$`, own code and (e) with its dependencies. The targets (own code ≤ 10 kB, ≤ 22 kB with
+ * the parts of idb and rxjs it pulls in) apply to what an app loads at start: (d) and (e).
  */
 const bundle: Workload = {
   id: 'bundle',
@@ -97,10 +98,10 @@ const bundle: Workload = {
     })
     return [
       row('own code, min+gzip', own, undefined, `the whole public API, what the store fetches on first use included, ${DEPENDENCIES.join(', ')} external`),
-      row('with idb+rxjs+nanoid, min+gzip', all, 22, `dependencies add ${((all.gzip - own.gzip) / KB).toFixed(1)} kB gzip`),
+      row('with idb+rxjs+nanoid, min+gzip', all, undefined, `dependencies add ${((all.gzip - own.gzip) / KB).toFixed(1)} kB gzip`),
       row('own code at start, createStore + indexedDbStorage', store, undefined, 'an app that imports only these (code splitting on)'),
       row('own code at start, chat app', app, 10, 'an app using only createStore, append, updateMessage and messages$ (code splitting on)'),
-      row('chat app at start, with idb+rxjs+nanoid', appAll, undefined, `dependencies add ${((appAll.gzip - app.gzip) / KB).toFixed(1)} kB gzip`),
+      row('chat app at start, with idb+rxjs+nanoid', appAll, 22, `dependencies add ${((appAll.gzip - app.gzip) / KB).toFixed(1)} kB gzip`),
     ]
   },
 }
