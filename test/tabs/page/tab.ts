@@ -1,0 +1,46 @@
+import { filter, firstValueFrom } from 'rxjs'
+import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
+
+// One tab of the two-tab test: a store on the shared IndexedDB database of the page's origin.
+// The test drives it through `window.tab`.
+
+const DB = 'tabs'
+let store: Store
+const tab = {
+  async open() {
+    store = await createStore({ storage: indexedDbStorage({ name: DB }) })
+  },
+  store: () => store,
+  /** True once this tab knows the session (its own commit, another tab's, or the disk). */
+  has: async (session_id: string): Promise<boolean> => (await store.get({ session_id })) !== null,
+  /** Who holds and who waits for this database's writer lock, as the browser's lock manager says. */
+  async lock(): Promise<{ held: number; pending: number; holder?: string }> {
+    const name = `colloquy:writer:${DB}`
+    const q = await navigator.locks.query()
+    const held = (q.held ?? []).filter((l) => l.name === name)
+    return { held: held.length, pending: (q.pending ?? []).filter((l) => l.name === name).length, ...(held[0]?.clientId && { holder: held[0].clientId }) }
+  },
+  /** `n` appends one after another, each awaited, as a chat turn loop does. */
+  async appendLoop(session_id: string, n: number, label: string): Promise<string[]> {
+    const ids: string[] = []
+    for (let i = 0; i < n; i++) {
+      const r = await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `${label} ${i}` }], timestamp: i } })
+      ids.push(r.entry_id)
+    }
+    return ids
+  },
+  /**
+   * The session as this tab's memory holds it: the active leaf, each entry's parent and text,
+   * and the path from the leaf to the root.
+   */
+  async tree(session_id: string): Promise<{ leaf: string | null; entries: Record<string, [string | null, string]>; path: string[] }> {
+    const tree = await firstValueFrom(store.tree$(session_id).pipe(filter((t) => t !== null)))
+    const entries: Record<string, [string | null, string]> = {}
+    for (const [id, e] of tree.entries) entries[id] = [e.parent_id, e.kind === 'message' ? e.message.content.map((c) => (c.type === 'text' ? c.text : '')).join('') : '']
+    const path: string[] = []
+    for (let id = tree.active_leaf; id !== null; id = tree.entries.get(id)?.parent_id ?? null) path.push(id)
+    return { leaf: tree.active_leaf, entries, path }
+  },
+  close: () => store.close(),
+}
+;(window as unknown as { tab: typeof tab }).tab = tab

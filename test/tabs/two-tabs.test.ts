@@ -1,0 +1,141 @@
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright'
+import { createServer, type ViteDevServer } from 'vite'
+
+// Two real tabs (two pages of one origin in Chromium) on one IndexedDB database: the writer lock
+// is handed between them through the browser's lock manager and BroadcastChannel, as it is
+// between a user's tabs. The store-level tests use two stores in one page; this is the real thing.
+
+const here = new URL('.', import.meta.url).pathname
+const args = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
+
+let vite: ViteDevServer
+let pageUrl: string
+let browser: Browser
+let context: BrowserContext
+
+type Tree = { leaf: string | null; entries: Record<string, [string | null, string]>; path: string[] }
+type Lock = { held: number; pending: number; holder?: string }
+
+/** Calls `window.tab[fn](...params)` in the page. */
+const call = <T>(page: Page, fn: string, ...params: unknown[]): Promise<T> =>
+  page.evaluate(([f, p]) => (window as never as Record<string, Record<string, (...a: unknown[]) => unknown>>).tab[f as string](...(p as unknown[])), [fn, params] as const) as Promise<T>
+
+async function tab(): Promise<Page> {
+  const page = await context.newPage()
+  page.on('pageerror', (e) => console.error('page error:', e.message))
+  await page.goto(pageUrl)
+  await page.waitForFunction(() => 'tab' in window)
+  await call(page, 'open')
+  return page
+}
+
+/** Polls `read` until `done` holds (another tab's commits reach a tab over the relay). */
+async function until<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
+  for (let i = 0; ; i++) {
+    const v = await read()
+    if (done(v) || i > 200) return v
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+beforeAll(async () => {
+  vite = await createServer({
+    configFile: false,
+    root: join(here, 'page'),
+    logLevel: 'error',
+    resolve: { conditions: ['source', 'module', 'browser', 'development|production'] },
+    server: { host: '127.0.0.1', port: 0, strictPort: false },
+  })
+  await vite.listen()
+  pageUrl = vite.resolvedUrls!.local[0]
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args })
+}, 120_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await vite?.close()
+})
+
+describe('two tabs on one database', () => {
+  it('append loops in both tabs at once all succeed, on one chain every tab agrees on; the lock ends held by one tab, nobody left waiting', async () => {
+    context = await browser.newContext()
+    try {
+      const a = await tab()
+      const b = await tab()
+      const { session_id } = await page(a).create()
+      // B learns of the session from A's commit over the relay.
+      await until(() => call<boolean>(b, 'has', session_id), Boolean)
+
+      const locks: Lock[] = []
+      let looping = true
+      const sampling = (async () => {
+        while (looping) {
+          locks.push(await call<Lock>(a, 'lock'))
+          await new Promise((r) => setTimeout(r, 5))
+        }
+      })()
+      const [fromA, fromB] = await Promise.all([call<string[]>(a, 'appendLoop', session_id, 60, 'a'), call<string[]>(b, 'appendLoop', session_id, 60, 'b')])
+      looping = false
+      await sampling
+
+      expect(fromA).toHaveLength(60)
+      expect(fromB).toHaveLength(60)
+      expect(new Set([...fromA, ...fromB]).size).toBe(120)
+      // Never two holders, and the lock changed hands between the tabs while they wrote.
+      expect(locks.every((l) => l.held <= 1)).toBe(true)
+      expect(new Set(locks.map((l) => l.holder).filter(Boolean)).size).toBe(2)
+
+      const treeA = await until(() => call<Tree>(a, 'tree', session_id), (t) => Object.keys(t.entries).length === 120)
+      const treeB = await until(() => call<Tree>(b, 'tree', session_id), (t) => Object.keys(t.entries).length === 120)
+      expect(treeB).toEqual(treeA)
+      // One chain: the path from the active leaf to the root holds every entry.
+      expect(treeA.path).toHaveLength(120)
+      expect(new Set(treeA.path)).toEqual(new Set([...fromA, ...fromB]))
+      // Each tab's messages in the order it sent them.
+      const order = [...treeA.path].reverse()
+      expect(order.filter((id) => fromA.includes(id))).toEqual(fromA)
+      expect(order.filter((id) => fromB.includes(id))).toEqual(fromB)
+      expect(order.map((id) => treeA.entries[id]![1]).filter((t) => t.startsWith('a '))).toEqual(fromA.map((_, i) => `a ${i}`))
+
+      // Afterwards one tab holds the lock and nobody waits for it.
+      expect(await until(() => call<Lock>(b, 'lock'), (l) => l.pending === 0)).toMatchObject({ held: 1, pending: 0 })
+
+      // A third tab opening the database reads the same session from disk.
+      const c = await tab()
+      expect(await call<Tree>(c, 'tree', session_id)).toEqual(treeA)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+
+  it('when the tab holding the lock closes, the other tab writes on what it wrote', async () => {
+    context = await browser.newContext()
+    try {
+      const a = await tab()
+      const b = await tab()
+      const { session_id } = await page(a).create()
+      const [first] = await call<string[]>(a, 'appendLoop', session_id, 1, 'a')
+      const held = await call<Lock>(b, 'lock')
+      expect(held).toMatchObject({ held: 1, pending: 0 })
+      await a.close()
+      // A's tab is gone: the lock is free, and B's append needs nothing from it.
+      expect(await until(() => call<Lock>(b, 'lock'), (l) => l.held === 0)).toEqual({ held: 0, pending: 0 })
+      await until(() => call<boolean>(b, 'has', session_id), Boolean)
+      const [second] = await call<string[]>(b, 'appendLoop', session_id, 1, 'b')
+      const tree = await call<Tree>(b, 'tree', session_id)
+      expect(tree.path).toEqual([second, first])
+      const now = await call<Lock>(b, 'lock')
+      expect(now).toMatchObject({ held: 1, pending: 0 })
+      expect(now.holder).not.toBe(held.holder)
+    } finally {
+      await context.close()
+    }
+  }, 60_000)
+})
+
+/** A tab's store calls that return plain data. */
+function page(p: Page): { create(): Promise<{ session_id: string }> } {
+  return { create: () => p.evaluate(() => (window as never as { tab: { store(): { create(r: object): Promise<{ session_id: string }> } } }).tab.store().create({ title: 'two tabs' })) }
+}
