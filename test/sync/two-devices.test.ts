@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright'
-import { createServer, type ViteDevServer } from 'vite'
+import type { Browser, BrowserContext, Page } from 'playwright'
+import type { ViteDevServer } from 'vite'
+import { launchChromium, servePage } from '../support/page-server.js'
 import { startServer as startServerProcess, type ServerProcess } from '../conformance/http-process.js'
 
 // Two devices (two browser contexts, each with its own IndexedDB) and one real server process:
@@ -11,7 +12,6 @@ import { startServer as startServerProcess, type ServerProcess } from '../confor
 // watches, reconnection; both end equal to the server, entry for entry, revision for revision.
 
 const root = new URL('../..', import.meta.url).pathname
-const args = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
 const token = 'tok-alice'
 
 let server: ServerProcess
@@ -48,16 +48,8 @@ async function device(): Promise<Device> {
 
 beforeAll(async () => {
   await startServer()
-  vite = await createServer({
-    configFile: false,
-    root: join(root, 'test/sync/page'),
-    logLevel: 'error',
-    resolve: { conditions: ['source', 'module', 'browser', 'development|production'] },
-    server: { host: '127.0.0.1', port: 0, strictPort: false },
-  })
-  await vite.listen()
-  pageUrl = vite.resolvedUrls!.local[0]
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args })
+  ;({ url: pageUrl, vite } = await servePage(join(root, 'test/sync/page')))
+  browser = await launchChromium()
 }, 120_000)
 
 afterAll(async () => {

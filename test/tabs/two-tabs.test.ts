@@ -1,14 +1,14 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright'
-import { createServer, type ViteDevServer } from 'vite'
+import type { Browser, BrowserContext, Page } from 'playwright'
+import type { ViteDevServer } from 'vite'
+import { launchChromium, servePage } from '../support/page-server.js'
 
 // Two real tabs (two pages of one origin in Chromium) on one IndexedDB database: the writer lock
 // is handed between them through the browser's lock manager and BroadcastChannel, as it is
 // between a user's tabs. The store-level tests use two stores in one page; this is the real thing.
 
 const here = new URL('.', import.meta.url).pathname
-const args = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
 
 let vite: ViteDevServer
 let pageUrl: string
@@ -41,16 +41,8 @@ async function until<T>(read: () => Promise<T>, done: (v: T) => boolean): Promis
 }
 
 beforeAll(async () => {
-  vite = await createServer({
-    configFile: false,
-    root: join(here, 'page'),
-    logLevel: 'error',
-    resolve: { conditions: ['source', 'module', 'browser', 'development|production'] },
-    server: { host: '127.0.0.1', port: 0, strictPort: false },
-  })
-  await vite.listen()
-  pageUrl = vite.resolvedUrls!.local[0]
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args })
+  ;({ url: pageUrl, vite } = await servePage(join(here, 'page')))
+  browser = await launchChromium()
 }, 120_000)
 
 afterAll(async () => {
