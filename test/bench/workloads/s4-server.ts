@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
+import { connect } from 'node:net'
 import { createRequire } from 'node:module'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -12,6 +13,12 @@ const CLIENTS = 50
 const WARMUP_MS = 1_500
 const MEASURE_MS = 5_000
 const TARGET = 5_000
+/** Which client each transport's rows were measured with (said in every row's note). */
+const CLIENT_NOTE = {
+  websocket: "ws, push messages on each client's live stream",
+  http: "Node's http.request on a keep-alive Agent per client",
+  'http-light': 'one raw keep-alive TCP socket per client sending the same HTTP/1.1 requests (lightHttpClient)',
+} as const
 
 /** The part of `ws`'s client this workload uses (`ws` is the server package's dependency). */
 interface WebSocketClient {
@@ -116,6 +123,59 @@ function httpClient(url: string, token: string): { push: Push; close(): void } {
 }
 
 /**
+ * HTTP, the same requests with a lighter client: one keep-alive TCP connection per client, each
+ * request written as the bytes Node's http client sends for it (same headers in the same order,
+ * same body), the
+ * answer read by its Content-Length. The server does exactly the same work per push as for
+ * `httpClient`; the load generator, which shares the two cores with the server, spends a fraction
+ * of Node's http client's CPU per request (its parser, agent and request/response objects), so
+ * this row measures the server with less interference. Anything but a Content-Length answer
+ * fails the run rather than being misread.
+ */
+async function lightHttpClient(url: string, token: string): Promise<{ push: Push; close(): void }> {
+  const { hostname, port } = new URL(url)
+  const socket = connect({ host: hostname, port: Number(port), noDelay: true })
+  await new Promise((resolve, reject) => (socket.once('connect', resolve), socket.once('error', reject)))
+  const tail = `\r\nauthorization: Bearer ${token}\r\nHost: ${hostname}:${port}\r\nConnection: keep-alive\r\n\r\n`
+  let waiting: { resolve: (r: Array<{ status: string }>) => void; reject: (e: Error) => void } | undefined
+  let buf = Buffer.alloc(0)
+  const fail = (e: Error): void => {
+    const w = waiting
+    waiting = undefined
+    w?.reject(e)
+  }
+  socket.on('error', fail)
+  socket.on('close', () => fail(new Error('push: connection closed')))
+  socket.on('data', (chunk: Buffer) => {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk
+    const end = buf.indexOf('\r\n\r\n')
+    if (end < 0) return
+    const header = buf.toString('latin1', 0, end)
+    const length = /\r\ncontent-length: *(\d+)/i.exec(header)
+    if (!length) return fail(new Error(`push: answer without Content-Length: ${header}`))
+    const total = end + 4 + Number(length[1])
+    if (buf.length < total) return
+    const status = Number(header.slice(9, 12))
+    const text = buf.toString('utf8', end + 4, total)
+    buf = buf.subarray(total)
+    const w = waiting
+    waiting = undefined
+    if (status !== 200) w?.reject(new Error(`push: HTTP ${status} ${text}`))
+    else w?.resolve((JSON.parse(text) as { results: Array<{ status: string }> }).results)
+  })
+  return {
+    push(mutations) {
+      const body = JSON.stringify({ client_id: 's4', mutations })
+      return new Promise((resolve, reject) => {
+        waiting = { resolve, reject }
+        socket.write(`POST /sync/push HTTP/1.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}${tail}${body}`)
+      })
+    },
+    close: () => socket.destroy(),
+  }
+}
+
+/**
  * WebSocket: push messages on the live stream a syncing client keeps open anyway (from the
  * current head, so it also receives its own changes back, as a real client does).
  */
@@ -151,7 +211,7 @@ export function cpuMs(pid: number | undefined): number | undefined {
 }
 
 /** 50 clients, each appending to its own session, one awaited append after another. */
-async function measure(clients: Array<{ push: Push }>, label: string, servers: readonly ChildProcess[]): Promise<{ rate: number; p50: number; p99: number; total: number; cpu?: number }> {
+async function measure(clients: Array<{ push: Push }>, label: string, servers: readonly ChildProcess[]): Promise<{ rate: number; p50: number; p99: number; total: number; cpu?: number; clientCpu: number }> {
   const latencies: number[] = []
   let counted = 0
   let measuring = false
@@ -174,16 +234,19 @@ async function measure(clients: Array<{ push: Push }>, label: string, servers: r
   const t0 = performance.now()
   const cpuAll = (): number | undefined => servers.reduce<number | undefined>((sum, s) => (sum === undefined ? undefined : ((c) => (c === undefined ? undefined : sum + c))(cpuMs(s.pid))), 0)
   const cpu0 = cpuAll()
+  // The load generator's own CPU (this process: the clients), which the server's cores share.
+  const client0 = process.cpuUsage()
   await new Promise((r) => setTimeout(r, MEASURE_MS))
   measuring = false
   const cpu1 = cpuAll()
+  const client1 = process.cpuUsage(client0)
   const seconds = (performance.now() - t0) / 1000
   stop = true
   await Promise.all(loops)
   latencies.sort((a, b) => a - b)
   const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
   const cpu = cpu0 !== undefined && cpu1 !== undefined && counted ? (cpu1 - cpu0) / counted : undefined
-  return { rate: counted / seconds, p50: at(0.5), p99: at(0.99), total: counted, cpu }
+  return { rate: counted / seconds, p50: at(0.5), p99: at(0.99), total: counted, cpu, clientCpu: counted ? (client1.user + client1.system) / 1000 / counted : NaN }
 }
 
 /**
@@ -204,7 +267,8 @@ const s4: Workload = {
     const cluster = process.env.S4_POSTGRES === '0' ? undefined : await startPostgres({ durable: true })
     try {
       for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
-        for (const transport of ['websocket', 'http'] as const) {
+        // `http-light`: the same HTTP pushes from a cheaper client (file storage only; see lightHttpClient).
+        for (const transport of storage === 'file' ? (['websocket', 'http', 'http-light'] as const) : (['websocket', 'http'] as const)) {
           const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s4-'))
           // Each client is its own user: the server scopes every stream to its principal.
           const tokens = Array.from({ length: CLIENTS }, (_, k) => `s4-token-${k}`)
@@ -217,12 +281,12 @@ const s4: Workload = {
               : await ((db: Promise<string>) => db.then(async (url) => [await startServer(root, ['--postgres', url], tokensFile), await startServer(root, ['--postgres', url], tokensFile)]))(cluster!.createDatabase())
           try {
             const head = ((await (await fetch(`${servers[0].url}/health`)).json()) as { head: number }).head
-            const clients = await Promise.all(tokens.map((t, k) => ((url) => (transport === 'http' ? httpClient(url, t) : wsClient(WS, url, t, head)))(servers[k % servers.length].url)))
+            const clients = await Promise.all(tokens.map((t, k) => ((url) => (transport === 'http' ? httpClient(url, t) : transport === 'http-light' ? lightHttpClient(url, t) : wsClient(WS, url, t, head)))(servers[k % servers.length].url)))
             const r = await measure(clients, transport, servers.map((s) => s.child))
             for (const c of clients) c.close()
             const load = loadavg()[0].toFixed(1)
             const subject = storage === 'file' ? `colloquy-server (${transport})` : `colloquy-server postgres x2 (${transport})`
-            ctx.log(`${subject}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, load ${load}`)
+            ctx.log(`${subject}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, client CPU ${r.clientCpu.toFixed(3)} ms/append, load ${load}`)
             rows.push({
               id: 'S4',
               subject,
@@ -231,7 +295,7 @@ const s4: Workload = {
               unit: 'appends/s',
               better: 'higher',
               ...(storage === 'file' ? { target: `>= ${TARGET.toLocaleString('en-US')} appends/s`, pass: r.rate >= TARGET } : { baseline: `colloquy-server (${transport})` }),
-              note: `${CLIENTS} clients (one user each), 1 awaited append per push; ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, flushing at commit) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
+              note: `${CLIENTS} clients (one user each), 1 awaited append per push; client: ${CLIENT_NOTE[transport]} (${r.clientCpu.toFixed(3)} ms CPU per append); ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, flushing at commit) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
             })
             // Contention-independent: what one append costs the server(s), so 1000 / value is the rate one free core sustains.
             if (r.cpu !== undefined) rows.push({ id: 'S4', subject, metric: 'server CPU per append', value: r.cpu, unit: 'ms', better: 'lower' })
