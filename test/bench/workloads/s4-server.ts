@@ -125,12 +125,11 @@ function httpClient(url: string, token: string): { push: Push; close(): void } {
 /**
  * HTTP, the same requests with a lighter client: one keep-alive TCP connection per client, each
  * request written as the bytes Node's http client sends for it (same headers in the same order,
- * same body), the
- * answer read by its Content-Length. The server does exactly the same work per push as for
- * `httpClient`; the load generator, which shares the two cores with the server, spends a fraction
- * of Node's http client's CPU per request (its parser, agent and request/response objects), so
- * this row measures the server with less interference. Anything but a Content-Length answer
- * fails the run rather than being misread.
+ * same body), the answer read by its Content-Length. The server does exactly the same work per
+ * push as for `httpClient`; the load generator, which shares the two cores with the server,
+ * spends about a quarter of Node's http client's CPU per request (no parser, agent or
+ * request/response objects), so this row measures the server with less interference. Anything
+ * but a Content-Length answer fails the run rather than being misread.
  */
 async function lightHttpClient(url: string, token: string): Promise<{ push: Push; close(): void }> {
   const { hostname, port } = new URL(url)
@@ -138,7 +137,7 @@ async function lightHttpClient(url: string, token: string): Promise<{ push: Push
   await new Promise((resolve, reject) => (socket.once('connect', resolve), socket.once('error', reject)))
   const tail = `\r\nauthorization: Bearer ${token}\r\nHost: ${hostname}:${port}\r\nConnection: keep-alive\r\n\r\n`
   let waiting: { resolve: (r: Array<{ status: string }>) => void; reject: (e: Error) => void } | undefined
-  let buf = Buffer.alloc(0)
+  let buf: Buffer = Buffer.alloc(0)
   const fail = (e: Error): void => {
     const w = waiting
     waiting = undefined
