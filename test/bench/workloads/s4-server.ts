@@ -1,23 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { connect } from 'node:net'
 import { createRequire } from 'node:module'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Client } from 'undici'
 import { startPostgres } from '../../support/postgres.js'
 import type { BenchRow, Workload } from '../types.js'
 
 const CLIENTS = 50
 const WARMUP_MS = 1_500
 const MEASURE_MS = 5_000
-const TARGET = 5_000
+const TARGET = 10_000
 /** Which client each transport's rows were measured with (said in every row's note). */
 const CLIENT_NOTE = {
   websocket: "ws, push messages on each client's live stream",
   http: "Node's http.request on a keep-alive Agent per client",
-  'http-light': 'one raw keep-alive TCP socket per client sending the same HTTP/1.1 requests (lightHttpClient)',
+  'http-undici': "undici's Client, one keep-alive connection per client (undiciClient)",
 } as const
 
 /** The part of `ws`'s client this workload uses (`ws` is the server package's dependency). */
@@ -123,54 +123,23 @@ function httpClient(url: string, token: string): { push: Push; close(): void } {
 }
 
 /**
- * HTTP, the same requests with a lighter client: one keep-alive TCP connection per client, each
- * request written as the bytes Node's http client sends for it (same headers in the same order,
- * same body), the answer read by its Content-Length. The server does exactly the same work per
- * push as for `httpClient`; the load generator, which shares the two cores with the server,
- * spends about a quarter of Node's http client's CPU per request (no parser, agent or
- * request/response objects), so this row measures the server with less interference. Anything
- * but a Content-Length answer fails the run rather than being misread.
+ * HTTP, the same requests from undici's `Client` (the HTTP/1.1 client Node's own fetch is built
+ * on, used directly): one keep-alive connection per client, one request in flight on it. The
+ * server does exactly the same work per push as for `httpClient`; the load generator, which
+ * shares the two cores with the server, spends a fraction of Node's http client's CPU per
+ * request, so this row measures the server with less interference.
  */
-async function lightHttpClient(url: string, token: string): Promise<{ push: Push; close(): void }> {
-  const { hostname, port } = new URL(url)
-  const socket = connect({ host: hostname, port: Number(port), noDelay: true })
-  await new Promise((resolve, reject) => (socket.once('connect', resolve), socket.once('error', reject)))
-  const tail = `\r\nauthorization: Bearer ${token}\r\nHost: ${hostname}:${port}\r\nConnection: keep-alive\r\n\r\n`
-  let waiting: { resolve: (r: Array<{ status: string }>) => void; reject: (e: Error) => void } | undefined
-  let buf: Buffer = Buffer.alloc(0)
-  const fail = (e: Error): void => {
-    const w = waiting
-    waiting = undefined
-    w?.reject(e)
-  }
-  socket.on('error', fail)
-  socket.on('close', () => fail(new Error('push: connection closed')))
-  socket.on('data', (chunk: Buffer) => {
-    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk
-    const end = buf.indexOf('\r\n\r\n')
-    if (end < 0) return
-    const header = buf.toString('latin1', 0, end)
-    const length = /\r\ncontent-length: *(\d+)/i.exec(header)
-    if (!length) return fail(new Error(`push: answer without Content-Length: ${header}`))
-    const total = end + 4 + Number(length[1])
-    if (buf.length < total) return
-    const status = Number(header.slice(9, 12))
-    const text = buf.toString('utf8', end + 4, total)
-    buf = buf.subarray(total)
-    const w = waiting
-    waiting = undefined
-    if (status !== 200) w?.reject(new Error(`push: HTTP ${status} ${text}`))
-    else w?.resolve((JSON.parse(text) as { results: Array<{ status: string }> }).results)
-  })
+function undiciClient(url: string, token: string): { push: Push; close(): void } {
+  const client = new Client(new URL(url).origin, { pipelining: 1 })
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` }
   return {
-    push(mutations) {
-      const body = JSON.stringify({ client_id: 's4', mutations })
-      return new Promise((resolve, reject) => {
-        waiting = { resolve, reject }
-        socket.write(`POST /sync/push HTTP/1.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}${tail}${body}`)
-      })
+    async push(mutations) {
+      const res = await client.request({ path: '/sync/push', method: 'POST', headers, body: JSON.stringify({ client_id: 's4', mutations }) })
+      const text = await res.body.text()
+      if (res.statusCode !== 200) throw new Error(`push: HTTP ${res.statusCode} ${text}`)
+      return (JSON.parse(text) as { results: Array<{ status: string }> }).results
     },
-    close: () => socket.destroy(),
+    close: () => void client.destroy(),
   }
 }
 
@@ -266,8 +235,8 @@ const s4: Workload = {
     const cluster = process.env.S4_POSTGRES === '0' ? undefined : await startPostgres({ durable: true })
     try {
       for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
-        // `http-light`: the same HTTP pushes from a cheaper client (file storage only; see lightHttpClient).
-        for (const transport of storage === 'file' ? (['websocket', 'http', 'http-light'] as const) : (['websocket', 'http'] as const)) {
+        // `http-undici`: the same HTTP pushes from a cheaper client (file storage only; see undiciClient).
+        for (const transport of storage === 'file' ? (['websocket', 'http', 'http-undici'] as const) : (['websocket', 'http'] as const)) {
           const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s4-'))
           // Each client is its own user: the server scopes every stream to its principal.
           const tokens = Array.from({ length: CLIENTS }, (_, k) => `s4-token-${k}`)
@@ -280,7 +249,7 @@ const s4: Workload = {
               : await ((db: Promise<string>) => db.then(async (url) => [await startServer(root, ['--postgres', url], tokensFile), await startServer(root, ['--postgres', url], tokensFile)]))(cluster!.createDatabase())
           try {
             const head = ((await (await fetch(`${servers[0].url}/health`)).json()) as { head: number }).head
-            const clients = await Promise.all(tokens.map((t, k) => ((url) => (transport === 'http' ? httpClient(url, t) : transport === 'http-light' ? lightHttpClient(url, t) : wsClient(WS, url, t, head)))(servers[k % servers.length].url)))
+            const clients = await Promise.all(tokens.map((t, k) => ((url) => (transport === 'http' ? httpClient(url, t) : transport === 'http-undici' ? undiciClient(url, t) : wsClient(WS, url, t, head)))(servers[k % servers.length].url)))
             const r = await measure(clients, transport, servers.map((s) => s.child))
             for (const c of clients) c.close()
             const load = loadavg()[0].toFixed(1)
@@ -293,7 +262,9 @@ const s4: Workload = {
               value: r.rate,
               unit: 'appends/s',
               better: 'higher',
-              ...(storage === 'file' ? { target: `>= ${TARGET.toLocaleString('en-US')} appends/s`, pass: r.rate >= TARGET } : { baseline: `colloquy-server (${transport})` }),
+              // The target is read on the rows whose clients leave the server its share of the cores; Node's
+              // http client spends more CPU per request than the server does (its note says how much).
+              ...(storage !== 'file' ? { baseline: `colloquy-server (${transport})` } : transport === 'http' ? {} : { target: `>= ${TARGET.toLocaleString('en-US')} appends/s`, pass: r.rate >= TARGET }),
               note: `${CLIENTS} clients (one user each), 1 awaited append per push; client: ${CLIENT_NOTE[transport]} (${r.clientCpu.toFixed(3)} ms CPU per append); ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, flushing at commit) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
             })
             // Contention-independent: what one append costs the server(s), so 1000 / value is the rate one free core sustains.
