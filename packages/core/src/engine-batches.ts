@@ -91,16 +91,34 @@ class Batches extends Engine {
     const needEntries = new Set<string>()
     let writes = false
     let internal = false
+    // A burst is mostly one function on one session: each is looked up once per run of them.
+    let fn: Pending['fn'] | undefined
+    let entries = false
+    let last: string | undefined
     for (const p of batch) {
-      if (p.fn === 'internal') internal = writes = true
-      else if (operations[p.fn].write) writes = true
-      for (const id of p.sessions ?? []) {
-        touched.add(id)
-        needEntries.add(id)
+      if (p.fn !== fn) {
+        fn = p.fn
+        last = undefined
+        if (fn === 'internal') {
+          internal = writes = true
+          entries = false
+        } else {
+          const op = operations[fn]
+          if (op.write) writes = true
+          entries = op.entries
+        }
       }
-      if (typeof p.req.session_id !== 'string') continue
-      touched.add(p.req.session_id)
-      if (p.fn !== 'internal' && operations[p.fn].entries) needEntries.add(p.req.session_id)
+      if (p.sessions) {
+        for (const id of p.sessions) {
+          touched.add(id)
+          needEntries.add(id)
+        }
+      }
+      const id = p.req.session_id
+      if (typeof id !== 'string' || id === last) continue
+      last = id
+      touched.add(id)
+      if (entries) needEntries.add(id)
     }
     return { touched, needEntries, writes, internal }
   }
@@ -139,7 +157,9 @@ class Batches extends Engine {
       return
     }
     let draft!: Draft
-    let results: Array<() => void> = []
+    // Each call's answer (or error, where `failed[i]`), handed over once the batch committed.
+    let results: unknown[] = []
+    let failed: boolean[] = []
     let refreshed = new Map<string, SessionChange>()
     // Built from memory (no read to wait for in the transaction) until a head turns out stale.
     let fast = true
@@ -165,8 +185,18 @@ class Batches extends Engine {
             refreshed = await this.refresh(reader, touched, needEntries, suspect)
           }
           draft = new Draft(this.state, base)
-          const applied: AppliedOp[] = []
-          results = batch.map((p) => this.execute(p, draft, applied))
+          // What commit hooks are shown: gathered only when there is one to show it to.
+          const applied: AppliedOp[] | undefined = this.hooks.length ? [] : undefined
+          results = new Array(batch.length)
+          failed = new Array(batch.length).fill(false)
+          for (let i = 0; i < batch.length; i++) {
+            try {
+              results[i] = this.execute(batch[i], draft, applied)
+            } catch (error) {
+              results[i] = error
+              failed[i] = true
+            }
+          }
           // A session this batch made under an id chosen inside it (a create, a fork's copy) is
           // checked absent too: one stamp read, which the storage would spend anyway to find the
           // session's incarnation, and once the commit completes a storage keeping trust
@@ -179,7 +209,7 @@ class Batches extends Engine {
               }
             }
           }
-          const side = this.hooks.length ? this.hooks.flatMap((hook) => hook(applied, draft, source)) : []
+          const side = applied ? this.hooks.flatMap((hook) => hook(applied, draft, source)) : []
           flight.draft = draft
           // The next batch may be built on this one now (its transaction queues behind ours).
           queueMicrotask(() => this.pump())
@@ -221,7 +251,10 @@ class Batches extends Engine {
     for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
     this.measure(changes)
     this.publish(source, changes, draft.events)
-    for (const settle of results) settle()
+    for (let i = 0; i < batch.length; i++) {
+      if (failed[i]) batch[i].reject(results[i])
+      else batch[i].resolve(results[i])
+    }
   }
 
   /**
@@ -270,28 +303,30 @@ class Batches extends Engine {
     return undefined
   }
 
-  /** Runs one operation on the draft; returns how to settle its caller once the batch committed. */
-  private execute(p: Pending, draft: Draft, applied: AppliedOp[]): () => void {
-    try {
-      if (p.fn === 'internal') {
-        const response = p.run!(draft)
-        return () => p.resolve(response)
-      }
-      if (p.guard) {
-        const stop = p.guard(typeof p.req.session_id === 'string' ? draft.head(p.req.session_id) : undefined)
-        if (stop) return () => p.resolve(stop.answer)
-      }
-      const op = operations[p.fn] as { run(d: Draft, req: unknown, ctx: OpContext): unknown; write: boolean }
-      const response = op.run(draft, p.req, this.ctx)
-      if (op.write) applied.push({ fn: p.fn, request: p.req, response })
-      return () => p.resolve(response)
-    } catch (error) {
-      return () => p.reject(error)
+  /**
+   * Runs one operation on the draft and returns its answer (throws its error); the caller is
+   * settled with it once the batch committed.
+   */
+  private execute(p: Pending, draft: Draft, applied: AppliedOp[] | undefined): unknown {
+    if (p.fn === 'internal') return p.run!(draft)
+    if (p.guard) {
+      const stop = p.guard(typeof p.req.session_id === 'string' ? draft.head(p.req.session_id) : undefined)
+      if (stop) return stop.answer
     }
+    const op = operations[p.fn] as { run(d: Draft, req: unknown, ctx: OpContext): unknown; write: boolean }
+    const response = op.run(draft, p.req, this.ctx)
+    if (op.write && applied) applied.push({ fn: p.fn, request: p.req, response })
+    return response
   }
 
   private settle(p: Pending, draft: Draft): void {
-    this.execute(p, draft, [])()
+    let response: unknown
+    try {
+      response = this.execute(p, draft, undefined)
+    } catch (error) {
+      return p.reject(error)
+    }
+    p.resolve(response)
   }
 
   override pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined {

@@ -42,9 +42,18 @@ export const bounded = <T>(parser: Parser<T>): Parser<T> => (v, p) => {
 export const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (v, p) =>
   typeof v === 'string' && (values as readonly string[]).includes(v) ? (v as T) : fail(p, `one of ${values.join(', ')}`, v)
 
-export const array = <T>(item: Parser<T>): Parser<T[]> => (v, p) => {
-  if (!Array.isArray(v)) return fail(p, 'an array', v)
-  return Object.freeze(v.map((x, i) => item(x, at(p, i)))) as T[]
+export const array = <T>(item: Parser<T>): Parser<T[]> => {
+  // Item paths under the last parent path seen (see `object`).
+  let parent: string | undefined
+  let paths: string[] = []
+  return (v, p) => {
+    if (!Array.isArray(v)) return fail(p, 'an array', v)
+    if (p !== parent) {
+      parent = p
+      paths = []
+    }
+    return Object.freeze(v.map((x, i) => item(x, (paths[i] ??= at(p, i))))) as T[]
+  }
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => {
@@ -81,18 +90,31 @@ export interface Field { p: Parser<unknown>; req?: boolean; def?: Json }
 export const req = (p: Parser<unknown>): Field => ({ p, req: true })
 export const opt = (p: Parser<unknown>, def?: Json): Field => ({ p, def })
 
-export const object = <T>(fields: Record<string, Field>): Parser<T> => (v, p) => {
-  if (!isPlainObject(v)) return fail(p, 'an object', v)
-  const out: Record<string, unknown> = {}
-  for (const key in fields) {
-    const f = fields[key]
-    const value = v[key]
-    if (value === undefined || value === null) {
-      if (f.req) throw invalid(`${at(p, key)}: missing required field`)
-      if (f.def !== undefined) out[key] = f.def
-    } else out[key] = f.p(value, at(p, key))
+export const object = <T>(fields: Record<string, Field>): Parser<T> => {
+  const keys = Object.keys(fields)
+  const list = keys.map((k) => fields[k])
+  // The fields' paths under the last parent path seen: a schema mostly meets its values at one
+  // place (`message.content[0]`), and building the paths for every value cost more than the checks.
+  let parent: string | undefined
+  let paths: string[] = []
+  return (v, p) => {
+    if (!isPlainObject(v)) return fail(p, 'an object', v)
+    if (p !== parent) {
+      parent = p
+      paths = keys.map((k) => at(p, k))
+    }
+    const out: Record<string, unknown> = {}
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]
+      const f = list[i]
+      const value = v[key]
+      if (value === undefined || value === null) {
+        if (f.req) throw invalid(`${paths[i]}: missing required field`)
+        if (f.def !== undefined) out[key] = f.def
+      } else out[key] = f.p(value, paths[i])
+    }
+    return Object.freeze(out) as T
   }
-  return Object.freeze(out) as T
 }
 
 export const tagged = <T>(tag: string, variants: Record<string, Parser<T>>): Parser<T> => (v, p) => {
