@@ -185,6 +185,12 @@ class Batches extends Engine {
             refreshed = await this.refresh(reader, touched, needEntries, suspect)
           }
           draft = new Draft(this.state, base)
+          // A burst of appends checked from memory hands its entries to the storage as it builds
+          // them: the storage writes the first while the next are built (W2: 10,000 in a tick).
+          if (checked && !prev && batch.length >= STREAM_MIN && !this.hooks.length && reader.stream && batch.every((p) => p.fn === 'session::append')) {
+            const put = reader.stream()
+            if (put) draft.onEntry = holdingBackNewest(put)
+          }
           // What commit hooks are shown: gathered only when there is one to show it to.
           const applied: AppliedOp[] | undefined = this.hooks.length ? [] : undefined
           results = new Array(batch.length)
@@ -197,6 +203,7 @@ class Batches extends Engine {
               failed[i] = true
             }
           }
+          draft.onEntry = undefined
           // A session this batch made under an id chosen inside it (a create, a fork's copy) is
           // checked absent too: one stamp read, which the storage would spend anyway to find the
           // session's incarnation, and once the commit completes a storage keeping trust
@@ -338,6 +345,23 @@ class Batches extends Engine {
 export function install(): void {
   for (const name of Object.getOwnPropertyNames(Batches.prototype)) {
     if (name !== 'constructor') Object.defineProperty(Engine.prototype, name, Object.getOwnPropertyDescriptor(Batches.prototype, name)!)
+  }
+}
+
+/** Batches of at least this many calls stream their entries (see `StorageReader.stream`); a single awaited append never does. */
+const STREAM_MIN = 32
+
+/**
+ * Passes each session's entries on as the next one arrives: the newest of each session stays
+ * behind and goes out with the batch's writes, where the storage stamps it (IndexedDB puts the
+ * session's new state on its newest entry), so no entry is written twice.
+ */
+function holdingBackNewest(put: (session_id: string, entry: SessionEntry) => void): (session_id: string, entry: SessionEntry) => void {
+  const newest = new Map<string, SessionEntry>()
+  return (session_id, entry) => {
+    const prev = newest.get(session_id)
+    if (prev && prev.id !== entry.id) put(session_id, prev)
+    newest.set(session_id, entry)
   }
 }
 
