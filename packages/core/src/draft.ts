@@ -51,10 +51,14 @@ export class Draft {
     this.heads.set(id, Object.freeze(head))
   }
 
+  /** Told of every entry written (a batch streaming its entries to the storage, see `StorageReader.stream`). */
+  onEntry?: (session_id: string, entry: SessionEntry) => void
+
   putEntry(session_id: string, entry: SessionEntry): void {
     let map = this.entries.get(session_id)
     if (!map) this.entries.set(session_id, (map = new Map()))
     map.set(entry.id, Object.freeze(entry))
+    this.onEntry?.(session_id, entry)
   }
 
   delete(session_id: string): void {

@@ -6,18 +6,19 @@ import type { JsonObject, SessionEntry } from './model.js'
 // in `emit-session.ts` those of sessions (fetched with the code that fires them).
 
 export function emitAdded(d: Draft, session_id: string, e: SessionEntry, metadata: JsonObject | undefined): void {
-  d.emit(
-    'session::message-added',
-    {
-      session_id,
-      entry_id: e.id,
-      parent_id: e.parent_id,
-      ...(e.kind === 'message' ? { message: e.message } : { custom: { custom_type: e.custom_type, data: e.data } }),
-      ...(e.origin && { origin: e.origin }),
-      timestamp: e.timestamp,
-    },
-    metadata,
-  )
+  // The usual case (a message without origin) as one literal, the others as before: same keys, same order.
+  const payload =
+    e.kind === 'message' && !e.origin
+      ? { session_id, entry_id: e.id, parent_id: e.parent_id, message: e.message, timestamp: e.timestamp }
+      : {
+        session_id,
+        entry_id: e.id,
+        parent_id: e.parent_id,
+        ...(e.kind === 'message' ? { message: e.message } : { custom: { custom_type: e.custom_type, data: e.data } }),
+        ...(e.origin && { origin: e.origin }),
+        timestamp: e.timestamp,
+      }
+  d.emit('session::message-added', payload, metadata)
 }
 
 export function emitUpdated(d: Draft, session_id: string, e: SessionEntry & { kind: 'message' }, origin: JsonObject | undefined, timestamp: number, metadata: JsonObject | undefined): void {

@@ -206,6 +206,11 @@ export function storageWriter(shared: StorageShared): StorageWriter {
       }
       let writes: Awaited<ReturnType<typeof work>>
       let sessions: SessionWrite[]
+      // The last request issued: the writes' success, or a deferred check, waits for it.
+      let last: IDBRequest | undefined
+      // Entries written while the batch was built (`stream`), and what stopped that.
+      let streamed: Set<SessionEntry> | undefined
+      let broken: { error: unknown } | undefined
       try {
         database = await db()
         const reader: StorageReader = {
@@ -219,8 +224,33 @@ export function storageWriter(shared: StorageShared): StorageWriter {
             checks.push({ id, ok, held })
             if (held) bases.set(id, held.head)
           },
+          // Only where the transaction will hold entries alone and commit early: this storage
+          // has no other read-write transaction in flight, and every check is on a head verified
+          // during this hold (decided without a read, see `early` below).
+          stream: () => {
+            if (tx || !trusting || active !== 0 || since !== epoch || !checks.length) return undefined
+            for (const c of checks) {
+              const h = c.held?.head
+              if (!h || !known.has(c.id) || known.get(c.id) !== h || !incarnations.has(h)) return undefined
+            }
+            const store = open([ENTRIES]).objectStore(ENTRIES)
+            const done = (streamed = new Set())
+            return (session_id, entry) => {
+              if (broken) return
+              try {
+                last = store.put(entry, [session_id, entry.id])
+                done.add(entry)
+              } catch (error) {
+                // The transaction ended under us: reported once the batch is built.
+                broken = { error }
+              }
+            }
+          },
         }
         writes = await work(reader)
+        // A streamed write failed at once (the transaction ended under us): the batch runs again
+        // the usual way, and reports what fails then.
+        if (broken) throw new StaleHeadError('')
         sessions = plan(writes, bases)
         // The stores written: an append touches `entries` alone.
         const scope = new Set([ENTRIES])
@@ -228,6 +258,10 @@ export function storageWriter(shared: StorageShared): StorageWriter {
         for (const c of checks) if (!c.held || (c.held.head && !incarnations.has(c.held.head))) scope.add(SESSIONS)
         if (writes.blobs?.length || writes.deleted.size) scope.add(BLOBS)
         for (const s of writes.side) scope.add(s.store)
+        // A streamed batch's transaction was opened for entries alone: if its writes need more,
+        // nothing it wrote counts (the transaction is aborted) and the batch runs again reading
+        // the disk, which never streams.
+        if (streamed && scope.size > 1) throw new StaleHeadError('')
         open([...scope])
       } catch (e) {
         if (tx) {
@@ -251,7 +285,6 @@ export function storageWriter(shared: StorageShared): StorageWriter {
       // Checks of trusted sessions: no read, `ok` runs when the last request issued succeeds
       // (as a read's answer would: after the transactions before this one committed).
       const deferred: Array<() => void> = []
-      let last: IDBRequest | undefined
       // Whether nothing can need to abort this transaction once its last request is issued, so
       // it may call `commit()` then instead of waiting for auto-commit (one round trip to the
       // IndexedDB backend less: the last success event need not come back to the page first).
@@ -341,7 +374,12 @@ export function storageWriter(shared: StorageShared): StorageWriter {
             t.objectStore(SESSIONS).put(w.head, w.id)
             last = entries.put({ h: { s: w.id, v: w.head!.v, o: -w.head!.v, i: incarnation } satisfies Stamp }, [w.id, MARK])
           }
-          if (w.batch) for (const [eid, e] of w.batch) last = entries.put(eid === w.carrier ? { ...e, h: { ...w.stamp!, i: incarnation } satisfies Stamp } : e, [w.id, eid])
+          if (w.batch) {
+            for (const [eid, e] of w.batch) {
+              if (eid === w.carrier) last = entries.put({ ...e, h: { ...w.stamp!, i: incarnation } satisfies Stamp }, [w.id, eid])
+              else if (!streamed?.has(e)) last = entries.put(e, [w.id, eid])
+            }
+          }
         }
         for (const w of sessions) {
           if (w.incarnation !== undefined) {

@@ -11,18 +11,33 @@ export interface Field { p: Parser<unknown>; req?: boolean; def?: Json }
 export const req = (p: Parser<unknown>): Field => ({ p, req: true })
 export const opt = (p: Parser<unknown>, def?: Json): Field => ({ p, def })
 
-export const object = <T>(fields: Record<string, Field>): Parser<T> => (v, p) => {
-  if (!isPlainObject(v)) return fail(p, 'an object', v)
-  const out: Record<string, unknown> = {}
-  for (const key in fields) {
-    const f = fields[key]
-    const value = v[key]
-    if (value === undefined || value === null) {
-      if (f.req) throw invalid(`${at(p, key)}: missing required field`)
-      if (f.def !== undefined) out[key] = f.def
-    } else out[key] = f.p(value, at(p, key))
+export const object = <T>(fields: Record<string, Field>): Parser<T> => {
+  const keys = Object.keys(fields)
+  const list = keys.map((k) => fields[k])
+  // The fields' paths under the last parent path seen: a schema mostly meets its values at one
+  // place (`message.content[0]`), and building the paths for every value cost more than the checks.
+  let parent: string | undefined
+  let paths: string[] = []
+  return (v, p) => {
+    if (!isPlainObject(v)) return fail(p, 'an object', v)
+    if (p !== parent) {
+      parent = p
+      paths = keys.map((k) => at(p, k))
+    }
+    // This call's own list: a value of the same schema nested inside replaces `paths`.
+    const here = paths
+    const out: Record<string, unknown> = {}
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]
+      const f = list[i]
+      const value = v[key]
+      if (value === undefined || value === null) {
+        if (f.req) throw invalid(`${here[i]}: missing required field`)
+        if (f.def !== undefined) out[key] = f.def
+      } else out[key] = f.p(value, here[i])
+    }
+    return Object.freeze(out) as T
   }
-  return Object.freeze(out) as T
 }
 
 export const tagged = <T>(tag: string, variants: Record<string, Parser<T>>): Parser<T> => (v, p) => {

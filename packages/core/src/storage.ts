@@ -68,6 +68,17 @@ export interface StorageReader {
    * entry when the head changed only in leaf, counts and `v`).
    */
   expect?(session_id: string, ok: (disk: SessionHead | undefined) => boolean, held?: { readonly head: SessionHead | undefined }): void
+  /**
+   * Asked after the `expect`s, before the batch runs, by a batch of many new entries: opens the
+   * transaction now and returns a function that writes an entry into it at once, so the storage
+   * works on the first entries while the batch builds the next ones (all still in this one
+   * transaction; the entries given are the batch's final records, and whatever `work` returns is
+   * written as usual, those already written skipped). Undefined when the storage cannot tell yet
+   * that the transaction needs nothing else (the checks must be decided without a read, and the
+   * writes must turn out to touch entries only: if they do not, `transact` rejects with
+   * `StaleHeadError` and nothing is written, so the batch runs again the usual way). Optional.
+   */
+  stream?(): ((session_id: string, entry: SessionEntry) => void) | undefined
 }
 
 /** What `transact` rejects with when a check given to `expect` failed: nothing was written. */

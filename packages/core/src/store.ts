@@ -232,16 +232,21 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     /** Absent when the call fetches nothing (the common case: no promise to wait for). */
     ready?: Promise<boolean>
     error?: unknown
-    go(): void
+    /** Runs the call, settling the caller's promise itself (no promise in between). */
+    go(resolve: (value: never) => void, reject: (error: unknown) => void): void
+    resolve(value: never): void
+    reject(error: unknown): void
   }
   let queue: Queued[] | undefined
   let submitted: Promise<void> = Promise.resolve()
-  const inOrder = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined>, go: () => Promise<T>): Promise<T> => {
+  const inOrder = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined> | undefined, go: (resolve: (value: T) => void, reject: (error: unknown) => void) => void): Promise<T> => {
     if (closed) return closedError()
     return new Promise<T>((resolve, reject) => {
       const q: Queued = {
-        ready: fetching.some(Boolean) ? Promise.all(fetching).then(() => true, (e: unknown) => ((q.error = e), false)) : undefined,
-        go: () => (q.error === undefined ? go().then(resolve, reject) : reject(q.error)),
+        ready: fetching?.some(Boolean) ? Promise.all(fetching).then(() => true, (e: unknown) => ((q.error = e), false)) : undefined,
+        go: go as Queued['go'],
+        resolve: resolve as Queued['resolve'],
+        reject,
       }
       if (queue) return void queue.push(q)
       const tick = (queue = [q])
@@ -251,25 +256,38 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         queue = undefined
         await before
         if (tick.some((c) => c.ready)) await Promise.all(tick.map((c) => c.ready))
-        for (const c of tick) c.go()
+        for (const c of tick) {
+          if (c.error !== undefined) c.reject(c.error)
+          else {
+            try {
+              c.go(c.resolve, c.reject)
+            } catch (e) {
+              c.reject(e)
+            }
+          }
+        }
       })()
     })
   }
+  /** `inOrder` for work that returns a promise. */
+  const later = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined>, run: () => Promise<T>): Promise<T> =>
+    inOrder<T>(fetching, (resolve, reject) => void run().then(resolve, reject))
 
   let bytes: AttachmentBytes | undefined
   let source: AttachmentSource | undefined
   /** The byte side of attachments, made once its code is here. */
   const attachmentBytes = (): AttachmentBytes => (bytes ??= new code.bytes.value!.AttachmentBytes(engine, ctx, () => source))
 
-  const dispatch = (fn: FunctionId, request: unknown, options?: CallOptions): Promise<unknown> => {
+  const dispatch = (fn: FunctionId, request: unknown, options: CallOptions | undefined, resolve: (value: unknown) => void, reject: (error: unknown) => void): void => {
     try {
       const req = code.requests.value!.parseRequest(fn, request)
       // Attachment bytes are checked and hashed before the batch, and read back after it.
-      if (fn === 'session::put-attachment') return attachmentBytes().put(req as Req<'session::put-attachment'>)
-      if (fn === 'session::get-attachment') return attachmentBytes().get(req as Req<'session::get-attachment'>)
-      return engine.submit(fn, req as Req<FunctionId>, options?.guard)
+      if (fn === 'session::put-attachment') return void attachmentBytes().put(req as Req<'session::put-attachment'>).then(resolve, reject)
+      if (fn === 'session::get-attachment') return void attachmentBytes().get(req as Req<'session::get-attachment'>).then(resolve, reject)
+      // Settled by the engine directly: one promise per call (W2 issues 10,000 in a tick).
+      engine.enqueue(fn, req as Req<FunctionId>, options?.guard, resolve, reject)
     } catch (e) {
-      return Promise.reject(e)
+      reject(e)
     }
   }
   const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
@@ -277,9 +295,11 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     if (!KNOWN_FUNCTIONS.has(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     const id = fn as FunctionId
     const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
+    // Once the code of every call is here (after the first few), no list of fetches to build.
+    const here = code.requests.value && engineBatches.value && code.ids.value && !attachment && code.operations.value?.[id].load === undefined
     return inOrder(
-      [opCode(id), code.requests.load(), engineBatches.load(), code.ids.load(), attachment ? code.bytes.load() : undefined],
-      () => dispatch(id, request, options),
+      here ? undefined : [opCode(id), code.requests.load(), engineBatches.load(), code.ids.load(), attachment ? code.bytes.load() : undefined],
+      (resolve, reject) => dispatch(id, request, options, resolve, reject),
     )
   }
 
@@ -291,8 +311,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     session$: (id) => live.session$(id),
     draft$: (id) => live.draft$(id),
     attachments$: (id) => live.attachments$(id),
-    getAttachmentBlob: (sid, aid) => inOrder([code.bytes.load()], () => attachmentBytes().blob(sid, aid)),
-    attachmentUrl: (sid, aid) => inOrder([code.bytes.load()], () => attachmentBytes().url(sid, aid)),
+    getAttachmentBlob: (sid, aid) => later([code.bytes.load()], () => attachmentBytes().blob(sid, aid)),
+    attachmentUrl: (sid, aid) => later([code.bytes.load()], () => attachmentBytes().url(sid, aid)),
     // Before the bytes code is here no URL was handed out.
     releaseAttachmentUrl: (sid, aid) => bytes?.release(sid, aid),
     setAttachmentSource(next) {
@@ -312,8 +332,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       const leaf = s?.entries?.has(entry_id) ? newestLeafUnder({ entries: s.entries, children: s.children! }, entry_id) : entry_id
       return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
     },
-    importSession: (data, opts) => inOrder([code.import.load(), engineBatches.load()], () => code.import.value!.importSession(engine, data, opts)),
-    beginImport: (id, opts) => inOrder([code.import.load(), engineBatches.load()], () => code.import.value!.beginImport(engine, id, opts)),
+    importSession: (data, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.importSession(engine, data, opts)),
+    beginImport: (id, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.beginImport(engine, id, opts)),
     async flush() {
       for (let s = submitted; ; s = submitted) {
         await s
@@ -342,7 +362,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica: (changes, options) => inOrder([code.replica.load(), engineBatches.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
+    applyReplica: (changes, options) => later([code.replica.load(), engineBatches.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
   } as Store
   // One method per function id (`append` calls `session::append`).
   for (const fn of FUNCTION_IDS) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)

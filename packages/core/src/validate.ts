@@ -37,9 +37,20 @@ export const bounded = <T>(parser: Parser<T>): Parser<T> => (v, p) => {
 export const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (v, p) =>
   typeof v === 'string' && (values as readonly string[]).includes(v) ? (v as T) : fail(p, `one of ${values.join(', ')}`, v)
 
-export const array = <T>(item: Parser<T>): Parser<T[]> => (v, p) => {
-  if (!Array.isArray(v)) return fail(p, 'an array', v)
-  return Object.freeze(v.map((x, i) => item(x, at(p, i)))) as T[]
+export const array = <T>(item: Parser<T>): Parser<T[]> => {
+  // Item paths under the last parent path seen (see `object`).
+  let parent: string | undefined
+  let paths: string[] = []
+  return (v, p) => {
+    if (!Array.isArray(v)) return fail(p, 'an array', v)
+    if (p !== parent) {
+      parent = p
+      paths = []
+    }
+    // This call's own list: an item of the same schema nested inside replaces `paths`.
+    const here = paths
+    return Object.freeze(v.map((x, i) => item(x, (here[i] ??= at(p, i))))) as T[]
+  }
 }
 
 export const isPlainObject = (v: unknown): v is Record<string, unknown> => {
