@@ -4,7 +4,7 @@ import type { ContentBlock, UpdateMessageRequest, UpdateMessageResponse } from '
 import { updateMessage as updateMessageOp } from './ops/entries.js'
 import type { Store } from './store.js'
 import { coreRequests } from './requests.js'
-import { parseWith } from './validate.js'
+import { parseWith } from './record-parsers.js'
 
 const parseUpdate = (request: unknown): UpdateMessageRequest => parseWith(coreRequests['session::update-message'], request) as UpdateMessageRequest
 

@@ -1,8 +1,9 @@
 import type { Json } from './model.js'
-import { LIMITS, at, checkBoundedString, fail, invalid, isPlainObject, oneOf, str, type Parser } from './startup.js'
+import { LIMITS, at, checkBoundedString, checkDepth, fail, invalid, isPlainObject, oneOf, str, type Parser } from './startup.js'
 
 // The validator's parsers that only request, message and record schemas use: objects with
-// declared fields, unions tagged by a field, numbers, booleans, names and blobs. Those schemas are
+// declared fields, unions tagged by a field, numbers, booleans, names and blobs, and the entry
+// points that bound a value's depth before parsing it (`bounded`, `parseWith`). Those schemas are
 // fetched on first use; `validate.ts` holds what events' configs need at start (strings, ids,
 // enums, arrays, JSON). Whatever a module the main entry reaches holds is in an app's first chunk
 // (esbuild places code by the files an entry reaches, not by what it uses), hence two files.
@@ -58,3 +59,19 @@ export const num: Parser<number> = (v, p) => (typeof v === 'number' && Number.is
 export const name: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.nameBytes, p, 'a name')
 /** A `Blob` or `File` handed over in process (never on the wire). */
 export const blob: Parser<Blob> = (v, p) => (typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v))
+
+/**
+ * A parser that first refuses values nested deeper than `LIMITS.depth` (an iterative walk), so
+ * the recursive parsers under it never run out of stack. Every entry point from outside wears it.
+ */
+export const bounded = <T>(parser: Parser<T>): Parser<T> => (v, p) => {
+  checkDepth(v, p)
+  return parser(v, p)
+}
+
+/** Parses a request with its function's schema, after the depth bound (nothing deeper is walked). */
+export function parseWith<T>(parser: Parser<T>, request: unknown): T {
+  const value = request ?? {}
+  checkDepth(value, '')
+  return parser(value, '')
+}

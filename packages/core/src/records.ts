@@ -2,8 +2,8 @@ import { markChecked, type CheckedReplicaChange } from './checked-change.js'
 import { META_FIELDS, type MetaField, type ReplicaChange } from './replica.js'
 import { KINDS, STATUSES, type AttachmentMeta, type SessionEntry, type SessionMeta } from './model.js'
 import { agentMessage } from './schemas.js'
-import { blob, bool, int, lit, name, object, opt, req, tagged, uint } from './record-parsers.js'
-import { array, bounded, id, json, jsonObject, oneOf, str, type Parser } from './validate.js'
+import { blob, bool, bounded, int, lit, name, object, opt, req, tagged, uint } from './record-parsers.js'
+import { array, id, json, jsonObject, oneOf, str, type Parser } from './validate.js'
 
 // Stored records as importers and replication hand them over, and replicated changes: what an
 // app that never syncs or imports does not load.

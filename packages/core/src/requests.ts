@@ -1,5 +1,5 @@
-import { LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, array, id, json, jsonObject, oneOf, parseWith, str } from './startup.js'
-import { blob, bool, name, object, opt, req, uint } from './record-parsers.js'
+import { LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, array, id, json, jsonObject, oneOf, str } from './startup.js'
+import { blob, bool, name, object, opt, parseWith, req, uint } from './record-parsers.js'
 import { agentMessage, blocks, customPayload, usage } from './schemas.js'
 import type { FunctionId, FunctionMap } from './model.js'
 import type { Parser } from './validate.js'

@@ -1,6 +1,6 @@
 import type { AgentMessage, ContentBlock, CustomPayload, Usage } from './model.js'
-import { bool, int, lit, name, num, object, opt, req, tagged, uint } from './record-parsers.js'
-import { ERROR_KINDS, STOP_REASONS, array, bounded, id, json, oneOf, str, type Parser } from './startup.js'
+import { bool, bounded, int, lit, name, num, object, opt, req, tagged, uint } from './record-parsers.js'
+import { ERROR_KINDS, STOP_REASONS, array, id, json, oneOf, str, type Parser } from './startup.js'
 
 // The schemas of what messages hold, built from the validator's parsers: what writes, imports
 // and replication check messages with, fetched on first use. `parseAgentMessage` is exported

@@ -1,6 +1,6 @@
 import { invalid } from './errors.js'
-import { LIMITS, checkBoundedString, checkDepth } from './limits.js'
-import type { FunctionId, FunctionMap, Json, JsonObject } from './model.js'
+import { LIMITS, checkBoundedString } from './limits.js'
+import type { Json, JsonObject } from './model.js'
 
 /**
  * Request parsing against the seed's schemas. A parser checks a value and returns a normalized,
@@ -24,15 +24,6 @@ export const str: Parser<string> = (v, p) => (typeof v === 'string' ? v : fail(p
 
 /** An id (session, entry, parent, attachment, function call): well-formed, at most `LIMITS.idBytes`. */
 export const id: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.idBytes, p, 'an id')
-
-/**
- * A parser that first refuses values nested deeper than `LIMITS.depth` (an iterative walk), so
- * the recursive parsers under it never run out of stack. Every entry point from outside wears it.
- */
-export const bounded = <T>(parser: Parser<T>): Parser<T> => (v, p) => {
-  checkDepth(v, p)
-  return parser(v, p)
-}
 
 export const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (v, p) =>
   typeof v === 'string' && (values as readonly string[]).includes(v) ? (v as T) : fail(p, `one of ${values.join(', ')}`, v)
@@ -82,13 +73,3 @@ export const json: Parser<Json> = (v, p) => {
   return fail(p, 'a JSON value', v)
 }
 export const jsonObject: Parser<JsonObject> = (v, p) => (isPlainObject(v) ? (json(v, p) as JsonObject) : fail(p, 'an object', v))
-
-
-export type RequestParsers = { [K in FunctionId]?: Parser<FunctionMap[K][0]> }
-
-/** Parses a request with its function's schema, after the depth bound (nothing deeper is walked). */
-export function parseWith<T>(parser: Parser<T>, request: unknown): T {
-  const value = request ?? {}
-  checkDepth(value, '')
-  return parser(value, '')
-}
