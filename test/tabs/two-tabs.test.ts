@@ -68,16 +68,19 @@ describe('two tabs on one database', () => {
           await new Promise((r) => setTimeout(r, 5))
         }
       })()
-      const [fromA, fromB] = await Promise.all([call<string[]>(a, 'appendLoop', session_id, 60, 'a'), call<string[]>(b, 'appendLoop', session_id, 60, 'b')])
+      type Loop = { ids: string[]; held: number }
+      const [loopA, loopB] = await Promise.all([call<Loop>(a, 'appendLoop', session_id, 60, 'a'), call<Loop>(b, 'appendLoop', session_id, 60, 'b')])
+      const [fromA, fromB] = [loopA.ids, loopB.ids]
       looping = false
       await sampling
 
       expect(fromA).toHaveLength(60)
       expect(fromB).toHaveLength(60)
       expect(new Set([...fromA, ...fromB]).size).toBe(120)
-      // Never two holders, and the lock changed hands between the tabs while they wrote.
+      // Never two holders, and the lock changed hands: each tab was seen holding it after appends of its own.
       expect(locks.every((l) => l.held <= 1)).toBe(true)
-      expect(new Set(locks.map((l) => l.holder).filter(Boolean)).size).toBe(2)
+      expect(loopA.held).toBeGreaterThan(0)
+      expect(loopB.held).toBeGreaterThan(0)
 
       const treeA = await until(() => call<Tree>(a, 'tree', session_id), (t) => Object.keys(t.entries).length === 120)
       const treeB = await until(() => call<Tree>(b, 'tree', session_id), (t) => Object.keys(t.entries).length === 120)
@@ -108,14 +111,14 @@ describe('two tabs on one database', () => {
       const a = await tab()
       const b = await tab()
       const { session_id } = await page(a).create()
-      const [first] = await call<string[]>(a, 'appendLoop', session_id, 1, 'a')
+      const { ids: [first] } = await call<{ ids: string[] }>(a, 'appendLoop', session_id, 1, 'a')
       const held = await call<Lock>(b, 'lock')
       expect(held).toMatchObject({ held: 1, pending: 0 })
       await a.close()
       // A's tab is gone: the lock is free, and B's append needs nothing from it.
       expect(await until(() => call<Lock>(b, 'lock'), (l) => l.held === 0)).toEqual({ held: 0, pending: 0 })
       await until(() => call<boolean>(b, 'has', session_id), Boolean)
-      const [second] = await call<string[]>(b, 'appendLoop', session_id, 1, 'b')
+      const { ids: [second] } = await call<{ ids: string[] }>(b, 'appendLoop', session_id, 1, 'b')
       const tree = await call<Tree>(b, 'tree', session_id)
       expect(tree.path).toEqual([second, first])
       const now = await call<Lock>(b, 'lock')

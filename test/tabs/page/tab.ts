@@ -6,6 +6,10 @@ import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
 
 const DB = 'tabs'
 let store: Store
+
+/** This tab's id in the lock manager: the client holding a lock of its own, as `query()` names it. */
+const clientId = (): Promise<string | undefined> =>
+  navigator.locks.request(`probe:${Math.random()}`, async (lock) => (await navigator.locks.query()).held?.find((l) => l.name === lock?.name)?.clientId)
 const tab = {
   async open() {
     store = await createStore({ storage: indexedDbStorage({ name: DB }) })
@@ -20,14 +24,20 @@ const tab = {
     const held = (q.held ?? []).filter((l) => l.name === name)
     return { held: held.length, pending: (q.pending ?? []).filter((l) => l.name === name).length, ...(held[0]?.clientId && { holder: held[0].clientId }) }
   },
-  /** `n` appends one after another, each awaited, as a chat turn loop does. */
-  async appendLoop(session_id: string, n: number, label: string): Promise<string[]> {
+  /**
+   * `n` appends one after another, each awaited, as a chat turn loop does; `held` counts the
+   * appends after which the lock manager named this tab as the writer lock's holder.
+   */
+  async appendLoop(session_id: string, n: number, label: string): Promise<{ ids: string[]; held: number }> {
+    const me = await clientId()
     const ids: string[] = []
+    let held = 0
     for (let i = 0; i < n; i++) {
       const r = await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `${label} ${i}` }], timestamp: i } })
       ids.push(r.entry_id)
+      if ((await tab.lock()).holder === me) held++
     }
-    return ids
+    return { ids, held }
   },
   /**
    * The session as this tab's memory holds it: the active leaf, each entry's parent and text,
