@@ -8,8 +8,13 @@ const DB = 'tabs'
 let store: Store
 
 /** This tab's id in the lock manager: the client holding a lock of its own, as `query()` names it. */
-const clientId = (): Promise<string | undefined> =>
-  navigator.locks.request(`probe:${Math.random()}`, async (lock) => (await navigator.locks.query()).held?.find((l) => l.name === lock?.name)?.clientId)
+async function clientId(): Promise<string | undefined> {
+  let id: string | undefined
+  await navigator.locks.request(`probe:${Math.random()}`, async (lock) => {
+    id = (await navigator.locks.query()).held?.find((l) => l.name === lock?.name)?.clientId
+  })
+  return id
+}
 const tab = {
   async open() {
     store = await createStore({ storage: indexedDbStorage({ name: DB }) })
