@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { createStore, indexedDbStorage, type Store } from '../src/index.js'
-import { idbStores, user } from './idb-stores.js'
+import { idbStores, onDisk, texts, user } from './idb-stores.js'
 
 // `IDBTransaction.commit()` called right after the last request, in Chromium: only for a commit
 // nothing can need to abort afterwards (a holder of the writer lock, every check trusted and
@@ -22,18 +21,6 @@ const counting = async (fn: () => Promise<void>): Promise<number> => {
   const before = commits.n
   await fn()
   return commits.n - before
-}
-const texts = async (s: Store, session_id: string): Promise<string[]> =>
-  (await s.messages({ session_id, limit: 500 })).messages.map((m) => (m.message!.content as Array<{ text: string }>)[0].text)
-/** What a fresh store on `name` reads from disk: texts, count and the path's last entry of one session. */
-const onDisk = async (name: string, session_id: string): Promise<{ texts: string[]; count?: number; leaf?: string }> => {
-  const c = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
-  try {
-    const path = (await c.messages({ session_id, limit: 500 })).messages
-    return { texts: await texts(c, session_id), count: (await c.get({ session_id }))?.meta.message_count, leaf: path.at(-1)?.entry_id }
-  } finally {
-    await c.close()
-  }
 }
 
 describe('early IDBTransaction.commit()', () => {

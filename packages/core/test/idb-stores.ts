@@ -36,3 +36,18 @@ export function idbStores(prefix: string): { dbName(): string; storeOn(name: str
 }
 
 export const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+
+/** The texts of a session's first 500 messages on its active path, as `s` holds them. */
+export const texts = async (s: Store, session_id: string): Promise<string[]> =>
+  (await s.messages({ session_id, limit: 500 })).messages.map((m) => (m.message!.content as Array<{ text: string }>)[0].text)
+
+/** What a fresh store on `name` reads from disk: texts, count and the path's last entry of one session. */
+export const onDisk = async (name: string, session_id: string): Promise<{ texts: string[]; count?: number; leaf?: string }> => {
+  const c = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+  try {
+    const path = (await c.messages({ session_id, limit: 500 })).messages
+    return { texts: await texts(c, session_id), count: (await c.get({ session_id }))?.meta.message_count, leaf: path.at(-1)?.entry_id }
+  } finally {
+    await c.close()
+  }
+}

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createStore, indexedDbStorage, type Store } from '../src/index.js'
-import { idbStores, user } from './idb-stores.js'
+import { idbStores, onDisk, texts, user } from './idb-stores.js'
 
 // A burst of appends checked from memory (the writer lock held, heads verified) hands its
 // entries to IndexedDB while the batch is still being built: one transaction, each entry put
@@ -22,18 +22,6 @@ const onPut = (spy: (store: IDBObjectStore, value: unknown) => void): void => {
 }
 const textOf = (value: unknown): string | undefined =>
   (value as { message?: { content?: Array<{ text?: string }> } }).message?.content?.[0]?.text
-const texts = async (s: Store, session_id: string): Promise<string[]> =>
-  (await s.messages({ session_id, limit: 500 })).messages.map((m) => (m.message!.content as Array<{ text: string }>)[0].text)
-/** What a fresh store on `name` reads from disk: texts, count and the path's last entry of one session. */
-const onDisk = async (name: string, session_id: string): Promise<{ texts: string[]; count?: number; leaf?: string }> => {
-  const c = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
-  try {
-    const path = (await c.messages({ session_id, limit: 500 })).messages
-    return { texts: await texts(c, session_id), count: (await c.get({ session_id }))?.meta.message_count, leaf: path.at(-1)?.entry_id }
-  } finally {
-    await c.close()
-  }
-}
 /** A store holding the writer lock and trusting `session_id` (its first append was checked). */
 const trusted = async (name: string, now?: () => number): Promise<{ s: Store; session_id: string; leaf: string }> => {
   const s = now ? await createStore({ storage: indexedDbStorage({ name }), now }) : await storeOn(name)
