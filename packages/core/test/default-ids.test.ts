@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { defaultId } from '../src/ids.js'
 
-// Default ids are read straight from a pool of random bytes refilled 4 kB at a time: ids drawn
+// Default ids are nanoid's, drawn from a pool of random bytes refilled 4 kB at a time: ids drawn
 // across many refills are well-formed, distinct, and use the whole alphabet at about equal rates.
 describe('default ids', () => {
   it('are prefixed nanoid-style ids, distinct across pool refills, every character about equally likely', () => {
