@@ -1,23 +1,17 @@
 import type { Draft } from './draft.js'
-import type { JsonObject, SessionEntry } from './model.js'
+import type { JsonObject, MessageAddedEvent, SessionEntry } from './model.js'
 
 // The event payloads, built in one place for every writer (operations, replication, imports),
 // each with the metadata snapshot its filters are evaluated against: here those of messages,
 // in `emit-session.ts` those of sessions (fetched with the code that fires them).
 
 export function emitAdded(d: Draft, session_id: string, e: SessionEntry, metadata: JsonObject | undefined): void {
-  // The usual case (a message without origin) as one literal, the others as before: same keys, same order.
-  const payload =
-    e.kind === 'message' && !e.origin
-      ? { session_id, entry_id: e.id, parent_id: e.parent_id, message: e.message, timestamp: e.timestamp }
-      : {
-        session_id,
-        entry_id: e.id,
-        parent_id: e.parent_id,
-        ...(e.kind === 'message' ? { message: e.message } : { custom: { custom_type: e.custom_type, data: e.data } }),
-        ...(e.origin && { origin: e.origin }),
-        timestamp: e.timestamp,
-      }
+  // Assigned in key order rather than spread from partial objects: a burst builds 10,000 of these.
+  const payload = { session_id, entry_id: e.id, parent_id: e.parent_id } as MessageAddedEvent
+  if (e.kind === 'message') payload.message = e.message
+  else payload.custom = { custom_type: e.custom_type, data: e.data }
+  if (e.origin) payload.origin = e.origin
+  payload.timestamp = e.timestamp
   d.emit('session::message-added', payload, metadata)
 }
 
