@@ -6,7 +6,10 @@ import { ERROR_KINDS, STOP_REASONS, array, id, json, oneOf, str, type Parser } f
 // and replication check messages with, fetched on first use. `parseAgentMessage` is exported
 // from `./wire`, not the main entry: whatever the main entry reaches is in an app's first chunk.
 
-export const blocks: Parser<ContentBlock[]> = (v, p) => array(contentBlock)(v, p)
+// Made on first use (content blocks hold blocks: `contentBlock` is not defined yet here), then
+// kept, so the list parser's paths are built once per place, not once per call.
+let blockList: Parser<ContentBlock[]> | undefined
+export const blocks: Parser<ContentBlock[]> = (v, p) => (blockList ??= array(contentBlock))(v, p)
 
 export const contentBlock: Parser<ContentBlock> = tagged<ContentBlock>('type', {
   text: object({ type: lit('text'), text: req(str) }),
