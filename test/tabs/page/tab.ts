@@ -20,6 +20,8 @@ const tab = {
     store = await createStore({ storage: indexedDbStorage({ name: DB }) })
   },
   store: () => store,
+  /** A new session's id. */
+  create: async (title: string): Promise<string> => (await store.create({ title })).session_id,
   /** True once this tab knows the session (its own commit, another tab's, or the disk). */
   has: async (session_id: string): Promise<boolean> => (await store.get({ session_id })) !== null,
   /** Who holds and who waits for this database's writer lock, as the browser's lock manager says. */
