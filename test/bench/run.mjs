@@ -29,6 +29,12 @@ const CHROMIUM_ARGS = [
   '--disable-sync', '--no-first-run', '--disable-quic', '--enable-precise-memory-info', '--js-flags=--expose-gc',
 ]
 const VIRTUAL = 'virtual:bench-workloads'
+// BENCH_PROFILE=<folder>: each browser workload's run is recorded as a Chromium CPU profile
+// (<folder>/<id>.cpuprofile, for Chrome DevTools or any .cpuprofile reader), from a page built
+// without minifying so functions keep their names. Profiling slows what it records: never
+// report a figure from a profiled run.
+const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined
+const PROFILE_INTERVAL_US = 50
 
 const filters = process.argv.slice(2).filter((a) => a !== '--').map((a) => a.toLowerCase())
 const selected = (id) => filters.length === 0 || filters.includes(id.toLowerCase())
@@ -103,7 +109,7 @@ function buildPage(files, dir) {
     resolve: { dedupe: ['dexie'] },
     plugins: [workloadsPlugin(files)],
     build: {
-      outDir: dir, emptyOutDir: true, target: 'es2022', reportCompressedSize: false, chunkSizeWarningLimit: 1e6,
+      outDir: dir, emptyOutDir: true, minify: !PROFILE_DIR, target: 'es2022', reportCompressedSize: false, chunkSizeWarningLimit: 1e6,
       rollupOptions: { input: join(here, 'page.html') },
     },
   })
@@ -139,12 +145,37 @@ function serve(dir) {
     if (path !== dir && !path.startsWith(dir + sep)) return void res.writeHead(403).end()
     try {
       const body = readFileSync(path)
-      res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-store' }).end(body)
+      // Cross-origin isolated (COOP + COEP): \`performance.now()\` then ticks in 5 µs steps instead
+      // of 100 µs, which W5's sub-millisecond latencies need. Everything the page loads is
+      // same-origin, so isolation changes nothing else it does.
+      res.writeHead(200, {
+        'content-type': TYPES[extname(path)] ?? 'application/octet-stream',
+        'cache-control': 'no-store',
+        'cross-origin-opener-policy': 'same-origin',
+        'cross-origin-embedder-policy': 'require-corp',
+      }).end(body)
     } catch {
       res.writeHead(404).end()
     }
   })
   return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)))
+}
+
+/** Starts Chromium's sampling profiler on `page`; `stop(file)` writes the profile there. */
+async function startProfile(page) {
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('Profiler.enable')
+  await cdp.send('Profiler.setSamplingInterval', { interval: PROFILE_INTERVAL_US })
+  await cdp.send('Profiler.start')
+  return {
+    async stop(file) {
+      const { profile } = await cdp.send('Profiler.stop')
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, JSON.stringify(profile))
+      await cdp.detach().catch(() => {})
+      return file
+    },
+  }
 }
 
 /** Runs browser workloads, each in a freshly loaded page; databases are deleted after each. */
@@ -194,7 +225,9 @@ async function runBrowser(jobs, listFiles) {
       log(`${job.info.id}: ${job.info.title}`)
       try {
         await freshPage()
+        const profiler = PROFILE_DIR ? await startProfile(page) : undefined
         const got = await withTimeout(page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), { file: job.file, id: job.info.id, run: runId }), job.info.id)
+        if (profiler) log(`  CPU profile: ${await profiler.stop(join(PROFILE_DIR, `${job.info.id}.cpuprofile`))}`)
         rows.push(...got)
       } catch (e) {
         rows.push(errorRow(job.info.id, '-', e))
