@@ -38,6 +38,32 @@ export function putEntries(db: IDBDatabase, session_id: string, entries: readonl
   return done(tx)
 }
 
+/**
+ * A database laid out as Colloquy's `entries` store is: the newest entry a commit writes carries
+ * the session's new version (a stamp), indexed by session and descending version, which is how
+ * a session's head is found without a second record per commit.
+ */
+export async function openRawStamped(name: string): Promise<IDBDatabase> {
+  const db = await openDB(name, 1, {
+    upgrade(d) {
+      d.createObjectStore(STORE).createIndex('stamps', ['h.s', 'h.o'])
+    },
+  })
+  return unwrap(db) as IDBDatabase
+}
+
+/** `putEntries` on a stamped store: the last entry carries version `v` of the session. */
+export function putStamped(db: IDBDatabase, session_id: string, entries: readonly SessionEntry[], v: number): Promise<void> {
+  const tx = db.transaction(STORE, 'readwrite', { durability: 'relaxed' })
+  const store = tx.objectStore(STORE)
+  const newest = entries.length - 1
+  entries.forEach((e, i) => {
+    store.put(i === newest ? { ...e, h: { s: session_id, v, o: -v, l: e.id, n: v, u: e.timestamp, i: 'bench' } } : e, [session_id, e.id])
+  })
+  tx.commit?.()
+  return done(tx)
+}
+
 /** One session's entries, with one getAll over its key range. */
 export function getSession(db: IDBDatabase, session_id: string): Promise<SessionEntry[]> {
   return new Promise((resolve, reject) => {
