@@ -57,9 +57,9 @@ export function putStamped(db: IDBDatabase, session_id: string, entries: readonl
   const tx = db.transaction(STORE, 'readwrite', { durability: 'relaxed' })
   const store = tx.objectStore(STORE)
   const newest = entries.length - 1
-  entries.forEach((e, i) => {
-    store.put(i === newest ? { ...e, h: { s: session_id, v, o: -v, l: e.id, n: v, u: e.timestamp, i: 'bench' } } : e, [session_id, e.id])
-  })
+  for (let i = 0; i < newest; i++) store.put(entries[i], [session_id, entries[i]!.id])
+  const e = entries[newest]
+  if (e) store.put({ ...e, h: { s: session_id, v, o: -v, l: e.id, n: v, u: e.timestamp, i: 'bench' } }, [session_id, e.id])
   tx.commit?.()
   return done(tx)
 }

@@ -5,9 +5,12 @@ import { median } from './measure.js'
 /** The subjects of the core workloads, in the order they run within a round. */
 export const SUBJECTS = ['raw idb', 'colloquy', 'dexie', 'rxdb'] as const
 export type Subject = (typeof SUBJECTS)[number]
-/** Subjects only some workloads measure (W3's recipe form of Colloquy), taking turns with the rest. */
-export type Measured = Subject | 'colloquy recipe'
-const ORDER: readonly Measured[] = ['raw idb', 'colloquy', 'colloquy recipe', 'dexie', 'rxdb']
+/**
+ * Subjects only some workloads measure, taking turns with the rest: W3's recipe form of Colloquy,
+ * and raw idb writing Colloquy's record layout (its indexed stamps), the floor of that layout.
+ */
+export type Measured = Subject | 'colloquy recipe' | 'raw idb stamped'
+const ORDER: readonly Measured[] = ['raw idb', 'raw idb stamped', 'colloquy', 'colloquy recipe', 'dexie', 'rxdb']
 
 export type Outcome = { values: number[] } | { error: string }
 

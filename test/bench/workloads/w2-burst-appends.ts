@@ -3,7 +3,7 @@ import { chain, messages } from '../subjects/data.js'
 import { openColloquy } from '../subjects/colloquy.js'
 import { BenchDexie, dexieEntry } from '../subjects/dexie.js'
 import { now } from '../subjects/measure.js'
-import { openRaw, putEntries } from '../subjects/raw-idb.js'
+import { openRaw, openRawStamped, putEntries, putStamped } from '../subjects/raw-idb.js'
 import { compareRows, runRounds } from '../subjects/rows.js'
 import { openRx, rxEntry } from '../subjects/rxdb.js'
 
@@ -30,6 +30,14 @@ const w2: Workload = {
         const db = await openRaw(ctx.dbName(`w2-raw-${r}`))
         const t0 = now()
         await putEntries(db, 's1', entries)
+        const ms = now() - t0
+        db.close()
+        return rate(ms)
+      },
+      async 'raw idb stamped'(r) {
+        const db = await openRawStamped(ctx.dbName(`w2-raw-stamped-${r}`))
+        const t0 = now()
+        await putStamped(db, 's1', entries, N)
         const ms = now() - t0
         db.close()
         return rate(ms)
@@ -74,6 +82,7 @@ const w2: Workload = {
       vsRaw: { min: 0.9, text: '>= 0.9x raw idb' },
       notes: {
         'raw idb': 'one transaction, 10k puts',
+        'raw idb stamped': "the same into a store laid out as Colloquy's (indexed stamps; the newest entry carries the session's version): what that layout costs: Chromium deserializes a copy of every value put into an indexed store to find its index keys",
         colloquy: `10k store.append in one tick; transactions per round: ${txs.join(', ')}`,
         dexie: 'bulkAdd', rxdb: 'bulkInsert',
       },
