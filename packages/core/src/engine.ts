@@ -27,6 +27,8 @@ export interface Flight {
   /** The batch started before this one, while it is not settled. */
   prev?: Flight
   done: Promise<void>
+  /** When it started (`performance.now()`): updates held behind it gather until a little after (see `gathers`). */
+  started: number
   /** The draft whose writes are in the transaction, once they are (the next batch builds on it). */
   draft?: Draft
   /** The draft that committed: a batch built on this one checks it is the one it built on. */
@@ -91,8 +93,13 @@ export class Engine {
   protected scheduled = false
   /** Batches handed to the storage and not yet settled, oldest first: at most two. */
   protected flights: Flight[] = []
-  /** How many queued calls `rewrites` found to rewrite what `draft` writes. */
-  protected rewritten: { draft?: Draft; count: number } = { count: 0 }
+  /**
+   * How many queued calls `rewrites` found to rewrite what `draft` writes, and when `draft`'s
+   * batch started (`since`).
+   */
+  protected rewritten: { draft?: Draft; count: number; since?: number } = { count: 0 }
+  /** The timer that starts the updates gathering behind a committed batch (see `gathers`). */
+  protected gathering: ReturnType<typeof setTimeout> | undefined
   /** Batches that found a stale head inside their transaction and ran again (tests read it). */
   reruns = 0
   /**

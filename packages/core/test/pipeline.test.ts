@@ -1,6 +1,7 @@
 import 'fake-indexeddb/auto'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createStore, indexedDbStorage, memoryStorage, type Storage, type Store } from '../src/index.js'
+import { GATHER_MS } from '../src/engine-batches.js'
 import { operations } from '../src/ops/index.js'
 import { StaleHeadError, type SessionHead, type StorageReader, type WriteSet } from '../src/storage.js'
 
@@ -169,6 +170,68 @@ describe('pipelined commits', () => {
     const again = await open(g.storage)
     const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
     expect(stored).toMatchObject({ revision: 5, message: { content: text('abcde') } })
+    await store.close()
+  })
+
+  it('updates held behind a commit gather until GATHER_MS after it started; one issued when nothing commits, or an append among them, starts at once', async () => {
+    const { g, store } = await openWithChat()
+    const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
+    await g.step()
+    await appended
+    const updated: number[] = []
+    store.on('session::message-updated', { session_id: 'chat' }).subscribe((p) => updated.push(p.revision))
+    const text = (t: string) => [{ type: 'text' as const, text: t }]
+    const update = (t: string) => store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: text(t) })
+    // The engine's clock stands still unless the test moves it; timers stay real.
+    vi.useFakeTimers({ toFake: ['performance'] })
+    try {
+      const issued = g.transactions
+      // Nothing is committing: the update starts at once.
+      const calls = [update('a')]
+      await tick()
+      expect(g.transactions).toBe(issued + 1)
+      calls.push(update('ab'))
+      await tick()
+      await g.step()
+      await calls[0]
+      expect(updated).toStrictEqual([1])
+      // The batch it waited for committed within the window: it waits for the rest of it,
+      // and what streams in meanwhile joins it.
+      calls.push(update('abc'))
+      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      expect(g.transactions).toBe(issued + 1)
+      expect(updated).toStrictEqual([1])
+      vi.advanceTimersByTime(GATHER_MS)
+      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      expect(g.transactions).toBe(issued + 2)
+      await g.step()
+      expect(await Promise.all(calls)).toStrictEqual([1, 2, 3].map((revision) => ({ updated: true, revision })))
+      expect(updated).toStrictEqual([1, 2, 3])
+      // Held again behind the next update; an append arriving is not an update: the batch
+      // starts at once, the held update with it, in issue order.
+      const more = update('abcd')
+      await tick()
+      expect(g.transactions).toBe(issued + 3)
+      const held = update('abcde')
+      await tick()
+      await g.step()
+      await more
+      await tick()
+      expect(g.transactions).toBe(issued + 3)
+      const next = store.append({ session_id: 'chat', message: user('next'), entry_id: 'next' })
+      await tick()
+      expect(g.transactions).toBe(issued + 4)
+      await g.step()
+      expect(await held).toStrictEqual({ updated: true, revision: 5 })
+      expect(await next).toMatchObject({ entry_id: 'next', parent_id: 'reply' })
+      expect(updated).toStrictEqual([1, 2, 3, 4, 5])
+      // Memory equals disk.
+      const again = await open(g.storage)
+      const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
+      expect(stored).toMatchObject({ revision: 5, message: { content: text('abcde') } })
+    } finally {
+      vi.useRealTimers()
+    }
     await store.close()
   })
 
