@@ -117,6 +117,21 @@ class Batches extends Engine {
     return false
   }
 
+  /**
+   * A stream's next update, with every call queued before it already held as a rewrite of the
+   * batch committing (or of the one just committed, while `gathers` waits): what started it, or
+   * the timer, starts them all, so the call asks for no `pump` of its own (W3: one microtask
+   * and a queue scan less per token).
+   */
+  protected override holds(): boolean {
+    const held = this.rewritten
+    const end = this.queue.length
+    if (!held.draft || held.count !== end - 1) return false
+    const prev = this.flights.at(-1)
+    if (prev ? this.flights.length > 1 || prev.draft !== held.draft : this.gathering === undefined) return false
+    return this.rewrites(end, held.draft, held.since!)
+  }
+
   /** What a batch touches, and whether it writes. */
   private scan(batch: readonly Pending[]): Scan {
     const touched = new Set<string>()

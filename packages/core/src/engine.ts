@@ -174,12 +174,20 @@ export class Engine {
   /** Everything issued in this tick becomes one batch, started on the next microtask. */
   private kick(): void {
     this.running ??= new Promise((resolve) => (this.idle = resolve))
-    if (this.scheduled) return
+    if (this.scheduled || this.holds()) return
     this.scheduled = true
     queueMicrotask(() => {
       this.scheduled = false
       this.pump()
     })
+  }
+
+  /**
+   * Whether the call just queued (the last) waits behind a batch with all those queued before
+   * it, so that `pump` would start nothing now: false until the batch code is here.
+   */
+  protected holds(): boolean {
+    return false
   }
 
   /**

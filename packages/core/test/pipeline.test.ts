@@ -173,7 +173,7 @@ describe('pipelined commits', () => {
     await store.close()
   })
 
-  it('updates held behind a commit gather until GATHER_MS after it started; one issued when nothing commits, or an append among them, starts at once', async () => {
+  it('updates held behind a commit gather until GATHER_MS after it started, asking for no batch start each; one issued when nothing commits, or an append among them, starts at once', async () => {
     const { g, store } = await openWithChat()
     const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
     await g.step()
@@ -192,12 +192,23 @@ describe('pipelined commits', () => {
       expect(g.transactions).toBe(issued + 1)
       calls.push(update('ab'))
       await tick()
+      // Held calls ask for no batch start of their own: what started the batch does it.
+      const pump = vi.spyOn(store.engine as unknown as { pump(): void }, 'pump')
+      calls.push(update('abc'))
+      await tick()
+      expect(pump).not.toHaveBeenCalled()
       await g.step()
       await calls[0]
       expect(updated).toStrictEqual([1])
-      // The batch it waited for committed within the window: it waits for the rest of it,
-      // and what streams in meanwhile joins it.
-      calls.push(update('abc'))
+      // The batch they waited for committed within the window: they wait for the rest of it,
+      // and what streams in meanwhile joins them.
+      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      pump.mockClear()
+      calls.push(update('abcd'))
+      // Microtasks only: the engine's timer cannot fire in between.
+      for (let i = 0; i < 20; i++) await undefined
+      expect(pump).not.toHaveBeenCalled()
+      pump.mockRestore()
       await new Promise((r) => setTimeout(r, GATHER_MS + 5))
       expect(g.transactions).toBe(issued + 1)
       expect(updated).toStrictEqual([1])
@@ -205,14 +216,14 @@ describe('pipelined commits', () => {
       await new Promise((r) => setTimeout(r, GATHER_MS + 5))
       expect(g.transactions).toBe(issued + 2)
       await g.step()
-      expect(await Promise.all(calls)).toStrictEqual([1, 2, 3].map((revision) => ({ updated: true, revision })))
-      expect(updated).toStrictEqual([1, 2, 3])
+      expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
+      expect(updated).toStrictEqual([1, 2, 3, 4])
       // Held again behind the next update; an append arriving is not an update: the batch
       // starts at once, the held update with it, in issue order.
-      const more = update('abcd')
+      const more = update('abcde')
       await tick()
       expect(g.transactions).toBe(issued + 3)
-      const held = update('abcde')
+      const held = update('abcdef')
       await tick()
       await g.step()
       await more
@@ -222,13 +233,13 @@ describe('pipelined commits', () => {
       await tick()
       expect(g.transactions).toBe(issued + 4)
       await g.step()
-      expect(await held).toStrictEqual({ updated: true, revision: 5 })
+      expect(await held).toStrictEqual({ updated: true, revision: 6 })
       expect(await next).toMatchObject({ entry_id: 'next', parent_id: 'reply' })
-      expect(updated).toStrictEqual([1, 2, 3, 4, 5])
+      expect(updated).toStrictEqual([1, 2, 3, 4, 5, 6])
       // Memory equals disk.
       const again = await open(g.storage)
       const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
-      expect(stored).toMatchObject({ revision: 5, message: { content: text('abcde') } })
+      expect(stored).toMatchObject({ revision: 6, message: { content: text('abcdef') } })
     } finally {
       vi.useRealTimers()
     }
