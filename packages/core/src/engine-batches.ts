@@ -68,7 +68,7 @@ class Batches extends Engine {
 
   /**
    * Whether the first `end` queued calls only update messages the batch committing writes (a
-   * reply streaming in). Such a batch waits for that one rather than starting beside it: its
+   * reply streaming in, by `updateMessage` or a recipe). Such a batch waits for that one rather than starting beside it: its
    * updates then land in one rewrite of the entry instead of a transaction per few tokens, and
    * transactions, not tokens, are what a stream costs.
    */
@@ -78,7 +78,7 @@ class Batches extends Engine {
     let i = known.draft === draft ? known.count : 0
     for (; i < end; i++) {
       const p = this.queue[i]
-      if (p.fn !== 'session::update-message') return false
+      if (p.fn !== 'session::update-message' && !p.rewrite) return false
       const { session_id, entry_id } = p.req as { session_id: string; entry_id?: unknown }
       if (typeof entry_id !== 'string' || !draft.entries.get(session_id)?.has(entry_id)) return false
     }

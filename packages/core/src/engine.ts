@@ -17,6 +17,8 @@ export interface Pending {
   /** Internal writes (bulk import, replication) bring their own step. */
   run?: (d: Draft) => unknown
   req: { session_id?: string }
+  /** An internal write that only rewrites entry `req.entry_id` (a recipe update): it gathers as updates do. */
+  rewrite?: boolean
   guard?: CallGuard
   resolve(value: unknown): void
   reject(error: unknown): void
@@ -157,11 +159,12 @@ export class Engine {
   /**
    * Queues an internal write touching `sessions` that runs in order with the operations. Remote
    * writes (changes pulled from a server) get batches of their own, so commit hooks can tell them
-   * from local ones.
+   * from local ones. `rewrite`: the write only rewrites that message (a recipe update), so it
+   * waits and gathers behind a batch writing it as `updateMessage` calls do.
    */
-  submitInternal<T>(sessions: readonly string[], run: (d: Draft) => T, source: ChangeSource = 'local'): Promise<T> {
+  submitInternal<T>(sessions: readonly string[], run: (d: Draft) => T, source: ChangeSource = 'local', rewrite?: { session_id: string; entry_id: string }): Promise<T> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ fn: 'internal', source, run, sessions, req: {}, resolve: resolve as Pending['resolve'], reject })
+      this.queue.push({ fn: 'internal', source, run, sessions, req: rewrite ?? {}, rewrite: rewrite !== undefined, resolve: resolve as Pending['resolve'], reject })
       this.kick()
     })
   }

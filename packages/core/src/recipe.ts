@@ -59,5 +59,5 @@ export function updateMessage(store: Store, request: RecipeUpdateRequest, recipe
     // ones (checked when they were stored), so they are kept as they are.
     const content = Object.freeze(req.content.map((block, i) => (produced[i] === current[i] ? current[i] : block))) as ContentBlock[]
     return updateMessageOp(d, { ...req, content }, engine.ctx)
-  })
+  }, 'local', { session_id, entry_id })
 }

@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { createStore, indexedDbStorage, memoryStorage, type Storage, type Store } from '../src/index.js'
 import { GATHER_MS } from '../src/engine-batches.js'
 import { operations } from '../src/ops/index.js'
+import { updateMessage } from '../src/recipe.js'
 import { StaleHeadError, type SessionHead, type StorageReader, type WriteSet } from '../src/storage.js'
 
 // The commit path: batches built from memory, their heads checked inside the transaction
@@ -240,6 +241,50 @@ describe('pipelined commits', () => {
       const again = await open(g.storage)
       const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
       expect(stored).toMatchObject({ revision: 6, message: { content: text('abcdef') } })
+    } finally {
+      vi.useRealTimers()
+    }
+    await store.close()
+  })
+
+  it('recipe updates gather with the updates held behind a commit, in issue order', async () => {
+    const { g, store } = await openWithChat()
+    const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
+    await g.step()
+    await appended
+    const updated: number[] = []
+    store.on('session::message-updated', { session_id: 'chat' }).subscribe((p) => updated.push(p.revision))
+    const add = (token: string) =>
+      updateMessage(store, { session_id: 'chat', entry_id: 'reply' }, (draft) => {
+        const first = draft[0]
+        if (first?.type === 'text') first.text += token
+        else draft.push({ type: 'text', text: token })
+      })
+    vi.useFakeTimers({ toFake: ['performance'] })
+    try {
+      const issued = g.transactions
+      const calls = [add('a')]
+      await tick()
+      expect(g.transactions).toBe(issued + 1)
+      calls.push(add('b'))
+      await tick()
+      await g.step()
+      await calls[0]
+      // Held within the window, a plain update and another token joining them.
+      calls.push(store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: [{ type: 'text', text: 'ab!' }] }))
+      await tick()
+      calls.push(add('?'))
+      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      expect(g.transactions).toBe(issued + 1)
+      vi.advanceTimersByTime(GATHER_MS)
+      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      expect(g.transactions).toBe(issued + 2)
+      await g.step()
+      expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
+      expect(updated).toStrictEqual([1, 2, 3, 4])
+      const again = await open(g.storage)
+      const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
+      expect(stored).toMatchObject({ revision: 4, message: { content: [{ type: 'text', text: 'ab!?' }] } })
     } finally {
       vi.useRealTimers()
     }
