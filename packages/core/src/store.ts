@@ -283,6 +283,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       void settled.then(() => startTick(tick))
     })
   }
+  engine.inOrder = (go) => inOrder(undefined, go)
   /** `inOrder` for work that returns a promise. */
   const later = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined>, run: () => Promise<T>): Promise<T> =>
     inOrder<T>(fetching, (resolve, reject) => void run().then(resolve, reject))
