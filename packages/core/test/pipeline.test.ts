@@ -103,6 +103,10 @@ async function openWithChat(): Promise<{ g: ReturnType<typeof gatedStorage>; sto
 
 /** Lets the engine start what was issued (its batch starts on a microtask, its transaction after). */
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0))
+/** Waits until `ok` holds (at most 2 s): the engine's timers run in real time. */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setTimeout(r, 2))
+}
 
 describe('pipelined commits', () => {
   it('start the next batch while one commits, and commit and emit in issue order', async () => {
@@ -214,7 +218,7 @@ describe('pipelined commits', () => {
       expect(g.transactions).toBe(issued + 1)
       expect(updated).toStrictEqual([1])
       vi.advanceTimersByTime(GATHER_MS)
-      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      await until(() => g.transactions === issued + 2)
       expect(g.transactions).toBe(issued + 2)
       await g.step()
       expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
@@ -277,7 +281,7 @@ describe('pipelined commits', () => {
       await new Promise((r) => setTimeout(r, GATHER_MS + 5))
       expect(g.transactions).toBe(issued + 1)
       vi.advanceTimersByTime(GATHER_MS)
-      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      await until(() => g.transactions === issued + 2)
       expect(g.transactions).toBe(issued + 2)
       await g.step()
       expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
