@@ -40,12 +40,13 @@ class Batches extends Engine {
       const source = this.queue[0].source
       let end = this.queue.findIndex((p) => p.source !== source)
       if (end < 0) end = this.queue.length
-      if (prev && this.rewrites(end, prev.draft!)) return
+      if (prev && this.rewrites(end, prev.draft!, prev.started)) return
+      if (!prev && this.gathers(end)) return
       const scan = this.scan(this.queue.slice(0, end))
       if (prev && !this.buildsOn(scan, prev.draft!)) return
       const batch = this.queue.splice(0, end)
       this.rewritten = { count: 0 }
-      const flight: Flight = { prev, done: Promise.resolve() }
+      const flight: Flight = { prev, done: Promise.resolve(), started: performance.now() }
       this.flights.push(flight)
       flight.done = this.run(batch, source, scan, flight).finally(() => {
         this.flights.splice(this.flights.indexOf(flight), 1)
@@ -67,22 +68,68 @@ class Batches extends Engine {
 
   /**
    * Whether the first `end` queued calls only update messages the batch committing writes (a
-   * reply streaming in). Such a batch waits for that one rather than starting beside it: its
+   * reply streaming in, by `updateMessage` or a recipe). Such a batch waits for that one rather than starting beside it: its
    * updates then land in one rewrite of the entry instead of a transaction per few tokens, and
    * transactions, not tokens, are what a stream costs.
    */
-  private rewrites(end: number, draft: Draft): boolean {
+  private rewrites(end: number, draft: Draft, since: number): boolean {
     // Every call arriving meanwhile asks again: only the calls not yet looked at are.
     const known = this.rewritten
     let i = known.draft === draft ? known.count : 0
     for (; i < end; i++) {
       const p = this.queue[i]
-      if (p.fn !== 'session::update-message') return false
+      if (p.fn !== 'session::update-message' && !p.rewrite) return false
       const { session_id, entry_id } = p.req as { session_id: string; entry_id?: unknown }
       if (typeof entry_id !== 'string' || !draft.entries.get(session_id)?.has(entry_id)) return false
     }
-    this.rewritten = { draft, count: end }
+    this.rewritten = { draft, count: end, since }
     return true
+  }
+
+  /**
+   * Whether updates held back behind a batch that has just committed (see `rewrites`) wait a
+   * little longer, until `GATHER_MS` after that batch started. A fast stream then commits at
+   * most every `GATHER_MS` rather than once per IndexedDB round trip (well under a
+   * millisecond): W3's 2,000 updates cost 20-45 transactions instead of 30-150, and each
+   * transaction costs the page's main thread about 0.4 ms, as much as 30-40 updates (CPU
+   * profile of W3 in Chromium). Calls that arrive when nothing is
+   * committing never wait (a reply streaming at a model's pace, an awaited update), nor do
+   * calls that are not such updates: with one in the queue, the batch starts at once.
+   */
+  private gathers(end: number): boolean {
+    const held = this.rewritten
+    if (held.draft && this.rewrites(end, held.draft, held.since!)) {
+      // Each call of the stream asks: the clock is read only until the timer is set.
+      if (this.gathering !== undefined) return true
+      const wait = held.since! + GATHER_MS - performance.now()
+      if (wait > 0) {
+        this.gathering = setTimeout(() => {
+          this.gathering = undefined
+          this.pump()
+        }, wait)
+        return true
+      }
+    }
+    if (this.gathering !== undefined) {
+      clearTimeout(this.gathering)
+      this.gathering = undefined
+    }
+    return false
+  }
+
+  /**
+   * A stream's next update, with every call queued before it already held as a rewrite of the
+   * batch committing (or of the one just committed, while `gathers` waits): what started it, or
+   * the timer, starts them all, so the call asks for no `pump` of its own (W3: one microtask
+   * and a queue scan less per token).
+   */
+  protected override holds(): boolean {
+    const held = this.rewritten
+    const end = this.queue.length
+    if (!held.draft || held.count !== end - 1) return false
+    const prev = this.flights.at(-1)
+    if (prev ? this.flights.length > 1 || prev.draft !== held.draft : this.gathering === undefined) return false
+    return this.rewrites(end, held.draft, held.since!)
   }
 
   /** What a batch touches, and whether it writes. */
@@ -347,6 +394,9 @@ export function install(): void {
     if (name !== 'constructor') Object.defineProperty(Engine.prototype, name, Object.getOwnPropertyDescriptor(Batches.prototype, name)!)
   }
 }
+
+/** How long after a batch started the updates held behind it wait to start the next (see `gathers`). */
+export const GATHER_MS = 2
 
 /** Batches of at least this many calls stream their entries (see `StorageReader.stream`); a single awaited append never does. */
 const STREAM_MIN = 32

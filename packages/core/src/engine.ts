@@ -17,6 +17,8 @@ export interface Pending {
   /** Internal writes (bulk import, replication) bring their own step. */
   run?: (d: Draft) => unknown
   req: { session_id?: string }
+  /** An internal write that only rewrites entry `req.entry_id` (a recipe update): it gathers as updates do. */
+  rewrite?: boolean
   guard?: CallGuard
   resolve(value: unknown): void
   reject(error: unknown): void
@@ -27,6 +29,8 @@ export interface Flight {
   /** The batch started before this one, while it is not settled. */
   prev?: Flight
   done: Promise<void>
+  /** When it started (`performance.now()`): updates held behind it gather until a little after (see `gathers`). */
+  started: number
   /** The draft whose writes are in the transaction, once they are (the next batch builds on it). */
   draft?: Draft
   /** The draft that committed: a batch built on this one checks it is the one it built on. */
@@ -91,8 +95,13 @@ export class Engine {
   protected scheduled = false
   /** Batches handed to the storage and not yet settled, oldest first: at most two. */
   protected flights: Flight[] = []
-  /** How many queued calls `rewrites` found to rewrite what `draft` writes. */
-  protected rewritten: { draft?: Draft; count: number } = { count: 0 }
+  /**
+   * How many queued calls `rewrites` found to rewrite what `draft` writes, and when `draft`'s
+   * batch started (`since`).
+   */
+  protected rewritten: { draft?: Draft; count: number; since?: number } = { count: 0 }
+  /** The timer that starts the updates gathering behind a committed batch (see `gathers`). */
+  protected gathering: ReturnType<typeof setTimeout> | undefined
   /** Batches that found a stale head inside their transaction and ran again (tests read it). */
   reruns = 0
   /**
@@ -102,6 +111,12 @@ export class Engine {
    */
   readonly pending = new Subject<{ readonly sessions: ReadonlySet<string>; readonly failed: boolean }>()
   protected loading = new Map<string, Promise<void>>()
+  /**
+   * Set by the store: runs `go` in issue order with the store's calls (which reach the engine in
+   * ticks, a microtask after they are issued). Writes submitted outside `store.call` (a recipe
+   * update) go through it, so they keep their place among the calls issued before them.
+   */
+  inOrder?: (go: (resolve: (value: unknown) => void, reject: (error: unknown) => void) => void) => Promise<unknown>
   /** Counts storage transactions (benchmarks report it). */
   transactions = 0
   /** With a byte budget, idle sessions' entries leave memory (see `EntryCache`). */
@@ -150,11 +165,12 @@ export class Engine {
   /**
    * Queues an internal write touching `sessions` that runs in order with the operations. Remote
    * writes (changes pulled from a server) get batches of their own, so commit hooks can tell them
-   * from local ones.
+   * from local ones. `rewrite`: the write only rewrites that message (a recipe update), so it
+   * waits and gathers behind a batch writing it as `updateMessage` calls do.
    */
-  submitInternal<T>(sessions: readonly string[], run: (d: Draft) => T, source: ChangeSource = 'local'): Promise<T> {
+  submitInternal<T>(sessions: readonly string[], run: (d: Draft) => T, source: ChangeSource = 'local', rewrite?: { session_id: string; entry_id: string }): Promise<T> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ fn: 'internal', source, run, sessions, req: {}, resolve: resolve as Pending['resolve'], reject })
+      this.queue.push({ fn: 'internal', source, run, sessions, req: rewrite ?? {}, rewrite: rewrite !== undefined, resolve: resolve as Pending['resolve'], reject })
       this.kick()
     })
   }
@@ -167,12 +183,20 @@ export class Engine {
   /** Everything issued in this tick becomes one batch, started on the next microtask. */
   private kick(): void {
     this.running ??= new Promise((resolve) => (this.idle = resolve))
-    if (this.scheduled) return
+    if (this.scheduled || this.holds()) return
     this.scheduled = true
     queueMicrotask(() => {
       this.scheduled = false
       this.pump()
     })
+  }
+
+  /**
+   * Whether the call just queued (the last) waits behind a batch with all those queued before
+   * it, so that `pump` would start nothing now: false until the batch code is here.
+   */
+  protected holds(): boolean {
+    return false
   }
 
   /**

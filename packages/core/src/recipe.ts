@@ -47,7 +47,7 @@ export function updateMessage(store: Store, request: RecipeUpdateRequest, recipe
   }
   const { session_id, entry_id } = checked
   const engine = store.engine
-  return engine.submitInternal([session_id], (d) => {
+  const submit = (): Promise<UpdateMessageResponse> => engine.submitInternal([session_id], (d) => {
     const entry = d.entry(session_id, entry_id)
     const stale = checked.expected_revision != null && entry?.revision !== checked.expected_revision
     // Not a message (or none): the update operation refuses it with the contract's error.
@@ -59,5 +59,7 @@ export function updateMessage(store: Store, request: RecipeUpdateRequest, recipe
     // ones (checked when they were stored), so they are kept as they are.
     const content = Object.freeze(req.content.map((block, i) => (produced[i] === current[i] ? current[i] : block))) as ContentBlock[]
     return updateMessageOp(d, { ...req, content }, engine.ctx)
-  })
+  }, 'local', { session_id, entry_id })
+  // In the store's issue order: after a plain `updateMessage` issued before it in the same tick.
+  return engine.inOrder ? (engine.inOrder((resolve, reject) => void submit().then(resolve, reject)) as Promise<UpdateMessageResponse>) : submit()
 }

@@ -238,7 +238,37 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     reject(error: unknown): void
   }
   let queue: Queued[] | undefined
-  let submitted: Promise<void> = Promise.resolve()
+  /** The newest tick that waits for code (the ticks after it wait behind it); undefined when none does. */
+  let waiting: Promise<void> | undefined
+  const settled = Promise.resolve()
+  const runTick = (tick: Queued[]): void => {
+    for (const c of tick) {
+      if (c.error !== undefined) c.reject(c.error)
+      else {
+        try {
+          c.go(c.resolve, c.reject)
+        } catch (e) {
+          c.reject(e)
+        }
+      }
+    }
+  }
+  // A tick whose code is here, with none waiting before it, runs on its first microtask (a
+  // streamed token is a tick of its own: no async function and awaits per call).
+  const startTick = (tick: Queued[]): void => {
+    queue = undefined
+    if (!waiting && !tick.some((c) => c.ready)) return runTick(tick)
+    const before = waiting
+    const mine: Promise<void> = (async () => {
+      await before
+      if (tick.some((c) => c.ready)) await Promise.all(tick.map((c) => c.ready))
+      runTick(tick)
+    })()
+    waiting = mine
+    void mine.then(() => {
+      if (waiting === mine) waiting = undefined
+    })
+  }
   const inOrder = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined> | undefined, go: (resolve: (value: T) => void, reject: (error: unknown) => void) => void): Promise<T> => {
     if (closed) return closedError()
     return new Promise<T>((resolve, reject) => {
@@ -250,25 +280,10 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
       if (queue) return void queue.push(q)
       const tick = (queue = [q])
-      const before = submitted
-      submitted = (async () => {
-        await undefined
-        queue = undefined
-        await before
-        if (tick.some((c) => c.ready)) await Promise.all(tick.map((c) => c.ready))
-        for (const c of tick) {
-          if (c.error !== undefined) c.reject(c.error)
-          else {
-            try {
-              c.go(c.resolve, c.reject)
-            } catch (e) {
-              c.reject(e)
-            }
-          }
-        }
-      })()
+      void settled.then(() => startTick(tick))
     })
   }
+  engine.inOrder = (go) => inOrder(undefined, go)
   /** `inOrder` for work that returns a promise. */
   const later = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined>, run: () => Promise<T>): Promise<T> =>
     inOrder<T>(fetching, (resolve, reject) => void run().then(resolve, reject))
@@ -335,10 +350,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     importSession: (data, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.importSession(engine, data, opts)),
     beginImport: (id, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.beginImport(engine, id, opts)),
     async flush() {
-      for (let s = submitted; ; s = submitted) {
-        await s
-        if (s === submitted) break
-      }
+      // A tick issued before this call starts on a microtask queued before this await.
+      await undefined
+      while (waiting) await waiting
       await engine.flush()
     },
     get closed() {

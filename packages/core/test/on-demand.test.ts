@@ -71,6 +71,34 @@ describe('operations fetched on first use', () => {
   })
 })
 
+describe('the order of ticks', () => {
+  it('a call whose code is here reaches the engine on the first microtask; a tick after one waiting for code still waits for it', async () => {
+    expect(operations['session::list-attachments'].load).toBeTypeOf('function')
+    const { store } = await open()
+    const { session_id } = await store.create({ title: 'T' })
+    await store.append({ session_id, message: user('first') })
+    const queued: string[] = []
+    const enqueue = store.engine.enqueue.bind(store.engine)
+    vi.spyOn(store.engine, 'enqueue').mockImplementation((fn, req, guard, resolve, reject) => {
+      queued.push(fn)
+      enqueue(fn, req, guard, resolve, reject)
+    })
+    // A streamed token is a tick of its own: it costs one microtask to reach the engine.
+    const a = store.append({ session_id, message: user('a') })
+    await undefined
+    expect(queued).toStrictEqual(['session::append'])
+    await a
+    // The first call of an operation fetched on first use holds back the tick after it.
+    const list = store.listAttachments({ session_id })
+    await undefined
+    const b = store.append({ session_id, message: user('b') })
+    expect(await list).toStrictEqual({ attachments: [] })
+    await b
+    expect(queued).toStrictEqual(['session::append', 'session::list-attachments', 'session::append'])
+    await store.close()
+  })
+})
+
 describe('prefetching', () => {
   it('fetches the code of every operation soon after opening', async () => {
     const store = await createStore({ storage: memoryStorage(), multiTab: false })

@@ -1,7 +1,9 @@
 import 'fake-indexeddb/auto'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createStore, indexedDbStorage, memoryStorage, type Storage, type Store } from '../src/index.js'
+import { GATHER_MS } from '../src/engine-batches.js'
 import { operations } from '../src/ops/index.js'
+import { updateMessage } from '../src/recipe.js'
 import { StaleHeadError, type SessionHead, type StorageReader, type WriteSet } from '../src/storage.js'
 
 // The commit path: batches built from memory, their heads checked inside the transaction
@@ -101,6 +103,10 @@ async function openWithChat(): Promise<{ g: ReturnType<typeof gatedStorage>; sto
 
 /** Lets the engine start what was issued (its batch starts on a microtask, its transaction after). */
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0))
+/** Waits until `ok` holds (at most 2 s): the engine's timers run in real time. */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setTimeout(r, 2))
+}
 
 describe('pipelined commits', () => {
   it('start the next batch while one commits, and commit and emit in issue order', async () => {
@@ -169,6 +175,123 @@ describe('pipelined commits', () => {
     const again = await open(g.storage)
     const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
     expect(stored).toMatchObject({ revision: 5, message: { content: text('abcde') } })
+    await store.close()
+  })
+
+  it('updates held behind a commit gather until GATHER_MS after it started, asking for no batch start each; one issued when nothing commits, or an append among them, starts at once', async () => {
+    const { g, store } = await openWithChat()
+    const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
+    await g.step()
+    await appended
+    const updated: number[] = []
+    store.on('session::message-updated', { session_id: 'chat' }).subscribe((p) => updated.push(p.revision))
+    const text = (t: string) => [{ type: 'text' as const, text: t }]
+    const update = (t: string) => store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: text(t) })
+    // The engine's clock stands still unless the test moves it; timers stay real.
+    vi.useFakeTimers({ toFake: ['performance'] })
+    try {
+      const issued = g.transactions
+      // Nothing is committing: the update starts at once.
+      const calls = [update('a')]
+      await tick()
+      expect(g.transactions).toBe(issued + 1)
+      calls.push(update('ab'))
+      await tick()
+      // Held calls ask for no batch start of their own: what started the batch does it.
+      const pump = vi.spyOn(store.engine as unknown as { pump(): void }, 'pump')
+      calls.push(update('abc'))
+      await tick()
+      expect(pump).not.toHaveBeenCalled()
+      await g.step()
+      await calls[0]
+      expect(updated).toStrictEqual([1])
+      // The batch they waited for committed within the window: they wait for the rest of it,
+      // and what streams in meanwhile joins them.
+      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      pump.mockClear()
+      calls.push(update('abcd'))
+      // Microtasks only: the engine's timer cannot fire in between.
+      for (let i = 0; i < 20; i++) await undefined
+      expect(pump).not.toHaveBeenCalled()
+      pump.mockRestore()
+      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      expect(g.transactions).toBe(issued + 1)
+      expect(updated).toStrictEqual([1])
+      vi.advanceTimersByTime(GATHER_MS)
+      await until(() => g.transactions === issued + 2)
+      expect(g.transactions).toBe(issued + 2)
+      await g.step()
+      expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
+      expect(updated).toStrictEqual([1, 2, 3, 4])
+      // Held again behind the next update; an append arriving is not an update: the batch
+      // starts at once, the held update with it, in issue order.
+      const more = update('abcde')
+      await tick()
+      expect(g.transactions).toBe(issued + 3)
+      const held = update('abcdef')
+      await tick()
+      await g.step()
+      await more
+      await tick()
+      expect(g.transactions).toBe(issued + 3)
+      const next = store.append({ session_id: 'chat', message: user('next'), entry_id: 'next' })
+      await tick()
+      expect(g.transactions).toBe(issued + 4)
+      await g.step()
+      expect(await held).toStrictEqual({ updated: true, revision: 6 })
+      expect(await next).toMatchObject({ entry_id: 'next', parent_id: 'reply' })
+      expect(updated).toStrictEqual([1, 2, 3, 4, 5, 6])
+      // Memory equals disk.
+      const again = await open(g.storage)
+      const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
+      expect(stored).toMatchObject({ revision: 6, message: { content: text('abcdef') } })
+    } finally {
+      vi.useRealTimers()
+    }
+    await store.close()
+  })
+
+  it('recipe updates gather with the updates held behind a commit, in issue order', async () => {
+    const { g, store } = await openWithChat()
+    const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
+    await g.step()
+    await appended
+    const updated: number[] = []
+    store.on('session::message-updated', { session_id: 'chat' }).subscribe((p) => updated.push(p.revision))
+    const add = (token: string) =>
+      updateMessage(store, { session_id: 'chat', entry_id: 'reply' }, (draft) => {
+        const first = draft[0]
+        if (first?.type === 'text') first.text += token
+        else draft.push({ type: 'text', text: token })
+      })
+    vi.useFakeTimers({ toFake: ['performance'] })
+    try {
+      const issued = g.transactions
+      const calls = [add('a')]
+      await tick()
+      expect(g.transactions).toBe(issued + 1)
+      calls.push(add('b'))
+      await tick()
+      await g.step()
+      await calls[0]
+      // Held within the window, a plain update and another token joining them.
+      calls.push(store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: [{ type: 'text', text: 'ab!' }] }))
+      await tick()
+      calls.push(add('?'))
+      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      expect(g.transactions).toBe(issued + 1)
+      vi.advanceTimersByTime(GATHER_MS)
+      await until(() => g.transactions === issued + 2)
+      expect(g.transactions).toBe(issued + 2)
+      await g.step()
+      expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
+      expect(updated).toStrictEqual([1, 2, 3, 4])
+      const again = await open(g.storage)
+      const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
+      expect(stored).toMatchObject({ revision: 4, message: { content: [{ type: 'text', text: 'ab!?' }] } })
+    } finally {
+      vi.useRealTimers()
+    }
     await store.close()
   })
 

@@ -58,6 +58,21 @@ export function recipeSuite(open: () => Promise<Store>, reopen?: (store: Store) 
     }
   })
 
+  it('keeps its place among plain updates issued in the same tick: none lost', async () => {
+    const store = await open()
+    const { session_id, entry_id, events } = await fixture(store)
+    const answers = await Promise.all([
+      store.updateMessage({ session_id, entry_id, content: [{ type: 'text', text: 'plain' }, call] }),
+      updateMessage(store, { session_id, entry_id }, append('+recipe')),
+      store.updateMessage({ session_id, entry_id, content: [{ type: 'text', text: 'again' }, call] }),
+      updateMessage(store, { session_id, entry_id }, append('!')),
+    ])
+    expect(answers.map((a) => a.revision)).toStrictEqual([1, 2, 3, 4])
+    expect(events.map((e) => textOf({ kind: 'message', message: (e as { message: AssistantMessage }).message } as SessionEntry))).toStrictEqual(['plain', 'plain+recipe', 'again', 'again!'])
+    expect(textOf((await store.getMessage({ session_id, entry_id }))?.entry)).toBe('again!')
+    await store.close()
+  })
+
   it('keeps the identity of untouched blocks across messages$ and entry$ emissions', async () => {
     const store = await open()
     const { session_id, entry_id } = await fixture(store)
