@@ -164,8 +164,9 @@ function readIncoming(incoming: IncomingMessage, max: number): Promise<Buffer> {
       resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
     })
     incoming.on('error', fail)
-    // Closed before its end (the client went away, `aborted` comes with it): nothing more will come.
-    incoming.on('close', () => fail(new Error('request aborted')))
+    // Closed before its end (the client went away, `aborted` comes with it): nothing more will
+    // come. It is also emitted after every end: no error is built then.
+    incoming.on('close', () => settled || fail(new Error('request aborted')))
   })
 }
 

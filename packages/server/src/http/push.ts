@@ -33,6 +33,14 @@ export function parsePush(body: unknown, maxBatch: number): Array<PushMutation &
 
 const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)
 
+/**
+ * A result with its log position, keys in the same order as `{ ...r, seq }`. Object.assign, not
+ * a spread: Node 20's V8 copies `{ ...r }` on a slow path (~0.4 µs, against ~0.05), once per
+ * applied mutation. `r` is the core's result, whose keys are its own. (A spread after other
+ * keys, as in `{ id, ...r }`, takes the fast path.)
+ */
+const withSeq = (r: ReplicaResult, seq: number): ReplicaResult & { seq: number } => Object.assign({}, r, { seq })
+
 /** A result whose change is in the log now (this push's, or an identical one before it). */
 const landed = (r: ReplicaResult): boolean => r.status === 'applied' || r.status === 'unchanged'
 
@@ -98,7 +106,7 @@ export async function push(service: Service, principal: Principal | undefined, m
       const seqs = service.changes && kept.length ? await service.changes.positions(kept) : []
       for (let i = 0, n = 0; i < admitted.length; i++) {
         const seq = landed(applied[i]) ? seqs[n++] : undefined
-        results[admitted[i].at] = seq === undefined ? applied[i] : { ...applied[i], seq }
+        results[admitted[i].at] = seq === undefined ? applied[i] : withSeq(applied[i], seq)
       }
     }
   } finally {
