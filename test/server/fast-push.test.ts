@@ -1,4 +1,5 @@
 import { Agent, request } from 'node:http'
+import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { cleanupAfterEach, startServer, type ServerProcess } from './helpers.js'
 
@@ -141,5 +142,72 @@ describe('POST /sync/push without Hono', () => {
     // And alice again: her session, with only her entry.
     const again = await push(append('alice-own', 'e1'), as('tok-a'))
     expect((again.body as { results: Array<{ status: string }> }).results.map((r) => r.status)).toEqual(['unchanged', 'unchanged'])
+  })
+
+  /** A raw request written in pieces (`chunked`: no Content-Length), each piece after the last was sent. */
+  function sendPieces(url: string, pieces: string[], headers: Record<string, string>): Promise<Answer> {
+    const { hostname, port } = new URL(url)
+    return new Promise((resolve, reject) => {
+      const req = request({ host: hostname, port, path: '/sync/push', method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } }, (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString()) }))
+      })
+      // The server may refuse (and close) before the last piece: what happens to the rest is not asked.
+      req.on('error', reject)
+      const write = (i: number): void => {
+        if (i === pieces.length) return void req.end()
+        req.write(pieces[i], () => setTimeout(() => write(i + 1), 5))
+      }
+      write(0)
+    })
+  }
+
+  /** The results of pulling everything `token` may see. */
+  async function pulled(url: string, token: string): Promise<Array<{ change: { type: string; session_id?: string; meta?: { session_id: string } } }>> {
+    const res = await fetch(`${url}/sync/pull?since=0`, { headers: { authorization: `Bearer ${token}` } })
+    expect(res.status).toBe(200)
+    return ((await res.json()) as { changes: Array<{ change: { type: string; session_id?: string; meta?: { session_id: string } } }> }).changes
+  }
+
+  it('reads a body that arrives in several pieces whole', async () => {
+    const s = await serve()
+    const body = create('pieces')
+    const cut = [0, 10, 40, 90, body.length]
+    const a = await sendPieces(s.url, cut.slice(1).map((end, i) => body.slice(cut[i], end)), as('tok-a'))
+    expect(a.status).toBe(200)
+    expect((a.body as { results: unknown[] }).results).toMatchObject([{ id: 1, status: 'applied' }])
+    expect((await pulled(s.url, 'tok-a')).map((c) => c.change.meta?.session_id)).toContain('pieces')
+  })
+
+  it('refuses a body that streams past the limit with 413 and Connection: close, and writes nothing', async () => {
+    const s = await serve('--max-body-bytes', '2000')
+    // No Content-Length to judge by: the limit is found while reading. The push itself is valid.
+    const push = create('too-long')
+    const pieces = [push.slice(0, -1), `, "pad": "${'x'.repeat(1500)}`, `${'y'.repeat(1500)}"}`]
+    const a = await sendPieces(s.url, pieces, as('tok-a'))
+    expect(a.status).toBe(413)
+    expect(a.headers.connection).toBe('close')
+    expect(a.body).toMatchObject({ error: { code: 'session/invalid_request' } })
+    expect(await pulled(s.url, 'tok-a')).toStrictEqual([])
+    // The server goes on: the same push, within the limit, lands.
+    expect((await send(s.url, '/sync/push', push, as('tok-a'))).status).toBe(200)
+    expect((await pulled(s.url, 'tok-a')).map((c) => c.change.meta?.session_id)).toStrictEqual(['too-long'])
+  })
+
+  it('a client that goes away mid-body leaves nothing written, and the server keeps answering', async () => {
+    const s = await serve()
+    const { hostname, port } = new URL(s.url)
+    const body = create('gone')
+    const socket = connect(Number(port), hostname)
+    await new Promise<void>((resolve, reject) => (socket.once('connect', resolve), socket.once('error', reject)))
+    socket.write(`POST /sync/push HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nAuthorization: Bearer tok-a\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`)
+    await new Promise((r) => setTimeout(r, 50))
+    socket.destroy()
+    await new Promise((r) => setTimeout(r, 50))
+    expect(await pulled(s.url, 'tok-a')).toStrictEqual([])
+    const a = await send(s.url, '/sync/push', create('after'), as('tok-a'))
+    expect(a.status).toBe(200)
+    expect((await pulled(s.url, 'tok-a')).map((c) => c.change.meta?.session_id)).toStrictEqual(['after'])
   })
 })

@@ -112,63 +112,61 @@ const viewOf = (c: Context): RequestView => ({
 })
 
 /**
- * The request body as text, at most `max` bytes (413 past it, decided before anything is
- * parsed). Read straight from Node's request stream when there is one: building a WHATWG
- * Request per call costs more than the rest of a push.
+ * The request body as text and its size in bytes, at most `max` bytes (413 past it, decided
+ * before anything is parsed). Read straight from Node's request stream when there is one:
+ * building a WHATWG Request per call costs more than the rest of a push.
  */
-async function readBody(r: RequestView, max: number): Promise<string> {
+async function readBody(r: RequestView, max: number): Promise<{ text: string; bytes: number }> {
   const declared = Number(r.header('content-length'))
   const incoming = r.incoming
-  const refuse = (): never => {
-    // Stop reading: what is left of the body is not wanted, and neither is the connection.
-    incoming?.resume()
-    throw tooLarge(`request body exceeds ${max} bytes`, { Connection: 'close' })
-  }
-  if (declared > max) refuse()
+  if (declared > max) throw refusal(incoming, max)
   if (!incoming) {
     const text = await r.raw().text()
-    if (Buffer.byteLength(text) > max) refuse()
-    return text
+    const bytes = Buffer.byteLength(text)
+    if (bytes > max) throw refusal(incoming, max)
+    return { text, bytes }
   }
-  // Plain stream events: an async iterator over the request costs more than the push it carries.
-  return new Promise<string>((resolve, reject) => {
+  const body = await readIncoming(incoming, max)
+  return { text: body.toString('utf8'), bytes: body.length }
+}
+
+/** 413 for a body over `max`; what is left of it is not wanted, and neither is the connection. */
+function refusal(incoming: IncomingMessage | undefined, max: number): HttpError {
+  incoming?.resume()
+  return tooLarge(`request body exceeds ${max} bytes`, { Connection: 'close' })
+}
+
+/**
+ * A request's body from Node's stream, with plain stream events (an async iterator over the
+ * request costs more than the push it carries). Once settled, later events are ignored rather
+ * than unsubscribed from: the listeners go with the request, and removing them costs more.
+ * Past `max` the rest is drained unread (the 413 closes the connection).
+ */
+function readIncoming(incoming: IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
-    const done = (): void => {
-      incoming.off('data', data)
-      incoming.off('end', end)
-      incoming.off('error', fail)
-      incoming.off('aborted', aborted)
-      incoming.off('close', aborted)
-    }
-    const data = (chunk: Buffer): void => {
-      size += chunk.length
-      if (size > max) {
-        done()
-        try {
-          refuse()
-        } catch (e) {
-          reject(e)
-        }
-        return
-      }
-      chunks.push(chunk)
-    }
-    const end = (): void => {
-      done()
-      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'))
-    }
-    const fail = (e: Error): void => {
-      done()
+    let settled = false
+    const fail = (e: unknown): void => {
+      if (settled) return
+      settled = true
       reject(e)
     }
-    const aborted = (): void => fail(new Error('request aborted'))
-    incoming.on('data', data)
-    incoming.on('end', end)
+    incoming.on('data', (chunk: Buffer) => {
+      if (settled) return
+      size += chunk.length
+      if (size > max) fail(refusal(incoming, max))
+      else chunks.push(chunk)
+    })
+    incoming.on('end', () => {
+      if (settled) return
+      settled = true
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))
+    })
     incoming.on('error', fail)
-    incoming.on('aborted', aborted)
-    // Closed before its end (the client went away): nothing more will come.
-    incoming.on('close', aborted)
+    // Closed before its end (the client went away, `aborted` comes with it): nothing more will
+    // come. It is also emitted after every end: no error is built then.
+    incoming.on('close', () => settled || fail(new Error('request aborted')))
   })
 }
 
@@ -190,6 +188,30 @@ function failure(cfg: AppConfig, err: unknown, route: string): { status: number;
   const { status, body } = toWire(err)
   if (status === 500) cfg.log(`unexpected error on ${route}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
   return { status, headers: err instanceof HttpError ? err.headers : undefined, body }
+}
+
+/** Node's request as the steps every route shares read it (the fast path builds no Hono context or Request). */
+class NodeRequest implements RequestView {
+  constructor(readonly incoming: IncomingMessage) {}
+  header(name: string): string | undefined {
+    return nodeHeader(this.incoming, name)
+  }
+  query(): undefined {
+    return undefined
+  }
+  raw(): Request {
+    throw new Error('fast path: no Request is built')
+  }
+}
+
+/** A JSON answer from Node's response: status, the body's two headers, and any the failure carries. */
+function sendJsonAnswer(res: ServerResponse, status: number, value: unknown, headers?: Readonly<Record<string, string>>): void {
+  const text = JSON.stringify(value)
+  // A flat list of names and values: Node stores it as it is, without walking an object's keys.
+  const list = ['Content-Type', 'application/json', 'Content-Length', String(Buffer.byteLength(text))]
+  for (const name in headers) list.push(name, headers[name])
+  res.writeHead(status, list)
+  res.end(text)
 }
 
 /** Every route of the protocol (packages/server/README.md), and the fast path for pushes over plain HTTP. */
@@ -264,8 +286,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
   const readJson = async (r: RequestView): Promise<{ value: unknown; bytes: number }> => {
     // Requiring JSON also makes every cross-origin write a preflighted request.
     if (!/^application\/json\b/i.test(r.header('content-type') ?? '')) throw new HttpError(415, 'session/invalid_request', 'expected Content-Type: application/json')
-    const text = await readBody(r, limits.maxBodyBytes)
-    const bytes = Buffer.byteLength(text)
+    const { text, bytes } = await readBody(r, limits.maxBodyBytes)
     return { value: text.trim() ? parseJson(text, limits) : undefined, bytes }
   }
   const body = (c: Context): Promise<{ value: unknown; bytes: number }> => readJson(viewOf(c))
@@ -363,42 +384,33 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
   // so the same header always names the same principal; a connection carrying another header
   // (a proxy's shared upstream connection) is identified afresh. Only successes are kept.
   const identified = new WeakMap<object, { header: string; who: Identity }>()
+  const answerPush = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const r = new NodeRequest(req)
+    try {
+      const header = req.headers.authorization
+      const known = header === undefined ? undefined : identified.get(req.socket)
+      let who: Identity
+      if (known !== undefined && known.header === header) who = known.who
+      else {
+        who = await identify(r, false)
+        if (header !== undefined && cfg.authenticate) identified.set(req.socket, { header, who })
+      }
+      throttle(who.caller)
+      sendJsonAnswer(res, 200, await pushed(r, who.principal))
+    } catch (err) {
+      const { status, headers, body } = failure(cfg, err, 'POST /sync/push')
+      try {
+        sendJsonAnswer(res, status, body, headers)
+      } catch (e) {
+        // The answer itself could not be written (the connection is gone, or half an answer went).
+        cfg.log(`POST /sync/push: could not answer: ${String(e)}`)
+        res.destroy()
+      }
+    }
+  }
   const fastPush = (req: IncomingMessage, res: ServerResponse): boolean => {
     if (req.method !== 'POST' || req.url !== '/sync/push' || req.headers.origin !== undefined || (cfg.authenticate && !cfg.tokensOnly)) return false
-    const r: RequestView = {
-      header: (name) => nodeHeader(req, name),
-      query: () => undefined,
-      incoming: req,
-      raw: () => {
-        throw new Error('fast path: no Request is built')
-      },
-    }
-    const answer = (status: number, value: unknown, headers?: Readonly<Record<string, string>>): void => {
-      const text = JSON.stringify(value)
-      res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers })
-      res.end(text)
-    }
-    void (async () => {
-      try {
-        const header = req.headers.authorization
-        const known = header === undefined ? undefined : identified.get(req.socket)
-        let who: Identity
-        if (known !== undefined && known.header === header) who = known.who
-        else {
-          who = await identify(r, false)
-          if (header !== undefined && cfg.authenticate) identified.set(req.socket, { header, who })
-        }
-        throttle(who.caller)
-        answer(200, await pushed(r, who.principal))
-      } catch (err) {
-        const { status, headers, body } = failure(cfg, err, 'POST /sync/push')
-        answer(status, body, headers)
-      }
-    })().catch((err: unknown) => {
-      // The answer itself could not be written (the connection is gone, or half an answer went).
-      cfg.log(`POST /sync/push: could not answer: ${String(err)}`)
-      res.destroy()
-    })
+    void answerPush(req, res)
     return true
   }
   return { app, fastPush }

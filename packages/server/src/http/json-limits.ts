@@ -33,11 +33,13 @@ const SHOWN_KEY = 40
  * `JSON.parse` decides that afterwards.
  */
 export function checkJsonShape(text: string, limits: JsonLimits): void {
-  // Per open container: 1 for an object, 0 for an array; its commas so far; for an object, its
-  // current key (raw text between the quotes) and whether the next string is a key.
+  // Per open container: 1 for an object, 0 for an array; its commas so far; for an object, where
+  // its current key's raw text (between the quotes) starts and ends, and whether the next string
+  // is a key. Positions, not slices: the key's text is only needed to name a violation.
   const kinds: number[] = []
   const counts: number[] = []
-  const keys: string[] = []
+  const keyStart: number[] = []
+  const keyEnd: number[] = []
   const keyNext: boolean[] = []
   /** The path of the value being read, or with `levels`, of one of its containers. */
   const where = (levels = kinds.length): string => {
@@ -45,7 +47,8 @@ export function checkJsonShape(text: string, limits: JsonLimits): void {
     for (let l = 0; l < Math.min(levels, SHOWN_LEVELS); l++) {
       if (kinds[l] === 0) path += `[${counts[l]}]`
       else {
-        const key = keys[l].length > SHOWN_KEY ? `${keys[l].slice(0, SHOWN_KEY)}…` : keys[l]
+        const raw = text.slice(keyStart[l], Math.min(keyEnd[l], keyStart[l] + SHOWN_KEY + 1))
+        const key = raw.length > SHOWN_KEY ? `${raw.slice(0, SHOWN_KEY)}…` : raw
         path += path ? `.${key}` : key
       }
     }
@@ -71,7 +74,8 @@ export function checkJsonShape(text: string, limits: JsonLimits): void {
       const top = kinds.length - 1
       const isKey = top >= 0 && kinds[top] === 1 && keyNext[top]
       if (isKey) {
-        keys[top] = text.slice(start + 1, Math.min(i, start + 1 + SHOWN_KEY + 1))
+        keyStart[top] = start + 1
+        keyEnd[top] = i
         keyNext[top] = false
       }
       if (i - start - 1 > limits.maxStringLength) throw invalidRequest(`${where()}: JSON ${isKey ? 'key' : 'string'} longer than ${limits.maxStringLength} characters`)
@@ -81,14 +85,16 @@ export function checkJsonShape(text: string, limits: JsonLimits): void {
       if (kinds.length >= limits.maxDepth) throw invalidRequest(`${where()}: JSON nested deeper than ${limits.maxDepth} levels`)
       kinds.push(c === 0x7b ? 1 : 0)
       counts.push(0)
-      keys.push('')
+      keyStart.push(0)
+      keyEnd.push(0)
       keyNext.push(true)
       continue
     }
     if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
       kinds.pop()
       counts.pop()
-      keys.pop()
+      keyStart.pop()
+      keyEnd.pop()
       keyNext.pop()
       continue
     }

@@ -33,6 +33,17 @@ export function parsePush(body: unknown, maxBatch: number): Array<PushMutation &
 
 const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)
 
+/**
+ * A result with its log position, keys in the same order as `{ ...r, seq }`. Object.assign, not
+ * a spread: Node 20's V8 copies `{ ...r }` on a slow path (~0.4 µs, against ~0.05), once per
+ * applied mutation. `r` is the core's result, whose keys are its own. (A spread after other
+ * keys, as in `{ id, ...r }`, takes the fast path.)
+ */
+const withSeq = (r: ReplicaResult, seq: number): ReplicaResult & { seq: number } => Object.assign({}, r, { seq })
+
+/** A result whose change is in the log now (this push's, or an identical one before it). */
+const landed = (r: ReplicaResult): boolean => r.status === 'applied' || r.status === 'unchanged'
+
 // Plain text, as the core's own rejections carry it (the code is a field of its own).
 const rejected = (e: SessionError): ReplicaResult => ({ status: 'rejected', code: e.code, message: e.message.replace(`${e.code}: `, '') })
 
@@ -86,17 +97,17 @@ export async function push(service: Service, principal: Principal | undefined, m
       // as an unknown one, nothing written.
       const guard = principal === undefined ? undefined : (c: ReplicaChange, head: SessionHead | undefined): ReplicaResult | undefined =>
         !head || tenancy.owns(principal, head.meta.metadata) ? undefined : c.type === 'delete' ? { status: 'unchanged' } : rejected(new SessionError('session/not_found', `session ${sessionOf(c)} not found`))
-      const applied = await store.applyReplica(admitted.map((a) => a.change), { policy: 'push', guard })
+      const changes = admitted.map((a) => a.change)
+      const applied = await store.applyReplica(changes, { policy: 'push', guard })
       // Read after the commit: the newest record of each key is this push's or a later one, so
       // a client drops only server changes older than its own (see the sync README).
-      const landed = admitted.map((a, i) => (applied[i].status === 'applied' || applied[i].status === 'unchanged' ? a.change : undefined))
-      const kept = landed.filter((c): c is ReplicaChange => c !== undefined)
+      const kept: ReplicaChange[] = []
+      for (let i = 0; i < applied.length; i++) if (landed(applied[i])) kept.push(changes[i])
       const seqs = service.changes && kept.length ? await service.changes.positions(kept) : []
-      let n = 0
-      admitted.forEach((a, i) => {
-        const seq = landed[i] ? seqs[n++] : undefined
-        results[a.at] = seq === undefined ? applied[i] : { ...applied[i], seq }
-      })
+      for (let i = 0, n = 0; i < admitted.length; i++) {
+        const seq = landed(applied[i]) ? seqs[n++] : undefined
+        results[admitted[i].at] = seq === undefined ? applied[i] : withSeq(applied[i], seq)
+      }
     }
   } finally {
     quota()
