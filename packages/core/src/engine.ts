@@ -219,7 +219,7 @@ export class Engine {
     if (!s || s.entries) return Promise.resolve()
     let p = this.loading.get(session_id)
     if (!p) {
-      p = this.storage.entries(session_id).then((entries) => {
+      p = this.storage.entries(session_id, s.head.meta.message_count).then((entries) => {
         const held = this.state.sessions.get(session_id)
         if (held && !held.entries) {
           this.state.setSession(held.head, entries)

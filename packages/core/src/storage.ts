@@ -99,8 +99,12 @@ export interface Storage {
   readonly name: string
   /** Opens the backing store and returns every session head (for `list` and live queries). */
   open(): Promise<SessionHead[]>
-  /** Reads one session's entries outside a commit (first access of a session). */
-  entries(session_id: string): Promise<SessionEntry[]>
+  /**
+   * Reads one session's entries outside a commit (first access of a session). `count`, optional,
+   * is how many there are likely to be (the head's message count): a hint a storage may use to
+   * split the read, never a limit.
+   */
+  entries(session_id: string, count?: number): Promise<SessionEntry[]>
   transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void>
   /**
    * True when transactions apply in the order `transact` was called even if one is called before
