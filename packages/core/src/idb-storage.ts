@@ -93,10 +93,11 @@ const strip = (records: Array<SessionEntry & Stamped>): SessionEntry[] => {
 /**
  * A session's entries as stored, without their stamps: what `entries` and a reader's `entries`
  * return. A session of about `count` entries (a hint: its head's message count) is read in two
- * halves, one from each end of its key range, in this one transaction, where the browser can
- * read backwards (`getAll` with options: Chromium 141+): it reads the second half while this
- * thread decodes the first (10,000 entries: ~70 ms in the browser's database, then ~20 ms of
- * decoding here; W4). The halves overlap by one entry when `count` is exact, which proves
+ * parts, one from each end of its key range, in this one transaction, where the browser can
+ * read backwards (`getAll` with options: Chromium 141+): it reads the second part while this
+ * thread decodes the first (10,000 entries: ~90 ms in the browser's database, then ~20 ms of
+ * decoding here; W4). The first part is two thirds: what is left to decode once the browser is
+ * done is the last third. The parts overlap by one entry when `count` is exact, which proves
  * nothing lies between them; when it is short (custom entries are not counted), what lies
  * between is read too.
  */
@@ -104,16 +105,16 @@ export const entriesOf = async (tx: IDBTransaction, id: string, count = 0): Prom
   const store = tx.objectStore(ENTRIES)
   const query = entryRange(id)
   const all = (q: IDBKeyRange | { query: IDBKeyRange; count: number; direction?: 'prev' }) =>
-    request(store.getAll(q as IDBKeyRange) as IDBRequest<Array<SessionEntry & Stamped>>)
-  const half = count >> 1
-  if (half < 256 || !('getAllRecords' in store)) return strip(await all(query))
-  const [low, high] = await Promise.all([all({ query, count: half }), all({ query, count: count - half + 1, direction: 'prev' })])
-  if (low.length < half) return strip(low)
-  const last = low[half - 1].id
+    request(store.getAll(q as IDBKeyRange) as IDBRequest<Array<SessionEntry & Stamped>>).then(strip)
+  const head = (count / 1.5) | 0
+  if (head < 512 || !('getAllRecords' in store)) return all(query)
+  const [low, high] = await Promise.all([all({ query, count: head }), all({ query, count: count - head + 1, direction: 'prev' })])
+  if (low.length < head) return low
+  const last = low[head - 1].id
   const first = high[high.length - 1].id
   // Still inside the transaction (in a success event's microtasks): the middle is the same disk.
   const middle = first > last ? await all(IDBKeyRange.bound([id, last], [id, first], true, true)) : []
-  return strip([...low, ...middle, ...high.reverse().filter((e) => e.id > last)])
+  return [...low, ...middle, ...high.reverse().filter((e) => e.id > last)]
 }
 export const freshIncarnation = (): string => {
   const a = crypto.getRandomValues(new Uint32Array(2))
