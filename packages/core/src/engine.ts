@@ -219,10 +219,12 @@ export class Engine {
     if (!s || s.entries) return Promise.resolve()
     let p = this.loading.get(session_id)
     if (!p) {
-      p = this.storage.entries(session_id, s.head.meta.message_count).then((entries) => {
+      // The first part read is indexed (out of sight) while the browser reads the rest (see `Storage.entries`).
+      let part: SessionState | undefined
+      p = this.storage.entries(session_id, s.head.meta.message_count, (first) => void (part = new State().setSession(s.head, first))).then((entries) => {
         const held = this.state.sessions.get(session_id)
         if (held && !held.entries) {
-          this.state.setSession(held.head, entries)
+          this.state.setSession(held.head, entries, part)
           this.cache?.loaded(session_id)
           this.publish('local', new Map([[session_id, { session_id, head: undefined, added: [], updated: [], reloaded: true }]]), [])
         }

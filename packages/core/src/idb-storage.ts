@@ -99,21 +99,22 @@ const strip = (records: Array<SessionEntry & Stamped>): SessionEntry[] => {
  * decoding here; W4). The first part is two thirds: what is left to decode once the browser is
  * done is the last third. The parts overlap by one entry when `count` is exact, which proves
  * nothing lies between them; when it is short (custom entries are not counted), what lies
- * between is read too.
+ * between is read too. `first` gets the first part as it lands: the entries returned begin with it.
  */
-export const entriesOf = async (tx: IDBTransaction, id: string, count = 0): Promise<SessionEntry[]> => {
+export const entriesOf = async (tx: IDBTransaction, id: string, count = 0, first?: (entries: SessionEntry[]) => void): Promise<SessionEntry[]> => {
   const store = tx.objectStore(ENTRIES)
   const query = entryRange(id)
   const all = (q: IDBKeyRange | { query: IDBKeyRange; count: number; direction?: 'prev' }) =>
     request(store.getAll(q as IDBKeyRange) as IDBRequest<Array<SessionEntry & Stamped>>).then(strip)
   const head = (count / 1.5) | 0
   if (head < 512 || !('getAllRecords' in store)) return all(query)
-  const [low, high] = await Promise.all([all({ query, count: head }), all({ query, count: count - head + 1, direction: 'prev' })])
-  if (low.length < head) return low
-  const last = low[head - 1].id
-  const first = high[high.length - 1].id
+  const [low, high] = await Promise.all([all({ query, count: head }).then((part) => (first?.(part), part)), all({ query, count: count - head + 1, direction: 'prev' })])
+  // Fewer than asked: the first part is the whole session.
+  const last = low[head - 1]?.id
+  if (!last) return low
+  const lowest = high.at(-1)!.id
   // Still inside the transaction (in a success event's microtasks): the middle is the same disk.
-  const middle = first > last ? await all(IDBKeyRange.bound([id, last], [id, first], true, true)) : []
+  const middle = lowest > last ? await all(IDBKeyRange.bound([id, last], [id, lowest], true, true)) : []
   return [...low, ...middle, ...high.reverse().filter((e) => e.id > last)]
 }
 export const freshIncarnation = (): string => {
@@ -156,7 +157,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       upgrade(db, _old, _new, transaction) {
         // A new or older database: without the upgrade's code, the upgrade is called off (nothing
         // changes) and the database opened again once the code is here.
-        if (upgradeCode.value) upgradeCode.value.upgrade(unwrap(db) as IDBDatabase, unwrap(transaction) as IDBTransaction)
+        if (upgradeCode.value) upgradeCode.value.upgrade(db, transaction)
         else {
           transaction.done.catch(() => {})
           transaction.abort()
@@ -239,8 +240,8 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
         return Promise.all(records.map(async (rec) => derive(rec, await request(newestStamp(tx, rec.meta.session_id)))!))
       })
     },
-    entries(id, count) {
-      return readonly([ENTRIES], (tx) => entriesOf(tx, id, count))
+    entries(id, count, first) {
+      return readonly([ENTRIES], (tx) => entriesOf(tx, id, count, first))
     },
     attachmentBytes(session_id, attachment_id) {
       return readonly([BLOBS], (tx) => request(tx.objectStore(BLOBS).get([session_id, attachment_id]) as IDBRequest<Blob | undefined>))

@@ -1,3 +1,4 @@
+import { unwrap, type IDBPDatabase, type IDBPTransaction } from 'idb'
 import { BLOBS, ENTRIES, MARK, SESSIONS, STAMPS, freshIncarnation, type Stamp } from './startup.js'
 import type { SessionHead } from './storage.js'
 
@@ -6,7 +7,9 @@ import type { SessionHead } from './storage.js'
  * (see `VERSION` in `idb-storage.ts`). Runs inside the upgrade's transaction. Fetched only when
  * a database needs it: an open of a current database never waits for this code.
  */
-export function upgrade(db: IDBDatabase, tx: IDBTransaction): void {
+export function upgrade(wrapped: IDBPDatabase, transaction: IDBPTransaction<unknown, string[], 'versionchange'>): void {
+  const db = unwrap(wrapped) as IDBDatabase
+  const tx = unwrap(transaction) as IDBTransaction
   if (!db.objectStoreNames.contains(SESSIONS)) db.createObjectStore(SESSIONS)
   if (!db.objectStoreNames.contains(ENTRIES)) db.createObjectStore(ENTRIES)
   // The outbox numbers its records itself, so every tab's commits queue up in commit order.
