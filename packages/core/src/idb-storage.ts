@@ -107,7 +107,8 @@ export const entriesOf = async (tx: IDBTransaction, id: string, count = 0, first
   const all = (q: IDBKeyRange | { query: IDBKeyRange; count: number; direction?: 'prev' }) =>
     request(store.getAll(q as IDBKeyRange) as IDBRequest<Array<SessionEntry & Stamped>>).then(strip)
   const head = (count / 1.5) | 0
-  if (head < 512 || !('getAllRecords' in store)) return all(query)
+  // (A count no session reaches, from a damaged record, is no hint: `getAll` takes 32-bit counts.)
+  if (head < 512 || count > 1e9 || !('getAllRecords' in store)) return all(query)
   const [low, high] = await Promise.all([all({ query, count: head }).then((part) => (first?.(part), part)), all({ query, count: count - head + 1, direction: 'prev' })])
   // Fewer than asked: the first part is the whole session.
   const last = low[head - 1]?.id

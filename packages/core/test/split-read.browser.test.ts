@@ -81,12 +81,12 @@ describe('a large session read from both ends (Chromium)', () => {
     storage.close()
   })
 
-  it('keeps each entry once when the count is too high, and reads once for a small or no count', async () => {
+  it('keeps each entry once when the count is too high, and reads once for a small, absent or impossible count', async () => {
     const s = session(900, 0)
     const name = await seeded('s3', s)
     const storage = indexedDbStorage({ name })
     await storage.open()
-    for (const [count, reads] of [[1_000, 2], [1_400, 2], [5_000, 2], [700, 1], [0, 1]] as const) {
+    for (const [count, reads] of [[1_000, 2], [1_400, 2], [5_000, 2], [700, 1], [0, 1], [-5, 1], [NaN, 1], [1e12, 1]] as const) {
       spyGetAll()
       const got = await storage.entries('s3', count)
       expect(got.map((e) => e.id), `count ${count}`).toStrictEqual(byKey(s.entries))
