@@ -137,11 +137,7 @@ export class Engine {
     this.state.load(await this.storage.open())
   }
 
-  submit<K extends FunctionId>(fn: K, req: FunctionMap[K][0], guard?: CallGuard): Promise<FunctionMap[K][1]> {
-    return new Promise((resolve, reject) => this.enqueue(fn, req, guard, resolve as Pending['resolve'], reject))
-  }
-
-  /** `submit` settling the caller's own `resolve`/`reject` (the store's calls: no promise of its own). */
+  /** Queues a call, settling the caller's own `resolve`/`reject` (the store's calls: no promise of its own). */
   enqueue<K extends FunctionId>(fn: K, req: FunctionMap[K][0], guard: CallGuard | undefined, resolve: (value: FunctionMap[K][1]) => void, reject: (error: unknown) => void): void {
     this.queue.push({ fn, source: 'local', req: req as Pending['req'], guard, resolve: resolve as Pending['resolve'], reject })
     this.kick()
