@@ -36,6 +36,11 @@ export class AttachmentBytes {
     private readonly source: () => Source | undefined,
   ) {}
 
+  /** Queues `fn` with the store's calls (the engine settles the promise). */
+  private submit<K extends 'session::put-attachment' | 'session::get-attachment'>(fn: K, req: FunctionMap[K][0]): Promise<FunctionMap[K][1]> {
+    return new Promise((resolve, reject) => this.engine.enqueue(fn, req, undefined, resolve, reject))
+  }
+
   /** The contract's order: name, then base64, then size; the session is checked in the batch. */
   async put(req: Put[0]): Promise<Put[1]> {
     if (!this.engine.storage.attachmentBytes) throw new SessionError('session/storage', `storage ${this.engine.storage.name} keeps no attachment bytes`)
@@ -65,11 +70,11 @@ export class AttachmentBytes {
     const sha256 = await sha256Hex(hashed)
     const bytes = raw ? new Blob([raw as BlobPart], { type: mime }) : file!
     const prepared: PreparedAttachment = { session_id: req.session_id, name, mime, size, sha256, bytes }
-    return this.engine.submit('session::put-attachment', prepared as unknown as Put[0])
+    return this.submit('session::put-attachment', prepared as unknown as Put[0])
   }
 
   async get(req: Get[0]): Promise<Get[1]> {
-    const found = await this.engine.submit('session::get-attachment', req)
+    const found = await this.submit('session::get-attachment', req)
     if (!found || req.include_data === false) return found
     const blob = await this.read(req.session_id, req.attachment_id)
     // Deleted between the metadata read and the byte read: as unknown as it is now.
@@ -78,7 +83,7 @@ export class AttachmentBytes {
   }
 
   async blob(session_id: string, attachment_id: string): Promise<Blob | null> {
-    const found = await this.engine.submit('session::get-attachment', { session_id, attachment_id, include_data: false })
+    const found = await this.submit('session::get-attachment', { session_id, attachment_id, include_data: false })
     if (!found) return null
     const blob = await this.read(session_id, attachment_id)
     if (!blob) return null

@@ -152,11 +152,7 @@ export class Engine {
     this.state.load(await this.storage.open())
   }
 
-  submit<K extends FunctionId>(fn: K, req: FunctionMap[K][0], guard?: CallGuard): Promise<FunctionMap[K][1]> {
-    return new Promise((resolve, reject) => this.enqueue(fn, req, guard, resolve as Pending['resolve'], reject))
-  }
-
-  /** `submit` settling the caller's own `resolve`/`reject` (the store's calls: no promise of its own). */
+  /** Queues a call, settling the caller's own `resolve`/`reject` (the store's calls: no promise of its own). */
   enqueue<K extends FunctionId>(fn: K, req: FunctionMap[K][0], guard: CallGuard | undefined, resolve: (value: FunctionMap[K][1]) => void, reject: (error: unknown) => void): void {
     this.queue.push({ fn, source: 'local', req: req as Pending['req'], guard, resolve: resolve as Pending['resolve'], reject })
     this.kick()
@@ -243,10 +239,12 @@ export class Engine {
     if (!s || s.entries) return Promise.resolve()
     let p = this.loading.get(session_id)
     if (!p) {
-      p = this.storage.entries(session_id).then((entries) => {
+      // The first part read is indexed (out of sight) while the browser reads the rest (see `Storage.entries`).
+      let part: SessionState | undefined
+      p = this.storage.entries(session_id, s.head.meta.message_count, (first) => void (part = new State().setSession(s.head, first))).then((entries) => {
         const held = this.state.sessions.get(session_id)
         if (held && !held.entries) {
-          this.state.setSession(held.head, entries)
+          this.state.setSession(held.head, entries, part)
           this.cache?.loaded(session_id)
           this.publish('local', new Map([[session_id, { session_id, head: undefined, added: [], updated: [], reloaded: true }]]), [])
         }

@@ -96,23 +96,14 @@ export class LiveQueries {
     onChange: (s: SessionState | undefined, change: SessionChange | undefined) => void,
     entry_id?: string,
   ): () => void {
-    const stop = this.router.session(
-      session_id,
-      (change) => {
-        const s = this.engine.state.sessions.get(session_id)
-        if (needEntries && s && !s.entries) return void this.load(subscriber, session_id)
-        onChange(s, change)
-      },
-      entry_id,
-    )
-    const s = this.engine.state.sessions.get(session_id)
-    if (needEntries && s && !s.entries) this.load(subscriber, session_id)
-    else onChange(s, undefined)
+    const run = (change?: SessionChange): void => {
+      const s = this.engine.state.sessions.get(session_id)
+      if (needEntries && s && !s.entries) this.engine.ensureLoaded(session_id).catch((e) => subscriber.error(e))
+      else onChange(s, change)
+    }
+    const stop = this.router.session(session_id, run, entry_id)
+    run()
     return stop
-  }
-
-  private load(subscriber: Subscriber<unknown>, session_id: string): void {
-    this.engine.ensureLoaded(session_id).catch((e) => subscriber.error(e))
   }
 
   session$(session_id: string): Observable<SessionMeta | null> {

@@ -17,10 +17,14 @@ export class State {
     for (const head of heads) this.sessions.set(head.meta.session_id, { head })
   }
 
-  /** Replaces a session with what storage holds (first access, or a copy found stale). */
-  setSession(head: SessionHead, entries: SessionEntry[]): SessionState {
-    const s: SessionState = { head, entries: new Map(), children: new Map() }
-    for (const e of entries) {
+  /**
+   * Replaces a session with what storage holds (first access, or a copy found stale). `s`, when
+   * given, is a session another `State` made of the first of these entries while the rest was
+   * read: it is taken over and completed.
+   */
+  setSession(head: SessionHead, entries: readonly SessionEntry[], s: SessionState = { head, entries: new Map(), children: new Map() }): SessionState {
+    s.head = head
+    for (const e of entries.slice(s.entries!.size)) {
       s.entries!.set(e.id, e)
       addChild(s, e)
     }

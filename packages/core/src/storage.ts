@@ -99,8 +99,13 @@ export interface Storage {
   readonly name: string
   /** Opens the backing store and returns every session head (for `list` and live queries). */
   open(): Promise<SessionHead[]>
-  /** Reads one session's entries outside a commit (first access of a session). */
-  entries(session_id: string): Promise<SessionEntry[]>
+  /**
+   * Reads one session's entries outside a commit (first access of a session). `count`, optional,
+   * is how many there are likely to be (the head's message count): a hint a storage may use to
+   * split the read, never a limit. A storage that reads in parts may hand `first` the first part
+   * as soon as it has it: the entries the promise resolves with then begin with exactly those.
+   */
+  entries(session_id: string, count?: number, first?: (entries: readonly SessionEntry[]) => void): Promise<SessionEntry[]>
   transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void>
   /**
    * True when transactions apply in the order `transact` was called even if one is called before

@@ -188,13 +188,14 @@ const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_,
 
 export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const storage = options.storage ?? indexedDbStorage()
+  const limits = options.limits
   const ctx: OpContext = {
     now: options.now ?? Date.now,
     newId: options.newId ?? defaultId,
     limits: {
-      default_list_limit: options.limits?.default_list_limit ?? 50,
-      max_list_limit: options.limits?.max_list_limit ?? 500,
-      max_attachment_bytes: options.limits?.max_attachment_bytes ?? 52_428_800,
+      default_list_limit: limits?.default_list_limit ?? 50,
+      max_list_limit: limits?.max_list_limit ?? 500,
+      max_attachment_bytes: limits?.max_attachment_bytes ?? 52_428_800,
     },
   }
   const budget = options.cache
