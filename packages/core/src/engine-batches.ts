@@ -78,7 +78,7 @@ class Batches extends Engine {
     let i = known.draft === draft ? known.count : 0
     for (; i < end; i++) {
       const p = this.queue[i]
-      if (p.fn !== 'session::update-message' && !p.rewrite) return false
+      if (p.fn !== 'session::update-message' && (p.fn !== 'internal' || p.req.entry_id === undefined)) return false
       const { session_id, entry_id } = p.req as { session_id: string; entry_id?: unknown }
       if (typeof entry_id !== 'string' || !draft.entries.get(session_id)?.has(entry_id)) return false
     }
@@ -123,7 +123,7 @@ class Batches extends Engine {
    * the timer, starts them all, so the call asks for no `pump` of its own (W3: one microtask
    * and a queue scan less per token).
    */
-  protected override holds(): boolean {
+  protected holds(): boolean {
     const held = this.rewritten
     const end = this.queue.length
     if (!held.draft || held.count !== end - 1) return false

@@ -16,9 +16,8 @@ export interface Pending {
   sessions?: readonly string[]
   /** Internal writes (bulk import, replication) bring their own step. */
   run?: (d: Draft) => unknown
-  req: { session_id?: string }
-  /** An internal write that only rewrites entry `req.entry_id` (a recipe update): it gathers as updates do. */
-  rewrite?: boolean
+  /** An internal write whose `req` names an `entry_id` only rewrites that message (a recipe update): it gathers as updates do. */
+  req: { session_id?: string; entry_id?: string }
   guard?: CallGuard
   resolve(value: unknown): void
   reject(error: unknown): void
@@ -101,7 +100,8 @@ export class Engine {
    */
   protected rewritten: { draft?: Draft; count: number; since?: number } = { count: 0 }
   /** The timer that starts the updates gathering behind a committed batch (see `gathers`). */
-  protected gathering: ReturnType<typeof setTimeout> | undefined
+  // Declared only (no class field): startup code pays no bytes for what the batch code sets.
+  protected declare gathering: ReturnType<typeof setTimeout> | undefined
   /** Batches that found a stale head inside their transaction and ran again (tests read it). */
   reruns = 0
   /**
@@ -116,7 +116,7 @@ export class Engine {
    * ticks, a microtask after they are issued). Writes submitted outside `store.call` (a recipe
    * update) go through it, so they keep their place among the calls issued before them.
    */
-  inOrder?: (go: (resolve: (value: unknown) => void, reject: (error: unknown) => void) => void) => Promise<unknown>
+  declare inOrder?: (go: (resolve: (value: unknown) => void, reject: (error: unknown) => void) => void) => Promise<unknown>
   /** Counts storage transactions (benchmarks report it). */
   transactions = 0
   /** With a byte budget, idle sessions' entries leave memory (see `EntryCache`). */
@@ -166,7 +166,7 @@ export class Engine {
    */
   submitInternal<T>(sessions: readonly string[], run: (d: Draft) => T, source: ChangeSource = 'local', rewrite?: { session_id: string; entry_id: string }): Promise<T> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ fn: 'internal', source, run, sessions, req: rewrite ?? {}, rewrite: rewrite !== undefined, resolve: resolve as Pending['resolve'], reject })
+      this.queue.push({ fn: 'internal', source, run, sessions, req: rewrite ?? {}, resolve: resolve as Pending['resolve'], reject })
       this.kick()
     })
   }
@@ -179,7 +179,9 @@ export class Engine {
   /** Everything issued in this tick becomes one batch, started on the next microtask. */
   private kick(): void {
     this.running ??= new Promise((resolve) => (this.idle = resolve))
-    if (this.scheduled || this.holds()) return
+    // `holds` (the batch code's, absent until it is here): the call just queued waits behind a
+    // batch with all those queued before it, so `pump` would start nothing now.
+    if (this.scheduled || (this as { holds?: () => boolean }).holds?.()) return
     this.scheduled = true
     queueMicrotask(() => {
       this.scheduled = false
@@ -187,13 +189,6 @@ export class Engine {
     })
   }
 
-  /**
-   * Whether the call just queued (the last) waits behind a batch with all those queued before
-   * it, so that `pump` would start nothing now: false until the batch code is here.
-   */
-  protected holds(): boolean {
-    return false
-  }
 
   /**
    * Starts the next batch. Until the batch half of the engine is here, fetches it (installing it

@@ -118,10 +118,6 @@ export const entriesOf = async (tx: IDBTransaction, id: string, count = 0, first
   const middle = lowest > last ? await all(IDBKeyRange.bound([id, last], [id, lowest], true, true)) : []
   return [...low, ...middle, ...high.reverse().filter((e) => e.id > last)]
 }
-export const freshIncarnation = (): string => {
-  const a = crypto.getRandomValues(new Uint32Array(2))
-  return a[0].toString(36) + a[1].toString(36)
-}
 
 /**
  * The write half (`idb-writer.ts`): fetched with the engine's batch code, or by the first

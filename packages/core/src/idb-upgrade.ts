@@ -1,5 +1,6 @@
 import { unwrap, type IDBPDatabase, type IDBPTransaction } from 'idb'
-import { BLOBS, ENTRIES, MARK, SESSIONS, STAMPS, freshIncarnation, type Stamp } from './startup.js'
+import { freshIncarnation } from './incarnation.js'
+import { BLOBS, ENTRIES, MARK, SESSIONS, STAMPS, type Stamp } from './startup.js'
 import type { SessionHead } from './storage.js'
 
 /**

@@ -1,4 +1,5 @@
-import { ALL, BLOBS, ENTRIES, MARK, SESSIONS, StaleHeadError, entriesOf, freshIncarnation, isClosed, request, sessionRange, type Stamp, type Stamped } from './startup.js'
+import { ALL, BLOBS, ENTRIES, MARK, SESSIONS, StaleHeadError, entriesOf, isClosed, request, sessionRange, type Stamp, type Stamped } from './startup.js'
+import { freshIncarnation } from './incarnation.js'
 import type { SessionEntry } from './model.js'
 import type { SessionHead, Storage, StorageReader, WriteSet } from './storage.js'
 import { writerLock } from './writer-lock.js'

@@ -11,7 +11,7 @@ export { fold } from './changes.js'
 export { Engine } from './engine.js'
 export { SessionError, invalid } from './errors.js'
 export {
-  ALL, BLOBS, ENTRIES, MARK, SESSIONS, STAMPS, entriesOf, freshIncarnation, isClosed, request, sessionRange, type Stamp, type Stamped,
+  ALL, BLOBS, ENTRIES, MARK, SESSIONS, STAMPS, entriesOf, isClosed, request, sessionRange, type Stamp, type Stamped,
 } from './idb-storage.js'
 export { itemOf, passes } from './items.js'
 export { jsonEqual, metadataMatches } from './json.js'

@@ -241,7 +241,6 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   let queue: Queued[] | undefined
   /** The newest tick that waits for code (the ticks after it wait behind it); undefined when none does. */
   let waiting: Promise<void> | undefined
-  const settled = Promise.resolve()
   const runTick = (tick: Queued[]): void => {
     for (const c of tick) {
       if (c.error !== undefined) c.reject(c.error)
@@ -260,15 +259,15 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     queue = undefined
     if (!waiting && !tick.some((c) => c.ready)) return runTick(tick)
     const before = waiting
-    const mine: Promise<void> = (async () => {
+    let mine: Promise<void> | undefined
+    mine = (async () => {
       await before
-      if (tick.some((c) => c.ready)) await Promise.all(tick.map((c) => c.ready))
+      await Promise.all(tick.map((c) => c.ready))
       runTick(tick)
+      // The newest tick that waited is done: the next one may run at once again.
+      if (waiting === mine) waiting = undefined
     })()
     waiting = mine
-    void mine.then(() => {
-      if (waiting === mine) waiting = undefined
-    })
   }
   const inOrder = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined> | undefined, go: (resolve: (value: T) => void, reject: (error: unknown) => void) => void): Promise<T> => {
     if (closed) return closedError()
@@ -281,7 +280,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
       if (queue) return void queue.push(q)
       const tick = (queue = [q])
-      void settled.then(() => startTick(tick))
+      queueMicrotask(() => startTick(tick))
     })
   }
   engine.inOrder = (go) => inOrder(undefined, go)
