@@ -217,9 +217,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     // look a little later.
     const prefetch = (): void => {
       if (closed) return
-      for (const o of [engineBatches, code.requests, code.ids]) o.load()?.catch(() => {})
-      for (const fn of FUNCTION_IDS) opCode(fn)?.catch(() => {})
-      for (const o of [code.bytes, code.import]) o.load()?.catch(() => {})
+      // In this order (`load` is an arrow function: no binding needed).
+      const loads = [engineBatches.load, code.requests.load, code.ids.load, ...FUNCTION_IDS.map((fn) => () => opCode(fn)), code.bytes.load, code.import.load]
+      for (const load of loads) load()?.catch(() => {})
     }
     const after = (ms: number, then: () => void): void => void setTimeout(() => void engine.loads().then(then), ms)
     after(0, () => after(50, prefetch))
@@ -239,36 +239,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     reject(error: unknown): void
   }
   let queue: Queued[] | undefined
-  /** The newest tick that waits for code (the ticks after it wait behind it); undefined when none does. */
-  let waiting: Promise<void> | undefined
-  const runTick = (tick: Queued[]): void => {
-    for (const c of tick) {
-      if (c.error !== undefined) c.reject(c.error)
-      else {
-        try {
-          c.go(c.resolve, c.reject)
-        } catch (e) {
-          c.reject(e)
-        }
-      }
-    }
-  }
-  // A tick whose code is here, with none waiting before it, runs on its first microtask (a
-  // streamed token is a tick of its own: no async function and awaits per call).
-  const startTick = (tick: Queued[]): void => {
-    queue = undefined
-    if (!waiting && !tick.some((c) => c.ready)) return runTick(tick)
-    const before = waiting
-    let mine: Promise<void> | undefined
-    mine = (async () => {
-      await before
-      await Promise.all(tick.map((c) => c.ready))
-      runTick(tick)
-      // The newest tick that waited is done: the next one may run at once again.
-      if (waiting === mine) waiting = undefined
-    })()
-    waiting = mine
-  }
+  let submitted: Promise<void> = Promise.resolve()
   const inOrder = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined> | undefined, go: (resolve: (value: T) => void, reject: (error: unknown) => void) => void): Promise<T> => {
     if (closed) return closedError()
     return new Promise<T>((resolve, reject) => {
@@ -280,7 +251,23 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
       if (queue) return void queue.push(q)
       const tick = (queue = [q])
-      queueMicrotask(() => startTick(tick))
+      const before = submitted
+      submitted = (async () => {
+        await undefined
+        queue = undefined
+        await before
+        if (tick.some((c) => c.ready)) await Promise.all(tick.map((c) => c.ready))
+        for (const c of tick) {
+          if (c.error !== undefined) c.reject(c.error)
+          else {
+            try {
+              c.go(c.resolve, c.reject)
+            } catch (e) {
+              c.reject(e)
+            }
+          }
+        }
+      })()
     })
   }
   engine.inOrder = (go) => inOrder(undefined, go)
@@ -344,15 +331,17 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     async selectBranch({ session_id, entry_id }) {
       await engine.ensureLoaded(session_id)
       const s = engine.state.sessions.get(session_id)
-      const leaf = s?.entries?.has(entry_id) ? newestLeafUnder({ entries: s.entries, children: s.children! }, entry_id) : entry_id
+      // A session holding its entries holds their children too.
+      const leaf = s?.entries?.has(entry_id) ? newestLeafUnder(s as Required<typeof s>, entry_id) : entry_id
       return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
     },
     importSession: (data, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.importSession(engine, data, opts)),
     beginImport: (id, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.beginImport(engine, id, opts)),
     async flush() {
-      // A tick issued before this call starts on a microtask queued before this await.
-      await undefined
-      while (waiting) await waiting
+      for (let s = submitted; ; s = submitted) {
+        await s
+        if (s === submitted) break
+      }
       await engine.flush()
     },
     get closed() {
