@@ -1,26 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { filter, firstValueFrom } from 'rxjs'
-import { createStore, indexedDbStorage, type Store } from '../src/index.js'
+import type { Store } from '../src/index.js'
+import { createDatabase, idbStores } from './idb-stores.js'
 
-let n = 0
-const open: Store[] = []
-const names: string[] = []
-const dbName = (): string => {
-  const name = `attachments-browser-${Date.now()}-${++n}`
-  names.push(name)
-  return name
-}
-const storeOn = async (name: string): Promise<Store> => {
-  const s = await createStore({ storage: indexedDbStorage({ name }) })
-  open.push(s)
-  return s
-}
+const { dbName, storeOn } = idbStores('attachments-browser')
 const bytesOf = async (b: Blob): Promise<number[]> => [...new Uint8Array(await b.arrayBuffer())]
-
-afterEach(async () => {
-  for (const s of open.splice(0)) await s.close()
-  for (const name of names.splice(0)) indexedDB.deleteDatabase(name)
-})
 
 const rawDb = (name: string): Promise<IDBDatabase> =>
   new Promise((resolve, reject) => {
@@ -125,19 +109,13 @@ describe('attachments over real IndexedDB in Chromium', () => {
   it('opening a database of the previous schema adds the attachment store and keeps everything', async () => {
     const name = dbName()
     // The version-1 schema, with one session in it, as an older build left it.
-    await new Promise<void>((resolve, reject) => {
-      const r = indexedDB.open(name, 1)
-      r.onupgradeneeded = () => {
-        const db = r.result
-        db.createObjectStore('sessions')
-        db.createObjectStore('entries')
-        db.createObjectStore('outbox', { autoIncrement: true })
-        db.createObjectStore('kv')
-        const meta = { session_id: 's_old', title: 'from v1', description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 }
-        r.transaction!.objectStore('sessions').put({ meta, leaf: null, v: 1 }, 's_old')
-      }
-      r.onsuccess = () => (r.result.close(), resolve())
-      r.onerror = () => reject(r.error)
+    await createDatabase(name, 1, (db, tx) => {
+      db.createObjectStore('sessions')
+      db.createObjectStore('entries')
+      db.createObjectStore('outbox', { autoIncrement: true })
+      db.createObjectStore('kv')
+      const meta = { session_id: 's_old', title: 'from v1', description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 }
+      tx.objectStore('sessions').put({ meta, leaf: null, v: 1 }, 's_old')
     })
     const store = await storeOn(name)
     expect((await store.get({ session_id: 's_old' }))!.meta.title).toBe('from v1')

@@ -51,3 +51,12 @@ export const onDisk = async (name: string, session_id: string): Promise<{ texts:
     await c.close()
   }
 }
+
+/** Makes database `name` at `version` by hand, as another build of the store would have left it. */
+export const createDatabase = (name: string, version: number, upgrade: (db: IDBDatabase, tx: IDBTransaction) => void): Promise<void> =>
+  new Promise<void>((resolve, reject) => {
+    const r = indexedDB.open(name, version)
+    r.onupgradeneeded = () => upgrade(r.result, r.transaction!)
+    r.onsuccess = () => (r.result.close(), resolve())
+    r.onerror = () => reject(r.error)
+  })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createStore, indexedDbStorage } from '../src/index.js'
-import { idbStores } from './idb-stores.js'
+import { createDatabase, idbStores } from './idb-stores.js'
 
 // The code that creates a database's stores or upgrades an older layout is fetched by the first
 // open that needs it (the upgrade is called off, and the database opened again once the code is
@@ -15,16 +15,10 @@ describe('store creation and upgrades fetched on demand (Chromium)', () => {
   it('opening a current database fetches no upgrade code; a new one is created whole once it is fetched', async () => {
     // A database already at the current layout (version 4), made by hand.
     const current = dbName()
-    await new Promise<void>((resolve, reject) => {
-      const r = indexedDB.open(current, 4)
-      r.onupgradeneeded = () => {
-        const db = r.result
-        for (const s of ['sessions', 'kv', 'attachments']) db.createObjectStore(s)
-        db.createObjectStore('outbox', { autoIncrement: true })
-        db.createObjectStore('entries').createIndex('stamps', ['h.s', 'h.o'])
-      }
-      r.onsuccess = () => (r.result.close(), resolve())
-      r.onerror = () => reject(r.error)
+    await createDatabase(current, 4, (db) => {
+      for (const s of ['sessions', 'kv', 'attachments']) db.createObjectStore(s)
+      db.createObjectStore('outbox', { autoIncrement: true })
+      db.createObjectStore('entries').createIndex('stamps', ['h.s', 'h.o'])
     })
     const a = await storeOn(current)
     await a.list()

@@ -101,6 +101,19 @@ async function openWithChat(): Promise<{ g: ReturnType<typeof gatedStorage>; sto
   return { g, store, events }
 }
 
+/** `openWithChat` with an empty reply appended and committed, and the revisions its updates fire. */
+async function openWithReply(): Promise<{ g: ReturnType<typeof gatedStorage>; store: Store; updated: number[] }> {
+  const { g, store } = await openWithChat()
+  const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
+  await g.step()
+  await appended
+  const updated: number[] = []
+  store.on('session::message-updated', { session_id: 'chat' }).subscribe((p) => updated.push(p.revision))
+  return { g, store, updated }
+}
+
+const text = (t: string) => [{ type: 'text' as const, text: t }]
+
 /** Lets the engine start what was issued (its batch starts on a microtask, its transaction after). */
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0))
 /** Waits until `ok` holds (at most 2 s): the engine's timers run in real time. */
@@ -135,13 +148,7 @@ describe('pipelined commits', () => {
   })
 
   it('updates of a message the committing batch writes wait for it and land together; an append beside them does not wait', async () => {
-    const { g, store } = await openWithChat()
-    const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
-    await g.step()
-    await appended
-    const updated: number[] = []
-    store.on('session::message-updated', { session_id: 'chat' }).subscribe((p) => updated.push(p.revision))
-    const text = (t: string) => [{ type: 'text' as const, text: t }]
+    const { g, store, updated } = await openWithReply()
     const calls = [store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: text('a') })]
     await tick()
     const issued = g.transactions
@@ -179,13 +186,7 @@ describe('pipelined commits', () => {
   })
 
   it('updates held behind a commit gather until GATHER_MS after it started, asking for no batch start each; one issued when nothing commits, or an append among them, starts at once', async () => {
-    const { g, store } = await openWithChat()
-    const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
-    await g.step()
-    await appended
-    const updated: number[] = []
-    store.on('session::message-updated', { session_id: 'chat' }).subscribe((p) => updated.push(p.revision))
-    const text = (t: string) => [{ type: 'text' as const, text: t }]
+    const { g, store, updated } = await openWithReply()
     const update = (t: string) => store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: text(t) })
     // The engine's clock stands still unless the test moves it; timers stay real.
     vi.useFakeTimers({ toFake: ['performance'] })
@@ -252,12 +253,7 @@ describe('pipelined commits', () => {
   })
 
   it('recipe updates gather with the updates held behind a commit, in issue order', async () => {
-    const { g, store } = await openWithChat()
-    const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
-    await g.step()
-    await appended
-    const updated: number[] = []
-    store.on('session::message-updated', { session_id: 'chat' }).subscribe((p) => updated.push(p.revision))
+    const { g, store, updated } = await openWithReply()
     const add = (token: string) =>
       updateMessage(store, { session_id: 'chat', entry_id: 'reply' }, (draft) => {
         const first = draft[0]

@@ -48,15 +48,20 @@ afterEach(() => {
   IDBObjectStore.prototype.getAll = original
 })
 
+/** A store's IndexedDB storage opened on a fresh database seeded with `s` as session `id`. */
+async function storageOf(id: string, s: { entries: SessionEntry[]; leaf: string }) {
+  const storage = indexedDbStorage({ name: await seeded(id, s) })
+  await storage.open()
+  return storage
+}
+
 const byKey = (entries: readonly SessionEntry[]): string[] => entries.map((e) => e.id).sort()
 const strip = (e: SessionEntry): SessionEntry => JSON.parse(JSON.stringify(e)) as SessionEntry
 
 describe('a large session read from both ends (Chromium)', () => {
   it('is read in two parts, one backwards, in one transaction, and returns exactly what is on disk in key order', async () => {
     const s = session(1_200, 0)
-    const name = await seeded('s1', s)
-    const storage = indexedDbStorage({ name })
-    await storage.open()
+    const storage = await storageOf('s1', s)
     spyGetAll()
     const got = await storage.entries('s1', 1_200)
     // Two thirds forwards, the rest (and one more: the overlap that proves nothing lies between) backwards.
@@ -70,9 +75,7 @@ describe('a large session read from both ends (Chromium)', () => {
 
   it('reads what lies between the parts when the count is short (custom entries are not counted)', async () => {
     const s = session(1_000, 300)
-    const name = await seeded('s2', s)
-    const storage = indexedDbStorage({ name })
-    await storage.open()
+    const storage = await storageOf('s2', s)
     spyGetAll()
     const got = await storage.entries('s2', 1_000)
     expect(asked).toHaveLength(3)
@@ -83,9 +86,7 @@ describe('a large session read from both ends (Chromium)', () => {
 
   it('keeps each entry once when the count is too high, and reads once for a small, absent or impossible count', async () => {
     const s = session(900, 0)
-    const name = await seeded('s3', s)
-    const storage = indexedDbStorage({ name })
-    await storage.open()
+    const storage = await storageOf('s3', s)
     for (const [count, reads] of [[1_000, 2], [1_400, 2], [5_000, 2], [700, 1], [0, 1], [-5, 1], [NaN, 1], [1e12, 1]] as const) {
       spyGetAll()
       const got = await storage.entries('s3', count)
