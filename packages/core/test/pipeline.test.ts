@@ -114,6 +114,32 @@ async function openWithReply(): Promise<{ g: ReturnType<typeof gatedStorage>; st
 
 const text = (t: string) => [{ type: 'text' as const, text: t }]
 
+/**
+ * The window: nothing more starts while the clock stands still, then the held calls go in one
+ * transaction once it has moved `GATHER_MS`; all four calls answer, each firing its event.
+ */
+async function windowCloses(g: ReturnType<typeof gatedStorage>, issued: number, calls: Array<Promise<unknown>>, updated: number[]): Promise<void> {
+  await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+  expect(g.transactions).toBe(issued + 1)
+  vi.advanceTimersByTime(GATHER_MS)
+  await until(() => g.transactions === issued + 2)
+  expect(g.transactions).toBe(issued + 2)
+  await g.step()
+  expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
+  expect(updated).toStrictEqual([1, 2, 3, 4])
+}
+
+/** Issues `first` while nothing commits (it starts at once: one transaction), then `second` behind it. */
+async function startStream(g: ReturnType<typeof gatedStorage>, first: () => Promise<unknown>, second: () => Promise<unknown>): Promise<{ issued: number; calls: Array<Promise<unknown>> }> {
+  const issued = g.transactions
+  const calls = [first()]
+  await tick()
+  expect(g.transactions).toBe(issued + 1)
+  calls.push(second())
+  await tick()
+  return { issued, calls }
+}
+
 /** Lets the engine start what was issued (its batch starts on a microtask, its transaction after). */
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0))
 /** Waits until `ok` holds (at most 2 s): the engine's timers run in real time. */
@@ -191,13 +217,7 @@ describe('pipelined commits', () => {
     // The engine's clock stands still unless the test moves it; timers stay real.
     vi.useFakeTimers({ toFake: ['performance'] })
     try {
-      const issued = g.transactions
-      // Nothing is committing: the update starts at once.
-      const calls = [update('a')]
-      await tick()
-      expect(g.transactions).toBe(issued + 1)
-      calls.push(update('ab'))
-      await tick()
+      const { issued, calls } = await startStream(g, () => update('a'), () => update('ab'))
       // Held calls ask for no batch start of their own: what started the batch does it.
       const pump = vi.spyOn(store.engine as unknown as { pump(): void }, 'pump')
       calls.push(update('abc'))
@@ -215,15 +235,8 @@ describe('pipelined commits', () => {
       for (let i = 0; i < 20; i++) await undefined
       expect(pump).not.toHaveBeenCalled()
       pump.mockRestore()
-      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
-      expect(g.transactions).toBe(issued + 1)
       expect(updated).toStrictEqual([1])
-      vi.advanceTimersByTime(GATHER_MS)
-      await until(() => g.transactions === issued + 2)
-      expect(g.transactions).toBe(issued + 2)
-      await g.step()
-      expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
-      expect(updated).toStrictEqual([1, 2, 3, 4])
+      await windowCloses(g, issued, calls, updated)
       // Held again behind the next update; an append arriving is not an update: the batch
       // starts at once, the held update with it, in issue order.
       const more = update('abcde')
@@ -262,26 +275,14 @@ describe('pipelined commits', () => {
       })
     vi.useFakeTimers({ toFake: ['performance'] })
     try {
-      const issued = g.transactions
-      const calls = [add('a')]
-      await tick()
-      expect(g.transactions).toBe(issued + 1)
-      calls.push(add('b'))
-      await tick()
+      const { issued, calls } = await startStream(g, () => add('a'), () => add('b'))
       await g.step()
       await calls[0]
       // Held within the window, a plain update and another token joining them.
       calls.push(store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: [{ type: 'text', text: 'ab!' }] }))
       await tick()
       calls.push(add('?'))
-      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
-      expect(g.transactions).toBe(issued + 1)
-      vi.advanceTimersByTime(GATHER_MS)
-      await until(() => g.transactions === issued + 2)
-      expect(g.transactions).toBe(issued + 2)
-      await g.step()
-      expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
-      expect(updated).toStrictEqual([1, 2, 3, 4])
+      await windowCloses(g, issued, calls, updated)
       const again = await open(g.storage)
       const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
       expect(stored).toMatchObject({ revision: 4, message: { content: [{ type: 'text', text: 'ab!?' }] } })
