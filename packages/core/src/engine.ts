@@ -112,11 +112,11 @@ export class Engine {
   readonly pending = new Subject<{ readonly sessions: ReadonlySet<string>; readonly failed: boolean }>()
   protected loading = new Map<string, Promise<void>>()
   /**
-   * Set by the store: runs `go` in issue order with the store's calls (which reach the engine in
+   * Set by the store: runs `run` in issue order with the store's calls (which reach the engine in
    * ticks, a microtask after they are issued). Writes submitted outside `store.call` (a recipe
    * update) go through it, so they keep their place among the calls issued before them.
    */
-  declare inOrder?: (go: (resolve: (value: unknown) => void, reject: (error: unknown) => void) => void) => Promise<unknown>
+  declare inOrder?: <T>(run: () => Promise<T>) => Promise<T>
   /** Counts storage transactions (benchmarks report it). */
   transactions = 0
   /** With a byte budget, idle sessions' entries leave memory (see `EntryCache`). */

@@ -61,5 +61,5 @@ export function updateMessage(store: Store, request: RecipeUpdateRequest, recipe
     return updateMessageOp(d, { ...req, content }, engine.ctx)
   }, 'local', { session_id, entry_id })
   // In the store's issue order: after a plain `updateMessage` issued before it in the same tick.
-  return engine.inOrder ? (engine.inOrder((resolve, reject) => void submit().then(resolve, reject)) as Promise<UpdateMessageResponse>) : submit()
+  return engine.inOrder ? engine.inOrder(submit) : submit()
 }

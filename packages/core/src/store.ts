@@ -270,10 +270,10 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       })()
     })
   }
-  engine.inOrder = (go) => inOrder(undefined, go)
   /** `inOrder` for work that returns a promise. */
   const later = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined>, run: () => Promise<T>): Promise<T> =>
     inOrder<T>(fetching, (resolve, reject) => void run().then(resolve, reject))
+  engine.inOrder = (run) => later([], run)
 
   let bytes: AttachmentBytes | undefined
   let source: AttachmentSource | undefined
