@@ -14,7 +14,7 @@ const ORDER: readonly Measured[] = ['raw idb', 'raw idb stamped', 'colloquy', 'c
 
 export type Outcome = { values: number[] } | { error: string }
 
-const message = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0]!.slice(0, 300)
+export const errorText = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0]!.slice(0, 300)
 
 /**
  * Runs each subject's measurement `rounds` times. Subjects are interleaved within a round and
@@ -46,8 +46,8 @@ export async function runRounds(
         else out[s] = { values: [v] }
         ctx.log(`  ${s} round ${r + 1}/${rounds}: ${v.toFixed(2)}`)
       } catch (e) {
-        out[s] = { error: message(e) }
-        ctx.log(`  ${s} failed: ${message(e)}`)
+        out[s] = { error: errorText(e) }
+        ctx.log(`  ${s} failed: ${errorText(e)}`)
       }
       if (options.drop) await dropDatabases()
     }
@@ -90,7 +90,10 @@ export function compareRows(outcomes: Partial<Record<Measured, Outcome>>, o: Com
     if ('error' in out) notes.push(`failed: ${out.error}`)
     else {
       row.value = reduce(out.values)
-      if (out.values.length > 1) notes.push(`${o.reduce ? 'from' : 'median of'} ${out.values.length} rounds: ${out.values.map((v) => +v.toPrecision(4)).join(', ')}`)
+      const vs = out.values
+      // Many short rounds (W1): their range, not each of them.
+      const listed = vs.length > 8 ? `${+Math.min(...vs).toPrecision(4)} to ${+Math.max(...vs).toPrecision(4)}` : vs.map((v) => +v.toPrecision(4)).join(', ')
+      if (vs.length > 1) notes.push(`${o.reduce ? 'from' : 'median of'} ${vs.length} rounds: ${listed}`)
     }
     if (s === 'colloquy' && raw !== undefined) {
       row.baseline = 'raw idb'
