@@ -4,7 +4,7 @@ import type { Workload } from '../types.js'
 import { chain, entryId, messages, meta, rng } from '../subjects/data.js'
 import { openColloquy } from '../subjects/colloquy.js'
 import { BenchDexie, dexieEntry, dexieSession } from '../subjects/dexie.js'
-import { median, now, percentile, sleep, watch } from '../subjects/measure.js'
+import { median, now, percentile, sleep, watch, type Subscribable } from '../subjects/measure.js'
 import { openRaw, openRawStamped, putEntries, putStamped } from '../subjects/raw-idb.js'
 import { dropDatabases } from '../subjects/databases.js'
 import { compareRows, errorText, SUBJECTS, type Measured, type Outcome } from '../subjects/rows.js'
@@ -77,23 +77,32 @@ const w5: Workload = {
         return { k, entry, count: prev.count + 1 }
       }
     }
+    /**
+     * A subject with a live query per session: once each shows the setup, its i-th append is
+     * `add(i)`, emitted when the target session's query holds one row more.
+     */
+    const watched = async (name: string, sources: Array<Subscribable<readonly unknown[]>>, add: (i: number) => Promise<unknown>, close: () => unknown): Promise<Opened> => {
+      const watchers = sources.map((source) => watch(source))
+      await Promise.all(watchers.map((w) => w.next((rows) => rows.length === PER_SESSION)))
+      return {
+        series: [{ name, append: add, emitted: (i) => watchers[targetOf(i)]!.next((rows) => rows.length === expected(i)) }],
+        async close() {
+          for (const w of watchers) w.stop()
+          await close()
+        },
+      }
+    }
+    const sessions = <T>(make: (k: number) => T): T[] => Array.from({ length: SESSIONS }, (_, k) => make(k))
     const colloquy = async (label: string, optimistic: boolean): Promise<Opened> => {
       const store = await openColloquy(ctx.dbName(`w5-${label}`))
       for (let k = 0; k < SESSIONS; k++) await store.importSession({ meta: meta(sid(k), PER_SESSION), entries: base, active_leaf: base[PER_SESSION - 1]!.id })
-      const watchers = Array.from({ length: SESSIONS }, (_, k) => watch(store.messages$({ session_id: sid(k), ...(optimistic && { optimistic: true }) })))
-      await Promise.all(watchers.map((w) => w.next((items) => items.length === PER_SESSION)))
-      return {
+      return watched(
+        optimistic ? 'colloquy optimistic' : 'colloquy',
+        sessions((k) => store.messages$({ session_id: sid(k), ...(optimistic && { optimistic: true }) })),
         // Colloquy picks the parent (the active leaf) and the id itself.
-        series: [{
-          name: optimistic ? 'colloquy optimistic' : 'colloquy',
-          append: (i) => store.append({ session_id: sid(targetOf(i)), message: extra[i]! }),
-          emitted: (i) => watchers[targetOf(i)]!.next((items) => items.length === expected(i)),
-        }],
-        async close() {
-          for (const w of watchers) w.stop()
-          await store.close()
-        },
-      }
+        (i) => store.append({ session_id: sid(targetOf(i)), message: extra[i]! }),
+        () => store.close(),
+      )
     }
     const subjects: Record<string, () => Promise<Opened>> = {
       async 'raw idb'() {
@@ -121,39 +130,21 @@ const w5: Workload = {
       'colloquy optimistic': () => colloquy('colloquy-optimistic', true),
       async dexie() {
         const db = new BenchDexie(ctx.dbName('w5-dexie'))
-        await db.entries.bulkAdd(Array.from({ length: SESSIONS }, (_, k) => base.map((e) => dexieEntry(sid(k), e))).flat())
-        const watchers = Array.from({ length: SESSIONS }, (_, k) => watch(liveQuery(() => dexieSession(db, sid(k)))))
-        await Promise.all(watchers.map((w) => w.next((rows) => rows.length === PER_SESSION)))
+        await db.entries.bulkAdd(sessions((k) => base.map((e) => dexieEntry(sid(k), e))).flat())
         const next = chainer()
-        return {
-          series: [{
-            name: 'dexie',
-            append: (i) => { const { k, entry } = next(i); return db.entries.add(dexieEntry(sid(k), entry)) },
-            emitted: (i) => watchers[targetOf(i)]!.next((rows) => rows.length === expected(i)),
-          }],
-          async close() {
-            for (const w of watchers) w.stop()
-            db.close()
-          },
-        }
+        return watched('dexie', sessions((k) => liveQuery(() => dexieSession(db, sid(k)))), (i) => {
+          const { k, entry } = next(i)
+          return db.entries.add(dexieEntry(sid(k), entry))
+        }, () => db.close())
       },
       async rxdb() {
         const rx = await openRx(ctx.dbName('w5-rxdb'))
-        await rx.entries.bulkInsert(Array.from({ length: SESSIONS }, (_, k) => base.map((e) => rxEntry(sid(k), e))).flat())
-        const watchers = Array.from({ length: SESSIONS }, (_, k) => watch(rxSession(rx, sid(k)).$))
-        await Promise.all(watchers.map((w) => w.next((docs) => docs.length === PER_SESSION)))
+        await rx.entries.bulkInsert(sessions((k) => base.map((e) => rxEntry(sid(k), e))).flat())
         const next = chainer()
-        return {
-          series: [{
-            name: 'rxdb',
-            append: (i) => { const { k, entry } = next(i); return rx.entries.insert(rxEntry(sid(k), entry)) },
-            emitted: (i) => watchers[targetOf(i)]!.next((docs) => docs.length === expected(i)),
-          }],
-          async close() {
-            for (const w of watchers) w.stop()
-            await rx.db.close()
-          },
-        }
+        return watched('rxdb', sessions((k) => rxSession(rx, sid(k)).$), (i) => {
+          const { k, entry } = next(i)
+          return rx.entries.insert(rxEntry(sid(k), entry))
+        }, () => rx.db.close())
       },
     }
 
