@@ -14,7 +14,14 @@ const ORDER: readonly Measured[] = ['raw idb', 'raw idb stamped', 'colloquy', 'c
 
 export type Outcome = { values: number[] } | { error: string }
 
-export const errorText = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0]!.slice(0, 300)
+const errorText = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0]!.slice(0, 300)
+
+/** A subject that threw: logged, and its error's first line returned for its row. */
+export function failure(ctx: BenchContext, subject: string, e: unknown): string {
+  const text = errorText(e)
+  ctx.log(`  ${subject} failed: ${text}`)
+  return text
+}
 
 /**
  * Runs each subject's measurement `rounds` times. Subjects are interleaved within a round and
@@ -46,8 +53,7 @@ export async function runRounds(
         else out[s] = { values: [v] }
         ctx.log(`  ${s} round ${r + 1}/${rounds}: ${v.toFixed(2)}`)
       } catch (e) {
-        out[s] = { error: errorText(e) }
-        ctx.log(`  ${s} failed: ${errorText(e)}`)
+        out[s] = { error: failure(ctx, s, e) }
       }
       if (options.drop) await dropDatabases()
     }

@@ -7,7 +7,7 @@ import { BenchDexie, dexieEntry, dexieSession } from '../subjects/dexie.js'
 import { median, now, percentile, sleep, watch, type Subscribable } from '../subjects/measure.js'
 import { openRaw, openRawStamped, putEntries, putStamped } from '../subjects/raw-idb.js'
 import { dropDatabases } from '../subjects/databases.js'
-import { compareRows, errorText, SUBJECTS, type Measured, type Outcome } from '../subjects/rows.js'
+import { compareRows, failure, SUBJECTS, type Measured, type Outcome } from '../subjects/rows.js'
 import { openRx, rxEntry, rxSession } from '../subjects/rxdb.js'
 
 const SESSIONS = 100
@@ -149,11 +149,7 @@ const w5: Workload = {
     }
 
     const failed = new Map<string, string>()
-    const fail = (name: string, e: unknown): void => {
-      const text = errorText(e)
-      failed.set(name, text)
-      ctx.log(`  ${name} failed: ${text}`)
-    }
+    const fail = (name: string, e: unknown): void => void failed.set(name, failure(ctx, name, e))
     for (let r = 0; r < ROUNDS; r++) {
       const open: Array<{ name: string; opened: Opened }> = []
       for (const [name, make] of Object.entries(subjects)) {
@@ -165,7 +161,8 @@ const w5: Workload = {
         }
       }
       const all = open.flatMap(({ name, opened }) => opened.series.map((s) => ({ subject: name, s })))
-      const times = new Map<string, number[]>(all.flatMap(({ s }) => [[s.name, []], ...(s.committed ? [[s.committed, []] as [string, number[]]] : [])]))
+      const times = new Map<string, number[]>()
+      const push = (name: string, v: number): void => void (times.get(name) ?? times.set(name, []).get(name)!).push(v)
       const random = rng(100 + r)
       for (let i = 0; i < REPEATS; i++) {
         // Each append in turn, in a shuffled order: no series always follows the same one (what
@@ -178,9 +175,9 @@ const w5: Workload = {
             const seen = s.emitted(i)
             const write = s.append(i)
             await seen
-            times.get(s.name)!.push(now() - t0)
+            push(s.name, now() - t0)
             await write
-            if (s.committed) times.get(s.committed)!.push(now() - t0)
+            if (s.committed) push(s.committed, now() - t0)
           } catch (e) {
             fail(subject, e)
           }
