@@ -232,11 +232,12 @@ class Batches extends Engine {
             refreshed = await this.refresh(reader, touched, needEntries, suspect)
           }
           draft = new Draft(this.state, base)
+          let flushStream: (() => void) | undefined
           // A burst of appends checked from memory hands its entries to the storage as it builds
           // them: the storage writes the first while the next are built (W2: 10,000 in a tick).
           if (checked && !prev && batch.length >= STREAM_MIN && !this.hooks.length && reader.stream && batch.every((p) => p.fn === 'session::append')) {
             const put = reader.stream()
-            if (put) draft.onEntry = holdingBackNewest(put)
+            if (put) ({ onEntry: draft.onEntry, flush: flushStream } = holdingBackNewest(put))
           }
           // What commit hooks are shown: gathered only when there is one to show it to.
           const applied: AppliedOp[] | undefined = this.hooks.length ? [] : undefined
@@ -251,6 +252,7 @@ class Batches extends Engine {
             }
           }
           draft.onEntry = undefined
+          flushStream?.()
           // A session this batch made under an id chosen inside it (a create, a fork's copy) is
           // checked absent too: one stamp read, which the storage would spend anyway to find the
           // session's incarnation, and once the commit completes a storage keeping trust
@@ -398,20 +400,39 @@ export function install(): void {
 /** How long after a batch started the updates held behind it wait to start the next (see `gathers`). */
 export const GATHER_MS = 2
 
+/**
+ * A streamed batch hands its entries to the storage this many at a time, back to back: a put
+ * issued right after another costs the page less than one issued between two operations (W2D:
+ * 310 ms inside the 10,000 puts instead of 346-374, their span 350 ms instead of 410).
+ */
+const STREAM_RUN = 64
+
 /** Batches of at least this many calls stream their entries (see `StorageReader.stream`); a single awaited append never does. */
 const STREAM_MIN = 32
 
 /**
- * Passes each session's entries on as the next one arrives: the newest of each session stays
- * behind and goes out with the batch's writes, where the storage stamps it (IndexedDB puts the
- * session's new state on its newest entry), so no entry is written twice.
+ * Passes each session's entries on once the next one arrives, `STREAM_RUN` at a time (`flush`
+ * hands over the rest): the newest of each session stays behind and goes out with the batch's
+ * writes, where the storage stamps it (IndexedDB puts the session's new state on its newest
+ * entry), so no entry is written twice.
  */
-function holdingBackNewest(put: (session_id: string, entry: SessionEntry) => void): (session_id: string, entry: SessionEntry) => void {
+function holdingBackNewest(put: (session_id: string, entry: SessionEntry) => void): { onEntry: (session_id: string, entry: SessionEntry) => void; flush: () => void } {
   const newest = new Map<string, SessionEntry>()
-  return (session_id, entry) => {
-    const prev = newest.get(session_id)
-    if (prev && prev.id !== entry.id) put(session_id, prev)
-    newest.set(session_id, entry)
+  const held: Array<[string, SessionEntry]> = []
+  const flush = (): void => {
+    for (const [session_id, entry] of held) put(session_id, entry)
+    held.length = 0
+  }
+  return {
+    onEntry: (session_id, entry) => {
+      const prev = newest.get(session_id)
+      if (prev && prev.id !== entry.id) {
+        held.push([session_id, prev])
+        if (held.length === STREAM_RUN) flush()
+      }
+      newest.set(session_id, entry)
+    },
+    flush,
   }
 }
 
