@@ -12,30 +12,37 @@ export function parseJson(text: string): unknown {
   }
 }
 
+const HEAD = 64 * 1024
+
+/**
+ * Whether a source is JSON lines: its first line is a whole JSON object. The head is bytes
+ * while the text decoded from it is shorter (UTF-8), so whether the head holds the whole input
+ * is judged on what `head` returned, never on the decoded length. A first line longer than the
+ * head is taken as a record: lines parse a one-line document too, while a pretty-printed one
+ * has a line break within its first bytes.
+ */
+async function startsWithRecordLine(source: Source): Promise<boolean> {
+  const head = await source.head(HEAD)
+  const whole = (typeof head === 'string' ? head.length : head.byteLength) < HEAD
+  const text = (typeof head === 'string' ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, '').trimStart()
+  if (text[0] !== '{') return false
+  const nl = text.indexOf('\n')
+  if (nl === -1 && !whole) return true
+  try {
+    return isObj(JSON.parse(nl === -1 ? text : text.slice(0, nl)))
+  } catch {
+    return false
+  }
+}
+
 /**
  * Calls `each` with every top-level JSON object of a source that is either one (pretty or
  * minified) JSON document or JSON lines. A first line that is a whole object means lines
  * (streamed, bounded memory); otherwise the document is parsed whole.
  */
 export async function eachRecord(source: Source, ctx: ImportContext, each: (o: Obj, line: number) => void): Promise<void> {
-  const head = await source.head(64 * 1024)
-  const text = (typeof head === 'string' ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, '').trimStart()
-  const nl = text.indexOf('\n')
-  let firstIsRecord = false
-  if (nl !== -1 || text.length < 64 * 1024) {
-    try {
-      firstIsRecord = isObj(JSON.parse(nl === -1 ? text : text.slice(0, nl)))
-    } catch {
-      firstIsRecord = false
-    }
-  } else firstIsRecord = true
-  if (!firstIsRecord) {
-    let doc: unknown
-    try {
-      doc = JSON.parse(await readText(source, ctx.options))
-    } catch (e) {
-      throw new FormatError('format/invalid', `not valid JSON (${(e as Error).message})`)
-    }
+  if (!(await startsWithRecordLine(source))) {
+    const doc = parseJson(await readText(source, ctx.options))
     if (Array.isArray(doc)) doc.forEach((d, i) => (isObj(d) ? each(d, i + 1) : undefined))
     else if (isObj(doc)) each(doc, 1)
     else throw new FormatError('format/invalid', 'expected a JSON object')

@@ -1,11 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { SessionEntry, SessionImport } from '@colloquy/core'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCli } from '../src/cli-run.js'
 import { nodeSqlite } from '../src/node.js'
-import { importTranscript } from '../src/index.js'
+import { importTranscript, type SessionSummary } from '../src/index.js'
+import { readPath } from '../src/node.js'
 import { SAMPLES } from './helpers.js'
 import { openCodeDb } from './fixtures/opencode.js'
 
@@ -90,4 +92,54 @@ describe('colloquy-formats CLI', () => {
     expect((await cli('convert', fixturePath('claude-regenerate.jsonl'))).code).toBe(2)
     expect((await cli()).code).toBe(2)
   })
+})
+
+describe('every format the CLI writes, it reads back', () => {
+  // Inputs on disk, read as the CLI reads them (disk-backed Blobs, so heads are bytes): a real
+  // Claude project with six sub-agent files (7 sessions; its first session's unified line is
+  // 234 KB with multi-byte text in its first 64 KB), and one real session with a fork.
+  const inputs = {
+    'seven sessions': samplePath('claude-code/claude-code-log_cc-2.1.114_subagents-dir'),
+    'one session': samplePath('claude-code/claude-code-log_cc-2.1.42_rewind-edit-fork.jsonl'),
+  }
+  const inspect = async (path: string): Promise<{ format: string; sessions: SessionSummary[] }> => {
+    const r = await cli('inspect', path, '--json')
+    expect(r.err).toBe('')
+    expect(r.code).toBe(0)
+    return JSON.parse(r.out) as { format: string; sessions: SessionSummary[] }
+  }
+  const writers = ['unified', 'opa', 'chatgpt', 'claude-ai', 'open-webui'] as const
+
+  for (const [label, input] of Object.entries(inputs)) {
+    for (const to of writers) {
+      it(`${label}: --to ${to} is read back by inspect and convert`, async () => {
+        const original = await importTranscript(await readPath(input), { sqlite: await nodeSqlite() })
+        const ids = original.sessions.map((s) => s.meta.session_id)
+        const out = join(dir, `${label.replace(' ', '-')}-${to}`)
+        mkdirSync(out, { recursive: true })
+        const first = join(out, to === 'opa' ? 'x.opa' : 'x.json')
+        const r = await cli('convert', input, '--to', to, '--out', first)
+        expect(r.code).toBe(0)
+        // OPA holds one session per archive: the CLI names each file it wrote.
+        const written = to === 'opa' ? [...r.err.matchAll(/^wrote (\S+) /gm)].map((m) => m[1]) : [first]
+        expect(written).toHaveLength(to === 'opa' ? ids.length : 1)
+        const read = []
+        for (const file of written) read.push(await inspect(file))
+        expect(read.map((x) => x.format)).toEqual(written.map(() => to))
+        expect(read.flatMap((x) => x.sessions.map((s) => s.session_id))).toEqual(ids)
+        if (to === 'unified') {
+          // Lossless: the very entries (written parents first) and active leaves of the original.
+          const back = await importTranscript(await readPath(first))
+          const byId = (s: SessionImport): SessionEntry[] => [...s.entries].sort((a, b) => (a.id < b.id ? -1 : 1))
+          expect(back.sessions.map(byId)).toEqual(original.sessions.map(byId))
+          expect(back.sessions.map((s) => s.active_leaf)).toEqual(original.sessions.map((s) => s.active_leaf))
+        }
+        // What it wrote converts again, to the same shape, and says the same.
+        const again = join(out, to === 'opa' ? 'again.opa' : 'again.json')
+        const r2 = await cli('convert', written[0], '--to', to, '--out', again)
+        expect(r2.code).toBe(0)
+        expect((await inspect(again)).sessions).toEqual(read[0].sessions)
+      })
+    }
+  }
 })
