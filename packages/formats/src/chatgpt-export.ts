@@ -1,11 +1,12 @@
 import type { ContentBlock, JsonObject, SessionEntry, SessionImport } from '@colloquy/core'
 import { THREAD_ROOT } from './chat-export.js'
+import { assetId } from './chatgpt.js'
 import { keptTree } from './kept-tree.js'
 import { isObj, str, type Obj } from './values.js'
 
 // ChatGPT `conversations.json` out: one conversation per session, every branch in `mapping`,
 // `current_node` the active leaf. What ChatGPT holds goes out as ChatGPT writes it: user and
-// assistant text, files as asset pointers, thinking as `thoughts`, a call as a message to the
+// assistant text, files in `metadata.attachments` (images also as asset pointers), thinking as `thoughts`, a call as a message to the
 // tool (`recipient`), a result as a `tool` message, the hidden system and custom-instruction
 // messages; the `thread_root` is the `message:null` root. Entries ChatGPT has no place for
 // (other custom entries, visible notices) are left out and their children hang where they
@@ -15,14 +16,28 @@ const HIDDEN = new Set(['chatgpt/system', 'chatgpt/custom-instructions', 'chatgp
 
 const seconds = (ms: number): number => ms / 1000
 
-function parts(blocks: readonly ContentBlock[]): Obj {
-  const files = blocks.filter((b) => b.type === 'file')
+/**
+ * Content as ChatGPT writes it: text parts, an image as an `image_asset_pointer` part, and
+ * every file (images too) in `metadata.attachments`, a file other than an image only there.
+ */
+function parts(blocks: readonly ContentBlock[]): { content: Obj; attachments: Obj[] } {
   const out: unknown[] = []
+  const attachments: Obj[] = []
   for (const b of blocks) {
     if (b.type === 'text') out.push(b.text)
-    else if (b.type === 'file') out.push({ content_type: b.mime.startsWith('image/') ? 'image_asset_pointer' : 'file_asset_pointer', asset_pointer: b.attachment_id, size_bytes: b.size })
+    else if (b.type === 'file') {
+      const image = b.mime.startsWith('image/')
+      if (image) out.push({ content_type: 'image_asset_pointer', asset_pointer: b.attachment_id, size_bytes: b.size })
+      attachments.push({ id: image ? assetId(b.attachment_id) : b.attachment_id, name: b.name, size: b.size, mime_type: b.mime })
+    }
   }
-  return { content_type: files.length ? 'multimodal_text' : 'text', parts: out }
+  return { content: { content_type: out.some(isObj) ? 'multimodal_text' : 'text', parts: out }, attachments }
+}
+
+/** A message's content and, when it has files, the metadata that lists them. */
+function withFiles(blocks: readonly ContentBlock[], metadata: JsonObject = {}): [Obj, Obj] {
+  const { content, attachments } = parts(blocks)
+  return [content, { metadata: attachments.length ? { ...metadata, attachments } : metadata }]
 }
 
 function message(e: SessionEntry): Obj | null {
@@ -37,13 +52,16 @@ function message(e: SessionEntry): Obj | null {
     return base(str(d.role) ?? 'system', content, { metadata: d.hidden === false ? {} : hidden })
   }
   const m = e.message
-  if (m.role === 'user') return base('user', parts(m.content))
+  if (m.role === 'user') return base('user', ...withFiles(m.content))
   if (m.role === 'function_result') {
     const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
     return base('tool', { content_type: 'text', parts: [text] }, { author: { role: 'tool', name: m.function_id, metadata: {} } })
   }
   // A tool message no call led to came in as a visible notice: it goes back as that message.
-  if (m.role === 'custom') return base('tool', parts(m.content), { author: { role: 'tool', name: m.custom_type.slice('chatgpt/tool:'.length), metadata: {} } })
+  if (m.role === 'custom') {
+    const [content, extra] = withFiles(m.content)
+    return base('tool', content, { ...extra, author: { role: 'tool', name: m.custom_type.slice('chatgpt/tool:'.length), metadata: {} } })
+  }
   if (m.role !== 'assistant') return null
   const meta: JsonObject = { model_slug: m.model }
   if (m.native_stop_reason) meta.finish_details = { type: m.native_stop_reason }
@@ -56,7 +74,8 @@ function message(e: SessionEntry): Obj | null {
   if (thinking.length && thinking.length === m.content.length) {
     return base('assistant', { content_type: 'thoughts', thoughts: thinking.map((t) => ({ summary: '', content: t.type === 'thinking' ? t.text : '' })) }, { metadata: meta })
   }
-  return base('assistant', parts(m.content), { metadata: meta, ...(m.stop_reason === 'aborted' && { status: 'in_progress' }) })
+  const [content, extra] = withFiles(m.content, meta)
+  return base('assistant', content, { ...extra, ...(m.stop_reason === 'aborted' && { status: 'in_progress' }) })
 }
 
 /** What ChatGPT holds of an entry (null: nothing, the entry is left out). */

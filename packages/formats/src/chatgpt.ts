@@ -1,11 +1,11 @@
-import type { AssistantMessage, ContentBlock, SessionEntry, SessionImport, StopReason } from '@colloquy/core'
+import type { AssistantMessage, ContentBlock, FileBlock, SessionEntry, SessionImport, StopReason } from '@colloquy/core'
 import { exportSessions, hiddenEntry, rootEntry } from './chat-export.js'
 import type { ImportContext } from './context.js'
 import { messageEntry, text } from './entries.js'
-import type { Source } from './input.js'
+import { sizeText, type Source } from './input.js'
 import { sessionOf } from './session.js'
 import { latestLeaf, TreeBuilder } from './tree.js'
-import { arr, compact, defined, isObj, num, str, toJson, toMs, type Obj } from './values.js'
+import { arr, compact, count, defined, isObj, num, str, toJson, toMs, type Obj } from './values.js'
 
 // ChatGPT data export `conversations.json`: an array of conversations, each a tree in
 // `mapping` (node id → {message, parent, children}) with `current_node` the leaf the user was
@@ -15,6 +15,9 @@ import { arr, compact, defined, isObj, num, str, toJson, toMs, type Obj } from '
 // `tool` messages after it are its results.
 
 const STOP: Record<string, StopReason> = { stop: 'end', max_tokens: 'length', interrupted: 'aborted' }
+
+/** The file id an asset pointer names (`file-service://file-AbC` → `file-AbC`), as `metadata.attachments` has it. */
+export const assetId = (pointer: string): string => pointer.replace(/^[a-z-]+:\/\//, '')
 
 /** A conversation node's message time, or the conversation's, in epoch ms. */
 const timeOf = (m: Obj, fallback: number): number => toMs(m.create_time) ?? fallback
@@ -55,10 +58,8 @@ class Conversation {
         if (p !== '') out.push(text(p))
       } else if (isObj(p) && typeof p.asset_pointer === 'string') {
         // Images and files live beside conversations.json in the export; the block names them.
-        const name = p.asset_pointer.replace(/^[a-z-]+:\/\//, '')
         const mime = str(p.content_type) === 'image_asset_pointer' ? 'image/*' : 'application/octet-stream'
-        out.push({ type: 'file', attachment_id: p.asset_pointer, name, mime, size: Math.max(0, Math.round(num(p.size_bytes) ?? 0)) })
-        this.ctx.warnings.add('attachment-missing', `message ${key}: ${p.asset_pointer} is a file of the export archive, not in conversations.json; the block names it`, { session_id: this.id })
+        out.push({ type: 'file', attachment_id: p.asset_pointer, name: assetId(p.asset_pointer), mime, size: Math.max(0, Math.round(num(p.size_bytes) ?? 0)) })
       } else if (isObj(p) && typeof p.text === 'string') out.push(text(p.text))
       else {
         this.warn('unknown-block', `message ${key}: a part of type ${JSON.stringify(isObj(p) ? p.content_type : typeof p)} is kept as JSON text`)
@@ -66,6 +67,38 @@ class Conversation {
       }
     }
     return out
+  }
+
+  /**
+   * A message's content with its files: `metadata.attachments` lists what the user uploaded
+   * (`id`, `name`, `size`, `mime_type`). An image the parts already point to gets its name,
+   * type and size from it; any other file (a PDF, a spreadsheet) is in no part at all and
+   * becomes a file block of its own, before the text, where ChatGPT shows it. The bytes of
+   * neither are in conversations.json: one `attachment-missing` warning per file says so.
+   */
+  private content(c: Obj, meta: Obj, key: string): ContentBlock[] {
+    const blocks = this.blocks(c, key)
+    const uploaded: FileBlock[] = []
+    arr(meta.attachments).forEach((a, i) => {
+      if (!isObj(a)) return this.warn('unknown-block', `message ${key}: attachment ${i + 1} is not an object; left out`)
+      const id = str(a.id)
+      const mime = str(a.mime_type) ?? str(a.mimeType)
+      const size = count(a.size)
+      const pointed = id === undefined ? undefined : blocks.find((b): b is FileBlock => b.type === 'file' && assetId(b.attachment_id) === id)
+      if (pointed) {
+        pointed.name = str(a.name) ?? pointed.name
+        if (mime) pointed.mime = mime
+        if (size !== undefined) pointed.size = size
+        return
+      }
+      uploaded.push({ type: 'file', attachment_id: id ?? `${key}:attachment-${i}`, name: str(a.name) ?? id ?? `attachment-${i + 1}`, mime: mime ?? 'application/octet-stream', size: size ?? 0 })
+    })
+    const content = [...uploaded, ...blocks]
+    for (const b of content) {
+      if (b.type !== 'file') continue
+      this.warn('attachment-missing', `message ${key}: ${JSON.stringify(b.name)} (${b.mime}, ${sizeText(b.size)}) is a file of the export archive, not in conversations.json; the file block names it (${b.attachment_id})`)
+    }
+    return content
   }
 
   private blocks(c: Obj, key: string): ContentBlock[] {
@@ -96,7 +129,7 @@ class Conversation {
     }
     const recipient = str(m.recipient) ?? 'all'
     if (role === 'assistant') {
-      const content = this.blocks(c, key)
+      const content = this.content(c, meta, key)
       const toTool = recipient !== 'all'
       if (toTool) {
         // A message to a tool is its call: the code or command it sent is the argument.
@@ -118,7 +151,7 @@ class Conversation {
     if (role === 'tool') {
       const call = parent === null ? undefined : this.callAbove.get(parent)
       const name = str(author.name) ?? 'tool'
-      const content = this.blocks(c, key)
+      const content = this.content(c, meta, key)
       if (call) {
         this.callAbove.set(key, call)
         return [messageEntry(key, { role: 'function_result', function_call_id: call, function_id: name, content, timestamp: time, details: toJson(compact({ ...c, parts: undefined, result: undefined, text: undefined })), is_error: type === 'system_error' })]
@@ -127,7 +160,7 @@ class Conversation {
       return [messageEntry(key, { role: 'custom', custom_type: `chatgpt/tool:${name}`, content, timestamp: time, details: toJson(c) })]
     }
     if (role !== 'user') this.warn('unknown-role', `message ${key} has role ${JSON.stringify(role)}; read as a user message`)
-    return [messageEntry(key, { role: 'user', content: this.blocks(c, key), timestamp: time })]
+    return [messageEntry(key, { role: 'user', content: this.content(c, meta, key), timestamp: time })]
   }
 
   /** Mapping nodes from the root down (parents first), so tool results find their call. */

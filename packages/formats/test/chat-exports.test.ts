@@ -151,6 +151,60 @@ describe('ChatGPT conversations.json', () => {
     expect(codes(r)).toEqual(['attachment-missing'])
   })
 
+  // No real export in the samples has an upload; the shape is the one exports carry (2024-25):
+  // `metadata.attachments` items {id, name, size, mime_type (older: mimeType), file_token_size},
+  // an uploaded image also an `image_asset_pointer` part naming `file-service://<id>`, any other
+  // file in no part at all.
+  it('fixture: uploaded files in metadata.attachments become file blocks, each with a warning, and export back where they were', async () => {
+    const node = (id: string, parent: string | null, children: string[], message: JsonObject | null) => ({ id, parent, children, message })
+    const user = (id: string, content: JsonObject, attachments: unknown[]) => ({ id, author: { role: 'user', name: null, metadata: {} }, create_time: 1750000000 + Number(id.slice(1)), content, status: 'finished_successfully', recipient: 'all', metadata: { attachments } })
+    const conv = {
+      title: 'Uploads', create_time: 1750000000, update_time: 1750000100, conversation_id: 'up', current_node: 'm4',
+      mapping: {
+        root: node('root', null, ['m1'], null),
+        m1: node('m1', 'root', ['m2'], user('m1', { content_type: 'multimodal_text', parts: [{ content_type: 'image_asset_pointer', asset_pointer: 'file-service://file-Img1', size_bytes: 48213, width: 800, height: 600 }, 'What does the report say about this chart?'] }, [
+          { id: 'file-Img1', size: 48213, name: 'chart.png', mime_type: 'image/png', width: 800, height: 600 },
+          { id: 'file-Pdf1', size: 183442, name: 'Q3 report.pdf', mime_type: 'application/pdf', file_token_size: 5120 },
+        ])),
+        m2: node('m2', 'm1', ['m3'], { id: 'm2', author: { role: 'assistant', name: null, metadata: {} }, create_time: 1750000002, content: { content_type: 'text', parts: ['Revenue rose.'] }, status: 'finished_successfully', recipient: 'all', metadata: { model_slug: 'gpt-4o' } }),
+        m3: node('m3', 'm2', ['m4'], user('m3', { content_type: 'text', parts: ['and this one?'] }, [{ id: 'file-Csv1', name: 'data.csv', size: 2048, mimeType: 'text/csv' }, 'junk'])),
+        m4: node('m4', 'm3', [], { id: 'm4', author: { role: 'assistant', name: null, metadata: {} }, create_time: 1750000004, content: { content_type: 'text', parts: ['It has 3 rows.'] }, status: 'finished_successfully', recipient: 'all', metadata: {} }),
+      },
+    }
+    const r = await importTranscript(JSON.stringify([conv]))
+    const s = r.sessions[0]
+    expect(() => checkImport(s)).not.toThrow()
+    expect(msgOf(s, 'm1').content).toEqual([
+      { type: 'file', attachment_id: 'file-Pdf1', name: 'Q3 report.pdf', mime: 'application/pdf', size: 183442 },
+      { type: 'file', attachment_id: 'file-service://file-Img1', name: 'chart.png', mime: 'image/png', size: 48213 },
+      { type: 'text', text: 'What does the report say about this chart?' },
+    ])
+    expect(msgOf(s, 'm3').content).toEqual([
+      { type: 'file', attachment_id: 'file-Csv1', name: 'data.csv', mime: 'text/csv', size: 2048 },
+      { type: 'text', text: 'and this one?' },
+    ])
+    // One warning per file (the image once, though both its part and the list name it); none of their bytes came in.
+    const missing = r.warnings.filter((w) => w.code === 'attachment-missing')
+    expect(missing.map((w) => w.message)).toEqual([
+      expect.stringContaining('"Q3 report.pdf" (application/pdf, 179.1 KB) is a file of the export archive, not in conversations.json'),
+      expect.stringContaining('"chart.png" (image/png, 47.1 KB)'),
+      expect.stringContaining('"data.csv" (text/csv, 2.0 KB)'),
+    ])
+    expect(missing.every((w) => w.session_id === 'up')).toBe(true)
+    expect(codes(r)).toEqual(['attachment-missing', 'attachment-missing', 'attachment-missing', 'unknown-block'])
+    expect(r.attachments).toEqual([])
+    // Out as ChatGPT writes it: the PDF only in metadata.attachments, the image in both; and back the same.
+    const out = JSON.parse(exportChatGpt(s)) as { mapping: Record<string, { message: { content: { parts: unknown[] }; metadata: JsonObject } }> }[]
+    const m1 = out[0].mapping.m1.message
+    expect(m1.content.parts).toEqual([{ content_type: 'image_asset_pointer', asset_pointer: 'file-service://file-Img1', size_bytes: 48213 }, 'What does the report say about this chart?'])
+    expect(m1.metadata.attachments).toEqual([
+      { id: 'file-Pdf1', name: 'Q3 report.pdf', size: 183442, mime_type: 'application/pdf' },
+      { id: 'file-Img1', name: 'chart.png', size: 48213, mime_type: 'image/png' },
+    ])
+    const back = (await importTranscript(JSON.stringify(out))).sessions[0]
+    for (const id of ['m1', 'm3']) expect(msgOf(back, id).content).toEqual(msgOf(s, id).content)
+  })
+
   it('hostile input: a mapping loop, a dangling current_node and a missing parent still give one rooted tree', async () => {
     const conv = {
       id: 'c', title: 'bad', current_node: 'nope', mapping: {
