@@ -7,7 +7,8 @@ import { lineBatches, type Source } from './input.js'
 import { sessionOf } from './session.js'
 import { latestLeaf, pathTo } from './tree.js'
 import type { ImportedAttachment } from './types.js'
-import { arr, defined, isObj, parsed, str, titleFrom, toMs, type Obj } from './values.js'
+import { ownTitle, promptTitle } from './title.js'
+import { arr, defined, isObj, parsed, str, toMs, type Obj } from './values.js'
 import { Skipped, Warnings } from './warnings.js'
 
 // Claude Code session JSONL (spec §1). One line per record; records with a `uuid` form a
@@ -22,13 +23,6 @@ const META_LINES: Record<string, string> = {
   'agent-name': 'agentName', 'agent-setting': 'agentSetting', 'permission-mode': 'permissionMode', mode: 'mode',
   'pr-link': 'prUrl', 'bridge-session': 'bridgeSessionId',
 }
-/** `/name args` for a slash-command prompt, else the text: what a title should show. */
-function promptTitle(t: string): string | undefined {
-  const name = /<command-name>([^<]*)<\/command-name>/.exec(t)?.[1]
-  if (name) return `${name.trim()} ${/<command-args>([^<]*)<\/command-args>/.exec(t)?.[1]?.trim() ?? ''}`.trim()
-  return t.trimStart().startsWith('<') ? undefined : t
-}
-
 export class ClaudeCodeReader {
   private readonly recs: Rec[] = []
   private readonly summaries: { summary: string; leaf: string }[] = []
@@ -233,21 +227,15 @@ export class ClaudeCodeReader {
 
   /** Claude Code's own title, else this file's summary, else the first prompt on the active path. */
   private title(main: Rec[], path: SessionEntry[]): string | undefined {
-    if (this.customTitle ?? this.aiTitle) return this.customTitle ?? this.aiTitle
+    const own = ownTitle(this.customTitle) ?? ownTitle(this.aiTitle)
+    if (own) return own
     const ours = new Set(main.map((r) => r.uuid))
-    let own: string | undefined
+    let summary: string | undefined
     for (const s of this.summaries) {
-      if (ours.has(s.leaf)) own = s.summary
+      if (ours.has(s.leaf)) summary = ownTitle(s.summary) ?? summary
       else this.skipped.add('summary (leaf in another file)')
     }
-    if (own) return own
-    for (const e of path) {
-      if (e.kind !== 'message' || e.message.role !== 'user' || e.origin?.is_meta) continue
-      const t = e.message.content.find((b) => b.type === 'text')
-      const title = t?.type === 'text' ? promptTitle(t.text) : undefined
-      if (title?.trim()) return titleFrom(title)
-    }
-    return undefined
+    return summary ?? promptTitle(path)
   }
 
   private session(id: string, tree: BuiltTree, metadata: JsonObject, title: string | undefined | ((path: SessionEntry[]) => string | undefined)): SessionImport {

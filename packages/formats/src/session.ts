@@ -1,5 +1,5 @@
 import type { JsonObject, SessionEntry, SessionImport } from '@colloquy/core'
-import { titleFrom } from './values.js'
+import { ownTitle, promptTitle } from './title.js'
 
 export interface SessionParts {
   session_id: string
@@ -15,29 +15,23 @@ export interface SessionParts {
 /**
  * A `SessionImport` with its counters and dates filled in, so core never has to derive them
  * (core's fallback spreads every timestamp into `Math.max`, which overflows the stack on big
- * sessions). Untitled sessions take the first user prompt as title.
+ * sessions). Untitled sessions (or ones titled with JSON) take the user's first real words.
  */
 export function sessionOf(p: SessionParts, now: () => number = Date.now): SessionImport {
   let first = Infinity
   let last = -Infinity
   let messages = 0
-  let prompt: string | undefined
   for (const e of p.entries) {
     if (e.timestamp < first) first = e.timestamp
     if (e.timestamp > last) last = e.timestamp
-    if (e.kind !== 'message') continue
-    messages++
-    if (prompt === undefined && e.message.role === 'user' && !e.origin?.is_meta) {
-      const t = e.message.content.find((b) => b.type === 'text')
-      if (t && t.type === 'text' && t.text.trim()) prompt = t.text
-    }
+    if (e.kind === 'message') messages++
   }
   const created_at = p.created_at ?? (Number.isFinite(first) ? first : now())
   const updated_at = Math.max(created_at, p.updated_at ?? created_at, Number.isFinite(last) ? last : created_at)
   return {
     meta: {
       session_id: p.session_id,
-      title: p.title?.trim() || (prompt ? titleFrom(prompt) : ''),
+      title: ownTitle(p.title) ?? promptTitle(p.entries) ?? '',
       description: '',
       status: 'idle',
       kind: 'user',
