@@ -166,7 +166,7 @@ function entriesOf(key: string, o: Obj, ctx: ImportContext, sessionId: string): 
     const r = resultOf(c, ctx)
     out.push(messageEntry(`${key}:${id}`, {
       role: 'function_result', function_call_id: id, function_id: str(c.name) ?? 'unknown', content: r.content, timestamp: toMs(c.timestamp) ?? time,
-      details: toJson(defined({ status: str(c.status), displayName: str(c.displayName), description: str(c.description), resultDisplay: toJson(c.resultDisplay ?? null) })),
+      details: toJson(defined({ status: str(c.status), displayName: str(c.displayName), description: str(c.description), resultDisplay: toJson(c.resultDisplay ?? null), agentId: str(c.agentId) })),
       is_error: r.is_error,
     }))
   }

@@ -12,6 +12,7 @@ import { readClaudeAi } from './claude-ai.js'
 import { readOpenWebUi } from './open-webui.js'
 import { ImportContext } from './context.js'
 import { detectSource, formatOfFiles, isSqliteBytes } from './detect.js'
+import { linkGeminiAgents, type GeminiFile } from './gemini-agents.js'
 import { FormatError } from './errors.js'
 import { parseJson } from './records.js'
 import { fileEntries, isFileMap, readBytes, readText, Source, type FileMap, type TranscriptInput } from './input.js'
@@ -23,9 +24,8 @@ const unknown = (): FormatError =>
 
 
 /** The formats whose input is one file read by one function. */
-const SINGLE_FILE_READERS: Record<Exclude<FormatId, 'claude-code' | 'opencode'>, (source: Source, ctx: ImportContext) => Promise<SessionImport[]>> = {
+const SINGLE_FILE_READERS: Record<Exclude<FormatId, 'claude-code' | 'opencode' | 'gemini'>, (source: Source, ctx: ImportContext) => Promise<SessionImport[]>> = {
   codex: readCodex,
-  gemini: readGemini,
   unified: readUnified,
   opa: readOpa,
   chatgpt: readChatGpt,
@@ -35,6 +35,7 @@ const SINGLE_FILE_READERS: Record<Exclude<FormatId, 'claude-code' | 'opencode'>,
 
 async function readSource(format: FormatId, source: Source, ctx: ImportContext): Promise<SessionImport[]> {
   if (format === 'claude-code') return readClaudeCode([{ source }], ctx)
+  if (format === 'gemini') return linkGeminiAgents([{ sessions: await readGemini(source, ctx) }], ctx)
   if (format === 'opencode') {
     const head = await source.head(16)
     if (typeof head !== 'string' && isSqliteBytes(head)) return openCodeSessions(await readOpenCodeDb(await readBytes(source, ctx.options), ctx), ctx)
@@ -68,7 +69,7 @@ async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): 
     return openCodeSessions(await readOpenCodeFiles(files, ctx), ctx)
   }
   // A folder of single-file transcripts (Codex rollouts, Gemini chats…): each file is one input.
-  const sessions: SessionImport[] = []
+  const read: GeminiFile[] = []
   for (const [path, contents] of list) {
     const source = new Source(contents)
     const own = await detectSource(source)
@@ -76,9 +77,10 @@ async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): 
       ctx.warnings.add('not-a-transcript', `${path} is not a ${format} transcript${own ? ` (it looks like ${own})` : ''}; skipped`, { file: path })
       continue
     }
-    sessions.push(...(await readSource(format, source, ctx)))
+    read.push({ path, sessions: format === 'gemini' ? await readGemini(source, ctx) : await readSource(format, source, ctx) })
   }
-  return sessions
+  // Gemini sub-agent chats sit in a folder named after their parent session.
+  return format === 'gemini' ? linkGeminiAgents(read, ctx) : read.flatMap((f) => f.sessions)
 }
 
 /**
