@@ -118,5 +118,18 @@ export async function detectSource(source: Source): Promise<FormatId | null> {
   return formatOfText(head)
 }
 
+const BLANK_HEAD = 4096
+
+/**
+ * Whether an input holds nothing but white space: a 0-byte session file (tools leave one when a
+ * session never got a message). Only the first bytes are read.
+ */
+export async function isBlank(source: Source): Promise<boolean> {
+  if (source.size === 0) return true
+  const head = await source.head(BLANK_HEAD)
+  if ((typeof head === 'string' ? head.length : head.byteLength) >= BLANK_HEAD) return false
+  return (typeof head === 'string' ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, '').trim() === ''
+}
+
 export const isZipBytes = isZip
 export const isSqliteBytes = isSqlite

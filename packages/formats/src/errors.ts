@@ -1,6 +1,7 @@
 /** Why an input could not be imported at all (as opposed to a warning about one part of it). */
 export type FormatErrorCode =
   | 'format/unknown'
+  | 'format/empty'
   | 'format/invalid'
   | 'format/too_large'
   | 'format/unsafe_archive'

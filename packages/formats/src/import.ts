@@ -11,17 +11,19 @@ import { readChatGpt } from './chatgpt.js'
 import { readClaudeAi } from './claude-ai.js'
 import { readOpenWebUi } from './open-webui.js'
 import { ImportContext } from './context.js'
-import { detectSource, formatOfFiles, isSqliteBytes } from './detect.js'
+import { detectSource, formatOfFiles, isBlank, isSqliteBytes } from './detect.js'
 import { linkGeminiAgents, type GeminiFile } from './gemini-agents.js'
 import { FormatError } from './errors.js'
 import { parseJson } from './records.js'
-import { fileEntries, isFileMap, readBytes, readText, Source, type FileMap, type TranscriptInput } from './input.js'
+import { fileEntries, isFileMap, readBytes, readText, Source, type FileContents, type FileMap, type TranscriptInput } from './input.js'
 import { FORMATS, type FormatId, type ImportOptions, type ImportResult } from './types.js'
 import { isObj, type Obj } from './values.js'
 
 const unknown = (): FormatError =>
   new FormatError('format/unknown', 'not a transcript this package reads (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA, or a ChatGPT, Claude.ai or Open WebUI export)')
 
+
+const empty = (what: string): FormatError => new FormatError('format/empty', `${what}: there is no transcript in it`)
 
 /** The formats whose input is one file read by one function. */
 const SINGLE_FILE_READERS: Record<Exclude<FormatId, 'claude-code' | 'opencode' | 'gemini'>, (source: Source, ctx: ImportContext) => Promise<SessionImport[]>> = {
@@ -84,6 +86,22 @@ async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): 
 }
 
 /**
+ * The files of a folder that hold something: an empty one (a session that never started) is
+ * skipped with a warning, the same in every format. Judged by size alone, so a tree of
+ * thousands of small files is not read twice. A folder of nothing but empty files is empty.
+ */
+function filledFiles(files: FileMap, ctx: ImportContext): Map<string, FileContents> {
+  const list = fileEntries(files)
+  const out = new Map<string, FileContents>()
+  for (const [path, contents] of list) {
+    if (new Source(contents).size === 0) ctx.warnings.add('empty-file', `${path} is empty (0 bytes); skipped`, { file: path })
+    else out.set(path, contents)
+  }
+  if (!out.size) throw empty(list.length ? 'every file of the folder is empty (0 bytes)' : 'the folder holds no file')
+  return out
+}
+
+/**
  * Reads any supported transcript into Colloquy sessions. Nothing is written anywhere: pass the
  * sessions to `store.importSession`, or use `importInto`, which validates every session first.
  */
@@ -96,10 +114,12 @@ export async function importTranscript(input: TranscriptInput, options: ImportOp
   let format: FormatId
   let sessions: SessionImport[]
   if (isFileMap(input)) {
-    format = options.format ?? (await formatOfFiles(input)) ?? (() => { throw unknown() })()
-    sessions = await readFiles(format, input, ctx)
+    const files = filledFiles(input, ctx)
+    format = options.format ?? (await formatOfFiles(files)) ?? (() => { throw unknown() })()
+    sessions = await readFiles(format, files, ctx)
   } else {
     const source = new Source(input)
+    if (await isBlank(source)) throw empty((await source.head(1)).length === 0 ? 'the input is empty (0 bytes)' : 'the input holds only white space')
     format = options.format ?? (await detectSource(source)) ?? (() => { throw unknown() })()
     sessions = await readSource(format, source, ctx)
   }

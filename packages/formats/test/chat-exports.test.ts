@@ -1,4 +1,4 @@
-import { type AssistantMessage, type CustomEntry, type FunctionResultMessage, type JsonObject, type SessionImport } from '@colloquy/core'
+import { type AssistantMessage, type CustomEntry, type Json, type FunctionResultMessage, type JsonObject, type SessionImport } from '@colloquy/core'
 import { checkImport } from '@colloquy/core/wire'
 import { describe, expect, it } from 'vitest'
 import { detectFormat, exportChatGpt, exportClaudeAi, exportOpenWebUi, importTranscript, summarize, type ImportResult } from '../src/index.js'
@@ -157,7 +157,7 @@ describe('ChatGPT conversations.json', () => {
   // file in no part at all.
   it('fixture: uploaded files in metadata.attachments become file blocks, each with a warning, and export back where they were', async () => {
     const node = (id: string, parent: string | null, children: string[], message: JsonObject | null) => ({ id, parent, children, message })
-    const user = (id: string, content: JsonObject, attachments: unknown[]) => ({ id, author: { role: 'user', name: null, metadata: {} }, create_time: 1750000000 + Number(id.slice(1)), content, status: 'finished_successfully', recipient: 'all', metadata: { attachments } })
+    const user = (id: string, content: JsonObject, attachments: Json[]) => ({ id, author: { role: 'user', name: null, metadata: {} }, create_time: 1750000000 + Number(id.slice(1)), content, status: 'finished_successfully', recipient: 'all', metadata: { attachments } })
     const conv = {
       title: 'Uploads', create_time: 1750000000, update_time: 1750000100, conversation_id: 'up', current_node: 'm4',
       mapping: {

@@ -83,7 +83,9 @@ describe('Claude Code in the wild', () => {
       expect(messages(s).map((e) => e.message.role)).toEqual(['user', 'assistant'])
       expect(s.meta.title).toBe('Warmup')
     }
-    expect(codes(r)).toEqual(['subagent-orphan', 'subagent-orphan'])
+    // The empty session file is said to be empty, not read as nothing.
+    expect(codes(r)).toEqual(['empty-file', 'subagent-orphan', 'subagent-orphan'])
+    expect(r.warnings.find((w) => w.code === 'empty-file')).toMatchObject({ file: '7864f562-717b-4d70-a1cb-b588f7826a1a.jsonl' })
   })
 
   it('2.1.42 rewind: one real fork at the stop_hook_summary, branch B active to its last line', async () => {
