@@ -27,6 +27,16 @@ export function looksLikeJson(text: string): boolean {
   return /^\s*(?:\{\s*(?:"|\}|$)|\[\s*(?:[[{"\]\d-]|true|false|null|$))/.test(text)
 }
 
+/** A whole JSON object or array (a pasted payload): `[1, 2] sort these` is a prompt. */
+function isJsonDocument(text: string): boolean {
+  if (!looksLikeJson(text)) return false
+  try {
+    return typeof JSON.parse(text) === 'object'
+  } catch {
+    return false
+  }
+}
+
 /** The command line a wrapped slash command stands for (`/orchestrator fix the docs`). */
 function wrappedCommand(text: string): string | undefined {
   const name = /<command-name>([^<]*)<\/command-name>/.exec(text)?.[1]?.trim()
@@ -45,7 +55,7 @@ export function promptText(text: string): { prompt?: string; command?: string } 
   const rest = text.replace(WRAPPED, '').replace(PLACEHOLDER, '').trim()
   if (!rest) return command !== undefined && command.includes(' ') ? { command } : {}
   if (COMMAND.test(rest)) return /\s\S/.test(rest.split('\n', 1)[0]) ? { command: rest } : {}
-  if (ONE_ELEMENT.test(rest) || looksLikeJson(rest)) return {}
+  if (ONE_ELEMENT.test(rest) || isJsonDocument(rest)) return {}
   return { prompt: rest }
 }
 

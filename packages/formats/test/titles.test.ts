@@ -44,6 +44,7 @@ describe('titles', () => {
     expect((await importTranscript(doc(undefined, '/compact', '{"error": "boom", "code": 7}', 'Why does this fail?'))).sessions[0].meta.title).toBe('Why does this fail?')
     expect((await importTranscript(doc('{\n  "report": {\n    "summary": "cut at 200…', 'Plan the release'))).sessions[0].meta.title).toBe('Plan the release')
     expect((await importTranscript(doc('[Draft] release plan', 'x'))).sessions[0].meta.title).toBe('[Draft] release plan')
+    expect((await importTranscript(doc(undefined, '[3, 1, 2] sort these'))).sessions[0].meta.title).toBe('[3, 1, 2] sort these')
     // Only a command with arguments: it stands in; a bare command never does.
     expect((await importTranscript(doc(undefined, '/review:pr 12'))).sessions[0].meta.title).toBe('/review:pr 12')
     expect((await importTranscript(doc(undefined, '/model'))).sessions[0].meta.title).toBe('')
