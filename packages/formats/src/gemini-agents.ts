@@ -64,7 +64,7 @@ export function linkGeminiAgents(files: readonly GeminiFile[], ctx: ImportContex
       const dir = f.path?.split('/').slice(-2, -1)[0]
       const parent = c?.session ?? (dir === undefined ? undefined : byId.get(dir))
       if (!parent || parent === s) {
-        ctx.warnings.add('subagent-orphan', `sub-agent chat ${id}${dir ? ` belongs to session ${dir}, which` : ' names no parent session that'} is not in this input; imported on its own`, { session_id: id })
+        ctx.warnings.add('subagent-orphan', `sub-agent chat ${id}: ${dir ? `its parent session ${dir} is` : 'no call or folder here names its parent session; it is'} not in this input; imported on its own`, { session_id: id })
         continue
       }
       s.meta.metadata = { ...md, ...defined({ parent_session_id: parent.meta.session_id, parent_tool_call_id: c?.call, agent_id: id, agent_type: c?.name }) }

@@ -71,7 +71,7 @@ describe('Gemini CLI sub-agent chats', () => {
     expect(main.meta.metadata!.sidechains).toEqual([{ session_id: RUN, agent_id: RUN }])
     expect(orphan.meta.metadata).not.toHaveProperty('parent_session_id')
     expect(codes(r)).toEqual(['subagent-orphan'])
-    expect(r.warnings[0].message).toContain(`belongs to session ${GONE}`)
+    expect(r.warnings[0].message).toBe(`sub-agent chat ${RUN.replace('7f', '8f')}: its parent session ${GONE} is not in this input; imported on its own`)
     // Unlinked, the title is the user's first words, not the summary's JSON.
     for (const s of [run, orphan]) expect(s.meta.title).toBe('Your task is to do a deep investigation of the codebase for the following user …')
   })
