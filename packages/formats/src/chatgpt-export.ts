@@ -6,9 +6,9 @@ import { isObj, str, type Obj } from './values.js'
 
 // ChatGPT `conversations.json` out: one conversation per session, every branch in `mapping`,
 // `current_node` the active leaf. What ChatGPT holds goes out as ChatGPT writes it: user and
-// assistant text, files in `metadata.attachments` (images also as asset pointers), thinking as `thoughts`, a call as a message to the
-// tool (`recipient`), a result as a `tool` message, the hidden system and custom-instruction
-// messages; the `thread_root` is the `message:null` root. Entries ChatGPT has no place for
+// assistant text, files in `metadata.attachments` (images also as asset pointers), thinking as
+// `thoughts`, a call as a message to the tool (`recipient`), a result as a `tool` message, the
+// hidden system and custom-instruction messages; the `thread_root` is the `message:null` root. Entries ChatGPT has no place for
 // (other custom entries, visible notices) are left out and their children hang where they
 // hung. Importing the output gives back the same ids, parents, roles, texts and active leaf.
 
