@@ -7,7 +7,7 @@
 // themselves. Wherever an example names port 8787, it runs on a free port instead (the machine
 // may be running other servers).
 import { spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { transformSync } from 'esbuild'
@@ -115,7 +115,7 @@ beforeAll(async () => {
   writeFileSync(tsconfig, JSON.stringify({
     compilerOptions: {
       strict: true, noEmit: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', jsx: 'react-jsx',
-      lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: ['node'], skipLibCheck: true, allowImportingTsExtensions: false,
+      lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: ['node'], skipLibCheck: true,
     },
     files: scripts.map(sourcePath),
   }))
@@ -124,7 +124,7 @@ beforeAll(async () => {
   for (const line of tsc.out.split('\n')) {
     const m = /^(.*?)\(\d+,\d+\): error /.exec(line)
     if (!m) continue
-    const file = join(ROOT, m[1]).startsWith(ROOT) && existsSync(join(ROOT, m[1])) ? join(ROOT, m[1]) : m[1]
+    const file = join(ROOT, m[1]) // tsc names files relative to its working directory, ROOT
     diagnostics.set(file, [...(diagnostics.get(file) ?? []), line])
   }
 }, 300_000)
@@ -155,7 +155,7 @@ describe.each(scripts.map((b) => [label(b), b] as const))('%s', (_name, b) => {
     } finally {
       await server?.stop()
     }
-  })
+  }, 120_000)
 })
 
 async function runScript(b: Block, port: string): Promise<void> {
@@ -201,7 +201,7 @@ describe.each(shells.map((b) => [label(b), b] as const))('%s', (_name, b) => {
     } finally {
       rmSync(cwd, { recursive: true, force: true })
     }
-  })
+  }, 300_000)
 })
 
 /** Starts a command that serves until stopped, waits until it answers `/health`, stops it. */
@@ -295,5 +295,5 @@ describe.each(https.map((b) => [label(b), b] as const))('%s', (_name, b) => {
       expect(response.status, what).toBe(x.status)
       if (x.answer !== undefined) expect(sameShape(JSON.parse(text), x.answer), what).toBe(true)
     }
-  })
+  }, 120_000)
 })
