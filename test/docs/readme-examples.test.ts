@@ -6,6 +6,14 @@
 // its reason, and an unmarked block that cannot run fails the suite. New blocks are picked up by
 // themselves. Wherever an example names port 8787, it runs on a free port instead (the machine
 // may be running other servers).
+//
+// Directives (`<!-- docs-test: … -->` on the line before a block, `;` between several):
+//   skip — <reason>       not run
+//   given <names>         ts: values the snippet takes as given, made real (see GIVEN)
+//   server <args>         ts, sh, http: run against `colloquy-server <args>` (8787 is its port)
+//   servers               sh: each line starts a server; it must answer /health, then it is stopped
+//   files <name>=<path>   sh: copy a repository file into the directory first
+//   browser               tsx: an app that needs a page; readme-examples.browser.test.tsx runs it
 import { spawn } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -195,9 +203,16 @@ describe.each(shells.map((b) => [label(b), b] as const))('%s', (_name, b) => {
         for (const line of commands(b.text)) await serverLine(line.replaceAll('8787', String(await freePort())), cwd)
         return
       }
-      const text = b.text.replaceAll('8787', String(await freePort()))
-      const result = await run('sh', ['-e', '-c', text], { cwd, timeoutMs: 120_000 })
-      expect(result.code, result.out).toBe(0)
+      // `server <args>`: the commands talk to a real server, started here with those arguments.
+      const args = directiveWords(b, 'server')
+      const server = args ? await startServer(args) : undefined
+      try {
+        const text = b.text.replaceAll('8787', server ? new URL(server.url).port : String(await freePort()))
+        const result = await run('sh', ['-e', '-c', text], { cwd, timeoutMs: 120_000 })
+        expect(result.code, result.out).toBe(0)
+      } finally {
+        await server?.stop()
+      }
     } finally {
       rmSync(cwd, { recursive: true, force: true })
     }
