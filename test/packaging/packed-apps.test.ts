@@ -11,7 +11,9 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { preview } from 'vite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { launchChromium } from '../e2e/harness.js'
 import { ROOT, blocksOf, directiveWords } from '../docs/readme-blocks.js'
 
 const PACKED = ['core', 'parts', 'react', 'ai-sdk', 'assistant-ui', 'server']
@@ -66,6 +68,8 @@ afterAll(() => {
 describe('packed packages installed with npm', () => {
   it('a React app with @colloquy/ai-sdk and @colloquy/assistant-ui builds without vue installed', async () => {
     expect(existsSync(join(app, 'node_modules', 'vue'))).toBe(false)
+    // The pair the AI SDK README names shares one `ai` (npm nests a second copy otherwise).
+    expect(existsSync(join(app, 'node_modules', '@ai-sdk', 'react', 'node_modules', 'ai'))).toBe(false)
     writeFileSync(join(app, 'ai-sdk.tsx'), quickStart('packages/ai-sdk/README.md'))
     writeFileSync(join(app, 'assistant-ui.tsx'), quickStart('packages/assistant-ui/README.md'))
     for (const page of ['ai-sdk', 'assistant-ui']) {
@@ -83,6 +87,40 @@ describe('packed packages installed with npm', () => {
     const checked = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], app, 240_000)
     expect(checked.code, checked.out).toBe(0)
   }, 480_000)
+
+  it('both quick starts run in Chromium on what npm installed: a message, its reply, the chat again after a reload', async () => {
+    expect(existsSync(join(app, 'dist', 'assistant-ui.html')), 'built by the test above').toBe(true)
+    const resolved = JSON.parse(readFileSync(join(app, 'node_modules/@assistant-ui/core/package.json'), 'utf8')) as { version: string }
+    console.log(`npm resolved @assistant-ui/core ${resolved.version}`)
+    const server = await preview({ root: app, configFile: false, logLevel: 'warn', preview: { host: '127.0.0.1', port: 0, open: false } })
+    const browser = await launchChromium()
+    try {
+      const base = server.resolvedUrls!.local[0]
+      const page = await browser.newPage()
+      // The AI SDK quick start posts to the app's `/api/chat`: answered as a route would, with
+      // the SDK's UI message stream.
+      await page.route('**/api/chat', (route) => route.fulfill({
+        headers: { 'content-type': 'text/event-stream', 'x-vercel-ai-ui-message-stream': 'v1' },
+        body: [
+          { type: 'start' }, { type: 'start-step' }, { type: 'text-start', id: 't1' },
+          { type: 'text-delta', id: 't1', delta: 'Hi from the route' }, { type: 'text-end', id: 't1' },
+          { type: 'finish-step' }, { type: 'finish' },
+        ].map((p) => `data: ${JSON.stringify(p)}\n\n`).join('') + 'data: [DONE]\n\n',
+      }))
+      for (const [html, reply] of [['assistant-ui.html', 'You said: Hello npm'], ['ai-sdk.html', 'Hi from the route']]) {
+        await page.goto(new URL(html, base).href)
+        await page.getByLabel('Message').fill('Hello npm')
+        await page.getByRole('button', { name: 'Send', exact: true }).click()
+        await page.getByText(reply).waitFor()
+        await page.reload()
+        await page.getByText(reply).waitFor()
+        await page.getByText('Hello npm', { exact: true }).first().waitFor()
+      }
+    } finally {
+      await browser.close()
+      await server.close()
+    }
+  }, 240_000)
 
   it('a Node program using @colloquy/server type-checks with skipLibCheck: false', async () => {
     const dir = join(app, 'server-app')
