@@ -167,17 +167,15 @@ describe.each(scripts.map((b) => [label(b), b] as const))('%s', (_name, b) => {
 })
 
 async function runScript(b: Block, port: string): Promise<void> {
-  {
-    const code = `${prelude(b)}\n${b.text.replaceAll('8787', port)}\nexport {}\n`
-    const js = transformSync(code, { loader: b.lang as 'ts' | 'tsx', format: 'esm', jsx: 'automatic', target: 'es2022' }).code
-    const file = sourcePath(b).replace(/\.tsx?$/, '.mjs')
-    writeFileSync(file, js)
-    // The module's top level is the example; once it has run, the process ends (a sync client or a
-    // server it left open would keep it alive).
-    const main = `await import('fake-indexeddb/auto'); await import(${JSON.stringify(`./${file.split('/').pop()}`)}); process.exit(0)`
-    const result = await run(process.execPath, ['--input-type=module', '-e', main], { cwd: dirname(file), timeoutMs: 60_000 })
-    expect(result.code, result.out).toBe(0)
-  }
+  const code = `${prelude(b)}\n${b.text.replaceAll('8787', port)}\nexport {}\n`
+  const js = transformSync(code, { loader: b.lang as 'ts' | 'tsx', format: 'esm', jsx: 'automatic', target: 'es2022' }).code
+  const file = sourcePath(b).replace(/\.tsx?$/, '.mjs')
+  writeFileSync(file, js)
+  // The module's top level is the example; once it has run, the process ends (a sync client or a
+  // server it left open would keep it alive).
+  const main = `await import('fake-indexeddb/auto'); await import(${JSON.stringify(`./${file.split('/').pop()}`)}); process.exit(0)`
+  const result = await run(process.execPath, ['--input-type=module', '-e', main], { cwd: dirname(file), timeoutMs: 60_000 })
+  expect(result.code, result.out).toBe(0)
 }
 
 // ---- shell ---------------------------------------------------------------------------------
