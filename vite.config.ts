@@ -1,5 +1,7 @@
 import { defineConfig } from 'vitest/config'
 import { playwright } from '@vitest/browser-playwright'
+import { fileURLToPath } from 'node:url'
+import { readmeBlocks } from './test/docs/readme-plugin.js'
 
 // Tests import workspace packages from their sources (the `source` export condition), so no
 // build is needed to run them; `pnpm build` produces the `dist/` that Node and users load.
@@ -29,6 +31,8 @@ export default defineConfig({
       },
       {
         extends: true,
+        // README examples that need a page are served as modules (test/docs/readme-examples.browser.test.tsx).
+        plugins: [readmeBlocks(fileURLToPath(new URL('.', import.meta.url)))],
         // Every dependency the browser suites load, optimized up front: a dependency found
         // mid-run makes Vite re-optimize and reload, and two copies of React or Vue in one page
         // break hooks and scopes on a fresh machine.

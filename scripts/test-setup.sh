@@ -1,13 +1,14 @@
 #!/bin/sh
 # Run by `npm test` before anything else: makes sure this machine has what the tests start
-# (Chromium for the browser suites, PostgreSQL's server binaries for the PostgreSQL suites, and
-# the pinned pnpm). As root on Debian it installs what is missing (one `apt-get update`);
+# (Chromium for the browser suites, PostgreSQL's server binaries for the PostgreSQL suites, curl
+# for the READMEs' examples, and the pinned pnpm). As root on Debian it installs what is missing (one `apt-get update`);
 # otherwise it names exactly what to install and stops.
 set -eu
 
 missing=""
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
+command -v curl >/dev/null 2>&1 || missing="$missing curl"
 
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

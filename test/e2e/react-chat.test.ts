@@ -227,6 +227,14 @@ describe('react-chat, the demo PWA', () => {
     await page.getByRole('button', { name: 'Settings', exact: true }).click()
     expect(await page.getByRole('textbox', { name: 'Server URL' }).inputValue()).toBe('http://127.0.0.1:8787')
     expect(await page.getByLabel('Token').inputValue()).toBe('secret-token')
+    // Sync can be turned off again: the badge goes back to local, and it stays off after a reload.
+    await page.getByRole('button', { name: 'Turn sync off' }).click()
+    await page.getByRole('dialog', { name: 'Sync settings' }).waitFor({ state: 'detached' })
+    await expect.poll(() => page.locator('.sync-badge').textContent()).toBe('Local only')
+    await page.reload()
+    await page.getByRole('button', { name: 'Settings', exact: true }).click()
+    expect(await page.getByRole('textbox', { name: 'Server URL' }).inputValue()).toBe('')
+    expect(await page.getByRole('button', { name: 'Turn sync off' }).count()).toBe(0)
   })
 
   it('is installable and loads its shell with the network off (service worker)', async () => {

@@ -12,9 +12,21 @@ export interface Field { p: Parser<unknown>; req?: boolean; def?: Json }
 export const req = (p: Parser<unknown>): Field => ({ p, req: true })
 export const opt = (p: Parser<unknown>, def?: Json): Field => ({ p, def })
 
+/** The fields of each `object` schema, by parser: what the server README's table of request bodies is checked against. */
+const shapes = new WeakMap<Parser<unknown>, readonly { name: string; required: boolean }[]>()
+
+/** The fields an `object` schema reads (undefined for any other parser). */
+export const fieldsOf = (parser: Parser<unknown>): readonly { name: string; required: boolean }[] | undefined => shapes.get(parser)
+
 export const object = <T>(fields: Record<string, Field>): Parser<T> => {
   const keys = Object.keys(fields)
   const list = keys.map((k) => fields[k])
+  const parser = objectParser<T>(keys, list)
+  shapes.set(parser, keys.map((name, i) => ({ name, required: list[i].req === true })))
+  return parser
+}
+
+const objectParser = <T>(keys: string[], list: Field[]): Parser<T> => {
   // The fields' paths under the last parent path seen: a schema mostly meets its values at one
   // place (`message.content[0]`), and building the paths for every value cost more than the checks.
   let parent: string | undefined

@@ -26,7 +26,8 @@ export function SettingsDialog({ settings, onSave, onClose }: Props): ReactNode 
         }}>
         <h2 id="settings-title">Sync settings</h2>
         <p className="muted">
-          Chats always live in this browser first. With a Colloquy server, they also sync to your other devices.
+          Chats always live in this browser first. With a Colloquy server, they also sync to your other devices;
+          with no server URL they stay in this browser only.
         </p>
         {!SYNC_AVAILABLE && (
           <p className="hint">This build does not include sync yet: the settings are kept and used once it does.</p>
@@ -41,6 +42,8 @@ export function SettingsDialog({ settings, onSave, onClose }: Props): ReactNode 
           <input type="password" autoComplete="off" placeholder="Bearer token" value={token} onChange={(e) => setToken(e.target.value)} />
         </label>
         <div className="dialog-buttons">
+          {/* Sync off: no server URL, so no sync client; the chats stay in this browser. */}
+          {settings.url && <button type="button" onClick={() => onSave({ url: '', token: '' })}>Turn sync off</button>}
           <button type="button" onClick={onClose}>Cancel</button>
           <button type="submit" className="primary" disabled={badUrl}>Save</button>
         </div>

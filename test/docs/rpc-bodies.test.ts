@@ -1,0 +1,44 @@
+// The server README's table of RPC request bodies names exactly the fields core's request
+// validators read, required ones without `?`: the table cannot drift from what the server checks.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { requestParsers } from '../../packages/core/src/requests.js'
+import { fieldsOf } from '../../packages/core/src/record-parsers.js'
+import { FUNCTION_IDS } from '../../packages/core/src/model.js'
+import { ROOT } from './readme-blocks.js'
+
+/** `| \`session::x\` | \`a\`, \`b?\` (notes \`c\`) |` → { session::x: ['a', 'b?'] }: the top-level backquoted names. */
+function documentedBodies(): Map<string, string[]> {
+  const readme = readFileSync(join(ROOT, 'packages/server/README.md'), 'utf8')
+  const table = new Map<string, string[]>()
+  for (const line of readme.split('\n')) {
+    const row = /^\| `(session::[a-z:-]+)` \| (.*) \|$/.exec(line)
+    if (!row) continue
+    // Names inside parentheses describe a value (`context?` (`{ session_id?, … }`)), not the body.
+    let depth = 0
+    let top = ''
+    for (const ch of row[2]) {
+      if (ch === '(') depth++
+      if (depth === 0) top += ch
+      if (ch === ')') depth--
+    }
+    table.set(row[1], [...top.matchAll(/`([a-z_]+\??)`/g)].map((m) => m[1]))
+  }
+  return table
+}
+
+describe('server README: RPC request bodies', () => {
+  const table = documentedBodies()
+
+  it('lists every function', () => {
+    expect([...table.keys()].sort()).toEqual([...FUNCTION_IDS].sort())
+  })
+
+  it.each([...FUNCTION_IDS])('%s: the fields its validator reads', (fn) => {
+    const fields = fieldsOf(requestParsers[fn])
+    expect(fields, `${fn} is not an object schema`).toBeDefined()
+    const expected = fields!.map((f) => (f.required ? f.name : `${f.name}?`))
+    expect(table.get(fn)).toEqual(expected)
+  })
+})
