@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { SessionError } from '@colloquy/core'
+import { SessionError, checkMime, mimeOrOctet } from '@colloquy/core'
 import type { HttpBindings } from '@hono/node-server'
 import type { Context, Hono } from 'hono'
 import type { Env } from './app.js'
@@ -16,6 +16,16 @@ export interface AttachmentRoutesOptions {
   service: Service
   /** The store's `max_attachment_bytes`: an upload past it is cut off with 413. */
   maxBytes: number
+}
+
+/** `check()`'s value; when it throws, the body is first left unread (`refuse`), so the client gets the answer. */
+function refusing<T>(refuse: () => void, check: () => T): T {
+  try {
+    return check()
+  } catch (e) {
+    refuse()
+    throw e
+  }
 }
 
 const notFound = (session_id: string): SessionError => new SessionError('session/not_found', `session ${session_id} not found`)
@@ -87,7 +97,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
   app.post('/attachments/:session_id', async (c) => {
     const session_id = c.req.param('session_id')
     const name = c.req.query('name') ?? ''
-    const mime = c.req.query('mime') ?? c.req.header('content-type') ?? ''
+    const given = c.req.query('mime') ?? c.req.header('content-type') ?? ''
     // On a refusal the rest of the body is drained unread, so the client gets the answer.
     const refuse = (): void => void (c.env as Partial<HttpBindings> | undefined)?.incoming?.resume()
     // Checked before a byte is read: nothing is spooled for someone else's (or no) session.
@@ -95,6 +105,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       refuse()
       throw new SessionError('session/invalid_request', 'name must not be blank')
     }
+    const mime = given.trim() === '' ? '' : refusing(refuse, () => checkMime(given, 'mime'))
     if (!visible(c.get('principal'), session_id)) {
       refuse()
       throw notFound(session_id)
@@ -128,17 +139,18 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       if (!/^\d{1,15}$/.test(v)) throw new SessionError('session/invalid_request', `${k}: expected a non-negative integer`)
       return Number(v)
     }
-    const name = q('name').trim()
-    const sha256 = q('sha256')
-    if (name === '') throw new SessionError('session/invalid_request', 'name must not be blank')
-    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new SessionError('session/invalid_request', 'sha256: expected 64 lowercase hex digits')
-    const size = int('size')
-    if (size > maxBytes) {
-      refuse()
-      throw new SessionError('session/attachment_too_large', `attachment is ${size} bytes, the limit is ${maxBytes}`)
-    }
-    const mime = q('mime').trim() === '' ? 'application/octet-stream' : q('mime')
-    const attachment = { attachment_id, session_id, name, mime, size, sha256, created_at: int('created_at') }
+    const { name, sha256, size, created_at, mime } = refusing(refuse, () => {
+      const name = q('name').trim()
+      const sha256 = q('sha256')
+      if (name === '') throw new SessionError('session/invalid_request', 'name must not be blank')
+      if (!/^[0-9a-f]{64}$/.test(sha256)) throw new SessionError('session/invalid_request', 'sha256: expected 64 lowercase hex digits')
+      const size = int('size')
+      if (size > maxBytes) throw new SessionError('session/attachment_too_large', `attachment is ${size} bytes, the limit is ${maxBytes}`)
+      // Checked here, before a byte is read, by the rule `applyReplica` applies again.
+      const mime = q('mime').trim() === '' ? 'application/octet-stream' : checkMime(q('mime'), 'mime')
+      return { name, sha256, size, created_at: int('created_at'), mime }
+    })
+    const attachment = { attachment_id, session_id, name, mime, size, sha256, created_at }
     const apply = async (bytes: Blob): Promise<Response> => {
       const [result] = await withinQuota(c.get('principal'), size, () => store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' }))
       if (result.status === 'rejected') throw new SessionError(result.code, result.message)
@@ -177,7 +189,8 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     if (!meta || !blob) throw new HttpError(404, 'session/not_found', `attachment ${attachment_id} of session ${session_id} not found`)
     return new Response(blob.stream(), {
       headers: {
-        'Content-Type': meta.attachment.mime,
+        // A type stored before the mime rule (a CR or LF would split the header) is served as bytes.
+        'Content-Type': mimeOrOctet(meta.attachment.mime),
         'Content-Length': String(blob.size),
         // Uploaded content is served inert: never sniffed, never run as a page of this origin.
         'X-Content-Type-Options': 'nosniff',
