@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import type { AttachmentMeta, SessionHead, Storage, StorageReader, WriteSet } from '@colloquy/core'
 import { parseAttachmentMeta } from '@colloquy/core/wire'
 import { BOUNDED_NAME, boundedName } from './file-names.js'
-import { FOLDER_SUFFIX, META_SUFFIX, migrateAttachmentFolders } from './migrate-names.js'
+import { FOLDER_SUFFIX, META_SUFFIX, migrateAttachmentFolders, moveAside } from './migrate-names.js'
 
 const ENOENT = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT'
 const SHA = /^[0-9a-f]{64}$/
@@ -71,6 +71,16 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
     return list?.length ? { ...head, attachments: list } : head
   }
 
+  /** Moves what stands where a folder goes but is none (a file) aside, so the folder can be made again; says so. */
+  const setAside = async (from: string, name: string, e: unknown): Promise<string> => {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOTDIR') return ''
+    try {
+      return `; moved aside to ${await moveAside(dir, name, from)}`
+    } catch (err) {
+      return `; could not be moved aside (${String(err)})`
+    }
+  }
+
   /** A session's attachments as its folder holds them; whatever cannot be read is skipped with a warning. */
   const readFolder = async (sid: string): Promise<AttachmentMeta[]> => {
     const where = `attachments/${attachmentFolderName(sid)}`
@@ -78,7 +88,7 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
     try {
       names = await readdir(folder(sid))
     } catch (e) {
-      if (!ENOENT(e)) warn(`${where}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); the session is served without its attachments`)
+      if (!ENOENT(e)) warn(`${where}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); the session is served without its attachments${await setAside(root, attachmentFolderName(sid), e)}`)
       return []
     }
     const out: AttachmentMeta[] = []
@@ -164,19 +174,21 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
       const heads = await inner.open()
       known.clear()
       await migrateAttachmentFolders(dir, root, fsync, warn)
+      let names: string[] = []
+      try {
+        names = await readdir(root)
+      } catch (e) {
+        if (!ENOENT(e)) warn(`attachments: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); sessions are served without their attachments${await setAside(dir, 'attachments', e)}`)
+      }
+      const live = new Set(heads.map((h) => attachmentFolderName(h.meta.session_id)))
+      const present = new Set(names)
       for (const head of heads) {
+        if (!present.has(attachmentFolderName(head.meta.session_id))) continue
         const list = await readFolder(head.meta.session_id)
         if (list.length) known.set(head.meta.session_id, list)
       }
       // Folders of sessions that are gone (a crash between a delete and its cleanup) go; an
       // entry of no name this storage writes is left alone, with a warning.
-      const live = new Set(heads.map((h) => attachmentFolderName(h.meta.session_id)))
-      let names: string[] = []
-      try {
-        names = await readdir(root)
-      } catch (e) {
-        if (!ENOENT(e)) warn(`attachments: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); sessions are served without their attachments`)
-      }
       for (const name of names) {
         if (live.has(name)) continue
         if (name.endsWith(FOLDER_SUFFIX) && BOUNDED_NAME.test(name.slice(0, -FOLDER_SUFFIX.length))) {
