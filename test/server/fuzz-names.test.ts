@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { isValidMime } from '@colloquy/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { httpTransport } from '../../packages/sync/src/index.js'
 import { currentDataBackend, postJson, pullAll, rpc, startServer, type KeptData, type ServerProcess } from './helpers.js'
 
 /**
@@ -195,6 +196,20 @@ describe(`names and mimes of every shape, on ${BACKEND.name}`, () => {
     expect(await read(euro, euro, BOB)).toBe('synced')
     const [mine] = (await rpc(server.url, 'session::list-attachments', { session_id: first }, ALICE)).attachments
     expect(await read(first, mine.attachment_id, ALICE)).toBe('one')
+  })
+})
+
+describe(`a sync client's attachment whose type was stored before the mime rule, on ${BACKEND.name}`, () => {
+  it('goes up as application/octet-stream instead of being refused for ever', async () => {
+    const d = await data()
+    const server = await serve(d)
+    const { session_id } = await rpc(server.url, 'session::create', {}, ALICE)
+    const bytes = Buffer.from('old bytes')
+    const meta = { attachment_id: 'a_old', session_id, name: 'old.html', mime: 'text/html\r\nSet-Cookie: a=b', size: bytes.length, sha256: sha(bytes), created_at: 1 }
+    await httpTransport({ url: server.url, token: ALICE }).uploadAttachment!(session_id, meta, new Blob([bytes]))
+    const res = await fetch(`${server.url}/attachments/${enc(session_id)}/a_old`, { headers: auth(ALICE) })
+    expect(res.headers.get('content-type')).toBe('application/octet-stream')
+    expect(await res.text()).toBe('old bytes')
   })
 })
 
