@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
-import { isValidMime } from '@colloquy/core'
+import { isValidMime, isWellFormed } from '@colloquy/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { httpTransport } from '../../packages/sync/src/index.js'
 import { currentDataBackend, postJson, pullAll, rpc, startServer, type KeptData, type ServerProcess } from './helpers.js'
@@ -62,7 +62,7 @@ const ID_FAMILIES: readonly string[] = [
 ]
 const idArb = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...ID_FAMILIES) },
-  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }).filter((s) => Buffer.byteLength(s) <= 255 && s.isWellFormed()) },
+  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }).filter((s) => Buffer.byteLength(s) <= 255 && isWellFormed(s)) },
 )
 const MIMES: readonly string[] = [
   'image/png', 'text/plain; charset=utf-8', 'application/vnd.api+json', 'application/octet-stream',
