@@ -15,7 +15,7 @@ import { currentDataBackend, postJson, pullAll, rpc, startServer, type KeptData,
  *
  * - every id the protocol accepts, however long or odd (255 × `b`, 85 × `€`, case and
  *   normalization twins, `..`, reserved names), as a session and as an attachment, by upload,
- *   by sync and by RPC, with mimes of every shape: answered 200 or 4xx, never 5xx; a bad mime
+ *   by sync and by RPC, with mimes and names of every shape: answered 200 or 4xx, never 5xx; a bad one
  *   writes nothing; the server restarts on the data and serves every acknowledged attachment;
  * - no answer carries a server path or a stack trace;
  * - a declared `Content-Length` past the remaining quota is refused before the body is read.
@@ -69,17 +69,20 @@ const MIMES: readonly string[] = [
   'image/png\r\nX-Injected: 1', 'text/html\n', 'image/png\u0000', 'image/*', 'image', 'text/plain\u007f', 'a/' + 'b'.repeat(300), 'ïmage/png',
   ' image/png', 'text/plain; charset', '',
 ]
+/** Attachment names: blank, too long, with line breaks, paths and reserved names (only the first two are refused). */
+const NAMES: readonly string[] = ['f.bin', '', '  ', 'a\r\nb.txt', '../../etc/passwd', 'x'.repeat(255), 'x'.repeat(256), '\u20ac'.repeat(85), '\u20ac'.repeat(86), 'CON', 'nul\u0000.bin', '"; filename=evil.html']
+const nameOk = (n: string): boolean => n.trim() !== '' && Buffer.byteLength(n) <= 255
 const mimeArb = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...MIMES) },
   { weight: 1, arbitrary: fc.string({ unit: fc.constantFrom(...'ab/;=" \t\r\n\u0000\u007f\u00e9*+-.x'.split('')), maxLength: 30 }) },
 )
 
 type Way = 'upload' | 'sync' | 'rpc'
-interface Step { session: string; attachment: string; mime: string; way: Way; content: string }
+interface Step { session: string; attachment: string; mime: string; name: string; way: Way; content: string }
 /** `.` and `..` are dot segments of a URL path, never a route's parameter: those go by RPC. */
 const addressable = (id: string): boolean => id !== '.' && id !== '..'
 const stepArb: fc.Arbitrary<Step> = fc
-  .record({ session: idArb, attachment: idArb, mime: mimeArb, way: fc.constantFrom<Way>('upload', 'sync', 'rpc'), content: fc.string({ maxLength: 40 }) })
+  .record({ session: idArb, attachment: idArb, mime: mimeArb, name: fc.constantFrom(...NAMES), way: fc.constantFrom<Way>('upload', 'sync', 'rpc'), content: fc.string({ maxLength: 40 }) })
   .map((s) => (addressable(s.session) && addressable(s.attachment) ? s : { ...s, way: 'rpc' as const }))
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
@@ -91,12 +94,12 @@ async function put(url: string, s: Step, token: string): Promise<{ status: numbe
   const bytes = Buffer.from(s.content || 'x')
   let res: Response
   if (s.way === 'upload') {
-    res = await fetch(`${url}/attachments/${enc(s.session)}?name=f.bin&mime=${enc(s.mime)}`, { method: 'POST', headers: { ...auth(token), 'content-type': 'application/octet-stream' }, body: bytes })
+    res = await fetch(`${url}/attachments/${enc(s.session)}?name=${enc(s.name)}&mime=${enc(s.mime)}`, { method: 'POST', headers: { ...auth(token), 'content-type': 'application/octet-stream' }, body: bytes })
   } else if (s.way === 'sync') {
-    const q = `name=f.bin&mime=${enc(s.mime)}&size=${bytes.length}&sha256=${sha(bytes)}&created_at=1`
+    const q = `name=${enc(s.name)}&mime=${enc(s.mime)}&size=${bytes.length}&sha256=${sha(bytes)}&created_at=1`
     res = await fetch(`${url}/sync/attachments/${enc(s.session)}/${enc(s.attachment)}?${q}`, { method: 'POST', headers: { ...auth(token), 'content-type': 'application/octet-stream' }, body: bytes })
   } else {
-    res = await postJson(`${url}/rpc/session::put-attachment`, { session_id: s.session, name: 'f.bin', mime: s.mime, data: bytes.toString('base64') }, token)
+    res = await postJson(`${url}/rpc/session::put-attachment`, { session_id: s.session, name: s.name, mime: s.mime, data: bytes.toString('base64') }, token)
   }
   const text = await res.text()
   if (res.status !== 200) return { status: res.status, text }
@@ -105,7 +108,7 @@ async function put(url: string, s: Step, token: string): Promise<{ status: numbe
 }
 
 describe(`names and mimes of every shape, on ${BACKEND.name}`, () => {
-  it('every valid id works as a session and an attachment, a bad mime writes nothing, nothing is a 5xx or leaks a path, and the server restarts on the data', async () => {
+  it('every valid id works as a session and an attachment, a bad mime or name writes nothing, nothing is a 5xx or leaks a path, and the server restarts on the data', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(stepArb, { minLength: 6, maxLength: 14 }), async (steps) => {
         const d = await data()
@@ -129,9 +132,9 @@ describe(`names and mimes of every shape, on ${BACKEND.name}`, () => {
             const r = await put(server.url, s, ALICE)
             expect(r.status, r.text).toBeLessThan(500)
             expect(leaks(r.text, d.args), r.text).toStrictEqual([])
-            const valid = s.mime.trim() === '' || isValidMime(s.mime)
+            const valid = (s.mime.trim() === '' || isValidMime(s.mime)) && nameOk(s.name)
             if (!valid) {
-              expect(r.status, `${s.way} ${JSON.stringify(s.mime)}`).toBe(400)
+              expect(r.status, `${s.way} ${JSON.stringify(s.mime)} ${JSON.stringify(s.name).slice(0, 40)}`).toBe(400)
               expect(JSON.parse(r.text).error.code).toBe('session/invalid_request')
               expect((await rpc(server.url, 'session::list-attachments', { session_id: s.session }, ALICE)).attachments.length).toBe(before)
             } else if (r.status === 200) {
@@ -161,7 +164,7 @@ describe(`names and mimes of every shape, on ${BACKEND.name}`, () => {
           // Every session still lists, and the other principal still writes.
           expect((await pullAll(server.url, 0, undefined, ALICE)).changes.length).toBeGreaterThan(0)
           const { session_id } = await rpc(server.url, 'session::create', {}, BOB)
-          expect((await put(server.url, { session: session_id, attachment: 'a', mime: 'text/plain', way: 'upload', content: 'bob' }, BOB)).status).toBe(200)
+          expect((await put(server.url, { session: session_id, attachment: 'a', mime: 'text/plain', name: 'b.txt', way: 'upload', content: 'bob' }, BOB)).status).toBe(200)
         } finally {
           await server.stop('SIGKILL')
         }
@@ -174,15 +177,15 @@ describe(`names and mimes of every shape, on ${BACKEND.name}`, () => {
     const d = await data()
     let server = await serve(d)
     const { session_id: first } = await rpc(server.url, 'session::create', { title: 'alice' }, ALICE)
-    expect((await put(server.url, { session: first, attachment: '', mime: 'text/plain', way: 'upload', content: 'one' }, ALICE)).status).toBe(200)
+    expect((await put(server.url, { session: first, attachment: '', mime: 'text/plain', name: 'f.bin', way: 'upload', content: 'one' }, ALICE)).status).toBe(200)
     const long = 'b'.repeat(255)
     const euro = '\u20ac'.repeat(85)
     await rpc(server.url, 'session::ensure', { session_id: long }, BOB)
     await rpc(server.url, 'session::ensure', { session_id: euro }, BOB)
     const answers = [
-      await put(server.url, { session: long, attachment: '', mime: 'image/png', way: 'upload', content: 'long' }, BOB),
-      await put(server.url, { session: euro, attachment: '', mime: 'image/png', way: 'upload', content: 'euro' }, BOB),
-      await put(server.url, { session: euro, attachment: euro, mime: 'image/png', way: 'sync', content: 'synced' }, BOB),
+      await put(server.url, { session: long, attachment: '', mime: 'image/png', name: 'f.bin', way: 'upload', content: 'long' }, BOB),
+      await put(server.url, { session: euro, attachment: '', mime: 'image/png', name: 'f.bin', way: 'upload', content: 'euro' }, BOB),
+      await put(server.url, { session: euro, attachment: euro, mime: 'image/png', name: 'f.bin', way: 'sync', content: 'synced' }, BOB),
     ]
     for (const a of answers) {
       expect(a.status, a.text).toBe(200)
