@@ -69,6 +69,10 @@ async function servesGood(url: string, g: Good, attachments: 'all' | 'first' | '
   expect(res.status, await res.clone().text()).toBe(200)
 }
 
+/** What no answer may carry: the data directory, temporary or repository paths, a system error code, a stack line. */
+const leaks = (text: string, dir: string): string[] =>
+  [dir, tmpdir() + '/', 'node_modules', '/work/', 'ENOTDIR', 'EEXIST', 'ENOENT', 'EISDIR'].filter((s) => text.includes(s)).concat(/\n\s*at /.test(text) ? ['a stack line'] : [])
+
 interface Variant { what: string; plant(dir: string, g: Good): Promise<void>; attachments: 'all' | 'first' | 'none'; warns: RegExp }
 
 const folder = (dir: string, g: Good): string => join(dir, 'attachments', attachmentFolderName(g.session))
@@ -199,6 +203,35 @@ describe('start-up never fails over one bad entry of the data directory', () => 
   }
 })
 
+describe('attachment bytes, read on demand', () => {
+  it('a directory or a file cut short in place of bytes answers that attachment as missing (404), never a broken download; the others are served', async () => {
+    const dir = await dataDir()
+    const g = await seed(dir)
+    const sha = async (id: string): Promise<string> => (JSON.parse(await readFile(join(folder(dir, g), attachmentMetaName(id)), 'utf8')) as { sha256: string }).sha256
+    const first = join(folder(dir, g), `${await sha(g.attachment)}.bin`)
+    const second = join(folder(dir, g), `${await sha(g.second)}.bin`)
+    await rm(first)
+    await mkdir(first)
+    await writeFile(second, 'second')
+    const s = await serve(dir)
+    for (const id of [g.attachment, g.second]) {
+      const res = await fetch(`${s.url}/attachments/${g.session}/${enc(id)}`, { headers: auth })
+      expect(res.status).toBe(404)
+      expect(leaks(await res.text(), dir)).toStrictEqual([])
+    }
+    expect(s.output()).toMatch(/not a file; the attachment is answered as missing/)
+    expect(s.output()).toMatch(/6 bytes, 12 expected; the attachment is answered as missing/)
+    expect(await texts(s.url, g.session)).toStrictEqual([`hello ${g.session}`, `again ${g.session}`])
+    // A new upload of the same content puts the bytes back in place of what was there: both attachments are served again.
+    for (const body of ['the bytes', 'second bytes']) {
+      const res = await fetch(`${s.url}/attachments/${g.session}?name=again.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body })
+      expect(res.status).toBe(200)
+    }
+    expect(await (await fetch(`${s.url}/attachments/${g.session}/${enc(g.attachment)}`, { headers: auth })).text()).toBe('the bytes')
+    expect(await (await fetch(`${s.url}/attachments/${g.session}/${enc(g.second)}`, { headers: auth })).text()).toBe('second bytes')
+  })
+})
+
 describe('attachment folders of the percent-encoded layout are migrated on open', () => {
   /** Puts a seeded session's folder back in the layout of earlier versions. */
   async function toLegacy(dir: string, g: Good, step: 'all' | 'folder-only'): Promise<string> {
@@ -254,8 +287,6 @@ describe('attachment folders of the percent-encoded layout are migrated on open'
 })
 
 describe('no error answer carries a server path or a stack trace', () => {
-  const leaks = (text: string, dir: string): string[] =>
-    [dir, tmpdir() + '/', 'node_modules', '/work/', 'ENOTDIR', 'EEXIST', 'ENOENT'].filter((s) => text.includes(s)).concat(/\n\s*at /.test(text) ? ['a stack line'] : [])
 
   it('storage failures (a file where the attachments folder goes, a vanished spool directory) answer a generic 5xx with an id; the details are in the log', async () => {
     const dir = await dataDir()

@@ -1,5 +1,5 @@
 import { createWriteStream, openAsBlob } from 'node:fs'
-import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, unlink } from 'node:fs/promises'
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -63,7 +63,6 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
       throw e
     }
   }
-  const exists = (path: string): Promise<boolean> => open(path, 'r').then((fh) => (fh.close(), true), () => false)
 
   const withList = (head: SessionHead | undefined): SessionHead | undefined => {
     if (!head || head.attachments) return head
@@ -124,7 +123,11 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
       await mkdir(folder(sid), { recursive: true })
       for (const a of added) {
         const target = bytesPath(sid, a.sha256)
-        if (!(await exists(target))) {
+        // Bytes already there are shared; anything else in their place (a directory, a file cut
+        // short) is replaced by these.
+        const found = await stat(target).catch(() => undefined)
+        if (!found?.isFile() || found.size !== a.size) {
+          if (found) await rm(target, { recursive: true, force: true })
           const put = ws.blobs?.find((b) => b.op === 'put' && b.session_id === sid && b.attachment_id === a.attachment_id)
           const copy = ws.blobs?.find((b) => b.op === 'copy' && b.session_id === sid && b.attachment_id === a.attachment_id)
           if (put?.op === 'put') {
@@ -218,9 +221,17 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
     async attachmentBytes(session_id, attachment_id) {
       const meta = (known.get(session_id) ?? []).find((a) => a.attachment_id === attachment_id)
       if (!meta) return undefined
+      const path = bytesPath(session_id, meta.sha256)
       try {
+        // Something else in the file's place (a directory, a file cut short) is no bytes of this
+        // attachment: answered as missing, never streamed as a broken or short download.
+        const found = await stat(path)
+        if (!found.isFile() || found.size !== meta.size) {
+          warn(`attachments/${attachmentFolderName(session_id)}/${meta.sha256}.bin: ${found.isFile() ? `${found.size} bytes, ${meta.size} expected` : 'not a file'}; the attachment is answered as missing`)
+          return undefined
+        }
         // A Blob backed by the file: nothing is read until the caller reads it.
-        return await openAsBlob(bytesPath(session_id, meta.sha256), { type: meta.mime })
+        return await openAsBlob(path, { type: meta.mime })
       } catch (e) {
         if (ENOENT(e)) return undefined
         throw e
