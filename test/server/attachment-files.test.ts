@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createStore, type Store } from '@colloquy/core'
 import { fileStorage } from '../../packages/server/src/storage/file/file-storage.js'
-import { encodeId } from '../../packages/server/src/storage/file/file-names.js'
+import { attachmentFolderName } from '../../packages/server/src/storage/file/attachment-files.js'
 import { cleanupAfterEach } from './helpers.js'
 
 // The file storage's attachment layout (attachment-files.ts), in process.
@@ -23,7 +23,7 @@ async function open(dir: string): Promise<Store> {
   return store
 }
 
-const folderOf = (dir: string, id: string): string => join(dir, 'attachments', `${encodeId(id)}.d`)
+const folderOf = (dir: string, id: string): string => join(dir, 'attachments', attachmentFolderName(id))
 
 describe('file storage keeps attachments as files', () => {
   it('bytes are content-addressed per session, survive a restart, and go with their session', async () => {
@@ -71,8 +71,9 @@ describe('file storage keeps attachments as files', () => {
       await store.putAttachment({ session_id, name: 'x', data: b64(session_id) })
     }
     const names = await readdir(join(dir, 'attachments'))
-    // `.` and `..` pass the encoding unchanged: the suffix keeps them plain folder names.
-    expect(names.sort()).toStrictEqual(['...d', '..d', '..%2Fescape.d', 'a%2Fb%5Cc.d'].sort())
+    // Bounded hashed names: `.`, `..` and separators never reach a path.
+    expect(names.sort()).toStrictEqual(['..', '../escape', '.', 'a/b\\c'].map(attachmentFolderName).sort())
+    expect(names.every((n) => /^[a-z0-9-]{0,32}\+[0-9a-f]{64}\.d$/.test(n))).toBe(true)
     expect((await readdir(dir)).filter((n) => !n.endsWith('.jsonl') && n !== '.colloquy')).toStrictEqual(['attachments'])
     for (const session_id of ['..', '../escape', '.', 'a/b\\c']) {
       const [a] = (await store.listAttachments({ session_id })).attachments

@@ -5,7 +5,7 @@ import { createStore, memoryStorage, type ReplicaChange, type SessionEntry, type
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import type { ChangePage, PushResult, SequencedChange } from '../../packages/server/src/index.js'
 import { failure, postJson } from '../conformance/http-client.js'
-import { encodeId } from '../../packages/server/src/storage/file/file-names.js'
+import { attachmentFolderName } from '../../packages/server/src/storage/file/attachment-files.js'
 import { startServer, type ServerProcess } from '../conformance/http-process.js'
 
 export { failure, postJson, openSocket } from '../conformance/http-client.js'
@@ -90,8 +90,8 @@ let dataBackend: DataBackend = {
       args: ['--data-dir', tmp.dir],
       remove: tmp.remove,
       async contents(session_id) {
-        // The file storage's layout: `attachments/<enc session>.d/<sha256>.bin`.
-        const folder = join(tmp.dir, 'attachments', `${encodeId(session_id)}.d`)
+        // The file storage's layout: `attachments/<boundedName(session)>.d/<sha256>.bin`.
+        const folder = join(tmp.dir, 'attachments', attachmentFolderName(session_id))
         const names = (await readdir(folder).catch(() => [] as string[])).filter((n) => n.endsWith('.bin')).sort()
         return Promise.all(names.map(async (n) => ({ sha256: n.slice(0, -4), bytes: (await stat(join(folder, n))).size })))
       },

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { sessionFileName } from '../../packages/server/src/storage/file/file-names.js'
+import { boundedName, sessionFileName } from '../../packages/server/src/storage/file/file-names.js'
 import { hostileValidIds } from '../../packages/core/test/hostile-cases.js'
 import { cleanupAfterEach, failure, postJson, pullAll, rpc, startServer, user, type ServerProcess } from './helpers.js'
 
@@ -179,8 +179,9 @@ describe('a data directory written by the earlier layout still opens', () => {
     expect(root).toContain(sessionFileName('Chat A'))
     // Set aside, not deleted: an operator can still look.
     const orphans = await readdir(join(dir, '.colloquy', 'orphans'))
-    expect(orphans).toContain('q%EF%BF%BD.jsonl')
-    expect(await readFile(join(dir, '.colloquy', 'orphans', 'q%EF%BF%BD.jsonl'), 'utf8')).toContain('alice secret')
+    // Under the bounded name of the name it had (a name found on disk may leave no room for a suffix).
+    expect(orphans).toContain(boundedName('q%EF%BF%BD.jsonl'))
+    expect(await readFile(join(dir, '.colloquy', 'orphans', boundedName('q%EF%BF%BD.jsonl')), 'utf8')).toContain('alice secret')
     expect(s.output()).toMatch(/q%EF%BF%BD\.jsonl: it holds records of 2 sessions; moved aside/)
     await s.stop()
     const again = await serve(dir)

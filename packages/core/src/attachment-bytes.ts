@@ -5,13 +5,12 @@ import type { Engine } from './engine.js'
 import { SessionError, invalid } from './startup.js'
 import type { FunctionMap } from './model.js'
 import type { PreparedAttachment } from './ops/index.js'
+import { checkMime, mimeOrOctet } from './mime.js'
 
 type Put = FunctionMap['session::put-attachment']
 type Get = FunctionMap['session::get-attachment']
 
 type Source = (session_id: string, attachment_id: string) => Promise<Blob | null>
-
-const OCTET = 'application/octet-stream'
 
 /** `image.png`, `file.pdf`, …: the name of an unnamed Blob, from its mime type. */
 function defaultName(mime: string): string {
@@ -61,8 +60,9 @@ export class AttachmentBytes {
     else throw invalid('data: missing required field')
     const max = this.ctx.limits.max_attachment_bytes
     if (size > max) throw new SessionError('session/attachment_too_large', `attachment is ${size} bytes, the limit is ${max}`)
-    const given = req.mime ?? file?.type ?? ''
-    const mime = given.trim() === '' ? OCTET : given
+    // A type the caller gives must pass the mime rule; a File's own type (what the platform
+    // guessed from its name) that does not is stored as bytes rather than refused.
+    const mime = req.mime != null && req.mime.trim() !== '' ? checkMime(req.mime, 'mime') : mimeOrOctet(file?.type)
     // A File is read once, for its hash; the File itself is what is stored (IndexedDB copies it
     // at put time), so no second copy of the bytes is made here.
     const hashed = raw ?? (await blobBytes(file!))
@@ -87,7 +87,9 @@ export class AttachmentBytes {
     if (!found) return null
     const blob = await this.read(session_id, attachment_id)
     if (!blob) return null
-    return blob.type === found.attachment.mime ? blob : blob.slice(0, blob.size, found.attachment.mime)
+    // A type stored before the mime rule is served as bytes (`application/octet-stream`).
+    const type = mimeOrOctet(found.attachment.mime)
+    return blob.type === type ? blob : blob.slice(0, blob.size, type)
   }
 
   url(session_id: string, attachment_id: string): Promise<string | null> {

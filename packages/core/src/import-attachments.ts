@@ -5,6 +5,7 @@ import type { ImportAttachment } from './import.js'
 import type { AttachmentMeta } from './model.js'
 import { byCreation } from './ops/attachments.js'
 import type { BlobWrite } from './storage.js'
+import { OCTET_STREAM, checkMime } from './mime.js'
 
 /** Checks and hashes an import's attachments; their bytes are written with the session's head. */
 export async function attachmentsOf(
@@ -25,7 +26,7 @@ export async function attachmentsOf(
     if (seen.has(a.attachment_id)) throw invalid(`${at}: duplicate attachment id ${a.attachment_id}`)
     seen.add(a.attachment_id)
     const name = typeof a.name === 'string' && a.name.trim() !== '' ? a.name.trim() : 'attachment'
-    const mime = typeof a.mime === 'string' && a.mime.trim() !== '' ? a.mime : 'application/octet-stream'
+    const mime = typeof a.mime === 'string' && a.mime.trim() !== '' ? checkMime(a.mime, `${at}.mime`) : OCTET_STREAM
     const bytes = a.bytes instanceof Blob ? new Uint8Array(await a.bytes.arrayBuffer()) : a.bytes
     if (!(bytes instanceof Uint8Array)) throw invalid(`${at}.bytes: expected a Blob or a Uint8Array`)
     const max = engine.ctx.limits.max_attachment_bytes

@@ -1,5 +1,6 @@
 import type { Json } from './model.js'
 import { LIMITS, at, checkBoundedString, checkDepth, fail, invalid, isPlainObject, oneOf, str, type Parser } from './startup.js'
+import { mimeOrOctet } from './mime.js'
 
 // The validator's parsers that only request, message and record schemas use: objects with
 // declared fields, unions tagged by a field, numbers, booleans, names and blobs, and the entry
@@ -69,6 +70,8 @@ export const uint: Parser<number> = (v, p) => (Number.isSafeInteger(v) && (v as 
 export const num: Parser<number> = (v, p) => (typeof v === 'number' && Number.isFinite(v) ? v : fail(p, 'a finite number', v))
 /** A name (custom type, function id, mime, model…): well-formed, at most `LIMITS.nameBytes`. */
 export const name: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.nameBytes, p, 'a name')
+/** A mime type read back from data written before the rule: a bad one reads as `application/octet-stream`. */
+export const storedMime: Parser<string> = (v, p) => mimeOrOctet(str(v, p))
 /** A `Blob` or `File` handed over in process (never on the wire). */
 export const blob: Parser<Blob> = (v, p) => (typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v))
 

@@ -2,7 +2,7 @@ import { markChecked, type CheckedReplicaChange } from './checked-change.js'
 import { META_FIELDS, type MetaField, type ReplicaChange } from './replica.js'
 import { KINDS, STATUSES, type AttachmentMeta, type SessionEntry, type SessionMeta } from './model.js'
 import { agentMessage } from './schemas.js'
-import { blob, bool, bounded, int, lit, name, object, opt, req, tagged, uint } from './record-parsers.js'
+import { blob, bool, bounded, int, lit, name, object, opt, req, storedMime, tagged, uint } from './record-parsers.js'
 import { array, id, json, jsonObject, oneOf, str, type Parser } from './validate.js'
 
 // Stored records as importers and replication hand them over, and replicated changes: what an
@@ -20,10 +20,19 @@ export const sessionEntry: Parser<SessionEntry> = tagged('kind', {
   }),
 })
 
-/** An AttachmentMeta (replication, imports). */
-export const attachmentMeta: Parser<AttachmentMeta> = object({
-  attachment_id: req(id), session_id: req(id), name: req(name), mime: req(name), size: req(uint), sha256: req(name), created_at: req(int),
-})
+const attachmentFields = { attachment_id: req(id), session_id: req(id), name: req(name), size: req(uint), sha256: req(name), created_at: req(int) }
+/**
+ * An AttachmentMeta as data already held carries it (a pulled list, a draft's chips, a stored
+ * meta): a mime written before the mime rule reads as `application/octet-stream`, never fails a
+ * read. Its bytes are served with that type.
+ */
+export const attachmentMeta: Parser<AttachmentMeta> = object({ ...attachmentFields, mime: req(storedMime) })
+/**
+ * An AttachmentMeta that adds an attachment (an `attachment` change): its mime is kept as sent
+ * (bounded), for `applyReplica` to refuse a bad one pushed (`isValidMime`) and read a pulled one,
+ * written by an earlier server, as `application/octet-stream`.
+ */
+const newAttachmentMeta: Parser<AttachmentMeta> = object({ ...attachmentFields, mime: req(name) })
 
 /** A whole session meta (imports, replication). Missing counters and dates are the caller's to fill. */
 export const sessionMeta: Parser<SessionMeta> = object({
@@ -61,7 +70,7 @@ const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
   // process the server hands the uploaded bytes along with it.
   attachment: (v, p) => {
     const c = object<{ session_id: string; attachment: AttachmentMeta; bytes?: Blob }>({
-      type: lit('attachment'), session_id: req(id), attachment: req(attachmentMeta), bytes: opt(blob),
+      type: lit('attachment'), session_id: req(id), attachment: req(newAttachmentMeta), bytes: opt(blob),
     })(v, p)
     return { type: 'attachment', session_id: c.session_id, attachment: c.attachment, ...(c.bytes && { bytes: c.bytes }) }
   },

@@ -3,6 +3,7 @@ import type { Draft } from './draft.js'
 import { allEntries, attachmentsOf } from './draft-reads.js'
 import type { SessionErrorCode } from './errors.js'
 import { jsonEqual } from './json.js'
+import { isValidMime, mimeOrOctet } from './mime.js'
 import type { Commit } from './changes.js'
 import type { AttachmentMeta, SessionEntry, SessionMeta } from './model.js'
 import { byCreation, messageAttachmentIds } from './ops/attachments.js'
@@ -116,7 +117,9 @@ function applyAttachment(d: Draft, session_id: string, incoming: AttachmentMeta,
   const same = held.find((a) => a.attachment_id === incoming.attachment_id)
   if (same) return same.sha256 === incoming.sha256 ? unchanged : rejected('session/invalid_request', `attachment ${incoming.attachment_id} already exists with other bytes`)
   if (policy === 'push' && !bytes) return rejected('session/invalid_request', `the bytes of attachment ${incoming.attachment_id} were not uploaded`)
-  putAttachments(d, session_id, [...held, Object.freeze({ ...incoming, session_id })])
+  // A pushed type must pass the mime rule; a pulled one an earlier server stored is kept as bytes.
+  if (policy === 'push' && !isValidMime(incoming.mime)) return rejected('session/invalid_request', `attachment ${incoming.attachment_id}: mime is not a media type \`type/subtype\` (RFC 6838)`)
+  putAttachments(d, session_id, [...held, Object.freeze({ ...incoming, mime: mimeOrOctet(incoming.mime), session_id })])
   if (bytes) d.blobs.push({ op: 'put', session_id, attachment_id: incoming.attachment_id, bytes })
   return applied
 }

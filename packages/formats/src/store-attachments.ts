@@ -1,4 +1,4 @@
-import type { ContentBlock, ImportAttachment, SessionEntry, SessionImport } from '@colloquy/core'
+import { mimeOrOctet, type ContentBlock, type ImportAttachment, type SessionEntry, type SessionImport } from '@colloquy/core'
 import { fromBase64 } from './base64.js'
 import type { ImportedAttachment } from './types.js'
 
@@ -9,13 +9,15 @@ const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', '
  * attachments, and every inline image (a pasted screenshot, an image in a tool result, inline
  * data) moves into the attachment store too, the block keeping only its mime and the link
  * (`data: ""`, `attachment_id`). Identical images share one attachment. Entries then hold no
- * image bytes, so opening the session never loads them.
+ * image bytes, so opening the session never loads them. A type the source file gives that is
+ * no media type (`image/*`, a blank, a stray control character) is stored as
+ * `application/octet-stream` by core's mime rule: a foreign file's oddity never fails an import.
  */
 export function withStoredAttachments(session: SessionImport, files: readonly ImportedAttachment[]): SessionImport {
   const id = session.meta.session_id
   const attachments: ImportAttachment[] = files
     .filter((f) => f.session_id === id)
-    .map((f) => ({ attachment_id: f.attachment_id, name: f.name, mime: f.mime, bytes: f.data }))
+    .map((f) => ({ attachment_id: f.attachment_id, name: f.name, mime: mimeOrOctet(f.mime), bytes: f.data }))
   const taken = new Set(attachments.map((a) => a.attachment_id))
   const byData = new Map<string, string>()
   let n = 0
@@ -32,7 +34,7 @@ export function withStoredAttachments(session: SessionImport, files: readonly Im
     do attachment_id = `a_img_${++n}`
     while (taken.has(attachment_id))
     taken.add(attachment_id)
-    attachments.push({ attachment_id, name: `image-${n}.${EXT[mime] ?? 'bin'}`, mime, bytes })
+    attachments.push({ attachment_id, name: `image-${n}.${EXT[mime] ?? 'bin'}`, mime: mimeOrOctet(mime), bytes })
     byData.set(data, attachment_id)
     return attachment_id
   }

@@ -1,4 +1,4 @@
-import { type ContentBlock, type ImportAttachment, type SessionEntry, type SessionImport, type SessionMeta, type Store } from '@colloquy/core'
+import { mimeOrOctet, type ContentBlock, type ImportAttachment, type SessionEntry, type SessionImport, type SessionMeta, type Store } from '@colloquy/core'
 import { checkImport } from '@colloquy/core/wire'
 import { FormatError } from './errors.js'
 import { importTranscript } from './import.js'
@@ -83,7 +83,7 @@ export async function readSession(store: Store, session_id: string): Promise<Ses
   for (const a of (await store.listAttachments({ session_id })).attachments) {
     if (!referenced.has(a.attachment_id)) continue
     const blob = await store.getAttachmentBlob(session_id, a.attachment_id)
-    if (blob) attachments.push({ attachment_id: a.attachment_id, name: a.name, mime: a.mime, bytes: new Uint8Array(await blob.arrayBuffer()), created_at: a.created_at })
+    if (blob) attachments.push({ attachment_id: a.attachment_id, name: a.name, mime: mimeOrOctet(a.mime), bytes: new Uint8Array(await blob.arrayBuffer()), created_at: a.created_at })
   }
   return { meta, entries, active_leaf: tree.active_leaf, ...(attachments.length && { attachments }) }
 }

@@ -145,3 +145,23 @@ describe('importInto', () => {
     await store.close()
   })
 })
+
+describe('importInto and foreign mime types', () => {
+  it('an attachment or inline image whose type is no media type is stored as application/octet-stream, never failing the import', async () => {
+    const { storageTree, MAIN, M } = await import('./fixtures/opencode.js')
+    const files = storageTree()
+    const part = (id: string, mime: string, url: string): string => JSON.stringify({ id, sessionID: MAIN, messageID: M.u2, type: 'file', mime, filename: `${id}.bin`, url })
+    files[`part/${M.u2}/prt_zz1.json`] = part('prt_zz1', 'text/plain\r\nX-Injected: 1', 'data:text/plain;base64,aGk=')
+    files[`part/${M.u2}/prt_zz2.json`] = part('prt_zz2', 'image/*', 'data:image/png;base64,aGk=')
+    const store = await open()
+    const r = await importInto(store, files)
+    expect(r.written.map((w) => w.session_id)).toContain(MAIN)
+    const { attachments } = await store.listAttachments({ session_id: MAIN })
+    const byName = new Map(attachments.map((a) => [a.name, a.mime]))
+    expect(byName.get('prt_zz1.bin')).toBe('application/octet-stream')
+    expect(attachments.filter((a) => a.mime === 'application/octet-stream').length).toBe(2)
+    expect(attachments.some((a) => a.mime === 'image/png')).toBe(true)
+    const blob = await store.getAttachmentBlob(MAIN, attachments.find((a) => a.name === 'prt_zz1.bin')!.attachment_id)
+    expect(await blob!.text()).toBe('hi')
+  })
+})

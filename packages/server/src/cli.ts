@@ -149,6 +149,8 @@ const storage = o.postgres
   : fileStorage({
       dir: dataDir,
       fsync: !o['no-fsync'],
+      // What the storage skips on open (a bad entry of the data directory) goes to the server's log.
+      warn: (m: string) => console.error(`[colloquy-server] data directory: ${m}`),
       beforeCommitPoint: crashAt(crashBefore),
       afterCommitPoint: crashAt(crashAfter),
       beforeFlush: crashAt(crashFlush),

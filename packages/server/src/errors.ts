@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { SessionError, type SessionErrorCode } from '@colloquy/core'
 
 /** An error the transport answers with: an HTTP status and the wire body `{ error: { code, message } }`. */
@@ -32,9 +33,32 @@ const STATUS: Record<SessionErrorCode, number> = {
 export const invalidRequest = (text: string): HttpError => new HttpError(400, 'session/invalid_request', text)
 export const tooLarge = (text: string, headers?: Record<string, string>): HttpError => new HttpError(413, 'session/invalid_request', text, headers)
 
-/** Status and wire body for anything a handler threw; unknown failures are 500 and say little. */
-export function toWire(error: unknown): { status: number; body: { error: { code: string; message: string } } } {
-  if (error instanceof HttpError) return { status: error.status, body: { error: { code: error.code, message: error.message } } }
-  if (error instanceof SessionError) return { status: STATUS[error.code] ?? 500, body: { error: { code: error.code, message: error.message } } }
-  return { status: 500, body: { error: { code: 'server/internal', message: 'server/internal: unexpected server error' } } }
+/** Where the details of a failure go when the caller names no log: the server's default log. */
+const defaultLog = (message: string): void => console.error(`[colloquy-server] ${message}`)
+
+/** The text of a failure for the log: its stack (or message), and its causes'. */
+function details(error: unknown): string {
+  const parts: string[] = []
+  for (let e: unknown = error, depth = 0; e !== undefined && depth < 5; e = (e as { cause?: unknown } | null)?.cause, depth++) {
+    parts.push(e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : String(e))
+    if (!(e instanceof Error)) break
+  }
+  return parts.join('\ncaused by: ')
+}
+
+/**
+ * Status and wire body for anything a handler threw. A 4xx carries its message: it says what
+ * was wrong with the request, built from the request. A failure of the server itself (any 5xx:
+ * a storage error, an unexpected exception) carries a fixed text and an id, never its message,
+ * which may hold a server path, a stack or another tenant's data; its details go to `log` under
+ * that id. This is the one place failures become answers (HTTP routes, WebSocket frames).
+ */
+export function toWire(error: unknown, log: (message: string) => void = defaultLog): { status: number; body: { error: { code: string; message: string; id?: string } } } {
+  const status = error instanceof HttpError ? error.status : error instanceof SessionError ? (STATUS[error.code] ?? 500) : 500
+  const code = error instanceof HttpError || error instanceof SessionError ? error.code : 'server/internal'
+  if (status < 500) return { status, body: { error: { code, message: (error as Error).message } } }
+  const id = randomBytes(6).toString('hex')
+  log(`error ${id} (${code}): ${details(error)}`)
+  const what = code === 'session/storage' ? 'the storage could not complete the request' : 'unexpected server error'
+  return { status, body: { error: { code, message: `${code}: ${what} (error ${id}, details in the server log)`, id } } }
 }

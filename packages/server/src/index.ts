@@ -8,4 +8,4 @@ export type { ChangeLog, ChangePage, SequencedChange } from './changes/change-lo
 export type { ChangeKind, ChangeRecord } from './changes/change-index.js'
 export type { PushMutation, PushResult } from './http/push.js'
 export type { StreamMessage } from './http/live.js'
-export { sessionFileName, encodeId, decodeId } from './storage/file/file-names.js'
+export { boundedName, sessionFileName, encodeId, decodeId } from './storage/file/file-names.js'

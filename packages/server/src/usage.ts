@@ -172,6 +172,17 @@ export class Usage {
     }
   }
 
+  /**
+   * Bytes `owner` may still add (what it holds and what requests in flight reserved counted),
+   * `Infinity` without a byte quota: the most of a body worth reading before `admit` refuses it.
+   */
+  async room(owner: string): Promise<number> {
+    const { maxStoredBytes } = this.quotas
+    if (maxStoredBytes <= 0) return Infinity
+    const held = await this.held(owner)
+    return Math.max(0, maxStoredBytes - held.bytes - this.owner(owner).pendingBytes)
+  }
+
   private owner(owner: string): OwnerUsage {
     let o = this.owners.get(owner)
     if (!o) this.owners.set(owner, (o = { bytes: 0, sessions: 0, pendingBytes: 0, pendingSessions: 0 }))

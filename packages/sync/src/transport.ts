@@ -1,4 +1,4 @@
-import { SessionError, type AttachmentMeta } from '@colloquy/core'
+import { SessionError, mimeOrOctet, type AttachmentMeta } from '@colloquy/core'
 import type { PullResponse, PushRequest, PushResponse, StreamMessage } from './protocol.js'
 
 /** How the sync engine reaches a server; the HTTP one below, or a test double. */
@@ -83,7 +83,8 @@ export function httpTransport(options: HttpTransportOptions): Transport {
 
   return {
     async uploadAttachment(session_id, a, bytes) {
-      const query = new URLSearchParams({ name: a.name, mime: a.mime, size: String(a.size), sha256: a.sha256, created_at: String(a.created_at) })
+      // A type this replica stored before the mime rule goes up as bytes: the server refuses a bad one.
+      const query = new URLSearchParams({ name: a.name, mime: mimeOrOctet(a.mime), size: String(a.size), sha256: a.sha256, created_at: String(a.created_at) })
       const url = `${base}/sync${attachmentPath(session_id, a.attachment_id)}?${query}`
       // First without the bytes: the server may already hold the same content (sha256).
       const reuse = await send(`${url}&reuse=1`, { method: 'POST', headers: auth })

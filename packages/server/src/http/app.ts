@@ -183,10 +183,9 @@ const epochOf = (v: string | undefined): string | undefined => {
   return v
 }
 
-/** The status, headers and wire body a failure is answered with (500s are logged). */
+/** The status, headers and wire body a failure is answered with (5xx details go to the log only, see `toWire`). */
 function failure(cfg: AppConfig, err: unknown, route: string): { status: number; headers: Readonly<Record<string, string>> | undefined; body: unknown } {
-  const { status, body } = toWire(err)
-  if (status === 500) cfg.log(`unexpected error on ${route}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
+  const { status, body } = toWire(err, (m) => cfg.log(`${route}: ${m}`))
   return { status, headers: err instanceof HttpError ? err.headers : undefined, body }
 }
 

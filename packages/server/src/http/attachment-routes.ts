@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { SessionError } from '@colloquy/core'
+import { SessionError, checkMime, mimeOrOctet } from '@colloquy/core'
 import type { HttpBindings } from '@hono/node-server'
 import type { Context, Hono } from 'hono'
 import type { Env } from './app.js'
 import { HttpError } from '../errors.js'
+import { quotaExceeded } from '../usage.js'
 import type { Service } from './rpc.js'
 
 export interface AttachmentRoutesOptions {
@@ -18,7 +19,39 @@ export interface AttachmentRoutesOptions {
   maxBytes: number
 }
 
+/** `check()`'s value; when it throws, the body is first left unread (`refuse`), so the client gets the answer. */
+function refusing<T>(refuse: () => void, check: () => T): T {
+  try {
+    return check()
+  } catch (e) {
+    refuse()
+    throw e
+  }
+}
+
+/** `refusing` for a check that awaits. */
+async function refusingAsync<T>(refuse: () => void, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check()
+  } catch (e) {
+    refuse()
+    throw e
+  }
+}
+
 const notFound = (session_id: string): SessionError => new SessionError('session/not_found', `session ${session_id} not found`)
+
+/**
+ * How much of a body is read: the store's attachment limit (413 past it), and the bytes the
+ * caller's quota has room for (403 past it), both known before the first byte.
+ */
+interface Limit {
+  readonly maxBytes: number
+  readonly room: number
+}
+
+const tooLargeError = (maxBytes: number, size?: number): SessionError =>
+  new SessionError('session/attachment_too_large', size === undefined ? `attachment exceeds the limit of ${maxBytes} bytes` : `attachment is ${size} bytes, the limit is ${maxBytes}`)
 
 /** A spooled upload: its bytes as a Blob backed by the spool file, counted and hashed on the way in. */
 interface Spooled {
@@ -32,7 +65,8 @@ interface Spooled {
  * and hashed, handed to `use` as a file-backed Blob (nothing of it in memory), and removed once
  * `use` settles: storages copy the bytes they keep inside their commit.
  */
-async function spoolBody<T>(c: Context<Env>, maxBytes: number, refuse: () => void, type: string, use: (body: Spooled) => Promise<T>): Promise<T> {
+async function spoolBody<T>(c: Context<Env>, limit: Limit, refuse: () => void, type: string, use: (body: Spooled) => Promise<T>): Promise<T> {
+  const maxBytes = Math.min(limit.maxBytes, limit.room)
   const body = c.req.raw.body
   const spool = await mkdtemp(join(tmpdir(), 'colloquy-upload-'))
   try {
@@ -42,7 +76,7 @@ async function spoolBody<T>(c: Context<Env>, maxBytes: number, refuse: () => voi
     const counter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         size += chunk.length
-        if (size > maxBytes) return done(new SessionError('session/attachment_too_large', `attachment exceeds the limit of ${maxBytes} bytes`))
+        if (size > maxBytes) return done(size > limit.maxBytes ? tooLargeError(limit.maxBytes) : quotaExceeded(`the upload is past the ${limit.room} bytes left of the stored-bytes quota`))
         hash.update(chunk)
         done(null, chunk)
       },
@@ -51,7 +85,7 @@ async function spoolBody<T>(c: Context<Env>, maxBytes: number, refuse: () => voi
     try {
       await pipeline(source, counter, createWriteStream(path))
     } catch (e) {
-      if (e instanceof SessionError) refuse()
+      if (e instanceof SessionError || e instanceof HttpError) refuse()
       throw e
     }
     return await use({ file: await openAsBlob(path, { type }), size, sha256: hash.digest('hex') })
@@ -81,13 +115,25 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       release()
     }
   }
+  /**
+   * What the body may hold, decided before a byte of it is read: a declared size (the
+   * `Content-Length`, or sync's `size`) past the store's limit is 413, past what the caller's
+   * byte quota has room for 403, and the stream is cut off at the smaller of the two however
+   * long it turns out (no Content-Length, or a false one).
+   */
+  const limitFor = async (principal: string | undefined, declared: number): Promise<Limit> => {
+    if (declared > maxBytes) throw tooLargeError(maxBytes, declared)
+    const room = usage ? await usage.room(principal ?? '') : Infinity
+    if (declared > room) throw quotaExceeded(`the upload is ${declared} bytes, ${room} are left of the stored-bytes quota`)
+    return { maxBytes, room }
+  }
   const visible = (principal: string | undefined, session_id: string): boolean =>
     principal === undefined ? store.engine.state.sessions.has(session_id) : tenancy.standing(principal, session_id) === 'own'
 
   app.post('/attachments/:session_id', async (c) => {
     const session_id = c.req.param('session_id')
     const name = c.req.query('name') ?? ''
-    const mime = c.req.query('mime') ?? c.req.header('content-type') ?? ''
+    const given = c.req.query('mime') ?? c.req.header('content-type') ?? ''
     // On a refusal the rest of the body is drained unread, so the client gets the answer.
     const refuse = (): void => void (c.env as Partial<HttpBindings> | undefined)?.incoming?.resume()
     // Checked before a byte is read: nothing is spooled for someone else's (or no) session.
@@ -95,16 +141,14 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       refuse()
       throw new SessionError('session/invalid_request', 'name must not be blank')
     }
+    const mime = given.trim() === '' ? '' : refusing(refuse, () => checkMime(given, 'mime'))
     if (!visible(c.get('principal'), session_id)) {
       refuse()
       throw notFound(session_id)
     }
     const declared = Number(c.req.header('content-length'))
-    if (declared > maxBytes) {
-      refuse()
-      throw new SessionError('session/attachment_too_large', `attachment is ${declared} bytes, the limit is ${maxBytes}`)
-    }
-    const put = await spoolBody(c, maxBytes, refuse, mime, ({ file, size }) =>
+    const limit = await refusingAsync(refuse, () => limitFor(c.get('principal'), Number.isSafeInteger(declared) ? declared : 0))
+    const put = await spoolBody(c, limit, refuse, mime, ({ file, size }) =>
       withinQuota(c.get('principal'), size, () => store.putAttachment({ session_id, name, mime, file })))
     return c.json(put)
   })
@@ -128,17 +172,19 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       if (!/^\d{1,15}$/.test(v)) throw new SessionError('session/invalid_request', `${k}: expected a non-negative integer`)
       return Number(v)
     }
-    const name = q('name').trim()
-    const sha256 = q('sha256')
-    if (name === '') throw new SessionError('session/invalid_request', 'name must not be blank')
-    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new SessionError('session/invalid_request', 'sha256: expected 64 lowercase hex digits')
-    const size = int('size')
-    if (size > maxBytes) {
-      refuse()
-      throw new SessionError('session/attachment_too_large', `attachment is ${size} bytes, the limit is ${maxBytes}`)
-    }
-    const mime = q('mime').trim() === '' ? 'application/octet-stream' : q('mime')
-    const attachment = { attachment_id, session_id, name, mime, size, sha256, created_at: int('created_at') }
+    const { name, sha256, size, created_at, mime } = refusing(refuse, () => {
+      const name = q('name').trim()
+      const sha256 = q('sha256')
+      if (name === '') throw new SessionError('session/invalid_request', 'name must not be blank')
+      if (!/^[0-9a-f]{64}$/.test(sha256)) throw new SessionError('session/invalid_request', 'sha256: expected 64 lowercase hex digits')
+      const size = int('size')
+      // Checked here, before a byte is read, by the rule `applyReplica` applies again.
+      const mime = q('mime').trim() === '' ? 'application/octet-stream' : checkMime(q('mime'), 'mime')
+      return { name, sha256, size, created_at: int('created_at'), mime }
+    })
+    const declared = Number(c.req.header('content-length'))
+    const limit = await refusingAsync(refuse, () => limitFor(c.get('principal'), Math.max(size, Number.isSafeInteger(declared) ? declared : 0)))
+    const attachment = { attachment_id, session_id, name, mime, size, sha256, created_at }
     const apply = async (bytes: Blob): Promise<Response> => {
       const [result] = await withinQuota(c.get('principal'), size, () => store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' }))
       if (result.status === 'rejected') throw new SessionError(result.code, result.message)
@@ -162,7 +208,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       if (!held) throw new HttpError(409, 'sync/bytes_needed', 'the bytes went meanwhile; send them')
       return apply(held)
     }
-    return spoolBody(c, maxBytes, refuse, mime, (body) => {
+    return spoolBody(c, limit, refuse, mime, (body) => {
       if (body.size !== size || body.sha256 !== sha256) throw new SessionError('session/invalid_request', 'the bytes do not match size and sha256')
       return apply(body.file)
     })
@@ -177,7 +223,8 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     if (!meta || !blob) throw new HttpError(404, 'session/not_found', `attachment ${attachment_id} of session ${session_id} not found`)
     return new Response(blob.stream(), {
       headers: {
-        'Content-Type': meta.attachment.mime,
+        // A type stored before the mime rule (a CR or LF would split the header) is served as bytes.
+        'Content-Type': mimeOrOctet(meta.attachment.mime),
         'Content-Length': String(blob.size),
         // Uploaded content is served inert: never sniffed, never run as a page of this origin.
         'X-Content-Type-Options': 'nosniff',

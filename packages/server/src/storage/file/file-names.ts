@@ -3,26 +3,37 @@ import { createHash } from 'node:crypto'
 export const SESSION_SUFFIX = '.jsonl'
 
 /**
- * A session's file name: `<slug>+<sha256 of the id's UTF-8, lowercase hex>.jsonl`, the original
- * id kept inside the file (its meta records), where loading checks it.
+ * The one name the file storage derives from anything a client chose (a session id, an
+ * attachment id) or from a name found on disk (a file moved aside): `<slug>+<sha256 of the
+ * string's UTF-8, lowercase hex>`. Every path segment the storage builds from input is this,
+ * plus a fixed suffix (see `NAME_GRAMMAR` in the tests, which enumerate every path the storage
+ * touches).
  *
- * Why a hash and not an escaping of the id: two different ids must never share a file whatever
+ * Why a hash and not an escaping of the id: two different ids must never share a name whatever
  * the file system folds or limits. A name of lowercase ASCII letters, digits, `-` and one `+`
  * is left alone by case-insensitive file systems (macOS, Windows: `Chat-A` and `chat-a` hash
  * apart), by Unicode normalization (NFC and NFD forms of `é` are different bytes, so different
  * hashes, and the name holds no non-ASCII to normalize), never ends in a dot or a space, is never
  * a reserved Windows name (the part before the first dot always holds `+` and 64 hex digits, so
- * `CON`, `aux.txt`, `COM1` are not), and is at most 103 bytes whatever the id's length (file
- * systems allow 255). The slug (the id's first 32 characters, lowercased, anything outside
- * `[a-z0-9]` as `-`) only helps a person find a session's file; the hash alone tells files apart.
+ * `CON`, `aux.txt`, `COM1` are not), and is at most 97 bytes whatever the input's length (file
+ * systems allow 255, which leaves room for every suffix and temporary name). The slug (the
+ * first 32 characters, lowercased, anything outside `[a-z0-9]` as `-`) only helps a person find
+ * a file; the hash alone tells names apart.
  *
  * The `+` also tells these names from the percent-encoded ones earlier versions wrote (which
- * escape `+`), so a data directory of those is migrated on open (`legacyIdOfFile`).
+ * escape `+`), so a data directory of those is migrated on open (`legacyIdOfFile`,
+ * `migrateAttachmentFolders`).
  */
-export function sessionFileName(id: string): string {
-  const slug = id.slice(0, 32).toLowerCase().replace(/[^a-z0-9]/g, '-')
-  return `${slug}+${createHash('sha256').update(id, 'utf8').digest('hex')}${SESSION_SUFFIX}`
+export function boundedName(key: string): string {
+  const slug = key.slice(0, 32).toLowerCase().replace(/[^a-z0-9]/g, '-')
+  return `${slug}+${createHash('sha256').update(key, 'utf8').digest('hex')}`
 }
+
+/** A `boundedName` and nothing else. */
+export const BOUNDED_NAME = /^[a-z0-9-]{0,32}\+[0-9a-f]{64}$/
+
+/** A session's file name: `boundedName(id).jsonl`, the original id kept inside the file (its meta records), where loading checks it. */
+export const sessionFileName = (id: string): string => boundedName(id) + SESSION_SUFFIX
 
 const CURRENT = /^[a-z0-9-]{0,32}\+[0-9a-f]{64}\.jsonl$/
 

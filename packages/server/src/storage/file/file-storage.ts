@@ -329,14 +329,29 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     backlog.clear()
     unreadable.clear()
     await mkdir(home, { recursive: true })
-    journal = await readJournal(journalPath, warn)
+    // A journal that cannot be read as a file (a directory in its place) is moved aside: the
+    // session files then stand as they are (nothing is cut back as uncommitted), and the next
+    // commits number on from the last one they hold.
+    let journalLost = false
+    try {
+      journal = await readJournal(journalPath, warn)
+    } catch (e) {
+      journalLost = true
+      journal = { tx: 0, side: new Map(), checkpoint: 0, redo: [] }
+      try {
+        warn(`journal: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); moved aside to ${await moveAside(dir, 'journal.jsonl', home)}, the session files are kept as they are`)
+      } catch (err) {
+        throw new Error(`the journal can neither be read nor moved aside: ${String(err)}`, { cause: e })
+      }
+    }
     for (const map of journal.side.values()) for (const key of map.keys()) if (typeof key === 'number') autoKey = Math.max(autoKey, key)
     await migrateLegacyNames(dir, fsync, warn)
     const files = new Map<string, FileState>()
     const names = (await readdir(dir)).filter(isSessionFileName)
     for (const name of names) {
       try {
-        const state = await repair(name, journal.tx)
+        const state = await repair(name, journalLost ? Number.MAX_SAFE_INTEGER : journal.tx)
+        if (state) journal.tx = Math.max(journal.tx, state.lastTx)
         if (state) files.set(name, state)
       } catch (e) {
         unreadable.add(name)
@@ -447,5 +462,5 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     close() {
       void exclusive(() => handles.closeAll())
     },
-  }, { fsync })
+  }, { fsync, warn })
 }
