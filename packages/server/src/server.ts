@@ -188,6 +188,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
         })
         s.once('error', reject)
         ws.injectWebSocket(s)
+        // A socket Node handed to the upgrade is detached from HTTP and paused: once its side
+        // is ended (a refused upgrade's answer, or a WebSocket's close), nothing would read the
+        // peer's end behind any bytes it sent (a POST's body), and it would stay open for good.
+        s.on('upgrade', (_req: IncomingMessage, socket: import('node:stream').Duplex) => void socket.once('finish', () => socket.destroy()))
         server = s
       })
     },
