@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url'
 import { FUNCTION_IDS } from '@colloquy/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI } from '../conformance/http-process.js'
-import { pull, pullAll, rpc, startServer, storageArgs, user, type ServerProcess } from './helpers.js'
+import { currentDataBackend, pull, pullAll, rpc, startServer, user, type KeptData, type ServerProcess } from './helpers.js'
 
 /**
  * Who may send, on every route the server has: the routes are read from the router itself
@@ -24,8 +24,28 @@ import { pull, pullAll, rpc, startServer, storageArgs, user, type ServerProcess 
  *   state-changing route accepts what a page of another site can send (a simple Content-Type,
  *   or a foreign Origin); nothing read, nothing written.
  *
- * Runs on the suite's storage (files here; test/postgres/fuzz-auth.test.ts: PostgreSQL).
+ * Runs on the suite's kept data: the file storage here, PostgreSQL in test/postgres/fuzz-auth.test.ts.
  */
+const BACKEND = currentDataBackend()
+
+/** A server on a fresh data directory (or database) of the backend, removed after the file. */
+function useServer(args: readonly string[]): { readonly server: ServerProcess } {
+  let server: ServerProcess | undefined
+  let data: KeptData | undefined
+  beforeAll(async () => {
+    data = await BACKEND.data()
+    server = await startServer([...data.args, ...args])
+  })
+  afterAll(async () => {
+    await server?.stop()
+    await data?.remove()
+  })
+  return {
+    get server() {
+      return server!
+    },
+  }
+}
 
 const ALICE = 'tok-alice-0123456789'
 const BOB = 'tok-bob-0123456789'
@@ -234,18 +254,18 @@ async function inParallel<T>(items: readonly T[], width: number, task: (item: T)
 
 const BODY = Buffer.from(JSON.stringify({ session_id: 'SID', title: 'pwned', metadata: { owner: 'bob' }, message: user('pwned'), entry_id: 'e', messages: [user('pwned')], mutations: [{ id: 1, change: { type: 'delete', session_id: 'SID' } }], now: 1 }))
 
-describe('every route, from the router, refuses a request without valid credentials, whatever its headers', () => {
+describe(`every route, from the router, refuses a request without valid credentials, whatever its headers, on ${BACKEND.name}`, () => {
+  // Per-address and per-principal rates off: every refusal here is the 401 itself.
+  const running = useServer(['--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, '--test-clock', '--requests-per-second', '0', '--no-fsync'])
   let server: ServerProcess
   let routes: Route[]
   let ids: { session_id: string; attachment_id: string }
   const PUBLIC = new Set(['GET /health', 'GET /meta'])
   beforeAll(async () => {
-    // Per-address and per-principal rates off: every refusal here is the 401 itself.
-    server = await startServer([...(await storageArgs()), '--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, '--test-clock', '--requests-per-second', '0'])
+    server = running.server
     routes = await routesOfRouter({ token: { [ALICE]: 'alice', [BOB]: 'bob' }, testMode: true })
     ids = await plant(server.url, ALICE)
   })
-  afterAll(() => server?.stop())
 
   const requests = () => routes.flatMap((r) => concrete(r, ids))
   const body = () => Buffer.from(BODY.toString().replaceAll('SID', ids.session_id))
@@ -330,16 +350,16 @@ describe('every route, from the router, refuses a request without valid credenti
   })
 })
 
-describe('no-token mode inside a browser\'s world', () => {
+describe(`no-token mode inside a browser's world, on ${BACKEND.name}`, () => {
+  const running = useServer(['--test-clock', '--no-fsync'])
   let server: ServerProcess
   let routes: Route[]
   let ids: { session_id: string; attachment_id: string }
   beforeAll(async () => {
-    server = await startServer([...(await storageArgs()), '--test-clock'])
+    server = running.server
     routes = await routesOfRouter({ testMode: true })
     ids = await plant(server.url)
   })
-  afterAll(() => server?.stop())
 
   const requests = () => routes.flatMap((r) => concrete(r, ids))
   const body = () => Buffer.from(BODY.toString().replaceAll('SID', ids.session_id))
@@ -403,11 +423,11 @@ describe('no-token mode inside a browser\'s world', () => {
 })
 
 describe('failed WebSocket handshakes draw on the per-address limiter, like failed HTTP authentications', () => {
+  const running = useServer(['--token', `alice=${ALICE}`, '--requests-per-second', '1', '--request-burst', '5'])
   let server: ServerProcess
-  beforeAll(async () => {
-    server = await startServer([...(await storageArgs()), '--token', `alice=${ALICE}`, '--requests-per-second', '1', '--request-burst', '5'])
+  beforeAll(() => {
+    server = running.server
   })
-  afterAll(() => server?.stop())
 
   it('guesses over handshakes get 429 past the burst, and then so does HTTP from the same address; a valid caller is not held up', async () => {
     const host = ['Host', new URL(server.url).host] as const

@@ -20,6 +20,9 @@ const usage = `Usage: colloquy-server [options]
                           unbounded otherwise); idle sessions are read again when needed
   --token [<who>=]<tok>   accept "Authorization: Bearer <tok>" as principal <who>
                           (default "default"); repeatable. COLLOQUY_TOKEN works too.
+                          On WebSocket handshakes only, ?access_token=<tok> works too.
+                          Without any token, the server serves one local user (see
+                          --host, --allowed-host)
   --tokens-file <file>    JSON object mapping tokens to principals
   --no-tenancy            with auth on, do not scope sessions to metadata.owner
   --origin <origin>       browser origin allowed to connect and to write; repeatable, or
