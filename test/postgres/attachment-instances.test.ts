@@ -129,7 +129,7 @@ describe('attachment bytes across instances', () => {
     expect(await rpc(two.url, 'session::get-attachment', { session_id, attachment_id: attachment.attachment_id }, BOB)).toBeNull()
 
     const offer = (s: ServerProcess, target: string, id: string, token: string) =>
-      fetch(`${s.url}/sync/attachments/${target}/${id}?name=x.bin&mime=application/octet-stream&size=${bytes.length}&sha256=${sha(bytes)}&created_at=1&reuse=1`, { method: 'POST', headers: auth(token) })
+      fetch(`${s.url}/sync/attachments/${target}/${id}?name=x.bin&mime=application/octet-stream&size=${bytes.length}&sha256=${sha(bytes)}&created_at=1&reuse=1`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', ...auth(token) } })
     const { session_id: bobs } = await rpc(two.url, 'session::create', { title: 'bob' }, BOB)
     const refused = await offer(two, bobs, 'a_stolen', BOB)
     expect([refused.status, (await failure(refused)).message]).toMatchObject([409, expect.stringContaining('sync/bytes_needed')])

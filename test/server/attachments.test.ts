@@ -20,7 +20,9 @@ describe('streamed attachment endpoints', () => {
     fetch(`${url}/attachments/${encodeURIComponent(session_id)}?name=${encodeURIComponent(name)}&mime=${encodeURIComponent(mime)}`, {
       method: 'POST',
       body,
-      headers: { 'content-type': mime, ...(token && { authorization: `Bearer ${token}` }) },
+      // The type travels in the query: bytes go as application/octet-stream, a Content-Type no
+      // page of another site can send without a preflight (text/plain could be).
+      headers: { 'content-type': 'application/octet-stream', ...(token && { authorization: `Bearer ${token}` }) },
       duplex: 'half',
     } as RequestInit).catch((e: unknown) => {
       throw new Error(`upload ${name} failed: ${String(e)}`)

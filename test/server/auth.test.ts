@@ -25,10 +25,23 @@ describe('authenticator', () => {
     expect(await one(req({ authorization: 'Bearer s3cret-but-longer' }))).toBeUndefined()
   })
 
-  it('reads ?access_token= (and ?token=) when there is no header', async () => {
-    const auth = authenticator({ token: { t1: 'alice' } })!
-    expect(bearerToken(credentialsOf(req({}, '?since=0&access_token=t1')))).toBe('t1')
-    expect(await auth(req({}, '?since=0&token=t1'))).toBe('alice')
+  it('reads ?access_token= (and ?token=) on a WebSocket handshake only, and never when a header is there', async () => {
+    const auth = make({ token: { t1: 'alice' } })!
+    const handshake = (r: Request) => auth(credentialsOf(r, true), () => r)
+    expect(bearerToken(credentialsOf(req({}, '?since=0&access_token=t1'), true))).toBe('t1')
+    expect(await handshake(req({}, '?since=0&token=t1'))).toBe('alice')
+    expect(await handshake(req({ authorization: 'Bearer nope' }, '?since=0&access_token=t1'))).toBeUndefined()
+    // Any other request: a token in a URL is not read.
+    expect(bearerToken(credentialsOf(req({}, '?since=0&access_token=t1')))).toBeUndefined()
+    expect(await authenticator({ token: { t1: 'alice' } })!(req({}, '?since=0&access_token=t1'))).toBeUndefined()
+  })
+
+  it('refuses a request that carries Authorization twice, whatever either says', async () => {
+    const auth = make({ token: { t1: 'alice' }, authenticate: () => 'hooked' })!
+    const twice = { authorization: () => null, query: () => undefined, handshake: false }
+    expect(await auth(twice, () => req())).toBeUndefined()
+    // Joined by a WHATWG Request, two headers match no token.
+    expect(await auth(credentialsOf(req({ authorization: 'Bearer t1, Bearer t1' })), () => req())).toBe('hooked')
   })
 
   it('asks the authenticate hook when no token matched; empty or missing principals are refused', async () => {

@@ -8,8 +8,8 @@ export type Authenticate = (request: Request) => Principal | null | undefined | 
 export interface AuthOptions {
   /**
    * Bearer tokens: one token (principal `"default"`), or a map token → principal. Sent as
-   * `Authorization: Bearer <token>`, or as `?access_token=` (alias `?token=`) where headers
-   * cannot be set (browser WebSockets).
+   * `Authorization: Bearer <token>`; on a WebSocket handshake only, also as `?access_token=`
+   * (alias `?token=`), since browsers cannot set headers there.
    */
   token?: string | Readonly<Record<string, Principal>>
   /** A custom check; returns the principal, or null/undefined for 401. Runs when no token matched. */
@@ -20,27 +20,37 @@ export interface AuthOptions {
 const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64') => string }).hash
 const digest = (s: string): string => (oneShot ? oneShot('sha256', s, 'base64') : crypto.createHash('sha256').update(s).digest('base64'))
 
-/** What token auth reads from a request: the Authorization header, else the query string. */
+/** What token auth reads from a request. */
 export interface Credentials {
-  header(name: string): string | undefined
+  /** The Authorization header; null when the request carried it more than once (ambiguous: refused). */
+  authorization(): string | null | undefined
   query(name: string): string | undefined
+  /**
+   * A WebSocket handshake: the only request whose token may travel in the query string
+   * (browsers cannot set headers on a WebSocket). Anywhere else a token in a URL would end up in
+   * logs, histories and Referer headers, and is not read.
+   */
+  readonly handshake: boolean
 }
 
+/** The bearer token: the Authorization header's when there is one, else on a handshake `?access_token=` (alias `?token=`). */
 export function bearerToken(request: Credentials): string | undefined {
-  const header = request.header('authorization')
-  const m = header && /^Bearer\s+(\S+)\s*$/i.exec(header)
-  if (m) return m[1]
-  return request.query('access_token') ?? request.query('token')
+  const header = request.authorization()
+  if (header === null) return undefined
+  if (header !== undefined) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1]
+  return request.handshake ? (request.query('access_token') ?? request.query('token')) : undefined
 }
 
-/** Credentials of a WHATWG Request. */
-export const credentialsOf = (request: Request): Credentials => ({
-  header: (name) => request.headers.get(name) ?? undefined,
+/** Credentials of a WHATWG Request (its repeated headers come joined, which no token matches). */
+export const credentialsOf = (request: Request, handshake = false): Credentials => ({
+  authorization: () => request.headers.get('authorization') ?? undefined,
   query: (name) => new URL(request.url).searchParams.get(name) ?? undefined,
+  handshake,
 })
 
 /**
- * The request authenticator, or undefined when no auth is configured (open, single-user mode).
+ * The request authenticator, or undefined when no auth is configured (the server then grants
+ * the local user, explicitly: see `Access`).
  * Tokens are checked on the cheap credentials; the hook gets the full Request, built only then.
  */
 export function authenticator(options: AuthOptions): ((credentials: Credentials, request: () => Request) => Promise<Principal | undefined>) | undefined {
@@ -53,6 +63,8 @@ export function authenticator(options: AuthOptions): ((credentials: Credentials,
   const hook = options.authenticate
   if (!known.size && !hook) return undefined
   return async (credentials, request) => {
+    // Two Authorization headers are refused outright, whatever either says.
+    if (credentials.authorization() === null) return undefined
     const token = bearerToken(credentials)
     if (token !== undefined && known.size) {
       const found = known.get(digest(token))

@@ -4,11 +4,13 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { fileStorage, memoryStorage, postgresStorage } from './storage/index.js'
 import { createServer } from './server.js'
+import { hostName } from './http/hosts.js'
 
 const usage = `Usage: colloquy-server [options]
 
   --port <n>              port to listen on (default 8787; 0 picks a free one)
-  --host <addr>           address to bind (default 127.0.0.1)
+  --host <addr>           address to bind (default 127.0.0.1); without tokens, only a
+                          loopback address (see --insecure-no-auth-on-network)
   --data-dir <dir>        where sessions are stored (default ./data)
   --memory                keep sessions in memory only (tests, demos)
   --postgres <url>        keep sessions in PostgreSQL (postgres://user:pass@host/db);
@@ -18,9 +20,20 @@ const usage = `Usage: colloquy-server [options]
                           unbounded otherwise); idle sessions are read again when needed
   --token [<who>=]<tok>   accept "Authorization: Bearer <tok>" as principal <who>
                           (default "default"); repeatable. COLLOQUY_TOKEN works too.
+                          On WebSocket handshakes only, ?access_token=<tok> works too.
+                          Without any token, the server serves one local user (see
+                          --host, --allowed-host)
   --tokens-file <file>    JSON object mapping tokens to principals
   --no-tenancy            with auth on, do not scope sessions to metadata.owner
-  --origin <origin>       browser origin allowed to connect; repeatable, or "*"
+  --origin <origin>       browser origin allowed to connect and to write; repeatable, or
+                          "*" (default: "*" with tokens, else localhost pages only)
+  --allowed-host <name>   a Host name the server answers to besides localhost, 127.0.0.1,
+                          [::1] and the --host name (any port); repeatable. Without tokens
+                          every other Host is refused (DNS rebinding); with tokens the
+                          Host is checked only when this is given
+  --insecure-no-auth-on-network
+                          without tokens, listen on a non-loopback --host anyway: every
+                          machine that can reach it may read and delete every session
   --max-body-bytes <n>    largest request body / WebSocket message (default 4 MiB)
   --max-batch <n>         most mutations in one push (default 1000)
   --max-json-depth <n>    deepest JSON nesting of a body or message (default 64)
@@ -67,6 +80,8 @@ function parse() {
       'tokens-file': { type: 'string' },
       'no-tenancy': { type: 'boolean' },
       origin: { type: 'string', multiple: true },
+      'allowed-host': { type: 'string', multiple: true },
+      'insecure-no-auth-on-network': { type: 'boolean' },
       'max-body-bytes': { type: 'string' },
       'max-batch': { type: 'string' },
       'max-json-depth': { type: 'string' },
@@ -156,12 +171,15 @@ const storage = o.postgres
       beforeFlush: crashAt(crashFlush),
     })
 const origins = o.origin?.includes('*') ? '*' : o.origin
+for (const name of o['allowed-host'] ?? []) if (hostName(name) === undefined) fail(`--allowed-host expects a host name, got ${name}`)
 
 const server = await createServer({
   storage,
   token: Object.keys(tokens).length ? tokens : undefined,
   tenancy: o['no-tenancy'] ? false : undefined,
   origins,
+  allowedHosts: o['allowed-host'],
+  insecureNoAuthOnNetwork: o['insecure-no-auth-on-network'],
   limits: {
     maxBodyBytes: limit('max-body-bytes'),
     maxBatch: limit('max-batch'),
@@ -180,7 +198,16 @@ const server = await createServer({
   testMode: o['test-clock'],
   cache: o['cache-mb'] === undefined ? undefined : { maxBytes: integer(o['cache-mb'], 'cache-mb', 16) * 1024 * 1024 },
 })
-const { url } = await server.listen({ port: integer(o.port, 'port', 8787), host: o.host ?? '127.0.0.1' })
+let url: string
+try {
+  ;({ url } = await server.listen({ port: integer(o.port, 'port', 8787), host: o.host ?? '127.0.0.1' }))
+} catch (e) {
+  await server.close().catch(() => {})
+  fail((e as Error).message)
+}
+if (!Object.keys(tokens).length && o['insecure-no-auth-on-network']) {
+  process.stderr.write(`colloquy-server: WARNING: no tokens and --insecure-no-auth-on-network: every machine that can reach ${url} may read and delete every session\n`)
+}
 // The first stdout line is machine-readable: tests and scripts read the URL from it.
 process.stdout.write(`colloquy-server listening on ${url} (${o.postgres ? 'postgres' : o.memory ? 'memory' : `data: ${dataDir}`}${Object.keys(tokens).length ? ', auth: bearer' : ', no auth'})\n`)
 

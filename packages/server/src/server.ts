@@ -15,6 +15,7 @@ import { ChangeLog } from './changes/change-log.js'
 import { fileStorage, hasOwnFeed, hasUsageSource, type ServerStorage } from './storage/index.js'
 import { LiveHub } from './http/live.js'
 import { trackSocket } from './http/ws-json.js'
+import { HostAllowList, isLoopback } from './http/hosts.js'
 import { OWNER_KEY, Tenancy } from './tenancy.js'
 import { TestControls } from './test-mode.js'
 import { Usage } from './usage.js'
@@ -28,10 +29,22 @@ export interface ServerOptions extends AuthOptions {
    */
   tenancy?: boolean
   /**
-   * Browser origins allowed to call (CORS, and the `Origin` of WebSockets). Default: any origin
-   * when auth is configured, otherwise only `localhost` / `127.0.0.1` pages.
+   * Browser origins allowed to call (CORS, the `Origin` of WebSockets and of state-changing
+   * requests). Default: any origin when auth is configured, otherwise only `localhost` /
+   * `127.0.0.1` / `[::1]` pages.
    */
   origins?: '*' | readonly string[]
+  /**
+   * `Host` names the server answers to besides loopback names (`localhost`, `127.0.0.1`,
+   * `[::1]`, any port) and the address it listens on: a request naming another host is refused
+   * (403), against DNS rebinding. Checked always without tokens; with tokens only when given.
+   */
+  allowedHosts?: readonly string[]
+  /**
+   * Without tokens, `listen` refuses an address other than loopback: the server would serve
+   * every session to anyone who can reach it. This says that is what is wanted.
+   */
+  insecureNoAuthOnNetwork?: boolean
   limits?: Partial<Limits> & { default_list_limit?: number; max_list_limit?: number; max_attachment_bytes?: number }
   /**
    * Entries kept in memory (`maxBytes`); idle sessions are read again from storage. Default:
@@ -114,6 +127,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   })
   changes.attach(store.engine)
   const origins = options.origins ?? (authenticate ? '*' : undefined)
+  // Without tokens the Host is always checked (a rebound page would be the local user); with
+  // tokens, only against names given: a bearer token is no ambient credential a rebound page
+  // could use, and such servers often sit behind names only their proxy knows.
+  const hosts = !authenticate || options.allowedHosts !== undefined ? new HostAllowList(options.allowedHosts) : 'any'
   const allowOrigin = origins === '*' ? () => true : origins ? (o: string) => origins.includes(o) : (o: string) => LOCAL_ORIGIN.test(o)
   const tenancy = new Tenancy(store.engine)
   const service = { store, changes, tenancy, usage, hub: new LiveHub(changes, tenancy) }
@@ -126,9 +143,12 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   ws.wss.on('connection', (client: WebSocket, request: IncomingMessage) => trackSocket(client, request.socket))
   const { fastPush } = createRoutes({
     service,
-    authenticate,
+    // No credentials configured: every request (past the Host and cross-site checks) is granted
+    // the local user, explicitly; never read from an absent principal.
+    auth: authenticate ? { mode: 'tokens', authenticate, tokensOnly: options.authenticate === undefined } : { mode: 'local' },
     tenancy: tenancyOn,
     allowOrigin,
+    hosts,
     limits,
     upgradeWebSocket: ws.upgradeWebSocket,
     info: { name: 'colloquy-server', version },
@@ -141,7 +161,6 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
       },
     },
     log,
-    tokensOnly: options.authenticate === undefined,
   }, app)
   attachmentRoutes(app, { service, maxBytes: options.limits?.max_attachment_bytes ?? 52_428_800 })
 
@@ -151,6 +170,15 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     store,
     changes,
     listen({ port = 0, host = '127.0.0.1' } = {}) {
+      if (!authenticate && !isLoopback(host) && !options.insecureNoAuthOnNetwork) {
+        return Promise.reject(new Error(
+          `refusing to listen on ${host} without tokens: anyone who can reach it could read and delete every session. ` +
+            'Configure tokens (--token, --tokens-file), listen on a loopback address (127.0.0.1, ::1, localhost), ' +
+            'or, if every machine that can reach it may do so, pass --insecure-no-auth-on-network (insecureNoAuthOnNetwork).',
+        ))
+      }
+      // The name it listens on is a name it answers to.
+      if (hosts !== 'any') hosts.add(host)
       return new Promise((resolve, reject) => {
         // Plain pushes are answered from Node's request and response; everything else goes to Hono.
         const createServer = ((serverOptions: object, listener: (req: IncomingMessage, res: ServerResponse) => void) =>
@@ -160,6 +188,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
         })
         s.once('error', reject)
         ws.injectWebSocket(s)
+        // A socket Node handed to the upgrade is detached from HTTP and paused: once its side
+        // is ended (a refused upgrade's answer, or a WebSocket's close), nothing would read the
+        // peer's end behind any bytes it sent (a POST's body), and it would stay open for good.
+        s.on('upgrade', (_req: IncomingMessage, socket: import('node:stream').Duplex) => void socket.once('finish', () => socket.destroy()))
         server = s
       })
     },

@@ -2,7 +2,11 @@ import { createStore, memoryStorage, type ReplicaChange, type Store } from '@col
 import { parseReplicaChange } from '@colloquy/core/replica'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { parsePush, push } from '../src/http/push.js'
+import type { Scope } from '../src/http/access.js'
 import { Tenancy } from '../src/tenancy.js'
+
+/** The local user's scope (no tokens): every session, granted explicitly. */
+const ALL: Scope = { kind: 'all', grant: 'local' }
 
 // Every call of core's one replica-change validator, wherever it comes from (the server's
 // `parsePush`, core's `applyReplica`): the original runs, so results are unchanged.
@@ -32,11 +36,11 @@ const service = () => ({ store, tenancy: new Tenancy(store.engine) })
 
 describe('a push is validated once', () => {
   it('applyReplica takes the changes parsePush checked without validating them again', async () => {
-    await push(service(), undefined, parsePush({ mutations: [{ id: 0, change: { type: 'meta', create: true, meta: meta('s') } }] }, 10))
+    await push(service(), ALL, parsePush({ mutations: [{ id: 0, change: { type: 'meta', create: true, meta: meta('s') } }] }, 10))
     vi.mocked(records.replicaChange).mockClear()
     const mutations = parsePush({ mutations: append('s', 0) }, 10)
     expect(validations()).toBe(2)
-    const results = await push(service(), undefined, mutations)
+    const results = await push(service(), ALL, mutations)
     expect(results.map((r) => r.status)).toEqual(['applied', 'applied'])
     expect(validations()).toBe(2)
     expect(store.engine.state.sessions.get('s')?.head.leaf).toBe('e0')
@@ -67,7 +71,7 @@ describe('a push is validated once', () => {
     const tenancy = new Tenancy(store.engine)
     const mutations = parsePush({ mutations: [{ id: 0, change: { type: 'meta', create: true, meta: meta('mine') } }, ...append('mine', 0)] }, 10)
     vi.mocked(records.replicaChange).mockClear()
-    const results = await push({ store, tenancy }, 'alice', mutations)
+    const results = await push({ store, tenancy }, { kind: 'owner', owner: 'alice' }, mutations)
     expect(results.map((r) => r.status)).toEqual(['applied', 'applied', 'applied'])
     // Only the stamped meta: the entry and the leaf were taken as parsed.
     expect(validations()).toBe(1)
@@ -77,7 +81,7 @@ describe('a push is validated once', () => {
   it('every rejection a push got before still comes, from parsePush or the replica rules', async () => {
     expect(() => parsePush({ mutations: [{ id: 1, change: { type: 'leaf', session_id: 42, entry_id: null } }] }, 10)).toThrow(/mutations\[0\]\.change\.session_id/)
     expect(() => parsePush({ mutations: [{ id: 1, change: { type: 'entry', session_id: 's', entry: { id: 'e', kind: 'message' } } }] }, 10)).toThrow(/timestamp|message/)
-    const results = await push(service(), undefined, parsePush({ mutations: append('absent', 0) }, 10))
+    const results = await push(service(), ALL, parsePush({ mutations: append('absent', 0) }, 10))
     expect(results.map((r) => (r.status === 'rejected' ? r.code : r.status))).toEqual(['session/not_found', 'session/not_found'])
   })
 })

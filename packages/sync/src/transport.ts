@@ -86,8 +86,9 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       // A type this replica stored before the mime rule goes up as bytes: the server refuses a bad one.
       const query = new URLSearchParams({ name: a.name, mime: mimeOrOctet(a.mime), size: String(a.size), sha256: a.sha256, created_at: String(a.created_at) })
       const url = `${base}/sync${attachmentPath(session_id, a.attachment_id)}?${query}`
-      // First without the bytes: the server may already hold the same content (sha256).
-      const reuse = await send(`${url}&reuse=1`, { method: 'POST', headers: auth })
+      // First without the bytes: the server may already hold the same content (sha256). Like
+      // every write, it carries a Content-Type no page can send cross-site without a preflight.
+      const reuse = await send(`${url}&reuse=1`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' } })
       if (reuse.ok) return
       if (reuse.status !== 409) throw await failed(reuse)
       const res = await send(url, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: bytes })

@@ -248,7 +248,8 @@ const s4: Workload = {
               ? [await startServer(root, ['--data-dir', join(dataDir, 'data')], tokensFile)]
               : await ((db: Promise<string>) => db.then(async (url) => [await startServer(root, ['--postgres', url], tokensFile), await startServer(root, ['--postgres', url], tokensFile)]))(cluster!.createDatabase())
           try {
-            const head = ((await (await fetch(`${servers[0].url}/health`)).json()) as { head: number }).head
+            // The change log's head, as a pull tells it to an authenticated caller (/health says status only).
+            const head = ((await (await fetch(`${servers[0].url}/sync/pull?since=0&limit=1`, { headers: { authorization: `Bearer ${tokens[0]}` } })).json()) as { head: number }).head
             const clients = await Promise.all(tokens.map((t, k) => ((url) => (transport === 'http' ? httpClient(url, t) : transport === 'http-undici' ? undiciClient(url, t) : wsClient(WS, url, t, head)))(servers[k % servers.length].url)))
             const r = await measure(clients, transport, servers.map((s) => s.child))
             for (const c of clients) c.close()

@@ -5,6 +5,9 @@ import { cors } from 'hono/cors'
 import type { UpgradeWebSocket, WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
 import type { Credentials, Principal } from '../auth.js'
+import { accessOf, feedFilter, unauthorized, type Access, type Env } from './access.js'
+import { checkCrossSite } from './cross-site.js'
+import type { HostAllowList } from './hosts.js'
 import type { ChangeFeed } from '../changes/change-feed.js'
 import { HttpError, invalidRequest, toWire, tooLarge } from '../errors.js'
 import { sendJson } from './ws-json.js'
@@ -42,38 +45,37 @@ export interface Limits extends JsonLimits {
 
 export interface AppConfig {
   service: Service & { changes: ChangeFeed; hub: LiveHub }
-  /** Undefined: no auth configured (open, single-user server). */
-  authenticate?: (credentials: Credentials, request: () => Request) => Promise<Principal | undefined>
-  /** Scope everything to `metadata.owner` of the authenticated principal. */
+  /**
+   * How callers are known. `local`: no credentials are configured, and every request that
+   * passes the Host and cross-site checks is granted the local user, scope `all`. `tokens`: a
+   * request is authenticated or refused (`tokensOnly`: no custom hook, which is handed a WHATWG
+   * Request, so pushes may take the Node fast path, `fastPush`).
+   */
+  auth: { readonly mode: 'local' } | { readonly mode: 'tokens'; authenticate(credentials: Credentials, request: () => Request): Promise<Principal | undefined>; readonly tokensOnly: boolean }
+  /** Scope an authenticated principal to its `metadata.owner`; off, principals are granted `all`. */
   tenancy: boolean
-  /** Browser origins allowed (CORS and WebSocket `Origin`). */
+  /** Browser origins allowed (CORS, WebSocket `Origin`, and the Origin of state-changing requests). */
   allowOrigin: (origin: string) => boolean
+  /** The `Host` names answered (DNS rebinding); `any`: not checked. */
+  hosts: HostAllowList | 'any'
   limits: Limits
   upgradeWebSocket: UpgradeWebSocket<WebSocket>
   info: { name: string; version: string }
   test?: { controls: TestControls; reset(): Promise<void> }
   log(message: string): void
-  /**
-   * Credentials are tokens only (no custom hook, which is handed a WHATWG Request): pushes may
-   * then take the Node fast path (`fastPush`).
-   */
-  tokensOnly?: boolean
 }
 
 /** What the steps every route shares read from a request: Hono's context, or Node's request on the fast path. */
 interface RequestView {
+  /** The method the client sent (on a WebSocket upgrade, Hono's routing always sees GET). */
+  readonly method: string
   header(name: string): string | undefined
+  /** The Authorization header; null when it came more than once. */
+  authorization(): string | null | undefined
   query(name: string): string | undefined
   incoming: IncomingMessage | undefined
   /** The WHATWG Request, for a custom auth hook (built only when asked for). */
   raw(): Request
-}
-
-/** Whom a request acts for (see `Env`); `denied`: a WebSocket without valid credentials. */
-interface Identity {
-  principal: Principal | undefined
-  caller: string
-  denied: boolean
 }
 
 /** Every route, and `fastPush`: `POST /sync/push` answered straight from Node's request and response. */
@@ -83,15 +85,29 @@ export interface Routes {
   fastPush(req: IncomingMessage, res: ServerResponse): boolean
 }
 
-/** `principal`: whom the request is scoped to (undefined when unscoped); `caller`: who is asking, for limits. */
-export type Env = { Variables: { principal: Principal | undefined; caller: string; denied: boolean } }
+export type { Env } from './access.js'
 
 /** Close code for a WebSocket refused for missing or bad credentials (browsers cannot see a 401). */
 export const WS_UNAUTHORIZED = 4401
 /** Close code for a WebSocket over its principal's limit of open sockets (HTTP 429's counterpart). */
 export const WS_TOO_MANY = 4429
 
-const isUpgrade = (c: Context): boolean => header(c, 'upgrade')?.toLowerCase() === 'websocket'
+/**
+ * A WebSocket handshake, as Node tells one (it hands such requests to its `upgrade` event): a
+ * GET with `Upgrade: websocket` (once) and `Connection` naming `upgrade`. Only a handshake may
+ * carry its token in the query string, and only a refused handshake is answered with 4401.
+ */
+function isHandshake(r: RequestView): boolean {
+  return r.method === 'GET' && r.header('upgrade')?.trim().toLowerCase() === 'websocket' && (r.header('connection') ?? '').split(',').some((t) => t.trim().toLowerCase() === 'upgrade')
+}
+
+/** The Authorization header of Node's request; null when it came more than once (Node keeps the first). */
+function nodeAuthorization(incoming: IncomingMessage): string | null | undefined {
+  const raw = incoming.rawHeaders
+  let seen = 0
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') seen++
+  return seen > 1 ? null : incoming.headers.authorization
+}
 
 /** A request header, from Node's parsed headers when there are some (no WHATWG Headers built). */
 function header(c: Context, name: string): string | undefined {
@@ -105,7 +121,12 @@ function nodeHeader(incoming: IncomingMessage, name: string): string | undefined
 }
 
 const viewOf = (c: Context): RequestView => ({
+  method: (c.env as Partial<HttpBindings> | undefined)?.incoming?.method ?? c.req.method,
   header: (name) => header(c, name),
+  authorization() {
+    const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming
+    return incoming ? nodeAuthorization(incoming) : c.req.header('authorization')
+  },
   query: (name) => c.req.query(name),
   incoming: (c.env as Partial<HttpBindings> | undefined)?.incoming,
   raw: () => c.req.raw,
@@ -192,8 +213,14 @@ function failure(cfg: AppConfig, err: unknown, route: string): { status: number;
 /** Node's request as the steps every route shares read it (the fast path builds no Hono context or Request). */
 class NodeRequest implements RequestView {
   constructor(readonly incoming: IncomingMessage) {}
+  get method(): string {
+    return this.incoming.method ?? ''
+  }
   header(name: string): string | undefined {
     return nodeHeader(this.incoming, name)
+  }
+  authorization(): string | null | undefined {
+    return nodeAuthorization(this.incoming)
   }
   query(): undefined {
     return undefined
@@ -224,6 +251,16 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
   })
   app.notFound((c) => c.json({ error: { code: 'http/not_found', message: `http/not_found: no route ${c.req.method} ${c.req.path}` } }, 404))
 
+  // DNS rebinding: a request naming a host this server does not answer to is refused before
+  // anything else, public routes included.
+  const checkHost = (r: Pick<RequestView, 'header'>): void => {
+    if (cfg.hosts !== 'any' && !cfg.hosts.allows(r.header('host'))) throw new HttpError(403, 'auth/forbidden_host', 'this server does not answer to that Host name (see --allowed-host)')
+  }
+  app.use('*', async (c, next) => {
+    checkHost(viewOf(c))
+    await next()
+  })
+
   const corsHeaders = cors({
     origin: (origin) => (cfg.allowOrigin(origin) ? origin : null),
     allowMethods: ['GET', 'POST', 'OPTIONS'],
@@ -233,15 +270,17 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
   // Only browsers send Origin; other clients skip the CORS work (it forces a full Response).
   app.use('*', (c, next) => (header(c, 'origin') !== undefined ? corsHeaders(c, next) : next()))
 
-  // Public: liveness, and capability discovery as the Agent Application Protocol allows.
-  app.get('/health', (c) => c.json({ status: 'ok', head: service.changes.head, sessions: service.store.engine.state.sessions.size }))
+  // Public: liveness (its status only: how much a server holds is nobody's business), and
+  // capability discovery as the Agent Application Protocol allows.
+  app.get('/health', (c) => c.json({ status: 'ok' }))
   app.get('/meta', (c) => {
     const capabilities = { history: historyCapabilities }
     return c.json({ version: 1, server: cfg.info, capabilities, agents: [{ name: cfg.info.name, version: cfg.info.version, tools: [], capabilities }] })
   })
 
   // Per principal: a token bucket for requests; WebSocket messages draw on it too. Failed
-  // authentications draw on a bucket per client address, so tokens cannot be guessed at speed.
+  // authentications (HTTP and WebSocket handshakes alike) draw on a bucket per client address,
+  // so tokens cannot be guessed at speed.
   const rate = new RateLimiter(limits.requestsPerSecond, Math.max(1, limits.requestBurst))
   const tooMany = (wait: number): HttpError =>
     new HttpError(429, 'http/too_many_requests', `more than ${limits.requestsPerSecond} requests per second: retry after ${Math.ceil(wait / 1000)} s`, { 'Retry-After': String(Math.ceil(wait / 1000)) })
@@ -250,34 +289,48 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
     if (wait > 0) throw tooMany(wait)
   }
 
-  /** Whom the request acts for; a request (not a WebSocket) without valid credentials is refused with 401. */
-  const identify = async (r: RequestView, upgrade: boolean): Promise<Identity> => {
-    let principal: Principal | undefined
-    if (cfg.authenticate) {
-      principal = await cfg.authenticate(r, r.raw)
+  const LOCAL: Access = { who: { kind: 'local' }, scope: { kind: 'all', grant: 'local' }, caller: '' }
+  const auth = cfg.auth
+  /**
+   * The one gate in front of every protected route, the fast push and the WebSocket endpoints:
+   * it yields the request's Access or refuses it. Without valid credentials a request is
+   * answered 401, whatever its Upgrade or Connection headers say; a real WebSocket handshake
+   * (`refused`) is answered by a socket closed with 4401 at once, which runs no route (a browser
+   * sees close codes, not statuses). Failed attempts count against the caller's address first.
+   * Then the caller's rate, then the cross-site check of state-changing requests.
+   */
+  const gate = async (r: RequestView): Promise<{ access: Access } | { refused: 'socket' }> => {
+    let access = LOCAL
+    if (auth.mode === 'tokens') {
+      const handshake = isHandshake(r)
+      const principal = await auth.authenticate({ authorization: () => r.authorization(), query: (name) => r.query(name), handshake }, r.raw)
       if (principal === undefined) {
-        // A WebSocket is accepted and closed with 4401 at once: a browser sees a close code,
-        // never an HTTP status.
-        if (upgrade) return { principal: undefined, caller: '', denied: true }
         const address = r.incoming?.socket.remoteAddress
         if (address !== undefined) throttle(`\u0000address:${address}`)
-        throw new HttpError(401, 'auth/unauthorized', 'missing or invalid credentials', { 'WWW-Authenticate': 'Bearer' })
+        if (handshake) return { refused: 'socket' }
+        throw unauthorized()
       }
+      access = { who: { kind: 'principal', principal }, scope: cfg.tenancy ? { kind: 'owner', owner: principal } : { kind: 'all', grant: 'tenancy-off' }, caller: principal }
     }
-    // An open server has one user; its limits apply to all its callers together.
-    return { principal: cfg.tenancy ? principal : undefined, caller: principal ?? '', denied: false }
+    throttle(access.caller)
+    checkCrossSite(r.method, r.header('content-type'), r.header('origin'), cfg.allowOrigin)
+    return { access }
   }
+  // What answers a refused handshake: accepted, then closed with 4401 (no route runs).
+  const refusedSocket = cfg.upgradeWebSocket(() => ({ onOpen: (_e, ws) => ws.close(WS_UNAUTHORIZED, 'unauthorized') }))
 
   app.use('*', async (c, next) => {
-    const who = await identify(viewOf(c), isUpgrade(c))
-    c.set('principal', who.principal)
-    c.set('caller', who.caller)
-    c.set('denied', who.denied)
-    await next()
-  })
-
-  app.use('*', async (c, next) => {
-    if (!c.get('denied')) throttle(c.get('caller'))
+    const r = viewOf(c)
+    const outcome = await gate(r)
+    if ('refused' in outcome) {
+      const answer = await refusedSocket(c, async () => {})
+      if (!answer) throw unauthorized()
+      return answer
+    }
+    // Node hands every request with Upgrade and Connection: upgrade to the WebSocket upgrade,
+    // which routes it as a GET: any other method there is no handshake, and reaches no route.
+    if (r.method !== c.req.method) throw new HttpError(400, 'http/bad_request', 'a WebSocket handshake is a GET')
+    c.set('access', outcome.access)
     await next()
   })
 
@@ -305,8 +358,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
    */
   const socket = (open: (c: Context<Env>) => WSEvents<WebSocket>) =>
     cfg.upgradeWebSocket((c: Context<Env>): WSEvents<WebSocket> => {
-      if (c.get('denied')) return { onOpen: (_e, ws) => ws.close(WS_UNAUTHORIZED, 'unauthorized') }
-      const caller = c.get('caller')
+      const caller = accessOf(c).caller
       const inner = open(c)
       // Counted from open to close (a handshake that never completes never counts).
       let state: 'new' | 'counted' | 'refused' | 'closed' = 'new'
@@ -340,33 +392,41 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
 
   app.post('/rpc/:fn', async (c) => {
     const { value, bytes } = await body(c)
-    return c.json((await callAs(service, c.get('principal'), c.req.param('fn'), value, bytes)) ?? null)
+    return c.json((await callAs(service, accessOf(c).scope, c.req.param('fn'), value, bytes)) ?? null)
   })
 
-  const pushed = async (r: RequestView, principal: Principal | undefined): Promise<{ results: unknown[] }> => {
+  const pushed = async (r: RequestView, access: Access): Promise<{ results: unknown[] }> => {
     const { value, bytes } = await readJson(r)
     const mutations = parsePush(value, limits.maxBatch)
-    return { results: await push(service, principal, mutations, bytes) }
+    return { results: await push(service, access.scope, mutations, bytes) }
   }
-  app.post('/sync/push', async (c) => c.json(await pushed(viewOf(c), c.get('principal'))))
+  app.post('/sync/push', async (c) => c.json(await pushed(viewOf(c), accessOf(c))))
 
   app.get('/sync/pull', async (c) => {
     const since = nonNegative(c.req.query('since'), 'since', 0)
     const limit = Math.min(Math.max(nonNegative(c.req.query('limit'), 'limit', limits.pullLimit), 1), limits.maxPullLimit)
-    const principal = c.get('principal')
-    return c.json(await service.changes.page(since, limit, principal === undefined ? undefined : service.tenancy.filter(principal), epochOf(c.req.query('epoch'))))
+    return c.json(await service.changes.page(since, limit, feedFilter(service.tenancy, accessOf(c).scope), epochOf(c.req.query('epoch'))))
   })
 
   const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered, json: limits }
-  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, c.get('principal'), nonNegative(c.req.query('since'), 'since', 0), stream, epochOf(c.req.query('epoch')))), upgradeRequired)
-  app.get('/events', sameOrigin, socket((c) => eventStream(service, c.get('principal'), limits.maxBuffered, limits)), upgradeRequired)
+  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, accessOf(c).scope, nonNegative(c.req.query('since'), 'since', 0), stream, epochOf(c.req.query('epoch')))), upgradeRequired)
+  app.get('/events', sameOrigin, socket((c) => eventStream(service, accessOf(c).scope, limits.maxBuffered, limits)), upgradeRequired)
 
-  app.get('/sessions/:id/history', async (c) => c.json(await history(service, c.get('principal'), c.req.param('id'))))
+  app.get('/sessions/:id/history', async (c) => c.json(await history(service, accessOf(c).scope, c.req.param('id'))))
 
   const test = cfg.test
   if (test) {
-    app.post('/test/clock', async (c) => c.json({ now: test.controls.setClock(((await json(c)) ?? {}) as { now?: unknown; advance?: unknown }) }))
+    // The clock and the reset act on every session: only a caller granted all of them (the
+    // local user, or any principal with tenancy off) may use them, never one tenant.
+    const everyone = (c: Context<Env>): void => {
+      if (accessOf(c).scope.kind !== 'all') throw new HttpError(403, 'auth/forbidden', 'the test clock and reset act on every session: not for a caller scoped to its own')
+    }
+    app.post('/test/clock', async (c) => {
+      everyone(c)
+      return c.json({ now: test.controls.setClock(((await json(c)) ?? {}) as { now?: unknown; advance?: unknown }) })
+    })
     app.post('/test/reset', async (c) => {
+      everyone(c)
       await test.reset()
       return c.json({ ok: true })
     })
@@ -378,24 +438,32 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
    * per push cost more than a fifth of what the server spends on an append. Only plain pushes
    * take it: no Origin (CORS goes through the app), no query, tokens as the only credentials.
    */
-  // Per connection, the last Authorization header a fast push was identified by, and whom it
-  // named: a keep-alive client sends the same header with every push. Tokens are fixed at start,
-  // so the same header always names the same principal; a connection carrying another header
-  // (a proxy's shared upstream connection) is identified afresh. Only successes are kept.
-  const identified = new WeakMap<object, { header: string; who: Identity }>()
+  // Per connection, the last Authorization header a fast push was let through with, and the
+  // access it gave: a keep-alive client sends the same header with every push. Tokens are fixed
+  // at start, so the same header always names the same principal; a connection carrying another
+  // header (a proxy's shared upstream connection) goes through the gate afresh. Only successes
+  // are kept, and the steps that depend on more than the header (Host, rate, cross-site) run on
+  // every push.
+  const identified = new WeakMap<object, { header: string; access: Access }>()
   const answerPush = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const r = new NodeRequest(req)
     try {
-      const header = req.headers.authorization
-      const known = header === undefined ? undefined : identified.get(req.socket)
-      let who: Identity
-      if (known !== undefined && known.header === header) who = known.who
-      else {
-        who = await identify(r, false)
-        if (header !== undefined && cfg.authenticate) identified.set(req.socket, { header, who })
+      checkHost(r)
+      const header = r.authorization()
+      const known = typeof header === 'string' ? identified.get(req.socket) : undefined
+      let access: Access
+      if (known !== undefined && known.header === header) {
+        access = known.access
+        throttle(access.caller)
+        checkCrossSite(r.method, r.header('content-type'), undefined, cfg.allowOrigin)
+      } else {
+        const outcome = await gate(r)
+        // Not a handshake (a POST): a refusal is thrown, never returned.
+        if ('refused' in outcome) throw unauthorized()
+        access = outcome.access
+        if (typeof header === 'string' && auth.mode === 'tokens') identified.set(req.socket, { header, access })
       }
-      throttle(who.caller)
-      sendJsonAnswer(res, 200, await pushed(r, who.principal))
+      sendJsonAnswer(res, 200, await pushed(r, access))
     } catch (err) {
       const { status, headers, body } = failure(cfg, err, 'POST /sync/push')
       try {
@@ -408,7 +476,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
     }
   }
   const fastPush = (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (req.method !== 'POST' || req.url !== '/sync/push' || req.headers.origin !== undefined || (cfg.authenticate && !cfg.tokensOnly)) return false
+    if (req.method !== 'POST' || req.url !== '/sync/push' || req.headers.origin !== undefined || (auth.mode === 'tokens' && !auth.tokensOnly)) return false
     void answerPush(req, res)
     return true
   }

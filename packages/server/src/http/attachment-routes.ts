@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises'
 import { SessionError, checkMime, mimeOrOctet } from '@colloquy/core'
 import type { HttpBindings } from '@hono/node-server'
 import type { Context, Hono } from 'hono'
-import type { Env } from './app.js'
+import { accessOf, quotaOwner, type Env, type Scope } from './access.js'
 import { HttpError } from '../errors.js'
 import { quotaExceeded } from '../usage.js'
 import type { Service } from './rpc.js'
@@ -107,8 +107,8 @@ async function spoolBody<T>(c: Context<Env>, limit: Limit, refuse: () => void, t
 export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: AttachmentRoutesOptions): void {
   const { store, tenancy, usage } = service
   /** Runs a write of `bytes` attachment bytes within the caller's byte quota (403 past it). */
-  const withinQuota = async <T>(principal: string | undefined, bytes: number, write: () => Promise<T>): Promise<T> => {
-    const release = usage ? await usage.admit(principal ?? '', bytes) : () => {}
+  const withinQuota = async <T>(scope: Scope, bytes: number, write: () => Promise<T>): Promise<T> => {
+    const release = usage ? await usage.admit(quotaOwner(scope), bytes) : () => {}
     try {
       return await write()
     } finally {
@@ -121,14 +121,14 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
    * byte quota has room for 403, and the stream is cut off at the smaller of the two however
    * long it turns out (no Content-Length, or a false one).
    */
-  const limitFor = async (principal: string | undefined, declared: number): Promise<Limit> => {
+  const limitFor = async (scope: Scope, declared: number): Promise<Limit> => {
     if (declared > maxBytes) throw tooLargeError(maxBytes, declared)
-    const room = usage ? await usage.room(principal ?? '') : Infinity
+    const room = usage ? await usage.room(quotaOwner(scope)) : Infinity
     if (declared > room) throw quotaExceeded(`the upload is ${declared} bytes, ${room} are left of the stored-bytes quota`)
     return { maxBytes, room }
   }
-  const visible = (principal: string | undefined, session_id: string): boolean =>
-    principal === undefined ? store.engine.state.sessions.has(session_id) : tenancy.standing(principal, session_id) === 'own'
+  const visible = (scope: Scope, session_id: string): boolean =>
+    scope.kind === 'all' ? store.engine.state.sessions.has(session_id) : tenancy.standing(scope.owner, session_id) === 'own'
 
   app.post('/attachments/:session_id', async (c) => {
     const session_id = c.req.param('session_id')
@@ -142,14 +142,14 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       throw new SessionError('session/invalid_request', 'name must not be blank')
     }
     const mime = given.trim() === '' ? '' : refusing(refuse, () => checkMime(given, 'mime'))
-    if (!visible(c.get('principal'), session_id)) {
+    if (!visible(accessOf(c).scope, session_id)) {
       refuse()
       throw notFound(session_id)
     }
     const declared = Number(c.req.header('content-length'))
-    const limit = await refusingAsync(refuse, () => limitFor(c.get('principal'), Number.isSafeInteger(declared) ? declared : 0))
+    const limit = await refusingAsync(refuse, () => limitFor(accessOf(c).scope, Number.isSafeInteger(declared) ? declared : 0))
     const put = await spoolBody(c, limit, refuse, mime, ({ file, size }) =>
-      withinQuota(c.get('principal'), size, () => store.putAttachment({ session_id, name, mime, file })))
+      withinQuota(accessOf(c).scope, size, () => store.putAttachment({ session_id, name, mime, file })))
     return c.json(put)
   })
 
@@ -162,7 +162,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     const session_id = c.req.param('session_id')
     const attachment_id = c.req.param('attachment_id')
     const refuse = (): void => void (c.env as Partial<HttpBindings> | undefined)?.incoming?.resume()
-    if (!visible(c.get('principal'), session_id)) {
+    if (!visible(accessOf(c).scope, session_id)) {
       refuse()
       throw notFound(session_id)
     }
@@ -183,19 +183,19 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       return { name, sha256, size, created_at: int('created_at'), mime }
     })
     const declared = Number(c.req.header('content-length'))
-    const limit = await refusingAsync(refuse, () => limitFor(c.get('principal'), Math.max(size, Number.isSafeInteger(declared) ? declared : 0)))
+    const limit = await refusingAsync(refuse, () => limitFor(accessOf(c).scope, Math.max(size, Number.isSafeInteger(declared) ? declared : 0)))
     const attachment = { attachment_id, session_id, name, mime, size, sha256, created_at }
     const apply = async (bytes: Blob): Promise<Response> => {
-      const [result] = await withinQuota(c.get('principal'), size, () => store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' }))
+      const [result] = await withinQuota(accessOf(c).scope, size, () => store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' }))
       if (result.status === 'rejected') throw new SessionError(result.code, result.message)
       return c.json(result)
     }
     if (c.req.query('reuse') === '1') {
       // The same content in this session, or in another of the caller's (a fork's source).
-      const principal = c.get('principal')
+      const scope = accessOf(c).scope
       let same: { session_id: string; attachment_id: string } | undefined
       for (const [id, s] of [[session_id, store.engine.state.sessions.get(session_id)] as const, ...store.engine.state.sessions]) {
-        if (!s || !visible(principal, id)) continue
+        if (!s || !visible(scope, id)) continue
         const a = s.head.attachments?.find((x) => x.sha256 === sha256)
         if (a) {
           same = { session_id: id, attachment_id: a.attachment_id }
@@ -217,8 +217,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
   app.get('/attachments/:session_id/:attachment_id', async (c) => {
     const session_id = c.req.param('session_id')
     const attachment_id = c.req.param('attachment_id')
-    const principal = c.get('principal')
-    const meta = visible(principal, session_id) ? await store.getAttachment({ session_id, attachment_id, include_data: false }) : null
+    const meta = visible(accessOf(c).scope, session_id) ? await store.getAttachment({ session_id, attachment_id, include_data: false }) : null
     const blob = meta && (await store.getAttachmentBlob(session_id, attachment_id))
     if (!meta || !blob) throw new HttpError(404, 'session/not_found', `attachment ${attachment_id} of session ${session_id} not found`)
     return new Response(blob.stream(), {

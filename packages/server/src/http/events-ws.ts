@@ -1,7 +1,7 @@
 import { parseEventConfig, type EventConfig, type Store, type TriggerType } from '@colloquy/core'
 import type { WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
-import type { Principal } from '../auth.js'
+import type { Scope } from './access.js'
 import { invalidRequest, toWire } from '../errors.js'
 import type { Tenancy } from '../tenancy.js'
 import type { JsonLimits } from './json-limits.js'
@@ -18,7 +18,7 @@ const MAX_SUBSCRIPTIONS = 256
 
 type Subscription = ReturnType<ReturnType<Store['on']>['subscribe']>
 
-export function eventStream(service: { store: Store; tenancy: Tenancy }, principal: Principal | undefined, maxBuffered: number, json: JsonLimits): WSEvents<WebSocket> {
+export function eventStream(service: { store: Store; tenancy: Tenancy }, scope: Scope, maxBuffered: number, json: JsonLimits): WSEvents<WebSocket> {
   const subs = new Map<unknown, Subscription | undefined>()
   return {
     onMessage(event, ws) {
@@ -44,7 +44,7 @@ export function eventStream(service: { store: Store; tenancy: Tenancy }, princip
           }
           if (!subs.has(msg.id) && subs.size >= MAX_SUBSCRIPTIONS) return void error(invalidRequest(`at most ${MAX_SUBSCRIPTIONS} subscriptions per socket`))
           subs.get(msg.id)?.unsubscribe()
-          const metadata = principal === undefined ? config.metadata : service.tenancy.narrow(principal, config.metadata)
+          const metadata = scope.kind === 'all' ? config.metadata : service.tenancy.narrow(scope.owner, config.metadata)
           // A binding asking for another owner's sessions can never match: it stays silent.
           subs.set(
             msg.id,

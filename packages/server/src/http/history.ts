@@ -1,5 +1,5 @@
 import type { AgentMessage } from '@colloquy/core'
-import type { Principal } from '../auth.js'
+import type { Scope } from './access.js'
 import { callAs, type Service } from './rpc.js'
 
 /**
@@ -7,11 +7,11 @@ import { callAs, type Service } from './rpc.js'
  * `Message[]`. The store keeps full, uncompacted histories, so this is the exact transcript:
  * bookkeeping (`kind: "custom"`) entries are left out, tool calls without a result stay in.
  */
-export async function history(service: Service, principal: Principal | undefined, session_id: string): Promise<AgentMessage[]> {
+export async function history(service: Service, scope: Scope, session_id: string): Promise<AgentMessage[]> {
   const out: AgentMessage[] = []
   let cursor: string | undefined
   do {
-    const page = (await callAs(service, principal, 'session::messages', { session_id, cursor, limit: 500 })) as {
+    const page = (await callAs(service, scope, 'session::messages', { session_id, cursor, limit: 500 })) as {
       messages: Array<{ message?: AgentMessage }>
       next_cursor?: string
     }

@@ -2,6 +2,7 @@ import type { JsonObject } from '@colloquy/core'
 import type { WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
 import type { Principal } from '../auth.js'
+import { feedFilter, type Scope } from './access.js'
 import type { ChangeFeed } from '../changes/change-feed.js'
 import type { CommittedChange, SequencedChange } from '../changes/change-log.js'
 import { toWire } from '../errors.js'
@@ -32,20 +33,24 @@ export type StreamMessage =
   | { type: 'pong'; id: unknown }
   | { type: 'error'; id?: unknown; error: { code: string; message: string } }
 
+/** The key of the streams that see every session (a symbol: no principal can be named so). */
+const ALL: unique symbol = Symbol('all sessions')
+
 type Listener = (changes: readonly CommittedChange[], head: number) => void
 
 /**
- * Fans each commit out to the live streams, by principal: a commit's changes are grouped by
- * owner once, so a stream only ever looks at its own (unscoped streams see everything).
+ * Fans each commit out to the live streams, by scope: a commit's changes are grouped by owner
+ * once, so an owner's stream only ever looks at its own (streams granted `all` see everything).
  * Every stream hears about every commit, to move its checkpoint.
  */
 export class LiveHub {
-  private readonly streams = new Map<Principal | undefined, Set<Listener>>()
+  /** Streams by owner; `ALL` keys the streams of scopes granted every session. */
+  private readonly streams = new Map<Principal | typeof ALL, Set<Listener>>()
 
   constructor(changes: ChangeFeed, tenancy: Tenancy) {
     changes.subscribe((batch, head) => {
       const byOwner = new Map<Principal, CommittedChange[]>()
-      if (this.streams.size > (this.streams.has(undefined) ? 1 : 0)) {
+      if (this.streams.size > (this.streams.has(ALL) ? 1 : 0)) {
         for (const c of batch) {
           const owner = tenancy.ownerOf(c.metadata)
           if (owner === undefined || !this.streams.has(owner)) continue
@@ -54,20 +59,21 @@ export class LiveHub {
           else byOwner.set(owner, [c])
         }
       }
-      for (const [principal, listeners] of this.streams) {
-        const mine = principal === undefined ? batch : (byOwner.get(principal) ?? [])
+      for (const [key, listeners] of this.streams) {
+        const mine = key === ALL ? batch : (byOwner.get(key) ?? [])
         for (const listener of listeners) listener(mine, head)
       }
     })
   }
 
-  subscribe(principal: Principal | undefined, listener: Listener): () => void {
-    let set = this.streams.get(principal)
-    if (!set) this.streams.set(principal, (set = new Set()))
+  subscribe(scope: Scope, listener: Listener): () => void {
+    const key = scope.kind === 'all' ? ALL : scope.owner
+    let set = this.streams.get(key)
+    if (!set) this.streams.set(key, (set = new Set()))
     set.add(listener)
     return () => {
       set.delete(listener)
-      if (!set.size && this.streams.get(principal) === set) this.streams.delete(principal)
+      if (!set.size && this.streams.get(key) === set) this.streams.delete(key)
     }
   }
 }
@@ -79,12 +85,12 @@ export class LiveHub {
  */
 export function liveStream(
   service: Service & { changes: ChangeFeed; hub: LiveHub },
-  principal: Principal | undefined,
+  scope: Scope,
   since: number,
   limits: StreamLimits,
   epoch?: string,
 ): WSEvents<WebSocket> {
-  const filter: JsonObject | undefined = principal === undefined ? undefined : service.tenancy.filter(principal)
+  const filter: JsonObject | undefined = feedFilter(service.tenancy, scope)
   const strip = (c: CommittedChange): SequencedChange => ({ seq: c.seq, change: c.change })
   let stop = (): void => {}
   let closed = false
@@ -103,7 +109,7 @@ export function liveStream(
         return ok
       }
       // The hub hands over this principal's changes only.
-      stop = service.hub.subscribe(principal, (changes, head) => {
+      stop = service.hub.subscribe(scope, (changes, head) => {
         if (held) {
           held.changes.push(...changes)
           held.head = head
@@ -152,7 +158,7 @@ export function liveStream(
       if (msg.type !== 'push') return void send({ type: 'error', id: msg.id, error: { code: 'session/invalid_request', message: 'session/invalid_request: expected a ping or push message' } })
       void (async () => {
         try {
-          const results = await push(service, principal, parsePush(msg, limits.maxBatch), Buffer.byteLength(event.data as string))
+          const results = await push(service, scope, parsePush(msg, limits.maxBatch), Buffer.byteLength(event.data as string))
           send({ type: 'pushed', id: msg.id, results })
         } catch (e) {
           send({ type: 'error', id: msg.id, error: toWire(e).body.error })

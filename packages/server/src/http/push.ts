@@ -1,6 +1,6 @@
 import { isValidId, SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
 import { parseReplicaChange, type CheckedReplicaChange } from '@colloquy/core/replica'
-import type { Principal } from '../auth.js'
+import { quotaOwner, type Scope } from './access.js'
 import { invalidRequest, tooLarge } from '../errors.js'
 import type { Service } from './rpc.js'
 
@@ -52,14 +52,15 @@ const rejected = (e: SessionError): ReplicaResult => ({ status: 'rejected', code
  * `push`): one result per mutation. With tenancy, a session's metas carry the caller as owner,
  * and changes to sessions the caller does not own answer as for an unknown session.
  */
-export async function push(service: Service, principal: Principal | undefined, mutations: readonly PushMutation[], bytes = 0): Promise<PushResult[]> {
+export async function push(service: Service, scope: Scope, mutations: readonly PushMutation[], bytes = 0): Promise<PushResult[]> {
   const { store, tenancy } = service
   const results: Array<(ReplicaResult & { seq?: number }) | undefined> = new Array(mutations.length)
   const admitted: Array<{ at: number; change: ReplicaChange }> = []
   const releases: Array<() => void> = []
   for (let at = 0; at < mutations.length; at++) {
     let change = mutations[at].change
-    if (principal !== undefined) {
+    if (scope.kind === 'owner') {
+      const principal = scope.owner
       const id = sessionOf(change)
       const standing = tenancy.standing(principal, id)
       // Only a meta marked `create` may bring a session into existence (for its caller).
@@ -84,7 +85,7 @@ export async function push(service: Service, principal: Principal | undefined, m
   if (service.usage && admitted.length) {
     const creates = new Set(admitted.filter((a) => a.change.type === 'meta' && a.change.create && !store.engine.state.sessions.has(sessionOf(a.change))).map((a) => sessionOf(a.change)))
     try {
-      quota = await service.usage.admit(principal ?? '', bytes, creates.size)
+      quota = await service.usage.admit(quotaOwner(scope), bytes, creates.size)
     } catch (e) {
       for (const release of releases) release()
       throw e
@@ -95,8 +96,8 @@ export async function push(service: Service, principal: Principal | undefined, m
       // The standings above are this instance's view; in the commit, under each session's lock,
       // a session found owned by someone else (created on another instance meanwhile) answers
       // as an unknown one, nothing written.
-      const guard = principal === undefined ? undefined : (c: ReplicaChange, head: SessionHead | undefined): ReplicaResult | undefined =>
-        !head || tenancy.owns(principal, head.meta.metadata) ? undefined : c.type === 'delete' ? { status: 'unchanged' } : rejected(new SessionError('session/not_found', `session ${sessionOf(c)} not found`))
+      const guard = scope.kind === 'all' ? undefined : (c: ReplicaChange, head: SessionHead | undefined): ReplicaResult | undefined =>
+        !head || tenancy.owns(scope.owner, head.meta.metadata) ? undefined : c.type === 'delete' ? { status: 'unchanged' } : rejected(new SessionError('session/not_found', `session ${sessionOf(c)} not found`))
       const changes = admitted.map((a) => a.change)
       const applied = await store.applyReplica(changes, { policy: 'push', guard })
       // Read after the commit: the newest record of each key is this push's or a later one, so

@@ -1,6 +1,6 @@
 import { FUNCTION_IDS, type FunctionId, type FunctionMap, type SessionHead, type Store } from '@colloquy/core'
 import { parseRequest, searchMentions } from '@colloquy/core/wire'
-import type { Principal } from '../auth.js'
+import { quotaOwner, type Scope } from './access.js'
 import { HttpError } from '../errors.js'
 import { notFound, type Tenancy } from '../tenancy.js'
 import type { Usage } from '../usage.js'
@@ -22,10 +22,10 @@ const WRITES = new Set<FunctionId>([
 ])
 
 /** Reserves what a call may add against the caller's quotas (403 past them), until it settles. */
-async function admit(service: Service, principal: Principal | undefined, fn: FunctionId, req: { session_id?: string }, bytes: number): Promise<() => void> {
+async function admit(service: Service, scope: Scope, fn: FunctionId, req: { session_id?: string }, bytes: number): Promise<() => void> {
   const { usage, store } = service
   if (!usage) return () => {}
-  const owner = principal ?? ''
+  const owner = quotaOwner(scope)
   if (fn === 'session::create') return usage.admit(owner, bytes, 1)
   if (fn === 'session::ensure') return usage.admit(owner, bytes, store.engine.state.sessions.has(req.session_id ?? '') ? 0 : 1)
   // A fork copies the path it forks: at most the whole source session.
@@ -44,23 +44,24 @@ function unknownSession(fn: FunctionId, session_id: string): unknown {
 
 /**
  * Runs one `session::*` function for a caller. Requests are validated by the core first (bad
- * input is rejected before any tenancy decision), then scoped: `undefined` principal means an
- * unscoped server (no auth configured, or tenancy off).
+ * input is rejected before any tenancy decision), then scoped: to the owner's sessions, or to
+ * every session for a scope granted `all` (the local user, or tenancy off).
  */
-export async function callAs(service: Service, principal: Principal | undefined, fn: string, body: unknown, bytes = 0): Promise<unknown> {
+export async function callAs(service: Service, scope: Scope, fn: string, body: unknown, bytes = 0): Promise<unknown> {
   if (!isFunction(fn)) throw new HttpError(404, 'session/invalid_request', `unknown function ${fn}`)
   const req = parseRequest(fn, body) as FunctionMap[FunctionId][0]
-  const release = await admit(service, principal, fn, req as { session_id?: string }, bytes)
+  const release = await admit(service, scope, fn, req as { session_id?: string }, bytes)
   try {
-    return await scoped(service, principal, fn, req)
+    return await scoped(service, scope, fn, req)
   } finally {
     release()
   }
 }
 
-async function scoped(service: Service, principal: Principal | undefined, fn: FunctionId, req: FunctionMap[FunctionId][0]): Promise<unknown> {
+async function scoped(service: Service, scope: Scope, fn: FunctionId, req: FunctionMap[FunctionId][0]): Promise<unknown> {
   const { store, tenancy } = service
-  if (principal === undefined) return store.call(fn, req)
+  if (scope.kind === 'all') return store.call(fn, req)
+  const principal = scope.owner
 
   switch (fn) {
     case 'session::create': {
