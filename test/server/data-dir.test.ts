@@ -41,7 +41,7 @@ async function seed(dir: string): Promise<Good> {
     await rpc(s.url, 'session::append', { session_id: id, message: user(`again ${id}`) }, TOKEN)
   }
   const up = async (text: string): Promise<string> => {
-    const res = await fetch(`${s.url}/attachments/${session}?name=a.txt&mime=text/plain`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: text })
+    const res = await fetch(`${s.url}/attachments/${session}?name=a.txt&mime=text/plain`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: text })
     expect(res.status).toBe(200)
     return ((await res.json()) as { attachment: { attachment_id: string } }).attachment.attachment_id
   }
@@ -65,7 +65,7 @@ async function servesGood(url: string, g: Good, attachments: 'all' | 'first' | '
   if (attachments === 'all') expect(await (await get(g.second)).text()).toBe('second bytes')
   // And it writes.
   const { session_id } = await rpc(url, 'session::create', { title: 'after' }, TOKEN)
-  const res = await fetch(`${url}/attachments/${enc(session_id)}?name=n.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'new' })
+  const res = await fetch(`${url}/attachments/${enc(session_id)}?name=n.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: 'new' })
   expect(res.status, await res.clone().text()).toBe(200)
 }
 
@@ -224,7 +224,7 @@ describe('attachment bytes, read on demand', () => {
     expect(await texts(s.url, g.session)).toStrictEqual([`hello ${g.session}`, `again ${g.session}`])
     // A new upload of the same content puts the bytes back in place of what was there: both attachments are served again.
     for (const body of ['the bytes', 'second bytes']) {
-      const res = await fetch(`${s.url}/attachments/${g.session}?name=again.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body })
+      const res = await fetch(`${s.url}/attachments/${g.session}?name=again.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body })
       expect(res.status).toBe(200)
     }
     expect(await (await fetch(`${s.url}/attachments/${g.session}/${enc(g.attachment)}`, { headers: auth })).text()).toBe('the bytes')
@@ -253,7 +253,7 @@ describe('attachment folders of the percent-encoded layout are migrated on open'
     const g = await seed(dir)
     // The other session gets a folder too, then both go legacy: one whole, one as a crash after its metadata left it.
     const s = await serve(dir)
-    const res = await fetch(`${s.url}/attachments/${enc(g.other)}?name=o.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'other bytes' })
+    const res = await fetch(`${s.url}/attachments/${enc(g.other)}?name=o.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: 'other bytes' })
     const other = ((await res.json()) as { attachment: { attachment_id: string } }).attachment.attachment_id
     await s.stop()
     await toLegacy(dir, g, 'all')
@@ -297,7 +297,7 @@ describe('no error answer carries a server path or a stack trace', () => {
     const bytes = Buffer.from('hi')
     const answers = [
       await postJson(`${s.url}/rpc/session::put-attachment`, { session_id: g.other, name: 'x', data: bytes.toString('base64') }, TOKEN),
-      await fetch(`${s.url}/attachments/${enc(g.other)}?name=x`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: bytes }),
+      await fetch(`${s.url}/attachments/${enc(g.other)}?name=x`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: bytes }),
     ]
     for (const res of answers) {
       const text = await res.text()
