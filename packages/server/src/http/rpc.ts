@@ -33,6 +33,11 @@ async function admit(service: Service, principal: Principal | undefined, fn: Fun
   return WRITES.has(fn) ? usage.admit(owner, bytes) : () => {}
 }
 
+/** The caller's sessions, one owner check each (no copy of the server's list). */
+function* ownMetas(store: Store, tenancy: Tenancy, principal: Principal): Generator<SessionHead['meta']> {
+  for (const s of store.engine.state.sessions.values()) if (tenancy.owns(principal, s.head.meta.metadata)) yield s.head.meta
+}
+
 const isFunction = (fn: string): fn is FunctionId => (FUNCTION_IDS as readonly string[]).includes(fn)
 
 /** What an unknown session answers, per the contract: reads give null, delete a false, the rest not_found. */
@@ -90,9 +95,8 @@ async function scoped(service: Service, principal: Principal | undefined, fn: Fu
       }
     }
     case 'session::mention::search': {
-      // Only the caller's sessions are offered.
-      const own = [...store.engine.state.sessions.values()].map((s) => s.head.meta).filter((m) => tenancy.owns(principal, m.metadata))
-      return searchMentions(own, req as FunctionMap['session::mention::search'][0])
+      // Only the caller's sessions are offered; the search's own work budget bounds the rest.
+      return searchMentions(ownMetas(store, tenancy, principal), req as FunctionMap['session::mention::search'][0])
     }
     case 'session::mention::get': {
       const r = req as FunctionMap['session::mention::get'][0]
