@@ -1,18 +1,28 @@
 import type { JsonObject } from './model.js'
+import { SessionError } from './errors.js'
+import type { WorkMeter } from './work.js'
 
-/** Deep JSON equality: the contract's "deeply equal JSON value" (4.3). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
+/** The refusal of a comparison the caller's budget cannot afford (a filter too large for the sessions it meets). */
+export const tooCostly = (meter: WorkMeter): SessionError =>
+  new SessionError('session/invalid_request', `the metadata filter compares more than ${meter.budget} values over these sessions: narrow it`)
+
+/**
+ * Deep JSON equality: the contract's "deeply equal JSON value" (4.3). With a `meter`, every value
+ * compared costs a unit, and the comparison throws `tooCostly` when the budget runs out.
+ */
+export function jsonEqual(a: unknown, b: unknown, meter?: WorkMeter): boolean {
+  if (meter && !meter.take(1)) throw tooCostly(meter)
   if (a === b) return true
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false
-    return a.every((x, i) => jsonEqual(x, b[i]))
+    return a.every((x, i) => jsonEqual(x, b[i], meter))
   }
   if (Array.isArray(b)) return false
   const ka = Object.keys(a)
   const kb = Object.keys(b)
   if (ka.length !== kb.length) return false
-  return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual((a as JsonObject)[k], (b as JsonObject)[k]))
+  return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual((a as JsonObject)[k], (b as JsonObject)[k], meter))
 }
 
 /**
@@ -20,10 +30,10 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
  * metadata with an equal value. `{}` matches everything, a non-empty filter never matches a
  * session without metadata.
  */
-export function metadataMatches(filter: JsonObject | null | undefined, metadata: JsonObject | undefined): boolean {
+export function metadataMatches(filter: JsonObject | null | undefined, metadata: JsonObject | undefined, meter?: WorkMeter): boolean {
   if (!filter) return true
   const keys = Object.keys(filter)
   if (keys.length === 0) return true
   if (!metadata) return false
-  return keys.every((k) => Object.prototype.hasOwnProperty.call(metadata, k) && jsonEqual(filter[k], metadata[k]))
+  return keys.every((k) => Object.prototype.hasOwnProperty.call(metadata, k) && jsonEqual(filter[k], metadata[k], meter))
 }

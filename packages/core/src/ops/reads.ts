@@ -1,13 +1,16 @@
 import { clampLimit, type OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { metas } from '../draft-reads.js'
-import { SessionError, compareFor, itemOf, passes, pathTo, selectSessions, sortKey } from '../startup.js'
+import { SessionError, compareFor, itemOf, passes, pathTo, sortKey } from '../startup.js'
+import { selected } from './select.js'
+import { Heap } from '../heap.js'
+import { WorkMeter } from '../work.js'
 import { notFound } from './lifecycle.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { entryWithoutImageData, withoutImageData } from '../image-data.js'
 import type {
   GetMessageRequest, GetMessageResponse, GetRequest, GetResponse, ListRequest, ListResponse,
-  MessageItem, MessagesRequest, MessagesResponse, SessionEntry,
+  MessageItem, MessagesRequest, MessagesResponse, SessionEntry, SessionMeta,
 } from '../model.js'
 
 const badCursor = (why: string): SessionError => new SessionError('session/invalid_cursor', why)
@@ -17,7 +20,14 @@ export function get(d: Draft, req: GetRequest): GetResponse {
   return meta ? { meta } : null
 }
 
-export function list(d: Draft, req: ListRequest, ctx: OpContext): ListResponse {
+/**
+ * What one `session::list` may spend comparing metadata filters, in values compared (see
+ * `WorkMeter`): a filter of a few keys over 100,000 sessions takes a few hundred thousand; past
+ * it the request is refused (`session/invalid_request`: narrow the filter), never half answered.
+ */
+export const LIST_WORK_BUDGET = 1_000_000
+
+export function list(d: Draft, req: ListRequest, ctx: OpContext, meter = new WorkMeter(LIST_WORK_BUDGET)): ListResponse {
   const order = req.order ?? 'updated_desc'
   let after: { k: number; id: string } | undefined
   if (req.cursor != null) {
@@ -27,12 +37,18 @@ export function list(d: Draft, req: ListRequest, ctx: OpContext): ListResponse {
     after = { k: c.k, id: c.id }
   }
   const cmp = compareFor(order)
-  let all = selectSessions(metas(d), req)
-  if (after) {
-    const a = after
-    all = all.filter((m) => cmp({ k: sortKey(m, order), id: m.session_id }, a) > 0)
-  }
+  const key = (m: SessionMeta) => ({ k: sortKey(m, order), id: m.session_id })
   const limit = clampLimit(ctx, req.limit)
+  // The first `limit + 1` after the cursor, kept in a heap (the last of them on top): a page
+  // costs one pass over the sessions, not a sort of all of them.
+  const top = new Heap<SessionMeta>((a, b) => cmp(key(b), key(a)))
+  for (const m of metas(d)) {
+    if (after && cmp(key(m), after) <= 0) continue
+    if (!selected(m, req, meter)) continue
+    if (top.size <= limit) top.push(m)
+    else if (cmp(key(m), key(top.peek()!)) < 0) top.replaceTop(m)
+  }
+  const all = top.drain().sort((a, b) => cmp(key(a), key(b)))
   const sessions = all.slice(0, limit)
   const last = sessions[sessions.length - 1]
   return all.length > limit && last
