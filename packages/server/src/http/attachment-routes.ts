@@ -11,6 +11,7 @@ import type { Context, Hono } from 'hono'
 import type { Env } from './app.js'
 import { HttpError } from '../errors.js'
 import type { Service } from './rpc.js'
+import { findSameBytes } from './same-bytes.js'
 
 export interface AttachmentRoutesOptions {
   service: Service
@@ -147,15 +148,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     if (c.req.query('reuse') === '1') {
       // The same content in this session, or in another of the caller's (a fork's source).
       const principal = c.get('principal')
-      let same: { session_id: string; attachment_id: string } | undefined
-      for (const [id, s] of [[session_id, store.engine.state.sessions.get(session_id)] as const, ...store.engine.state.sessions]) {
-        if (!s || !visible(principal, id)) continue
-        const a = s.head.attachments?.find((x) => x.sha256 === sha256)
-        if (a) {
-          same = { session_id: id, attachment_id: a.attachment_id }
-          break
-        }
-      }
+      const same = service.work.run('reuse', (meter) => findSameBytes(store, (id) => visible(principal, id), session_id, sha256, meter))
       if (!same) throw new HttpError(409, 'sync/bytes_needed', 'no attachment of yours has these bytes; send them')
       // The held bytes, read lazily: a storage copies them where they are (no byte passes here).
       const held = await store.getAttachmentBlob(same.session_id, same.attachment_id)

@@ -1,0 +1,37 @@
+import { MENTION_WORK_BUDGET, WorkMeter } from '@colloquy/core/wire'
+
+/**
+ * Work budgets of the scans a request can start whose cost the caller steers (see the README's
+ * "Limits", "Work budgets"), in the core's units (about one character or one item looked at).
+ * Each is a few milliseconds of event loop on a loaded 2-core machine, so one principal's
+ * worst requests leave the others' answered (`npm run bench -- S6`).
+ */
+export const WORK_BUDGETS = {
+  /** `session::mention::search`: the core's budget (past it the answer says `incomplete`). */
+  mention: MENTION_WORK_BUDGET,
+  /**
+   * A sync upload's `reuse=1` search for the same bytes among the caller's sessions: a unit per
+   * session and per attachment looked at. Past it the answer is 409 `sync/bytes_needed`, which
+   * is always right: the client sends the bytes.
+   */
+  reuse: 50_000,
+} as const
+
+export type WorkKind = keyof typeof WORK_BUDGETS
+
+/** Told what each budgeted scan spent (metrics; the tests check no scan passes its budget). */
+export type WorkReport = (kind: WorkKind, spent: number, budget: number) => void
+
+export class Work {
+  constructor(private readonly report?: WorkReport) {}
+
+  /** Runs a scan on a fresh meter of its kind's budget, then reports what it spent. */
+  run<T>(kind: WorkKind, scan: (meter: WorkMeter) => T): T {
+    const meter = new WorkMeter(WORK_BUDGETS[kind])
+    try {
+      return scan(meter)
+    } finally {
+      this.report?.(kind, meter.spent, meter.budget)
+    }
+  }
+}
