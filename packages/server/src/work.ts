@@ -15,6 +15,13 @@ export const WORK_BUDGETS = {
    * is always right: the client sends the bytes.
    */
   reuse: 50_000,
+  /**
+   * A pull page or live-stream backlog page on the file storage: a unit per change-log record
+   * looked at (another principal's records are skipped, but looked at). Past it the page ends
+   * there with `more: true` and the checkpoint of the last record looked at. (PostgreSQL reads a
+   * principal's records through its `(owner, seq)` index: a page costs its `limit`.)
+   */
+  pull: 20_000,
 } as const
 
 export type WorkKind = keyof typeof WORK_BUDGETS
