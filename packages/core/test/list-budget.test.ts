@@ -11,14 +11,14 @@ describe('session::list work budget', () => {
   it('a filter that would compare more values than the budget is refused; the same list narrowed is answered', async () => {
     const store = await createStore({ storage: memoryStorage(), multiTab: false })
     const tags = Array.from({ length: 500 }, (_, i) => i)
-    for (let i = 0; i < 2000; i++) await store.create({ title: `s${i}`, metadata: { tags, n: i % 2 } })
-    // 2,000 sessions × 501 values compared is past the budget: refused before an answer is built.
-    expect(2000 * 501).toBeGreaterThan(LIST_WORK_BUDGET)
+    for (let i = 0; i < 2000; i++) await store.create({ title: `s${i}`, metadata: { tags, n: i % 20 } })
+    // 2,000 sessions × 500 values compared is past the budget: refused before an answer is built.
+    expect(2000 * 500).toBeGreaterThan(LIST_WORK_BUDGET)
     await expect(store.list({ metadata: { tags } })).rejects.toMatchObject({ code: 'session/invalid_request', message: expect.stringContaining('narrow it') })
     // A filter that fails on a cheap key first costs a value or two per session.
-    const res = await store.list({ metadata: { n: 7, tags }, limit: 5 })
+    const res = await store.list({ metadata: { n: 99, tags }, limit: 5 })
     expect(res.sessions).toStrictEqual([])
-    // Half the sessions match `n: 1`; their tags are compared (1,000 × 501 values, within the budget).
+    // A twentieth of them match `n: 1`; their tags are compared (100 × 501 values, within the budget).
     const page = await store.list({ metadata: { n: 1, tags }, limit: 3 })
     expect(page.sessions.map((m) => m.metadata?.n)).toStrictEqual([1, 1, 1])
   })
