@@ -22,6 +22,12 @@ export const WORK_BUDGETS = {
    * principal's records through its `(owner, seq)` index: a page costs its `limit`.)
    */
   pull: 20_000,
+  /**
+   * What a pull or backlog page on the file storage holds, in characters of JSON: about 1 MiB,
+   * a few milliseconds to build and send. A page ends at the change that passes it (a page holds
+   * at least one change, however large), with `more: true`.
+   */
+  pullChars: 1_048_576,
 } as const
 
 export type WorkKind = keyof typeof WORK_BUDGETS

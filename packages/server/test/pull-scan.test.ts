@@ -1,7 +1,10 @@
 import { WorkMeter } from '@colloquy/core/wire'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { createStore, memoryStorage } from '@colloquy/core'
 import { ChangeIndex, type LiveRecord } from '../src/changes/change-index.js'
+import { ChangeLog } from '../src/changes/change-log.js'
+import { WORK_BUDGETS } from '../src/work.js'
 
 // A pull page on the file storage looks at a bounded number of change-log records (a unit of
 // work each), however many of them belong to other principals: counted, never timed.
@@ -62,5 +65,35 @@ describe('pull page scan budget', () => {
       }),
       { numRuns: 300 },
     )
+  })
+})
+
+describe('pull page size budget', () => {
+  it('a page ends once it holds about WORK_BUDGETS.pullChars of JSON; the pages together hold every change', async () => {
+    const log = new ChangeLog(memoryStorage())
+    const store = await createStore({ storage: log.storage, multiTab: false })
+    log.attach(store.engine)
+    const { session_id } = await store.create({ title: 'big' })
+    // 40 messages of 100,000 characters: 4 MB of changes.
+    for (let i = 0; i < 40; i++) await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `${i}`.padEnd(100_000, 'x') }], timestamp: 0 } })
+    const seqs: number[] = []
+    const entries = new Set<string>()
+    let checkpoint = 0
+    let pages = 0
+    for (;;) {
+      const page = await log.page(checkpoint, 5000)
+      pages++
+      expect(JSON.stringify(page.changes).length).toBeLessThanOrEqual(WORK_BUDGETS.pullChars + 2 * 1000 + 200_000)
+      seqs.push(...page.changes.map((c) => c.seq))
+      for (const c of page.changes) if (c.change.type === 'entry') entries.add(c.change.entry.id)
+      checkpoint = page.checkpoint
+      if (!page.more) break
+    }
+    expect(pages).toBeGreaterThanOrEqual(4)
+    // Every change once, in order: all 40 messages.
+    expect(seqs).toStrictEqual([...new Set(seqs)].sort((a, b) => a - b))
+    expect(entries.size).toBe(40)
+    expect(checkpoint).toBe(log.head)
+    await store.close()
   })
 })

@@ -94,10 +94,16 @@ export class ChangeLog {
     const cold = new Set<string>()
     for (const r of records) if (r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap) cold.add(r.session_id)
     if (cold.size) await Promise.all([...cold].map((id) => this.engine?.ensureLoaded(id)))
+    // A page holds about WORK_BUDGETS.pullChars characters of JSON (at least one change, however
+    // large): past them it ends at the last change it holds, with `more: true`.
     const changes: SequencedChange[] = []
+    let chars = 0
     for (const r of records) {
       const change = this.changeOf(r)
-      if (change) changes.push({ seq: r.seq, change })
+      if (!change) continue
+      chars += JSON.stringify(change).length
+      if (changes.length > 0 && chars > WORK_BUDGETS.pullChars) return { changes, checkpoint: changes[changes.length - 1]!.seq, head, more: true }
+      changes.push({ seq: r.seq, change })
     }
     return { changes, checkpoint, head, more }
   }
