@@ -48,3 +48,8 @@ export class Work {
     }
   }
 }
+
+const unreported = new Work()
+
+/** A service's work budgets; one that was given none runs the same budgets, reporting nothing. */
+export const workOf = (service: { readonly work?: Work }): Work => service.work ?? unreported

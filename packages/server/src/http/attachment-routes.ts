@@ -12,6 +12,7 @@ import type { Env } from './app.js'
 import { HttpError } from '../errors.js'
 import type { Service } from './rpc.js'
 import { findSameBytes } from './same-bytes.js'
+import { workOf } from '../work.js'
 
 export interface AttachmentRoutesOptions {
   service: Service
@@ -148,7 +149,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     if (c.req.query('reuse') === '1') {
       // The same content in this session, or in another of the caller's (a fork's source).
       const principal = c.get('principal')
-      const same = service.work.run('reuse', (meter) => findSameBytes(store, (id) => visible(principal, id), session_id, sha256, meter))
+      const same = workOf(service).run('reuse', (meter) => findSameBytes(store, (id) => visible(principal, id), session_id, sha256, meter))
       if (!same) throw new HttpError(409, 'sync/bytes_needed', 'no attachment of yours has these bytes; send them')
       // The held bytes, read lazily: a storage copies them where they are (no byte passes here).
       const held = await store.getAttachmentBlob(same.session_id, same.attachment_id)

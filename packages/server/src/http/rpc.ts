@@ -5,7 +5,7 @@ import { HttpError } from '../errors.js'
 import { notFound, type Tenancy } from '../tenancy.js'
 import type { Usage } from '../usage.js'
 import type { ChangeFeed } from '../changes/change-feed.js'
-import type { Work } from '../work.js'
+import { workOf, type Work } from '../work.js'
 
 export interface Service {
   readonly store: Store
@@ -14,8 +14,8 @@ export interface Service {
   readonly usage?: Usage
   /** The change log: a push answer says where each mutation landed in it. */
   readonly changes?: Pick<ChangeFeed, 'positions'>
-  /** The work budgets of scans a request starts. */
-  readonly work: Work
+  /** The work budgets of scans a request starts (absent: the same budgets, unreported). */
+  readonly work?: Work
 }
 
 /** Functions that add to what a session stores (their body size is the estimate of how much). */
@@ -100,7 +100,7 @@ async function scoped(service: Service, principal: Principal | undefined, fn: Fu
     case 'session::mention::search': {
       // Only the caller's sessions are offered; the search's own work budget bounds the rest.
       const r = req as FunctionMap['session::mention::search'][0]
-      return service.work.run('mention', (meter) => searchMentions(ownMetas(store, tenancy, principal), r, meter))
+      return workOf(service).run('mention', (meter) => searchMentions(ownMetas(store, tenancy, principal), r, meter))
     }
     case 'session::mention::get': {
       const r = req as FunctionMap['session::mention::get'][0]
