@@ -26,9 +26,10 @@ const byteLength = (s: string): number => new TextEncoder().encode(s).length
 
 /**
  * What one search may spend, in work units (about one character looked at; see `WorkMeter`).
- * Measured on a 2-core machine, the slowest kind of unit (splitting a title into words) runs at
- * about 20 per microsecond, so a search holds the event loop at most about 10 ms; a search over
- * 10,000 sessions with 40-character titles spends about a quarter of it.
+ * Measured on a loaded 2-core machine, warm code runs 100 to 1,000 units per microsecond (the
+ * many-term path, before the JIT has warmed it, about 35): a search holds the event loop for
+ * 1–10 ms, 30 at worst. 1,000 sessions with 40-character titles cost about 400,000 units, so
+ * searches over that many are whole; beyond about 2,500 such sessions they say `incomplete`.
  */
 export const MENTION_WORK_BUDGET = 1_000_000
 
