@@ -23,9 +23,9 @@ export const WORK_BUDGETS = {
    */
   pull: 20_000,
   /**
-   * What a pull or backlog page on the file storage holds, in characters of JSON: about 1 MiB,
-   * a few milliseconds to build and send. A page ends at the change that passes it (a page holds
-   * at least one change, however large), with `more: true`.
+   * What a pull or backlog page holds, on either storage, in characters of JSON: about 1 MiB, a
+   * few milliseconds to build and send. A page ends at the change that passes it (a page holds
+   * at least one change, however large), with `more: true` (`changesWithinPageChars`).
    */
   pullChars: 1_048_576,
 } as const

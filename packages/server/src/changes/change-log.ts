@@ -4,6 +4,7 @@ import {
 } from '@colloquy/core'
 import { WorkMeter } from '@colloquy/core/wire'
 import { WORK_BUDGETS } from '../work.js'
+import { changesWithinPageChars } from './change-feed.js'
 import { CHANGE_KINDS, ChangeIndex, recordKey, recordsOf, type ChangeRecord, type LiveRecord } from './change-index.js'
 
 /** A committed change as pull and the live stream send it. */
@@ -94,17 +95,13 @@ export class ChangeLog {
     const cold = new Set<string>()
     for (const r of records) if (r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap) cold.add(r.session_id)
     if (cold.size) await Promise.all([...cold].map((id) => this.engine?.ensureLoaded(id)))
-    // A page holds about WORK_BUDGETS.pullChars characters of JSON (at least one change, however
-    // large): past them it ends at the last change it holds, with `more: true`.
     const changes: SequencedChange[] = []
-    let chars = 0
     for (const r of records) {
       const change = this.changeOf(r)
-      if (!change) continue
-      chars += JSON.stringify(change).length
-      if (changes.length > 0 && chars > WORK_BUDGETS.pullChars) return { changes, checkpoint: changes[changes.length - 1]!.seq, head, more: true }
-      changes.push({ seq: r.seq, change })
+      if (change) changes.push({ seq: r.seq, change })
     }
+    const fit = changesWithinPageChars(changes)
+    if (fit < changes.length) return { changes: changes.slice(0, fit), checkpoint: changes[fit - 1]!.seq, head, more: true }
     return { changes, checkpoint, head, more }
   }
 
