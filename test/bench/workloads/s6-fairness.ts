@@ -85,7 +85,7 @@ function floods(): Flood[] {
     { name: 'attachment reuse=1 of bytes nobody has', method: 'POST', path: `/sync/attachments/a-0/x{{n}}?name=x&size=1&sha256=${sha}&created_at=0&reuse=1`, body: '' },
     { name: 'push of 1,000 new entries (~1 MB)', method: 'POST', path: '/sync/push', body: JSON.stringify(bigPush) },
     { name: 'history of a 3,000-message session', method: 'GET', path: '/sessions/a-long/history' },
-    { name: 'messages, 1,000 of a 3,000-message session', method: 'POST', path: '/rpc/session::messages', body: JSON.stringify({ session_id: 'a-long', limit: 1000 }) },
+    { name: 'messages of a 3,000-message session at the largest page (limit 1000, served 500)', method: 'POST', path: '/rpc/session::messages', body: JSON.stringify({ session_id: 'a-long', limit: 1000 }) },
   ]
 }
 
