@@ -21,3 +21,13 @@ export class WorkMeter {
     return true
   }
 }
+
+/**
+ * What one `session::list` may spend comparing metadata filters (see `WorkMeter`): a unit per
+ * value compared past the first of each session (the filter's further keys, the members of its
+ * arrays and objects, at any depth), about 0.1–0.5 µs each. A filter of scalar keys costs a unit
+ * per further key and only for sessions matching its first key (with tenancy, the owner): a
+ * three-key filter over 50,000 of one's sessions fits. Past it the request is refused
+ * (`session/invalid_request`: narrow the filter), never half answered.
+ */
+export const LIST_WORK_BUDGET = 100_000

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, type ListOrder, type SessionMeta } from '../src/index.js'
-import { LIST_WORK_BUDGET } from '../src/ops/reads.js'
+import { LIST_WORK_BUDGET } from '../src/wire.js'
 import { selectSessions } from '../src/ops/select.js'
 
 // `session::list` compares metadata filters on a budget (values compared, counted, never timed)

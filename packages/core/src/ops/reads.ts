@@ -4,7 +4,7 @@ import { metas } from '../draft-reads.js'
 import { SessionError, compareFor, itemOf, passes, pathTo, sortKey } from '../startup.js'
 import { selected } from './select.js'
 import { Heap } from '../heap.js'
-import { WorkMeter } from '../work.js'
+import { LIST_WORK_BUDGET, WorkMeter } from '../work.js'
 import { notFound } from './lifecycle.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { entryWithoutImageData, withoutImageData } from '../image-data.js'
@@ -19,16 +19,6 @@ export function get(d: Draft, req: GetRequest): GetResponse {
   const meta = d.meta(req.session_id)
   return meta ? { meta } : null
 }
-
-/**
- * What one `session::list` may spend comparing metadata filters (see `WorkMeter`): a unit per
- * value compared past the first of each session (the filter's further keys, the members of its
- * arrays and objects, at any depth), about 0.1–0.5 µs each. A filter of scalar keys costs a unit
- * per further key and only for sessions matching its first key (with tenancy, the owner): a
- * three-key filter over 50,000 of one's sessions fits. Past it the request is refused
- * (`session/invalid_request`: narrow the filter), never half answered.
- */
-export const LIST_WORK_BUDGET = 100_000
 
 export function list(d: Draft, req: ListRequest, ctx: OpContext, meter = new WorkMeter(LIST_WORK_BUDGET)): ListResponse {
   const order = req.order ?? 'updated_desc'
