@@ -1,6 +1,5 @@
 import { metadataMatches } from '../json.js'
 import type { ListOrder, ListRequest, SessionMeta } from '../model.js'
-import type { WorkMeter } from '../work.js'
 
 export const sortKey = (meta: SessionMeta, order: ListOrder): number => (order === 'updated_desc' ? meta.updated_at : meta.created_at)
 
@@ -13,19 +12,17 @@ export function compareFor(order: ListOrder): (a: { k: number; id: string }, b: 
   return (a, b) => sign * (a.k - b.k || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
 }
 
-/** The filters of `session::list`: status, kinds, metadata (its comparisons counted on `meter`). */
-export function selected(m: SessionMeta, req: Omit<ListRequest, 'cursor' | 'limit'>, meter?: WorkMeter): boolean {
-  if (req.status != null && m.status !== req.status) return false
-  if (req.kinds != null && !req.kinds.includes(m.kind)) return false
-  return metadataMatches(req.metadata, m.metadata, meter)
-}
-
 /** The filters and order of `session::list` (shared with the live `sessions$`). */
 export function selectSessions(metas: Iterable<SessionMeta>, req: Omit<ListRequest, 'cursor' | 'limit'>): SessionMeta[] {
   const order = req.order ?? 'updated_desc'
   const cmp = compareFor(order)
   const out: SessionMeta[] = []
-  for (const m of metas) if (selected(m, req)) out.push(m)
+  for (const m of metas) {
+    if (req.status != null && m.status !== req.status) continue
+    if (req.kinds != null && !req.kinds.includes(m.kind)) continue
+    if (!metadataMatches(req.metadata, m.metadata)) continue
+    out.push(m)
+  }
   return out.sort((a, b) => cmp({ k: sortKey(a, order), id: a.session_id }, { k: sortKey(b, order), id: b.session_id }))
 }
 
