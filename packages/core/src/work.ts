@@ -23,11 +23,11 @@ export class WorkMeter {
 }
 
 /**
- * What one `session::list` may spend comparing metadata filters (see `WorkMeter`): a unit per
- * value compared past the first of each session (the filter's further keys, the members of its
- * arrays and objects, at any depth), about 0.1–0.5 µs each. A filter of scalar keys costs a unit
- * per further key and only for sessions matching its first key (with tenancy, the owner): a
- * three-key filter over 50,000 of one's sessions fits. Past it the request is refused
- * (`session/invalid_request`: narrow the filter), never half answered.
+ * What one `session::list` may spend comparing its metadata filter (see `WorkMeter`): a session
+ * pays a unit per value the filter's first key holds (at any depth; a scalar is free) and, once
+ * that key matched, a unit per further key and per value it holds; each is about 0.1–0.5 µs. A
+ * filter of scalar keys costs only its further keys, and only for sessions matching its first
+ * key (with tenancy, the owner): a three-key filter over 50,000 of one's sessions fits. Past it
+ * the request is refused (`session/invalid_request`: narrow the filter), never half answered.
  */
 export const LIST_WORK_BUDGET = 100_000
