@@ -233,7 +233,14 @@ export interface MentionSearchRequest {
   context?: { session_id?: string | null; working_dir?: string | null } | null
 }
 export interface MentionItem { id: string; label: string; hint?: string; description: string; color: string }
-export interface MentionSearchResponse { items: MentionItem[] }
+export interface MentionSearchResponse {
+  items: MentionItem[]
+  /**
+   * Set when the search ran out of its work budget (a very long query or titles, or very many
+   * sessions): `items` are the best matches among the sessions it could look at, not all of them.
+   */
+  incomplete?: true
+}
 export interface MentionGetRequest { id: string }
 export interface MentionField { label: string; value: string; tone?: string }
 export interface MentionView {

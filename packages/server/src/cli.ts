@@ -110,6 +110,8 @@ function parse() {
       // With --postgres: hold every commit open this long after its version bump; never NOTIFY.
       'test-hold-after-bump': { type: 'string' },
       'test-no-notify': { type: 'boolean' },
+      // One stdout line per budgeted scan (`colloquy-work <kind> <spent> <budget>`).
+      'test-work-log': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -196,6 +198,8 @@ const server = await createServer({
     max_attachment_bytes: limit('max-attachment-bytes'),
   },
   testMode: o['test-clock'],
+  // One stdout line per budgeted scan: the fairness tests check that none passes its budget.
+  onWork: o['test-work-log'] ? (kind, spent, budget) => void process.stdout.write(`colloquy-work ${kind} ${spent} ${budget}\n`) : undefined,
   cache: o['cache-mb'] === undefined ? undefined : { maxBytes: integer(o['cache-mb'], 'cache-mb', 16) * 1024 * 1024 },
 })
 let url: string

@@ -9,6 +9,7 @@ import type { WebSocket } from 'ws'
 import { createRoutes, type Env, type Limits } from './http/app.js'
 import { DEFAULT_JSON_LIMITS } from './http/json-limits.js'
 import { attachmentRoutes } from './http/attachment-routes.js'
+import { Work, type WorkReport } from './work.js'
 import { authenticator, type AuthOptions } from './auth.js'
 import type { ChangeFeed } from './changes/change-feed.js'
 import { ChangeLog } from './changes/change-log.js'
@@ -61,6 +62,8 @@ export interface ServerOptions extends AuthOptions {
   /** Test mode: the contract's test clock and ids, `POST /test/clock` and `POST /test/reset`. */
   testMode?: boolean
   log?: (message: string) => void
+  /** Told what each budgeted scan spent (see `WORK_BUDGETS`). */
+  onWork?: WorkReport
 }
 
 export interface ColloquyServer {
@@ -133,7 +136,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   const hosts = !authenticate || options.allowedHosts !== undefined ? new HostAllowList(options.allowedHosts) : 'any'
   const allowOrigin = origins === '*' ? () => true : origins ? (o: string) => origins.includes(o) : (o: string) => LOCAL_ORIGIN.test(o)
   const tenancy = new Tenancy(store.engine)
-  const service = { store, changes, tenancy, usage, hub: new LiveHub(changes, tenancy) }
+  const service = { store, changes, tenancy, usage, hub: new LiveHub(changes, tenancy), work: new Work(options.onWork) }
 
   const app = new Hono<Env>()
   const ws = createNodeWebSocket({ app })

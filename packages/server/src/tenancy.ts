@@ -76,7 +76,8 @@ export class Tenancy {
   /** A metadata filter narrowed to the caller's sessions; null when it can match none of them. */
   narrow(principal: Principal, filter: JsonObject | null | undefined): JsonObject | null {
     if (filter && Object.prototype.hasOwnProperty.call(filter, this.key) && !jsonEqual(filter[this.key], principal)) return null
-    return { ...filter, [this.key]: principal }
+    // The owner first: another principal's session fails on its first key, whatever the filter holds.
+    return { [this.key]: principal, ...filter }
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Draft } from '../draft.js'
+import { WorkMeter } from '../work.js'
 import { metas } from '../draft-reads.js'
 import type {
   MentionField, MentionGetRequest, MentionGetResponse, MentionItem, MentionSearchRequest, MentionSearchResponse,
@@ -24,21 +25,111 @@ const rfc3339 = (ms: number): string => new Date(ms).toISOString()
 const byteLength = (s: string): number => new TextEncoder().encode(s).length
 
 /**
- * Tier of a session for a (trimmed, lowercased) query; lower is better, undefined excludes it.
+ * What one search may spend, in work units (about one character looked at; see `WorkMeter`).
+ * Measured on a loaded 2-core machine, warm code runs 100 to 1,000 units per microsecond (the
+ * many-term path, before the JIT has warmed it, about 35): a search holds the event loop for
+ * 1–10 ms, 30 at worst. 1,000 sessions with 40-character titles cost about 400,000 units, so
+ * searches over that many are whole; beyond about 2,500 such sessions they say `incomplete`.
+ */
+export const MENTION_WORK_BUDGET = 1_000_000
+
+// A unit is about one character of a native pass (lowercasing, comparing, searching); splitting a
+// title into words with a Unicode regular expression costs several.
+const SPLIT = 4
+/** Skipping or ranking a session (about 0.1 µs, as much as a few dozen characters). */
+const PER_SESSION = 4
+const log2 = (n: number): number => Math.ceil(Math.log2(n + 2))
+
+interface Query {
+  readonly q: string
+  /** Its distinct whitespace-separated terms. */
+  readonly terms: readonly string[]
+  /** The query is at least 4 UTF-8 bytes (an id prefix needs that many). */
+  readonly long: boolean
+  /** Every term is letters and digits only (a term with anything else prefixes no word). */
+  readonly wordy: boolean
+}
+
+/** The query, trimmed and lowercased, or undefined when the budget cannot afford preparing it. */
+function prepare(query: string, meter: WorkMeter): Query | undefined {
+  const trimmed = query.trim()
+  if (!meter.take(trimmed.length * (2 + SPLIT))) return undefined
+  const q = trimmed.toLowerCase()
+  const terms = [...new Set(q.split(/\s+/).filter(Boolean))]
+  return { q, terms, long: q.length >= 4 || byteLength(q) >= 4, wordy: terms.every((t) => WORD.test(t)) }
+}
+
+const WORD_CHAR = /^[\p{L}\p{N}]$/u
+const WORD = /^[\p{L}\p{N}]+$/u
+
+/** True when the code point ending just before `i` is a letter or digit (a word goes on). */
+function wordBefore(s: string, i: number): boolean {
+  if (i === 0) return false
+  const low = s.charCodeAt(i - 1)
+  const pair = low >= 0xdc00 && low <= 0xdfff && i >= 2
+  return WORD_CHAR.test(s.slice(pair ? i - 2 : i - 1, i))
+}
+
+/** True when `t` (letters and digits only) starts a word of `title`: found where no word goes on. */
+function startsWord(title: string, t: string): boolean {
+  for (let at = title.indexOf(t); at >= 0; at = title.indexOf(t, at + 1)) if (!wordBefore(title, at)) return true
+  return false
+}
+
+/**
+ * True when every term is a prefix of some title word (words: the runs of letters and digits);
+ * undefined when the budget cannot afford finding out.
+ */
+function everyTermPrefixes(title: string, Q: Query, meter: WorkMeter): boolean | undefined {
+  const { terms } = Q
+  // A term holding anything but letters and digits prefixes no word.
+  if (!Q.wordy) return false
+  // A few terms: each is looked for in the title (a native search, no words built). Many terms:
+  // the title's words are sorted once and each term is a binary search.
+  const direct = terms.length * (2 * title.length + 1) + Q.q.length
+  const sorted = 3 * ((SPLIT + log2(title.length)) * title.length + (Q.q.length + terms.length) * log2(title.length))
+  if (!meter.take(Math.min(direct, sorted))) return undefined
+  if (direct <= sorted) return terms.every((t) => startsWord(title, t))
+  const order = [...new Set(title.split(/[^\p{L}\p{N}]+/u).filter(Boolean))].sort()
+  return terms.every((t) => {
+    // The first word not below `t`: if any word starts with `t`, this one does.
+    let lo = 0
+    let hi = order.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (order[mid]! < t) lo = mid + 1
+      else hi = mid
+    }
+    return lo < order.length && order[lo]!.startsWith(t)
+  })
+}
+
+/** Undecided: the budget ran out before the session's tier was known. */
+const UNDECIDED = -1
+
+/**
+ * Tier of a session for a query; lower is better, undefined excludes it, UNDECIDED when the
+ * budget could not afford deciding. Each step is paid for before it runs.
  * 0: id or title equals, or the title starts with the query (an empty query matches all);
  * 1: the id starts with a query of ≥ 4 bytes, or every query term prefixes some title word;
  * 2: the title contains it; 3: the description contains it.
  */
-function tier(m: SessionMeta, q: string): number | undefined {
-  if (q === '') return 0
+function tier(m: SessionMeta, Q: Query | undefined, meter: WorkMeter): number | undefined {
+  if (Q === undefined) return 0
+  const { q } = Q
+  if (!meter.take(m.session_id.length + 2 * m.title.length)) return UNDECIDED
   const id = m.session_id.toLowerCase()
   const title = m.title.trim().toLowerCase()
   if (id === q || title === q || title.startsWith(q)) return 0
-  if (byteLength(q) >= 4 && id.startsWith(q)) return 1
-  const words = title.split(/[^\p{L}\p{N}]+/u).filter(Boolean)
-  const terms = q.split(/\s+/).filter(Boolean)
-  if (terms.length && terms.every((t) => words.some((w) => w.startsWith(t)))) return 1
+  if (Q.long && id.startsWith(q)) return 1
+  if (Q.terms.length) {
+    const all = everyTermPrefixes(title, Q, meter)
+    if (all === undefined) return UNDECIDED
+    if (all) return 1
+  }
+  if (!meter.take(title.length + q.length)) return UNDECIDED
   if (title.includes(q)) return 2
+  if (!meter.take(2 * m.description.length + q.length)) return UNDECIDED
   if (m.description.toLowerCase().includes(q)) return 3
   return undefined
 }
@@ -58,24 +149,56 @@ export function mentionSearch(d: Draft, req: MentionSearchRequest): MentionSearc
   return searchMentions(metas(d), req)
 }
 
-/** The search over any set of sessions (a server scopes it to the caller's own). */
-export function searchMentions(metas: Iterable<SessionMeta>, req: MentionSearchRequest): MentionSearchResponse {
-  const q = (req.query ?? '').trim().toLowerCase()
+interface Ranked { m: SessionMeta; tier: number; child: number }
+
+const before = (a: Ranked, b: Ranked): boolean =>
+  (a.tier - b.tier || a.child - b.child || b.m.updated_at - a.m.updated_at ||
+    (a.m.session_id < b.m.session_id ? -1 : a.m.session_id > b.m.session_id ? 1 : 0)) < 0
+
+/**
+ * The search over any set of sessions (a server scopes it to the caller's own). Its work is
+ * counted on `meter` (a fresh one of `MENTION_WORK_BUDGET` units by default): a session the
+ * budget cannot afford to examine is left out and the answer says `incomplete`; the sessions
+ * examined are ranked exactly as the contract says.
+ */
+export function searchMentions(
+  metas: Iterable<SessionMeta>,
+  req: MentionSearchRequest,
+  meter: WorkMeter = new WorkMeter(MENTION_WORK_BUDGET),
+): MentionSearchResponse {
   const limit = Math.min(Math.max(req.limit ?? 8, 1), 50)
   const asking = req.context?.session_id ?? undefined
-  const ranked: Array<{ m: SessionMeta; tier: number; child: number }> = []
+  const query = req.query ?? ''
+  const Q = query.trim() === '' ? undefined : prepare(query, meter)
+  if (Q === undefined && query.trim() !== '') return { items: [], incomplete: true }
+  let incomplete = false
+  // The best `limit` so far, in order: a selection, not a sort of every match.
+  const top: Ranked[] = []
   for (const m of metas) {
+    // Looking at a session at all costs a few units: when they are gone, the rest are not looked at.
+    if (!meter.take(PER_SESSION)) {
+      incomplete = true
+      break
+    }
     // Machine test runs and the session doing the asking are never offered.
     if (m.kind === 'e2e' || m.session_id === asking) continue
-    const t = tier(m, q)
-    if (t !== undefined) ranked.push({ m, tier: t, child: parentOf(m) === undefined ? 0 : 1 })
+    const t = tier(m, Q, meter)
+    if (t === UNDECIDED) {
+      incomplete = true
+      continue
+    }
+    if (t === undefined) continue
+    const r: Ranked = { m, tier: t, child: parentOf(m) === undefined ? 0 : 1 }
+    if (top.length === limit && !before(r, top[limit - 1]!)) continue
+    let i = top.length === limit ? limit - 1 : top.length
+    while (i > 0 && before(r, top[i - 1]!)) {
+      top[i] = top[i - 1]!
+      i--
+    }
+    top[i] = r
   }
-  ranked.sort(
-    (a, b) =>
-      a.tier - b.tier || a.child - b.child || b.m.updated_at - a.m.updated_at ||
-      (a.m.session_id < b.m.session_id ? -1 : a.m.session_id > b.m.session_id ? 1 : 0),
-  )
-  return { items: ranked.slice(0, limit).map((r) => itemOf(r.m)) }
+  const items = top.map((r) => itemOf(r.m))
+  return incomplete ? { items, incomplete: true } : { items }
 }
 
 export function mentionGet(d: Draft, req: MentionGetRequest): MentionGetResponse {

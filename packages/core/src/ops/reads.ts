@@ -1,13 +1,15 @@
 import { clampLimit, type OpContext } from '../context.js'
 import type { Draft } from '../draft.js'
 import { metas } from '../draft-reads.js'
-import { SessionError, compareFor, itemOf, passes, pathTo, selectSessions, sortKey } from '../startup.js'
+import { SessionError, compareFor, itemOf, jsonEqual, metadataMatches, passes, pathTo, sortKey } from '../startup.js'
+import { Heap } from '../heap.js'
+import { LIST_WORK_BUDGET, WorkMeter } from '../work.js'
 import { notFound } from './lifecycle.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { entryWithoutImageData, withoutImageData } from '../image-data.js'
 import type {
   GetMessageRequest, GetMessageResponse, GetRequest, GetResponse, ListRequest, ListResponse,
-  MessageItem, MessagesRequest, MessagesResponse, SessionEntry,
+  MessageItem, MessagesRequest, MessagesResponse, SessionEntry, SessionMeta,
 } from '../model.js'
 
 const badCursor = (why: string): SessionError => new SessionError('session/invalid_cursor', why)
@@ -17,7 +19,41 @@ export function get(d: Draft, req: GetRequest): GetResponse {
   return meta ? { meta } : null
 }
 
-export function list(d: Draft, req: ListRequest, ctx: OpContext): ListResponse {
+/** Values a filter value holds at any depth, each a unit to compare (a scalar costs none). */
+function cost(v: unknown): number {
+  if (v === null || typeof v !== 'object') return 0
+  let n = 0
+  for (const x of Array.isArray(v) ? v : Object.values(v as object)) n += 1 + cost(x)
+  return n
+}
+
+/**
+ * The list's metadata test (the core's `metadataMatches`) on `meter`: a session pays for the
+ * filter's first key, and for the rest (a unit per further key and per value they hold) only
+ * once the first matched, so another owner's session costs one comparison whatever the filter
+ * holds. Throws `session/invalid_request` when the budget cannot pay.
+ */
+function metadataFilter(filter: ListRequest['metadata'], meter: WorkMeter): (metadata: SessionMeta['metadata']) => boolean {
+  const keys = filter ? Object.keys(filter) : []
+  if (!filter || keys.length === 0) return () => true
+  const first = keys[0]!
+  const firstCost = cost(filter[first])
+  const restCost = keys.slice(1).reduce((n, k) => n + 1 + cost(filter[k]), 0)
+  const pay = (units: number): void => {
+    if (!meter.take(units)) {
+      throw new SessionError('session/invalid_request', `the metadata filter compares more than ${meter.budget} values over these sessions (past the first of each): narrow it`)
+    }
+  }
+  return (metadata) => {
+    if (!metadata) return false
+    pay(firstCost)
+    if (!Object.prototype.hasOwnProperty.call(metadata, first) || !jsonEqual(filter[first], metadata[first])) return false
+    pay(restCost)
+    return metadataMatches(filter, metadata)
+  }
+}
+
+export function list(d: Draft, req: ListRequest, ctx: OpContext, meter = new WorkMeter(LIST_WORK_BUDGET)): ListResponse {
   const order = req.order ?? 'updated_desc'
   let after: { k: number; id: string } | undefined
   if (req.cursor != null) {
@@ -27,12 +63,21 @@ export function list(d: Draft, req: ListRequest, ctx: OpContext): ListResponse {
     after = { k: c.k, id: c.id }
   }
   const cmp = compareFor(order)
-  let all = selectSessions(metas(d), req)
-  if (after) {
-    const a = after
-    all = all.filter((m) => cmp({ k: sortKey(m, order), id: m.session_id }, a) > 0)
-  }
+  const key = (m: SessionMeta) => ({ k: sortKey(m, order), id: m.session_id })
   const limit = clampLimit(ctx, req.limit)
+  // The first `limit + 1` after the cursor, kept in a heap (the last of them on top): a page
+  // costs one pass over the sessions, not a sort of all of them.
+  const top = new Heap<SessionMeta>((a, b) => cmp(key(b), key(a)))
+  const matches = metadataFilter(req.metadata, meter)
+  for (const m of metas(d)) {
+    if (after && cmp(key(m), after) <= 0) continue
+    if (req.status != null && m.status !== req.status) continue
+    if (req.kinds != null && !req.kinds.includes(m.kind)) continue
+    if (!matches(m.metadata)) continue
+    if (top.size <= limit) top.push(m)
+    else if (cmp(key(m), key(top.peek()!)) < 0) top.replaceTop(m)
+  }
+  const all = top.drain().sort((a, b) => cmp(key(a), key(b)))
   const sessions = all.slice(0, limit)
   const last = sessions[sessions.length - 1]
   return all.length > limit && last

@@ -1,5 +1,6 @@
 import type { Engine, JsonObject, ReplicaChange, Storage } from '@colloquy/core'
-import type { ChangePage, CommittedChange } from './change-log.js'
+import type { ChangePage, CommittedChange, SequencedChange } from './change-log.js'
+import { WORK_BUDGETS } from '../work.js'
 
 /** A page of the log, plus what a log that can outlive or forget cursors adds. */
 export interface FeedPage extends ChangePage {
@@ -41,3 +42,17 @@ export interface FeedStorage extends Storage {
 }
 
 export const hasOwnFeed = (s: Storage): s is FeedStorage => typeof (s as Partial<FeedStorage>).changeFeed === 'function'
+
+/**
+ * How many of a page's changes fit in about `WORK_BUDGETS.pullChars` characters of JSON (at
+ * least one, however large): a feed that keeps fewer than it read ends the page at the last one
+ * kept, with `more: true`. Both feeds' pages (files, PostgreSQL) are cut by this one rule.
+ */
+export function changesWithinPageChars(changes: readonly SequencedChange[]): number {
+  let chars = 0
+  for (let i = 0; i < changes.length; i++) {
+    chars += JSON.stringify(changes[i]!.change).length
+    if (i > 0 && chars > WORK_BUDGETS.pullChars) return i
+  }
+  return changes.length
+}

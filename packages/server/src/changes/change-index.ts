@@ -1,4 +1,5 @@
 import type { JsonObject, ReplicaChange, SessionEntry, SessionHead } from '@colloquy/core'
+import type { WorkMeter } from '@colloquy/core/wire'
 
 /**
  * What a change-log record stands for. A session and each entry keep the position where they
@@ -172,9 +173,11 @@ export class ChangeIndex {
   /**
    * Live records after `since`, in sequence order, up to `limit` that pass `visible`. The
    * checkpoint is the last record looked at, or the head when the log was read to its end
-   * (records skipped as invisible still move it, so a caller never reads them again).
+   * (records skipped as invisible still move it, so a caller never reads them again). Each
+   * record looked at costs a unit of `meter`: when it runs out the page ends there, `more: true`,
+   * so a principal whose records are few among many others' pages through them in bounded steps.
    */
-  scan(since: number, limit: number, visible: (r: LiveRecord) => boolean): { records: LiveRecord[]; checkpoint: number; more: boolean } {
+  scan(since: number, limit: number, visible: (r: LiveRecord) => boolean, meter?: WorkMeter): { records: LiveRecord[]; checkpoint: number; more: boolean } {
     this.compact()
     const log = this.log
     let lo = 0
@@ -186,12 +189,17 @@ export class ChangeIndex {
     }
     const records: LiveRecord[] = []
     for (let i = lo; i < log.length; i++) {
+      if (meter && !meter.take(1)) return { records, checkpoint: i === lo ? since : log[i - 1].seq, more: true }
       const r = log[i]
       if (r.dead || !visible(r)) continue
       records.push(r)
       if (records.length === limit) {
         let more = false
-        for (let j = i + 1; j < log.length && !more; j++) more = !log[j].dead
+        for (let j = i + 1; j < log.length && !more; j++) {
+          // Out of budget while looking for what is left: say there may be more (the next page may be empty).
+          if (meter && !meter.take(1)) return { records, checkpoint: r.seq, more: true }
+          more = !log[j].dead
+        }
         return { records, checkpoint: more ? r.seq : this.head, more }
       }
     }

@@ -2,6 +2,9 @@ import {
   metadataMatches, type Engine, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SideWrite,
   type Storage, type StorageReader, type WriteSet,
 } from '@colloquy/core'
+import { WorkMeter } from '@colloquy/core/wire'
+import { WORK_BUDGETS } from '../work.js'
+import { changesWithinPageChars } from './change-feed.js'
 import { CHANGE_KINDS, ChangeIndex, recordKey, recordsOf, type ChangeRecord, type LiveRecord } from './change-index.js'
 
 /** A committed change as pull and the live stream send it. */
@@ -88,7 +91,7 @@ export class ChangeLog {
     // restored data directory): the client must start over, and is told so.
     if (since > head) return { changes: [], checkpoint: 0, head, more: true, reset: true }
     const from = since
-    const { records, checkpoint, more } = idx.scan(from, limit, (r) => metadataMatches(filter, this.metadataOf(r)))
+    const { records, checkpoint, more } = idx.scan(from, limit, (r) => metadataMatches(filter, this.metadataOf(r)), new WorkMeter(WORK_BUDGETS.pull))
     const cold = new Set<string>()
     for (const r of records) if (r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap) cold.add(r.session_id)
     if (cold.size) await Promise.all([...cold].map((id) => this.engine?.ensureLoaded(id)))
@@ -97,6 +100,8 @@ export class ChangeLog {
       const change = this.changeOf(r)
       if (change) changes.push({ seq: r.seq, change })
     }
+    const fit = changesWithinPageChars(changes)
+    if (fit < changes.length) return { changes: changes.slice(0, fit), checkpoint: changes[fit - 1]!.seq, head, more: true }
     return { changes, checkpoint, head, more }
   }
 

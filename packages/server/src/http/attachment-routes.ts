@@ -12,6 +12,8 @@ import { accessOf, quotaOwner, type Env, type Scope } from './access.js'
 import { HttpError } from '../errors.js'
 import { quotaExceeded } from '../usage.js'
 import type { Service } from './rpc.js'
+import { findSameBytes } from './same-bytes.js'
+import { workOf } from '../work.js'
 
 export interface AttachmentRoutesOptions {
   service: Service
@@ -193,15 +195,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     if (c.req.query('reuse') === '1') {
       // The same content in this session, or in another of the caller's (a fork's source).
       const scope = accessOf(c).scope
-      let same: { session_id: string; attachment_id: string } | undefined
-      for (const [id, s] of [[session_id, store.engine.state.sessions.get(session_id)] as const, ...store.engine.state.sessions]) {
-        if (!s || !visible(scope, id)) continue
-        const a = s.head.attachments?.find((x) => x.sha256 === sha256)
-        if (a) {
-          same = { session_id: id, attachment_id: a.attachment_id }
-          break
-        }
-      }
+      const same = workOf(service).run('reuse', (meter) => findSameBytes(store, (id) => visible(scope, id), session_id, sha256, meter))
       if (!same) throw new HttpError(409, 'sync/bytes_needed', 'no attachment of yours has these bytes; send them')
       // The held bytes, read lazily: a storage copies them where they are (no byte passes here).
       const held = await store.getAttachmentBlob(same.session_id, same.attachment_id)

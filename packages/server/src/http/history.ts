@@ -17,6 +17,9 @@ export async function history(service: Service, scope: Scope, session_id: string
     }
     for (const item of page.messages) if (item.message) out.push(item.message)
     cursor = page.next_cursor
+    // Other requests are served between pages: a long transcript holds the event loop for one
+    // page at a time, not for all of it.
+    if (cursor !== undefined) await new Promise((resolve) => setImmediate(resolve))
   } while (cursor !== undefined)
   return out
 }

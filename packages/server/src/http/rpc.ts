@@ -1,10 +1,12 @@
 import { FUNCTION_IDS, type FunctionId, type FunctionMap, type SessionHead, type Store } from '@colloquy/core'
 import { parseRequest, searchMentions } from '@colloquy/core/wire'
 import { quotaOwner, type Scope } from './access.js'
+import type { Principal } from '../auth.js'
 import { HttpError } from '../errors.js'
 import { notFound, type Tenancy } from '../tenancy.js'
 import type { Usage } from '../usage.js'
 import type { ChangeFeed } from '../changes/change-feed.js'
+import { workOf, type Work } from '../work.js'
 
 export interface Service {
   readonly store: Store
@@ -13,6 +15,8 @@ export interface Service {
   readonly usage?: Usage
   /** The change log: a push answer says where each mutation landed in it. */
   readonly changes?: Pick<ChangeFeed, 'positions'>
+  /** The work budgets of scans a request starts (absent: the same budgets, unreported). */
+  readonly work?: Work
 }
 
 /** Functions that add to what a session stores (their body size is the estimate of how much). */
@@ -31,6 +35,11 @@ async function admit(service: Service, scope: Scope, fn: FunctionId, req: { sess
   // A fork copies the path it forks: at most the whole source session.
   if (fn === 'session::fork') return usage.admit(owner, bytes + (await usage.bytesOf(req.session_id ?? '')), 1)
   return WRITES.has(fn) ? usage.admit(owner, bytes) : () => {}
+}
+
+/** The caller's sessions, one owner check each (no copy of the server's list). */
+function* ownMetas(store: Store, tenancy: Tenancy, principal: Principal): Generator<SessionHead['meta']> {
+  for (const s of store.engine.state.sessions.values()) if (tenancy.owns(principal, s.head.meta.metadata)) yield s.head.meta
 }
 
 const isFunction = (fn: string): fn is FunctionId => (FUNCTION_IDS as readonly string[]).includes(fn)
@@ -91,9 +100,9 @@ async function scoped(service: Service, scope: Scope, fn: FunctionId, req: Funct
       }
     }
     case 'session::mention::search': {
-      // Only the caller's sessions are offered.
-      const own = [...store.engine.state.sessions.values()].map((s) => s.head.meta).filter((m) => tenancy.owns(principal, m.metadata))
-      return searchMentions(own, req as FunctionMap['session::mention::search'][0])
+      // Only the caller's sessions are offered; the search's own work budget bounds the rest.
+      const r = req as FunctionMap['session::mention::search'][0]
+      return workOf(service).run('mention', (meter) => searchMentions(ownMetas(store, tenancy, principal), r, meter))
     }
     case 'session::mention::get': {
       const r = req as FunctionMap['session::mention::get'][0]

@@ -1,6 +1,6 @@
 import { metadataMatches, type AttachmentMeta, type Engine, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
 import type pg from 'pg'
-import type { ChangeFeed, FeedPage } from '../../changes/change-feed.js'
+import { changesWithinPageChars, type ChangeFeed, type FeedPage } from '../../changes/change-feed.js'
 import type { CommittedChange, SequencedChange } from '../../changes/change-log.js'
 import { recordKeysFor, type ChangeKind } from '../../changes/change-index.js'
 import { fromDb, headOf, toDb } from './codec.js'
@@ -222,6 +222,8 @@ export class PostgresFeed implements ChangeFeed {
       const c = changeOf(r)
       if (c && (!rest || metadataMatches(rest, metadataOf(r)))) changes.push({ seq: Number(r.seq), change: c })
     }
+    const fit = changesWithinPageChars(changes)
+    if (fit < changes.length) return { changes: changes.slice(0, fit), checkpoint: changes[fit - 1]!.seq, head: clock.head, more: true, epoch: clock.epoch }
     return { changes, checkpoint: more ? Number(kept[kept.length - 1].seq) : clock.head, head: clock.head, more, epoch: clock.epoch }
   }
 

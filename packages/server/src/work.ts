@@ -1,0 +1,55 @@
+import { MENTION_WORK_BUDGET, WorkMeter } from '@colloquy/core/wire'
+
+/**
+ * Work budgets of the scans a request can start whose cost the caller steers (see the README's
+ * "Limits", "Work budgets"), in the core's units (about one character or one item looked at).
+ * Each is a few milliseconds of event loop on a loaded 2-core machine, so one principal's
+ * worst requests leave the others' answered (`npm run bench -- S6`).
+ */
+export const WORK_BUDGETS = {
+  /** `session::mention::search`: the core's budget (past it the answer says `incomplete`). */
+  mention: MENTION_WORK_BUDGET,
+  /**
+   * A sync upload's `reuse=1` search for the same bytes among the caller's sessions: a unit per
+   * session and per attachment looked at. Past it the answer is 409 `sync/bytes_needed`, which
+   * is always right: the client sends the bytes.
+   */
+  reuse: 50_000,
+  /**
+   * A pull page or live-stream backlog page on the file storage: a unit per change-log record
+   * looked at (another principal's records are skipped, but looked at). Past it the page ends
+   * there with `more: true` and the checkpoint of the last record looked at. (PostgreSQL reads a
+   * principal's records through its `(owner, seq)` index: a page costs its `limit`.)
+   */
+  pull: 20_000,
+  /**
+   * What a pull or backlog page holds, on either storage, in characters of JSON: about 1 MiB, a
+   * few milliseconds to build and send. A page ends at the change that passes it (a page holds
+   * at least one change, however large), with `more: true` (`changesWithinPageChars`).
+   */
+  pullChars: 1_048_576,
+} as const
+
+export type WorkKind = keyof typeof WORK_BUDGETS
+
+/** Told what each budgeted scan spent (metrics; the tests check no scan passes its budget). */
+export type WorkReport = (kind: WorkKind, spent: number, budget: number) => void
+
+export class Work {
+  constructor(private readonly report?: WorkReport) {}
+
+  /** Runs a scan on a fresh meter of its kind's budget, then reports what it spent. */
+  run<T>(kind: WorkKind, scan: (meter: WorkMeter) => T): T {
+    const meter = new WorkMeter(WORK_BUDGETS[kind])
+    try {
+      return scan(meter)
+    } finally {
+      this.report?.(kind, meter.spent, meter.budget)
+    }
+  }
+}
+
+const unreported = new Work()
+
+/** A service's work budgets; one that was given none runs the same budgets, reporting nothing. */
+export const workOf = (service: { readonly work?: Work }): Work => service.work ?? unreported
