@@ -86,8 +86,10 @@ beforeAll(async () => {
   start = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: app,
     env: { ...env, PORT: String(port), COLLOQUY_SERVER_PORT: String(serverPort), COLLOQUY_DATA_DIR: dataDir },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
+  // The preview logs every proxied request that finds the server down: kept for a failure's message.
+  start.stderr!.on('data', (d: Buffer) => void (log += d))
   url = (await printed(start, /Colloquy demo: (\S+)/))[1]
   browser = await launchChromium()
 }, 180_000)
