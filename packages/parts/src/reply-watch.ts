@@ -74,9 +74,10 @@ const watchers = new WeakMap<Store, { count: number; stop: () => void }>()
  * as soon as its writer's reply lock is let go with the session still `working` (the tab closed,
  * crashed or navigated away mid-reply): every tab on the store then shows it ended, at once.
  * Sessions already `working` when the watch starts are waited on too (or marked at once when no
- * tab holds their lock: the reply of a tab closed earlier). A `working` status that arrived
- * from a sync server is another device's reply, which no lock here can tell about: it is left
- * alone. Shared per store (the bindings all call it); returns a function that stops this watch.
+ * tab holds their lock: the reply of a tab closed earlier, or, indistinguishably, another
+ * device's). A `working` status that arrives from a sync server while watching is another
+ * device's reply, which no lock here can tell about: it is left alone. Shared per store (the
+ * bindings all call it); returns a function that stops this watch.
  */
 export function watchReplies(store: Store): () => void {
   const existing = watchers.get(store)
