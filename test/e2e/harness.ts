@@ -31,7 +31,8 @@ export async function buildExample(example: Example): Promise<string> {
   return outDir
 }
 
-const freePort = (): Promise<number> =>
+/** A free TCP port on 127.0.0.1. */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)

@@ -1,6 +1,6 @@
 import { firstValueFrom } from 'rxjs'
 import type { AgentMessage, AttachmentMeta, ContentBlock, SessionEntry, Store } from '@colloquy/core'
-import { createThread, recoverInterrupted, THREAD_ROOT } from '@colloquy/parts'
+import { createThread, recoverInterrupted, stopReply, THREAD_ROOT, watchReplies } from '@colloquy/parts'
 import { generateReply, type GenerateOptions } from './generate.js'
 import { displayTitle, messageText, titleFrom } from './text.js'
 
@@ -51,6 +51,8 @@ export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'
   // A reply streams from the tab that asked for it; Stop may be pressed in any tab.
   const stops = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(`colloquy-chat-stop:${store.storage.name}`) : null
   stops?.addEventListener('message', (e: MessageEvent<string>) => running.get(e.data)?.abort())
+  // A reply cut off by a closed tab is marked interrupted as soon as that tab's lock goes.
+  watchReplies(store)
 
   const entry = async (session_id: string, entry_id: string): Promise<SessionEntry> => {
     const found = await store.getMessage({ session_id, entry_id })
@@ -123,7 +125,8 @@ export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'
     },
     stop(session_id) {
       running.get(session_id)?.abort()
-      stops?.postMessage(session_id)
+      // Tells the writing tab over `stops`' channel; a reply whose writer is gone is marked interrupted.
+      stopReply(store, session_id)
     },
     async recoverInterrupted() {
       await recoverInterrupted(store)

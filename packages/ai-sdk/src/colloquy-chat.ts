@@ -1,7 +1,7 @@
 import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, type UIMessage } from 'ai'
 import type { SessionMeta, SessionTree, Store } from '@colloquy/core'
 import {
-  foldTree, isInterrupted, recoverInterrupted, splitParts, startReply, stopReply, titleFrom, textOf,
+  foldTree, isInterrupted, splitParts, startReply, stopReply, titleFrom, textOf, watchReplies,
   type ChatNode, type ChatTree, type ReplyWriter,
 } from '@colloquy/parts'
 import { partsFromUIMessage, toUIMessage } from './mapping.js'
@@ -68,8 +68,8 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
       loaded()
     })
     const metaSub = store.session$(session_id).subscribe((meta) => this.#onMeta(meta))
-    this.#stops.push(() => treeSub.unsubscribe(), () => metaSub.unsubscribe())
-    void recoverInterrupted(store, [session_id]).catch(() => {})
+    // A reply cut off by a closed tab is marked interrupted as soon as that tab's lock goes.
+    this.#stops.push(() => treeSub.unsubscribe(), () => metaSub.unsubscribe(), watchReplies(store))
   }
 
   close(): void {
@@ -150,6 +150,8 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
 
   set status(status: ChatStatus) {
     this.#status = status
+    // A new request: a Stop pressed before, in a tab that was not writing, is not about it.
+    if (status === 'submitted') this.#stopping = false
     if ((status === 'ready' || status === 'error') && this.#reply) this.#finishReply(status === 'error' ? (this.#error ?? new Error('error')) : null)
     if (status === 'ready' || status === 'error') this.#stopping = false
     this.#emit('status')

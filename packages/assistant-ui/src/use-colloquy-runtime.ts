@@ -3,7 +3,7 @@ import { firstValueFrom } from 'rxjs'
 import type { SessionMeta, SessionTree, Store } from '@colloquy/core'
 import { useObservable, useSession, useStore } from '@colloquy/react'
 import {
-  createThread, foldTree, titleFrom, textOf, recoverInterrupted, splitParts, startReply, stopReply, STOPPED_REASON,
+  createThread, foldTree, titleFrom, textOf, splitParts, startReply, stopReply, watchReplies, STOPPED_REASON,
   type ChatNode, type ChatTree, type NeutralPart,
 } from '@colloquy/parts'
 import {
@@ -63,10 +63,8 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
   const latest = useRef({ options, chat, store })
   latest.current = { options, chat, store }
 
-  // Replies cut off by a closed tab are marked interrupted when their session is opened.
-  useEffect(() => {
-    if (store && session_id) void recoverInterrupted(store, [session_id]).catch(() => {})
-  }, [store, session_id])
+  // A reply cut off by a closed tab is marked interrupted as soon as that tab's lock goes.
+  useEffect(() => (store ? watchReplies(store) : undefined), [store])
 
   // One ThreadMessage per node and status: the runtime re-renders only messages whose object changed.
   const converted = useRef(new WeakMap<ChatNode, { status: MessageStatus; message: ThreadMessage }>())

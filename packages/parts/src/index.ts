@@ -7,3 +7,4 @@ export {
   startReply, stopReply, recoverInterrupted, createThread, THREAD_ROOT, replyLock, isInterrupted, INTERRUPTED_REASON, STOPPED_REASON,
   type ReplyStart, type ReplyOutcome, type ReplyWriter,
 } from './reply.js'
+export { watchReplies, awaitReplyEnd } from './reply-watch.js'

@@ -1,11 +1,9 @@
 import { SessionError, type ContentBlock, type Json, type SessionMeta, type Store, type Usage } from '@colloquy/core'
 import { SIDECAR, type SidecarData } from './nodes.js'
+import { INTERRUPTED_REASON, replyLock } from './reply-lock.js'
+import { awaitReplyEnd, markIfOrphaned } from './reply-watch.js'
 
-/** Held while a tab streams a reply into a session (the demo apps use the same name). */
-export const replyLock = (session_id: string): string => `colloquy-reply:${session_id}`
-
-/** The status reason of a session whose reply was cut off by its tab closing. */
-export const INTERRUPTED_REASON = 'interrupted: the tab writing this reply closed'
+export { INTERRUPTED_REASON, replyLock }
 
 /**
  * Every session the adapters create starts with this hidden custom entry (as in the demo apps):
@@ -66,10 +64,15 @@ function stopChannel(store: Store): BroadcastChannel | null {
   return channels.get(name)!
 }
 
-/** Stops the reply streaming into `session_id`, whichever tab writes it. */
+/**
+ * Stops the reply streaming into `session_id`, whichever tab writes it: the writer (this tab or
+ * another live one, told over the channel) ends it as stopped; a reply whose writer is gone is
+ * marked interrupted as soon as its lock is free (at once, or when the closing tab's lock goes).
+ */
 export function stopReply(store: Store, session_id: string): void {
   running.get(stopKey(store, session_id))?.abort()
   stopChannel(store)?.postMessage(session_id)
+  void awaitReplyEnd(store, session_id).catch(() => {})
 }
 
 /** How long a reply waits for the session's reply lock. */
@@ -152,8 +155,9 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
 }
 
 /**
- * Marks sessions left `working` by a tab that closed mid-reply as interrupted (status `error`).
- * A session whose reply lock is held is still streaming in another tab and is left alone.
+ * Marks sessions left `working` by a tab that closed mid-reply as interrupted (status `error`),
+ * once. A session whose reply lock is held is still streaming in another tab and is left alone
+ * (`watchReplies` waits for it).
  */
 export async function recoverInterrupted(store: Store, session_ids?: readonly string[]): Promise<void> {
   const lockManager = locks()
@@ -161,8 +165,7 @@ export async function recoverInterrupted(store: Store, session_ids?: readonly st
   const ids = session_ids ?? (await store.list({ status: 'working', limit: 500 })).sessions.map((s) => s.session_id)
   await Promise.all(ids.map((session_id) =>
     lockManager.request(replyLock(session_id), { ifAvailable: true }, async (lock) => {
-      const meta = (await store.get({ session_id }))?.meta
-      if (lock && meta?.status === 'working') await store.setStatus({ session_id, status: 'error', reason: INTERRUPTED_REASON })
+      if (lock) await markIfOrphaned(store, session_id)
     })))
 }
 

@@ -69,6 +69,12 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   let stream: { close(): void } | undefined
   let streamRefusals = 0
   let wakeUp: (() => void) | undefined
+  /**
+   * While the loop waits out a failure's backoff, local commits do not cut it short: a streamed
+   * reply commits once per chunk, and each would be a request to a server that is down. Going
+   * online, the stream and `flush()` still wake it at once.
+   */
+  let backingOff = false
   let dirty = true
   let flushWaiters: Array<() => void> = []
   // Pulls and stream messages apply one at a time, in order.
@@ -123,8 +129,9 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   // Local commits (this tab's or, through the relay, another tab's) mean new outbox records.
   const commitsSub = store.commits$.subscribe((c) => {
     if (c.source === 'remote') return
-    if (leader) wake()
-    else void refreshPending()
+    if (!leader) void refreshPending()
+    else if (backingOff) dirty = true
+    else wake()
   })
 
   /** Queues every session this store already held before sync first ran. */
@@ -553,8 +560,10 @@ export function createSync(store: Store, options: SyncOptions): Sync {
         if (asked === undefined) failures++
         setStatus({ state: isOffline() ? 'offline' : 'error', error: e instanceof Error ? e.message : String(e) })
         const delay = asked !== undefined ? Math.max(asked, 250) + Math.random() * Math.min(asked, 1000) : fatal ? Math.max(backoffDelay(failures), 30_000) : backoffDelay(failures)
-        // Told when to come back: new local changes do not cut that wait short.
+        // Told when to come back: going online does not cut that wait short either.
+        backingOff = true
         await pause(delay, signal, asked === undefined)
+        backingOff = false
       }
     }
     closeStream()

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import type { UIMessage } from 'ai'
+import { createThread } from '@colloquy/parts'
+import { ColloquyChat } from '../src/index.js'
+import { gate, tabs, until } from '../../../test/support/streaming.js'
+import { tokenTransport } from './transport.js'
+
+const textOf = (m: UIMessage): string => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
+
+describe('Stop in a tab that is not writing the reply', () => {
+  it("ends the other tab's reply as stopped, and this tab's own next reply ends done, not stopped", async () => {
+    const db = tabs('aisdk-stop-elsewhere')
+    const a = await db.open()
+    const b = await db.open()
+    const sid = await createThread(a)
+    const hold = gate()
+    const chatA = new ColloquyChat({ store: a, session_id: sid, transport: tokenTransport(6, { hold, holdAt: 2 }) })
+    const chatB = new ColloquyChat({ store: b, session_id: sid, transport: tokenTransport(3) })
+    await Promise.all([chatA.ready, chatB.ready])
+    void chatA.sendMessage({ text: 'from A' })
+    await until(() => chatB.status === 'streaming' && textOf(chatB.messages.at(-1)!) === 't0 t1')
+    await chatB.stop()
+    await until(() => chatA.status === 'ready')
+    hold.open()
+    await until(() => chatB.status === 'ready' && chatB.messages.length === 2)
+    await a.flush()
+    expect((await b.get({ session_id: sid }))!.meta).toMatchObject({ status: 'done', status_reason: 'stopped' })
+
+    // B writes a reply of its own, to the end: nobody stopped it.
+    await chatB.sendMessage({ text: 'from B' })
+    await until(() => chatB.status === 'ready' && chatB.messages.length === 4)
+    await chatB.flush()
+    const meta = (await b.get({ session_id: sid }))!.meta
+    expect(meta.status).toBe('done')
+    expect(meta.status_reason).toBeUndefined()
+    expect(textOf(chatB.messages.at(-1)!)).toBe('t0 t1 t2')
+    for (const c of [chatA, chatB]) c.close()
+    await a.close()
+    await b.close()
+    db.drop()
+  })
+})

@@ -1,0 +1,3 @@
+import { replyRecoverySuite } from './reply-recovery-suite.js'
+
+replyRecoverySuite('react-chat')
