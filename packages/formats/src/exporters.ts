@@ -11,7 +11,7 @@ export interface Exporter {
   readonly id: 'unified' | 'opa' | 'chatgpt' | 'claude-ai' | 'open-webui'
   /** A human name of the format. */
   readonly label: string
-  /** The file name extension, without the dot. */
+  /** The file name's extension, without the leading dot (`chatgpt.json`: not mistaken for unified JSON). */
   readonly extension: string
   readonly mime: string
   /** True when one file holds several sessions (`write` takes them all); false when it holds one. */
@@ -31,9 +31,9 @@ const first = (sessions: SessionImport | readonly SessionImport[]): SessionImpor
 export const EXPORTERS: readonly Exporter[] = [
   { id: 'unified', label: 'unified JSON', extension: 'json', mime: 'application/json', multi: true, write: (s) => exportUnified(s) },
   { id: 'opa', label: 'OPA archive', extension: 'opa', mime: 'application/zip', multi: false, write: (s) => exportOpa(first(s)) },
-  { id: 'chatgpt', label: 'ChatGPT export', extension: 'json', mime: 'application/json', multi: true, write: exportChatGpt },
-  { id: 'claude-ai', label: 'Claude.ai export', extension: 'json', mime: 'application/json', multi: true, write: exportClaudeAi },
-  { id: 'open-webui', label: 'Open WebUI export', extension: 'json', mime: 'application/json', multi: true, write: exportOpenWebUi },
+  { id: 'chatgpt', label: 'ChatGPT JSON', extension: 'chatgpt.json', mime: 'application/json', multi: true, write: exportChatGpt },
+  { id: 'claude-ai', label: 'Claude.ai JSON', extension: 'claude-ai.json', mime: 'application/json', multi: true, write: exportClaudeAi },
+  { id: 'open-webui', label: 'Open WebUI JSON', extension: 'open-webui.json', mime: 'application/json', multi: true, write: exportOpenWebUi },
 ]
 
 export type ExportFormatId = Exporter['id']
