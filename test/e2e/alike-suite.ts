@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { Locator, Page } from 'playwright'
 import { describe, expect, it } from 'vitest'
 import { EXPORTERS } from '../../packages/formats/src/index.js'
-import { composer } from './chat-page.js'
+import { composer, expectedReply, settled } from './chat-page.js'
 import { screenshot, useExample, type Example } from './harness.js'
 
 // What the four example apps must do alike (issue 30, items 2–6): how a reply ended, following
@@ -226,9 +226,9 @@ export function alikeSuite(example: Example): void {
         await rows(page, 'user').last().getByRole('button', { name: 'Edit message' }).click()
         await page.getByRole('textbox', { name: 'Edit message' }).fill('And in spring?')
         await page.getByRole('button', { name: 'Save & send' }).click()
-        await d.idle(page)
+        await settled(page, expectedReply('And in spring?'))
         await rows(page, 'assistant').last().getByRole('button', { name: 'Regenerate reply' }).click()
-        await d.idle(page)
+        await settled(page, expectedReply('And in spring?', 1))
         await expect.poll(() => rows(page, 'assistant').count()).toBe(2)
         const open = page.locator(`${d.chat}.open`)
         await expect.poll(() => open.locator('.count').textContent()).toBe('4 messages')

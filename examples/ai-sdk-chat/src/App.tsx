@@ -6,7 +6,7 @@ import { ColloquyProvider, useBranch, useEntry, useSession, useSessions } from '
 import { ColloquyChat } from '@colloquy/ai-sdk'
 import { createThread } from '@colloquy/parts'
 import { LOCAL_MODEL, attachFile, attachedMeta, displayTitle, forkAtMessage, isImageFile, replyEnd } from 'chat-kit'
-import { EndpointForm, ExportMenu, ForkBadge, ReplyEndMark, useFollowNewest } from 'chat-kit/react'
+import { EndpointForm, ExportMenu, ForkBadge, Paperclip, ReplyEndMark, useFollowNewest } from 'chat-kit/react'
 import { appTransport } from './transport.js'
 
 export function App({ store }: { store: Store }): ReactNode {
@@ -118,7 +118,7 @@ function ChatView({ store, session_id, onOpen }: { store: Store; session_id: str
           </ul>
         )}
         <label className="attach" title="Attach files" aria-label="Attach files">
-          📎<input type="file" multiple hidden onChange={(e) => { add([...(e.target.files ?? [])]); e.target.value = '' }} />
+          <Paperclip /><input type="file" multiple hidden onChange={(e) => { add([...(e.target.files ?? [])]); e.target.value = '' }} />
         </label>
         <textarea className="input" aria-label="Message" placeholder="Message" value={text} onChange={(e) => setText(e.target.value)} onPaste={paste}
           onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); e.currentTarget.form?.requestSubmit() } }} />

@@ -8,8 +8,8 @@ import {
   ThreadListItemPrimitive, ThreadListPrimitive, ThreadPrimitive, useAuiState,
   type ChatModelAdapter, type ToolCallMessagePartProps,
 } from '@assistant-ui/react'
-import { LOCAL_MODEL, forkAtMessage, replyEnd } from 'chat-kit'
-import { EndpointForm, ExportMenu, ForkBadge, ReplyEndMark, useFollowNewest } from 'chat-kit/react'
+import { LOCAL_MODEL, forkAtMessage, isImageFile, replyEnd } from 'chat-kit'
+import { EndpointForm, ExportMenu, ForkBadge, Paperclip, ReplyEndMark, useFollowNewest } from 'chat-kit/react'
 import { colloquyAttachments } from './attachments.js'
 import { chatModel } from './model.js'
 
@@ -109,7 +109,7 @@ function Composer(): ReactNode {
   return (
     <ComposerPrimitive.Root className="composer">
       {files > 0 && <ul className="chips" aria-label="Attachments"><ComposerPrimitive.Attachments components={{ Attachment: Chip }} /></ul>}
-      <ComposerPrimitive.AddAttachment className="attach" aria-label="Attach files" title="Attach files" multiple>📎</ComposerPrimitive.AddAttachment>
+      <ComposerPrimitive.AddAttachment className="attach" aria-label="Attach files" title="Attach files" multiple><Paperclip /></ComposerPrimitive.AddAttachment>
       <ComposerPrimitive.Input className="input" placeholder="Message" aria-label="Message" autoFocus />
       {running
         ? <ComposerPrimitive.Cancel className="button">Stop</ComposerPrimitive.Cancel>
@@ -121,9 +121,17 @@ function Composer(): ReactNode {
 /** A file waiting to be sent: its name (and a thumbnail for an image), and a remove button. */
 function Chip(): ReactNode {
   const name = useAuiState((s) => s.attachment.name)
+  const file = useAuiState((s) => s.attachment.file)
+  const [url, setUrl] = useState<string | null>(null)
+  useEffect(() => {
+    if (!file || !isImageFile(file)) return
+    const u = URL.createObjectURL(file)
+    setUrl(u)
+    return () => URL.revokeObjectURL(u)
+  }, [file])
   return (
     <li className="chip">
-      <AttachmentPrimitive.unstable_Thumb className="chip-thumb" />
+      {url && <img src={url} alt="" />}
       <span className="chip-name"><AttachmentPrimitive.Name /></span>
       <AttachmentPrimitive.Remove className="chip-remove" aria-label={`Remove ${name}`}>×</AttachmentPrimitive.Remove>
     </li>

@@ -98,9 +98,9 @@ export const MessageRow = memo(function MessageRow({ sessionId, entryId, live, b
         <div className="bubble">{body}</div>
         {!editing && (
           <div className="message-foot">
+            {role === 'assistant' && !live && (last ? <LastReplyEnd sessionId={sessionId} message={message} /> : <ReplyEndMark end={replyEnd(message, null, false)} />)}
             <BranchPicker sessionId={sessionId} entryId={entryId} disabled={busy} />
             <span className="actions">{actions}</span>
-            {role === 'assistant' && !live && (last ? <LastReplyEnd sessionId={sessionId} message={message} /> : <ReplyEndMark end={replyEnd(message, null, false)} />)}
             {role === 'assistant' && !live && <span className="meta muted">{usageLine(message)}</span>}
           </div>
         )}

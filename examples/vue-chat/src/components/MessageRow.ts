@@ -65,9 +65,9 @@ export const MessageRow = defineComponent({
         h('div', { class: 'message-main' }, [
           h('div', { class: 'bubble' }, body),
           draft.value === null && h('div', { class: 'message-foot' }, [
+            end,
             h(BranchPicker, { sessionId: props.sessionId, entryId: props.entryId, disabled: props.busy }),
             h('span', { class: 'actions' }, actions),
-            end,
           ]),
         ]),
       ])
