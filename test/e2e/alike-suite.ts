@@ -216,6 +216,23 @@ export function alikeSuite(example: Example): void {
       expect(await forks.textContent()).toContain('Tell me about tides (fork)')
     })
 
+    if (example === 'assistant-ui-chat' || example === 'ai-sdk-chat') {
+      it('marks a reply whose model call failed "Failed", the reason as its tooltip', async () => {
+        const page = await suite.open()
+        // An endpoint nothing listens on: the request fails.
+        await page.getByRole('textbox', { name: 'Endpoint URL' }).fill('http://127.0.0.1:9/v1')
+        await page.getByRole('button', { name: 'Save', exact: true }).click()
+        await send(page, 'ping')
+        // On the reply (assistant-ui), or beside the chat when the request failed before the AI
+        // SDK made a reply message: the same mark either way.
+        const mark = page.locator('[data-reply-end]').last()
+        await expect.poll(() => mark.textContent({ timeout: 500 }).catch(() => null), { timeout: 15_000 }).toBe('Failed')
+        expect(await mark.getAttribute('data-reply-end')).toBe('failed')
+        expect((await mark.getAttribute('title'))?.length).toBeGreaterThan(0)
+        expect(await page.getByText(/^Error$|^Interrupted/).count()).toBe(0)
+      })
+    }
+
     if (example === 'react-chat' || example === 'vue-chat') {
       it("counts the messages the chat shows (its active path), and a fork's mark survives a long title's ellipsis", async () => {
         const page = await suite.open()

@@ -5,7 +5,7 @@ import type { SessionMeta, Store } from '@colloquy/core'
 import { ColloquyProvider, useBranch, useEntry, useSession, useSessions } from '@colloquy/react'
 import { ColloquyChat } from '@colloquy/ai-sdk'
 import { createThread } from '@colloquy/parts'
-import { LOCAL_MODEL, attachFile, attachedMeta, displayTitle, forkAtMessage, isImageFile, replyEnd } from 'chat-kit'
+import { LOCAL_MODEL, attachFile, attachedMeta, displayTitle, failedReply, forkAtMessage, isImageFile, replyEnd } from 'chat-kit'
 import { EndpointForm, ExportMenu, ForkBadge, Paperclip, ReplyEndMark, useFollowNewest } from 'chat-kit/react'
 import { appTransport } from './transport.js'
 
@@ -99,7 +99,7 @@ function ChatView({ store, session_id, onOpen }: { store: Store; session_id: str
     e.preventDefault()
     add([...e.dataTransfer.files])
   }
-  // A reply's end is marked on the message (below); other failures are said here.
+  // A reply's end is marked on the message; a request that failed before any reply, here.
   const shown = failure ?? (error && meta?.status !== 'error' ? error.message : null)
   return (
     <div className="thread">
@@ -108,7 +108,7 @@ function ChatView({ store, session_id, onOpen }: { store: Store; session_id: str
           {messages.length === 0 && <p className="empty">Ask anything. Replies come from a built-in local model unless an endpoint is set.</p>}
           {messages.map((m, i) => <Row key={m.id} session_id={session_id} message={m} busy={busy} meta={i === lastReply && !busy ? meta : null}
             last={i === lastReply} sendMessage={sendMessage} regenerate={helpers.regenerate} onFork={fork} />)}
-          {shown && <p className="status" role="alert" data-status="error">{shown}</p>}
+          {shown && <p className="meta" role="alert"><ReplyEndMark end={failedReply(shown)} /> {shown}</p>}
         </div>
       </div>
       <form className="composer" onSubmit={(e) => { e.preventDefault(); void send() }} onDrop={drop} onDragOver={(e) => e.preventDefault()}>

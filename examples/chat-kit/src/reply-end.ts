@@ -15,6 +15,9 @@ export interface ReplyEnd {
 const LABELS: Record<ReplyEndState, string> = { stopped: 'Stopped', interrupted: 'Interrupted', failed: 'Failed' }
 const end = (state: ReplyEndState, detail: string): ReplyEnd => ({ state, label: LABELS[state], detail })
 
+/** A reply that failed before it had a message to mark (the request failed at once): said beside the chat. */
+export const failedReply = (reason: string): ReplyEnd => end('failed', reason || 'The reply failed')
+
 /** The end of the session's last reply, as the reply writer left it on the session. */
 function sessionEnd(meta: SessionMeta): ReplyEnd | null {
   const reason = meta.status_reason ?? ''
