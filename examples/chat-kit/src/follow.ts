@@ -28,7 +28,6 @@ export function followNewest(scroller: HTMLElement, content: HTMLElement): () =>
   })
   scroller.addEventListener('scroll', onScroll, { passive: true })
   observer.observe(content)
-  observer.observe(scroller)
   toBottom()
   return () => {
     scroller.removeEventListener('scroll', onScroll)
