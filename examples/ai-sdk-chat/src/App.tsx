@@ -120,7 +120,7 @@ function ChatView({ store, session_id, onOpen }: { store: Store; session_id: str
         <label className="attach" title="Attach files" aria-label="Attach files">
           <Paperclip /><input type="file" multiple hidden onChange={(e) => { add([...(e.target.files ?? [])]); e.target.value = '' }} />
         </label>
-        <textarea className="input" aria-label="Message" placeholder="Message" value={text} onChange={(e) => setText(e.target.value)} onPaste={paste}
+        <textarea className="input" aria-label="Message" placeholder="Message" rows={1} value={text} onChange={(e) => setText(e.target.value)} onPaste={paste}
           onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); e.currentTarget.form?.requestSubmit() } }} />
         {busy ? <button type="button" className="button" onClick={() => void stop()}>Stop</button> : <button className="button primary" type="submit">Send</button>}
       </form>
