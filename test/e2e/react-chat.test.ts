@@ -180,7 +180,8 @@ describe('react-chat, the demo PWA', () => {
     await b.getByRole('button', { name: 'Stop reply' }).click()
     await settled(a)
     expect((await rowText(rows(a, 'assistant').last())).length).toBeLessThan(expectedReply('Tell me a long story').length)
-    await expect.poll(() => topStatus(b).getAttribute('title')).toBe('Done: stopped')
+    await expect.poll(() => topStatus(b).textContent()).toBe('Stopped')
+    expect(await rows(b, 'assistant').last().locator('[data-reply-end]').textContent()).toBe('Stopped')
 
     // A closes while writing: the next tab to open finds the reply orphaned and says so.
     await send(a, 'Another long story')
@@ -188,7 +189,8 @@ describe('react-chat, the demo PWA', () => {
     await b.close()
     await a.close({ runBeforeUnload: false })
     const c = await open(app.served.url + new URL(a.url()).hash)
-    await expect.poll(() => topStatus(c).getAttribute('title')).toBe('Error: interrupted: the tab writing this reply closed')
+    await expect.poll(() => topStatus(c).textContent()).toBe('Interrupted')
+    expect(await rows(c, 'assistant').last().locator('[data-reply-end]').textContent()).toBe('Interrupted')
     expect((await rowText(rows(c, 'assistant').last())).length).toBeGreaterThan(20)
   })
 

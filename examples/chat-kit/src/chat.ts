@@ -46,6 +46,13 @@ const user = (text: string, timestamp: number, attachments: readonly AttachmentM
   timestamp,
 })
 
+/** Copies the path up to `entry_id` into a new session titled "… (fork)"; resolves with its id. */
+export async function forkChat(store: Store, session_id: string, entry_id: string): Promise<string> {
+  const meta = (await store.get({ session_id }))?.meta
+  const forked = await store.fork({ session_id, entry_id, title: `${displayTitle(meta?.title)} (fork)` })
+  return forked.session_id
+}
+
 export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'> = {}): Chat {
   const running = new Map<string, AbortController>()
   // A reply streams from the tab that asked for it; Stop may be pressed in any tab.
@@ -111,11 +118,7 @@ export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'
       // The n-th reply to a prompt is variant n: a fresh take, still reproducible.
       await reply(session_id, parent_id, tree?.children.get(parent_id)?.length ?? 1)
     },
-    async fork(session_id, entry_id) {
-      const meta = (await store.get({ session_id }))?.meta
-      const forked = await store.fork({ session_id, entry_id, title: `${displayTitle(meta?.title)} (fork)` })
-      return forked.session_id
-    },
+    fork: (session_id, entry_id) => forkChat(store, session_id, entry_id),
     async rename(session_id, title) {
       await store.setMeta({ session_id, title: title.trim() })
     },

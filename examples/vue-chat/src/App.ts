@@ -4,6 +4,7 @@ import { displayTitle } from 'chat-kit'
 import { defineComponent, h } from 'vue'
 import { Composer } from './components/Composer.js'
 import { Sidebar } from './components/Sidebar.js'
+import { ExportMenu } from './components/ExportMenu.js'
 import { statusDot } from './components/status.js'
 import { Transcript } from './components/Transcript.js'
 import { useChat } from './data/chat.js'
@@ -35,8 +36,9 @@ export const App = defineComponent({
           h('header', { class: 'topbar' }, [
             h('div', { class: 'topbar-title' }, [
               h('h1', m ? displayTitle(m.title) : 'Colloquy'),
-              m && h('span', { class: 'topbar-sub' }, [statusDot(m.status)]),
+              m && h('span', { class: 'topbar-sub' }, [statusDot(m)]),
             ]),
+            m && h(ExportMenu, { key: m.session_id, sessionId: m.session_id }),
           ]),
           id.value
             ? h(Transcript, { key: id.value, sessionId: id.value, busy })

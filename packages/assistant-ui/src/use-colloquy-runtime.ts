@@ -8,7 +8,7 @@ import {
 } from '@colloquy/parts'
 import {
   useExternalStoreRuntime,
-  type AppendMessage, type AssistantRuntime, type ChatModelAdapter, type ChatModelRunResult,
+  type AppendMessage, type AttachmentAdapter, type AssistantRuntime, type ChatModelAdapter, type ChatModelRunResult,
   type ExportedMessageRepository, type MessageStatus, type ThreadMessage,
 } from '@assistant-ui/react'
 import { fromPart, partsFromThreadMessage, toThreadMessage } from './mapping.js'
@@ -23,6 +23,12 @@ export interface ColloquyRuntimeOptions {
   model: ChatModelAdapter
   /** Stored on each reply's entry. */
   modelName?: { model: string; provider: string }
+  /**
+   * assistant-ui's attachment adapter, for the composer's attach button and pasted files: what
+   * its `send` returns becomes the user message's blocks (a `file` part whose `providerMetadata`
+   * carries `{ colloquy: { kind: 'file', attachmentId } }` references a stored attachment).
+   */
+  attachments?: AttachmentAdapter
 }
 
 const RUNNING: MessageStatus = { type: 'running' }
@@ -113,7 +119,7 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
       const { store: s, options: o } = latest.current
       if (s && o.session_id) stopReply(s, o.session_id)
     },
-    adapters: { threadList },
+    adapters: { threadList, ...(options.attachments && { attachments: options.attachments }) },
   })
 
   /** Appends the user message under `parent` (a new session when none is open), then replies. */

@@ -5,15 +5,11 @@ import { parseArgs } from 'node:util'
 import { FORMATS, type FormatId, type ImportResult } from './types.js'
 import { importTranscript } from './import.js'
 import { summarize } from './inspect.js'
-import { exportOpa } from './opa-export.js'
-import { exportUnified } from './unified-export.js'
-import { exportChatGpt } from './chatgpt-export.js'
-import { exportClaudeAi } from './claude-ai-export.js'
-import { exportOpenWebUi } from './open-webui-export.js'
+import { EXPORTERS } from './exporters.js'
 import { nodeSqlite, readPath } from './node.js'
 
 const USAGE = `usage:
-  colloquy-formats convert <input> --to unified|opa|chatgpt|claude-ai|open-webui [--out file] [--format <id>] [--max-mb <n>]
+  colloquy-formats convert <input> --to ${EXPORTERS.map((e) => e.id).join('|')} [--out file] [--format <id>] [--max-mb <n>]
   colloquy-formats inspect <input> [--json] [--format <id>] [--max-mb <n>]
 
 <input> is a transcript file, or a directory (an OpenCode storage/ tree, a Claude project).
@@ -74,24 +70,24 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     io.stdout(values.json ? `${JSON.stringify({ format: result.format, sessions: result.sessions.map(summarize), warnings: result.warnings, skipped: result.skipped }, null, 2)}\n` : `${report(result)}\n`)
     return 0
   }
-  const chatApps: Record<string, (sessions: ImportResult['sessions']) => string> = { chatgpt: exportChatGpt, 'claude-ai': exportClaudeAi, 'open-webui': exportOpenWebUi }
-  const chat = values.to === undefined ? undefined : chatApps[values.to]
-  if (values.to === 'unified' || chat) {
+  const exporter = EXPORTERS.find((e) => e.id === values.to)
+  if (exporter?.multi) {
     // One JSON document (unified: NDJSON for several sessions) holding every session.
-    const text = chat ? chat(result.sessions) : exportUnified(result.sessions)
+    const text = exporter.write(result.sessions)
     if (values.out) await writeFile(values.out, text)
-    else io.stdout(text)
-  } else if (values.to === 'opa') {
-    const base = values.out ?? `${basename(input, extname(input))}.opa`
-    const stem = base.endsWith('.opa') ? base.slice(0, -4) : base
+    else io.stdout(typeof text === 'string' ? text : new TextDecoder().decode(text))
+  } else if (exporter) {
+    const ext = `.${exporter.extension}`
+    const base = values.out ?? `${basename(input, extname(input))}${ext}`
+    const stem = base.endsWith(ext) ? base.slice(0, -ext.length) : base
     for (const [i, s] of result.sessions.entries()) {
       // OPA holds one linear session: sub-agent sessions get their own archives.
-      const file = i === 0 ? `${stem}.opa` : `${stem}.${i + 1}.opa`
-      await writeFile(file, exportOpa(s))
+      const file = i === 0 ? `${stem}${ext}` : `${stem}.${i + 1}${ext}`
+      await writeFile(file, exporter.write(s))
       io.stderr(`wrote ${file} (${s.meta.session_id})\n`)
     }
   } else {
-    io.stderr(`convert needs --to unified, opa, chatgpt, claude-ai or open-webui\n${USAGE}\n`)
+    io.stderr(`convert needs --to ${EXPORTERS.map((e) => e.id).join(', ')}\n${USAGE}\n`)
     return 2
   }
   for (const w of result.warnings) io.stderr(`warning [${w.code}] ${w.message}\n`)

@@ -1,6 +1,7 @@
 import type { AgentMessage, MessageEntry } from '@colloquy/core'
-import { useEntry } from '@colloquy/react'
-import { messageText } from 'chat-kit'
+import { useEntry, useSession } from '@colloquy/react'
+import { messageText, replyEnd } from 'chat-kit'
+import { ReplyEndMark } from 'chat-kit/react'
 import { memo, useState, type ReactNode } from 'react'
 import { useChat } from '../data/chat-context.js'
 import { Blocks, ToolCard } from './Blocks.js'
@@ -14,6 +15,8 @@ interface Props {
   live: boolean
   /** A reply is streaming somewhere in this chat: branching waits until it is done. */
   busy: boolean
+  /** The newest message on the chat's path: the session's status tells how it ended. */
+  last: boolean
   onFork(entryId: string): void
 }
 
@@ -39,6 +42,12 @@ function UserEditor({ text, onCancel, onSave }: { text: string; onCancel(): void
   )
 }
 
+/** The end of the chat's last reply, as its session tells it (the same in every tab). */
+function LastReplyEnd({ sessionId, message }: { sessionId: string; message: AgentMessage }): ReactNode {
+  const session = useSession(sessionId)
+  return <ReplyEndMark end={replyEnd(message, session.status === 'ready' ? session.data : null, true)} />
+}
+
 function usageLine(message: AgentMessage): string | null {
   if (message.role !== 'assistant') return null
   const tokens = message.usage?.output
@@ -49,7 +58,7 @@ function usageLine(message: AgentMessage): string | null {
  * One message of the transcript. It reads its own entry, so a streamed token re-renders this row
  * and nothing else.
  */
-export const MessageRow = memo(function MessageRow({ sessionId, entryId, live, busy, onFork }: Props): ReactNode {
+export const MessageRow = memo(function MessageRow({ sessionId, entryId, live, busy, last, onFork }: Props): ReactNode {
   const entry = useEntry(sessionId, entryId)
   const { chat, run } = useChat()
   const [editing, setEditing] = useState(false)
@@ -89,6 +98,7 @@ export const MessageRow = memo(function MessageRow({ sessionId, entryId, live, b
         <div className="bubble">{body}</div>
         {!editing && (
           <div className="message-foot">
+            {role === 'assistant' && !live && (last ? <LastReplyEnd sessionId={sessionId} message={message} /> : <ReplyEndMark end={replyEnd(message, null, false)} />)}
             <BranchPicker sessionId={sessionId} entryId={entryId} disabled={busy} />
             <span className="actions">{actions}</span>
             {role === 'assistant' && !live && <span className="meta muted">{usageLine(message)}</span>}

@@ -1,10 +1,9 @@
 import type { SessionMeta } from '@colloquy/core'
-import { useStore } from '@colloquy/react'
+import { useMessageIds, useStore } from '@colloquy/react'
 import { displayTitle } from 'chat-kit'
+import { ExportMenu, ForkBadge } from 'chat-kit/react'
 import { memo, useCallback, useRef, useState, type ReactNode } from 'react'
 import { useChat } from '../data/chat-context.js'
-import { exportSession, type ExportKind } from '../data/export-session.js'
-import { ExportMenu } from './ExportMenu.js'
 import { Icon } from './Icon.js'
 import { StatusDot } from './StatusDot.js'
 import { ago } from './time.js'
@@ -16,9 +15,17 @@ interface Props {
   onDeleted(): void
 }
 
+/** How many messages the chat shows: its active path, not every branch. */
+function PathCount({ sessionId }: { sessionId: string }): ReactNode {
+  const ids = useMessageIds({ session_id: sessionId })
+  if (ids.status !== 'ready') return null
+  const n = ids.data.length
+  return <span className="count">{n} {n === 1 ? 'message' : 'messages'}</span>
+}
+
 /** One chat in the sidebar: title, status, message count, age; rename, export and delete in place. */
 export const SessionRow = memo(function SessionRow({ meta, open, onOpen, onDeleted }: Props): ReactNode {
-  const { chat, run } = useChat()
+  const { chat, run, report } = useChat()
   const store = useStore()
   const [mode, setMode] = useState<'view' | 'rename' | 'delete' | 'export'>('view')
   const [title, setTitle] = useState('')
@@ -29,10 +36,6 @@ export const SessionRow = memo(function SessionRow({ meta, open, onOpen, onDelet
     setMode('view')
     if (refocus) exportButton.current?.focus()
   }, [])
-  const exportAs = (kind: ExportKind): void => {
-    setMode('view')
-    if (store) void run(exportSession(store, id, kind))
-  }
 
   if (mode === 'rename') {
     const save = (): void => {
@@ -53,10 +56,13 @@ export const SessionRow = memo(function SessionRow({ meta, open, onOpen, onDelet
   return (
     <li className={`session${open ? ' open' : ''}${mode === 'export' ? ' menu-open' : ''}`} data-session-id={id} data-actions="3" ref={setRow}>
       <a href={`#/c/${encodeURIComponent(id)}`} aria-current={open ? 'page' : undefined} onClick={(e) => (e.preventDefault(), onOpen())}>
-        <span className="session-title">{displayTitle(meta.title)}</span>
+        <span className="session-head">
+          <span className="session-title">{displayTitle(meta.title)}</span>
+          <ForkBadge forked={meta.forked_from !== undefined} />
+        </span>
         <span className="session-info">
-          <StatusDot status={meta.status} reason={meta.status_reason} />
-          <span className="count">{meta.message_count} {meta.message_count === 1 ? 'message' : 'messages'}</span>
+          <StatusDot meta={meta} />
+          <PathCount sessionId={id} />
           <span className="age">{ago(meta.updated_at)}</span>
         </span>
       </a>
@@ -73,7 +79,7 @@ export const SessionRow = memo(function SessionRow({ meta, open, onOpen, onDelet
           <button type="button" title="Delete" aria-label="Delete chat" onClick={() => setMode('delete')}><Icon name="trash" /></button>
         </span>
       )}
-      {mode === 'export' && <ExportMenu within={row} onPick={exportAs} onClose={closeMenu} />}
+      {mode === 'export' && store && <ExportMenu store={store} sessionId={id} within={row} onClose={closeMenu} onError={report} />}
     </li>
   )
 })

@@ -1,14 +1,14 @@
-import type { SessionStatus } from '@colloquy/core'
+import type { SessionMeta } from '@colloquy/core'
+import { statusLabel } from 'chat-kit'
 import type { ReactNode } from 'react'
 
-const labels: Record<SessionStatus, string> = { idle: 'Idle', working: 'Replying', done: 'Done', error: 'Error' }
-
-/** A session's status as a coloured dot with its name; the reason (e.g. "interrupted") as a tooltip. */
-export function StatusDot({ status, reason }: { status: SessionStatus; reason?: string }): ReactNode {
+/** A session's status as a coloured dot with its name (the words of the message marks); why as a tooltip. */
+export function StatusDot({ meta }: { meta: Pick<SessionMeta, 'status' | 'status_reason'> }): ReactNode {
+  const s = statusLabel(meta)
   return (
-    <span className={`status status-${status}`} title={reason ? `${labels[status]}: ${reason}` : labels[status]}>
+    <span className={`status status-${s.state}`} title={s.detail} data-status={s.state}>
       <span className="dot" aria-hidden="true" />
-      {labels[status]}
+      {s.label}
     </span>
   )
 }

@@ -31,7 +31,7 @@ export function TopBar({ sessionId, syncConfigured, onSettings, onMenu, onOpen }
         <h1>{meta ? displayTitle(meta.title) : 'Colloquy'}</h1>
         {meta && (
           <span className="topbar-sub">
-            <StatusDot status={meta.status} reason={meta.status_reason} />
+            <StatusDot meta={meta} />
             {meta.forked_from && <ForkedFrom sessionId={meta.forked_from} onOpen={onOpen} />}
           </span>
         )}

@@ -1,6 +1,7 @@
 import type { TailItem } from '@colloquy/core'
 import { useMessageIds, useStore } from '@colloquy/react'
-import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode, type RefObject } from 'react'
+import { useFollowNewest } from 'chat-kit/react'
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
 import { MessageRow } from './MessageRow.js'
 
 interface Props {
@@ -8,30 +9,6 @@ interface Props {
   busy: boolean
   onFork(entryId: string): void
   empty: ReactNode
-}
-
-/** Stays pinned to the bottom while a reply streams in, unless the reader scrolled up. */
-function useStickToBottom(): { scroller: RefObject<HTMLDivElement | null>; content: RefObject<HTMLOListElement | null> } {
-  const scroller = useRef<HTMLDivElement>(null)
-  const content = useRef<HTMLOListElement>(null)
-  const stick = useRef(true)
-  useEffect(() => {
-    const el = scroller.current
-    const list = content.current
-    if (!el || !list) return
-    const onScroll = (): void => void (stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80)
-    // Rows re-render on their own as tokens arrive, so watch the list's size rather than renders.
-    const observer = new ResizeObserver(() => {
-      if (stick.current) el.scrollTop = el.scrollHeight
-    })
-    el.addEventListener('scroll', onScroll, { passive: true })
-    observer.observe(list)
-    return () => {
-      el.removeEventListener('scroll', onScroll)
-      observer.disconnect()
-    }
-  }, [])
-  return { scroller, content }
 }
 
 /**
@@ -56,7 +33,7 @@ type Row = { kind: 'entry'; id: string } | { kind: 'run'; ids: string[] }
 export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode {
   const store = useStore()
   const ids = useMessageIds({ session_id: sessionId })
-  const { scroller, content } = useStickToBottom()
+  const { scroller, content } = useFollowNewest<HTMLDivElement, HTMLOListElement>()
   const [loaded, setLoaded] = useState<Loaded | null>(null)
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set())
   const [error, setError] = useState<string | null>(null)
@@ -146,7 +123,7 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
       <ol className="messages" ref={content} aria-label="Messages" aria-busy={busy}>
         {rows.map((row, i) =>
           row.kind === 'entry' ? (
-            <MessageRow key={row.id} sessionId={sessionId} entryId={row.id} live={busy && i === rows.length - 1} busy={busy} onFork={onFork} />
+            <MessageRow key={row.id} sessionId={sessionId} entryId={row.id} live={busy && i === rows.length - 1} busy={busy} last={i === rows.length - 1} onFork={onFork} />
           ) : (
             <li key={`run:${row.ids[0]}`} className="run-collapsed" data-entries={row.ids.length}>
               <button type="button" className="link" onClick={() => void showAll(row.ids)}>

@@ -1,10 +1,13 @@
 import type { MessageEntry } from '@colloquy/core'
 import { useEntry } from '@colloquy/vue'
-import { messageText } from 'chat-kit'
+import { messageText, replyEnd } from 'chat-kit'
 import { defineComponent, h, shallowRef } from 'vue'
 import { useChat } from '../data/chat.js'
+import { openChat } from '../data/route.js'
 import { blocks } from './Blocks.js'
 import { BranchPicker } from './BranchPicker.js'
+import { LastReplyEnd } from './LastReplyEnd.js'
+import { replyEndMark } from './status.js'
 
 /** One message; it reads its own entry, so a streamed token re-renders this row only. */
 export const MessageRow = defineComponent({
@@ -13,6 +16,8 @@ export const MessageRow = defineComponent({
     entryId: { type: String, required: true },
     live: Boolean,
     busy: Boolean,
+    /** The newest message on the chat's path: the session's status tells how it ended. */
+    last: Boolean,
   },
   setup(props) {
     const entry = useEntry(() => props.sessionId, () => props.entryId)
@@ -46,7 +51,10 @@ export const MessageRow = defineComponent({
       const actions = [
         role === 'user' && parent_id !== null && action('Edit message', () => void (draft.value = messageText(message))),
         role === 'assistant' && action('Regenerate reply', () => void run(chat.regenerate(props.sessionId, props.entryId))),
+        action('Fork from here', () => void run(chat.fork(props.sessionId, props.entryId)).then((id) => id && openChat(id)), props.live),
       ]
+      const end = role !== 'assistant' || props.live ? null
+        : props.last ? h(LastReplyEnd, { sessionId: props.sessionId, message }) : replyEndMark(replyEnd(message, null, false))
       const body = draft.value !== null
         ? editor()
         : role === 'assistant' && message.content.length === 0
@@ -57,6 +65,7 @@ export const MessageRow = defineComponent({
         h('div', { class: 'message-main' }, [
           h('div', { class: 'bubble' }, body),
           draft.value === null && h('div', { class: 'message-foot' }, [
+            end,
             h(BranchPicker, { sessionId: props.sessionId, entryId: props.entryId, disabled: props.busy }),
             h('span', { class: 'actions' }, actions),
           ]),

@@ -1,7 +1,8 @@
 import { useSessions } from '@colloquy/vue'
 import { displayTitle } from 'chat-kit'
 import { defineComponent, h } from 'vue'
-import { statusDot } from './status.js'
+import { PathCount } from './PathCount.js'
+import { forkBadge, statusDot } from './status.js'
 
 /** The chats, most recently changed first, live across tabs. */
 export const Sidebar = defineComponent({
@@ -20,11 +21,8 @@ export const Sidebar = defineComponent({
           s.status === 'ready' && s.data.length === 0 && h('p', { class: 'muted pad' }, 'No chats yet.'),
           s.status === 'ready' && h('ul', s.data.map((meta) => h('li', { key: meta.session_id, class: ['session', meta.session_id === props.openId && 'open'] }, [
             h('a', { href: `#/c/${encodeURIComponent(meta.session_id)}`, onClick: (e: Event) => (e.preventDefault(), emit('open', meta.session_id)) }, [
-              h('span', { class: 'session-title' }, displayTitle(meta.title)),
-              h('span', { class: 'session-info' }, [
-                statusDot(meta.status),
-                h('span', { class: 'count' }, `${meta.message_count} ${meta.message_count === 1 ? 'message' : 'messages'}`),
-              ]),
+              h('span', { class: 'session-head' }, [h('span', { class: 'session-title' }, displayTitle(meta.title)), forkBadge(meta.forked_from !== undefined)]),
+              h('span', { class: 'session-info' }, [statusDot(meta), h(PathCount, { sessionId: meta.session_id })]),
             ]),
           ]))),
         ]),

@@ -1,5 +1,6 @@
 import { useMessageIds } from '@colloquy/vue'
-import { defineComponent, h, onBeforeUnmount, shallowRef, watch } from 'vue'
+import { followNewest } from 'chat-kit'
+import { defineComponent, h, onBeforeUnmount, onMounted, shallowRef } from 'vue'
 import { MessageRow } from './MessageRow.js'
 
 export const Transcript = defineComponent({
@@ -10,22 +11,18 @@ export const Transcript = defineComponent({
     const ids = useMessageIds(() => ({ session_id: props.sessionId }))
     const scroller = shallowRef<HTMLElement | null>(null)
     const content = shallowRef<HTMLElement | null>(null)
-    // Follow the reply as it streams in (rows grow without this component re-rendering).
-    const follow = new ResizeObserver(() => {
-      const el = scroller.value
-      if (el && el.scrollHeight - el.scrollTop - el.clientHeight < 160) el.scrollTop = el.scrollHeight
+    // The newest message stays in view while the reader is at the bottom (chat-kit's one rule).
+    let stop = (): void => {}
+    onMounted(() => {
+      if (scroller.value && content.value) stop = followNewest(scroller.value, content.value)
     })
-    watch(content, (el, old) => {
-      if (old) follow.unobserve(old)
-      if (el) follow.observe(el)
-    })
-    onBeforeUnmount(() => follow.disconnect())
+    onBeforeUnmount(() => stop())
     return () => {
       const list = ids.value.status === 'ready' ? ids.value.data : []
       return h('div', { class: 'transcript', ref: scroller }, [
         ids.value.status === 'ready' && list.length === 0 && h('div', { class: 'welcome' }, [h('h1', 'Say something'), h('p', { class: 'muted' }, 'Replies stream from the local model in this tab.')]),
         h('ol', { class: 'messages', ref: content, 'aria-label': 'Messages', 'aria-busy': String(props.busy) },
-          list.map((id, i) => h(MessageRow, { key: id, sessionId: props.sessionId, entryId: id, live: props.busy && i === list.length - 1, busy: props.busy }))),
+          list.map((id, i) => h(MessageRow, { key: id, sessionId: props.sessionId, entryId: id, live: props.busy && i === list.length - 1, busy: props.busy, last: i === list.length - 1 }))),
       ])
     }
   },

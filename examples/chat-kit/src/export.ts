@@ -1,7 +1,16 @@
 import type { Store } from '@colloquy/core'
-import { displayTitle } from 'chat-kit'
+import type { Exporter } from '@colloquy/formats'
 
-export type ExportKind = 'unified' | 'opa'
+export type { Exporter }
+import { displayTitle } from './text.js'
+
+/**
+ * What a chat can be exported as: every format `@colloquy/formats` writes (its `EXPORTERS`),
+ * loaded on first use like the importers (most visits never export).
+ */
+export async function exportFormats(): Promise<readonly Exporter[]> {
+  return (await import('@colloquy/formats')).EXPORTERS
+}
 
 /**
  * A file name from a session title: characters file systems refuse (and control characters)
@@ -30,17 +39,9 @@ export function download(blob: Blob, name: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 60_000)
 }
 
-/**
- * A stored session as a file: unified agent-history JSON (every branch) or an OPA archive
- * (the active path), named after the session title.
- */
-export async function exportSession(store: Store, session_id: string, kind: ExportKind): Promise<void> {
-  // Loaded on first use, like the importers: most visits never export.
-  const { exportOpa, exportUnified, readSession } = await import('@colloquy/formats')
+/** A stored session downloaded as `exporter` writes it, named after the session's title. */
+export async function exportChat(store: Store, session_id: string, exporter: Exporter): Promise<void> {
+  const { readSession } = await import('@colloquy/formats')
   const session = await readSession(store, session_id)
-  if (kind === 'unified') {
-    download(new Blob([exportUnified(session)], { type: 'application/json' }), fileNameFor(session.meta.title, 'json'))
-  } else {
-    download(new Blob([exportOpa(session)], { type: 'application/zip' }), fileNameFor(session.meta.title, 'opa'))
-  }
+  download(new Blob([exporter.write(session)], { type: exporter.mime }), fileNameFor(session.meta.title, exporter.extension))
 }

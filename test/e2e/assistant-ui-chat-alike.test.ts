@@ -1,0 +1,3 @@
+import { alikeSuite } from './alike-suite.js'
+
+alikeSuite('assistant-ui-chat')
