@@ -3,6 +3,7 @@ import { SessionError } from './errors.js'
 import type { SessionEntry } from './model.js'
 import { engineWrites } from './engine.js'
 import { once } from './once.js'
+import { fromStored, type StoredBytes } from './idb-blobs.js'
 import type { SessionHead, Storage } from './storage.js'
 import type { StorageShared, StorageWriter } from './idb-writer.js'
 
@@ -241,7 +242,8 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       return readonly([ENTRIES], (tx) => entriesOf(tx, id, count, first))
     },
     attachmentBytes(session_id, attachment_id) {
-      return readonly([BLOBS], (tx) => request(tx.objectStore(BLOBS).get([session_id, attachment_id]) as IDBRequest<Blob | undefined>))
+      // A Blob, or its bytes and type where the engine refuses Blobs (`idb-blobs.ts`).
+      return readonly([BLOBS], (tx) => request(tx.objectStore(BLOBS).get([session_id, attachment_id]) as IDBRequest<StoredBytes | undefined>).then(fromStored))
     },
     transact(work) {
       // The engine fetched the write half with its batch code: no await on the hot path.
