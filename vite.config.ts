@@ -1,15 +1,13 @@
 import { defineConfig } from 'vitest/config'
 import { playwright } from '@vitest/browser-playwright'
 import { engines } from './test/support/engine-provider.js'
+import { CHROMIUM_ARGS } from './test/support/engines.js'
 
 // Tests import workspace packages from their sources (the `source` export condition), so no
 // build is needed to run them; `pnpm build` produces the `dist/` that Node and users load.
 const conditions = ['source', 'module', 'browser', 'development|production']
 
-export const chromiumArgs = [
-  '--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
-]
+export const chromiumArgs = CHROMIUM_ARGS
 
 // The suites that also run in WebKit and Gecko: the store over each engine's own IndexedDB
 // (conformance, attachments, import, Web Locks, the commit paths, limits), and the format

@@ -37,6 +37,13 @@ export interface EnginePage {
 /** One user's storage: pages of one context share IndexedDB, locks and channels; contexts do not. */
 export interface EngineContext {
   newPage(): Promise<EnginePage>
+  /**
+   * Takes the context's pages off the network and back: `navigator.onLine`, the `offline` and
+   * `online` events, and requests failing meanwhile. Chromium and Gecko emulate it in the
+   * browser; classic WebDriver has no such command, so in WebKit the pages open now get the
+   * same three things from a script (requests fail in `fetch` as Safari's do: TypeError).
+   */
+  setOffline(offline: boolean): Promise<void>
   close(): Promise<void>
 }
 
@@ -183,6 +190,7 @@ async function launchChromiumEngine(): Promise<EngineBrowser> {
           p.on('pageerror', (e) => console.error('page error:', e.message))
           return page(p)
         },
+        setOffline: (offline) => ctx.setOffline(offline),
         close: () => ctx.close(),
       }
     },
@@ -234,6 +242,7 @@ async function launchWebKit(): Promise<EngineBrowser> {
       return run
     }
     let evals = 0
+    const pages: EnginePage[] = []
     const ctx: EngineContext = {
       async newPage() {
         let handle: string
@@ -263,9 +272,27 @@ async function launchWebKit(): Promise<EngineBrowser> {
           },
           waitForFunction: (fn, timeoutMs = 30_000) =>
             pollUntil('a condition in WebKit', () => inWindow(handle, () => wd('POST', `${s}/execute/sync`, { script: `return !!(${fn.toString()})()`, args: [] })), timeoutMs),
-          close: () => inWindow(handle, () => wd('DELETE', `${s}/window`)).then(() => undefined),
+          close: () => {
+            pages.splice(pages.indexOf(page), 1)
+            return inWindow(handle, () => wd('DELETE', `${s}/window`)).then(() => undefined)
+          },
         }
+        pages.push(page)
         return page
+      },
+      async setOffline(offline) {
+        for (const page of pages) {
+          await page.evaluate((off: boolean) => {
+            const w = window as unknown as { __colloquyFetch?: typeof fetch; __colloquyOffline?: boolean }
+            if (!w.__colloquyFetch) {
+              const real = (w.__colloquyFetch = window.fetch.bind(window))
+              Object.defineProperty(Navigator.prototype, 'onLine', { configurable: true, get: () => !w.__colloquyOffline })
+              window.fetch = (...a: Parameters<typeof fetch>) => (w.__colloquyOffline ? Promise.reject(new TypeError('Load failed')) : real(...a))
+            }
+            w.__colloquyOffline = off
+            window.dispatchEvent(new Event(off ? 'offline' : 'online'))
+          }, offline)
+        }
       },
       async close() {
         if (!contexts.delete(ctx)) return
@@ -347,7 +374,7 @@ async function launchFirefox(): Promise<EngineBrowser> {
           const { context } = await bidi<{ context: string }>('browsingContext.create', { type: 'tab', userContext })
           const call = async <T>(fn: (arg: never) => unknown, arg: unknown): Promise<T> => {
             const r = await bidi<{ type: string; result?: { type: string; value?: unknown }; exceptionDetails?: { text: string } }>('script.evaluate', {
-              expression: settleSource(fn, arg), target: { context }, awaitPromise: true, resultOwnership: 'none',
+              expression: settleSource(fn as (a: unknown) => unknown, arg), target: { context }, awaitPromise: true, resultOwnership: 'none',
             })
             if (r.type === 'exception') throw new Error(`in page: ${r.exceptionDetails?.text}`)
             const props = (r.result?.value ?? []) as [string, { value: string }][]
@@ -359,6 +386,9 @@ async function launchFirefox(): Promise<EngineBrowser> {
             waitForFunction: (fn, timeoutMs = 30_000) => pollUntil('a condition in Firefox', () => call(fn as never, undefined), timeoutMs),
             close: () => bidi('browsingContext.close', { context }).then(() => undefined),
           }
+        },
+        async setOffline(offline) {
+          await bidi('emulation.setNetworkConditions', { networkConditions: offline ? { type: 'offline' } : null, userContexts: [userContext] })
         },
         async close() {
           if (!contexts.delete(ctx)) return
