@@ -329,6 +329,10 @@ async function launchFirefox(): Promise<EngineBrowser> {
     ['datareporting.policy.dataSubmissionEnabled', false], ['toolkit.telemetry.reportingpolicy.firstRun', false], ['app.update.disabledForTesting', true],
     ['browser.aboutwelcome.enabled', false], ['network.captive-portal-service.enabled', false], ['browser.safebrowsing.update.enabled', false],
     ['extensions.update.enabled', false], ['browser.newtabpage.enabled', false], ['dom.disable_open_during_load', false],
+    // navigator.storage.persist() asks the user with a prompt nobody answers here: answered "allow".
+    ['dom.storageManager.prompt.testing', true], ['dom.storageManager.prompt.testing.allow', true],
+    // A small disk (200 MB for all sites, so 40 MB per site): the quota tests fill it in seconds.
+    ['dom.quotaManager.temporaryStorage.fixedLimit', 200 * 1024],
   ].map(([k, v]) => `user_pref("${k}", ${v});`).join('\n'))
   const firefox = start(FIREFOX, ['--headless', '--no-remote', '--profile', profile, '--remote-debugging-port=0'])
   const [, wsUrl] = await readUntil(firefox, 'stderr', /WebDriver BiDi listening on (ws:\/\/\S+)/, 'firefox-esr')

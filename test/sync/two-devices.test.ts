@@ -68,9 +68,49 @@ for (const engine of enginesUnderTest()) describe(engine, () => {
   })
 
   describe('two devices and a server', () => {
+    it('a device whose database is deleted under the running app (evicted) starts clean when opened again and pulls back everything pushed; only its outbox is lost', async () => {
+      const a = await device()
+      const context = contexts.at(-1)!
+      const texts = `return (await s.messages({ session_id: arg })).messages.map((m) => m.message.content[0].text)`
+      const { session_id } = await inStore<{ session_id: string }>(a, `
+        const { session_id } = await s.create({ title: 'Kept on the server' })
+        await s.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'pushed' }], timestamp: 1 } })
+        return { session_id }`)
+      await call(a, 'flush')
+      // Offline: this message waits in the outbox.
+      await context.setOffline(true)
+      await call(a, 'status', 'offline')
+      await inStore(a, `await s.append({ session_id: arg, message: { role: 'user', content: [{ type: 'text', text: 'unsent' }], timestamp: 2 } })`, session_id)
+      expect(await inStore(a, texts, session_id)).toEqual(['pushed', 'unsent'])
+      // The browser drops the site's data while the app runs (Safari after days unused; a user
+      // clearing it). The store steps aside: the deletion is not blocked.
+      await a.evaluate(() => new Promise<void>((resolve, reject) => {
+        const r = indexedDB.deleteDatabase('device')
+        r.onsuccess = () => resolve()
+        r.onerror = () => reject(r.error)
+      }))
+      // The running store writes nothing more (that would create the database again, holding
+      // a sync checkpoint past changes it no longer has): it says why.
+      const refused = await inStore<string>(a, `return s.append({ session_id: arg, message: { role: 'user', content: [{ type: 'text', text: 'late' }], timestamp: 3 } }).then(() => 'written', (e) => e.message)`, session_id)
+      expect(refused).toMatch(/^session\/storage: the database "device" was deleted while open/)
+      await context.setOffline(false)
+      await call(a, 'status', 'error')
+      expect(await a.evaluate(async () => (await indexedDB.databases()).map((d) => d.name))).not.toContain('device')
+      // The app opened again: a clean store, then sync brings back all the server has.
+      await a.goto(pageUrl)
+      await a.waitForFunction(() => 'device' in window)
+      await call(a, 'open', serverUrl, token)
+      await call(a, 'flush')
+      expect(await inStore(a, texts, session_id)).toEqual(['pushed'])
+      const fresh = await device()
+      await call(fresh, 'flush')
+      expect(await call(a, 'snapshot')).toEqual(await call(fresh, 'snapshot'))
+    })
+
     it('converge after offline edits, sibling branches from one parent, and a reply streamed while the other watches', async () => {
       const a = await device()
       const b = await device()
+      const [contextA, contextB] = contexts.slice(-2)
       const { session_id, root: rootId } = await inStore<{ session_id: string; root: string }>(a, `
         const { session_id } = await s.create({ title: 'Trip' })
         const r = await s.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'Plan a trip' }], timestamp: 1 } })
@@ -80,8 +120,8 @@ for (const engine of enginesUnderTest()) describe(engine, () => {
       expect(await inStore(b, `return (await s.messages({ session_id: arg })).messages.length`, session_id)).toBe(1)
 
       // Offline on both: each answers the same question on its own branch, B also renames.
-      await contexts[0].setOffline(true)
-      await contexts[1].setOffline(true)
+      await contextA!.setOffline(true)
+      await contextB!.setOffline(true)
       await call(a, 'status', 'offline')
       await call(b, 'status', 'offline')
       const reply = (text: string) => `{ role: 'assistant', content: [{ type: 'text', text: ${JSON.stringify(text)} }], model: 'm', provider: 'p', stop_reason: 'end', timestamp: 2 }`
@@ -95,8 +135,8 @@ for (const engine of enginesUnderTest()) describe(engine, () => {
       await inStore(b, `await s.setMeta({ session_id: arg, title: 'Trip (renamed offline)' })`, session_id)
       await inStore(a, `await s.setStatus({ session_id: arg, status: 'done', reason: 'answered' })`, session_id)
 
-      await contexts[0].setOffline(false)
-      await contexts[1].setOffline(false)
+      await contextA!.setOffline(false)
+      await contextB!.setOffline(false)
       for (const d of [a, b, a]) await call(d, 'flush')
 
       const children = await inStore<string[]>(a, `

@@ -13,7 +13,10 @@ import { blobsReady, toStored } from './idb-blobs.js'
 const done = (tx: IDBTransaction): Promise<void> =>
   new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve()
-    tx.onabort = tx.onerror = () => reject(tx.error ?? new DOMException('transaction aborted', 'AbortError'))
+    // A failed request's error reaches the transaction before the abort sets `tx.error` (Gecko
+    // reports a full quota this way): the request's error is the reason.
+    tx.onerror = (e) => reject((e.target as IDBRequest | null)?.error ?? tx.error ?? new DOMException('transaction aborted', 'AbortError'))
+    tx.onabort = () => reject(tx.error ?? new DOMException('transaction aborted', 'AbortError'))
   })
 const abort = (tx: IDBTransaction): void => {
   try {
