@@ -2,6 +2,7 @@ import { defineConfig } from 'vitest/config'
 import { playwright } from '@vitest/browser-playwright'
 import { engines } from './test/support/engine-provider.js'
 import { CHROMIUM_ARGS } from './test/support/engines.js'
+import { SupportReporter } from './test/engines/support-reporter.js'
 
 // Tests import workspace packages from their sources (the `source` export condition), so no
 // build is needed to run them; `pnpm build` produces the `dist/` that Node and users load.
@@ -39,6 +40,8 @@ const engineProject = (engine: 'webkit' | 'firefox') => ({
 export default defineConfig({
   resolve: { conditions },
   test: {
+    // After a run of every feature in every engine, the README's support table is written from it.
+    reporters: ['default', new SupportReporter()],
     projects: [
       {
         extends: true,

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { enginesUnderTest, launchEngine, type EngineBrowser } from '../support/engines.js'
+import '../support/engine-limit.js'
 
 // The engine driver every multi-page test stands on: in each engine, pages of one context share
 // an origin's IndexedDB, contexts do not, evaluation returns values and page errors reject.
@@ -43,8 +44,10 @@ for (const engine of enginesUnderTest()) {
     }, 120_000)
     afterAll(() => browser?.close())
 
-    it('reports its version; evaluates with an argument; a throw in the page rejects with its message', async () => {
+    it('reports its version; evaluates with an argument; a throw in the page rejects with its message', async ({ task }) => {
       expect(browser.version).toMatch(/\d+\.\d+/)
+      // The version the support table names (test/engines/support.ts).
+      task.meta.version = browser.version
       const ctx = await browser.newContext()
       const page = await ctx.newPage()
       await page.goto(url)

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ViteDevServer } from 'vite'
 import { enginesUnderTest, launchEngine, type EngineBrowser, type EngineContext, type EnginePage as Page } from '../support/engines.js'
 import { servePage } from '../support/page-server.js'
+import { noteLimit } from '../support/engine-limit.js'
 import { startServer as startServerProcess, type ServerProcess } from '../conformance/http-process.js'
 
 // Two devices (two browser contexts, each with its own IndexedDB) and one real server process:
@@ -68,7 +69,8 @@ for (const engine of enginesUnderTest()) describe(engine, () => {
   })
 
   describe('two devices and a server', () => {
-    it('a device whose database is deleted under the running app (evicted) starts clean when opened again and pulls back everything pushed; only its outbox is lost', async () => {
+    it('a device whose database is deleted under the running app (evicted) starts clean when opened again and pulls back everything pushed; only its outbox is lost', async (ctx) => {
+      if (engine === 'webkit') noteLimit(ctx, 'going offline is emulated in the page (classic WebDriver has no network emulation)')
       const a = await device()
       const context = contexts.at(-1)!
       const texts = `return (await s.messages({ session_id: arg })).messages.map((m) => m.message.content[0].text)`

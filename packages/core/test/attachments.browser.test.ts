@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { filter, firstValueFrom } from 'rxjs'
 import type { Store } from '../src/index.js'
 import { createDatabase, idbStores } from './idb-stores.js'
+import { noteLimit } from '../../../test/support/engine-limit.js'
 
 const { dbName, storeOn } = idbStores('attachments-browser')
 const bytesOf = async (b: Blob): Promise<number[]> => [...new Uint8Array(await b.arrayBuffer())]
@@ -45,8 +46,9 @@ async function refusesBlobs(): Promise<boolean> {
 const webkitAutomation = /AppleWebKit/.test(navigator.userAgent) && !/Chrome|Chromium|Firefox/.test(navigator.userAgent)
 
 describe('attachments over real IndexedDB', () => {
-  it('where the engine refuses Blobs (WebKit ephemeral), the bytes are kept with their type and read back as the same Blob', async () => {
+  it('where the engine refuses Blobs (WebKit ephemeral), the bytes are kept with their type and read back as the same Blob', async (ctx) => {
     expect(await refusesBlobs()).toBe(webkitAutomation)
+    if (webkitAutomation) noteLimit(ctx, 'IndexedDB refuses Blobs in the ephemeral (automation, private) session: attachment bytes are kept as an ArrayBuffer with their type')
     const name = dbName()
     const store = await storeOn(name)
     const { session_id } = await store.create({})

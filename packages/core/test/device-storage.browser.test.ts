@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { firstValueFrom, filter } from 'rxjs'
 import { SessionError, type StorageUsage } from '../src/index.js'
 import { idbStores, user } from './idb-stores.js'
+import { noteLimit } from '../../../test/support/engine-limit.js'
 
 // Storage a PWA can trust, in each engine: asking the browser to keep the site's data, usage
 // and quota as a live query, and a write the quota refuses reported as such with nothing kept.
@@ -45,8 +46,10 @@ describe('the browser storage behind a store', () => {
     expect((await store.messages({ session_id: other })).messages).toHaveLength(1)
   }, 120_000)
 
-  it('requestPersistence asks navigator.storage.persist() and storage$ reports what persisted() says (nulls and false where there is no Storage API)', async () => {
+  it('requestPersistence asks navigator.storage.persist() and storage$ reports what persisted() says (nulls and false where there is no Storage API)', async (ctx) => {
     const store = await storeOn(dbName())
+    if (!storageApi) noteLimit(ctx, 'no Storage API (navigator.storage) in the automation session: requestPersistence() is false, storage$ emits nulls')
+    if (firefox) noteLimit(ctx, 'persist() asks the user with a prompt (answered "allow" by a preference in the test profile)')
     const granted = await store.requestPersistence()
     const first = await firstValueFrom(store.storage$)
     if (!storageApi) {
