@@ -99,13 +99,30 @@ async function pollUntil(what: string, check: () => Promise<unknown>, timeoutMs:
 // --- Processes ---------------------------------------------------------------------------
 
 const children = new Set<ChildProcess>()
+/** Ends a child and everything it started (its process group: MiniBrowser, content processes). */
+const killGroup = (child: ChildProcess, signal: NodeJS.Signals): void => {
+  try {
+    process.kill(-child.pid!, signal)
+  } catch {
+    // already gone
+  }
+}
 process.once('exit', () => {
-  for (const c of children) c.kill('SIGKILL')
+  for (const c of children) killGroup(c, 'SIGKILL')
 })
 
+/**
+ * Starts `cmd` in a process group of its own, watched: a test worker may be ended without its
+ * `exit` handlers running, and a browser or Xvfb must not outlive it. The watchdog (a shell
+ * loop) ends the group once this process is gone.
+ */
 function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, fds = 3): ChildProcess {
-  const child = spawn(cmd, args, { env, stdio: Array.from({ length: fds }, (_, i) => (i === 0 ? 'ignore' : 'pipe')) })
+  const child = spawn(cmd, args, { env, detached: true, stdio: Array.from({ length: fds }, (_, i) => (i === 0 ? 'ignore' : 'pipe')) })
   children.add(child)
+  spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${child.pid} 2>/dev/null; do sleep 1; done; kill -TERM -${child.pid} 2>/dev/null; sleep 3; kill -KILL -${child.pid} 2>/dev/null`], {
+    detached: true,
+    stdio: 'ignore',
+  }).unref()
   child.once('exit', () => {
     children.delete(child)
     // Its own children (a browser's content processes) may hold the pipes open past its exit.
@@ -117,8 +134,8 @@ function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env
 async function stop(child: ChildProcess | undefined): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return
   const gone = new Promise((r) => child.once('exit', r))
-  child.kill('SIGTERM')
-  const t = setTimeout(() => child.kill('SIGKILL'), 5000)
+  killGroup(child, 'SIGTERM')
+  const t = setTimeout(() => killGroup(child, 'SIGKILL'), 5000)
   await gone
   clearTimeout(t)
 }
