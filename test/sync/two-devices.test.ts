@@ -150,7 +150,9 @@ for (const engine of enginesUnderTest()) describe(engine, () => {
       expect(snapA[session_id].meta).toMatchObject({ title: 'Trip (renamed offline)', status: 'done', status_reason: 'answered', message_count: 3, metadata: { owner: 'alice' } })
       expect(snapA[session_id].entries.find((e) => e.id === fromA)!.revision).toBe(8)
 
-      // A streams a new reply token by token while B's live query watches the same entry.
+      // A streams a new reply token by token while B's live query watches the same entry. A's tab
+      // comes to the front: Gecko runs a background tab's timers once a second.
+      await a.bringToFront()
       const live = await inStore<string>(a, `const r = await s.append({ session_id: arg, message: ${reply('')} }); return r.entry_id`, session_id)
       await call(a, 'flush')
       await call(b, 'flush')
