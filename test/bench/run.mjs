@@ -197,7 +197,7 @@ async function runBrowser(jobs, listFiles) {
   const url = `http://127.0.0.1:${server.address().port}/page.html`
   if (ENGINE !== 'chromium') {
     try {
-      return await runInEngine(jobs, built, url)
+      return await runInEngine(jobs, listFiles.filter((f) => built.includes(f)), built, url)
     } finally {
       server.close()
     }
@@ -263,9 +263,9 @@ async function runBrowser(jobs, listFiles) {
  * The same jobs in WebKit or Gecko through the tests' engine driver (bundled for Node here). One
  * page, loaded afresh for every workload (a navigation is a new realm). Firefox's profile is on
  * disk; WebKit's automation session keeps IndexedDB in memory (it is ephemeral), which its
- * figures must be read with. Files that did not import in Node are not asked for here.
+ * figures must be read with. Files that did not import in Node (`listed`) are asked the page.
  */
-async function runInEngine(jobs, built, url) {
+async function runInEngine(jobs, listed, built, url) {
   const rows = []
   const driver = join(outDir, 'engines.mjs')
   await esbuild({ entryPoints: [join(here, '../support/engines.ts')], outfile: driver, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'error' })
@@ -277,6 +277,15 @@ async function runInEngine(jobs, built, url) {
     const fresh = async () => {
       await page.goto(url)
       await page.waitForFunction(() => window.bench !== undefined, 60_000)
+    }
+    await fresh()
+    for (const file of listed) {
+      try {
+        const infos = await page.evaluate((f) => window.bench.list(f), file)
+        for (const info of infos) if (info.env === 'browser' && selected(info.id)) jobs.push({ file, info })
+      } catch (e) {
+        rows.push(errorRow(file, '-', e))
+      }
     }
     for (const job of jobs) {
       if (!built.includes(job.file)) continue
