@@ -36,6 +36,8 @@ export interface Tally {
 }
 export interface Support {
   versions: Partial<Record<EngineName, string>>
+  /** Limits of the engine itself that the driver's tests observed (not of one feature). */
+  browser: Partial<Record<EngineName, string[]>>
   features: Array<{ feature: string; engines: Partial<Record<EngineName, Tally>> }>
 }
 
@@ -52,7 +54,12 @@ export interface Outcome {
 /** The support data of a run's outcomes; undefined unless every feature ran in every engine. */
 export function supportOf(outcomes: readonly Outcome[]): Support | undefined {
   const versions: Support['versions'] = {}
-  for (const o of outcomes) if (o.suite === VERSION_SUITE && o.version) versions[o.engine] = o.version
+  const browser: Support['browser'] = {}
+  for (const o of outcomes) {
+    if (o.suite !== VERSION_SUITE) continue
+    if (o.version) versions[o.engine] = o.version
+    if (o.limit) (browser[o.engine] ??= []).push(o.limit)
+  }
   const features: Support['features'] = []
   for (const { feature, suites } of FEATURES) {
     const engines: Partial<Record<EngineName, Tally>> = {}
@@ -68,7 +75,7 @@ export function supportOf(outcomes: readonly Outcome[]): Support | undefined {
     features.push({ feature, engines })
   }
   if (ENGINE_ORDER.some((e) => !versions[e])) return undefined
-  return { versions, features }
+  return { versions, browser, features }
 }
 
 const cell = (t: Tally): string =>
@@ -86,7 +93,7 @@ export function renderTable(support: Support): string {
     '',
   ]
   for (const e of ENGINE_ORDER) {
-    const limits = support.features.flatMap((f) => f.engines[e]!.limits)
+    const limits = [...(support.browser[e] ?? []), ...support.features.flatMap((f) => f.engines[e]!.limits)]
     const notRun = support.features.flatMap((f) => f.engines[e]!.notRun.map((n) => `${f.feature}: ${n}`))
     if (!limits.length && !notRun.length) continue
     lines.push(`- **${ENGINE_TITLE[e]}**: ${[...new Set(limits)].map(esc).join('; ')}${limits.length && notRun.length ? '; ' : ''}${notRun.length ? `not tested here: ${notRun.map(esc).join('; ')}` : ''}.`)
