@@ -22,7 +22,8 @@ class EngineProvider implements BrowserProvider {
   }
 
   async openPage(sessionId: string, url: string): Promise<void> {
-    this.browser ??= launchEngine(this.engine)
+    // 40 MiB per site: the quota test (device-storage.browser.test.ts) fills it in seconds.
+    this.browser ??= launchEngine(this.engine, { siteQuotaMiB: 40 })
     const browser = await this.browser
     this.context ??= browser.newContext()
     const context = await this.context

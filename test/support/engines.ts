@@ -60,10 +60,18 @@ export interface EngineBrowser {
   close(): Promise<void>
 }
 
-export function launchEngine(engine: EngineName): Promise<EngineBrowser> {
+export interface LaunchOptions {
+  /**
+   * Gecko only: the storage each site may use, in MiB (Firefox gives a site a fifth of its
+   * temporary storage limit). For tests that fill a quota; the default is the browser's own.
+   */
+  siteQuotaMiB?: number
+}
+
+export function launchEngine(engine: EngineName, options: LaunchOptions = {}): Promise<EngineBrowser> {
   if (engine === 'chromium') return launchChromiumEngine()
   if (engine === 'webkit') return launchWebKit()
-  return launchFirefox()
+  return launchFirefox(options)
 }
 
 /** The engines a run covers: all three, or those named in COLLOQUY_ENGINES (comma-separated). */
@@ -346,7 +354,7 @@ async function launchWebKit(): Promise<EngineBrowser> {
 
 type BidiEvent = { method: string; params: Record<string, unknown> }
 
-async function launchFirefox(): Promise<EngineBrowser> {
+async function launchFirefox(options: LaunchOptions): Promise<EngineBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'colloquy-firefox-'))
   // A quiet profile: no first-run pages, updates, telemetry or background fetches.
   writeFileSync(join(profile, 'user.js'), [
@@ -356,8 +364,8 @@ async function launchFirefox(): Promise<EngineBrowser> {
     ['extensions.update.enabled', false], ['browser.newtabpage.enabled', false], ['dom.disable_open_during_load', false],
     // navigator.storage.persist() asks the user with a prompt nobody answers here: answered "allow".
     ['dom.storageManager.prompt.testing', true], ['dom.storageManager.prompt.testing.allow', true],
-    // A small disk (200 MB for all sites, so 40 MB per site): the quota tests fill it in seconds.
-    ['dom.quotaManager.temporaryStorage.fixedLimit', 200 * 1024],
+    // A small disk for quota tests (in KiB, five sites' worth).
+    ...(options.siteQuotaMiB ? [['dom.quotaManager.temporaryStorage.fixedLimit', options.siteQuotaMiB * 5 * 1024]] : []),
   ].map(([k, v]) => `user_pref("${k}", ${v});`).join('\n'))
   const firefox = start(FIREFOX, ['--headless', '--no-remote', '--profile', profile, '--remote-debugging-port=0'])
   const [, wsUrl] = await readUntil(firefox, 'stderr', /WebDriver BiDi listening on (ws:\/\/\S+)/, 'firefox-esr')

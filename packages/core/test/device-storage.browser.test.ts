@@ -20,8 +20,8 @@ const noise = (bytes: number): string => {
 
 describe('the browser storage behind a store', () => {
   // First: a persisted site (the next test asks for it) is not held to this quota.
-  // Only where the run gives the site a small quota: Firefox's test profile has 40 MB per site
-  // (test/support/engines.ts). Chromium's quota override (DevTools) did not hold for IndexedDB
+  // Only where the run gives the site a small quota: Firefox's test profile has 40 MiB per site
+  // (test/support/engine-provider.ts). Chromium's quota override (DevTools) did not hold for IndexedDB
   // values in these runs, and WebKitGTK has no Storage API; see the support table.
   it.skipIf(!firefox)('a write over the quota fails with session/storage "quota exceeded", nothing of that batch is kept, and the store writes on once there is room', async () => {
     const name = dbName()
