@@ -2,19 +2,48 @@ import { defineConfig } from 'vitest/config'
 import { playwright } from '@vitest/browser-playwright'
 import { fileURLToPath } from 'node:url'
 import { readmeBlocks } from './test/docs/readme-plugin.js'
+import { engines } from './test/support/engine-provider.js'
+import { CHROMIUM_ARGS } from './test/support/engines.js'
+import { SupportReporter } from './test/engines/support-reporter.js'
 
 // Tests import workspace packages from their sources (the `source` export condition), so no
 // build is needed to run them; `pnpm build` produces the `dist/` that Node and users load.
 const conditions = ['source', 'module', 'browser', 'development|production']
 
-export const chromiumArgs = [
-  '--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+export const chromiumArgs = CHROMIUM_ARGS
+
+// The suites that also run in WebKit and Gecko: the store over each engine's own IndexedDB
+// (conformance, attachments, import, Web Locks, the commit paths, limits), and the format
+// importers. The framework bindings' suites render the same store through React and Vue, whose
+// engine differences are not ours; they run in Chromium only.
+export const engineSuites = [
+  'test/conformance/idb.browser.test.ts', 'test/engines/*.browser.test.ts', 'packages/core/test/*.browser.test.ts',
+  'packages/formats/test/import.browser.test.ts',
 ]
+
+/** A browser project for one engine driven by the machine's own packages (see test/support/engines.ts). */
+const engineProject = (engine: 'webkit' | 'firefox') => ({
+  extends: true as const,
+  optimizeDeps: { include: ['rxjs', 'idb', 'nanoid', 'fflate', 'sql.js'] },
+  test: {
+    name: engine,
+    include: engineSuites,
+    testTimeout: 60_000,
+    browser: {
+      enabled: true,
+      headless: true,
+      screenshotFailures: false,
+      provider: engines(),
+      instances: [{ browser: engine }],
+    },
+  },
+})
 
 export default defineConfig({
   resolve: { conditions },
   test: {
+    // After a run of every feature in every engine, the README's support table is written from it.
+    reporters: ['default', new SupportReporter()],
     projects: [
       {
         extends: true,
@@ -56,6 +85,8 @@ export default defineConfig({
           },
         },
       },
+      engineProject('webkit'),
+      engineProject('firefox'),
     ],
   },
 })

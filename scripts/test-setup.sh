@@ -1,12 +1,18 @@
 #!/bin/sh
 # Run by `npm test` before anything else: makes sure this machine has what the tests start
-# (Chromium for the browser suites, PostgreSQL's server binaries for the PostgreSQL suites, curl
-# for the READMEs' examples, and the pinned pnpm). As root on Debian it installs what is missing (one `apt-get update`);
-# otherwise it names exactly what to install and stops.
+# (Chromium, WebKitGTK's MiniBrowser with WebKitWebDriver, Firefox ESR and Xvfb for the browser
+# suites, PostgreSQL's server binaries for the PostgreSQL suites, curl for the READMEs' examples,
+# and the pinned pnpm). All of them come from Debian's packages; no browser is downloaded from
+# anywhere else. As root on Debian it installs what is missing (one `apt-get update`); otherwise
+# it names exactly what to install and stops.
 set -eu
 
 missing=""
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
+[ -x /usr/bin/WebKitWebDriver ] && [ -x /usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser ] || missing="$missing webkit2gtk-driver"
+[ -x /usr/bin/firefox-esr ] || missing="$missing firefox-esr"
+# MiniBrowser needs an X display; the tests start an Xvfb of their own when DISPLAY is unset.
+command -v Xvfb >/dev/null 2>&1 || missing="$missing xvfb"
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
 command -v curl >/dev/null 2>&1 || missing="$missing curl"
 

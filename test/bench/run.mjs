@@ -20,7 +20,12 @@ const runId = Date.now().toString(36)
 // Under test/ so bundles resolve packages exactly as the workload sources do (`dist` is ignored
 // by git); one folder per run, so runs by several engineers do not clobber each other's bundles.
 const outDir = join(here, 'dist', `run-${runId}-${process.pid}`)
-const resultsFile = join(here, 'results.json')
+// BENCH_ENGINE=webkit|firefox runs the browser workloads in that engine (Debian's WebKitGTK
+// MiniBrowser or firefox-esr, driven as the tests drive them: test/support/engines.ts) and
+// writes results-<engine>.json; Chromium's stay in results.json.
+const ENGINE = process.env.BENCH_ENGINE ?? 'chromium'
+if (!['chromium', 'webkit', 'firefox'].includes(ENGINE)) throw new Error(`BENCH_ENGINE: unknown engine ${ENGINE} (chromium, webkit, firefox)`)
+const resultsFile = join(here, ENGINE === 'chromium' ? 'results.json' : `results-${ENGINE}.json`)
 const LOCK = join(os.tmpdir(), 'colloquy-bench.lock')
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 15 * 60_000)
 const CHROMIUM = '/usr/bin/chromium'
@@ -190,6 +195,13 @@ async function runBrowser(jobs, listFiles) {
 
   const server = await serve(pageDir)
   const url = `http://127.0.0.1:${server.address().port}/page.html`
+  if (ENGINE !== 'chromium') {
+    try {
+      return await runInEngine(jobs, listFiles.filter((f) => built.includes(f)), built, url)
+    } finally {
+      server.close()
+    }
+  }
   // A persistent context: Playwright's default contexts are incognito, where IndexedDB lives
   // in memory, and the benchmark must measure the on-disk database a real profile uses.
   const profile = mkdtempSync(join(os.tmpdir(), 'colloquy-bench-'))
@@ -245,6 +257,56 @@ async function runBrowser(jobs, listFiles) {
     rmSync(profile, { recursive: true, force: true })
   }
   return { rows, chromiumVersion }
+}
+
+/**
+ * The same jobs in WebKit or Gecko through the tests' engine driver (bundled for Node here). One
+ * page, loaded afresh for every workload (a navigation is a new realm). Firefox's profile is on
+ * disk; WebKit's automation session keeps IndexedDB in memory (it is ephemeral), which its
+ * figures must be read with. Files that did not import in Node (`listed`) are asked the page.
+ */
+async function runInEngine(jobs, listed, built, url) {
+  const rows = []
+  const driver = join(outDir, 'engines.mjs')
+  await esbuild({ entryPoints: [join(here, '../support/engines.ts')], outfile: driver, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'error' })
+  const { launchEngine } = await import(pathToFileURL(driver).href)
+  const browser = await launchEngine(ENGINE)
+  try {
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    const fresh = async () => {
+      await page.goto(url)
+      await page.waitForFunction(() => window.bench !== undefined, 60_000)
+    }
+    await fresh()
+    for (const file of listed) {
+      try {
+        const infos = await page.evaluate((f) => window.bench.list(f), file)
+        for (const info of infos) if (info.env === 'browser' && selected(info.id)) jobs.push({ file, info })
+      } catch (e) {
+        rows.push(errorRow(file, '-', e))
+      }
+    }
+    for (const job of jobs) {
+      if (!built.includes(job.file)) continue
+      log(`${job.info.id}: ${job.info.title}`)
+      try {
+        await fresh()
+        rows.push(...(await withTimeout(page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), { file: job.file, id: job.info.id, run: runId }), job.info.id)))
+      } catch (e) {
+        rows.push(errorRow(job.info.id, '-', e))
+      }
+      try {
+        await fresh()
+        await page.evaluate(() => window.bench.cleanup())
+      } catch (e) {
+        log(`  cleanup failed: ${errorText(e)}`)
+      }
+    }
+  } finally {
+    await browser.close()
+  }
+  return { rows, chromiumVersion: browser.version }
 }
 
 // ---- node workloads --------------------------------------------------------------------------
@@ -362,6 +424,7 @@ withRatios(rows)
 const cpus = os.cpus()
 let chromiumBinary
 try {
+  if (ENGINE !== 'chromium') throw new Error('another engine')
   chromiumBinary = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
 } catch {
   chromiumBinary = undefined
@@ -373,7 +436,7 @@ const results = {
   machine: {
     cores: cpus.length, cpu: cpus[0]?.model, memory_gb: +(os.totalmem() / 2 ** 30).toFixed(1),
     loadavg_start: load0.map((l) => +l.toFixed(2)), loadavg_end: os.loadavg().map((l) => +l.toFixed(2)),
-    platform: `${os.platform()} ${os.release()}`, node: process.version, chromium: chromiumBinary ?? chromiumVersion,
+    platform: `${os.platform()} ${os.release()}`, node: process.version, engine: ENGINE, chromium: chromiumBinary ?? chromiumVersion,
   },
   rows: merge(rows),
 }

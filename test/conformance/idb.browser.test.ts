@@ -15,7 +15,7 @@ const dropDatabase = (name: string): Promise<void> =>
 
 let n = 0
 conformanceSuite(
-  'conformance over IndexedDB (Chromium)',
+  'conformance over IndexedDB',
   storeFactory(() => {
     const name = `conformance-${Date.now()}-${++n}`
     return { storage: indexedDbStorage({ name }), cleanup: () => dropDatabase(name) }

@@ -3,7 +3,7 @@ import type { OpContext } from './context.js'
 import { Draft } from './draft.js'
 import type { AppliedOp, Flight, Pending } from './engine.js'
 import { operations } from './ops/index.js'
-import { Engine, SessionError, StaleHeadError, fold, jsonEqual } from './startup.js'
+import { Engine, SessionError, StaleHeadError, fold, jsonEqual, storageFailure } from './startup.js'
 import type { SessionEntry } from './model.js'
 import type { SessionState } from './state.js'
 import type { SessionHead, StorageReader } from './storage.js'
@@ -19,10 +19,7 @@ interface Scan {
   readonly internal: boolean
 }
 
-const storageError = (cause: unknown): SessionError =>
-  cause instanceof SessionError && cause.code === 'session/storage'
-    ? cause
-    : new SessionError('session/storage', `write failed: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause })
+const storageError = (cause: unknown): SessionError => storageFailure('write failed', cause)
 
 /** The engine's batch methods; `install` puts them on `Engine.prototype`, for every engine. */
 class Batches extends Engine {

@@ -3,6 +3,7 @@ import { SessionError } from './errors.js'
 import type { SessionEntry } from './model.js'
 import { engineWrites } from './engine.js'
 import { once } from './once.js'
+import { fromStored, type StoredBytes } from './idb-blobs.js'
 import type { SessionHead, Storage } from './storage.js'
 import type { StorageShared, StorageWriter } from './idb-writer.js'
 
@@ -84,6 +85,9 @@ export const request = <T>(r: IDBRequest<T>): Promise<T> =>
 export const sessionRange = (id: string): IDBKeyRange => IDBKeyRange.bound([id], [id, []])
 // Its entries only (entry ids are strings; the marker's key is a number):
 const entryRange = (id: string): IDBKeyRange => IDBKeyRange.bound([id, ''], [id, []])
+/** What every call gets once the database was deleted under the storage (see `blocking`). */
+const gone = (name: string): SessionError =>
+  new SessionError('session/storage', `the database "${name}" was deleted while open (the browser evicted this site's data, or it was cleared): open the store again to start clean`)
 export const isClosed = (e: unknown): boolean => e instanceof DOMException && e.name === 'InvalidStateError'
 /** Entries as read: the stamp is this module's business (deleting the last property keeps the object fast). */
 const strip = (records: Array<SessionEntry & Stamped>): SessionEntry[] => {
@@ -160,9 +164,14 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
           transaction.abort()
         }
       },
-      blocking() {
+      blocking(_current, next) {
         // Another tab wants a newer schema (or deletes the database): step aside now, reopen
         // on the next commit. An upgrade may rewrite records: nothing verified before holds.
+        // A deletion (no next version: the browser evicting the site's data, a user or the app
+        // clearing it) ends this storage: a write now would create an empty database holding
+        // only what this store writes next (a sync checkpoint past changes it no longer has).
+        // Opened again, a store starts clean there, and sync pulls everything back.
+        if (next === null) deleted = true
         distrust()
         void connection?.then((db) => db.close())
         connection = undefined
@@ -177,10 +186,11 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       (e: unknown) => (upgradeCode.value ? Promise.reject(e) : upgradeCode.load()!.then(connect)),
     )
   }
-  const db = (): Promise<IDBDatabase> => (connection ??= connect().catch((e) => {
+  let deleted = false
+  const db = (): Promise<IDBDatabase> => (deleted ? Promise.reject(gone(name)) : (connection ??= connect().catch((e) => {
     connection = undefined
     throw e
-  }))
+  })))
 
   const readonly = async <T>(stores: string[], fn: (tx: IDBTransaction) => Promise<T>): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
@@ -241,7 +251,8 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       return readonly([ENTRIES], (tx) => entriesOf(tx, id, count, first))
     },
     attachmentBytes(session_id, attachment_id) {
-      return readonly([BLOBS], (tx) => request(tx.objectStore(BLOBS).get([session_id, attachment_id]) as IDBRequest<Blob | undefined>))
+      // A Blob, or its bytes and type where the engine refuses Blobs (`idb-blobs.ts`).
+      return readonly([BLOBS], (tx) => request(tx.objectStore(BLOBS).get([session_id, attachment_id]) as IDBRequest<StoredBytes | undefined>).then(fromStored))
     },
     transact(work) {
       // The engine fetched the write half with its batch code: no await on the hot path.

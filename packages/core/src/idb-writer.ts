@@ -3,6 +3,7 @@ import { freshIncarnation } from './incarnation.js'
 import type { SessionEntry } from './model.js'
 import type { SessionHead, Storage, StorageReader, WriteSet } from './storage.js'
 import { writerLock } from './writer-lock.js'
+import { blobsReady, toStored } from './idb-blobs.js'
 
 // The write half of `indexedDbStorage` (`idb-storage.ts`): commit planning, read-write
 // transactions, stamp checks, trust and the writer lock. Fetched with the engine's batch code
@@ -12,7 +13,10 @@ import { writerLock } from './writer-lock.js'
 const done = (tx: IDBTransaction): Promise<void> =>
   new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve()
-    tx.onabort = tx.onerror = () => reject(tx.error ?? new DOMException('transaction aborted', 'AbortError'))
+    // A failed request's error reaches the transaction before the abort sets `tx.error` (Gecko
+    // reports a full quota this way): the request's error is the reason.
+    tx.onerror = (e) => reject((e.target as IDBRequest | null)?.error ?? tx.error ?? new DOMException('transaction aborted', 'AbortError'))
+    tx.onabort = () => reject(tx.error ?? new DOMException('transaction aborted', 'AbortError'))
   })
 const abort = (tx: IDBTransaction): void => {
   try {
@@ -184,6 +188,7 @@ export function storageWriter(shared: StorageShared): StorageWriter {
 
   /** One read-write transaction (admitted under the writer lock, where there is one). */
   const commit = async (work: Parameters<Storage['transact']>[0]): Promise<void> => {
+    let rebuilt = false
     for (let attempt = 0; ; attempt++) {
       // Admitted under the lock (`transact`), which is not let go before this commit settles:
       // trust read now stays valid through it, unless cleared (`epoch`).
@@ -252,6 +257,21 @@ export function storageWriter(shared: StorageShared): StorageWriter {
         // A streamed write failed at once (the transaction ended under us): the batch runs again
         // the usual way, and reports what fails then.
         if (broken) throw new StaleHeadError('')
+        // Blobs this database may refuse (`idb-blobs.ts`): asked, and their bytes read, before
+        // the transaction writes them. A transaction already open would end while that is
+        // awaited: it is taken back and the batch built again, its Blobs ready by then.
+        const blobs = blobsReady(name, database, BLOBS, writes)
+        if (blobs) {
+          if (tx && !rebuilt) {
+            rebuilt = true
+            abort(tx)
+            active--
+            await blobs
+            attempt--
+            continue
+          }
+          await blobs
+        }
         sessions = plan(writes, bases)
         // The stores written: an append touches `entries` alone.
         const scope = new Set([ENTRIES])
@@ -364,7 +384,7 @@ export function storageWriter(shared: StorageShared): StorageWriter {
           last = blobs!.delete(sessionRange(id))
         }
         for (const b of writes.blobs ?? []) {
-          if (b.op === 'put') last = blobs!.put(b.bytes, [b.session_id, b.attachment_id])
+          if (b.op === 'put') last = blobs!.put(toStored(name, b.bytes), [b.session_id, b.attachment_id])
           else if (b.op === 'delete') last = blobs!.delete([b.session_id, b.attachment_id])
         }
         for (const { b, bytes } of copies) if (bytes) last = blobs!.put(bytes, [b.session_id, b.attachment_id])

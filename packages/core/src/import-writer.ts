@@ -1,6 +1,6 @@
 import { createdEnvelope } from './emit-session.js'
 import type { Engine } from './engine.js'
-import { SessionError, invalid } from './errors.js'
+import { SessionError, invalid, storageFailure } from './errors.js'
 import { ImportCheck } from './import-check.js'
 import { claimImport, type ImportClaim } from './import-claim.js'
 import type { ImportAttachment } from './import.js'
@@ -45,8 +45,7 @@ export interface ImportWriter {
   abort(): Promise<void>
 }
 
-const storageError = (e: unknown): SessionError =>
-  e instanceof SessionError ? e : new SessionError('session/storage', `import failed: ${String(e)}`, { cause: e })
+const storageError = (e: unknown): SessionError => (e instanceof SessionError ? e : storageFailure('import failed', e))
 
 /** The entries per transaction an import writes: `chunkSize` when it is a positive integer, 2000 when unset. */
 export function chunkSizeOf(options: { chunkSize?: number }): number {

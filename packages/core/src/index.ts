@@ -8,6 +8,7 @@ export { createStore, type Store, type StoreOptions, type ApplyReplicaOptions, t
 export type { MetaField, ReplicaChange, ReplicaResult, ReplicaPolicy } from './replica.js'
 export { indexedDbStorage, type IndexedDbStorageOptions } from './idb-storage.js'
 export { memoryStorage } from './memory-storage.js'
+export type { StorageUsage } from './device-storage.js'
 export type { Storage, StorageReader, SessionHead, WriteSet, SideWrite } from './storage.js'
 export { branchOf, newestLeafUnder, type BranchPosition, type LiveMessagesRequest, type SessionTree } from './live.js'
 export type { SessionImport, ImportOptions, ImportAttachment } from './import.js'

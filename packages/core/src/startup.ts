@@ -9,7 +9,7 @@
 // imports it.
 export { fold } from './changes.js'
 export { Engine } from './engine.js'
-export { SessionError, invalid } from './errors.js'
+export { SessionError, invalid, storageFailure } from './errors.js'
 export {
   ALL, BLOBS, ENTRIES, MARK, SESSIONS, STAMPS, entriesOf, isClosed, request, sessionRange, type Stamp, type Stamped,
 } from './idb-storage.js'

@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs'
+import { Observable, defer, from, shareReplay, switchMap } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './changes.js'
 import type { IdKind, OpContext } from './context.js'
 import { Engine, engineBatches, type CallGuard, type CommitHook } from './engine.js'
@@ -13,6 +13,7 @@ import {
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
 } from './model.js'
 import type { AttachmentBytes } from './attachment-bytes.js'
+import type { StorageUsage } from './device-storage.js'
 import { once } from './once.js'
 import { startRelay } from './relay.js'
 import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from './replica.js'
@@ -117,6 +118,19 @@ export interface Store {
    * of sight), then `commit({ meta, active_leaf })` makes the session visible whole, or `abort()`.
    */
   beginImport(session_id: string, options?: BeginImportOptions): Promise<ImportWriter>
+  /**
+   * Asks the browser to keep this site's storage under pressure and from eviction
+   * (`navigator.storage.persist()`): true when it will. Safari grants it to an installed app,
+   * Chromium to an installed or bookmarked one, Firefox asks the user. False where there is no
+   * such API (Node, an insecure context).
+   */
+  requestPersistence(): Promise<boolean>
+  /**
+   * This site's storage usage and quota in bytes, and whether it is persisted, as a live query:
+   * read on subscribe, then after commits (at most about once a second). Nulls where the browser
+   * does not say. Usage counts the whole origin, not this store alone.
+   */
+  readonly storage$: Observable<StorageUsage>
   /** Resolves when everything issued so far is on disk. */
   flush(): Promise<void>
   close(): Promise<void>
@@ -171,6 +185,8 @@ const code = {
   bytes: once(() => Promise.all([import('./attachment-bytes.js'), opCode('session::get-attachment'), engineBatches.load()]).then(([m]) => m)),
   cache: once(() => import('./cache.js')),
   ids: once(() => import('./ids.js')),
+  /** Usage, quota and persistence (`device-storage.ts`): apps that show them fetch it. */
+  device: once(() => import('./device-storage.js')),
 }
 /** Fetched with the first call, as the operations that make ids are. */
 const defaultId = (kind: IdKind): string => code.ids.value!.defaultId(kind)
@@ -335,6 +351,11 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       const leaf = s?.entries?.has(entry_id) ? newestLeafUnder(s as Required<typeof s>, entry_id) : entry_id
       return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
     },
+    requestPersistence: () => (code.device.value ? code.device.value.requestPersistence() : code.device.load()!.then((m) => m.requestPersistence())),
+    storage$: defer(() => from(code.device.value ? [code.device.value] : code.device.load()!)).pipe(
+      switchMap((m) => m.storageUsage$(engine.commits)),
+      shareReplay({ bufferSize: 1, refCount: true }),
+    ),
     importSession: (data, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.importSession(engine, data, opts)),
     beginImport: (id, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.beginImport(engine, id, opts)),
     async flush() {
