@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Browser, BrowserContext, Page } from 'playwright'
 import type { ViteDevServer } from 'vite'
 import { INTERRUPTED_REASON } from '../../packages/parts/src/index.js'
-import { launchChromium, servePage } from '../support/page-server.js'
+import { launchChromium } from '../e2e/harness.js'
+import { servePage } from '../support/page-server.js'
 
 // Replies across real tabs (pages of one origin in Chromium, one database, one lock manager):
 // the tab writing a reply closes mid-stream, and the tabs left must see the reply end at once,
