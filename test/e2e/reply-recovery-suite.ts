@@ -14,27 +14,25 @@ interface AppUi {
   stop(page: Page): Locator
   send(page: Page): Locator
   assistant(page: Page): Locator
-  /** The app's mark of an interrupted reply (one place to change when the apps' look changes). */
+  /** The mark of an interrupted reply: the same on the message in every app (chat-kit's `replyEnd`). */
   interrupted(page: Page): Locator
 }
 
-const kit: Omit<AppUi, 'interrupted'> = {
+const interrupted = (page: Page): Locator => page.locator('[data-reply-end="interrupted"]')
+const kit: AppUi = {
   stop: (page) => page.getByRole('button', { name: 'Stop reply' }),
   send: (page) => page.getByRole('button', { name: 'Send message' }),
   assistant: (page) => page.locator('li.message[data-role="assistant"]'),
+  interrupted,
 }
-const framework: Omit<AppUi, 'interrupted'> = {
+const framework: AppUi = {
   stop: (page) => page.getByRole('button', { name: 'Stop', exact: true }),
   send: (page) => page.getByRole('button', { name: 'Send', exact: true }),
   assistant: (page) => page.locator('[data-role="assistant"]'),
+  interrupted,
 }
 
-const apps: Record<Example, AppUi> = {
-  'react-chat': { ...kit, interrupted: (page) => page.locator('.topbar .status[title="Error: interrupted: the tab writing this reply closed"]') },
-  'vue-chat': { ...kit, interrupted: (page) => page.locator('.topbar .status.status-error') },
-  'assistant-ui-chat': { ...framework, interrupted: (page) => page.locator('[data-status="interrupted"]') },
-  'ai-sdk-chat': { ...framework, interrupted: (page) => page.getByRole('alert').filter({ hasText: /^Interrupted/ }) },
-}
+const apps: Record<Example, AppUi> = { 'react-chat': kit, 'vue-chat': kit, 'assistant-ui-chat': framework, 'ai-sdk-chat': framework }
 
 const textOf = async (row: Locator): Promise<string> => ((await row.textContent()) ?? '').replace(/\s+/g, ' ').trim()
 
