@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { enginesUnderTest, launchEngine, type EngineBrowser, type EngineContext, type EnginePage as Page } from '../support/engines.js'
 import { noteLimit } from '../support/engine-limit.js'
 import { expectedReply } from './chat-page.js'
-import { buildExample, serve, type Served } from './harness.js'
+import { buildExample, removeBuild, serve, type Served } from './harness.js'
 
 // The demo's main path (send, stream, edit into a branch, switch branches, reload, offline) in
 // each engine, through the engine driver: Chromium (Playwright), WebKit (WebKitWebDriver and
@@ -126,6 +126,9 @@ async function ask(page: Page, prompt: string, rowsBefore: number): Promise<numb
 beforeAll(async () => {
   outDir = await buildExample('react-chat')
 }, 180_000)
+afterAll(() => {
+  if (outDir) removeBuild(outDir)
+})
 
 for (const engine of enginesUnderTest()) describe(engine, () => {
   let browser: EngineBrowser
