@@ -14,8 +14,10 @@ let outDir: string
 
 // --- In the page: the user's actions and what they see ---------------------------------------
 
+type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>
+
 /** Runs `check(arg)` in the page until it returns something truthy; resolves with that. */
-async function waitFor<A, T>(page: Page, check: (arg: A) => T, arg: A, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+async function waitFor<A, T>(page: Page, check: (arg: A) => T, arg: A, what: string, timeoutMs = 20_000): Promise<Truthy<T>> {
   return page.evaluate(async ({ src, arg, what, timeoutMs }) => {
     const fn = new Function(`return (${src})`)() as (a: unknown) => unknown
     const deadline = Date.now() + timeoutMs
@@ -26,7 +28,7 @@ async function waitFor<A, T>(page: Page, check: (arg: A) => T, arg: A, what: str
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
       await new Promise((r) => setTimeout(r, 20))
     }
-  }, { src: check.toString(), arg, what, timeoutMs }) as Promise<NonNullable<T>>
+  }, { src: check.toString(), arg, what, timeoutMs }) as Promise<Truthy<T>>
 }
 
 /** What the page shows: the rows' roles and texts, the pickers, the chat's state. */
