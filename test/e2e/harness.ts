@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright'
@@ -16,9 +16,14 @@ const configOf = (example: Example): { root: string; configFile: string } => ({
   configFile: `${repo}examples/${example}/vite.config.ts`,
 })
 
-/** A production build of an example into test/e2e/.tmp; resolves with its directory. */
+/**
+ * A production build of an example into a directory of its own under test/e2e/.tmp; resolves
+ * with it. Of its own, because test files run at once in several workers, and a build empties
+ * its directory first: a shared one would be emptied under another file's running server.
+ */
 export async function buildExample(example: Example): Promise<string> {
-  const outDir = `${repo}test/e2e/.tmp/${example}`
+  mkdirSync(`${repo}test/e2e/.tmp`, { recursive: true })
+  const outDir = mkdtempSync(`${repo}test/e2e/.tmp/${example}-`)
   // Vitest runs with NODE_ENV=test, which would make Vite build in development mode (no
   // service worker, React's dev build): what users get is a production build.
   const saved = process.env.NODE_ENV
@@ -30,6 +35,9 @@ export async function buildExample(example: Example): Promise<string> {
   }
   return outDir
 }
+
+/** Removes a build `buildExample` made. */
+export const removeBuild = (outDir: string): void => rmSync(outDir, { recursive: true, force: true })
 
 /** A free TCP port on 127.0.0.1. */
 export const freePort = (): Promise<number> =>
@@ -106,6 +114,7 @@ export function useExample(example: Example): ExampleSuite {
   afterAll(async () => {
     await browser?.close()
     await served?.close()
+    if (outDir) removeBuild(outDir)
   })
   beforeEach(async () => {
     context = await browser!.newContext({ viewport: { width: 1280, height: 800 } })

@@ -6,7 +6,7 @@ import { importTranscript } from '../../packages/formats/src/index.js'
 import { nodeSqlite } from '../../packages/formats/src/node.js'
 import { DB, openCodeDb } from '../../packages/formats/test/fixtures/opencode.js'
 import { chats, composer, picker, rows, rowText } from './chat-page.js'
-import { buildExample, launchChromium, screenshot, serve, type Served } from './harness.js'
+import { buildExample, launchChromium, removeBuild, screenshot, serve, type Served } from './harness.js'
 
 // Transcripts from other tools in the React demo: dropped on the app or picked with "Import…",
 // imported with progress and opened; every chat exports as unified JSON or an OPA archive.
@@ -36,6 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await served?.close()
+  if (outDir) removeBuild(outDir)
 })
 beforeEach(async () => {
   context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true })

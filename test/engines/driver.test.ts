@@ -54,6 +54,16 @@ for (const engine of enginesUnderTest()) {
       expect(await page.evaluate((a: { n: number }) => ({ twice: a.n * 2, origin: location.origin }), { n: 21 })).toEqual({ twice: 42, origin: url.slice(0, -1) })
       expect(await page.evaluate(async () => undefined)).toBeNull()
       await expect(page.evaluate(() => { throw new TypeError('nope') })).rejects.toThrow(/TypeError: nope/)
+      // A result the script protocols cannot carry (they go through JSON) rejects, and at once:
+      // it must not leave the evaluation unsettled until its timeout. Playwright has a
+      // serializer of its own that carries cycles.
+      if (engine !== 'chromium') {
+        await expect(page.evaluate(() => {
+          const cycle: Record<string, unknown> = {}
+          cycle.self = cycle
+          return cycle
+        })).rejects.toThrow(/TypeError: .*cycl/i)
+      }
       await ctx.close()
     })
 

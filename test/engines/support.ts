@@ -20,7 +20,7 @@ export const FEATURES: ReadonlyArray<{ readonly feature: string; readonly suites
   { feature: 'Imports (core, transcript formats)', suites: ['packages/core/test/import.browser.test.ts', 'packages/formats/test/import.browser.test.ts'] },
   { feature: 'Two tabs (relay, lock handover)', suites: ['test/tabs/two-tabs.test.ts'] },
   { feature: 'Sync with a server (offline, eviction)', suites: ['test/sync/two-devices.test.ts'] },
-  { feature: 'Storage API (persistence, usage, quota)', suites: ['packages/core/test/device-storage.browser.test.ts'] },
+  { feature: 'Storage API (persistence, usage, quota)', suites: ['packages/core/test/device-storage.browser.test.ts'] },  { feature: 'Demo app end to end (send, stream, edit, branch, reload, offline)', suites: ['test/e2e/react-chat-engines.test.ts'] },
 ]
 /** The suite whose tests record each engine's version. */
 export const VERSION_SUITE = 'test/engines/driver.test.ts'

@@ -89,10 +89,15 @@ const WebSocket = requireHere(join(dirname(requireHere.resolve('ws/package.json'
 
 // --- Evaluation, the same for the two engines driven through a script string ---------------
 
-/** The page-side source that runs `fn(arg)` and settles to `{ ok: json }` or `{ err: message }`. */
+/**
+ * The page-side source that runs `fn(arg)` and settles to `{ ok: json }` or `{ err: message }`.
+ * The result is serialized inside the same chain the error handler covers: a result JSON cannot
+ * hold (a DOM node, a cycle, a BigInt) is an error too, never an evaluation that never settles.
+ */
 function settleSource<A>(fn: (arg: A) => unknown, arg: A | undefined): string {
   return `(async () => (${fn.toString()})(JSON.parse(${JSON.stringify(JSON.stringify(arg ?? null))})))()` +
-    `.then((v) => ({ ok: JSON.stringify(v === undefined ? null : v) }), (e) => ({ err: String(e && e.stack ? (e.name + ': ' + e.message + '\\n' + e.stack) : e) }))`
+    `.then((v) => ({ ok: JSON.stringify(v === undefined ? null : v) }))` +
+    `.catch((e) => ({ err: String(e && e.stack ? (e.name + ': ' + e.message + '\\n' + e.stack) : e) }))`
 }
 
 function settled<T>(r: { ok?: string; err?: string }): T {
