@@ -31,6 +31,7 @@ class Batches extends Engine {
    * it). Two in flight at most: what arrives meanwhile gathers into the next batch.
    */
   protected override pump(): void {
+    if (this.flights.length) this.overtake()
     while (this.queue.length) {
       const prev = this.flights.at(-1)
       if (prev && (this.flights.length > 1 || !prev.draft || !this.storage.ordered)) return
@@ -43,7 +44,7 @@ class Batches extends Engine {
       if (prev && !this.buildsOn(scan, prev.draft!)) return
       const batch = this.queue.splice(0, end)
       this.rewritten = { count: 0 }
-      const flight: Flight = { prev, done: Promise.resolve(), started: performance.now() }
+      const flight: Flight = { prev, done: Promise.resolve(), started: performance.now(), writes: writesOf(batch, scan) }
       this.flights.push(flight)
       flight.done = this.run(batch, source, scan, flight).finally(() => {
         this.flights.splice(this.flights.indexOf(flight), 1)
@@ -60,6 +61,54 @@ class Batches extends Engine {
           idle?.()
         }
       })
+    }
+  }
+
+  /**
+   * Answers at once, from the committed state, the queued reads of one session that no write
+   * ahead of them (in flight or queued before them) may touch: such a read's answer is the same
+   * whether it waits or not, so it does not wait for other sessions' commits (a server's other
+   * principals: one principal's 1 MB push takes hundreds of milliseconds to commit, fsync or
+   * database round trips included, and two may be in flight with more queued). Reads and writes
+   * of one session keep their issue order, and nothing a read sees is uncommitted. A write whose
+   * sessions are not known before it runs (`Flight.writes`, `writesOf`) stops the scan: what
+   * follows it waits as before. A read that needs entries not yet in memory waits too (loading
+   * them would let a later write commit before it reads).
+   */
+  private overtake(): void {
+    const barred = new Set<string>()
+    for (const f of this.flights) {
+      if (!f.writes) return
+      for (const id of f.writes) barred.add(id)
+    }
+    let answered: Pending[] | undefined
+    let kept = 0
+    for (let i = 0; i < this.queue.length; i++) {
+      const p = this.queue[i]
+      if (p.fn !== 'internal' && !operations[p.fn].write) {
+        const id = p.req.session_id
+        if (SESSION_READS.has(p.fn) && typeof id === 'string' && !barred.has(id) && (!operations[p.fn].entries || this.state.sessions.get(id)?.entries !== undefined || !this.state.sessions.has(id))) {
+          ;(answered ??= []).push(p)
+          continue
+        }
+      } else {
+        const writes = writesOf([p])
+        if (!writes) {
+          // The rest keep their place behind a write of unknown reach.
+          if (answered) for (let j = i; j < this.queue.length; j++) this.queue[kept++] = this.queue[j]
+          break
+        }
+        for (const id of writes) barred.add(id)
+      }
+      if (answered) this.queue[kept] = p
+      kept++
+    }
+    if (!answered) return
+    this.queue.length = kept
+    const draft = new Draft(this.state)
+    for (const p of answered) {
+      this.cache?.touch(p.req.session_id!)
+      this.settle(p, draft)
     }
   }
 
@@ -432,6 +481,32 @@ function holdingBackNewest(put: (session_id: string, entry: SessionEntry) => voi
     },
     flush,
   }
+}
+
+/**
+ * Reads that read nothing but the session `req.session_id` names (its head, its entries): one
+ * may be answered ahead of writes to other sessions (see `overtake`).
+ */
+const SESSION_READS: ReadonlySet<Pending['fn']> = new Set(['session::get', 'session::get-message', 'session::messages', 'session::messages-tail', 'session::messages-range'])
+
+/**
+ * Every session `batch` may write, when that is known before it runs: reads write none, and an
+ * internal step names its sessions (`Pending.sessions`: what it reads fresh is what it writes).
+ * Undefined for an operation's write: some make sessions under ids chosen inside them.
+ */
+function writesOf(batch: readonly Pending[], scan?: Scan): ReadonlySet<string> | undefined {
+  if (scan && !scan.writes) return new Set()
+  const out = new Set<string>()
+  for (const p of batch) {
+    if (p.fn !== 'internal') {
+      if (operations[p.fn].write) return undefined
+      continue
+    }
+    if (!p.sessions) return undefined
+    for (const id of p.sessions) out.add(id)
+    if (typeof p.req.session_id === 'string') out.add(p.req.session_id)
+  }
+  return out
 }
 
 /** The sessions a draft writes. */

@@ -34,6 +34,13 @@ export interface Flight {
   draft?: Draft
   /** The draft that committed: a batch built on this one checks it is the one it built on. */
   committed?: Draft
+  /**
+   * Every session the batch may write, when that is known before it runs (reads write none; a
+   * replicated or imported step names its sessions); undefined when not (a fork or a create
+   * makes a session under an id chosen inside it). Reads of other sessions need not wait for it
+   * (see `overtake` in `engine-batches.ts`).
+   */
+  writes?: ReadonlySet<string>
 }
 
 

@@ -6,7 +6,10 @@ import type { PreparedAttachment } from './attachments.js'
 
 export interface OpSpec<K extends FunctionId> {
   run(d: Draft, req: FunctionMap[K][0], ctx: OpContext): FunctionMap[K][1]
-  /** Reads take no transaction; they still run in issue order with the writes around them. */
+  /**
+   * Reads take no transaction; they still run in issue order with the writes around them that
+   * may touch their session (a read of one session need not wait for other sessions' commits).
+   */
   write: boolean
   /** Whether the operation needs the session's entries in memory. */
   entries: boolean
