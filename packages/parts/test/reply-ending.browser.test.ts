@@ -13,12 +13,11 @@ async function ask(store: Store, session_id: string): Promise<string> {
   return entry_id
 }
 
-async function reply(store: Store, session_id: string): Promise<AssistantMessage & { id: string }> {
-  const message = (id: string) => store.getMessage({ session_id, entry_id: id }).then((r) => {
-    if (r?.entry.kind !== 'message' || r.entry.message.role !== 'assistant') throw new Error(`${id} is not a reply`)
-    return { ...r.entry.message, id }
-  })
-  return message
+/** Reads a reply of the session back from the store. */
+const reply = (store: Store, session_id: string) => async (id: string): Promise<AssistantMessage & { id: string }> => {
+  const r = await store.getMessage({ session_id, entry_id: id })
+  if (r?.entry.kind !== 'message' || r.entry.message.role !== 'assistant') throw new Error(`${id} is not a reply`)
+  return { ...r.entry.message, id }
 }
 
 const text = (t: string) => [{ type: 'text' as const, text: t }]
@@ -27,7 +26,7 @@ describe('the reply writer records how a reply ended on its message', () => {
   it('a stopped reply is `aborted`, a failed one `error` with its reason, a finished one `end`; each keeps it after the next reply', async () => {
     const store = await open()
     const session_id = await createThread(store)
-    const read = await reply(store, session_id)
+    const read = reply(store, session_id)
 
     const stopped = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
     stopped.update(text('Once upon'))
@@ -53,7 +52,7 @@ describe('the reply writer records how a reply ended on its message', () => {
   it('recovering a reply whose tab closed marks its message interrupted, and only an unfinished reply', async () => {
     const store = await open()
     const session_id = await createThread(store)
-    const read = await reply(store, session_id)
+    const read = reply(store, session_id)
     // What a closed writer tab leaves: its reply entry (content so far, `end` as appended) as the
     // leaf, the session `working`, and no reply lock held.
     const { entry_id } = await store.append({ session_id, parent_id: await ask(store, session_id), message: { role: 'assistant', content: text('Half a'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
