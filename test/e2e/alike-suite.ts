@@ -126,15 +126,17 @@ export function alikeSuite(example: Example): void {
       for (const p of [page, other]) {
         const mark = rows(p, 'assistant').last().locator('[data-reply-end]')
         await expect.poll(() => mark.textContent().catch(() => null), { timeout: 15_000 }).toBe('Interrupted')
-        // The session holds how its last reply ended: the mark moved to the newest reply.
-        expect(await marks(p).allTextContents()).toEqual(['Interrupted'])
+        // Each reply keeps how it ended: the stopped one is still marked beside the interrupted one.
+        await expect.poll(() => marks(p).allTextContents(), { timeout: 10_000 }).toEqual(['Stopped', 'Interrupted'])
         // No other vocabulary: no "Error", no raw reason.
         expect(await p.getByText(/^Error$|interrupted: the tab/).count()).toBe(0)
       }
       await screenshot(other, `${example}-reply-ends`)
       // …and the chat takes a new message.
       await ask(other, 'hello again')
-      expect(await marks(other).count()).toBe(0)
+      // …and the earlier replies keep their marks after the next one ends (they are on the messages, not the session).
+      expect(await rows(other, 'assistant').last().locator('[data-reply-end]').count()).toBe(0)
+      expect(await marks(other).allTextContents()).toEqual(['Stopped', 'Interrupted'])
     })
 
     it('opens a chat at its newest message, follows new messages at the bottom, and leaves the scroll alone once the reader scrolled up', async () => {

@@ -1,5 +1,5 @@
-import { SessionError, type Store } from '@colloquy/core'
-import { replyLock } from '@colloquy/parts'
+import { SessionError, type ContentBlock, type Store } from '@colloquy/core'
+import { replyEnding, replyLock } from '@colloquy/parts'
 import { LOCAL_MODEL, replySteps, tokensOf, type ModelInput } from './model.js'
 
 export interface GenerateOptions {
@@ -31,6 +31,8 @@ export function generateReply(
   const { session_id, parent_id } = at
   const delay = options.delayMs ?? 24
   return withLock(replyLock(session_id), async () => {
+    // The reply so far, to record on it how it ended if a write fails.
+    let reply: { entry_id: string; content: ContentBlock[] } | null = null
     try {
       await store.setStatus({ session_id, status: 'working', reason: 'replying' })
       const { entry_id } = await store.append({
@@ -38,23 +40,28 @@ export function generateReply(
         parent_id,
         message: { role: 'assistant', content: [], stop_reason: 'end', timestamp: Date.now(), ...LOCAL_MODEL },
       })
+      reply = { entry_id, content: [] }
       let output = 0
       for (const content of replySteps(input)) {
         if (options.signal?.aborted) break
         await store.updateMessage({ session_id, entry_id, content })
+        reply.content = content
         output++
         await sleep(delay)
       }
+      const stopped = options.signal?.aborted === true
       const last = await store.getMessage({ session_id, entry_id })
       if (last?.entry.kind === 'message') {
         const usage = { input: tokensOf(input.prompt).length, output }
-        await store.updateMessage({ session_id, entry_id, content: last.entry.message.content, usage })
+        // A stopped reply says so on its message too: the session tells only of its newest reply.
+        await store.updateMessage({ session_id, entry_id, content: last.entry.message.content, usage, ...replyEnding({ stopped }) })
       }
-      await store.setStatus({ session_id, status: 'done', reason: options.signal?.aborted ? 'stopped' : null })
+      await store.setStatus({ session_id, status: 'done', reason: stopped ? 'stopped' : null })
       return entry_id
     } catch (e) {
       // The session was deleted mid-reply (here or in another tab): nothing is left to report to.
       if (e instanceof SessionError && e.code === 'session/not_found') return null
+      if (reply) await store.updateMessage({ session_id, ...reply, ...replyEnding({ error: e }) }).catch(() => {})
       await store.setStatus({ session_id, status: 'error', reason: e instanceof Error ? e.message : String(e) }).catch(() => {})
       throw e
     }

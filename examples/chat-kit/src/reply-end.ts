@@ -18,22 +18,29 @@ const end = (state: ReplyEndState, detail: string): ReplyEnd => ({ state, label:
 /** A reply that failed before it had a message to mark (the request failed at once): said beside the chat. */
 export const failedReply = (reason: string): ReplyEnd => end('failed', reason || 'The reply failed')
 
-/** The end of the session's last reply, as the reply writer left it on the session. */
-function sessionEnd(meta: SessionMeta): ReplyEnd | null {
-  const reason = meta.status_reason ?? ''
-  if (meta.status === 'done' && reason === STOPPED_REASON) return end('stopped', 'Stopped before the reply finished')
-  if (meta.status !== 'error') return null
+const stopped = (): ReplyEnd => end('stopped', 'Stopped before the reply finished')
+
+/** A reply that ended in an error: interrupted when its writer tab closed, else failed. */
+function failure(reason: string): ReplyEnd {
   // A closed writer tab (however it is noticed) leaves a reason starting with "interrupted".
   if (reason === INTERRUPTED_REASON || /^interrupted\b/i.test(reason)) return end('interrupted', 'The tab writing this reply closed before it finished')
   return end('failed', reason || 'The reply failed')
 }
 
+/** The end of the session's last reply, as the reply writer left it on the session. */
+function sessionEnd(meta: SessionMeta): ReplyEnd | null {
+  if (meta.status === 'done' && meta.status_reason === STOPPED_REASON) return stopped()
+  return meta.status === 'error' ? failure(meta.status_reason ?? '') : null
+}
+
 /**
  * How an assistant message ended, for the mark every app shows on it. The message's own stop
- * reason says it for replies that came in with one (imported transcripts: `aborted`, `error`);
- * the session's status says it for its last reply (`last`: the newest message on the chat's
- * path), which is where the reply writer of `@colloquy/parts` records a stop, a failure or a
- * closed writer tab. Null for a reply that finished, or one still streaming.
+ * reason says it (`aborted`, `error` with its `error_message`): the reply writer of
+ * `@colloquy/parts` records a stop, a failure or a closed writer tab there, and imported
+ * transcripts come with one. The session's status says it for its last reply (`last`: the
+ * newest message on the chat's path), first, so that a streaming reply shows none and a
+ * reply marked before its message was shows its mark at once. Null for a reply that
+ * finished, or one still streaming.
  */
 export function replyEnd(message: AgentMessage | null | undefined, meta: SessionMeta | null | undefined, last: boolean): ReplyEnd | null {
   if (message?.role !== 'assistant') return null
@@ -41,8 +48,8 @@ export function replyEnd(message: AgentMessage | null | undefined, meta: Session
     const fromSession = sessionEnd(meta)
     if (fromSession || meta.status === 'working') return fromSession
   }
-  if (message.stop_reason === 'aborted') return end('stopped', 'The reply was cut off before it finished')
-  if (message.stop_reason === 'error') return end('failed', message.error_message ?? 'The reply failed')
+  if (message.stop_reason === 'aborted') return stopped()
+  if (message.stop_reason === 'error') return failure(message.error_message ?? '')
   return null
 }
 

@@ -20,9 +20,12 @@ describe('one vocabulary for how a reply ended', () => {
     expect(replyEnd(reply('aborted'), meta('working', 'replying'), true)).toBeNull()
   })
 
-  it('reads other replies from their own stop reason (imported transcripts), never from the session', () => {
+  it('reads other replies from their own stop reason (as the reply writer records it, or imported), never from the session', () => {
     expect(replyEnd(reply(), meta('error', INTERRUPTED_REASON), false)).toBeNull()
     expect(replyEnd(reply('aborted'), meta('done'), false)?.label).toBe('Stopped')
+    expect(replyEnd(reply('error', INTERRUPTED_REASON), meta('done'), false)?.state).toBe('interrupted')
+    // The newest reply too, once the session tells nothing (a later status without a reason).
+    expect(replyEnd(reply('error', INTERRUPTED_REASON), meta('done'), true)?.label).toBe('Interrupted')
     expect(replyEnd(reply('error', 'overloaded'), null, false)).toEqual({ state: 'failed', label: 'Failed', detail: 'overloaded' })
     expect(replyEnd({ role: 'user', content: [], timestamp: 0 }, meta('error', INTERRUPTED_REASON), true)).toBeNull()
   })

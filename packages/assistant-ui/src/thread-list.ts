@@ -1,6 +1,7 @@
 import { useMemo, useRef } from 'react'
+import { distinctUntilChanged, map } from 'rxjs'
 import type { JsonObject, SessionMeta } from '@colloquy/core'
-import { useSessions, useStore } from '@colloquy/react'
+import { useObservable, useStore } from '@colloquy/react'
 import { createThread } from '@colloquy/parts'
 import type { ExternalStoreThreadData, ExternalStoreThreadListAdapter } from '@assistant-ui/react'
 
@@ -12,6 +13,17 @@ const isArchived = (m: SessionMeta): boolean => m.metadata?.[ARCHIVED_KEY] === t
 const threadOf = <S extends 'regular' | 'archived'>(m: SessionMeta, status: S): ExternalStoreThreadData<S> =>
   ({ status, id: m.session_id, ...(m.title.trim() && { title: m.title }) })
 
+interface Lists { threads: ExternalStoreThreadData<'regular'>[]; archivedThreads: ExternalStoreThreadData<'archived'>[] }
+const NO_LISTS: Lists = { threads: [], archivedThreads: [] }
+
+const toLists = (all: readonly SessionMeta[]): Lists => ({
+  threads: all.filter((m) => !isArchived(m)).map((m) => threadOf(m, 'regular')),
+  archivedThreads: all.filter(isArchived).map((m) => threadOf(m, 'archived')),
+})
+
+const sameThreads = (a: readonly ExternalStoreThreadData<'regular' | 'archived'>[], b: readonly ExternalStoreThreadData<'regular' | 'archived'>[]): boolean =>
+  a.length === b.length && a.every((t, i) => t.id === b[i].id && t.title === b[i].title)
+
 /**
  * assistant-ui's thread list over `sessions$` (newest first, live in every tab): new, switch,
  * rename, archive / unarchive (a metadata flag) and delete.
@@ -21,17 +33,16 @@ export function useThreadListAdapter(options: {
   onSessionChange?: (session_id: string | null) => void
 }): ExternalStoreThreadListAdapter {
   const store = useStore()
-  const sessions = useSessions({ order: 'updated_desc', limit: 500 })
+  // Only what the list shows: a streamed chunk touches its session's `updated_at`, which must not
+  // re-render the component holding the runtime (and with it everything under its provider).
+  const lists$ = useMemo(() => store?.sessions$({ order: 'updated_desc', limit: 500 }).pipe(
+    map(toLists),
+    distinctUntilChanged((a, b) => sameThreads(a.threads, b.threads) && sameThreads(a.archivedThreads, b.archivedThreads)),
+  ), [store])
+  const lists = useObservable<Lists, null>(lists$, null)
+  const { threads, archivedThreads } = lists ?? NO_LISTS
   const latest = useRef(options)
   latest.current = options
-  const list = sessions.data
-  const { threads, archivedThreads } = useMemo(() => {
-    const all = list ?? []
-    return {
-      threads: all.filter((m) => !isArchived(m)).map((m) => threadOf(m, 'regular')),
-      archivedThreads: all.filter(isArchived).map((m) => threadOf(m, 'archived')),
-    }
-  }, [list])
 
   const setArchived = async (id: string, archived: boolean): Promise<void> => {
     const meta = (await store?.get({ session_id: id }))?.meta
@@ -45,7 +56,7 @@ export function useThreadListAdapter(options: {
 
   return {
     threadId: options.session_id ?? undefined,
-    isLoading: sessions.status === 'loading',
+    isLoading: lists === null,
     threads,
     archivedThreads,
     onSwitchToNewThread: async () => {

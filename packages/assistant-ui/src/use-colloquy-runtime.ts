@@ -1,7 +1,7 @@
-import { useEffect, useMemo, useRef } from 'react'
+import { useEffect, useMemo, useReducer, useRef } from 'react'
 import { firstValueFrom } from 'rxjs'
 import type { SessionMeta, SessionTree, Store } from '@colloquy/core'
-import { useObservable, useSession, useStore } from '@colloquy/react'
+import { useStore } from '@colloquy/react'
 import {
   createThread, foldTree, titleFrom, textOf, splitParts, startReply, stopReply, watchReplies, STOPPED_REASON,
   type ChatNode, type ChatTree, type NeutralPart,
@@ -9,7 +9,7 @@ import {
 import {
   useExternalStoreRuntime,
   type AppendMessage, type AttachmentAdapter, type AssistantRuntime, type ChatModelAdapter, type ChatModelRunResult,
-  type ExportedMessageRepository, type MessageStatus, type ThreadMessage,
+  type ExportedMessageRepository, type ExternalStoreAdapter, type MessageStatus, type ThreadMessage,
 } from '@assistant-ui/react'
 import { fromPart, partsFromThreadMessage, toThreadMessage } from './mapping.js'
 import { useThreadListAdapter } from './thread-list.js'
@@ -45,13 +45,94 @@ function lastStatus(meta: SessionMeta | null | undefined): MessageStatus {
 
 const EMPTY_TREE: ChatTree = { nodes: [], byId: new Map(), headId: null, path: [], appendParent: null }
 
-/** The session's tree, folded into framework messages; unchanged nodes keep their identity. */
-function useChatTree(store: Store | null, session_id: string | null): ChatTree {
-  const tree$ = useMemo(() => (store && session_id ? store.tree$(session_id) : null), [store, session_id])
-  const tree = useObservable<SessionTree | null, null>(tree$, null)
-  const cache = useRef<{ session_id: string | null; nodes: Map<string, ChatNode> }>({ session_id, nodes: new Map() })
-  if (cache.current.session_id !== session_id) cache.current = { session_id, nodes: new Map() }
-  return useMemo(() => (tree ? foldTree(tree, cache.current.nodes) : EMPTY_TREE), [tree])
+const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
+
+/** What the runtime is handed: its repository and `isRunning`. */
+interface Snapshot { repository: ExportedMessageRepository; isRunning: boolean }
+
+/** The part of assistant-ui's runtime core that takes a new adapter (what `useExternalStoreRuntime`'s effect calls). */
+interface AdapterSink { setAdapter(adapter: ExternalStoreAdapter<ThreadMessage>): void }
+
+/**
+ * The session's tree and status as the runtime's repository, kept outside React state: a streamed
+ * chunk goes straight to the runtime, and the component calling the hook does not re-render for
+ * it (which would re-render everything under its `AssistantRuntimeProvider`). Unchanged nodes keep
+ * their `ThreadMessage` and their repository item, so the runtime re-renders only what changed.
+ */
+class RepositoryFeed {
+  chat: ChatTree = EMPTY_TREE
+  snapshot: Snapshot = { repository: { headId: null, messages: [] }, isRunning: false }
+  private nodes = new Map<string, ChatNode>()
+  /**
+   * The reply this tab is streaming, as the model gave it: shown from memory at once, not after
+   * its write commits (the store's copy lags behind it by a commit and catches up with it).
+   */
+  private streaming: { id: string; parts: readonly NeutralPart[]; node?: ChatNode } | null = null
+  private items = new WeakMap<ChatNode, { status: MessageStatus; item: ExportedMessageRepository['messages'][number] }>()
+  private status: MessageStatus = COMPLETE
+  private meta: SessionMeta | null = null
+
+  constructor(readonly session_id: string | null, private readonly onChange: () => void) {}
+
+  /** The streaming reply's content so far. */
+  stream(entry_id: string, parts: readonly NeutralPart[]): void {
+    this.streaming = { id: entry_id, parts }
+    this.publish()
+  }
+
+  /** The reply ended: the store's copy (written in full by now) is shown from here on. */
+  endStream(entry_id: string): void {
+    if (this.streaming?.id !== entry_id) return
+    this.streaming = null
+    this.publish()
+  }
+
+  /** Hands the current snapshot to the runtime again. */
+  push(): void {
+    this.onChange()
+  }
+
+  setTree(tree: SessionTree | null): void {
+    this.chat = tree ? foldTree(tree, this.nodes) : EMPTY_TREE
+    this.publish()
+  }
+
+  setMeta(meta: SessionMeta | null): void {
+    const status = lastStatus(meta)
+    const running = meta?.status === 'working'
+    this.meta = meta
+    // Every chunk touches the session's `updated_at`: only a change of how its reply stands matters.
+    if (status.type === this.status.type && (status as { reason?: string }).reason === (this.status as { reason?: string }).reason && running === this.snapshot.isRunning) return
+    this.status = status
+    this.publish()
+  }
+
+  /** The node as shown: the streaming reply's own content over the store's. */
+  private shown(node: ChatNode): ChatNode {
+    const st = this.streaming
+    if (st?.id !== node.id) return node
+    if (st.node?.entries !== node.entries || st.node.parentId !== node.parentId) st.node = { ...node, parts: st.parts }
+    return st.node
+  }
+
+  private publish(): void {
+    const last = this.chat.path.at(-1)
+    const messages = this.chat.nodes.map((stored) => {
+      const node = this.shown(stored)
+      const s = stored === last && node.role === 'assistant' ? this.status : COMPLETE
+      let c = this.items.get(node)
+      if (!c || c.status !== s) {
+        this.items.set(node, (c = { status: s, item: { message: toThreadMessage(node, s), parentId: node.parentId } }))
+      }
+      return c.item
+    })
+    const isRunning = this.meta?.status === 'working'
+    const before = this.snapshot
+    // Nothing the runtime holds changed (the store caught up with what was shown): nothing to hand it.
+    if (before.isRunning === isRunning && before.repository.headId === this.chat.headId && sameItems(before.repository.messages, messages)) return
+    this.snapshot = { repository: { headId: this.chat.headId, messages }, isRunning }
+    this.onChange()
+  }
 }
 
 /**
@@ -63,54 +144,59 @@ function useChatTree(store: Store | null, session_id: string | null): ChatTree {
 export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRuntime {
   const store = useStore()
   const { session_id } = options
-  const chat = useChatTree(store, session_id)
-  const meta = useSession(session_id ?? '').data ?? null
-  const isRunning = meta?.status === 'working'
-  const latest = useRef({ options, chat, store })
-  latest.current = { options, chat, store }
 
   // A reply cut off by a closed tab is marked interrupted as soon as that tab's lock goes.
   useEffect(() => (store ? watchReplies(store) : undefined), [store])
 
-  // One ThreadMessage per node and status: the runtime re-renders only messages whose object changed.
-  const converted = useRef(new WeakMap<ChatNode, { status: MessageStatus; message: ThreadMessage }>())
-  const status = lastStatus(meta)
-  const messageRepository = useMemo<ExportedMessageRepository>(() => {
-    const last = chat.path.at(-1)
-    const messages = chat.nodes.map((node) => {
-      const s = node === last && node.role === 'assistant' ? status : COMPLETE
-      let c = converted.current.get(node)
-      if (!c || c.status !== s) converted.current.set(node, (c = { status: s, message: toThreadMessage(node, s) }))
-      return { message: c.message, parentId: node.parentId }
+  // The adapter of the last render, and the runtime to hand each new snapshot to between renders.
+  const adapterRef = useRef<ExternalStoreAdapter<ThreadMessage> | null>(null)
+  const sinkRef = useRef<AdapterSink | null>(null)
+  // Without a reachable core (another assistant-ui release), a snapshot re-renders this component instead.
+  const [, rerender] = useReducer((n: number) => n + 1, 0)
+  const feed = useMemo(() => {
+    // What arrives in one task (the tree and the status of one commit) reaches the runtime once.
+    let queued = false
+    const hand = (): void => {
+      queued = false
+      const adapter = adapterRef.current
+      const s = feed.snapshot
+      if (adapter && sinkRef.current) sinkRef.current.setAdapter({ ...adapter, messageRepository: s.repository, isRunning: s.isRunning })
+      else rerender()
+    }
+    const feed = new RepositoryFeed(session_id, () => {
+      if (!queued) queueMicrotask(hand)
+      queued = true
     })
-    return { headId: chat.headId, messages }
-    // `status` is compared by its fields: a new object with the same meaning must not rebuild.
-  }, [chat, status.type, (status as { reason?: string }).reason])
+    return feed
+  }, [store, session_id])
+  const latest = useRef({ options, feed, store })
+  latest.current = { options, feed, store }
 
   const threadList = useThreadListAdapter(options)
 
-  return useExternalStoreRuntime<ThreadMessage>({
-    messageRepository,
-    isRunning,
+  const rendered = feed.snapshot
+  const adapter: ExternalStoreAdapter<ThreadMessage> = {
+    messageRepository: rendered.repository,
+    isRunning: rendered.isRunning,
     setMessages: (messages) => {
-      const { store: s, chat: c, options: o } = latest.current
+      const { store: s, feed: { chat: c }, options: o } = latest.current
       const last = messages.at(-1)
       const node = last ? c.byId.get(last.id) : undefined
       if (s && o.session_id && node) void s.setActiveLeaf({ session_id: o.session_id, entry_id: node.tail })
     },
     onNew: async (message) => {
-      const parent = message.parentId === null ? null : latest.current.chat.byId.get(message.parentId)?.tail
-      await ask(message, parent ?? latest.current.chat.appendParent)
+      const parent = message.parentId === null ? null : latest.current.feed.chat.byId.get(message.parentId)?.tail
+      await ask(message, parent ?? latest.current.feed.chat.appendParent)
     },
     onEdit: async (message) => {
-      const { chat: c } = latest.current
+      const { feed: { chat: c } } = latest.current
       const source = message.sourceId ? c.byId.get(message.sourceId) : undefined
       // The edited message's own parent entry: the new message is its sibling.
       const parent = source ? source.entries[0].parent_id : message.parentId === null ? null : (c.byId.get(message.parentId)?.tail ?? null)
       await ask(message, parent)
     },
     onReload: async (parentId) => {
-      const { chat: c, options: o } = latest.current
+      const { feed: { chat: c }, options: o } = latest.current
       const parent = parentId === null ? undefined : c.byId.get(parentId)
       if (!o.session_id || !parent) return
       await reply(o.session_id, parent.tail)
@@ -120,7 +206,30 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
       if (s && o.session_id) stopReply(s, o.session_id)
     },
     adapters: { threadList, ...(options.attachments && { attachments: options.attachments }) },
+  }
+  adapterRef.current = adapter
+  const runtime = useExternalStoreRuntime<ThreadMessage>(adapter)
+  // The runtime's core, which `useExternalStoreRuntime` hands each render's adapter to: snapshots
+  // that arrive between renders go the same way (assistant-ui keeps it on a private field).
+  const core = (runtime as unknown as { _core?: Partial<AdapterSink> })._core
+  sinkRef.current = typeof core?.setAdapter === 'function' ? (core as AdapterSink) : null
+
+  // After the runtime's own effect, which hands it this render's snapshot: a newer one that came
+  // between the render and now goes after it.
+  useEffect(() => {
+    if (feed.snapshot !== rendered) feed.push()
   })
+  // Also after it: the first snapshot is pushed once the runtime holds this render's adapter.
+  useEffect(() => {
+    if (!store || !session_id) return
+    const tree = store.tree$(session_id).subscribe((t) => feed.setTree(t))
+    const meta = store.session$(session_id).subscribe((m) => feed.setMeta(m))
+    return () => {
+      tree.unsubscribe()
+      meta.unsubscribe()
+    }
+  }, [feed])
+  return runtime
 
   /** Appends the user message under `parent` (a new session when none is open), then replies. */
   async function ask(message: AppendMessage, parent: string | null): Promise<void> {
@@ -150,11 +259,14 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
     const history = folded.path.map((n) => toThreadMessage(n))
     const writer = await startReply(s, { session_id, parent_id, ...(o.modelName ?? { model: 'app', provider: 'app' }) })
     let parts: NeutralPart[] = []
+    // The feed showing this session, if it is still the one shown (a thread switch mid-reply leaves it be).
+    const shownFeed = (): RepositoryFeed | null => (latest.current.feed.session_id === session_id ? latest.current.feed : null)
     let error: unknown = null
     const take = (r: ChatModelRunResult): void => {
       if (!r.content) return
       parts = r.content.flatMap((p) => fromPart(p) ?? [])
       writer.update(splitParts(parts).content)
+      shownFeed()?.stream(writer.entry_id, parts)
     }
     try {
       const run = o.model.run({
@@ -177,6 +289,10 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
       if (!writer.signal.aborted) error = e
     }
     const { content, sidecar } = splitParts(parts)
-    await writer.finish({ content, sidecar, stopped: writer.signal.aborted, error })
+    try {
+      await writer.finish({ content, sidecar, stopped: writer.signal.aborted, error })
+    } finally {
+      shownFeed()?.endStream(writer.entry_id)
+    }
   }
 }

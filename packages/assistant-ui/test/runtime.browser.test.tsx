@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { firstValueFrom } from 'rxjs'
 import type { Store } from '@colloquy/core'
 import { createThread, INTERRUPTED_REASON } from '@colloquy/parts'
-import type { AssistantRuntime, ThreadMessage } from '@assistant-ui/react'
+import type { AssistantRuntime, ExportedMessageRepository, ExternalStoreAdapter, ThreadMessage } from '@assistant-ui/react'
 import { appendExchanges, gate, interruptedThread, tabs, until } from '../../../test/support/streaming.js'
 import { Harness, renders, tokenModel } from './harness.js'
 
@@ -234,6 +234,41 @@ describe('useColloquyRuntime', () => {
     expect(own).toBeGreaterThan(10)
     expect(own).toBeLessThanOrEqual(510)
     cleanup()
+    await store.close()
+    db.drop()
+  })
+
+  it('a streamed chunk hands the runtime one new message: the repository is not rebuilt per chunk, and the hook\'s component does not re-render', async () => {
+    const db = tabs('aui-repository')
+    const store = await db.open()
+    const sid = await createThread(store)
+    await appendExchanges(store, sid, 10)
+    let runtime!: AssistantRuntime
+    let hostRenders = 0
+    render(<Harness store={store} session_id={sid} model={tokenModel(200)} onRuntime={(r) => { runtime = r; hostRenders++ }} />)
+    await until(() => transcript(runtime).length === 20)
+    // Every repository the runtime is handed, whoever hands it (the hook, or assistant-ui's own effect).
+    const core = (runtime as unknown as { _core: { setAdapter(a: ExternalStoreAdapter<ThreadMessage>): void } })._core
+    const handed: ExportedMessageRepository[] = []
+    const setAdapter = core.setAdapter.bind(core)
+    core.setAdapter = (a) => {
+      if (a.messageRepository) handed.push(a.messageRepository)
+      setAdapter(a)
+    }
+    await send(runtime, 'long one')
+    const rendersAtSend = hostRenders
+    await until(() => !runtime.thread.getState().isRunning && textOf(runtime.thread.getState().messages[21] ?? { content: [] } as unknown as ThreadMessage).endsWith('t199'), 60_000)
+    // Items made anew for each repository handed over: the streaming message only (and the
+    // question, once), not the 20 messages before them.
+    let fresh = 0
+    for (let i = 1; i < handed.length; i++) {
+      const before = new Set(handed[i - 1].messages)
+      fresh += handed[i].messages.filter((item) => !before.has(item)).length
+    }
+    expect(handed.length).toBeGreaterThan(50)
+    expect(fresh / (handed.length - 1)).toBeLessThanOrEqual(1.5)
+    // The component calling the hook re-renders for the run's start and end, not per chunk.
+    expect(hostRenders - rendersAtSend).toBeLessThan(20)
     await store.close()
     db.drop()
   })

@@ -174,6 +174,10 @@ export interface UpdateMessageRequest {
   content: ContentBlock[]
   details?: Json
   usage?: Usage | null
+  /** How an assistant message ended (a stopped, failed or interrupted reply); kept when omitted. */
+  stop_reason?: StopReason | null
+  /** Why an assistant message ended as it did; kept when omitted. */
+  error_message?: string | null
   expected_revision?: number | null
   origin?: JsonObject | null
 }

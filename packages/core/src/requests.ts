@@ -1,4 +1,4 @@
-import { LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, array, id, json, jsonObject, oneOf, str } from './startup.js'
+import { LIMITS, checkBoundedString, KINDS, ORDERS, ROLES, STATUSES, STOP_REASONS, array, id, json, jsonObject, oneOf, str } from './startup.js'
 import { blob, bool, name, object, opt, parseWith, req, uint } from './record-parsers.js'
 import { agentMessage, blocks, customPayload, usage } from './schemas.js'
 import type { FunctionId, FunctionMap } from './model.js'
@@ -17,7 +17,7 @@ export const coreRequests = {
   }),
   'session::update-message': object({
     session_id: sid, entry_id: req(id), content: req(blocks), details: opt(json), usage: opt(usage),
-    expected_revision: opt(uint), origin: opt(jsonObject),
+    stop_reason: opt(oneOf(STOP_REASONS)), error_message: opt(str), expected_revision: opt(uint), origin: opt(jsonObject),
   }),
 } satisfies { [K in FunctionId]?: Parser<FunctionMap[K][0]> }
 

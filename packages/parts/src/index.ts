@@ -5,6 +5,6 @@ export {
 export { foldTree, partsOf, splitParts, entriesOf, SIDECAR, type ChatNode, type ChatTree, type SidecarData } from './nodes.js'
 export {
   startReply, stopReply, recoverInterrupted, createThread, THREAD_ROOT, replyLock, isInterrupted, INTERRUPTED_REASON, STOPPED_REASON,
-  type ReplyStart, type ReplyOutcome, type ReplyWriter,
+  replyEnding, type ReplyStart, type ReplyOutcome, type ReplyWriter, type ReplyEnding,
 } from './reply.js'
 export { watchReplies, awaitReplyEnd } from './reply-watch.js'

@@ -10,13 +10,30 @@ const NOTHING: WriteSet = { deleted: new Set(), heads: new Map(), entries: new M
  * tab's last status may still be on its way over the relay when its reply lock is let go, and a
  * reply that ended `done` must never be marked interrupted.
  */
-async function storedStatus(store: Store, session_id: string): Promise<SessionStatus | undefined> {
-  let status: SessionStatus | undefined
+async function storedHead(store: Store, session_id: string): Promise<{ status: SessionStatus; leaf: string | null } | undefined> {
+  let head: { status: SessionStatus; leaf: string | null } | undefined
   await store.storage.transact(async (reader) => {
-    status = (await reader.head(session_id))?.meta.status
+    const h = await reader.head(session_id)
+    head = h && { status: h.meta.status, leaf: h.leaf }
     return NOTHING
   })
-  return status
+  return head
+}
+
+/**
+ * Records the interruption on the reply itself (the session's leaf: the reply entry, which a
+ * writer appends last and a closed writer never follows with its sidecar), so the message keeps
+ * its mark after the session's next reply. A leaf that is not an unfinished reply is left alone.
+ */
+async function markReply(store: Store, session_id: string, leaf: string | null): Promise<void> {
+  if (leaf === null) return
+  const entry = (await store.getMessage({ session_id, entry_id: leaf }))?.entry
+  if (entry?.kind !== 'message' || entry.message.role !== 'assistant' || entry.message.stop_reason !== 'end') return
+  await store.updateMessage({
+    session_id, entry_id: leaf, content: entry.message.content, stop_reason: 'error', error_message: INTERRUPTED_REASON,
+    // Written only if nothing changed it since it was read.
+    expected_revision: entry.revision,
+  })
 }
 
 /**
@@ -28,7 +45,9 @@ async function storedStatus(store: Store, session_id: string): Promise<SessionSt
 export async function markIfOrphaned(store: Store, session_id: string): Promise<boolean> {
   // Memory first: a tab that saw no `working` has nothing to do (the relay brings a later one).
   if (store.closed || (await store.get({ session_id }))?.meta.status !== 'working') return false
-  if ((await storedStatus(store, session_id)) !== 'working') return false
+  const head = await storedHead(store, session_id)
+  if (head?.status !== 'working') return false
+  await markReply(store, session_id, head.leaf)
   await store.setStatus({ session_id, status: 'error', reason: INTERRUPTED_REASON })
   return true
 }

@@ -1,4 +1,4 @@
-import { SessionError, type ContentBlock, type Json, type SessionMeta, type Store, type Usage } from '@colloquy/core'
+import { SessionError, type ContentBlock, type Json, type SessionMeta, type StopReason, type Store, type Usage } from '@colloquy/core'
 import { SIDECAR, type SidecarData } from './nodes.js'
 import { INTERRUPTED_REASON, replyLock } from './reply-lock.js'
 import { awaitReplyEnd, markIfOrphaned } from './reply-watch.js'
@@ -75,6 +75,21 @@ export function stopReply(store: Store, session_id: string): void {
   void awaitReplyEnd(store, session_id).catch(() => {})
 }
 
+/** What a reply's message records about how it ended, when it did not simply finish. */
+export interface ReplyEnding { stop_reason: StopReason; error_message?: string }
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/**
+ * The fields of `updateMessage` that record on a reply's message how it ended: `error` with the
+ * error's message for a failed reply, `aborted` for a stopped one, nothing for one that finished.
+ * The session's status tells only of its newest reply; these stay with the message.
+ */
+export function replyEnding(outcome: { stopped?: boolean; error?: unknown }): ReplyEnding | undefined {
+  if (outcome.error) return { stop_reason: 'error', error_message: messageOf(outcome.error) }
+  return outcome.stopped ? { stop_reason: 'aborted' } : undefined
+}
+
 /** How long a reply waits for the session's reply lock. */
 const LOCK_WAIT_MS = 1000
 
@@ -118,8 +133,8 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
     let last: Promise<unknown> = Promise.resolve()
     let failed: unknown = null
     let finished: Promise<void> | null = null
-    const write = (content: ContentBlock[], usage?: Usage): void => {
-      last = store.updateMessage({ session_id, entry_id, content, ...(usage && { usage }) }).catch((e) => { failed ??= e })
+    const write = (content: ContentBlock[], usage?: Usage, ending?: ReplyEnding): void => {
+      last = store.updateMessage({ session_id, entry_id, content, ...(usage && { usage }), ...ending }).catch((e) => { failed ??= e })
     }
     return {
       session_id,
@@ -131,11 +146,11 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
       finish(outcome) {
         finished ??= (async () => {
           try {
-            if (failed === null) write(outcome.content, outcome.usage)
+            if (failed === null) write(outcome.content, outcome.usage, replyEnding(outcome))
             await last
             if (outcome.sidecar) await store.append({ session_id, parent_id: entry_id, custom: { custom_type: SIDECAR, data: outcome.sidecar as unknown as Json } })
             const error = outcome.error ?? failed
-            if (error) await store.setStatus({ session_id, status: 'error', reason: error instanceof Error ? error.message : String(error) })
+            if (error) await store.setStatus({ session_id, status: 'error', reason: messageOf(error) })
             else await store.setStatus({ session_id, status: 'done', reason: outcome.stopped ? STOPPED_REASON : null })
           } catch (e) {
             // The session was deleted mid-reply (here or in another tab): nothing is left to report to.

@@ -57,11 +57,18 @@ export function updateMessage(d: Draft, req: UpdateMessageRequest, ctx: OpContex
   if (req.expected_revision != null && req.expected_revision !== entry.revision) return { updated: false, revision: entry.revision }
   const role = entry.message.role
   if (req.usage != null && role !== 'assistant') throw new SessionError('session/invalid_entry_kind', `usage is only accepted on assistant messages, not ${role}`)
+  if ((req.stop_reason != null || req.error_message != null) && role !== 'assistant') {
+    throw new SessionError('session/invalid_entry_kind', `a stop reason or error message is only accepted on assistant messages, not ${role}`)
+  }
   if (req.details !== undefined && (role === 'user' || role === 'assistant')) {
     throw new SessionError('session/details_not_supported', `details are not supported on ${role} messages`)
   }
   const message = { ...entry.message, content: req.content } as AgentMessage
-  if (req.usage != null && message.role === 'assistant') message.usage = req.usage
+  if (message.role === 'assistant') {
+    if (req.usage != null) message.usage = req.usage
+    if (req.stop_reason != null) message.stop_reason = req.stop_reason
+    if (req.error_message != null) message.error_message = req.error_message
+  }
   if (req.details !== undefined && (message.role === 'function_result' || message.role === 'custom')) message.details = req.details as Json
   const now = ctx.now()
   const updated = { ...entry, message: Object.freeze(message), revision: entry.revision + 1 }

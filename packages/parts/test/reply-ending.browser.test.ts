@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest'
+import { createStore, indexedDbStorage, type AssistantMessage, type Store } from '@colloquy/core'
+import { createThread, INTERRUPTED_REASON, recoverInterrupted, startReply, STOPPED_REASON } from '../src/index.js'
+
+// The reply writer records how a reply ended on the reply's own message (stopped, failed,
+// interrupted), so an earlier reply keeps its mark once the session's status tells of a newer one.
+
+let n = 0
+const open = (): Promise<Store> => createStore({ storage: indexedDbStorage({ name: `parts-reply-ending-${Date.now()}-${n++}` }) })
+
+async function ask(store: Store, session_id: string): Promise<string> {
+  const { entry_id } = await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: Date.now() } })
+  return entry_id
+}
+
+/** Reads a reply of the session back from the store. */
+const reply = (store: Store, session_id: string) => async (id: string): Promise<AssistantMessage & { id: string }> => {
+  const r = await store.getMessage({ session_id, entry_id: id })
+  if (r?.entry.kind !== 'message' || r.entry.message.role !== 'assistant') throw new Error(`${id} is not a reply`)
+  return { ...r.entry.message, id }
+}
+
+const text = (t: string) => [{ type: 'text' as const, text: t }]
+
+describe('the reply writer records how a reply ended on its message', () => {
+  it('a stopped reply is `aborted`, a failed one `error` with its reason, a finished one `end`; each keeps it after the next reply', async () => {
+    const store = await open()
+    const session_id = await createThread(store)
+    const read = reply(store, session_id)
+
+    const stopped = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    stopped.update(text('Once upon'))
+    await stopped.finish({ content: text('Once upon a'), stopped: true })
+    expect(await read(stopped.entry_id)).toMatchObject({ stop_reason: 'aborted', content: text('Once upon a') })
+    expect((await store.get({ session_id }))?.meta).toMatchObject({ status: 'done', status_reason: STOPPED_REASON })
+
+    const failed = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    await failed.finish({ content: text('Par'), error: new Error('HTTP 500 from the endpoint') })
+    expect(await read(failed.entry_id)).toMatchObject({ stop_reason: 'error', error_message: 'HTTP 500 from the endpoint', content: text('Par') })
+
+    const finished = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    await finished.finish({ content: text('All of it') })
+    expect((await read(finished.entry_id)).stop_reason).toBe('end')
+    expect((await read(finished.entry_id)).error_message).toBeUndefined()
+    // The session tells only of the newest reply; the earlier ones keep theirs.
+    expect((await store.get({ session_id }))?.meta.status).toBe('done')
+    expect((await read(stopped.entry_id)).stop_reason).toBe('aborted')
+    expect(await read(failed.entry_id)).toMatchObject({ stop_reason: 'error', error_message: 'HTTP 500 from the endpoint' })
+    await store.close()
+  })
+
+  it('recovering a reply whose tab closed marks its message interrupted, and only an unfinished reply', async () => {
+    const store = await open()
+    const session_id = await createThread(store)
+    const read = reply(store, session_id)
+    // What a closed writer tab leaves: its reply entry (content so far, `end` as appended) as the
+    // leaf, the session `working`, and no reply lock held.
+    const { entry_id } = await store.append({ session_id, parent_id: await ask(store, session_id), message: { role: 'assistant', content: text('Half a'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    await store.setStatus({ session_id, status: 'working', reason: 'replying' })
+    await recoverInterrupted(store, [session_id])
+    expect(await read(entry_id)).toMatchObject({ stop_reason: 'error', error_message: INTERRUPTED_REASON, content: text('Half a') })
+    expect((await store.get({ session_id }))?.meta).toMatchObject({ status: 'error', status_reason: INTERRUPTED_REASON })
+
+    // The next reply finishes; the interrupted one keeps its mark.
+    const next = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    await next.finish({ content: text('Whole') })
+    expect((await read(next.entry_id)).stop_reason).toBe('end')
+    expect((await read(entry_id)).error_message).toBe(INTERRUPTED_REASON)
+
+    // A session left `working` whose leaf is not an unfinished reply (a user message): only the status is marked.
+    const user = await ask(store, session_id)
+    await store.setStatus({ session_id, status: 'working', reason: 'replying' })
+    await recoverInterrupted(store, [session_id])
+    expect((await store.get({ session_id }))?.meta.status).toBe('error')
+    expect((await store.getMessage({ session_id, entry_id: user }))?.entry.revision).toBe(0)
+    expect((await read(next.entry_id)).stop_reason).toBe('end')
+    await store.close()
+  })
+})
