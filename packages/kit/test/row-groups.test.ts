@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { groupIds, MAX_GROUP } from '../src/kit/row-groups.js'
+import { groupIds, MAX_GROUP } from '../src/row-groups.js'
 
 const ids = (n: number, prefix = 'e_'): string[] => Array.from({ length: n }, (_, i) => `${prefix}${(i * 2654435761).toString(36)}`)
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { queryKey } from '../src/kit/query-key.js'
+import { queryKey } from '../src/query-key.js'
 
 describe('queryKey', () => {
   it('is the same for equal values whatever the key order', () => {
