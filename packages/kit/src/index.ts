@@ -1,8 +1,8 @@
 // What the React and Vue bindings share: each binding adds only its framework's way of
 // subscribing (useSyncExternalStore, shallowRef) around these.
 export type { ObservableLike, SyncLike, SyncStatus } from './observable-like.js'
-export { LOADING, failed, ready, type LiveState } from './live-state.js'
-export type { Derivation, Query, Selection } from './query.js'
+export { LOADING, ready, type LiveState } from './live-state.js'
+export type { Query } from './query.js'
 export { listen, read } from './shared-query.js'
 export { deriver } from './derive.js'
 export type { Branch } from './branch.js'
