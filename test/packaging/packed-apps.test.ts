@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchChromium } from '../e2e/harness.js'
 import { ROOT, blocksOf, directiveWords } from '../docs/readme-blocks.js'
 
-const PACKED = ['core', 'parts', 'react', 'ai-sdk', 'assistant-ui', 'server']
+const PACKED = ['core', 'kit', 'parts', 'react', 'ai-sdk', 'assistant-ui', 'server']
 // The pnpm running `npm test` (its scripts run under `npx pnpm`), else the one on the PATH.
 const pnpm = process.env.npm_execpath?.includes('pnpm') ? [process.execPath, process.env.npm_execpath] : ['pnpm']
 

@@ -1,5 +1,5 @@
 import { createStore, indexedDbStorage, memoryStorage, type AgentMessage, type SessionEntry, type Store } from '@colloquy/core'
-import type { ObservableLike } from '../../packages/react/src/kit/observable-like.js'
+import type { ObservableLike } from '@colloquy/kit'
 
 // Session fixtures for the bindings' tests: packages/react and packages/vue (framework-neutral).
 

@@ -3,9 +3,9 @@ import { writeFile } from 'node:fs/promises'
 import { basename, extname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { FORMATS, type FormatId, type ImportResult } from './types.js'
-import { importTranscript } from './import.js'
-import { summarize } from './inspect.js'
-import { EXPORTERS } from './exporters.js'
+import { importTranscript } from './import/transcript.js'
+import { summarize } from './session/inspect.js'
+import { EXPORTERS } from './export/exporters.js'
 import { nodeSqlite, readPath } from './node.js'
 
 const USAGE = `usage:

@@ -4,7 +4,7 @@ import { openAsBlob } from 'node:fs'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join, relative, sep } from 'node:path'
-import type { FileMap, TranscriptInput } from './input.js'
+import type { FileMap, TranscriptInput } from './input/source.js'
 import type { SqliteOptions } from './types.js'
 
 export interface ReadDirectoryOptions {

@@ -1,6 +1,6 @@
 import type { SessionImport } from '@colloquy/core'
-import type { ReadOptions } from './input.js'
-import type { ImportWarning } from './warnings.js'
+import type { ReadOptions } from './input/source.js'
+import type { ImportWarning } from './import/warnings.js'
 
 export type FormatId = 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'unified' | 'opa' | 'chatgpt' | 'claude-ai' | 'open-webui'
 export const FORMATS: readonly FormatId[] = ['claude-code', 'codex', 'gemini', 'opencode', 'unified', 'opa', 'chatgpt', 'claude-ai', 'open-webui']

@@ -1,8 +1,6 @@
 import type { AttachmentMeta, DraftState, MentionItem, MentionSearchRequest } from '@colloquy/core'
 import { useCallback, useEffect, useMemo, useState } from 'react'
-import { DraftSaver, shownDraftText } from './kit/draft-saver.js'
-import type { LiveState } from './kit/live-state.js'
-import { attachmentsQuery, draftQuery, mentionsQuery } from './kit/queries.js'
+import { DraftSaver, shownDraftText, type LiveState, attachmentsQuery, draftQuery, mentionsQuery } from '@colloquy/kit'
 import { useStore } from './provider.js'
 import { useLive } from './use-live.js'
 

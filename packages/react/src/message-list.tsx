@@ -1,5 +1,5 @@
 import { cloneElement, Fragment, isValidElement, memo, useEffect, useMemo, useRef, type ReactNode } from 'react'
-import { groupIds } from './kit/row-groups.js'
+import { groupIds } from '@colloquy/kit'
 
 export interface MessageListProps {
   /** The rows' ids in order: what `useMessageIds` returns, or any list of distinct ids. */

@@ -1,6 +1,6 @@
 import type { Store } from '@colloquy/core'
 import { createContext, useContext, useMemo, type ReactNode } from 'react'
-import type { SyncLike } from './kit/observable-like.js'
+import type { SyncLike } from '@colloquy/kit'
 
 interface Colloquy {
   readonly store: Store | null

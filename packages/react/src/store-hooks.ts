@@ -1,7 +1,5 @@
 import type { ListRequest, LiveMessagesRequest, MessageItem, SessionEntry, SessionMeta } from '@colloquy/core'
-import type { Branch } from './kit/branch.js'
-import type { LiveState } from './kit/live-state.js'
-import { branchQuery, entryQuery, messageIdsQuery, messagesQuery, sessionQuery, sessionsQuery } from './kit/queries.js'
+import { type Branch, type LiveState, branchQuery, entryQuery, messageIdsQuery, messagesQuery, sessionQuery, sessionsQuery } from '@colloquy/kit'
 import { useStore } from './provider.js'
 import { useLive } from './use-live.js'
 

@@ -1,8 +1,5 @@
 import { useMemo, useRef, useSyncExternalStore } from 'react'
-import { deriver } from './kit/derive.js'
-import { LOADING, type LiveState } from './kit/live-state.js'
-import type { Query } from './kit/query.js'
-import { listen, read } from './kit/shared-query.js'
+import { deriver, LOADING, type LiveState, type Query, listen, read } from '@colloquy/kit'
 
 interface Binding<T> {
   subscribe(onChange: () => void): () => void

@@ -1,5 +1,4 @@
-import type { ObservableLike } from './kit/observable-like.js'
-import { observableQuery } from './kit/queries.js'
+import { type ObservableLike, observableQuery } from '@colloquy/kit'
 import { useLive } from './use-live.js'
 
 /**

@@ -1,6 +1,4 @@
-import { ready, type LiveState } from './kit/live-state.js'
-import type { SyncStatus } from './kit/observable-like.js'
-import { syncStatusQuery } from './kit/queries.js'
+import { ready, type LiveState, type SyncStatus, syncStatusQuery } from '@colloquy/kit'
 import { useColloquy } from './provider.js'
 import { useLive } from './use-live.js'
 

@@ -1,7 +1,6 @@
 import type { AttachmentMeta, DraftState, MentionItem, MentionSearchRequest } from '@colloquy/core'
 import { computed, getCurrentScope, onScopeDispose, readonly, ref, shallowRef, toValue, watch, type ComputedRef, type MaybeRefOrGetter, type Ref, type WritableComputedRef } from 'vue'
-import { DraftSaver, shownDraftText } from './kit/draft-saver.js'
-import { attachmentsQuery, draftQuery, mentionsQuery } from './kit/queries.js'
+import { DraftSaver, shownDraftText, attachmentsQuery, draftQuery, mentionsQuery } from '@colloquy/kit'
 import { useStore } from './plugin.js'
 import { useLive, type LiveRef } from './use-live.js'
 

@@ -1,6 +1,6 @@
 import type { Store } from '@colloquy/core'
 import { computed, inject, provide, toRaw, toValue, type InjectionKey, type MaybeRefOrGetter, type Plugin, type Ref } from 'vue'
-import type { SyncLike } from './kit/observable-like.js'
+import type { SyncLike } from '@colloquy/kit'
 
 export interface ColloquyOptions {
   /**

@@ -1,7 +1,6 @@
 import type { ListRequest, LiveMessagesRequest, MessageItem, SessionEntry, SessionMeta } from '@colloquy/core'
 import { toValue, type MaybeRefOrGetter } from 'vue'
-import type { Branch } from './kit/branch.js'
-import { branchQuery, entryQuery, messageIdsQuery, messagesQuery, sessionQuery, sessionsQuery } from './kit/queries.js'
+import { type Branch, branchQuery, entryQuery, messageIdsQuery, messagesQuery, sessionQuery, sessionsQuery } from '@colloquy/kit'
 import { useStore } from './plugin.js'
 import { useLive, type LiveRef } from './use-live.js'
 

@@ -1,8 +1,5 @@
 import { getCurrentInstance, getCurrentScope, inject, onMounted, onScopeDispose, shallowReadonly, shallowRef, ssrContextKey, watch, type ShallowRef } from 'vue'
-import { deriver } from './kit/derive.js'
-import { LOADING, type LiveState } from './kit/live-state.js'
-import type { Query } from './kit/query.js'
-import { listen, read } from './kit/shared-query.js'
+import { deriver, LOADING, type LiveState, type Query, listen, read } from '@colloquy/kit'
 
 /** What every composable returns: a read-only shallow ref of the state. */
 export type LiveRef<T> = Readonly<ShallowRef<LiveState<T>>>

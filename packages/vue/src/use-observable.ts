@@ -1,6 +1,5 @@
 import { shallowReadonly, shallowRef, toRaw, toValue, watch, type MaybeRefOrGetter, type ShallowRef } from 'vue'
-import type { ObservableLike } from './kit/observable-like.js'
-import { observableQuery } from './kit/queries.js'
+import { type ObservableLike, observableQuery } from '@colloquy/kit'
 import { useLive } from './use-live.js'
 
 /**

@@ -1,6 +1,4 @@
-import { ready } from './kit/live-state.js'
-import type { SyncStatus } from './kit/observable-like.js'
-import { syncStatusQuery } from './kit/queries.js'
+import { ready, type SyncStatus, syncStatusQuery } from '@colloquy/kit'
 import { useColloquy } from './plugin.js'
 import { useLive, type LiveRef } from './use-live.js'
 
