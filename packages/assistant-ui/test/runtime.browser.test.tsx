@@ -192,15 +192,18 @@ describe('useColloquyRuntime', () => {
     view.rerender(view.sessions[0])
     const sid = view.sessions[0]!
     const seen = new Set<string>()
+    // The listener only records (an `expect` thrown inside it would not reach this test).
+    const duplicated: string[][] = []
     const stop = view.runtime().thread.subscribe(() => {
       const msgs = view.runtime().thread.getState().messages
       for (const m of msgs) if (m.role === 'assistant' && !m.metadata.isOptimistic) seen.add(m.id)
       const ids = msgs.map((m) => m.id)
-      expect(new Set(ids).size).toBe(ids.length)
+      if (new Set(ids).size !== ids.length) duplicated.push(ids)
     })
     await until(() => transcript(view.runtime()).join() === 'user:hello,assistant:t0 t1 t2 t3 t4' && !view.runtime().thread.getState().isRunning)
     await settle()
     stop()
+    expect(duplicated).toEqual([])
     const reply = view.runtime().thread.getMessageByIndex(1).getState()
     expect(reply.branchCount).toBe(1)
     expect([...seen]).toEqual([reply.id])
