@@ -348,7 +348,8 @@ describe('sync with a server', () => {
       await a.store.append({ session_id, message: user(`m${i}`) })
       await a.sync.flush()
     }
-    await new Promise((r) => setTimeout(r, 20))
+    // Every frame of the shuffled stream has reached B before it catches up.
+    await server.delivered()
     await b.sync.flush()
     expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
     expect(new Set(added).size).toBe(added.length)
