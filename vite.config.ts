@@ -5,6 +5,7 @@ import { readmeBlocks } from './test/docs/readme-plugin.js'
 import { engines } from './test/support/engine-provider.js'
 import { CHROMIUM_ARGS } from './test/support/engines.js'
 import { SupportReporter } from './test/engines/support-reporter.js'
+import { RunSummaryReporter } from './test/support/run-summary.js'
 
 // Tests import workspace packages from their sources (the `source` export condition), so no
 // build is needed to run them; `pnpm build` produces the `dist/` that Node and users load.
@@ -42,8 +43,9 @@ const engineProject = (engine: 'webkit' | 'firefox') => ({
 export default defineConfig({
   resolve: { conditions },
   test: {
-    // After a run of every feature in every engine, the README's support table is written from it.
-    reporters: ['default', new SupportReporter()],
+    // After a run of every feature in every engine, the README's support table is written from it;
+    // with RUN_SUMMARY set, the run's outcome is written for `.ci/run` to judge (test/support/run-summary.ts).
+    reporters: ['default', new SupportReporter(), new RunSummaryReporter()],
     projects: [
       {
         extends: true,

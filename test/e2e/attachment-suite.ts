@@ -31,18 +31,16 @@ export function attachmentSuite(example: Example): void {
       expect(await chips(page).first().textContent()).toContain('shot.png')
       await expect.poll(() => chips(page).first().locator('img').getAttribute('src')).toMatch(/^blob:/)
       await composer(page).fill('look at this')
-      // The draft is saved after a pause in typing.
-      await page.waitForTimeout(700)
+      // The draft is saved after a pause in typing: a second tab on the same chat shows it, chip
+      // and all, once it is stored, and so does this one after a reload.
+      const other = await open(page.url())
+      await expect.poll(() => composer(other).inputValue()).toBe('look at this')
+      await expect.poll(() => chips(other).count()).toBe(1)
       await page.reload()
       await composer(page).waitFor()
       await expect.poll(() => chips(page).count()).toBe(1)
       expect(await composer(page).inputValue()).toBe('look at this')
       await screenshot(page, `${example === 'react-chat' ? 'react' : 'vue'}-composer-chips`)
-
-      // A second tab on the same chat has the same draft.
-      const other = await open(page.url())
-      await expect.poll(() => chips(other).count()).toBe(1)
-      expect(await composer(other).inputValue()).toBe('look at this')
 
       await composer(page).press('Enter')
       const sent = rows(page, 'user').last()

@@ -5,6 +5,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { build, preview } from 'vite'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { composer } from './chat-page.js'
+import { watchPageErrors } from '../support/page-errors.js'
 
 const repo = fileURLToPath(new URL('../..', import.meta.url))
 const screenshots = fileURLToPath(new URL('./screenshots/', import.meta.url))
@@ -105,6 +106,7 @@ export function useExample(example: Example): ExampleSuite {
   let served: Served | undefined
   let browser: Browser | undefined
   let context: BrowserContext | undefined
+  let pageErrors: (() => void) | undefined
 
   beforeAll(async () => {
     outDir = await buildExample(example)
@@ -118,8 +120,15 @@ export function useExample(example: Example): ExampleSuite {
   })
   beforeEach(async () => {
     context = await browser!.newContext({ viewport: { width: 1280, height: 800 } })
+    pageErrors = watchPageErrors(context)
   })
-  afterEach(() => context!.close())
+  afterEach(async () => {
+    try {
+      pageErrors!()
+    } finally {
+      await context!.close()
+    }
+  })
 
   const suite: ExampleSuite = {
     get outDir() { return outDir! },

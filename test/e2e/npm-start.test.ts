@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ask, chats, composer, expectedReply, rows, rowText } from './chat-page.js'
 import { freePort, launchChromium } from './harness.js'
+import { watchPageErrors } from '../support/page-errors.js'
 
 // What the README's main command wires together: `npm start` builds the packages, then runs the
 // demo's `start` script, which starts colloquy-server on its file storage and serves the demo
@@ -22,6 +23,8 @@ let url: string
 let dataDir: string
 let browser: Browser
 let log = ''
+/** The checks of every device's page errors, run after each test. */
+const pageErrorChecks: Array<() => void> = []
 
 /** Resolves with the first match of `pattern` in what `child` writes to stdout. */
 const printed = (child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> =>
@@ -65,8 +68,8 @@ const recordBadge = (page: Page): Promise<void> =>
 
 async function device(): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  pageErrorChecks.push(watchPageErrors(context))
   const page = await context.newPage()
-  page.on('pageerror', (e) => console.error('page error:', e.message))
   await page.goto(url)
   await composer(page).waitFor()
   return page
@@ -93,6 +96,10 @@ beforeAll(async () => {
   url = (await printed(start, /Colloquy demo: (\S+)/))[1]
   browser = await launchChromium()
 }, 180_000)
+
+afterEach(() => {
+  for (const check of pageErrorChecks.splice(0)) check()
+})
 
 afterAll(async () => {
   await browser?.close()

@@ -7,6 +7,7 @@ import { nodeSqlite } from '../../packages/formats/src/node.js'
 import { DB, openCodeDb } from '../../packages/formats/test/fixtures/opencode.js'
 import { chats, composer, picker, rows, rowText } from './chat-page.js'
 import { buildExample, launchChromium, removeBuild, screenshot, serve, type Served } from './harness.js'
+import { watchPageErrors } from '../support/page-errors.js'
 
 // Transcripts from other tools in the React demo: dropped on the app or picked with "Import…",
 // imported with progress and opened; every chat exports as unified JSON or an OPA archive.
@@ -27,6 +28,7 @@ let outDir: string
 let served: Served
 let browser: Browser
 let context: BrowserContext
+let pageErrors: () => void
 
 beforeAll(async () => {
   outDir = await buildExample('react-chat')
@@ -40,8 +42,15 @@ afterAll(async () => {
 })
 beforeEach(async () => {
   context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true })
+  pageErrors = watchPageErrors(context)
 })
-afterEach(() => context.close())
+afterEach(async () => {
+  try {
+    pageErrors()
+  } finally {
+    await context.close()
+  }
+})
 
 const open = async (): Promise<Page> => {
   const page = await context.newPage()

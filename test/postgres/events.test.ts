@@ -44,7 +44,12 @@ describe('/events across instances', () => {
     // A commit on instance 1 itself fires its events there once (not again from the log).
     await rpc(one.url, 'session::ensure', { session_id: 'ev2' }, ALICE)
     await local.next((m) => m.type === 'event' && m.payload.session_id === 'ev2', 10_000)
-    await new Promise((r) => setTimeout(r, 300))
+    // A later commit on the other instance, for each socket: each instance reads it from the log
+    // after ev2, so a second copy of ev2's event (fired again from the log) would arrive first.
+    await rpc(two.url, 'session::ensure', { session_id: 'ev3' }, ALICE)
+    await remote.next((m) => m.type === 'event' && m.payload.session_id === 'ev3', 10_000)
+    await rpc(one.url, 'session::ensure', { session_id: 'ev4' }, ALICE)
+    await local.next((m) => m.type === 'event' && m.payload.session_id === 'ev4', 10_000)
     await remote.sync()
     expect(events(remote, 'ev2').map((m) => m.trigger_type)).toEqual(['session::created'])
     expect(events(local, 'ev2').map((m) => m.trigger_type)).toEqual(['session::created'])

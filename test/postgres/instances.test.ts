@@ -111,7 +111,11 @@ describe('two instances on one database', () => {
     const s = await testSocket(`${ws(a)}/sync/stream?since=${base}`)
     await s.next((m) => m.type === 'ready')
     const held = pushChanges(slow.url, [meta('ooo-1', 'slow writer'), entry('ooo-1', 'o1', null, 'held open')])
-    await new Promise((r) => setTimeout(r, 300))
+    // The slow writer has taken its number and holds its transaction open (it wrote, and waits).
+    await until(async () => (await pg.cluster.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state = 'idle in transaction' AND backend_xid IS NOT NULL",
+      [pg.db.slice(pg.db.lastIndexOf('/') + 1)],
+    )).rows[0].n === 1, 10_000, 'the slow writer to hold its commit open')
     const quick = pushChanges(b.url, [meta('ooo-2', 'quick writer'), entry('ooo-2', 'o2', null, 'committed meanwhile')])
     // A client pulling all along, from its cursor.
     let cursor = base

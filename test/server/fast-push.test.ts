@@ -204,8 +204,7 @@ describe('POST /sync/push without Hono', () => {
     socket.write(`POST /sync/push HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nAuthorization: Bearer tok-a\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`)
     await new Promise((r) => setTimeout(r, 50))
     socket.destroy()
-    await new Promise((r) => setTimeout(r, 50))
-    expect(await pulled(s.url, 'tok-a')).toStrictEqual([])
+    // A later push and pull: whatever the cut request could have written would be in the log by then.
     const a = await send(s.url, '/sync/push', create('after'), as('tok-a'))
     expect(a.status).toBe(200)
     expect((await pulled(s.url, 'tok-a')).map((c) => c.change.meta?.session_id)).toStrictEqual(['after'])

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createStore, memoryStorage, type SessionTree, type Store } from '@colloquy/core'
 import { collectAttachmentIds } from '@colloquy/core/wire'
 import { createSync, type Sync } from '../../packages/sync/src/index.js'
@@ -77,8 +77,15 @@ describe('sync of attachments with a real server', () => {
  * Watches device B for a message whose attachment is not there: after every page or stream batch
  * it applies (before the next one can start), and at every emission of its live queries.
  */
-function watchDangling(store: Store, session_id: string): { dangling: string[]; seen: number; stop: () => void } {
-  const out = { dangling: [] as string[], seen: 0, stop: () => {} }
+function watchDangling(store: Store, session_id: string): { dangling: string[]; seen: number; stop: () => void; checked: () => Promise<void> } {
+  // Live-query checks scheduled and not yet run, and who waits for them.
+  let pending = 0
+  const idle: Array<() => void> = []
+  const out = {
+    dangling: [] as string[], seen: 0, stop: () => {},
+    /** Resolves once every check scheduled so far has run. */
+    checked: (): Promise<void> => (pending === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r))),
+  }
   // Every message entry on every branch (a page may hold entries before the leaf reaches them).
   const refs = (tree: SessionTree | null): Array<[string, string]> =>
     [...(tree?.entries.values() ?? [])].flatMap((e) => (e.kind === 'message' ? [...collectAttachmentIds(e.message.content)].map((id): [string, string] => [e.id, id]) : []))
@@ -101,8 +108,13 @@ function watchDangling(store: Store, session_id: string): { dangling: string[]; 
   const t = store.tree$(session_id).subscribe((tree) => {
     out.seen++
     // Both queries answer the same commit: let the other one catch up before comparing.
+    pending++
     setTimeout(() => {
-      for (const [entry, id] of refs(tree)) if (!held.includes(id)) out.dangling.push(`live query: ${entry} → ${id}`)
+      try {
+        for (const [entry, id] of refs(tree)) if (!held.includes(id)) out.dangling.push(`live query: ${entry} → ${id}`)
+      } finally {
+        if (--pending === 0) for (const w of idle.splice(0)) w()
+      }
     }, 0)
   })
   out.stop = () => (a.unsubscribe(), t.unsubscribe())
@@ -132,7 +144,7 @@ describe('no device applies a message before its attachment', () => {
     cleanup.push(() => store.close(), () => sync.close(), () => watch.stop())
     sync.start()
     await sync.flush()
-    await new Promise((r) => setTimeout(r, 20))
+    await watch.checked()
     expect(watch.dangling).toEqual([])
     expect(watch.seen).toBeGreaterThan(1)
     expect((await store.messages({ session_id })).messages).toHaveLength(5)
@@ -143,7 +155,7 @@ describe('no device applies a message before its attachment', () => {
     await a.store.deleteAttachment({ session_id, attachment_id: spare.attachment.attachment_id })
     await writeAlternating(a, session_id, 2, false)
     await sync.flush()
-    await new Promise((r) => setTimeout(r, 20))
+    await watch.checked()
     expect(watch.dangling).toEqual([])
     expect((await store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id)).not.toContain(spare.attachment.attachment_id)
     expect((await store.messages({ session_id })).messages).toHaveLength(7)
@@ -165,7 +177,7 @@ describe('no device applies a message before its attachment', () => {
     await writeAlternating(a, session_id, 3, false)
     await a.sync.flush()
     await sync.flush()
-    await new Promise((r) => setTimeout(r, 50))
+    await watch.checked()
     expect(watch.dangling).toEqual([])
     expect((await store.messages({ session_id })).messages).toHaveLength(7)
     expect((await store.listAttachments({ session_id })).attachments).toHaveLength(7)
@@ -182,13 +194,14 @@ describe('draft chips through a real server', () => {
     await b.sync.flush()
     // B's draft never names an attachment B does not hold, at any emission.
     const dangling: string[] = []
+    const checks: Array<Promise<void>> = []
     let chipsOnB: string[] = []
     const sub = b.store.draft$(session_id).subscribe((d) => {
       const ids = (d?.attachments ?? []).map((x) => x.attachment_id)
       chipsOnB = ids
-      void b.store.listAttachments({ session_id }).then(({ attachments }) => {
+      checks.push(b.store.listAttachments({ session_id }).then(({ attachments }) => {
         for (const id of ids) if (!attachments.some((x) => x.attachment_id === id)) dangling.push(id)
-      })
+      }))
     })
     cleanup.push(() => sub.unsubscribe())
 
@@ -203,7 +216,9 @@ describe('draft chips through a real server', () => {
     a.sync.start()
     await a.sync.flush()
     await b.sync.flush()
-    await new Promise((r) => setTimeout(r, 20))
+    // B's draft query has shown the chips, and every emission's check has run.
+    await vi.waitFor(() => expect(chipsOnB).toEqual([one.attachment.attachment_id, two.attachment.attachment_id]))
+    await Promise.all(checks)
 
     const res = await fetch(`${srv.url}/rpc/session::get`, { method: 'POST', headers: { authorization: 'Bearer tok-a', 'content-type': 'application/json' }, body: JSON.stringify({ session_id }) })
     const onServer = ((await res.json()) as { meta: { draft?: string; draft_attachments?: Array<{ attachment_id: string }> } }).meta

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { chromium, type Browser as PlaywrightBrowser, type BrowserContext as PlaywrightContext, type Page as PlaywrightPage } from 'playwright'
 import { createRequire } from 'node:module'
+import { watchPageErrors } from './page-errors.js'
 
 // The three browser engines the tests run in, each from the machine's own packages and driven
 // by the protocol it speaks: Chromium through Playwright (CDP), WebKit (WebKitGTK's MiniBrowser)
@@ -220,14 +221,15 @@ async function launchChromiumEngine(): Promise<EngineBrowser> {
     version: `Chromium ${browser.version()}`,
     async newContext() {
       const ctx: PlaywrightContext = await browser.newContext()
+      // A page error fails the test whose hooks close the context (WebDriver gives no such event).
+      const pageErrors = watchPageErrors(ctx)
       return {
-        newPage: async () => {
-          const p = await ctx.newPage()
-          p.on('pageerror', (e) => console.error('page error:', e.message))
-          return page(p)
-        },
+        newPage: async () => page(await ctx.newPage()),
         setOffline: (offline) => ctx.setOffline(offline),
-        close: () => ctx.close(),
+        close: async () => {
+          await ctx.close()
+          pageErrors()
+        },
       }
     },
     close: () => browser.close(),

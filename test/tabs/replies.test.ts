@@ -5,6 +5,7 @@ import type { ViteDevServer } from 'vite'
 import { INTERRUPTED_REASON } from '../../packages/parts/src/index.js'
 import { launchChromium } from '../e2e/harness.js'
 import { servePage } from '../support/page-server.js'
+import { watchPageErrors } from '../support/page-errors.js'
 
 // Replies across real tabs (pages of one origin in Chromium, one database, one lock manager):
 // the tab writing a reply closes mid-stream, and the tabs left must see the reply end at once,
@@ -16,6 +17,7 @@ let vite: ViteDevServer
 let pageUrl: string
 let browser: Browser
 let context: BrowserContext
+let pageErrors: () => void
 
 type Status = { status?: string; reason?: string }
 
@@ -24,7 +26,6 @@ const call = <T>(page: Page, fn: string, ...params: unknown[]): Promise<T> =>
 
 async function tab(watch: boolean): Promise<Page> {
   const page = await context.newPage()
-  page.on('pageerror', (e) => console.error('page error:', e.message))
   await page.goto(pageUrl)
   await page.waitForFunction(() => 'tab' in window)
   await call(page, 'open', watch)
@@ -45,9 +46,14 @@ beforeAll(async () => {
 }, 120_000)
 beforeEach(async () => {
   context = await browser.newContext()
+  pageErrors = watchPageErrors(context)
 })
 afterEach(async () => {
-  await context.close()
+  try {
+    pageErrors()
+  } finally {
+    await context.close()
+  }
 })
 afterAll(async () => {
   await browser?.close()

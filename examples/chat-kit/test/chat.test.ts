@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { firstValueFrom } from 'rxjs'
+import { filter, firstValueFrom } from 'rxjs'
 import { branchOf, createStore, memoryStorage, type Store } from '@colloquy/core'
 import { createChat, messageText, replySteps, textOf } from '../src/index.js'
 
@@ -9,6 +9,10 @@ const setup = async (): Promise<{ store: Store; chat: ReturnType<typeof createCh
 }
 const transcript = async (store: Store, session_id: string): Promise<string[]> =>
   (await store.messages({ session_id })).messages.map((m) => `${m.message!.role}: ${messageText(m.message).slice(0, 20)}`)
+
+/** Resolves once the reply to the chat's question has shown its first words. */
+const replyStarted = (store: Store, session_id: string): Promise<unknown> =>
+  firstValueFrom(store.messages$({ session_id }).pipe(filter((items) => items.length === 2 && messageText(items[1].message).length > 0)))
 
 describe('chat actions over a store', () => {
   it('send: names the chat, appends the question, streams a reply, working → done', async () => {
@@ -72,7 +76,7 @@ describe('chat actions over a store', () => {
     const chat = createChat(store, { delayMs: 5 })
     const id = await chat.create()
     const sending = chat.send(id, 'a long story please')
-    await new Promise((r) => setTimeout(r, 30))
+    await replyStarted(store, id)
     chat.stop(id)
     await sending
     const meta = (await store.get({ session_id: id }))!.meta
@@ -88,7 +92,7 @@ describe('chat actions over a store', () => {
     const other = createChat(store)
     const id = await writer.create()
     const sending = writer.send(id, 'a long story please')
-    await new Promise((r) => setTimeout(r, 30))
+    await replyStarted(store, id)
     other.stop(id)
     await sending
     expect((await store.get({ session_id: id }))!.meta).toMatchObject({ status: 'done', status_reason: 'stopped' })

@@ -1,6 +1,6 @@
 import { mount } from '@vue/test-utils'
 import { defineComponent, h } from 'vue'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { firstValueFrom } from 'rxjs'
 import { createThread } from '@colloquy/parts'
 import { ColloquyChat } from '../src/index.js'
@@ -51,8 +51,8 @@ describe('useColloquyChat (Vue)', () => {
     wrapper.unmount()
     const before = refs.messages.value
     await store.setActiveLeaf({ session_id: sid, entry_id: tree.children.get(first.id)![0] })
-    await new Promise((r) => setTimeout(r, 20))
-    expect(chat.messages.map(textOf)).toEqual(['hello vue', 'v0_0 v0_1 v0_2 v0_3'])
+    // The chat follows the leaf; the unmounted view, which the same change would have reached by now, does not.
+    await vi.waitFor(() => expect(chat.messages.map(textOf)).toEqual(['hello vue', 'v0_0 v0_1 v0_2 v0_3']))
     expect(refs.messages.value).toBe(before)
     chat.close()
     await store.close()

@@ -13,7 +13,8 @@ afterEach(cleanup)
 
 const textOf = (m: ThreadMessage): string => m.content.map((p) => (p.type === 'text' ? p.text : '')).join('')
 const transcript = (r: AssistantRuntime): string[] => r.thread.getState().messages.map((m) => `${m.role}:${textOf(m)}`)
-const settle = (): Promise<void> => act(() => new Promise<void>((r) => setTimeout(r, 30)))
+/** Every write the runtime issued has committed, and React has rendered what it changed. */
+const settle = (store: Store): Promise<void> => act(() => store.flush())
 
 /** Mounts a thread on `store` and returns its live runtime. */
 function mount(store: Store, session_id: string | null, model = tokenModel(3)): { runtime: () => AssistantRuntime; rerender: (sid: string | null) => void; sessions: (string | null)[] } {
@@ -36,7 +37,7 @@ describe('useColloquyRuntime', () => {
     const view = mount(store, sid)
     await send(view.runtime(), 'first question')
     await until(() => view.runtime().thread.getState().isRunning === false && transcript(view.runtime()).length === 2)
-    await settle()
+    await settle(store)
     expect(transcript(view.runtime())).toEqual(['user:first question', 'assistant:t0 t1 t2'])
     const stored = (await store.messages({ session_id: sid })).messages
     expect(stored.map((i) => i.message?.role)).toEqual(['user', 'assistant'])
@@ -51,7 +52,7 @@ describe('useColloquyRuntime', () => {
       await q.composer.send()
     })
     await until(() => transcript(view.runtime())[0] === 'user:edited question' && view.runtime().thread.getState().isRunning === false && transcript(view.runtime()).length === 2)
-    await settle()
+    await settle(store)
     const edited = view.runtime().thread.getMessageByIndex(0).getState()
     expect(edited.branchNumber).toBe(2)
     expect(edited.branchCount).toBe(2)
@@ -64,7 +65,7 @@ describe('useColloquyRuntime', () => {
     // Flip back with the picker's own button.
     await act(async () => (document.querySelector(`[data-message="${edited.id}"] [data-picker] button`) as HTMLButtonElement).click())
     await until(() => transcript(view.runtime())[0] === 'user:first question')
-    await settle()
+    await settle(store)
     expect(transcript(view.runtime())).toEqual(['user:first question', 'assistant:t0 t1 t2'])
     const leaf = (await firstValueFrom(store.tree$(sid)))!.active_leaf
     expect(leaf).toBe(stored[1].entry_id)
@@ -91,11 +92,11 @@ describe('useColloquyRuntime', () => {
     const view = mount(store, sid, model)
     await send(view.runtime(), 'q')
     await until(() => transcript(view.runtime()).join() === 'user:q,assistant:r0_0 r0_1' && !view.runtime().thread.getState().isRunning)
-    await settle()
+    await settle(store)
     const first = view.runtime().thread.getMessageByIndex(1).getState().id
     await act(async () => view.runtime().thread.getMessageByIndex(1).reload())
     await until(() => transcript(view.runtime()).join() === 'user:q,assistant:r1_0 r1_1' && !view.runtime().thread.getState().isRunning)
-    await settle()
+    await settle(store)
     const second = view.runtime().thread.getMessageByIndex(1).getState()
     expect(second.id).not.toBe(first)
     expect(second).toMatchObject({ branchNumber: 2, branchCount: 2 })
@@ -192,15 +193,18 @@ describe('useColloquyRuntime', () => {
     view.rerender(view.sessions[0])
     const sid = view.sessions[0]!
     const seen = new Set<string>()
+    // The listener only records (an `expect` thrown inside it would not reach this test).
+    const duplicated: string[][] = []
     const stop = view.runtime().thread.subscribe(() => {
       const msgs = view.runtime().thread.getState().messages
       for (const m of msgs) if (m.role === 'assistant' && !m.metadata.isOptimistic) seen.add(m.id)
       const ids = msgs.map((m) => m.id)
-      expect(new Set(ids).size).toBe(ids.length)
+      if (new Set(ids).size !== ids.length) duplicated.push(ids)
     })
     await until(() => transcript(view.runtime()).join() === 'user:hello,assistant:t0 t1 t2 t3 t4' && !view.runtime().thread.getState().isRunning)
-    await settle()
+    await settle(store)
     stop()
+    expect(duplicated).toEqual([])
     const reply = view.runtime().thread.getMessageByIndex(1).getState()
     expect(reply.branchCount).toBe(1)
     expect([...seen]).toEqual([reply.id])
@@ -220,14 +224,14 @@ describe('useColloquyRuntime', () => {
     await appendExchanges(store, sid, 10)
     const view = mount(store, sid, tokenModel(500))
     await until(() => transcript(view.runtime()).length === 20)
-    await settle()
+    await settle(store)
     await send(view.runtime(), 'long one')
     await until(() => transcript(view.runtime()).length === 22)
-    await settle()
+    await settle(store)
     const before = new Map(renders)
     const old = view.runtime().thread.getState().messages.slice(0, 21).map((m) => m.id)
     await until(() => !view.runtime().thread.getState().isRunning && textOf(view.runtime().thread.getState().messages[21]).endsWith('t499'), 60_000)
-    await settle()
+    await settle(store)
     const streaming = view.runtime().thread.getState().messages[21].id
     for (const id of old) expect(renders.get(id), `message ${id}`).toBe(before.get(id))
     const own = (renders.get(streaming) ?? 0) - (before.get(streaming) ?? 0)

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { filter, firstValueFrom } from 'rxjs'
 import type { Store } from '../src/index.js'
 import { createDatabase, idbStores } from './idb-stores.js'
@@ -122,8 +122,7 @@ describe('attachments over real IndexedDB', () => {
     store.releaseAttachmentUrl(session_id, attachment.attachment_id)
     expect(await (await fetch(url!)).text()).toBe('hello')
     store.releaseAttachmentUrl(session_id, attachment.attachment_id)
-    await new Promise((r) => setTimeout(r, 0))
-    await expect(fetch(url!)).rejects.toThrow()
+    await vi.waitFor(() => expect(fetch(url!)).rejects.toThrow())
   })
 
   it('reopening a session with many images keeps their bytes out of memory', async () => {

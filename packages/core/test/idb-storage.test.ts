@@ -48,8 +48,8 @@ describe('indexedDbStorage over fake-indexeddb', () => {
     // Whichever committed second chained onto the other: no sibling, nothing lost.
     const chain = x.parent_id === y.entry_id ? [first.entry_id, y.entry_id, x.entry_id] : [first.entry_id, x.entry_id, y.entry_id]
     expect([x.parent_id, y.parent_id].sort()).toEqual([first.entry_id, chain[1]].sort())
-    await new Promise((r) => setTimeout(r, 50))
-    for (const s of [a, b]) expect((await s.messages({ session_id })).messages.map((m) => m.entry_id)).toEqual(chain)
+    // Each store shows the whole chain once the other's commit has reached it.
+    for (const s of [a, b]) await expect.poll(async () => (await s.messages({ session_id })).messages.map((m) => m.entry_id)).toEqual(chain)
     await a.close()
     await b.close()
   })

@@ -6,6 +6,7 @@ import { strToU8, zipSync } from 'fflate'
 import { afterAll, describe, expect, it } from 'vitest'
 import { detectFormat, FormatError, importInto, importTranscript } from '../src/index.js'
 import { codes, fixtureText, sample, sampleText } from './helpers.js'
+import { liveHeap } from '../../../test/support/heap.js'
 
 // Broken, foreign and hostile inputs: a clear error or warning, bounded memory, and never a
 // partial session in the store.
@@ -98,9 +99,9 @@ describe('a 500 MB input', () => {
     closeSync(fd)
     const blob = await openAsBlob(path)
     expect(blob.size).toBe(500 * 1024 * 1024)
-    const heap = process.memoryUsage().heapUsed
+    const heap = liveHeap()
     await expect(importTranscript(blob, { format: 'claude-code' })).rejects.toThrow('format/too_large: input is 500.0 MB, over the 256.0 MB limit (raise maxBytes to import it)')
-    expect(process.memoryUsage().heapUsed - heap).toBeLessThan(32 * 1024 * 1024)
+    expect(liveHeap() - heap).toBeLessThan(32 * 1024 * 1024)
     const store = await emptyStore()
     await expect(importInto(store, blob, { format: 'claude-code' })).rejects.toThrow(/format\/too_large/)
     expect(await listed(store)).toEqual([])
@@ -120,10 +121,10 @@ describe('a 500 MB input', () => {
       },
     })
     let peak = 0
-    const base = process.memoryUsage().heapUsed
+    const base = liveHeap()
     const err = await importTranscript(stream, {
       onProgress: (p) => {
-        if (p.done % (32 << 20) < chunk.byteLength) peak = Math.max(peak, process.memoryUsage().heapUsed - base)
+        if (p.done % (32 << 20) < chunk.byteLength) peak = Math.max(peak, liveHeap() - base)
       },
     }).catch((e: unknown) => e)
     expect(String(err)).toMatch(/^FormatError: format\/too_large: input is 256\.\d MB, over the 256\.0 MB limit/)

@@ -4,6 +4,7 @@ import { strToU8, unzipSync, zipSync } from 'fflate'
 import { describe, expect, it } from 'vitest'
 import { exportOpa, importTranscript, type ImportResult } from '../src/index.js'
 import { codes, fixture, ofRole, pathIds } from './helpers.js'
+import { liveArrayBuffers } from '../../../test/support/heap.js'
 
 // OPA archives (seeds/000, spec §6): a ZIP with META-INF/MANIFEST.MF, prompt.md and
 // session/history.json, attachments under session/attachments/. Archives here are built by
@@ -165,9 +166,9 @@ describe('unsafe archives are refused before anything is inflated', () => {
         if (len === name.length && name.every((c, k) => bytes[i + 46 + k] === c)) new DataView(bytes.buffer).setUint32(i + 24, 0x7fff0000, true)
       }
     }
-    const before = process.memoryUsage().arrayBuffers
+    const before = liveArrayBuffers()
     await expect(importTranscript(bytes)).rejects.toThrow(/format\/unsafe_archive: archive entry session\/history.json expands \d+:1/)
-    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 * 1024)
+    expect(liveArrayBuffers() - before).toBeLessThan(64 * 1024 * 1024)
   })
 
   it('entries that expand past maxBytes in total are refused', async () => {

@@ -6,7 +6,6 @@ import { memoryStore } from '../../../test/support/fixtures.js'
 import { providerOf } from './wrapper.js'
 
 afterEach(cleanup)
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('draft, attachment and mention hooks', () => {
   it('useDraft shows typing at once, saves after a pause, and restores the stored draft', async () => {
@@ -20,13 +19,11 @@ describe('draft, attachment and mention hooks', () => {
     expect(result.current.text).toBe('half-typed')
     // Not saved yet: the pause has not passed.
     expect((await store.get({ session_id }))!.meta.draft).toBe('restored')
-    await act(() => sleep(60))
-    expect((await store.get({ session_id }))!.meta.draft).toBe('half-typed')
+    await waitFor(async () => expect((await store.get({ session_id }))!.meta.draft).toBe('half-typed'))
     // Typing pending at unmount is saved.
     act(() => result.current.setText('last words'))
     unmount()
-    await act(() => sleep(0))
-    expect((await store.get({ session_id }))!.meta.draft).toBe('last words')
+    await waitFor(async () => expect((await store.get({ session_id }))!.meta.draft).toBe('last words'))
   })
 
   it('useDraft follows a save made elsewhere (another tab) unless typing is pending, and parks chips', async () => {
@@ -42,8 +39,7 @@ describe('draft, attachment and mention hooks', () => {
     act(() => result.current.setText('mine'))
     await act(() => store.setDraft({ session_id, draft: 'theirs', attachment_ids: [attachment.attachment_id] }))
     expect(result.current.text).toBe('mine')
-    await act(() => sleep(40))
-    expect((await store.get({ session_id }))!.meta).toMatchObject({ draft: 'mine', draft_attachments: [{ name: 'a.png' }] })
+    await waitFor(async () => expect((await store.get({ session_id }))!.meta).toMatchObject({ draft: 'mine', draft_attachments: [{ name: 'a.png' }] }))
     await act(() => result.current.clear())
     expect(result.current.text).toBe('')
     expect(result.current.attachments).toStrictEqual([])
@@ -63,8 +59,7 @@ describe('draft, attachment and mention hooks', () => {
     const href = url.result.current!
     expect(await (await fetch(href)).text()).toBe('hello')
     url.unmount()
-    await sleep(0)
-    await expect(fetch(href)).rejects.toThrow()
+    await waitFor(() => expect(fetch(href)).rejects.toThrow())
     const missing = renderHook(() => useAttachmentUrl(session_id, 'a_404'), { wrapper: providerOf(store) })
     await waitFor(() => expect(missing.result.current).toBeNull())
   })

@@ -22,6 +22,8 @@ export interface Loopback {
   omitPushSeq: boolean
   /** When set, each stream frame is delivered after this many ms (frames then arrive out of order). */
   streamDelay?: () => number
+  /** Resolves once every stream frame sent so far has been handed to its device (delayed ones too). */
+  delivered(): Promise<void>
   transport(): Transport
   close(): Promise<void>
 }
@@ -30,6 +32,16 @@ export async function loopback(): Promise<Loopback> {
   const store = await createStore({ storage: memoryStorage(), multiTab: false })
   const log: SequencedChange[] = []
   const streams = new Set<{ since: number; send(m: StreamMessage): void }>()
+  // Frames sent and not yet handed over, and who waits for there to be none.
+  let inFlight = 0
+  const idle: Array<() => void> = []
+  const handOver = (deliver: () => void) => () => {
+    try {
+      deliver()
+    } finally {
+      if (--inFlight === 0) for (const w of idle.splice(0)) w()
+    }
+  }
   store.commits$.subscribe((c) => {
     const fresh = replicaChangesOf(c).map((change: ReplicaChange, i) => ({ seq: log.length + 1 + i, change }))
     log.push(...fresh)
@@ -48,6 +60,7 @@ export async function loopback(): Promise<Loopback> {
     online: true,
     loseNextPushResponse: false,
     omitPushSeq: false,
+    delivered: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r))),
     transport() {
       const offline = (): Error => Object.assign(new Error('network: offline'), { name: 'TransportError', retryable: true })
       return {
@@ -103,8 +116,10 @@ export async function loopback(): Promise<Loopback> {
             since,
             send: (m: StreamMessage) => {
               const copy = structuredClone(m)
-              if (lb.streamDelay) setTimeout(() => onMessage(copy), lb.streamDelay())
-              else queueMicrotask(() => onMessage(copy))
+              inFlight++
+              const deliver = handOver(() => onMessage(copy))
+              if (lb.streamDelay) setTimeout(deliver, lb.streamDelay())
+              else queueMicrotask(deliver)
             },
           }
           // A stream starts with everything after `since`, then follows new commits.

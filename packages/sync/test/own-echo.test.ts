@@ -59,7 +59,8 @@ describe('echoes of a device’s own older changes', () => {
     const ids = await burst(a.store, session_id, 50, () => 2 + Math.random() * 10)
     expect(await parentsOf(a.store, session_id, ids)).toEqual([null, ...ids.slice(0, -1)])
     await a.sync.flush()
-    await sleep(40)
+    // Every delayed echo of the 50 appends has reached A: none may have moved its leaf back.
+    await server.delivered()
     await a.sync.flush()
     expect(await parentsOf(server.store, session_id, ids)).toEqual([null, ...ids.slice(0, -1)])
     expect(a.store.engine.state.sessions.get(session_id)?.head.leaf).toBe(ids[49])
@@ -99,7 +100,7 @@ describe('echoes of a device’s own older changes', () => {
     await b.sync.flush()
     expect(server.store.engine.state.sessions.get(session_id)?.head.leaf).toBe(x.entry_id)
     // B's move reaches A on its stream while the answer is held; then the answer comes.
-    await sleep(20)
+    await server.delivered()
     const release = gate
     gate = undefined
     release()

@@ -32,11 +32,17 @@ describe('attachments replicate', () => {
     const server = await loopback()
     const a = await device(server)
     const b = await device(server)
-    // Every message the server or B takes in must find its attachments already held there.
-    for (const replica of [server.store, b.store]) {
+    // Every message the server or B takes in must find its attachments already held there. The
+    // subscriber only records: an `expect` thrown inside it would not reach this test.
+    const unheld: string[] = []
+    let checked = 0
+    for (const [where, replica] of [['server', server.store], ['B', b.store]] as const) {
       replica.on('session::message-added').subscribe((e) => {
-        const held = replica.engine.state.sessions.get(e.session_id)?.head.attachments ?? []
-        for (const id of e.message ? referenced(e.message) : []) expect(held.map((x) => x.attachment_id)).toContain(id)
+        const held = (replica.engine.state.sessions.get(e.session_id)?.head.attachments ?? []).map((x) => x.attachment_id)
+        for (const id of e.message ? referenced(e.message) : []) {
+          checked++
+          if (!held.includes(id)) unheld.push(`${where}: ${e.entry_id} references ${id} before it is held`)
+        }
       })
     }
     server.online = false
@@ -60,6 +66,9 @@ describe('attachments replicate', () => {
     await b.store.getAttachmentBlob(session_id, attachment.attachment_id)
     expect(server.requests.download).toBe(1)
     expect((await b.store.messages({ session_id })).messages[0].message).toEqual((await a.store.messages({ session_id })).messages[0].message)
+    // The message with the image reached both the server and B, and neither took it in early.
+    expect(checked).toBe(2)
+    expect(unheld).toEqual([])
   })
 
   it('fork, attachment delete and session delete replicate; an in-use attachment is refused everywhere', async () => {
@@ -339,7 +348,8 @@ describe('sync with a server', () => {
       await a.store.append({ session_id, message: user(`m${i}`) })
       await a.sync.flush()
     }
-    await new Promise((r) => setTimeout(r, 20))
+    // Every frame of the shuffled stream has reached B before it catches up.
+    await server.delivered()
     await b.sync.flush()
     expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
     expect(new Set(added).size).toBe(added.length)

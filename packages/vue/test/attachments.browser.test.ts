@@ -1,5 +1,5 @@
 import { nextTick, ref } from 'vue'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { useAttachments, useAttachmentUrl, useDraft, useMentions } from '../src/index.js'
 import { memoryStore } from '../../../test/support/fixtures.js'
 import { withSetup } from './with-setup.js'
@@ -23,8 +23,7 @@ describe('draft, attachment and mention composables', () => {
     result.text.value = 'typing'
     expect(result.text.value).toBe('typing')
     expect((await store.get({ session_id }))!.meta.draft).toBe('restored')
-    await sleep(50)
-    expect((await store.get({ session_id }))!.meta.draft).toBe('typing')
+    await vi.waitFor(async () => expect((await store.get({ session_id }))!.meta.draft).toBe('typing'))
     await store.setDraft({ session_id, draft: 'other tab' })
     expect(result.text.value).toBe('other tab')
     const { attachment } = await store.putAttachment({ session_id, name: 'c.txt', data: 'aGk=' })
@@ -32,8 +31,7 @@ describe('draft, attachment and mention composables', () => {
     expect(result.attachments.value.map((a) => a.name)).toStrictEqual(['c.txt'])
     result.text.value = 'unsaved'
     wrapper.unmount()
-    await sleep(0)
-    expect((await store.get({ session_id }))!.meta).toMatchObject({ draft: 'unsaved', draft_attachments: [{ name: 'c.txt' }] })
+    await vi.waitFor(async () => expect((await store.get({ session_id }))!.meta).toMatchObject({ draft: 'unsaved', draft_attachments: [{ name: 'c.txt' }] }))
   })
 
   it('useAttachments and useAttachmentUrl follow the ids and release the URL', async () => {
@@ -49,8 +47,7 @@ describe('draft, attachment and mention composables', () => {
     id.value = null
     await nextTick()
     expect(result.url.value).toBeNull()
-    await sleep(0)
-    await expect(fetch(href)).rejects.toThrow()
+    await vi.waitFor(() => expect(fetch(href)).rejects.toThrow())
     wrapper.unmount()
   })
 

@@ -1,6 +1,6 @@
 import { mount } from '@vue/test-utils'
-import { defineComponent, h, nextTick, ref } from 'vue'
-import { describe, expect, it } from 'vitest'
+import { defineComponent, h, ref } from 'vue'
+import { describe, expect, it, vi } from 'vitest'
 import { createColloquy, useBranch, useMessageIds } from '../src/index.js'
 import { branchedSession, countSubscriptions, memoryStore, user } from '../../../test/support/fixtures.js'
 import { withSetup } from './with-setup.js'
@@ -61,9 +61,7 @@ describe('useBranch', () => {
     const wrapper = mount(Chat, { global: { plugins: [createColloquy({ store })] } })
     expect(wrapper.find(`[data-id="${t.a1b}"]`).text()).toContain('2 / 2')
     await wrapper.find(`[data-id="${t.a1b}"] .prev`).trigger('click')
-    await new Promise((r) => setTimeout(r, 0))
-    await nextTick()
-    expect(wrapper.findAll('p').map((p) => p.attributes('data-id'))).toEqual([t.q0, t.a1, t.q2x])
+    await vi.waitFor(() => expect(wrapper.findAll('p').map((p) => p.attributes('data-id'))).toEqual([t.q0, t.a1, t.q2x]))
     expect(wrapper.find(`[data-id="${t.a1}"]`).text()).toContain('1 / 2')
     wrapper.unmount()
     expect(subs.open()).toBe(0)
