@@ -3,11 +3,11 @@ import type { AttachmentMeta, ReplicaChange, SessionEntry, SessionMeta, SideWrit
 import { parseReplicaChange } from '@colloquy/core/replica'
 import { backoffDelay } from './backoff.js'
 import { lead } from './leader.js'
-import { OUTBOX, coalesce, keyOf, keyed, outboxHook, parentsFirst, sessionOf, type OutboxRecord } from './outbox.js'
-import type { SequencedChange } from './protocol.js'
+import { parentsFirst, type SequencedChange } from '@colloquy/core/protocol'
+import { OUTBOX, coalesce, keyOf, keyed, outboxHook, sessionOf, type OutboxRecord } from './outbox.js'
 import { TransportError, httpTransport, type Transport } from './transport.js'
 import type { Conflict, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
-import { checkPull, checkPush, checkStream } from './wire.js'
+import { checkPull, checkPush, checkStream } from './answers.js'
 
 const KV = 'kv'
 const CHECKPOINT = 'sync:checkpoint'
@@ -214,14 +214,13 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   }
 
   async function settle(batch: ReturnType<typeof coalesce>, results: ReturnType<typeof checkPush>['results'], sentIn: number): Promise<void> {
-    const byId = new Map(results.map((r) => [r.id, r]))
     const side: SideWrite[] = []
     const resolutions: ReplicaChange[] = []
     const settled: Conflict[] = []
     const refused: Rejection[] = []
-    for (const m of batch) if (!byId.has(m.id)) throw new TransportError(`push response lacks mutation ${m.id}`, true)
-    for (const m of batch) {
-      const r = byId.get(m.id)!
+    // One result per mutation, in order (checkPush made sure).
+    for (const [i, m] of batch.entries()) {
+      const r = results[i]
       const k = keyed(m.change)
       if (k !== undefined) {
         const n = (holding.get(k) ?? 1) - 1
@@ -462,6 +461,8 @@ export function createSync(store: Store, options: SyncOptions): Sync {
           setTimeout(wake, backoffDelay(++streamRefusals))
           return
         }
+        // Answers to pings and pushes sent on the stream: this client sends neither there.
+        if (m.type === 'pushed' || m.type === 'pong') return
         head = Math.max(head, m.head)
         if (m.type === 'reset') {
           void beginResync(m.epoch).then(wake, wake)
@@ -469,7 +470,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
         }
         if (m.type === 'ready') {
           streamRefusals = 0
-          if (m.checkpoint !== undefined) void apply([], m.checkpoint).catch(() => wake())
+          void apply([], m.checkpoint).catch(() => wake())
           return
         }
         // A gap (changes this connection skipped): drop the connection, pull from the
@@ -478,8 +479,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
           closeStream()
           return wake()
         }
-        const last = m.checkpoint ?? (m.changes.length ? m.changes[m.changes.length - 1].seq : m.prev)
-        apply(m.changes, last).then(
+        apply(m.changes, m.checkpoint).then(
           () => setStatus({ last_synced_at: now() }),
           () => wake(),
         )

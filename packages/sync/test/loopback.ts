@@ -35,7 +35,7 @@ export async function loopback(): Promise<Loopback> {
     log.push(...fresh)
     if (!fresh.length) return
     for (const s of streams) {
-      s.send({ type: 'changes', changes: fresh, prev: s.since, head: log.length })
+      s.send({ type: 'changes', changes: fresh, prev: s.since, checkpoint: log.length, head: log.length })
       s.since = log.length
     }
   })
@@ -109,7 +109,7 @@ export async function loopback(): Promise<Loopback> {
           }
           // A stream starts with everything after `since`, then follows new commits.
           const backlog = log.filter((c) => c.seq > since)
-          if (backlog.length) s.send({ type: 'changes', changes: backlog, prev: since, head: log.length })
+          if (backlog.length) s.send({ type: 'changes', changes: backlog, prev: since, checkpoint: log.length, head: log.length })
           s.since = log.length
           streams.add(s)
           return { close: () => void streams.delete(s) }
