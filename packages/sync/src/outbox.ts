@@ -56,10 +56,13 @@ export function changesOf(draft: Draft): ReplicaChange[] {
   return [...out, ...leaves]
 }
 
+/** The side write that queues a change in the outbox (made at `at`). */
+export const queued = (change: ReplicaChange, at: number): SideWrite => ({ store: OUTBOX, value: { change, at } satisfies OutboxRecord })
+
 /** The commit hook: records every local commit's changes in the outbox, in the same transaction. */
 export function outboxHook(now: () => number) {
   return (_applied: readonly AppliedOp[], draft: Draft, source: ChangeSource): readonly SideWrite[] =>
-    source === 'local' ? changesOf(draft).map((change) => ({ store: OUTBOX, value: { change, at: now() } satisfies OutboxRecord })) : []
+    source === 'local' ? changesOf(draft).map((change) => queued(change, now())) : []
 }
 
 /** One key per thing a change sets: an entry, a session's meta, a session's leaf. */
