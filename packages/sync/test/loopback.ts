@@ -1,7 +1,8 @@
 import { createStore, memoryStorage, type ReplicaChange, type Store } from '@colloquy/core'
 import { replicaChangesOf } from '@colloquy/core/replica'
 import { keyed } from '../src/outbox.js'
-import type { PullResponse, PushRequest, PushResponse, SequencedChange, StreamMessage, Transport } from '../src/index.js'
+import type { PullResponse, PushRequest, PushResponse, SequencedChange, StreamMessage } from '@colloquy/core/protocol'
+import type { Transport } from '../src/index.js'
 
 /**
  * An in-process stand-in for the server, for the sync engine's unit tests: the same core store
