@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest'
-import { checkPullResponse, checkPushRequest, checkPushResponse, checkStreamMessage } from '@colloquy/core/protocol'
+import { describe, expect, expectTypeOf, it } from 'vitest'
+import { checkPullResponse, checkPushRequest, checkPushResponse, checkStreamMessage, type PullResponse } from '@colloquy/core/protocol'
+import type { FeedPage } from '../../packages/server/src/index.js'
 
 /** The fields the two old declarations disagreed on, settled by what the server sends. */
 const refused = (what: RegExp) => expect.objectContaining({ name: 'SessionError', code: 'session/invalid_request', message: expect.stringMatching(what) })
@@ -50,5 +51,11 @@ describe('the protocol checks', () => {
     expect(checkPullResponse({ changes: [], checkpoint: 0, head: 9, more: true, reset: true, epoch: 'x' }, 12)).toMatchObject({ reset: true, epoch: 'x' })
     expect(() => checkPullResponse({ changes: [change], checkpoint: 0, head: 9, more: true, reset: true }, 12)).toThrow(refused(/reset page is empty/))
     expect(() => checkPullResponse({ changes: [], checkpoint: 0, more: true, reset: true }, 12)).toThrow(refused(/head/))
+  })
+})
+
+describe('the server\'s own types', () => {
+  it('a page of its change feed is a pull answer of the protocol (checked by the type checker)', () => {
+    expectTypeOf<FeedPage>().toExtend<PullResponse>()
   })
 })
