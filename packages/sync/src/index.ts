@@ -1,7 +1,4 @@
 export { createSync, type Sync } from './sync.js'
 export type { SyncOptions, SyncStatus, SyncState, Conflict, Rejection } from './types.js'
-export { httpTransport, retryAfter, TransportError, type Transport, type HttpTransportOptions } from './transport.js'
-export type { PushMutation, PushRequest, PushResponse, PullResponse, SequencedChange, StreamMessage } from './protocol.js'
-export { coalesce, changesOf, OUTBOX, type OutboxRecord } from './outbox.js'
+export { httpTransport, TransportError, type Transport, type HttpTransportOptions } from './transport.js'
 export { mirrorHistory, type Mirror, type MirrorOptions } from './mirror.js'
-export { backoffDelay } from './backoff.js'

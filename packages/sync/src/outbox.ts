@@ -1,6 +1,6 @@
-import { jsonEqual, type AppliedOp, type ChangeSource, type Draft, type ReplicaChange, type SessionEntry, type SideWrite } from '@colloquy/core'
+import { jsonEqual, type AppliedOp, type ChangeSource, type Draft, type ReplicaChange, type SideWrite } from '@colloquy/core'
 import { META_FIELDS } from '@colloquy/core/replica'
-import type { PushMutation } from './protocol.js'
+import { parentsFirst, type PushMutation } from '@colloquy/core/protocol'
 
 /** The IndexedDB side store the outbox lives in (created by core's schema). */
 export const OUTBOX = 'outbox'
@@ -56,27 +56,13 @@ export function changesOf(draft: Draft): ReplicaChange[] {
   return [...out, ...leaves]
 }
 
-/** Entries ordered so that every parent comes before its children. */
-export function parentsFirst(entries: Iterable<SessionEntry>): SessionEntry[] {
-  const children = new Map<string | null, SessionEntry[]>()
-  for (const e of entries) {
-    const list = children.get(e.parent_id)
-    if (list) list.push(e)
-    else children.set(e.parent_id, [e])
-  }
-  const out: SessionEntry[] = []
-  const queue = [...(children.get(null) ?? [])]
-  for (let i = 0; i < queue.length; i++) {
-    out.push(queue[i])
-    queue.push(...(children.get(queue[i].id) ?? []))
-  }
-  return out
-}
+/** The side write that queues a change in the outbox (made at `at`). */
+export const queued = (change: ReplicaChange, at: number): SideWrite => ({ store: OUTBOX, value: { change, at } satisfies OutboxRecord })
 
 /** The commit hook: records every local commit's changes in the outbox, in the same transaction. */
 export function outboxHook(now: () => number) {
   return (_applied: readonly AppliedOp[], draft: Draft, source: ChangeSource): readonly SideWrite[] =>
-    source === 'local' ? changesOf(draft).map((change) => ({ store: OUTBOX, value: { change, at: now() } satisfies OutboxRecord })) : []
+    source === 'local' ? changesOf(draft).map((change) => queued(change, now())) : []
 }
 
 /** One key per thing a change sets: an entry, a session's meta, a session's leaf. */
@@ -108,6 +94,7 @@ export const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.me
 
 /** A push mutation standing for several outbox records (all acknowledged together). */
 export interface Coalesced extends PushMutation {
+  readonly id: number
   readonly ids: readonly number[]
 }
 

@@ -1,5 +1,5 @@
 import { SessionError, mimeOrOctet, type AttachmentMeta } from '@colloquy/core'
-import type { PullResponse, PushRequest, PushResponse, StreamMessage } from './protocol.js'
+import type { PullResponse, PushRequest, PushResponse, StreamMessage } from '@colloquy/core/protocol'
 
 /** How the sync engine reaches a server; the HTTP one below, or a test double. */
 export interface Transport {

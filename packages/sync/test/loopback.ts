@@ -1,7 +1,8 @@
 import { createStore, memoryStorage, type ReplicaChange, type Store } from '@colloquy/core'
 import { replicaChangesOf } from '@colloquy/core/replica'
 import { keyed } from '../src/outbox.js'
-import type { PullResponse, PushRequest, PushResponse, SequencedChange, StreamMessage, Transport } from '../src/index.js'
+import type { PullResponse, PushRequest, PushResponse, SequencedChange, StreamMessage } from '@colloquy/core/protocol'
+import type { Transport } from '../src/index.js'
 
 /**
  * An in-process stand-in for the server, for the sync engine's unit tests: the same core store
@@ -47,7 +48,7 @@ export async function loopback(): Promise<Loopback> {
     log.push(...fresh)
     if (!fresh.length) return
     for (const s of streams) {
-      s.send({ type: 'changes', changes: fresh, prev: s.since, head: log.length })
+      s.send({ type: 'changes', changes: fresh, prev: s.since, checkpoint: log.length, head: log.length })
       s.since = log.length
     }
   })
@@ -124,7 +125,7 @@ export async function loopback(): Promise<Loopback> {
           }
           // A stream starts with everything after `since`, then follows new commits.
           const backlog = log.filter((c) => c.seq > since)
-          if (backlog.length) s.send({ type: 'changes', changes: backlog, prev: since, head: log.length })
+          if (backlog.length) s.send({ type: 'changes', changes: backlog, prev: since, checkpoint: log.length, head: log.length })
           s.since = log.length
           streams.add(s)
           return { close: () => void streams.delete(s) }

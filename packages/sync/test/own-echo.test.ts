@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, type Store } from '@colloquy/core'
 import { createSync, type Sync, type Transport } from '../src/index.js'
 import { replicaSnapshot } from '../../../test/support/replica-snapshot.js'
-import { checkPush } from '../src/wire.js'
+import { checkPush } from '../src/answers.js'
 import { loopback, type Loopback } from './loopback.js'
 
 const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 1 })

@@ -3,15 +3,12 @@ import {
   type Storage, type StorageReader, type WriteSet,
 } from '@colloquy/core'
 import { WorkMeter } from '@colloquy/core/wire'
+import { parentsFirst, type SequencedChange } from '@colloquy/core/protocol'
 import { WORK_BUDGETS } from '../work.js'
 import { changesWithinPageChars } from './change-feed.js'
 import { CHANGE_KINDS, ChangeIndex, recordKey, recordsOf, type ChangeRecord, type LiveRecord } from './change-index.js'
 
-/** A committed change as pull and the live stream send it. */
-export interface SequencedChange {
-  readonly seq: number
-  readonly change: ReplicaChange
-}
+export type { SequencedChange }
 
 export interface ChangePage {
   readonly changes: SequencedChange[]
@@ -320,24 +317,4 @@ function isChangeRecord(v: unknown): v is ChangeRecord {
     (r.entry_id === undefined || typeof r.entry_id === 'string') && ((r.kind !== 'added' && r.kind !== 'updated') || typeof r.entry_id === 'string') &&
     ((r.kind !== 'attachment' && r.kind !== 'detached') || typeof r.attachment_id === 'string')
   )
-}
-
-/** Entries ordered so that every parent comes before its children. */
-export function parentsFirst(entries: readonly SessionEntry[]): SessionEntry[] {
-  const byId = new Map(entries.map((e) => [e.id, e]))
-  const done = new Set<string>()
-  const out: SessionEntry[] = []
-  for (const start of entries) {
-    const chain: SessionEntry[] = []
-    const seen = new Set<string>()
-    for (let e: SessionEntry | undefined = start; e && !done.has(e.id) && !seen.has(e.id); e = e.parent_id === null ? undefined : byId.get(e.parent_id)) {
-      seen.add(e.id)
-      chain.push(e)
-    }
-    for (let i = chain.length - 1; i >= 0; i--) {
-      done.add(chain[i].id)
-      out.push(chain[i])
-    }
-  }
-  return out
 }

@@ -4,7 +4,8 @@ import type { WebSocket } from 'ws'
 import type { Principal } from '../auth.js'
 import { feedFilter, type Scope } from './access.js'
 import type { ChangeFeed } from '../changes/change-feed.js'
-import type { CommittedChange, SequencedChange } from '../changes/change-log.js'
+import type { CommittedChange } from '../changes/change-log.js'
+import type { SequencedChange, StreamMessage } from '@colloquy/core/protocol'
 import { toWire } from '../errors.js'
 import { parsePush, push } from './push.js'
 import type { Service } from './rpc.js'
@@ -19,19 +20,8 @@ export interface StreamLimits {
   json: JsonLimits
 }
 
-/**
- * What `GET /sync/stream` sends. `prev` is the seq of the last change this connection sent before
- * this message (the request's `since` at first): a client whose checkpoint is below it missed
- * something and pulls. `checkpoint` is where a client may resume (it also covers records the
- * server skipped as not the caller's).
- */
-export type StreamMessage =
-  | { type: 'changes'; changes: SequencedChange[]; prev: number; checkpoint: number; head: number }
-  | { type: 'ready'; checkpoint: number; head: number; epoch?: string }
-  | { type: 'reset'; checkpoint: 0; head: number; epoch?: string }
-  | { type: 'pushed'; id: unknown; results: unknown[] }
-  | { type: 'pong'; id: unknown }
-  | { type: 'error'; id?: unknown; error: { code: string; message: string } }
+// What `GET /sync/stream` sends and accepts is the protocol's (`@colloquy/core/protocol`).
+export type { StreamMessage }
 
 /** The key of the streams that see every session (a symbol: no principal can be named so). */
 const ALL: unique symbol = Symbol('all sessions')

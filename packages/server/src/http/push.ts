@@ -1,34 +1,19 @@
-import { isValidId, SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
-import { parseReplicaChange, type CheckedReplicaChange } from '@colloquy/core/replica'
+import { SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
+import { checkPushRequest, type PushMutation, type PushResult, type CheckedPush } from '@colloquy/core/protocol'
 import { quotaOwner, type Scope } from './access.js'
-import { invalidRequest, tooLarge } from '../errors.js'
+import { tooLarge } from '../errors.js'
 import type { Service } from './rpc.js'
 
-/** One client mutation: its outbox key (echoed in the result) and the replicated change. */
-export interface PushMutation {
-  readonly id: number | string
-  readonly change: ReplicaChange
-}
-
-/** `seq`: where the mutation's key stands in the change log after it (applied or already there). */
-export type PushResult = { readonly id: number | string; readonly seq?: number } & ReplicaResult
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+export type { PushMutation, PushResult }
 
 /**
- * `{ mutations: [{ id, change }] }`, all checked before anything is applied. The changes come
- * from core's validator (`CheckedReplicaChange`), so `applyReplica` does not validate them again.
+ * `{ mutations: [{ id, change }] }`, all checked before anything is applied, by the protocol's
+ * one check (`@colloquy/core/protocol`, the client's too); more than `maxBatch` is a 413.
  */
-export function parsePush(body: unknown, maxBatch: number): Array<PushMutation & { readonly change: CheckedReplicaChange }> {
-  if (!isObject(body) || !Array.isArray(body.mutations)) throw invalidRequest('expected { mutations: [...] }')
-  if (body.mutations.length > maxBatch) throw tooLarge(`a push carries at most ${maxBatch} mutations, got ${body.mutations.length}`)
-  return body.mutations.map((m: unknown, i) => {
-    const path = `mutations[${i}]`
-    if (!isObject(m)) throw invalidRequest(`${path}: expected an object`)
-    // The outbox key is echoed back: an id like any other (a safe integer, or a string within the id bounds).
-    if (!Number.isSafeInteger(m.id) && !isValidId(m.id)) throw invalidRequest(`${path}.id: expected an integer or an id of at most 255 UTF-8 bytes`)
-    return { id: m.id as number | string, change: parseReplicaChange(m.change, `${path}.change`) }
-  })
+export function parsePush(body: unknown, maxBatch: number): CheckedPush['mutations'] {
+  const mutations = (body as { mutations?: unknown } | null)?.mutations
+  if (Array.isArray(mutations) && mutations.length > maxBatch) throw tooLarge(`a push carries at most ${maxBatch} mutations, got ${mutations.length}`)
+  return checkPushRequest(body).mutations
 }
 
 const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)

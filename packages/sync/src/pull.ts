@@ -1,0 +1,61 @@
+import { parseReplicaChange } from '@colloquy/core/replica'
+import type { SequencedChange } from '@colloquy/core/protocol'
+import { checkPull } from './answers.js'
+import { cursorWrites } from './checkpoint.js'
+import { withoutPending } from './echoes.js'
+import { keyed, sessionOf } from './outbox.js'
+import { beginResync, finishResync, noteServer } from './resync.js'
+import { outbox, serially, type Replication } from './state.js'
+
+/** Applies server changes after the checkpoint, and moves the checkpoint, in one transaction. */
+export function apply(s: Replication, changes: readonly SequencedChange[], to: number): Promise<void> {
+  const run = async (): Promise<void> => {
+    const fresh = changes.filter((c) => c.seq > s.checkpoint)
+    const next = Math.max(s.checkpoint, to)
+    if (!fresh.length && next === s.checkpoint) return
+    const live: SequencedChange[] = []
+    // Taken over once written: a failed apply leaves `held` as it was.
+    let hold = s.held.slice()
+    for (const sc of fresh) {
+      const c = sc.change
+      const k = keyed(c)
+      if (c.type === 'delete') hold = hold.filter((h) => sessionOf(h.change) !== c.session_id)
+      if (k === undefined) live.push(sc)
+      // Older than a change of ours the server already answered for: superseded.
+      else if (sc.seq < (s.landed.get(k) ?? 0)) continue
+      else if (s.holding.has(k)) {
+        // Checked now as applying it would (core's one validator): a hostile change fails
+        // this apply with the checkpoint untouched, rather than being kept past it.
+        hold.push({ seq: sc.seq, change: parseReplicaChange(c, `changes[seq ${sc.seq}]`) })
+      } else live.push(sc)
+    }
+    const list = withoutPending(s, live, live.length ? await outbox(s) : [])
+    await s.store.applyReplica(list, { policy: 'pull', side: cursorWrites(next, s.epoch) })
+    s.held = hold
+    s.checkpoint = next
+    for (const [k, seq] of s.landed) if (seq <= s.checkpoint && !s.holding.has(k)) s.landed.delete(k)
+    if (s.options.eagerAttachments) {
+      // Read once now, so the bytes are here before the device goes offline.
+      for (const c of list) if (c.type === 'attachment') void s.store.getAttachmentBlob(c.session_id, c.attachment.attachment_id).catch(() => {})
+    }
+  }
+  return serially(s, run)
+}
+
+/** Pulls page after page from the checkpoint until the server says there is no more. */
+export async function pullAll(s: Replication, signal: AbortSignal): Promise<void> {
+  for (;;) {
+    const page = checkPull(await s.transport.pull(s.checkpoint, s.pullLimit, s.epoch), s.checkpoint)
+    if (page.reset) {
+      await beginResync(s, page.epoch)
+      continue
+    }
+    if (page.epoch !== undefined) s.epoch = page.epoch
+    s.head = Math.max(s.head, page.head)
+    if (s.resync) for (const c of page.changes) noteServer(s.resync, c.change)
+    await apply(s, page.changes, page.checkpoint)
+    if (signal.aborted) return
+    if (!page.more) break
+  }
+  if (s.resync) await finishResync(s)
+}
