@@ -9,7 +9,7 @@ import { latestLeaf, pathTo } from './tree.js'
 import type { ImportedAttachment } from './types.js'
 import { ownTitle, promptTitle } from './title.js'
 import { arr, defined, isObj, parsed, str, toMs, type Obj } from './values.js'
-import { Skipped, Warnings } from './warnings.js'
+import { type Skipped, type Warnings } from './warnings.js'
 
 // Claude Code session JSONL (spec §1). One line per record; records with a `uuid` form a
 // parent tree, the others are bookkeeping or session metadata. This file reads lines into

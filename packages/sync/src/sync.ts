@@ -76,7 +76,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
    */
   let backingOff = false
   let dirty = true
-  let flushWaiters: Array<() => void> = []
+  const flushWaiters: Array<() => void> = []
   // Pulls and stream messages apply one at a time, in order.
   let applying: Promise<void> = Promise.resolve()
   // Outbox records sent and not yet acknowledged: the server has them (or will, before it
