@@ -5,7 +5,16 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/.docs-test/**', 'docs/api/**', 'test/e2e/.tmp/**', '**/.data/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/.docs-test/**',
+      'docs/api/**',
+      'test/e2e/.tmp/**',
+      '**/.data/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -14,8 +23,14 @@ export default tseslint.config(
       // Imports that only name types are written `import type`, so a type never drags a module
       // (and its side effects) into a bundle; `verbatimModuleSyntax` keeps them as written.
       // `typeof import('./x.js')` stays allowed: it types a module loaded lazily without loading it.
-      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false },
+      ],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
     },
   },
   // Type-aware promise rules cost a full type-check (about a minute of CPU on two cores, four
