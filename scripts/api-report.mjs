@@ -16,7 +16,7 @@ const outDir = join(root, 'etc/api')
 const REFRESH = 'pnpm run api'
 
 /** Every package's entry points: `[{ pkg, dir, entries: [{ subpath, file }] }]`. */
-function packages() {
+export function packages() {
   const dirs = readdirSync(join(root, 'packages')).sort()
   const found = []
   for (const name of dirs) {
