@@ -8,5 +8,5 @@ export type { ChangeLog, ChangePage, SequencedChange } from './changes/change-lo
 export type { ChangeKind, ChangeRecord } from './changes/change-index.js'
 export type { PushMutation, PushResult } from './http/push.js'
 export type { StreamMessage } from './http/live.js'
-export { boundedName, sessionFileName, encodeId, decodeId } from './storage/file/file-names.js'
+export { boundedName } from './storage/file/file-names.js'
 export { WORK_BUDGETS, type WorkKind, type WorkReport } from './work.js'
