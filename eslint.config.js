@@ -38,7 +38,13 @@ export default tseslint.config(
   ...(process.env.LINT_PROMISES
     ? [
         {
-          files: ['**/*.{ts,tsx,mts}'],
+          // What tsconfig.json type-checks: the project service needs each file in its program.
+          files: [
+            'packages/*/src/**/*.{ts,tsx}',
+            'packages/*/test/**/*.{ts,tsx}',
+            'test/**/*.{ts,tsx}',
+            'examples/*/src/**/*.{ts,tsx}',
+          ],
           languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
           rules: {
             '@typescript-eslint/no-floating-promises': 'error',
