@@ -205,7 +205,11 @@ export async function testSocket(url: string, token?: string): Promise<TestSocke
   const ws = await openSocket(url, token, (data) => {
     const m: unknown = JSON.parse(data.toString())
     messages.push(m)
-    for (const w of [...waiters]) if (w.match(m)) (waiters.delete(w), w.resolve(m))
+    for (const w of [...waiters]) {
+      if (!w.match(m)) continue
+      waiters.delete(w)
+      w.resolve(m)
+    }
   })
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     if (ws.readyState === ws.CLOSED) resolve({ code: 0, reason: 'closed before the test looked' })

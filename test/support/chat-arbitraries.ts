@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import type { ContentBlock, Json, SessionEntry, SessionTree } from '@colloquy/core'
-import { blocksToParts, SIDECAR, THREAD_ROOT, type NeutralPart } from '@colloquy/parts'
+import { blocksToParts, THREAD_ROOT, type NeutralPart } from '@colloquy/parts'
+import { SIDECAR } from '../../packages/parts/src/nodes.js'
 
 // Random sessions for the mapping's round-trip properties: chains of user, assistant and
 // custom-role messages with every block type, result entries answering calls, sidecars holding

@@ -18,6 +18,7 @@ export async function exportFormats(): Promise<readonly Exporter[]> {
  */
 export function fileNameFor(title: string, extension: string): string {
   const base = displayTitle(title)
+    // eslint-disable-next-line no-control-regex -- control characters are what a file name must not hold
     .replace(/[\u0000-\u001f\u007f<>:"/\\|?*]+/g, ' ')
     .replace(/\s+/g, ' ')
     .slice(0, 80)

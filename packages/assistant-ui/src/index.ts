@@ -1,3 +1,2 @@
 export { useColloquyRuntime, type ColloquyRuntimeOptions } from './use-colloquy-runtime.js'
-export { useThreadListAdapter, ARCHIVED_KEY } from './thread-list.js'
-export { toThreadMessage, toThreadMessageLike, partsFromThreadMessage, fromPart } from './mapping.js'
+export { toThreadMessage, toThreadMessageLike, partsFromThreadMessage } from './mapping.js'

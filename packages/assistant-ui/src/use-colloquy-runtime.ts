@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useReducer, useRef } from 'react'
 import { firstValueFrom } from 'rxjs'
-import type { SessionMeta, SessionTree, Store } from '@colloquy/core'
+import type { SessionMeta, SessionTree } from '@colloquy/core'
 import { useStore } from '@colloquy/react'
 import {
   createThread, foldTree, titleFrom, textOf, splitParts, startReply, stopReply, watchReplies, STOPPED_REASON,

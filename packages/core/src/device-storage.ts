@@ -1,4 +1,4 @@
-import { Observable, defer, distinctUntilChanged, from, merge, of, shareReplay, switchMap, throttleTime } from 'rxjs'
+import { type Observable, defer, distinctUntilChanged, from, merge, of, shareReplay, switchMap, throttleTime } from 'rxjs'
 import type { Commit } from './changes.js'
 
 // What the browser grants this site's storage: how much is used, how much may be, and whether

@@ -1,4 +1,4 @@
-import { Observable, Subject, filter, map } from 'rxjs'
+import { type Observable, Subject, filter, map } from 'rxjs'
 import { SessionError } from './errors.js'
 import { metadataMatches } from './json.js'
 import { ROLES, TRIGGER_TYPES, type EventConfig, type EventEnvelope, type EventMap, type TriggerType } from './model.js'

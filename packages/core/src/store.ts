@@ -1,4 +1,4 @@
-import { Observable, defer, from, shareReplay, switchMap } from 'rxjs'
+import { type Observable, defer, from, shareReplay, switchMap } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './changes.js'
 import type { IdKind, OpContext } from './context.js'
 import { Engine, engineBatches, type CallGuard, type CommitHook } from './engine.js'
@@ -272,7 +272,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         await undefined
         queue = undefined
         await before
-        if (tick.some((c) => c.ready)) await Promise.all(tick.map((c) => c.ready))
+        if (tick.some((c) => c.ready !== undefined)) await Promise.all(tick.map((c) => c.ready))
         for (const c of tick) {
           if (c.error !== undefined) c.reject(c.error)
           else {

@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
 import { filter, firstValueFrom } from 'rxjs'
-import type { Store } from '../src/index.js'
 import { createDatabase, idbStores } from './idb-stores.js'
 import { noteLimit } from '../../../test/support/engine-limit.js'
 

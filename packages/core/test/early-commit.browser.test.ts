@@ -83,7 +83,7 @@ describe('early IDBTransaction.commit()', () => {
       return this.add(value, key)
     }
     let failure: unknown
-    let early = 0
+    let early: number
     try {
       early = await counting(async () => {
         failure = await a.append({ session_id, message: user('doomed') }).then(() => undefined, (e: unknown) => e)

@@ -2,4 +2,4 @@
 // colloquy-formats: convert and inspect agent transcripts from the command line.
 import { runCli } from './cli-run.js'
 
-runCli(process.argv.slice(2)).then((code) => process.exit(code))
+process.exit(await runCli(process.argv.slice(2)))

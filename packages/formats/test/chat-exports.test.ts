@@ -1,7 +1,8 @@
 import { type AssistantMessage, type CustomEntry, type Json, type FunctionResultMessage, type JsonObject, type SessionImport } from '@colloquy/core'
 import { checkImport } from '@colloquy/core/wire'
 import { describe, expect, it } from 'vitest'
-import { detectFormat, exportChatGpt, exportClaudeAi, exportOpenWebUi, importTranscript, summarize, type ImportResult } from '../src/index.js'
+import { detectFormat, exportChatGpt, exportClaudeAi, exportOpenWebUi, importTranscript, type ImportResult } from '../src/index.js'
+import { summarize } from '../src/inspect.js'
 import { byId, childrenOf, codes, messages, misplacedResults, ofRole, pathIds, sample, unansweredCalls } from './helpers.js'
 
 // ChatGPT, Claude.ai and Open WebUI exports: the real files in ../shared/samples (facts counted

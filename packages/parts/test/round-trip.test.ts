@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import type { ContentBlock } from '@colloquy/core'
-import { blocksToParts, entriesOf, foldTree, partsToBlocks, SIDECAR, splitParts } from '../src/index.js'
+import { blocksToParts, entriesOf, foldTree, splitParts } from '../src/index.js'
+import { SIDECAR } from '../src/nodes.js'
+import { partsToBlocks } from '../src/parts.js'
 import { sessionTree } from '../../../test/support/chat-arbitraries.js'
 
 describe('folding a session into framework messages', () => {

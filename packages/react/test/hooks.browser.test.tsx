@@ -5,7 +5,7 @@ import type { Store } from '@colloquy/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   LOADING, useEntry, useMessageIds, useMessages, useObservable, useSession, useSessions, useStore, useSyncStatus,
-  type ObservableLike, type SyncStatus,
+  type SyncStatus,
 } from '../src/index.js'
 import { assistant, memoryStore, seedSession, subject, textOf, user } from '../../../test/support/fixtures.js'
 import { providerOf } from './wrapper.js'

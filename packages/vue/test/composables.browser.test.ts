@@ -4,7 +4,7 @@ import { defineComponent, effectScope, h, isReadonly, nextTick, ref, shallowRef 
 import { describe, expect, it } from 'vitest'
 import {
   createColloquy, LOADING, provideColloquy, useEntry, useMessageIds, useMessages, useObservable, useSession, useSessions, useStore, useSyncStatus,
-  type ObservableLike, type SyncStatus,
+  type SyncStatus,
 } from '../src/index.js'
 import { assistant, countSubscriptions, memoryStore, seedSession, subject, textOf, user } from '../../../test/support/fixtures.js'
 import { withSetup } from './with-setup.js'

@@ -65,18 +65,17 @@ export async function measureImport(ctx: BenchContext, db: string, blob: Blob, c
       const t0 = performance.now()
       if (subject === 'colloquy write') {
         // The same parse as the raw baseline, then the sessions through store.importSession.
-        let sessions: SessionImport[] | undefined = (await importTranscript(blob)).sessions
+        const sessions: SessionImport[] = (await importTranscript(blob)).sessions
         const t1 = performance.now()
         let entries = 0
         for (const s of sessions) entries += (await store.importSession(s, { ...(chunkSize && { chunkSize }), onProgress: mark })).entries
         const count = sessions.length
-        sessions = undefined
         const t2 = performance.now()
         return { ms: t2 - t0, readMs: t1 - t0, firstWriteMs: 0, writeMs: t2 - t1, sessions: count, entries }
       }
       let readDone = t0
       let firstWrite: number | undefined
-      let result: Awaited<ReturnType<typeof importInto>> | undefined = await importInto(store, blob, {
+      const result = await importInto(store, blob, {
         ...(chunkSize && { chunkSize }),
         onProgress: (p) => {
           mark()
@@ -87,7 +86,6 @@ export async function measureImport(ctx: BenchContext, db: string, blob: Blob, c
       const ms = performance.now() - t0
       const sessions = result.written.length
       const entries = result.written.reduce((n, w) => n + w.entries, 0)
-      result = undefined
       return { ms, readMs: readDone - t0, firstWriteMs: (firstWrite ?? t0) - readDone, writeMs: 0, sessions, entries }
     })
     return { ...value, base, peak, after }

@@ -58,7 +58,10 @@ export async function spawnServer(
     const read = (d: Buffer): void => {
       out += d.toString()
       const m = /listening on (http:\/\/\S+)/.exec(out)
-      if (m) (clearTimeout(timer), resolve(m[1]))
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1])
+      }
     }
     child.stdout!.on('data', read)
     child.stderr!.on('data', read)

@@ -9,7 +9,7 @@ import { latestLeaf, pathTo } from '../session/tree.js'
 import type { ImportedAttachment } from '../types.js'
 import { ownTitle, promptTitle } from '../session/title.js'
 import { arr, defined, isObj, parsed, str, toMs, type Obj } from '../values.js'
-import { Skipped, Warnings } from '../import/warnings.js'
+import { type Skipped, type Warnings } from '../import/warnings.js'
 
 // Claude Code session JSONL (spec §1). One line per record; records with a `uuid` form a
 // parent tree, the others are bookkeeping or session metadata. This file reads lines into

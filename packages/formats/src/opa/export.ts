@@ -31,6 +31,7 @@ class Writer {
     if (known) return known
     const data = this.bytes.get(attachment_id)
     if (!data) return undefined
+    // eslint-disable-next-line no-control-regex -- control characters are what a path in the archive must not hold
     const safe = name.replace(/[\\/\u0000-\u001f]/g, '_').replace(/^\.+/, '_') || 'file'
     const path = `session/attachments/${++this.n}/${safe}`
     this.files[path] = data

@@ -341,7 +341,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       try {
         warn(`journal: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); moved aside to ${await moveAside(dir, 'journal.jsonl', home)}, the session files are kept as they are`)
       } catch (err) {
-        throw new Error(`the journal can neither be read nor moved aside: ${String(err)}`, { cause: e })
+        throw new Error(`the journal can neither be read (${String(e)}) nor moved aside: ${String(err)}`, { cause: err })
       }
     }
     for (const map of journal.side.values()) for (const key of map.keys()) if (typeof key === 'number') autoKey = Math.max(autoKey, key)

@@ -2,9 +2,11 @@ import type { AttachmentMeta, JsonObject, SessionHead, SessionMeta } from '@coll
 
 // PostgreSQL `text` cannot hold U+0000, and ids are chosen by callers: a reversible escape
 // (`\` → `\\`, NUL → `\0`) keeps every id storable and distinct.
+/* eslint-disable no-control-regex -- NUL is the character PostgreSQL text cannot hold */
 const NEEDS = /[\\\u0000]/
 
 export const toDb = (id: string): string => (NEEDS.test(id) ? id.replace(/\\/g, '\\\\').replace(/\u0000/g, '\\0') : id)
+/* eslint-enable no-control-regex */
 
 export const fromDb = (text: string): string => (text.includes('\\') ? text.replace(/\\(\\|0)/g, (_m, c: string) => (c === '0' ? '\u0000' : '\\')) : text)
 

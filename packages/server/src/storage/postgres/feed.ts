@@ -138,7 +138,10 @@ export class PostgresFeed implements ChangeFeed {
       const id = change.type === 'meta' ? change.meta.session_id : change.session_id
       const held = this.landed.get(id)
       if (change.type === 'delete') {
-        if (held) (this.landed.delete(id), (this.landedKeys -= held.size))
+        if (held) {
+          this.landed.delete(id)
+          this.landedKeys -= held.size
+        }
         continue
       }
       const what = landedKey(change)

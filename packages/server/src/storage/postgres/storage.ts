@@ -1,4 +1,4 @@
-import { jsonEqual, type AttachmentMeta, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type Storage, type StorageReader, type WriteSet } from '@colloquy/core'
+import { jsonEqual, type AttachmentMeta, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type StorageReader, type WriteSet } from '@colloquy/core'
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import type { FeedStorage } from '../../changes/change-feed.js'
@@ -120,6 +120,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
   // An idle connection dropped by the server (a restart) must not crash the process.
   pool.on('error', (e) => warn(`idle connection lost: ${e.message}`))
   let commits = 0
+  // eslint-disable-next-line prefer-const -- assigned at the end, once the storage it serves exists; closures here read it
   let feed: PostgresFeed
   // Names this instance's rows in `colloquy_events` (its own events are fired by its engine).
   const origin = randomUUID()
@@ -130,7 +131,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
   const transact = async (work: (reader: StorageReader) => Promise<WriteSet>): Promise<void> => {
     const client = await pool.connect()
     let failed: Error | undefined
-    let logged: CommittedChange[] = []
+    let logged: CommittedChange[]
     try {
       await client.query('BEGIN')
       const heads = new Map<string, SessionHead | undefined>()

@@ -1,0 +1,67 @@
+// ESLint for the whole repository, one flat config. Layout is Prettier's job (`pnpm run format`),
+// so nothing here checks spacing or line length.
+import js from '@eslint/js'
+import globals from 'globals'
+import tseslint from 'typescript-eslint'
+
+export default tseslint.config(
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/.docs-test/**',
+      'docs/api/**',
+      'test/e2e/.tmp/**',
+      '**/.data/**',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.{ts,tsx,mts}'],
+    rules: {
+      // Imports that only name types are written `import type`, so a type never drags a module
+      // (and its side effects) into a bundle; `verbatimModuleSyntax` keeps them as written.
+      // `typeof import('./x.js')` stays allowed: it types a module loaded lazily without loading it.
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false },
+      ],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
+    },
+  },
+  // Type-aware promise rules cost a full type-check (about a minute of CPU on two cores, four
+  // times the rest of the lint), so they run on request: `pnpm run lint:promises`.
+  ...(process.env.LINT_PROMISES
+    ? [
+        {
+          // What tsconfig.json type-checks: the project service needs each file in its program.
+          files: [
+            'packages/*/src/**/*.{ts,tsx}',
+            'packages/*/test/**/*.{ts,tsx}',
+            'test/**/*.{ts,tsx}',
+            'examples/*/src/**/*.{ts,tsx}',
+          ],
+          languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+          rules: {
+            '@typescript-eslint/no-floating-promises': 'error',
+            '@typescript-eslint/no-misused-promises': 'error',
+          },
+        },
+      ]
+    : []),
+  {
+    // Tests read the server's JSON answers, whose shape their assertions check; typing each one
+    // would restate the wire protocol, which gets one module of its own in core.
+    files: ['test/**', 'packages/*/test/**', 'examples/*/test/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // Plain JavaScript: the CLIs, scripts and the service worker run in Node or a worker.
+    files: ['**/*.{js,mjs,cjs}'],
+    languageOptions: { globals: { ...globals.node, ...globals.browser } },
+  },
+)
