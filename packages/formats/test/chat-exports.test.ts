@@ -2,7 +2,7 @@ import { type AssistantMessage, type CustomEntry, type Json, type FunctionResult
 import { checkImport } from '@colloquy/core/wire'
 import { describe, expect, it } from 'vitest'
 import { detectFormat, exportChatGpt, exportClaudeAi, exportOpenWebUi, importTranscript, type ImportResult } from '../src/index.js'
-import { summarize } from '../src/inspect.js'
+import { summarize } from '../src/session/inspect.js'
 import { byId, childrenOf, codes, messages, misplacedResults, ofRole, pathIds, sample, unansweredCalls } from './helpers.js'
 
 // ChatGPT, Claude.ai and Open WebUI exports: the real files in ../shared/samples (facts counted

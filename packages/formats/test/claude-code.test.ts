@@ -1,7 +1,7 @@
 import type { AssistantMessage, FunctionResultMessage, JsonObject } from '@colloquy/core'
 import { describe, expect, it } from 'vitest'
 import { importTranscript } from '../src/index.js'
-import { summarize } from '../src/inspect.js'
+import { summarize } from '../src/session/inspect.js'
 import { byId, childrenOf, codes, fixture, fixtureText, messages, ofRole, pathIds, unansweredCalls } from './helpers.js'
 
 // Hand-made fixtures for the Claude Code traps of spec §1 the real samples do not cover

@@ -1,7 +1,7 @@
 import type { AssistantMessage, FunctionResultMessage, JsonObject } from '@colloquy/core'
 import { describe, expect, it } from 'vitest'
 import { detectFormat, importTranscript } from '../src/index.js'
-import { summarize } from '../src/inspect.js'
+import { summarize } from '../src/session/inspect.js'
 import { blocksOf, byId, childrenOf, codes, fixture, messages, ofRole, pathIds, unansweredCalls } from './helpers.js'
 
 // Hand-made fixtures for the Codex and Gemini CLI traps of spec §2-3 that the samples lack.

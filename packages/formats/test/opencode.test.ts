@@ -5,7 +5,7 @@ import { type AssistantMessage, type FunctionResultMessage, type JsonObject } fr
 import { checkImport } from '@colloquy/core/wire'
 import { afterAll, describe, expect, it } from 'vitest'
 import { detectFormat, importTranscript } from '../src/index.js'
-import { summarize } from '../src/inspect.js'
+import { summarize } from '../src/session/inspect.js'
 import { nodeSqlite, readDirectory } from '../src/node.js'
 import { byId, childrenOf, codes, messages, ofRole, pathIds, unansweredCalls } from './helpers.js'
 import { CHILD, DB, DM, M, MAIN, openCodeDb, storageTree } from './fixtures/opencode.js'

@@ -4,7 +4,7 @@ import { type AssistantMessage, type FunctionResultMessage, type JsonObject, typ
 import { checkImport } from '@colloquy/core/wire'
 import { describe, expect, it } from 'vitest'
 import { importTranscript } from '../src/index.js'
-import { summarize } from '../src/inspect.js'
+import { summarize } from '../src/session/inspect.js'
 import { byId, childrenOf, codes, messages, ofRole, pathIds, SAMPLES, sample, unansweredCalls } from './helpers.js'
 
 // The newer real files in ../shared/samples (Claude Code 1.0.128 – 2.1.114, Codex Desktop 0.104):

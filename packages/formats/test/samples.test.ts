@@ -4,7 +4,7 @@ import { type AssistantMessage, type FunctionResultMessage, type JsonObject } fr
 import { checkImport } from '@colloquy/core/wire'
 import { describe, expect, it } from 'vitest'
 import { detectFormat, importTranscript, type ImportResult } from '../src/index.js'
-import { summarize } from '../src/inspect.js'
+import { summarize } from '../src/session/inspect.js'
 import { blocksOf, byId, childrenOf, codes, messages, misplacedResults, ofRole, pathIds, SAMPLES, sample, sampleText, unansweredCalls } from './helpers.js'
 
 // Every real file in ../shared/samples, with facts read off the files themselves (counted with
