@@ -1,23 +1,25 @@
 import { Observable, defer, from, shareReplay, switchMap } from 'rxjs'
-import type { ChangePayload, Commit, ChangeSource } from './changes.js'
-import type { IdKind, OpContext } from './context.js'
-import { Engine, engineBatches, type CallGuard, type CommitHook } from './engine.js'
-import { SessionError } from './errors.js'
-import { EventBus } from './events.js'
-import { indexedDbStorage } from './idb-storage.js'
-import type { ImportOptions, SessionImport } from './import.js'
-import type { BeginImportOptions, ImportWriter } from './import-writer.js'
-import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live.js'
+import type { ChangePayload, Commit, ChangeSource } from './engine/changes.js'
+import type { IdKind, OpContext } from './model/context.js'
+import { Engine, engineBatches, type CallGuard, type CommitHook } from './engine/engine.js'
+import { SessionError } from './model/errors.js'
+import { EventBus } from './live/events.js'
+import { indexedDbStorage } from './storage/idb/idb-storage.js'
+import type { ImportOptions, SessionImport } from './import/types.js'
+import type { BeginImportOptions, ImportWriter } from './import/import-writer.js'
+import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live/live.js'
 import {
   FUNCTION_IDS, type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
-} from './model.js'
-import type { AttachmentBytes } from './attachment-bytes.js'
-import type { StorageUsage } from './device-storage.js'
-import { once } from './once.js'
-import { startRelay } from './relay.js'
-import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from './replica.js'
-import type { SessionHead, SideWrite, Storage } from './storage.js'
+} from './model/model.js'
+import type { AttachmentBytes } from './attachments/attachment-bytes.js'
+import type { StorageUsage } from './live/device-storage.js'
+import { once } from './util/once.js'
+import { startRelay } from './relay/relay.js'
+import type { ReplicaChange, ReplicaResult } from './model/replica-change.js'
+import type { ApplyReplicaOptions } from './replica/apply-replica.js'
+export type { ApplyReplicaOptions }
+import type { Storage } from './storage/seam.js'
 
 export interface StoreOptions {
   /** Where sessions live; default `indexedDbStorage()` (the database named "colloquy"). */
@@ -159,17 +161,6 @@ export interface CallOptions {
   guard?: CallGuard
 }
 
-export interface ApplyReplicaOptions {
-  policy: ReplicaPolicy
-  /**
-   * Checked in the commit for each change, on its session's head as read under its lock:
-   * a result settles that change with it, nothing written for it.
-   */
-  guard?: (change: ReplicaChange, head: SessionHead | undefined) => ReplicaResult | undefined
-  /** `remote` (default) for changes that came from elsewhere; `local` ones are recorded for push. */
-  source?: ChangeSource
-  side?: readonly SideWrite[]
-}
 
 /**
  * Code fetched on first use (bundlers give each its own chunk): the request schemas (with the
@@ -179,14 +170,14 @@ export interface ApplyReplicaOptions {
 const code = {
   /** The operations' table (each operation's own code is fetched after it). */
   operations: once(() => import('./ops/index.js').then((m) => m.operations)),
-  requests: once(() => import('./requests.js')),
-  replica: once(() => import('./apply-replica.js')),
-  import: once(() => import('./import.js')),
-  bytes: once(() => Promise.all([import('./attachment-bytes.js'), opCode('session::get-attachment'), engineBatches.load()]).then(([m]) => m)),
-  cache: once(() => import('./cache.js')),
-  ids: once(() => import('./ids.js')),
+  requests: once(() => import('./validation/requests.js')),
+  replica: once(() => import('./replica/apply-replica.js')),
+  import: once(() => import('./import/import.js')),
+  bytes: once(() => Promise.all([import('./attachments/attachment-bytes.js'), opCode('session::get-attachment'), engineBatches.load()]).then(([m]) => m)),
+  cache: once(() => import('./engine/cache.js')),
+  ids: once(() => import('./model/ids.js')),
   /** Usage, quota and persistence (`device-storage.ts`): apps that show them fetch it. */
-  device: once(() => import('./device-storage.js')),
+  device: once(() => import('./live/device-storage.js')),
 }
 /** Fetched with the first call, as the operations that make ids are. */
 const defaultId = (kind: IdKind): string => code.ids.value!.defaultId(kind)

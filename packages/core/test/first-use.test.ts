@@ -184,7 +184,7 @@ describe('the write path fetched on first use', () => {
     }
     vi.resetModules()
     const core = await import('../src/index.js')
-    const { engineBatches, engineWrites } = await import('../src/engine.js')
+    const { engineBatches, engineWrites } = await import('../src/engine/engine.js')
     const storage = core.indexedDbStorage({ name })
     // The storage's commits, trust and writer lock are not here yet: only opening and reading are.
     expect(engineWrites.size).toBe(1)

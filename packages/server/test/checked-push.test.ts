@@ -10,11 +10,11 @@ const ALL: Scope = { kind: 'all', grant: 'local' }
 
 // Every call of core's one replica-change validator, wherever it comes from (the server's
 // `parsePush`, core's `applyReplica`): the original runs, so results are unchanged.
-vi.mock('../../core/src/records.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../core/src/records.js')>()
+vi.mock('../../core/src/validation/records.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../core/src/validation/records.js')>()
   return { ...original, replicaChange: vi.fn(original.replicaChange) }
 })
-const records = await import('../../core/src/records.js')
+const records = await import('../../core/src/validation/records.js')
 const validations = (): number => vi.mocked(records.replicaChange).mock.calls.length
 
 const meta = (session_id: string) => ({ session_id, title: session_id, created_at: 1, updated_at: 1 })

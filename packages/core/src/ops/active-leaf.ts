@@ -1,5 +1,5 @@
-import type { Draft } from '../draft.js'
-import type { SetActiveLeafRequest, SetActiveLeafResponse } from '../model.js'
+import type { Draft } from '../engine/overlay.js'
+import type { SetActiveLeafRequest, SetActiveLeafResponse } from '../model/model.js'
 import { entryNotFound } from './entries.js'
 import { requireMeta } from './lifecycle.js'
 

@@ -1,13 +1,13 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { allEntries, attachmentsOf } from '../draft-reads.js'
-import { SessionError } from '../startup.js'
+import type { OpContext } from '../model/context.js'
+import type { Draft } from '../engine/overlay.js'
+import { allEntries, attachmentsOf } from '../engine/overlay-reads.js'
+import { SessionError } from '../model/errors.js'
 import { notFound } from './lifecycle.js'
 import type {
   AgentMessage, AttachmentMeta, ContentBlock, DeleteAttachmentRequest, DeleteAttachmentResponse, GetAttachmentRequest,
   GetAttachmentResponse, ListAttachmentsRequest, ListAttachmentsResponse, PutAttachmentResponse, SessionMeta,
   SetDraftRequest, SetDraftResponse,
-} from '../model.js'
+} from '../model/model.js'
 
 /**
  * A put-attachment request once its bytes were checked and hashed (outside the batch: hashing is

@@ -1,8 +1,8 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { SessionError } from '../startup.js'
-import { emitCreated } from '../emit-session.js'
-import type { CreateRequest, CreateResponse, EnsureRequest, EnsureResponse, SessionMeta } from '../model.js'
+import type { OpContext } from '../model/context.js'
+import type { Draft } from '../engine/overlay.js'
+import { SessionError } from '../model/errors.js'
+import { emitCreated } from '../engine/emit-session.js'
+import type { CreateRequest, CreateResponse, EnsureRequest, EnsureResponse, SessionMeta } from '../model/model.js'
 
 // Fetched on first use (prefetched right after open): a transcript can be shown and continued
 // before any session is created.

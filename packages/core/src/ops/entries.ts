@@ -1,8 +1,8 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import type { AgentMessage, AppendRequest, AppendResponse, Json, SessionEntry, SessionMeta, UpdateMessageRequest, UpdateMessageResponse } from '../model.js'
-import { SessionError } from '../startup.js'
-import { emitAdded, emitUpdated } from '../emit.js'
+import type { OpContext } from '../model/context.js'
+import type { Draft } from '../engine/overlay.js'
+import type { AgentMessage, AppendRequest, AppendResponse, Json, SessionEntry, SessionMeta, UpdateMessageRequest, UpdateMessageResponse } from '../model/model.js'
+import { SessionError } from '../model/errors.js'
+import { emitAdded, emitUpdated } from '../engine/emit.js'
 import { notFound } from './lifecycle.js'
 
 // Fetched on first use (prefetched once the first screen's entries are loaded): what writing a

@@ -1,7 +1,8 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import type { FunctionId, FunctionMap } from '../model.js'
-import { SessionError, once, type Once } from '../startup.js'
+import type { OpContext } from '../model/context.js'
+import type { Draft } from '../engine/overlay.js'
+import type { FunctionId, FunctionMap } from '../model/model.js'
+import { SessionError } from '../model/errors.js'
+import { once, type Once } from '../util/once.js'
 import type { PreparedAttachment } from './attachments.js'
 
 export interface OpSpec<K extends FunctionId> {

@@ -1,6 +1,6 @@
-import type { Draft } from '../draft.js'
-import { SessionError } from '../startup.js'
-import type { SessionMeta } from '../model.js'
+import type { Draft } from '../engine/overlay.js'
+import { SessionError } from '../model/errors.js'
+import type { SessionMeta } from '../model/model.js'
 
 export const notFound = (session_id: string): SessionError => new SessionError('session/not_found', `session ${session_id} not found`)
 

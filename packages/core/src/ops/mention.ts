@@ -1,10 +1,10 @@
-import type { Draft } from '../draft.js'
-import { WorkMeter } from '../work.js'
-import { metas } from '../draft-reads.js'
+import type { Draft } from '../engine/overlay.js'
+import { WorkMeter } from './work.js'
+import { metas } from '../engine/overlay-reads.js'
 import type {
   MentionField, MentionGetRequest, MentionGetResponse, MentionItem, MentionSearchRequest, MentionSearchResponse,
   SessionMeta, SessionStatus,
-} from '../model.js'
+} from '../model/model.js'
 
 // The `@session` mention provider (contract 7, item 14): a picker's search and a pill's view.
 

@@ -1,9 +1,9 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { emitDeleted, emitMetaUpdated, emitStatusChanged } from '../emit-session.js'
+import type { OpContext } from '../model/context.js'
+import type { Draft } from '../engine/overlay.js'
+import { emitDeleted, emitMetaUpdated, emitStatusChanged } from '../engine/emit-session.js'
 import type {
   DeleteRequest, DeleteResponse, SessionMeta, SetMetaRequest, SetMetaResponse, SetStatusRequest, SetStatusResponse,
-} from '../model.js'
+} from '../model/model.js'
 import { notFound } from './lifecycle.js'
 
 export function remove(d: Draft, req: DeleteRequest, ctx: OpContext): DeleteResponse {

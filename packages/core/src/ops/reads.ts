@@ -1,16 +1,20 @@
-import { clampLimit, type OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { metas } from '../draft-reads.js'
-import { SessionError, compareFor, itemOf, jsonEqual, metadataMatches, passes, pathTo, sortKey } from '../startup.js'
-import { Heap } from '../heap.js'
-import { LIST_WORK_BUDGET, WorkMeter } from '../work.js'
+import { clampLimit, type OpContext } from '../model/context.js'
+import type { Draft } from '../engine/overlay.js'
+import { metas } from '../engine/overlay-reads.js'
+import { SessionError } from '../model/errors.js'
+import { compareFor, sortKey } from './select.js'
+import { itemOf, passes } from '../model/items.js'
+import { jsonEqual, metadataMatches } from '../model/json.js'
+import { pathTo } from '../model/path.js'
+import { Heap } from '../util/heap.js'
+import { LIST_WORK_BUDGET, WorkMeter } from './work.js'
 import { notFound } from './lifecycle.js'
-import { decodeCursor, encodeCursor } from '../cursor.js'
-import { entryWithoutImageData, withoutImageData } from '../image-data.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
+import { entryWithoutImageData, withoutImageData } from '../model/image-data.js'
 import type {
   GetMessageRequest, GetMessageResponse, GetRequest, GetResponse, ListRequest, ListResponse,
   MessageItem, MessagesRequest, MessagesResponse, SessionEntry, SessionMeta,
-} from '../model.js'
+} from '../model/model.js'
 
 const badCursor = (why: string): SessionError => new SessionError('session/invalid_cursor', why)
 

@@ -1,13 +1,15 @@
-import { clampLimit, type OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { SessionError, itemOf, pathTo } from '../startup.js'
+import { clampLimit, type OpContext } from '../model/context.js'
+import type { Draft } from '../engine/overlay.js'
+import { SessionError } from '../model/errors.js'
+import { itemOf } from '../model/items.js'
+import { pathTo } from '../model/path.js'
 import { notFound } from './lifecycle.js'
-import { entryWithoutImageData } from '../image-data.js'
-import { decodeCursor, encodeCursor } from '../cursor.js'
+import { entryWithoutImageData } from '../model/image-data.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
 import type {
   AgentMessage, ContentBlock, Json, MessagesRangeRequest, MessagesRangeResponse, MessagesTailRequest,
   MessagesTailResponse, SessionEntry, TailItem,
-} from '../model.js'
+} from '../model/model.js'
 
 const staleCursor = (id: string): SessionError => new SessionError('session/invalid_cursor', `entry ${id} is not on the active path`)
 
