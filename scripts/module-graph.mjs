@@ -105,7 +105,13 @@ function report(runtimeOnly) {
   const fNext = new Map(folders.map((d) => [d, new Set()]))
   for (const f of files) for (const t of next(f)) if (folderOf(f) !== folderOf(t)) fNext.get(folderOf(f)).add(folderOf(t))
   const folderGraph = analyse(folders, (d) => fNext.get(d))
+  // With `--layers a,b,c` (lowest first): the folder arrows that point up the declared order.
+  const layers = args.find((a) => a.startsWith('--layers='))?.slice(9).split(',')
+  const rank = (d) => layers.indexOf(d)
+  const upward = layers ? [...fNext].flatMap(([d, to]) => [...to].filter((t) => rank(t) < 0 || rank(d) < 0 || rank(t) > rank(d)).map((t) => `${d} -> ${t}`)) : []
   return {
+    upward,
+    folderEdges: [...fNext].flatMap(([d, to]) => [...to].map((t) => `${d} -> ${t}`)),
     arrows,
     back: fileGraph.back.length,
     backArrows: fileGraph.back.map(([a, b]) => `${a} -> ${b}`),
@@ -128,10 +134,12 @@ else {
     console.log(`${label}: ${r.arrows} arrows, ${r.back} running back up, ${r.circles.length} circles (sizes ${r.circles.join(', ') || '-'})`)
     console.log(`  between folders: ${r.folderArrows} arrows, ${r.folderBack.length} running back up, ${r.folderCircles.length} circles`)
     for (const c of r.folderCircles) console.log(`    folder circle: ${c.join(' ')}`)
+    if (args.some((a) => a.startsWith('--layers='))) console.log(`  against the declared layers: ${r.upward.length} arrows pointing up${r.upward.map((a) => `\n    up: ${a}`).join('')}`)
   }
   if (args.includes('--verbose')) {
     for (const a of out.all.backArrows) console.log(`  back: ${a}`)
     for (const c of out.all.circleFiles) console.log(`  circle: ${c.join(' ')}`)
     for (const a of out.all.folderBack) console.log(`  folder back: ${a}`)
+    for (const a of out.all.folderEdges) console.log(`  folder arrow: ${a}`)
   }
 }

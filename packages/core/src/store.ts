@@ -1,7 +1,7 @@
 import { Observable, defer, from, shareReplay, switchMap } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './engine/changes.js'
 import type { IdKind, OpContext } from './model/context.js'
-import { Engine, engineBatches, type CallGuard, type CommitHook } from './engine/engine.js'
+import { Engine, type CallGuard, type CommitHook } from './engine/engine.js'
 import { SessionError } from './model/errors.js'
 import { EventBus } from './live/events.js'
 import { indexedDbStorage } from './storage/idb/idb-storage.js'
@@ -13,9 +13,10 @@ import {
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
 } from './model/model.js'
 import type { AttachmentBytes } from './attachments/attachment-bytes.js'
+import type { BatchRunner } from './engine/batches.js'
 import type { StorageUsage } from './live/device-storage.js'
 import { once } from './util/once.js'
-import { startRelay } from './relay/relay.js'
+import { relayCode, startRelay } from './relay/relay.js'
 import type { ReplicaChange, ReplicaResult } from './model/replica-change.js'
 import type { ApplyReplicaOptions } from './replica/apply-replica.js'
 export type { ApplyReplicaOptions }
@@ -163,17 +164,20 @@ export interface CallOptions {
 
 
 /**
- * Code fetched on first use (bundlers give each its own chunk): the request schemas (with the
- * engine's batch code, what the first call of any function waits for), replication, bulk import,
- * attachment bytes, the entry cache.
+ * Code fetched on first use (bundlers give each its own chunk): the engine's batch runner and the
+ * request schemas (what the first call of any function waits for), replication, bulk import,
+ * attachment bytes, the entry cache. The one table of `import()`s: `createStore` hands each to
+ * what needs it (the operations' table fetches each operation's own code after it).
  */
 const code = {
+  /** What runs batches (`engine/batches.ts`), made for each engine (see `Engine.prepare`). */
+  batches: once(() => import('./engine/batches.js')),
   /** The operations' table (each operation's own code is fetched after it). */
   operations: once(() => import('./ops/index.js').then((m) => m.operations)),
   requests: once(() => import('./validation/requests.js')),
   replica: once(() => import('./replica/apply-replica.js')),
   import: once(() => import('./import/import.js')),
-  bytes: once(() => Promise.all([import('./attachments/attachment-bytes.js'), opCode('session::get-attachment'), engineBatches.load()]).then(([m]) => m)),
+  bytes: once(() => Promise.all([import('./attachments/attachment-bytes.js'), opCode('session::get-attachment')]).then(([m]) => m)),
   cache: once(() => import('./engine/cache.js')),
   ids: once(() => import('./model/ids.js')),
   /** Usage, quota and persistence (`device-storage.ts`): apps that show them fetch it. */
@@ -207,13 +211,19 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   }
   const budget = options.cache
   if (budget) await code.cache.load()
-  const engine = new Engine(storage, ctx, { cache: budget && ((state) => new code.cache.value!.EntryCache(state, budget.maxBytes, budget.idleMs)) })
+  const multiTab = (options.multiTab ?? true) && typeof BroadcastChannel !== 'undefined'
+  // The batch runner arrives with the operations' table it runs and the write halves of what
+  // this store was made with (the storage's, the relay's): one round of fetches before the
+  // first write.
+  const batches = (): Promise<(engine: Engine) => BatchRunner> =>
+    Promise.all([code.batches.load() ?? code.batches.value!, code.operations.load() ?? code.operations.value!, storage.prepare?.(), multiTab ? relayCode() : undefined])
+      .then(([m, operations]) => (e) => new m.BatchRunner(e, operations))
+  const engine = new Engine(storage, ctx, batches, { cache: budget && ((state) => new code.cache.value!.EntryCache(state, budget.maxBytes, budget.idleMs)) })
   await engine.open()
   const bus = new EventBus()
   const live = new LiveQueries(engine)
   // Every commit's events go out through one place, whoever made the commit.
   const eventsSub = engine.commits.subscribe((c) => bus.publish(c.events))
-  const multiTab = options.multiTab ?? typeof BroadcastChannel !== 'undefined'
   const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
   let closed = false
   if (options.prefetch ?? true) {
@@ -225,7 +235,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     const prefetch = (): void => {
       if (closed) return
       // In this order (`load` is an arrow function: no binding needed).
-      const loads = [engineBatches.load, code.requests.load, code.ids.load, ...FUNCTION_IDS.map((fn) => () => opCode(fn)), code.bytes.load, code.import.load]
+      const loads = [() => engine.prepare(), code.requests.load, code.ids.load, ...FUNCTION_IDS.map((fn) => () => opCode(fn)), code.bytes.load, code.import.load]
       for (const load of loads) load()?.catch(() => {})
     }
     const after = (ms: number, then: () => void): void => void setTimeout(() => void engine.loads().then(then), ms)
@@ -305,9 +315,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     const id = fn as FunctionId
     const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
     // Once the code of every call is here (after the first few), no list of fetches to build.
-    const here = code.requests.value && engineBatches.value && code.ids.value && !attachment && code.operations.value?.[id].load === undefined
+    const here = code.requests.value && !engine.prepare() && code.ids.value && !attachment && code.operations.value?.[id].load === undefined
     return inOrder(
-      here ? undefined : [opCode(id), code.requests.load(), engineBatches.load(), code.ids.load(), attachment ? code.bytes.load() : undefined],
+      here ? undefined : [opCode(id), code.requests.load(), engine.prepare(), code.ids.load(), attachment ? code.bytes.load() : undefined],
       (resolve, reject) => dispatch(id, request, options, resolve, reject),
     )
   }
@@ -320,8 +330,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     session$: (id) => live.session$(id),
     draft$: (id) => live.draft$(id),
     attachments$: (id) => live.attachments$(id),
-    getAttachmentBlob: (sid, aid) => later([code.bytes.load()], () => attachmentBytes().blob(sid, aid)),
-    attachmentUrl: (sid, aid) => later([code.bytes.load()], () => attachmentBytes().url(sid, aid)),
+    getAttachmentBlob: (sid, aid) => later([code.bytes.load(), engine.prepare()], () => attachmentBytes().blob(sid, aid)),
+    attachmentUrl: (sid, aid) => later([code.bytes.load(), engine.prepare()], () => attachmentBytes().url(sid, aid)),
     // Before the bytes code is here no URL was handed out.
     releaseAttachmentUrl: (sid, aid) => bytes?.release(sid, aid),
     setAttachmentSource(next) {
@@ -347,8 +357,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       switchMap((m) => m.storageUsage$(engine.commits)),
       shareReplay({ bufferSize: 1, refCount: true }),
     ),
-    importSession: (data, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.importSession(engine, data, opts)),
-    beginImport: (id, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.beginImport(engine, id, opts)),
+    importSession: (data, opts) => later([code.import.load(), engine.prepare()], () => code.import.value!.importSession(engine, data, opts)),
+    beginImport: (id, opts) => later([code.import.load(), engine.prepare()], () => code.import.value!.beginImport(engine, id, opts)),
     async flush() {
       for (let s = submitted; ; s = submitted) {
         await s
@@ -377,7 +387,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica: (changes, options) => later([code.replica.load(), engineBatches.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
+    applyReplica: (changes, options) => later([code.replica.load(), engine.prepare()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
   } as Store
   // One method per function id (`append` calls `session::append`).
   for (const fn of FUNCTION_IDS) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)

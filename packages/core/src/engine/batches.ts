@@ -1,9 +1,8 @@
 import type { ChangePayload, ChangeSource, SessionChange } from './changes.js'
 import type { OpContext } from '../model/context.js'
 import { Draft } from './overlay.js'
-import type { AppliedOp, Flight, Pending } from './engine.js'
-import { operations } from '../ops/index.js'
-import { Engine } from './engine.js'
+import type { AppliedOp, Batches, Engine, Pending } from './engine.js'
+import type { OperationTable } from './operation.js'
 import { SessionError, storageFailure } from '../model/errors.js'
 import { StaleHeadError } from '../storage/seam.js'
 import { fold } from './changes.js'
@@ -13,8 +12,8 @@ import type { SessionState } from './state.js'
 import type { SessionHead, StorageReader } from '../storage/seam.js'
 
 // The half of the engine that runs batches (reads through operations included: every call goes
-// through a batch), fetched on the first call: showing a transcript needs none of it. Its
-// methods are the engine's own, installed onto `Engine.prototype` (see `install`).
+// through a batch), fetched on the first call: showing a transcript needs none of it. The store
+// makes it once its code is here and hands it to the engine (see `Batches` in `engine.ts`).
 
 interface Scan {
   readonly touched: Set<string>
@@ -25,8 +24,44 @@ interface Scan {
 
 const storageError = (cause: unknown): SessionError => storageFailure('write failed', cause)
 
-/** The engine's batch methods; `install` puts them on `Engine.prototype`, for every engine. */
-class Batches extends Engine {
+/** A batch handed to the storage, until its callers are settled. */
+export interface Flight {
+  /** The batch started before this one, while it is not settled. */
+  prev?: Flight
+  done: Promise<void>
+  /** When it started (`performance.now()`): updates held behind it gather until a little after (see `gathers`). */
+  started: number
+  /** The draft whose writes are in the transaction, once they are (the next batch builds on it). */
+  draft?: Draft
+  /** The draft that committed: a batch built on this one checks it is the one it built on. */
+  committed?: Draft
+  /**
+   * Every session the batch may write, when that is known before it runs (reads write none; a
+   * replicated or imported step names its sessions); undefined when not (a fork or a create
+   * makes a session under an id chosen inside it). Reads of other sessions need not wait for it
+   * (see `overtake`).
+   */
+  writes?: ReadonlySet<string>
+}
+
+
+/** Runs the engine's queue in batches, one storage transaction each (see `Engine`). */
+export class BatchRunner implements Batches {
+  /** Batches handed to the storage and not yet settled, oldest first: at most two. */
+  private flights: Flight[] = []
+  /**
+   * How many queued calls `rewrites` found to rewrite what `draft` writes, and when `draft`'s
+   * batch started (`since`).
+   */
+  private rewritten: { draft?: Draft; count: number; since?: number } = { count: 0 }
+  /** The timer that starts the updates gathering behind a committed batch (see `gathers`). */
+  private gathering: ReturnType<typeof setTimeout> | undefined
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly operations: OperationTable,
+  ) {}
+
   /**
    * Starts the next batch when it may go: when nothing is in flight, or, on a storage that
    * keeps transactions in call order, while the one batch in flight commits if the next can be
@@ -34,21 +69,21 @@ class Batches extends Engine {
    * exactly that draft, so a failure there never lets its writes land on a state that assumed
    * it). Two in flight at most: what arrives meanwhile gathers into the next batch.
    */
-  protected override pump(): void {
+  pump(): void {
     if (this.flights.length) this.overtake()
-    while (this.queue.length) {
+    while (this.engine.queue.length) {
       const prev = this.flights.at(-1)
-      if (prev && (this.flights.length > 1 || !prev.draft || !this.storage.ordered)) return
-      const source = this.queue[0].source
-      let end = this.queue.findIndex((p) => p.source !== source)
-      if (end < 0) end = this.queue.length
+      if (prev && (this.flights.length > 1 || !prev.draft || !this.engine.storage.ordered)) return
+      const source = this.engine.queue[0].source
+      let end = this.engine.queue.findIndex((p) => p.source !== source)
+      if (end < 0) end = this.engine.queue.length
       if (prev && this.rewrites(end, prev.draft!, prev.started)) return
       if (!prev && this.gathers(end)) return
-      const scan = this.scan(this.queue.slice(0, end))
+      const scan = this.scan(this.engine.queue.slice(0, end))
       if (prev && !this.buildsOn(scan, prev.draft!)) return
-      const batch = this.queue.splice(0, end)
+      const batch = this.engine.queue.splice(0, end)
       this.rewritten = { count: 0 }
-      const flight: Flight = { prev, done: Promise.resolve(), started: performance.now(), writes: writesOf(batch, scan) }
+      const flight: Flight = { prev, done: Promise.resolve(), started: performance.now(), writes: writesOf(this.operations, batch, scan) }
       this.flights.push(flight)
       flight.done = this.run(batch, source, scan, flight).finally(() => {
         this.flights.splice(this.flights.indexOf(flight), 1)
@@ -59,9 +94,9 @@ class Batches extends Engine {
           if (next.draft?.base === flight.draft) next.draft!.base = undefined
         }
         this.pump()
-        if (!this.queue.length && !this.flights.length) {
-          const idle = this.idle
-          this.running = this.idle = undefined
+        if (!this.engine.queue.length && !this.flights.length) {
+          const idle = this.engine.idle
+          this.engine.running = this.engine.idle = undefined
           idle?.()
         }
       })
@@ -87,31 +122,31 @@ class Batches extends Engine {
     }
     let answered: Pending[] | undefined
     let kept = 0
-    for (let i = 0; i < this.queue.length; i++) {
-      const p = this.queue[i]
-      if (p.fn !== 'internal' && !operations[p.fn].write) {
+    for (let i = 0; i < this.engine.queue.length; i++) {
+      const p = this.engine.queue[i]
+      if (p.fn !== 'internal' && !this.operations[p.fn].write) {
         const id = p.req.session_id
-        if (SESSION_READS.has(p.fn) && typeof id === 'string' && !barred.has(id) && (!operations[p.fn].entries || this.state.sessions.get(id)?.entries !== undefined || !this.state.sessions.has(id))) {
+        if (SESSION_READS.has(p.fn) && typeof id === 'string' && !barred.has(id) && (!this.operations[p.fn].entries || this.engine.state.sessions.get(id)?.entries !== undefined || !this.engine.state.sessions.has(id))) {
           ;(answered ??= []).push(p)
           continue
         }
       } else {
-        const writes = writesOf([p])
+        const writes = writesOf(this.operations, [p])
         if (!writes) {
           // The rest keep their place behind a write of unknown reach.
-          if (answered) for (let j = i; j < this.queue.length; j++) this.queue[kept++] = this.queue[j]
+          if (answered) for (let j = i; j < this.engine.queue.length; j++) this.engine.queue[kept++] = this.engine.queue[j]
           break
         }
         for (const id of writes) barred.add(id)
       }
-      if (answered) this.queue[kept] = p
+      if (answered) this.engine.queue[kept] = p
       kept++
     }
     if (!answered) return
-    this.queue.length = kept
-    const draft = new Draft(this.state)
+    this.engine.queue.length = kept
+    const draft = new Draft(this.engine.state)
     for (const p of answered) {
-      this.cache?.touch(p.req.session_id!)
+      this.engine.cache?.touch(p.req.session_id!)
       this.settle(p, draft)
     }
   }
@@ -127,7 +162,7 @@ class Batches extends Engine {
     const known = this.rewritten
     let i = known.draft === draft ? known.count : 0
     for (; i < end; i++) {
-      const p = this.queue[i]
+      const p = this.engine.queue[i]
       if (p.fn !== 'session::update-message' && (p.fn !== 'internal' || p.req.entry_id === undefined)) return false
       const { session_id, entry_id } = p.req as { session_id: string; entry_id?: unknown }
       if (typeof entry_id !== 'string' || !draft.entries.get(session_id)?.has(entry_id)) return false
@@ -173,9 +208,9 @@ class Batches extends Engine {
    * the timer, starts them all, so the call asks for no `pump` of its own (W3: one microtask
    * and a queue scan less per token).
    */
-  protected holds(): boolean {
+  holds(): boolean {
     const held = this.rewritten
-    const end = this.queue.length
+    const end = this.engine.queue.length
     if (!held.draft || held.count !== end - 1) return false
     const prev = this.flights.at(-1)
     if (prev ? this.flights.length > 1 || prev.draft !== held.draft : this.gathering === undefined) return false
@@ -200,7 +235,7 @@ class Batches extends Engine {
           internal = writes = true
           entries = false
         } else {
-          const op = operations[fn]
+          const op = this.operations[fn]
           if (op.write) writes = true
           entries = op.entries
         }
@@ -227,7 +262,7 @@ class Batches extends Engine {
    */
   private fromMemory(scan: Scan, base: Draft | undefined): boolean {
     for (const id of scan.needEntries) {
-      const s = this.state.sessions.get(id)
+      const s = this.engine.state.sessions.get(id)
       if (s && !s.entries && (base ? base.head(id) !== undefined : true)) return false
     }
     return true
@@ -241,15 +276,15 @@ class Batches extends Engine {
 
   private async run(batch: Pending[], source: ChangeSource, scan: Scan, flight: Flight): Promise<void> {
     const { touched, needEntries } = scan
-    if (this.cache) for (const id of touched) this.cache.touch(id)
+    if (this.engine.cache) for (const id of touched) this.engine.cache.touch(id)
     if (!scan.writes) {
       try {
-        await Promise.all([...needEntries].map((id) => this.ensureLoaded(id)))
+        await Promise.all([...needEntries].map((id) => this.engine.ensureLoaded(id)))
       } catch (cause) {
         for (const p of batch) p.reject(storageError(cause))
         return
       }
-      const draft = new Draft(this.state)
+      const draft = new Draft(this.engine.state)
       for (const p of batch) this.settle(p, draft)
       return
     }
@@ -267,13 +302,13 @@ class Batches extends Engine {
       const prev = flight.prev
       const base = prev?.draft
       try {
-        this.transactions++
-        await this.storage.transact(async (reader) => {
+        this.engine.transactions++
+        await this.engine.storage.transact(async (reader) => {
           refreshed = new Map()
           const checked = fast && reader.expect !== undefined && this.fromMemory(scan, base)
           if (checked) {
             for (const id of touched) {
-              const held = base ? base.head(id) : this.state.sessions.get(id)?.head
+              const held = base ? base.head(id) : this.engine.state.sessions.get(id)?.head
               reader.expect!(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk), { head: held })
             }
           } else {
@@ -281,16 +316,16 @@ class Batches extends Engine {
             if (prev) throw new StaleHeadError('')
             refreshed = await this.refresh(reader, touched, needEntries, suspect)
           }
-          draft = new Draft(this.state, base)
+          draft = new Draft(this.engine.state, base)
           let flushStream: (() => void) | undefined
           // A burst of appends checked from memory hands its entries to the storage as it builds
           // them: the storage writes the first while the next are built (W2: 10,000 in a tick).
-          if (checked && !prev && batch.length >= STREAM_MIN && !this.hooks.length && reader.stream && batch.every((p) => p.fn === 'session::append')) {
+          if (checked && !prev && batch.length >= STREAM_MIN && !this.engine.hooks.length && reader.stream && batch.every((p) => p.fn === 'session::append')) {
             const put = reader.stream()
             if (put) ({ onEntry: draft.onEntry, flush: flushStream } = holdingBackNewest(put))
           }
           // What commit hooks are shown: gathered only when there is one to show it to.
-          const applied: AppliedOp[] | undefined = this.hooks.length ? [] : undefined
+          const applied: AppliedOp[] | undefined = this.engine.hooks.length ? [] : undefined
           results = new Array(batch.length)
           failed = new Array(batch.length).fill(false)
           for (let i = 0; i < batch.length; i++) {
@@ -310,16 +345,16 @@ class Batches extends Engine {
           // the read and commits at once (W2: a burst of appends right after `create`).
           if (checked) {
             for (const id of draft.heads.keys()) {
-              if (!touched.has(id) && (base ? base.head(id) : this.state.sessions.get(id)?.head) === undefined) {
+              if (!touched.has(id) && (base ? base.head(id) : this.engine.state.sessions.get(id)?.head) === undefined) {
                 reader.expect!(id, (disk) => (!prev || prev.committed === base) && disk === undefined, { head: undefined })
               }
             }
           }
-          const side = applied ? this.hooks.flatMap((hook) => hook(applied, draft, source)) : []
+          const side = applied ? this.engine.hooks.flatMap((hook) => hook(applied, draft, source)) : []
           flight.draft = draft
           // The next batch may be built on this one now (its transaction queues behind ours).
           queueMicrotask(() => this.pump())
-          if (this.pending.observed) this.pending.next({ sessions: sessionsOf(draft), failed: false })
+          if (this.engine.pending.observed) this.engine.pending.next({ sessions: sessionsOf(draft), failed: false })
           return draft.writeSet(side)
         })
       } catch (cause) {
@@ -327,7 +362,7 @@ class Batches extends Engine {
         if (cause instanceof StaleHeadError && fast) {
           // Something changed under the batch (another tab, or the batch before failed): run
           // it again once the batch before settled, reading the heads from disk.
-          this.reruns++
+          this.engine.reruns++
           fast = false
           suspect = cause.session_id
           await prev?.done
@@ -335,8 +370,8 @@ class Batches extends Engine {
           continue
         }
         await prev?.done
-        if (refreshed.size) this.publish('tab', refreshed, [])
-        if (this.pending.observed) this.pending.next({ sessions: touched, failed: true })
+        if (refreshed.size) this.engine.publish('tab', refreshed, [])
+        if (this.engine.pending.observed) this.engine.pending.next({ sessions: touched, failed: true })
         for (const p of batch) p.reject(storageError(cause))
         return
       }
@@ -347,16 +382,16 @@ class Batches extends Engine {
     // await is a hop between the commit and its caller).
     if (flight.prev) await flight.prev.done
     draft.base = undefined
-    const changes = fold(this.state, toPayload(draft), true)
+    const changes = fold(this.engine.state, toPayload(draft), true)
     // A bulk-loaded session stays on disk until something reads it: importing a large archive
     // must not leave all of it in memory.
     for (const id of draft.preloaded.keys()) {
-      const s = this.state.sessions.get(id)
-      if (s) this.state.sessions.set(id, { head: s.head })
+      const s = this.engine.state.sessions.get(id)
+      if (s) this.engine.state.sessions.set(id, { head: s.head })
     }
     for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
-    this.measure(changes)
-    this.publish(source, changes, draft.events)
+    this.engine.measure(changes)
+    this.engine.publish(source, changes, draft.events)
     for (let i = 0; i < batch.length; i++) {
       if (failed[i]) batch[i].reject(results[i])
       else batch[i].resolve(results[i])
@@ -374,10 +409,10 @@ class Batches extends Engine {
     await Promise.all(
       ids.map(async (id, i) => {
         const disk = heads[i]
-        const held = this.state.sessions.get(id)
+        const held = this.engine.state.sessions.get(id)
         if (!disk) {
           if (held) {
-            this.state.sessions.delete(id)
+            this.engine.state.sessions.delete(id)
             out.set(id, { session_id: id, head: null, added: [], updated: [], reloaded: true })
           }
           return
@@ -386,8 +421,8 @@ class Batches extends Engine {
         // may be another session (ids are chosen by callers), so the head must match as well.
         const fresh = held !== undefined && id !== suspect && sameHead(held.head, disk)
         if (fresh && (held.entries || !needEntries.has(id))) return
-        if (needEntries.has(id) || held?.entries) this.state.setSession(disk, await reader.entries(id))
-        else this.state.sessions.set(id, { head: disk })
+        if (needEntries.has(id) || held?.entries) this.engine.state.setSession(disk, await reader.entries(id))
+        else this.engine.state.sessions.set(id, { head: disk })
         out.set(id, { session_id: id, head: disk, added: [], updated: [], reloaded: true })
       }),
     )
@@ -399,7 +434,7 @@ class Batches extends Engine {
    * it: what the state will be once the batches in flight commit. Undefined when none is, or
    * when the batch it was built on failed (it is going to run again).
    */
-  override pendingDraft(): Draft | undefined {
+  pendingDraft(): Draft | undefined {
     for (let i = this.flights.length - 1; i >= 0; i--) {
       const f = this.flights[i]
       if (!f.draft) continue
@@ -419,8 +454,8 @@ class Batches extends Engine {
       const stop = p.guard(typeof p.req.session_id === 'string' ? draft.head(p.req.session_id) : undefined)
       if (stop) return stop.answer
     }
-    const op = operations[p.fn] as { run(d: Draft, req: unknown, ctx: OpContext): unknown; write: boolean }
-    const response = op.run(draft, p.req, this.ctx)
+    const op = this.operations[p.fn] as { run(d: Draft, req: unknown, ctx: OpContext): unknown; write: boolean }
+    const response = op.run(draft, p.req, this.engine.ctx)
     if (op.write && applied) applied.push({ fn: p.fn, request: p.req, response })
     return response
   }
@@ -435,15 +470,8 @@ class Batches extends Engine {
     p.resolve(response)
   }
 
-  override pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined {
+  pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined {
     return pendingView(this.pendingDraft(), s, session_id)
-  }
-}
-
-/** Makes every engine (those open already too) run batches with the methods above. */
-export function install(): void {
-  for (const name of Object.getOwnPropertyNames(Batches.prototype)) {
-    if (name !== 'constructor') Object.defineProperty(Engine.prototype, name, Object.getOwnPropertyDescriptor(Batches.prototype, name)!)
   }
 }
 
@@ -498,7 +526,7 @@ const SESSION_READS: ReadonlySet<Pending['fn']> = new Set(['session::get', 'sess
  * internal step names its sessions (`Pending.sessions`: what it reads fresh is what it writes).
  * Undefined for an operation's write: some make sessions under ids chosen inside them.
  */
-function writesOf(batch: readonly Pending[], scan?: Scan): ReadonlySet<string> | undefined {
+function writesOf(operations: OperationTable, batch: readonly Pending[], scan?: Scan): ReadonlySet<string> | undefined {
   if (scan && !scan.writes) return new Set()
   const out = new Set<string>()
   for (const p of batch) {

@@ -4,7 +4,6 @@ import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionC
 import type { OpContext } from '../model/context.js'
 import type { Draft } from './overlay.js'
 import type { EventEnvelope, FunctionId, FunctionMap } from '../model/model.js'
-import { once, type Once } from '../util/once.js'
 import { State, type SessionState } from './state.js'
 import type { SessionHead, SideWrite, Storage } from '../storage/seam.js'
 
@@ -22,27 +21,6 @@ export interface Pending {
   resolve(value: unknown): void
   reject(error: unknown): void
 }
-
-/** A batch handed to the storage, until its callers are settled. */
-export interface Flight {
-  /** The batch started before this one, while it is not settled. */
-  prev?: Flight
-  done: Promise<void>
-  /** When it started (`performance.now()`): updates held behind it gather until a little after (see `gathers`). */
-  started: number
-  /** The draft whose writes are in the transaction, once they are (the next batch builds on it). */
-  draft?: Draft
-  /** The draft that committed: a batch built on this one checks it is the one it built on. */
-  committed?: Draft
-  /**
-   * Every session the batch may write, when that is known before it runs (reads write none; a
-   * replicated or imported step names its sessions); undefined when not (a fork or a create
-   * makes a session under an id chosen inside it). Reads of other sessions need not wait for it
-   * (see `overtake` in `engine-batches.ts`).
-   */
-  writes?: ReadonlySet<string>
-}
-
 
 /** An operation as it was applied inside a commit, for commit hooks (the sync outbox). */
 export interface AppliedOp {
@@ -63,18 +41,23 @@ export type CallGuard = (head: SessionHead | undefined) => { answer: unknown } |
 export type CommitHook = (applied: readonly AppliedOp[], draft: Draft, source: ChangeSource) => readonly SideWrite[]
 
 /**
- * Write halves fetched with the batch code (a storage's commits, the relay's sending): each adds
- * its own when it is made, so an app fetches only those of what it uses, all on the first write.
+ * What runs batches (`BatchRunner` in `batches.ts`): fetched on the first call, so an app's first
+ * screen does not wait for the code that writes. The store makes it (see `createStore`) and hands
+ * the engine a function that fetches it.
  */
-export const engineWrites = new Set<Once<unknown>>()
+export interface Batches {
+  /** Starts the next batch when it may go. */
+  pump(): void
+  /** Whether the call just queued waits behind a batch with all those queued before it (nothing to start now). */
+  holds(): boolean
+  /** The newest draft handed to the storage and not yet folded in. */
+  pendingDraft(): Draft | undefined
+  /** A session as it will be once the writes in flight commit (see `Engine.pendingView`). */
+  pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined
+}
 
-/**
- * The code that runs batches (`Engine.prototype.pump` and what it calls), fetched on the first
- * call or by the store's prefetch. The store awaits it with the call's own code, so calls issued
- * in one tick still reach the queue together.
- */
-export const engineBatches = once(() =>
-  Promise.all([import('./batches.js').then((m) => m.install()), ...[...engineWrites].map((o) => o.load())]).then(() => true))
+/** Fetches the code that runs batches (with what writing needs: the storage's write half…) and makes it for `engine`. */
+export type BatchCode = () => Promise<(engine: Engine) => Batches>
 
 /**
  * The group-commit engine. Operations queue up; everything queued in one tick runs as one batch
@@ -87,28 +70,24 @@ export const engineBatches = once(() =>
  * a burst of streamed updates still costs a few transactions.
  *
  * This file holds what showing a transcript needs (opening, loading entries, folding other tabs'
- * commits, the queue); running batches is in `engine-batches.ts`, fetched on the first call (see
- * `engineBatches`), so an app's first screen does not wait for the code that writes.
+ * commits, the queue); running batches is in `batches.ts`, fetched on the first call (see
+ * `Batches`), so an app's first screen does not wait for the code that writes.
  */
 export class Engine {
   readonly state = new State()
   readonly commits = new Subject<Commit>()
   readonly hooks: CommitHook[] = []
-  protected queue: Pending[] = []
-  /** Resolves when the queue is empty and nothing is in flight (`flush`). */
-  protected running: Promise<void> | undefined
-  protected idle: (() => void) | undefined
-  protected scheduled = false
-  /** Batches handed to the storage and not yet settled, oldest first: at most two. */
-  protected flights: Flight[] = []
-  /**
-   * How many queued calls `rewrites` found to rewrite what `draft` writes, and when `draft`'s
-   * batch started (`since`).
-   */
-  protected rewritten: { draft?: Draft; count: number; since?: number } = { count: 0 }
-  /** The timer that starts the updates gathering behind a committed batch (see `gathers`). */
-  // Declared only (no class field): startup code pays no bytes for what the batch code sets.
-  protected declare gathering: ReturnType<typeof setTimeout> | undefined
+  // What the batch runner (`batches.ts`) reads and writes of the engine: not for other callers.
+  /** @internal Calls queued and not yet in a batch, in issue order. */
+  readonly queue: Pending[] = []
+  /** @internal Resolves when the queue is empty and nothing is in flight (`flush`). */
+  running: Promise<void> | undefined
+  /** @internal */
+  idle: (() => void) | undefined
+  private scheduled = false
+  /** The batch runner, once its code is here (see `prepare`). */
+  private batches: Batches | undefined
+  private making: Promise<void> | undefined
   /** Batches that found a stale head inside their transaction and ran again (tests read it). */
   reruns = 0
   /**
@@ -117,13 +96,13 @@ export class Engine {
    * (`pendingDraft`). Events and the other live queries wait for the commit.
    */
   readonly pending = new Subject<{ readonly sessions: ReadonlySet<string>; readonly failed: boolean }>()
-  protected loading = new Map<string, Promise<void>>()
+  private loading = new Map<string, Promise<void>>()
   /**
    * Set by the store: runs `run` in issue order with the store's calls (which reach the engine in
    * ticks, a microtask after they are issued). Writes submitted outside `store.call` (a recipe
    * update) go through it, so they keep their place among the calls issued before them.
    */
-  declare inOrder?: <T>(run: () => Promise<T>) => Promise<T>
+  inOrder?: <T>(run: () => Promise<T>) => Promise<T>
   /** Counts storage transactions (benchmarks report it). */
   transactions = 0
   /** With a byte budget, idle sessions' entries leave memory (see `EntryCache`). */
@@ -132,19 +111,36 @@ export class Engine {
   constructor(
     readonly storage: Storage,
     readonly ctx: OpContext,
+    /** Fetches and makes the batch runner (see `Batches`). */
+    private readonly batchCode: BatchCode,
     /** `cache` makes the `EntryCache` (its code is fetched only by stores that ask for one). */
     options: { cache?: (state: State) => EntryCache } = {},
   ) {
     if (options.cache) this.cache = options.cache(this.state)
   }
 
+  /**
+   * Fetches the code that runs batches and makes the runner; undefined once it is here. The store
+   * awaits it with a call's own code, so calls issued in one tick still reach the queue together.
+   */
+  prepare(): Promise<void> | undefined {
+    if (this.batches) return undefined
+    return (this.making ??= this.batchCode().then(
+      (make) => void (this.batches = make(this)),
+      (error: unknown) => {
+        this.making = undefined
+        throw error
+      },
+    ))
+  }
+
   /** After loads and commits: the cache gives back what passed its budget. */
-  protected trim(): void {
+  private trim(): void {
     this.cache?.trim((id) => this.loading.has(id))
   }
 
-  /** Keeps the cache's accounting in step with what a commit or a fold changed. */
-  protected measure(changes: ReadonlyMap<string, SessionChange>): void {
+  /** @internal Keeps the cache's accounting in step with what a commit or a fold changed. */
+  measure(changes: ReadonlyMap<string, SessionChange>): void {
     const cache = this.cache
     if (!cache) return
     for (const [id, c] of changes) {
@@ -186,9 +182,9 @@ export class Engine {
   /** Everything issued in this tick becomes one batch, started on the next microtask. */
   private kick(): void {
     this.running ??= new Promise((resolve) => (this.idle = resolve))
-    // `holds` (the batch code's, absent until it is here): the call just queued waits behind a
-    // batch with all those queued before it, so `pump` would start nothing now.
-    if (this.scheduled || (this as { holds?: () => boolean }).holds?.()) return
+    // The call just queued waits behind a batch with all those queued before it: `pump` would
+    // start nothing now.
+    if (this.scheduled || this.batches?.holds()) return
     this.scheduled = true
     queueMicrotask(() => {
       this.scheduled = false
@@ -198,11 +194,12 @@ export class Engine {
 
 
   /**
-   * Starts the next batch. Until the batch half of the engine is here, fetches it (installing it
-   * replaces this method); a failed fetch fails what is queued, and the next call tries again.
+   * Starts the next batch. Until the batch runner is here, fetches it; a failed fetch fails what
+   * is queued, and the next call tries again.
    */
-  protected pump(): void {
-    engineBatches.load()?.then(
+  private pump(): void {
+    if (this.batches) return this.batches.pump()
+    this.prepare()!.then(
       () => this.pump(),
       (error: unknown) => {
         for (const p of this.queue.splice(0)) p.reject(error)
@@ -214,19 +211,19 @@ export class Engine {
   }
 
   /**
-   * The newest draft handed to the storage and not yet folded in (see `engine-batches.ts`):
-   * undefined until the batch code is here (nothing is in flight before it runs a batch).
+   * The newest draft handed to the storage and not yet folded in (see `batches.ts`): undefined
+   * when none is (nothing is in flight before the batch runner is here).
    */
   pendingDraft(): Draft | undefined {
-    return undefined
+    return this.batches?.pendingDraft()
   }
 
   /**
    * A session as it will be once the writes in flight commit, for optimistic live queries: `s`
-   * itself until the batch code is here (nothing is in flight before it runs a batch).
+   * itself while nothing is in flight.
    */
-  pendingView(s: SessionState | undefined, _session_id: string): SessionState | undefined {
-    return s
+  pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined {
+    return this.batches ? this.batches.pendingView(s, session_id) : s
   }
 
   /** Settles once the entry loads in flight now have settled (what a first screen waits for). */
@@ -266,7 +263,8 @@ export class Engine {
     return this.publish(source, changes, events)
   }
 
-  protected publish(source: ChangeSource, changes: Map<string, SessionChange>, events: readonly EventEnvelope[]): Commit {
+  /** @internal */
+  publish(source: ChangeSource, changes: Map<string, SessionChange>, events: readonly EventEnvelope[]): Commit {
     const commit: Commit = { source, changes, events }
     if (changes.size || events.length) this.commits.next(commit)
     return commit

@@ -1,5 +1,5 @@
 import type { Commit } from '../engine/changes.js'
-import { engineWrites, type Engine } from '../engine/engine.js'
+import type { Engine } from '../engine/engine.js'
 import { once } from '../util/once.js'
 import type { RelaySender } from './relay-send.js'
 import { isObject, isString, isTime, messageOf } from './message.js'
@@ -22,12 +22,12 @@ type PresenceMessage =
   | { readonly bye: string }
 
 /** The sending half: fetched with the engine's batch code (see `relay-send.ts`). */
-const senderCode = once(() => import('./relay-send.js'))
+export const senderCode = once(() => import('./relay-send.js'))
 /**
  * The receiving half (the checks of what other tabs post, and folding it in): fetched on the
  * first commit message or with the engine's batch code. Presence needs none of it.
  */
-const receiverCode = once(() => import('./relay-receive.js'))
+export const receiverCode = once(() => import('./relay-receive.js'))
 
 /**
  * Multi-tab relay: every commit this store makes is posted on a BroadcastChannel named after the
@@ -39,6 +39,9 @@ const receiverCode = once(() => import('./relay-receive.js'))
  * had they been posted at once. The other tab learns of this one from its `here` and does the
  * same the other way.
  */
+/** Fetches both halves: a store that relays does it with the engine's batch code (see `createStore`). */
+export const relayCode = (): Promise<unknown> => Promise.all([senderCode.load(), receiverCode.load()])
+
 export function startRelay(engine: Engine, channelName: string): () => void {
   if (typeof BroadcastChannel === 'undefined') return () => {}
   const channel = new BroadcastChannel(channelName)
@@ -51,8 +54,6 @@ export function startRelay(engine: Engine, channelName: string): () => void {
   /** Commits made before it was here (a server's changes applied before any write), in order. */
   let early: Array<{ readonly at: number; readonly commit: Commit }> | undefined
   let stopped = false
-  engineWrites.add(senderCode)
-  engineWrites.add(receiverCode)
   const send = (): RelaySender => (sender ??= senderCode.value!.relaySender(engine, channel, peers))
   /** A peer is listening since `from`: the sending half posts what it missed (nothing before it is here). */
   const greet = (peer: string, from: number): void => {

@@ -108,6 +108,12 @@ export interface Storage {
   entries(session_id: string, count?: number, first?: (entries: readonly SessionEntry[]) => void): Promise<SessionEntry[]>
   transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void>
   /**
+   * Fetches the code this storage writes with, for a storage whose write half is loaded on first
+   * use (IndexedDB: `idb-writer.ts`); undefined once it is here. The store fetches it with the
+   * engine's batch code, so the first write waits for one round of fetches, not two.
+   */
+  prepare?(): Promise<unknown> | undefined
+  /**
    * True when transactions apply in the order `transact` was called even if one is called before
    * the previous one settled (IndexedDB runs read-write transactions over shared stores in
    * creation order): the engine may then issue a batch while the previous one commits.

@@ -1,6 +1,5 @@
 import { openDB, unwrap, type IDBPDatabase } from 'idb'
 import { SessionError } from '../../model/errors.js'
-import { engineWrites } from '../../engine/engine.js'
 import { once } from '../../util/once.js'
 import { fromStored, type StoredBytes } from './idb-blobs.js'
 import type { SessionHead, Storage } from '../seam.js'
@@ -27,10 +26,10 @@ const gone = (name: string): SessionError =>
   new SessionError('session/storage', `the database "${name}" was deleted while open (the browser evicted this site's data, or it was cleared): open the store again to start clean`)
 
 /**
- * The write half (`idb-writer.ts`): fetched with the engine's batch code, or by the first
- * `transact` of a storage used on its own.
+ * The write half (`idb-writer.ts`): fetched with the engine's batch code (`prepare`), or by the
+ * first `transact` of a storage used on its own. Exported for tests that check when it is here.
  */
-const writerCode = once(() => import('./idb-writer.js'))
+export const writerCode = once(() => import('./idb-writer.js'))
 /** Store creation and schema upgrades (`idb-upgrade.ts`): fetched by the first open that needs one. */
 const upgradeCode = once(() => import('./idb-upgrade.js'))
 
@@ -52,7 +51,6 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
   /** The write half, made on the first write (`idb-writer.ts`: commits, trust, the writer lock). */
   let writer: StorageWriter | undefined
   const distrust = (): void => writer?.distrust()
-  engineWrites.add(writerCode)
 
   const connect = (): Promise<IDBDatabase> => {
     // Looked up at open, never at import: server rendering and Node import this module too.
@@ -142,6 +140,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
   return {
     name: `indexeddb:${name}`,
     ordered: true,
+    prepare: writerCode.load,
     async open() {
       // Not a source of trust: a storage opens before it first writes, so before it holds the
       // lock (the heads a commit reads inside its transaction are, see `reader.head`).
