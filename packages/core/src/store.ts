@@ -151,7 +151,10 @@ export interface Store {
    * in one transaction with `side` records (a checkpoint), firing the events they imply.
    */
   applyReplica(changes: readonly ReplicaChange[], options: ApplyReplicaOptions): Promise<ReplicaResult[]>
-  /** The engine underneath, for packages of this project that extend the store. */
+  /**
+   * @internal The engine underneath: this package's own tests read its counters. Packages that
+   * host a store read it through `hostOf` (`@colloquy/core/host`).
+   */
   readonly engine: Engine
 }
 
@@ -196,6 +199,9 @@ function opCode(fn: FunctionId): Promise<unknown> | undefined {
 const KNOWN_FUNCTIONS: ReadonlySet<string> = new Set(FUNCTION_IDS)
 /** A function's method name: `session::set-meta` is `setMeta`, `session::mention::get` is `mentionGet`. */
 const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
+
+/** The engine of a store made by `createStore` (for `host.ts`). */
+export const engineOf = (store: Store): Engine => store.engine
 
 export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const storage = options.storage ?? indexedDbStorage()

@@ -28,7 +28,7 @@ function tab(start = startRelay): Tab {
   const engine = {
     commits,
     // Nothing committing: the relay posts at once instead of gathering.
-    pendingDraft: () => undefined,
+    pendingOverlay: () => undefined,
     flush: () => Promise.resolve(),
     applyExternal: (_source: string, _payload: ChangePayload, events: readonly EventEnvelope[]) => {
       for (const e of events) got.push((e.payload as { session_id: string }).session_id)

@@ -1,3 +1,4 @@
+import { hostOf } from '@colloquy/core/host'
 import { createStore, memoryStorage, type ReplicaChange, type Store } from '@colloquy/core'
 import { parseReplicaChange } from '@colloquy/core/replica'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -32,7 +33,7 @@ afterEach(async () => {
   await store.close()
   vi.mocked(records.replicaChange).mockClear()
 })
-const service = () => ({ store, tenancy: new Tenancy(store.engine) })
+const service = () => ({ store, tenancy: new Tenancy(hostOf(store)) })
 
 describe('a push is validated once', () => {
   it('applyReplica takes the changes parsePush checked without validating them again', async () => {
@@ -68,7 +69,7 @@ describe('a push is validated once', () => {
   })
 
   it('a meta the server stamps with its owner (a new object) passes the validator again', async () => {
-    const tenancy = new Tenancy(store.engine)
+    const tenancy = new Tenancy(hostOf(store))
     const mutations = parsePush({ mutations: [{ id: 0, change: { type: 'meta', create: true, meta: meta('mine') } }, ...append('mine', 0)] }, 10)
     vi.mocked(records.replicaChange).mockClear()
     const results = await push({ store, tenancy }, { kind: 'owner', owner: 'alice' }, mutations)

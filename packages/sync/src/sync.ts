@@ -1,5 +1,6 @@
 import { BehaviorSubject, Subject, type Observable } from 'rxjs'
 import type { AttachmentMeta, ReplicaChange, SessionEntry, SessionMeta, SideWrite, Store } from '@colloquy/core'
+import { hostOf } from '@colloquy/core/host'
 import { parseReplicaChange } from '@colloquy/core/replica'
 import { backoffDelay } from './backoff.js'
 import { lead } from './leader.js'
@@ -43,6 +44,8 @@ type Records = Array<{ key: number; value: OutboxRecord }>
  */
 export function createSync(store: Store, options: SyncOptions): Sync {
   const transport: Transport = options.transport ?? httpTransport(options)
+  /** What the store holds in memory (heads, loaded entries): seeding and resync read it. */
+  const host = hostOf(store)
   const now = options.now ?? Date.now
   const batchSize = options.batchSize ?? 500
   const pullLimit = options.pullLimit ?? 1000
@@ -147,10 +150,10 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     } while (cursor)
     for (const meta of all) {
       side.push(record({ type: 'meta', meta, create: true }))
-      await store.engine.ensureLoaded(meta.session_id)
-      const s = store.engine.state.sessions.get(meta.session_id)
-      for (const entry of parentsFirst(s?.entries?.values() ?? [])) side.push(record({ type: 'entry', session_id: meta.session_id, entry, base_revision: null }))
-      if (s?.head.leaf) side.push(record({ type: 'leaf', session_id: meta.session_id, entry_id: s.head.leaf }))
+      await host.load(meta.session_id)
+      const leaf = host.head(meta.session_id)?.leaf
+      for (const entry of parentsFirst(host.entries(meta.session_id)?.values() ?? [])) side.push(record({ type: 'entry', session_id: meta.session_id, entry, base_revision: null }))
+      if (leaf) side.push(record({ type: 'leaf', session_id: meta.session_id, entry_id: leaf }))
     }
     side.push({ store: KV, key: SEEDED, value: true })
     await store.applyReplica([], { policy: 'pull', side })
@@ -412,7 +415,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   /** The local active leaves before a resync's pull moves them to the server's. */
   function localLeaves(): Map<string, string> {
     const out = new Map<string, string>()
-    for (const [id, s] of store.engine.state.sessions) if (s.head.leaf) out.set(id, s.head.leaf)
+    for (const head of host.heads()) if (head.leaf) out.set(head.meta.session_id, head.leaf)
     return out
   }
 
@@ -428,17 +431,18 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   async function finishResync(): Promise<void> {
     const seen = resync!
     const side: SideWrite[] = []
-    for (const [id, s] of store.engine.state.sessions) {
+    for (const { meta } of host.heads()) {
+      const id = meta.session_id
       const known = seen.sessions.has(id)
-      await store.engine.ensureLoaded(id)
-      const held = store.engine.state.sessions.get(id)
+      await host.load(id)
+      const held = host.head(id)
       if (!held) continue
-      if (!known) side.push(record({ type: 'meta', meta: s.head.meta, create: true }))
-      for (const entry of parentsFirst(held.entries?.values() ?? [])) {
+      if (!known) side.push(record({ type: 'meta', meta, create: true }))
+      for (const entry of parentsFirst(host.entries(id)?.values() ?? [])) {
         if (!known || !seen.entries.has(`${id}\u0000${entry.id}`)) side.push(record({ type: 'entry', session_id: id, entry, base_revision: null }))
       }
       // A leaf on an entry the server lacked is newer than the server's: it goes back too.
-      const leaf = known ? seen.leaves.get(id) : held.head.leaf
+      const leaf = known ? seen.leaves.get(id) : held.leaf
       if (leaf && (!known || !seen.entries.has(`${id}\u0000${leaf}`))) side.push(record({ type: 'leaf', session_id: id, entry_id: leaf }))
     }
     side.push({ store: KV, key: RESYNC, value: undefined })

@@ -1,6 +1,6 @@
 import type { ChangePayload, ChangeSource, SessionChange } from './changes.js'
 import type { OpContext } from '../model/context.js'
-import { Draft } from './overlay.js'
+import { Overlay } from './overlay.js'
 import type { AppliedOp, Batches, Engine, Pending } from './engine.js'
 import type { OperationTable } from './operation.js'
 import { SessionError, storageFailure } from '../model/errors.js'
@@ -31,10 +31,10 @@ export interface Flight {
   done: Promise<void>
   /** When it started (`performance.now()`): updates held behind it gather until a little after (see `gathers`). */
   started: number
-  /** The draft whose writes are in the transaction, once they are (the next batch builds on it). */
-  draft?: Draft
-  /** The draft that committed: a batch built on this one checks it is the one it built on. */
-  committed?: Draft
+  /** The overlay whose writes are in the transaction, once they are (the next batch builds on it). */
+  overlay?: Overlay
+  /** The overlay that committed: a batch built on this one checks it is the one it built on. */
+  committed?: Overlay
   /**
    * Every session the batch may write, when that is known before it runs (reads write none; a
    * replicated or imported step names its sessions); undefined when not (a fork or a create
@@ -50,10 +50,10 @@ export class BatchRunner implements Batches {
   /** Batches handed to the storage and not yet settled, oldest first: at most two. */
   private flights: Flight[] = []
   /**
-   * How many queued calls `rewrites` found to rewrite what `draft` writes, and when `draft`'s
+   * How many queued calls `rewrites` found to rewrite what `overlay` writes, and when `overlay`'s
    * batch started (`since`).
    */
-  private rewritten: { draft?: Draft; count: number; since?: number } = { count: 0 }
+  private rewritten: { overlay?: Overlay; count: number; since?: number } = { count: 0 }
   /** The timer that starts the updates gathering behind a committed batch (see `gathers`). */
   private gathering: ReturnType<typeof setTimeout> | undefined
 
@@ -65,22 +65,22 @@ export class BatchRunner implements Batches {
   /**
    * Starts the next batch when it may go: when nothing is in flight, or, on a storage that
    * keeps transactions in call order, while the one batch in flight commits if the next can be
-   * built on that batch's draft (then its transaction checks that the batch before committed
-   * exactly that draft, so a failure there never lets its writes land on a state that assumed
+   * built on that batch's overlay (then its transaction checks that the batch before committed
+   * exactly that overlay, so a failure there never lets its writes land on a state that assumed
    * it). Two in flight at most: what arrives meanwhile gathers into the next batch.
    */
   pump(): void {
     if (this.flights.length) this.overtake()
     while (this.engine.queue.length) {
       const prev = this.flights.at(-1)
-      if (prev && (this.flights.length > 1 || !prev.draft || !this.engine.storage.ordered)) return
+      if (prev && (this.flights.length > 1 || !prev.overlay || !this.engine.storage.ordered)) return
       const source = this.engine.queue[0].source
       let end = this.engine.queue.findIndex((p) => p.source !== source)
       if (end < 0) end = this.engine.queue.length
-      if (prev && this.rewrites(end, prev.draft!, prev.started)) return
+      if (prev && this.rewrites(end, prev.overlay!, prev.started)) return
       if (!prev && this.gathers(end)) return
       const scan = this.scan(this.engine.queue.slice(0, end))
-      if (prev && !this.buildsOn(scan, prev.draft!)) return
+      if (prev && !this.buildsOn(scan, prev.overlay!)) return
       const batch = this.engine.queue.splice(0, end)
       this.rewritten = { count: 0 }
       const flight: Flight = { prev, done: Promise.resolve(), started: performance.now(), writes: writesOf(this.operations, batch, scan) }
@@ -88,10 +88,10 @@ export class BatchRunner implements Batches {
       flight.done = this.run(batch, source, scan, flight).finally(() => {
         this.flights.splice(this.flights.indexOf(flight), 1)
         const next = this.flights[0]
-        // Folded in: the next batch reads the committed state instead (drafts never chain).
+        // Folded in: the next batch reads the committed state instead (overlays never chain).
         if (next?.prev === flight) {
           next.prev = undefined
-          if (next.draft?.base === flight.draft) next.draft!.base = undefined
+          if (next.overlay?.base === flight.overlay) next.overlay!.base = undefined
         }
         this.pump()
         if (!this.engine.queue.length && !this.flights.length) {
@@ -144,10 +144,10 @@ export class BatchRunner implements Batches {
     }
     if (!answered) return
     this.engine.queue.length = kept
-    const draft = new Draft(this.engine.state)
+    const overlay = new Overlay(this.engine.state)
     for (const p of answered) {
       this.engine.cache?.touch(p.req.session_id!)
-      this.settle(p, draft)
+      this.settle(p, overlay)
     }
   }
 
@@ -157,17 +157,17 @@ export class BatchRunner implements Batches {
    * updates then land in one rewrite of the entry instead of a transaction per few tokens, and
    * transactions, not tokens, are what a stream costs.
    */
-  private rewrites(end: number, draft: Draft, since: number): boolean {
+  private rewrites(end: number, overlay: Overlay, since: number): boolean {
     // Every call arriving meanwhile asks again: only the calls not yet looked at are.
     const known = this.rewritten
-    let i = known.draft === draft ? known.count : 0
+    let i = known.overlay === overlay ? known.count : 0
     for (; i < end; i++) {
       const p = this.engine.queue[i]
       if (p.fn !== 'session::update-message' && (p.fn !== 'internal' || p.req.entry_id === undefined)) return false
       const { session_id, entry_id } = p.req as { session_id: string; entry_id?: unknown }
-      if (typeof entry_id !== 'string' || !draft.entries.get(session_id)?.has(entry_id)) return false
+      if (typeof entry_id !== 'string' || !overlay.entries.get(session_id)?.has(entry_id)) return false
     }
-    this.rewritten = { draft, count: end, since }
+    this.rewritten = { overlay, count: end, since }
     return true
   }
 
@@ -183,7 +183,7 @@ export class BatchRunner implements Batches {
    */
   private gathers(end: number): boolean {
     const held = this.rewritten
-    if (held.draft && this.rewrites(end, held.draft, held.since!)) {
+    if (held.overlay && this.rewrites(end, held.overlay, held.since!)) {
       // Each call of the stream asks: the clock is read only until the timer is set.
       if (this.gathering !== undefined) return true
       const wait = held.since! + GATHER_MS - performance.now()
@@ -211,10 +211,10 @@ export class BatchRunner implements Batches {
   holds(): boolean {
     const held = this.rewritten
     const end = this.engine.queue.length
-    if (!held.draft || held.count !== end - 1) return false
+    if (!held.overlay || held.count !== end - 1) return false
     const prev = this.flights.at(-1)
-    if (prev ? this.flights.length > 1 || prev.draft !== held.draft : this.gathering === undefined) return false
-    return this.rewrites(end, held.draft, held.since!)
+    if (prev ? this.flights.length > 1 || prev.overlay !== held.overlay : this.gathering === undefined) return false
+    return this.rewrites(end, held.overlay, held.since!)
   }
 
   /** What a batch touches, and whether it writes. */
@@ -256,11 +256,11 @@ export class BatchRunner implements Batches {
   }
 
   /**
-   * True when the batch can be run from memory (on `base`, the draft of a batch still
+   * True when the batch can be run from memory (on `base`, the overlay of a batch still
    * committing, or on the committed state): every session it touches is either unknown here (it
    * must then be absent on disk too) or held with the entries it needs.
    */
-  private fromMemory(scan: Scan, base: Draft | undefined): boolean {
+  private fromMemory(scan: Scan, base: Overlay | undefined): boolean {
     for (const id of scan.needEntries) {
       const s = this.engine.state.sessions.get(id)
       if (s && !s.entries && (base ? base.head(id) !== undefined : true)) return false
@@ -268,9 +268,9 @@ export class BatchRunner implements Batches {
     return true
   }
 
-  /** A batch may start while `draft`'s batch commits: plain writes that touch known sessions. */
-  private buildsOn(scan: Scan, draft: Draft): boolean {
-    return scan.writes && !scan.internal && scan.touched.size > 0 && this.fromMemory(scan, draft)
+  /** A batch may start while `overlay`'s batch commits: plain writes that touch known sessions. */
+  private buildsOn(scan: Scan, overlay: Overlay): boolean {
+    return scan.writes && !scan.internal && scan.touched.size > 0 && this.fromMemory(scan, overlay)
   }
 
 
@@ -284,11 +284,11 @@ export class BatchRunner implements Batches {
         for (const p of batch) p.reject(storageError(cause))
         return
       }
-      const draft = new Draft(this.engine.state)
-      for (const p of batch) this.settle(p, draft)
+      const overlay = new Overlay(this.engine.state)
+      for (const p of batch) this.settle(p, overlay)
       return
     }
-    let draft!: Draft
+    let overlay!: Overlay
     // Each call's answer (or error, where `failed[i]`), handed over once the batch committed.
     let results: unknown[] = []
     let failed: boolean[] = []
@@ -300,7 +300,7 @@ export class BatchRunner implements Batches {
     let suspect: string | undefined
     for (;;) {
       const prev = flight.prev
-      const base = prev?.draft
+      const base = prev?.overlay
       try {
         this.engine.transactions++
         await this.engine.storage.transact(async (reader) => {
@@ -316,13 +316,13 @@ export class BatchRunner implements Batches {
             if (prev) throw new StaleHeadError('')
             refreshed = await this.refresh(reader, touched, needEntries, suspect)
           }
-          draft = new Draft(this.engine.state, base)
+          overlay = new Overlay(this.engine.state, base)
           let flushStream: (() => void) | undefined
           // A burst of appends checked from memory hands its entries to the storage as it builds
           // them: the storage writes the first while the next are built (W2: 10,000 in a tick).
           if (checked && !prev && batch.length >= STREAM_MIN && !this.engine.hooks.length && reader.stream && batch.every((p) => p.fn === 'session::append')) {
             const put = reader.stream()
-            if (put) ({ onEntry: draft.onEntry, flush: flushStream } = holdingBackNewest(put))
+            if (put) ({ onEntry: overlay.onEntry, flush: flushStream } = holdingBackNewest(put))
           }
           // What commit hooks are shown: gathered only when there is one to show it to.
           const applied: AppliedOp[] | undefined = this.engine.hooks.length ? [] : undefined
@@ -330,13 +330,13 @@ export class BatchRunner implements Batches {
           failed = new Array(batch.length).fill(false)
           for (let i = 0; i < batch.length; i++) {
             try {
-              results[i] = this.execute(batch[i], draft, applied)
+              results[i] = this.execute(batch[i], overlay, applied)
             } catch (error) {
               results[i] = error
               failed[i] = true
             }
           }
-          draft.onEntry = undefined
+          overlay.onEntry = undefined
           flushStream?.()
           // A session this batch made under an id chosen inside it (a create, a fork's copy) is
           // checked absent too: one stamp read, which the storage would spend anyway to find the
@@ -344,21 +344,21 @@ export class BatchRunner implements Batches {
           // (IndexedDB under its writer lock) knows the session, so the next batch on it skips
           // the read and commits at once (W2: a burst of appends right after `create`).
           if (checked) {
-            for (const id of draft.heads.keys()) {
+            for (const id of overlay.heads.keys()) {
               if (!touched.has(id) && (base ? base.head(id) : this.engine.state.sessions.get(id)?.head) === undefined) {
                 reader.expect!(id, (disk) => (!prev || prev.committed === base) && disk === undefined, { head: undefined })
               }
             }
           }
-          const side = applied ? this.engine.hooks.flatMap((hook) => hook(applied, draft, source)) : []
-          flight.draft = draft
+          const side = applied ? this.engine.hooks.flatMap((hook) => hook(applied, overlay, source)) : []
+          flight.overlay = overlay
           // The next batch may be built on this one now (its transaction queues behind ours).
           queueMicrotask(() => this.pump())
-          if (this.engine.pending.observed) this.engine.pending.next({ sessions: sessionsOf(draft), failed: false })
-          return draft.writeSet(side)
+          if (this.engine.pending.observed) this.engine.pending.next({ sessions: sessionsOf(overlay), failed: false })
+          return overlay.writeSet(side)
         })
       } catch (cause) {
-        flight.draft = undefined
+        flight.overlay = undefined
         if (cause instanceof StaleHeadError && fast) {
           // Something changed under the batch (another tab, or the batch before failed): run
           // it again once the batch before settled, reading the heads from disk.
@@ -377,21 +377,21 @@ export class BatchRunner implements Batches {
       }
       break
     }
-    flight.committed = draft
+    flight.committed = overlay
     // Commits are announced in order: the batch before first (no await without one: each
     // await is a hop between the commit and its caller).
     if (flight.prev) await flight.prev.done
-    draft.base = undefined
-    const changes = fold(this.engine.state, toPayload(draft), true)
+    overlay.base = undefined
+    const changes = fold(this.engine.state, toPayload(overlay), true)
     // A bulk-loaded session stays on disk until something reads it: importing a large archive
     // must not leave all of it in memory.
-    for (const id of draft.preloaded.keys()) {
+    for (const id of overlay.preloaded.keys()) {
       const s = this.engine.state.sessions.get(id)
       if (s) this.engine.state.sessions.set(id, { head: s.head })
     }
     for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
     this.engine.measure(changes)
-    this.engine.publish(source, changes, draft.events)
+    this.engine.publish(source, changes, overlay.events)
     for (let i = 0; i < batch.length; i++) {
       if (failed[i]) batch[i].reject(results[i])
       else batch[i].resolve(results[i])
@@ -430,40 +430,40 @@ export class BatchRunner implements Batches {
   }
 
   /**
-   * The newest draft handed to the storage and not yet folded in, read over everything before
+   * The newest overlay handed to the storage and not yet folded in, read over everything before
    * it: what the state will be once the batches in flight commit. Undefined when none is, or
    * when the batch it was built on failed (it is going to run again).
    */
-  pendingDraft(): Draft | undefined {
+  pendingOverlay(): Overlay | undefined {
     for (let i = this.flights.length - 1; i >= 0; i--) {
       const f = this.flights[i]
-      if (!f.draft) continue
-      const base = f.draft.base
-      return !base || f.prev?.draft === base ? f.draft : undefined
+      if (!f.overlay) continue
+      const base = f.overlay.base
+      return !base || f.prev?.overlay === base ? f.overlay : undefined
     }
     return undefined
   }
 
   /**
-   * Runs one operation on the draft and returns its answer (throws its error); the caller is
+   * Runs one operation on the overlay and returns its answer (throws its error); the caller is
    * settled with it once the batch committed.
    */
-  private execute(p: Pending, draft: Draft, applied: AppliedOp[] | undefined): unknown {
-    if (p.fn === 'internal') return p.run!(draft)
+  private execute(p: Pending, overlay: Overlay, applied: AppliedOp[] | undefined): unknown {
+    if (p.fn === 'internal') return p.run!(overlay)
     if (p.guard) {
-      const stop = p.guard(typeof p.req.session_id === 'string' ? draft.head(p.req.session_id) : undefined)
+      const stop = p.guard(typeof p.req.session_id === 'string' ? overlay.head(p.req.session_id) : undefined)
       if (stop) return stop.answer
     }
-    const op = this.operations[p.fn] as { run(d: Draft, req: unknown, ctx: OpContext): unknown; write: boolean }
-    const response = op.run(draft, p.req, this.engine.ctx)
+    const op = this.operations[p.fn] as { run(d: Overlay, req: unknown, ctx: OpContext): unknown; write: boolean }
+    const response = op.run(overlay, p.req, this.engine.ctx)
     if (op.write && applied) applied.push({ fn: p.fn, request: p.req, response })
     return response
   }
 
-  private settle(p: Pending, draft: Draft): void {
+  private settle(p: Pending, overlay: Overlay): void {
     let response: unknown
     try {
-      response = this.execute(p, draft, undefined)
+      response = this.execute(p, overlay, undefined)
     } catch (error) {
       return p.reject(error)
     }
@@ -471,7 +471,7 @@ export class BatchRunner implements Batches {
   }
 
   pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined {
-    return pendingView(this.pendingDraft(), s, session_id)
+    return pendingView(this.pendingOverlay(), s, session_id)
   }
 }
 
@@ -541,9 +541,9 @@ function writesOf(operations: OperationTable, batch: readonly Pending[], scan?: 
   return out
 }
 
-/** The sessions a draft writes. */
-function sessionsOf(draft: Draft): Set<string> {
-  return new Set([...draft.heads.keys(), ...draft.entries.keys(), ...draft.deleted])
+/** The sessions a overlay writes. */
+function sessionsOf(overlay: Overlay): Set<string> {
+  return new Set([...overlay.heads.keys(), ...overlay.entries.keys(), ...overlay.deleted])
 }
 
 /** Whether a head read from disk is the one held (by `v`, leaf and meta: see `refresh`). */
@@ -552,23 +552,23 @@ function sameHead(held: SessionHead | undefined, disk: SessionHead | undefined):
   return held.v === disk.v && (held === disk || (held.leaf === disk.leaf && jsonEqual(held.meta, disk.meta)))
 }
 
-function toPayload(draft: Draft): ChangePayload {
+function toPayload(overlay: Overlay): ChangePayload {
   return {
-    deleted: [...draft.deleted],
-    heads: [...draft.heads.values()],
-    entries: [...draft.entries].map(([id, m]) => [id, [...m.values()]] as const),
+    deleted: [...overlay.deleted],
+    heads: [...overlay.heads.values()],
+    entries: [...overlay.entries].map(([id, m]) => [id, [...m.values()]] as const),
   }
 }
 
 /**
  * A session as it will be once the writes in flight commit: the head and entries read through
- * `draft` (entries must be loaded). Children are not overlaid: only `messages$` reads this.
+ * `overlay` (entries must be loaded). Children are not overlaid: only `messages$` reads this.
  */
-function pendingView(draft: Draft | undefined, s: SessionState | undefined, session_id: string): SessionState | undefined {
-  if (!draft || !s?.entries) return s
-  if (!draft.heads.has(session_id) && !draft.entries.has(session_id) && !draft.base) return s
-  const head = draft.head(session_id)
+function pendingView(overlay: Overlay | undefined, s: SessionState | undefined, session_id: string): SessionState | undefined {
+  if (!overlay || !s?.entries) return s
+  if (!overlay.heads.has(session_id) && !overlay.entries.has(session_id) && !overlay.base) return s
+  const head = overlay.head(session_id)
   if (!head) return undefined
-  const entry = (entry_id: string): SessionEntry | undefined => draft.entry(session_id, entry_id)
+  const entry = (entry_id: string): SessionEntry | undefined => overlay.entry(session_id, entry_id)
   return { head, entries: { get: entry, has: (entry_id: string) => entry(entry_id) !== undefined } as Map<string, SessionEntry>, children: s.children }
 }

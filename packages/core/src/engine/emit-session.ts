@@ -1,4 +1,4 @@
-import type { Draft } from './overlay.js'
+import type { Overlay } from './overlay.js'
 import type { CreatedEvent, EventEnvelope, JsonObject, SessionMeta, SessionStatus } from '../model/model.js'
 
 // The payloads of session events (created, meta, status, deleted): see `emit.ts`.
@@ -15,11 +15,11 @@ export function createdEnvelope(meta: SessionMeta): EventEnvelope<'session::crea
   return { trigger_type: 'session::created', payload: Object.freeze(payload), session_metadata: meta.metadata }
 }
 
-export function emitCreated(d: Draft, meta: SessionMeta): void {
+export function emitCreated(d: Overlay, meta: SessionMeta): void {
   d.events.push(createdEnvelope(meta))
 }
 
-export function emitMetaUpdated(d: Draft, meta: SessionMeta, timestamp: number): void {
+export function emitMetaUpdated(d: Overlay, meta: SessionMeta, timestamp: number): void {
   d.emit(
     'session::meta-updated',
     { session_id: meta.session_id, title: meta.title, description: meta.description, ...(meta.metadata && { metadata: meta.metadata }), timestamp },
@@ -27,7 +27,7 @@ export function emitMetaUpdated(d: Draft, meta: SessionMeta, timestamp: number):
   )
 }
 
-export function emitStatusChanged(d: Draft, meta: SessionMeta, previous: SessionStatus, timestamp: number): void {
+export function emitStatusChanged(d: Overlay, meta: SessionMeta, previous: SessionStatus, timestamp: number): void {
   d.emit(
     'session::status-changed',
     { session_id: meta.session_id, status: meta.status, previous_status: previous, ...(meta.status_reason !== undefined && { status_reason: meta.status_reason }), timestamp },
@@ -35,6 +35,6 @@ export function emitStatusChanged(d: Draft, meta: SessionMeta, previous: Session
   )
 }
 
-export function emitDeleted(d: Draft, session_id: string, timestamp: number, metadata: JsonObject | undefined): void {
+export function emitDeleted(d: Overlay, session_id: string, timestamp: number, metadata: JsonObject | undefined): void {
   d.emit('session::deleted', { session_id, timestamp }, metadata)
 }

@@ -2,7 +2,7 @@ import { Subject } from 'rxjs'
 import type { EntryCache } from './cache.js'
 import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionChange } from './changes.js'
 import type { OpContext } from '../model/context.js'
-import type { Draft } from './overlay.js'
+import type { Overlay } from './overlay.js'
 import type { EventEnvelope, FunctionId, FunctionMap } from '../model/model.js'
 import { State, type SessionState } from './state.js'
 import type { SessionHead, SideWrite, Storage } from '../storage/seam.js'
@@ -14,7 +14,7 @@ export interface Pending {
   /** Sessions the step touches (read fresh from disk inside the transaction). */
   sessions?: readonly string[]
   /** Internal writes (bulk import, replication) bring their own step. */
-  run?: (d: Draft) => unknown
+  run?: (d: Overlay) => unknown
   /** An internal write whose `req` names an `entry_id` only rewrites that message (a recipe update): it gathers as updates do. */
   req: { session_id?: string; entry_id?: string }
   guard?: CallGuard
@@ -38,7 +38,7 @@ export interface AppliedOp {
 export type CallGuard = (head: SessionHead | undefined) => { answer: unknown } | void
 
 /** Runs inside the commit's transaction; what it returns is written atomically with the commit. */
-export type CommitHook = (applied: readonly AppliedOp[], draft: Draft, source: ChangeSource) => readonly SideWrite[]
+export type CommitHook = (applied: readonly AppliedOp[], overlay: Overlay, source: ChangeSource) => readonly SideWrite[]
 
 /**
  * What runs batches (`BatchRunner` in `batches.ts`): fetched on the first call, so an app's first
@@ -50,8 +50,8 @@ export interface Batches {
   pump(): void
   /** Whether the call just queued waits behind a batch with all those queued before it (nothing to start now). */
   holds(): boolean
-  /** The newest draft handed to the storage and not yet folded in. */
-  pendingDraft(): Draft | undefined
+  /** The newest overlay handed to the storage and not yet folded in. */
+  pendingOverlay(): Overlay | undefined
   /** A session as it will be once the writes in flight commit (see `Engine.pendingView`). */
   pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined
 }
@@ -65,7 +65,7 @@ export type BatchCode = () => Promise<(engine: Engine) => Batches>
  * transaction checks their heads before committing, without waiting for the read (a head another
  * tab changed aborts it, and it runs again reading heads from disk): one round trip per awaited
  * append, and another tab's commit is still seen before deciding a parent. On a storage that
- * keeps transactions in order (IndexedDB) the next batch is built on the draft of the one
+ * keeps transactions in order (IndexedDB) the next batch is built on the overlay of the one
  * committing and handed over at once; two in flight at most, so what arrives meanwhile gathers:
  * a burst of streamed updates still costs a few transactions.
  *
@@ -93,7 +93,7 @@ export class Engine {
   /**
    * Sessions whose writes were just handed to the storage, before they commit (`failed`: a batch
    * failed and its writes are gone), for live queries that opt in to optimistic values
-   * (`pendingDraft`). Events and the other live queries wait for the commit.
+   * (`pendingOverlay`). Events and the other live queries wait for the commit.
    */
   readonly pending = new Subject<{ readonly sessions: ReadonlySet<string>; readonly failed: boolean }>()
   private loading = new Map<string, Promise<void>>()
@@ -167,7 +167,7 @@ export class Engine {
    * from local ones. `rewrite`: the write only rewrites that message (a recipe update), so it
    * waits and gathers behind a batch writing it as `updateMessage` calls do.
    */
-  submitInternal<T>(sessions: readonly string[], run: (d: Draft) => T, source: ChangeSource = 'local', rewrite?: { session_id: string; entry_id: string }): Promise<T> {
+  submitInternal<T>(sessions: readonly string[], run: (d: Overlay) => T, source: ChangeSource = 'local', rewrite?: { session_id: string; entry_id: string }): Promise<T> {
     return new Promise((resolve, reject) => {
       this.queue.push({ fn: 'internal', source, run, sessions, req: rewrite ?? {}, resolve: resolve as Pending['resolve'], reject })
       this.kick()
@@ -211,11 +211,11 @@ export class Engine {
   }
 
   /**
-   * The newest draft handed to the storage and not yet folded in (see `batches.ts`): undefined
+   * The newest overlay handed to the storage and not yet folded in (see `batches.ts`): undefined
    * when none is (nothing is in flight before the batch runner is here).
    */
-  pendingDraft(): Draft | undefined {
-    return this.batches?.pendingDraft()
+  pendingOverlay(): Overlay | undefined {
+    return this.batches?.pendingOverlay()
   }
 
   /**

@@ -1,12 +1,12 @@
-// What the engine knows of an operation: how to run it on a batch's draft, and what it needs.
+// What the engine knows of an operation: how to run it on a batch's overlay, and what it needs.
 // The operations themselves are in `ops/` (their table: `ops/index.ts`), handed to the batch
 // runner by the store: the engine never imports them.
 import type { OpContext } from '../model/context.js'
 import type { FunctionId, FunctionMap } from '../model/model.js'
-import type { Draft } from './overlay.js'
+import type { Overlay } from './overlay.js'
 
 export interface OperationSpec<K extends FunctionId> {
-  run(d: Draft, req: FunctionMap[K][0], ctx: OpContext): FunctionMap[K][1]
+  run(d: Overlay, req: FunctionMap[K][0], ctx: OpContext): FunctionMap[K][1]
   /**
    * Reads take no transaction; they still run in issue order with the writes around them that
    * may touch their session (a read of one session need not wait for other sessions' commits).

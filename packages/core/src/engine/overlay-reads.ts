@@ -1,11 +1,11 @@
-import type { Draft } from './overlay.js'
+import type { Overlay } from './overlay.js'
 import type { AttachmentMeta, SessionEntry, SessionMeta } from '../model/model.js'
 
-// Reads through a draft that only operations fetched on first use make (listing, attachments,
-// forks, replication): kept out of `Draft`, whose class every app loads.
+// Reads through a overlay that only operations fetched on first use make (listing, attachments,
+// forks, replication): kept out of `Overlay`, whose class every app loads.
 
 /** Every entry of a session on every branch, this batch's included (entries must be loaded). */
-export function* allEntries(d: Draft, session_id: string): Generator<SessionEntry> {
+export function* allEntries(d: Overlay, session_id: string): Generator<SessionEntry> {
   const own = d.entries.get(session_id)
   if (own) yield* own.values()
   if (d.deleted.has(session_id)) return
@@ -13,7 +13,7 @@ export function* allEntries(d: Draft, session_id: string): Generator<SessionEntr
 }
 
 /** Every live session's meta, this batch's changes included. */
-export function metas(d: Draft): SessionMeta[] {
+export function metas(d: Overlay): SessionMeta[] {
   const out: SessionMeta[] = []
   if (d.base) {
     for (const m of metas(d.base)) if (!d.heads.has(m.session_id) && !d.deleted.has(m.session_id)) out.push(m)
@@ -23,4 +23,4 @@ export function metas(d: Draft): SessionMeta[] {
 }
 
 /** The session's attachment metadata, this batch's changes included. */
-export const attachmentsOf = (d: Draft, session_id: string): readonly AttachmentMeta[] => d.head(session_id)?.attachments ?? []
+export const attachmentsOf = (d: Overlay, session_id: string): readonly AttachmentMeta[] => d.head(session_id)?.attachments ?? []

@@ -7,7 +7,7 @@ import type { BlobWrite, SessionHead, SideWrite, WriteSet } from '../storage/sea
  * each sees the ones before it) and write into it; on commit it is folded into the state, on a
  * failed commit it is dropped, which is what keeps memory equal to disk.
  */
-export class Draft {
+export class Overlay {
   readonly heads = new Map<string, SessionHead>()
   readonly deleted = new Set<string>()
   readonly entries = new Map<string, Map<string, SessionEntry>>()
@@ -20,10 +20,10 @@ export class Draft {
   readonly preloaded = new Map<string, readonly SessionEntry[]>()
 
   /**
-   * `base`: the previous batch's draft while its commit is still pending (pipelined commits);
+   * `base`: the previous batch's overlay while its commit is still pending (pipelined commits);
    * reads fall through to it before the committed state. Dropped once that batch is folded in.
    */
-  constructor(readonly state: State, public base?: Draft) {}
+  constructor(readonly state: State, public base?: Overlay) {}
 
   head(session_id: string): SessionHead | undefined {
     const own = this.heads.get(session_id)

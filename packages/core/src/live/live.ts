@@ -283,7 +283,7 @@ export class LiveQueries {
         if (!sessions.has(id) || !items) return
         const s = view(this.engine.state.sessions.get(id))
         if (failed || !s?.entries) return onChange(s, undefined)
-        const own = [...(this.engine.pendingDraft()?.entries.get(id)?.values() ?? [])]
+        const own = [...(this.engine.pendingOverlay()?.entries.get(id)?.values() ?? [])]
         onChange(s, { session_id: id, head: s.head, added: own.filter((e) => !position.has(e.id)), updated: own.filter((e) => position.has(e.id)), reloaded: false })
       })
       return () => {

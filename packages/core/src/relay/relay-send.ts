@@ -79,7 +79,7 @@ export function relaySender(engine: Engine, channel: BroadcastChannel, peers: Se
   const wakeUp = (): void => {
     scheduled = false
     if (!pending.length) return
-    if (engine.pendingDraft() && performance.now() - oldest < GATHER_MS) {
+    if (engine.pendingOverlay() && performance.now() - oldest < GATHER_MS) {
       // Its commit schedules the next wake-up; should it fail, the engine going idle does.
       if (!waitingIdle) {
         waitingIdle = true

@@ -1,5 +1,5 @@
 import type { OpContext } from '../model/context.js'
-import type { Draft } from '../engine/overlay.js'
+import type { Overlay } from '../engine/overlay.js'
 import { allEntries, attachmentsOf } from '../engine/overlay-reads.js'
 import type { SessionErrorCode } from '../model/errors.js'
 import { jsonEqual } from '../model/json.js'
@@ -17,7 +17,7 @@ const rejected = (code: SessionErrorCode, message: string): ReplicaResult => ({ 
 const applied: ReplicaResult = { status: 'applied' }
 const unchanged: ReplicaResult = { status: 'unchanged' }
 
-export function applyReplica(d: Draft, change: ReplicaChange, policy: ReplicaPolicy, ctx: OpContext): ReplicaResult {
+export function applyReplica(d: Overlay, change: ReplicaChange, policy: ReplicaPolicy, ctx: OpContext): ReplicaResult {
   switch (change.type) {
     case 'meta':
       return applyMeta(d, change.meta, change.create === true, change.fields ?? META_FIELDS, policy)
@@ -50,7 +50,7 @@ export function applyReplica(d: Draft, change: ReplicaChange, policy: ReplicaPol
 }
 
 /** The head with a new attachment list; the draft's chips follow (a chip whose attachment went goes too). */
-function putAttachments(d: Draft, session_id: string, list: readonly AttachmentMeta[]): void {
+function putAttachments(d: Overlay, session_id: string, list: readonly AttachmentMeta[]): void {
   const head = d.head(session_id)!
   const ids = new Set(list.map((a) => a.attachment_id))
   const chips = head.meta.draft_attachments?.filter((a) => ids.has(a.attachment_id))
@@ -59,7 +59,7 @@ function putAttachments(d: Draft, session_id: string, list: readonly AttachmentM
   d.putHead(meta, head.leaf, [...list].sort(byCreation))
 }
 
-function applyAttachment(d: Draft, session_id: string, incoming: AttachmentMeta, bytes: Blob | undefined, policy: ReplicaPolicy): ReplicaResult {
+function applyAttachment(d: Overlay, session_id: string, incoming: AttachmentMeta, bytes: Blob | undefined, policy: ReplicaPolicy): ReplicaResult {
   if (!d.head(session_id)) return policy === 'push' ? rejected('session/not_found', `session ${session_id} not found`) : unchanged
   const held = attachmentsOf(d, session_id)
   const same = held.find((a) => a.attachment_id === incoming.attachment_id)
@@ -72,7 +72,7 @@ function applyAttachment(d: Draft, session_id: string, incoming: AttachmentMeta,
   return applied
 }
 
-function applyDetach(d: Draft, session_id: string, attachment_id: string, policy: ReplicaPolicy): ReplicaResult {
+function applyDetach(d: Overlay, session_id: string, attachment_id: string, policy: ReplicaPolicy): ReplicaResult {
   if (!d.head(session_id)) return unchanged
   const held = attachmentsOf(d, session_id)
   if (!held.some((a) => a.attachment_id === attachment_id)) return unchanged
@@ -87,7 +87,7 @@ function applyDetach(d: Draft, session_id: string, attachment_id: string, policy
 }
 
 /** A pulled list: new attachments arrive as metadata (bytes on first read), gone ones leave. */
-function applyAttachmentList(d: Draft, session_id: string, list: readonly AttachmentMeta[], policy: ReplicaPolicy): ReplicaResult {
+function applyAttachmentList(d: Overlay, session_id: string, list: readonly AttachmentMeta[], policy: ReplicaPolicy): ReplicaResult {
   if (policy === 'push') return rejected('session/invalid_request', 'an attachment list is pulled, never pushed')
   if (!d.head(session_id)) return unchanged
   const held = attachmentsOf(d, session_id)
@@ -104,14 +104,14 @@ function applyAttachmentList(d: Draft, session_id: string, list: readonly Attach
  * none it does not hold (its metadata always arrives first; one deleted meanwhile goes), so a
  * draft never points at a missing attachment.
  */
-function heldChips(d: Draft, session_id: string, chips: readonly AttachmentMeta[] | undefined): AttachmentMeta[] | undefined {
+function heldChips(d: Overlay, session_id: string, chips: readonly AttachmentMeta[] | undefined): AttachmentMeta[] | undefined {
   if (!chips?.length) return undefined
   const held = new Map(attachmentsOf(d, session_id).map((a) => [a.attachment_id, a]))
   const out = chips.flatMap((c) => held.get(c.attachment_id) ?? [])
   return out.length ? out : undefined
 }
 
-function applyMeta(d: Draft, incoming: SessionMeta, create: boolean, fields: readonly MetaField[], policy: ReplicaPolicy): ReplicaResult {
+function applyMeta(d: Overlay, incoming: SessionMeta, create: boolean, fields: readonly MetaField[], policy: ReplicaPolicy): ReplicaResult {
   const head = d.head(incoming.session_id)
   if (!head) {
     if (policy === 'push' && !create) return rejected('session/not_found', `session ${incoming.session_id} not found`)
@@ -157,7 +157,7 @@ function pick(meta: SessionMeta, fields: readonly MetaField[]): Partial<SessionM
 }
 
 function applyEntry(
-  d: Draft,
+  d: Overlay,
   session_id: string,
   entry: SessionEntry,
   base: number | null | undefined,

@@ -1,4 +1,5 @@
 import { isValidId, SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
+import { hostOf } from '@colloquy/core/host'
 import { parseReplicaChange, type CheckedReplicaChange } from '@colloquy/core/replica'
 import { quotaOwner, type Scope } from './access.js'
 import { invalidRequest, tooLarge } from '../errors.js'
@@ -83,7 +84,7 @@ export async function push(service: Service, scope: Scope, mutations: readonly P
   // Against the caller's quotas: the body's size, and every session it creates.
   let quota = (): void => {}
   if (service.usage && admitted.length) {
-    const creates = new Set(admitted.filter((a) => a.change.type === 'meta' && a.change.create && !store.engine.state.sessions.has(sessionOf(a.change))).map((a) => sessionOf(a.change)))
+    const creates = new Set(admitted.filter((a) => a.change.type === 'meta' && a.change.create && !hostOf(store).has(sessionOf(a.change))).map((a) => sessionOf(a.change)))
     try {
       quota = await service.usage.admit(quotaOwner(scope), bytes, creates.size)
     } catch (e) {
