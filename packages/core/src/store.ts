@@ -250,8 +250,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
 
   // Calls issued in one tick reach the engine together, in issue order, once the code they need
-  // is here: they still share one transaction (DESIGN principle 5) when one of them is the first
-  // call of an operation fetched on first use, and nothing issued later overtakes it.
+  // is here: they still share one transaction (docs/architecture.md, principle 5) when one of
+  // them is the first call of an operation fetched on first use, and nothing issued later
+  // overtakes it.
   interface Queued {
     /** Absent when the call fetches nothing (the common case: no promise to wait for). */
     ready?: Promise<boolean>
