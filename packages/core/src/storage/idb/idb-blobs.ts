@@ -1,13 +1,11 @@
 import type { WriteSet } from '../seam.js'
+import type { StoredBytes } from './stored-bytes.js'
 
 // Attachment bytes where the engine cannot store a Blob. WebKit refuses Blobs in sessions whose
 // storage is ephemeral (private browsing, automation): the put fails with "UnknownError: Error
 // preparing Blob/File data to be stored in object store" and aborts the whole transaction. There
 // the bytes go in as an ArrayBuffer with the type beside it, and read back as a Blob of the
 // same bytes and type: nothing lost, and callers never see the difference.
-
-/** A record of the attachment store: a Blob, or its bytes and type where Blobs are refused. */
-export type StoredBytes = Blob | { readonly bytes: ArrayBuffer; readonly type: string }
 
 /** Per database name: whether a Blob can be put there, asked once by a put that is taken back. */
 const support = new Map<string, boolean | Promise<boolean>>()
@@ -64,7 +62,3 @@ export function blobsReady(name: string, db: IDBDatabase, store: string, writes:
 
 /** The record to put for `blob` in database `name`, once `blobsReady` has nothing left to wait for. */
 export const toStored = (name: string, blob: Blob): StoredBytes => (support.get(name) === false ? converted.get(blob)! : blob)
-
-/** A record of the attachment store as the Blob it stands for. */
-export const fromStored = (v: StoredBytes | undefined): Blob | undefined =>
-  v === undefined || v instanceof Blob ? v : new Blob([v.bytes], { type: v.type })

@@ -1,7 +1,7 @@
 import { openDB, unwrap, type IDBPDatabase } from 'idb'
 import { SessionError } from '../../model/errors.js'
 import { once } from '../../util/once.js'
-import { fromStored, type StoredBytes } from './idb-blobs.js'
+import { fromStored, type StoredBytes } from './stored-bytes.js'
 import type { SessionHead, Storage } from '../seam.js'
 import type { StorageShared, StorageWriter } from './idb-writer.js'
 import { BLOBS, ENTRIES, SESSIONS, STAMPS, entriesOf, isClosed, request, sessionRange, type Stamped } from './layout.js'
