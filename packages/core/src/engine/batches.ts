@@ -454,7 +454,9 @@ export class BatchRunner implements Batches {
       const stop = p.guard(typeof p.req.session_id === 'string' ? overlay.head(p.req.session_id) : undefined)
       if (stop) return stop.answer
     }
-    const op = this.operations[p.fn] as { run(d: Overlay, req: unknown, ctx: OpContext): unknown; write: boolean }
+    const op = this.operations[p.fn] as { run?: (d: Overlay, req: unknown, ctx: OpContext) => unknown; write: boolean }
+    // The store fetches an operation's code before its first call reaches the queue.
+    if (!op.run) throw new SessionError('session/storage', `${p.fn}: called before its code was fetched`)
     const response = op.run(overlay, p.req, this.engine.ctx)
     if (op.write && applied) applied.push({ fn: p.fn, request: p.req, response })
     return response

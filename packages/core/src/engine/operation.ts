@@ -6,7 +6,8 @@ import type { FunctionId, FunctionMap } from '../model/model.js'
 import type { Overlay } from './overlay.js'
 
 export interface OperationSpec<K extends FunctionId> {
-  run(d: Overlay, req: FunctionMap[K][0], ctx: OpContext): FunctionMap[K][1]
+  /** The operation, once its code is here (see `load`); the store runs no call before that. */
+  run?: (d: Overlay, req: FunctionMap[K][0], ctx: OpContext) => FunctionMap[K][1]
   /**
    * Reads take no transaction; they still run in issue order with the writes around them that
    * may touch their session (a read of one session need not wait for other sessions' commits).

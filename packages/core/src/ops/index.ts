@@ -1,10 +1,9 @@
 import type { FunctionId } from '../model/model.js'
-import { SessionError } from '../model/errors.js'
 import { once, type Once } from '../util/once.js'
 import type { PreparedAttachment } from './attachments.js'
 import type { OperationSpec, OperationTable } from '../engine/operation.js'
 
-type Run<K extends FunctionId> = OperationSpec<K>['run']
+type Run<K extends FunctionId> = NonNullable<OperationSpec<K>['run']>
 
 const w = true
 const r = false
@@ -15,9 +14,6 @@ const r = false
  */
 function later<K extends FunctionId>(write: boolean, entries: boolean, code: Once<object>, name: string): OperationSpec<K> {
   const spec: OperationSpec<K> = {
-    run: () => {
-      throw new SessionError('session/storage', 'operation called before its code was loaded')
-    },
     write,
     entries,
     load: () =>
