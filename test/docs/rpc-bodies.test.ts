@@ -3,9 +3,9 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { requestParsers } from '../../packages/core/src/requests.js'
-import { fieldsOf } from '../../packages/core/src/record-parsers.js'
-import { FUNCTION_IDS } from '../../packages/core/src/model.js'
+import { requestParsers } from '../../packages/core/src/validation/requests.js'
+import { fieldsOf } from '../../packages/core/src/validation/record-parsers.js'
+import { FUNCTION_IDS } from '../../packages/core/src/model/model.js'
 import { ROOT } from './readme-blocks.js'
 
 /** `| \`session::x\` | \`a\`, \`b?\` (notes \`c\`) |` → { session::x: ['a', 'b?'] }: the top-level backquoted names. */

@@ -1,3 +1,4 @@
+import { hostOf } from '@colloquy/core/host'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, type Storage, type Store } from '@colloquy/core'
@@ -15,7 +16,7 @@ async function logged(storage: Storage, clock = { t: 1_000_000 }): Promise<{ sto
   const log = new ChangeLog(storage)
   let n = 0
   const store = await createStore({ storage: log.storage, multiTab: false, now: () => clock.t, newId: (k) => `${k[0]}_${++n}` })
-  log.attach(store.engine)
+  log.attach(hostOf(store))
   cleanups.push(() => store.close())
   return { store, log }
 }

@@ -1,3 +1,4 @@
+import { hostOf } from '@colloquy/core/host'
 import { readdir, readFile, writeFile, appendFile, mkdir, rmdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -312,7 +313,7 @@ describe('fileStorage: the journal', () => {
     const open = async () => {
       const log = new ChangeLog(fileStorage({ dir, checkpointBytes: 4096, warn: () => {} }))
       const store = await createStore({ storage: log.storage, multiTab: false })
-      log.attach(store.engine)
+      log.attach(hostOf(store))
       defer(() => store.close())
       return { log, store }
     }

@@ -1,10 +1,10 @@
 import { produce, type Draft as Mutable } from 'immer'
-import { invalid, SessionError } from './errors.js'
-import type { ContentBlock, UpdateMessageRequest, UpdateMessageResponse } from './model.js'
+import { invalid, SessionError } from './model/errors.js'
+import type { ContentBlock, UpdateMessageRequest, UpdateMessageResponse } from './model/model.js'
 import { updateMessage as updateMessageOp } from './ops/entries.js'
 import type { Store } from './store.js'
-import { coreRequests } from './requests.js'
-import { parseWith } from './record-parsers.js'
+import { coreRequests } from './validation/requests.js'
+import { parseWith } from './validation/record-parsers.js'
 
 const parseUpdate = (request: unknown): UpdateMessageRequest => parseWith(coreRequests['session::update-message'], request) as UpdateMessageRequest
 

@@ -1,23 +1,26 @@
 import { type Observable, defer, from, shareReplay, switchMap } from 'rxjs'
-import type { ChangePayload, Commit, ChangeSource } from './changes.js'
-import type { IdKind, OpContext } from './context.js'
-import { Engine, engineBatches, type CallGuard, type CommitHook } from './engine.js'
-import { SessionError } from './errors.js'
-import { EventBus } from './events.js'
-import { indexedDbStorage } from './idb-storage.js'
-import type { ImportOptions, SessionImport } from './import.js'
-import type { BeginImportOptions, ImportWriter } from './import-writer.js'
-import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live.js'
+import type { ChangePayload, Commit, ChangeSource } from './engine/changes.js'
+import type { IdKind, OpContext } from './model/context.js'
+import { Engine, type CallGuard, type CommitHook } from './engine/engine.js'
+import { SessionError } from './model/errors.js'
+import { EventBus } from './live/events.js'
+import { indexedDbStorage } from './storage/idb/idb-storage.js'
+import type { ImportOptions, SessionImport } from './import/types.js'
+import type { BeginImportOptions, ImportWriter } from './import/import-writer.js'
+import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live/live.js'
 import {
   FUNCTION_IDS, type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
   type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
-} from './model.js'
-import type { AttachmentBytes } from './attachment-bytes.js'
-import type { StorageUsage } from './device-storage.js'
-import { once } from './once.js'
-import { startRelay } from './relay.js'
-import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from './replica.js'
-import type { SessionHead, SideWrite, Storage } from './storage.js'
+} from './model/model.js'
+import type { AttachmentBytes } from './attachments/attachment-bytes.js'
+import type { BatchRunner } from './engine/batches.js'
+import type { StorageUsage } from './live/device-storage.js'
+import { once } from './util/once.js'
+import { relayCode, startRelay } from './relay/relay.js'
+import type { ReplicaChange, ReplicaResult } from './model/replica-change.js'
+import type { ApplyReplicaOptions } from './replica/apply-replica.js'
+export type { ApplyReplicaOptions }
+import type { Storage } from './storage/seam.js'
 
 export interface StoreOptions {
   /** Where sessions live; default `indexedDbStorage()` (the database named "colloquy"). */
@@ -148,7 +151,10 @@ export interface Store {
    * in one transaction with `side` records (a checkpoint), firing the events they imply.
    */
   applyReplica(changes: readonly ReplicaChange[], options: ApplyReplicaOptions): Promise<ReplicaResult[]>
-  /** The engine underneath, for packages of this project that extend the store. */
+  /**
+   * @internal The engine underneath: this package's own tests read its counters. Packages that
+   * host a store read it through `hostOf` (`@colloquy/core/host`).
+   */
   readonly engine: Engine
 }
 
@@ -159,34 +165,26 @@ export interface CallOptions {
   guard?: CallGuard
 }
 
-export interface ApplyReplicaOptions {
-  policy: ReplicaPolicy
-  /**
-   * Checked in the commit for each change, on its session's head as read under its lock:
-   * a result settles that change with it, nothing written for it.
-   */
-  guard?: (change: ReplicaChange, head: SessionHead | undefined) => ReplicaResult | undefined
-  /** `remote` (default) for changes that came from elsewhere; `local` ones are recorded for push. */
-  source?: ChangeSource
-  side?: readonly SideWrite[]
-}
 
 /**
- * Code fetched on first use (bundlers give each its own chunk): the request schemas (with the
- * engine's batch code, what the first call of any function waits for), replication, bulk import,
- * attachment bytes, the entry cache.
+ * Code fetched on first use (bundlers give each its own chunk): the engine's batch runner and the
+ * request schemas (what the first call of any function waits for), replication, bulk import,
+ * attachment bytes, the entry cache. The one table of `import()`s: `createStore` hands each to
+ * what needs it (the operations' table fetches each operation's own code after it).
  */
 const code = {
+  /** What runs batches (`engine/batches.ts`), made for each engine (see `Engine.prepare`). */
+  batches: once(() => import('./engine/batches.js')),
   /** The operations' table (each operation's own code is fetched after it). */
   operations: once(() => import('./ops/index.js').then((m) => m.operations)),
-  requests: once(() => import('./requests.js')),
-  replica: once(() => import('./apply-replica.js')),
-  import: once(() => import('./import.js')),
-  bytes: once(() => Promise.all([import('./attachment-bytes.js'), opCode('session::get-attachment'), engineBatches.load()]).then(([m]) => m)),
-  cache: once(() => import('./cache.js')),
-  ids: once(() => import('./ids.js')),
+  requests: once(() => import('./validation/requests.js')),
+  replica: once(() => import('./replica/apply-replica.js')),
+  import: once(() => import('./import/import.js')),
+  bytes: once(() => Promise.all([import('./attachments/attachment-bytes.js'), opCode('session::get-attachment')]).then(([m]) => m)),
+  cache: once(() => import('./engine/cache.js')),
+  ids: once(() => import('./model/ids.js')),
   /** Usage, quota and persistence (`device-storage.ts`): apps that show them fetch it. */
-  device: once(() => import('./device-storage.js')),
+  device: once(() => import('./live/device-storage.js')),
 }
 /** Fetched with the first call, as the operations that make ids are. */
 const defaultId = (kind: IdKind): string => code.ids.value!.defaultId(kind)
@@ -202,6 +200,9 @@ const KNOWN_FUNCTIONS: ReadonlySet<string> = new Set(FUNCTION_IDS)
 /** A function's method name: `session::set-meta` is `setMeta`, `session::mention::get` is `mentionGet`. */
 const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
 
+/** The engine of a store made by `createStore` (for `host.ts`). */
+export const engineOf = (store: Store): Engine => store.engine
+
 export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const storage = options.storage ?? indexedDbStorage()
   const limits = options.limits
@@ -216,13 +217,19 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   }
   const budget = options.cache
   if (budget) await code.cache.load()
-  const engine = new Engine(storage, ctx, { cache: budget && ((state) => new code.cache.value!.EntryCache(state, budget.maxBytes, budget.idleMs)) })
+  const multiTab = (options.multiTab ?? true) && typeof BroadcastChannel !== 'undefined'
+  // The batch runner arrives with the operations' table it runs and the write halves of what
+  // this store was made with (the storage's, the relay's): one round of fetches before the
+  // first write.
+  const batches = (): Promise<(engine: Engine) => BatchRunner> =>
+    Promise.all([code.batches.load() ?? code.batches.value!, code.operations.load() ?? code.operations.value!, storage.prepare?.(), multiTab ? relayCode() : undefined])
+      .then(([m, operations]) => (e) => new m.BatchRunner(e, operations))
+  const engine = new Engine(storage, ctx, batches, { cache: budget && ((state) => new code.cache.value!.EntryCache(state, budget.maxBytes, budget.idleMs)) })
   await engine.open()
   const bus = new EventBus()
   const live = new LiveQueries(engine)
   // Every commit's events go out through one place, whoever made the commit.
   const eventsSub = engine.commits.subscribe((c) => bus.publish(c.events))
-  const multiTab = options.multiTab ?? typeof BroadcastChannel !== 'undefined'
   const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
   let closed = false
   if (options.prefetch ?? true) {
@@ -234,7 +241,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     const prefetch = (): void => {
       if (closed) return
       // In this order (`load` is an arrow function: no binding needed).
-      const loads = [engineBatches.load, code.requests.load, code.ids.load, ...FUNCTION_IDS.map((fn) => () => opCode(fn)), code.bytes.load, code.import.load]
+      const loads = [() => engine.prepare(), code.requests.load, code.ids.load, ...FUNCTION_IDS.map((fn) => () => opCode(fn)), code.bytes.load, code.import.load]
       for (const load of loads) load()?.catch(() => {})
     }
     const after = (ms: number, then: () => void): void => void setTimeout(() => void engine.loads().then(then), ms)
@@ -243,8 +250,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
 
   // Calls issued in one tick reach the engine together, in issue order, once the code they need
-  // is here: they still share one transaction (DESIGN principle 5) when one of them is the first
-  // call of an operation fetched on first use, and nothing issued later overtakes it.
+  // is here: they still share one transaction (docs/architecture.md, principle 5) when one of
+  // them is the first call of an operation fetched on first use, and nothing issued later
+  // overtakes it.
   interface Queued {
     /** Absent when the call fetches nothing (the common case: no promise to wait for). */
     ready?: Promise<boolean>
@@ -314,9 +322,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     const id = fn as FunctionId
     const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
     // Once the code of every call is here (after the first few), no list of fetches to build.
-    const here = code.requests.value && engineBatches.value && code.ids.value && !attachment && code.operations.value?.[id].load === undefined
+    const here = code.requests.value && !engine.prepare() && code.ids.value && !attachment && code.operations.value?.[id].load === undefined
     return inOrder(
-      here ? undefined : [opCode(id), code.requests.load(), engineBatches.load(), code.ids.load(), attachment ? code.bytes.load() : undefined],
+      here ? undefined : [opCode(id), code.requests.load(), engine.prepare(), code.ids.load(), attachment ? code.bytes.load() : undefined],
       (resolve, reject) => dispatch(id, request, options, resolve, reject),
     )
   }
@@ -329,8 +337,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     session$: (id) => live.session$(id),
     draft$: (id) => live.draft$(id),
     attachments$: (id) => live.attachments$(id),
-    getAttachmentBlob: (sid, aid) => later([code.bytes.load()], () => attachmentBytes().blob(sid, aid)),
-    attachmentUrl: (sid, aid) => later([code.bytes.load()], () => attachmentBytes().url(sid, aid)),
+    getAttachmentBlob: (sid, aid) => later([code.bytes.load(), engine.prepare()], () => attachmentBytes().blob(sid, aid)),
+    attachmentUrl: (sid, aid) => later([code.bytes.load(), engine.prepare()], () => attachmentBytes().url(sid, aid)),
     // Before the bytes code is here no URL was handed out.
     releaseAttachmentUrl: (sid, aid) => bytes?.release(sid, aid),
     setAttachmentSource(next) {
@@ -356,8 +364,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       switchMap((m) => m.storageUsage$(engine.commits)),
       shareReplay({ bufferSize: 1, refCount: true }),
     ),
-    importSession: (data, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.importSession(engine, data, opts)),
-    beginImport: (id, opts) => later([code.import.load(), engineBatches.load()], () => code.import.value!.beginImport(engine, id, opts)),
+    importSession: (data, opts) => later([code.import.load(), engine.prepare()], () => code.import.value!.importSession(engine, data, opts)),
+    beginImport: (id, opts) => later([code.import.load(), engine.prepare()], () => code.import.value!.beginImport(engine, id, opts)),
     async flush() {
       for (let s = submitted; ; s = submitted) {
         await s
@@ -386,7 +394,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica: (changes, options) => later([code.replica.load(), engineBatches.load()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
+    applyReplica: (changes, options) => later([code.replica.load(), engine.prepare()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
   } as Store
   // One method per function id (`append` calls `session::append`).
   for (const fn of FUNCTION_IDS) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { createStore, indexedDbStorage, memoryStorage, TRIGGER_TYPES, type Storage, type Store } from '../src/index.js'
 
 // Contract semantics when several operations are issued in the same tick and so share one group
-// commit (DESIGN principle 5): each still behaves as if it ran alone, in issue order.
+// commit (docs/architecture.md, principle 5): each still behaves as if it ran alone, in issue order.
 const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
 
 async function open(storage: Storage): Promise<{ store: Store; events: string[] }> {
@@ -89,7 +89,7 @@ describe.each(storages)('operations issued together over %s', (_, storage) => {
   })
 })
 
-describe('a failed commit (DESIGN principle 6)', () => {
+describe('a failed commit (docs/architecture.md, principle 6)', () => {
   it('rejects every operation of the batch with session/storage, fires nothing and leaves memory equal to storage', async () => {
     const storage = memoryStorage()
     const { store, events } = await open(storage)

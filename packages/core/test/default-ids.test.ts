@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { defaultId } from '../src/ids.js'
+import { defaultId } from '../src/model/ids.js'
 
 // Default ids are nanoid's, drawn from a pool of random bytes refilled 4 kB at a time: ids drawn
 // across many refills are well-formed, distinct, and use the whole alphabet at about equal rates.

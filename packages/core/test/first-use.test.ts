@@ -184,11 +184,10 @@ describe('the write path fetched on first use', () => {
     }
     vi.resetModules()
     const core = await import('../src/index.js')
-    const { engineBatches, engineWrites } = await import('../src/engine.js')
+    const { writerCode } = await import('../src/storage/idb/idb-storage.js')
     const storage = core.indexedDbStorage({ name })
     // The storage's commits, trust and writer lock are not here yet: only opening and reading are.
-    expect(engineWrites.size).toBe(1)
-    expect([...engineWrites][0].value).toBeUndefined()
+    expect(writerCode.value).toBeUndefined()
     let n = 100
     const store = await core.createStore({ storage, multiTab: false, prefetch: false, now: () => 2_000_000, newId: (k) => `${k[0]}_${++n}` })
     const events: string[] = []
@@ -204,10 +203,10 @@ describe('the write path fetched on first use', () => {
     expect([a.parent_id, b.parent_id]).toStrictEqual(['e_1', a.entry_id])
     expect(updated).toStrictEqual({ updated: true, revision: 1 })
     expect(events).toStrictEqual([a.entry_id, b.entry_id])
-    expect([...engineWrites][0].value).toBeDefined()
+    expect(writerCode.value).toBeDefined()
     // Here now: a later call asks for no readiness promise (`load()` gives undefined once loaded).
-    expect(engineBatches.load()).toBeUndefined()
-    expect([...engineWrites][0].load()).toBeUndefined()
+    expect(store.engine.prepare()).toBeUndefined()
+    expect(storage.prepare!()).toBeUndefined()
     await store.close()
     // On disk, as a new page reads it.
     const reopened = core.indexedDbStorage({ name })

@@ -10,7 +10,7 @@ import { createDatabase, idbStores } from './idb-stores.js'
 const { dbName, storeOn } = idbStores('idb-upgrade')
 
 describe('store creation and upgrades fetched on demand (Chromium)', () => {
-  const fetched = (): boolean => performance.getEntriesByType('resource').some((r) => /\/src\/idb-upgrade\.ts/.test(r.name))
+  const fetched = (): boolean => performance.getEntriesByType('resource').some((r) => /\/src\/storage\/idb\/idb-upgrade\.ts/.test(r.name))
 
   it('opening a current database fetches no upgrade code; a new one is created whole once it is fetched', async () => {
     // A database already at the current layout (version 4), made by hand.

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import {
-  OCTET_STREAM, TRIGGER_TYPES, createStore, isValidMime, memoryStorage, mimeOrOctet, type AttachmentMeta, type ReplicaChange, type Storage, type Store,
+  TRIGGER_TYPES, createStore, isValidMime, memoryStorage, mimeOrOctet, type AttachmentMeta, type ReplicaChange, type Storage, type Store,
 } from '../src/index.js'
+import { OCTET_STREAM } from '../src/validation/mime.js'
 
 const GOOD = [
   'image/png', 'application/octet-stream', 'text/plain; charset=utf-8', 'text/plain;charset="utf-8"', 'application/vnd.api+json',

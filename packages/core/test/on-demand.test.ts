@@ -4,7 +4,7 @@ import { operations } from '../src/ops/index.js'
 
 // Operations an app that only chats never calls are fetched on first use (`import()`). That first
 // call must behave as if the code had always been there: it shares the transaction of the calls
-// issued in its tick (DESIGN principle 5) and nothing issued after it overtakes it. Vitest runs
+// issued in its tick (docs/architecture.md, principle 5) and nothing issued after it overtakes it. Vitest runs
 // each file in a fresh module graph, so nothing here is loaded before this file calls it.
 const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
 

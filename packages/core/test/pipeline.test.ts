@@ -1,10 +1,10 @@
 import 'fake-indexeddb/auto'
 import { describe, expect, it, vi } from 'vitest'
 import { createStore, indexedDbStorage, memoryStorage, type Storage, type Store } from '../src/index.js'
-import { GATHER_MS } from '../src/engine-batches.js'
+import { GATHER_MS } from '../src/engine/batches.js'
 import { operations } from '../src/ops/index.js'
 import { updateMessage } from '../src/recipe.js'
-import { StaleHeadError, type SessionHead, type StorageReader, type WriteSet } from '../src/storage.js'
+import { StaleHeadError, type SessionHead, type StorageReader, type WriteSet } from '../src/storage/seam.js'
 
 // The commit path: batches built from memory, their heads checked inside the transaction
 // (a stale one reruns the batch on what is on disk), and a batch started while the one

@@ -1,9 +1,9 @@
 import { Subject } from 'rxjs'
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import type { ChangePayload, Commit } from '../src/changes.js'
-import { engineWrites, type Engine } from '../src/engine.js'
-import type { EventEnvelope } from '../src/model.js'
-import { startRelay } from '../src/relay.js'
+import type { ChangePayload, Commit } from '../src/engine/changes.js'
+import type { Engine } from '../src/engine/engine.js'
+import type { EventEnvelope } from '../src/model/model.js'
+import { relayCode, startRelay } from '../src/relay/relay.js'
 
 // The relay between tabs, on Node's BroadcastChannel (relays in one process stand for tabs).
 // Each "tab" is the part of an engine the relay uses: its commit stream and `applyExternal`.
@@ -28,7 +28,7 @@ function tab(start = startRelay): Tab {
   const engine = {
     commits,
     // Nothing committing: the relay posts at once instead of gathering.
-    pendingDraft: () => undefined,
+    pendingOverlay: () => undefined,
     flush: () => Promise.resolve(),
     applyExternal: (_source: string, _payload: ChangePayload, events: readonly EventEnvelope[]) => {
       for (const e of events) got.push((e.payload as { session_id: string }).session_id)
@@ -66,7 +66,7 @@ describe('relay between tabs', () => {
   beforeAll(async () => {
     tab().stop()
     open.splice(0)
-    await Promise.all([...engineWrites].map((o) => o.load()))
+    await relayCode()
   })
 
   it('a tab alone posts no commit; its commits reach a tab opened later only from then on', async () => {
@@ -188,10 +188,9 @@ describe('relay between tabs', () => {
     name = `relay-test-${process.pid}-${++channels}`
     // A page in a module graph of its own: the sending half is not here.
     vi.resetModules()
-    const fresh = await import('../src/relay.js')
-    const writes = (await import('../src/engine.js')).engineWrites
+    const fresh = await import('../src/relay/relay.js')
     const reader = tab(fresh.startRelay)
-    const sending = [...writes][0]
+    const sending = fresh.senderCode
     expect(sending.value).toBeUndefined()
     // A tab that opens later hears the reader's `here` and says nothing else; the reader
     // fetched nothing for it, and a reload of a session from disk fetches nothing either.
@@ -221,10 +220,10 @@ describe('relay between tabs', () => {
       vi.stubGlobal('removeEventListener', page.removeEventListener.bind(page))
       vi.resetModules()
       try {
-        const fresh = await import('../src/relay.js')
+        const fresh = await import('../src/relay/relay.js')
         const other = tab()
         const reader = tab(fresh.startRelay)
-        const sending = [...(await import('../src/engine.js')).engineWrites][0]
+        const sending = fresh.senderCode
         // The reader heard the other tab's hello (or its here): it has a peer.
         await settle()
         const post = vi.spyOn(BroadcastChannel.prototype, 'postMessage')
@@ -257,9 +256,9 @@ describe('relay between tabs', () => {
   it('a tab answers presence without the receiving half; commit messages that come while it is fetched are folded in order, malformed ones dropped', async () => {
     name = `relay-test-${process.pid}-${++channels}`
     vi.resetModules()
-    const fresh = await import('../src/relay.js')
+    const fresh = await import('../src/relay/relay.js')
     const reader = tab(fresh.startRelay)
-    const receiving = [...(await import('../src/engine.js')).engineWrites][1]
+    const receiving = fresh.receiverCode
     const other = new BroadcastChannel(name)
     const heard: unknown[] = []
     other.onmessage = (e: MessageEvent<unknown>) => heard.push(e.data)

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
 import { createNodeWebSocket } from '@hono/node-ws'
 import { createStore, type IdKind, type Storage, type Store } from '@colloquy/core'
+import { hostOf } from '@colloquy/core/host'
 import { Hono } from 'hono'
 import type { WebSocket } from 'ws'
 import { createRoutes, type Env, type Limits } from './http/app.js'
@@ -128,14 +129,14 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     multiTab: false,
     cache: options.cache ?? (hasOwnFeed(storage) ? { maxBytes: 16 * 1024 * 1024 } : undefined),
   })
-  changes.attach(store.engine)
+  changes.attach(hostOf(store))
   const origins = options.origins ?? (authenticate ? '*' : undefined)
   // Without tokens the Host is always checked (a rebound page would be the local user); with
   // tokens, only against names given: a bearer token is no ambient credential a rebound page
   // could use, and such servers often sit behind names only their proxy knows.
   const hosts = !authenticate || options.allowedHosts !== undefined ? new HostAllowList(options.allowedHosts) : 'any'
   const allowOrigin = origins === '*' ? () => true : origins ? (o: string) => origins.includes(o) : (o: string) => LOCAL_ORIGIN.test(o)
-  const tenancy = new Tenancy(store.engine)
+  const tenancy = new Tenancy(hostOf(store))
   const service = { store, changes, tenancy, usage, hub: new LiveHub(changes, tenancy), work: new Work(options.onWork) }
 
   const app = new Hono<Env>()
@@ -159,7 +160,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
       controls: test,
       async reset() {
         await store.flush()
-        await Promise.all([...store.engine.state.sessions.keys()].map((session_id) => store.delete({ session_id })))
+        await Promise.all([...hostOf(store).heads()].map((head) => store.delete({ session_id: head.meta.session_id })))
         test.reset()
       },
     },

@@ -1,4 +1,5 @@
-import { jsonEqual, metadataMatches, SessionError, type Engine, type JsonObject } from '@colloquy/core'
+import { jsonEqual, metadataMatches, SessionError, type JsonObject } from '@colloquy/core'
+import type { StoreHost } from '@colloquy/core/host'
 import type { Principal } from './auth.js'
 
 /** The metadata key naming a session's owner. */
@@ -22,7 +23,7 @@ export class Tenancy {
   private readonly reserved = new Map<string, { principal: Principal; holds: number }>()
 
   constructor(
-    private readonly engine: Engine,
+    private readonly host: StoreHost,
     readonly key = OWNER_KEY,
   ) {}
 
@@ -42,7 +43,7 @@ export class Tenancy {
   }
 
   standing(principal: Principal, session_id: string): Standing {
-    const meta = this.engine.state.sessions.get(session_id)?.head.meta
+    const meta = this.host.head(session_id)?.meta
     if (meta) return this.owns(principal, meta.metadata) ? 'own' : 'foreign'
     // An id being created by a queued operation belongs to its creator already.
     const r = this.reserved.get(session_id)

@@ -1,3 +1,4 @@
+import { hostOf } from '@colloquy/core/host'
 import { createStore, memoryStorage, type ReplicaChange, type Store } from '@colloquy/core'
 import { parseReplicaChange } from '@colloquy/core/replica'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -10,11 +11,11 @@ const ALL: Scope = { kind: 'all', grant: 'local' }
 
 // Every call of core's one replica-change validator, wherever it comes from (the server's
 // `parsePush`, core's `applyReplica`): the original runs, so results are unchanged.
-vi.mock('../../core/src/records.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../core/src/records.js')>()
+vi.mock('../../core/src/validation/records.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../core/src/validation/records.js')>()
   return { ...original, replicaChange: vi.fn(original.replicaChange) }
 })
-const records = await import('../../core/src/records.js')
+const records = await import('../../core/src/validation/records.js')
 const validations = (): number => vi.mocked(records.replicaChange).mock.calls.length
 
 const meta = (session_id: string) => ({ session_id, title: session_id, created_at: 1, updated_at: 1 })
@@ -32,7 +33,7 @@ afterEach(async () => {
   await store.close()
   vi.mocked(records.replicaChange).mockClear()
 })
-const service = () => ({ store, tenancy: new Tenancy(store.engine) })
+const service = () => ({ store, tenancy: new Tenancy(hostOf(store)) })
 
 describe('a push is validated once', () => {
   it('applyReplica takes the changes parsePush checked without validating them again', async () => {
@@ -68,7 +69,7 @@ describe('a push is validated once', () => {
   })
 
   it('a meta the server stamps with its owner (a new object) passes the validator again', async () => {
-    const tenancy = new Tenancy(store.engine)
+    const tenancy = new Tenancy(hostOf(store))
     const mutations = parsePush({ mutations: [{ id: 0, change: { type: 'meta', create: true, meta: meta('mine') } }, ...append('mine', 0)] }, 10)
     vi.mocked(records.replicaChange).mockClear()
     const results = await push({ store, tenancy }, { kind: 'owner', owner: 'alice' }, mutations)

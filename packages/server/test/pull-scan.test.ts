@@ -1,3 +1,4 @@
+import { hostOf } from '@colloquy/core/host'
 import { WorkMeter } from '@colloquy/core/wire'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -72,7 +73,7 @@ describe('pull page size budget', () => {
   it('a page ends once it holds about WORK_BUDGETS.pullChars of JSON; the pages together hold every change', async () => {
     const log = new ChangeLog(memoryStorage())
     const store = await createStore({ storage: log.storage, multiTab: false })
-    log.attach(store.engine)
+    log.attach(hostOf(store))
     const { session_id } = await store.create({ title: 'big' })
     // 40 messages of 100,000 characters: 4 MB of changes.
     for (let i = 0; i < 40; i++) await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `${i}`.padEnd(100_000, 'x') }], timestamp: 0 } })

@@ -1,4 +1,5 @@
-import { jsonEqual, type AppliedOp, type ChangeSource, type Draft, type ReplicaChange, type SideWrite } from '@colloquy/core'
+import { jsonEqual, type ReplicaChange, type SideWrite } from '@colloquy/core'
+import type { AppliedOp, ChangeSource, Overlay } from '@colloquy/core/host'
 import { META_FIELDS } from '@colloquy/core/replica'
 import { parentsFirst, type PushMutation } from '@colloquy/core/protocol'
 
@@ -16,7 +17,7 @@ export interface OutboxRecord {
  * then metas (a new session exists before its entries), then entries (the draft holds them in
  * the order they were written, parents first), then leaf moves.
  */
-export function changesOf(draft: Draft): ReplicaChange[] {
+export function changesOf(draft: Overlay): ReplicaChange[] {
   const out: ReplicaChange[] = []
   for (const id of draft.deleted) out.push({ type: 'delete', session_id: id })
   const leaves: ReplicaChange[] = []
@@ -61,7 +62,7 @@ export const queued = (change: ReplicaChange, at: number): SideWrite => ({ store
 
 /** The commit hook: records every local commit's changes in the outbox, in the same transaction. */
 export function outboxHook(now: () => number) {
-  return (_applied: readonly AppliedOp[], draft: Draft, source: ChangeSource): readonly SideWrite[] =>
+  return (_applied: readonly AppliedOp[], draft: Overlay, source: ChangeSource): readonly SideWrite[] =>
     source === 'local' ? changesOf(draft).map((change) => queued(change, now())) : []
 }
 

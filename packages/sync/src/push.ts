@@ -1,4 +1,5 @@
 import type { AttachmentMeta, ReplicaChange, SessionMeta, SideWrite } from '@colloquy/core'
+import { hostOf } from '@colloquy/core/host'
 import { parentsFirst, type PushResult } from '@colloquy/core/protocol'
 import { checkPush } from './answers.js'
 import { kept, rejection, resolve } from './conflicts.js'
@@ -15,6 +16,7 @@ const SEEDED = 'sync:seeded'
 export async function seed(s: Replication): Promise<void> {
   if ((await kv(s)).has(SEEDED)) return
   const { store } = s
+  const host = hostOf(store)
   const side: SideWrite[] = []
   const all: SessionMeta[] = []
   let cursor: string | undefined
@@ -25,10 +27,10 @@ export async function seed(s: Replication): Promise<void> {
   } while (cursor)
   for (const meta of all) {
     side.push(queued({ type: 'meta', meta, create: true }, s.now()))
-    await store.engine.ensureLoaded(meta.session_id)
-    const session = store.engine.state.sessions.get(meta.session_id)
-    for (const entry of parentsFirst(session?.entries?.values() ?? [])) side.push(queued({ type: 'entry', session_id: meta.session_id, entry, base_revision: null }, s.now()))
-    if (session?.head.leaf) side.push(queued({ type: 'leaf', session_id: meta.session_id, entry_id: session.head.leaf }, s.now()))
+    await host.load(meta.session_id)
+    const leaf = host.head(meta.session_id)?.leaf
+    for (const entry of parentsFirst(host.entries(meta.session_id)?.values() ?? [])) side.push(queued({ type: 'entry', session_id: meta.session_id, entry, base_revision: null }, s.now()))
+    if (leaf) side.push(queued({ type: 'leaf', session_id: meta.session_id, entry_id: leaf }, s.now()))
   }
   side.push({ store: KV, key: SEEDED, value: true })
   await store.applyReplica([], { policy: 'pull', side })

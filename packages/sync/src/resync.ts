@@ -1,4 +1,5 @@
 import type { ReplicaChange, SideWrite } from '@colloquy/core'
+import { hostOf } from '@colloquy/core/host'
 import { parentsFirst } from '@colloquy/core/protocol'
 import { CHECKPOINT, EPOCH, RESYNC } from './checkpoint.js'
 import { queued } from './outbox.js'
@@ -36,7 +37,7 @@ export function beginResync(s: Replication, next: string | undefined): Promise<v
 /** The local active leaves before a resync's pull moves them to the server's. */
 function localLeaves(s: Replication): Map<string, string> {
   const out = new Map<string, string>()
-  for (const [id, session] of s.store.engine.state.sessions) if (session.head.leaf) out.set(id, session.head.leaf)
+  for (const head of hostOf(s.store).heads()) if (head.leaf) out.set(head.meta.session_id, head.leaf)
   return out
 }
 
@@ -53,18 +54,20 @@ export function noteServer(resync: Resync, c: ReplicaChange): void {
 export async function finishResync(s: Replication): Promise<void> {
   const seen = s.resync!
   const { store } = s
+  const host = hostOf(store)
   const side: SideWrite[] = []
-  for (const [id, session] of store.engine.state.sessions) {
+  for (const { meta } of host.heads()) {
+    const id = meta.session_id
     const known = seen.sessions.has(id)
-    await store.engine.ensureLoaded(id)
-    const held = store.engine.state.sessions.get(id)
+    await host.load(id)
+    const held = host.head(id)
     if (!held) continue
-    if (!known) side.push(queued({ type: 'meta', meta: session.head.meta, create: true }, s.now()))
-    for (const entry of parentsFirst(held.entries?.values() ?? [])) {
+    if (!known) side.push(queued({ type: 'meta', meta, create: true }, s.now()))
+    for (const entry of parentsFirst(host.entries(id)?.values() ?? [])) {
       if (!known || !seen.entries.has(`${id}\u0000${entry.id}`)) side.push(queued({ type: 'entry', session_id: id, entry, base_revision: null }, s.now()))
     }
     // A leaf on an entry the server lacked is newer than the server's: it goes back too.
-    const leaf = known ? seen.leaves.get(id) : held.head.leaf
+    const leaf = known ? seen.leaves.get(id) : held.leaf
     if (leaf && (!known || !seen.entries.has(`${id}\u0000${leaf}`))) side.push(queued({ type: 'leaf', session_id: id, entry_id: leaf }, s.now()))
   }
   side.push({ store: KV, key: RESYNC, value: undefined })

@@ -220,7 +220,7 @@ export function rulesFeature(h: Harness): void {
       expect(await h.ids({ session_id: '../escape/chat 42:?' })).toStrictEqual(['e_001'])
     })
 
-    // Core bug (reported): packages/core/src/validate.ts `json` assigns parsed keys with
+    // Core bug (reported): packages/core/src/validation/validate.ts `json` assigns parsed keys with
     // `out[k] = …`, so a JSON key named "__proto__" (an own property after JSON.parse, as any
     // transport delivers it) sets the copy's prototype instead and the key is silently dropped.
     // Flip to `it` once validate.ts defines such keys as own properties.

@@ -1,11 +1,11 @@
-import type { Draft } from '../draft.js'
-import type { SetActiveLeafRequest, SetActiveLeafResponse } from '../model.js'
+import type { Overlay } from '../engine/overlay.js'
+import type { SetActiveLeafRequest, SetActiveLeafResponse } from '../model/model.js'
 import { entryNotFound } from './entries.js'
 import { requireMeta } from './lifecycle.js'
 
 // Fetched on first use: what a branch picker calls.
 
-export function setActiveLeaf(d: Draft, req: SetActiveLeafRequest): SetActiveLeafResponse {
+export function setActiveLeaf(d: Overlay, req: SetActiveLeafRequest): SetActiveLeafResponse {
   const meta = requireMeta(d, req.session_id)
   if (!d.entry(req.session_id, req.entry_id)) throw entryNotFound(req.entry_id)
   d.putHead(meta, req.entry_id)

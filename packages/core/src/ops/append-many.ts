@@ -1,14 +1,14 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { emitAdded } from '../emit.js'
-import { SessionError } from '../startup.js'
+import type { OpContext } from '../model/context.js'
+import type { Overlay } from '../engine/overlay.js'
+import { emitAdded } from '../engine/emit.js'
+import { SessionError } from '../model/errors.js'
 import { requireParent } from './entries.js'
 import { notFound } from './lifecycle.js'
-import type { AppendManyRequest, AppendManyResponse, SessionEntry, SessionMeta } from '../model.js'
+import type { AppendManyRequest, AppendManyResponse, SessionEntry, SessionMeta } from '../model/model.js'
 
 // Fetched on first use: a chat app appends one message at a time.
 
-export function appendMany(d: Draft, req: AppendManyRequest, ctx: OpContext): AppendManyResponse {
+export function appendMany(d: Overlay, req: AppendManyRequest, ctx: OpContext): AppendManyResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
   if (req.messages.length === 0) throw new SessionError('session/empty_batch', 'messages must not be empty')

@@ -1,13 +1,13 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { allEntries, attachmentsOf } from '../draft-reads.js'
-import { SessionError } from '../startup.js'
+import type { OpContext } from '../model/context.js'
+import type { Overlay } from '../engine/overlay.js'
+import { allEntries, attachmentsOf } from '../engine/overlay-reads.js'
+import { SessionError } from '../model/errors.js'
 import { notFound } from './lifecycle.js'
 import type {
   AgentMessage, AttachmentMeta, ContentBlock, DeleteAttachmentRequest, DeleteAttachmentResponse, GetAttachmentRequest,
   GetAttachmentResponse, ListAttachmentsRequest, ListAttachmentsResponse, PutAttachmentResponse, SessionMeta,
   SetDraftRequest, SetDraftResponse,
-} from '../model.js'
+} from '../model/model.js'
 
 /**
  * A put-attachment request once its bytes were checked and hashed (outside the batch: hashing is
@@ -39,7 +39,7 @@ export function collectAttachmentIds(blocks: readonly ContentBlock[], into: Set<
 export const messageAttachmentIds = (message: AgentMessage, into?: Set<string>): Set<string> => collectAttachmentIds(message.content, into)
 
 /** Whether any message entry of the session, on any branch, references `attachment_id`. */
-function inUse(d: Draft, session_id: string, attachment_id: string): boolean {
+function inUse(d: Overlay, session_id: string, attachment_id: string): boolean {
   for (const e of allEntries(d, session_id)) {
     if (e.kind === 'message' && messageAttachmentIds(e.message).has(attachment_id)) return true
   }
@@ -55,7 +55,7 @@ function withDraft(meta: SessionMeta, draft: string | undefined, attachments: re
   return out
 }
 
-export function putAttachment(d: Draft, req: PreparedAttachment, ctx: OpContext): PutAttachmentResponse {
+export function putAttachment(d: Overlay, req: PreparedAttachment, ctx: OpContext): PutAttachmentResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
   const attachment: AttachmentMeta = Object.freeze({
@@ -78,17 +78,17 @@ export function putAttachment(d: Draft, req: PreparedAttachment, ctx: OpContext)
 }
 
 /** The metadata half of get-attachment; the store adds the bytes when they were asked for. */
-export function getAttachment(d: Draft, req: GetAttachmentRequest): GetAttachmentResponse {
+export function getAttachment(d: Overlay, req: GetAttachmentRequest): GetAttachmentResponse {
   const attachment = attachmentsOf(d, req.session_id).find((a) => a.attachment_id === req.attachment_id)
   return attachment ? { attachment, data: null } : null
 }
 
-export function listAttachments(d: Draft, req: ListAttachmentsRequest): ListAttachmentsResponse {
+export function listAttachments(d: Overlay, req: ListAttachmentsRequest): ListAttachmentsResponse {
   if (!d.head(req.session_id)) throw notFound(req.session_id)
   return { attachments: [...attachmentsOf(d, req.session_id)] }
 }
 
-export function deleteAttachment(d: Draft, req: DeleteAttachmentRequest): DeleteAttachmentResponse {
+export function deleteAttachment(d: Overlay, req: DeleteAttachmentRequest): DeleteAttachmentResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
   const list = attachmentsOf(d, req.session_id)
@@ -105,7 +105,7 @@ export function deleteAttachment(d: Draft, req: DeleteAttachmentRequest): Delete
   return { deleted: true }
 }
 
-export function setDraft(d: Draft, req: SetDraftRequest): SetDraftResponse {
+export function setDraft(d: Overlay, req: SetDraftRequest): SetDraftResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
   // Omitted, null, empty or blank text clears it; anything else is kept exactly as typed.

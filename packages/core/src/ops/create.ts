@@ -1,8 +1,8 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { SessionError } from '../startup.js'
-import { emitCreated } from '../emit-session.js'
-import type { CreateRequest, CreateResponse, EnsureRequest, EnsureResponse, SessionMeta } from '../model.js'
+import type { OpContext } from '../model/context.js'
+import type { Overlay } from '../engine/overlay.js'
+import { SessionError } from '../model/errors.js'
+import { emitCreated } from '../engine/emit-session.js'
+import type { CreateRequest, CreateResponse, EnsureRequest, EnsureResponse, SessionMeta } from '../model/model.js'
 
 // Fetched on first use (prefetched right after open): a transcript can be shown and continued
 // before any session is created.
@@ -23,14 +23,14 @@ export function freshMeta(session_id: string, req: CreateRequest, now: number): 
   return meta
 }
 
-export function create(d: Draft, req: CreateRequest, ctx: OpContext): CreateResponse {
+export function create(d: Overlay, req: CreateRequest, ctx: OpContext): CreateResponse {
   const meta = freshMeta(ctx.newId('session'), req, ctx.now())
   d.putHead(meta, null)
   emitCreated(d, meta)
   return { session_id: meta.session_id, meta: d.meta(meta.session_id)! }
 }
 
-export function ensure(d: Draft, req: EnsureRequest, ctx: OpContext): EnsureResponse {
+export function ensure(d: Overlay, req: EnsureRequest, ctx: OpContext): EnsureResponse {
   if (req.session_id === '') throw new SessionError('session/invalid_request', 'session_id must not be empty')
   const existing = d.meta(req.session_id)
   if (existing) return { session_id: req.session_id, meta: existing, created: false }

@@ -1,8 +1,8 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import type { AgentMessage, AppendRequest, AppendResponse, Json, SessionEntry, SessionMeta, UpdateMessageRequest, UpdateMessageResponse } from '../model.js'
-import { SessionError } from '../startup.js'
-import { emitAdded, emitUpdated } from '../emit.js'
+import type { OpContext } from '../model/context.js'
+import type { Overlay } from '../engine/overlay.js'
+import type { AgentMessage, AppendRequest, AppendResponse, Json, SessionEntry, SessionMeta, UpdateMessageRequest, UpdateMessageResponse } from '../model/model.js'
+import { SessionError } from '../model/errors.js'
+import { emitAdded, emitUpdated } from '../engine/emit.js'
 import { notFound } from './lifecycle.js'
 
 // Fetched on first use (prefetched once the first screen's entries are loaded): what writing a
@@ -10,11 +10,11 @@ import { notFound } from './lifecycle.js'
 
 export const entryNotFound = (entry_id: string): SessionError => new SessionError('session/entry_not_found', `entry ${entry_id} not found`)
 
-export function requireParent(d: Draft, session_id: string, parent_id: string): void {
+export function requireParent(d: Overlay, session_id: string, parent_id: string): void {
   if (!d.entry(session_id, parent_id)) throw new SessionError('session/parent_not_found', `parent ${parent_id} not found in session ${session_id}`)
 }
 
-export function append(d: Draft, req: AppendRequest, ctx: OpContext): AppendResponse {
+export function append(d: Overlay, req: AppendRequest, ctx: OpContext): AppendResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
   if ((req.message == null) === (req.custom == null)) {
@@ -48,7 +48,7 @@ export function append(d: Draft, req: AppendRequest, ctx: OpContext): AppendResp
   return { entry_id: entry.id, parent_id: entry.parent_id, timestamp: now }
 }
 
-export function updateMessage(d: Draft, req: UpdateMessageRequest, ctx: OpContext): UpdateMessageResponse {
+export function updateMessage(d: Overlay, req: UpdateMessageRequest, ctx: OpContext): UpdateMessageResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
   const entry = d.entry(req.session_id, req.entry_id)

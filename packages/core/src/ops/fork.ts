@@ -1,9 +1,9 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { attachmentsOf } from '../draft-reads.js'
-import { emitCreated } from '../emit-session.js'
-import type { ForkRequest, ForkResponse, Json, SessionEntry, SessionMeta } from '../model.js'
-import { pathTo } from '../startup.js'
+import type { OpContext } from '../model/context.js'
+import type { Overlay } from '../engine/overlay.js'
+import { attachmentsOf } from '../engine/overlay-reads.js'
+import { emitCreated } from '../engine/emit-session.js'
+import type { ForkRequest, ForkResponse, Json, SessionEntry, SessionMeta } from '../model/model.js'
+import { pathTo } from '../model/path.js'
 import { entryNotFound } from './entries.js'
 import { requireMeta } from './lifecycle.js'
 import { messageAttachmentIds } from './attachments.js'
@@ -22,7 +22,7 @@ function remapCustomData(custom_type: string, data: Json, ids: Map<string, strin
   return data
 }
 
-export function fork(d: Draft, req: ForkRequest, ctx: OpContext): ForkResponse {
+export function fork(d: Overlay, req: ForkRequest, ctx: OpContext): ForkResponse {
   const source = requireMeta(d, req.session_id)
   if (!d.entry(req.session_id, req.entry_id)) throw entryNotFound(req.entry_id)
   const path = pathTo((id) => d.entry(req.session_id, id), req.entry_id)

@@ -1,26 +1,9 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import type { FunctionId, FunctionMap } from '../model.js'
-import { SessionError, once, type Once } from '../startup.js'
+import type { FunctionId } from '../model/model.js'
+import { once, type Once } from '../util/once.js'
 import type { PreparedAttachment } from './attachments.js'
+import type { OperationSpec, OperationTable } from '../engine/operation.js'
 
-export interface OpSpec<K extends FunctionId> {
-  run(d: Draft, req: FunctionMap[K][0], ctx: OpContext): FunctionMap[K][1]
-  /**
-   * Reads take no transaction; they still run in issue order with the writes around them that
-   * may touch their session (a read of one session need not wait for other sessions' commits).
-   */
-  write: boolean
-  /** Whether the operation needs the session's entries in memory. */
-  entries: boolean
-  /**
-   * Present until the operation's code is here: fetches it (a chunk of its own for bundlers). The
-   * store awaits it before the first call; a failed fetch is tried again on the next call.
-   */
-  load?: () => Promise<void>
-}
-
-type Run<K extends FunctionId> = OpSpec<K>['run']
+type Run<K extends FunctionId> = NonNullable<OperationSpec<K>['run']>
 
 const w = true
 const r = false
@@ -29,11 +12,8 @@ const r = false
  * An operation fetched on first use (export `name` of its module): every one, `append` and
  * `updateMessage` included, so that an app's first screen loads none of the code that writes.
  */
-function later<K extends FunctionId>(write: boolean, entries: boolean, code: Once<object>, name: string): OpSpec<K> {
-  const spec: OpSpec<K> = {
-    run: () => {
-      throw new SessionError('session/storage', 'operation called before its code was loaded')
-    },
+function later<K extends FunctionId>(write: boolean, entries: boolean, code: Once<object>, name: string): OperationSpec<K> {
+  const spec: OperationSpec<K> = {
     write,
     entries,
     load: () =>
@@ -55,7 +35,7 @@ const create = once(() => import('./create.js'))
 const entries = once(() => import('./entries.js'))
 
 /** The domain service: one implementation of every rule, whatever the storage or transport. */
-export const operations: { [K in FunctionId]: OpSpec<K> } = {
+export const operations: OperationTable = {
   'session::create': later(w, false, create, 'create'),
   'session::ensure': later(w, false, create, 'ensure'),
   'session::get': later(r, false, reads, 'get'),

@@ -1,10 +1,10 @@
-import type { Draft } from '../draft.js'
-import { WorkMeter } from '../work.js'
-import { metas } from '../draft-reads.js'
+import type { Overlay } from '../engine/overlay.js'
+import { WorkMeter } from './work.js'
+import { metas } from '../engine/overlay-reads.js'
 import type {
   MentionField, MentionGetRequest, MentionGetResponse, MentionItem, MentionSearchRequest, MentionSearchResponse,
   SessionMeta, SessionStatus,
-} from '../model.js'
+} from '../model/model.js'
 
 // The `@session` mention provider (contract 7, item 14): a picker's search and a pill's view.
 
@@ -145,7 +145,7 @@ function itemOf(m: SessionMeta): MentionItem {
   }
 }
 
-export function mentionSearch(d: Draft, req: MentionSearchRequest): MentionSearchResponse {
+export function mentionSearch(d: Overlay, req: MentionSearchRequest): MentionSearchResponse {
   return searchMentions(metas(d), req)
 }
 
@@ -201,7 +201,7 @@ export function searchMentions(
   return incomplete ? { items, incomplete: true } : { items }
 }
 
-export function mentionGet(d: Draft, req: MentionGetRequest): MentionGetResponse {
+export function mentionGet(d: Overlay, req: MentionGetRequest): MentionGetResponse {
   const m = d.meta(req.id)
   if (!m) return null
   const fields: MentionField[] = [

@@ -1,12 +1,12 @@
-import type { OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { emitDeleted, emitMetaUpdated, emitStatusChanged } from '../emit-session.js'
+import type { OpContext } from '../model/context.js'
+import type { Overlay } from '../engine/overlay.js'
+import { emitDeleted, emitMetaUpdated, emitStatusChanged } from '../engine/emit-session.js'
 import type {
   DeleteRequest, DeleteResponse, SessionMeta, SetMetaRequest, SetMetaResponse, SetStatusRequest, SetStatusResponse,
-} from '../model.js'
+} from '../model/model.js'
 import { notFound } from './lifecycle.js'
 
-export function remove(d: Draft, req: DeleteRequest, ctx: OpContext): DeleteResponse {
+export function remove(d: Overlay, req: DeleteRequest, ctx: OpContext): DeleteResponse {
   const meta = d.meta(req.session_id)
   if (!meta) return { deleted: false }
   d.delete(req.session_id)
@@ -14,7 +14,7 @@ export function remove(d: Draft, req: DeleteRequest, ctx: OpContext): DeleteResp
   return { deleted: true }
 }
 
-export function setMeta(d: Draft, req: SetMetaRequest, ctx: OpContext): SetMetaResponse {
+export function setMeta(d: Overlay, req: SetMetaRequest, ctx: OpContext): SetMetaResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
   if (req.title == null && req.description == null && req.metadata == null) return { meta: head.meta }
@@ -28,7 +28,7 @@ export function setMeta(d: Draft, req: SetMetaRequest, ctx: OpContext): SetMetaR
   return { meta: d.meta(req.session_id)! }
 }
 
-export function setStatus(d: Draft, req: SetStatusRequest, ctx: OpContext): SetStatusResponse {
+export function setStatus(d: Overlay, req: SetStatusRequest, ctx: OpContext): SetStatusResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
   const previous = head.meta.status

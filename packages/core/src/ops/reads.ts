@@ -1,20 +1,24 @@
-import { clampLimit, type OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { metas } from '../draft-reads.js'
-import { SessionError, compareFor, itemOf, jsonEqual, metadataMatches, passes, pathTo, sortKey } from '../startup.js'
-import { Heap } from '../heap.js'
-import { LIST_WORK_BUDGET, WorkMeter } from '../work.js'
+import { clampLimit, type OpContext } from '../model/context.js'
+import type { Overlay } from '../engine/overlay.js'
+import { metas } from '../engine/overlay-reads.js'
+import { SessionError } from '../model/errors.js'
+import { compareFor, sortKey } from './select.js'
+import { itemOf, passes } from '../model/items.js'
+import { jsonEqual, metadataMatches } from '../model/json.js'
+import { pathTo } from '../model/path.js'
+import { Heap } from '../util/heap.js'
+import { LIST_WORK_BUDGET, WorkMeter } from './work.js'
 import { notFound } from './lifecycle.js'
-import { decodeCursor, encodeCursor } from '../cursor.js'
-import { entryWithoutImageData, withoutImageData } from '../image-data.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
+import { entryWithoutImageData, withoutImageData } from '../model/image-data.js'
 import type {
   GetMessageRequest, GetMessageResponse, GetRequest, GetResponse, ListRequest, ListResponse,
   MessageItem, MessagesRequest, MessagesResponse, SessionEntry, SessionMeta,
-} from '../model.js'
+} from '../model/model.js'
 
 const badCursor = (why: string): SessionError => new SessionError('session/invalid_cursor', why)
 
-export function get(d: Draft, req: GetRequest): GetResponse {
+export function get(d: Overlay, req: GetRequest): GetResponse {
   const meta = d.meta(req.session_id)
   return meta ? { meta } : null
 }
@@ -53,7 +57,7 @@ function metadataFilter(filter: ListRequest['metadata'], meter: WorkMeter): (met
   }
 }
 
-export function list(d: Draft, req: ListRequest, ctx: OpContext, meter = new WorkMeter(LIST_WORK_BUDGET)): ListResponse {
+export function list(d: Overlay, req: ListRequest, ctx: OpContext, meter = new WorkMeter(LIST_WORK_BUDGET)): ListResponse {
   const order = req.order ?? 'updated_desc'
   let after: { k: number; id: string } | undefined
   if (req.cursor != null) {
@@ -85,14 +89,14 @@ export function list(d: Draft, req: ListRequest, ctx: OpContext, meter = new Wor
     : { sessions }
 }
 
-export function getMessage(d: Draft, req: GetMessageRequest): GetMessageResponse {
+export function getMessage(d: Overlay, req: GetMessageRequest): GetMessageResponse {
   const entry = d.meta(req.session_id) && d.entry(req.session_id, req.entry_id)
   if (!entry) return null
   return { entry: req.include_image_data === false ? entryWithoutImageData(entry) : entry }
 }
 
 /** Steps 2–3 of `session::messages`: the chain ending at `from_entry_id` or the active leaf. */
-export function chainFor(d: Draft, session_id: string, from_entry_id: string | null | undefined): SessionEntry[] {
+export function chainFor(d: Overlay, session_id: string, from_entry_id: string | null | undefined): SessionEntry[] {
   const head = d.head(session_id)
   if (!head) throw notFound(session_id)
   if (from_entry_id != null && !d.entry(session_id, from_entry_id)) {
@@ -102,7 +106,7 @@ export function chainFor(d: Draft, session_id: string, from_entry_id: string | n
   return leaf === null ? [] : pathTo((id) => d.entry(session_id, id), leaf)
 }
 
-export function messages(d: Draft, req: MessagesRequest, ctx: OpContext): MessagesResponse {
+export function messages(d: Overlay, req: MessagesRequest, ctx: OpContext): MessagesResponse {
   const path = chainFor(d, req.session_id, req.from_entry_id)
   if (path.length === 0) return { messages: [] }
   const includeCustom = req.include_custom === true

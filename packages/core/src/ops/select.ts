@@ -1,5 +1,5 @@
-import { metadataMatches } from '../json.js'
-import type { ListOrder, ListRequest, SessionMeta } from '../model.js'
+import { metadataMatches } from '../model/json.js'
+import type { ListOrder, ListRequest, SessionMeta } from '../model/model.js'
 
 export const sortKey = (meta: SessionMeta, order: ListOrder): number => (order === 'updated_desc' ? meta.updated_at : meta.created_at)
 

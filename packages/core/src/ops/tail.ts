@@ -1,13 +1,15 @@
-import { clampLimit, type OpContext } from '../context.js'
-import type { Draft } from '../draft.js'
-import { SessionError, itemOf, pathTo } from '../startup.js'
+import { clampLimit, type OpContext } from '../model/context.js'
+import type { Overlay } from '../engine/overlay.js'
+import { SessionError } from '../model/errors.js'
+import { itemOf } from '../model/items.js'
+import { pathTo } from '../model/path.js'
 import { notFound } from './lifecycle.js'
-import { entryWithoutImageData } from '../image-data.js'
-import { decodeCursor, encodeCursor } from '../cursor.js'
+import { entryWithoutImageData } from '../model/image-data.js'
+import { decodeCursor, encodeCursor } from './cursor.js'
 import type {
   AgentMessage, ContentBlock, Json, MessagesRangeRequest, MessagesRangeResponse, MessagesTailRequest,
   MessagesTailResponse, SessionEntry, TailItem,
-} from '../model.js'
+} from '../model/model.js'
 
 const staleCursor = (id: string): SessionError => new SessionError('session/invalid_cursor', `entry ${id} is not on the active path`)
 
@@ -93,13 +95,13 @@ function blockItems(block: readonly SessionEntry[], withImages: boolean): TailIt
 }
 
 /** The active path of a session (root first); `[]` without a leaf. */
-function activePath(d: Draft, session_id: string): SessionEntry[] {
+function activePath(d: Overlay, session_id: string): SessionEntry[] {
   const head = d.head(session_id)
   if (!head) throw notFound(session_id)
   return head.leaf === null ? [] : pathTo((id) => d.entry(session_id, id), head.leaf)
 }
 
-export function messagesTail(d: Draft, req: MessagesTailRequest, ctx: OpContext): MessagesTailResponse {
+export function messagesTail(d: Overlay, req: MessagesTailRequest, ctx: OpContext): MessagesTailResponse {
   const path = activePath(d, req.session_id)
   if (path.length === 0) return { messages: [], has_more: false }
   const includeCustom = req.include_custom !== false
@@ -118,7 +120,7 @@ export function messagesTail(d: Draft, req: MessagesTailRequest, ctx: OpContext)
   return messages.length ? { messages, has_more: start > 0, oldest_entry_id: messages[0].entry_id } : { messages, has_more: start > 0 }
 }
 
-export function messagesRange(d: Draft, req: MessagesRangeRequest, ctx: OpContext): MessagesRangeResponse {
+export function messagesRange(d: Overlay, req: MessagesRangeRequest, ctx: OpContext): MessagesRangeResponse {
   const path = activePath(d, req.session_id)
   const span = req.from_entry_id != null || req.to_entry_id != null
   if (req.entry_ids != null && span) throw new SessionError('session/invalid_request', 'give either from_entry_id/to_entry_id or entry_ids, not both')

@@ -1,4 +1,4 @@
-import { SessionError } from './from-core.js'
+import { SessionError } from '../model/errors.js'
 import type { SequencedChange } from './messages.js'
 
 /**

@@ -1,4 +1,4 @@
-import type { ReplicaChange, ReplicaResult } from './from-core.js'
+import type { ReplicaChange, ReplicaResult } from '../model/replica-change.js'
 
 /**
  * The sync protocol's messages, as the server sends and accepts them and the client reads and

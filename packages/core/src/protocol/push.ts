@@ -1,4 +1,7 @@
-import { SessionError, isValidId, parseReplicaChange, parseSessionEntry, type CheckedReplicaChange } from './from-core.js'
+import { SessionError } from '../model/errors.js'
+import type { CheckedReplicaChange } from '../validation/checked-change.js'
+import { isValidId } from '../validation/limits.js'
+import { replicaChange as parseReplicaChange, parseSessionEntry } from '../validation/records.js'
 import { isObject, malformed, seqOf } from './envelope.js'
 import type { MutationId, PushMutation, PushResponse, PushResult } from './messages.js'
 

@@ -1,4 +1,5 @@
-import type { Engine, JsonObject, ReplicaChange, Storage } from '@colloquy/core'
+import type { JsonObject, ReplicaChange, Storage } from '@colloquy/core'
+import type { StoreHost } from '@colloquy/core/host'
 import type { ChangePage, CommittedChange, SequencedChange } from './change-log.js'
 import { WORK_BUDGETS } from '../work.js'
 
@@ -25,7 +26,7 @@ export interface ChangeFeed {
   readonly head: number
   /** The log's incarnation, when it has one that outlives this process. */
   readonly epoch?: string
-  attach(engine: Engine): void
+  attach(host: StoreHost): void
   subscribe(listener: (changes: readonly CommittedChange[], head: number) => void): () => void
   page(since: number, limit: number, filter?: JsonObject, epoch?: string): Promise<FeedPage>
   /**

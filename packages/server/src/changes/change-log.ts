@@ -1,7 +1,8 @@
 import {
-  metadataMatches, type Engine, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SideWrite,
+  metadataMatches, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SideWrite,
   type Storage, type StorageReader, type WriteSet,
 } from '@colloquy/core'
+import type { StoreHost } from '@colloquy/core/host'
 import { WorkMeter } from '@colloquy/core/wire'
 import { parentsFirst, type SequencedChange } from '@colloquy/core/protocol'
 import { WORK_BUDGETS } from '../work.js'
@@ -50,7 +51,7 @@ export class ChangeLog {
   readonly index = new ChangeIndex()
   readonly storage: Storage
   private readonly listeners = new Set<(changes: readonly CommittedChange[], head: number) => void>()
-  private engine?: Engine
+  private host?: StoreHost
   private turn: Promise<unknown> = Promise.resolve()
 
   constructor(private readonly inner: Storage) {
@@ -65,9 +66,9 @@ export class ChangeLog {
     }
   }
 
-  /** The store's engine: entries not committed since start are read through its cache. */
-  attach(engine: Engine): void {
-    this.engine = engine
+  /** The store: entries not committed since start are read through its cache. */
+  attach(host: StoreHost): void {
+    this.host = host
   }
 
   get head(): number {
@@ -91,7 +92,7 @@ export class ChangeLog {
     const { records, checkpoint, more } = idx.scan(from, limit, (r) => metadataMatches(filter, this.metadataOf(r)), new WorkMeter(WORK_BUDGETS.pull))
     const cold = new Set<string>()
     for (const r of records) if (r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap) cold.add(r.session_id)
-    if (cold.size) await Promise.all([...cold].map((id) => this.engine?.ensureLoaded(id)))
+    if (cold.size) await Promise.all([...cold].map((id) => this.host?.load(id)))
     const changes: SequencedChange[] = []
     for (const r of records) {
       const change = this.changeOf(r)
@@ -113,7 +114,7 @@ export class ChangeLog {
   }
 
   private headOf(id: string): SessionHead | undefined {
-    return this.index.sessions.get(id)?.head ?? this.engine?.state.sessions.get(id)?.head
+    return this.index.sessions.get(id)?.head ?? this.host?.head(id)
   }
 
   private metadataOf(r: ChangeRecord): JsonObject | undefined {
@@ -126,7 +127,7 @@ export class ChangeLog {
     if (r.kind === 'deleted') return { type: 'delete', session_id: r.session_id }
     if (!s) return undefined
     if (r.kind === 'added' || r.kind === 'updated') {
-      const entry = s.entries.get(r.entry_id!)?.snap ?? this.engine?.state.sessions.get(r.session_id)?.entries?.get(r.entry_id!)
+      const entry = s.entries.get(r.entry_id!)?.snap ?? this.host?.entries(r.session_id)?.get(r.entry_id!)
       return entry && { type: 'entry', session_id: r.session_id, entry }
     }
     const head = this.headOf(r.session_id)
@@ -199,7 +200,7 @@ export class ChangeLog {
       if (s) kills.push(...recordsOf(s))
       const tomb = idx.tombstones.get(id)
       if (tomb) kills.push(tomb)
-      const metadata = prev?.meta.metadata ?? s?.head?.meta.metadata ?? this.engine?.state.sessions.get(id)?.head.meta.metadata
+      const metadata = prev?.meta.metadata ?? s?.head?.meta.metadata ?? this.host?.head(id)?.meta.metadata
       next({ kind: 'deleted', session_id: id, ...(metadata && { metadata }) })
     }
     const fresh = new Map<string, Set<string>>()

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { SessionError, checkMime, mimeOrOctet } from '@colloquy/core'
+import { hostOf } from '@colloquy/core/host'
 import type { HttpBindings } from '@hono/node-server'
 import type { Context, Hono } from 'hono'
 import { accessOf, quotaOwner, type Env, type Scope } from './access.js'
@@ -130,7 +131,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     return { maxBytes, room }
   }
   const visible = (scope: Scope, session_id: string): boolean =>
-    scope.kind === 'all' ? store.engine.state.sessions.has(session_id) : tenancy.standing(scope.owner, session_id) === 'own'
+    scope.kind === 'all' ? hostOf(store).has(session_id) : tenancy.standing(scope.owner, session_id) === 'own'
 
   app.post('/attachments/:session_id', async (c) => {
     const session_id = c.req.param('session_id')

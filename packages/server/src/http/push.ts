@@ -1,5 +1,6 @@
 import { SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
 import { checkPushRequest, type PushMutation, type PushResult, type CheckedPush } from '@colloquy/core/protocol'
+import { hostOf } from '@colloquy/core/host'
 import { quotaOwner, type Scope } from './access.js'
 import { tooLarge } from '../errors.js'
 import type { Service } from './rpc.js'
@@ -68,7 +69,7 @@ export async function push(service: Service, scope: Scope, mutations: readonly P
   // Against the caller's quotas: the body's size, and every session it creates.
   let quota = (): void => {}
   if (service.usage && admitted.length) {
-    const creates = new Set(admitted.filter((a) => a.change.type === 'meta' && a.change.create && !store.engine.state.sessions.has(sessionOf(a.change))).map((a) => sessionOf(a.change)))
+    const creates = new Set(admitted.filter((a) => a.change.type === 'meta' && a.change.create && !hostOf(store).has(sessionOf(a.change))).map((a) => sessionOf(a.change)))
     try {
       quota = await service.usage.admit(quotaOwner(scope), bytes, creates.size)
     } catch (e) {

@@ -1,4 +1,5 @@
 import { FUNCTION_IDS, type FunctionId, type FunctionMap, type SessionHead, type Store } from '@colloquy/core'
+import { hostOf } from '@colloquy/core/host'
 import { parseRequest, searchMentions } from '@colloquy/core/wire'
 import { quotaOwner, type Scope } from './access.js'
 import type { Principal } from '../auth.js'
@@ -31,7 +32,7 @@ async function admit(service: Service, scope: Scope, fn: FunctionId, req: { sess
   if (!usage) return () => {}
   const owner = quotaOwner(scope)
   if (fn === 'session::create') return usage.admit(owner, bytes, 1)
-  if (fn === 'session::ensure') return usage.admit(owner, bytes, store.engine.state.sessions.has(req.session_id ?? '') ? 0 : 1)
+  if (fn === 'session::ensure') return usage.admit(owner, bytes, hostOf(store).has(req.session_id ?? '') ? 0 : 1)
   // A fork copies the path it forks: at most the whole source session.
   if (fn === 'session::fork') return usage.admit(owner, bytes + (await usage.bytesOf(req.session_id ?? '')), 1)
   return WRITES.has(fn) ? usage.admit(owner, bytes) : () => {}
@@ -39,7 +40,7 @@ async function admit(service: Service, scope: Scope, fn: FunctionId, req: { sess
 
 /** The caller's sessions, one owner check each (no copy of the server's list). */
 function* ownMetas(store: Store, tenancy: Tenancy, principal: Principal): Generator<SessionHead['meta']> {
-  for (const s of store.engine.state.sessions.values()) if (tenancy.owns(principal, s.head.meta.metadata)) yield s.head.meta
+  for (const head of hostOf(store).heads()) if (tenancy.owns(principal, head.meta.metadata)) yield head.meta
 }
 
 const isFunction = (fn: string): fn is FunctionId => (FUNCTION_IDS as readonly string[]).includes(fn)

@@ -1,4 +1,5 @@
 import type { Store } from '@colloquy/core'
+import { hostOf } from '@colloquy/core/host'
 import type { WorkMeter } from '@colloquy/core/wire'
 
 /**
@@ -14,11 +15,12 @@ export function findSameBytes(
   sha256: string,
   meter: WorkMeter,
 ): { session_id: string; attachment_id: string } | undefined {
-  const sessions = store.engine.state.sessions
-  for (const [id, s] of [[session_id, sessions.get(session_id)] as const, ...sessions]) {
+  const host = hostOf(store)
+  for (const head of [host.head(session_id), ...host.heads()]) {
     if (!meter.take(1)) return undefined
-    if (!s || !visible(id)) continue
-    const attachments = s.head.attachments ?? []
+    if (!head || !visible(head.meta.session_id)) continue
+    const id = head.meta.session_id
+    const attachments = head.attachments ?? []
     if (!meter.take(attachments.length)) return undefined
     const a = attachments.find((x) => x.sha256 === sha256)
     if (a) return { session_id: id, attachment_id: a.attachment_id }

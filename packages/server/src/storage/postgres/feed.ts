@@ -1,4 +1,5 @@
-import { metadataMatches, type AttachmentMeta, type Engine, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
+import { metadataMatches, type AttachmentMeta, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
+import type { StoreHost } from '@colloquy/core/host'
 import type pg from 'pg'
 import { changesWithinPageChars, type ChangeFeed, type FeedPage } from '../../changes/change-feed.js'
 import type { CommittedChange, SequencedChange } from '../../changes/change-log.js'
@@ -95,7 +96,7 @@ export class PostgresFeed implements ChangeFeed {
   private readonly own = new Map<number, { head: number; changes: readonly CommittedChange[] }>()
   /** A read of the log is due (a notification, the poll, a new listening connection). */
   private due = false
-  private engine?: Engine
+  private host?: StoreHost
   private readonly listeners = new Set<(changes: readonly CommittedChange[], head: number) => void>()
   private pumping: Promise<void> | undefined
   private again = false
@@ -110,8 +111,8 @@ export class PostgresFeed implements ChangeFeed {
     private readonly options: { pollMs: number; warn: (m: string) => void; origin: string },
   ) {}
 
-  attach(engine: Engine): void {
-    this.engine = engine
+  attach(host: StoreHost): void {
+    this.host = host
   }
 
   subscribe(listener: (changes: readonly CommittedChange[], head: number) => void): () => void {
@@ -281,7 +282,7 @@ export class PostgresFeed implements ChangeFeed {
       // the head (and below this instance's next commit, which is delivered from memory), and
       // the events other instances stored with them.
       const bound = next === undefined ? Number.MAX_SAFE_INTEGER : next - 1
-      const rows = (await this.pool.query<ReadRow>(READ, [this.seen, bound, this.options.origin, this.engine !== undefined])).rows
+      const rows = (await this.pool.query<ReadRow>(READ, [this.seen, bound, this.options.origin, this.host !== undefined])).rows
       const clock = rows[0]
       const head = Number(clock.clock_head)
       if (head > this.head) this.head = head
@@ -332,7 +333,7 @@ export class PostgresFeed implements ChangeFeed {
 
   /** Folds what the log shows into this instance's engine (its own commits are already there). */
   private fold(rows: readonly Row[], events: readonly EventEnvelope[]): void {
-    if (!this.engine || (!rows.length && !events.length)) return
+    if (!this.host || (!rows.length && !events.length)) return
     const deleted: string[] = []
     const heads = new Map<string, SessionHead>()
     const entries = new Map<string, SessionEntry[]>()
@@ -350,7 +351,7 @@ export class PostgresFeed implements ChangeFeed {
       }
     }
     // A session deleted and then created again within these rows is alive: it is in `heads`.
-    this.engine.applyExternal('remote', { deleted, heads: [...heads.values()], entries: [...entries] }, events)
+    this.host.applyExternal('remote', { deleted, heads: [...heads.values()], entries: [...entries] }, events)
   }
 
   /** A dedicated connection LISTENs; when it drops, it is opened again and the log read up. */

@@ -1,0 +1,576 @@
+import type { ChangePayload, ChangeSource, SessionChange } from './changes.js'
+import type { OpContext } from '../model/context.js'
+import { Overlay } from './overlay.js'
+import type { AppliedOp, Batches, Engine, Pending } from './engine.js'
+import type { OperationTable } from './operation.js'
+import { SessionError, storageFailure } from '../model/errors.js'
+import { StaleHeadError } from '../storage/seam.js'
+import { fold } from './changes.js'
+import { jsonEqual } from '../model/json.js'
+import type { SessionEntry } from '../model/model.js'
+import type { SessionState } from './state.js'
+import type { SessionHead, StorageReader } from '../storage/seam.js'
+
+// The half of the engine that runs batches (reads through operations included: every call goes
+// through a batch), fetched on the first call: showing a transcript needs none of it. The store
+// makes it once its code is here and hands it to the engine (see `Batches` in `engine.ts`).
+
+interface Scan {
+  readonly touched: Set<string>
+  readonly needEntries: Set<string>
+  readonly writes: boolean
+  readonly internal: boolean
+}
+
+const storageError = (cause: unknown): SessionError => storageFailure('write failed', cause)
+
+/** A batch handed to the storage, until its callers are settled. */
+export interface Flight {
+  /** The batch started before this one, while it is not settled. */
+  prev?: Flight
+  done: Promise<void>
+  /** When it started (`performance.now()`): updates held behind it gather until a little after (see `gathers`). */
+  started: number
+  /** The overlay whose writes are in the transaction, once they are (the next batch builds on it). */
+  overlay?: Overlay
+  /** The overlay that committed: a batch built on this one checks it is the one it built on. */
+  committed?: Overlay
+  /**
+   * Every session the batch may write, when that is known before it runs (reads write none; a
+   * replicated or imported step names its sessions); undefined when not (a fork or a create
+   * makes a session under an id chosen inside it). Reads of other sessions need not wait for it
+   * (see `overtake`).
+   */
+  writes?: ReadonlySet<string>
+}
+
+
+/** Runs the engine's queue in batches, one storage transaction each (see `Engine`). */
+export class BatchRunner implements Batches {
+  /** Batches handed to the storage and not yet settled, oldest first: at most two. */
+  private flights: Flight[] = []
+  /**
+   * How many queued calls `rewrites` found to rewrite what `overlay` writes, and when `overlay`'s
+   * batch started (`since`).
+   */
+  private rewritten: { overlay?: Overlay; count: number; since?: number } = { count: 0 }
+  /** The timer that starts the updates gathering behind a committed batch (see `gathers`). */
+  private gathering: ReturnType<typeof setTimeout> | undefined
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly operations: OperationTable,
+  ) {}
+
+  /**
+   * Starts the next batch when it may go: when nothing is in flight, or, on a storage that
+   * keeps transactions in call order, while the one batch in flight commits if the next can be
+   * built on that batch's overlay (then its transaction checks that the batch before committed
+   * exactly that overlay, so a failure there never lets its writes land on a state that assumed
+   * it). Two in flight at most: what arrives meanwhile gathers into the next batch.
+   */
+  pump(): void {
+    if (this.flights.length) this.overtake()
+    while (this.engine.queue.length) {
+      const prev = this.flights.at(-1)
+      if (prev && (this.flights.length > 1 || !prev.overlay || !this.engine.storage.ordered)) return
+      const source = this.engine.queue[0].source
+      let end = this.engine.queue.findIndex((p) => p.source !== source)
+      if (end < 0) end = this.engine.queue.length
+      if (prev && this.rewrites(end, prev.overlay!, prev.started)) return
+      if (!prev && this.gathers(end)) return
+      const scan = this.scan(this.engine.queue.slice(0, end))
+      if (prev && !this.buildsOn(scan, prev.overlay!)) return
+      const batch = this.engine.queue.splice(0, end)
+      this.rewritten = { count: 0 }
+      const flight: Flight = { prev, done: Promise.resolve(), started: performance.now(), writes: writesOf(this.operations, batch, scan) }
+      this.flights.push(flight)
+      flight.done = this.run(batch, source, scan, flight).finally(() => {
+        this.flights.splice(this.flights.indexOf(flight), 1)
+        const next = this.flights[0]
+        // Folded in: the next batch reads the committed state instead (overlays never chain).
+        if (next?.prev === flight) {
+          next.prev = undefined
+          if (next.overlay?.base === flight.overlay) next.overlay!.base = undefined
+        }
+        this.pump()
+        if (!this.engine.queue.length && !this.flights.length) {
+          const idle = this.engine.idle
+          this.engine.running = this.engine.idle = undefined
+          idle?.()
+        }
+      })
+    }
+  }
+
+  /**
+   * Answers at once, from the committed state, the queued reads of one session that no write
+   * ahead of them (in flight or queued before them) may touch: such a read's answer is the same
+   * whether it waits or not, so it does not wait for other sessions' commits (a server's other
+   * principals: one principal's 1 MB push takes hundreds of milliseconds to commit, fsync or
+   * database round trips included, and two may be in flight with more queued). Reads and writes
+   * of one session keep their issue order, and nothing a read sees is uncommitted. A write whose
+   * sessions are not known before it runs (`Flight.writes`, `writesOf`) stops the scan: what
+   * follows it waits as before. A read that needs entries not yet in memory waits too (loading
+   * them would let a later write commit before it reads).
+   */
+  private overtake(): void {
+    const barred = new Set<string>()
+    for (const f of this.flights) {
+      if (!f.writes) return
+      for (const id of f.writes) barred.add(id)
+    }
+    let answered: Pending[] | undefined
+    let kept = 0
+    for (let i = 0; i < this.engine.queue.length; i++) {
+      const p = this.engine.queue[i]
+      if (p.fn !== 'internal' && !this.operations[p.fn].write) {
+        const id = p.req.session_id
+        if (SESSION_READS.has(p.fn) && typeof id === 'string' && !barred.has(id) && (!this.operations[p.fn].entries || this.engine.state.sessions.get(id)?.entries !== undefined || !this.engine.state.sessions.has(id))) {
+          ;(answered ??= []).push(p)
+          continue
+        }
+      } else {
+        const writes = writesOf(this.operations, [p])
+        if (!writes) {
+          // The rest keep their place behind a write of unknown reach.
+          if (answered) for (let j = i; j < this.engine.queue.length; j++) this.engine.queue[kept++] = this.engine.queue[j]
+          break
+        }
+        for (const id of writes) barred.add(id)
+      }
+      if (answered) this.engine.queue[kept] = p
+      kept++
+    }
+    if (!answered) return
+    this.engine.queue.length = kept
+    const overlay = new Overlay(this.engine.state)
+    for (const p of answered) {
+      this.engine.cache?.touch(p.req.session_id!)
+      this.settle(p, overlay)
+    }
+  }
+
+  /**
+   * Whether the first `end` queued calls only update messages the batch committing writes (a
+   * reply streaming in, by `updateMessage` or a recipe). Such a batch waits for that one rather than starting beside it: its
+   * updates then land in one rewrite of the entry instead of a transaction per few tokens, and
+   * transactions, not tokens, are what a stream costs.
+   */
+  private rewrites(end: number, overlay: Overlay, since: number): boolean {
+    // Every call arriving meanwhile asks again: only the calls not yet looked at are.
+    const known = this.rewritten
+    let i = known.overlay === overlay ? known.count : 0
+    for (; i < end; i++) {
+      const p = this.engine.queue[i]
+      if (p.fn !== 'session::update-message' && (p.fn !== 'internal' || p.req.entry_id === undefined)) return false
+      const { session_id, entry_id } = p.req as { session_id: string; entry_id?: unknown }
+      if (typeof entry_id !== 'string' || !overlay.entries.get(session_id)?.has(entry_id)) return false
+    }
+    this.rewritten = { overlay, count: end, since }
+    return true
+  }
+
+  /**
+   * Whether updates held back behind a batch that has just committed (see `rewrites`) wait a
+   * little longer, until `GATHER_MS` after that batch started. A fast stream then commits at
+   * most every `GATHER_MS` rather than once per IndexedDB round trip (well under a
+   * millisecond): W3's 2,000 updates cost 20-45 transactions instead of 30-150, and each
+   * transaction costs the page's main thread about 0.4 ms, as much as 30-40 updates (CPU
+   * profile of W3 in Chromium). Calls that arrive when nothing is
+   * committing never wait (a reply streaming at a model's pace, an awaited update), nor do
+   * calls that are not such updates: with one in the queue, the batch starts at once.
+   */
+  private gathers(end: number): boolean {
+    const held = this.rewritten
+    if (held.overlay && this.rewrites(end, held.overlay, held.since!)) {
+      // Each call of the stream asks: the clock is read only until the timer is set.
+      if (this.gathering !== undefined) return true
+      const wait = held.since! + GATHER_MS - performance.now()
+      if (wait > 0) {
+        this.gathering = setTimeout(() => {
+          this.gathering = undefined
+          this.pump()
+        }, wait)
+        return true
+      }
+    }
+    if (this.gathering !== undefined) {
+      clearTimeout(this.gathering)
+      this.gathering = undefined
+    }
+    return false
+  }
+
+  /**
+   * A stream's next update, with every call queued before it already held as a rewrite of the
+   * batch committing (or of the one just committed, while `gathers` waits): what started it, or
+   * the timer, starts them all, so the call asks for no `pump` of its own (W3: one microtask
+   * and a queue scan less per token).
+   */
+  holds(): boolean {
+    const held = this.rewritten
+    const end = this.engine.queue.length
+    if (!held.overlay || held.count !== end - 1) return false
+    const prev = this.flights.at(-1)
+    if (prev ? this.flights.length > 1 || prev.overlay !== held.overlay : this.gathering === undefined) return false
+    return this.rewrites(end, held.overlay, held.since!)
+  }
+
+  /** What a batch touches, and whether it writes. */
+  private scan(batch: readonly Pending[]): Scan {
+    const touched = new Set<string>()
+    const needEntries = new Set<string>()
+    let writes = false
+    let internal = false
+    // A burst is mostly one function on one session: each is looked up once per run of them.
+    let fn: Pending['fn'] | undefined
+    let entries = false
+    let last: string | undefined
+    for (const p of batch) {
+      if (p.fn !== fn) {
+        fn = p.fn
+        last = undefined
+        if (fn === 'internal') {
+          internal = writes = true
+          entries = false
+        } else {
+          const op = this.operations[fn]
+          if (op.write) writes = true
+          entries = op.entries
+        }
+      }
+      if (p.sessions) {
+        for (const id of p.sessions) {
+          touched.add(id)
+          needEntries.add(id)
+        }
+      }
+      const id = p.req.session_id
+      if (typeof id !== 'string' || id === last) continue
+      last = id
+      touched.add(id)
+      if (entries) needEntries.add(id)
+    }
+    return { touched, needEntries, writes, internal }
+  }
+
+  /**
+   * True when the batch can be run from memory (on `base`, the overlay of a batch still
+   * committing, or on the committed state): every session it touches is either unknown here (it
+   * must then be absent on disk too) or held with the entries it needs.
+   */
+  private fromMemory(scan: Scan, base: Overlay | undefined): boolean {
+    for (const id of scan.needEntries) {
+      const s = this.engine.state.sessions.get(id)
+      if (s && !s.entries && (base ? base.head(id) !== undefined : true)) return false
+    }
+    return true
+  }
+
+  /** A batch may start while `overlay`'s batch commits: plain writes that touch known sessions. */
+  private buildsOn(scan: Scan, overlay: Overlay): boolean {
+    return scan.writes && !scan.internal && scan.touched.size > 0 && this.fromMemory(scan, overlay)
+  }
+
+
+  private async run(batch: Pending[], source: ChangeSource, scan: Scan, flight: Flight): Promise<void> {
+    const { touched, needEntries } = scan
+    if (this.engine.cache) for (const id of touched) this.engine.cache.touch(id)
+    if (!scan.writes) {
+      try {
+        await Promise.all([...needEntries].map((id) => this.engine.ensureLoaded(id)))
+      } catch (cause) {
+        for (const p of batch) p.reject(storageError(cause))
+        return
+      }
+      const overlay = new Overlay(this.engine.state)
+      for (const p of batch) this.settle(p, overlay)
+      return
+    }
+    let overlay!: Overlay
+    // Each call's answer (or error, where `failed[i]`), handed over once the batch committed.
+    let results: unknown[] = []
+    let failed: boolean[] = []
+    let refreshed = new Map<string, SessionChange>()
+    // Built from memory (no read to wait for in the transaction) until a head turns out stale.
+    let fast = true
+    // The session whose check failed: its copy is read again even if its head reads the same (a
+    // storage that knows more than the head, such as a session's incarnation, said it differs).
+    let suspect: string | undefined
+    for (;;) {
+      const prev = flight.prev
+      const base = prev?.overlay
+      try {
+        this.engine.transactions++
+        await this.engine.storage.transact(async (reader) => {
+          refreshed = new Map()
+          const checked = fast && reader.expect !== undefined && this.fromMemory(scan, base)
+          if (checked) {
+            for (const id of touched) {
+              const held = base ? base.head(id) : this.engine.state.sessions.get(id)?.head
+              reader.expect!(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk), { head: held })
+            }
+          } else {
+            // Reading from disk needs the batch before to be settled: run again after it.
+            if (prev) throw new StaleHeadError('')
+            refreshed = await this.refresh(reader, touched, needEntries, suspect)
+          }
+          overlay = new Overlay(this.engine.state, base)
+          let flushStream: (() => void) | undefined
+          // A burst of appends checked from memory hands its entries to the storage as it builds
+          // them: the storage writes the first while the next are built (W2: 10,000 in a tick).
+          if (checked && !prev && batch.length >= STREAM_MIN && !this.engine.hooks.length && reader.stream && batch.every((p) => p.fn === 'session::append')) {
+            const put = reader.stream()
+            if (put) ({ onEntry: overlay.onEntry, flush: flushStream } = holdingBackNewest(put))
+          }
+          // What commit hooks are shown: gathered only when there is one to show it to.
+          const applied: AppliedOp[] | undefined = this.engine.hooks.length ? [] : undefined
+          results = new Array(batch.length)
+          failed = new Array(batch.length).fill(false)
+          for (let i = 0; i < batch.length; i++) {
+            try {
+              results[i] = this.execute(batch[i], overlay, applied)
+            } catch (error) {
+              results[i] = error
+              failed[i] = true
+            }
+          }
+          overlay.onEntry = undefined
+          flushStream?.()
+          // A session this batch made under an id chosen inside it (a create, a fork's copy) is
+          // checked absent too: one stamp read, which the storage would spend anyway to find the
+          // session's incarnation, and once the commit completes a storage keeping trust
+          // (IndexedDB under its writer lock) knows the session, so the next batch on it skips
+          // the read and commits at once (W2: a burst of appends right after `create`).
+          if (checked) {
+            for (const id of overlay.heads.keys()) {
+              if (!touched.has(id) && (base ? base.head(id) : this.engine.state.sessions.get(id)?.head) === undefined) {
+                reader.expect!(id, (disk) => (!prev || prev.committed === base) && disk === undefined, { head: undefined })
+              }
+            }
+          }
+          const side = applied ? this.engine.hooks.flatMap((hook) => hook(applied, overlay, source)) : []
+          flight.overlay = overlay
+          // The next batch may be built on this one now (its transaction queues behind ours).
+          queueMicrotask(() => this.pump())
+          if (this.engine.pending.observed) this.engine.pending.next({ sessions: sessionsOf(overlay), failed: false })
+          return overlay.writeSet(side)
+        })
+      } catch (cause) {
+        flight.overlay = undefined
+        if (cause instanceof StaleHeadError && fast) {
+          // Something changed under the batch (another tab, or the batch before failed): run
+          // it again once the batch before settled, reading the heads from disk.
+          this.engine.reruns++
+          fast = false
+          suspect = cause.session_id
+          await prev?.done
+          flight.prev = undefined
+          continue
+        }
+        await prev?.done
+        if (refreshed.size) this.engine.publish('tab', refreshed, [])
+        if (this.engine.pending.observed) this.engine.pending.next({ sessions: touched, failed: true })
+        for (const p of batch) p.reject(storageError(cause))
+        return
+      }
+      break
+    }
+    flight.committed = overlay
+    // Commits are announced in order: the batch before first (no await without one: each
+    // await is a hop between the commit and its caller).
+    if (flight.prev) await flight.prev.done
+    overlay.base = undefined
+    const changes = fold(this.engine.state, toPayload(overlay), true)
+    // A bulk-loaded session stays on disk until something reads it: importing a large archive
+    // must not leave all of it in memory.
+    for (const id of overlay.preloaded.keys()) {
+      const s = this.engine.state.sessions.get(id)
+      if (s) this.engine.state.sessions.set(id, { head: s.head })
+    }
+    for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
+    this.engine.measure(changes)
+    this.engine.publish(source, changes, overlay.events)
+    for (let i = 0; i < batch.length; i++) {
+      if (failed[i]) batch[i].reject(results[i])
+      else batch[i].resolve(results[i])
+    }
+  }
+
+  /**
+   * Inside the transaction: compares the touched sessions with what is on disk and reloads any
+   * that another tab changed since this store last saw them.
+   */
+  private async refresh(reader: StorageReader, touched: Set<string>, needEntries: Set<string>, suspect?: string): Promise<Map<string, SessionChange>> {
+    const out = new Map<string, SessionChange>()
+    const ids = [...touched]
+    const heads = await Promise.all(ids.map((id) => reader.head(id)))
+    await Promise.all(
+      ids.map(async (id, i) => {
+        const disk = heads[i]
+        const held = this.engine.state.sessions.get(id)
+        if (!disk) {
+          if (held) {
+            this.engine.state.sessions.delete(id)
+            out.set(id, { session_id: id, head: null, added: [], updated: [], reloaded: true })
+          }
+          return
+        }
+        // A session deleted and created again elsewhere starts its versions over: the same `v`
+        // may be another session (ids are chosen by callers), so the head must match as well.
+        const fresh = held !== undefined && id !== suspect && sameHead(held.head, disk)
+        if (fresh && (held.entries || !needEntries.has(id))) return
+        if (needEntries.has(id) || held?.entries) this.engine.state.setSession(disk, await reader.entries(id))
+        else this.engine.state.sessions.set(id, { head: disk })
+        out.set(id, { session_id: id, head: disk, added: [], updated: [], reloaded: true })
+      }),
+    )
+    return out
+  }
+
+  /**
+   * The newest overlay handed to the storage and not yet folded in, read over everything before
+   * it: what the state will be once the batches in flight commit. Undefined when none is, or
+   * when the batch it was built on failed (it is going to run again).
+   */
+  pendingOverlay(): Overlay | undefined {
+    for (let i = this.flights.length - 1; i >= 0; i--) {
+      const f = this.flights[i]
+      if (!f.overlay) continue
+      const base = f.overlay.base
+      return !base || f.prev?.overlay === base ? f.overlay : undefined
+    }
+    return undefined
+  }
+
+  /**
+   * Runs one operation on the overlay and returns its answer (throws its error); the caller is
+   * settled with it once the batch committed.
+   */
+  private execute(p: Pending, overlay: Overlay, applied: AppliedOp[] | undefined): unknown {
+    if (p.fn === 'internal') return p.run!(overlay)
+    if (p.guard) {
+      const stop = p.guard(typeof p.req.session_id === 'string' ? overlay.head(p.req.session_id) : undefined)
+      if (stop) return stop.answer
+    }
+    const op = this.operations[p.fn] as { run?: (d: Overlay, req: unknown, ctx: OpContext) => unknown; write: boolean }
+    // The store fetches an operation's code before its first call reaches the queue.
+    if (!op.run) throw new SessionError('session/storage', `${p.fn}: called before its code was fetched`)
+    const response = op.run(overlay, p.req, this.engine.ctx)
+    if (op.write && applied) applied.push({ fn: p.fn, request: p.req, response })
+    return response
+  }
+
+  private settle(p: Pending, overlay: Overlay): void {
+    let response: unknown
+    try {
+      response = this.execute(p, overlay, undefined)
+    } catch (error) {
+      return p.reject(error)
+    }
+    p.resolve(response)
+  }
+
+  pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined {
+    return pendingView(this.pendingOverlay(), s, session_id)
+  }
+}
+
+/** How long after a batch started the updates held behind it wait to start the next (see `gathers`). */
+export const GATHER_MS = 2
+
+/**
+ * A streamed batch hands its entries to the storage this many at a time, back to back: a put
+ * issued right after another costs the page less than one issued between two operations (W2D,
+ * four alternated pairs: 310-379 ms inside the 10,000 puts instead of 330-407, their span
+ * 342-424 ms instead of 407-495; the commit, set by IndexedDB's backend, did not move).
+ */
+const STREAM_RUN = 64
+
+/** Batches of at least this many calls stream their entries (see `StorageReader.stream`); a single awaited append never does. */
+const STREAM_MIN = 32
+
+/**
+ * Passes each session's entries on once the next one arrives, `STREAM_RUN` at a time (`flush`
+ * hands over the rest): the newest of each session stays behind and goes out with the batch's
+ * writes, where the storage stamps it (IndexedDB puts the session's new state on its newest
+ * entry), so no entry is written twice.
+ */
+function holdingBackNewest(put: (session_id: string, entry: SessionEntry) => void): { onEntry: (session_id: string, entry: SessionEntry) => void; flush: () => void } {
+  const newest = new Map<string, SessionEntry>()
+  const held: Array<[string, SessionEntry]> = []
+  const flush = (): void => {
+    for (const [session_id, entry] of held) put(session_id, entry)
+    held.length = 0
+  }
+  return {
+    onEntry: (session_id, entry) => {
+      const prev = newest.get(session_id)
+      if (prev && prev.id !== entry.id) {
+        held.push([session_id, prev])
+        if (held.length === STREAM_RUN) flush()
+      }
+      newest.set(session_id, entry)
+    },
+    flush,
+  }
+}
+
+/**
+ * Reads that read nothing but the session `req.session_id` names (its head, its entries): one
+ * may be answered ahead of writes to other sessions (see `overtake`).
+ */
+const SESSION_READS: ReadonlySet<Pending['fn']> = new Set(['session::get', 'session::get-message', 'session::messages', 'session::messages-tail', 'session::messages-range'])
+
+/**
+ * Every session `batch` may write, when that is known before it runs: reads write none, and an
+ * internal step names its sessions (`Pending.sessions`: what it reads fresh is what it writes).
+ * Undefined for an operation's write: some make sessions under ids chosen inside them.
+ */
+function writesOf(operations: OperationTable, batch: readonly Pending[], scan?: Scan): ReadonlySet<string> | undefined {
+  if (scan && !scan.writes) return new Set()
+  const out = new Set<string>()
+  for (const p of batch) {
+    if (p.fn !== 'internal') {
+      if (operations[p.fn].write) return undefined
+      continue
+    }
+    if (!p.sessions) return undefined
+    for (const id of p.sessions) out.add(id)
+    if (typeof p.req.session_id === 'string') out.add(p.req.session_id)
+  }
+  return out
+}
+
+/** The sessions a overlay writes. */
+function sessionsOf(overlay: Overlay): Set<string> {
+  return new Set([...overlay.heads.keys(), ...overlay.entries.keys(), ...overlay.deleted])
+}
+
+/** Whether a head read from disk is the one held (by `v`, leaf and meta: see `refresh`). */
+function sameHead(held: SessionHead | undefined, disk: SessionHead | undefined): boolean {
+  if (!held || !disk) return held === disk
+  return held.v === disk.v && (held === disk || (held.leaf === disk.leaf && jsonEqual(held.meta, disk.meta)))
+}
+
+function toPayload(overlay: Overlay): ChangePayload {
+  return {
+    deleted: [...overlay.deleted],
+    heads: [...overlay.heads.values()],
+    entries: [...overlay.entries].map(([id, m]) => [id, [...m.values()]] as const),
+  }
+}
+
+/**
+ * A session as it will be once the writes in flight commit: the head and entries read through
+ * `overlay` (entries must be loaded). Children are not overlaid: only `messages$` reads this.
+ */
+function pendingView(overlay: Overlay | undefined, s: SessionState | undefined, session_id: string): SessionState | undefined {
+  if (!overlay || !s?.entries) return s
+  if (!overlay.heads.has(session_id) && !overlay.entries.has(session_id) && !overlay.base) return s
+  const head = overlay.head(session_id)
+  if (!head) return undefined
+  const entry = (entry_id: string): SessionEntry | undefined => overlay.entry(session_id, entry_id)
+  return { head, entries: { get: entry, has: (entry_id: string) => entry(entry_id) !== undefined } as Map<string, SessionEntry>, children: s.children }
+}

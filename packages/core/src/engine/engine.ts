@@ -1,0 +1,272 @@
+import { Subject } from 'rxjs'
+import type { EntryCache } from './cache.js'
+import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionChange } from './changes.js'
+import type { OpContext } from '../model/context.js'
+import type { Overlay } from './overlay.js'
+import type { EventEnvelope, FunctionId, FunctionMap } from '../model/model.js'
+import { State, type SessionState } from './state.js'
+import type { SessionHead, SideWrite, Storage } from '../storage/seam.js'
+
+export interface Pending {
+  fn: FunctionId | 'internal'
+  /** Who the write is for: local operations are recorded for sync, remote ones are not. */
+  source: ChangeSource
+  /** Sessions the step touches (read fresh from disk inside the transaction). */
+  sessions?: readonly string[]
+  /** Internal writes (bulk import, replication) bring their own step. */
+  run?: (d: Overlay) => unknown
+  /** An internal write whose `req` names an `entry_id` only rewrites that message (a recipe update): it gathers as updates do. */
+  req: { session_id?: string; entry_id?: string }
+  guard?: CallGuard
+  resolve(value: unknown): void
+  reject(error: unknown): void
+}
+
+/** An operation as it was applied inside a commit, for commit hooks (the sync outbox). */
+export interface AppliedOp {
+  readonly fn: FunctionId
+  readonly request: unknown
+  readonly response: unknown
+}
+
+/**
+ * A check run in the commit just before an operation, on its session's head as read inside the
+ * storage transaction (under the session's lock on a storage shared by several processes, so
+ * nothing another process commits can slip between the check and the write). `{ answer }`
+ * settles the call with that answer and nothing written for it; throwing fails the call.
+ */
+export type CallGuard = (head: SessionHead | undefined) => { answer: unknown } | void
+
+/** Runs inside the commit's transaction; what it returns is written atomically with the commit. */
+export type CommitHook = (applied: readonly AppliedOp[], overlay: Overlay, source: ChangeSource) => readonly SideWrite[]
+
+/**
+ * What runs batches (`BatchRunner` in `batches.ts`): fetched on the first call, so an app's first
+ * screen does not wait for the code that writes. The store makes it (see `createStore`) and hands
+ * the engine a function that fetches it.
+ */
+export interface Batches {
+  /** Starts the next batch when it may go. */
+  pump(): void
+  /** Whether the call just queued waits behind a batch with all those queued before it (nothing to start now). */
+  holds(): boolean
+  /** The newest overlay handed to the storage and not yet folded in. */
+  pendingOverlay(): Overlay | undefined
+  /** A session as it will be once the writes in flight commit (see `Engine.pendingView`). */
+  pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined
+}
+
+/** Fetches the code that runs batches (with what writing needs: the storage's write half…) and makes it for `engine`. */
+export type BatchCode = () => Promise<(engine: Engine) => Batches>
+
+/**
+ * The group-commit engine. Operations queue up; everything queued in one tick runs as one batch
+ * in one storage transaction. A batch over sessions held in memory is built from memory and its
+ * transaction checks their heads before committing, without waiting for the read (a head another
+ * tab changed aborts it, and it runs again reading heads from disk): one round trip per awaited
+ * append, and another tab's commit is still seen before deciding a parent. On a storage that
+ * keeps transactions in order (IndexedDB) the next batch is built on the overlay of the one
+ * committing and handed over at once; two in flight at most, so what arrives meanwhile gathers:
+ * a burst of streamed updates still costs a few transactions.
+ *
+ * This file holds what showing a transcript needs (opening, loading entries, folding other tabs'
+ * commits, the queue); running batches is in `batches.ts`, fetched on the first call (see
+ * `Batches`), so an app's first screen does not wait for the code that writes.
+ */
+export class Engine {
+  readonly state = new State()
+  readonly commits = new Subject<Commit>()
+  readonly hooks: CommitHook[] = []
+  // What the batch runner (`batches.ts`) reads and writes of the engine: not for other callers.
+  /** @internal Calls queued and not yet in a batch, in issue order. */
+  readonly queue: Pending[] = []
+  /** @internal Resolves when the queue is empty and nothing is in flight (`flush`). */
+  running: Promise<void> | undefined
+  /** @internal */
+  idle: (() => void) | undefined
+  private scheduled = false
+  /** The batch runner, once its code is here (see `prepare`). */
+  private batches: Batches | undefined
+  private making: Promise<void> | undefined
+  /** Batches that found a stale head inside their transaction and ran again (tests read it). */
+  reruns = 0
+  /**
+   * Sessions whose writes were just handed to the storage, before they commit (`failed`: a batch
+   * failed and its writes are gone), for live queries that opt in to optimistic values
+   * (`pendingOverlay`). Events and the other live queries wait for the commit.
+   */
+  readonly pending = new Subject<{ readonly sessions: ReadonlySet<string>; readonly failed: boolean }>()
+  private loading = new Map<string, Promise<void>>()
+  /**
+   * Set by the store: runs `run` in issue order with the store's calls (which reach the engine in
+   * ticks, a microtask after they are issued). Writes submitted outside `store.call` (a recipe
+   * update) go through it, so they keep their place among the calls issued before them.
+   */
+  inOrder?: <T>(run: () => Promise<T>) => Promise<T>
+  /** Counts storage transactions (benchmarks report it). */
+  transactions = 0
+  /** With a byte budget, idle sessions' entries leave memory (see `EntryCache`). */
+  readonly cache?: EntryCache
+
+  constructor(
+    readonly storage: Storage,
+    readonly ctx: OpContext,
+    /** Fetches and makes the batch runner (see `Batches`). */
+    private readonly batchCode: BatchCode,
+    /** `cache` makes the `EntryCache` (its code is fetched only by stores that ask for one). */
+    options: { cache?: (state: State) => EntryCache } = {},
+  ) {
+    if (options.cache) this.cache = options.cache(this.state)
+  }
+
+  /**
+   * Fetches the code that runs batches and makes the runner; undefined once it is here. The store
+   * awaits it with a call's own code, so calls issued in one tick still reach the queue together.
+   */
+  prepare(): Promise<void> | undefined {
+    if (this.batches) return undefined
+    return (this.making ??= this.batchCode().then(
+      (make) => void (this.batches = make(this)),
+      (error: unknown) => {
+        this.making = undefined
+        throw error
+      },
+    ))
+  }
+
+  /** After loads and commits: the cache gives back what passed its budget. */
+  private trim(): void {
+    this.cache?.trim((id) => this.loading.has(id))
+  }
+
+  /** @internal Keeps the cache's accounting in step with what a commit or a fold changed. */
+  measure(changes: ReadonlyMap<string, SessionChange>): void {
+    const cache = this.cache
+    if (!cache) return
+    for (const [id, c] of changes) {
+      if (c.head === null) cache.forget(id)
+      else if (c.reloaded) cache.loaded(id)
+      else if (c.added.length || c.updated.length) cache.grew(id, [...c.added, ...c.updated])
+    }
+    this.trim()
+  }
+
+  async open(): Promise<void> {
+    this.state.load(await this.storage.open())
+  }
+
+  /** Queues a call, settling the caller's own `resolve`/`reject` (the store's calls: no promise of its own). */
+  enqueue<K extends FunctionId>(fn: K, req: FunctionMap[K][0], guard: CallGuard | undefined, resolve: (value: FunctionMap[K][1]) => void, reject: (error: unknown) => void): void {
+    this.queue.push({ fn, source: 'local', req: req as Pending['req'], guard, resolve: resolve as Pending['resolve'], reject })
+    this.kick()
+  }
+
+  /**
+   * Queues an internal write touching `sessions` that runs in order with the operations. Remote
+   * writes (changes pulled from a server) get batches of their own, so commit hooks can tell them
+   * from local ones. `rewrite`: the write only rewrites that message (a recipe update), so it
+   * waits and gathers behind a batch writing it as `updateMessage` calls do.
+   */
+  submitInternal<T>(sessions: readonly string[], run: (d: Overlay) => T, source: ChangeSource = 'local', rewrite?: { session_id: string; entry_id: string }): Promise<T> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ fn: 'internal', source, run, sessions, req: rewrite ?? {}, resolve: resolve as Pending['resolve'], reject })
+      this.kick()
+    })
+  }
+
+  /** Resolves once everything issued so far has been committed (or failed). */
+  async flush(): Promise<void> {
+    while (this.running) await this.running
+  }
+
+  /** Everything issued in this tick becomes one batch, started on the next microtask. */
+  private kick(): void {
+    this.running ??= new Promise((resolve) => (this.idle = resolve))
+    // The call just queued waits behind a batch with all those queued before it: `pump` would
+    // start nothing now.
+    if (this.scheduled || this.batches?.holds()) return
+    this.scheduled = true
+    queueMicrotask(() => {
+      this.scheduled = false
+      this.pump()
+    })
+  }
+
+
+  /**
+   * Starts the next batch. Until the batch runner is here, fetches it; a failed fetch fails what
+   * is queued, and the next call tries again.
+   */
+  private pump(): void {
+    if (this.batches) return this.batches.pump()
+    this.prepare()!.then(
+      () => this.pump(),
+      (error: unknown) => {
+        for (const p of this.queue.splice(0)) p.reject(error)
+        const idle = this.idle
+        this.running = this.idle = undefined
+        idle?.()
+      },
+    )
+  }
+
+  /**
+   * The newest overlay handed to the storage and not yet folded in (see `batches.ts`): undefined
+   * when none is (nothing is in flight before the batch runner is here).
+   */
+  pendingOverlay(): Overlay | undefined {
+    return this.batches?.pendingOverlay()
+  }
+
+  /**
+   * A session as it will be once the writes in flight commit, for optimistic live queries: `s`
+   * itself while nothing is in flight.
+   */
+  pendingView(s: SessionState | undefined, session_id: string): SessionState | undefined {
+    return this.batches ? this.batches.pendingView(s, session_id) : s
+  }
+
+  /** Settles once the entry loads in flight now have settled (what a first screen waits for). */
+  loads(): Promise<unknown> {
+    return Promise.allSettled(this.loading.values())
+  }
+
+  /** Loads a session's entries into memory once (first access). */
+  ensureLoaded(session_id: string): Promise<void> {
+    const s = this.state.sessions.get(session_id)
+    this.cache?.touch(session_id)
+    if (!s || s.entries) return Promise.resolve()
+    let p = this.loading.get(session_id)
+    if (!p) {
+      // The first part read is indexed (out of sight) while the browser reads the rest (see `Storage.entries`).
+      let part: SessionState | undefined
+      p = this.storage.entries(session_id, s.head.meta.message_count, (first) => void (part = new State().setSession(s.head, first))).then((entries) => {
+        const held = this.state.sessions.get(session_id)
+        if (held && !held.entries) {
+          this.state.setSession(held.head, entries, part)
+          this.cache?.loaded(session_id)
+          this.publish('local', new Map([[session_id, { session_id, head: undefined, added: [], updated: [], reloaded: true }]]), [])
+        }
+      }).finally(() => {
+        this.loading.delete(session_id)
+        this.trim()
+      })
+      this.loading.set(session_id, p)
+    }
+    return p
+  }
+
+  /** Applies changes made elsewhere (another tab, a server) and announces them. */
+  applyExternal(source: ChangeSource, payload: ChangePayload, events: readonly EventEnvelope[]): Commit {
+    const changes = fold(this.state, payload, false)
+    this.measure(changes)
+    return this.publish(source, changes, events)
+  }
+
+  /** @internal */
+  publish(source: ChangeSource, changes: Map<string, SessionChange>, events: readonly EventEnvelope[]): Commit {
+    const commit: Commit = { source, changes, events }
+    if (changes.size || events.length) this.commits.next(commit)
+    return commit
+  }
+}

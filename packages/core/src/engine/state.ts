@@ -1,0 +1,60 @@
+import type { SessionEntry } from '../model/model.js'
+import type { SessionHead } from '../storage/seam.js'
+
+/** One session as this store holds it in memory. Entries are loaded on first access and kept. */
+export interface SessionState {
+  head: SessionHead
+  entries?: Map<string, SessionEntry>
+  /** Child ids by parent id (`null` for roots), in append order: what branch pickers need. */
+  children?: Map<string | null, string[]>
+}
+
+/** The committed state: equal to what is on disk, by construction (only commits change it). */
+export class State {
+  readonly sessions = new Map<string, SessionState>()
+
+  load(heads: Iterable<SessionHead>): void {
+    for (const head of heads) this.sessions.set(head.meta.session_id, { head })
+  }
+
+  /**
+   * Replaces a session with what storage holds (first access, or a copy found stale). `s`, when
+   * given, is a session another `State` made of the first of these entries while the rest was
+   * read: it is taken over and completed.
+   */
+  setSession(head: SessionHead, entries: readonly SessionEntry[], s: SessionState = { head, entries: new Map(), children: new Map() }): SessionState {
+    s.head = head
+    for (const e of entries.slice(s.entries!.size)) {
+      s.entries!.set(e.id, e)
+      addChild(s, e)
+    }
+    this.sessions.set(head.meta.session_id, s)
+    return s
+  }
+
+  /** Adds or replaces one entry; returns false when `entry` is older than what is held. */
+  putEntry(s: SessionState, entry: SessionEntry): boolean {
+    if (!s.entries) return false
+    const prev = s.entries.get(entry.id)
+    if (prev && prev.revision > entry.revision) return false
+    s.entries.set(entry.id, entry)
+    if (!prev) addChild(s, entry)
+    return prev !== entry
+  }
+}
+
+/**
+ * Siblings are kept in creation order (entry timestamp, then id), whatever order they arrived
+ * in, so a branch picker's "2 / 3" means the same on every tab and device.
+ */
+function addChild(s: SessionState, e: SessionEntry): void {
+  const list = s.children!.get(e.parent_id)
+  if (!list) return void s.children!.set(e.parent_id, [e.id])
+  const before = (id: string): boolean => {
+    const o = s.entries!.get(id)!
+    return o.timestamp < e.timestamp || (o.timestamp === e.timestamp && o.id < e.id)
+  }
+  let i = list.length
+  while (i > 0 && !before(list[i - 1])) i--
+  list.splice(i, 0, e.id)
+}

@@ -1,0 +1,52 @@
+// `@colloquy/core/host`: what a process hosting a store reads of it beside the contract's
+// calls. A sync server decides tenancy, quotas and what its change log lacks from it; the sync
+// client seeds and resyncs from it. Everything here reads memory (no storage round trip): every
+// session's head is held from open, its entries once loaded. The store's engine stays its own.
+import type { SessionEntry } from './model/model.js'
+import type { SessionHead } from './storage/seam.js'
+import { engineOf, type Store } from './store.js'
+
+// The types of commits and commit hooks (`store.commits$`, `store.addCommitHook`): what sync's
+// outbox and a server's change log are written against.
+export type { ChangePayload, ChangeSource, Commit, SessionChange } from './engine/changes.js'
+export type { AppliedOp, CommitHook } from './engine/engine.js'
+export type { Overlay } from './engine/overlay.js'
+
+export interface StoreHost {
+  /** Whether the store holds the session (its head is in memory from open). */
+  has(session_id: string): boolean
+  /** The session's head (meta, active leaf, version, attachments), or undefined when there is no such session. */
+  head(session_id: string): SessionHead | undefined
+  /** Every session's head, in no set order (iterate at once: a commit may change the set). */
+  heads(): IterableIterator<SessionHead>
+  /** The session's entries by id once they are in memory (see `load`); undefined before, or for no such session. */
+  entries(session_id: string): ReadonlyMap<string, SessionEntry> | undefined
+  /** Loads the session's entries into memory once (what `entries` then returns); nothing for an unknown session. */
+  load(session_id: string): Promise<void>
+  /** `store.applyExternal`: folds changes committed elsewhere into memory and announces them. */
+  applyExternal: Store['applyExternal']
+}
+
+const hosts = new WeakMap<Store, StoreHost>()
+
+/** The host view of `store` (one per store; it reads the store live). */
+export function hostOf(store: Store): StoreHost {
+  let host = hosts.get(store)
+  if (!host) hosts.set(store, (host = viewOf(store)))
+  return host
+}
+
+function viewOf(store: Store): StoreHost {
+  const engine = engineOf(store)
+  const sessions = engine.state.sessions
+  return {
+    has: (id) => sessions.has(id),
+    head: (id) => sessions.get(id)?.head,
+    *heads() {
+      for (const s of sessions.values()) yield s.head
+    },
+    entries: (id) => sessions.get(id)?.entries,
+    load: (id) => engine.ensureLoaded(id),
+    applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
+  }
+}

@@ -1,0 +1,132 @@
+import type { AttachmentMeta, EventEnvelope, SessionEntry, SessionMeta } from '../model/model.js'
+
+/**
+ * What is persisted per session besides its entries: the meta, the active leaf, and `v`, a
+ * counter bumped by every commit that touches the session. Another tab (or process) that finds
+ * a different `v` on disk than in its cache knows its copy is stale and reloads it.
+ */
+export interface SessionHead {
+  readonly meta: SessionMeta
+  readonly leaf: string | null
+  readonly v: number
+  /**
+   * The session's attachments (metadata only, sorted by `created_at` then id): small, and what
+   * set-draft and list-attachments need synchronously. Their bytes live apart (`BlobWrite`).
+   */
+  readonly attachments?: readonly AttachmentMeta[]
+}
+
+/**
+ * Attachment bytes, kept apart from heads and entries and read only on demand. A `copy` takes
+ * the bytes another session holds under the same attachment id (fork). A deleted session's bytes
+ * go with it, without a write of their own.
+ */
+export type BlobWrite =
+  | { readonly op: 'put'; readonly session_id: string; readonly attachment_id: string; readonly bytes: Blob }
+  | { readonly op: 'copy'; readonly session_id: string; readonly attachment_id: string; readonly from_session_id: string }
+  | { readonly op: 'delete'; readonly session_id: string; readonly attachment_id: string }
+
+/** A record for a store beside sessions/entries (the sync outbox, checkpoints), same transaction. */
+export interface SideWrite {
+  readonly store: string
+  /** Omitted in the `outbox` store: keys are assigned in commit order. */
+  readonly key?: string | number
+  /** `undefined` deletes the record. */
+  readonly value: unknown
+}
+
+/** Everything one commit writes. Deletions apply first, so a session can be deleted and re-created in one commit. */
+export interface WriteSet {
+  readonly deleted: ReadonlySet<string>
+  readonly heads: ReadonlyMap<string, SessionHead>
+  readonly entries: ReadonlyMap<string, ReadonlyMap<string, SessionEntry>>
+  readonly side: readonly SideWrite[]
+  /** Applied after deletions; a storage without `attachmentBytes` is never handed any. */
+  readonly blobs?: readonly BlobWrite[]
+  /**
+   * The events the commit fires. A storage shared by several processes keeps them for the
+   * others (which fire them too); others ignore them.
+   */
+  readonly events?: readonly EventEnvelope[]
+}
+
+/** Reads allowed inside a commit, before its writes: they see what is on disk right now. */
+export interface StorageReader {
+  head(session_id: string): Promise<SessionHead | undefined>
+  entries(session_id: string): Promise<SessionEntry[]>
+  /**
+   * Checks, inside the transaction and before it commits, that a session's head on disk passes
+   * `ok`, without waiting for the read: it goes out ahead of the writes, and a failed check
+   * aborts the whole transaction, which then rejects with `StaleHeadError`. Lets a batch built
+   * from memory commit in one round trip. Optional: without it (a wrapper that passes only
+   * `head` and `entries`) the engine reads heads with `head` and waits.
+   *
+   * `held`, optional, is the head the batch was built on (`head: undefined`: the session is
+   * absent). A storage that can tell more cheaply than by reading the whole head that the disk
+   * holds exactly that head (IndexedDB compares one stamp key) may do so and call `ok(held.head)`;
+   * a storage that cannot ignores it. Writes may also be shaped by it (IndexedDB writes only the
+   * entry when the head changed only in leaf, counts and `v`).
+   */
+  expect?(session_id: string, ok: (disk: SessionHead | undefined) => boolean, held?: { readonly head: SessionHead | undefined }): void
+  /**
+   * Asked after the `expect`s, before the batch runs, by a batch of many new entries: opens the
+   * transaction now and returns a function that writes an entry into it at once, so the storage
+   * works on the first entries while the batch builds the next ones (all still in this one
+   * transaction; the entries given are the batch's final records, and whatever `work` returns is
+   * written as usual, those already written skipped). Undefined when the storage cannot tell yet
+   * that the transaction needs nothing else (the checks must be decided without a read, and the
+   * writes must turn out to touch entries only: if they do not, `transact` rejects with
+   * `StaleHeadError` and nothing is written, so the batch runs again the usual way). Optional.
+   */
+  stream?(): ((session_id: string, entry: SessionEntry) => void) | undefined
+}
+
+/** What `transact` rejects with when a check given to `expect` failed: nothing was written. */
+export class StaleHeadError extends Error {
+  constructor(readonly session_id: string) {
+    super(`the head of ${session_id} changed on disk`)
+    this.name = 'StaleHeadError'
+  }
+}
+
+/**
+ * The persistence adapter under the domain service. It is deliberately dumb: every rule about
+ * sessions lives in the service. `transact` runs `work` inside one atomic write: `work` may read
+ * through the reader, then returns the writes; an adapter must apply all of them or none, and
+ * must not resolve before they are durable (to the adapter's durability setting).
+ */
+export interface Storage {
+  readonly name: string
+  /** Opens the backing store and returns every session head (for `list` and live queries). */
+  open(): Promise<SessionHead[]>
+  /**
+   * Reads one session's entries outside a commit (first access of a session). `count`, optional,
+   * is how many there are likely to be (the head's message count): a hint a storage may use to
+   * split the read, never a limit. A storage that reads in parts may hand `first` the first part
+   * as soon as it has it: the entries the promise resolves with then begin with exactly those.
+   */
+  entries(session_id: string, count?: number, first?: (entries: readonly SessionEntry[]) => void): Promise<SessionEntry[]>
+  transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void>
+  /**
+   * Fetches the code this storage writes with, for a storage whose write half is loaded on first
+   * use (IndexedDB: `idb-writer.ts`); undefined once it is here. The store fetches it with the
+   * engine's batch code, so the first write waits for one round of fetches, not two.
+   */
+  prepare?(): Promise<unknown> | undefined
+  /**
+   * True when transactions apply in the order `transact` was called even if one is called before
+   * the previous one settled (IndexedDB runs read-write transactions over shared stores in
+   * creation order): the engine may then issue a batch while the previous one commits.
+   */
+  readonly ordered?: boolean
+  /** The bytes of one attachment, or undefined (absent: this storage keeps no attachment bytes). */
+  attachmentBytes?(session_id: string, attachment_id: string): Promise<Blob | undefined>
+  /** Reads every record of a side store (sync outbox and checkpoints), in key order. */
+  sideRecords?(store: string): Promise<Array<{ key: string | number; value: unknown }>>
+  /**
+   * True for a session the storage holds but could not read on open (a file it cannot read): it
+   * is not among the heads, yet it is not gone, so a change log must not record it as deleted.
+   */
+  unavailable?(session_id: string): boolean
+  close(): void
+}
