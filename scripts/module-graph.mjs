@@ -13,7 +13,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The core's folders, lowest layer first: each may import only those before it. */
-export const CORE_LAYERS = ['model', 'util', 'validation', 'storage', 'storage/memory', 'storage/idb', 'engine', 'ops', 'attachments', 'replica', 'import', 'live', 'relay', '.']
+export const CORE_LAYERS = ['model', 'util', 'validation', 'protocol', 'storage', 'storage/memory', 'storage/idb', 'engine', 'ops', 'attachments', 'replica', 'import', 'live', 'relay', '.']
 
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {
