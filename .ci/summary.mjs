@@ -30,7 +30,10 @@ for (const skip of summary.skipped) {
   const [project, path, ...rest] = skip.split(' | ')
   const name = rest.join(' | ')
   const entry = entries.find((e) => e.project.test(project) && e.path === path && e.name.test(name))
-  if (entry) (entry.used = true), intended++
+  if (entry) {
+    entry.used = true
+    intended++
+  }
   else problems.push(`skipped, not declared in .ci/intended-skips: ${skip}`)
 }
 for (const e of entries) {

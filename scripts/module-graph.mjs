@@ -47,7 +47,10 @@ export function moduleGraph(root, layers) {
       const t = target(f, spec)
       if (!t || t === f) return
       const e = edges.get(f).get(t) ?? { type: true, dynamic: false }
-      if (kind === 'dynamic') (e.dynamic = true), (e.type = false)
+      if (kind === 'dynamic') {
+        e.dynamic = true
+        e.type = false
+      }
       if (kind === 'value') e.type = false
       edges.get(f).set(t, e)
     }
@@ -80,16 +83,24 @@ export function moduleGraph(root, layers) {
     let index = 0
     const idx = new Map(), low = new Map(), stack = [], on = new Set(), sccs = []
     const strong = (v) => {
-      idx.set(v, index), low.set(v, index++), stack.push(v), on.add(v)
+      idx.set(v, index)
+      low.set(v, index++)
+      stack.push(v)
+      on.add(v)
       for (const w of next(v)) {
-        if (!idx.has(w)) strong(w), low.set(v, Math.min(low.get(v), low.get(w)))
-        else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)))
+        if (!idx.has(w)) {
+          strong(w)
+          low.set(v, Math.min(low.get(v), low.get(w)))
+        } else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)))
       }
       if (low.get(v) === idx.get(v)) {
         const c = []
         let w
-        do (w = stack.pop()), on.delete(w), c.push(w)
-        while (w !== v)
+        do {
+          w = stack.pop()
+          on.delete(w)
+          c.push(w)
+        } while (w !== v)
         if (c.length > 1) sccs.push(c.sort())
       }
     }
