@@ -8,7 +8,7 @@ import type { Credentials, Principal } from '../auth.js'
 import { accessOf, feedFilter, unauthorized, type Access, type Env } from './access.js'
 import { checkCrossSite } from './cross-site.js'
 import type { HostAllowList } from './hosts.js'
-import type { ChangeFeed } from '../changes/change-feed.js'
+import { pageJson, type ChangeFeed } from '../changes/change-feed.js'
 import { HttpError, invalidRequest, toWire, tooLarge } from '../errors.js'
 import { sendJson } from './ws-json.js'
 import { eventStream } from './events-ws.js'
@@ -405,7 +405,8 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
   app.get('/sync/pull', async (c) => {
     const since = nonNegative(c.req.query('since'), 'since', 0)
     const limit = Math.min(Math.max(nonNegative(c.req.query('limit'), 'limit', limits.pullLimit), 1), limits.maxPullLimit)
-    return c.json(await service.changes.page(since, limit, feedFilter(service.tenancy, accessOf(c).scope), epochOf(c.req.query('epoch'))))
+    const page = await service.changes.page(since, limit, feedFilter(service.tenancy, accessOf(c).scope), epochOf(c.req.query('epoch')))
+    return c.body(pageJson(page), 200, { 'Content-Type': 'application/json' })
   })
 
   const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered, json: limits }

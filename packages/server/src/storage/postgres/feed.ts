@@ -1,6 +1,6 @@
 import { metadataMatches, type AttachmentMeta, type Engine, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
 import type pg from 'pg'
-import { changesWithinPageChars, type ChangeFeed, type FeedPage } from '../../changes/change-feed.js'
+import { PageBuilder, type ChangeFeed, type EncodedPage } from '../../changes/change-feed.js'
 import type { CommittedChange, SequencedChange } from '../../changes/change-log.js'
 import { recordKeysFor, type ChangeKind } from '../../changes/change-index.js'
 import { fromDb, headOf, toDb } from './codec.js'
@@ -199,7 +199,7 @@ export class PostgresFeed implements ChangeFeed {
     })
   }
 
-  async page(since: number, limit: number, filter?: JsonObject, epoch?: string): Promise<FeedPage> {
+  async page(since: number, limit: number, filter?: JsonObject, epoch?: string): Promise<EncodedPage> {
     const clock = await this.clock()
     if ((epoch !== undefined && epoch !== clock.epoch) || since > clock.head || (since > 0 && since < clock.floor)) {
       return { changes: [], checkpoint: 0, head: clock.head, more: true, epoch: clock.epoch, reset: true }
@@ -217,14 +217,15 @@ export class PostgresFeed implements ChangeFeed {
     ).rows
     const more = rows.length > limit
     const kept = more ? rows.slice(0, limit) : rows
-    const changes: SequencedChange[] = []
+    const page = new PageBuilder()
     for (const r of kept) {
+      await page.turn()
       const c = changeOf(r)
-      if (c && (!rest || metadataMatches(rest, metadataOf(r)))) changes.push({ seq: Number(r.seq), change: c })
+      if (c && (!rest || metadataMatches(rest, metadataOf(r))) && !page.add({ seq: Number(r.seq), change: c })) {
+        return { changes: page.changes, encoded: page.encoded, checkpoint: page.changes[page.changes.length - 1]!.seq, head: clock.head, more: true, epoch: clock.epoch }
+      }
     }
-    const fit = changesWithinPageChars(changes)
-    if (fit < changes.length) return { changes: changes.slice(0, fit), checkpoint: changes[fit - 1]!.seq, head: clock.head, more: true, epoch: clock.epoch }
-    return { changes, checkpoint: more ? Number(kept[kept.length - 1].seq) : clock.head, head: clock.head, more, epoch: clock.epoch }
+    return { changes: page.changes, encoded: page.encoded, checkpoint: more ? Number(kept[kept.length - 1].seq) : clock.head, head: clock.head, more, epoch: clock.epoch }
   }
 
   private async clock(): Promise<Clock> {
