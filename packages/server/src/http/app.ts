@@ -15,7 +15,7 @@ import { eventStream } from './events-ws.js'
 import { parseJson, type JsonLimits } from './json-limits.js'
 import { history, historyCapabilities } from './history.js'
 import { liveStream, type LiveHub } from './live.js'
-import { parsePush, push } from './push.js'
+import { parsePushInSlices, push } from './push.js'
 import { RateLimiter } from './rate-limit.js'
 import { callAs, type Service } from './rpc.js'
 import type { TestControls } from '../test-mode.js'
@@ -397,7 +397,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
 
   const pushed = async (r: RequestView, access: Access): Promise<{ results: unknown[] }> => {
     const { value, bytes } = await readJson(r)
-    const mutations = parsePush(value, limits.maxBatch)
+    const mutations = await parsePushInSlices(value, limits.maxBatch)
     return { results: await push(service, access.scope, mutations, bytes) }
   }
   app.post('/sync/push', async (c) => c.json(await pushed(viewOf(c), accessOf(c))))

@@ -6,7 +6,7 @@ import { feedFilter, type Scope } from './access.js'
 import type { ChangeFeed } from '../changes/change-feed.js'
 import type { CommittedChange, SequencedChange } from '../changes/change-log.js'
 import { toWire } from '../errors.js'
-import { parsePush, push } from './push.js'
+import { parsePushInSlices, push } from './push.js'
 import type { Service } from './rpc.js'
 import type { Tenancy } from '../tenancy.js'
 import type { JsonLimits } from './json-limits.js'
@@ -158,7 +158,7 @@ export function liveStream(
       if (msg.type !== 'push') return void send({ type: 'error', id: msg.id, error: { code: 'session/invalid_request', message: 'session/invalid_request: expected a ping or push message' } })
       void (async () => {
         try {
-          const results = await push(service, scope, parsePush(msg, limits.maxBatch), Buffer.byteLength(event.data as string))
+          const results = await push(service, scope, await parsePushInSlices(msg, limits.maxBatch), Buffer.byteLength(event.data as string))
           send({ type: 'pushed', id: msg.id, results })
         } catch (e) {
           send({ type: 'error', id: msg.id, error: toWire(e).body.error })

@@ -3,6 +3,7 @@ import { parseReplicaChange, type CheckedReplicaChange } from '@colloquy/core/re
 import { quotaOwner, type Scope } from './access.js'
 import { invalidRequest, tooLarge } from '../errors.js'
 import type { Service } from './rpc.js'
+import { nextTurn } from '../work.js'
 
 /** One client mutation: its outbox key (echoed in the result) and the replicated change. */
 export interface PushMutation {
@@ -15,20 +16,47 @@ export type PushResult = { readonly id: number | string; readonly seq?: number }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
+type CheckedMutation = PushMutation & { readonly change: CheckedReplicaChange }
+
+/** The mutations array of a push body, within `maxBatch`. */
+function mutationsOf(body: unknown, maxBatch: number): unknown[] {
+  if (!isObject(body) || !Array.isArray(body.mutations)) throw invalidRequest('expected { mutations: [...] }')
+  if (body.mutations.length > maxBatch) throw tooLarge(`a push carries at most ${maxBatch} mutations, got ${body.mutations.length}`)
+  return body.mutations
+}
+
+function parseMutation(m: unknown, i: number): CheckedMutation {
+  const path = `mutations[${i}]`
+  if (!isObject(m)) throw invalidRequest(`${path}: expected an object`)
+  // The outbox key is echoed back: an id like any other (a safe integer, or a string within the id bounds).
+  if (!Number.isSafeInteger(m.id) && !isValidId(m.id)) throw invalidRequest(`${path}.id: expected an integer or an id of at most 255 UTF-8 bytes`)
+  return { id: m.id as number | string, change: parseReplicaChange(m.change, `${path}.change`) }
+}
+
 /**
  * `{ mutations: [{ id, change }] }`, all checked before anything is applied. The changes come
  * from core's validator (`CheckedReplicaChange`), so `applyReplica` does not validate them again.
  */
-export function parsePush(body: unknown, maxBatch: number): Array<PushMutation & { readonly change: CheckedReplicaChange }> {
-  if (!isObject(body) || !Array.isArray(body.mutations)) throw invalidRequest('expected { mutations: [...] }')
-  if (body.mutations.length > maxBatch) throw tooLarge(`a push carries at most ${maxBatch} mutations, got ${body.mutations.length}`)
-  return body.mutations.map((m: unknown, i) => {
-    const path = `mutations[${i}]`
-    if (!isObject(m)) throw invalidRequest(`${path}: expected an object`)
-    // The outbox key is echoed back: an id like any other (a safe integer, or a string within the id bounds).
-    if (!Number.isSafeInteger(m.id) && !isValidId(m.id)) throw invalidRequest(`${path}.id: expected an integer or an id of at most 255 UTF-8 bytes`)
-    return { id: m.id as number | string, change: parseReplicaChange(m.change, `${path}.change`) }
-  })
+export function parsePush(body: unknown, maxBatch: number): CheckedMutation[] {
+  return mutationsOf(body, maxBatch).map(parseMutation)
+}
+
+/** Mutations checked between two turns of the event loop in `parsePushInSlices`. */
+const CHECKED_PER_TURN = 64
+
+/**
+ * `parsePush`, letting other requests run every `CHECKED_PER_TURN` mutations: checking a full
+ * batch (1,000 mutations, 4 MiB) is never one turn of the event loop. Nothing is applied before
+ * all are checked, so a bad mutation still refuses the whole push.
+ */
+export async function parsePushInSlices(body: unknown, maxBatch: number): Promise<CheckedMutation[]> {
+  const raw = mutationsOf(body, maxBatch)
+  const out: CheckedMutation[] = new Array(raw.length)
+  for (let i = 0; i < raw.length; i++) {
+    if (i > 0 && i % CHECKED_PER_TURN === 0) await nextTurn()
+    out[i] = parseMutation(raw[i], i)
+  }
+  return out
 }
 
 const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)

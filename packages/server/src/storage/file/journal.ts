@@ -37,6 +37,23 @@ export function journalLine(line: JournalLine): string {
   return JSON.stringify(line) + '\n'
 }
 
+/**
+ * The same text as `journalLine`, built a session's writes at a time, each told to `built`
+ * (which lets other requests run between slices of a large commit). `writes` must be the line's
+ * last key, as `journalLine`'s callers give it.
+ */
+export async function journalLineInSlices(line: JournalLine, built: (chars: number) => Promise<void>): Promise<string> {
+  const { writes, ...rest } = line
+  if (!writes?.length) return journalLine(line)
+  let text = `${JSON.stringify(rest).slice(0, -1)},"writes":[`
+  for (let i = 0; i < writes.length; i++) {
+    const w = JSON.stringify(writes[i])
+    text += i === 0 ? w : `,${w}`
+    await built(w.length)
+  }
+  return `${text}]}\n`
+}
+
 export function applySide(stores: SideStores, writes: readonly SideWrite[]): void {
   for (const w of writes) {
     let map = stores.get(w.store)
