@@ -15,7 +15,7 @@ import { repoRoot, spawnServer } from './s4-server.js'
  * under each kind of load alone and under all of them mixed is compared with the same canary on
  * the idle server. The load runs in a process of its own (`subjects/flood.mjs`), so reading its
  * large answers never delays the canary's timing here. File storage, then PostgreSQL
- * (`S6_POSTGRES=0` skips it). Default limits (request rate included): the load is what a
+ * (`S6_POSTGRES=0` skips it, `S6_FILE=0` the file storage). Default limits (request rate included): the load is what a
  * principal may send.
  */
 const FLOOD_CONCURRENCY = Number(process.env.S6_CONCURRENCY ?? 4)
@@ -156,7 +156,7 @@ const workload: Workload = {
     writeFileSync(join(dir, 'tokens.json'), JSON.stringify(TOKENS))
     const cluster = process.env.S6_POSTGRES === '0' ? undefined : await startPostgres({ durable: true })
     try {
-      for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
+      for (const storage of [...(process.env.S6_FILE === '0' ? [] : ['file' as const]), ...(cluster ? ['postgres' as const] : [])]) {
         const args = storage === 'file' ? ['--data-dir', join(dir, 'data')] : ['--postgres', await cluster!.createDatabase()]
         const nodeArgs = ['--import', join(root, 'test/bench/subjects/loop-block.mjs'), ...SERVER_NODE_ARGS]
         const { url, child } = await spawnServer(root, 'S6', [...args, '--tokens-file', join(dir, 'tokens.json')], 30_000, nodeArgs)
