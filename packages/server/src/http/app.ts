@@ -376,7 +376,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
         onMessage(event, ws) {
           if (state !== 'counted') return
           const wait = rate.take(caller)
-          if (wait > 0) return void sendJson(ws, { type: 'error', retry_after_ms: wait, error: toWire(tooMany(wait)).body.error }, limits.maxBuffered)
+          if (wait > 0) return void sendJson(ws, { type: 'error', retry_after_ms: wait, error: toWire(tooMany(wait), cfg.log).body.error }, limits.maxBuffered)
           inner.onMessage?.(event, ws)
         },
         onClose(event, ws) {
@@ -410,8 +410,8 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
   })
 
   const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered, json: limits }
-  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, accessOf(c).scope, nonNegative(c.req.query('since'), 'since', 0), stream, epochOf(c.req.query('epoch')))), upgradeRequired)
-  app.get('/events', sameOrigin, socket((c) => eventStream(service, accessOf(c).scope, limits.maxBuffered, limits)), upgradeRequired)
+  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, accessOf(c).scope, nonNegative(c.req.query('since'), 'since', 0), stream, (m) => cfg.log(`WS /sync/stream: ${m}`), epochOf(c.req.query('epoch')))), upgradeRequired)
+  app.get('/events', sameOrigin, socket((c) => eventStream(service, accessOf(c).scope, limits.maxBuffered, limits, (m) => cfg.log(`WS /events: ${m}`))), upgradeRequired)
 
   app.get('/sessions/:id/history', async (c) => c.json(await history(service, accessOf(c).scope, c.req.param('id'))))
 

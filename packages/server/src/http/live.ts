@@ -88,6 +88,8 @@ export function liveStream(
   scope: Scope,
   since: number,
   limits: StreamLimits,
+  /** The server's log, where a 5xx answered in an error frame leaves its details. */
+  log: (message: string) => void,
   epoch?: string,
 ): WSEvents<WebSocket> {
   const filter: JsonObject | undefined = feedFilter(service.tenancy, scope)
@@ -144,7 +146,7 @@ export function liveStream(
           const e = service.changes.epoch
           send({ type: 'ready', checkpoint, head: Math.max(checkpoint, service.changes.head), ...(e !== undefined && { epoch: e }) })
         } catch (e) {
-          send({ type: 'error', error: toWire(e).body.error })
+          send({ type: 'error', error: toWire(e, log).body.error })
           ws.close(1011, 'backlog failed')
         }
       })()
@@ -152,7 +154,7 @@ export function liveStream(
     onMessage(event, ws) {
       const send = (m: StreamMessage): boolean => sendGathered(ws, m, limits.maxBuffered)
       const read = readMessage(event.data, limits.json)
-      if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused).body.error })
+      if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused, log).body.error })
       const { msg } = read
       if (msg.type === 'ping') return void send({ type: 'pong', id: msg.id })
       if (msg.type !== 'push') return void send({ type: 'error', id: msg.id, error: { code: 'session/invalid_request', message: 'session/invalid_request: expected a ping or push message' } })
@@ -161,7 +163,7 @@ export function liveStream(
           const results = await push(service, scope, await parsePushInSlices(msg, limits.maxBatch), Buffer.byteLength(event.data as string))
           send({ type: 'pushed', id: msg.id, results })
         } catch (e) {
-          send({ type: 'error', id: msg.id, error: toWire(e).body.error })
+          send({ type: 'error', id: msg.id, error: toWire(e, log).body.error })
         }
       })()
     },
