@@ -17,7 +17,7 @@ import { history, historyCapabilities } from './history.js'
 import { liveStream, type LiveHub } from './live.js'
 import { parsePushInSlices, push } from './push.js'
 import { RateLimiter } from './rate-limit.js'
-import { callAs, type Service } from './rpc.js'
+import { bodyRoom, callAs, type Service } from './rpc.js'
 import type { TestControls } from '../test-mode.js'
 
 /** Every limit of the server (packages/server/README.md, "Limits", says why each default). */
@@ -391,6 +391,16 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
     })
 
   app.post('/rpc/:fn', async (c) => {
+    // A declared body the caller's byte quota has no room for (a large `put-attachment`) is
+    // refused before a byte of it is read, as the upload routes refuse theirs.
+    const declared = Number(header(c, 'content-length'))
+    if (declared > 0) {
+      const room = await bodyRoom(service, accessOf(c).scope, c.req.param('fn'))
+      if (declared > room) {
+        viewOf(c).incoming?.resume()
+        throw new HttpError(403, 'session/invalid_request', `quota exceeded: the request is ${declared} bytes, ${room} are left of the stored-bytes quota`, { Connection: 'close' })
+      }
+    }
     const { value, bytes } = await body(c)
     return c.json((await callAs(service, accessOf(c).scope, c.req.param('fn'), value, bytes)) ?? null)
   })
