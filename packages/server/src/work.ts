@@ -67,3 +67,20 @@ const unreported = new Work()
 
 /** A service's work budgets; one that was given none runs the same budgets, reporting nothing. */
 export const workOf = (service: { readonly work?: Work }): Work => service.work ?? unreported
+
+/**
+ * Counts what a large piece of work built (characters of JSON) and lets other requests run
+ * (`nextTurn`) once it built a slice's worth (`WORK_BUDGETS.sliceChars`): a large commit (a
+ * 1 MB push touching a thousand sessions) is encoded and written in slices, never in one turn of
+ * the event loop. It stays one transaction: it holds its storage's lock (or its database
+ * transaction) throughout, and the engine shows none of it before it resolves.
+ */
+export function slicer(): (chars: number) => Promise<void> {
+  let since = 0
+  return async (chars) => {
+    since += chars
+    if (since < WORK_BUDGETS.sliceChars) return
+    since = 0
+    await nextTurn()
+  }
+}

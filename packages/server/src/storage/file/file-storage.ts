@@ -8,7 +8,7 @@ import { isSessionFileName, sessionFileName } from './file-names.js'
 import { applySide, journalLine, journalLineInSlices, readJournal, syncDir, writeSnapshot, type JournalLine, type JournalState } from './journal.js'
 import { commitLines, parseFile, replay, type ParsedLine } from './jsonl.js'
 import { migrateLegacyNames, moveAside } from './migrate-names.js'
-import { nextTurn, WORK_BUDGETS } from '../../work.js'
+import { slicer, WORK_BUDGETS } from '../../work.js'
 
 export interface FileStorageOptions {
   /** The data directory: one `<slug>+<sha256>.jsonl` per session (see file-names.ts), bookkeeping in `.colloquy/`. */
@@ -35,23 +35,6 @@ const ENOENT = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'E
 function writeAll(fd: number, text: string): void {
   const buf = Buffer.from(text)
   for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off)
-}
-
-/**
- * Counts what a commit built and lets other requests run once it built a slice's worth
- * (`WORK_BUDGETS.sliceChars`): a large commit (a 1 MB push touching a thousand sessions) is
- * encoded and written in slices, never in one turn of the event loop. It stays one transaction:
- * it holds the storage's lock throughout, its journal line is its commit point, and the engine
- * shows none of it before it resolves.
- */
-function slicer(): (chars: number) => Promise<void> {
-  let since = 0
-  return async (chars) => {
-    since += chars
-    if (since < WORK_BUDGETS.sliceChars) return
-    since = 0
-    await nextTurn()
-  }
 }
 
 /** `writeAll` of a long text in slices (`slicer`). */
