@@ -1,10 +1,10 @@
-import { cpSync } from 'node:fs'
+import { cpSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createStore, type ReplicaChange, type Store } from '@colloquy/core'
 import { fileStorage } from '../../packages/server/src/storage/file/file-storage.js'
 import { WORK_BUDGETS } from '../../packages/server/src/work.js'
-import { journalLine, journalLineInSlices } from '../../packages/server/src/storage/file/journal.js'
+import { journalLine, journalLineInSlices, writeSnapshot, type SideStores } from '../../packages/server/src/storage/file/journal.js'
 import fc from 'fast-check'
 import { cleanupAfterEach } from './helpers.js'
 
@@ -95,6 +95,25 @@ describe('a large commit on the file storage', () => {
           expect(told).toBe(writes.reduce((n, w) => n + JSON.stringify(w).length, 0))
         },
       ),
+    )
+  })
+
+  it('a checkpoint snapshot, its records encoded in slices, is the same text as the line built whole', async () => {
+    const dir = await dataDir()
+    await fc.assert(
+      fc.asyncProperty(fc.nat(), fc.array(fc.tuple(fc.constantFrom('changes', 'changelog'), fc.oneof(fc.nat(), fc.string()), fc.jsonValue())), async (tx, records) => {
+        const stores: SideStores = new Map()
+        for (const [store, key, value] of records) (stores.get(store) ?? stores.set(store, new Map()).get(store)!).set(key, value)
+        const side = [...stores].flatMap(([store, map]) => [...map].map(([key, value]) => ({ store, key, value })))
+        let told = 0
+        const path = join(dir, 'journal')
+        const bytes = await writeSnapshot(path, tx, stores, false, [], async (n) => void (told += n))
+        const whole = journalLine({ tx, side, snapshot: true, v: 2 })
+        expect(readFileSync(path, 'utf8')).toBe(whole)
+        expect(bytes).toBe(Buffer.byteLength(whole))
+        expect(told).toBe(side.reduce((n, w) => n + JSON.stringify(w).length, 0))
+      }),
+      { numRuns: 50 },
     )
   })
 })

@@ -320,7 +320,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       }
       await handles.drop(journalPath)
       const kept = backlogLines()
-      journalSize = await writeSnapshot(journalPath, journal.tx, journal.side, fsync, kept)
+      journalSize = await writeSnapshot(journalPath, journal.tx, journal.side, fsync, kept, slicer())
       // Writes kept for failing sessions do not count towards the next checkpoint.
       keptBytes = kept.reduce((n, l) => n + Buffer.byteLength(journalLine(l)), 0)
     } catch (e) {
