@@ -264,6 +264,10 @@ describe(`quotas hold before and while a body is read, on ${BACKEND.name}`, () =
     const q = `name=big.bin&size=${big.length}&sha256=${'0'.repeat(64)}&created_at=1`
     const synced = await holdOpen(server.url, `/sync/attachments/${enc(session_id)}/a_big?${q}`, headers, 64 * 1024)
     expect(synced.status, synced.body).toBe(403)
+    // The RPC's base64 form too: its declared length is past the room, refused before it is read.
+    const viaRpc = await holdOpen(server.url, '/rpc/session::put-attachment', { ...auth(ALICE), 'content-type': 'application/json', 'content-length': String(4_000_000) }, 64 * 1024)
+    expect(viaRpc.status, viaRpc.body).toBe(403)
+    expect(JSON.parse(viaRpc.body).error.message).toMatch(/quota/)
     // Not even a spool folder was made for them.
     expect(await readdir(spool)).toStrictEqual([])
 

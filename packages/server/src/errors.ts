@@ -34,8 +34,6 @@ export const invalidRequest = (text: string): HttpError => new HttpError(400, 's
 export const tooLarge = (text: string, headers?: Record<string, string>): HttpError => new HttpError(413, 'session/invalid_request', text, headers)
 
 /** Where the details of a failure go when the caller names no log: the server's default log. */
-const defaultLog = (message: string): void => console.error(`[colloquy-server] ${message}`)
-
 /** The text of a failure for the log: its stack (or message), and its causes'. */
 function details(error: unknown): string {
   const parts: string[] = []
@@ -53,7 +51,7 @@ function details(error: unknown): string {
  * which may hold a server path, a stack or another tenant's data; its details go to `log` under
  * that id. This is the one place failures become answers (HTTP routes, WebSocket frames).
  */
-export function toWire(error: unknown, log: (message: string) => void = defaultLog): { status: number; body: { error: { code: string; message: string; id?: string } } } {
+export function toWire(error: unknown, log: (message: string) => void): { status: number; body: { error: { code: string; message: string; id?: string } } } {
   const status = error instanceof HttpError ? error.status : error instanceof SessionError ? (STATUS[error.code] ?? 500) : 500
   const code = error instanceof HttpError || error instanceof SessionError ? error.code : 'server/internal'
   if (status < 500) return { status, body: { error: { code, message: (error as Error).message } } }

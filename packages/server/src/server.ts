@@ -10,6 +10,7 @@ import type { WebSocket } from 'ws'
 import { createRoutes, type Env, type Limits } from './http/app.js'
 import { DEFAULT_JSON_LIMITS } from './http/json-limits.js'
 import { attachmentRoutes } from './http/attachment-routes.js'
+import { removeDeadSpools } from './http/spools.js'
 import { Work, type WorkReport } from './work.js'
 import { authenticator, type AuthOptions } from './auth.js'
 import type { ChangeFeed } from './changes/change-feed.js'
@@ -167,6 +168,8 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     log,
   }, app)
   attachmentRoutes(app, { service, maxBytes: options.limits?.max_attachment_bytes ?? 52_428_800 })
+  // Spools a crashed server left in the temporary directory (uploads it never finished).
+  await removeDeadSpools(log)
 
   let server: ServerType | undefined
   return {

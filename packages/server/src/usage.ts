@@ -1,5 +1,6 @@
-import type { JsonObject, SessionHead, SessionMeta, Storage, WriteSet } from '@colloquy/core'
+import type { JsonObject, SessionEntry, SessionHead, SessionMeta, Storage, WriteSet } from '@colloquy/core'
 import { HttpError } from './errors.js'
+import { nextTurn, WORK_BUDGETS } from './work.js'
 
 /** Per-principal storage quotas; 0 turns one off. */
 export interface Quotas {
@@ -29,6 +30,29 @@ interface OwnerUsage {
 }
 
 const size = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
+
+/**
+ * The bytes of each entry a commit wrote, measured in slices (`WORK_BUDGETS.sliceChars`) with
+ * other requests let in between: a commit of a thousand entries is not measured in one turn.
+ * Counted after the commit and before the write resolves; the request's admitted bytes stay
+ * pending meanwhile, so the quota holds.
+ */
+async function entrySizes(ws: WriteSet): Promise<Map<SessionEntry, number>> {
+  const sizes = new Map<SessionEntry, number>()
+  let since = 0
+  for (const entries of ws.entries.values()) {
+    for (const e of entries.values()) {
+      const n = size(e)
+      sizes.set(e, n)
+      since += n
+      if (since >= WORK_BUDGETS.sliceChars) {
+        since = 0
+        await nextTurn()
+      }
+    }
+  }
+  return sizes
+}
 
 /**
  * `size(next)`, from the size of the meta it replaces when the two differ only in finite
@@ -116,7 +140,7 @@ export class Usage {
       transact: async (work) => {
         let written: WriteSet | undefined
         await inner.transact(async (reader) => (written = await work(reader)))
-        if (written) this.account(written)
+        if (written) this.account(written, await entrySizes(written))
       },
       // Every optional capability of the storage passes through: a wrapper that dropped one
       // would silently turn it off (attachment bytes, unreadable-session answers).
@@ -220,7 +244,7 @@ export class Usage {
     s.entries.set(id, bytes)
   }
 
-  private account(ws: WriteSet): void {
+  private account(ws: WriteSet, sizes: ReadonlyMap<SessionEntry, number>): void {
     for (const id of ws.deleted) {
       const s = this.sessions.get(id)
       if (!s) continue
@@ -233,7 +257,7 @@ export class Usage {
       this.charge(s, -1)
       const head = ws.heads.get(id)
       if (head) this.setHead(s, head)
-      for (const e of ws.entries.get(id)?.values() ?? []) this.setEntry(s, e.id, size(e))
+      for (const e of ws.entries.get(id)?.values() ?? []) this.setEntry(s, e.id, sizes.get(e)!)
       this.charge(s, +1)
     }
   }

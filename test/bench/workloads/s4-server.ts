@@ -40,18 +40,20 @@ export function repoRoot(): string {
 /** Starts the built `colloquy-server` on a free loopback port over the given storage (`--data-dir …` / `--postgres …`). */
 /**
  * Spawns the built `colloquy-server` with `args` and waits for its "listening" line; `startMs` is
- * the time from spawn to that line. Shared by the server workloads.
+ * the time from spawn to that line (`nodeArgs`: Node's own options, before the script). Shared by
+ * the server workloads.
  */
 export async function spawnServer(
   root: string,
   label: string,
   args: readonly string[],
   timeoutMs: number,
+  nodeArgs: readonly string[] = [],
 ): Promise<{ url: string; child: ChildProcess; startMs: number }> {
   const cli = join(root, 'packages/server/dist/cli.js')
   if (!existsSync(cli)) throw new Error(`${label}: ${cli} is missing (pnpm build)`)
   const t0 = performance.now()
-  const child = spawn(process.execPath, [cli, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...nodeArgs, cli, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${label}: server did not start: ${out}`)), timeoutMs)

@@ -15,7 +15,7 @@ import { repoRoot, spawnServer } from './s4-server.js'
  * under each kind of load alone and under all of them mixed is compared with the same canary on
  * the idle server. The load runs in a process of its own (`subjects/flood.mjs`), so reading its
  * large answers never delays the canary's timing here. File storage, then PostgreSQL
- * (`S6_POSTGRES=0` skips it). Default limits (request rate included): the load is what a
+ * (`S6_POSTGRES=0` skips it, `S6_FILE=0` the file storage). Default limits (request rate included): the load is what a
  * principal may send.
  */
 const FLOOD_CONCURRENCY = Number(process.env.S6_CONCURRENCY ?? 4)
@@ -26,6 +26,29 @@ const SESSIONS = 2_000
 const LONG_ENTRIES = 3_000
 const TITLE_WORDS = 50_000
 const TOKENS = { 'tok-alice': 'alice', 'tok-bob': 'bob' }
+/** Only the loads whose name holds one of these (comma-separated), e.g. `S6_LOADS=pull,push`. */
+const ONLY = process.env.S6_LOADS?.split(',').filter(Boolean)
+/** More of Node's options for the server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`: profiling slows it, report no figure from such a run). */
+const SERVER_NODE_ARGS = process.env.S6_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []
+
+/**
+ * The server's longest event-loop block since the last call (`subjects/loop-block.mjs`, preloaded
+ * into it): what one request holds the loop for, which the machine's other load barely changes,
+ * unlike the canary's latency.
+ */
+function loopBlocks(child: ChildProcess): () => Promise<{ maxMs: number; maxCpuMs: number }> {
+  let out = ''
+  const waiting: Array<(v: { maxMs: number; maxCpuMs: number }) => void> = []
+  child.stderr!.on('data', (d: Buffer) => {
+    out += d.toString()
+    for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
+      const line = out.slice(0, nl)
+      out = out.slice(nl + 1)
+      if (line.startsWith('loop-block ')) waiting.shift()?.(JSON.parse(line.slice('loop-block '.length)))
+    }
+  })
+  return () => new Promise((resolve) => (waiting.push(resolve), child.kill('SIGUSR2')))
+}
 
 interface Flood {
   name: string
@@ -90,7 +113,8 @@ function floods(): Flood[] {
 }
 
 /** Runs the flood (or nothing) while the canary sends; returns the canary's latencies and the flood's statistics. */
-async function phase(url: string, canary: Client, flood: readonly Flood[] | undefined, dir: string): Promise<{ lat: number[]; stats?: Record<string, { count: number; statuses: Record<string, number>; maxMs: number }> }> {
+async function phase(url: string, canary: Client, flood: readonly Flood[] | undefined, dir: string, blocks: () => Promise<{ maxMs: number; maxCpuMs: number }>): Promise<{ lat: number[]; block: { maxMs: number; maxCpuMs: number }; stats?: Record<string, { count: number; statuses: Record<string, number>; maxMs: number }> }> {
+  await blocks()
   let child: ChildProcess | undefined
   let out = ''
   let done: Promise<void> = new Promise((r) => setTimeout(r, PHASE_MS))
@@ -116,8 +140,9 @@ async function phase(url: string, canary: Client, flood: readonly Flood[] | unde
     if (wait > 0) await new Promise((r) => setTimeout(r, wait))
   }
   await done
+  const block = await blocks()
   const last = out.trim().split('\n').pop()
-  return { lat, stats: flood && last && last !== 'started' ? JSON.parse(last) : undefined }
+  return { lat, block, stats: flood && last && last !== 'started' ? JSON.parse(last) : undefined }
 }
 
 const workload: Workload = {
@@ -131,39 +156,41 @@ const workload: Workload = {
     writeFileSync(join(dir, 'tokens.json'), JSON.stringify(TOKENS))
     const cluster = process.env.S6_POSTGRES === '0' ? undefined : await startPostgres({ durable: true })
     try {
-      for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
+      for (const storage of [...(process.env.S6_FILE === '0' ? [] : ['file' as const]), ...(cluster ? ['postgres' as const] : [])]) {
         const args = storage === 'file' ? ['--data-dir', join(dir, 'data')] : ['--postgres', await cluster!.createDatabase()]
-        const { url, child } = await spawnServer(root, 'S6', [...args, '--tokens-file', join(dir, 'tokens.json')], 30_000)
+        const nodeArgs = ['--import', join(root, 'test/bench/subjects/loop-block.mjs'), ...SERVER_NODE_ARGS]
+        const { url, child } = await spawnServer(root, 'S6', [...args, '--tokens-file', join(dir, 'tokens.json')], 30_000, nodeArgs)
+        const blocks = loopBlocks(child)
         const client = new Client(url, { pipelining: 0 })
         const canary = new Client(url, { pipelining: 0 })
         const subject = storage === 'file' ? 'colloquy-server (file)' : 'colloquy-server (postgres)'
         try {
           ctx.log(`S6 ${storage}: seeding`)
           await seed(client)
-          const idle = await phase(url, canary, undefined, dir)
-          const row = (load: string, lat: number[], note: string, target: boolean): BenchRow => {
+          const idle = await phase(url, canary, undefined, dir, blocks)
+          const row = (load: string, { lat, block }: { lat: number[]; block: { maxMs: number; maxCpuMs: number } }, note: string, target: boolean): BenchRow => {
             const p99 = percentile(lat, 99)
             return {
               id: 'S6', subject: `${subject}: ${load}`, metric: 'canary p99', value: Math.round(p99 * 10) / 10, unit: 'ms', better: 'lower',
               ...(target && { target: `<= ${TARGET_MS} ms`, pass: p99 <= TARGET_MS }),
-              note: `canary p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms over ${lat.length} requests (idle: p50 ${percentile(idle.lat, 50).toFixed(1)}, p99 ${percentile(idle.lat, 99).toFixed(1)} ms); ${note}; load average ${loadavg()[0].toFixed(1)}`,
+              note: `canary p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms over ${lat.length} requests (idle: p50 ${percentile(idle.lat, 50).toFixed(1)}, p99 ${percentile(idle.lat, 99).toFixed(1)} ms); longest event-loop block ${block.maxMs} ms (${block.maxCpuMs} ms of CPU); ${note}; load average ${loadavg()[0].toFixed(1)}`,
             }
           }
-          rows.push(row('idle', idle.lat, 'no load', false))
+          rows.push(row('idle', idle, 'no load', false))
           // The control: the same 4 connections sending alice's cheapest request (no scan). What
           // the canary loses here is the machine's cores shared with the load, not the event loop.
           ctx.log(`S6 ${storage}: control`)
-          const control = await phase(url, canary, [{ name: 'session::get (control: no scan)', method: 'POST', path: '/rpc/session::get', body: JSON.stringify({ session_id: 'a-0' }) }], dir)
-          rows.push(row('control: session::get, no scan', control.lat, `${FLOOD_CONCURRENCY} connections of alice: ${JSON.stringify(control.stats)}`, false))
-          const all = floods()
+          const control = await phase(url, canary, [{ name: 'session::get (control: no scan)', method: 'POST', path: '/rpc/session::get', body: JSON.stringify({ session_id: 'a-0' }) }], dir, blocks)
+          rows.push(row('control: session::get, no scan', control, `${FLOOD_CONCURRENCY} connections of alice: ${JSON.stringify(control.stats)}`, false))
+          const all = floods().filter((f) => !ONLY || ONLY.some((o) => f.name.includes(o)))
           for (const f of all) {
             ctx.log(`S6 ${storage}: ${f.name}`)
-            const r = await phase(url, canary, [f], dir)
-            rows.push(row(f.name, r.lat, `${FLOOD_CONCURRENCY} connections of alice: ${JSON.stringify(r.stats)}`, true))
+            const r = await phase(url, canary, [f], dir, blocks)
+            rows.push(row(f.name, r, `${FLOOD_CONCURRENCY} connections of alice: ${JSON.stringify(r.stats)}`, true))
           }
           ctx.log(`S6 ${storage}: all of them mixed`)
-          const mixed = await phase(url, canary, all, dir)
-          rows.push(row('all of them mixed', mixed.lat, `${FLOOD_CONCURRENCY} connections of alice taking the requests in turn: ${JSON.stringify(mixed.stats)}`, true))
+          const mixed = await phase(url, canary, all, dir, blocks)
+          rows.push(row('all of them mixed', mixed, `${FLOOD_CONCURRENCY} connections of alice taking the requests in turn: ${JSON.stringify(mixed.stats)}`, true))
         } finally {
           await client.close()
           await canary.close()

@@ -3,7 +3,7 @@
 export type {
   MutationId, PushMutation, PushRequest, PushResult, PushResponse, SequencedChange, PullResponse, RequestId, WireError, StreamMessage, StreamRequest,
 } from './messages.js'
-export { checkPushRequest, checkPushResponse, type CheckedPush } from './push.js'
+export { checkPushRequest, checkPushEnvelope, checkPushMutation, checkPushResponse, type CheckedPush } from './push.js'
 export { checkPullResponse } from './pull.js'
 export { checkStreamMessage } from './stream.js'
 export { parentsFirst, type Linked } from './parents-first.js'

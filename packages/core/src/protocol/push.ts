@@ -21,16 +21,27 @@ export interface CheckedPush {
  * (`CheckedReplicaChange`), so `applyReplica` does not validate them again.
  */
 export function checkPushRequest(body: unknown): CheckedPush {
+  const { client_id, mutations } = checkPushEnvelope(body)
+  const checked = mutations.map(checkPushMutation)
+  return client_id === undefined ? { mutations: checked } : { client_id, mutations: checked }
+}
+
+/**
+ * The two halves of `checkPushRequest`, for a server that checks a large push a slice at a time:
+ * the envelope (`client_id`, a `mutations` array, unchecked) and then each mutation by its index.
+ */
+export function checkPushEnvelope(body: unknown): { readonly client_id?: string; readonly mutations: readonly unknown[] } {
   if (!isObject(body) || !Array.isArray(body.mutations)) throw refused('expected { mutations: [...] }')
   if (body.client_id !== undefined && !isValidId(body.client_id)) throw refused('client_id: expected an id of at most 255 UTF-8 bytes')
-  const mutations = body.mutations.map((m: unknown, i) => {
-    const path = `mutations[${i}]`
-    if (!isObject(m)) throw refused(`${path}: expected an object`)
-    // The id is echoed back: an id like any other (a safe integer, or a string within the id bounds).
-    if (!isMutationId(m.id)) throw refused(`${path}.id: expected an integer or an id of at most 255 UTF-8 bytes`)
-    return { id: m.id, change: parseReplicaChange(m.change, `${path}.change`) }
-  })
-  return body.client_id === undefined ? { mutations } : { client_id: body.client_id, mutations }
+  return body.client_id === undefined ? { mutations: body.mutations } : { client_id: body.client_id, mutations: body.mutations }
+}
+
+export function checkPushMutation(m: unknown, i: number): CheckedPush['mutations'][number] {
+  const path = `mutations[${i}]`
+  if (!isObject(m)) throw refused(`${path}: expected an object`)
+  // The id is echoed back: an id like any other (a safe integer, or a string within the id bounds).
+  if (!isMutationId(m.id)) throw refused(`${path}.id: expected an integer or an id of at most 255 UTF-8 bytes`)
+  return { id: m.id, change: parseReplicaChange(m.change, `${path}.change`) }
 }
 
 const STATUSES: readonly unknown[] = ['applied', 'unchanged', 'conflict', 'rejected']

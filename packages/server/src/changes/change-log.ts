@@ -6,7 +6,7 @@ import type { StoreHost } from '@colloquy/core/host'
 import { WorkMeter } from '@colloquy/core/wire'
 import { parentsFirst, type SequencedChange } from '@colloquy/core/protocol'
 import { WORK_BUDGETS } from '../work.js'
-import { changesWithinPageChars } from './change-feed.js'
+import { PageBuilder, type EncodedPage } from './change-feed.js'
 import { CHANGE_KINDS, ChangeIndex, recordKey, recordsOf, type ChangeRecord, type LiveRecord } from './change-index.js'
 
 export type { SequencedChange }
@@ -82,7 +82,7 @@ export class ChangeLog {
   }
 
   /** Changes after `since` whose session metadata matches `filter` (tenancy), `limit` at most. */
-  async page(since: number, limit: number, filter?: JsonObject): Promise<ChangePage & { reset?: boolean }> {
+  async page(since: number, limit: number, filter?: JsonObject): Promise<EncodedPage> {
     const idx = this.index
     const head = idx.head
     // A checkpoint ahead of this log comes from another incarnation of the server (a wiped or
@@ -93,14 +93,14 @@ export class ChangeLog {
     const cold = new Set<string>()
     for (const r of records) if (r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap) cold.add(r.session_id)
     if (cold.size) await Promise.all([...cold].map((id) => this.host?.load(id)))
-    const changes: SequencedChange[] = []
+    const page = new PageBuilder()
     for (const r of records) {
+      // An entry the cache let go of meanwhile is read again, never left out of the page.
+      if ((await page.turn()) && r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap) await this.host?.load(r.session_id)
       const change = this.changeOf(r)
-      if (change) changes.push({ seq: r.seq, change })
+      if (change && !page.add({ seq: r.seq, change })) return { changes: page.changes, encoded: page.encoded, checkpoint: page.changes[page.changes.length - 1]!.seq, head, more: true }
     }
-    const fit = changesWithinPageChars(changes)
-    if (fit < changes.length) return { changes: changes.slice(0, fit), checkpoint: changes[fit - 1]!.seq, head, more: true }
-    return { changes, checkpoint, head, more }
+    return { changes: page.changes, encoded: page.encoded, checkpoint, head, more }
   }
 
   async positions(changes: readonly ReplicaChange[]): Promise<Array<number | undefined>> {

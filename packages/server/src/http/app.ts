@@ -8,16 +8,16 @@ import type { Credentials, Principal } from '../auth.js'
 import { accessOf, feedFilter, unauthorized, type Access, type Env } from './access.js'
 import { checkCrossSite } from './cross-site.js'
 import type { HostAllowList } from './hosts.js'
-import type { ChangeFeed } from '../changes/change-feed.js'
+import { pageJson, type ChangeFeed } from '../changes/change-feed.js'
 import { HttpError, invalidRequest, toWire, tooLarge } from '../errors.js'
 import { sendJson } from './ws-json.js'
 import { eventStream } from './events-ws.js'
 import { parseJson, type JsonLimits } from './json-limits.js'
 import { history, historyCapabilities } from './history.js'
 import { liveStream, type LiveHub } from './live.js'
-import { parsePush, push } from './push.js'
+import { parsePushInSlices, push } from './push.js'
 import { RateLimiter } from './rate-limit.js'
-import { callAs, type Service } from './rpc.js'
+import { bodyRoom, callAs, type Service } from './rpc.js'
 import type { TestControls } from '../test-mode.js'
 
 /** Every limit of the server (packages/server/README.md, "Limits", says why each default). */
@@ -376,7 +376,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
         onMessage(event, ws) {
           if (state !== 'counted') return
           const wait = rate.take(caller)
-          if (wait > 0) return void sendJson(ws, { type: 'error', retry_after_ms: wait, error: toWire(tooMany(wait)).body.error }, limits.maxBuffered)
+          if (wait > 0) return void sendJson(ws, { type: 'error', retry_after_ms: wait, error: toWire(tooMany(wait), cfg.log).body.error }, limits.maxBuffered)
           inner.onMessage?.(event, ws)
         },
         onClose(event, ws) {
@@ -391,13 +391,23 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
     })
 
   app.post('/rpc/:fn', async (c) => {
+    // A declared body the caller's byte quota has no room for (a large `put-attachment`) is
+    // refused before a byte of it is read, as the upload routes refuse theirs.
+    const declared = Number(header(c, 'content-length'))
+    if (declared > 0) {
+      const room = await bodyRoom(service, accessOf(c).scope, c.req.param('fn'))
+      if (declared > room) {
+        viewOf(c).incoming?.resume()
+        throw new HttpError(403, 'session/invalid_request', `quota exceeded: the request is ${declared} bytes, ${room} are left of the stored-bytes quota`, { Connection: 'close' })
+      }
+    }
     const { value, bytes } = await body(c)
     return c.json((await callAs(service, accessOf(c).scope, c.req.param('fn'), value, bytes)) ?? null)
   })
 
   const pushed = async (r: RequestView, access: Access): Promise<{ results: unknown[] }> => {
     const { value, bytes } = await readJson(r)
-    const mutations = parsePush(value, limits.maxBatch)
+    const mutations = await parsePushInSlices(value, limits.maxBatch)
     return { results: await push(service, access.scope, mutations, bytes) }
   }
   app.post('/sync/push', async (c) => c.json(await pushed(viewOf(c), accessOf(c))))
@@ -405,12 +415,13 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
   app.get('/sync/pull', async (c) => {
     const since = nonNegative(c.req.query('since'), 'since', 0)
     const limit = Math.min(Math.max(nonNegative(c.req.query('limit'), 'limit', limits.pullLimit), 1), limits.maxPullLimit)
-    return c.json(await service.changes.page(since, limit, feedFilter(service.tenancy, accessOf(c).scope), epochOf(c.req.query('epoch'))))
+    const page = await service.changes.page(since, limit, feedFilter(service.tenancy, accessOf(c).scope), epochOf(c.req.query('epoch')))
+    return c.body(pageJson(page), 200, { 'Content-Type': 'application/json' })
   })
 
   const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered, json: limits }
-  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, accessOf(c).scope, nonNegative(c.req.query('since'), 'since', 0), stream, epochOf(c.req.query('epoch')))), upgradeRequired)
-  app.get('/events', sameOrigin, socket((c) => eventStream(service, accessOf(c).scope, limits.maxBuffered, limits)), upgradeRequired)
+  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, accessOf(c).scope, nonNegative(c.req.query('since'), 'since', 0), stream, (m) => cfg.log(`WS /sync/stream: ${m}`), epochOf(c.req.query('epoch')))), upgradeRequired)
+  app.get('/events', sameOrigin, socket((c) => eventStream(service, accessOf(c).scope, limits.maxBuffered, limits, (m) => cfg.log(`WS /events: ${m}`))), upgradeRequired)
 
   app.get('/sessions/:id/history', async (c) => c.json(await history(service, accessOf(c).scope, c.req.param('id'))))
 

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import { createWriteStream, openAsBlob } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -14,6 +13,7 @@ import { HttpError } from '../errors.js'
 import { quotaExceeded } from '../usage.js'
 import type { Service } from './rpc.js'
 import { findSameBytes } from './same-bytes.js'
+import { makeSpool } from './spools.js'
 import { workOf } from '../work.js'
 
 export interface AttachmentRoutesOptions {
@@ -71,7 +71,7 @@ interface Spooled {
 async function spoolBody<T>(c: Context<Env>, limit: Limit, refuse: () => void, type: string, use: (body: Spooled) => Promise<T>): Promise<T> {
   const maxBytes = Math.min(limit.maxBytes, limit.room)
   const body = c.req.raw.body
-  const spool = await mkdtemp(join(tmpdir(), 'colloquy-upload-'))
+  const spool = await makeSpool()
   try {
     const path = join(spool, 'bytes')
     let size = 0

@@ -18,15 +18,16 @@ const MAX_SUBSCRIPTIONS = 256
 
 type Subscription = ReturnType<ReturnType<Store['on']>['subscribe']>
 
-export function eventStream(service: { store: Store; tenancy: Tenancy }, scope: Scope, maxBuffered: number, json: JsonLimits): WSEvents<WebSocket> {
+/** `log`: the server's log, where a 5xx answered in an error frame leaves its details. */
+export function eventStream(service: { store: Store; tenancy: Tenancy }, scope: Scope, maxBuffered: number, json: JsonLimits, log: (message: string) => void): WSEvents<WebSocket> {
   const subs = new Map<unknown, Subscription | undefined>()
   return {
     onMessage(event, ws) {
       const send = (m: unknown): boolean => sendJson(ws, m, maxBuffered)
       const read = readMessage(event.data, json)
-      if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused).body.error })
+      if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused, log).body.error })
       const { msg } = read
-      const error = (e: unknown): boolean => send({ type: 'error', id: msg.id, error: toWire(e).body.error })
+      const error = (e: unknown): boolean => send({ type: 'error', id: msg.id, error: toWire(e, log).body.error })
       switch (msg.type) {
         case 'ping':
           return void send({ type: 'pong', id: msg.id })

@@ -7,7 +7,7 @@ import type { ChangeFeed } from '../changes/change-feed.js'
 import type { CommittedChange } from '../changes/change-log.js'
 import type { SequencedChange, StreamMessage } from '@colloquy/core/protocol'
 import { toWire } from '../errors.js'
-import { parsePush, push } from './push.js'
+import { parsePushInSlices, push } from './push.js'
 import type { Service } from './rpc.js'
 import type { Tenancy } from '../tenancy.js'
 import type { JsonLimits } from './json-limits.js'
@@ -78,6 +78,8 @@ export function liveStream(
   scope: Scope,
   since: number,
   limits: StreamLimits,
+  /** The server's log, where a 5xx answered in an error frame leaves its details. */
+  log: (message: string) => void,
   epoch?: string,
 ): WSEvents<WebSocket> {
   const filter: JsonObject | undefined = feedFilter(service.tenancy, scope)
@@ -134,7 +136,7 @@ export function liveStream(
           const e = service.changes.epoch
           send({ type: 'ready', checkpoint, head: Math.max(checkpoint, service.changes.head), ...(e !== undefined && { epoch: e }) })
         } catch (e) {
-          send({ type: 'error', error: toWire(e).body.error })
+          send({ type: 'error', error: toWire(e, log).body.error })
           ws.close(1011, 'backlog failed')
         }
       })()
@@ -142,16 +144,16 @@ export function liveStream(
     onMessage(event, ws) {
       const send = (m: StreamMessage): boolean => sendGathered(ws, m, limits.maxBuffered)
       const read = readMessage(event.data, limits.json)
-      if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused).body.error })
+      if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused, log).body.error })
       const { msg } = read
       if (msg.type === 'ping') return void send({ type: 'pong', id: msg.id })
       if (msg.type !== 'push') return void send({ type: 'error', id: msg.id, error: { code: 'session/invalid_request', message: 'session/invalid_request: expected a ping or push message' } })
       void (async () => {
         try {
-          const results = await push(service, scope, parsePush(msg, limits.maxBatch), Buffer.byteLength(event.data as string))
+          const results = await push(service, scope, await parsePushInSlices(msg, limits.maxBatch), Buffer.byteLength(event.data as string))
           send({ type: 'pushed', id: msg.id, results })
         } catch (e) {
-          send({ type: 'error', id: msg.id, error: toWire(e).body.error })
+          send({ type: 'error', id: msg.id, error: toWire(e, log).body.error })
         }
       })()
     },

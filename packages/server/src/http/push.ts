@@ -1,20 +1,46 @@
 import { SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
-import { checkPushRequest, type PushMutation, type PushResult, type CheckedPush } from '@colloquy/core/protocol'
+import { checkPushEnvelope, checkPushMutation, type PushMutation, type PushResult, type CheckedPush } from '@colloquy/core/protocol'
 import { hostOf } from '@colloquy/core/host'
 import { quotaOwner, type Scope } from './access.js'
 import { tooLarge } from '../errors.js'
 import type { Service } from './rpc.js'
+import { nextTurn } from '../work.js'
 
 export type { PushMutation, PushResult }
+
+type CheckedMutation = CheckedPush['mutations'][number]
+
+/** The mutations of a push body (the protocol's envelope check), within `maxBatch`. */
+function mutationsOf(body: unknown, maxBatch: number): readonly unknown[] {
+  const { mutations } = checkPushEnvelope(body)
+  if (mutations.length > maxBatch) throw tooLarge(`a push carries at most ${maxBatch} mutations, got ${mutations.length}`)
+  return mutations
+}
 
 /**
  * `{ mutations: [{ id, change }] }`, all checked before anything is applied, by the protocol's
  * one check (`@colloquy/core/protocol`, the client's too); more than `maxBatch` is a 413.
  */
-export function parsePush(body: unknown, maxBatch: number): CheckedPush['mutations'] {
-  const mutations = (body as { mutations?: unknown } | null)?.mutations
-  if (Array.isArray(mutations) && mutations.length > maxBatch) throw tooLarge(`a push carries at most ${maxBatch} mutations, got ${mutations.length}`)
-  return checkPushRequest(body).mutations
+export function parsePush(body: unknown, maxBatch: number): CheckedMutation[] {
+  return mutationsOf(body, maxBatch).map(checkPushMutation)
+}
+
+/** Mutations checked between two turns of the event loop in `parsePushInSlices`. */
+const CHECKED_PER_TURN = 64
+
+/**
+ * `parsePush`, letting other requests run every `CHECKED_PER_TURN` mutations: checking a full
+ * batch (1,000 mutations, 4 MiB) is never one turn of the event loop. Nothing is applied before
+ * all are checked, so a bad mutation still refuses the whole push.
+ */
+export async function parsePushInSlices(body: unknown, maxBatch: number): Promise<CheckedMutation[]> {
+  const raw = mutationsOf(body, maxBatch)
+  const out: CheckedMutation[] = new Array(raw.length)
+  for (let i = 0; i < raw.length; i++) {
+    if (i > 0 && i % CHECKED_PER_TURN === 0) await nextTurn()
+    out[i] = checkPushMutation(raw[i], i)
+  }
+  return out
 }
 
 const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)

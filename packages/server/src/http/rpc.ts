@@ -26,6 +26,16 @@ const WRITES = new Set<FunctionId>([
   'session::set-draft', 'session::put-attachment',
 ])
 
+/**
+ * The most body bytes a call of `fn` may carry before `admit` refuses it for the caller's byte
+ * quota (every call but reads counts its body): `Infinity` for reads, unknown functions, or
+ * without quotas. A declared length past it is refused before the body is read.
+ */
+export async function bodyRoom(service: Service, scope: Scope, fn: string): Promise<number> {
+  if (!service.usage || !isFunction(fn) || !(WRITES.has(fn) || fn === 'session::create' || fn === 'session::ensure' || fn === 'session::fork')) return Infinity
+  return service.usage.room(quotaOwner(scope))
+}
+
 /** Reserves what a call may add against the caller's quotas (403 past them), until it settles. */
 async function admit(service: Service, scope: Scope, fn: FunctionId, req: { session_id?: string }, bytes: number): Promise<() => void> {
   const { usage, store } = service

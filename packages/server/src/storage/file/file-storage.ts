@@ -5,9 +5,10 @@ import { SessionError, type SessionEntry, type SessionHead, type SideWrite, type
 import { withAttachmentFiles } from './attachment-files.js'
 import { AppendHandles } from './file-handles.js'
 import { isSessionFileName, sessionFileName } from './file-names.js'
-import { applySide, journalLine, readJournal, syncDir, writeSnapshot, type JournalLine, type JournalState } from './journal.js'
+import { applySide, journalLine, journalLineInSlices, readJournal, syncDir, writeSnapshot, type JournalLine, type JournalState } from './journal.js'
 import { commitLines, parseFile, replay, type ParsedLine } from './jsonl.js'
 import { migrateLegacyNames, moveAside } from './migrate-names.js'
+import { slicer, WORK_BUDGETS } from '../../work.js'
 
 export interface FileStorageOptions {
   /** The data directory: one `<slug>+<sha256>.jsonl` per session (see file-names.ts), bookkeeping in `.colloquy/`. */
@@ -34,6 +35,16 @@ const ENOENT = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'E
 function writeAll(fd: number, text: string): void {
   const buf = Buffer.from(text)
   for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off)
+}
+
+/** `writeAll` of a long text in slices (`slicer`). */
+async function writeAllInSlices(fd: number, text: string, built: (chars: number) => Promise<void>): Promise<void> {
+  const buf = Buffer.from(text)
+  for (let off = 0; off < buf.length; ) {
+    const end = Math.min(buf.length, off + 8 * WORK_BUDGETS.sliceChars)
+    while (off < end) off += writeSync(fd, buf, off, end - off)
+    await built(8 * WORK_BUDGETS.sliceChars)
+  }
 }
 
 /** Where a session file stands after repair: its length, and its last transaction's first byte. */
@@ -309,7 +320,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       }
       await handles.drop(journalPath)
       const kept = backlogLines()
-      journalSize = await writeSnapshot(journalPath, journal.tx, journal.side, fsync, kept)
+      journalSize = await writeSnapshot(journalPath, journal.tx, journal.side, fsync, kept, slicer())
       // Writes kept for failing sessions do not count towards the next checkpoint.
       keptBytes = kept.reduce((n, l) => n + Buffer.byteLength(journalLine(l)), 0)
     } catch (e) {
@@ -406,22 +417,25 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
   const commit = async (ws: WriteSet): Promise<void> => {
     if (!ws.deleted.size && !ws.heads.size && !ws.entries.size && !ws.side.length) return
     const tx = journal.tx + 1
+    const built = slicer()
     const deleted = [...ws.deleted].filter((id) => heads.has(id))
     const writes: Array<[string, string]> = []
     for (const id of new Set([...ws.heads.keys(), ...ws.entries.keys()])) {
       const prev = ws.deleted.has(id) ? undefined : heads.get(id)
       const text = commitLines(prev, ws.heads.get(id), [...(ws.entries.get(id)?.values() ?? [])], tx)
       if (text) writes.push([id, text])
+      await built(text.length)
     }
     const side: SideWrite[] = ws.side.map((w) => (w.key === undefined ? { ...w, key: ++autoKey } : w))
     await options.beforeCommitPoint?.(tx)
-    const line = journalLine({ tx, side, v: 2, ...(deleted.length && { deleted }), ...(writes.length && { writes }) })
+    const line = await journalLineInSlices({ tx, side, v: 2, ...(deleted.length && { deleted }), ...(writes.length && { writes }) }, built)
     const before = journalSize
     try {
       const fh = await handles.get(journalPath)
       // Written on the main thread like the session files (a hand-off to libuv's pool costs more
-      // than the write); only the flush, which waits for the disk, goes to the pool.
-      writeAll(fh.fd, line)
+      // than the write); only the flush, which waits for the disk, goes to the pool. A crash
+      // between slices leaves part of a line, which is no commit (`readJournal` drops it).
+      await writeAllInSlices(fh.fd, line, built)
       await options.beforeFlush?.(tx)
       if (fsync) await fh.datasync()
     } catch (e) {
@@ -438,7 +452,10 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     await options.afterCommitPoint?.(tx)
     // Each session's writes fail alone: a file that cannot be written holds back its session only.
     for (const id of deleted) await write(id, { tx, delete: true })
-    for (const [id, text] of writes) await write(id, { tx, text })
+    for (const [id, text] of writes) {
+      await write(id, { tx, text })
+      await built(text.length)
+    }
     if (backlog.size && Date.now() - lastRetry >= RETRY_MS) await retryAll()
     if (journalSize > nextCheckpoint) await checkpoint()
   }

@@ -37,6 +37,28 @@ export function journalLine(line: JournalLine): string {
   return JSON.stringify(line) + '\n'
 }
 
+/** `JSON.stringify(items)`, an item at a time, each item's length told to `built`. */
+async function jsonArrayInSlices(items: readonly unknown[], built: (chars: number) => Promise<void>): Promise<string> {
+  let text = '['
+  for (let i = 0; i < items.length; i++) {
+    const item = JSON.stringify(items[i])
+    text += i === 0 ? item : `,${item}`
+    await built(item.length)
+  }
+  return `${text}]`
+}
+
+/**
+ * The same text as `journalLine`, built a session's writes at a time, each told to `built`
+ * (which lets other requests run between slices of a large commit). `writes` must be the line's
+ * last key, as `journalLine`'s callers give it.
+ */
+export async function journalLineInSlices(line: JournalLine, built: (chars: number) => Promise<void>): Promise<string> {
+  const { writes, ...rest } = line
+  if (!writes?.length) return journalLine(line)
+  return `${JSON.stringify(rest).slice(0, -1)},"writes":${await jsonArrayInSlices(writes, built)}}\n`
+}
+
 export function applySide(stores: SideStores, writes: readonly SideWrite[]): void {
   for (const w of writes) {
     let map = stores.get(w.store)
@@ -119,12 +141,17 @@ export async function readJournal(path: string, warn: (message: string) => void)
  * Rewrites the journal as one snapshot line at `tx` (tmp, flush, rename, flush the directory).
  * The caller has flushed every session file first: the snapshot is a checkpoint. `kept` are
  * writes a session file could not take yet (a failing session): they stay after the snapshot,
- * to be redone on open as any other line.
+ * to be redone on open as any other line. `built` is told each record's length as it is
+ * encoded (see `slicer`).
  */
-export async function writeSnapshot(path: string, tx: number, stores: SideStores, fsync: boolean, kept: readonly JournalLine[] = []): Promise<number> {
+export async function writeSnapshot(
+  path: string, tx: number, stores: SideStores, fsync: boolean, kept: readonly JournalLine[] = [], built: (chars: number) => Promise<void> = async () => {},
+): Promise<number> {
   const side: SideWrite[] = []
   for (const [store, map] of stores) for (const [key, value] of map) side.push({ store, key, value })
-  const text = journalLine({ tx, side, snapshot: true, v: 2 }) + kept.map(journalLine).join('')
+  // `journalLine({ tx, side, snapshot: true, v: 2 })`, the side records (the whole change log)
+  // encoded a slice at a time: the caller holds the storage's lock, nothing changes them meanwhile.
+  const text = `{"tx":${JSON.stringify(tx)},"side":${await jsonArrayInSlices(side, built)},"snapshot":true,"v":2}\n` + kept.map(journalLine).join('')
   const tmp = `${path}.tmp`
   await writeFile(tmp, text, { flush: fsync })
   await rename(tmp, path)

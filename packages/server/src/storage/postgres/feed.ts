@@ -1,7 +1,8 @@
 import { metadataMatches, type AttachmentMeta, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
 import type { StoreHost } from '@colloquy/core/host'
 import type pg from 'pg'
-import { changesWithinPageChars, type ChangeFeed, type FeedPage } from '../../changes/change-feed.js'
+import { PageBuilder, type ChangeFeed, type EncodedPage } from '../../changes/change-feed.js'
+import { WORK_BUDGETS } from '../../work.js'
 import type { CommittedChange, SequencedChange } from '../../changes/change-log.js'
 import { recordKeysFor, type ChangeKind } from '../../changes/change-index.js'
 import { fromDb, headOf, toDb } from './codec.js'
@@ -203,7 +204,7 @@ export class PostgresFeed implements ChangeFeed {
     })
   }
 
-  async page(since: number, limit: number, filter?: JsonObject, epoch?: string): Promise<FeedPage> {
+  async page(since: number, limit: number, filter?: JsonObject, epoch?: string): Promise<EncodedPage> {
     const clock = await this.clock()
     if ((epoch !== undefined && epoch !== clock.epoch) || since > clock.head || (since > 0 && since < clock.floor)) {
       return { changes: [], checkpoint: 0, head: clock.head, more: true, epoch: clock.epoch, reset: true }
@@ -211,24 +212,31 @@ export class PostgresFeed implements ChangeFeed {
     // The tenancy filter is an indexed column; any other filter is applied here.
     const owner = filter && Object.keys(filter).length === 1 && typeof filter.owner === 'string' ? filter.owner : undefined
     const rest = owner === undefined ? filter : undefined
+    // Rows stop once those before them hold a page's worth of JSON (`pullChars`): the rest are
+    // neither sent by the database nor decoded here (a page from 0 at 5,000 would decode every
+    // one of 5,000 large metas to keep a hundred).
     const rows = (
-      await this.pool.query<Row>(`${rest ? ROWS : PAGE_ROWS} WHERE c.seq > $1 AND c.seq <= $2 ${owner !== undefined ? 'AND c.owner = $4' : ''} ORDER BY c.seq LIMIT $3`, [
-        since,
-        clock.head,
-        limit + 1,
-        ...(owner !== undefined ? [owner] : []),
-      ])
+      await this.pool.query<Row & { fetched: string }>(
+        `SELECT * FROM (SELECT p.*, count(*) OVER () AS fetched, coalesce(sum(coalesce(octet_length(p.meta::text), 0) + coalesce(octet_length(p.entry::text), 0) + coalesce(octet_length(p.attachments::text), 0))
+           OVER (ORDER BY p.seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+         FROM (${rest ? ROWS : PAGE_ROWS} WHERE c.seq > $1 AND c.seq <= $2 ${owner !== undefined ? 'AND c.owner = $4' : ''} ORDER BY c.seq LIMIT $3) p) q
+         WHERE q.before < ${WORK_BUDGETS.pullChars} ORDER BY q.seq`,
+        [since, clock.head, limit + 1, ...(owner !== undefined ? [owner] : [])],
+      )
     ).rows
-    const more = rows.length > limit
-    const kept = more ? rows.slice(0, limit) : rows
-    const changes: SequencedChange[] = []
+    // Cut by size: the page ends at the last row read, and the rest follow.
+    const cut = rows.length > 0 && rows.length < Number(rows[0].fetched)
+    const more = cut || rows.length > limit
+    const kept = rows.length > limit ? rows.slice(0, limit) : rows
+    const page = new PageBuilder()
     for (const r of kept) {
+      await page.turn()
       const c = changeOf(r)
-      if (c && (!rest || metadataMatches(rest, metadataOf(r)))) changes.push({ seq: Number(r.seq), change: c })
+      if (c && (!rest || metadataMatches(rest, metadataOf(r))) && !page.add({ seq: Number(r.seq), change: c })) {
+        return { changes: page.changes, encoded: page.encoded, checkpoint: page.changes[page.changes.length - 1]!.seq, head: clock.head, more: true, epoch: clock.epoch }
+      }
     }
-    const fit = changesWithinPageChars(changes)
-    if (fit < changes.length) return { changes: changes.slice(0, fit), checkpoint: changes[fit - 1]!.seq, head: clock.head, more: true, epoch: clock.epoch }
-    return { changes, checkpoint: more ? Number(kept[kept.length - 1].seq) : clock.head, head: clock.head, more, epoch: clock.epoch }
+    return { changes: page.changes, encoded: page.encoded, checkpoint: more ? Number(kept[kept.length - 1].seq) : clock.head, head: clock.head, more, epoch: clock.epoch }
   }
 
   private async clock(): Promise<Clock> {

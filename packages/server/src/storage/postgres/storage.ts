@@ -10,6 +10,7 @@ import { attachmentBytesOf, attachmentsOf, fromDb, headOf, ownerOf, toDb, type H
 import { CHANNEL, PostgresFeed } from './feed.js'
 import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
+import { slicer } from '../../work.js'
 
 export interface PostgresStorageOptions {
   /** `postgres://user:password@host:port/database`; or give a `pool` of your own. */
@@ -202,17 +203,35 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     const rows = [...ws.entries].flatMap(([id, m]) => [...m.values()].map((e) => [id, e] as const))
     if (ws.heads.size || rows.length) {
       const hs = [...ws.heads.values()]
+      // The JSON of a large commit is built in slices, other requests served between them
+      // (inside the transaction: nothing of it is visible before its COMMIT).
+      const built = slicer()
+      const entryJson: string[] = []
+      for (const [, e] of rows) {
+        const json = JSON.stringify(e)
+        entryJson.push(json)
+        await built(json.length)
+      }
+      const metaJson: string[] = []
+      const sizes: number[] = []
+      for (const h of hs) {
+        const json = JSON.stringify(h.meta)
+        metaJson.push(json)
+        // What each head's stored size starts from (see WRITE_DATA).
+        const old = before(h.meta.session_id)
+        sizes.push(Buffer.byteLength(json) + attachmentBytesOf(h) - (old ? byteSize(old.meta) + attachmentBytesOf(old) : 0))
+        await built(2 * json.length)
+      }
       const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, [
         rows.map(([id]) => toDb(id)),
         rows.map(([, e]) => toDb(e.id)),
-        rows.map(([, e]) => JSON.stringify(e)),
+        entryJson,
         hs.map((h) => toDb(h.meta.session_id)),
         hs.map((h) => ownerOf(h.meta.metadata)),
-        hs.map((h) => JSON.stringify(h.meta)),
+        metaJson,
         hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))),
         hs.map((h) => h.v),
-        // What each head's stored size starts from (see WRITE_DATA).
-        hs.map((h) => ((old) => byteSize(h.meta) + attachmentBytesOf(h) - (old ? byteSize(old.meta) + attachmentBytesOf(old) : 0))(before(h.meta.session_id))),
+        sizes,
         hs.map((h) => !before(h.meta.session_id)),
         hs.map(attachmentsOf),
       ])
