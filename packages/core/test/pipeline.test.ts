@@ -115,11 +115,27 @@ async function openWithReply(): Promise<{ g: ReturnType<typeof gatedStorage>; st
 const text = (t: string) => [{ type: 'text' as const, text: t }]
 
 /**
- * The window: nothing more starts while the clock stands still, then the held calls go in one
- * transaction once it has moved `GATHER_MS`; all four calls answer, each firing its event.
+ * Resolves once the timer the engine set for the updates gathering behind a committed batch
+ * (`gathers` in engine/batches.ts) has fired. While the engine's clock stands still, the window
+ * is still open when it fires and the engine sets a new one; should it start the batch instead,
+ * no timer is left.
  */
-async function windowCloses(g: ReturnType<typeof gatedStorage>, issued: number, calls: Array<Promise<unknown>>, updated: number[]): Promise<void> {
-  await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+async function gatheringTimerFires(store: Store): Promise<void> {
+  const runner = (store.engine as unknown as { batches: { gathering: unknown } }).batches
+  const timer = runner.gathering
+  expect(timer).toBeDefined()
+  // Polled on real timers: `vi.waitFor` would move the faked clock, closing the window.
+  await until(() => runner.gathering !== timer)
+  expect(runner.gathering).not.toBe(timer)
+}
+
+/**
+ * The window: nothing more starts while the clock stands still, even when the engine's timer
+ * fires, then the held calls go in one transaction once it has moved `GATHER_MS`; all four
+ * calls answer, each firing its event.
+ */
+async function windowCloses(store: Store, g: ReturnType<typeof gatedStorage>, issued: number, calls: Array<Promise<unknown>>, updated: number[]): Promise<void> {
+  await gatheringTimerFires(store)
   expect(g.transactions).toBe(issued + 1)
   vi.advanceTimersByTime(GATHER_MS)
   await until(() => g.transactions === issued + 2)
@@ -227,8 +243,8 @@ describe('pipelined commits', () => {
       await calls[0]
       expect(updated).toStrictEqual([1])
       // The batch they waited for committed within the window: they wait for the rest of it,
-      // and what streams in meanwhile joins them.
-      await new Promise((r) => setTimeout(r, GATHER_MS + 5))
+      // even once the engine's timer fired, and what streams in meanwhile joins them.
+      await gatheringTimerFires(store)
       pump.mockClear()
       calls.push(update('abcd'))
       // Microtasks only: the engine's timer cannot fire in between.
@@ -236,7 +252,7 @@ describe('pipelined commits', () => {
       expect(pump).not.toHaveBeenCalled()
       pump.mockRestore()
       expect(updated).toStrictEqual([1])
-      await windowCloses(g, issued, calls, updated)
+      await windowCloses(store, g, issued, calls, updated)
       // Held again behind the next update; an append arriving is not an update: the batch
       // starts at once, the held update with it, in issue order.
       const more = update('abcde')
@@ -282,7 +298,7 @@ describe('pipelined commits', () => {
       calls.push(store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: [{ type: 'text', text: 'ab!' }] }))
       await tick()
       calls.push(add('?'))
-      await windowCloses(g, issued, calls, updated)
+      await windowCloses(store, g, issued, calls, updated)
       const again = await open(g.storage)
       const stored = (await again.store.getMessage({ session_id: 'chat', entry_id: 'reply' }))?.entry
       expect(stored).toMatchObject({ revision: 4, message: { content: [{ type: 'text', text: 'ab!?' }] } })

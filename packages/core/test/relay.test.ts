@@ -12,6 +12,8 @@ interface Tab {
   readonly commits: Subject<Commit>
   /** What this tab was relayed, in order. */
   readonly got: string[]
+  /** Every message its relay's channel handler has run on, in order (presence included). */
+  readonly handled: unknown[]
   stop(): void
 }
 
@@ -22,9 +24,32 @@ afterEach(() => {
   for (const t of open.splice(0)) t.stop()
 })
 
+/**
+ * A BroadcastChannel that records each message once its `onmessage` handler has run: a test's
+ * signal that a relay took a message in (a peer's hello, here or bye), where the relay itself
+ * shows nothing.
+ */
+function watchedChannel(handled: unknown[]): typeof BroadcastChannel {
+  const handler = Object.getOwnPropertyDescriptor(BroadcastChannel.prototype, 'onmessage')!
+  return class extends BroadcastChannel {
+    constructor(channelName: string) {
+      super(channelName)
+      Object.defineProperty(this, 'onmessage', {
+        get: () => handler.get!.call(this) as unknown,
+        set: (run: ((event: MessageEvent<unknown>) => void) | null) =>
+          handler.set!.call(this, run && ((event: MessageEvent<unknown>) => {
+            run.call(this, event)
+            handled.push(event.data)
+          })),
+      })
+    }
+  }
+}
+
 function tab(start = startRelay): Tab {
   const commits = new Subject<Commit>()
   const got: string[] = []
+  const handled: unknown[] = []
   const engine = {
     commits,
     // Nothing committing: the relay posts at once instead of gathering.
@@ -34,7 +59,16 @@ function tab(start = startRelay): Tab {
       for (const e of events) got.push((e.payload as { session_id: string }).session_id)
     },
   } as unknown as Engine
-  const t = { commits, got, stop: start(engine, name) }
+  // The relay opens its channel as it starts: that one channel is the watched kind.
+  const plain = globalThis.BroadcastChannel
+  globalThis.BroadcastChannel = watchedChannel(handled)
+  let stop: () => void
+  try {
+    stop = start(engine, name)
+  } finally {
+    globalThis.BroadcastChannel = plain
+  }
+  const t = { commits, got, handled, stop }
   open.push(t)
   return t
 }
@@ -46,7 +80,22 @@ const commit = (id: string): Commit => ({
   events: [{ trigger_type: 'session::deleted', payload: { session_id: id, timestamp: 1 }, session_metadata: undefined }],
 })
 
-const settle = (ms = 30): Promise<void> => new Promise((r) => setTimeout(r, ms))
+/** Presence a relay handled: a peer's `hello`, its `here` (answering a hello) or its `bye`. */
+const hello = expect.objectContaining({ hello: expect.any(String) })
+const here = expect.objectContaining({ here: expect.any(String) })
+const bye = expect.objectContaining({ bye: expect.any(String) })
+/** Resolves once `t` has handled `message` (after the first `from` messages it handled). */
+const heard = (t: Tab, message: unknown, from = 0): Promise<void> => vi.waitFor(() => expect(t.handled.slice(from)).toContainEqual(message))
+
+/**
+ * Resolves once `Date.now()` has moved past `time`. A relay keeps a lone tab's commits and posts
+ * to a newcomer those made since its channel opened, both in milliseconds of that clock: a
+ * commit is "before" a tab only once the clock moved on.
+ */
+const clockPasses = (time: number): Promise<void> =>
+  vi.waitFor(() => {
+    if (Date.now() <= time) throw new Error(`the clock still reads ${time}`)
+  })
 
 /** Counts the commits (not presence messages) posted on any channel while `run` runs. */
 async function countPosts(run: () => Promise<void>): Promise<number> {
@@ -74,77 +123,83 @@ describe('relay between tabs', () => {
     const a = tab()
     const posted = await countPosts(async () => {
       for (const id of ['s1', 's2', 's3']) a.commits.next(commit(id))
-      await settle()
+      await clockPasses(Date.now())
+      const b = tab()
+      a.commits.next(commit('s4'))
+      // a posts in order: had it posted s1-s3 (or did once b said hello), they came first.
+      await vi.waitFor(() => expect(b.got).toContain('s4'))
+      // Made before b's channel opened: b reads those from the disk, not from the relay.
+      expect(b.got).toEqual(['s4'])
     })
-    expect(posted).toBe(0)
-    await settle(5)
-    const b = tab()
-    await settle()
-    // Made before b's channel opened: b reads those from the disk, not from the relay.
-    expect(b.got).toEqual([])
-    a.commits.next(commit('s4'))
-    await settle()
-    expect(b.got).toEqual(['s4'])
+    // s4 alone: nothing was posted while a was alone.
+    expect(posted).toBe(1)
   })
 
   it('commits made before the hello of a tab that just opened reach it, in order, before later ones', async () => {
     name = `relay-test-${process.pid}-${++channels}`
     const a = tab()
-    await settle()
     const b = tab()
-    // a has not received b's hello yet: these are kept, then posted to b when it arrives.
+    // a has not received b's hello yet (that takes a task): these are kept, then posted to b when it arrives.
     a.commits.next(commit('k1'))
     a.commits.next(commit('k2'))
-    await settle()
+    expect(a.handled).toEqual([])
+    await heard(a, hello)
     a.commits.next(commit('k3'))
-    await settle()
+    await vi.waitFor(() => expect(b.got).toContain('k3'))
     expect(b.got).toEqual(['k1', 'k2', 'k3'])
-    // And b's first commits, made before it heard a's reply, reach a.
+    // And a newcomer's first commits, made before it heard the others' replies, reach them.
     const c = tab()
     c.commits.next(commit('c1'))
-    await settle()
-    expect(a.got).toEqual(['c1'])
-    expect(b.got).toEqual(['k1', 'k2', 'k3', 'c1'])
+    expect(c.handled).toEqual([])
+    await vi.waitFor(() => expect(a.got).toEqual(['c1']))
+    await vi.waitFor(() => expect(b.got).toEqual(['k1', 'k2', 'k3', 'c1']))
   })
 
   it('posts every commit while a peer listens, and stops once the last peer said bye', async () => {
     name = `relay-test-${process.pid}-${++channels}`
     const a = tab()
     const b = tab()
-    await settle()
+    // a heard b's hello: b is its peer, and its commits are posted as they come.
+    await heard(a, hello)
     const whilePeer = await countPosts(async () => {
       for (const id of ['p1', 'p2']) a.commits.next(commit(id))
-      await settle()
+      await vi.waitFor(() => expect(b.got).toEqual(['p1', 'p2']))
     })
     expect(whilePeer).toBe(2)
-    expect(b.got).toEqual(['p1', 'p2'])
     b.stop()
     open.splice(open.indexOf(b), 1)
-    await settle()
+    await heard(a, bye)
     const alone = await countPosts(async () => {
       a.commits.next(commit('p3'))
-      await settle()
+      // A tab opened afterwards, and a commit made for it: a posts in order, so p3, had it been
+      // posted, would have gone first.
+      await clockPasses(Date.now())
+      const c = tab()
+      a.commits.next(commit('p4'))
+      await vi.waitFor(() => expect(c.got).toContain('p4'))
+      expect(c.got).toEqual(['p4'])
     })
-    expect(alone).toBe(0)
+    expect(alone).toBe(1)
   })
 
   it('never posts back what it was relayed', async () => {
     name = `relay-test-${process.pid}-${++channels}`
     const a = tab()
     const b = tab()
-    await settle()
+    await heard(a, hello)
     const posted = await countPosts(async () => {
       a.commits.next({ ...commit('t1'), source: 'tab' })
-      await settle()
+      // Posted in order: t1, had it been posted, would reach b before t2.
+      a.commits.next(commit('t2'))
+      await vi.waitFor(() => expect(b.got).toContain('t2'))
     })
-    expect(posted).toBe(0)
-    expect(b.got).toEqual([])
+    expect(posted).toBe(1)
+    expect(b.got).toEqual(['t2'])
   })
 
   it('drops what another script posts on the channel that is not a commit or presence of the right shape, and keeps relaying', async () => {
     name = `relay-test-${process.pid}-${++channels}`
     const a = tab()
-    await settle()
     const event = (id: string) => ({ trigger_type: 'session::deleted', payload: { session_id: id, timestamp: 1 } })
     const empty = { deleted: [], heads: [], entries: [] }
     const entry = { id: 'e1', parent_id: null, timestamp: 1, revision: 0, kind: 'custom', custom_type: 'x', data: null }
@@ -166,22 +221,22 @@ describe('relay between tabs', () => {
       { payload: { ...empty, heads: [{ meta: { session_id: 's' }, leaf: null, v: 2 }], entries: [['s', [entry]]] }, events: [event('ok2')] },
       // Presence of the wrong shape makes no peer.
       { hello: {}, since: 1 }, { hello: 'x'.repeat(1000), since: 1 }, { hello: 'h', since: 'now' }, { here: 5, to: 'a' }, { bye: null },
+      // Posted last, delivered last: once it is in, a has handled everything above.
+      { payload: empty, events: [event('end')] },
     ]) hostile.postMessage(m)
-    await settle()
+    await vi.waitFor(() => expect(a.got).toContain('end'))
     hostile.close()
-    expect(a.got).toEqual(['ok1', 'ok2'])
+    expect(a.got).toEqual(['ok1', 'ok2', 'end'])
     // No peer came of it: a lone tab still posts nothing.
     const posted = await countPosts(async () => {
       a.commits.next(commit('alone'))
-      await settle()
+      await clockPasses(Date.now())
+      const b = tab()
+      a.commits.next(commit('after'))
+      await vi.waitFor(() => expect(b.got).toContain('after'))
+      expect(b.got).toEqual(['after'])
     })
-    expect(posted).toBe(0)
-    await settle(5)
-    const b = tab()
-    await settle()
-    a.commits.next(commit('after'))
-    await settle()
-    expect(b.got).toEqual(['after'])
+    expect(posted).toBe(1)
   })
 
   it('a tab that never writes answers presence without the sending half; commits made while it is fetched go out in order', async () => {
@@ -195,14 +250,16 @@ describe('relay between tabs', () => {
     // A tab that opens later hears the reader's `here` and says nothing else; the reader
     // fetched nothing for it, and a reload of a session from disk fetches nothing either.
     const other = tab()
-    await settle()
-    reader.commits.next({ source: 'local', changes: new Map([['r', { session_id: 'r', head: undefined, added: [], updated: [], reloaded: true }]]), events: [] })
-    await settle()
+    await heard(other, here)
     expect(sending.value).toBeUndefined()
+    // The relay asks for the sending half synchronously when a commit needs it.
+    const load = vi.spyOn(sending, 'load')
+    reader.commits.next({ source: 'local', changes: new Map([['r', { session_id: 'r', head: undefined, added: [], updated: [], reloaded: true }]]), events: [] })
+    expect(load).not.toHaveBeenCalled()
     // The other tab knows the reader is there: it posts its commits to it.
     other.commits.next(commit('o1'))
-    await settle()
-    expect(reader.got).toEqual(['o1'])
+    await vi.waitFor(() => expect(reader.got).toEqual(['o1']))
+    expect(sending.value).toBeUndefined()
     // Changes applied from elsewhere before any write: posted to the peer once the half is here, in order.
     for (const id of ['e1', 'e2', 'e3']) reader.commits.next(commit(id))
     await vi.waitFor(() => expect(other.got).toEqual(['e1', 'e2', 'e3']), { timeout: 5000 })
@@ -224,8 +281,8 @@ describe('relay between tabs', () => {
         const other = tab()
         const reader = tab(fresh.startRelay)
         const sending = fresh.senderCode
-        // The reader heard the other tab's hello (or its here): it has a peer.
-        await settle()
+        // The reader heard the other tab's here (the answer to its hello): it has a peer.
+        await heard(reader, here)
         const post = vi.spyOn(BroadcastChannel.prototype, 'postMessage')
         try {
           for (const id of ['h1', 'h2', 'h3']) reader.commits.next(commit(id))
@@ -241,10 +298,25 @@ describe('relay between tabs', () => {
           post.mockRestore()
         }
         await vi.waitFor(() => expect(other.got).toEqual(['h1', 'h2', 'h3']))
-        // The half arriving later posts none of them again.
-        await sending.load()
-        await settle()
-        expect(other.got).toEqual(['h1', 'h2', 'h3'])
+        // The half arriving later posts none of them again. The relay's own wait for it was
+        // made first, so it has run when this one resumes.
+        const again = vi.spyOn(BroadcastChannel.prototype, 'postMessage')
+        try {
+          await sending.load()
+          if (leave === 'pagehide') {
+            // Both pages come back from the back/forward cache and greet each other again: a
+            // commit made now is posted after anything the half posted or kept meanwhile.
+            const before = reader.handled.length
+            page.dispatchEvent(Object.assign(new Event('pageshow'), { persisted: true }))
+            await heard(reader, here, before)
+            reader.commits.next(commit('h4'))
+            await vi.waitFor(() => expect(other.got).toContain('h4'))
+          }
+          expect(other.got).toEqual(leave === 'pagehide' ? ['h1', 'h2', 'h3', 'h4'] : ['h1', 'h2', 'h3'])
+          expect(again.mock.calls.filter(([m]) => Array.isArray(m) || (typeof m === 'object' && m !== null && 'payload' in m))).toHaveLength(leave === 'pagehide' ? 1 : 0)
+        } finally {
+          again.mockRestore()
+        }
       } finally {
         // Stopped while the page's events are still the stub they listen on.
         for (const t of open.splice(0)) t.stop()

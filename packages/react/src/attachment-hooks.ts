@@ -1,5 +1,5 @@
 import type { AttachmentMeta, DraftState, MentionItem, MentionSearchRequest } from '@colloquy/core'
-import { useCallback, useEffect, useMemo, useState } from 'react'
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { DraftSaver, shownDraftText, type LiveState, attachmentsQuery, draftQuery, mentionsQuery } from '@colloquy/kit'
 import { useStore } from './provider.js'
 import { useLive } from './use-live.js'
@@ -38,7 +38,14 @@ const NONE: readonly AttachmentMeta[] = Object.freeze([])
 export function useDraft(session_id: string, options: DraftOptions = {}): DraftBinding {
   const store = useStore()
   const state = useLive(store && draftQuery(store, session_id))
-  const saver = useMemo(() => store && new DraftSaver(store, session_id, options.delay, options.onError), [store, session_id, options.delay])
+  // The saver outlives renders (it holds pending typing), while callers pass `onError` inline,
+  // a new function each render: it calls the latest one through a ref instead of being made
+  // again for it.
+  const onError = useRef(options.onError)
+  useEffect(() => {
+    onError.current = options.onError
+  })
+  const saver = useMemo(() => store && new DraftSaver(store, session_id, options.delay, (e) => onError.current?.(e)), [store, session_id, options.delay])
   const stored = state.data?.draft ?? ''
   const [typed, setTyped] = useState<{ saver: DraftSaver | null; text: string } | undefined>(undefined)
   // Typing belongs to one session's saver; a stored change from elsewhere wins unless typing is pending.

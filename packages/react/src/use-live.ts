@@ -20,6 +20,10 @@ const serverSnapshot = (): LiveState<never> => LOADING
 export function useLive<Raw, T = Raw>(query: Query<Raw, T> | null): LiveState<T> {
   // The last result outlives a binding: a new key that yields an equal value keeps identity.
   const last = useRef<LiveState<T>>(LOADING)
+  // Not `query` itself: callers build it in render, a new object every time. Its `owner` and
+  // `key` name the question and `derive.key` names the derivation (see `Query` in the kit), so
+  // a query equal in those asks the same thing and keeps the binding (and its subscription).
+  // `last` is a ref: the same object on every render.
   const binding = useMemo(() => (query ? bind(query, last) : idle), [query?.owner, query?.key, query?.derive?.key])
   return useSyncExternalStore(binding.subscribe, binding.getSnapshot, serverSnapshot)
 }

@@ -47,6 +47,26 @@ describe('draft, attachment and mention hooks', () => {
     expect('draft' in meta || 'draft_attachments' in meta).toBe(false)
   })
 
+  it('useDraft reports a failed save to the onError of the latest render, keeping its saver and pending typing', async () => {
+    const store = await memoryStore()
+    const { session_id } = await store.create({})
+    const seen: string[] = []
+    // An inline handler, as callers write it: a new function on every render.
+    const { result, rerender } = renderHook(({ label }: { label: string }) => useDraft(session_id, { delay: 10_000, onError: () => seen.push(label) }), {
+      initialProps: { label: 'first' },
+      wrapper: providerOf(store),
+    })
+    act(() => result.current.setText('typed'))
+    rerender({ label: 'second' })
+    // The same saver: the typing it holds is still shown, and still saved on flush.
+    expect(result.current.text).toBe('typed')
+    await act(() => result.current.flush())
+    expect((await store.get({ session_id }))!.meta.draft).toBe('typed')
+    // A chip that does not exist: the save fails, and the handler of the latest render hears it.
+    await act(() => result.current.setAttachments(['no-such-attachment']))
+    expect(seen).toStrictEqual(['second'])
+  })
+
   it('useAttachments lists live; useAttachmentUrl gives an object URL that is released on unmount', async () => {
     const store = await memoryStore()
     const { session_id } = await store.create({})

@@ -30,6 +30,9 @@ const elidedOf = (items: readonly TailItem[]): string[] => items.filter((i) => i
 
 type Row = { kind: 'entry'; id: string } | { kind: 'run'; ids: string[] }
 
+/** The rows' ids until they are read: one array, so the rows are not worked out again each render. */
+const NO_IDS: readonly string[] = []
+
 export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode {
   const store = useStore()
   const ids = useMessageIds({ session_id: sessionId })
@@ -38,7 +41,7 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set())
   const [error, setError] = useState<string | null>(null)
   const loading = useRef(false)
-  const all = ids.status === 'ready' ? ids.data : []
+  const all = ids.status === 'ready' ? ids.data : NO_IDS
 
   // The newest page, again whenever what was read is no longer on the path (a branch switch).
   const stale = loaded?.oldest !== undefined && ids.status === 'ready' && !all.includes(loaded.oldest)
