@@ -1,55 +1,76 @@
-import type { SessionStatus, Store, WriteSet } from '@colloquy/core'
+import type { AssistantMessage, SessionEntry, SessionHead, SessionStatus, Store, WriteSet } from '@colloquy/core'
 import { INTERRUPTED_REASON, replyLock } from './reply-lock.js'
 
 const locks = (): LockManager | undefined => (typeof navigator !== 'undefined' ? navigator.locks : undefined)
 
 const NOTHING: WriteSet = { deleted: new Set(), heads: new Map(), entries: new Map(), side: [] }
 
-/**
- * The session's status as stored now. Read from storage, not from this tab's memory: the writer
- * tab's last status may still be on its way over the relay when its reply lock is let go, and a
- * reply that ended `done` must never be marked interrupted.
- */
-async function storedHead(store: Store, session_id: string): Promise<{ status: SessionStatus; leaf: string | null } | undefined> {
-  let head: { status: SessionStatus; leaf: string | null } | undefined
-  await store.storage.transact(async (reader) => {
-    const h = await reader.head(session_id)
-    head = h && { status: h.meta.status, leaf: h.leaf }
-    return NOTHING
-  })
-  return head
-}
+/** A session's status, leaf and (when it is a message) leaf entry, as stored now. */
+interface Stored { status: SessionStatus; leaf: string | null; reply?: SessionEntry }
 
 /**
- * Records the interruption on the reply itself (the session's leaf: the reply entry, which a
- * writer appends last and a closed writer never follows with its sidecar), so the message keeps
- * its mark after the session's next reply. A leaf that is not an unfinished reply is left alone.
+ * The session as stored now. Read from storage, not from this tab's memory: the writer tab's
+ * last commits (its status, its reply's last content) may still be on their way over the relay
+ * when its reply lock is let go, or never arrive (a tab closing mid-broadcast), and a reply that
+ * ended `done` must never be marked interrupted, nor a mark be written over a newer revision.
  */
-async function markReply(store: Store, session_id: string, leaf: string | null): Promise<void> {
-  if (leaf === null) return
-  const entry = (await store.getMessage({ session_id, entry_id: leaf }))?.entry
-  if (entry?.kind !== 'message' || entry.message.role !== 'assistant' || entry.message.stop_reason !== 'end') return
-  await store.updateMessage({
-    session_id, entry_id: leaf, content: entry.message.content, stop_reason: 'error', error_message: INTERRUPTED_REASON,
-    // Written only if nothing changed it since it was read.
-    expected_revision: entry.revision,
+async function stored(store: Store, session_id: string): Promise<Stored | undefined> {
+  let out: Stored | undefined
+  await store.storage.transact(async (reader) => {
+    const head = await reader.head(session_id)
+    if (!head) return NOTHING
+    out = { status: head.meta.status, leaf: head.leaf }
+    // Only a session left `working` has a reply to mark: its entries are read for that one alone.
+    if (head.meta.status === 'working' && head.leaf !== null) out.reply = (await reader.entries(session_id)).find((e) => e.id === head.leaf)
+    return NOTHING
   })
+  return out
 }
+
+/** The reply a writer left unfinished: an assistant message still `end` as appended. */
+const unfinished = (entry: SessionEntry | undefined): entry is SessionEntry & { kind: 'message'; message: AssistantMessage } =>
+  entry?.kind === 'message' && entry.message.role === 'assistant' && entry.message.stop_reason === 'end'
+
+/** A call's answer when its guard found the session no longer as it was read: nothing written. */
+const CHANGED = { updated: false, revision: -1 } as const
+
+/** How many times the mark is read and tried again when something wrote between the read and the write. */
+const ATTEMPTS = 5
 
 /**
  * Marks the session's reply interrupted if it is still `working`. Runs only while this tab holds
  * the session's reply lock: a writer sets `working` only while holding it, so `working` seen here
  * is a reply nobody writes any more; and of several tabs waiting on the lock, the first marks and
  * the others find `error`. That makes the mark happen once, whichever tabs race for it.
+ *
+ * The interruption is recorded on the reply itself (the session's leaf: the reply entry, which a
+ * writer appends last and a closed writer never follows with its sidecar), so the message keeps
+ * its mark after the session's next reply. Everything the mark depends on is read from storage,
+ * and checked again in the commit that writes it (the status and leaf by the call's guard on the
+ * head as stored, the reply by its revision): the mark is written on the reply as stored or not
+ * at all, never from this tab's memory, which may lag storage.
  */
 export async function markIfOrphaned(store: Store, session_id: string): Promise<boolean> {
   // Memory first: a tab that saw no `working` has nothing to do (the relay brings a later one).
   if (store.closed || (await store.get({ session_id }))?.meta.status !== 'working') return false
-  const head = await storedHead(store, session_id)
-  if (head?.status !== 'working') return false
-  await markReply(store, session_id, head.leaf)
-  await store.setStatus({ session_id, status: 'error', reason: INTERRUPTED_REASON })
-  return true
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const now = await stored(store, session_id)
+    if (now?.status !== 'working') return false
+    // In the commit: still `working` with the same leaf, else nothing is written.
+    const same = (head: SessionHead | undefined): { answer: typeof CHANGED } | undefined =>
+      head?.meta.status === 'working' && head.leaf === now.leaf ? undefined : { answer: CHANGED }
+    if (unfinished(now.reply)) {
+      const marked = await store.call('session::update-message', {
+        session_id, entry_id: now.reply.id, content: now.reply.message.content, stop_reason: 'error', error_message: INTERRUPTED_REASON,
+        expected_revision: now.reply.revision,
+      }, { guard: same })
+      // Written between the read and the commit (a sync pull): read it again.
+      if (!marked.updated) continue
+    }
+    const set = await store.call('session::set-status', { session_id, status: 'error', reason: INTERRUPTED_REASON }, { guard: same })
+    if (set !== CHANGED) return true
+  }
+  return false
 }
 
 /** Sessions this tab waits on, per store: one lock request per session, however many ask. */

@@ -7,6 +7,8 @@ import { createThread, INTERRUPTED_REASON, recoverInterrupted, startReply, STOPP
 
 let n = 0
 const open = (): Promise<Store> => createStore({ storage: indexedDbStorage({ name: `parts-reply-ending-${Date.now()}-${n++}` }) })
+/** A second tab on the database of `name` that hears nothing from the others: its memory lags storage. */
+const deaf = (name: string): Promise<Store> => createStore({ storage: indexedDbStorage({ name }), multiTab: false })
 
 async function ask(store: Store, session_id: string): Promise<string> {
   const { entry_id } = await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: Date.now() } })
@@ -75,5 +77,51 @@ describe('the reply writer records how a reply ended on its message', () => {
     expect((await store.getMessage({ session_id, entry_id: user }))?.entry.revision).toBe(0)
     expect((await read(next.entry_id)).stop_reason).toBe('end')
     await store.close()
+  })
+
+  it('a tab whose memory lags storage marks the reply as stored: its newest content, at its newest revision', async () => {
+    const name = `parts-reply-ending-lag-${Date.now()}-${n++}`
+    const writer = await deaf(name)
+    const session_id = await createThread(writer)
+    const question = await ask(writer, session_id)
+    // The writer's reply, `working`, as the marking tab last saw it (read into its memory).
+    const { entry_id } = await writer.append({ session_id, parent_id: question, message: { role: 'assistant', content: text('Half'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    await writer.setStatus({ session_id, status: 'working', reason: 'replying' })
+    const marker = await deaf(name)
+    expect((await reply(marker, session_id)(entry_id)).content).toEqual(text('Half'))
+    // The writer's last commits, which never reached the marking tab (no relay here).
+    await writer.updateMessage({ session_id, entry_id, content: text('Half a') })
+    await writer.updateMessage({ session_id, entry_id, content: text('Half a sentence') })
+    await writer.close()
+
+    await recoverInterrupted(marker, [session_id])
+    const check = await deaf(name)
+    const stored = await reply(check, session_id)(entry_id)
+    expect(stored).toMatchObject({ stop_reason: 'error', error_message: INTERRUPTED_REASON, content: text('Half a sentence') })
+    expect((await check.getMessage({ session_id, entry_id }))?.entry.revision).toBe(3)
+    expect((await check.get({ session_id }))?.meta).toMatchObject({ status: 'error', status_reason: INTERRUPTED_REASON })
+    // And the marking tab itself shows the mark (its memory caught up in the commit).
+    expect((await reply(marker, session_id)(entry_id)).error_message).toBe(INTERRUPTED_REASON)
+    await Promise.all([marker.close(), check.close()])
+  })
+
+  it('a tab that never saw the reply appended (only `working`) still marks it', async () => {
+    const name = `parts-reply-ending-unseen-${Date.now()}-${n++}`
+    const writer = await deaf(name)
+    const session_id = await createThread(writer)
+    const question = await ask(writer, session_id)
+    await writer.setStatus({ session_id, status: 'working', reason: 'replying' })
+    const marker = await deaf(name)
+    expect((await marker.get({ session_id }))?.meta.status).toBe('working')
+    // Its memory holds the session's entries as they were then: the question is the leaf.
+    expect((await marker.getMessage({ session_id, entry_id: question }))?.entry.kind).toBe('message')
+    const { entry_id } = await writer.append({ session_id, parent_id: question, message: { role: 'assistant', content: text('Un'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    await writer.close()
+
+    await recoverInterrupted(marker, [session_id])
+    const check = await deaf(name)
+    expect(await reply(check, session_id)(entry_id)).toMatchObject({ stop_reason: 'error', error_message: INTERRUPTED_REASON, content: text('Un') })
+    expect((await check.get({ session_id }))?.meta.status).toBe('error')
+    await Promise.all([marker.close(), check.close()])
   })
 })
