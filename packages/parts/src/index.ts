@@ -8,3 +8,4 @@ export {
   replyEnding, type ReplyStart, type ReplyOutcome, type ReplyWriter, type ReplyEnding,
 } from './reply.js'
 export { watchReplies, awaitReplyEnd } from './reply-watch.js'
+export { ownReply, disownReply, ownsReply } from './reply-owner.js'

@@ -1,5 +1,6 @@
 import type { AssistantMessage, SessionEntry, SessionHead, SessionStatus, Store, WriteSet } from '@colloquy/core'
 import { INTERRUPTED_REASON, replyLock } from './reply-lock.js'
+import { disownReply, ownsReply } from './reply-owner.js'
 
 const locks = (): LockManager | undefined => (typeof navigator !== 'undefined' ? navigator.locks : undefined)
 
@@ -43,6 +44,10 @@ const ATTEMPTS = 5
  * is a reply nobody writes any more; and of several tabs waiting on the lock, the first marks and
  * the others find `error`. That makes the mark happen once, whichever tabs race for it.
  *
+ * The lock is this browser's: a reply another device streams in over sync holds none here. Only
+ * a reply a tab of this browser was writing (`ownsReply`) is marked, unless `anyWriter` (the
+ * reader pressed Stop: a reply nobody here writes ends, whoever wrote it).
+ *
  * The interruption is recorded on the reply itself (the session's leaf: the reply entry, which a
  * writer appends last and a closed writer never follows with its sidecar), so the message keeps
  * its mark after the session's next reply. Everything the mark depends on is read from storage,
@@ -50,12 +55,17 @@ const ATTEMPTS = 5
  * head as stored, the reply by its revision): the mark is written on the reply as stored or not
  * at all, never from this tab's memory, which may lag storage.
  */
-export async function markIfOrphaned(store: Store, session_id: string): Promise<boolean> {
+export async function markIfOrphaned(store: Store, session_id: string, anyWriter = false): Promise<boolean> {
   // Memory first: a tab that saw no `working` has nothing to do (the relay brings a later one).
   if (store.closed || (await store.get({ session_id }))?.meta.status !== 'working') return false
+  if (!anyWriter && !ownsReply(store, session_id)) return false
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const now = await stored(store, session_id)
-    if (now?.status !== 'working') return false
+    if (now?.status !== 'working') {
+      // Ended by its writer, or marked by another tab: nothing of it is written here any more.
+      disownReply(store, session_id)
+      return false
+    }
     // In the commit: still `working` with the same leaf, else nothing is written.
     const same = (head: SessionHead | undefined): { answer: typeof CHANGED } | undefined =>
       head?.meta.status === 'working' && head.leaf === now.leaf ? undefined : { answer: CHANGED }
@@ -68,13 +78,19 @@ export async function markIfOrphaned(store: Store, session_id: string): Promise<
       if (!marked.updated) continue
     }
     const set = await store.call('session::set-status', { session_id, status: 'error', reason: INTERRUPTED_REASON }, { guard: same })
-    if (set !== CHANGED) return true
+    if (set !== CHANGED) {
+      disownReply(store, session_id)
+      return true
+    }
   }
   return false
 }
 
-/** Sessions this tab waits on, per store: one lock request per session, however many ask. */
-const waiting = new WeakMap<Store, Map<string, Promise<boolean>>>()
+/**
+ * Sessions this tab waits on, per store: one lock request per session, however many ask; `stop`
+ * once any of them is a Stop (which ends the reply whoever wrote it).
+ */
+const waiting = new WeakMap<Store, Map<string, { ended: Promise<boolean>; stop: boolean }>>()
 /** Aborts the requests of a store whose last watcher stopped. */
 const cancels = new WeakMap<Store, AbortController>()
 
@@ -83,28 +99,33 @@ const cancelled = (e: unknown): boolean => e instanceof DOMException && e.name =
 /**
  * Waits until nobody writes a reply into `session_id` (its reply lock free: at once when no tab
  * holds it, else when the writer lets go, by finishing or by its tab closing), then marks the
- * reply interrupted if it was left `working`. Resolves true when this call marked it.
+ * reply interrupted if it was left `working` by a tab of this browser, or by anyone with `stop`
+ * (the reader pressed Stop). Resolves true when this call marked it.
  */
-export function awaitReplyEnd(store: Store, session_id: string): Promise<boolean> {
+export function awaitReplyEnd(store: Store, session_id: string, { stop = false }: { stop?: boolean } = {}): Promise<boolean> {
   const lockManager = locks()
   if (!lockManager) return Promise.resolve(false)
   let mine = waiting.get(store)
   if (!mine) waiting.set(store, (mine = new Map()))
   const known = mine.get(session_id)
-  if (known) return known
+  if (known) {
+    known.stop ||= stop
+    return known.ended
+  }
   let cancel = cancels.get(store)
   if (!cancel || cancel.signal.aborted) cancels.set(store, (cancel = new AbortController()))
-  const ended = lockManager.request(replyLock(session_id), { signal: cancel.signal }, async () => {
+  const wait = { ended: Promise.resolve(false), stop }
+  wait.ended = lockManager.request(replyLock(session_id), { signal: cancel.signal }, async () => {
     // Forgotten before the check: a `working` that arrives after it is another reply to wait for.
     mine.delete(session_id)
-    return markIfOrphaned(store, session_id).catch(() => false)
+    return markIfOrphaned(store, session_id, wait.stop).catch(() => false)
   }).catch((e: unknown) => {
     mine.delete(session_id)
     if (cancelled(e)) return false
     throw e
   }) as Promise<boolean>
-  mine.set(session_id, ended)
-  return ended
+  mine.set(session_id, wait)
+  return wait.ended
 }
 
 const watchers = new WeakMap<Store, { count: number; stop: () => void }>()
@@ -114,10 +135,10 @@ const watchers = new WeakMap<Store, { count: number; stop: () => void }>()
  * as soon as its writer's reply lock is let go with the session still `working` (the tab closed,
  * crashed or navigated away mid-reply): every tab on the store then shows it ended, at once.
  * Sessions already `working` when the watch starts are waited on too (or marked at once when no
- * tab holds their lock: the reply of a tab closed earlier, or, indistinguishably, another
- * device's). A `working` status that arrives from a sync server while watching is another
- * device's reply, which no lock here can tell about: it is left alone. Shared per store (the
- * bindings all call it); returns a function that stops this watch.
+ * tab holds their lock: the reply of a tab of this browser closed earlier). Another device's
+ * reply, streaming in over sync, holds no lock here and was not written by a tab of this browser
+ * (`ownsReply`): it is left alone, whether it was `working` before the watch or arrives during
+ * it. Shared per store (the bindings all call it); returns a function that stops this watch.
  */
 export function watchReplies(store: Store): () => void {
   const existing = watchers.get(store)

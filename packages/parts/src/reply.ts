@@ -2,6 +2,7 @@ import { SessionError, type ContentBlock, type Json, type SessionMeta, type Stop
 import { SIDECAR, type SidecarData } from './nodes.js'
 import { INTERRUPTED_REASON, replyLock } from './reply-lock.js'
 import { awaitReplyEnd, markIfOrphaned } from './reply-watch.js'
+import { disownReply, ownReply } from './reply-owner.js'
 
 export { INTERRUPTED_REASON, replyLock }
 
@@ -72,7 +73,7 @@ function stopChannel(store: Store): BroadcastChannel | null {
 export function stopReply(store: Store, session_id: string): void {
   running.get(stopKey(store, session_id))?.abort()
   stopChannel(store)?.postMessage(session_id)
-  void awaitReplyEnd(store, session_id).catch(() => {})
+  void awaitReplyEnd(store, session_id, { stop: true }).catch(() => {})
 }
 
 /** What a reply's message records about how it ended, when it did not simply finish. */
@@ -120,6 +121,8 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
     })
   }
   try {
+    // Before `working`: a tab of this browser finding it `working` with the lock free knows it was ours.
+    ownReply(store, session_id)
     const appended = store.append({
       session_id,
       parent_id: start.parent_id,
@@ -157,6 +160,7 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
             if (!gone(e)) throw e
           } finally {
             if (running.get(key) === controller) running.delete(key)
+            disownReply(store, session_id)
             release()
           }
         })()
@@ -164,6 +168,7 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
       },
     }
   } catch (e) {
+    disownReply(store, session_id)
     release()
     throw e
   }

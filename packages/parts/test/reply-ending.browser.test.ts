@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createStore, indexedDbStorage, type AssistantMessage, type Store } from '@colloquy/core'
-import { createThread, INTERRUPTED_REASON, recoverInterrupted, startReply, STOPPED_REASON } from '../src/index.js'
+import { createThread, INTERRUPTED_REASON, ownReply, recoverInterrupted, startReply, stopReply, STOPPED_REASON } from '../src/index.js'
 
 // The reply writer records how a reply ended on the reply's own message (stopped, failed,
 // interrupted), so an earlier reply keeps its mark once the session's status tells of a newer one.
@@ -57,6 +57,7 @@ describe('the reply writer records how a reply ended on its message', () => {
     const read = reply(store, session_id)
     // What a closed writer tab leaves: its reply entry (content so far, `end` as appended) as the
     // leaf, the session `working`, and no reply lock held.
+    ownReply(store, session_id)
     const { entry_id } = await store.append({ session_id, parent_id: await ask(store, session_id), message: { role: 'assistant', content: text('Half a'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
     await store.setStatus({ session_id, status: 'working', reason: 'replying' })
     await recoverInterrupted(store, [session_id])
@@ -71,6 +72,7 @@ describe('the reply writer records how a reply ended on its message', () => {
 
     // A session left `working` whose leaf is not an unfinished reply (a user message): only the status is marked.
     const user = await ask(store, session_id)
+    ownReply(store, session_id)
     await store.setStatus({ session_id, status: 'working', reason: 'replying' })
     await recoverInterrupted(store, [session_id])
     expect((await store.get({ session_id }))?.meta.status).toBe('error')
@@ -85,6 +87,7 @@ describe('the reply writer records how a reply ended on its message', () => {
     const session_id = await createThread(writer)
     const question = await ask(writer, session_id)
     // The writer's reply, `working`, as the marking tab last saw it (read into its memory).
+    ownReply(writer, session_id)
     const { entry_id } = await writer.append({ session_id, parent_id: question, message: { role: 'assistant', content: text('Half'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
     await writer.setStatus({ session_id, status: 'working', reason: 'replying' })
     const marker = await deaf(name)
@@ -110,6 +113,7 @@ describe('the reply writer records how a reply ended on its message', () => {
     const writer = await deaf(name)
     const session_id = await createThread(writer)
     const question = await ask(writer, session_id)
+    ownReply(writer, session_id)
     await writer.setStatus({ session_id, status: 'working', reason: 'replying' })
     const marker = await deaf(name)
     expect((await marker.get({ session_id }))?.meta.status).toBe('working')
@@ -123,5 +127,22 @@ describe('the reply writer records how a reply ended on its message', () => {
     expect(await reply(check, session_id)(entry_id)).toMatchObject({ stop_reason: 'error', error_message: INTERRUPTED_REASON, content: text('Un') })
     expect((await check.get({ session_id }))?.meta.status).toBe('error')
     await Promise.all([marker.close(), check.close()])
+  })
+
+  it("another device's reply (`working` with no lock and no writer of this browser) is left alone, until the reader presses Stop", async () => {
+    const store = await open()
+    const session_id = await createThread(store)
+    const { entry_id } = await store.append({ session_id, parent_id: await ask(store, session_id), message: { role: 'assistant', content: text('From afar'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    // As a sync pull leaves it: the other device's status, and nothing of it in this browser.
+    const meta = (await store.get({ session_id }))!.meta
+    await store.applyReplica([{ type: 'meta', meta: { ...meta, status: 'working', status_reason: 'replying', updated_at: meta.updated_at + 1 } }], { policy: 'pull' })
+    await recoverInterrupted(store, [session_id])
+    expect((await store.get({ session_id }))?.meta).toMatchObject({ status: 'working', status_reason: 'replying' })
+    expect((await reply(store, session_id)(entry_id)).stop_reason).toBe('end')
+    // Stop ends a reply nobody here writes, whoever wrote it.
+    stopReply(store, session_id)
+    await expect.poll(async () => (await store.get({ session_id }))?.meta.status).toBe('error')
+    expect((await reply(store, session_id)(entry_id)).error_message).toBe(INTERRUPTED_REASON)
+    await store.close()
   })
 })
