@@ -33,7 +33,7 @@ const unfinished = (entry: SessionEntry | undefined): entry is SessionEntry & { 
   entry?.kind === 'message' && entry.message.role === 'assistant' && entry.message.stop_reason === 'end'
 
 /** A call's answer when its guard found the session no longer as it was read: nothing written. */
-const CHANGED = { updated: false, revision: -1 } as const
+const CHANGED: { readonly changed: true } = { changed: true }
 
 /** How many times the mark is read and tried again when something wrote between the read and the write. */
 const ATTEMPTS = 5
@@ -74,10 +74,10 @@ export async function markIfOrphaned(store: Store, session_id: string, anyWriter
         session_id, entry_id: now.reply.id, content: now.reply.message.content, stop_reason: 'error', error_message: INTERRUPTED_REASON,
         expected_revision: now.reply.revision,
       }, { guard: same })
-      // Written between the read and the commit (a sync pull): read it again.
-      if (!marked.updated) continue
+      // Written between the read and the commit (a sync pull), or no longer `working`: read it again.
+      if ((marked as unknown) === CHANGED || !marked.updated) continue
     }
-    const set = await store.call('session::set-status', { session_id, status: 'error', reason: INTERRUPTED_REASON }, { guard: same })
+    const set: unknown = await store.call('session::set-status', { session_id, status: 'error', reason: INTERRUPTED_REASON }, { guard: same })
     if (set !== CHANGED) {
       disownReply(store, session_id)
       return true
