@@ -361,8 +361,8 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
  * An AI SDK chat whose state lives in a Colloquy session. Use it as `useChat({ chat })` in React
  * and with `useColloquyChat` in Vue. `sendMessage`, `regenerate`, `stop`, `status` and `error`
  * behave as the SDK documents, except that an edit (`sendMessage({ messageId })`) or a
- * regeneration adds a sibling branch instead of deleting the tail. Replies are persisted chunk by
- * chunk; other tabs on the session see them stream and report `streaming`.
+ * regeneration adds a sibling branch instead of deleting the tail. Replies are persisted as they
+ * stream (at most once a frame); other tabs on the session see them stream and report `streaming`.
  */
 export class ColloquyChat<M extends UIMessage = UIMessage> extends AbstractChat<M> {
   readonly session_id: string

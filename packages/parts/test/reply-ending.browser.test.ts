@@ -145,4 +145,21 @@ describe('the reply writer records how a reply ended on its message', () => {
     expect((await reply(store, session_id)(entry_id)).error_message).toBe(INTERRUPTED_REASON)
     await store.close()
   })
+
+  it('a fast stream is written once a frame, not once a chunk: the newest content lands, and finish writes the last', async () => {
+    const store = await open()
+    const session_id = await createThread(store)
+    const writer = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    const read = reply(store, session_id)
+    let so_far = ''
+    for (let i = 0; i < 200; i++) writer.update(text((so_far += `t${i} `)))
+    // Without a finish, the newest content is written when its frame ends.
+    await expect.poll(async () => (await read(writer.entry_id)).content).toEqual(text(so_far))
+    const written = (await store.getMessage({ session_id, entry_id: writer.entry_id }))!.entry.revision
+    // The first chunk at once, the 199 behind it as one write: not a transaction per chunk.
+    expect(written).toBe(2)
+    await writer.finish({ content: text(`${so_far}end`) })
+    expect((await read(writer.entry_id)).content).toEqual(text(`${so_far}end`))
+    await store.close()
+  })
 })
