@@ -169,6 +169,15 @@ export function alikeSuite(example: Example): void {
       await expect.poll(() => rows(page, 'assistant').count(), { timeout: 10_000 }).toBe(5)
       await d.idle(page)
       await expect.poll(() => fromBottom(page, d)).toBeLessThan(4)
+
+      // The transcript area itself shrinks (a smaller window), its content the same: the newest
+      // message stays in view.
+      const size = page.viewportSize()!
+      const height = await page.locator(d.scroller).evaluate((el) => el.clientHeight)
+      await page.setViewportSize({ width: size.width, height: size.height - 200 })
+      await expect.poll(() => page.locator(d.scroller).evaluate((el) => el.clientHeight)).toBeLessThan(height - 100)
+      await expect.poll(() => fromBottom(page, d)).toBeLessThan(4)
+      await page.setViewportSize(size)
     })
 
     it('attaches a picked file and a pasted image, forks, and exports in every format @colloquy/formats writes', async () => {

@@ -1,5 +1,5 @@
 import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
-import { createThread } from '@colloquy/parts'
+import { createThread, ownReply } from '@colloquy/parts'
 
 // What the framework adapters' tests share: a reply source the test can hold mid-stream, and
 // "tabs" (stores over one IndexedDB database, related through core's multi-tab relay).
@@ -60,6 +60,8 @@ export async function interruptedThread(db: { open(): Promise<Store> }): Promise
   const dead = await db.open()
   const session_id = await createThread(dead)
   await dead.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'q' }], timestamp: 1 } })
+  // Recorded as a writer of this browser records its reply (another device's would not be marked).
+  ownReply(dead, session_id)
   await dead.setStatus({ session_id, status: 'working', reason: 'replying' })
   await dead.append({ session_id, message: { role: 'assistant', content: [{ type: 'text', text: 'half a rep' }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 2 } })
   await dead.close()

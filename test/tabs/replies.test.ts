@@ -113,6 +113,21 @@ describe('a reply whose tab closes', () => {
     await expect.poll(() => status(a, session_id), { timeout: 5_000 }).toEqual(INTERRUPTED)
   })
 
+  it("of another device, streaming in over sync, is left alone by the tabs that watch, open before it or after", async () => {
+    const a = await tab(true)
+    const session_id = await call<string>(a, 'create')
+    await call(a, 'pulled', session_id)
+    const b = await tab(true)
+    // The check the watch makes once the lock is free (joined when it is under way) marks nothing,
+    // and neither does the one a demo app runs on open.
+    expect(await call<boolean>(a, 'settle', session_id)).toBe(false)
+    expect(await call<boolean>(b, 'settle', session_id)).toBe(false)
+    await call(b, 'recover', session_id)
+    expect(await status(a, session_id)).toEqual({ status: 'working', reason: 'replying' })
+    expect(await status(b, session_id)).toEqual({ status: 'working', reason: 'replying' })
+    expect((await seen(a)).filter((s) => s.status === 'error')).toEqual([])
+  })
+
   it('is not marked by a tab that does not watch (the watch is what marks it)', async () => {
     const a = await tab(false)
     const session_id = await call<string>(a, 'create')

@@ -3,8 +3,9 @@ const NEAR = 48
 
 /**
  * Keeps the newest message in view: `scroller` starts at the bottom and stays there as
- * `content` grows (a streamed token, a new message, a message of another tab), unless the reader
- * has scrolled up, in which case the scroll position is left alone until they come back down.
+ * `content` grows (a streamed token, a new message, a message of another tab) or the scroller
+ * itself shrinks, unless the reader has scrolled up, in which case the scroll position is left
+ * alone until they come back down.
  * Every app's transcript uses this one rule. Returns the function that stops following.
  */
 export function followNewest(scroller: HTMLElement, content: HTMLElement): () => void {
@@ -22,12 +23,15 @@ export function followNewest(scroller: HTMLElement, content: HTMLElement): () =>
     else if (top < last - 1) atBottom = false
     last = top
   }
-  // Rows re-render on their own as tokens arrive, so the content's size is watched, not renders.
+  // Rows re-render on their own as tokens arrive, so the content's size is watched, not renders;
+  // and so is the scroller's own: a smaller window or a taller composer shrinks the transcript
+  // area with no change to its content, which would leave the newest message below the fold.
   const observer = new ResizeObserver(() => {
     if (atBottom) toBottom()
   })
   scroller.addEventListener('scroll', onScroll, { passive: true })
   observer.observe(content)
+  observer.observe(scroller)
   toBottom()
   return () => {
     scroller.removeEventListener('scroll', onScroll)

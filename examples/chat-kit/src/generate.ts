@@ -1,5 +1,5 @@
 import { SessionError, type ContentBlock, type Store } from '@colloquy/core'
-import { replyEnding, replyLock } from '@colloquy/parts'
+import { disownReply, ownReply, replyEnding, replyLock } from '@colloquy/parts'
 import { LOCAL_MODEL, replySteps, tokensOf, type ModelInput } from './model.js'
 
 export interface GenerateOptions {
@@ -34,6 +34,8 @@ export function generateReply(
     // The reply so far, to record on it how it ended if a write fails.
     let reply: { entry_id: string; content: ContentBlock[] } | null = null
     try {
+      // Told apart from another device's reply by the tabs of this browser, should this one close.
+      ownReply(store, session_id)
       await store.setStatus({ session_id, status: 'working', reason: 'replying' })
       const { entry_id } = await store.append({
         session_id,
@@ -64,6 +66,8 @@ export function generateReply(
       if (reply) await store.updateMessage({ session_id, ...reply, ...replyEnding({ error: e }) }).catch(() => {})
       await store.setStatus({ session_id, status: 'error', reason: e instanceof Error ? e.message : String(e) }).catch(() => {})
       throw e
+    } finally {
+      disownReply(store, session_id)
     }
   })
 }

@@ -47,7 +47,9 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
   #error: Error | undefined = undefined
   #remoteRunning = false
   readonly #listeners = { messages: new Set<Listener>(), status: new Set<Listener>(), error: new Set<Listener>() }
-  #tree: ChatTree | null = null
+  /** The store's tree as last emitted, folded into nodes only when read (see `#tree`). */
+  #raw: SessionTree | null = null
+  #folded: ChatTree | null = null
   readonly #cache = new Map<string, ChatNode>()
   readonly #converted = new WeakMap<ChatNode, M>()
   /** Store writes, in the order the SDK made them, and how many are still on their way. */
@@ -82,8 +84,19 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
   }
 
   #onTree(tree: SessionTree | null): void {
-    this.#tree = tree ? foldTree(tree, this.#cache) : null
+    this.#raw = tree
+    this.#folded = null
     this.#publish()
+  }
+
+  /**
+   * The session's nodes, folded when first read after a change. While this tab streams a reply
+   * every chunk's commit brings a new tree that nothing reads (its own messages are shown):
+   * folding each would walk the whole session per chunk, which the SDK's in-memory chat never does.
+   */
+  get #tree(): ChatTree | null {
+    if (this.#raw && !this.#folded) this.#folded = foldTree(this.#raw, this.#cache)
+    return this.#folded
   }
 
   /** Shows the store's active path (as it is now) when nothing of this tab's is in flight. */
@@ -245,7 +258,18 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
     }
   }
 
-  snapshot = <T>(value: T): T => (typeof structuredClone === 'function' ? structuredClone(value) : (JSON.parse(JSON.stringify(value)) as T))
+  /**
+   * What the SDK's own chat state keeps of a message it is handed: a copy of the message and of
+   * each part (the SDK goes on mutating the parts of the message it streams), not a deep clone:
+   * one runs per streamed chunk.
+   */
+  snapshot = <T>(value: T): T => {
+    if (value === null || typeof value !== 'object' || !Array.isArray((value as { parts?: unknown }).parts)) return value
+    const message = value as unknown as UIMessage
+    const copy: UIMessage = { ...message, parts: message.parts.map((part) => ({ ...part })) }
+    if (message.metadata !== null && typeof message.metadata === 'object') copy.metadata = Array.isArray(message.metadata) ? [...message.metadata] : { ...message.metadata }
+    return copy as unknown as T
+  }
 
   // ---- store writes ------------------------------------------------------------------------
 
@@ -337,8 +361,8 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
  * An AI SDK chat whose state lives in a Colloquy session. Use it as `useChat({ chat })` in React
  * and with `useColloquyChat` in Vue. `sendMessage`, `regenerate`, `stop`, `status` and `error`
  * behave as the SDK documents, except that an edit (`sendMessage({ messageId })`) or a
- * regeneration adds a sibling branch instead of deleting the tail. Replies are persisted chunk by
- * chunk; other tabs on the session see them stream and report `streaming`.
+ * regeneration adds a sibling branch instead of deleting the tail. Replies are persisted as they
+ * stream (at most once a frame); other tabs on the session see them stream and report `streaming`.
  */
 export class ColloquyChat<M extends UIMessage = UIMessage> extends AbstractChat<M> {
   readonly session_id: string

@@ -107,11 +107,15 @@ class RepositoryFeed {
     this.publish()
   }
 
-  /** The node as shown: the streaming reply's own content over the store's. */
+  /**
+   * The node as shown: the streaming reply's own content over the store's. The store catching up
+   * with what is shown (its copy lags by a write) keeps the node, so the runtime is handed nothing
+   * new for it: each chunk renders once, however its write and its render interleave.
+   */
   private shown(node: ChatNode): ChatNode {
     const st = this.streaming
     if (st?.id !== node.id) return node
-    if (st.node?.entries !== node.entries || st.node.parentId !== node.parentId) st.node = { ...node, parts: st.parts }
+    if (!st.node || st.node.parentId !== node.parentId) st.node = { ...node, parts: st.parts }
     return st.node
   }
 

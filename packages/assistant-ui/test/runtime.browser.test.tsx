@@ -217,6 +217,30 @@ describe('useColloquyRuntime', () => {
     db.drop()
   })
 
+  it('the store catching up with the streaming reply hands the runtime nothing new: a chunk changes its message once', async () => {
+    const db = tabs('aui-echo')
+    const store = await db.open()
+    const sid = await createThread(store)
+    const hold = gate()
+    const view = mount(store, sid, tokenModel(4, hold, 2))
+    await send(view.runtime(), 'hold on')
+    await until(() => transcript(view.runtime()).at(-1) === 'assistant:t0 t1')
+    const shown = view.runtime().thread.getState().messages.at(-1)!
+    // The store's copy of the reply, as its writes commit (after the chunk was shown from memory).
+    let stored = ''
+    const sub = store.entry$(sid, shown.id).subscribe((e) => {
+      stored = e?.kind === 'message' ? e.message.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : ''
+    })
+    await act(async () => until(() => stored === 't0 t1'))
+    expect(view.runtime().thread.getState().messages.at(-1)).toBe(shown)
+    sub.unsubscribe()
+    hold.open()
+    await until(() => transcript(view.runtime()).at(-1) === 'assistant:t0 t1 t2 t3' && !view.runtime().thread.getState().isRunning)
+    cleanup()
+    await store.close()
+    db.drop()
+  })
+
   it('500 streamed chunks re-render only the streaming message', async () => {
     const db = tabs('aui-renders')
     const store = await db.open()

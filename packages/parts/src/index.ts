@@ -7,4 +7,5 @@ export {
   startReply, stopReply, recoverInterrupted, createThread, THREAD_ROOT, replyLock, isInterrupted, INTERRUPTED_REASON, STOPPED_REASON,
   replyEnding, type ReplyStart, type ReplyOutcome, type ReplyWriter, type ReplyEnding,
 } from './reply.js'
-export { watchReplies } from './reply-watch.js'
+export { watchReplies, awaitReplyEnd } from './reply-watch.js'
+export { ownReply, disownReply, ownsReply } from './reply-owner.js'

@@ -2,6 +2,7 @@ import { SessionError, type ContentBlock, type Json, type SessionMeta, type Stop
 import { SIDECAR, type SidecarData } from './nodes.js'
 import { INTERRUPTED_REASON, replyLock } from './reply-lock.js'
 import { awaitReplyEnd, markIfOrphaned } from './reply-watch.js'
+import { disownReply, ownReply } from './reply-owner.js'
 
 export { INTERRUPTED_REASON, replyLock }
 
@@ -42,7 +43,10 @@ export interface ReplyWriter {
   readonly entry_id: string
   /** Aborted when Stop is pressed for this session, in this tab or another one. */
   readonly signal: AbortSignal
-  /** Persists the content so far. Not awaited per chunk: core batches what arrives in one tick. */
+  /**
+   * Persists the content so far. Not awaited per chunk: the first chunk after a pause is written
+   * at once, the ones arriving within `PERSIST_MS` of it as one write of the newest at its end.
+   */
   update(content: ContentBlock[]): void
   /** Writes the last content and the sidecar, then sets the session `done` (or `error`). Idempotent. */
   finish(outcome: ReplyOutcome): Promise<void>
@@ -72,7 +76,7 @@ function stopChannel(store: Store): BroadcastChannel | null {
 export function stopReply(store: Store, session_id: string): void {
   running.get(stopKey(store, session_id))?.abort()
   stopChannel(store)?.postMessage(session_id)
-  void awaitReplyEnd(store, session_id).catch(() => {})
+  void awaitReplyEnd(store, session_id, { stop: true }).catch(() => {})
 }
 
 /** What a reply's message records about how it ended, when it did not simply finish. */
@@ -89,6 +93,15 @@ export function replyEnding(outcome: { stopped?: boolean; error?: unknown }): Re
   if (outcome.error) return { stop_reason: 'error', error_message: messageOf(outcome.error) }
   return outcome.stopped ? { stop_reason: 'aborted' } : undefined
 }
+
+/**
+ * How often, at most, a streaming reply's content is written (once a frame at 60 Hz). Each write
+ * is an IndexedDB transaction, which costs the page's main thread a few tenths of a millisecond
+ * however little it carries: a stream whose chunks arrive faster than the frames that show them
+ * would otherwise pay that per chunk. Other tabs still see the reply grow frame by frame, and a
+ * tab being hidden (closed, navigated away) writes what waits at once (`pagehide`).
+ */
+export const PERSIST_MS = 16
 
 /** How long a reply waits for the session's reply lock. */
 const LOCK_WAIT_MS = 1000
@@ -120,6 +133,8 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
     })
   }
   try {
+    // Before `working`: a tab of this browser finding it `working` with the lock free knows it was ours.
+    ownReply(store, session_id)
     const appended = store.append({
       session_id,
       parent_id: start.parent_id,
@@ -136,15 +151,46 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
     const write = (content: ContentBlock[], usage?: Usage, ending?: ReplyEnding): void => {
       last = store.updateMessage({ session_id, entry_id, content, ...(usage && { usage }), ...ending }).catch((e) => { failed ??= e })
     }
+    // The newest content not written yet, and the window in which updates wait for one write.
+    let newest: ContentBlock[] | null = null
+    let gathering: ReturnType<typeof setTimeout> | null = null
+    const open = (): void => {
+      gathering = setTimeout(() => {
+        gathering = null
+        if (newest === null || finished || failed !== null) return
+        write(newest)
+        newest = null
+        open()
+      }, PERSIST_MS)
+    }
+    // A page being hidden (closed, navigated away, frozen) writes what waits at once rather than
+    // leaving it to a timer that may never fire: the window costs nothing on the way out.
+    const hidden = (): void => {
+      if (newest === null || finished || failed !== null) return
+      write(newest)
+      newest = null
+    }
+    const pageEvents = typeof globalThis.addEventListener === 'function' ? globalThis : undefined
+    pageEvents?.addEventListener('pagehide', hidden)
     return {
       session_id,
       entry_id,
       signal: controller.signal,
       update(content) {
-        if (!finished && failed === null) write(content)
+        if (finished || failed !== null) return
+        if (gathering !== null) {
+          newest = content
+          return
+        }
+        write(content)
+        open()
       },
       finish(outcome) {
         finished ??= (async () => {
+          // The outcome's content is the newest: what waits for the window is dropped.
+          if (gathering !== null) clearTimeout(gathering)
+          pageEvents?.removeEventListener('pagehide', hidden)
+          newest = null
           try {
             if (failed === null) write(outcome.content, outcome.usage, replyEnding(outcome))
             await last
@@ -157,6 +203,7 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
             if (!gone(e)) throw e
           } finally {
             if (running.get(key) === controller) running.delete(key)
+            disownReply(store, session_id)
             release()
           }
         })()
@@ -164,6 +211,7 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
       },
     }
   } catch (e) {
+    disownReply(store, session_id)
     release()
     throw e
   }

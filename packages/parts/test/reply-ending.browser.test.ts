@@ -1,12 +1,14 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createStore, indexedDbStorage, type AssistantMessage, type Store } from '@colloquy/core'
-import { createThread, INTERRUPTED_REASON, recoverInterrupted, startReply, STOPPED_REASON } from '../src/index.js'
+import { createThread, INTERRUPTED_REASON, ownReply, recoverInterrupted, startReply, stopReply, STOPPED_REASON } from '../src/index.js'
 
 // The reply writer records how a reply ended on the reply's own message (stopped, failed,
 // interrupted), so an earlier reply keeps its mark once the session's status tells of a newer one.
 
 let n = 0
 const open = (): Promise<Store> => createStore({ storage: indexedDbStorage({ name: `parts-reply-ending-${Date.now()}-${n++}` }) })
+/** A second tab on the database of `name` that hears nothing from the others: its memory lags storage. */
+const deaf = (name: string): Promise<Store> => createStore({ storage: indexedDbStorage({ name }), multiTab: false })
 
 async function ask(store: Store, session_id: string): Promise<string> {
   const { entry_id } = await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: Date.now() } })
@@ -55,6 +57,7 @@ describe('the reply writer records how a reply ended on its message', () => {
     const read = reply(store, session_id)
     // What a closed writer tab leaves: its reply entry (content so far, `end` as appended) as the
     // leaf, the session `working`, and no reply lock held.
+    ownReply(store, session_id)
     const { entry_id } = await store.append({ session_id, parent_id: await ask(store, session_id), message: { role: 'assistant', content: text('Half a'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
     await store.setStatus({ session_id, status: 'working', reason: 'replying' })
     await recoverInterrupted(store, [session_id])
@@ -69,11 +72,112 @@ describe('the reply writer records how a reply ended on its message', () => {
 
     // A session left `working` whose leaf is not an unfinished reply (a user message): only the status is marked.
     const user = await ask(store, session_id)
+    ownReply(store, session_id)
     await store.setStatus({ session_id, status: 'working', reason: 'replying' })
     await recoverInterrupted(store, [session_id])
     expect((await store.get({ session_id }))?.meta.status).toBe('error')
     expect((await store.getMessage({ session_id, entry_id: user }))?.entry.revision).toBe(0)
     expect((await read(next.entry_id)).stop_reason).toBe('end')
+    await store.close()
+  })
+
+  it('a tab whose memory lags storage marks the reply as stored: its newest content, at its newest revision', async () => {
+    const name = `parts-reply-ending-lag-${Date.now()}-${n++}`
+    const writer = await deaf(name)
+    const session_id = await createThread(writer)
+    const question = await ask(writer, session_id)
+    // The writer's reply, `working`, as the marking tab last saw it (read into its memory).
+    ownReply(writer, session_id)
+    const { entry_id } = await writer.append({ session_id, parent_id: question, message: { role: 'assistant', content: text('Half'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    await writer.setStatus({ session_id, status: 'working', reason: 'replying' })
+    const marker = await deaf(name)
+    expect((await reply(marker, session_id)(entry_id)).content).toEqual(text('Half'))
+    // The writer's last commits, which never reached the marking tab (no relay here).
+    await writer.updateMessage({ session_id, entry_id, content: text('Half a') })
+    await writer.updateMessage({ session_id, entry_id, content: text('Half a sentence') })
+    await writer.close()
+
+    await recoverInterrupted(marker, [session_id])
+    const check = await deaf(name)
+    const stored = await reply(check, session_id)(entry_id)
+    expect(stored).toMatchObject({ stop_reason: 'error', error_message: INTERRUPTED_REASON, content: text('Half a sentence') })
+    expect((await check.getMessage({ session_id, entry_id }))?.entry.revision).toBe(3)
+    expect((await check.get({ session_id }))?.meta).toMatchObject({ status: 'error', status_reason: INTERRUPTED_REASON })
+    // And the marking tab itself shows the mark (its memory caught up in the commit).
+    expect((await reply(marker, session_id)(entry_id)).error_message).toBe(INTERRUPTED_REASON)
+    await Promise.all([marker.close(), check.close()])
+  })
+
+  it('a tab that never saw the reply appended (only `working`) still marks it', async () => {
+    const name = `parts-reply-ending-unseen-${Date.now()}-${n++}`
+    const writer = await deaf(name)
+    const session_id = await createThread(writer)
+    const question = await ask(writer, session_id)
+    ownReply(writer, session_id)
+    await writer.setStatus({ session_id, status: 'working', reason: 'replying' })
+    const marker = await deaf(name)
+    expect((await marker.get({ session_id }))?.meta.status).toBe('working')
+    // Its memory holds the session's entries as they were then: the question is the leaf.
+    expect((await marker.getMessage({ session_id, entry_id: question }))?.entry.kind).toBe('message')
+    const { entry_id } = await writer.append({ session_id, parent_id: question, message: { role: 'assistant', content: text('Un'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    await writer.close()
+
+    await recoverInterrupted(marker, [session_id])
+    const check = await deaf(name)
+    expect(await reply(check, session_id)(entry_id)).toMatchObject({ stop_reason: 'error', error_message: INTERRUPTED_REASON, content: text('Un') })
+    expect((await check.get({ session_id }))?.meta.status).toBe('error')
+    await Promise.all([marker.close(), check.close()])
+  })
+
+  it("another device's reply (`working` with no lock and no writer of this browser) is left alone, until the reader presses Stop", async () => {
+    const store = await open()
+    const session_id = await createThread(store)
+    const { entry_id } = await store.append({ session_id, parent_id: await ask(store, session_id), message: { role: 'assistant', content: text('From afar'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    // As a sync pull leaves it: the other device's status, and nothing of it in this browser.
+    const meta = (await store.get({ session_id }))!.meta
+    await store.applyReplica([{ type: 'meta', meta: { ...meta, status: 'working', status_reason: 'replying', updated_at: meta.updated_at + 1 } }], { policy: 'pull' })
+    await recoverInterrupted(store, [session_id])
+    expect((await store.get({ session_id }))?.meta).toMatchObject({ status: 'working', status_reason: 'replying' })
+    expect((await reply(store, session_id)(entry_id)).stop_reason).toBe('end')
+    // Stop ends a reply nobody here writes, whoever wrote it.
+    stopReply(store, session_id)
+    await expect.poll(async () => (await store.get({ session_id }))?.meta.status).toBe('error')
+    expect((await reply(store, session_id)(entry_id)).error_message).toBe(INTERRUPTED_REASON)
+    await store.close()
+  })
+
+  it('a fast stream is written once a frame, not once a chunk: the newest content lands, and finish writes the last', async () => {
+    const store = await open()
+    const session_id = await createThread(store)
+    const writer = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    const read = reply(store, session_id)
+    let so_far = ''
+    for (let i = 0; i < 200; i++) writer.update(text((so_far += `t${i} `)))
+    // Without a finish, the newest content is written when its frame ends.
+    await expect.poll(async () => (await read(writer.entry_id)).content).toEqual(text(so_far))
+    const written = (await store.getMessage({ session_id, entry_id: writer.entry_id }))!.entry.revision
+    // The first chunk at once, the 199 behind it as one write: not a transaction per chunk.
+    expect(written).toBe(2)
+    await writer.finish({ content: text(`${so_far}end`) })
+    expect((await read(writer.entry_id)).content).toEqual(text(`${so_far}end`))
+    await store.close()
+  })
+
+  it('a page being hidden writes the content waiting for its frame at once', async () => {
+    const store = await open()
+    const session_id = await createThread(store)
+    const writer = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    const read = reply(store, session_id)
+    const writes = vi.spyOn(store, 'updateMessage')
+    writer.update(text('first '))
+    writer.update(text('first second'))
+    expect(writes).toHaveBeenCalledTimes(1)
+    // Hidden inside the window: the waiting content is written now, not when a timer fires.
+    dispatchEvent(new PageTransitionEvent('pagehide'))
+    expect(writes).toHaveBeenCalledTimes(2)
+    await store.flush()
+    expect((await read(writer.entry_id)).content).toEqual(text('first second'))
+    await writer.finish({ content: text('first second') })
     await store.close()
   })
 })

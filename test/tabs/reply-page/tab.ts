@@ -1,5 +1,5 @@
 import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
-import { createThread, recoverInterrupted, startReply, stopReply, watchReplies, type ReplyWriter } from '@colloquy/parts'
+import { awaitReplyEnd, createThread, recoverInterrupted, startReply, stopReply, watchReplies, type ReplyWriter } from '@colloquy/parts'
 
 // One tab of the reply tests: a store on the origin's shared database, driven by the test
 // through `window.tab`. Each tab counts the status changes it sees, whoever made them.
@@ -39,9 +39,16 @@ const tab = {
   },
   stop: (session_id: string): void => stopReply(store, session_id),
   recover: (session_id: string): Promise<void> => recoverInterrupted(store, [session_id]),
+  /** Waits, as the watch does (joining its wait when there is one), until nobody writes the reply; true when this tab marked it. */
+  settle: (session_id: string): Promise<boolean> => awaitReplyEnd(store, session_id),
   /** Sets `working` without any reply lock: a reply whose tab is gone and whose lock went with it. */
   async orphan(session_id: string) {
     await store.setStatus({ session_id, status: 'working', reason: 'replying' })
+  },
+  /** Another device's reply arriving over sync: `working` applied as a pull applies it, with no lock or writer of this browser. */
+  async pulled(session_id: string) {
+    const meta = (await store.get({ session_id }))!.meta
+    await store.applyReplica([{ type: 'meta', meta: { ...meta, status: 'working', status_reason: 'replying', updated_at: meta.updated_at + 1 } }], { policy: 'pull' })
   },
   async status(session_id: string): Promise<{ status?: string; reason?: string }> {
     const meta = (await store.get({ session_id }))?.meta

@@ -93,7 +93,7 @@ const workload: Workload = {
   env: 'browser',
   async run(ctx) {
     const runs = await measureR3({ [COLLOQUY]: (n: number) => colloquyPass(ctx, n), [MEMORY]: memoryPass }, (m) => ctx.log(m))
-    return r3Rows('AI SDK 6 useChat', COLLOQUY, MEMORY, runs, 'Colloquy persists every chunk to IndexedDB (updateMessage, coalesced by core); the write time after the last chunk is not counted (chat.flush)')
+    return r3Rows('AI SDK 6 useChat', COLLOQUY, MEMORY, runs, 'Colloquy persists the streaming reply to IndexedDB (updateMessage, at most once per 16 ms frame); the write time after the last chunk is not counted (chat.flush)')
   },
 }
 

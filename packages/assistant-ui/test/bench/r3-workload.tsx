@@ -101,7 +101,7 @@ const workload: Workload = {
     // assistant-ui itself spends ~0.1 s per chunk at this size (either runtime): one round each
     // keeps the workload within the runner's time limit.
     const runs = await measureR3({ [COLLOQUY]: (n: number) => colloquyPass(ctx, n), [LOCAL]: localPass }, (m) => ctx.log(m), 1)
-    return r3Rows('assistant-ui 0.15', COLLOQUY, LOCAL, runs, 'Colloquy persists every chunk to IndexedDB (updateMessage, coalesced by core) and shows it from memory at once; the runtime gets a repository whose unchanged items keep their identity, handed to it without re-rendering the component that holds it', 1)
+    return r3Rows('assistant-ui 0.15', COLLOQUY, LOCAL, runs, 'Colloquy persists the streaming reply to IndexedDB (updateMessage, at most once per 16 ms frame) and shows each chunk from memory at once; the runtime gets a repository whose unchanged items keep their identity, handed to it without re-rendering the component that holds it', 1)
   },
 }
 
