@@ -3,7 +3,7 @@ import type { StoreHost } from '@colloquy/core/host'
 import type pg from 'pg'
 import { PageBuilder, type ChangeFeed, type EncodedPage } from '../../changes/change-feed.js'
 import { WORK_BUDGETS } from '../../work.js'
-import type { CommittedChange, SequencedChange } from '../../changes/change-log.js'
+import type { CommittedChange } from '../../changes/change-log.js'
 import { recordKeysFor, type ChangeKind } from '../../changes/change-index.js'
 import { fromDb, headOf, toDb } from './codec.js'
 
