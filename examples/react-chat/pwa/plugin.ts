@@ -33,9 +33,13 @@ export function serviceWorker(): Plugin {
         const item = bundle[f]
         version.update(item.type === 'chunk' ? item.code : typeof item.source === 'string' ? item.source : Buffer.from(item.source))
       }
-      const source = readFileSync(new URL('./sw.js', import.meta.url), 'utf8')
-        .replace('__VERSION__', version.digest('hex').slice(0, 12))
-        .replace('__SHELL__', JSON.stringify(shell))
+      const template = readFileSync(new URL('./sw.js', import.meta.url), 'utf8')
+      // Each placeholder stands exactly once: a second one (in a comment, say) would be the one
+      // replaced or left behind, and the worker would fail only when a browser installs it.
+      for (const p of ['__VERSION__', '__SHELL__']) {
+        if (template.split(p).length !== 2) this.error(`pwa/sw.js must hold ${p} exactly once`)
+      }
+      const source = template.replace('__VERSION__', version.digest('hex').slice(0, 12)).replace('__SHELL__', JSON.stringify(shell))
       this.emitFile({ type: 'asset', fileName: 'sw.js', source })
     },
   }

@@ -1,7 +1,7 @@
 // The app shell's service worker. The build fills in SHELL (every file of the build and of
 // public/) and VERSION (a hash of them), so each deployment installs a fresh, complete cache.
 const VERSION = '__VERSION__'
-/* global __SHELL__ -- replaced by the build with the list of files */
+// eslint-disable-next-line no-undef -- the build replaces this placeholder with the list of files
 const SHELL = __SHELL__
 const CACHE = `colloquy-shell-${VERSION}`
 
