@@ -11,6 +11,9 @@ import { engineOf, type Store } from './store.js'
 export type { ChangePayload, ChangeSource, Commit, SessionChange } from './engine/changes.js'
 export type { AppliedOp, CommitHook } from './engine/engine.js'
 export type { Overlay } from './engine/overlay.js'
+// How the store compares JSON values and matches a metadata filter (events, `session::list`):
+// a host filtering or diffing records the same way uses the same rule.
+export { jsonEqual, metadataMatches } from './model/json.js'
 
 export interface StoreHost {
   /** Whether the store holds the session (its head is in memory from open). */

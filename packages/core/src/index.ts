@@ -1,7 +1,9 @@
 // What apps import: the store, its storages, the contract's model, and the helpers an app calls.
 // Whatever a module here re-exports is in an app's first chunk even when unused (esbuild's code
-// splitting keeps the import), so code only replication, servers and importers use is exported
-// from `./replica` and `./wire`, and what packages hosting a store need from `./host`.
+// splitting keeps the import, and a module with top-level work such as a compiled RegExp stays
+// whole), so code only replication, servers and importers use is exported from `./replica` and
+// `./wire` (the validators: limits, ids, the mime rule, event configs), and what packages
+// hosting a store need from `./host` (comparing and filtering records as the store does).
 export * from './model/model.js'
 export { SessionError, type SessionErrorCode } from './model/errors.js'
 export { createStore, type Store, type StoreOptions, type ApplyReplicaOptions, type AttachmentSource, type CallOptions } from './store.js'
@@ -15,9 +17,5 @@ export type { SessionImport, ImportOptions, ImportAttachment } from './import/ty
 export type { BeginImportOptions, ImportEnd, ImportWriter } from './import/import-writer.js'
 export type { CallGuard } from './engine/engine.js'
 export type { IdKind } from './model/context.js'
-export { LIMITS, isValidId, isWellFormed } from './validation/limits.js'
-export { checkMime, isValidMime, mimeOrOctet } from './validation/mime.js'
-export { jsonEqual, metadataMatches } from './model/json.js'
-export { parseEventConfig } from './live/events.js'
 export type { DraftState } from './live/live.js'
 export type { BlobWrite } from './storage/seam.js'

@@ -1,4 +1,4 @@
-import { type Observable, defer, from, shareReplay, switchMap } from 'rxjs'
+import { type Observable, defer, switchMap } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './engine/changes.js'
 import type { IdKind, OpContext } from './model/context.js'
 import { Engine, type CallGuard, type CommitHook } from './engine/engine.js'
@@ -186,6 +186,8 @@ const code = {
   /** Usage, quota and persistence (`device-storage.ts`): apps that show them fetch it. */
   device: once(() => import('./live/device-storage.js')),
 }
+/** The device storage code, fetched by the first `requestPersistence()` or `storage$` subscriber. */
+const device = (): Promise<typeof import('./live/device-storage.js')> => code.device.load() ?? Promise.resolve(code.device.value!)
 /** Fetched with the first call, as the operations that make ids are. */
 const defaultId = (kind: IdKind): string => code.ids.value!.defaultId(kind)
 
@@ -359,11 +361,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       const leaf = s?.entries?.has(entry_id) ? newestLeafUnder(s as Required<typeof s>, entry_id) : entry_id
       return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
     },
-    requestPersistence: () => (code.device.value ? code.device.value.requestPersistence() : code.device.load()!.then((m) => m.requestPersistence())),
-    storage$: defer(() => from(code.device.value ? [code.device.value] : code.device.load()!)).pipe(
-      switchMap((m) => m.storageUsage$(engine.commits)),
-      shareReplay({ bufferSize: 1, refCount: true }),
-    ),
+    requestPersistence: () => device().then((m) => m.requestPersistence()),
+    // One reading shared by every subscriber: the device code keeps it per commit stream.
+    storage$: defer(device).pipe(switchMap((m) => m.storageOf(engine.commits))),
     importSession: (data, opts) => later([code.import.load(), engine.prepare()], () => code.import.value!.importSession(engine, data, opts)),
     beginImport: (id, opts) => later([code.import.load(), engine.prepare()], () => code.import.value!.beginImport(engine, id, opts)),
     async flush() {

@@ -1,6 +1,9 @@
 // `@colloquy/core/wire`: checks for what arrives from outside the store (requests, stored
 // records, imports) and the byte codecs, for transports, servers and importers.
 export { parseRequest } from './validation/requests.js'
+export { LIMITS, isValidId, isWellFormed } from './validation/limits.js'
+export { checkMime, isValidMime, mimeOrOctet } from './validation/mime.js'
+export { parseEventConfig } from './live/events.js'
 export { parseAgentMessage } from './validation/schemas.js'
 export { parseSessionEntry, parseSessionMeta, parseAttachmentMeta } from './validation/records.js'
 export { checkImport } from './import/import.js'

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import {
-  LIMITS, parseEventConfig, SessionError, type ReplicaChange, type Store, type TriggerType,
+  SessionError, type ReplicaChange, type Store, type TriggerType,
 } from '../src/index.js'
-import { parseRequest } from '../src/wire.js'
+import { LIMITS, parseEventConfig, parseRequest } from '../src/wire.js'
 import { utf8Bytes } from '../src/validation/limits.js'
 import { deepArray, deepResults, hostileValidIds, idFields, invalidIds, jsonFields } from './hostile-cases.js'
 import { numberedStore, recordEvents } from './numbered-store.js'

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import {
-  TRIGGER_TYPES, createStore, isValidMime, memoryStorage, mimeOrOctet, type AttachmentMeta, type ReplicaChange, type Storage, type Store,
+  TRIGGER_TYPES, createStore, memoryStorage, type AttachmentMeta, type ReplicaChange, type Storage, type Store,
 } from '../src/index.js'
+import { isValidMime, mimeOrOctet } from '../src/wire.js'
 import { OCTET_STREAM } from '../src/validation/mime.js'
 
 const GOOD = [

@@ -1,5 +1,5 @@
-import { jsonEqual, metadataMatches, SessionError, type JsonObject } from '@colloquy/core'
-import type { StoreHost } from '@colloquy/core/host'
+import { SessionError, type JsonObject } from '@colloquy/core'
+import { jsonEqual, metadataMatches, type StoreHost } from '@colloquy/core/host'
 import type { Principal } from './auth.js'
 
 /** The metadata key naming a session's owner. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { isValidId } from '@colloquy/core'
+import { isValidId } from '@colloquy/core/wire'
 import { fromDb, toDb } from '../src/storage/postgres/codec.js'
 
 // PostgreSQL derives no names from input: ids are values of `text` key columns. The one mapping

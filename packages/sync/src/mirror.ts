@@ -1,4 +1,5 @@
-import { SessionError, jsonEqual, type AgentMessage, type ContentBlock, type Json, type Store, type UpdateMessageRequest, type Usage } from '@colloquy/core'
+import { SessionError, type AgentMessage, type ContentBlock, type Json, type Store, type UpdateMessageRequest, type Usage } from '@colloquy/core'
+import { jsonEqual } from '@colloquy/core/host'
 import { parseAgentMessage } from '@colloquy/core/wire'
 
 export interface MirrorOptions {

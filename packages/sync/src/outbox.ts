@@ -1,5 +1,5 @@
-import { jsonEqual, type ReplicaChange, type SideWrite } from '@colloquy/core'
-import type { AppliedOp, ChangeSource, Overlay } from '@colloquy/core/host'
+import type { ReplicaChange, SideWrite } from '@colloquy/core'
+import { jsonEqual, type AppliedOp, type ChangeSource, type Overlay } from '@colloquy/core/host'
 import { META_FIELDS } from '@colloquy/core/replica'
 import { parentsFirst, type PushMutation } from '@colloquy/core/protocol'
 

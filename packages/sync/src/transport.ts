@@ -1,4 +1,5 @@
-import { SessionError, mimeOrOctet, type AttachmentMeta } from '@colloquy/core'
+import { SessionError, type AttachmentMeta } from '@colloquy/core'
+import { mimeOrOctet } from '@colloquy/core/wire'
 import type { PullResponse, PushRequest, PushResponse, StreamMessage } from '@colloquy/core/protocol'
 
 /** How the sync engine reaches a server; the HTTP one below, or a test double. */

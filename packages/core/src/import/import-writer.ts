@@ -1,6 +1,7 @@
 import { createdEnvelope } from '../engine/emit-session.js'
 import type { Engine } from '../engine/engine.js'
-import { SessionError, invalid, storageFailure } from '../model/errors.js'
+import { SessionError, invalid } from '../model/errors.js'
+import { storageFailure } from '../model/storage-failure.js'
 import { ImportCheck } from './import-check.js'
 import { claimImport, type ImportClaim } from './import-claim.js'
 import type { ImportAttachment } from './types.js'

@@ -51,3 +51,11 @@ export function storageUsage$(commits: Observable<Commit>, throttleMs = 1000): O
     shareReplay({ bufferSize: 1, refCount: true }),
   )
 }
+
+const shared = new WeakMap<Observable<Commit>, Observable<StorageUsage>>()
+/** `store.storage$`: one `storageUsage$` per store (per commit stream), shared by its subscribers. */
+export function storageOf(commits: Observable<Commit>): Observable<StorageUsage> {
+  let usage = shared.get(commits)
+  if (!usage) shared.set(commits, (usage = storageUsage$(commits)))
+  return usage
+}

@@ -30,17 +30,3 @@ export class SessionError extends Error {
 
 export const invalid = (text: string): SessionError => new SessionError('session/invalid_request', text)
 
-/**
- * A write the storage refused, as the caller sees it (`what`: "write failed", "import failed").
- * The transaction was aborted whole, so nothing of it was written. A full quota gets its own
- * reason, so an app can say so and offer to free space (`store.storage$` shows usage and quota).
- */
-export function storageFailure(what: string, cause: unknown): SessionError {
-  if (cause instanceof SessionError && cause.code === 'session/storage') return cause
-  // By name: a DOMException in most engines, a QuotaExceededError class of its own in newer ones.
-  if (cause instanceof Error && cause.name === 'QuotaExceededError') {
-    const detail = cause.message ? `${cause.name}: ${cause.message}` : cause.name
-    return new SessionError('session/storage', `quota exceeded: the browser has no more room for this site's data; nothing of this write was kept (${detail})`, { cause })
-  }
-  return new SessionError('session/storage', `${what}: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause })
-}

@@ -1,4 +1,5 @@
-import { mimeOrOctet, type ContentBlock, type ImportAttachment, type SessionEntry, type SessionImport, type SessionMeta, type Store } from '@colloquy/core'
+import type { ContentBlock, ImportAttachment, SessionEntry, SessionImport, SessionMeta, Store } from '@colloquy/core'
+import { mimeOrOctet } from '@colloquy/core/wire'
 import { FormatError } from '../errors.js'
 
 /** A stored session, whole (every branch), as the exporters take it. */

@@ -1,4 +1,5 @@
-import { mimeOrOctet, type ContentBlock, type ImportAttachment, type SessionEntry, type SessionImport } from '@colloquy/core'
+import type { ContentBlock, ImportAttachment, SessionEntry, SessionImport } from '@colloquy/core'
+import { mimeOrOctet } from '@colloquy/core/wire'
 import { fromBase64 } from '../input/base64.js'
 import type { ImportedAttachment } from '../types.js'
 

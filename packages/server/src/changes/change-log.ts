@@ -1,8 +1,8 @@
-import {
-  metadataMatches, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SideWrite,
-  type Storage, type StorageReader, type WriteSet,
+import type {
+  JsonObject, ReplicaChange, SessionEntry, SessionHead, SideWrite,
+  Storage, StorageReader, WriteSet,
 } from '@colloquy/core'
-import type { StoreHost } from '@colloquy/core/host'
+import { metadataMatches, type StoreHost } from '@colloquy/core/host'
 import { WorkMeter } from '@colloquy/core/wire'
 import { parentsFirst, type SequencedChange } from '@colloquy/core/protocol'
 import { WORK_BUDGETS } from '../work.js'

@@ -1,4 +1,5 @@
-import { parseEventConfig, type EventConfig, type Store, type TriggerType } from '@colloquy/core'
+import type { EventConfig, Store, TriggerType } from '@colloquy/core'
+import { parseEventConfig } from '@colloquy/core/wire'
 import type { WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
 import type { Scope } from './access.js'

@@ -21,9 +21,6 @@ export interface IndexedDbStorageOptions {
 // fails to write rather than write unseen. Opening an older database upgrades it in place and
 // keeps every record.
 const VERSION = 4
-/** What every call gets once the database was deleted under the storage (see `blocking`). */
-const gone = (name: string): SessionError =>
-  new SessionError('session/storage', `the database "${name}" was deleted while open (the browser evicted this site's data, or it was cleared): open the store again to start clean`)
 
 /**
  * The write half (`idb-writer.ts`): fetched with the engine's batch code (`prepare`), or by the
@@ -88,7 +85,9 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     )
   }
   let deleted = false
-  const db = (): Promise<IDBDatabase> => (deleted ? Promise.reject(gone(name)) : (connection ??= connect().catch((e) => {
+  // Its error comes with the write half: a deletion is rare, and no app shows a transcript by it.
+  const gone = (m: typeof import('./idb-writer.js')): Promise<never> => Promise.reject(m.deletedError(name))
+  const db = (): Promise<IDBDatabase> => (deleted ? (writerCode.load()?.then(gone) ?? gone(writerCode.value!)) : (connection ??= connect().catch((e) => {
     connection = undefined
     throw e
   })))

@@ -1,5 +1,6 @@
 import { ALL, BLOBS, ENTRIES, MARK, SESSIONS, entriesOf, isClosed, request, sessionRange, type Stamp, type Stamped } from './layout.js'
 import { StaleHeadError } from '../seam.js'
+import { SessionError } from '../../model/errors.js'
 import { freshIncarnation } from './incarnation.js'
 import type { SessionEntry } from '../../model/model.js'
 import type { SessionHead, Storage, StorageReader, WriteSet } from '../seam.js'
@@ -65,6 +66,10 @@ export function sideRecords(
     return keys.map((key, i) => ({ key: key as string | number, value: values[i] }))
   })
 }
+
+/** What every call gets once the database was deleted under the storage (see `blocking` in `idb-storage.ts`). */
+export const deletedError = (name: string): SessionError =>
+  new SessionError('session/storage', `the database "${name}" was deleted while open (the browser evicted this site's data, or it was cleared): open the store again to start clean`)
 
 /** What the write half takes from the storage it belongs to. */
 export interface StorageShared {

@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { LIMITS, isValidId } from '@colloquy/core'
+import { LIMITS, isValidId } from '@colloquy/core/wire'
 import { BOUNDED_NAME, boundedName, decodeId, legacyIdOfFile, sessionFileName } from './file-names.js'
 import { parseFile } from './jsonl.js'
 import { syncDir } from './journal.js'

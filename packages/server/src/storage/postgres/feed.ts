@@ -1,5 +1,5 @@
-import { metadataMatches, type AttachmentMeta, type EventEnvelope, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type SessionMeta, type Storage } from '@colloquy/core'
-import type { StoreHost } from '@colloquy/core/host'
+import type { AttachmentMeta, EventEnvelope, JsonObject, ReplicaChange, SessionEntry, SessionHead, SessionMeta, Storage } from '@colloquy/core'
+import { metadataMatches, type StoreHost } from '@colloquy/core/host'
 import type pg from 'pg'
 import { PageBuilder, type ChangeFeed, type EncodedPage } from '../../changes/change-feed.js'
 import { WORK_BUDGETS } from '../../work.js'

@@ -1,4 +1,5 @@
-import { jsonEqual, type AttachmentMeta, type JsonObject, type ReplicaChange, type SessionEntry, type SessionHead, type StorageReader, type WriteSet } from '@colloquy/core'
+import type { AttachmentMeta, JsonObject, ReplicaChange, SessionEntry, SessionHead, StorageReader, WriteSet } from '@colloquy/core'
+import { jsonEqual } from '@colloquy/core/host'
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import type { FeedStorage } from '../../changes/change-feed.js'
