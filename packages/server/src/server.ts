@@ -20,7 +20,6 @@ import { LiveHub } from './http/live.js'
 import { trackSocket } from './http/ws-json.js'
 import { HostAllowList, isLoopback } from './http/hosts.js'
 import { OWNER_KEY, Tenancy } from './tenancy.js'
-import { TestControls } from './test-mode.js'
 import { Usage } from './usage.js'
 
 export interface ServerOptions extends AuthOptions {
@@ -61,8 +60,6 @@ export interface ServerOptions extends AuthOptions {
   /** The clock and id generator of the domain service (tests inject them). */
   now?: () => number
   newId?: (kind: IdKind) => string
-  /** Test mode: the contract's test clock and ids, `POST /test/clock` and `POST /test/reset`. */
-  testMode?: boolean
   log?: (message: string) => void
   /** Told what each budgeted scan spent (see `WORK_BUDGETS`). */
   onWork?: WorkReport
@@ -117,11 +114,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   const counted = usage?.storage ?? storage
   // A storage shared by several processes keeps the change log itself; otherwise it is kept here.
   const changes: ChangeFeed = hasOwnFeed(counted) ? counted.changeFeed() : new ChangeLog(counted)
-  const test = options.testMode ? new TestControls() : undefined
   const store = await createStore({
     storage: changes.storage,
-    now: options.now ?? test?.now,
-    newId: options.newId ?? test?.newId,
+    now: options.now,
+    newId: options.newId,
     limits: {
       default_list_limit: options.limits?.default_list_limit,
       max_list_limit: options.limits?.max_list_limit,
@@ -157,14 +153,6 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     limits,
     upgradeWebSocket: ws.upgradeWebSocket,
     info: { name: 'colloquy-server', version },
-    test: test && {
-      controls: test,
-      async reset() {
-        await store.flush()
-        await Promise.all([...hostOf(store).heads()].map((head) => store.delete({ session_id: head.meta.session_id })))
-        test.reset()
-      },
-    },
     log,
   }, app)
   attachmentRoutes(app, { service, maxBytes: options.limits?.max_attachment_bytes ?? 52_428_800 })

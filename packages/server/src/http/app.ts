@@ -18,7 +18,6 @@ import { liveStream, type LiveHub } from './live.js'
 import { parsePushInSlices, push } from './push.js'
 import { RateLimiter } from './rate-limit.js'
 import { bodyRoom, callAs, type Service } from './rpc.js'
-import type { TestControls } from '../test-mode.js'
 
 /** Every limit of the server (packages/server/README.md, "Limits", says why each default). */
 export interface Limits extends JsonLimits {
@@ -61,7 +60,6 @@ export interface AppConfig {
   limits: Limits
   upgradeWebSocket: UpgradeWebSocket<WebSocket>
   info: { name: string; version: string }
-  test?: { controls: TestControls; reset(): Promise<void> }
   log(message: string): void
 }
 
@@ -342,7 +340,6 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
     return { value: text.trim() ? parseJson(text, limits) : undefined, bytes }
   }
   const body = (c: Context): Promise<{ value: unknown; bytes: number }> => readJson(viewOf(c))
-  const json = async (c: Context): Promise<unknown> => (await body(c)).value
   const sameOrigin: MiddlewareHandler = async (c, next) => {
     // Browsers do not apply CORS to WebSockets: check their Origin here.
     const origin = header(c, 'origin')
@@ -424,24 +421,6 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
   app.get('/events', sameOrigin, socket((c) => eventStream(service, accessOf(c).scope, limits.maxBuffered, limits, (m) => cfg.log(`WS /events: ${m}`))), upgradeRequired)
 
   app.get('/sessions/:id/history', async (c) => c.json(await history(service, accessOf(c).scope, c.req.param('id'))))
-
-  const test = cfg.test
-  if (test) {
-    // The clock and the reset act on every session: only a caller granted all of them (the
-    // local user, or any principal with tenancy off) may use them, never one tenant.
-    const everyone = (c: Context<Env>): void => {
-      if (accessOf(c).scope.kind !== 'all') throw new HttpError(403, 'auth/forbidden', 'the test clock and reset act on every session: not for a caller scoped to its own')
-    }
-    app.post('/test/clock', async (c) => {
-      everyone(c)
-      return c.json({ now: test.controls.setClock(((await json(c)) ?? {}) as { now?: unknown; advance?: unknown }) })
-    })
-    app.post('/test/reset', async (c) => {
-      everyone(c)
-      await test.reset()
-      return c.json({ ok: true })
-    })
-  }
 
   /**
    * `POST /sync/push` as the route above answers it (the same steps: credentials, rate, body,
