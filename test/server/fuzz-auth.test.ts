@@ -421,7 +421,7 @@ describe(`no-token mode inside a browser's world, on ${BACKEND.name}`, () => {
     ]
     const failures: string[] = []
     await inParallel(writes.flatMap((req) => variants.map((v) => ({ req, v }))), 6, async ({ req, v }) => {
-      // With a query, POST /sync/push goes through the app; without, through the fast path: both.
+      // Without a query and with one (an upload's name and type; other routes ignore it).
       for (const path of [req.path, `${req.path}${req.path.includes('?') ? '&' : '?'}name=x.bin&mime=text/plain`]) {
         const res = await send(server.url, req.method, path, [['Host', `127.0.0.1:${port()}`], ['Connection', 'close'], ...v.headers], body())
         const what = `${req.method} ${path} | ${v.name}`

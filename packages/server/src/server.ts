@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
@@ -142,11 +142,11 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   ws.wss.options.maxPayload = limits.maxBodyBytes
   // Each socket's TCP connection, so messages sent in one tick can leave in one write.
   ws.wss.on('connection', (client: WebSocket, request: IncomingMessage) => trackSocket(client, request.socket))
-  const { fastPush } = createRoutes({
+  createRoutes({
     service,
     // No credentials configured: every request (past the Host and cross-site checks) is granted
     // the local user, explicitly; never read from an absent principal.
-    auth: authenticate ? { mode: 'tokens', authenticate, tokensOnly: options.authenticate === undefined } : { mode: 'local' },
+    auth: authenticate ? { mode: 'tokens', authenticate } : { mode: 'local' },
     tenancy: tenancyOn,
     allowOrigin,
     hosts,
@@ -175,10 +175,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
       // The name it listens on is a name it answers to.
       if (hosts !== 'any') hosts.add(host)
       return new Promise((resolve, reject) => {
-        // Plain pushes are answered from Node's request and response; everything else goes to Hono.
-        const createServer = ((serverOptions: object, listener: (req: IncomingMessage, res: ServerResponse) => void) =>
-          createHttpServer(serverOptions, (req, res) => void (fastPush(req, res) || listener(req, res)))) as typeof createHttpServer
-        const s = serve({ fetch: app.fetch, port, hostname: host, createServer }, (info: AddressInfo) => {
+        const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
           resolve({ port: info.port, host, url: `http://${host.includes(':') ? `[${host}]` : host}:${info.port}` })
         })
         s.once('error', reject)
