@@ -381,8 +381,8 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   app.post('/sync/push', async (c) => {
     const answer = await pushed(viewOf(c), accessOf(c))
     // A push from a program (no Origin: no CORS headers to add) is answered straight on Node's
-    // response: a Response built per push, and node-server's reading of it, cost a program's
-    // pushes about a third more server CPU per append (bench S4, packages/server/README.md).
+    // response: no Response is built per push for node-server to read back. This is what the
+    // Node fast path that once sat beside this route was for; bench S4's `http` rows measure it.
     const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing
     if (!outgoing || header(c, 'origin') !== undefined) return c.json(answer)
     writeJson(outgoing, answer)
