@@ -13,6 +13,11 @@ function repoRoot(): string {
 
 /** The built CLI: the root test command builds every package before vitest runs. */
 export const CLI = join(repoRoot(), 'packages/server/dist/cli.js')
+/**
+ * The same command line with test hooks (`--test-clock`, `--test-crash-*`, ...), which the
+ * installed CLI does not have: the server's public API with faults and test routes injected.
+ */
+export const TEST_SERVER = join(repoRoot(), 'test/support/test-server.mjs')
 
 export interface ServerProcess {
   readonly url: string
@@ -25,10 +30,14 @@ export interface ServerProcess {
   exited: Promise<NodeJS.Signals | number | null>
 }
 
-/** Starts `colloquy-server` on a free loopback port and waits for its "listening on" line. */
+/**
+ * Starts `colloquy-server` on a free loopback port and waits for its "listening on" line: the
+ * installed CLI, or the test launcher when `args` name a test hook (`--test-…`).
+ */
 export async function startServer(args: readonly string[], timeoutMs = 15_000): Promise<ServerProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`pnpm --filter @colloquy/core build && pnpm --filter @colloquy/server build\``)
-  const child = spawn(process.execPath, [CLI, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const script = args.some((a) => a.startsWith('--test-')) ? TEST_SERVER : CLI
+  const child = spawn(process.execPath, [script, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()))

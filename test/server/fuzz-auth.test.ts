@@ -256,14 +256,14 @@ const BODY = Buffer.from(JSON.stringify({ session_id: 'SID', title: 'pwned', met
 
 describe(`every route, from the router, refuses a request without valid credentials, whatever its headers, on ${BACKEND.name}`, () => {
   // Per-address and per-principal rates off: every refusal here is the 401 itself.
-  const running = useServer(['--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, '--test-clock', '--requests-per-second', '0', '--no-fsync'])
+  const running = useServer(['--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, '--requests-per-second', '0', '--no-fsync'])
   let server: ServerProcess
   let routes: Route[]
   let ids: { session_id: string; attachment_id: string }
   const PUBLIC = new Set(['GET /health', 'GET /meta'])
   beforeAll(async () => {
     server = running.server
-    routes = await routesOfRouter({ token: { [ALICE]: 'alice', [BOB]: 'bob' }, testMode: true })
+    routes = await routesOfRouter({ token: { [ALICE]: 'alice', [BOB]: 'bob' } })
     ids = await plant(server.url, ALICE)
   })
 
@@ -275,8 +275,23 @@ describe(`every route, from the router, refuses a request without valid credenti
 
   it('the router has the routes this test is about (it reads them, it does not list them)', () => {
     const names = routes.map((r) => `${r.method} ${r.path}`)
-    for (const known of ['POST /rpc/:fn', 'POST /sync/push', 'GET /sync/pull', 'GET /sync/stream', 'GET /events', 'GET /sessions/:id/history', 'POST /attachments/:session_id', 'GET /attachments/:session_id/:attachment_id', 'POST /sync/attachments/:session_id/:attachment_id', 'POST /test/reset']) {
+    for (const known of ['POST /rpc/:fn', 'POST /sync/push', 'GET /sync/pull', 'GET /sync/stream', 'GET /events', 'GET /sessions/:id/history', 'POST /attachments/:session_id', 'GET /attachments/:session_id/:attachment_id', 'POST /sync/attachments/:session_id/:attachment_id']) {
       expect(names).toContain(known)
+    }
+  })
+
+  it('a production server has no test routes: none in its router, and /test/* is not found even for a caller granted everything', async () => {
+    // The test clock and reset exist only in the test launcher (test/support/test-server.mjs).
+    expect(routes.filter((r) => r.path.startsWith('/test')).map((r) => `${r.method} ${r.path}`)).toStrictEqual([])
+    // With tenancy off every principal is granted all sessions, as the test routes required.
+    const open = await startServer(['--memory', '--token', `alice=${ALICE}`, '--no-tenancy'])
+    try {
+      for (const path of ['/test/clock', '/test/reset']) {
+        const res = await send(open.url, 'POST', path, [['Host', new URL(open.url).host], bearer(ALICE), ['Content-Type', 'application/json'], ['Connection', 'close']], Buffer.from('{"now":5}'))
+        expect([path, res.status]).toStrictEqual([path, 404])
+      }
+    } finally {
+      await open.stop()
     }
   })
 
@@ -334,9 +349,6 @@ describe(`every route, from the router, refuses a request without valid credenti
       if (res.status >= 500) failures.push(`${what}: ${res.status}`)
       // A token in the URL is read on a handshake only: anywhere else it is no credential.
       if (cred.query && !realHandshake(req.method, shape) && !PUBLIC.has(req.label) && res.status !== 401) failures.push(`${what}: ${res.status}, not 401`)
-      // Scoped to his own sessions, Bob is refused the server-wide test routes (403; 400 when
-      // Node took it for an upgrade, which is never a POST).
-      if (req.label.startsWith('POST /test/') && res.status < 300) failures.push(`${what}: ${res.status}`)
     })
     expect(failures).toStrictEqual([])
     expect(await stateOf(server.url, ids, [ALICE], false)).toStrictEqual(before)
@@ -351,13 +363,13 @@ describe(`every route, from the router, refuses a request without valid credenti
 })
 
 describe(`no-token mode inside a browser's world, on ${BACKEND.name}`, () => {
-  const running = useServer(['--test-clock', '--no-fsync'])
+  const running = useServer(['--no-fsync'])
   let server: ServerProcess
   let routes: Route[]
   let ids: { session_id: string; attachment_id: string }
   beforeAll(async () => {
     server = running.server
-    routes = await routesOfRouter({ testMode: true })
+    routes = await routesOfRouter({})
     ids = await plant(server.url)
   })
 
@@ -409,7 +421,7 @@ describe(`no-token mode inside a browser's world, on ${BACKEND.name}`, () => {
     ]
     const failures: string[] = []
     await inParallel(writes.flatMap((req) => variants.map((v) => ({ req, v }))), 6, async ({ req, v }) => {
-      // With a query, POST /sync/push goes through the app; without, through the fast path: both.
+      // Without a query and with one (an upload's name and type; other routes ignore it).
       for (const path of [req.path, `${req.path}${req.path.includes('?') ? '&' : '?'}name=x.bin&mime=text/plain`]) {
         const res = await send(server.url, req.method, path, [['Host', `127.0.0.1:${port()}`], ['Connection', 'close'], ...v.headers], body())
         const what = `${req.method} ${path} | ${v.name}`

@@ -1,4 +1,5 @@
 export { createServer, type ColloquyServer, type ServerOptions } from './server.js'
+export { runCommandLine, type CommandLineHooks } from './command-line.js'
 export { fileStorage, postgresStorage, type FileStorageOptions, type PostgresStorageOptions, type ServerStorage } from './storage/index.js'
 export { memoryStorage } from './storage/memory.js'
 export type { ChangeFeed, FeedPage, FeedStorage } from './changes/change-feed.js'

@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
@@ -20,7 +20,6 @@ import { LiveHub } from './http/live.js'
 import { trackSocket } from './http/ws-json.js'
 import { HostAllowList, isLoopback } from './http/hosts.js'
 import { OWNER_KEY, Tenancy } from './tenancy.js'
-import { TestControls } from './test-mode.js'
 import { Usage } from './usage.js'
 
 export interface ServerOptions extends AuthOptions {
@@ -61,8 +60,6 @@ export interface ServerOptions extends AuthOptions {
   /** The clock and id generator of the domain service (tests inject them). */
   now?: () => number
   newId?: (kind: IdKind) => string
-  /** Test mode: the contract's test clock and ids, `POST /test/clock` and `POST /test/reset`. */
-  testMode?: boolean
   log?: (message: string) => void
   /** Told what each budgeted scan spent (see `WORK_BUDGETS`). */
   onWork?: WorkReport
@@ -117,11 +114,10 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   const counted = usage?.storage ?? storage
   // A storage shared by several processes keeps the change log itself; otherwise it is kept here.
   const changes: ChangeFeed = hasOwnFeed(counted) ? counted.changeFeed() : new ChangeLog(counted)
-  const test = options.testMode ? new TestControls() : undefined
   const store = await createStore({
     storage: changes.storage,
-    now: options.now ?? test?.now,
-    newId: options.newId ?? test?.newId,
+    now: options.now,
+    newId: options.newId,
     limits: {
       default_list_limit: options.limits?.default_list_limit,
       max_list_limit: options.limits?.max_list_limit,
@@ -146,25 +142,17 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   ws.wss.options.maxPayload = limits.maxBodyBytes
   // Each socket's TCP connection, so messages sent in one tick can leave in one write.
   ws.wss.on('connection', (client: WebSocket, request: IncomingMessage) => trackSocket(client, request.socket))
-  const { fastPush } = createRoutes({
+  createRoutes({
     service,
     // No credentials configured: every request (past the Host and cross-site checks) is granted
     // the local user, explicitly; never read from an absent principal.
-    auth: authenticate ? { mode: 'tokens', authenticate, tokensOnly: options.authenticate === undefined } : { mode: 'local' },
+    auth: authenticate ? { mode: 'tokens', authenticate } : { mode: 'local' },
     tenancy: tenancyOn,
     allowOrigin,
     hosts,
     limits,
     upgradeWebSocket: ws.upgradeWebSocket,
     info: { name: 'colloquy-server', version },
-    test: test && {
-      controls: test,
-      async reset() {
-        await store.flush()
-        await Promise.all([...hostOf(store).heads()].map((head) => store.delete({ session_id: head.meta.session_id })))
-        test.reset()
-      },
-    },
     log,
   }, app)
   attachmentRoutes(app, { service, maxBytes: options.limits?.max_attachment_bytes ?? 52_428_800 })
@@ -187,10 +175,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
       // The name it listens on is a name it answers to.
       if (hosts !== 'any') hosts.add(host)
       return new Promise((resolve, reject) => {
-        // Plain pushes are answered from Node's request and response; everything else goes to Hono.
-        const createServer = ((serverOptions: object, listener: (req: IncomingMessage, res: ServerResponse) => void) =>
-          createHttpServer(serverOptions, (req, res) => void (fastPush(req, res) || listener(req, res)))) as typeof createHttpServer
-        const s = serve({ fetch: app.fetch, port, hostname: host, createServer }, (info: AddressInfo) => {
+        const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
           resolve({ port: info.port, host, url: `http://${host.includes(':') ? `[${host}]` : host}:${info.port}` })
         })
         s.once('error', reject)

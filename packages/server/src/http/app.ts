@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
 import type { HttpBindings } from '@hono/node-server'
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response'
 import { cors } from 'hono/cors'
 import type { UpgradeWebSocket, WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
@@ -18,7 +19,6 @@ import { liveStream, type LiveHub } from './live.js'
 import { parsePushInSlices, push } from './push.js'
 import { RateLimiter } from './rate-limit.js'
 import { bodyRoom, callAs, type Service } from './rpc.js'
-import type { TestControls } from '../test-mode.js'
 
 /** Every limit of the server (packages/server/README.md, "Limits", says why each default). */
 export interface Limits extends JsonLimits {
@@ -48,10 +48,9 @@ export interface AppConfig {
   /**
    * How callers are known. `local`: no credentials are configured, and every request that
    * passes the Host and cross-site checks is granted the local user, scope `all`. `tokens`: a
-   * request is authenticated or refused (`tokensOnly`: no custom hook, which is handed a WHATWG
-   * Request, so pushes may take the Node fast path, `fastPush`).
+   * request is authenticated or refused.
    */
-  auth: { readonly mode: 'local' } | { readonly mode: 'tokens'; authenticate(credentials: Credentials, request: () => Request): Promise<Principal | undefined>; readonly tokensOnly: boolean }
+  auth: { readonly mode: 'local' } | { readonly mode: 'tokens'; authenticate(credentials: Credentials, request: () => Request): Promise<Principal | undefined> }
   /** Scope an authenticated principal to its `metadata.owner`; off, principals are granted `all`. */
   tenancy: boolean
   /** Browser origins allowed (CORS, WebSocket `Origin`, and the Origin of state-changing requests). */
@@ -61,11 +60,10 @@ export interface AppConfig {
   limits: Limits
   upgradeWebSocket: UpgradeWebSocket<WebSocket>
   info: { name: string; version: string }
-  test?: { controls: TestControls; reset(): Promise<void> }
   log(message: string): void
 }
 
-/** What the steps every route shares read from a request: Hono's context, or Node's request on the fast path. */
+/** What the steps every route shares read from a request (Node's own request when there is one). */
 interface RequestView {
   /** The method the client sent (on a WebSocket upgrade, Hono's routing always sees GET). */
   readonly method: string
@@ -76,13 +74,6 @@ interface RequestView {
   incoming: IncomingMessage | undefined
   /** The WHATWG Request, for a custom auth hook (built only when asked for). */
   raw(): Request
-}
-
-/** Every route, and `fastPush`: `POST /sync/push` answered straight from Node's request and response. */
-export interface Routes {
-  app: Hono<Env>
-  /** Takes the request (true) when it is a plain push it can answer, else leaves it to `app` (false). */
-  fastPush(req: IncomingMessage, res: ServerResponse): boolean
 }
 
 export type { Env } from './access.js'
@@ -210,38 +201,16 @@ function failure(cfg: AppConfig, err: unknown, route: string): { status: number;
   return { status, headers: err instanceof HttpError ? err.headers : undefined, body }
 }
 
-/** Node's request as the steps every route shares read it (the fast path builds no Hono context or Request). */
-class NodeRequest implements RequestView {
-  constructor(readonly incoming: IncomingMessage) {}
-  get method(): string {
-    return this.incoming.method ?? ''
-  }
-  header(name: string): string | undefined {
-    return nodeHeader(this.incoming, name)
-  }
-  authorization(): string | null | undefined {
-    return nodeAuthorization(this.incoming)
-  }
-  query(): undefined {
-    return undefined
-  }
-  raw(): Request {
-    throw new Error('fast path: no Request is built')
-  }
-}
-
-/** A JSON answer from Node's response: status, the body's two headers, and any the failure carries. */
-function sendJsonAnswer(res: ServerResponse, status: number, value: unknown, headers?: Readonly<Record<string, string>>): void {
+/** A JSON answer written on Node's response: one `writeHead` with a flat list of headers, then the body. */
+function writeJson(res: ServerResponse, value: unknown): void {
   const text = JSON.stringify(value)
   // A flat list of names and values: Node stores it as it is, without walking an object's keys.
-  const list = ['Content-Type', 'application/json', 'Content-Length', String(Buffer.byteLength(text))]
-  for (const name in headers) list.push(name, headers[name])
-  res.writeHead(status, list)
+  res.writeHead(200, ['Content-Type', 'application/json', 'Content-Length', String(Buffer.byteLength(text))])
   res.end(text)
 }
 
-/** Every route of the protocol (packages/server/README.md), and the fast path for pushes over plain HTTP. */
-export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
+/** Every route of the protocol (packages/server/README.md). */
+export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   const { service, limits } = cfg
 
   app.onError((err, c) => {
@@ -292,7 +261,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
   const LOCAL: Access = { who: { kind: 'local' }, scope: { kind: 'all', grant: 'local' }, caller: '' }
   const auth = cfg.auth
   /**
-   * The one gate in front of every protected route, the fast push and the WebSocket endpoints:
+   * The one gate in front of every protected route and the WebSocket endpoints:
    * it yields the request's Access or refuses it. Without valid credentials a request is
    * answered 401, whatever its Upgrade or Connection headers say; a real WebSocket handshake
    * (`refused`) is answered by a socket closed with 4401 at once, which runs no route (a browser
@@ -342,7 +311,6 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
     return { value: text.trim() ? parseJson(text, limits) : undefined, bytes }
   }
   const body = (c: Context): Promise<{ value: unknown; bytes: number }> => readJson(viewOf(c))
-  const json = async (c: Context): Promise<unknown> => (await body(c)).value
   const sameOrigin: MiddlewareHandler = async (c, next) => {
     // Browsers do not apply CORS to WebSockets: check their Origin here.
     const origin = header(c, 'origin')
@@ -410,7 +378,16 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
     const mutations = await parsePushInSlices(value, limits.maxBatch)
     return { results: await push(service, access.scope, mutations, bytes) }
   }
-  app.post('/sync/push', async (c) => c.json(await pushed(viewOf(c), accessOf(c))))
+  app.post('/sync/push', async (c) => {
+    const answer = await pushed(viewOf(c), accessOf(c))
+    // A push from a program (no Origin: no CORS headers to add) is answered straight on Node's
+    // response: no Response is built per push for node-server to read back. This is what the
+    // Node fast path that once sat beside this route was for; bench S4's `http` rows measure it.
+    const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing
+    if (!outgoing || header(c, 'origin') !== undefined) return c.json(answer)
+    writeJson(outgoing, answer)
+    return RESPONSE_ALREADY_SENT
+  })
 
   app.get('/sync/pull', async (c) => {
     const since = nonNegative(c.req.query('since'), 'since', 0)
@@ -425,71 +402,5 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Routes {
 
   app.get('/sessions/:id/history', async (c) => c.json(await history(service, accessOf(c).scope, c.req.param('id'))))
 
-  const test = cfg.test
-  if (test) {
-    // The clock and the reset act on every session: only a caller granted all of them (the
-    // local user, or any principal with tenancy off) may use them, never one tenant.
-    const everyone = (c: Context<Env>): void => {
-      if (accessOf(c).scope.kind !== 'all') throw new HttpError(403, 'auth/forbidden', 'the test clock and reset act on every session: not for a caller scoped to its own')
-    }
-    app.post('/test/clock', async (c) => {
-      everyone(c)
-      return c.json({ now: test.controls.setClock(((await json(c)) ?? {}) as { now?: unknown; advance?: unknown }) })
-    })
-    app.post('/test/reset', async (c) => {
-      everyone(c)
-      await test.reset()
-      return c.json({ ok: true })
-    })
-  }
-
-  /**
-   * `POST /sync/push` as the route above answers it (the same steps: credentials, rate, body,
-   * push, errors), from Node's request and response: a Hono context, a Request and a Response
-   * per push cost more than a fifth of what the server spends on an append. Only plain pushes
-   * take it: no Origin (CORS goes through the app), no query, tokens as the only credentials.
-   */
-  // Per connection, the last Authorization header a fast push was let through with, and the
-  // access it gave: a keep-alive client sends the same header with every push. Tokens are fixed
-  // at start, so the same header always names the same principal; a connection carrying another
-  // header (a proxy's shared upstream connection) goes through the gate afresh. Only successes
-  // are kept, and the steps that depend on more than the header (Host, rate, cross-site) run on
-  // every push.
-  const identified = new WeakMap<object, { header: string; access: Access }>()
-  const answerPush = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const r = new NodeRequest(req)
-    try {
-      checkHost(r)
-      const header = r.authorization()
-      const known = typeof header === 'string' ? identified.get(req.socket) : undefined
-      let access: Access
-      if (known !== undefined && known.header === header) {
-        access = known.access
-        throttle(access.caller)
-        checkCrossSite(r.method, r.header('content-type'), undefined, cfg.allowOrigin)
-      } else {
-        const outcome = await gate(r)
-        // Not a handshake (a POST): a refusal is thrown, never returned.
-        if ('refused' in outcome) throw unauthorized()
-        access = outcome.access
-        if (typeof header === 'string' && auth.mode === 'tokens') identified.set(req.socket, { header, access })
-      }
-      sendJsonAnswer(res, 200, await pushed(r, access))
-    } catch (err) {
-      const { status, headers, body } = failure(cfg, err, 'POST /sync/push')
-      try {
-        sendJsonAnswer(res, status, body, headers)
-      } catch (e) {
-        // The answer itself could not be written (the connection is gone, or half an answer went).
-        cfg.log(`POST /sync/push: could not answer: ${String(e)}`)
-        res.destroy()
-      }
-    }
-  }
-  const fastPush = (req: IncomingMessage, res: ServerResponse): boolean => {
-    if (req.method !== 'POST' || req.url !== '/sync/push' || req.headers.origin !== undefined || (auth.mode === 'tokens' && !auth.tokensOnly)) return false
-    void answerPush(req, res)
-    return true
-  }
-  return { app, fastPush }
+  return app
 }

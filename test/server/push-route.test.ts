@@ -3,10 +3,10 @@ import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { cleanupAfterEach, startServer, type ServerProcess } from './helpers.js'
 
-// `POST /sync/push` is answered from Node's request and response (no Hono context), unless the
-// request has an Origin or a query. The app's own route is reached with a query (`?via=app`):
-// both must answer every push, good or bad, alike.
-const { defer } = cleanupAfterEach('fast-push')
+// `POST /sync/push` is one route of the app, behind the one gate, for programs and pages alike:
+// a push from a page (an allowed Origin, so CORS) and the same push from a program (no Origin)
+// must be answered alike, good or bad, whatever the body's shape.
+const { defer } = cleanupAfterEach('push-route')
 
 async function serve(...args: string[]): Promise<ServerProcess> {
   const s = await startServer(['--memory', '--token', 'alice=tok-a', '--token', 'bob=tok-b', ...args])
@@ -59,54 +59,57 @@ const essence = (a: Answer) => ({
   connection: a.headers.connection,
 })
 
-/** Sends the same request both ways (`body` may give each path its own session). */
-async function both(url: string, body: (via: 'fast' | 'app') => string, headers: Record<string, string>): Promise<[Answer, Answer]> {
-  const fast = await send(url, '/sync/push', body('fast'), headers)
-  const app = await send(url, '/sync/push?via=app', body('app'), headers)
-  return [fast, app]
+const PAGE = 'https://app.example'
+
+/** Sends the same request as a program and as a page (`body` may give each its own session). */
+async function both(url: string, body: (via: 'program' | 'page') => string, headers: Record<string, string>): Promise<[Answer, Answer]> {
+  const program = await send(url, '/sync/push', body('program'), headers)
+  const page = await send(url, '/sync/push', body('page'), { ...headers, origin: PAGE })
+  expect(page.headers['access-control-allow-origin']).toBe(PAGE)
+  return [program, page]
 }
 
-describe('POST /sync/push without Hono', () => {
-  it('answers good pushes and every refusal exactly as the app route does', async () => {
-    const s = await serve('--max-body-bytes', '2000', '--max-json-depth', '8')
+describe('POST /sync/push', () => {
+  it('answers good pushes and every refusal alike to a program and to a page', async () => {
+    const s = await serve('--max-body-bytes', '2000', '--max-json-depth', '8', '--origin', PAGE)
     // Creations and appends, each on a session of its own per path: the seqs differ, nothing else.
     const created = await both(s.url, (via) => create(`s-${via}`), as('tok-a'))
     const appended = await both(s.url, (via) => append(`s-${via}`, 'e1'), as('tok-a'))
     for (const pair of [created, appended]) {
-      const [fast, app] = pair.map((a) => ({ ...essence(a), body: (a.body as { results: Array<{ seq: number }> }).results.map(({ seq, ...r }) => (expect(Number.isSafeInteger(seq)).toBe(true), r)) }))
-      expect(fast).toStrictEqual(app)
-      expect(fast.status).toBe(200)
-      expect(fast.type).toBe('application/json')
+      const [program, page] = pair.map((a) => ({ ...essence(a), body: (a.body as { results: Array<{ seq: number }> }).results.map(({ seq, ...r }) => (expect(Number.isSafeInteger(seq)).toBe(true), r)) }))
+      expect(program).toStrictEqual(page)
+      expect(program.status).toBe(200)
+      expect(program.type).toBe('application/json')
     }
     expect((appended[0].body as { results: unknown[] }).results).toMatchObject([{ id: 7, status: 'applied' }, { id: 'k', status: 'applied' }])
 
     const refusals: Array<[string, () => Promise<[Answer, Answer]>, number]> = [
       ['no credentials', () => both(s.url, () => create('x'), json), 401],
       ['a wrong token', () => both(s.url, () => create('x'), as('nope')), 401],
-      ['not JSON by its type', () => both(s.url, () => create('x'), { 'content-type': 'text/plain', authorization: 'Bearer tok-a' }), 415],
+      ['not JSON by its type', () => both(s.url, () => create('x'), { 'content-type': 'application/xml', authorization: 'Bearer tok-a' }), 415],
       ['malformed JSON', () => both(s.url, () => '{"mutations": [', as('tok-a')), 400],
       ['nested past the limit', () => both(s.url, () => JSON.stringify({ mutations: [[[[[[[[[1]]]]]]]]] }), as('tok-a')), 400],
       ['not a push', () => both(s.url, () => JSON.stringify({ mutation: [] }), as('tok-a')), 400],
-      ['an invalid change', () => both(s.url, () => JSON.stringify({ mutations: [{ id: 1, change: { type: 'entry', session_id: 's-fast' } }] }), as('tok-a')), 400],
+      ['an invalid change', () => both(s.url, () => JSON.stringify({ mutations: [{ id: 1, change: { type: 'entry', session_id: 's-program' } }] }), as('tok-a')), 400],
       ['a body past the limit', () => both(s.url, () => JSON.stringify({ mutations: [], pad: 'x'.repeat(3000) }), as('tok-a')), 413],
       ['an empty body', () => both(s.url, () => '', as('tok-a')), 400],
     ]
     for (const [what, run, status] of refusals) {
-      const [fast, app] = await run()
-      expect(essence(fast), what).toStrictEqual(essence(app))
-      expect(fast.status, what).toBe(status)
+      const [program, page] = await run()
+      expect(essence(program), what).toStrictEqual(essence(page))
+      expect(program.status, what).toBe(status)
     }
-    // Another principal's session answers as an unknown one, on both paths.
-    const foreign = await both(s.url, () => append('s-fast', 'e2'), as('tok-b'))
+    // Another principal's session answers as an unknown one, to a program and to a page.
+    const foreign = await both(s.url, () => append('s-program', 'e2'), as('tok-b'))
     expect(essence(foreign[0])).toStrictEqual(essence(foreign[1]))
     expect((foreign[0].body as { results: unknown[] }).results).toMatchObject([{ status: 'rejected', code: 'session/not_found' }, { status: 'rejected', code: 'session/not_found' }])
   })
 
-  it('draws on the same request rate as the app: past the burst both answer 429 with Retry-After', async () => {
-    const s = await serve('--requests-per-second', '1', '--request-burst', '2')
+  it('draws on the principal\'s request rate: past the burst, programs and pages are answered 429 with Retry-After', async () => {
+    const s = await serve('--requests-per-second', '1', '--request-burst', '2', '--origin', PAGE)
     const answers: Answer[] = []
     for (let i = 0; i < 2; i++) answers.push(...(await both(s.url, (via) => create(`r-${via}-${i}`), as('tok-a'))))
-    // Two of the four fit the burst, whichever path they took; the rest wait.
+    // Two of the four fit the burst, from a program or a page; the rest wait.
     expect(answers.map((a) => a.status)).toStrictEqual([200, 200, 429, 429])
     expect(essence(answers[2])).toStrictEqual(essence(answers[3]))
     expect(Number(answers[2].headers['retry-after'])).toBeGreaterThanOrEqual(1)
