@@ -348,6 +348,18 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       byKey.set(key, r)
     }
     const list = [...byKey]
+    // A push's events (one per change, each with its session's metadata) are megabytes of JSON
+    // for a 1 MB push: encoded in slices too.
+    let eventsJson: string | null = null
+    if (ws.events?.length) {
+      const parts: string[] = []
+      for (const e of ws.events) {
+        const json = JSON.stringify(e)
+        parts.push(json)
+        await built(json.length)
+      }
+      eventsJson = `[${parts.join(',')}]`
+    }
     const head = Number(
       (
         await client.query<{ head: string }>(WRITE_LOG, [
@@ -358,7 +370,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
           list.map(([, r]) => r.owner),
           list.map(([, r]) => (r.metadata === undefined ? null : JSON.stringify(r.metadata))),
           origin,
-          ws.events?.length ? JSON.stringify(ws.events) : null,
+          eventsJson,
           notify,
           CHANNEL,
           list.map(([, r]) => (r.attachment_id === undefined ? null : toDb(r.attachment_id))),
