@@ -104,6 +104,8 @@ export class Usage {
   readonly storage: Storage
   private readonly sessions = new Map<string, SessionUsage>()
   private readonly owners = new Map<string, OwnerUsage>()
+  /** The last commit's accounting (see `transact`). */
+  private accounting: Promise<void> = Promise.resolve()
 
   /**
    * `ownerOf`: the principal a session's metadata charges (all to one when tenancy is off).
@@ -140,7 +142,14 @@ export class Usage {
       transact: async (work) => {
         let written: WriteSet | undefined
         await inner.transact(async (reader) => (written = await work(reader)))
-        if (written) this.account(written, await entrySizes(written))
+        if (!written) return
+        const ws = written
+        // Accounted in commit order (each takes turns, and a session's meta size is measured
+        // from the one counted before it): queued right as the commit resolves, which is in
+        // commit order.
+        const accounted = this.accounting.then(async () => this.account(ws, await entrySizes(ws)))
+        this.accounting = accounted.catch(() => {})
+        await accounted
       },
       // Every optional capability of the storage passes through: a wrapper that dropped one
       // would silently turn it off (attachment bytes, unreadable-session answers).
@@ -244,7 +253,13 @@ export class Usage {
     s.entries.set(id, bytes)
   }
 
-  private account(ws: WriteSet, sizes: ReadonlyMap<SessionEntry, number>): void {
+  /**
+   * A commit's figures, a session at a time, letting other requests run once a slice's worth of
+   * metas was measured (`WORK_BUDGETS.sliceChars`; a 1 MB push's thousand metas, each with its
+   * metadata, are megabytes of JSON). Meanwhile an owner's figures may hold part of the commit;
+   * the request that made it still holds its admitted bytes, so the quota only errs high.
+   */
+  private async account(ws: WriteSet, sizes: ReadonlyMap<SessionEntry, number>): Promise<void> {
     for (const id of ws.deleted) {
       const s = this.sessions.get(id)
       if (!s) continue
@@ -252,6 +267,7 @@ export class Usage {
       this.sessions.delete(id)
     }
     const touched = new Set([...ws.heads.keys(), ...ws.entries.keys()])
+    let since = 0
     for (const id of touched) {
       const s = this.session(id)
       this.charge(s, -1)
@@ -259,6 +275,12 @@ export class Usage {
       if (head) this.setHead(s, head)
       for (const e of ws.entries.get(id)?.values() ?? []) this.setEntry(s, e.id, sizes.get(e)!)
       this.charge(s, +1)
+      // What measuring the meta may have cost (its JSON, when it was measured whole).
+      if (head) since += s.metaJson
+      if (since >= WORK_BUDGETS.sliceChars) {
+        since = 0
+        await nextTurn()
+      }
     }
   }
 }

@@ -53,6 +53,33 @@ describe('Usage: what each principal stores', () => {
     expect(usage.of('alice')).toStrictEqual(await recount())
   })
 
+  it('accounts a commit of many large metas in slices, with the same figures as a recount, and other work runs meanwhile', async () => {
+    const inner = memoryStorage()
+    const usage = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
+    const store = await createStore({ storage: usage.storage, multiTab: false })
+    const tags = Array.from({ length: 500 }, (_, i) => `tag-${i}`)
+    const meta = (i: number, title: string) => ({ session_id: `s${i}`, title, description: '', status: 'idle' as const, kind: 'user' as const, created_at: 1, updated_at: 1, message_count: 0, metadata: { owner: 'alice', tags } })
+    await store.applyReplica(Array.from({ length: 200 }, (_, i) => ({ type: 'meta' as const, create: true, meta: meta(i, 'a') })), { policy: 'push' })
+    // Renames change a string: each meta (5 KB of JSON) is measured whole.
+    let ticks = 0
+    let ticking = true
+    const tick = (): void => {
+      ticks++
+      if (ticking) setImmediate(tick)
+    }
+    setImmediate(tick)
+    const before = ticks
+    await store.applyReplica(Array.from({ length: 200 }, (_, i) => ({ type: 'meta' as const, meta: meta(i, `renamed ${i}`) })), { policy: 'push' })
+    ticking = false
+    // A megabyte of metas: measured over many turns, not one.
+    expect(ticks - before).toBeGreaterThan(10)
+    const fresh = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
+    await (await createStore({ storage: fresh.storage, multiTab: false })).close()
+    expect(usage.of('alice')).toStrictEqual(fresh.of('alice'))
+    expect(usage.of('alice').sessions).toBe(200)
+    await store.close()
+  })
+
   it('admits against the quotas, counting what concurrent writes reserved until they release it', async () => {
     const usage = new Usage(memoryStorage(), { maxSessions: 2, maxStoredBytes: 1000 }, ownerOf)
     await createStore({ storage: usage.storage, multiTab: false })

@@ -331,7 +331,10 @@ export class BatchRunner implements Batches {
           failed = new Array(batch.length).fill(false)
           for (let i = 0; i < batch.length; i++) {
             try {
-              results[i] = this.execute(batch[i], overlay, applied)
+              const result = this.execute(batch[i], overlay, applied)
+              // An internal step that works in slices (see `Pending.run`); an operation's answer
+              // is never awaited here (a burst of appends costs no microtask per call).
+              results[i] = batch[i].fn === 'internal' && result instanceof Promise ? await result : result
             } catch (error) {
               results[i] = error
               failed[i] = true

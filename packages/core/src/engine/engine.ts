@@ -13,7 +13,11 @@ export interface Pending {
   source: ChangeSource
   /** Sessions the step touches (read fresh from disk inside the transaction). */
   sessions?: readonly string[]
-  /** Internal writes (bulk import, replication) bring their own step. */
+  /**
+   * Internal writes (bulk import, replication) bring their own step. A step may return a
+   * promise (a large replication letting the event loop turn between its slices): the batch
+   * awaits it inside its transaction, and nothing of the overlay is seen before the commit.
+   */
   run?: (d: Overlay) => unknown
   /** An internal write whose `req` names an `entry_id` only rewrites that message (a recipe update): it gathers as updates do. */
   req: { session_id?: string; entry_id?: string }
@@ -167,7 +171,7 @@ export class Engine {
    * from local ones. `rewrite`: the write only rewrites that message (a recipe update), so it
    * waits and gathers behind a batch writing it as `updateMessage` calls do.
    */
-  submitInternal<T>(sessions: readonly string[], run: (d: Overlay) => T, source: ChangeSource = 'local', rewrite?: { session_id: string; entry_id: string }): Promise<T> {
+  submitInternal<T>(sessions: readonly string[], run: (d: Overlay) => T | Promise<T>, source: ChangeSource = 'local', rewrite?: { session_id: string; entry_id: string }): Promise<T> {
     return new Promise((resolve, reject) => {
       this.queue.push({ fn: 'internal', source, run, sessions, req: rewrite ?? {}, resolve: resolve as Pending['resolve'], reject })
       this.kick()

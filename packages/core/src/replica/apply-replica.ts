@@ -18,6 +18,13 @@ export interface ApplyReplicaOptions {
   /** `remote` (default) for changes that came from elsewhere; `local` ones are recorded for push. */
   source?: ChangeSource
   side?: readonly SideWrite[]
+  /**
+   * Called after each change is applied; a promise it returns is awaited before the next, inside
+   * the one transaction of all the changes (a server lets other requests run between the slices
+   * of a large push). The changes still commit together or not at all, and nothing of them is
+   * seen before they do.
+   */
+  turn?: () => Promise<void> | undefined
 }
 
 /** `store.applyReplica`: fetched on first use, as only sync clients and servers call it. */
@@ -25,7 +32,7 @@ export function replicate(
   engine: Engine,
   ctx: OpContext,
   changes: readonly ReplicaChange[],
-  { policy, source = 'remote', side = [], guard }: ApplyReplicaOptions,
+  { policy, source = 'remote', side = [], guard, turn }: ApplyReplicaOptions,
 ): Promise<ReplicaResult[]> {
   // Replicated changes pass the same validator as requests (ids, names, depth): a hostile
   // server or client is refused before anything is written. A change that validator already
@@ -41,9 +48,22 @@ export function replicate(
   return engine.submitInternal(
     sessions,
     (d) => {
-      const results = changes.map((c) => (guard && guard(c, d.head(c.type === 'meta' ? c.meta.session_id : c.session_id))) || applyReplica(d, c, policy, ctx))
-      d.side.push(...side)
-      return results
+      const apply = (c: ReplicaChange): ReplicaResult => (guard && guard(c, d.head(c.type === 'meta' ? c.meta.session_id : c.session_id))) || applyReplica(d, c, policy, ctx)
+      if (!turn) {
+        const results = changes.map(apply)
+        d.side.push(...side)
+        return results
+      }
+      return (async () => {
+        const results: ReplicaResult[] = []
+        for (const c of changes) {
+          results.push(apply(c))
+          const next = turn()
+          if (next) await next
+        }
+        d.side.push(...side)
+        return results
+      })()
     },
     source,
   )

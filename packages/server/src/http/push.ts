@@ -25,11 +25,20 @@ export function parsePush(body: unknown, maxBatch: number): CheckedMutation[] {
   return mutationsOf(body, maxBatch).map(checkPushMutation)
 }
 
-/** Mutations checked between two turns of the event loop in `parsePushInSlices`. */
-const CHECKED_PER_TURN = 64
+/**
+ * Mutations checked (`parsePushInSlices`) or applied to the engine (`push`) between two turns of
+ * the event loop: a few milliseconds of a loaded 2-core machine.
+ */
+const MUTATIONS_PER_TURN = 64
+
+/** For the core's `applyReplica`: a turn of the event loop every `MUTATIONS_PER_TURN` changes. */
+function everyFewChanges(): () => Promise<void> | undefined {
+  let n = 0
+  return () => (++n % MUTATIONS_PER_TURN === 0 ? nextTurn() : undefined)
+}
 
 /**
- * `parsePush`, letting other requests run every `CHECKED_PER_TURN` mutations: checking a full
+ * `parsePush`, letting other requests run every `MUTATIONS_PER_TURN` mutations: checking a full
  * batch (1,000 mutations, 4 MiB) is never one turn of the event loop. Nothing is applied before
  * all are checked, so a bad mutation still refuses the whole push.
  */
@@ -37,7 +46,7 @@ export async function parsePushInSlices(body: unknown, maxBatch: number): Promis
   const raw = mutationsOf(body, maxBatch)
   const out: CheckedMutation[] = new Array(raw.length)
   for (let i = 0; i < raw.length; i++) {
-    if (i > 0 && i % CHECKED_PER_TURN === 0) await nextTurn()
+    if (i > 0 && i % MUTATIONS_PER_TURN === 0) await nextTurn()
     out[i] = checkPushMutation(raw[i], i)
   }
   return out
@@ -111,7 +120,10 @@ export async function push(service: Service, scope: Scope, mutations: readonly P
       const guard = scope.kind === 'all' ? undefined : (c: ReplicaChange, head: SessionHead | undefined): ReplicaResult | undefined =>
         !head || tenancy.owns(scope.owner, head.meta.metadata) ? undefined : c.type === 'delete' ? { status: 'unchanged' } : rejected(new SessionError('session/not_found', `session ${sessionOf(c)} not found`))
       const changes = admitted.map((a) => a.change)
-      const applied = await store.applyReplica(changes, { policy: 'push', guard })
+      // Applied in slices inside the one transaction (a full batch is tens of milliseconds of
+      // the engine's work): other principals' requests run between them, and the push still
+      // commits whole or not at all, seen by nobody before it does.
+      const applied = await store.applyReplica(changes, { policy: 'push', guard, turn: everyFewChanges() })
       // Read after the commit: the newest record of each key is this push's or a later one, so
       // a client drops only server changes older than its own (see the sync README).
       const kept: ReplicaChange[] = []

@@ -11,7 +11,7 @@ import { attachmentBytesOf, attachmentsOf, fromDb, headOf, ownerOf, toDb, type H
 import { CHANNEL, PostgresFeed } from './feed.js'
 import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
-import { slicer } from '../../work.js'
+import { slicer, WORK_BUDGETS } from '../../work.js'
 
 export interface PostgresStorageOptions {
   /** `postgres://user:password@host:port/database`; or give a `pool` of your own. */
@@ -201,42 +201,60 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     const before = (id: string): SessionHead | undefined => (ws.deleted.has(id) ? undefined : prev.get(id))
 
     const inserted = new Set<string>()
-    const rows = [...ws.entries].flatMap(([id, m]) => [...m.values()].map((e) => [id, e] as const))
-    if (ws.heads.size || rows.length) {
-      const hs = [...ws.heads.values()]
-      // The JSON of a large commit is built in slices, other requests served between them
-      // (inside the transaction: nothing of it is visible before its COMMIT).
-      const built = slicer()
-      const entryJson: string[] = []
-      for (const [, e] of rows) {
-        const json = JSON.stringify(e)
-        entryJson.push(json)
-        await built(json.length)
+    // The JSON of a large commit is built in slices, other requests served between them
+    // (inside the transaction: nothing of it is visible before its COMMIT).
+    const built = slicer()
+    // Each head's meta in characters of JSON: what comparing it with the old one costs, below.
+    const metaChars = new Map<string, number>()
+    if (ws.heads.size || ws.entries.size) {
+      // Written in statements of about a pull page of JSON each, every one holding all the rows
+      // of its sessions (each statement's per-session sums see the sessions whole, as one
+      // statement would): the driver encodes one statement's parameters in one go, and a 1 MB
+      // push's (with its sessions' metas) is several megabytes.
+      let chunk: { entries: Array<[string, SessionEntry]>; entryJson: string[]; heads: SessionHead[]; metaJson: string[]; sizes: number[]; chars: number } | undefined
+      const flush = async (): Promise<void> => {
+        if (!chunk) return
+        const { entries, entryJson, heads: hs, metaJson, sizes } = chunk
+        chunk = undefined
+        const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, [
+          entries.map(([id]) => toDb(id)),
+          entries.map(([, e]) => toDb(e.id)),
+          entryJson,
+          hs.map((h) => toDb(h.meta.session_id)),
+          hs.map((h) => ownerOf(h.meta.metadata)),
+          metaJson,
+          hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))),
+          hs.map((h) => h.v),
+          sizes,
+          hs.map((h) => !before(h.meta.session_id)),
+          hs.map(attachmentsOf),
+        ])
+        for (const r of res.rows) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id)}`)
       }
-      const metaJson: string[] = []
-      const sizes: number[] = []
-      for (const h of hs) {
-        const json = JSON.stringify(h.meta)
-        metaJson.push(json)
-        // What each head's stored size starts from (see WRITE_DATA).
-        const old = before(h.meta.session_id)
-        sizes.push(Buffer.byteLength(json) + attachmentBytesOf(h) - (old ? byteSize(old.meta) + attachmentBytesOf(old) : 0))
-        await built(2 * json.length)
+      for (const id of new Set([...ws.entries.keys(), ...ws.heads.keys()])) {
+        chunk ??= { entries: [], entryJson: [], heads: [], metaJson: [], sizes: [], chars: 0 }
+        for (const e of ws.entries.get(id)?.values() ?? []) {
+          const json = JSON.stringify(e)
+          chunk.entries.push([id, e])
+          chunk.entryJson.push(json)
+          chunk.chars += json.length
+          await built(json.length)
+        }
+        const h = ws.heads.get(id)
+        if (h) {
+          const json = JSON.stringify(h.meta)
+          metaChars.set(id, json.length)
+          chunk.heads.push(h)
+          chunk.metaJson.push(json)
+          // What each head's stored size starts from (see WRITE_DATA).
+          const old = before(id)
+          chunk.sizes.push(Buffer.byteLength(json) + attachmentBytesOf(h) - (old ? byteSize(old.meta) + attachmentBytesOf(old) : 0))
+          chunk.chars += json.length
+          await built(2 * json.length)
+        }
+        if (chunk.chars >= WORK_BUDGETS.pullChars) await flush()
       }
-      const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, [
-        rows.map(([id]) => toDb(id)),
-        rows.map(([, e]) => toDb(e.id)),
-        entryJson,
-        hs.map((h) => toDb(h.meta.session_id)),
-        hs.map((h) => ownerOf(h.meta.metadata)),
-        metaJson,
-        hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))),
-        hs.map((h) => h.v),
-        sizes,
-        hs.map((h) => !before(h.meta.session_id)),
-        hs.map(attachmentsOf),
-      ])
-      for (const r of res.rows) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id)}`)
+      await flush()
     }
     // Attachment bytes in the same transaction: written before the commit that lists them
     // stands, gone with it if it fails.
@@ -276,6 +294,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
         continue
       }
       if (ownerOf(old.meta.metadata) !== owner) owners.push([id, owner])
+      await built(metaChars.get(id) ?? 0)
       if (!jsonEqual(old.meta, head.meta)) metas.push({ kind: 'meta', session_id: id, owner, change: { type: 'meta', meta: head.meta } })
       if (old.leaf !== head.leaf) leaves.push({ kind: 'leaf', session_id: id, owner, change: { type: 'leaf', session_id: id, entry_id: head.leaf } })
       // Attachments before the entries of the same commit (a message may reference them): a new
@@ -330,6 +349,18 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       byKey.set(key, r)
     }
     const list = [...byKey]
+    // A push's events (one per change, each with its session's metadata) are megabytes of JSON
+    // for a 1 MB push: encoded in slices too.
+    let eventsJson: string | null = null
+    if (ws.events?.length) {
+      const parts: string[] = []
+      for (const e of ws.events) {
+        const json = JSON.stringify(e)
+        parts.push(json)
+        await built(json.length)
+      }
+      eventsJson = `[${parts.join(',')}]`
+    }
     const head = Number(
       (
         await client.query<{ head: string }>(WRITE_LOG, [
@@ -340,7 +371,7 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
           list.map(([, r]) => r.owner),
           list.map(([, r]) => (r.metadata === undefined ? null : JSON.stringify(r.metadata))),
           origin,
-          ws.events?.length ? JSON.stringify(ws.events) : null,
+          eventsJson,
           notify,
           CHANNEL,
           list.map(([, r]) => (r.attachment_id === undefined ? null : toDb(r.attachment_id))),

@@ -1,0 +1,122 @@
+import { createStore, type ReplicaChange } from '@colloquy/core'
+import pg from 'pg'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { postgresStorage } from '../../packages/server/src/storage/postgres/storage.js'
+import { WORK_BUDGETS } from '../../packages/server/src/work.js'
+import { startPostgres, type TestCluster } from '../support/postgres.js'
+
+// A large commit on PostgreSQL (a 1 MB push with its sessions' metas) writes its sessions and
+// entries in several statements of about a pull page each, never one statement whose parameters
+// the driver encodes in one go; still one transaction: the sizes kept per session are those of
+// what is stored, the change log says which entries are new, and a failure leaves nothing.
+
+let cluster: TestCluster
+beforeAll(async () => {
+  cluster = await startPostgres()
+})
+afterAll(() => cluster?.stop())
+
+const SESSIONS = 100
+const tags = Array.from({ length: 400 }, (_, i) => `tag-${i}`)
+const meta = (session_id: string, title: string) => ({ session_id, title, description: '', status: 'idle' as const, kind: 'user' as const, created_at: 1, updated_at: 1, message_count: 0, metadata: { tags } })
+const entry = (id: string, text: string, revision = 0) => ({
+  id, parent_id: null, timestamp: 1, revision, kind: 'message' as const,
+  message: { role: 'user' as const, content: [{ type: 'text' as const, text: text.padEnd(3_000, 'x') }], timestamp: 1 },
+})
+
+/** A storage on a fresh database whose data statements (`WITH n AS …`) are counted. */
+async function open(afterVersionBump?: (commit: number) => void) {
+  const url = await cluster.createDatabase()
+  const pool = new pg.Pool({ connectionString: url, max: 4 })
+  const counted = { writes: 0 }
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...a: unknown[]) => unknown
+    ;(client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+      if (typeof a[0] === 'string' && a[0].startsWith('WITH n AS')) counted.writes++
+      return query(...a)
+    }
+  })
+  const storage = postgresStorage({ pool, pollMs: 60_000, afterVersionBump })
+  const store = await createStore({ storage, multiTab: false })
+  return { store, pool, counted }
+}
+
+/** Per session: the size kept, and the size of what is stored (meta and entries as the database holds them). */
+const sizes = async (pool: pg.Pool) =>
+  (
+    await pool.query<{ id: string; kept: string; stored: string; entries: number }>(
+      `SELECT s.id, s.bytes AS kept, octet_length(s.meta::text) + coalesce((SELECT sum(octet_length(e.entry::text)) FROM colloquy_entries e WHERE e.session_id = s.id), 0) AS stored,
+        (SELECT count(*)::int FROM colloquy_entries e WHERE e.session_id = s.id) AS entries FROM colloquy_sessions s ORDER BY s.id`,
+    )
+  ).rows
+
+/** Sessions with one entry each, then one commit renaming every session, updating that entry and adding two. */
+function changes() {
+  const first: ReplicaChange[] = []
+  const big: ReplicaChange[] = []
+  for (let i = 0; i < SESSIONS; i++) {
+    const id = `s${String(i).padStart(2, '0')}`
+    first.push({ type: 'meta', create: true, meta: meta(id, id) }, { type: 'entry', session_id: id, base_revision: null, entry: entry('old', 'old') })
+    big.push(
+      { type: 'meta', meta: meta(id, `${id} renamed`) },
+      { type: 'entry', session_id: id, base_revision: 0, entry: entry('old', 'old, edited', 1) },
+      { type: 'entry', session_id: id, base_revision: null, entry: entry('a', 'a') },
+      { type: 'entry', session_id: id, base_revision: null, entry: entry('b', 'b') },
+    )
+  }
+  return { first, big }
+}
+
+it('a large commit is written in several statements, with every size and record as one statement writes them', async () => {
+  const { store, pool, counted } = await open()
+  try {
+    const { first, big } = changes()
+    await store.applyReplica(first, { policy: 'push' })
+    // Far more than a statement's worth (metas with 400 tags, entries of 3 KB).
+    expect(JSON.stringify(big).length).toBeGreaterThan(4 * WORK_BUDGETS.pullChars)
+    counted.writes = 0
+    const results = await store.applyReplica(big, { policy: 'push' })
+    expect(results.every((r) => r.status === 'applied')).toBe(true)
+    expect(counted.writes).toBeGreaterThanOrEqual(4)
+    const rows = await sizes(pool)
+    expect(rows).toHaveLength(SESSIONS)
+    for (const r of rows) {
+      expect(r.entries).toBe(3)
+      expect(Number(r.kept)).toBe(Number(r.stored))
+    }
+    // The change log: each new entry `added` (the first commit's among them), each edit
+    // `updated`, each rename a meta record.
+    const kinds = (await pool.query<{ kind: string; n: number }>(`SELECT kind, count(*)::int AS n FROM colloquy_changes WHERE entry_id IS NOT NULL OR kind = 'meta' GROUP BY kind ORDER BY kind`)).rows
+    expect(Object.fromEntries(kinds.map((k) => [k.kind, k.n]))).toStrictEqual({ added: 3 * SESSIONS, meta: SESSIONS, updated: SESSIONS })
+    // A small commit is still one statement.
+    counted.writes = 0
+    await store.applyReplica([{ type: 'entry', session_id: 's00', base_revision: null, entry: entry('c', 'c') }], { policy: 'push' })
+    expect(counted.writes).toBe(1)
+  } finally {
+    await store.close()
+    await pool.end()
+  }
+})
+
+it('a large commit that fails after its statements leaves nothing of it', async () => {
+  let failAt = -1
+  const { store, pool, counted } = await open((n) => {
+    if (n === failAt) throw new Error('crash before COMMIT')
+  })
+  try {
+    const { first, big } = changes()
+    await store.applyReplica(first, { policy: 'push' })
+    const before = await sizes(pool)
+    const log = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM colloquy_changes')).rows[0].n
+    failAt = 2
+    counted.writes = 0
+    await expect(store.applyReplica(big, { policy: 'push' })).rejects.toMatchObject({ code: 'session/storage' })
+    expect(counted.writes).toBeGreaterThanOrEqual(4)
+    expect(await sizes(pool)).toStrictEqual(before)
+    expect((await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM colloquy_changes')).rows[0].n).toBe(log)
+    expect((await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM colloquy_sessions WHERE meta->>'title' LIKE '%renamed'`)).rows[0].n).toBe(0)
+  } finally {
+    await store.close()
+    await pool.end()
+  }
+})
