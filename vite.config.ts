@@ -18,7 +18,9 @@ export const chromiumArgs = CHROMIUM_ARGS
 // importers. The framework bindings' suites render the same store through React and Vue, whose
 // engine differences are not ours; they run in Chromium only.
 export const engineSuites = [
-  'test/conformance/idb.browser.test.ts', 'test/engines/*.browser.test.ts', 'packages/core/test/*.browser.test.ts',
+  'test/conformance/idb.browser.test.ts',
+  'test/engines/*.browser.test.ts',
+  'packages/core/test/*.browser.test.ts',
   'packages/formats/test/import.browser.test.ts',
 ]
 
@@ -52,7 +54,13 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
-          include: ['packages/*/test/**/*.test.ts', 'packages/*/test/**/*.test.tsx', 'test/**/*.test.ts', 'test/**/*.test.tsx', 'examples/*/test/**/*.test.ts'],
+          include: [
+            'packages/*/test/**/*.test.ts',
+            'packages/*/test/**/*.test.tsx',
+            'test/**/*.test.ts',
+            'test/**/*.test.tsx',
+            'examples/*/test/**/*.test.ts',
+          ],
           exclude: ['**/*.browser.test.ts', '**/*.browser.test.tsx', '**/node_modules/**'],
           testTimeout: 60_000,
           // End-to-end suites build an app or start a server once per file.
@@ -69,20 +77,43 @@ export default defineConfig({
         // break hooks and scopes on a fresh machine.
         optimizeDeps: {
           include: [
-            'react', 'react/jsx-runtime', 'react/jsx-dev-runtime', 'react-dom', 'react-dom/client', 'react-dom/server',
-            'react-dom/profiling', '@testing-library/react', 'vue', '@vue/test-utils', 'rxjs', 'idb', 'nanoid', 'immer', 'fflate', 'sql.js',
-            '@assistant-ui/react', 'ai', '@ai-sdk/react',
+            'react',
+            'react/jsx-runtime',
+            'react/jsx-dev-runtime',
+            'react-dom',
+            'react-dom/client',
+            'react-dom/server',
+            'react-dom/profiling',
+            '@testing-library/react',
+            'vue',
+            '@vue/test-utils',
+            'rxjs',
+            'idb',
+            'nanoid',
+            'immer',
+            'fflate',
+            'sql.js',
+            '@assistant-ui/react',
+            'ai',
+            '@ai-sdk/react',
           ],
         },
         test: {
           name: 'browser',
-          include: ['packages/*/test/**/*.browser.test.ts', 'test/**/*.browser.test.ts', 'packages/*/test/**/*.browser.test.tsx', 'test/**/*.browser.test.tsx'],
+          include: [
+            'packages/*/test/**/*.browser.test.ts',
+            'test/**/*.browser.test.ts',
+            'packages/*/test/**/*.browser.test.tsx',
+            'test/**/*.browser.test.tsx',
+          ],
           testTimeout: 60_000,
           browser: {
             enabled: true,
             headless: true,
             screenshotFailures: false,
-            provider: playwright({ launchOptions: { executablePath: '/usr/bin/chromium', args: chromiumArgs } }),
+            provider: playwright({
+              launchOptions: { executablePath: '/usr/bin/chromium', args: chromiumArgs },
+            }),
             instances: [{ browser: 'chromium' }],
           },
         },

@@ -7,11 +7,19 @@ import { existsSync, readFileSync } from 'node:fs'
 
 const [file, listFile = new URL('./intended-skips', import.meta.url).pathname] = process.argv.slice(2)
 const problems = []
-const summary = file && existsSync(file)
-  ? JSON.parse(readFileSync(file, 'utf8'))
-  : (problems.push('no run summary: the run did not finish'), { passed: 0, failed: 0, skipped: [], errors: [], files: [] })
+const summary =
+  file && existsSync(file)
+    ? JSON.parse(readFileSync(file, 'utf8'))
+    : (problems.push('no run summary: the run did not finish'),
+      { passed: 0, failed: 0, skipped: [], errors: [], files: [] })
 
-const glob = (text) => new RegExp(`^${text.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
+const glob = (text) =>
+  new RegExp(
+    `^${text
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  )
 const entries = []
 for (const [n, raw] of readFileSync(listFile, 'utf8').split('\n').entries()) {
   const text = raw.trim()
@@ -22,7 +30,14 @@ for (const [n, raw] of readFileSync(listFile, 'utf8').split('\n').entries()) {
     continue
   }
   const [project, path, name, reason] = parts
-  entries.push({ at: `${listFile}:${n + 1}`, project: glob(project), path, name: glob(name), reason, used: false })
+  entries.push({
+    at: `${listFile}:${n + 1}`,
+    project: glob(project),
+    path,
+    name: glob(name),
+    reason,
+    used: false,
+  })
 }
 
 let intended = 0
@@ -33,8 +48,7 @@ for (const skip of summary.skipped) {
   if (entry) {
     entry.used = true
     intended++
-  }
-  else problems.push(`skipped, not declared in .ci/intended-skips: ${skip}`)
+  } else problems.push(`skipped, not declared in .ci/intended-skips: ${skip}`)
 }
 for (const e of entries) {
   const ran = summary.files.some((f) => {
@@ -46,5 +60,7 @@ for (const e of entries) {
 for (const e of summary.errors) problems.push(`error outside a test: ${e}`)
 
 for (const p of problems) console.log(p)
-console.log(`tests: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped.length} skipped (${intended} intended), ${summary.errors.length} errors`)
+console.log(
+  `tests: ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped.length} skipped (${intended} intended), ${summary.errors.length} errors`,
+)
 process.exit(summary.failed > 0 || problems.length > 0 ? 1 : 0)

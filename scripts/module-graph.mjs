@@ -13,7 +13,23 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The core's folders, lowest layer first: each may import only those before it. */
-export const CORE_LAYERS = ['model', 'util', 'validation', 'protocol', 'storage', 'storage/memory', 'storage/idb', 'engine', 'ops', 'attachments', 'replica', 'import', 'live', 'relay', '.']
+export const CORE_LAYERS = [
+  'model',
+  'util',
+  'validation',
+  'protocol',
+  'storage',
+  'storage/memory',
+  'storage/idb',
+  'engine',
+  'ops',
+  'attachments',
+  'replica',
+  'import',
+  'live',
+  'relay',
+  '.',
+]
 
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -25,7 +41,9 @@ function walk(dir) {
 
 /** The graph of the sources under `root`; `layers` (folders, lowest first) finds arrows pointing up. */
 export function moduleGraph(root, layers) {
-  const files = walk(root).map((f) => relative(root, f)).sort()
+  const files = walk(root)
+    .map((f) => relative(root, f))
+    .sort()
   const known = new Set(files)
   // `import … from '…'`, `export … from '…'` (over several lines), `import '…'`, `import('…')`.
   const STATIC = /(?:^|\n)\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]/g
@@ -35,14 +53,22 @@ export function moduleGraph(root, layers) {
   function target(from, spec) {
     if (!spec.startsWith('.')) return undefined
     const base = join(dirname(from), spec).replace(/\\/g, '/')
-    for (const c of [base.replace(/\.js$/, '.ts'), base.replace(/\.js$/, '.tsx'), `${base}.ts`, `${base}/index.ts`]) if (known.has(c)) return c
+    for (const c of [
+      base.replace(/\.js$/, '.ts'),
+      base.replace(/\.js$/, '.tsx'),
+      `${base}.ts`,
+      `${base}/index.ts`,
+    ])
+      if (known.has(c)) return c
     return undefined
   }
 
   /** from -> to -> { type: only type-only imports, dynamic: some import() } */
   const edges = new Map(files.map((f) => [f, new Map()]))
   for (const f of files) {
-    const text = readFileSync(join(root, f), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
+    const text = readFileSync(join(root, f), 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '')
     const add = (spec, kind) => {
       const t = target(f, spec)
       if (!t || t === f) return
@@ -57,7 +83,14 @@ export function moduleGraph(root, layers) {
     for (const m of text.matchAll(STATIC)) {
       // `import { type A, type B }` is type-only too.
       const names = m[3]
-      const typeOnly = Boolean(m[2]) || (/^\{[^}]*\}$/.test(names.trim()) && names.replace(/[{}\s]/g, '').split(',').filter(Boolean).every((n) => n.startsWith('type')))
+      const typeOnly =
+        Boolean(m[2]) ||
+        (/^\{[^}]*\}$/.test(names.trim()) &&
+          names
+            .replace(/[{}\s]/g, '')
+            .split(',')
+            .filter(Boolean)
+            .every((n) => n.startsWith('type')))
       add(m[4], typeOnly ? 'type' : 'value')
     }
     for (const m of text.matchAll(BARE)) add(m[1], 'value')
@@ -81,7 +114,11 @@ export function moduleGraph(root, layers) {
     for (const n of nodes) if (!state.has(n)) visit(n)
     // Circles: Tarjan's strongly connected components.
     let index = 0
-    const idx = new Map(), low = new Map(), stack = [], on = new Set(), sccs = []
+    const idx = new Map(),
+      low = new Map(),
+      stack = [],
+      on = new Set(),
+      sccs = []
     const strong = (v) => {
       idx.set(v, index)
       low.set(v, index++)
@@ -116,11 +153,16 @@ export function moduleGraph(root, layers) {
     // Folders: an arrow between two folders when some file of one imports some file of the other.
     const folders = [...new Set(files.map(folderOf))].sort()
     const fNext = new Map(folders.map((d) => [d, new Set()]))
-    for (const f of files) for (const t of next(f)) if (folderOf(f) !== folderOf(t)) fNext.get(folderOf(f)).add(folderOf(t))
+    for (const f of files)
+      for (const t of next(f)) if (folderOf(f) !== folderOf(t)) fNext.get(folderOf(f)).add(folderOf(t))
     const folderGraph = analyse(folders, (d) => fNext.get(d))
     // With `--layers a,b,c` (lowest first): the folder arrows that point up the declared order.
     const rank = (d) => layers.indexOf(d)
-    const upward = layers ? [...fNext].flatMap(([d, to]) => [...to].filter((t) => rank(t) < 0 || rank(d) < 0 || rank(t) > rank(d)).map((t) => `${d} -> ${t}`)) : []
+    const upward = layers
+      ? [...fNext].flatMap(([d, to]) =>
+          [...to].filter((t) => rank(t) < 0 || rank(d) < 0 || rank(t) > rank(d)).map((t) => `${d} -> ${t}`),
+        )
+      : []
     return {
       upward,
       folderEdges: [...fNext].flatMap(([d, to]) => [...to].map((t) => `${d} -> ${t}`)),
@@ -137,7 +179,13 @@ export function moduleGraph(root, layers) {
 
   const perFolder = {}
   for (const f of files) perFolder[folderOf(f)] = (perFolder[folderOf(f)] ?? 0) + 1
-  return { root: relative(process.cwd(), root) || '.', files: files.length, perFolder, all: report(false), runtime: report(true) }
+  return {
+    root: relative(process.cwd(), root) || '.',
+    files: files.length,
+    perFolder,
+    all: report(false),
+    runtime: report(true),
+  }
 }
 
 const args = process.argv.slice(2)
@@ -151,11 +199,21 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   else {
     console.log(`${out.root}: ${out.files} files in ${Object.keys(perFolder).length} folders`)
     for (const [d, n] of Object.entries(perFolder)) console.log(`  ${d.padEnd(20)} ${n}`)
-    for (const [label, r] of [['all imports', out.all], ['runtime imports (type-only left out)', out.runtime]]) {
-      console.log(`${label}: ${r.arrows} arrows, ${r.back} running back up, ${r.circles.length} circles (sizes ${r.circles.join(', ') || '-'})`)
-      console.log(`  between folders: ${r.folderArrows} arrows, ${r.folderBack.length} running back up, ${r.folderCircles.length} circles`)
+    for (const [label, r] of [
+      ['all imports', out.all],
+      ['runtime imports (type-only left out)', out.runtime],
+    ]) {
+      console.log(
+        `${label}: ${r.arrows} arrows, ${r.back} running back up, ${r.circles.length} circles (sizes ${r.circles.join(', ') || '-'})`,
+      )
+      console.log(
+        `  between folders: ${r.folderArrows} arrows, ${r.folderBack.length} running back up, ${r.folderCircles.length} circles`,
+      )
       for (const c of r.folderCircles) console.log(`    folder circle: ${c.join(' ')}`)
-      if (layerArg) console.log(`  against the declared layers: ${r.upward.length} arrows pointing up${r.upward.map((a) => `\n    up: ${a}`).join('')}`)
+      if (layerArg)
+        console.log(
+          `  against the declared layers: ${r.upward.length} arrows pointing up${r.upward.map((a) => `\n    up: ${a}`).join('')}`,
+        )
     }
     if (args.includes('--verbose')) {
       for (const a of out.all.backArrows) console.log(`  back: ${a}`)

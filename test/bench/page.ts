@@ -32,7 +32,11 @@ export function workloadsOf(mod: WorkloadModule, file: string): Workload[] {
   const d = mod.default
   const list = Array.isArray(d) ? d : [d]
   for (const w of list) {
-    const ok = typeof w === 'object' && w !== null && typeof (w as Workload).id === 'string' && typeof (w as Workload).run === 'function'
+    const ok =
+      typeof w === 'object' &&
+      w !== null &&
+      typeof (w as Workload).id === 'string' &&
+      typeof (w as Workload).run === 'function'
     if (!ok) throw new Error(`${file}: the default export is not a Workload or an array of Workloads`)
   }
   return list as Workload[]

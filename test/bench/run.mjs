@@ -24,14 +24,23 @@ const outDir = join(here, 'dist', `run-${runId}-${process.pid}`)
 // MiniBrowser or firefox-esr, driven as the tests drive them: test/support/engines.ts) and
 // writes results-<engine>.json; Chromium's stay in results.json.
 const ENGINE = process.env.BENCH_ENGINE ?? 'chromium'
-if (!['chromium', 'webkit', 'firefox'].includes(ENGINE)) throw new Error(`BENCH_ENGINE: unknown engine ${ENGINE} (chromium, webkit, firefox)`)
+if (!['chromium', 'webkit', 'firefox'].includes(ENGINE))
+  throw new Error(`BENCH_ENGINE: unknown engine ${ENGINE} (chromium, webkit, firefox)`)
 const resultsFile = join(here, ENGINE === 'chromium' ? 'results.json' : `results-${ENGINE}.json`)
 const LOCK = join(os.tmpdir(), 'colloquy-bench.lock')
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MS ?? 15 * 60_000)
 const CHROMIUM = '/usr/bin/chromium'
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic', '--enable-precise-memory-info', '--js-flags=--expose-gc',
+  '--no-sandbox',
+  '--headless',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--enable-precise-memory-info',
+  '--js-flags=--expose-gc',
 ]
 const VIRTUAL = 'virtual:bench-workloads'
 // BENCH_PROFILE=<folder>: each browser workload's run is recorded as a Chromium CPU profile
@@ -41,11 +50,22 @@ const VIRTUAL = 'virtual:bench-workloads'
 const PROFILE_DIR = process.env.BENCH_PROFILE ? resolve(process.env.BENCH_PROFILE) : undefined
 const PROFILE_INTERVAL_US = 50
 
-const filters = process.argv.slice(2).filter((a) => a !== '--').map((a) => a.toLowerCase())
+const filters = process.argv
+  .slice(2)
+  .filter((a) => a !== '--')
+  .map((a) => a.toLowerCase())
 const selected = (id) => filters.length === 0 || filters.includes(id.toLowerCase())
 const log = (m) => console.log(m)
-const errorText = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0].slice(0, 400)
-const errorRow = (id, subject, e) => ({ id, subject, metric: 'error', value: NaN, unit: '', note: errorText(e) })
+const errorText = (e) =>
+  (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0].slice(0, 400)
+const errorRow = (id, subject, e) => ({
+  id,
+  subject,
+  metric: 'error',
+  value: NaN,
+  unit: '',
+  note: errorText(e),
+})
 
 function withTimeout(promise, what) {
   let timer
@@ -63,10 +83,18 @@ async function importInNode(file) {
   await esbuild({
     stdin: {
       contents: `export * as mod from ${JSON.stringify(join(workloadsDir, file))}\nexport { workloadsOf, infoOf, context } from ${JSON.stringify(join(here, 'page.ts'))}\n`,
-      resolveDir: here, loader: 'ts', sourcefile: `bench-node-${file}`,
+      resolveDir: here,
+      loader: 'ts',
+      sourcefile: `bench-node-${file}`,
     },
-    bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external',
-    jsx: 'automatic', outfile, logLevel: 'silent',
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    jsx: 'automatic',
+    outfile,
+    logLevel: 'silent',
   })
   return import(`${pathToFileURL(outfile).href}?run=${runId}`)
 }
@@ -78,12 +106,15 @@ async function importInNode(file) {
  * which reports its own error if it fails there too.
  */
 async function discover() {
-  const files = readdirSync(workloadsDir).filter((f) => /\.tsx?$/.test(f) && !f.endsWith('.d.ts')).sort()
+  const files = readdirSync(workloadsDir)
+    .filter((f) => /\.tsx?$/.test(f) && !f.endsWith('.d.ts'))
+    .sort()
   const found = []
   for (const file of files) {
     try {
       const m = await importInNode(file)
-      for (const w of m.workloadsOf(m.mod, file)) found.push({ file, info: m.infoOf(w), workload: w, helpers: m })
+      for (const w of m.workloadsOf(m.mod, file))
+        found.push({ file, info: m.infoOf(w), workload: w, helpers: m })
     } catch (e) {
       const isNode = /env\s*:\s*['"]node['"]/.test(readFileSync(join(workloadsDir, file), 'utf8'))
       found.push({ file, failed: e, env: isNode ? 'node' : 'browser' })
@@ -99,7 +130,9 @@ const workloadsPlugin = (files) => ({
   resolveId: (id) => (id === VIRTUAL ? `\0${VIRTUAL}` : undefined),
   load(id) {
     if (id !== `\0${VIRTUAL}`) return undefined
-    const entries = files.map((f) => `  ${JSON.stringify(f)}: () => import(${JSON.stringify(join(workloadsDir, f))}),`)
+    const entries = files.map(
+      (f) => `  ${JSON.stringify(f)}: () => import(${JSON.stringify(join(workloadsDir, f))}),`,
+    )
     return `export const files = {\n${entries.join('\n')}\n}\n`
   },
 })
@@ -107,14 +140,24 @@ const workloadsPlugin = (files) => ({
 /** Production build (React and friends in production mode), one lazy chunk per workload file. */
 function buildPage(files, dir) {
   return viteBuild({
-    configFile: false, root: here, base: './', mode: 'production', logLevel: 'error', publicDir: false,
+    configFile: false,
+    root: here,
+    base: './',
+    mode: 'production',
+    logLevel: 'error',
+    publicDir: false,
     esbuild: { jsx: 'automatic' },
     // RxDB pins its own Dexie patch release, and Dexie refuses to load twice in one page: both
     // baselines run on the Dexie the tests package installs.
     resolve: { dedupe: ['dexie'] },
     plugins: [workloadsPlugin(files)],
     build: {
-      outDir: dir, emptyOutDir: true, minify: !PROFILE_DIR, target: 'es2022', reportCompressedSize: false, chunkSizeWarningLimit: 1e6,
+      outDir: dir,
+      emptyOutDir: true,
+      minify: !PROFILE_DIR,
+      target: 'es2022',
+      reportCompressedSize: false,
+      chunkSizeWarningLimit: 1e6,
       rollupOptions: { input: join(here, 'page.html') },
     },
   })
@@ -141,7 +184,14 @@ async function buildPageTolerant(files, dir) {
   }
 }
 
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.wasm': 'application/wasm' }
+const TYPES = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.css': 'text/css',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+}
 
 /** A static server for the built page on 127.0.0.1 (an http://127.0.0.1 origin is secure). */
 function serve(dir) {
@@ -153,12 +203,14 @@ function serve(dir) {
       // Cross-origin isolated (COOP + COEP): \`performance.now()\` then ticks in 5 µs steps instead
       // of 100 µs, which W5's sub-millisecond latencies need. Everything the page loads is
       // same-origin, so isolation changes nothing else it does.
-      res.writeHead(200, {
-        'content-type': TYPES[extname(path)] ?? 'application/octet-stream',
-        'cache-control': 'no-store',
-        'cross-origin-opener-policy': 'same-origin',
-        'cross-origin-embedder-policy': 'require-corp',
-      }).end(body)
+      res
+        .writeHead(200, {
+          'content-type': TYPES[extname(path)] ?? 'application/octet-stream',
+          'cache-control': 'no-store',
+          'cross-origin-opener-policy': 'same-origin',
+          'cross-origin-embedder-policy': 'require-corp',
+        })
+        .end(body)
     } catch {
       res.writeHead(404).end()
     }
@@ -197,7 +249,12 @@ async function runBrowser(jobs, listFiles) {
   const url = `http://127.0.0.1:${server.address().port}/page.html`
   if (ENGINE !== 'chromium') {
     try {
-      return await runInEngine(jobs, listFiles.filter((f) => built.includes(f)), built, url)
+      return await runInEngine(
+        jobs,
+        listFiles.filter((f) => built.includes(f)),
+        built,
+        url,
+      )
     } finally {
       server.close()
     }
@@ -205,7 +262,11 @@ async function runBrowser(jobs, listFiles) {
   // A persistent context: Playwright's default contexts are incognito, where IndexedDB lives
   // in memory, and the benchmark must measure the on-disk database a real profile uses.
   const profile = mkdtempSync(join(os.tmpdir(), 'colloquy-bench-'))
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+  })
   let page
   const freshPage = async () => {
     if (page && !page.isClosed()) await page.close().catch(() => {})
@@ -238,8 +299,16 @@ async function runBrowser(jobs, listFiles) {
       try {
         await freshPage()
         const profiler = PROFILE_DIR ? await startProfile(page) : undefined
-        const got = await withTimeout(page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), { file: job.file, id: job.info.id, run: runId }), job.info.id)
-        if (profiler) log(`  CPU profile: ${await profiler.stop(join(PROFILE_DIR, `${job.info.id}.cpuprofile`))}`)
+        const got = await withTimeout(
+          page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), {
+            file: job.file,
+            id: job.info.id,
+            run: runId,
+          }),
+          job.info.id,
+        )
+        if (profiler)
+          log(`  CPU profile: ${await profiler.stop(join(PROFILE_DIR, `${job.info.id}.cpuprofile`))}`)
         rows.push(...got)
       } catch (e) {
         rows.push(errorRow(job.info.id, '-', e))
@@ -268,7 +337,15 @@ async function runBrowser(jobs, listFiles) {
 async function runInEngine(jobs, listed, built, url) {
   const rows = []
   const driver = join(outDir, 'engines.mjs')
-  await esbuild({ entryPoints: [join(here, '../support/engines.ts')], outfile: driver, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'error' })
+  await esbuild({
+    entryPoints: [join(here, '../support/engines.ts')],
+    outfile: driver,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    logLevel: 'error',
+  })
   const { launchEngine } = await import(pathToFileURL(driver).href)
   const browser = await launchEngine(ENGINE)
   try {
@@ -292,7 +369,16 @@ async function runInEngine(jobs, listed, built, url) {
       log(`${job.info.id}: ${job.info.title}`)
       try {
         await fresh()
-        rows.push(...(await withTimeout(page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), { file: job.file, id: job.info.id, run: runId }), job.info.id)))
+        rows.push(
+          ...(await withTimeout(
+            page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), {
+              file: job.file,
+              id: job.info.id,
+              run: runId,
+            }),
+            job.info.id,
+          )),
+        )
       } catch (e) {
         rows.push(errorRow(job.info.id, '-', e))
       }
@@ -331,23 +417,40 @@ function withRatios(rows) {
   for (const r of rows) {
     if (!r.baseline) continue
     const base = rows.find((b) => b.id === r.id && b.metric === r.metric && b.subject === r.baseline)
-    if (base && Number.isFinite(r.value) && Number.isFinite(base.value) && base.value !== 0) r.ratio = r.value / base.value
+    if (base && Number.isFinite(r.value) && Number.isFinite(base.value) && base.value !== 0)
+      r.ratio = r.value / base.value
   }
   return rows
 }
 
-const num = (v) => (!Number.isFinite(v) ? '-' : Math.abs(v) >= 1000 ? Math.round(v).toLocaleString('en-US') : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toPrecision(3))
+const num = (v) =>
+  !Number.isFinite(v)
+    ? '-'
+    : Math.abs(v) >= 1000
+      ? Math.round(v).toLocaleString('en-US')
+      : Math.abs(v) >= 100
+        ? v.toFixed(0)
+        : Math.abs(v) >= 10
+          ? v.toFixed(1)
+          : v.toPrecision(3)
 
 function table(rows) {
   const head = ['id', 'subject', 'metric', 'value', 'vs baseline', 'target', 'ok']
   const body = rows.map((r) => [
-    r.id, r.subject, r.metric, r.metric === 'error' ? 'ERROR' : `${num(r.value)} ${r.unit}`,
-    r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x ${r.baseline}`, r.target ?? '', r.pass === undefined ? '' : r.pass ? 'yes' : 'NO',
+    r.id,
+    r.subject,
+    r.metric,
+    r.metric === 'error' ? 'ERROR' : `${num(r.value)} ${r.unit}`,
+    r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}x ${r.baseline}`,
+    r.target ?? '',
+    r.pass === undefined ? '' : r.pass ? 'yes' : 'NO',
   ])
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)))
   const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`
   const out = [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)]
-  const notes = rows.filter((r) => r.note).map((r) => `- ${r.id} ${r.subject}${r.metric === 'error' ? '' : ` (${r.metric})`}: ${r.note}`)
+  const notes = rows
+    .filter((r) => r.note)
+    .map((r) => `- ${r.id} ${r.subject}${r.metric === 'error' ? '' : ` (${r.metric})`}: ${r.note}`)
   return `${out.join('\n')}\n\nNotes:\n${notes.join('\n')}`
 }
 
@@ -389,7 +492,9 @@ function merge(rows) {
   try {
     const previous = JSON.parse(readFileSync(resultsFile, 'utf8'))
     const ran = new Set(rows.map((r) => r.id))
-    const kept = previous.rows.filter((r) => !ran.has(r.id)).map((r) => ({ ...r, date: r.date ?? previous.date }))
+    const kept = previous.rows
+      .filter((r) => !ran.has(r.id))
+      .map((r) => ({ ...r, date: r.date ?? previous.date }))
     return [...kept, ...rows]
   } catch {
     return rows
@@ -409,7 +514,8 @@ try {
   const nodeJobs = found.filter((f) => f.info?.env === 'node' && selected(f.info.id))
   const browserJobs = found.filter((f) => f.info?.env === 'browser' && selected(f.info.id))
   const unknownBrowserFiles = found.filter((f) => f.failed && f.env === 'browser').map((f) => f.file)
-  if (!nodeJobs.length && !browserJobs.length && !unknownBrowserFiles.length) log(`no workload matches ${filters.join(' ')}`)
+  if (!nodeJobs.length && !browserJobs.length && !unknownBrowserFiles.length)
+    log(`no workload matches ${filters.join(' ')}`)
   if (browserJobs.length || unknownBrowserFiles.length) {
     const res = await runBrowser(browserJobs, unknownBrowserFiles)
     rows.push(...res.rows)
@@ -425,7 +531,10 @@ const cpus = os.cpus()
 let chromiumBinary
 try {
   if (ENGINE !== 'chromium') throw new Error('another engine')
-  chromiumBinary = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  chromiumBinary = execFileSync(CHROMIUM, ['--version'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim()
 } catch {
   chromiumBinary = undefined
 }
@@ -434,16 +543,29 @@ const results = {
   duration_s: Math.round((Date.now() - started.getTime()) / 1000),
   filter: filters.length ? filters : undefined,
   machine: {
-    cores: cpus.length, cpu: cpus[0]?.model, memory_gb: +(os.totalmem() / 2 ** 30).toFixed(1),
-    loadavg_start: load0.map((l) => +l.toFixed(2)), loadavg_end: os.loadavg().map((l) => +l.toFixed(2)),
-    platform: `${os.platform()} ${os.release()}`, node: process.version, engine: ENGINE, chromium: chromiumBinary ?? chromiumVersion,
+    cores: cpus.length,
+    cpu: cpus[0]?.model,
+    memory_gb: +(os.totalmem() / 2 ** 30).toFixed(1),
+    loadavg_start: load0.map((l) => +l.toFixed(2)),
+    loadavg_end: os.loadavg().map((l) => +l.toFixed(2)),
+    platform: `${os.platform()} ${os.release()}`,
+    node: process.version,
+    engine: ENGINE,
+    chromium: chromiumBinary ?? chromiumVersion,
   },
   rows: merge(rows),
 }
 const tmp = `${resultsFile}.tmp`
-writeFileSync(tmp, `${JSON.stringify(results, (_, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`)
+writeFileSync(
+  tmp,
+  `${JSON.stringify(results, (_, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`,
+)
 renameSync(tmp, resultsFile)
 
-log(`\nColloquy benchmarks, ${results.date}, ${results.machine.cores} cores, ${results.machine.memory_gb} GB, ${results.machine.chromium ?? 'Chromium ?'}, load ${load0.map((l) => l.toFixed(2)).join(' ')} (shared machine: compare ratios, not absolute times)\n`)
+log(
+  `\nColloquy benchmarks, ${results.date}, ${results.machine.cores} cores, ${results.machine.memory_gb} GB, ${results.machine.chromium ?? 'Chromium ?'}, load ${load0.map((l) => l.toFixed(2)).join(' ')} (shared machine: compare ratios, not absolute times)\n`,
+)
 log(table(rows))
-log(`\nwritten to ${resultsFile}${filters.length ? ' (rows of workloads not run this time kept from before)' : ''}`)
+log(
+  `\nwritten to ${resultsFile}${filters.length ? ' (rows of workloads not run this time kept from before)' : ''}`,
+)

@@ -1,7 +1,14 @@
 import { afterEach, beforeEach, expect } from 'vitest'
 import type { Subscription } from 'rxjs'
 import type { EventConfig, EventMap, FunctionId, FunctionMap, TriggerType } from '@colloquy/core'
-import { sequentialIds, testClock, type ClientFactory, type ClientFactoryOptions, type ConformanceClient, type TestClock } from './client.js'
+import {
+  sequentialIds,
+  testClock,
+  type ClientFactory,
+  type ClientFactoryOptions,
+  type ConformanceClient,
+  type TestClock,
+} from './client.js'
 
 type Req<K extends FunctionId> = FunctionMap[K][0]
 type Res<K extends FunctionId> = FunctionMap[K][1]
@@ -47,11 +54,18 @@ export class Harness {
   private sinks: Sink[] = []
 
   /** `skip`: scenarios (by name) a client cannot run, each skipped visibly, never passed. */
-  constructor(factory: ClientFactory, limits?: ClientFactoryOptions['limits'], skip?: (name: string) => boolean) {
+  constructor(
+    factory: ClientFactory,
+    limits?: ClientFactoryOptions['limits'],
+    skip?: (name: string) => boolean,
+  ) {
     beforeEach(async (ctx) => {
       if (skip?.(ctx.task.name)) ctx.skip()
       const clock = testClock()
-      this.current = { clock, client: await factory({ now: clock.now, newId: sequentialIds(), ...(limits && { limits }) }) }
+      this.current = {
+        clock,
+        client: await factory({ now: clock.now, newId: sequentialIds(), ...(limits && { limits }) }),
+      }
     })
     afterEach(async () => {
       for (const s of this.sinks) s.close()
@@ -92,7 +106,11 @@ export class Harness {
   }
 
   /** "a user message X appended". */
-  say(session_id: string, text: string, extra: Partial<Req<'session::append'>> = {}): Promise<Res<'session::append'>> {
+  say(
+    session_id: string,
+    text: string,
+    extra: Partial<Req<'session::append'>> = {},
+  ): Promise<Res<'session::append'>> {
     return this.call('session::append', { session_id, message: user(text), ...extra })
   }
 
@@ -116,7 +134,9 @@ export class Harness {
   async bindError(type: TriggerType, config: unknown): Promise<Error | undefined> {
     let error: unknown
     try {
-      const sub = this.client.on(type, config as EventConfig).subscribe({ error: (e: unknown) => void (error = e) })
+      const sub = this.client
+        .on(type, config as EventConfig)
+        .subscribe({ error: (e: unknown) => void (error = e) })
       await this.client.settle()
       sub.unsubscribe()
     } catch (e) {
@@ -152,7 +172,10 @@ export const text = (t: string) => ({ type: 'text' as const, text: t })
 
 export const user = (t: string) => ({ role: 'user' as const, content: [text(t)], timestamp: 0 })
 
-export const assistant = (content: FunctionMap['session::update-message'][0]['content'], stop_reason: 'end' | 'function_call' = 'end') => ({
+export const assistant = (
+  content: FunctionMap['session::update-message'][0]['content'],
+  stop_reason: 'end' | 'function_call' = 'end',
+) => ({
   role: 'assistant' as const,
   content,
   stop_reason,

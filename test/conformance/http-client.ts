@@ -11,10 +11,13 @@ export interface HttpClientOptions {
 
 /** A non-2xx answer as an error carrying the wire code (`session/…` codes become SessionError). */
 export async function failure(res: Response): Promise<Error> {
-  const body = (await res.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined
+  const body = (await res.json().catch(() => undefined)) as
+    { error?: { code?: string; message?: string } } | undefined
   const code = body?.error?.code ?? `http/${res.status}`
   const message = body?.error?.message ?? `${code}: HTTP ${res.status}`
-  return code.startsWith('session/') ? SessionError.fromWire(message) : Object.assign(new Error(message), { code, status: res.status })
+  return code.startsWith('session/')
+    ? SessionError.fromWire(message)
+    : Object.assign(new Error(message), { code, status: res.status })
 }
 
 export async function postJson(url: string, body: unknown, token?: string): Promise<Response> {
@@ -30,12 +33,20 @@ export async function postJson(url: string, body: unknown, token?: string): Prom
  * attached before the handshake: frames that arrive with the upgrade are emitted right after
  * `open`, before any later listener could be added.
  */
-export function openSocket(url: string, token?: string, onMessage?: (data: Buffer) => void): Promise<WebSocket> {
+export function openSocket(
+  url: string,
+  token?: string,
+  onMessage?: (data: Buffer) => void,
+): Promise<WebSocket> {
   const ws = new WebSocket(url, { headers: token ? { authorization: `Bearer ${token}` } : {} })
   if (onMessage) ws.on('message', (data) => onMessage(data as Buffer))
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(ws))
-    ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`WebSocket refused: HTTP ${res.statusCode}`), { status: res.statusCode })))
+    ws.once('unexpected-response', (_req, res) =>
+      reject(
+        Object.assign(new Error(`WebSocket refused: HTTP ${res.statusCode}`), { status: res.statusCode }),
+      ),
+    )
     ws.once('error', reject)
   })
 }
@@ -55,7 +66,12 @@ export async function httpClient(base: string, options: HttpClientOptions = {}):
   let clock = options.now?.()
 
   ws.on('message', (data) => {
-    const msg = JSON.parse(data.toString()) as { type: string; id: number; payload?: unknown; error?: { message: string } }
+    const msg = JSON.parse(data.toString()) as {
+      type: string
+      id: number
+      payload?: unknown
+      error?: { message: string }
+    }
     if (msg.type === 'event') handlers.get(msg.id)?.next(msg.payload)
     else if (msg.type === 'error') {
       handlers.get(msg.id)?.error(SessionError.fromWire(msg.error!.message))
@@ -86,7 +102,10 @@ export async function httpClient(base: string, options: HttpClientOptions = {}):
     on<T extends TriggerType>(type: T, config?: EventConfig | null): Observable<EventMap[T]> {
       return new Observable<EventMap[T]>((subscriber) => {
         const id = nextId + 1
-        handlers.set(id, { next: (p) => subscriber.next(p as EventMap[T]), error: (e) => subscriber.error(e) })
+        handlers.set(id, {
+          next: (p) => subscriber.next(p as EventMap[T]),
+          error: (e) => subscriber.error(e),
+        })
         pending.push(request({ type: 'subscribe', trigger_type: type, config }))
         return () => {
           handlers.delete(id)

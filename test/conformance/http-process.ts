@@ -35,15 +35,25 @@ export interface ServerProcess {
  * installed CLI, or the test launcher when `args` name a test hook (`--test-…`).
  */
 export async function startServer(args: readonly string[], timeoutMs = 15_000): Promise<ServerProcess> {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`pnpm --filter @colloquy/core build && pnpm --filter @colloquy/server build\``)
+  if (!existsSync(CLI))
+    throw new Error(
+      `${CLI} is missing: run \`pnpm --filter @colloquy/core build && pnpm --filter @colloquy/server build\``,
+    )
   const script = args.some((a) => a.startsWith('--test-')) ? TEST_SERVER : CLI
-  const child = spawn(process.execPath, [script, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [script, '--host', '127.0.0.1', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let out = ''
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()))
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)))
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? code)),
+  )
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms:\n${out}`)), timeoutMs)
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start in ${timeoutMs} ms:\n${out}`)),
+      timeoutMs,
+    )
     const check = (): void => {
       const m = /listening on (http:\/\/\S+)/.exec(out)
       if (m) {

@@ -22,8 +22,12 @@ afterAll(async () => {
 
 // The server allocates ids itself (s_001, e_001, … from each reset), so the suite's id source is
 // not used; its clock is sent to the server before each call that follows a change.
-conformanceSuite('conformance over HTTP (colloquy-server)', async ({ now }) => {
-  const res = await postJson(`${server.url}/test/reset`, {})
-  if (!res.ok) throw await failure(res)
-  return httpClient(server.url, { now })
-}, { configurableLimits: false })
+conformanceSuite(
+  'conformance over HTTP (colloquy-server)',
+  async ({ now }) => {
+    const res = await postJson(`${server.url}/test/reset`, {})
+    if (!res.ok) throw await failure(res)
+    return httpClient(server.url, { now })
+  },
+  { configurableLimits: false },
+)

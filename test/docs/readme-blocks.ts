@@ -19,4 +19,3 @@ export function readmes(): string[] {
 export function allBlocks(): Block[] {
   return readmes().flatMap((file) => blocksOf(file, readFileSync(join(ROOT, file), 'utf8')))
 }
-

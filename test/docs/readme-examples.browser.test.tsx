@@ -6,7 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { userEvent } from 'vitest/browser'
 import { blocksOf, directiveWords, label } from './readme-parse.js'
 
-const sources = import.meta.glob(['/README.md', '/packages/*/README.md', '/examples/README.md', '/test/bench/README.md'], { query: '?raw', import: 'default', eager: true }) as Record<string, string>
+const sources = import.meta.glob(
+  ['/README.md', '/packages/*/README.md', '/examples/README.md', '/test/bench/README.md'],
+  { query: '?raw', import: 'default', eager: true },
+) as Record<string, string>
 const pages = Object.entries(sources)
   .flatMap(([path, text]) => blocksOf(path.slice(1), text))
   .filter((b) => directiveWords(b, 'browser') !== undefined)
@@ -22,15 +25,25 @@ const REPLIES: Record<string, string> = {
 const realFetch = globalThis.fetch
 beforeAll(() => {
   globalThis.fetch = async (input, init) => {
-    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, location.href)
+    const url = new URL(
+      typeof input === 'string' ? input : input instanceof URL ? input.href : input.url,
+      location.href,
+    )
     if (url.pathname !== '/api/chat') return realFetch(input, init)
     const parts = [
-      { type: 'start' }, { type: 'start-step' }, { type: 'text-start', id: 't1' },
-      { type: 'text-delta', id: 't1', delta: 'Hi from ' }, { type: 'text-delta', id: 't1', delta: 'the route' },
-      { type: 'text-end', id: 't1' }, { type: 'finish-step' }, { type: 'finish' },
+      { type: 'start' },
+      { type: 'start-step' },
+      { type: 'text-start', id: 't1' },
+      { type: 'text-delta', id: 't1', delta: 'Hi from ' },
+      { type: 'text-delta', id: 't1', delta: 'the route' },
+      { type: 'text-end', id: 't1' },
+      { type: 'finish-step' },
+      { type: 'finish' },
     ]
     const body = `${parts.map((p) => `data: ${JSON.stringify(p)}\n\n`).join('')}data: [DONE]\n\n`
-    return new Response(body, { headers: { 'content-type': 'text/event-stream', 'x-vercel-ai-ui-message-stream': 'v1' } })
+    return new Response(body, {
+      headers: { 'content-type': 'text/event-stream', 'x-vercel-ai-ui-message-stream': 'v1' },
+    })
   }
 })
 afterAll(() => {
@@ -40,7 +53,8 @@ afterAll(() => {
 async function until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
   const start = performance.now()
   while (!check()) {
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}; page: ${document.body.innerText.slice(0, 500)}`)
+    if (performance.now() - start > timeoutMs)
+      throw new Error(`timed out waiting for ${what}; page: ${document.body.innerText.slice(0, 500)}`)
     await new Promise((r) => requestAnimationFrame(r))
   }
 }
@@ -73,6 +87,9 @@ describe.each(pages.map((b) => [label(b), b] as const))('%s', (_name, b) => {
     expect(location.hash.length).toBeGreaterThan(1)
 
     root = await load(b.file, b.line, b.lang)
-    await until('the chat after a reload', () => root.innerText.includes('Hello docs') && root.innerText.includes(reply))
+    await until(
+      'the chat after a reload',
+      () => root.innerText.includes('Hello docs') && root.innerText.includes(reply),
+    )
   })
 })

@@ -33,9 +33,15 @@ describe('README blocks', () => {
   it('are runnable or marked with the reason they cannot run', () => {
     const unmarked = blocks.filter((b) => !RUNNABLE.has(b.lang) && skipReason(b) === undefined).map(label)
     expect(unmarked, 'blocks that neither run nor say why (`<!-- docs-test: skip — reason -->`)').toEqual([])
-    const reasonless = blocks.filter((b) => skipReason(b) !== undefined && skipReason(b)!.length < 12).map(label)
+    const reasonless = blocks
+      .filter((b) => skipReason(b) !== undefined && skipReason(b)!.length < 12)
+      .map(label)
     expect(reasonless, 'skips without a reason').toEqual([])
-    const unknown = blocks.filter((b) => b.directive !== undefined && !/^(skip|given|servers|files|server|browser)\b/.test(b.directive)).map(label)
+    const unknown = blocks
+      .filter(
+        (b) => b.directive !== undefined && !/^(skip|given|servers|files|server|browser)\b/.test(b.directive),
+      )
+      .map(label)
     expect(unknown, 'unknown docs-test directives').toEqual([])
   })
 })
@@ -50,7 +56,10 @@ const GIVEN: Record<string, { needs: string[]; code: string }> = {
     needs: ['session_id'],
     code: "const { entry_id } = await store.append({ session_id, message: { role: 'assistant', content: [], model: 'm', provider: 'p', stop_reason: 'end', timestamp: 0 } })",
   },
-  file: { needs: [], code: `const file = new Blob([await (await import('node:fs/promises')).readFile(${JSON.stringify(join(ROOT, 'packages/formats/test/fixtures/claude-rewind.jsonl'))})])` },
+  file: {
+    needs: [],
+    code: `const file = new Blob([await (await import('node:fs/promises')).readFile(${JSON.stringify(join(ROOT, 'packages/formats/test/fixtures/claude-rewind.jsonl'))})])`,
+  },
   stream: { needs: [], code: "const stream = (async function* () { yield 'Sun'; yield 'ny' })()" },
 }
 
@@ -59,7 +68,10 @@ function prelude(b: Block): string {
   const out: string[] = []
   const add = (name: string): void => {
     const g = GIVEN[name]
-    if (!g) throw new Error(`${label(b)}: nothing named "${name}" can be given (known: ${Object.keys(GIVEN).join(', ')})`)
+    if (!g)
+      throw new Error(
+        `${label(b)}: nothing named "${name}" can be given (known: ${Object.keys(GIVEN).join(', ')})`,
+      )
     g.needs.forEach(add)
     if (!out.includes(g.code)) out.push(g.code)
   }
@@ -86,17 +98,33 @@ async function freePort(): Promise<number> {
   })
 }
 
-interface Run { code: number | null; out: string }
+interface Run {
+  code: number | null
+  out: string
+}
 
-function run(command: string, args: string[], options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<Run> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv },
+): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, npm_config_update_notifier: 'false', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: { ...process.env, npm_config_update_notifier: 'false', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
     let out = ''
     child.stdout.on('data', (d: Buffer) => (out += d.toString()))
     child.stderr.on('data', (d: Buffer) => (out += d.toString()))
     const timer = setTimeout(() => {
       out += `\n[killed after ${options.timeoutMs} ms]`
-      try { process.kill(-child.pid!, 'SIGKILL') } catch { /* gone */ }
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {
+        /* gone */
+      }
     }, options.timeoutMs)
     child.once('close', (code) => {
       clearTimeout(timer)
@@ -120,14 +148,28 @@ beforeAll(async () => {
   // One compiler run for every snippet, each resolving imports from where it sits: the packages'
   // `types` (their built declarations), as an app that installed them would.
   const tsconfig = join(WORK, 'tsconfig.json')
-  writeFileSync(tsconfig, JSON.stringify({
-    compilerOptions: {
-      strict: true, noEmit: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', jsx: 'react-jsx',
-      lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: ['node'], skipLibCheck: true,
-    },
-    files: scripts.map(sourcePath),
-  }))
-  const tsc = (compiler = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig, '--pretty', 'false'], { cwd: ROOT, timeoutMs: 240_000 }))
+  writeFileSync(
+    tsconfig,
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'ES2022',
+        module: 'ESNext',
+        moduleResolution: 'Bundler',
+        jsx: 'react-jsx',
+        lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+        types: ['node'],
+        skipLibCheck: true,
+      },
+      files: scripts.map(sourcePath),
+    }),
+  )
+  const tsc = (compiler = await run(
+    process.execPath,
+    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', tsconfig, '--pretty', 'false'],
+    { cwd: ROOT, timeoutMs: 240_000 },
+  ))
   diagnostics = new Map()
   for (const line of tsc.out.split('\n')) {
     const m = /^(.*?)\(\d+,\d+\): error /.exec(line)
@@ -154,27 +196,39 @@ describe.each(scripts.map((b) => [label(b), b] as const))('%s', (_name, b) => {
   })
 
   // `browser`: the example needs a page; readme-examples.browser.test.tsx runs it there.
-  it.skipIf(directiveWords(b, 'browser') !== undefined)('runs', async () => {
-    // `server <args>`: the example talks to a real server, started here with those arguments.
-    const args = directiveWords(b, 'server')
-    const server = args ? await startServer(args) : undefined
-    try {
-      await runScript(b, server ? new URL(server.url).port : String(await freePort()))
-    } finally {
-      await server?.stop()
-    }
-  }, 120_000)
+  it.skipIf(directiveWords(b, 'browser') !== undefined)(
+    'runs',
+    async () => {
+      // `server <args>`: the example talks to a real server, started here with those arguments.
+      const args = directiveWords(b, 'server')
+      const server = args ? await startServer(args) : undefined
+      try {
+        await runScript(b, server ? new URL(server.url).port : String(await freePort()))
+      } finally {
+        await server?.stop()
+      }
+    },
+    120_000,
+  )
 })
 
 async function runScript(b: Block, port: string): Promise<void> {
   const code = `${prelude(b)}\n${b.text.replaceAll('8787', port)}\nexport {}\n`
-  const js = transformSync(code, { loader: b.lang as 'ts' | 'tsx', format: 'esm', jsx: 'automatic', target: 'es2022' }).code
+  const js = transformSync(code, {
+    loader: b.lang as 'ts' | 'tsx',
+    format: 'esm',
+    jsx: 'automatic',
+    target: 'es2022',
+  }).code
   const file = sourcePath(b).replace(/\.tsx?$/, '.mjs')
   writeFileSync(file, js)
   // The module's top level is the example; once it has run, the process ends (a sync client or a
   // server it left open would keep it alive).
   const main = `await import('fake-indexeddb/auto'); await import(${JSON.stringify(`./${file.split('/').pop()}`)}); process.exit(0)`
-  const result = await run(process.execPath, ['--input-type=module', '-e', main], { cwd: dirname(file), timeoutMs: 60_000 })
+  const result = await run(process.execPath, ['--input-type=module', '-e', main], {
+    cwd: dirname(file),
+    timeoutMs: 60_000,
+  })
   expect(result.code, result.out).toBe(0)
 }
 
@@ -183,43 +237,56 @@ async function runScript(b: Block, port: string): Promise<void> {
 const shells = runnable.filter((b) => b.lang === 'sh')
 
 function commands(text: string): string[] {
-  return text.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l && !l.startsWith('#'))
+  return text
+    .split('\n')
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
+    .filter((l) => l && !l.startsWith('#'))
 }
 
 describe.each(shells.map((b) => [label(b), b] as const))('%s', (_name, b) => {
-  it(directiveWords(b, 'servers') ? 'starts a server on every line' : 'runs', async () => {
-    mkdirSync(WORK, { recursive: true })
-    // Inside the test workspace: `npx colloquy-server` finds the workspace's command there, as it
-    // does at the repository root.
-    const cwd = mkdtempSync(join(WORK, 'sh-'))
-    try {
-      for (const spec of directiveWords(b, 'files') ?? []) {
-        const [name, from] = spec.split('=')
-        cpSync(join(ROOT, from), join(cwd, name), { recursive: true })
-      }
-      if (directiveWords(b, 'servers')) {
-        for (const line of commands(b.text)) await serverLine(line.replaceAll('8787', String(await freePort())), cwd)
-        return
-      }
-      // `server <args>`: the commands talk to a real server, started here with those arguments.
-      const args = directiveWords(b, 'server')
-      const server = args ? await startServer(args) : undefined
+  it(
+    directiveWords(b, 'servers') ? 'starts a server on every line' : 'runs',
+    async () => {
+      mkdirSync(WORK, { recursive: true })
+      // Inside the test workspace: `npx colloquy-server` finds the workspace's command there, as it
+      // does at the repository root.
+      const cwd = mkdtempSync(join(WORK, 'sh-'))
       try {
-        const text = b.text.replaceAll('8787', server ? new URL(server.url).port : String(await freePort()))
-        const result = await run('sh', ['-e', '-c', text], { cwd, timeoutMs: 120_000 })
-        expect(result.code, result.out).toBe(0)
+        for (const spec of directiveWords(b, 'files') ?? []) {
+          const [name, from] = spec.split('=')
+          cpSync(join(ROOT, from), join(cwd, name), { recursive: true })
+        }
+        if (directiveWords(b, 'servers')) {
+          for (const line of commands(b.text))
+            await serverLine(line.replaceAll('8787', String(await freePort())), cwd)
+          return
+        }
+        // `server <args>`: the commands talk to a real server, started here with those arguments.
+        const args = directiveWords(b, 'server')
+        const server = args ? await startServer(args) : undefined
+        try {
+          const text = b.text.replaceAll('8787', server ? new URL(server.url).port : String(await freePort()))
+          const result = await run('sh', ['-e', '-c', text], { cwd, timeoutMs: 120_000 })
+          expect(result.code, result.out).toBe(0)
+        } finally {
+          await server?.stop()
+        }
       } finally {
-        await server?.stop()
+        rmSync(cwd, { recursive: true, force: true })
       }
-    } finally {
-      rmSync(cwd, { recursive: true, force: true })
-    }
-  }, 300_000)
+    },
+    300_000,
+  )
 })
 
 /** Starts a command that serves until stopped, waits until it answers `/health`, stops it. */
 async function serverLine(line: string, cwd: string): Promise<void> {
-  const child = spawn('sh', ['-c', `exec ${line}`], { cwd, env: { ...process.env, npm_config_update_notifier: 'false' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const child = spawn('sh', ['-c', `exec ${line}`], {
+    cwd,
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  })
   let out = ''
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   try {
@@ -228,23 +295,40 @@ async function serverLine(line: string, cwd: string): Promise<void> {
       const seen = (d: Buffer): void => {
         out += d.toString()
         const m = /listening on (http:\/\/\S+)/.exec(out)
-        if (m) { clearTimeout(timer); resolve(m[1]) }
+        if (m) {
+          clearTimeout(timer)
+          resolve(m[1])
+        }
       }
       child.stdout.on('data', seen)
       child.stderr.on('data', (d: Buffer) => (out += d.toString()))
-      void exited.then((code) => { clearTimeout(timer); reject(new Error(`${line}: exited (${code}) before listening\n${out}`)) })
+      void exited.then((code) => {
+        clearTimeout(timer)
+        reject(new Error(`${line}: exited (${code}) before listening\n${out}`))
+      })
     })
     const health = await fetch(new URL('/health', url))
     expect(health.status, line).toBe(200)
   } finally {
-    try { process.kill(-child.pid!, 'SIGTERM') } catch { /* gone */ }
+    try {
+      process.kill(-child.pid!, 'SIGTERM')
+    } catch {
+      /* gone */
+    }
     await exited
   }
 }
 
 // ---- HTTP ----------------------------------------------------------------------------------
 
-interface Exchange { method: string; path: string; headers: Record<string, string>; body: string; status: number; answer: unknown }
+interface Exchange {
+  method: string
+  path: string
+  headers: Record<string, string>
+  body: string
+  status: number
+  answer: unknown
+}
 
 const REQUEST = /^(GET|POST|PUT|DELETE) (\S+)$/
 
@@ -254,7 +338,10 @@ function exchanges(text: string): Exchange[] {
   let i = 0
   while (i < lines.length) {
     const start = REQUEST.exec(lines[i].trim())
-    if (!start) { i++; continue }
+    if (!start) {
+      i++
+      continue
+    }
     i++
     const headers: Record<string, string> = {}
     for (; i < lines.length && lines[i].trim() !== ''; i++) {
@@ -269,7 +356,14 @@ function exchanges(text: string): Exchange[] {
     const json = [answer[2]]
     for (i++; i < lines.length && !REQUEST.test(lines[i].trim()); i++) json.push(lines[i])
     const text = json.join('\n').trim()
-    out.push({ method: start[1], path: start[2], headers, body: body.join('\n').trim(), status: Number(answer[1]), answer: text ? JSON.parse(text) : undefined })
+    out.push({
+      method: start[1],
+      path: start[2],
+      headers,
+      body: body.join('\n').trim(),
+      status: Number(answer[1]),
+      answer: text ? JSON.parse(text) : undefined,
+    })
   }
   return out
 }
@@ -279,12 +373,22 @@ const TIMES = new Set(['timestamp', 'created_at', 'updated_at'])
 
 function sameShape(actual: unknown, documented: unknown, key = ''): boolean {
   if (TIMES.has(key) && typeof documented === 'number') return typeof actual === 'number'
-  if (Array.isArray(documented)) return Array.isArray(actual) && actual.length === documented.length && documented.every((d, i) => sameShape(actual[i], d))
+  if (Array.isArray(documented))
+    return (
+      Array.isArray(actual) &&
+      actual.length === documented.length &&
+      documented.every((d, i) => sameShape(actual[i], d))
+    )
   if (documented && typeof documented === 'object') {
     if (!actual || typeof actual !== 'object' || Array.isArray(actual)) return false
     const a = Object.keys(actual).sort()
     const d = Object.keys(documented).sort()
-    return a.join() === d.join() && d.every((k) => sameShape((actual as Record<string, unknown>)[k], (documented as Record<string, unknown>)[k], k))
+    return (
+      a.join() === d.join() &&
+      d.every((k) =>
+        sameShape((actual as Record<string, unknown>)[k], (documented as Record<string, unknown>)[k], k),
+      )
+    )
   }
   return actual === documented
 }
@@ -302,7 +406,11 @@ describe.each(https.map((b) => [label(b), b] as const))('%s', (_name, b) => {
     const list = exchanges(b.text)
     expect(list.length).toBeGreaterThan(0)
     for (const x of list) {
-      const response = await fetch(new URL(x.path, server.url), { method: x.method, headers: x.headers, body: x.body || undefined })
+      const response = await fetch(new URL(x.path, server.url), {
+        method: x.method,
+        headers: x.headers,
+        body: x.body || undefined,
+      })
       const text = await response.text()
       const what = `${x.method} ${x.path} ${x.body}\n→ ${response.status} ${text}`
       expect(response.status, what).toBe(x.status)

@@ -30,7 +30,13 @@ export function blocksOf(file: string, source: string): Block[] {
     let above = i - 1
     while (above >= 0 && lines[above].trim() === '') above--
     const directive = above >= 0 ? DIRECTIVE.exec(lines[above].trim())?.[1] : undefined
-    blocks.push({ file, line: i + 1, lang: open[3].toLowerCase(), text: lines.slice(i + 1, end).join('\n'), directive })
+    blocks.push({
+      file,
+      line: i + 1,
+      lang: open[3].toLowerCase(),
+      text: lines.slice(i + 1, end).join('\n'),
+      directive,
+    })
     i = end
   }
   return blocks

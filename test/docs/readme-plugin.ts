@@ -27,7 +27,11 @@ export function readmeBlocks(root: string): Plugin {
       const block = blocksOf(file, readFileSync(m[1], 'utf8')).find((b) => b.line === Number(m[2]))
       if (!block) throw new Error(`${file} has no block opening on line ${m[2]}`)
       const lang = m[3] as 'ts' | 'tsx'
-      const out = await transformWithEsbuild(`${block.text}\nexport {}\n`, `${m[1]}.${lang}`, { loader: lang, jsx: 'automatic', target: 'es2022' })
+      const out = await transformWithEsbuild(`${block.text}\nexport {}\n`, `${m[1]}.${lang}`, {
+        loader: lang,
+        jsx: 'automatic',
+        target: 'es2022',
+      })
       return { code: out.code, map: out.map }
     },
   }

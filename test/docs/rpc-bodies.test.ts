@@ -23,7 +23,10 @@ function documentedBodies(): Map<string, string[]> {
       if (depth === 0) top += ch
       if (ch === ')') depth--
     }
-    table.set(row[1], [...top.matchAll(/`([a-z_]+\??)`/g)].map((m) => m[1]))
+    table.set(
+      row[1],
+      [...top.matchAll(/`([a-z_]+\??)`/g)].map((m) => m[1]),
+    )
   }
   return table
 }

@@ -43,7 +43,9 @@ const demo = (example: 'react-chat' | 'vue-chat'): Driver => ({
     return row.getByRole('menu', { name: 'Export chat' })
   },
   async idle(page) {
-    await expect.poll(() => page.getByRole('list', { name: 'Messages' }).getAttribute('aria-busy'), { timeout: 20_000 }).toBe('false')
+    await expect
+      .poll(() => page.getByRole('list', { name: 'Messages' }).getAttribute('aria-busy'), { timeout: 20_000 })
+      .toBe('false')
   },
   async newChat(page) {
     await page.getByRole('button', { name: /New chat$/ }).click()
@@ -58,7 +60,9 @@ const framework = (): Driver => ({
   fork: 'Fork',
   chat: '[data-chat]',
   async openExport(page) {
-    const row = page.locator('[data-chat][data-active], [data-chat][aria-current="true"], [data-chat][data-active="true"]').first()
+    const row = page
+      .locator('[data-chat][data-active], [data-chat][aria-current="true"], [data-chat][data-active="true"]')
+      .first()
     await row.getByRole('button', { name: 'Export chat' }).click()
     return row.getByRole('menu', { name: 'Export chat' })
   },
@@ -78,7 +82,8 @@ const drivers: Record<Example, Driver> = {
 }
 
 // A real 2x2 PNG, so the <img> decodes.
-const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=='
+const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=='
 const LONG = 'Show me a demo of everything you can do'
 
 async function send(page: Page, text: string): Promise<void> {
@@ -93,7 +98,8 @@ const fromBottom = (page: Page, d: Driver): Promise<number> =>
 export function alikeSuite(example: Example): void {
   const suite = useExample(example)
   const d = drivers[example]
-  const rows = (page: Page, role: 'user' | 'assistant'): Locator => page.locator(`${d.row}[data-role="${role}"]`)
+  const rows = (page: Page, role: 'user' | 'assistant'): Locator =>
+    page.locator(`${d.row}[data-role="${role}"]`)
   const marks = (page: Page): Locator => page.locator('[data-reply-end]')
 
   /** Sends `text` and waits for its reply to finish. */
@@ -101,7 +107,10 @@ export function alikeSuite(example: Example): void {
     const before = await rows(page, 'assistant').count()
     await send(page, text)
     await expect.poll(() => rows(page, 'assistant').count(), { timeout: 10_000 }).toBe(before + 1)
-    await page.getByRole('button', { name: d.stop, exact: true }).waitFor({ state: 'detached', timeout: 20_000 }).catch(() => {})
+    await page
+      .getByRole('button', { name: d.stop, exact: true })
+      .waitFor({ state: 'detached', timeout: 20_000 })
+      .catch(() => {})
     await d.idle(page)
   }
 
@@ -112,7 +121,9 @@ export function alikeSuite(example: Example): void {
       await page.getByRole('button', { name: d.stop, exact: true }).click()
       await d.idle(page)
       const last = rows(page, 'assistant').last()
-      await expect.poll(() => last.locator('[data-reply-end]').textContent(), { timeout: 10_000 }).toBe('Stopped')
+      await expect
+        .poll(() => last.locator('[data-reply-end]').textContent(), { timeout: 10_000 })
+        .toBe('Stopped')
       expect(await last.locator('[data-reply-end]').getAttribute('data-reply-end')).toBe('stopped')
 
       // A second tab on the chat; the first one asks again and is reloaded mid-reply.
@@ -127,7 +138,9 @@ export function alikeSuite(example: Example): void {
         const mark = rows(p, 'assistant').last().locator('[data-reply-end]')
         await expect.poll(() => mark.textContent().catch(() => null), { timeout: 15_000 }).toBe('Interrupted')
         // Each reply keeps how it ended: the stopped one is still marked beside the interrupted one.
-        await expect.poll(() => marks(p).allTextContents(), { timeout: 10_000 }).toEqual(['Stopped', 'Interrupted'])
+        await expect
+          .poll(() => marks(p).allTextContents(), { timeout: 10_000 })
+          .toEqual(['Stopped', 'Interrupted'])
         // No other vocabulary: no "Error", no raw reason.
         expect(await p.getByText(/^Error$|interrupted: the tab/).count()).toBe(0)
       }
@@ -143,7 +156,9 @@ export function alikeSuite(example: Example): void {
       const page = await suite.open()
       for (let i = 0; i < 3; i++) await ask(page, LONG)
       // Taller than the window, and following: the newest message is in view.
-      await expect.poll(() => page.locator(d.scroller).evaluate((el) => el.scrollHeight > el.clientHeight * 1.5)).toBe(true)
+      await expect
+        .poll(() => page.locator(d.scroller).evaluate((el) => el.scrollHeight > el.clientHeight * 1.5))
+        .toBe(true)
       await expect.poll(() => fromBottom(page, d)).toBeLessThan(4)
 
       await page.reload()
@@ -175,7 +190,9 @@ export function alikeSuite(example: Example): void {
       const size = page.viewportSize()!
       const height = await page.locator(d.scroller).evaluate((el) => el.clientHeight)
       await page.setViewportSize({ width: size.width, height: size.height - 200 })
-      await expect.poll(() => page.locator(d.scroller).evaluate((el) => el.clientHeight)).toBeLessThan(height - 100)
+      await expect
+        .poll(() => page.locator(d.scroller).evaluate((el) => el.clientHeight))
+        .toBeLessThan(height - 100)
       await expect.poll(() => fromBottom(page, d)).toBeLessThan(4)
       await page.setViewportSize(size)
     })
@@ -187,31 +204,66 @@ export function alikeSuite(example: Example): void {
       // Pasted: an image from the clipboard.
       await composer(page).evaluate((el, b64) => {
         const data = new DataTransfer()
-        data.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'shot.png', { type: 'image/png' }))
-        el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }))
+        data.items.add(
+          new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'shot.png', { type: 'image/png' }),
+        )
+        el.dispatchEvent(
+          new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }),
+        )
       }, PNG)
       await expect.poll(() => chips.count()).toBe(1)
       // Picked: the attach button's file chooser.
-      const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.getByRole('button', { name: 'Attach files' }).or(page.getByLabel('Attach files')).first().click()])
+      const [chooser] = await Promise.all([
+        page.waitForEvent('filechooser'),
+        page
+          .getByRole('button', { name: 'Attach files' })
+          .or(page.getByLabel('Attach files'))
+          .first()
+          .click(),
+      ])
       await chooser.setFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('some notes') })
       await expect.poll(() => chips.count()).toBe(2)
       await screenshot(page, `${example}-attachments`)
       await send(page, 'what is in these?')
       const sent = rows(page, 'user').last()
-      await expect.poll(() => sent.locator('img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth).catch(() => 0), { timeout: 10_000 }).toBe(2)
+      await expect
+        .poll(
+          () =>
+            sent
+              .locator('img')
+              .evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)
+              .catch(() => 0),
+          { timeout: 10_000 },
+        )
+        .toBe(2)
       await expect.poll(() => sent.textContent()).toContain('notes.txt')
       await d.idle(page)
       expect(await chips.count()).toBe(0)
       // Stored: both are there after a reload.
       await page.reload()
       await composer(page).waitFor()
-      await expect.poll(() => rows(page, 'user').last().locator('img').evaluate((img: HTMLImageElement) => img.naturalWidth).catch(() => 0), { timeout: 10_000 }).toBe(2)
+      await expect
+        .poll(
+          () =>
+            rows(page, 'user')
+              .last()
+              .locator('img')
+              .evaluate((img: HTMLImageElement) => img.naturalWidth)
+              .catch(() => 0),
+          { timeout: 10_000 },
+        )
+        .toBe(2)
       expect(await rows(page, 'user').last().textContent()).toContain('notes.txt')
 
       // Export: one item per exporter of the package, and the file is what it writes.
       const menu = await d.openExport(page)
-      await expect.poll(() => menu.getByRole('menuitem').allTextContents()).toEqual(EXPORTERS.map((e) => `Export as ${e.label}`))
-      const [download] = await Promise.all([page.waitForEvent('download'), menu.getByRole('menuitem', { name: 'Export as ChatGPT JSON' }).click()])
+      await expect
+        .poll(() => menu.getByRole('menuitem').allTextContents())
+        .toEqual(EXPORTERS.map((e) => `Export as ${e.label}`))
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        menu.getByRole('menuitem', { name: 'Export as ChatGPT JSON' }).click(),
+      ])
       expect(download.suggestedFilename()).toBe('Tell me about tides.chatgpt.json')
       const exported = JSON.parse(readFileSync((await download.path())!, 'utf8')) as { title: string }[]
       expect(exported[0].title).toBe('Tell me about tides')
@@ -237,7 +289,9 @@ export function alikeSuite(example: Example): void {
         // On the reply (assistant-ui), or beside the chat when the request failed before the AI
         // SDK made a reply message: the same mark either way.
         const mark = page.locator('[data-reply-end]').last()
-        await expect.poll(() => mark.textContent({ timeout: 500 }).catch(() => null), { timeout: 15_000 }).toBe('Failed')
+        await expect
+          .poll(() => mark.textContent({ timeout: 500 }).catch(() => null), { timeout: 15_000 })
+          .toBe('Failed')
         expect(await mark.getAttribute('data-reply-end')).toBe('failed')
         expect((await mark.getAttribute('title'))?.length).toBeGreaterThan(0)
         expect(await page.getByText(/^Error$|^Interrupted/).count()).toBe(0)

@@ -4,17 +4,21 @@ import { composer, rows } from './chat-page.js'
 import { screenshot, useExample, type Example } from './harness.js'
 
 // A real 2x2 PNG, so the <img> decodes.
-const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=='
+const PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=='
 const chips = (page: Page) => page.getByRole('list', { name: 'Attachments' }).locator('li')
 
 /** Pastes an image into the composer, as a screenshot pasted from the clipboard arrives. */
 async function pasteImage(page: Page, name: string): Promise<void> {
-  await composer(page).evaluate((el, [b64, n]) => {
-    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))
-    const data = new DataTransfer()
-    data.items.add(new File([bytes], n, { type: 'image/png' }))
-    el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }))
-  }, [PNG, name] as const)
+  await composer(page).evaluate(
+    (el, [b64, n]) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))
+      const data = new DataTransfer()
+      data.items.add(new File([bytes], n, { type: 'image/png' }))
+      el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }))
+    },
+    [PNG, name] as const,
+  )
 }
 
 /** The composer's attachments in a demo app: the same behaviour in the React and the Vue demo. */
@@ -45,7 +49,11 @@ export function attachmentSuite(example: Example): void {
       await composer(page).press('Enter')
       const sent = rows(page, 'user').last()
       await expect.poll(() => sent.locator('[data-block="image"] img').getAttribute('src')).toMatch(/^blob:/)
-      expect(await sent.locator('[data-block="image"] img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(2)
+      expect(
+        await sent
+          .locator('[data-block="image"] img')
+          .evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth),
+      ).toBe(2)
       expect(await chips(page).count()).toBe(0)
       expect(await composer(page).inputValue()).toBe('')
       // The other tab sees the message with its image, and its composer emptied.
@@ -54,7 +62,9 @@ export function attachmentSuite(example: Example): void {
       await expect.poll(() => chips(other).count()).toBe(0)
       // After a reload the message's image is read from the attachment store again.
       await page.reload()
-      await expect.poll(() => rows(page, 'user').last().locator('[data-block="image"] img').getAttribute('src')).toMatch(/^blob:/)
+      await expect
+        .poll(() => rows(page, 'user').last().locator('[data-block="image"] img').getAttribute('src'))
+        .toMatch(/^blob:/)
     })
 
     it('picked files become chips; a removed chip is gone after a reload', async () => {

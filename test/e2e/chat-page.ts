@@ -32,11 +32,16 @@ export async function send(page: Page, text: string): Promise<void> {
 /** Waits until the chat is idle again and the last reply is complete. */
 export async function settled(page: Page, reply?: string): Promise<void> {
   await expect.poll(() => transcript(page).getAttribute('aria-busy'), { timeout: 20_000 }).toBe('false')
-  if (reply !== undefined) await expect.poll(() => rowText(rows(page, 'assistant').last()), { timeout: 20_000 }).toBe(reply)
+  if (reply !== undefined)
+    await expect.poll(() => rowText(rows(page, 'assistant').last()), { timeout: 20_000 }).toBe(reply)
 }
 
 /** Sends `prompt` and waits for its whole reply: the known one, unless `reply` is null. */
-export async function ask(page: Page, prompt: string, reply: string | null = expectedReply(prompt)): Promise<void> {
+export async function ask(
+  page: Page,
+  prompt: string,
+  reply: string | null = expectedReply(prompt),
+): Promise<void> {
   const before = await rows(page, 'assistant').count()
   await send(page, prompt)
   await expect.poll(() => rows(page, 'assistant').count(), { timeout: 10_000 }).toBe(before + 1)
@@ -48,25 +53,32 @@ export async function ask(page: Page, prompt: string, reply: string | null = exp
  * it before sending, await it after.
  */
 export const watchStream = (page: Page): Promise<number[]> =>
-  page.evaluate(() => new Promise<number[]>((resolve) => {
-    const seen: number[] = []
-    const tick = (): void => {
-      const live = document.querySelector('li.message[data-role="assistant"][aria-busy="true"]')
-      if (live) {
-        const n = [...live.querySelectorAll('.bubble > [data-block="text"]')].map((e) => e.textContent ?? '').join('').length
-        if (seen.at(-1) !== n) seen.push(n)
-      }
-      const busy = document.querySelector('[aria-label="Messages"]')?.getAttribute('aria-busy')
-      if (seen.length > 0 && busy === 'false') resolve(seen)
-      else requestAnimationFrame(tick)
-    }
-    tick()
-  }))
+  page.evaluate(
+    () =>
+      new Promise<number[]>((resolve) => {
+        const seen: number[] = []
+        const tick = (): void => {
+          const live = document.querySelector('li.message[data-role="assistant"][aria-busy="true"]')
+          if (live) {
+            const n = [...live.querySelectorAll('.bubble > [data-block="text"]')]
+              .map((e) => e.textContent ?? '')
+              .join('').length
+            if (seen.at(-1) !== n) seen.push(n)
+          }
+          const busy = document.querySelector('[aria-label="Messages"]')?.getAttribute('aria-busy')
+          if (seen.length > 0 && busy === 'false') resolve(seen)
+          else requestAnimationFrame(tick)
+        }
+        tick()
+      }),
+  )
 
 /** Resolves once a reply is streaming and has more than `chars` characters of text so far. */
 export const midStream = async (page: Page, chars: number): Promise<void> => {
   await page.waitForFunction((n) => {
-    const text = document.querySelector('li.message[data-role="assistant"][aria-busy="true"] .bubble > [data-block="text"]')
+    const text = document.querySelector(
+      'li.message[data-role="assistant"][aria-busy="true"] .bubble > [data-block="text"]',
+    )
     return (text?.textContent?.length ?? 0) > n
   }, chars)
 }

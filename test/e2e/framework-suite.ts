@@ -9,7 +9,8 @@ import { startMockOpenAI } from './mock-openai.js'
 
 const rows = (page: Page, role: 'user' | 'assistant'): Locator => page.locator(`[data-role="${role}"]`)
 const picker = (row: Locator): Locator => row.locator('[data-picker]')
-const textOf = async (row: Locator): Promise<string> => ((await row.textContent()) ?? '').replace(/\s+/g, ' ').trim()
+const textOf = async (row: Locator): Promise<string> =>
+  ((await row.textContent()) ?? '').replace(/\s+/g, ' ').trim()
 
 async function send(page: Page, text: string): Promise<void> {
   await composer(page).fill(text)
@@ -17,7 +18,8 @@ async function send(page: Page, text: string): Promise<void> {
 }
 
 /** Waits until no reply streams: the Send button is back. */
-const idle = (page: Page): Promise<void> => page.getByRole('button', { name: 'Send', exact: true }).waitFor({ timeout: 20_000 })
+const idle = (page: Page): Promise<void> =>
+  page.getByRole('button', { name: 'Send', exact: true }).waitFor({ timeout: 20_000 })
 
 export function frameworkSuite(example: Example): void {
   const suite = useExample(example)
@@ -26,7 +28,9 @@ export function frameworkSuite(example: Example): void {
     it('streams the local model, edits into a branch the picker flips, and keeps the chosen branch across a reload', async () => {
       const page = await suite.open()
       await send(page, 'What is 12 * (3 + 4)?')
-      await expect.poll(() => textOf(rows(page, 'assistant').last()), { timeout: 10_000 }).toContain('calc::eval')
+      await expect
+        .poll(() => textOf(rows(page, 'assistant').last()), { timeout: 10_000 })
+        .toContain('calc::eval')
       await idle(page)
       const reply = await textOf(rows(page, 'assistant').last())
       expect(reply).toContain('84')
@@ -44,7 +48,9 @@ export function frameworkSuite(example: Example): void {
 
       await page.reload()
       await composer(page).waitFor()
-      await expect.poll(() => textOf(rows(page, 'user').first()), { timeout: 10_000 }).toContain('What is 12 * (3 + 4)?')
+      await expect
+        .poll(() => textOf(rows(page, 'user').first()), { timeout: 10_000 })
+        .toContain('What is 12 * (3 + 4)?')
       await expect.poll(() => picker(rows(page, 'user').first()).textContent()).toMatch(/1\s*\/\s*2/)
       expect(await textOf(rows(page, 'assistant').last())).toContain('84')
     })
@@ -62,10 +68,15 @@ export function frameworkSuite(example: Example): void {
       await send(page, 'Show me a demo of everything you can do')
       // The other tab sees the reply grow and shows it as running (its Stop button).
       const lengths: number[] = []
-      await expect.poll(async () => {
-        lengths.push((await textOf(rows(other, 'assistant').last())).length)
-        return new Set(lengths).size
-      }, { timeout: 10_000, interval: 50 }).toBeGreaterThan(3)
+      await expect
+        .poll(
+          async () => {
+            lengths.push((await textOf(rows(other, 'assistant').last())).length)
+            return new Set(lengths).size
+          },
+          { timeout: 10_000, interval: 50 },
+        )
+        .toBeGreaterThan(3)
       await other.getByRole('button', { name: 'Stop' }).waitFor()
       await screenshot(other, `${example}-second-tab`)
 
@@ -90,16 +101,24 @@ export function frameworkSuite(example: Example): void {
         await page.getByRole('textbox', { name: 'Model name' }).fill('gpt-mock')
         await page.getByRole('button', { name: 'Save', exact: true }).click()
         await send(page, 'ping')
-        await expect.poll(() => textOf(rows(page, 'assistant').last()), { timeout: 10_000 }).toContain('You said: ping. Streamed by the mock.')
+        await expect
+          .poll(() => textOf(rows(page, 'assistant').last()), { timeout: 10_000 })
+          .toContain('You said: ping. Streamed by the mock.')
         await idle(page)
         const req = mock.requests.find((r) => r.method === 'POST')!
         expect(req.path).toBe('/v1/chat/completions')
         expect(req.authorization).toBe('Bearer sk-test')
-        expect(req.body).toMatchObject({ model: 'gpt-mock', stream: true, messages: [{ role: 'user', content: 'ping' }] })
+        expect(req.body).toMatchObject({
+          model: 'gpt-mock',
+          stream: true,
+          messages: [{ role: 'user', content: 'ping' }],
+        })
         // The reply was stored as it streamed: it is there after a reload.
         await page.reload()
         await composer(page).waitFor()
-        await expect.poll(() => textOf(rows(page, 'assistant').last()), { timeout: 10_000 }).toContain('Streamed by the mock.')
+        await expect
+          .poll(() => textOf(rows(page, 'assistant').last()), { timeout: 10_000 })
+          .toContain('Streamed by the mock.')
       } finally {
         await mock.close()
       }

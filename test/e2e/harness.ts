@@ -30,7 +30,12 @@ export async function buildExample(example: Example): Promise<string> {
   const saved = process.env.NODE_ENV
   process.env.NODE_ENV = 'production'
   try {
-    await build({ ...configOf(example), mode: 'production', logLevel: 'warn', build: { outDir, emptyOutDir: true } })
+    await build({
+      ...configOf(example),
+      mode: 'production',
+      logLevel: 'warn',
+      build: { outDir, emptyOutDir: true },
+    })
   } finally {
     process.env.NODE_ENV = saved
   }
@@ -71,8 +76,14 @@ export async function serve(example: Example, outDir: string): Promise<Served> {
 // The flags of the browser test project in vite.config.ts (importing that file here would load
 // Vitest's browser provider into the Node test process).
 const chromiumArgs = [
-  '--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+  '--no-sandbox',
+  '--headless',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
 ]
 
 /** Debian's Chromium, headless; never a downloaded browser. */
@@ -131,9 +142,15 @@ export function useExample(example: Example): ExampleSuite {
   })
 
   const suite: ExampleSuite = {
-    get outDir() { return outDir! },
-    get served() { return served! },
-    get context() { return context! },
+    get outDir() {
+      return outDir!
+    },
+    get served() {
+      return served!
+    },
+    get context() {
+      return context!
+    },
     async open(url = suite.served.url) {
       const page = await suite.context.newPage()
       await page.goto(url)

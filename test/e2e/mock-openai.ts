@@ -1,7 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 
 /** What the mock received: the request as the example built it. */
-export interface RecordedRequest { method: string; path: string; authorization: string | undefined; body: unknown }
+export interface RecordedRequest {
+  method: string
+  path: string
+  authorization: string | undefined
+  body: unknown
+}
 
 export interface MockOpenAI {
   /** The API base to type into the example's settings (`…/v1`). */
@@ -18,7 +23,11 @@ export interface MockOpenAI {
  */
 export async function startMockOpenAI(reply: (prompt: string) => string): Promise<MockOpenAI> {
   const requests: RecordedRequest[] = []
-  const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type, accept', 'access-control-allow-methods': 'POST, OPTIONS' }
+  const cors = {
+    'access-control-allow-origin': '*',
+    'access-control-allow-headers': 'authorization, content-type, accept',
+    'access-control-allow-methods': 'POST, OPTIONS',
+  }
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end()
     let raw = ''
@@ -30,9 +39,18 @@ export async function startMockOpenAI(reply: (prompt: string) => string): Promis
       } catch {
         return void res.writeHead(400, cors).end('{"error":{"message":"bad json"}}')
       }
-      requests.push({ method: req.method ?? '', path: req.url ?? '', authorization: req.headers.authorization, body })
-      if (req.url !== '/v1/chat/completions' || req.method !== 'POST') return void res.writeHead(404, cors).end()
-      if (req.headers.authorization !== 'Bearer sk-test') return void res.writeHead(401, { ...cors, 'content-type': 'application/json' }).end('{"error":{"message":"Incorrect API key provided"}}')
+      requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        authorization: req.headers.authorization,
+        body,
+      })
+      if (req.url !== '/v1/chat/completions' || req.method !== 'POST')
+        return void res.writeHead(404, cors).end()
+      if (req.headers.authorization !== 'Bearer sk-test')
+        return void res
+          .writeHead(401, { ...cors, 'content-type': 'application/json' })
+          .end('{"error":{"message":"Incorrect API key provided"}}')
       res.writeHead(200, { ...cors, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
       const prompt = body.messages?.filter((m) => m.role === 'user').at(-1)?.content ?? ''
       const words = reply(prompt).match(/\s*\S+/g) ?? []
@@ -52,5 +70,9 @@ export async function startMockOpenAI(reply: (prompt: string) => string): Promis
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   const { port } = server.address() as { port: number }
-  return { url: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((r) => server.close(() => r())) }
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () => new Promise((r) => server.close(() => r())),
+  }
 }

@@ -36,14 +36,21 @@ const printed = (child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray>
       const m = pattern.exec(out)
       if (m) resolve(m)
     })
-    child.once('exit', (code) => reject(new Error(`exited with code ${code} before printing ${pattern}:\n${log}`)))
+    child.once('exit', (code) =>
+      reject(new Error(`exited with code ${code} before printing ${pattern}:\n${log}`)),
+    )
   })
 
-const exited = (pid: number): boolean => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] === 'Z'
+const exited = (pid: number): boolean =>
+  !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ')[2] === 'Z'
 
 /** The colloquy-server process the start script spawned: its pid and its command line. */
 function serverOf(parent: number): { pid: number; argv: string[] } {
-  const children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+  const children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number)
   for (const pid of children) {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
     if (argv.some((a) => a.endsWith('packages/server/dist/cli.js'))) return { pid, argv }
@@ -77,15 +84,21 @@ async function device(): Promise<Page> {
 
 beforeAll(async () => {
   // The README's command, step by step: the root script runs the demo's `start`, which is this script.
-  const root = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
-  const demo = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  const root = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>
+  }
+  const demo = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>
+  }
   expect(root.scripts.start).toMatch(/run build && .*--filter react-chat start$/)
   expect(demo.scripts.start).toBe('node scripts/start.mjs')
 
   dataDir = mkdtempSync(join(tmpdir(), 'colloquy-npm-start-'))
   const [port, serverPort] = [await freePort(), await freePort()]
   // As a user's shell runs it: no test-runner environment (NODE_ENV=test would make a dev build).
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_ENV' && !k.startsWith('VITEST')))
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k !== 'NODE_ENV' && !k.startsWith('VITEST')),
+  )
   start = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: app,
     env: { ...env, PORT: String(port), COLLOQUY_SERVER_PORT: String(serverPort), COLLOQUY_DATA_DIR: dataDir },
@@ -116,13 +129,19 @@ describe('npm start: the demo and its sync server', () => {
     for (const d of [one, two]) await expect.poll(() => badge(d), { timeout: 20_000 }).toBe('Synced')
 
     await ask(one, 'Hello from device one')
-    await expect.poll(() => chats(two).locator('.session-title').allTextContents(), { timeout: 20_000 }).toEqual(['Hello from device one'])
+    await expect
+      .poll(() => chats(two).locator('.session-title').allTextContents(), { timeout: 20_000 })
+      .toEqual(['Hello from device one'])
     await chats(two).first().locator('a').click()
-    await expect.poll(() => rowText(rows(two, 'assistant').last()), { timeout: 20_000 }).toBe(expectedReply('Hello from device one'))
+    await expect
+      .poll(() => rowText(rows(two, 'assistant').last()), { timeout: 20_000 })
+      .toBe(expectedReply('Hello from device one'))
 
     // And back: device two answers in the same chat.
     await ask(two, 'Device two answers')
-    await expect.poll(() => rowText(rows(one, 'assistant').last()), { timeout: 20_000 }).toBe(expectedReply('Device two answers'))
+    await expect
+      .poll(() => rowText(rows(one, 'assistant').last()), { timeout: 20_000 })
+      .toBe(expectedReply('Device two answers'))
     expect(await rows(one).count()).toBe(4)
 
     // The server goes down: device one keeps working locally, its change waits in the outbox.
@@ -135,7 +154,10 @@ describe('npm start: the demo and its sync server', () => {
     await recordBadge(one)
 
     // The same server, started again with the command line the start script used.
-    restarted = spawn(server.argv[0], server.argv.slice(1), { cwd: app, stdio: ['ignore', 'pipe', 'inherit'] })
+    restarted = spawn(server.argv[0], server.argv.slice(1), {
+      cwd: app,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
     await printed(restarted, /listening on/)
     await expect.poll(() => badge(one), { timeout: 30_000 }).toBe('Synced')
     const seen = await one.evaluate(() => (window as unknown as { badgeSeen: string[] }).badgeSeen)
@@ -143,10 +165,14 @@ describe('npm start: the demo and its sync server', () => {
     expect(syncing, `badge went through ${JSON.stringify(seen)}`).toBeGreaterThan(-1)
     expect(seen.at(-1)).toBe('Synced')
 
-    await expect.poll(() => rowText(rows(two, 'assistant').last()), { timeout: 30_000 }).toBe(expectedReply('Written while the server was down'))
+    await expect
+      .poll(() => rowText(rows(two, 'assistant').last()), { timeout: 30_000 })
+      .toBe(expectedReply('Written while the server was down'))
     // A third device, new after the restart, gets the whole chat from the server's files.
     const three = await device()
-    await expect.poll(() => chats(three).locator('.session-title').allTextContents(), { timeout: 20_000 }).toEqual(['Hello from device one'])
+    await expect
+      .poll(() => chats(three).locator('.session-title').allTextContents(), { timeout: 20_000 })
+      .toEqual(['Hello from device one'])
     await chats(three).first().locator('a').click()
     await expect.poll(() => rows(three).count(), { timeout: 20_000 }).toBe(6)
     expect(await rowText(rows(three, 'user').nth(1))).toBe('Device two answers')

@@ -14,21 +14,56 @@ function agentSession(): string {
   let parent: string | null = null
   let n = 0
   const t0 = Date.UTC(2026, 0, 5)
-  const common = { isSidechain: false, userType: 'external', cwd: '/work/agent', sessionId: 'agent-session', version: '2.1.20' }
+  const common = {
+    isSidechain: false,
+    userType: 'external',
+    cwd: '/work/agent',
+    sessionId: 'agent-session',
+    version: '2.1.20',
+  }
   const push = (line: Record<string, unknown>): void => {
     const uuid = `x-${n}`
-    lines.push(JSON.stringify({ ...common, parentUuid: parent, uuid, timestamp: new Date(t0 + n * 1000).toISOString(), ...line }))
+    lines.push(
+      JSON.stringify({
+        ...common,
+        parentUuid: parent,
+        uuid,
+        timestamp: new Date(t0 + n * 1000).toISOString(),
+        ...line,
+      }),
+    )
     parent = uuid
     n++
   }
   const assistant = (id: string, content: unknown[], stop: string) =>
-    push({ type: 'assistant', message: { id, type: 'message', role: 'assistant', model: 'claude-opus-4-5', content, stop_reason: stop, usage: { input_tokens: 1, output_tokens: 1 } } })
+    push({
+      type: 'assistant',
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-opus-4-5',
+        content,
+        stop_reason: stop,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
+    })
   for (let t = 0; t < 100; t++) {
     push({ type: 'user', message: { role: 'user', content: `Task ${t}: list the files` } })
     for (let c = 0; c < 9; c++) {
       const id = `toolu_${t}_${c}`
-      assistant(`msg_${t}_${c}`, [{ type: 'tool_use', id, name: 'Bash', input: { command: `ls step-${t}-${c}` } }], 'tool_use')
-      push({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: `output of step ${t}.${c}` }] } })
+      assistant(
+        `msg_${t}_${c}`,
+        [{ type: 'tool_use', id, name: 'Bash', input: { command: `ls step-${t}-${c}` } }],
+        'tool_use',
+      )
+      push({
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: id, content: `output of step ${t}.${c}` }],
+        },
+      })
     }
     assistant(`msg_${t}_end`, [{ type: 'text', text: `Done with task ${t}.` }], 'end_turn')
   }
@@ -38,7 +73,11 @@ function agentSession(): string {
 describe('react-chat on a long agent session', () => {
   it('a 2,000-entry agent session opens on its newest blocks with runs collapsed, shows a run in full, and pages back', async () => {
     const page = await open()
-    await page.getByLabel('Import transcripts').setInputFiles({ name: 'agent.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(agentSession()) })
+    await page.getByLabel('Import transcripts').setInputFiles({
+      name: 'agent.jsonl',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from(agentSession()),
+    })
     const collapsed = page.locator('li.run-collapsed')
     await expect.poll(() => collapsed.count(), { timeout: 30_000 }).toBeGreaterThan(0)
     // 200 blocks of 300 are read: 67 runs collapsed, each keeping its last call and result whole.

@@ -1,6 +1,20 @@
 import type { Page } from 'playwright'
 import { describe, expect, it } from 'vitest'
-import { ask, chats, composer, expectedReply, midStream, newChat, picker, rows, rowText, send, settled, twoTabs, watchStream } from './chat-page.js'
+import {
+  ask,
+  chats,
+  composer,
+  expectedReply,
+  midStream,
+  newChat,
+  picker,
+  rows,
+  rowText,
+  send,
+  settled,
+  twoTabs,
+  watchStream,
+} from './chat-page.js'
 import { screenshot, serve, useExample } from './harness.js'
 
 const app = useExample('react-chat')
@@ -38,8 +52,14 @@ describe('react-chat, the demo PWA', () => {
     expect(await tools.nth(0).locator('code').textContent()).toBe('calc::eval')
     expect(await tools.nth(0).locator('[data-block="function_result"]').textContent()).toContain('84')
     expect(await tools.nth(1).locator('code').textContent()).toBe('clock::now')
-    expect(await reply.locator('[data-block="image"] img').getAttribute('src')).toMatch(/^data:image\/svg\+xml;base64,/)
-    expect(await reply.locator('[data-block="image"] img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(320)
+    expect(await reply.locator('[data-block="image"] img').getAttribute('src')).toMatch(
+      /^data:image\/svg\+xml;base64,/,
+    )
+    expect(
+      await reply
+        .locator('[data-block="image"] img')
+        .evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth),
+    ).toBe(320)
     expect(await rowText(reply)).toContain('(17 + 25) * 2 = 84')
     await reply.locator('details.thinking summary').click()
     expect(await reply.locator('details.thinking .text').isVisible()).toBe(true)
@@ -75,17 +95,27 @@ describe('react-chat, the demo PWA', () => {
 
     // Regenerate: a second reply beside the first, shown at once, with its own picker.
     await rows(page, 'assistant').first().getByRole('button', { name: 'Regenerate reply' }).click()
-    await expect.poll(() => picker(rows(page, 'assistant').first()).textContent().catch(() => null)).toBe('2 / 2')
+    await expect
+      .poll(() =>
+        picker(rows(page, 'assistant').first())
+          .textContent()
+          .catch(() => null),
+      )
+      .toBe('2 / 2')
     await settled(page, expectedReply('Tell me about tides', 1))
     expect(expectedReply('Tell me about tides', 1)).not.toBe(expectedReply('Tell me about tides'))
     await rows(page, 'assistant').first().hover()
     await screenshot(page, 'react-branches')
     await picker(rows(page, 'assistant').first()).getByRole('button', { name: 'Previous version' }).click()
-    await expect.poll(() => rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides'))
+    await expect
+      .poll(() => rowText(rows(page, 'assistant').first()))
+      .toBe(expectedReply('Tell me about tides'))
 
     // The chosen branches survive a reload.
     await page.reload()
-    await expect.poll(() => rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides'))
+    await expect
+      .poll(() => rowText(rows(page, 'assistant').first()))
+      .toBe(expectedReply('Tell me about tides'))
     expect(await picker(rows(page, 'user').first()).textContent()).toBe('1 / 2')
     expect(await picker(rows(page, 'assistant').first()).textContent()).toBe('1 / 2')
   })
@@ -121,8 +151,13 @@ describe('react-chat, the demo PWA', () => {
     expect(page.url()).toBe(url)
     await expect.poll(() => chats(page).count()).toBe(2)
     // Most recently changed first.
-    expect(await chats(page).locator('.session-title').allTextContents()).toEqual(['Draw a lighthouse at dusk', 'What is 12 * (3 + 4)?'])
-    await expect.poll(() => rowText(rows(page, 'assistant').last())).toBe(expectedReply('Draw a lighthouse at dusk'))
+    expect(await chats(page).locator('.session-title').allTextContents()).toEqual([
+      'Draw a lighthouse at dusk',
+      'What is 12 * (3 + 4)?',
+    ])
+    await expect
+      .poll(() => rowText(rows(page, 'assistant').last()))
+      .toBe(expectedReply('Draw a lighthouse at dusk'))
     expect(await rows(page, 'assistant').last().locator('[data-block="image"] img').count()).toBe(1)
   })
 
@@ -132,12 +167,17 @@ describe('react-chat, the demo PWA', () => {
     const first = page.url()
     await newChat(page)
     await ask(page, 'second chat')
-    expect(await chats(page).locator('.session-title').allTextContents()).toEqual(['second chat', 'first chat'])
+    expect(await chats(page).locator('.session-title').allTextContents()).toEqual([
+      'second chat',
+      'first chat',
+    ])
     // A new message moves its chat to the top.
     await page.goto(first)
     await expect.poll(() => page.locator('.topbar h1').textContent()).toBe('first chat')
     await ask(page, 'back to the first')
-    await expect.poll(() => chats(page).locator('.session-title').allTextContents()).toEqual(['first chat', 'second chat'])
+    await expect
+      .poll(() => chats(page).locator('.session-title').allTextContents())
+      .toEqual(['first chat', 'second chat'])
 
     await chats(page).first().hover()
     await chats(page).first().getByRole('button', { name: 'Rename chat' }).click()
@@ -162,7 +202,9 @@ describe('react-chat, the demo PWA', () => {
     await expect.poll(() => rowText(rows(a, 'assistant').last())).toBe(expectedReply('Tab B answers'))
     await newChat(b)
     await ask(b, 'A new chat from B')
-    await expect.poll(() => chats(a).locator('.session-title').allTextContents()).toEqual(['A new chat from B', 'Hello from tab A'])
+    await expect
+      .poll(() => chats(a).locator('.session-title').allTextContents())
+      .toEqual(['A new chat from B', 'Hello from tab A'])
     // A transcript longer than the window scrolls inside itself: the composer stays in view.
     const box = (await composer(a).boundingBox())!
     expect(box.y + box.height).toBeLessThanOrEqual(800)
@@ -179,7 +221,9 @@ describe('react-chat, the demo PWA', () => {
     await midStream(b, 20)
     await b.getByRole('button', { name: 'Stop reply' }).click()
     await settled(a)
-    expect((await rowText(rows(a, 'assistant').last())).length).toBeLessThan(expectedReply('Tell me a long story').length)
+    expect((await rowText(rows(a, 'assistant').last())).length).toBeLessThan(
+      expectedReply('Tell me a long story').length,
+    )
     await expect.poll(() => topStatus(b).textContent()).toBe('Stopped')
     expect(await rows(b, 'assistant').last().locator('[data-reply-end]').textContent()).toBe('Stopped')
 
@@ -246,11 +290,16 @@ describe('react-chat, the demo PWA', () => {
       const page = await open(own.url)
       const manifest = await page.evaluate(async () => {
         const href = document.querySelector<HTMLLinkElement>('link[rel="manifest"]')!.href
-        return (await fetch(href)).json() as Promise<{ display: string; icons: { sizes: string; type: string }[] }>
+        return (await fetch(href)).json() as Promise<{
+          display: string
+          icons: { sizes: string; type: string }[]
+        }>
       })
       expect(manifest.display).toBe('standalone')
       expect(manifest.icons.map((i) => i.sizes)).toEqual(expect.arrayContaining(['192x192', '512x512']))
-      await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, { timeout: 15_000 })
+      await page.waitForFunction(() => navigator.serviceWorker.controller !== null, undefined, {
+        timeout: 15_000,
+      })
       await ask(page, 'Remember me offline')
 
       await own.close()
@@ -258,7 +307,9 @@ describe('react-chat, the demo PWA', () => {
       await page.reload()
       await composer(page).waitFor()
       expect(await page.locator('.sync-badge').textContent()).toBe('Offline')
-      await expect.poll(() => rowText(rows(page, 'assistant').last())).toBe(expectedReply('Remember me offline'))
+      await expect
+        .poll(() => rowText(rows(page, 'assistant').last()))
+        .toBe(expectedReply('Remember me offline'))
       // The model is local too: chatting goes on with no network at all.
       await ask(page, 'Still here?')
       await screenshot(page, 'react-offline')

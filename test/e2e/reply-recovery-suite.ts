@@ -32,9 +32,15 @@ const framework: AppUi = {
   interrupted,
 }
 
-const apps: Record<Example, AppUi> = { 'react-chat': kit, 'vue-chat': kit, 'assistant-ui-chat': framework, 'ai-sdk-chat': framework }
+const apps: Record<Example, AppUi> = {
+  'react-chat': kit,
+  'vue-chat': kit,
+  'assistant-ui-chat': framework,
+  'ai-sdk-chat': framework,
+}
 
-const textOf = async (row: Locator): Promise<string> => ((await row.textContent()) ?? '').replace(/\s+/g, ' ').trim()
+const textOf = async (row: Locator): Promise<string> =>
+  ((await row.textContent()) ?? '').replace(/\s+/g, ' ').trim()
 
 export function replyRecoverySuite(example: Example): void {
   const suite = useExample(example)
@@ -62,7 +68,9 @@ export function replyRecoverySuite(example: Example): void {
     await expect.poll(() => ui.assistant(b).count(), { timeout: 10_000 }).toBe(1)
     await send(a, LONG)
     await expect.poll(() => ui.assistant(b).count(), { timeout: 10_000 }).toBe(2)
-    await expect.poll(async () => (await textOf(ui.assistant(b).last())).length, { timeout: 10_000 }).toBeGreaterThan(20)
+    await expect
+      .poll(async () => (await textOf(ui.assistant(b).last())).length, { timeout: 10_000 })
+      .toBeGreaterThan(20)
     await ui.stop(b).waitFor()
     return { a, b }
   }
@@ -72,7 +80,9 @@ export function replyRecoverySuite(example: Example): void {
     const before = await ui.assistant(page).count()
     await send(page, 'Why is the sky blue?')
     await expect.poll(() => ui.assistant(page).count(), { timeout: 10_000 }).toBe(before + 1)
-    await expect.poll(() => textOf(ui.assistant(page).last()), { timeout: 20_000 }).toContain(expectedReply('Why is the sky blue?').replace(/\s+/g, ' ').slice(0, 40))
+    await expect
+      .poll(() => textOf(ui.assistant(page).last()), { timeout: 20_000 })
+      .toContain(expectedReply('Why is the sky blue?').replace(/\s+/g, ' ').slice(0, 40))
     await idle(page)
   }
 
@@ -97,7 +107,10 @@ export function replyRecoverySuite(example: Example): void {
       await idle(a)
       // Both show the same cut-off reply (each tab's view of the last write may land a moment
       // after its Send button is back, so both are read until they agree).
-      const shown = async (): Promise<[string, string]> => [await textOf(ui.assistant(a).last()), await textOf(ui.assistant(b).last())]
+      const shown = async (): Promise<[string, string]> => [
+        await textOf(ui.assistant(a).last()),
+        await textOf(ui.assistant(b).last()),
+      ]
       await expect.poll(async () => new Set(await shown()).size, { timeout: 10_000 }).toBe(1)
       const [stopped] = await shown()
       expect(stopped.length).toBeLessThan(expectedReply(LONG).length)

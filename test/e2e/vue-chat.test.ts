@@ -1,5 +1,19 @@
 import { describe, expect, it } from 'vitest'
-import { ask, chats, composer, expectedReply, midStream, newChat, picker, rows, rowText, send, settled, twoTabs, watchStream } from './chat-page.js'
+import {
+  ask,
+  chats,
+  composer,
+  expectedReply,
+  midStream,
+  newChat,
+  picker,
+  rows,
+  rowText,
+  send,
+  settled,
+  twoTabs,
+  watchStream,
+} from './chat-page.js'
 import { screenshot, useExample } from './harness.js'
 
 const { open } = useExample('vue-chat')
@@ -21,7 +35,9 @@ describe('vue-chat, the smaller Vue demo', () => {
     const reply = rows(page, 'assistant').last()
     expect(await reply.locator('[data-block="function_call"] code').textContent()).toBe('calc::eval')
     expect(await reply.locator('[data-block="function_result"]').textContent()).toContain('84')
-    await expect.poll(() => chats(page).first().textContent()).toMatch(/^What is 12 \* \(3 \+ 4\)\?Done2 messages$/)
+    await expect
+      .poll(() => chats(page).first().textContent())
+      .toMatch(/^What is 12 \* \(3 \+ 4\)\?Done2 messages$/)
     // Text stays text here too.
     await ask(page, '<b>not bold</b>')
     expect(await rowText(rows(page, 'user').last())).toBe('<b>not bold</b>')
@@ -41,12 +57,20 @@ describe('vue-chat, the smaller Vue demo', () => {
     expect(await rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides'))
 
     await rows(page, 'assistant').first().getByRole('button', { name: 'Regenerate reply' }).click()
-    await expect.poll(() => picker(rows(page, 'assistant').first()).textContent().catch(() => null)).toBe('‹2 / 2›')
+    await expect
+      .poll(() =>
+        picker(rows(page, 'assistant').first())
+          .textContent()
+          .catch(() => null),
+      )
+      .toBe('‹2 / 2›')
     await settled(page, expectedReply('Tell me about tides', 1))
     await screenshot(page, 'vue-branches')
 
     await page.reload()
-    await expect.poll(() => rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides', 1))
+    await expect
+      .poll(() => rowText(rows(page, 'assistant').first()))
+      .toBe(expectedReply('Tell me about tides', 1))
     expect(await picker(rows(page, 'user').first()).textContent()).toBe('‹1 / 2›')
   })
 
@@ -54,6 +78,8 @@ describe('vue-chat, the smaller Vue demo', () => {
     const { a, b } = await twoTabs(open)
     await newChat(b)
     await ask(b, 'A new chat from B')
-    await expect.poll(() => chats(a).locator('.session-title').allTextContents()).toEqual(['A new chat from B', 'Hello from tab A'])
+    await expect
+      .poll(() => chats(a).locator('.session-title').allTextContents())
+      .toEqual(['A new chat from B', 'Hello from tab A'])
   })
 })

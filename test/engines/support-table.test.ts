@@ -18,7 +18,9 @@ describe('the browser support table', () => {
 
   it('covers every feature, in every engine, with a version for each', () => {
     expect(support.features.map((f) => f.feature)).toStrictEqual(FEATURES.map((f) => f.feature))
-    for (const f of support.features) for (const e of ['chromium', 'webkit', 'firefox'] as const) expect(f.engines[e], `${f.feature} in ${e}`).toBeDefined()
+    for (const f of support.features)
+      for (const e of ['chromium', 'webkit', 'firefox'] as const)
+        expect(f.engines[e], `${f.feature} in ${e}`).toBeDefined()
     expect(Object.keys(support.versions).sort()).toStrictEqual(['chromium', 'firefox', 'webkit'])
   })
 })

@@ -6,21 +6,45 @@ import type { EngineName } from '../support/engines.js'
 // every feature in every engine; `support-table.test.ts` fails when the README differs from it.
 
 export const ENGINE_ORDER: readonly EngineName[] = ['chromium', 'webkit', 'firefox']
-const ENGINE_TITLE: Record<EngineName, string> = { chromium: 'Chromium', webkit: 'WebKit (Safari)', firefox: 'Gecko (Firefox)' }
+const ENGINE_TITLE: Record<EngineName, string> = {
+  chromium: 'Chromium',
+  webkit: 'WebKit (Safari)',
+  firefox: 'Gecko (Firefox)',
+}
 
 /** Features and the suites (paths from the repository root) that prove them. */
 export const FEATURES: ReadonlyArray<{ readonly feature: string; readonly suites: readonly string[] }> = [
   { feature: 'Store over IndexedDB (conformance suite)', suites: ['test/conformance/idb.browser.test.ts'] },
   {
     feature: 'Commit paths, limits, schema upgrades, large reads',
-    suites: ['commit-path', 'early-commit', 'append-layout', 'streamed-batch', 'split-read', 'limits', 'idb-upgrade', 'store', 'recipe'].map((n) => `packages/core/test/${n}.browser.test.ts`),
+    suites: [
+      'commit-path',
+      'early-commit',
+      'append-layout',
+      'streamed-batch',
+      'split-read',
+      'limits',
+      'idb-upgrade',
+      'store',
+      'recipe',
+    ].map((n) => `packages/core/test/${n}.browser.test.ts`),
   },
   { feature: 'Attachments', suites: ['packages/core/test/attachments.browser.test.ts'] },
   { feature: 'Writer lock (Web Locks)', suites: ['packages/core/test/writer-lock.browser.test.ts'] },
-  { feature: 'Imports (core, transcript formats)', suites: ['packages/core/test/import.browser.test.ts', 'packages/formats/test/import.browser.test.ts'] },
+  {
+    feature: 'Imports (core, transcript formats)',
+    suites: ['packages/core/test/import.browser.test.ts', 'packages/formats/test/import.browser.test.ts'],
+  },
   { feature: 'Two tabs (relay, lock handover)', suites: ['test/tabs/two-tabs.test.ts'] },
   { feature: 'Sync with a server (offline, eviction)', suites: ['test/sync/two-devices.test.ts'] },
-  { feature: 'Storage API (persistence, usage, quota)', suites: ['packages/core/test/device-storage.browser.test.ts'] },  { feature: 'Demo app end to end (send, stream, edit, branch, reload, offline)', suites: ['test/e2e/react-chat-engines.test.ts'] },
+  {
+    feature: 'Storage API (persistence, usage, quota)',
+    suites: ['packages/core/test/device-storage.browser.test.ts'],
+  },
+  {
+    feature: 'Demo app end to end (send, stream, edit, branch, reload, offline)',
+    suites: ['test/e2e/react-chat-engines.test.ts'],
+  },
 ]
 /** The suite whose tests record each engine's version. */
 export const VERSION_SUITE = 'test/engines/driver.test.ts'
@@ -79,7 +103,9 @@ export function supportOf(outcomes: readonly Outcome[]): Support | undefined {
 }
 
 const cell = (t: Tally): string =>
-  t.failed ? `✗ ${t.failed} of ${t.passed + t.failed} fail` : `✓ ${t.passed}${t.skipped ? ` (${t.skipped} not run)` : ''}`
+  t.failed
+    ? `✗ ${t.failed} of ${t.passed + t.failed} fail`
+    : `✓ ${t.passed}${t.skipped ? ` (${t.skipped} not run)` : ''}`
 const esc = (s: string): string => s.replace(/\|/g, '\\|')
 
 /** The README's table (Markdown), and the limits under it, from `support`. */
@@ -87,7 +113,9 @@ export function renderTable(support: Support): string {
   const lines = [
     `| Feature | ${ENGINE_ORDER.map((e) => `${ENGINE_TITLE[e]}<br>${esc(support.versions[e]!)}`).join(' | ')} |`,
     `| --- | ${ENGINE_ORDER.map(() => '---').join(' | ')} |`,
-    ...support.features.map((f) => `| ${f.feature} | ${ENGINE_ORDER.map((e) => cell(f.engines[e]!)).join(' | ')} |`),
+    ...support.features.map(
+      (f) => `| ${f.feature} | ${ENGINE_ORDER.map((e) => cell(f.engines[e]!)).join(' | ')} |`,
+    ),
     '',
     'Cells count the tests that passed. Known limits, as the tests observed them:',
     '',
@@ -96,7 +124,9 @@ export function renderTable(support: Support): string {
     const limits = [...(support.browser[e] ?? []), ...support.features.flatMap((f) => f.engines[e]!.limits)]
     const notRun = support.features.flatMap((f) => f.engines[e]!.notRun.map((n) => `${f.feature}: ${n}`))
     if (!limits.length && !notRun.length) continue
-    lines.push(`- **${ENGINE_TITLE[e]}**: ${[...new Set(limits)].map(esc).join('; ')}${limits.length && notRun.length ? '; ' : ''}${notRun.length ? `not tested here: ${notRun.map(esc).join('; ')}` : ''}.`)
+    lines.push(
+      `- **${ENGINE_TITLE[e]}**: ${[...new Set(limits)].map(esc).join('; ')}${limits.length && notRun.length ? '; ' : ''}${notRun.length ? `not tested here: ${notRun.map(esc).join('; ')}` : ''}.`,
+    )
   }
   return lines.join('\n')
 }

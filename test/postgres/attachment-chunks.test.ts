@@ -13,15 +13,22 @@ beforeAll(async () => {
 })
 afterAll(() => cluster?.stop())
 /** Byte equality without an element-by-element deep compare of half a megabyte. */
-const same = (a: ArrayBuffer | Uint8Array, b: Uint8Array): boolean => Buffer.from(a instanceof Uint8Array ? a : new Uint8Array(a)).equals(b)
+const same = (a: ArrayBuffer | Uint8Array, b: Uint8Array): boolean =>
+  Buffer.from(a instanceof Uint8Array ? a : new Uint8Array(a)).equals(b)
 
 it('stored bytes read back whole, sliced anywhere (across chunk edges, from the end) and streamed in chunks', async () => {
   const url = await cluster.createDatabase()
-  const store = await createStore({ storage: postgresStorage({ connectionString: url, pollMs: 60_000 }), multiTab: false })
+  const store = await createStore({
+    storage: postgresStorage({ connectionString: url, pollMs: 60_000 }),
+    multiTab: false,
+  })
   try {
     const { session_id } = await store.create({ title: 'chunks' })
     const bytes = new Uint8Array(randomBytes(2 * CHUNK_BYTES + 1234))
-    const { attachment } = await store.putAttachment({ session_id, file: new File([bytes], 'x.bin', { type: 'application/x-test' }) })
+    const { attachment } = await store.putAttachment({
+      session_id,
+      file: new File([bytes], 'x.bin', { type: 'application/x-test' }),
+    })
     const blob = (await store.getAttachmentBlob(session_id, attachment.attachment_id))!
     expect([blob.size, blob.type]).toStrictEqual([bytes.length, 'application/x-test'])
     expect(same(await blob.arrayBuffer(), bytes)).toBe(true)
@@ -29,7 +36,13 @@ it('stored bytes read back whole, sliced anywhere (across chunk edges, from the 
     const parts: number[] = []
     for await (const part of blob.stream() as unknown as AsyncIterable<Uint8Array>) parts.push(part.length)
     expect(parts).toStrictEqual([CHUNK_BYTES, CHUNK_BYTES, 1234])
-    for (const [from, to] of [[CHUNK_BYTES - 10, CHUNK_BYTES + 10], [0, 1], [5, 5], [-100, undefined], [2 * CHUNK_BYTES, 10 ** 9]] as const) {
+    for (const [from, to] of [
+      [CHUNK_BYTES - 10, CHUNK_BYTES + 10],
+      [0, 1],
+      [5, 5],
+      [-100, undefined],
+      [2 * CHUNK_BYTES, 10 ** 9],
+    ] as const) {
       const part = blob.slice(from, to, 'text/plain')
       expect(part.type).toBe('text/plain')
       expect(same(await part.arrayBuffer(), bytes.slice(from, to))).toBe(true)

@@ -15,19 +15,32 @@ const start = pg.start
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 const auth = (token: string) => ({ authorization: `Bearer ${token}` })
-const sql = <T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => pg.query<T>(text, params)
+const sql = <T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> =>
+  pg.query<T>(text, params)
 /** The chunks stored for a session: how many, the largest, and the distinct contents. */
 const chunksOf = async (session_id: string) =>
-  (await sql<{ chunks: number; largest: number | null; contents: number }>(
-    'SELECT count(*)::int AS chunks, max(octet_length(data)) AS largest, count(DISTINCT sha256)::int AS contents FROM colloquy_attachment_chunks WHERE session_id = $1',
-    [session_id],
-  ))[0]
-const upload = (s: ServerProcess, session_id: string, body: Uint8Array<ArrayBuffer> | string, token: string, name = 'data.bin') =>
+  (
+    await sql<{ chunks: number; largest: number | null; contents: number }>(
+      'SELECT count(*)::int AS chunks, max(octet_length(data)) AS largest, count(DISTINCT sha256)::int AS contents FROM colloquy_attachment_chunks WHERE session_id = $1',
+      [session_id],
+    )
+  )[0]
+const upload = (
+  s: ServerProcess,
+  session_id: string,
+  body: Uint8Array<ArrayBuffer> | string,
+  token: string,
+  name = 'data.bin',
+) =>
   fetch(`${s.url}/attachments/${encodeURIComponent(session_id)}?name=${name}&mime=application/octet-stream`, {
-    method: 'POST', body, headers: { 'content-type': 'application/octet-stream', ...auth(token) },
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/octet-stream', ...auth(token) },
   })
 const download = (s: ServerProcess, session_id: string, attachment_id: string, token: string) =>
-  fetch(`${s.url}/attachments/${encodeURIComponent(session_id)}/${encodeURIComponent(attachment_id)}`, { headers: auth(token) })
+  fetch(`${s.url}/attachments/${encodeURIComponent(session_id)}/${encodeURIComponent(attachment_id)}`, {
+    headers: auth(token),
+  })
 const until = async (check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> => {
   const end = Date.now() + timeoutMs
   while (!(await check())) {
@@ -37,11 +50,21 @@ const until = async (check: () => Promise<boolean>, what: string, timeoutMs = 10
 }
 /** Waits until instance `s` lists the attachment (other instances learn of a commit within the notification delay). */
 const listedOn = (s: ServerProcess, session_id: string, attachment_id: string): Promise<void> =>
-  until(async () => (await rpc(s.url, 'session::list-attachments', { session_id }, ALICE)).attachments.some((a: { attachment_id: string }) => a.attachment_id === attachment_id), `${attachment_id} on another instance`)
+  until(
+    async () =>
+      (await rpc(s.url, 'session::list-attachments', { session_id }, ALICE)).attachments.some(
+        (a: { attachment_id: string }) => a.attachment_id === attachment_id,
+      ),
+    `${attachment_id} on another instance`,
+  )
 /** A session of Alice's created on `on` and known to every other instance. */
 async function aliceSession(on: ServerProcess, title: string, others: ServerProcess[]): Promise<string> {
   const { session_id } = await rpc(on.url, 'session::create', { title }, ALICE)
-  for (const o of others) await until(async () => (await rpc(o.url, 'session::get', { session_id }, ALICE)) !== null, `${session_id} on another instance`)
+  for (const o of others)
+    await until(
+      async () => (await rpc(o.url, 'session::get', { session_id }, ALICE)) !== null,
+      `${session_id} on another instance`,
+    )
   return session_id
 }
 
@@ -75,7 +98,11 @@ describe('attachment bytes across instances', () => {
 
     // A device syncing with instance 2 pulls the metadata and reads the bytes on demand.
     const store = await createStore({ storage: memoryStorage(), multiTab: false })
-    const sync = createSync(store, { url: two.url, token: ALICE, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
+    const sync = createSync(store, {
+      url: two.url,
+      token: ALICE,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    })
     try {
       sync.start()
       await sync.flush()
@@ -116,7 +143,10 @@ describe('attachment bytes across instances', () => {
     await expect(rest()).rejects.toThrow()
     expect(received).toBeLessThan(bytes.length)
     for (const s of [one, two]) {
-      await until(async () => (await download(s, session_id, attachment.attachment_id, ALICE)).status === 404, 'the attachment to be gone')
+      await until(
+        async () => (await download(s, session_id, attachment.attachment_id, ALICE)).status === 404,
+        'the attachment to be gone',
+      )
     }
   }, 120_000)
 
@@ -126,13 +156,26 @@ describe('attachment bytes across instances', () => {
     const put = await upload(one, session_id, bytes, ALICE)
     const { attachment } = (await put.json()) as { attachment: { attachment_id: string; created_at: number } }
     expect((await download(two, session_id, attachment.attachment_id, BOB)).status).toBe(404)
-    expect(await rpc(two.url, 'session::get-attachment', { session_id, attachment_id: attachment.attachment_id }, BOB)).toBeNull()
+    expect(
+      await rpc(
+        two.url,
+        'session::get-attachment',
+        { session_id, attachment_id: attachment.attachment_id },
+        BOB,
+      ),
+    ).toBeNull()
 
     const offer = (s: ServerProcess, target: string, id: string, token: string) =>
-      fetch(`${s.url}/sync/attachments/${target}/${id}?name=x.bin&mime=application/octet-stream&size=${bytes.length}&sha256=${sha(bytes)}&created_at=1&reuse=1`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', ...auth(token) } })
+      fetch(
+        `${s.url}/sync/attachments/${target}/${id}?name=x.bin&mime=application/octet-stream&size=${bytes.length}&sha256=${sha(bytes)}&created_at=1&reuse=1`,
+        { method: 'POST', headers: { 'content-type': 'application/octet-stream', ...auth(token) } },
+      )
     const { session_id: bobs } = await rpc(two.url, 'session::create', { title: 'bob' }, BOB)
     const refused = await offer(two, bobs, 'a_stolen', BOB)
-    expect([refused.status, (await failure(refused)).message]).toMatchObject([409, expect.stringContaining('sync/bytes_needed')])
+    expect([refused.status, (await failure(refused)).message]).toMatchObject([
+      409,
+      expect.stringContaining('sync/bytes_needed'),
+    ])
     expect((await offer(two, session_id, 'a_stolen', BOB)).status).toBe(404)
     expect(await chunksOf(bobs)).toStrictEqual({ chunks: 0, largest: null, contents: 0 })
 
@@ -142,7 +185,9 @@ describe('attachment bytes across instances', () => {
     const reused = await offer(two, other, 'a_reused', ALICE)
     expect(reused.status).toBe(200)
     expect(await chunksOf(other)).toStrictEqual({ chunks: 2, largest: 256 * 1024, contents: 1 })
-    expect(sha(new Uint8Array(await (await download(one, other, 'a_reused', ALICE)).arrayBuffer()))).toBe(sha(bytes))
+    expect(sha(new Uint8Array(await (await download(one, other, 'a_reused', ALICE)).arrayBuffer()))).toBe(
+      sha(bytes),
+    )
   })
 
   it('a commit that dies after writing the bytes leaves none behind; a restarted instance serves what was stored, and a fork keeps its bytes when its source goes', async () => {
@@ -153,11 +198,21 @@ describe('attachment bytes across instances', () => {
     await expect(upload(doomed, session_id, bytes, ALICE)).rejects.toThrow()
     await doomed.exited
     expect(await chunksOf(session_id)).toStrictEqual({ chunks: 0, largest: null, contents: 0 })
-    expect((await rpc(one.url, 'session::list-attachments', { session_id }, ALICE)).attachments).toStrictEqual([])
+    expect(
+      (await rpc(one.url, 'session::list-attachments', { session_id }, ALICE)).attachments,
+    ).toStrictEqual([])
 
     const put = await upload(one, session_id, bytes, ALICE)
-    const { attachment, block } = (await put.json()) as { attachment: { attachment_id: string }; block: unknown }
-    await rpc(one.url, 'session::append', { session_id, message: { role: 'user', content: [block], timestamp: 0 } }, ALICE)
+    const { attachment, block } = (await put.json()) as {
+      attachment: { attachment_id: string }
+      block: unknown
+    }
+    await rpc(
+      one.url,
+      'session::append',
+      { session_id, message: { role: 'user', content: [block], timestamp: 0 } },
+      ALICE,
+    )
     await one.stop('SIGKILL')
     one = await start()
     const again = await download(one, session_id, attachment.attachment_id, ALICE)
@@ -169,6 +224,12 @@ describe('attachment bytes across instances', () => {
     await rpc(two.url, 'session::delete', { session_id }, ALICE)
     expect(await chunksOf(session_id)).toStrictEqual({ chunks: 0, largest: null, contents: 0 })
     await listedOn(two, fork.session_id, attachment.attachment_id)
-    expect(sha(new Uint8Array(await (await download(two, fork.session_id, attachment.attachment_id, ALICE)).arrayBuffer()))).toBe(sha(bytes))
+    expect(
+      sha(
+        new Uint8Array(
+          await (await download(two, fork.session_id, attachment.attachment_id, ALICE)).arrayBuffer(),
+        ),
+      ),
+    ).toBe(sha(bytes))
   }, 60_000)
 })

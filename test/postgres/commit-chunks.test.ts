@@ -18,10 +18,28 @@ afterAll(() => cluster?.stop())
 
 const SESSIONS = 100
 const tags = Array.from({ length: 400 }, (_, i) => `tag-${i}`)
-const meta = (session_id: string, title: string) => ({ session_id, title, description: '', status: 'idle' as const, kind: 'user' as const, created_at: 1, updated_at: 1, message_count: 0, metadata: { tags } })
+const meta = (session_id: string, title: string) => ({
+  session_id,
+  title,
+  description: '',
+  status: 'idle' as const,
+  kind: 'user' as const,
+  created_at: 1,
+  updated_at: 1,
+  message_count: 0,
+  metadata: { tags },
+})
 const entry = (id: string, text: string, revision = 0) => ({
-  id, parent_id: null, timestamp: 1, revision, kind: 'message' as const,
-  message: { role: 'user' as const, content: [{ type: 'text' as const, text: text.padEnd(3_000, 'x') }], timestamp: 1 },
+  id,
+  parent_id: null,
+  timestamp: 1,
+  revision,
+  kind: 'message' as const,
+  message: {
+    role: 'user' as const,
+    content: [{ type: 'text' as const, text: text.padEnd(3_000, 'x') }],
+    timestamp: 1,
+  },
 })
 
 /** A storage on a fresh database whose data statements (`WITH n AS …`) are counted. */
@@ -56,7 +74,10 @@ function changes() {
   const big: ReplicaChange[] = []
   for (let i = 0; i < SESSIONS; i++) {
     const id = `s${String(i).padStart(2, '0')}`
-    first.push({ type: 'meta', create: true, meta: meta(id, id) }, { type: 'entry', session_id: id, base_revision: null, entry: entry('old', 'old') })
+    first.push(
+      { type: 'meta', create: true, meta: meta(id, id) },
+      { type: 'entry', session_id: id, base_revision: null, entry: entry('old', 'old') },
+    )
     big.push(
       { type: 'meta', meta: meta(id, `${id} renamed`) },
       { type: 'entry', session_id: id, base_revision: 0, entry: entry('old', 'old, edited', 1) },
@@ -86,11 +107,22 @@ it('a large commit is written in several statements, with every size and record 
     }
     // The change log: each new entry `added` (the first commit's among them), each edit
     // `updated`, each rename a meta record.
-    const kinds = (await pool.query<{ kind: string; n: number }>(`SELECT kind, count(*)::int AS n FROM colloquy_changes WHERE entry_id IS NOT NULL OR kind = 'meta' GROUP BY kind ORDER BY kind`)).rows
-    expect(Object.fromEntries(kinds.map((k) => [k.kind, k.n]))).toStrictEqual({ added: 3 * SESSIONS, meta: SESSIONS, updated: SESSIONS })
+    const kinds = (
+      await pool.query<{ kind: string; n: number }>(
+        `SELECT kind, count(*)::int AS n FROM colloquy_changes WHERE entry_id IS NOT NULL OR kind = 'meta' GROUP BY kind ORDER BY kind`,
+      )
+    ).rows
+    expect(Object.fromEntries(kinds.map((k) => [k.kind, k.n]))).toStrictEqual({
+      added: 3 * SESSIONS,
+      meta: SESSIONS,
+      updated: SESSIONS,
+    })
     // A small commit is still one statement.
     counted.writes = 0
-    await store.applyReplica([{ type: 'entry', session_id: 's00', base_revision: null, entry: entry('c', 'c') }], { policy: 'push' })
+    await store.applyReplica(
+      [{ type: 'entry', session_id: 's00', base_revision: null, entry: entry('c', 'c') }],
+      { policy: 'push' },
+    )
     expect(counted.writes).toBe(1)
   } finally {
     await store.close()
@@ -110,11 +142,21 @@ it('a large commit that fails after its statements leaves nothing of it', async 
     const log = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM colloquy_changes')).rows[0].n
     failAt = 2
     counted.writes = 0
-    await expect(store.applyReplica(big, { policy: 'push' })).rejects.toMatchObject({ code: 'session/storage' })
+    await expect(store.applyReplica(big, { policy: 'push' })).rejects.toMatchObject({
+      code: 'session/storage',
+    })
     expect(counted.writes).toBeGreaterThanOrEqual(4)
     expect(await sizes(pool)).toStrictEqual(before)
-    expect((await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM colloquy_changes')).rows[0].n).toBe(log)
-    expect((await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM colloquy_sessions WHERE meta->>'title' LIKE '%renamed'`)).rows[0].n).toBe(0)
+    expect(
+      (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM colloquy_changes')).rows[0].n,
+    ).toBe(log)
+    expect(
+      (
+        await pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM colloquy_sessions WHERE meta->>'title' LIKE '%renamed'`,
+        )
+      ).rows[0].n,
+    ).toBe(0)
   } finally {
     await store.close()
     await pool.end()

@@ -11,15 +11,25 @@ let server: ServerProcess
 beforeAll(async () => {
   cluster = await startPostgres()
   // A zero cache: every session idle for a second is read back from the database.
-  server = await startServer(['--postgres', await cluster.createDatabase(), '--test-clock', '--cache-mb', '0'])
+  server = await startServer([
+    '--postgres',
+    await cluster.createDatabase(),
+    '--test-clock',
+    '--cache-mb',
+    '0',
+  ])
 })
 afterAll(async () => {
   await server?.stop()
   cluster?.stop()
 })
 
-conformanceSuite('conformance over HTTP (colloquy-server on PostgreSQL)', async ({ now }) => {
-  const res = await postJson(`${server.url}/test/reset`, {})
-  if (!res.ok) throw await failure(res)
-  return httpClient(server.url, { now })
-}, { configurableLimits: false })
+conformanceSuite(
+  'conformance over HTTP (colloquy-server on PostgreSQL)',
+  async ({ now }) => {
+    const res = await postJson(`${server.url}/test/reset`, {})
+    if (!res.ok) throw await failure(res)
+    return httpClient(server.url, { now })
+  },
+  { configurableLimits: false },
+)

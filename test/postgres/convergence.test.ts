@@ -22,11 +22,18 @@ afterAll(async () => {
 })
 
 const backend: Backend = {
-  transport: (d) => httpTransport({ url: instances[d % 2].url, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket }),
+  transport: (d) =>
+    httpTransport({
+      url: instances[d % 2].url,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    }),
   async truth() {
     // What a fresh replica pulls from instance 1: the server's state.
     const store = await replica()
-    await store.applyReplica((await pullAll(instances[0].url)).changes.map((c) => c.change), { policy: 'pull' })
+    await store.applyReplica(
+      (await pullAll(instances[0].url)).changes.map((c) => c.change),
+      { policy: 'pull' },
+    )
     const snap = await replicaSnapshot(store)
     await store.close()
     return snap
@@ -37,7 +44,12 @@ const backend: Backend = {
 describe('replicas converge across instances', () => {
   it('random interleavings on 2-3 devices over two instances, with disconnects, end equal to the server, every entry once', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 2, max: 3 }).chain((n) => fc.tuple(fc.constant(n), fc.array(action(n), { minLength: 5, maxLength: 30 }))), ([n, actions]) => runScenario(n, actions, backend)),
+      fc.asyncProperty(
+        fc
+          .integer({ min: 2, max: 3 })
+          .chain((n) => fc.tuple(fc.constant(n), fc.array(action(n), { minLength: 5, maxLength: 30 }))),
+        ([n, actions]) => runScenario(n, actions, backend),
+      ),
       { numRuns: 12 },
     )
   }, 300_000)

@@ -18,7 +18,8 @@ const subscribeAll = async (url: string, token: string): Promise<TestSocket> => 
   for (const type of TRIGGER_TYPES) await s.next((m) => m.type === 'subscribed' && m.id === type)
   return s
 }
-const events = (s: TestSocket, session_id: string) => s.messages.filter((m) => m.type === 'event' && m.payload.session_id === session_id)
+const events = (s: TestSocket, session_id: string) =>
+  s.messages.filter((m) => m.type === 'event' && m.payload.session_id === session_id)
 const strip = (m: any) => ({ trigger_type: m.trigger_type, payload: m.payload })
 
 describe('/events across instances', () => {
@@ -30,15 +31,30 @@ describe('/events across instances', () => {
     const id = 'ev1'
     await rpc(two.url, 'session::ensure', { session_id: id, title: 'events' }, ALICE)
     await rpc(two.url, 'session::append', { session_id: id, entry_id: 'm1', message: user('hello') }, ALICE)
-    await rpc(two.url, 'session::update-message', { session_id: id, entry_id: 'm1', content: [{ type: 'text', text: 'hello, edited' }] }, ALICE)
+    await rpc(
+      two.url,
+      'session::update-message',
+      { session_id: id, entry_id: 'm1', content: [{ type: 'text', text: 'hello, edited' }] },
+      ALICE,
+    )
     await rpc(two.url, 'session::set-meta', { session_id: id, title: 'renamed' }, ALICE)
     await rpc(two.url, 'session::set-status', { session_id: id, status: 'working' }, ALICE)
     await rpc(two.url, 'session::delete', { session_id: id }, ALICE)
-    await local.next((m) => m.type === 'event' && m.trigger_type === 'session::deleted' && m.payload.session_id === id)
-    await remote.next((m) => m.type === 'event' && m.trigger_type === 'session::deleted' && m.payload.session_id === id, 10_000)
+    await local.next(
+      (m) => m.type === 'event' && m.trigger_type === 'session::deleted' && m.payload.session_id === id,
+    )
+    await remote.next(
+      (m) => m.type === 'event' && m.trigger_type === 'session::deleted' && m.payload.session_id === id,
+      10_000,
+    )
     const want = events(local, id).map(strip)
     expect(want.map((e) => e.trigger_type)).toEqual([
-      'session::created', 'session::message-added', 'session::message-updated', 'session::meta-updated', 'session::status-changed', 'session::deleted',
+      'session::created',
+      'session::message-added',
+      'session::message-updated',
+      'session::meta-updated',
+      'session::status-changed',
+      'session::deleted',
     ])
     expect(events(remote, id).map(strip)).toEqual(want)
     // A commit on instance 1 itself fires its events there once (not again from the log).

@@ -2,7 +2,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, type Store } from '@colloquy/core'
 import { createSync, type Sync } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { pull, pullAll, rpc, startServer, tempDir, testSocket, user, type ServerProcess } from '../server/helpers.js'
+import {
+  pull,
+  pullAll,
+  rpc,
+  startServer,
+  tempDir,
+  testSocket,
+  user,
+  type ServerProcess,
+} from '../server/helpers.js'
 import { startPostgres, type TestCluster } from '../support/postgres.js'
 
 // Cursors the server cannot serve (too old, another epoch, ahead of it) get an explicit reset,
@@ -37,7 +46,10 @@ async function device(): Promise<{ store: Store; sync: Sync; point(url: string):
       }
     } as unknown as typeof globalThis.WebSocket,
   })
-  cleanup.push(() => store.close(), () => sync.close())
+  cleanup.push(
+    () => store.close(),
+    () => sync.close(),
+  )
   return { store, sync, point: (url) => void (target = url) }
 }
 
@@ -47,7 +59,8 @@ async function serverState(url: string): Promise<State> {
   const out: State = {}
   const entries = new Map<string, Map<string, string>>()
   for (const { change: c } of (await pullAll(url)).changes as any[]) {
-    if (c.type === 'meta') out[c.meta.session_id] = { title: c.meta.title, leaf: out[c.meta.session_id]?.leaf ?? null, texts: [] }
+    if (c.type === 'meta')
+      out[c.meta.session_id] = { title: c.meta.title, leaf: out[c.meta.session_id]?.leaf ?? null, texts: [] }
     else if (c.type === 'leaf') out[c.session_id].leaf = c.entry_id
     else if (c.type === 'entry') {
       if (!entries.has(c.session_id)) entries.set(c.session_id, new Map())
@@ -63,7 +76,11 @@ async function deviceState(store: Store): Promise<State> {
   for (const [id, s] of store.engine.state.sessions) {
     await store.engine.ensureLoaded(id)
     const held = store.engine.state.sessions.get(id)!
-    out[id] = { title: s.head.meta.title, leaf: held.head.leaf, texts: [...held.entries!.values()].map((e: any) => e.message.content[0].text).sort() }
+    out[id] = {
+      title: s.head.meta.title,
+      leaf: held.head.leaf,
+      texts: [...held.entries!.values()].map((e: any) => e.message.content[0].text).sort(),
+    }
   }
   return out
 }
@@ -79,19 +96,35 @@ describe('reset answers', () => {
     expect(epoch).toMatch(/\S/)
     expect((first as any).reset).toBeUndefined()
     const get = async (q: string) => (await fetch(`${s.url}/sync/pull?${q}`)).json() as Promise<any>
-    expect(await get(`since=${first.head}&epoch=${encodeURIComponent(epoch)}`)).toMatchObject({ changes: [], checkpoint: first.head, more: false })
+    expect(await get(`since=${first.head}&epoch=${encodeURIComponent(epoch)}`)).toMatchObject({
+      changes: [],
+      checkpoint: first.head,
+      more: false,
+    })
     for (const q of [`since=${first.head + 5}`, `since=1&epoch=someone-else`, `since=0&epoch=someone-else`]) {
-      expect(await get(q)).toStrictEqual({ changes: [], checkpoint: 0, head: first.head, more: true, epoch, reset: true })
+      expect(await get(q)).toStrictEqual({
+        changes: [],
+        checkpoint: 0,
+        head: first.head,
+        more: true,
+        epoch,
+        reset: true,
+      })
     }
     await cluster.query('UPDATE colloquy_clock SET floor = $1', [first.head], dbName(db))
-    expect(await get(`since=1&epoch=${encodeURIComponent(epoch)}`)).toMatchObject({ reset: true, checkpoint: 0 })
+    expect(await get(`since=1&epoch=${encodeURIComponent(epoch)}`)).toMatchObject({
+      reset: true,
+      checkpoint: 0,
+    })
     // Since 0 is always served: the log keeps every live record.
     expect((await get('since=0')).changes.length).toBe(first.changes.length)
 
     const ws = await testSocket(`${s.url.replace('http', 'ws')}/sync/stream?since=1&epoch=other`)
     const ready = await ws.next((m) => m.type === 'ready')
     expect(ws.messages[0]).toStrictEqual({ type: 'reset', checkpoint: 0, head: first.head, epoch })
-    expect(ws.messages.filter((m) => m.type === 'changes').flatMap((m) => m.changes)).toStrictEqual(first.changes)
+    expect(ws.messages.filter((m) => m.type === 'changes').flatMap((m) => m.changes)).toStrictEqual(
+      first.changes,
+    )
     expect(ready).toMatchObject({ checkpoint: first.head, epoch })
     ws.close()
     expect((await fetch(`${s.url}/sync/pull?since=0&epoch=${'x'.repeat(101)}`)).status).toBe(400)
@@ -112,7 +145,10 @@ describe('reset answers', () => {
     s = await serve(['--postgres', db])
     d.point(s.url)
     const lost = await d.store.create({ title: 'after the backup' })
-    await d.store.append({ session_id: lost.session_id, message: user('acknowledged, then lost by the restore') })
+    await d.store.append({
+      session_id: lost.session_id,
+      message: user('acknowledged, then lost by the restore'),
+    })
     await d.store.append({ session_id: kept.session_id, message: user('newer entry in an old session') })
     await d.sync.flush()
     await s.stop()
@@ -130,7 +166,11 @@ describe('reset answers', () => {
     expect(server[kept.session_id].texts).toEqual(['newer entry in an old session', 'old'])
     // The leaf the backup lost is restored too.
     expect(server[kept.session_id].leaf).toBe(d.store.engine.state.sessions.get(kept.session_id)!.head.leaf)
-    expect((await rpc(restored.url, 'session::messages', { session_id: kept.session_id })).messages.map((m: any) => m.message.content[0].text)).toEqual(['old', 'newer entry in an old session'])
+    expect(
+      (await rpc(restored.url, 'session::messages', { session_id: kept.session_id })).messages.map(
+        (m: any) => m.message.content[0].text,
+      ),
+    ).toEqual(['old', 'newer entry in an old session'])
     expect(server[lost.session_id].texts).toEqual(['acknowledged, then lost by the restore'])
     expect(await deviceState(d.store)).toStrictEqual(server)
   })

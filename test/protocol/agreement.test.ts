@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkPushRequest, checkStreamMessage, type StreamMessage } from '@colloquy/core/protocol'
 import { checkPull, checkPush, checkStream } from '../../packages/sync/src/answers.js'
 import { TransportError } from '../../packages/sync/src/transport.js'
-import { memoryServer, postJson, rpc, testSocket, user, type ServerProcess, type TestSocket } from '../server/helpers.js'
+import {
+  memoryServer,
+  postJson,
+  rpc,
+  testSocket,
+  user,
+  type ServerProcess,
+  type TestSocket,
+} from '../server/helpers.js'
 
 /**
  * The server and the client hold one protocol (`@colloquy/core/protocol`). These tests pin that
@@ -24,7 +32,14 @@ afterAll(() => server?.stop())
 
 const meta = (session_id: string) => ({ session_id, title: session_id, created_at: 1, updated_at: 1 })
 const message = (text: string) => ({ role: 'user', content: [{ type: 'text', text }], timestamp: 1 })
-const entry = (id: string, parent_id: string | null, revision = 1) => ({ id, parent_id, timestamp: 1, revision, kind: 'message', message: message(id) })
+const entry = (id: string, parent_id: string | null, revision = 1) => ({
+  id,
+  parent_id,
+  timestamp: 1,
+  revision,
+  kind: 'message',
+  message: message(id),
+})
 
 /** What the protocol's check says of a body: undefined (taken) or the refusal's message. */
 function checked(body: unknown): string | undefined {
@@ -43,34 +58,67 @@ type Mutation = { id?: unknown; change?: Record<string, unknown> }
 const session = fc.constantFrom('agree-a', 'agree-b', 'agree-c')
 const mutation = fc.oneof(
   session.map((s) => ({ type: 'meta', meta: meta(s), create: true })),
-  fc.tuple(session, fc.nat(5)).map(([s, i]) => ({ type: 'entry', session_id: s, entry: entry(`e${i}`, i ? `e${i - 1}` : null), base_revision: null })),
+  fc.tuple(session, fc.nat(5)).map(([s, i]) => ({
+    type: 'entry',
+    session_id: s,
+    entry: entry(`e${i}`, i ? `e${i - 1}` : null),
+    base_revision: null,
+  })),
   fc.tuple(session, fc.nat(5)).map(([s, i]) => ({ type: 'leaf', session_id: s, entry_id: `e${i}` })),
   session.map((s) => ({ type: 'delete', session_id: s })),
 )
-const body = fc.tuple(fc.array(mutation, { maxLength: 4 }), fc.oneof(fc.nat(), fc.string({ maxLength: 8 }))).map(([changes, first]): Body => ({
-  client_id: 'agreement',
-  mutations: changes.map((change, i) => ({ id: typeof first === 'number' ? first + i : `${first}-${i}`, change })),
-}))
+const body = fc
+  .tuple(fc.array(mutation, { maxLength: 4 }), fc.oneof(fc.nat(), fc.string({ maxLength: 8 })))
+  .map(([changes, first]): Body => ({
+    client_id: 'agreement',
+    mutations: changes.map((change, i) => ({
+      id: typeof first === 'number' ? first + i : `${first}-${i}`,
+      change,
+    })),
+  }))
 
 /** Ways a body leaves the protocol (or stays in it: a negative or string id, an extra field). */
 const onBody: Array<(b: Body) => unknown> = [
-  () => null, () => [], () => 'mutations', (b) => ({ ...b, mutations: {} }), (b) => ({ client_id: b.client_id }),
-  (b) => ({ ...b, client_id: 42 }), (b) => ({ ...b, client_id: 'q\ud800' }), (b) => ({ mutations: b.mutations }),
+  () => null,
+  () => [],
+  () => 'mutations',
+  (b) => ({ ...b, mutations: {} }),
+  (b) => ({ client_id: b.client_id }),
+  (b) => ({ ...b, client_id: 42 }),
+  (b) => ({ ...b, client_id: 'q\ud800' }),
+  (b) => ({ mutations: b.mutations }),
 ]
 const onMutation: Array<(m: Mutation) => unknown> = [
-  () => 7, () => null, (m) => ({ ...m, id: 1.5 }), (m) => ({ ...m, id: 'q\ud800' }), (m) => ({ ...m, id: 'x'.repeat(256) }), (m) => ({ ...m, id: null }),
-  (m) => ({ change: m.change }), (m) => ({ ...m, id: -3 }), (m) => ({ ...m, id: 'an-id' }), (m) => ({ ...m, id: Number.MAX_SAFE_INTEGER + 2 }),
-  (m) => ({ id: m.id }), (m) => ({ ...m, change: { ...m.change, type: 'nope' } }), (m) => ({ ...m, change: { ...m.change, session_id: 42 } }),
-  (m) => ({ ...m, change: { ...m.change, entry: entry('e9', 'p'.repeat(3000)) } }), (m) => ({ ...m, extra: true }),
+  () => 7,
+  () => null,
+  (m) => ({ ...m, id: 1.5 }),
+  (m) => ({ ...m, id: 'q\ud800' }),
+  (m) => ({ ...m, id: 'x'.repeat(256) }),
+  (m) => ({ ...m, id: null }),
+  (m) => ({ change: m.change }),
+  (m) => ({ ...m, id: -3 }),
+  (m) => ({ ...m, id: 'an-id' }),
+  (m) => ({ ...m, id: Number.MAX_SAFE_INTEGER + 2 }),
+  (m) => ({ id: m.id }),
+  (m) => ({ ...m, change: { ...m.change, type: 'nope' } }),
+  (m) => ({ ...m, change: { ...m.change, session_id: 42 } }),
+  (m) => ({ ...m, change: { ...m.change, entry: entry('e9', 'p'.repeat(3000)) } }),
+  (m) => ({ ...m, extra: true }),
 ]
-const corrupted = fc.tuple(body, fc.option(fc.oneof(fc.constantFrom(...onBody), fc.tuple(fc.constantFrom(...onMutation), fc.nat()))), fc.nat()).map(([b, how]) => {
-  if (how === null) return b
-  if (typeof how === 'function') return how(b)
-  const [f, at] = how
-  const list = b.mutations as Mutation[]
-  if (!list.length) return b
-  return { ...b, mutations: list.map((m, i) => (i === at % list.length ? f(m) : m)) }
-})
+const corrupted = fc
+  .tuple(
+    body,
+    fc.option(fc.oneof(fc.constantFrom(...onBody), fc.tuple(fc.constantFrom(...onMutation), fc.nat()))),
+    fc.nat(),
+  )
+  .map(([b, how]) => {
+    if (how === null) return b
+    if (typeof how === 'function') return how(b)
+    const [f, at] = how
+    const list = b.mutations as Mutation[]
+    if (!list.length) return b
+    return { ...b, mutations: list.map((m, i) => (i === at % list.length ? f(m) : m)) }
+  })
 
 describe('the server and the client accept exactly the same messages', () => {
   it('a push body: the server takes it on POST /sync/push and on the stream exactly when the protocol check does, refusing with its words', async () => {
@@ -81,7 +129,10 @@ describe('the server and the client accept exactly the same messages', () => {
       fc.asyncProperty(corrupted, async (b) => {
         const verdict = checked(b)
         const res = await postJson(`${url}/sync/push`, b)
-        const answer = (await res.json()) as { results?: unknown[]; error?: { code: string; message: string } }
+        const answer = (await res.json()) as {
+          results?: unknown[]
+          error?: { code: string; message: string }
+        }
         if (verdict === undefined) {
           expect(res.status).toBe(200)
           expect(answer.results).toHaveLength((b as { mutations: unknown[] }).mutations.length)
@@ -96,7 +147,11 @@ describe('the server and the client accept exactly the same messages', () => {
         s.send({ ...b, type: 'push', id })
         const reply = await s.next((m) => (m.type === 'pushed' || m.type === 'error') && m.id === id)
         if (verdict === undefined) expect(reply.type).toBe('pushed')
-        else expect(reply).toMatchObject({ type: 'error', error: { code: 'session/invalid_request', message: verdict } })
+        else
+          expect(reply).toMatchObject({
+            type: 'error',
+            error: { code: 'session/invalid_request', message: verdict },
+          })
       }),
       { numRuns: 60 },
     )
@@ -106,7 +161,7 @@ describe('the server and the client accept exactly the same messages', () => {
     s.close()
   })
 
-  it('every frame, pull page and push answer a real server sends over a few operations passes the client\'s checks', async () => {
+  it("every frame, pull page and push answer a real server sends over a few operations passes the client's checks", async () => {
     const frames: unknown[] = []
     const watch = async (since: number): Promise<TestSocket> => {
       const s = await testSocket(`${ws}/sync/stream?since=${since}`)
@@ -137,7 +192,9 @@ describe('the server and the client accept exactly the same messages', () => {
     }
     await push(first)
     await push(first)
-    await push([{ id: 5, change: { type: 'entry', session_id: sid, entry: entry('a', null, 2), base_revision: 1 } }])
+    await push([
+      { id: 5, change: { type: 'entry', session_id: sid, entry: entry('a', null, 2), base_revision: 1 } },
+    ])
     const stale = await push([
       { id: 6, change: { type: 'entry', session_id: sid, entry: entry('a', null, 3), base_revision: 1 } },
       { id: 7, change: { type: 'leaf', session_id: sid, entry_id: 'missing' } },
@@ -145,7 +202,14 @@ describe('the server and the client accept exactly the same messages', () => {
     expect(stale.results.map((r: { status: string }) => r.status)).toStrictEqual(['conflict', 'rejected'])
 
     // On the stream: a push (pushed), a ping (pong), refusals (error, with and without an id).
-    s.send({ type: 'push', id: 'p1', client_id: 'frames', mutations: [{ id: 8, change: { type: 'entry', session_id: sid, entry: entry('c', 'b'), base_revision: null } }] })
+    s.send({
+      type: 'push',
+      id: 'p1',
+      client_id: 'frames',
+      mutations: [
+        { id: 8, change: { type: 'entry', session_id: sid, entry: entry('c', 'b'), base_revision: null } },
+      ],
+    })
     await s.next((m) => m.type === 'pushed' && m.id === 'p1')
     s.send({ type: 'push', id: 'p2', mutations: [{ id: 1.5, change: { type: 'delete', session_id: sid } }] })
     await s.next((m) => m.type === 'error' && m.id === 'p2')
@@ -170,7 +234,7 @@ describe('the server and the client accept exactly the same messages', () => {
 
     // Pull, page by page, and a reset page.
     const pages: Array<{ since: number; page: unknown }> = []
-    for (let since = 0; ; ) {
+    for (let since = 0; ;) {
       const page = await (await fetch(`${url}/sync/pull?since=${since}&limit=2`)).json()
       pages.push({ since, page })
       if (!page.more) break
@@ -186,14 +250,20 @@ describe('the server and the client accept exactly the same messages', () => {
       // The protocol takes every frame; the client acts on each, and closes on `error` as a refusal, never as malformed.
       expect(() => checkStreamMessage(f), JSON.stringify(f)).not.toThrow()
       const m = checkStream(f)
-      if ((f as StreamMessage).type === 'error') expect(m, JSON.stringify(f)).toMatchObject({ name: 'TransportError', message: expect.stringMatching(/^stream: /) })
+      if ((f as StreamMessage).type === 'error')
+        expect(m, JSON.stringify(f)).toMatchObject({
+          name: 'TransportError',
+          message: expect.stringMatching(/^stream: /),
+        })
       else expect(m, JSON.stringify(f)).not.toBeInstanceOf(TransportError)
     }
-    for (const { since, page } of pages) expect(() => checkPull(page, since), JSON.stringify(page)).not.toThrow()
-    for (const { ids, body } of answers) expect(() => checkPush(body, ids as Array<number | string>), JSON.stringify(body)).not.toThrow()
+    for (const { since, page } of pages)
+      expect(() => checkPull(page, since), JSON.stringify(page)).not.toThrow()
+    for (const { ids, body } of answers)
+      expect(() => checkPush(body, ids as Array<number | string>), JSON.stringify(body)).not.toThrow()
   })
 
-  it('a rate-limit refusal on the stream (with retry_after_ms) passes the client\'s check as a refusal', async () => {
+  it("a rate-limit refusal on the stream (with retry_after_ms) passes the client's check as a refusal", async () => {
     const limited = await memoryServer(['--requests-per-second', '1', '--request-burst', '3'])
     try {
       const s = await testSocket(`${limited.url.replace('http', 'ws')}/sync/stream?since=0`)
@@ -201,7 +271,10 @@ describe('the server and the client accept exactly the same messages', () => {
       const refusal = await s.next((m) => m.type === 'error')
       expect(refusal.retry_after_ms).toBeGreaterThan(0)
       expect(() => checkStreamMessage(refusal)).not.toThrow()
-      expect(checkStream(refusal)).toMatchObject({ name: 'TransportError', message: expect.stringMatching(/^stream: /) })
+      expect(checkStream(refusal)).toMatchObject({
+        name: 'TransportError',
+        message: expect.stringMatching(/^stream: /),
+      })
       s.close()
     } finally {
       await limited.stop()

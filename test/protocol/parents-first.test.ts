@@ -14,13 +14,22 @@ const forest = fc
   .chain((picks) => {
     // Entry i's parent is one of the entries before it, or none (a root).
     const all = picks.map((p, i) => e(`e${i}`, i === 0 || p % 4 === 0 ? null : `e${p % i}`))
-    return fc.tuple(fc.shuffledSubarray(all, { minLength: all.length, maxLength: all.length }), fc.array(fc.boolean(), { minLength: all.length, maxLength: all.length }))
+    return fc.tuple(
+      fc.shuffledSubarray(all, { minLength: all.length, maxLength: all.length }),
+      fc.array(fc.boolean(), { minLength: all.length, maxLength: all.length }),
+    )
   })
   .map(([shuffled, keep]) => shuffled.filter((_, i) => keep[i] || i % 3 !== 0))
 
 describe('parentsFirst', () => {
   it('keeps an entry whose parent is not in the set, after the entries whose trees are', () => {
-    const got = parentsFirst([e('orphan', 'absent'), e('c', 'b'), e('a', null), e('orphan-child', 'orphan'), e('b', 'a')])
+    const got = parentsFirst([
+      e('orphan', 'absent'),
+      e('c', 'b'),
+      e('a', null),
+      e('orphan-child', 'orphan'),
+      e('b', 'a'),
+    ])
     expect(ids(got)).toStrictEqual(['a', 'b', 'c', 'orphan', 'orphan-child'])
   })
 
@@ -36,13 +45,21 @@ describe('parentsFirst', () => {
         const out = parentsFirst(input)
         // The same entries (by identity), each once.
         expect(new Set(out).size).toBe(out.length)
-        expect([...out].sort((a, b) => a.id.localeCompare(b.id))).toStrictEqual([...input].sort((a, b) => a.id.localeCompare(b.id)))
+        expect([...out].sort((a, b) => a.id.localeCompare(b.id))).toStrictEqual(
+          [...input].sort((a, b) => a.id.localeCompare(b.id)),
+        )
         const at = new Map(out.map((x, i) => [x.id, i]))
-        for (const x of out) if (x.parent_id !== null && at.has(x.parent_id)) expect(at.get(x.parent_id)!).toBeLessThan(at.get(x.id)!)
+        for (const x of out)
+          if (x.parent_id !== null && at.has(x.parent_id))
+            expect(at.get(x.parent_id)!).toBeLessThan(at.get(x.id)!)
         // Everything under a real root comes before any tree whose root's parent is absent.
         const present = new Set(input.map((x) => x.id))
         const rooted = (x: Linked): boolean => {
-          for (let y: Linked | undefined = x; y; y = y.parent_id === null ? undefined : input.find((z) => z.id === y!.parent_id)) {
+          for (
+            let y: Linked | undefined = x;
+            y;
+            y = y.parent_id === null ? undefined : input.find((z) => z.id === y!.parent_id)
+          ) {
             if (y.parent_id === null) return true
             if (!present.has(y.parent_id)) return false
           }

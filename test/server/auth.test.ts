@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { authenticator as make, bearerToken, credentialsOf } from '../../packages/server/src/auth.js'
 
-const req = (headers: Record<string, string> = {}, query = '') => new Request(`http://127.0.0.1/sync/pull${query}`, { headers })
+const req = (headers: Record<string, string> = {}, query = '') =>
+  new Request(`http://127.0.0.1/sync/pull${query}`, { headers })
 /** The authenticator as the app calls it: cheap credentials first, the Request on demand. */
 const authenticator = (options: Parameters<typeof make>[0]) => {
   const auth = make(options)
@@ -33,7 +34,9 @@ describe('authenticator', () => {
     expect(await handshake(req({ authorization: 'Bearer nope' }, '?since=0&access_token=t1'))).toBeUndefined()
     // Any other request: a token in a URL is not read.
     expect(bearerToken(credentialsOf(req({}, '?since=0&access_token=t1')))).toBeUndefined()
-    expect(await authenticator({ token: { t1: 'alice' } })!(req({}, '?since=0&access_token=t1'))).toBeUndefined()
+    expect(
+      await authenticator({ token: { t1: 'alice' } })!(req({}, '?since=0&access_token=t1')),
+    ).toBeUndefined()
   })
 
   it('refuses a request that carries Authorization twice, whatever either says', async () => {
@@ -41,7 +44,9 @@ describe('authenticator', () => {
     const twice = { authorization: () => null, query: () => undefined, handshake: false }
     expect(await auth(twice, () => req())).toBeUndefined()
     // Joined by a WHATWG Request, two headers match no token.
-    expect(await auth(credentialsOf(req({ authorization: 'Bearer t1, Bearer t1' })), () => req())).toBe('hooked')
+    expect(await auth(credentialsOf(req({ authorization: 'Bearer t1, Bearer t1' })), () => req())).toBe(
+      'hooked',
+    )
   })
 
   it('asks the authenticate hook when no token matched; empty or missing principals are refused', async () => {

@@ -15,18 +15,32 @@ afterEach(async () => {
 async function logged(storage: Storage, clock = { t: 1_000_000 }): Promise<{ store: Store; log: ChangeLog }> {
   const log = new ChangeLog(storage)
   let n = 0
-  const store = await createStore({ storage: log.storage, multiTab: false, now: () => clock.t, newId: (k) => `${k[0]}_${++n}` })
+  const store = await createStore({
+    storage: log.storage,
+    multiTab: false,
+    now: () => clock.t,
+    newId: (k) => `${k[0]}_${++n}`,
+  })
   log.attach(hostOf(store))
   cleanups.push(() => store.close())
   return { store, log }
 }
 
 /** Pulls every page after `since` into a replica; returns the new checkpoint. */
-async function pullInto(client: Store, log: ChangeLog, since: number, limit: number, filter?: { owner: string }): Promise<number> {
+async function pullInto(
+  client: Store,
+  log: ChangeLog,
+  since: number,
+  limit: number,
+  filter?: { owner: string },
+): Promise<number> {
   let checkpoint = since
   for (;;) {
     const page = await log.page(checkpoint, limit, filter)
-    await client.applyReplica(page.changes.map((c) => c.change), { policy: 'pull' })
+    await client.applyReplica(
+      page.changes.map((c) => c.change),
+      { policy: 'pull' },
+    )
     checkpoint = page.checkpoint
     if (!page.more) return checkpoint
   }
@@ -40,11 +54,20 @@ describe('change log', () => {
     await store.append({ session_id, message: user('two') })
     await store.updateMessage({ session_id, entry_id: 'e_2', content: [{ type: 'text', text: 'one!' }] })
     const page = await log.page(0, 100)
-    const kinds = page.changes.map((c: SequencedChange) => [c.seq, c.change.type, c.change.type === 'entry' ? c.change.entry.id : ''])
+    const kinds = page.changes.map((c: SequencedChange) => [
+      c.seq,
+      c.change.type,
+      c.change.type === 'entry' ? c.change.entry.id : '',
+    ])
     // created(1) | e_2 added(2) meta(3) leaf(4) | e_3 added(5) meta(6) leaf(7) | e_2 updated(8) meta(9):
     // meta and leaf moved to their newest position; e_2 keeps its first one and has an update.
     expect(kinds).toStrictEqual([
-      [1, 'meta', ''], [2, 'entry', 'e_2'], [5, 'entry', 'e_3'], [7, 'leaf', ''], [8, 'entry', 'e_2'], [9, 'meta', ''],
+      [1, 'meta', ''],
+      [2, 'entry', 'e_2'],
+      [5, 'entry', 'e_3'],
+      [7, 'leaf', ''],
+      [8, 'entry', 'e_2'],
+      [9, 'meta', ''],
     ])
     // Every record carries the current state of what it names.
     expect(page.changes[1].change).toMatchObject({ entry: { revision: 1 } })
@@ -59,7 +82,11 @@ describe('change log', () => {
     await store.append({ session_id: mine, message: user('mine') })
     await store.append({ session_id: theirs, message: user('secret 2') })
     const first = await log.page(0, 2, { owner: 'u_1' })
-    expect(first.changes.every((c) => (c.change.type === 'meta' ? c.change.meta.session_id : c.change.session_id) === mine)).toBe(true)
+    expect(
+      first.changes.every(
+        (c) => (c.change.type === 'meta' ? c.change.meta.session_id : c.change.session_id) === mine,
+      ),
+    ).toBe(true)
     expect(first.more).toBe(true)
     const rest = await log.page(first.checkpoint, 100, { owner: 'u_1' })
     expect(rest.changes.map((c) => c.change.type)).toStrictEqual(['meta', 'leaf'])
@@ -71,10 +98,15 @@ describe('change log', () => {
   it('announces each commit to subscribers, in order, with the metadata that scopes it', async () => {
     const { store, log } = await logged(memoryStorage())
     const seen: Array<[number, string, unknown]> = []
-    log.subscribe((changes) => seen.push(...changes.map((c) => [c.seq, c.change.type, c.metadata] as [number, string, unknown])))
+    log.subscribe((changes) =>
+      seen.push(...changes.map((c) => [c.seq, c.change.type, c.metadata] as [number, string, unknown])),
+    )
     const { session_id } = await store.create({ metadata: { owner: 'u_1' } })
     await store.delete({ session_id })
-    expect(seen).toStrictEqual([[1, 'meta', { owner: 'u_1' }], [2, 'delete', { owner: 'u_1' }]])
+    expect(seen).toStrictEqual([
+      [1, 'meta', { owner: 'u_1' }],
+      [2, 'delete', { owner: 'u_1' }],
+    ])
   })
 
   it('survives restarts: numbers keep growing and an old checkpoint still converges (state read back from disk)', async () => {
@@ -88,7 +120,11 @@ describe('change log', () => {
     cleanups.push(() => client.close())
     const cp = await pullInto(client, a.log, 0, 2)
     clock.t += 10
-    await a.store.updateMessage({ session_id: s1, entry_id: 'e_2', content: [{ type: 'text', text: 'edited' }] })
+    await a.store.updateMessage({
+      session_id: s1,
+      entry_id: 'e_2',
+      content: [{ type: 'text', text: 'edited' }],
+    })
     await a.store.append({ session_id: s1, message: user('two') })
     const gone = (await a.store.create({ title: 'gone' })).session_id
     await a.store.delete({ session_id: gone })
@@ -124,13 +160,36 @@ describe('change log', () => {
     const sessionIds = ['a', 'b', 'c']
     const op = fc.oneof(
       fc.record({ k: fc.constant('ensure'), s: fc.constantFrom(...sessionIds) }),
-      { weight: 4, arbitrary: fc.record({ k: fc.constant('append'), s: fc.constantFrom(...sessionIds), at: fc.nat(20), branch: fc.boolean() }) },
-      { weight: 2, arbitrary: fc.record({ k: fc.constant('update'), s: fc.constantFrom(...sessionIds), at: fc.nat(20) }) },
-      fc.record({ k: fc.constant('appendMany'), s: fc.constantFrom(...sessionIds), n: fc.integer({ min: 1, max: 3 }) }),
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          k: fc.constant('append'),
+          s: fc.constantFrom(...sessionIds),
+          at: fc.nat(20),
+          branch: fc.boolean(),
+        }),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.record({ k: fc.constant('update'), s: fc.constantFrom(...sessionIds), at: fc.nat(20) }),
+      },
+      fc.record({
+        k: fc.constant('appendMany'),
+        s: fc.constantFrom(...sessionIds),
+        n: fc.integer({ min: 1, max: 3 }),
+      }),
       fc.record({ k: fc.constant('update'), s: fc.constantFrom(...sessionIds), at: fc.nat(20) }),
       fc.record({ k: fc.constant('leaf'), s: fc.constantFrom(...sessionIds), at: fc.nat(20) }),
-      fc.record({ k: fc.constant('meta'), s: fc.constantFrom(...sessionIds), title: fc.string({ maxLength: 3 }) }),
-      fc.record({ k: fc.constant('status'), s: fc.constantFrom(...sessionIds), status: fc.constantFrom('idle', 'working', 'done') }),
+      fc.record({
+        k: fc.constant('meta'),
+        s: fc.constantFrom(...sessionIds),
+        title: fc.string({ maxLength: 3 }),
+      }),
+      fc.record({
+        k: fc.constant('status'),
+        s: fc.constantFrom(...sessionIds),
+        status: fc.constantFrom('idle', 'working', 'done'),
+      }),
       fc.record({ k: fc.constant('fork'), s: fc.constantFrom(...sessionIds), at: fc.nat(20) }),
       fc.record({ k: fc.constant('delete'), s: fc.constantFrom(...sessionIds) }),
       fc.record({ k: fc.constant('pull'), r: fc.nat(2), limit: fc.integer({ min: 1, max: 4 }) }),
@@ -158,14 +217,28 @@ describe('change log', () => {
               await store.ensure({ session_id: o.s })
               break
             case 'append':
-              if (exists) await store.append({ session_id: o.s, message: user(`m${clock.t}`), parent_id: o.branch ? await pick(o.s, o.at) : undefined })
+              if (exists)
+                await store.append({
+                  session_id: o.s,
+                  message: user(`m${clock.t}`),
+                  parent_id: o.branch ? await pick(o.s, o.at) : undefined,
+                })
               break
             case 'appendMany':
-              if (exists) await store.appendMany({ session_id: o.s, messages: Array.from({ length: o.n }, (_, i) => user(`b${i}`)) })
+              if (exists)
+                await store.appendMany({
+                  session_id: o.s,
+                  messages: Array.from({ length: o.n }, (_, i) => user(`b${i}`)),
+                })
               break
             case 'update': {
               const e = exists ? await pick(o.s, o.at) : undefined
-              if (e) await store.updateMessage({ session_id: o.s, entry_id: e, content: [{ type: 'text', text: `u${clock.t}` }] })
+              if (e)
+                await store.updateMessage({
+                  session_id: o.s,
+                  entry_id: e,
+                  content: [{ type: 'text', text: `u${clock.t}` }],
+                })
               break
             }
             case 'leaf': {

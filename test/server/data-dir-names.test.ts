@@ -13,17 +13,25 @@ import { PLACES, placeOf } from './data-dir-places.js'
 // of the most hostile valid ids must produce only names of the storage's grammar (bounded
 // hashed names plus fixed suffixes, each at most 255 bytes), and the places it reads on open
 // must be exactly those data-dir-places.ts plants bad entries in (data-dir.test.ts).
-const seen = vi.hoisted(() => ({ on: false, calls: [] as Array<{ fn: string; path: string }>, renames: [] as Array<[string, string]> }))
+const seen = vi.hoisted(() => ({
+  on: false,
+  calls: [] as Array<{ fn: string; path: string }>,
+  renames: [] as Array<[string, string]>,
+}))
 
 vi.mock('node:fs/promises', async (importOriginal) => {
   const real = await importOriginal<Record<string, unknown>>()
   const wrapped: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(real)) {
-    wrapped[k] = typeof v !== 'function' || /^[A-Z]/.test(k) ? v : (...args: unknown[]) => {
-      if (seen.on) for (const a of args.slice(0, 2)) if (typeof a === 'string') seen.calls.push({ fn: k, path: a })
-      if (seen.on && k === 'rename') seen.renames.push([args[0] as string, args[1] as string])
-      return (v as (...a: unknown[]) => unknown)(...args)
-    }
+    wrapped[k] =
+      typeof v !== 'function' || /^[A-Z]/.test(k)
+        ? v
+        : (...args: unknown[]) => {
+            if (seen.on)
+              for (const a of args.slice(0, 2)) if (typeof a === 'string') seen.calls.push({ fn: k, path: a })
+            if (seen.on && k === 'rename') seen.renames.push([args[0] as string, args[1] as string])
+            return (v as (...a: unknown[]) => unknown)(...args)
+          }
   }
   return { ...wrapped, default: wrapped }
 })
@@ -31,10 +39,15 @@ vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<Record<string, unknown>>()
   const wrapped: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(real)) {
-    wrapped[k] = typeof v !== 'function' || /^[A-Z]/.test(k) ? v : (...args: unknown[]) => {
-      if (seen.on) for (const a of args.slice(0, 2)) if (typeof a === 'string') seen.calls.push({ fn: `fs.${k}`, path: a })
-      return (v as (...a: unknown[]) => unknown)(...args)
-    }
+    wrapped[k] =
+      typeof v !== 'function' || /^[A-Z]/.test(k)
+        ? v
+        : (...args: unknown[]) => {
+            if (seen.on)
+              for (const a of args.slice(0, 2))
+                if (typeof a === 'string') seen.calls.push({ fn: `fs.${k}`, path: a })
+            return (v as (...a: unknown[]) => unknown)(...args)
+          }
   }
   return { ...wrapped, default: wrapped }
 })
@@ -43,12 +56,35 @@ const { defer, dataDir } = cleanupAfterEach('names')
 
 /** The most hostile valid ids: as long as allowed in bytes, multi-byte, folding twins, dot names, reserved names. */
 const IDS = [
-  'b'.repeat(255), 'B'.repeat(255), '\u20ac'.repeat(85), '\u{1f600}'.repeat(63), '\u00e9'.repeat(127), 'e\u0301'.repeat(85), 'a'.repeat(249) + '.jsonl',
-  '..', '.', '../escape', 'a/b\\c', 'CON', 'aux.json', 'x.d', 'Chat-A', 'chat-a', '%41', 'A', 'trailing. ', 'nul\u0000byte', '.colloquy', 'attachments',
+  'b'.repeat(255),
+  'B'.repeat(255),
+  '\u20ac'.repeat(85),
+  '\u{1f600}'.repeat(63),
+  '\u00e9'.repeat(127),
+  'e\u0301'.repeat(85),
+  'a'.repeat(249) + '.jsonl',
+  '..',
+  '.',
+  '../escape',
+  'a/b\\c',
+  'CON',
+  'aux.json',
+  'x.d',
+  'Chat-A',
+  'chat-a',
+  '%41',
+  'A',
+  'trailing. ',
+  'nul\u0000byte',
+  '.colloquy',
+  'attachments',
 ]
 
 async function open(dir: string): Promise<Store> {
-  const store = await createStore({ storage: fileStorage({ dir, fsync: true, checkpointBytes: 4096, warn: () => {} }), multiTab: false })
+  const store = await createStore({
+    storage: fileStorage({ dir, fsync: true, checkpointBytes: 4096, warn: () => {} }),
+    multiTab: false,
+  })
   defer(() => store.close())
   return store
 }
@@ -62,15 +98,35 @@ describe('every name the file storage derives is bounded and of its grammar', ()
       let store = await open(dir)
       for (const [i, session_id] of IDS.entries()) {
         await store.ensure({ session_id })
-        const put = await store.putAttachment({ session_id, name: 'x.bin', mime: 'text/plain', data: Buffer.from(session_id).toString('base64') })
+        const put = await store.putAttachment({
+          session_id,
+          name: 'x.bin',
+          mime: 'text/plain',
+          data: Buffer.from(session_id).toString('base64'),
+        })
         await store.putAttachment({ session_id, name: 'y.bin', file: new Blob([`${i}`]) })
-        await store.applyReplica([{ type: 'attachment', session_id, attachment: { ...put.attachment, attachment_id: IDS[(i + 1) % IDS.length], sha256: put.attachment.sha256 }, bytes: new Blob([session_id]) }], { policy: 'push' })
+        await store.applyReplica(
+          [
+            {
+              type: 'attachment',
+              session_id,
+              attachment: {
+                ...put.attachment,
+                attachment_id: IDS[(i + 1) % IDS.length],
+                sha256: put.attachment.sha256,
+              },
+              bytes: new Blob([session_id]),
+            },
+          ],
+          { policy: 'push' },
+        )
         await store.append({ session_id, message: { role: 'user', content: [put.block], timestamp: 0 } })
         if (i % 3 === 0) {
           const [leaf] = (await store.messages({ session_id })).messages
           await store.fork({ session_id, entry_id: leaf.entry_id })
         }
-        if (i % 4 === 1) await store.deleteAttachment({ session_id, attachment_id: IDS[(i + 1) % IDS.length] })
+        if (i % 4 === 1)
+          await store.deleteAttachment({ session_id, attachment_id: IDS[(i + 1) % IDS.length] })
         if (i % 5 === 2) await store.delete({ session_id })
       }
       await store.close()
@@ -88,8 +144,16 @@ describe('every name the file storage derives is bounded and of its grammar', ()
     })
     expect(bad.map((c) => `${c.fn} ${relative(dir, c.path).slice(0, 120)}`)).toStrictEqual([])
     // The places read on open (directories walked, files read) are the places bad entries are planted in.
-    const read = new Set(inside.filter((c) => /readdir|readFile|openAsBlob/.test(c.fn)).map((c) => placeOf(relative(dir, c.path))!))
-    expect([...read].sort()).toStrictEqual(PLACES.filter((p) => p.readOnOpen).map((p) => p.name).sort())
+    const read = new Set(
+      inside
+        .filter((c) => /readdir|readFile|openAsBlob/.test(c.fn))
+        .map((c) => placeOf(relative(dir, c.path))!),
+    )
+    expect([...read].sort()).toStrictEqual(
+      PLACES.filter((p) => p.readOnOpen)
+        .map((p) => p.name)
+        .sort(),
+    )
   })
 })
 
@@ -103,7 +167,12 @@ describe('the attachment folder migration survives a crash at every step', () =>
     for (const session_id of sessions) {
       await store.ensure({ session_id })
       for (const text of ['first', 'second']) {
-        const { attachment } = await store.putAttachment({ session_id, name: `${text}.txt`, mime: 'text/plain', data: Buffer.from(`${session_id} ${text}`).toString('base64') })
+        const { attachment } = await store.putAttachment({
+          session_id,
+          name: `${text}.txt`,
+          mime: 'text/plain',
+          data: Buffer.from(`${session_id} ${text}`).toString('base64'),
+        })
         expected.push([session_id, attachment.attachment_id, `${session_id} ${text}`])
       }
     }
@@ -128,7 +197,9 @@ describe('the attachment folder migration survives a crash at every step', () =>
     } finally {
       seen.on = false
     }
-    const steps = seen.renames.filter(([from]) => from.startsWith(join(probe, 'attachments') + sep)).map(([from, to]) => [relative(probe, from), relative(probe, to)] as const)
+    const steps = seen.renames
+      .filter(([from]) => from.startsWith(join(probe, 'attachments') + sep))
+      .map(([from, to]) => [relative(probe, from), relative(probe, to)] as const)
     expect(steps.length).toBe(sessions.length * 3)
     for (let k = 0; k <= steps.length; k++) {
       const dir = await dataDir()
@@ -150,7 +221,9 @@ describe('the attachment folder migration survives a crash at every step', () =>
       } finally {
         seen.on = false
       }
-      expect(seen.renames.filter(([from]) => from.startsWith(join(dir, 'attachments') + sep))).toStrictEqual([])
+      expect(seen.renames.filter(([from]) => from.startsWith(join(dir, 'attachments') + sep))).toStrictEqual(
+        [],
+      )
     }
   })
 })

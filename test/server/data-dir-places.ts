@@ -25,9 +25,17 @@ export const PLACES: readonly Place[] = [
   { name: 'orphans', path: new RegExp(`^\\.colloquy/orphans(/${B}(\\.\\d+)?)?$`), readOnOpen: false },
   { name: 'attachments', path: /^attachments$/, readOnOpen: true },
   { name: 'attachment folder', path: new RegExp(`^attachments/${B}\\.d$`), readOnOpen: true },
-  { name: 'attachment metadata', path: new RegExp(`^attachments/${B}\\.d/${B}\\.json${TMP}$`), readOnOpen: true },
+  {
+    name: 'attachment metadata',
+    path: new RegExp(`^attachments/${B}\\.d/${B}\\.json${TMP}$`),
+    readOnOpen: true,
+  },
   // Read on demand (a download, a fork's copy), never on open.
-  { name: 'attachment bytes', path: new RegExp(`^attachments/${B}\\.d/[0-9a-f]{64}\\.bin${TMP}$`), readOnOpen: false },
+  {
+    name: 'attachment bytes',
+    path: new RegExp(`^attachments/${B}\\.d/[0-9a-f]{64}\\.bin${TMP}$`),
+    readOnOpen: false,
+  },
 ]
 
 /** The place a relative path is, or undefined when it is of no name the storage writes. */

@@ -2,7 +2,10 @@ import { appendFile, mkdir, readFile, readdir, rename, rm, symlink, writeFile } 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { attachmentFolderName, attachmentMetaName } from '../../packages/server/src/storage/file/attachment-files.js'
+import {
+  attachmentFolderName,
+  attachmentMetaName,
+} from '../../packages/server/src/storage/file/attachment-files.js'
 import { boundedName, encodeId, sessionFileName } from '../../packages/server/src/storage/file/file-names.js'
 import { PLACES } from './data-dir-places.js'
 import { cleanupAfterEach, postJson, rpc, startServer, user, type ServerProcess } from './helpers.js'
@@ -23,13 +26,19 @@ async function serve(dir: string, env: Record<string, string> = {}): Promise<Ser
     defer(() => s.stop('SIGKILL'))
     return s
   } finally {
-    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]
+    for (const [k, v] of Object.entries(saved))
+      if (v === undefined) delete process.env[k]
       else process.env[k] = v
   }
 }
 
 /** The good data every case must still serve: two sessions with messages, one with two attachments. */
-interface Good { session: string; other: string; attachment: string; second: string }
+interface Good {
+  session: string
+  other: string
+  attachment: string
+  second: string
+}
 
 async function seed(dir: string): Promise<Good> {
   const s = await serve(dir)
@@ -41,7 +50,11 @@ async function seed(dir: string): Promise<Good> {
     await rpc(s.url, 'session::append', { session_id: id, message: user(`again ${id}`) }, TOKEN)
   }
   const up = async (text: string): Promise<string> => {
-    const res = await fetch(`${s.url}/attachments/${session}?name=a.txt&mime=text/plain`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: text })
+    const res = await fetch(`${s.url}/attachments/${session}?name=a.txt&mime=text/plain`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/octet-stream' },
+      body: text,
+    })
     expect(res.status).toBe(200)
     return ((await res.json()) as { attachment: { attachment_id: string } }).attachment.attachment_id
   }
@@ -52,7 +65,9 @@ async function seed(dir: string): Promise<Good> {
 }
 
 const texts = async (url: string, session_id: string): Promise<string[]> =>
-  (await rpc(url, 'session::messages', { session_id }, TOKEN)).messages.map((m: { message: { content: Array<{ text: string }> } }) => m.message.content[0].text)
+  (await rpc(url, 'session::messages', { session_id }, TOKEN)).messages.map(
+    (m: { message: { content: Array<{ text: string }> } }) => m.message.content[0].text,
+  )
 
 /** What a restart must still serve (`attachments`: which of the good session's, after the case); and that it writes. */
 async function servesGood(url: string, g: Good, attachments: 'all' | 'first' | 'none'): Promise<void> {
@@ -65,15 +80,26 @@ async function servesGood(url: string, g: Good, attachments: 'all' | 'first' | '
   if (attachments === 'all') expect(await (await get(g.second)).text()).toBe('second bytes')
   // And it writes.
   const { session_id } = await rpc(url, 'session::create', { title: 'after' }, TOKEN)
-  const res = await fetch(`${url}/attachments/${enc(session_id)}?name=n.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: 'new' })
+  const res = await fetch(`${url}/attachments/${enc(session_id)}?name=n.txt`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/octet-stream' },
+    body: 'new',
+  })
   expect(res.status, await res.clone().text()).toBe(200)
 }
 
 /** What no answer may carry: the data directory, temporary or repository paths, a system error code, a stack line. */
 const leaks = (text: string, dir: string): string[] =>
-  [dir, tmpdir() + '/', 'node_modules', '/work/', 'ENOTDIR', 'EEXIST', 'ENOENT', 'EISDIR'].filter((s) => text.includes(s)).concat(/\n\s*at /.test(text) ? ['a stack line'] : [])
+  [dir, tmpdir() + '/', 'node_modules', '/work/', 'ENOTDIR', 'EEXIST', 'ENOENT', 'EISDIR']
+    .filter((s) => text.includes(s))
+    .concat(/\n\s*at /.test(text) ? ['a stack line'] : [])
 
-interface Variant { what: string; plant(dir: string, g: Good): Promise<void>; attachments: 'all' | 'first' | 'none'; warns: RegExp }
+interface Variant {
+  what: string
+  plant(dir: string, g: Good): Promise<void>
+  attachments: 'all' | 'first' | 'none'
+  warns: RegExp
+}
 
 const folder = (dir: string, g: Good): string => join(dir, 'attachments', attachmentFolderName(g.session))
 
@@ -98,7 +124,10 @@ const BAD: Record<string, Variant[]> = {
       what: 'garbage lines and a truncated last line in a session file',
       async plant(dir, g) {
         const path = join(dir, sessionFileName(g.other))
-        await appendFile(path, '{"not a record": true}\n\u0000\u00ff garbage\n{"type":"append","entry":{"id":"torn"')
+        await appendFile(
+          path,
+          '{"not a record": true}\n\u0000\u00ff garbage\n{"type":"append","entry":{"id":"torn"',
+        )
         await appendFile(join(dir, sessionFileName(g.session)), '[1,2,3]\n')
       },
       attachments: 'all',
@@ -109,7 +138,10 @@ const BAD: Record<string, Variant[]> = {
     {
       what: 'garbage lines and a torn last line in the journal',
       async plant(dir) {
-        await appendFile(join(dir, '.colloquy', 'journal.jsonl'), 'garbage\n{"tx":"x"}\n{"tx":999,"side":[{"store":"changes","key":"k","value":{"bad":1}}],"v":2}\n{"tx":1000,"si')
+        await appendFile(
+          join(dir, '.colloquy', 'journal.jsonl'),
+          'garbage\n{"tx":"x"}\n{"tx":999,"side":[{"store":"changes","key":"k","value":{"bad":1}}],"v":2}\n{"tx":1000,"si',
+        )
       },
       attachments: 'all',
       warns: /journal: (skipping a malformed line|cutting a torn last line)/,
@@ -132,7 +164,8 @@ const BAD: Record<string, Variant[]> = {
         await writeFile(join(dir, 'attachments'), 'a file')
       },
       attachments: 'none',
-      warns: /attachments: cannot be read \(ENOTDIR\); sessions are served without their attachments; moved aside/,
+      warns:
+        /attachments: cannot be read \(ENOTDIR\); sessions are served without their attachments; moved aside/,
     },
     {
       what: 'stray entries and a 255-byte name in the attachments folder',
@@ -171,8 +204,13 @@ const BAD: Record<string, Variant[]> = {
       what: "garbage in one attachment's metadata, and metadata naming another id",
       async plant(dir, g) {
         await writeFile(join(folder(dir, g), attachmentMetaName(g.second)), '{"attachment_id": 5, garbage')
-        const meta = JSON.parse(await readFile(join(folder(dir, g), attachmentMetaName(g.attachment)), 'utf8')) as Record<string, unknown>
-        await writeFile(join(folder(dir, g), attachmentMetaName('elsewhere')), JSON.stringify({ ...meta, attachment_id: 'not-elsewhere' }))
+        const meta = JSON.parse(
+          await readFile(join(folder(dir, g), attachmentMetaName(g.attachment)), 'utf8'),
+        ) as Record<string, unknown>
+        await writeFile(
+          join(folder(dir, g), attachmentMetaName('elsewhere')),
+          JSON.stringify({ ...meta, attachment_id: 'not-elsewhere' }),
+        )
       },
       attachments: 'first',
       warns: /skipped, not an attachment's metadata/,
@@ -182,7 +220,11 @@ const BAD: Record<string, Variant[]> = {
 
 describe('start-up never fails over one bad entry of the data directory', () => {
   it('every place read on open has bad entries planted in it here', () => {
-    expect(PLACES.filter((p) => p.readOnOpen).map((p) => p.name).sort()).toStrictEqual(Object.keys(BAD).sort())
+    expect(
+      PLACES.filter((p) => p.readOnOpen)
+        .map((p) => p.name)
+        .sort(),
+    ).toStrictEqual(Object.keys(BAD).sort())
   })
 
   for (const [place, variants] of Object.entries(BAD)) {
@@ -207,7 +249,9 @@ describe('attachment bytes, read on demand', () => {
   it('a directory or a file cut short in place of bytes answers that attachment as missing (404), never a broken download; the others are served', async () => {
     const dir = await dataDir()
     const g = await seed(dir)
-    const sha = async (id: string): Promise<string> => (JSON.parse(await readFile(join(folder(dir, g), attachmentMetaName(id)), 'utf8')) as { sha256: string }).sha256
+    const sha = async (id: string): Promise<string> =>
+      (JSON.parse(await readFile(join(folder(dir, g), attachmentMetaName(id)), 'utf8')) as { sha256: string })
+        .sha256
     const first = join(folder(dir, g), `${await sha(g.attachment)}.bin`)
     const second = join(folder(dir, g), `${await sha(g.second)}.bin`)
     await rm(first)
@@ -224,11 +268,19 @@ describe('attachment bytes, read on demand', () => {
     expect(await texts(s.url, g.session)).toStrictEqual([`hello ${g.session}`, `again ${g.session}`])
     // A new upload of the same content puts the bytes back in place of what was there: both attachments are served again.
     for (const body of ['the bytes', 'second bytes']) {
-      const res = await fetch(`${s.url}/attachments/${g.session}?name=again.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body })
+      const res = await fetch(`${s.url}/attachments/${g.session}?name=again.txt`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/octet-stream' },
+        body,
+      })
       expect(res.status).toBe(200)
     }
-    expect(await (await fetch(`${s.url}/attachments/${g.session}/${enc(g.attachment)}`, { headers: auth })).text()).toBe('the bytes')
-    expect(await (await fetch(`${s.url}/attachments/${g.session}/${enc(g.second)}`, { headers: auth })).text()).toBe('second bytes')
+    expect(
+      await (await fetch(`${s.url}/attachments/${g.session}/${enc(g.attachment)}`, { headers: auth })).text(),
+    ).toBe('the bytes')
+    expect(
+      await (await fetch(`${s.url}/attachments/${g.session}/${enc(g.second)}`, { headers: auth })).text(),
+    ).toBe('second bytes')
   })
 })
 
@@ -253,16 +305,29 @@ describe('attachment folders of the percent-encoded layout are migrated on open'
     const g = await seed(dir)
     // The other session gets a folder too, then both go legacy: one whole, one as a crash after its metadata left it.
     const s = await serve(dir)
-    const res = await fetch(`${s.url}/attachments/${enc(g.other)}?name=o.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: 'other bytes' })
+    const res = await fetch(`${s.url}/attachments/${enc(g.other)}?name=o.txt`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/octet-stream' },
+      body: 'other bytes',
+    })
     const other = ((await res.json()) as { attachment: { attachment_id: string } }).attachment.attachment_id
     await s.stop()
     await toLegacy(dir, g, 'all')
-    await rename(join(dir, 'attachments', attachmentFolderName(g.other)), join(dir, 'attachments', `${encodeId(g.other)}.d`))
+    await rename(
+      join(dir, 'attachments', attachmentFolderName(g.other)),
+      join(dir, 'attachments', `${encodeId(g.other)}.d`),
+    )
     const a = await serve(dir)
     await servesGood(a.url, g, 'all')
-    expect(await (await fetch(`${a.url}/attachments/${enc(g.other)}/${other}`, { headers: auth })).text()).toBe('other bytes')
-    expect((await readdir(join(dir, 'attachments'))).sort()).toEqual(expect.arrayContaining([attachmentFolderName(g.session), attachmentFolderName(g.other)]))
-    expect((await readdir(join(dir, 'attachments'))).filter((n) => n.includes('%') || n === `${g.session}.d`)).toStrictEqual([])
+    expect(
+      await (await fetch(`${a.url}/attachments/${enc(g.other)}/${other}`, { headers: auth })).text(),
+    ).toBe('other bytes')
+    expect((await readdir(join(dir, 'attachments'))).sort()).toEqual(
+      expect.arrayContaining([attachmentFolderName(g.session), attachmentFolderName(g.other)]),
+    )
+    expect(
+      (await readdir(join(dir, 'attachments'))).filter((n) => n.includes('%') || n === `${g.session}.d`),
+    ).toStrictEqual([])
     await a.stop()
     const b = await serve(dir)
     await servesGood(b.url, g, 'all')
@@ -282,12 +347,13 @@ describe('attachment folders of the percent-encoded layout are migrated on open'
     await writeFile(join(legacy, `${encodeId('stale')}.json`), '{}')
     const s = await serve(dir)
     expect(s.output()).toMatch(/exists already; moved aside/)
-    expect(await readdir(join(dir, '.colloquy', 'orphans'))).toContain(boundedName(`${encodeId(g.session)}.d`))
+    expect(await readdir(join(dir, '.colloquy', 'orphans'))).toContain(
+      boundedName(`${encodeId(g.session)}.d`),
+    )
   })
 })
 
 describe('no error answer carries a server path or a stack trace', () => {
-
   it('storage failures (a file where the attachments folder goes, a vanished spool directory) answer a generic 5xx with an id; the details are in the log', async () => {
     const dir = await dataDir()
     const g = await seed(dir)
@@ -296,8 +362,16 @@ describe('no error answer carries a server path or a stack trace', () => {
     await writeFile(join(dir, 'attachments'), 'a file')
     const bytes = Buffer.from('hi')
     const answers = [
-      await postJson(`${s.url}/rpc/session::put-attachment`, { session_id: g.other, name: 'x', data: bytes.toString('base64') }, TOKEN),
-      await fetch(`${s.url}/attachments/${enc(g.other)}?name=x`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: bytes }),
+      await postJson(
+        `${s.url}/rpc/session::put-attachment`,
+        { session_id: g.other, name: 'x', data: bytes.toString('base64') },
+        TOKEN,
+      ),
+      await fetch(`${s.url}/attachments/${enc(g.other)}?name=x`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/octet-stream' },
+        body: bytes,
+      }),
     ]
     for (const res of answers) {
       const text = await res.text()
@@ -307,7 +381,11 @@ describe('no error answer carries a server path or a stack trace', () => {
       expect(error.id).toMatch(/^[0-9a-f]{12}$/)
       expect(error.message).toContain(error.id)
       // The log has the details under the same id.
-      expect(s.output()).toMatch(new RegExp(`error ${error.id} \\([a-z/_]+\\): [^\\n]*(${dir.replace(/[/.]/g, '\\$&')}|no-such-spool)`))
+      expect(s.output()).toMatch(
+        new RegExp(
+          `error ${error.id} \\([a-z/_]+\\): [^\\n]*(${dir.replace(/[/.]/g, '\\$&')}|no-such-spool)`,
+        ),
+      )
     }
     // Reads go on.
     expect(await texts(s.url, g.session)).toStrictEqual([`hello ${g.session}`, `again ${g.session}`])
@@ -325,9 +403,12 @@ describe('no error answer carries a server path or a stack trace', () => {
     expect(res.headers.get('content-type')).toBe('application/octet-stream')
     expect(res.headers.get('set-cookie')).toBeNull()
     expect(await res.text()).toBe('the bytes')
-    const got = await rpc(s.url, 'session::get-attachment', { session_id: g.session, attachment_id: g.attachment, include_data: false }, TOKEN)
+    const got = await rpc(
+      s.url,
+      'session::get-attachment',
+      { session_id: g.session, attachment_id: g.attachment, include_data: false },
+      TOKEN,
+    )
     expect(got.attachment.mime).toBe('application/octet-stream')
   })
 })
-
-

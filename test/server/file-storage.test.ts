@@ -41,11 +41,15 @@ function deathAt() {
   }
 }
 
-const sessionFiles = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((n) => n.endsWith('.jsonl')).sort()
+const sessionFiles = async (dir: string): Promise<string[]> =>
+  (await readdir(dir)).filter((n) => n.endsWith('.jsonl')).sort()
 const lines = async (path: string): Promise<Array<Record<string, unknown>>> =>
-  (await readFile(path, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+  (await readFile(path, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
 
-describe('fileStorage: the contract\'s persistence scenarios', () => {
+describe("fileStorage: the contract's persistence scenarios", () => {
   it('143. each session gets its own file', async () => {
     const dir = await dataDir()
     const store = await opener(dir).open()
@@ -60,7 +64,17 @@ describe('fileStorage: the contract\'s persistence scenarios', () => {
     const a = await o.open()
     const { session_id } = await a.create({ title: 'persisted', metadata: { owner: 'u_1' } })
     await a.append({ session_id, message: user('one') })
-    await a.append({ session_id, message: { role: 'assistant', content: [], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 0 } })
+    await a.append({
+      session_id,
+      message: {
+        role: 'assistant',
+        content: [],
+        stop_reason: 'end',
+        model: 'm',
+        provider: 'p',
+        timestamp: 0,
+      },
+    })
     await a.updateMessage({ session_id, entry_id: 'e_002', content: [{ type: 'text', text: 'streamed' }] })
     await a.setStatus({ session_id, status: 'done' })
     await a.setActiveLeaf({ session_id, entry_id: 'e_001' })
@@ -69,10 +83,21 @@ describe('fileStorage: the contract\'s persistence scenarios', () => {
 
     const b = await o.open()
     expect(await b.get({ session_id })).toStrictEqual(before)
-    expect(before!.meta).toMatchObject({ title: 'persisted', status: 'done', message_count: 2, metadata: { owner: 'u_1' } })
-    expect((await b.getMessage({ session_id, entry_id: 'e_002' }))!.entry).toMatchObject({ revision: 1, message: { content: [{ type: 'text', text: 'streamed' }] } })
+    expect(before!.meta).toMatchObject({
+      title: 'persisted',
+      status: 'done',
+      message_count: 2,
+      metadata: { owner: 'u_1' },
+    })
+    expect((await b.getMessage({ session_id, entry_id: 'e_002' }))!.entry).toMatchObject({
+      revision: 1,
+      message: { content: [{ type: 'text', text: 'streamed' }] },
+    })
     expect((await b.append({ session_id, message: user('three') })).parent_id).toBe('e_001')
-    expect((await b.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual(['e_001', 'e_003'])
+    expect((await b.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual([
+      'e_001',
+      'e_003',
+    ])
   })
 
   it('145. hostile session ids are encoded but work end to end', async () => {
@@ -106,7 +131,7 @@ describe('fileStorage: the contract\'s persistence scenarios', () => {
   })
 })
 
-describe('fileStorage: the seed\'s record format', () => {
+describe("fileStorage: the seed's record format", () => {
   it('writes an append as one atomic append record and an update as entry + meta, every line tagged with its commit', async () => {
     const dir = await dataDir()
     const store = await opener(dir).open()
@@ -116,8 +141,20 @@ describe('fileStorage: the seed\'s record format', () => {
     await store.setActiveLeaf({ session_id, entry_id: 'e_001' })
     await store.appendMany({ session_id, messages: [user('a'), user('b')] })
     const recs = await lines(join(dir, fileOf('s_001')))
-    expect(recs.map((r) => r.type)).toStrictEqual(['meta', 'append', 'entry', 'meta', 'entry', 'entry', 'leaf', 'meta'])
-    expect(recs[1]).toMatchObject({ entry: { id: 'e_001', parent_id: null, revision: 0 }, meta: { message_count: 1 } })
+    expect(recs.map((r) => r.type)).toStrictEqual([
+      'meta',
+      'append',
+      'entry',
+      'meta',
+      'entry',
+      'entry',
+      'leaf',
+      'meta',
+    ])
+    expect(recs[1]).toMatchObject({
+      entry: { id: 'e_001', parent_id: null, revision: 0 },
+      meta: { message_count: 1 },
+    })
     expect(recs[2]).toMatchObject({ entry: { id: 'e_001', revision: 1 } })
     expect(recs[6]).toMatchObject({ type: 'leaf', entry_id: 'e_003' })
     expect(recs.every((r) => typeof r.tx === 'number')).toBe(true)
@@ -125,8 +162,24 @@ describe('fileStorage: the seed\'s record format', () => {
 
   it('reads a directory written by the seed: no commit tags, the older three-record append, a crash-orphaned entry', async () => {
     const dir = await dataDir()
-    const meta = (n: number, leaf?: string) => ({ session_id: 'chat-1', title: 'seed', description: '', status: 'idle', created_at: 5, updated_at: 5 + n, message_count: n, ...(leaf ? {} : {}) })
-    const entry = (id: string, parent: string | null, text: string, revision?: number) => ({ id, parent_id: parent, timestamp: 5, ...(revision !== undefined && { revision }), kind: 'message', message: user(text) })
+    const meta = (n: number, leaf?: string) => ({
+      session_id: 'chat-1',
+      title: 'seed',
+      description: '',
+      status: 'idle',
+      created_at: 5,
+      updated_at: 5 + n,
+      message_count: n,
+      ...(leaf ? {} : {}),
+    })
+    const entry = (id: string, parent: string | null, text: string, revision?: number) => ({
+      id,
+      parent_id: parent,
+      timestamp: 5,
+      ...(revision !== undefined && { revision }),
+      kind: 'message',
+      message: user(text),
+    })
     const file = [
       { type: 'meta', meta: meta(0) },
       // The older three-record append: entry, leaf, meta (which commits the active path).
@@ -145,23 +198,40 @@ describe('fileStorage: the seed\'s record format', () => {
     const got = await store.get({ session_id: 'chat-1' })
     // `kind` was not in early seed records: it reads back as user.
     expect(got!.meta).toMatchObject({ title: 'seed', kind: 'user', message_count: 2 })
-    expect((await store.messages({ session_id: 'chat-1' })).messages.map((m) => [m.entry_id, m.message!.content])).toStrictEqual([
+    expect(
+      (await store.messages({ session_id: 'chat-1' })).messages.map((m) => [m.entry_id, m.message!.content]),
+    ).toStrictEqual([
       ['a', [{ type: 'text', text: 'one' }]],
       ['b', [{ type: 'text', text: 'two, edited' }]],
     ])
     expect(await store.getMessage({ session_id: 'chat-1', entry_id: 'c' })).toBeNull()
     // The retried append commits afresh: the leaf moves and the count grows.
-    expect(await store.append({ session_id: 'chat-1', entry_id: 'c', message: user('lost') })).toMatchObject({ entry_id: 'c', parent_id: 'b' })
+    expect(await store.append({ session_id: 'chat-1', entry_id: 'c', message: user('lost') })).toMatchObject({
+      entry_id: 'c',
+      parent_id: 'b',
+    })
     expect((await store.get({ session_id: 'chat-1' }))!.meta.message_count).toBe(3)
   })
 
   it('skips undecodable file names and malformed lines, with a warning', async () => {
     const dir = await dataDir()
-    await writeFile(join(dir, 'bad%zz.jsonl'), JSON.stringify({ type: 'meta', meta: { session_id: 'x', created_at: 1 } }) + '\n')
-    await writeFile(join(dir, 'ok.jsonl'), [JSON.stringify({ type: 'meta', meta: { session_id: 'ok', title: 'fine', created_at: 1 } }), '{not json', JSON.stringify({ type: 'mystery' })].join('\n') + '\n')
+    await writeFile(
+      join(dir, 'bad%zz.jsonl'),
+      JSON.stringify({ type: 'meta', meta: { session_id: 'x', created_at: 1 } }) + '\n',
+    )
+    await writeFile(
+      join(dir, 'ok.jsonl'),
+      [
+        JSON.stringify({ type: 'meta', meta: { session_id: 'ok', title: 'fine', created_at: 1 } }),
+        '{not json',
+        JSON.stringify({ type: 'mystery' }),
+      ].join('\n') + '\n',
+    )
     const o = opener(dir)
     const store = await o.open()
-    expect((await store.list({})).sessions.map((s) => [s.session_id, s.title])).toStrictEqual([['ok', 'fine']])
+    expect((await store.list({})).sessions.map((s) => [s.session_id, s.title])).toStrictEqual([
+      ['ok', 'fine'],
+    ])
     expect(o.warnings.join('\n')).toMatch(/ok\+[0-9a-f]{64}\.jsonl: skipped 2 malformed line/)
   })
 })
@@ -185,12 +255,18 @@ describe('fileStorage: crashes and failed writes', () => {
     await b.append({ session_id, message: user('after') })
     await b.close()
     const c = await o.open()
-    expect((await c.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual(['e_001', 'e_002'])
+    expect((await c.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual([
+      'e_001',
+      'e_002',
+    ])
   })
 
   it('keeps a whole last record that only lost its newline', async () => {
     const dir = await dataDir()
-    const record = JSON.stringify({ type: 'meta', meta: { session_id: 'nl', title: 'no newline', created_at: 1 } })
+    const record = JSON.stringify({
+      type: 'meta',
+      meta: { session_id: 'nl', title: 'no newline', created_at: 1 },
+    })
     await writeFile(join(dir, 'nl.jsonl'), record)
     const store = await opener(dir).open()
     expect((await store.get({ session_id: 'nl' }))!.meta.title).toBe('no newline')
@@ -200,7 +276,11 @@ describe('fileStorage: crashes and failed writes', () => {
   it('a failed commit writes nothing: the operation fails with session/storage and memory equals disk', async () => {
     const dir = await dataDir()
     let fail = false
-    const o = opener(dir, { beforeCommitPoint: () => { if (fail) throw new Error('disk full') } })
+    const o = opener(dir, {
+      beforeCommitPoint: () => {
+        if (fail) throw new Error('disk full')
+      },
+    })
     const a = await o.open()
     const { session_id } = await a.create({ title: 'before' })
     await a.append({ session_id, message: user('one') })
@@ -318,10 +398,15 @@ describe('fileStorage: the journal', () => {
       return { log, store }
     }
     const journal = join(dir, '.colloquy', 'journal.jsonl')
-    const journalLines = async () => (await readFile(journal, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { snapshot?: boolean })
+    const journalLines = async () =>
+      (await readFile(journal, 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { snapshot?: boolean })
     const a = await open()
     const { session_id } = await a.store.create({})
-    for (let i = 0; i < 40; i++) await a.store.append({ session_id, message: user(`message ${i} `.repeat(20)) })
+    for (let i = 0; i < 40; i++)
+      await a.store.append({ session_id, message: user(`message ${i} `.repeat(20)) })
     // Checkpoints ran while writing: the journal starts with a snapshot and stays short.
     const seen = await journalLines()
     expect(seen[0].snapshot).toBe(true)
@@ -345,7 +430,17 @@ describe('fileStorage: names, migration and failing session files', () => {
     const dir = await dataDir()
     const o = opener(dir)
     const a = await o.open()
-    const ids = ['Chat-A', 'chat-a', 'caf\u00e9', 'cafe\u0301', 'CON', 'aux.txt', 'com1', 'x'.repeat(255), 'trailing. ']
+    const ids = [
+      'Chat-A',
+      'chat-a',
+      'caf\u00e9',
+      'cafe\u0301',
+      'CON',
+      'aux.txt',
+      'com1',
+      'x'.repeat(255),
+      'trailing. ',
+    ]
     for (const id of ids) await a.ensure({ session_id: id, title: id })
     const files = await sessionFiles(dir)
     expect(files).toStrictEqual(ids.map(fileOf).sort())
@@ -359,17 +454,33 @@ describe('fileStorage: names, migration and failing session files', () => {
   it('a migration cut short by a crash is finished on the next open, the old journal redone under the new names', async () => {
     const dir = await dataDir()
     await mkdir(join(dir, '.colloquy'), { recursive: true })
-    const meta = (session_id: string, n = 0) => ({ session_id, title: session_id, created_at: 1, updated_at: 1, message_count: n })
+    const meta = (session_id: string, n = 0) => ({
+      session_id,
+      title: session_id,
+      created_at: 1,
+      updated_at: 1,
+      message_count: n,
+    })
     const entry = (id: string) => ({ id, parent_id: null, timestamp: 1, kind: 'message', message: user(id) })
     const rec = (r: object, tx: number) => JSON.stringify({ ...r, tx }) + '\n'
     // "Done A" was renamed before the crash; "Todo B" was not.
     await writeFile(join(dir, fileOf('Done A')), rec({ type: 'meta', meta: meta('Done A') }, 1))
     await writeFile(join(dir, 'Todo%20B.jsonl'), rec({ type: 'meta', meta: meta('Todo B') }, 2))
     // An old-layout journal line (file names) neither file has taken yet.
-    await writeFile(join(dir, '.colloquy', 'journal.jsonl'), [
-      JSON.stringify({ tx: 2, side: [], snapshot: true }),
-      JSON.stringify({ tx: 3, side: [], writes: [['Todo%20B.jsonl', rec({ type: 'append', entry: entry('b1'), meta: meta('Todo B', 1) }, 3)], ['Done%20A.jsonl', rec({ type: 'append', entry: entry('a1'), meta: meta('Done A', 1) }, 3)]] }),
-    ].join('\n') + '\n')
+    await writeFile(
+      join(dir, '.colloquy', 'journal.jsonl'),
+      [
+        JSON.stringify({ tx: 2, side: [], snapshot: true }),
+        JSON.stringify({
+          tx: 3,
+          side: [],
+          writes: [
+            ['Todo%20B.jsonl', rec({ type: 'append', entry: entry('b1'), meta: meta('Todo B', 1) }, 3)],
+            ['Done%20A.jsonl', rec({ type: 'append', entry: entry('a1'), meta: meta('Done A', 1) }, 3)],
+          ],
+        }),
+      ].join('\n') + '\n',
+    )
     const o = opener(dir)
     const s = await o.open()
     expect((await s.messages({ session_id: 'Done A' })).messages.map((m) => m.entry_id)).toStrictEqual(['a1'])
@@ -407,7 +518,9 @@ describe('fileStorage: names, migration and failing session files', () => {
     await b.close()
     await rmdir(blocked)
     const c = await o.open()
-    expect((await c.messages({ session_id })).messages.map((m) => m.message!.content[0])).toStrictEqual([0, 1, 2].map((i) => ({ type: 'text', text: `held ${i}` })))
+    expect((await c.messages({ session_id })).messages.map((m) => m.message!.content[0])).toStrictEqual(
+      [0, 1, 2].map((i) => ({ type: 'text', text: `held ${i}` })),
+    )
     expect((await lines(blocked)).some((r) => r.type === 'meta' || r.type === 'append')).toBe(true)
     await c.append({ session_id: ok, message: user('after') })
     expect(await readFile(join(dir, '.colloquy', 'journal.jsonl'), 'utf8')).not.toContain('held 2')

@@ -5,7 +5,16 @@ import { pathToFileURL } from 'node:url'
 import { FUNCTION_IDS } from '@colloquy/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI } from '../conformance/http-process.js'
-import { currentDataBackend, pull, pullAll, rpc, startServer, user, type KeptData, type ServerProcess } from './helpers.js'
+import {
+  currentDataBackend,
+  pull,
+  pullAll,
+  rpc,
+  startServer,
+  user,
+  type KeptData,
+  type ServerProcess,
+} from './helpers.js'
 
 /**
  * Who may send, on every route the server has: the routes are read from the router itself
@@ -66,27 +75,46 @@ async function routesOfRouter(options: Record<string, unknown>): Promise<Route[]
     const s = await createServer({ storage: memoryStorage(), log: () => {}, ...${JSON.stringify(options)} })
     process.stdout.write(JSON.stringify(s.app.routes.map((r) => ({ method: r.method, path: r.path }))))
     await s.close()`
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   let out = ''
   child.stdout.on('data', (d: Buffer) => (out += d.toString()))
   await new Promise((resolve) => child.once('exit', resolve))
   const all = JSON.parse(out) as Route[]
   // Middleware (`app.use('*')`) is registered as ALL /*: not a route.
   const seen = new Set<string>()
-  return all.filter((r) => !(r.method === 'ALL' && r.path === '/*') && !seen.has(`${r.method} ${r.path}`) && seen.add(`${r.method} ${r.path}`))
+  return all.filter(
+    (r) =>
+      !(r.method === 'ALL' && r.path === '/*') &&
+      !seen.has(`${r.method} ${r.path}`) &&
+      seen.add(`${r.method} ${r.path}`),
+  )
 }
 
 /** Concrete requests for a route: each parameter filled with Alice's ids, `:fn` with every function. */
-function concrete(route: Route, ids: { session_id: string; attachment_id: string }): Array<{ method: string; path: string; label: string }> {
+function concrete(
+  route: Route,
+  ids: { session_id: string; attachment_id: string },
+): Array<{ method: string; path: string; label: string }> {
   const methods = route.method === 'ALL' ? ['GET', 'POST'] : [route.method]
   let paths = [route.path]
   for (const param of route.path.match(/:\w+/g) ?? []) {
-    const values = param === ':fn' ? [...FUNCTION_IDS] : param === ':session_id' || param === ':id' ? [ids.session_id] : param === ':attachment_id' ? [ids.attachment_id] : undefined
+    const values =
+      param === ':fn'
+        ? [...FUNCTION_IDS]
+        : param === ':session_id' || param === ':id'
+          ? [ids.session_id]
+          : param === ':attachment_id'
+            ? [ids.attachment_id]
+            : undefined
     // A new route with a parameter this test does not know fails here until it is taught one.
     if (!values) throw new Error(`${route.method} ${route.path}: no value for ${param}`)
     paths = paths.flatMap((p) => values.map((v) => p.replace(param, encodeURIComponent(v))))
   }
-  return methods.flatMap((method) => paths.map((path) => ({ method, path, label: `${method} ${route.path}` })))
+  return methods.flatMap((method) =>
+    paths.map((path) => ({ method, path, label: `${method} ${route.path}` })),
+  )
 }
 
 interface Answer {
@@ -99,7 +127,13 @@ interface Answer {
 }
 
 /** One request over its own TCP connection, exactly as given (header names, casing, repeats). */
-function send(url: string, method: string, path: string, headers: ReadonlyArray<readonly [string, string]>, body?: Buffer): Promise<Answer> {
+function send(
+  url: string,
+  method: string,
+  path: string,
+  headers: ReadonlyArray<readonly [string, string]>,
+  body?: Buffer,
+): Promise<Answer> {
   const { hostname, port } = new URL(url)
   const lines = [`${method} ${path} HTTP/1.1`, ...headers.map(([k, v]) => `${k}: ${v}`)]
   if (body) lines.push(`Content-Length: ${body.length}`)
@@ -109,13 +143,26 @@ function send(url: string, method: string, path: string, headers: ReadonlyArray<
     let head: { status: number; headers: Map<string, string>; end: number } | undefined
     let closeSent = false
     const frames: Answer['frames'] = []
-    const timer = setTimeout(() => finish(new Error(`${method} ${path}: no complete answer in 10 s; got ${buf.toString('latin1').slice(0, 300)}`)), 10_000)
+    const timer = setTimeout(
+      () =>
+        finish(
+          new Error(
+            `${method} ${path}: no complete answer in 10 s; got ${buf.toString('latin1').slice(0, 300)}`,
+          ),
+        ),
+      10_000,
+    )
     const finish = (error?: Error): void => {
       clearTimeout(timer)
       socket.destroy()
       if (error) return reject(error)
       const h = head!
-      resolve({ status: h.status, text: buf.toString('latin1') + frames.map((f) => f.payload.toString('latin1')).join(''), frames, header: (n) => h.headers.get(n.toLowerCase()) })
+      resolve({
+        status: h.status,
+        text: buf.toString('latin1') + frames.map((f) => f.payload.toString('latin1')).join(''),
+        frames,
+        header: (n) => h.headers.get(n.toLowerCase()),
+      })
     }
     /** Server frames (unmasked) after the 101; true once a close frame came. */
     const readFrames = (from: number): boolean => {
@@ -148,7 +195,8 @@ function send(url: string, method: string, path: string, headers: ReadonlyArray<
         if (end < 0) return
         const [statusLine, ...rest] = buf.subarray(0, end).toString('latin1').split('\r\n')
         const map = new Map<string, string>()
-        for (const line of rest) map.set(line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim())
+        for (const line of rest)
+          map.set(line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim())
         head = { status: Number(statusLine.split(' ')[1]), headers: map, end: end + 4 }
       }
       if (head.status === 101) {
@@ -163,9 +211,16 @@ function send(url: string, method: string, path: string, headers: ReadonlyArray<
       }
       const length = head.headers.get('content-length')
       const bodyBytes = buf.length - head.end
-      if (length !== undefined ? bodyBytes >= Number(length) : head.headers.get('transfer-encoding') === 'chunked' && buf.subarray(-5).toString() === '0\r\n\r\n') finish()
+      if (
+        length !== undefined
+          ? bodyBytes >= Number(length)
+          : head.headers.get('transfer-encoding') === 'chunked' && buf.subarray(-5).toString() === '0\r\n\r\n'
+      )
+        finish()
     })
-    socket.on('end', () => (head ? finish() : finish(new Error(`${method} ${path}: connection closed without an answer`))))
+    socket.on('end', () =>
+      head ? finish() : finish(new Error(`${method} ${path}: connection closed without an answer`)),
+    )
     socket.on('error', (e) => finish(e))
     socket.write(lines.join('\r\n') + '\r\n\r\n')
     if (body) socket.write(body)
@@ -184,28 +239,62 @@ const WITHOUT: readonly Credential[] = [
   { name: 'a wrong token', headers: [bearer('tok-wrong-0123456789')] },
   { name: 'a wrong scheme', headers: [['Authorization', `Basic ${ALICE}`]] },
   { name: 'odd-cased header, wrong token', headers: [['aUtHoRiZaTiOn', 'bEARER tok-wrong']] },
-  { name: 'Alice\'s token twice, once wrong', headers: [bearer(ALICE), bearer('tok-wrong')] },
-  { name: 'a wrong token, then Alice\'s', headers: [bearer('tok-wrong'), bearer(ALICE)] },
+  { name: "Alice's token twice, once wrong", headers: [bearer(ALICE), bearer('tok-wrong')] },
+  { name: "a wrong token, then Alice's", headers: [bearer('tok-wrong'), bearer(ALICE)] },
   { name: 'a wrong token in ?access_token=', headers: [], query: 'access_token=tok-wrong' },
   // Alice's real token in the URL: read on WebSocket handshakes only (see `realHandshake`).
-  { name: 'Alice\'s token in ?access_token=', headers: [], query: `access_token=${ALICE}` },
-  { name: 'Alice\'s token in ?token=', headers: [], query: `token=${ALICE}` },
+  { name: "Alice's token in ?access_token=", headers: [], query: `access_token=${ALICE}` },
+  { name: "Alice's token in ?token=", headers: [], query: `token=${ALICE}` },
 ]
 const OTHER_TENANT: readonly Credential[] = [
-  { name: 'Bob\'s token', headers: [bearer(BOB)] },
-  { name: 'Bob\'s token in ?access_token=', headers: [], query: `access_token=${BOB}` },
+  { name: "Bob's token", headers: [bearer(BOB)] },
+  { name: "Bob's token in ?access_token=", headers: [], query: `access_token=${BOB}` },
 ]
 
-const KEY: ReadonlyArray<readonly [string, string]> = [['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ=='], ['Sec-WebSocket-Version', '13']]
+const KEY: ReadonlyArray<readonly [string, string]> = [
+  ['Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ=='],
+  ['Sec-WebSocket-Version', '13'],
+]
 /** Header variants around Upgrade and Connection; `handshake`: what a WebSocket client really sends. */
-const SHAPES: ReadonlyArray<{ name: string; headers: ReadonlyArray<readonly [string, string]>; handshake: boolean }> = [
+const SHAPES: ReadonlyArray<{
+  name: string
+  headers: ReadonlyArray<readonly [string, string]>
+  handshake: boolean
+}> = [
   { name: 'plain', headers: [['Connection', 'close']], handshake: false },
-  { name: 'Upgrade: websocket without Connection: Upgrade', headers: [['Upgrade', 'websocket'], ...KEY], handshake: false },
-  { name: 'Connection: Upgrade without Upgrade', headers: [['Connection', 'Upgrade'], ...KEY], handshake: false },
-  { name: 'a WebSocket handshake', headers: [['Upgrade', 'websocket'], ['Connection', 'Upgrade'], ...KEY], handshake: true },
-  { name: 'an odd-cased handshake', headers: [['UPGRADE', 'WebSocket'], ['connection', 'keep-alive, UPGRADE'], ...KEY], handshake: true },
-  { name: 'Upgrade twice', headers: [['Upgrade', 'websocket'], ['Upgrade', 'websocket'], ['Connection', 'Upgrade'], ...KEY], handshake: false },
-  { name: 'Upgrade: h2c', headers: [['Upgrade', 'h2c'], ['Connection', 'Upgrade']], handshake: false },
+  {
+    name: 'Upgrade: websocket without Connection: Upgrade',
+    headers: [['Upgrade', 'websocket'], ...KEY],
+    handshake: false,
+  },
+  {
+    name: 'Connection: Upgrade without Upgrade',
+    headers: [['Connection', 'Upgrade'], ...KEY],
+    handshake: false,
+  },
+  {
+    name: 'a WebSocket handshake',
+    headers: [['Upgrade', 'websocket'], ['Connection', 'Upgrade'], ...KEY],
+    handshake: true,
+  },
+  {
+    name: 'an odd-cased handshake',
+    headers: [['UPGRADE', 'WebSocket'], ['connection', 'keep-alive, UPGRADE'], ...KEY],
+    handshake: true,
+  },
+  {
+    name: 'Upgrade twice',
+    headers: [['Upgrade', 'websocket'], ['Upgrade', 'websocket'], ['Connection', 'Upgrade'], ...KEY],
+    handshake: false,
+  },
+  {
+    name: 'Upgrade: h2c',
+    headers: [
+      ['Upgrade', 'h2c'],
+      ['Connection', 'Upgrade'],
+    ],
+    handshake: false,
+  },
 ]
 const ORIGINS: ReadonlyArray<string | undefined> = [undefined, 'http://localhost:5173']
 
@@ -218,7 +307,10 @@ async function plant(url: string, token?: string): Promise<{ session_id: string;
   const res = await fetch(`${url}/attachments/${session_id}?name=secret.bin&mime=application/octet-stream`, {
     method: 'POST',
     body: ATTACHMENT_BYTES,
-    headers: { 'content-type': 'application/octet-stream', ...(token && { authorization: `Bearer ${token}` }) },
+    headers: {
+      'content-type': 'application/octet-stream',
+      ...(token && { authorization: `Bearer ${token}` }),
+    },
   })
   expect(res.status).toBe(200)
   const { attachment } = (await res.json()) as { attachment: { attachment_id: string } }
@@ -229,7 +321,12 @@ async function plant(url: string, token?: string): Promise<{ session_id: string;
  * What must not change: each principal's changes and sessions, Alice's messages and bytes, and
  * (`head`) the change log's head, which any write anywhere moves.
  */
-async function stateOf(url: string, ids: { session_id: string; attachment_id: string }, tokens: ReadonlyArray<string | undefined>, head = true): Promise<unknown> {
+async function stateOf(
+  url: string,
+  ids: { session_id: string; attachment_id: string },
+  tokens: ReadonlyArray<string | undefined>,
+  head = true,
+): Promise<unknown> {
   const byToken = []
   for (const token of tokens) {
     byToken.push({
@@ -240,23 +337,50 @@ async function stateOf(url: string, ids: { session_id: string; attachment_id: st
   }
   const owner = tokens[0]
   const messages = await rpc(url, 'session::messages', { session_id: ids.session_id }, owner)
-  const bytes = await fetch(`${url}/attachments/${ids.session_id}/${ids.attachment_id}`, { headers: owner ? { authorization: `Bearer ${owner}` } : {} }).then((r) => r.text())
+  const bytes = await fetch(`${url}/attachments/${ids.session_id}/${ids.attachment_id}`, {
+    headers: owner ? { authorization: `Bearer ${owner}` } : {},
+  }).then((r) => r.text())
   return { byToken, messages, bytes }
 }
 
 /** Runs a task per item, `width` at a time. */
-async function inParallel<T>(items: readonly T[], width: number, task: (item: T) => Promise<void>): Promise<void> {
+async function inParallel<T>(
+  items: readonly T[],
+  width: number,
+  task: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await task(items[next++])
-  }))
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await task(items[next++])
+    }),
+  )
 }
 
-const BODY = Buffer.from(JSON.stringify({ session_id: 'SID', title: 'pwned', metadata: { owner: 'bob' }, message: user('pwned'), entry_id: 'e', messages: [user('pwned')], mutations: [{ id: 1, change: { type: 'delete', session_id: 'SID' } }], now: 1 }))
+const BODY = Buffer.from(
+  JSON.stringify({
+    session_id: 'SID',
+    title: 'pwned',
+    metadata: { owner: 'bob' },
+    message: user('pwned'),
+    entry_id: 'e',
+    messages: [user('pwned')],
+    mutations: [{ id: 1, change: { type: 'delete', session_id: 'SID' } }],
+    now: 1,
+  }),
+)
 
 describe(`every route, from the router, refuses a request without valid credentials, whatever its headers, on ${BACKEND.name}`, () => {
   // Per-address and per-principal rates off: every refusal here is the 401 itself.
-  const running = useServer(['--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, '--requests-per-second', '0', '--no-fsync'])
+  const running = useServer([
+    '--token',
+    `alice=${ALICE}`,
+    '--token',
+    `bob=${BOB}`,
+    '--requests-per-second',
+    '0',
+    '--no-fsync',
+  ])
   let server: ServerProcess
   let routes: Route[]
   let ids: { session_id: string; attachment_id: string }
@@ -271,23 +395,47 @@ describe(`every route, from the router, refuses a request without valid credenti
   const body = () => Buffer.from(BODY.toString().replaceAll('SID', ids.session_id))
   const hostHeader = () => ['Host', new URL(server.url).host] as const
   /** Whether a variant is a WebSocket handshake whose query token the server reads (Alice's own: allowed). */
-  const realHandshake = (method: string, shape: (typeof SHAPES)[number]) => method === 'GET' && shape.handshake
+  const realHandshake = (method: string, shape: (typeof SHAPES)[number]) =>
+    method === 'GET' && shape.handshake
 
   it('the router has the routes this test is about (it reads them, it does not list them)', () => {
     const names = routes.map((r) => `${r.method} ${r.path}`)
-    for (const known of ['POST /rpc/:fn', 'POST /sync/push', 'GET /sync/pull', 'GET /sync/stream', 'GET /events', 'GET /sessions/:id/history', 'POST /attachments/:session_id', 'GET /attachments/:session_id/:attachment_id', 'POST /sync/attachments/:session_id/:attachment_id']) {
+    for (const known of [
+      'POST /rpc/:fn',
+      'POST /sync/push',
+      'GET /sync/pull',
+      'GET /sync/stream',
+      'GET /events',
+      'GET /sessions/:id/history',
+      'POST /attachments/:session_id',
+      'GET /attachments/:session_id/:attachment_id',
+      'POST /sync/attachments/:session_id/:attachment_id',
+    ]) {
       expect(names).toContain(known)
     }
   })
 
   it('a production server has no test routes: none in its router, and /test/* is not found even for a caller granted everything', async () => {
     // The test clock and reset exist only in the test launcher (test/support/test-server.mjs).
-    expect(routes.filter((r) => r.path.startsWith('/test')).map((r) => `${r.method} ${r.path}`)).toStrictEqual([])
+    expect(
+      routes.filter((r) => r.path.startsWith('/test')).map((r) => `${r.method} ${r.path}`),
+    ).toStrictEqual([])
     // With tenancy off every principal is granted all sessions, as the test routes required.
     const open = await startServer(['--memory', '--token', `alice=${ALICE}`, '--no-tenancy'])
     try {
       for (const path of ['/test/clock', '/test/reset']) {
-        const res = await send(open.url, 'POST', path, [['Host', new URL(open.url).host], bearer(ALICE), ['Content-Type', 'application/json'], ['Connection', 'close']], Buffer.from('{"now":5}'))
+        const res = await send(
+          open.url,
+          'POST',
+          path,
+          [
+            ['Host', new URL(open.url).host],
+            bearer(ALICE),
+            ['Content-Type', 'application/json'],
+            ['Connection', 'close'],
+          ],
+          Buffer.from('{"now":5}'),
+        )
         expect([path, res.status]).toStrictEqual([path, 404])
       }
     } finally {
@@ -295,17 +443,31 @@ describe(`every route, from the router, refuses a request without valid credenti
     }
   })
 
-  it('Alice\'s own token reads her data on these very requests (the marks are seen when they are there)', async () => {
-    const res = await send(server.url, 'POST', `/rpc/session::get`, [hostHeader(), bearer(ALICE), ['Content-Type', 'application/json'], ['Connection', 'close']], Buffer.from(JSON.stringify({ session_id: ids.session_id })))
+  it("Alice's own token reads her data on these very requests (the marks are seen when they are there)", async () => {
+    const res = await send(
+      server.url,
+      'POST',
+      `/rpc/session::get`,
+      [hostHeader(), bearer(ALICE), ['Content-Type', 'application/json'], ['Connection', 'close']],
+      Buffer.from(JSON.stringify({ session_id: ids.session_id })),
+    )
     expect(res.status).toBe(200)
     expect(leaked(res.text)).toContain('ALICE-SECRET-TITLE')
-    const ws = await send(server.url, 'GET', '/sync/stream?since=0', [hostHeader(), bearer(ALICE), ...SHAPES[3].headers])
+    const ws = await send(server.url, 'GET', '/sync/stream?since=0', [
+      hostHeader(),
+      bearer(ALICE),
+      ...SHAPES[3].headers,
+    ])
     expect(ws.status).toBe(101)
   })
 
   it('no token, a wrong one, a token in the URL, two Authorization headers: 401 or 4401 on every route, nothing read or written', async () => {
     const before = await stateOf(server.url, ids, [ALICE, BOB])
-    const cases = requests().flatMap((req) => WITHOUT.flatMap((cred) => SHAPES.flatMap((shape) => ORIGINS.map((origin) => ({ req, cred, shape, origin })))))
+    const cases = requests().flatMap((req) =>
+      WITHOUT.flatMap((cred) =>
+        SHAPES.flatMap((shape) => ORIGINS.map((origin) => ({ req, cred, shape, origin }))),
+      ),
+    )
     const failures: string[] = []
     let refusedSockets = 0
     await inParallel(cases, 6, async ({ req, cred, shape, origin }) => {
@@ -313,8 +475,20 @@ describe(`every route, from the router, refuses a request without valid credenti
       // token there opens her own socket, by design (the positive case is above).
       if (cred.query?.includes(ALICE) && realHandshake(req.method, shape)) return
       const path = cred.query ? `${req.path}${req.path.includes('?') ? '&' : '?'}${cred.query}` : req.path
-      const headers = [hostHeader(), ...cred.headers, ...shape.headers, ...(origin ? [['Origin', origin] as const] : []), ...(req.method === 'POST' ? [['Content-Type', 'application/json'] as const] : [])]
-      const res = await send(server.url, req.method, path, headers, req.method === 'POST' ? body() : undefined)
+      const headers = [
+        hostHeader(),
+        ...cred.headers,
+        ...shape.headers,
+        ...(origin ? [['Origin', origin] as const] : []),
+        ...(req.method === 'POST' ? [['Content-Type', 'application/json'] as const] : []),
+      ]
+      const res = await send(
+        server.url,
+        req.method,
+        path,
+        headers,
+        req.method === 'POST' ? body() : undefined,
+      )
       const what = `${req.method} ${path} | ${cred.name} | ${shape.name} | origin ${origin ?? 'none'}`
       if (leaked(res.text).length) failures.push(`${what}: leaked ${leaked(res.text).join(', ')}`)
       if (PUBLIC.has(req.label)) {
@@ -324,10 +498,22 @@ describe(`every route, from the router, refuses a request without valid credenti
       if (res.status === 101) {
         refusedSockets++
         // The refusal socket: one close frame, 4401, nothing before it.
-        const ok = realHandshake(req.method, shape) && res.frames.length === 1 && res.frames[0].op === 8 && res.frames[0].payload.readUInt16BE(0) === 4401
-        if (!ok) failures.push(`${what}: a socket was opened (${res.frames.map((f) => `${f.op}:${f.payload.toString()}`).join(' | ')})`)
+        const ok =
+          realHandshake(req.method, shape) &&
+          res.frames.length === 1 &&
+          res.frames[0].op === 8 &&
+          res.frames[0].payload.readUInt16BE(0) === 4401
+        if (!ok)
+          failures.push(
+            `${what}: a socket was opened (${res.frames.map((f) => `${f.op}:${f.payload.toString()}`).join(' | ')})`,
+          )
       } else if (res.status !== 401) failures.push(`${what}: ${res.status} ${res.text.slice(0, 200)}`)
-      else if (!realHandshake(req.method, shape) && shape.name === 'plain' && res.header('www-authenticate') !== 'Bearer') failures.push(`${what}: no WWW-Authenticate`)
+      else if (
+        !realHandshake(req.method, shape) &&
+        shape.name === 'plain' &&
+        res.header('www-authenticate') !== 'Bearer'
+      )
+        failures.push(`${what}: no WWW-Authenticate`)
     })
     expect(failures).toStrictEqual([])
     // The handshake variants did reach the WebSocket refusal (not only plain 401s).
@@ -335,20 +521,37 @@ describe(`every route, from the router, refuses a request without valid credenti
     expect(await stateOf(server.url, ids, [ALICE, BOB])).toStrictEqual(before)
   })
 
-  it('another tenant\'s token: nothing of Alice\'s in any answer or frame, nothing of hers changed', async () => {
+  it("another tenant's token: nothing of Alice's in any answer or frame, nothing of hers changed", async () => {
     // Bob may write his own sessions (the head moves): Alice's changes, list and data may not.
     const before = await stateOf(server.url, ids, [ALICE], false)
-    const cases = requests().flatMap((req) => OTHER_TENANT.flatMap((cred) => SHAPES.flatMap((shape) => ORIGINS.map((origin) => ({ req, cred, shape, origin })))))
+    const cases = requests().flatMap((req) =>
+      OTHER_TENANT.flatMap((cred) =>
+        SHAPES.flatMap((shape) => ORIGINS.map((origin) => ({ req, cred, shape, origin }))),
+      ),
+    )
     const failures: string[] = []
     await inParallel(cases, 6, async ({ req, cred, shape, origin }) => {
       const path = cred.query ? `${req.path}${req.path.includes('?') ? '&' : '?'}${cred.query}` : req.path
-      const headers = [hostHeader(), ...cred.headers, ...shape.headers, ...(origin ? [['Origin', origin] as const] : []), ...(req.method === 'POST' ? [['Content-Type', 'application/json'] as const] : [])]
-      const res = await send(server.url, req.method, path, headers, req.method === 'POST' ? body() : undefined)
+      const headers = [
+        hostHeader(),
+        ...cred.headers,
+        ...shape.headers,
+        ...(origin ? [['Origin', origin] as const] : []),
+        ...(req.method === 'POST' ? [['Content-Type', 'application/json'] as const] : []),
+      ]
+      const res = await send(
+        server.url,
+        req.method,
+        path,
+        headers,
+        req.method === 'POST' ? body() : undefined,
+      )
       const what = `${req.method} ${path} | ${cred.name} | ${shape.name} | origin ${origin ?? 'none'}`
       if (leaked(res.text).length) failures.push(`${what}: leaked ${leaked(res.text).join(', ')}`)
       if (res.status >= 500) failures.push(`${what}: ${res.status}`)
       // A token in the URL is read on a handshake only: anywhere else it is no credential.
-      if (cred.query && !realHandshake(req.method, shape) && !PUBLIC.has(req.label) && res.status !== 401) failures.push(`${what}: ${res.status}, not 401`)
+      if (cred.query && !realHandshake(req.method, shape) && !PUBLIC.has(req.label) && res.status !== 401)
+        failures.push(`${what}: ${res.status}, not 401`)
     })
     expect(failures).toStrictEqual([])
     expect(await stateOf(server.url, ids, [ALICE], false)).toStrictEqual(before)
@@ -356,7 +559,9 @@ describe(`every route, from the router, refuses a request without valid credenti
 
   it('anonymous /health answers its status only, and so it does to an authenticated caller', async () => {
     for (const token of [undefined, ALICE]) {
-      const res = await fetch(`${server.url}/health`, { headers: token ? { authorization: `Bearer ${token}` } : {} })
+      const res = await fetch(`${server.url}/health`, {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      })
       expect(await res.json()).toStrictEqual({ status: 'ok' })
     }
   })
@@ -379,11 +584,36 @@ describe(`no-token mode inside a browser's world, on ${BACKEND.name}`, () => {
 
   it('the local user is served by its loopback names, and an allowed origin may send what a form can', async () => {
     for (const host of [`localhost:${port()}`, `127.0.0.1:${port()}`, `[::1]:${port()}`, 'LOCALHOST']) {
-      const res = await send(server.url, 'POST', '/rpc/session::get', [['Host', host], ['Content-Type', 'application/json'], ['Connection', 'close']], Buffer.from(JSON.stringify({ session_id: ids.session_id })))
-      expect([host, res.status, leaked(res.text).includes('ALICE-SECRET-TITLE')]).toStrictEqual([host, 200, true])
+      const res = await send(
+        server.url,
+        'POST',
+        '/rpc/session::get',
+        [
+          ['Host', host],
+          ['Content-Type', 'application/json'],
+          ['Connection', 'close'],
+        ],
+        Buffer.from(JSON.stringify({ session_id: ids.session_id })),
+      )
+      expect([host, res.status, leaked(res.text).includes('ALICE-SECRET-TITLE')]).toStrictEqual([
+        host,
+        200,
+        true,
+      ])
     }
     const { session_id } = await rpc(server.url, 'session::create', { title: 'scratch' })
-    const res = await send(server.url, 'POST', `/attachments/${session_id}?name=a.txt&mime=text/plain`, [['Host', `localhost:${port()}`], ['Content-Type', 'text/plain'], ['Origin', 'http://localhost:5173'], ['Connection', 'close']], Buffer.from('hello'))
+    const res = await send(
+      server.url,
+      'POST',
+      `/attachments/${session_id}?name=a.txt&mime=text/plain`,
+      [
+        ['Host', `localhost:${port()}`],
+        ['Content-Type', 'text/plain'],
+        ['Origin', 'http://localhost:5173'],
+        ['Connection', 'close'],
+      ],
+      Buffer.from('hello'),
+    )
     expect(res.status).toBe(200)
     await rpc(server.url, 'session::delete', { session_id })
   })
@@ -391,11 +621,30 @@ describe(`no-token mode inside a browser's world, on ${BACKEND.name}`, () => {
   it('DNS rebinding: a foreign Host is refused on every route, WebSocket handshakes included; nothing read or written', async () => {
     const before = await stateOf(server.url, ids, [undefined])
     const failures: string[] = []
-    const hosts = ['evil.example', `evil.example:${port()}`, 'localhost.evil.example', '127.0.0.1.nip.io', 'localhost.', '']
-    const cases = requests().flatMap((req) => hosts.flatMap((host) => [SHAPES[0], SHAPES[3]].map((shape) => ({ req, host, shape }))))
+    const hosts = [
+      'evil.example',
+      `evil.example:${port()}`,
+      'localhost.evil.example',
+      '127.0.0.1.nip.io',
+      'localhost.',
+      '',
+    ]
+    const cases = requests().flatMap((req) =>
+      hosts.flatMap((host) => [SHAPES[0], SHAPES[3]].map((shape) => ({ req, host, shape }))),
+    )
     await inParallel(cases, 6, async ({ req, host, shape }) => {
-      const headers = [['Host', host] as const, ...shape.headers, ...(req.method === 'POST' ? [['Content-Type', 'application/json'] as const] : [])]
-      const res = await send(server.url, req.method, req.path, headers, req.method === 'POST' ? body() : undefined)
+      const headers = [
+        ['Host', host] as const,
+        ...shape.headers,
+        ...(req.method === 'POST' ? [['Content-Type', 'application/json'] as const] : []),
+      ]
+      const res = await send(
+        server.url,
+        req.method,
+        req.path,
+        headers,
+        req.method === 'POST' ? body() : undefined,
+      )
       const what = `${req.method} ${req.path} | Host ${host} | ${shape.name}`
       if (leaked(res.text).length) failures.push(`${what}: leaked ${leaked(res.text).join(', ')}`)
       // Node itself answers 400 to an empty Host; everything else is the server's 403.
@@ -409,33 +658,87 @@ describe(`no-token mode inside a browser's world, on ${BACKEND.name}`, () => {
     const before = await stateOf(server.url, ids, [undefined])
     const writes = requests().filter((r) => r.method !== 'GET')
     expect(writes.length).toBeGreaterThan(FUNCTION_IDS.length)
-    const variants: ReadonlyArray<{ name: string; headers: ReadonlyArray<readonly [string, string]>; status: number }> = [
-      { name: 'text/plain from evil.example', headers: [['Content-Type', 'text/plain'], ['Origin', 'https://evil.example']], status: 403 },
+    const variants: ReadonlyArray<{
+      name: string
+      headers: ReadonlyArray<readonly [string, string]>
+      status: number
+    }> = [
+      {
+        name: 'text/plain from evil.example',
+        headers: [
+          ['Content-Type', 'text/plain'],
+          ['Origin', 'https://evil.example'],
+        ],
+        status: 403,
+      },
       { name: 'text/plain, no Origin', headers: [['Content-Type', 'text/plain;charset=UTF-8']], status: 415 },
-      { name: 'a form, no Origin', headers: [['Content-Type', 'application/x-www-form-urlencoded']], status: 415 },
-      { name: 'multipart, no Origin', headers: [['Content-Type', 'multipart/form-data; boundary=x']], status: 415 },
+      {
+        name: 'a form, no Origin',
+        headers: [['Content-Type', 'application/x-www-form-urlencoded']],
+        status: 415,
+      },
+      {
+        name: 'multipart, no Origin',
+        headers: [['Content-Type', 'multipart/form-data; boundary=x']],
+        status: 415,
+      },
       { name: 'no Content-Type, no Origin', headers: [], status: 415 },
       { name: 'odd-cased TEXT/PLAIN, no Origin', headers: [['content-type', ' TEXT/Plain ']], status: 415 },
-      { name: 'application/json from evil.example', headers: [['Content-Type', 'application/json'], ['Origin', 'https://evil.example']], status: 403 },
-      { name: 'octet-stream from Origin null', headers: [['Content-Type', 'application/octet-stream'], ['Origin', 'null']], status: 403 },
+      {
+        name: 'application/json from evil.example',
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['Origin', 'https://evil.example'],
+        ],
+        status: 403,
+      },
+      {
+        name: 'octet-stream from Origin null',
+        headers: [
+          ['Content-Type', 'application/octet-stream'],
+          ['Origin', 'null'],
+        ],
+        status: 403,
+      },
     ]
     const failures: string[] = []
-    await inParallel(writes.flatMap((req) => variants.map((v) => ({ req, v }))), 6, async ({ req, v }) => {
-      // Without a query and with one (an upload's name and type; other routes ignore it).
-      for (const path of [req.path, `${req.path}${req.path.includes('?') ? '&' : '?'}name=x.bin&mime=text/plain`]) {
-        const res = await send(server.url, req.method, path, [['Host', `127.0.0.1:${port()}`], ['Connection', 'close'], ...v.headers], body())
-        const what = `${req.method} ${path} | ${v.name}`
-        if (leaked(res.text).length) failures.push(`${what}: leaked ${leaked(res.text).join(', ')}`)
-        if (res.status !== v.status) failures.push(`${what}: ${res.status}, not ${v.status}: ${res.text.slice(0, 200)}`)
-      }
-    })
+    await inParallel(
+      writes.flatMap((req) => variants.map((v) => ({ req, v }))),
+      6,
+      async ({ req, v }) => {
+        // Without a query and with one (an upload's name and type; other routes ignore it).
+        for (const path of [
+          req.path,
+          `${req.path}${req.path.includes('?') ? '&' : '?'}name=x.bin&mime=text/plain`,
+        ]) {
+          const res = await send(
+            server.url,
+            req.method,
+            path,
+            [['Host', `127.0.0.1:${port()}`], ['Connection', 'close'], ...v.headers],
+            body(),
+          )
+          const what = `${req.method} ${path} | ${v.name}`
+          if (leaked(res.text).length) failures.push(`${what}: leaked ${leaked(res.text).join(', ')}`)
+          if (res.status !== v.status)
+            failures.push(`${what}: ${res.status}, not ${v.status}: ${res.text.slice(0, 200)}`)
+        }
+      },
+    )
     expect(failures).toStrictEqual([])
     expect(await stateOf(server.url, ids, [undefined])).toStrictEqual(before)
   })
 })
 
 describe('failed WebSocket handshakes draw on the per-address limiter, like failed HTTP authentications', () => {
-  const running = useServer(['--token', `alice=${ALICE}`, '--requests-per-second', '1', '--request-burst', '5'])
+  const running = useServer([
+    '--token',
+    `alice=${ALICE}`,
+    '--requests-per-second',
+    '1',
+    '--request-burst',
+    '5',
+  ])
   let server: ServerProcess
   beforeAll(() => {
     server = running.server
@@ -445,7 +748,10 @@ describe('failed WebSocket handshakes draw on the per-address limiter, like fail
     const host = ['Host', new URL(server.url).host] as const
     const answers: number[] = []
     for (let i = 0; i < 12; i++) {
-      const res = await send(server.url, 'GET', `/sync/stream?since=0&access_token=guess-${i}`, [host, ...SHAPES[3].headers])
+      const res = await send(server.url, 'GET', `/sync/stream?since=0&access_token=guess-${i}`, [
+        host,
+        ...SHAPES[3].headers,
+      ])
       answers.push(res.status === 101 ? res.frames[0]?.payload.readUInt16BE(0) : res.status)
     }
     // The burst (5, plus what refills meanwhile at 1/s) is answered 4401, the rest 429.
@@ -454,19 +760,32 @@ describe('failed WebSocket handshakes draw on the per-address limiter, like fail
     expect(first429).toBeLessThan(9)
     expect(answers.slice(0, 5)).toStrictEqual([4401, 4401, 4401, 4401, 4401])
     expect(answers.slice(-1)).toStrictEqual([429])
-    const http = await send(server.url, 'GET', '/sync/pull?since=0', [host, bearer('guess-http'), ['Connection', 'close']])
+    const http = await send(server.url, 'GET', '/sync/pull?since=0', [
+      host,
+      bearer('guess-http'),
+      ['Connection', 'close'],
+    ])
     expect([http.status, http.header('retry-after') !== undefined]).toStrictEqual([429, true])
-    expect((await send(server.url, 'GET', '/sync/pull?since=0', [host, bearer(ALICE), ['Connection', 'close']])).status).toBe(200)
+    expect(
+      (await send(server.url, 'GET', '/sync/pull?since=0', [host, bearer(ALICE), ['Connection', 'close']]))
+        .status,
+    ).toBe(200)
   })
 })
 
 describe('no tokens on a network address', () => {
   const run = (args: readonly string[]) => {
-    const child = spawn(process.execPath, [CLI, '--memory', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [CLI, '--memory', '--port', '0', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let out = ''
     child.stdout.on('data', (d: Buffer) => (out += d.toString()))
     child.stderr.on('data', (d: Buffer) => (out += d.toString()))
-    return { child, output: () => out, exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))) }
+    return {
+      child,
+      output: () => out,
+      exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
+    }
   }
 
   it('refuses to start without tokens on 0.0.0.0, saying which flag would allow it', async () => {
@@ -482,9 +801,15 @@ describe('no tokens on a network address', () => {
     try {
       expect(server.output()).toContain('WARNING')
       const port = new URL(server.url).port
-      const local = await send(`http://127.0.0.1:${port}`, 'GET', '/sync/pull?since=0', [['Host', `127.0.0.1:${port}`], ['Connection', 'close']])
+      const local = await send(`http://127.0.0.1:${port}`, 'GET', '/sync/pull?since=0', [
+        ['Host', `127.0.0.1:${port}`],
+        ['Connection', 'close'],
+      ])
       expect(local.status).toBe(200)
-      const foreign = await send(`http://127.0.0.1:${port}`, 'GET', '/sync/pull?since=0', [['Host', `evil.example:${port}`], ['Connection', 'close']])
+      const foreign = await send(`http://127.0.0.1:${port}`, 'GET', '/sync/pull?since=0', [
+        ['Host', `evil.example:${port}`],
+        ['Connection', 'close'],
+      ])
       expect(foreign.status).toBe(403)
     } finally {
       await server.stop()
@@ -495,8 +820,22 @@ describe('no tokens on a network address', () => {
     const server = await startServer(['--memory', '--allowed-host', 'colloquy.test'])
     try {
       const port = new URL(server.url).port
-      expect((await send(server.url, 'GET', '/sync/pull?since=0', [['Host', `colloquy.test:${port}`], ['Connection', 'close']])).status).toBe(200)
-      expect((await send(server.url, 'GET', '/sync/pull?since=0', [['Host', `other.test:${port}`], ['Connection', 'close']])).status).toBe(403)
+      expect(
+        (
+          await send(server.url, 'GET', '/sync/pull?since=0', [
+            ['Host', `colloquy.test:${port}`],
+            ['Connection', 'close'],
+          ])
+        ).status,
+      ).toBe(200)
+      expect(
+        (
+          await send(server.url, 'GET', '/sync/pull?since=0', [
+            ['Host', `other.test:${port}`],
+            ['Connection', 'close'],
+          ])
+        ).status,
+      ).toBe(403)
     } finally {
       await server.stop()
     }

@@ -21,7 +21,10 @@ import { currentDataBackend, startServer, type KeptData, type ServerProcess } fr
  */
 const BACKEND = currentDataBackend()
 const RUNS = Number(process.env.COLLOQUY_FUZZ_WORK_RUNS ?? (BACKEND.name === 'PostgreSQL' ? 10 : 30))
-const SEED = process.env.COLLOQUY_FUZZ_SEED === undefined ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0 : Number(process.env.COLLOQUY_FUZZ_SEED)
+const SEED =
+  process.env.COLLOQUY_FUZZ_SEED === undefined
+    ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0
+    : Number(process.env.COLLOQUY_FUZZ_SEED)
 const CANARY_BOUND_MS = 1_000
 const ALICE = 'tok-alice'
 const BOB = 'tok-bob'
@@ -33,33 +36,72 @@ const WORDS = Array.from({ length: TITLE_WORDS }, (_, i) => `w${i}`)
 
 const text = (i: number, n = 200): string => `message ${i} `.padEnd(n, 'x')
 const entry = (id: string, parent: string | null, i: number, n?: number) => ({
-  id, parent_id: parent, timestamp: 1_700_000_000_000 + i, revision: 0, kind: 'message',
+  id,
+  parent_id: parent,
+  timestamp: 1_700_000_000_000 + i,
+  revision: 0,
+  kind: 'message',
   message: { role: 'user', content: [{ type: 'text', text: text(i, n) }], timestamp: i },
 })
 const meta = (session_id: string, title: string, metadata: Record<string, unknown> = {}) => ({
-  type: 'meta', create: true,
-  meta: { session_id, title, description: title.slice(0, 1000), status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0, metadata },
+  type: 'meta',
+  create: true,
+  meta: {
+    session_id,
+    title,
+    description: title.slice(0, 1000),
+    status: 'idle',
+    kind: 'user',
+    created_at: 1,
+    updated_at: 1,
+    message_count: 0,
+    metadata,
+  },
 })
 
 let server: ServerProcess
 let data: KeptData
 let url: string
 
-async function send(token: string, method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(60_000) })
+async function send(
+  token: string,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: string,
+): Promise<{ status: number; text: string }> {
+  const res = await fetch(url + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body,
+    signal: AbortSignal.timeout(60_000),
+  })
   return { status: res.status, text: await res.text() }
 }
 
 async function push(token: string, changes: unknown[]): Promise<void> {
   for (let i = 0; i < changes.length; i += 200) {
-    const r = await send(token, 'POST', '/sync/push', JSON.stringify({ client_id: 'seed', mutations: changes.slice(i, i + 200).map((change, k) => ({ id: i + k, change })) }))
+    const r = await send(
+      token,
+      'POST',
+      '/sync/push',
+      JSON.stringify({
+        client_id: 'seed',
+        mutations: changes.slice(i, i + 200).map((change, k) => ({ id: i + k, change })),
+      }),
+    )
     if (r.status !== 200) throw new Error(`seeding: ${r.status} ${r.text.slice(0, 300)}`)
   }
 }
 
 type Attack =
   | { kind: 'mention'; terms: number; distinct: boolean; limit: number; ask: boolean }
-  | { kind: 'list'; filter: 'tags' | 'other-tags' | 'many-keys' | 'deep'; size: number; limit: number; order: string }
+  | {
+      kind: 'list'
+      filter: 'tags' | 'other-tags' | 'many-keys' | 'deep'
+      size: number
+      limit: number
+      order: string
+    }
   | { kind: 'pull'; since: number; limit: number }
   | { kind: 'reuse'; sha: string; session: 'own' | 'other' }
   | { kind: 'push'; entries: number; bytes: number }
@@ -67,13 +109,37 @@ type Attack =
   | { kind: 'messages'; limit: number }
 
 const attackArb: fc.Arbitrary<Attack> = fc.oneof(
-  fc.record({ kind: fc.constant('mention' as const), terms: fc.constantFrom(1, 2, 1000, 50_000, 140_000), distinct: fc.boolean(), limit: fc.integer({ min: 1, max: 50 }), ask: fc.boolean() }),
-  fc.record({ kind: fc.constant('list' as const), filter: fc.constantFrom('tags' as const, 'other-tags' as const, 'many-keys' as const, 'deep' as const), size: fc.constantFrom(1, 200, 5_000), limit: fc.constantFrom(1, 1000), order: fc.constantFrom('updated_desc', 'created_desc', 'created_asc') }),
-  fc.record({ kind: fc.constant('pull' as const), since: fc.constantFrom(0, 1, 100), limit: fc.constantFrom(1, 500, 5000) }),
-  fc.record({ kind: fc.constant('reuse' as const), sha: fc.stringMatching(/^[0-9a-f]{64}$/), session: fc.constantFrom('own' as const, 'other' as const) }),
+  fc.record({
+    kind: fc.constant('mention' as const),
+    terms: fc.constantFrom(1, 2, 1000, 50_000, 140_000),
+    distinct: fc.boolean(),
+    limit: fc.integer({ min: 1, max: 50 }),
+    ask: fc.boolean(),
+  }),
+  fc.record({
+    kind: fc.constant('list' as const),
+    filter: fc.constantFrom('tags' as const, 'other-tags' as const, 'many-keys' as const, 'deep' as const),
+    size: fc.constantFrom(1, 200, 5_000),
+    limit: fc.constantFrom(1, 1000),
+    order: fc.constantFrom('updated_desc', 'created_desc', 'created_asc'),
+  }),
+  fc.record({
+    kind: fc.constant('pull' as const),
+    since: fc.constantFrom(0, 1, 100),
+    limit: fc.constantFrom(1, 500, 5000),
+  }),
+  fc.record({
+    kind: fc.constant('reuse' as const),
+    sha: fc.stringMatching(/^[0-9a-f]{64}$/),
+    session: fc.constantFrom('own' as const, 'other' as const),
+  }),
   // Writes alongside the scans; a push is no scan (its cost is its body, bounded by maxBodyBytes),
   // and the largest ones are S6's to measure, not this bound's.
-  fc.record({ kind: fc.constant('push' as const), entries: fc.constantFrom(1, 10, 100), bytes: fc.constantFrom(100, 1000) }),
+  fc.record({
+    kind: fc.constant('push' as const),
+    entries: fc.constantFrom(1, 10, 100),
+    bytes: fc.constantFrom(100, 1000),
+  }),
   fc.constant({ kind: 'history' as const }),
   fc.record({ kind: fc.constant('messages' as const), limit: fc.constantFrom(1, 1000) }),
 )
@@ -84,46 +150,106 @@ let pushes = 0
 function request(a: Attack): { method: 'GET' | 'POST'; path: string; body?: string } {
   switch (a.kind) {
     case 'mention': {
-      const terms = Array.from({ length: a.terms }, (_, i) => (a.distinct ? WORDS[(TITLE_WORDS - 1 - i + TITLE_WORDS) % TITLE_WORDS]! : WORDS[TITLE_WORDS - 1]!))
-      return { method: 'POST', path: '/rpc/session::mention::search', body: JSON.stringify({ query: terms.join(' ').slice(0, 1_000_000), limit: a.limit, ...(a.ask && { context: { session_id: 'a-0' } }) }) }
+      const terms = Array.from({ length: a.terms }, (_, i) =>
+        a.distinct ? WORDS[(TITLE_WORDS - 1 - i + TITLE_WORDS) % TITLE_WORDS]! : WORDS[TITLE_WORDS - 1]!,
+      )
+      return {
+        method: 'POST',
+        path: '/rpc/session::mention::search',
+        body: JSON.stringify({
+          query: terms.join(' ').slice(0, 1_000_000),
+          limit: a.limit,
+          ...(a.ask && { context: { session_id: 'a-0' } }),
+        }),
+      }
     }
     case 'list': {
       const metadata =
-        a.filter === 'tags' ? { tags: TAGS }
-        : a.filter === 'other-tags' ? { tags: Array.from({ length: a.size }, (_, i) => i) }
-        : a.filter === 'many-keys' ? Object.fromEntries(Array.from({ length: Math.min(a.size, 9_000) }, (_, i) => [`k${i}`, i]))
-        : Array.from({ length: 60 }).reduce<Record<string, unknown>>((inner) => ({ d: inner }), { tags: TAGS })
-      return { method: 'POST', path: '/rpc/session::list', body: JSON.stringify({ metadata, limit: a.limit, order: a.order }) }
+        a.filter === 'tags'
+          ? { tags: TAGS }
+          : a.filter === 'other-tags'
+            ? { tags: Array.from({ length: a.size }, (_, i) => i) }
+            : a.filter === 'many-keys'
+              ? Object.fromEntries(Array.from({ length: Math.min(a.size, 9_000) }, (_, i) => [`k${i}`, i]))
+              : Array.from({ length: 60 }).reduce<Record<string, unknown>>((inner) => ({ d: inner }), {
+                  tags: TAGS,
+                })
+      return {
+        method: 'POST',
+        path: '/rpc/session::list',
+        body: JSON.stringify({ metadata, limit: a.limit, order: a.order }),
+      }
     }
     case 'pull':
       return { method: 'GET', path: `/sync/pull?since=${a.since}&limit=${a.limit}` }
     case 'reuse':
-      return { method: 'POST', path: `/sync/attachments/${a.session === 'own' ? 'a-1' : 'b-canary'}/att-${++pushes}?name=x&size=1&sha256=${a.sha}&created_at=0&reuse=1`, body: '' }
+      return {
+        method: 'POST',
+        path: `/sync/attachments/${a.session === 'own' ? 'a-1' : 'b-canary'}/att-${++pushes}?name=x&size=1&sha256=${a.sha}&created_at=0&reuse=1`,
+        body: '',
+      }
     case 'push': {
       const n = ++pushes
-      const mutations = Array.from({ length: a.entries }, (_, i) => ({ id: i, change: { type: 'entry', session_id: `a-${i % SESSIONS}`, base_revision: null, entry: entry(`p${n}-${i}`, null, i, a.bytes) } }))
+      const mutations = Array.from({ length: a.entries }, (_, i) => ({
+        id: i,
+        change: {
+          type: 'entry',
+          session_id: `a-${i % SESSIONS}`,
+          base_revision: null,
+          entry: entry(`p${n}-${i}`, null, i, a.bytes),
+        },
+      }))
       return { method: 'POST', path: '/sync/push', body: JSON.stringify({ client_id: 'fuzz', mutations }) }
     }
     case 'history':
       return { method: 'GET', path: '/sessions/a-long/history' }
     case 'messages':
-      return { method: 'POST', path: '/rpc/session::messages', body: JSON.stringify({ session_id: 'a-long', limit: a.limit }) }
+      return {
+        method: 'POST',
+        path: '/rpc/session::messages',
+        body: JSON.stringify({ session_id: 'a-long', limit: a.limit }),
+      }
   }
 }
 
 /** Every `colloquy-work <kind> <spent> <budget>` line the server printed so far. */
 const workLines = (): Array<{ kind: string; spent: number; budget: number }> =>
-  [...server.output().matchAll(/^colloquy-work (\w+) (\d+) (\d+)$/gm)].map((m) => ({ kind: m[1]!, spent: Number(m[2]), budget: Number(m[3]) }))
+  [...server.output().matchAll(/^colloquy-work (\w+) (\d+) (\d+)$/gm)].map((m) => ({
+    kind: m[1]!,
+    spent: Number(m[2]),
+    budget: Number(m[3]),
+  }))
 
 describe(`fuzz: worst-case requests of one principal, fairness for the other, on ${BACKEND.name}`, () => {
   beforeAll(async () => {
     data = await BACKEND.data()
-    server = await startServer([...data.args, '--token', `alice=${ALICE}`, '--token', `bob=${BOB}`, '--no-fsync', '--requests-per-second', '0', '--test-work-log'])
+    server = await startServer([
+      ...data.args,
+      '--token',
+      `alice=${ALICE}`,
+      '--token',
+      `bob=${BOB}`,
+      '--no-fsync',
+      '--requests-per-second',
+      '0',
+      '--test-work-log',
+    ])
     url = server.url
     // Alice: sessions with metadata worth comparing, one 50,000-word title, one long session.
-    await push(ALICE, [...Array.from({ length: SESSIONS }, (_, i) => meta(`a-${i}`, `Deploy pipeline number ${i} for production`, { tags: TAGS })), meta('a-title', WORDS.join(' '))])
+    await push(ALICE, [
+      ...Array.from({ length: SESSIONS }, (_, i) =>
+        meta(`a-${i}`, `Deploy pipeline number ${i} for production`, { tags: TAGS }),
+      ),
+      meta('a-title', WORDS.join(' ')),
+    ])
     const long: unknown[] = [meta('a-long', 'A long conversation')]
-    for (let i = 0; i < LONG_ENTRIES; i++) long.push({ type: 'entry', session_id: 'a-long', base_revision: null, entry: entry(`e${i}`, i === 0 ? null : `e${i - 1}`, i) })
+    for (let i = 0; i < LONG_ENTRIES; i++)
+      long.push({
+        type: 'entry',
+        session_id: 'a-long',
+        base_revision: null,
+        entry: entry(`e${i}`, i === 0 ? null : `e${i - 1}`, i),
+      })
     long.push({ type: 'leaf', session_id: 'a-long', entry_id: `e${LONG_ENTRIES - 1}` })
     await push(ALICE, long)
     await push(BOB, [meta('b-canary', 'Canary')])
@@ -134,31 +260,53 @@ describe(`fuzz: worst-case requests of one principal, fairness for the other, on
     await data?.remove()
   })
 
-  it(`bob's canary is answered within ${CANARY_BOUND_MS} ms and no scan passes its budget while alice sends her worst (${RUNS} batches, seed ${SEED})`, async () => {
-    console.log(`[fuzz-work] seed ${SEED}, ${RUNS} batches`)
-    const worst: number[] = []
-    await fc.assert(
-      fc.asyncProperty(fc.array(attackArb, { minLength: 1, maxLength: 4 }), async (attacks) => {
-        const before = workLines().length
-        const sent = attacks.map(async (a) => ({ a, res: await send(ALICE, request(a).method, request(a).path, request(a).body) }))
-        const t = performance.now()
-        const canary = await send(BOB, 'POST', '/rpc/session::get', JSON.stringify({ session_id: 'b-canary' }))
-        const ms = performance.now() - t
-        worst.push(ms)
-        if (process.env.COLLOQUY_FUZZ_WORK_TRACE) console.log(`[fuzz-work] ${ms.toFixed(0)} ms ${attacks.map((a) => JSON.stringify(a)).join(" ")}`)
-        const answers = await Promise.all(sent)
-        expect(canary.status).toBe(200)
-        expect(JSON.parse(canary.text).meta.session_id).toBe('b-canary')
-        expect(ms, `canary took ${ms.toFixed(0)} ms under ${JSON.stringify(attacks)}`).toBeLessThanOrEqual(CANARY_BOUND_MS)
-        for (const { a, res } of answers) expect(res.status, `${a.kind}: ${res.text.slice(0, 200)}`).toBeLessThan(500)
-        const lines = workLines().slice(before)
-        for (const l of lines) expect(l.spent, `${l.kind} spent ${l.spent} of ${l.budget}`).toBeLessThanOrEqual(l.budget)
-        // Each mention search and reuse search reported its work (the meters are on the path).
-        expect(lines.filter((l) => l.kind === 'mention')).toHaveLength(attacks.filter((a) => a.kind === 'mention').length)
-        expect(lines.filter((l) => l.kind === 'reuse').length).toBe(answers.filter(({ a, res }) => a.kind === 'reuse' && a.session === 'own' && res.status === 409).length)
-      }),
-      { numRuns: RUNS, seed: SEED, verbose: 1 },
-    )
-    console.log(`[fuzz-work] canary: max ${Math.max(...worst).toFixed(0)} ms over ${worst.length} batches`)
-  }, RUNS * 60_000 + 60_000)
+  it(
+    `bob's canary is answered within ${CANARY_BOUND_MS} ms and no scan passes its budget while alice sends her worst (${RUNS} batches, seed ${SEED})`,
+    async () => {
+      console.log(`[fuzz-work] seed ${SEED}, ${RUNS} batches`)
+      const worst: number[] = []
+      await fc.assert(
+        fc.asyncProperty(fc.array(attackArb, { minLength: 1, maxLength: 4 }), async (attacks) => {
+          const before = workLines().length
+          const sent = attacks.map(async (a) => ({
+            a,
+            res: await send(ALICE, request(a).method, request(a).path, request(a).body),
+          }))
+          const t = performance.now()
+          const canary = await send(
+            BOB,
+            'POST',
+            '/rpc/session::get',
+            JSON.stringify({ session_id: 'b-canary' }),
+          )
+          const ms = performance.now() - t
+          worst.push(ms)
+          if (process.env.COLLOQUY_FUZZ_WORK_TRACE)
+            console.log(`[fuzz-work] ${ms.toFixed(0)} ms ${attacks.map((a) => JSON.stringify(a)).join(' ')}`)
+          const answers = await Promise.all(sent)
+          expect(canary.status).toBe(200)
+          expect(JSON.parse(canary.text).meta.session_id).toBe('b-canary')
+          expect(ms, `canary took ${ms.toFixed(0)} ms under ${JSON.stringify(attacks)}`).toBeLessThanOrEqual(
+            CANARY_BOUND_MS,
+          )
+          for (const { a, res } of answers)
+            expect(res.status, `${a.kind}: ${res.text.slice(0, 200)}`).toBeLessThan(500)
+          const lines = workLines().slice(before)
+          for (const l of lines)
+            expect(l.spent, `${l.kind} spent ${l.spent} of ${l.budget}`).toBeLessThanOrEqual(l.budget)
+          // Each mention search and reuse search reported its work (the meters are on the path).
+          expect(lines.filter((l) => l.kind === 'mention')).toHaveLength(
+            attacks.filter((a) => a.kind === 'mention').length,
+          )
+          expect(lines.filter((l) => l.kind === 'reuse').length).toBe(
+            answers.filter(({ a, res }) => a.kind === 'reuse' && a.session === 'own' && res.status === 409)
+              .length,
+          )
+        }),
+        { numRuns: RUNS, seed: SEED, verbose: 1 },
+      )
+      console.log(`[fuzz-work] canary: max ${Math.max(...worst).toFixed(0)} ms over ${worst.length} batches`)
+    },
+    RUNS * 60_000 + 60_000,
+  )
 })

@@ -12,9 +12,30 @@ const { defer, dataDir } = cleanupAfterEach('group-commit')
 const USERS = 50
 const CRASH_AT = 80
 
-const meta = (session_id: string) => ({ session_id, title: session_id, description: '', status: 'idle' as const, kind: 'user' as const, created_at: 1, updated_at: 1, message_count: 0 })
+const meta = (session_id: string) => ({
+  session_id,
+  title: session_id,
+  description: '',
+  status: 'idle' as const,
+  kind: 'user' as const,
+  created_at: 1,
+  updated_at: 1,
+  message_count: 0,
+})
 const append = (session_id: string, i: number): ReplicaChange[] => [
-  { type: 'entry', session_id, entry: { id: `e${i}`, parent_id: i === 0 ? null : `e${i - 1}`, timestamp: 2, revision: 0, kind: 'message', message: user(`${session_id} ${i}`) }, base_revision: null },
+  {
+    type: 'entry',
+    session_id,
+    entry: {
+      id: `e${i}`,
+      parent_id: i === 0 ? null : `e${i - 1}`,
+      timestamp: 2,
+      revision: 0,
+      kind: 'message',
+      message: user(`${session_id} ${i}`),
+    },
+    base_revision: null,
+  },
   { type: 'leaf', session_id, entry_id: `e${i}` },
 ]
 
@@ -33,9 +54,23 @@ describe('group commit on the file storage', () => {
   it(`${USERS} users appending at once share flushes; killed just before a flush, nothing of that commit was answered and everything answered is on disk`, async () => {
     const dir = await dataDir()
     const tokensFile = join(dir, '..', `${dir.split('/').pop()}-tokens.json`)
-    await writeFile(tokensFile, JSON.stringify(Object.fromEntries(Array.from({ length: USERS }, (_, k) => [`token-${k}`, `user-${k}`]))))
+    await writeFile(
+      tokensFile,
+      JSON.stringify(
+        Object.fromEntries(Array.from({ length: USERS }, (_, k) => [`token-${k}`, `user-${k}`])),
+      ),
+    )
     defer(() => import('node:fs/promises').then((fs) => fs.rm(tokensFile, { force: true })))
-    const a = await startServer(['--data-dir', dir, '--tokens-file', tokensFile, '--requests-per-second', '0', '--test-crash-before-flush', String(CRASH_AT)])
+    const a = await startServer([
+      '--data-dir',
+      dir,
+      '--tokens-file',
+      tokensFile,
+      '--requests-per-second',
+      '0',
+      '--test-crash-before-flush',
+      String(CRASH_AT),
+    ])
     defer(() => a.stop('SIGKILL'))
 
     // Each user pushes one awaited append after another to its own session until the server dies.
@@ -45,7 +80,10 @@ describe('group commit on the file storage', () => {
         const session_id = `s-${k}`
         const token = `token-${k}`
         try {
-          expect((await pushChanges(a.url, [{ type: 'meta', meta: meta(session_id), create: true }], token))[0].status).toBe('applied')
+          expect(
+            (await pushChanges(a.url, [{ type: 'meta', meta: meta(session_id), create: true }], token))[0]
+              .status,
+          ).toBe('applied')
           for (let i = 0; ; i++) {
             const results = await pushChanges(a.url, append(session_id, i), token)
             expect(results.map((r) => r.status)).toStrictEqual(['applied', 'applied'])
@@ -64,7 +102,12 @@ describe('group commit on the file storage', () => {
     defer(() => b.stop('SIGKILL'))
     for (let k = 0; k < USERS; k++) {
       // Every answered append is there, on its chain.
-      const { messages } = await rpc(b.url, 'session::messages', { session_id: `s-${k}`, limit: 1000 }, `token-${k}`)
+      const { messages } = await rpc(
+        b.url,
+        'session::messages',
+        { session_id: `s-${k}`, limit: 1000 },
+        `token-${k}`,
+      )
       const ids = (messages as Array<{ entry_id: string }>).map((m) => m.entry_id)
       expect(ids.slice(0, acked[k].length), `user ${k}`).toStrictEqual(acked[k])
     }
@@ -89,6 +132,8 @@ describe('group commit on the file storage', () => {
     // The line written before the kill is still in the journal (a process kill loses no page
     // cache): its appends came back on restart, unanswered, for their clients to retry.
     expect(unanswered).toBeGreaterThan(0)
-    expect(Math.max(...[...sessionsPerCommit].filter(([tx]) => tx < CRASH_AT).map(([, users]) => users.size))).toBeGreaterThan(1)
+    expect(
+      Math.max(...[...sessionsPerCommit].filter(([tx]) => tx < CRASH_AT).map(([, users]) => users.size)),
+    ).toBeGreaterThan(1)
   })
 })

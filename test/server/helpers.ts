@@ -1,7 +1,14 @@
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createStore, memoryStorage, type ReplicaChange, type SessionEntry, type SessionMeta, type Store } from '@colloquy/core'
+import {
+  createStore,
+  memoryStorage,
+  type ReplicaChange,
+  type SessionEntry,
+  type SessionMeta,
+  type Store,
+} from '@colloquy/core'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import type { ChangePage, PushResult, SequencedChange } from '../../packages/server/src/index.js'
 import { failure, postJson } from '../conformance/http-client.js'
@@ -21,7 +28,10 @@ export { startServer, type ServerProcess }
  * Per-test cleanup for a test file: `defer` registers a cleanup, run after the test, last
  * registered first; `dataDir()` is a new temporary directory (named after `label`) removed so.
  */
-export function cleanupAfterEach(label: string): { defer(cleanup: () => Promise<unknown>): void; dataDir(): Promise<string> } {
+export function cleanupAfterEach(label: string): {
+  defer(cleanup: () => Promise<unknown>): void
+  dataDir(): Promise<string>
+} {
   const cleanups: Array<() => Promise<unknown>> = []
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c()
@@ -92,8 +102,12 @@ let dataBackend: DataBackend = {
       async contents(session_id) {
         // The file storage's layout: `attachments/<boundedName(session)>.d/<sha256>.bin`.
         const folder = join(tmp.dir, 'attachments', attachmentFolderName(session_id))
-        const names = (await readdir(folder).catch(() => [] as string[])).filter((n) => n.endsWith('.bin')).sort()
-        return Promise.all(names.map(async (n) => ({ sha256: n.slice(0, -4), bytes: (await stat(join(folder, n))).size })))
+        const names = (await readdir(folder).catch(() => [] as string[]))
+          .filter((n) => n.endsWith('.bin'))
+          .sort()
+        return Promise.all(
+          names.map(async (n) => ({ sha256: n.slice(0, -4), bytes: (await stat(join(folder, n))).size })),
+        )
       },
     }
   },
@@ -121,7 +135,11 @@ export function useMemoryServer(args: readonly string[] = []): { readonly url: s
   }
 }
 
-export const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+export const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 
 /** `POST /rpc/<fn>`: the response, or throws the wire error. */
 export async function rpc<T = any>(url: string, fn: string, body: unknown, token?: string): Promise<T> {
@@ -130,20 +148,36 @@ export async function rpc<T = any>(url: string, fn: string, body: unknown, token
   return (await res.json()) as T
 }
 
-export async function pushChanges(url: string, changes: readonly ReplicaChange[], token?: string, firstId = 1): Promise<PushResult[]> {
-  const res = await postJson(`${url}/sync/push`, { client_id: 'test', mutations: changes.map((change, i) => ({ id: firstId + i, change })) }, token)
+export async function pushChanges(
+  url: string,
+  changes: readonly ReplicaChange[],
+  token?: string,
+  firstId = 1,
+): Promise<PushResult[]> {
+  const res = await postJson(
+    `${url}/sync/push`,
+    { client_id: 'test', mutations: changes.map((change, i) => ({ id: firstId + i, change })) },
+    token,
+  )
   if (!res.ok) throw await failure(res)
   return ((await res.json()) as { results: PushResult[] }).results
 }
 
 export async function pull(url: string, since: number, limit?: number, token?: string): Promise<ChangePage> {
-  const res = await fetch(`${url}/sync/pull?since=${since}${limit ? `&limit=${limit}` : ''}`, { headers: token ? { authorization: `Bearer ${token}` } : {} })
+  const res = await fetch(`${url}/sync/pull?since=${since}${limit ? `&limit=${limit}` : ''}`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  })
   if (!res.ok) throw await failure(res)
   return (await res.json()) as ChangePage
 }
 
 /** Pulls every page from `since`; returns the changes and the final checkpoint. */
-export async function pullAll(url: string, since = 0, limit?: number, token?: string): Promise<{ changes: SequencedChange[]; checkpoint: number; pages: number }> {
+export async function pullAll(
+  url: string,
+  since = 0,
+  limit?: number,
+  token?: string,
+): Promise<{ changes: SequencedChange[]; checkpoint: number; pages: number }> {
   const changes: SequencedChange[] = []
   let checkpoint = since
   let pages = 0
@@ -174,14 +208,20 @@ export async function snapshot(store: Store): Promise<Record<string, Snapshot>> 
   for (const [id, s] of store.engine.state.sessions) {
     await store.engine.ensureLoaded(id)
     const held = store.engine.state.sessions.get(id)!
-    out[id] = { meta: s.head.meta, leaf: s.head.leaf, entries: [...(held.entries?.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : 1)) }
+    out[id] = {
+      meta: s.head.meta,
+      leaf: s.head.leaf,
+      entries: [...(held.entries?.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : 1)),
+    }
   }
   return out
 }
 
 /** What a replica must agree with the server on (counters and timestamps included). */
 export function comparable(s: Record<string, Snapshot>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(s).map(([id, v]) => [id, { meta: v.meta, leaf: v.leaf, entries: v.entries }]))
+  return Object.fromEntries(
+    Object.entries(s).map(([id, v]) => [id, { meta: v.meta, leaf: v.leaf, entries: v.entries }]),
+  )
 }
 
 /** A JSON WebSocket for tests: every message kept, waits by predicate, the close code. */
@@ -220,7 +260,17 @@ export async function testSocket(url: string, token?: string): Promise<TestSocke
     if (found) return Promise.resolve(found)
     return new Promise((resolve, reject) => {
       const w = { match, resolve: (m: any) => (clearTimeout(timer), resolve(m)) }
-      const timer = setTimeout(() => (waiters.delete(w), reject(new Error(`no matching message in ${timeoutMs} ms; got ${JSON.stringify(messages).slice(0, 500)}`))), timeoutMs)
+      const timer = setTimeout(
+        () => (
+          waiters.delete(w),
+          reject(
+            new Error(
+              `no matching message in ${timeoutMs} ms; got ${JSON.stringify(messages).slice(0, 500)}`,
+            ),
+          )
+        ),
+        timeoutMs,
+      )
       waiters.add(w)
     })
   }

@@ -4,7 +4,11 @@ import { rpc, useMemoryServer, user } from './helpers.js'
 const server = useMemoryServer()
 
 const call = (id: string) => ({
-  role: 'assistant', stop_reason: 'function_call', model: 'm', provider: 'p', timestamp: 0,
+  role: 'assistant',
+  stop_reason: 'function_call',
+  model: 'm',
+  provider: 'p',
+  timestamp: 0,
   content: [{ type: 'function_call', id, function_id: 'shell::run', arguments: { cmd: 'ls' } }],
 })
 
@@ -17,12 +21,27 @@ describe('agent history endpoints (seeds/002)', () => {
 
   it('GET /sessions/:id/history is the active path as a message array, unresolved tool calls included', async () => {
     const session_id = 'agent/run 7?'
-    const history = async () => (await (await fetch(`${server.url}/sessions/${encodeURIComponent(session_id)}/history`)).json()) as Array<Record<string, any>>
+    const history = async () =>
+      (await (
+        await fetch(`${server.url}/sessions/${encodeURIComponent(session_id)}/history`)
+      ).json()) as Array<Record<string, any>>
     await rpc(server.url, 'session::ensure', { session_id })
     await rpc(server.url, 'session::append', { session_id, entry_id: 'u1', message: user('list files') })
     await rpc(server.url, 'session::append', { session_id, message: call('c1') })
-    await rpc(server.url, 'session::append', { session_id, message: { role: 'function_result', function_call_id: 'c1', function_id: 'shell::run', content: [{ type: 'text', text: 'a.txt' }], timestamp: 0 } })
-    await rpc(server.url, 'session::append', { session_id, custom: { custom_type: 'compaction', data: { note: 'bookkeeping' } } })
+    await rpc(server.url, 'session::append', {
+      session_id,
+      message: {
+        role: 'function_result',
+        function_call_id: 'c1',
+        function_id: 'shell::run',
+        content: [{ type: 'text', text: 'a.txt' }],
+        timestamp: 0,
+      },
+    })
+    await rpc(server.url, 'session::append', {
+      session_id,
+      custom: { custom_type: 'compaction', data: { note: 'bookkeeping' } },
+    })
     const { entry_id: tip } = await rpc(server.url, 'session::append', { session_id, message: call('c2') })
     // A sibling branch becomes active: the history follows it.
     await rpc(server.url, 'session::append', { session_id, parent_id: 'u1', message: user('another try') })

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { currentDataBackend, postJson, rpc, startServer, storageArgs, testSocket, user, type ServerProcess } from './helpers.js'
+import {
+  currentDataBackend,
+  postJson,
+  rpc,
+  startServer,
+  storageArgs,
+  testSocket,
+  user,
+  type ServerProcess,
+} from './helpers.js'
 
 // The server's limits against a real process on its file storage: bounded parsing, and the
 // per-principal request rate, WebSockets, sessions and stored bytes.
@@ -8,7 +17,10 @@ const ALICE = 'tok-alice'
 const BOB = 'tok-bob'
 const tokens = ['--token', `alice=${ALICE}`, '--token', `bob=${BOB}`]
 const ws = (url: string, path: string) => `${url.replace(/^http/, 'ws')}${path}`
-const code = async (res: Response): Promise<[number, string | undefined]> => [res.status, ((await res.json()) as { error?: { code: string } }).error?.code]
+const code = async (res: Response): Promise<[number, string | undefined]> => [
+  res.status,
+  ((await res.json()) as { error?: { code: string } }).error?.code,
+]
 
 describe('bounded parsing', () => {
   let server: ServerProcess
@@ -28,14 +40,23 @@ describe('bounded parsing', () => {
     ]
     for (const path of ['/rpc/session::ensure', '/rpc/session::create', '/rpc/session::list', '/sync/push']) {
       for (const body of bodies) {
-        const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json' }, body })
-        expect([path, body.length, ...(await code(res))]).toStrictEqual([path, body.length, 400, 'session/invalid_request'])
+        const res = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json' },
+          body,
+        })
+        expect([path, body.length, ...(await code(res))]).toStrictEqual([
+          path,
+          body.length,
+          400,
+          'session/invalid_request',
+        ])
       }
     }
     expect(await rpc(server.url, 'session::list', {}, ALICE)).toStrictEqual({ sessions: [] })
   })
 
-  it('a WebSocket message over a limit gets an error frame with the contract\'s shape; the socket stays usable', async () => {
+  it("a WebSocket message over a limit gets an error frame with the contract's shape; the socket stays usable", async () => {
     for (const path of ['/sync/stream?since=0', '/events']) {
       const raw = '{"type":"ping","id":' + '['.repeat(100_000) + ']'.repeat(100_000) + '}'
       const socket = new WebSocket(ws(server.url, path), { headers: { authorization: `Bearer ${ALICE}` } })
@@ -45,7 +66,15 @@ describe('bounded parsing', () => {
       socket.send(raw)
       socket.send(JSON.stringify({ type: 'ping', id: 'after' }))
       await expect.poll(() => frames.find((f) => f.type === 'pong')).toBeTruthy()
-      expect(frames.find((f) => f.type === 'error')).toMatchObject({ type: 'error', error: { code: 'session/invalid_request', message: expect.stringMatching(/^session\/invalid_request: id\[0\]\[0\].*: JSON nested deeper than 64 levels$/) } })
+      expect(frames.find((f) => f.type === 'error')).toMatchObject({
+        type: 'error',
+        error: {
+          code: 'session/invalid_request',
+          message: expect.stringMatching(
+            /^session\/invalid_request: id\[0\]\[0\].*: JSON nested deeper than 64 levels$/,
+          ),
+        },
+      })
       socket.close()
     }
   })
@@ -97,14 +126,40 @@ describe('per-principal limits', () => {
 
   it('sessions over --max-sessions are refused with 403 (rpc and push), nothing written; deleting one makes room', async () => {
     for (const id of ['s1', 's2', 's3']) await rpc(server.url, 'session::ensure', { session_id: id }, ALICE)
-    expect(await code(await postJson(`${server.url}/rpc/session::create`, {}, ALICE))).toStrictEqual([403, 'session/invalid_request'])
-    expect(await code(await postJson(`${server.url}/rpc/session::ensure`, { session_id: 's4' }, ALICE))).toStrictEqual([403, 'session/invalid_request'])
-    const meta = { session_id: 's4', title: '', description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 }
-    expect(await code(await postJson(`${server.url}/sync/push`, { mutations: [{ id: 1, change: { type: 'meta', meta, create: true } }] }, ALICE))).toStrictEqual([403, 'session/invalid_request'])
+    expect(await code(await postJson(`${server.url}/rpc/session::create`, {}, ALICE))).toStrictEqual([
+      403,
+      'session/invalid_request',
+    ])
+    expect(
+      await code(await postJson(`${server.url}/rpc/session::ensure`, { session_id: 's4' }, ALICE)),
+    ).toStrictEqual([403, 'session/invalid_request'])
+    const meta = {
+      session_id: 's4',
+      title: '',
+      description: '',
+      status: 'idle',
+      kind: 'user',
+      created_at: 1,
+      updated_at: 1,
+      message_count: 0,
+    }
+    expect(
+      await code(
+        await postJson(
+          `${server.url}/sync/push`,
+          { mutations: [{ id: 1, change: { type: 'meta', meta, create: true } }] },
+          ALICE,
+        ),
+      ),
+    ).toStrictEqual([403, 'session/invalid_request'])
     // An existing session is still ensured; the other principal is not affected.
     expect((await rpc(server.url, 'session::ensure', { session_id: 's1' }, ALICE)).created).toBe(false)
     await rpc(server.url, 'session::ensure', { session_id: 'b1' }, BOB)
-    expect((await rpc(server.url, 'session::list', {}, ALICE)).sessions.map((s: { session_id: string }) => s.session_id).sort()).toStrictEqual(['s1', 's2', 's3'])
+    expect(
+      (await rpc(server.url, 'session::list', {}, ALICE)).sessions
+        .map((s: { session_id: string }) => s.session_id)
+        .sort(),
+    ).toStrictEqual(['s1', 's2', 's3'])
     await rpc(server.url, 'session::delete', { session_id: 's3' }, ALICE)
     await rpc(server.url, 'session::ensure', { session_id: 's4' }, ALICE)
   })
@@ -113,7 +168,11 @@ describe('per-principal limits', () => {
     const text = 'x'.repeat(3000)
     let appended = 0
     for (;;) {
-      const res = await postJson(`${server.url}/rpc/session::append`, { session_id: 's1', message: user(text) }, ALICE)
+      const res = await postJson(
+        `${server.url}/rpc/session::append`,
+        { session_id: 's1', message: user(text) },
+        ALICE,
+      )
       if (res.status !== 200) {
         expect(await code(res)).toStrictEqual([403, 'session/invalid_request'])
         break
@@ -122,14 +181,22 @@ describe('per-principal limits', () => {
       expect(appended).toBeLessThan(10)
     }
     expect(appended).toBeGreaterThan(3)
-    expect((await rpc(server.url, 'session::messages', { session_id: 's1' }, ALICE)).messages).toHaveLength(appended)
+    expect((await rpc(server.url, 'session::messages', { session_id: 's1' }, ALICE)).messages).toHaveLength(
+      appended,
+    )
     // Bob has his own quota.
     await rpc(server.url, 'session::append', { session_id: 'b1', message: user(text) }, BOB)
 
     await server.killAndRestart()
-    const res = await postJson(`${server.url}/rpc/session::append`, { session_id: 's1', message: user(text) }, ALICE)
+    const res = await postJson(
+      `${server.url}/rpc/session::append`,
+      { session_id: 's1', message: user(text) },
+      ALICE,
+    )
     expect(await code(res)).toStrictEqual([403, 'session/invalid_request'])
-    expect((await rpc(server.url, 'session::messages', { session_id: 's1' }, ALICE)).messages).toHaveLength(appended)
+    expect((await rpc(server.url, 'session::messages', { session_id: 's1' }, ALICE)).messages).toHaveLength(
+      appended,
+    )
     await rpc(server.url, 'session::delete', { session_id: 's1' }, ALICE)
     await rpc(server.url, 'session::append', { session_id: 's2', message: user(text) }, ALICE)
   })
@@ -139,7 +206,9 @@ describe('attachment bytes count toward --max-stored-bytes', () => {
   const server = useKeptServer(['--max-stored-bytes', '50000'])
   const upload = (session_id: string, bytes: number, token: string) =>
     fetch(`${server.url}/attachments/${session_id}?name=blob.bin`, {
-      method: 'POST', body: new Uint8Array(bytes).fill(7), headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${token}` },
+      method: 'POST',
+      body: new Uint8Array(bytes).fill(7),
+      headers: { 'content-type': 'application/octet-stream', authorization: `Bearer ${token}` },
     })
 
   it('a streamed upload past the quota is refused with 403 and stored nowhere, across a restart; deleting it frees the bytes', async () => {
@@ -150,8 +219,18 @@ describe('attachment bytes count toward --max-stored-bytes', () => {
     expect(await code(await upload('files', 30_000, ALICE))).toStrictEqual([403, 'session/invalid_request'])
     // The RPC's base64 form is held to the same quota.
     const b64 = Buffer.from(new Uint8Array(30_000)).toString('base64')
-    expect(await code(await postJson(`${server.url}/rpc/session::put-attachment`, { session_id: 'files', name: 'b.bin', mime: 'application/octet-stream', data: b64 }, ALICE))).toStrictEqual([403, 'session/invalid_request'])
-    expect((await rpc(server.url, 'session::list-attachments', { session_id: 'files' }, ALICE)).attachments).toHaveLength(1)
+    expect(
+      await code(
+        await postJson(
+          `${server.url}/rpc/session::put-attachment`,
+          { session_id: 'files', name: 'b.bin', mime: 'application/octet-stream', data: b64 },
+          ALICE,
+        ),
+      ),
+    ).toStrictEqual([403, 'session/invalid_request'])
+    expect(
+      (await rpc(server.url, 'session::list-attachments', { session_id: 'files' }, ALICE)).attachments,
+    ).toHaveLength(1)
     // Bob has his own quota.
     await rpc(server.url, 'session::ensure', { session_id: 'bobs' }, BOB)
     expect((await upload('bobs', 30_000, BOB)).status).toBe(200)
@@ -159,7 +238,12 @@ describe('attachment bytes count toward --max-stored-bytes', () => {
     // Counted again from what is stored when the server restarts.
     await server.killAndRestart()
     expect(await code(await upload('files', 30_000, ALICE))).toStrictEqual([403, 'session/invalid_request'])
-    await rpc(server.url, 'session::delete-attachment', { session_id: 'files', attachment_id: attachment.attachment_id }, ALICE)
+    await rpc(
+      server.url,
+      'session::delete-attachment',
+      { session_id: 'files', attachment_id: attachment.attachment_id },
+      ALICE,
+    )
     expect((await upload('files', 30_000, ALICE)).status).toBe(200)
   })
 })
@@ -167,7 +251,14 @@ describe('attachment bytes count toward --max-stored-bytes', () => {
 describe('request rate', () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServer([...(await storageArgs()), ...tokens, '--requests-per-second', '1', '--request-burst', '2'])
+    server = await startServer([
+      ...(await storageArgs()),
+      ...tokens,
+      '--requests-per-second',
+      '1',
+      '--request-burst',
+      '2',
+    ])
   })
   afterAll(() => server?.stop())
 
@@ -181,14 +272,18 @@ describe('request rate', () => {
     expect((await postJson(`${server.url}/rpc/session::list`, {}, BOB)).status).toBe(200)
     // Guessing tokens: failed authentications are limited per client address.
     const guesses = []
-    for (let i = 0; i < 4; i++) guesses.push((await postJson(`${server.url}/rpc/session::list`, {}, `guess-${i}`)).status)
+    for (let i = 0; i < 4; i++)
+      guesses.push((await postJson(`${server.url}/rpc/session::list`, {}, `guess-${i}`)).status)
     expect(guesses).toStrictEqual([401, 401, 429, 429])
 
     await new Promise((r) => setTimeout(r, 1100))
     const s = await testSocket(ws(server.url, '/events'), BOB)
     for (let i = 0; i < 4; i++) s.send({ type: 'ping', id: i })
     await s.next((m) => m.type === 'error')
-    expect(s.messages.find((m) => m.type === 'error')).toMatchObject({ error: { code: 'http/too_many_requests' }, retry_after_ms: expect.any(Number) })
+    expect(s.messages.find((m) => m.type === 'error')).toMatchObject({
+      error: { code: 'http/too_many_requests' },
+      retry_after_ms: expect.any(Number),
+    })
     expect(s.messages.filter((m) => m.type === 'pong').length).toBeLessThan(4)
     s.close()
   })
@@ -204,9 +299,16 @@ describe('a WebSocket client that stops reading', () => {
   it('is disconnected with 1013 before the server has buffered everything for it', async () => {
     const text = 'y'.repeat(100_000)
     await rpc(server.url, 'session::ensure', { session_id: 'big' }, ALICE)
-    const socket = new WebSocket(ws(server.url, '/sync/stream?since=0'), { headers: { authorization: `Bearer ${ALICE}` } })
+    const socket = new WebSocket(ws(server.url, '/sync/stream?since=0'), {
+      headers: { authorization: `Bearer ${ALICE}` },
+    })
     let received = 0
-    const ready = new Promise((r) => socket.on('message', (d) => (received += (d as Buffer).length, d.toString().includes('"ready"') && r(undefined))))
+    const ready = new Promise((r) =>
+      socket.on(
+        'message',
+        (d) => ((received += (d as Buffer).length), d.toString().includes('"ready"') && r(undefined)),
+      ),
+    )
     await ready
     // Stop reading: the kernel buffers fill, then the server's.
     const raw = (socket as unknown as { _socket: { pause(): void; resume(): void } })._socket
@@ -233,11 +335,14 @@ describe('event subscriptions', () => {
 
   it('a socket holds at most 256 subscriptions; re-subscribing an id replaces it', async () => {
     const s = await testSocket(ws(server.url, '/events'), ALICE)
-    for (let i = 0; i < 257; i++) s.send({ type: 'subscribe', id: i, trigger_type: 'session::created', config: {} })
+    for (let i = 0; i < 257; i++)
+      s.send({ type: 'subscribe', id: i, trigger_type: 'session::created', config: {} })
     s.send({ type: 'subscribe', id: 0, trigger_type: 'session::created', config: {} })
     await s.sync()
     expect(s.messages.filter((m) => m.type === 'subscribed')).toHaveLength(257)
-    expect(s.messages.filter((m) => m.type === 'error')).toMatchObject([{ id: 256, error: { code: 'session/invalid_request' } }])
+    expect(s.messages.filter((m) => m.type === 'error')).toMatchObject([
+      { id: 256, error: { code: 'session/invalid_request' } },
+    ])
     s.close()
   })
 })

@@ -7,16 +7,40 @@ import { pull, pushChanges, useMemoryServer } from './helpers.js'
 const server = useMemoryServer()
 
 const entry = (i: number) => ({
-  id: `e${i}`, parent_id: i === 0 ? null : `e${i - 1}`, timestamp: 1, revision: 0, kind: 'message' as const,
-  message: { role: 'user' as const, content: [{ type: 'text' as const, text: `${i}`.padEnd(100_000, 'x') }], timestamp: 0 },
+  id: `e${i}`,
+  parent_id: i === 0 ? null : `e${i - 1}`,
+  timestamp: 1,
+  revision: 0,
+  kind: 'message' as const,
+  message: {
+    role: 'user' as const,
+    content: [{ type: 'text' as const, text: `${i}`.padEnd(100_000, 'x') }],
+    timestamp: 0,
+  },
 })
 
 describe('pull page size', () => {
   it('40 messages of 100,000 characters come in pages of about WORK_BUDGETS.pullChars, all of them, in order', async () => {
-    const meta = { session_id: 'big', title: 'big', description: '', status: 'idle' as const, kind: 'user' as const, created_at: 1, updated_at: 1, message_count: 0 }
+    const meta = {
+      session_id: 'big',
+      title: 'big',
+      description: '',
+      status: 'idle' as const,
+      kind: 'user' as const,
+      created_at: 1,
+      updated_at: 1,
+      message_count: 0,
+    }
     await pushChanges(server.url, [{ type: 'meta', create: true, meta } as never])
     for (let b = 0; b < 4; b++) {
-      await pushChanges(server.url, Array.from({ length: 10 }, (_, k) => ({ type: 'entry', session_id: 'big', base_revision: null, entry: entry(b * 10 + k) }) as never))
+      await pushChanges(
+        server.url,
+        Array.from(
+          { length: 10 },
+          (_, k) =>
+            ({ type: 'entry', session_id: 'big', base_revision: null, entry: entry(b * 10 + k) }) as never,
+        ),
+      )
     }
     const ids: string[] = []
     const seqs: number[] = []
@@ -26,7 +50,9 @@ describe('pull page size', () => {
       const page = await pull(server.url, checkpoint, 5000)
       pages++
       // A page's changes: at most the budget plus the one change that passed it.
-      expect(JSON.stringify(page.changes.map((c) => c.change)).length).toBeLessThanOrEqual(WORK_BUDGETS.pullChars + 110_000)
+      expect(JSON.stringify(page.changes.map((c) => c.change)).length).toBeLessThanOrEqual(
+        WORK_BUDGETS.pullChars + 110_000,
+      )
       for (const c of page.changes) {
         seqs.push(c.seq)
         if (c.change.type === 'entry') ids.push(c.change.entry.id)

@@ -28,19 +28,33 @@ async function serve(spool: string, data: string): Promise<ServerProcess> {
   }
 }
 
-const spools = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((n) => n.startsWith('colloquy-upload-')).sort()
+const spools = async (dir: string): Promise<string[]> =>
+  (await readdir(dir)).filter((n) => n.startsWith('colloquy-upload-')).sort()
 
 describe('upload spools', () => {
-  it('a server killed mid-upload leaves its spool; the next start removes it and keeps a live process\'s', async () => {
+  it("a server killed mid-upload leaves its spool; the next start removes it and keeps a live process's", async () => {
     const spool = await mkdtemp(join(tmpdir(), 'colloquy-spools-'))
     const data = await mkdtemp(join(tmpdir(), 'colloquy-spools-data-'))
-    cleanups.push(() => rm(spool, { recursive: true, force: true }), () => rm(data, { recursive: true, force: true }))
+    cleanups.push(
+      () => rm(spool, { recursive: true, force: true }),
+      () => rm(data, { recursive: true, force: true }),
+    )
     const first = await serve(spool, data)
-    const created = await fetch(`${first.url}/rpc/session::create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    const created = await fetch(`${first.url}/rpc/session::create`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    })
     const { session_id } = (await created.json()) as { session_id: string }
     // An upload that never finishes: its spool is made, then the server dies under it.
     const u = new URL(`/attachments/${encodeURIComponent(session_id)}?name=big.bin`, first.url)
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST', headers: { 'content-type': 'application/octet-stream', 'content-length': String(8 << 20) } })
+    const req = request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname + u.search,
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(8 << 20) },
+    })
     req.on('error', () => {})
     req.write(Buffer.alloc(64 * 1024, 1))
     while ((await spools(spool)).length === 0) await new Promise((r) => setTimeout(r, 10))

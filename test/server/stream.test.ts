@@ -11,7 +11,8 @@ beforeAll(async () => {
 })
 afterAll(() => server?.stop())
 
-const seqs = (messages: any[]): number[] => messages.filter((m) => m.type === 'changes').flatMap((m) => m.changes.map((c: { seq: number }) => c.seq))
+const seqs = (messages: any[]): number[] =>
+  messages.filter((m) => m.type === 'changes').flatMap((m) => m.changes.map((c: { seq: number }) => c.seq))
 
 describe('live stream (/sync/stream)', () => {
   it('sends the backlog after the checkpoint, `ready`, then each commit, with an unbroken prev chain', async () => {
@@ -45,7 +46,9 @@ describe('live stream (/sync/stream)', () => {
 
   it('holds commits made while the backlog is read, and sends them once, after it', async () => {
     const { session_id } = await rpc(url, 'session::create', { title: 'busy' })
-    const writes = Array.from({ length: 30 }, (_, i) => rpc(url, 'session::append', { session_id, message: user(`w${i}`) }))
+    const writes = Array.from({ length: 30 }, (_, i) =>
+      rpc(url, 'session::append', { session_id, message: user(`w${i}`) }),
+    )
     const s = await testSocket(`${ws}/sync/stream?since=0`)
     await Promise.all(writes)
     await s.next((m) => m.type === 'ready')
@@ -66,25 +69,56 @@ describe('live stream (/sync/stream)', () => {
 })
 
 describe('events (/events)', () => {
-  it('delivers the contract\'s event payloads to filtered subscriptions; bad configs are answered per subscription', async () => {
+  it("delivers the contract's event payloads to filtered subscriptions; bad configs are answered per subscription", async () => {
     const e = await testSocket(`${ws}/events`)
-    e.send({ type: 'subscribe', id: 'a', trigger_type: 'session::message-added', config: { roles: ['assistant'] } })
+    e.send({
+      type: 'subscribe',
+      id: 'a',
+      trigger_type: 'session::message-added',
+      config: { roles: ['assistant'] },
+    })
     e.send({ type: 'subscribe', id: 'bad', trigger_type: 'session::created', config: { sesion_id: 'x' } })
     e.send({ type: 'subscribe', id: 'c', trigger_type: 'session::created' })
     await e.next((m) => m.type === 'subscribed' && m.id === 'c')
-    expect(await e.next((m) => m.id === 'bad')).toMatchObject({ type: 'error', error: { code: 'session/invalid_request' } })
+    expect(await e.next((m) => m.id === 'bad')).toMatchObject({
+      type: 'error',
+      error: { code: 'session/invalid_request' },
+    })
     expect((await e.next((m) => m.id === 'bad')).error.message).toMatch(/unknown field/)
     const { session_id } = await rpc(url, 'session::create', { title: 'evented' })
     await rpc(url, 'session::append', { session_id, message: user('not an assistant') })
-    const { entry_id } = await rpc(url, 'session::append', { session_id, message: { role: 'assistant', content: [], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 0 } })
+    const { entry_id } = await rpc(url, 'session::append', {
+      session_id,
+      message: {
+        role: 'assistant',
+        content: [],
+        stop_reason: 'end',
+        model: 'm',
+        provider: 'p',
+        timestamp: 0,
+      },
+    })
     await e.sync()
     const events = e.messages.filter((m) => m.type === 'event')
-    expect(events.map((m) => [m.id, m.trigger_type])).toStrictEqual([['c', 'session::created'], ['a', 'session::message-added']])
+    expect(events.map((m) => [m.id, m.trigger_type])).toStrictEqual([
+      ['c', 'session::created'],
+      ['a', 'session::message-added'],
+    ])
     expect(events[0].payload).toMatchObject({ session_id, title: 'evented', status: 'idle' })
     expect(events[1].payload).toMatchObject({ session_id, entry_id, message: { role: 'assistant' } })
     e.send({ type: 'unsubscribe', id: 'a' })
     await e.next((m) => m.type === 'unsubscribed' && m.id === 'a')
-    await rpc(url, 'session::append', { session_id, message: { role: 'assistant', content: [], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 0 } })
+    await rpc(url, 'session::append', {
+      session_id,
+      message: {
+        role: 'assistant',
+        content: [],
+        stop_reason: 'end',
+        model: 'm',
+        provider: 'p',
+        timestamp: 0,
+      },
+    })
     await e.sync()
     expect(e.messages.filter((m) => m.type === 'event')).toHaveLength(2)
     e.close()

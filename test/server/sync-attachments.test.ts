@@ -20,17 +20,28 @@ async function device(url: string, sent: { bytes: number }): Promise<{ store: St
   const store = await createStore({ storage: memoryStorage(), multiTab: false })
   // Counts the attachment bytes this device sends.
   const counting: typeof fetch = (input, init) => {
-    if (String(input).includes('/sync/attachments/') && init?.body instanceof Blob) sent.bytes += init.body.size
+    if (String(input).includes('/sync/attachments/') && init?.body instanceof Blob)
+      sent.bytes += init.body.size
     return fetch(input, init)
   }
-  const sync = createSync(store, { url, token: 'tok-a', fetch: counting, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
-  cleanup.push(() => store.close(), () => sync.close())
+  const sync = createSync(store, {
+    url,
+    token: 'tok-a',
+    fetch: counting,
+    WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+  })
+  cleanup.push(
+    () => store.close(),
+    () => sync.close(),
+  )
   sync.start()
   return { store, sync }
 }
 
 /** A server on a fresh copy of the current data backend, and what that data holds. */
-async function server(): Promise<ServerProcess & { contents(session_id: string): Promise<Array<{ sha256: string; bytes: number }>> }> {
+async function server(): Promise<
+  ServerProcess & { contents(session_id: string): Promise<Array<{ sha256: string; bytes: number }>> }
+> {
   const data = await currentDataBackend().data()
   defer(() => data.remove())
   const s = await startServer([...data.args, '--no-fsync', '--token', 'alice=tok-a'])
@@ -46,20 +57,34 @@ describe('sync of attachments with a real server', () => {
     const b = await device(srv.url, { bytes: 0 })
     const bytes = new Uint8Array(randomBytes(20 * 1024 * 1024))
     const { session_id } = await a.store.create({ title: 'big file' })
-    const one = await a.store.putAttachment({ session_id, file: new File([bytes], 'data.bin', { type: 'application/octet-stream' }) })
-    const two = await a.store.putAttachment({ session_id, file: new File([bytes], 'copy.bin', { type: 'application/octet-stream' }) })
-    await a.store.append({ session_id, message: { role: 'user', content: [one.block, two.block], timestamp: 0 } })
+    const one = await a.store.putAttachment({
+      session_id,
+      file: new File([bytes], 'data.bin', { type: 'application/octet-stream' }),
+    })
+    const two = await a.store.putAttachment({
+      session_id,
+      file: new File([bytes], 'copy.bin', { type: 'application/octet-stream' }),
+    })
+    await a.store.append({
+      session_id,
+      message: { role: 'user', content: [one.block, two.block], timestamp: 0 },
+    })
     await a.sync.flush()
     expect(sentByA.bytes).toBe(bytes.length)
     // On the server: the bytes once for both attachments, in the session's keeping.
     expect(await srv.contents(session_id)).toEqual([{ sha256: sha(bytes), bytes: bytes.length }])
 
     await b.sync.flush()
-    expect((await b.store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id).sort()).toEqual([one.attachment.attachment_id, two.attachment.attachment_id].sort())
+    expect(
+      (await b.store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id).sort(),
+    ).toEqual([one.attachment.attachment_id, two.attachment.attachment_id].sort())
     const got = await b.store.getAttachmentBlob(session_id, two.attachment.attachment_id)
     expect(got!.size).toBe(bytes.length)
     expect(sha(new Uint8Array(await got!.arrayBuffer()))).toBe(sha(bytes))
-    expect((await b.store.messages({ session_id })).messages[0].message!.content).toEqual([one.block, two.block])
+    expect((await b.store.messages({ session_id })).messages[0].message!.content).toEqual([
+      one.block,
+      two.block,
+    ])
 
     // A fork copies the attachments under the same ids: its upload reuses the source's bytes.
     const [first] = (await a.store.messages({ session_id })).messages
@@ -77,18 +102,28 @@ describe('sync of attachments with a real server', () => {
  * Watches device B for a message whose attachment is not there: after every page or stream batch
  * it applies (before the next one can start), and at every emission of its live queries.
  */
-function watchDangling(store: Store, session_id: string): { dangling: string[]; seen: number; stop: () => void; checked: () => Promise<void> } {
+function watchDangling(
+  store: Store,
+  session_id: string,
+): { dangling: string[]; seen: number; stop: () => void; checked: () => Promise<void> } {
   // Live-query checks scheduled and not yet run, and who waits for them.
   let pending = 0
   const idle: Array<() => void> = []
   const out = {
-    dangling: [] as string[], seen: 0, stop: () => {},
+    dangling: [] as string[],
+    seen: 0,
+    stop: () => {},
     /** Resolves once every check scheduled so far has run. */
-    checked: (): Promise<void> => (pending === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r))),
+    checked: (): Promise<void> =>
+      pending === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r)),
   }
   // Every message entry on every branch (a page may hold entries before the leaf reaches them).
   const refs = (tree: SessionTree | null): Array<[string, string]> =>
-    [...(tree?.entries.values() ?? [])].flatMap((e) => (e.kind === 'message' ? [...collectAttachmentIds(e.message.content)].map((id): [string, string] => [e.id, id]) : []))
+    [...(tree?.entries.values() ?? [])].flatMap((e) =>
+      e.kind === 'message'
+        ? [...collectAttachmentIds(e.message.content)].map((id): [string, string] => [e.id, id])
+        : [],
+    )
   const treeNow = (): Promise<SessionTree | null> =>
     new Promise((resolve) => {
       const sub = store.tree$(session_id).subscribe((t) => {
@@ -99,19 +134,27 @@ function watchDangling(store: Store, session_id: string): { dangling: string[]; 
   const apply = store.applyReplica.bind(store)
   ;(store as { applyReplica: Store['applyReplica'] }).applyReplica = async (...args) => {
     const result = await apply(...args)
-    const held = new Set((await store.listAttachments({ session_id }).catch(() => ({ attachments: [] }))).attachments.map((a) => a.attachment_id))
-    for (const [entry, id] of refs(await treeNow())) if (!held.has(id)) out.dangling.push(`after a batch: ${entry} → ${id}`)
+    const held = new Set(
+      (await store.listAttachments({ session_id }).catch(() => ({ attachments: [] }))).attachments.map(
+        (a) => a.attachment_id,
+      ),
+    )
+    for (const [entry, id] of refs(await treeNow()))
+      if (!held.has(id)) out.dangling.push(`after a batch: ${entry} → ${id}`)
     return result
   }
   let held: readonly string[] = []
-  const a = store.attachments$(session_id).subscribe((list) => (held = (list ?? []).map((x) => x.attachment_id)))
+  const a = store
+    .attachments$(session_id)
+    .subscribe((list) => (held = (list ?? []).map((x) => x.attachment_id)))
   const t = store.tree$(session_id).subscribe((tree) => {
     out.seen++
     // Both queries answer the same commit: let the other one catch up before comparing.
     pending++
     setTimeout(() => {
       try {
-        for (const [entry, id] of refs(tree)) if (!held.includes(id)) out.dangling.push(`live query: ${entry} → ${id}`)
+        for (const [entry, id] of refs(tree))
+          if (!held.includes(id)) out.dangling.push(`live query: ${entry} → ${id}`)
       } finally {
         if (--pending === 0) for (const w of idle.splice(0)) w()
       }
@@ -122,11 +165,22 @@ function watchDangling(store: Store, session_id: string): { dangling: string[]; 
 }
 
 describe('no device applies a message before its attachment', () => {
-  async function writeAlternating(a: { store: Store; sync: Sync }, session_id: string, n: number, flushEach: boolean): Promise<void> {
+  async function writeAlternating(
+    a: { store: Store; sync: Sync },
+    session_id: string,
+    n: number,
+    flushEach: boolean,
+  ): Promise<void> {
     for (let i = 0; i < n; i++) {
-      const { block } = await a.store.putAttachment({ session_id, file: new File([`image ${i}`], `shot-${i}.png`, { type: 'image/png' }) })
+      const { block } = await a.store.putAttachment({
+        session_id,
+        file: new File([`image ${i}`], `shot-${i}.png`, { type: 'image/png' }),
+      })
       if (flushEach) await a.sync.flush()
-      await a.store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `m${i}` }, block], timestamp: i } })
+      await a.store.append({
+        session_id,
+        message: { role: 'user', content: [{ type: 'text', text: `m${i}` }, block], timestamp: i },
+      })
       if (flushEach) await a.sync.flush()
     }
     await a.sync.flush()
@@ -140,8 +194,17 @@ describe('no device applies a message before its attachment', () => {
 
     const store = await createStore({ storage: memoryStorage(), multiTab: false })
     const watch = watchDangling(store, session_id)
-    const sync = createSync(store, { url: srv.url, token: 'tok-a', pullLimit: 1, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
-    cleanup.push(() => store.close(), () => sync.close(), () => watch.stop())
+    const sync = createSync(store, {
+      url: srv.url,
+      token: 'tok-a',
+      pullLimit: 1,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    })
+    cleanup.push(
+      () => store.close(),
+      () => sync.close(),
+      () => watch.stop(),
+    )
     sync.start()
     await sync.flush()
     await watch.checked()
@@ -151,13 +214,18 @@ describe('no device applies a message before its attachment', () => {
     expect((await store.listAttachments({ session_id })).attachments).toHaveLength(5)
 
     // A deleted attachment replicates as its own change; the pages stay in order after it.
-    const spare = await a.store.putAttachment({ session_id, file: new File(['spare'], 'spare.txt', { type: 'text/plain' }) })
+    const spare = await a.store.putAttachment({
+      session_id,
+      file: new File(['spare'], 'spare.txt', { type: 'text/plain' }),
+    })
     await a.store.deleteAttachment({ session_id, attachment_id: spare.attachment.attachment_id })
     await writeAlternating(a, session_id, 2, false)
     await sync.flush()
     await watch.checked()
     expect(watch.dangling).toEqual([])
-    expect((await store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id)).not.toContain(spare.attachment.attachment_id)
+    expect(
+      (await store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id),
+    ).not.toContain(spare.attachment.attachment_id)
     expect((await store.messages({ session_id })).messages).toHaveLength(7)
   }, 60_000)
 
@@ -167,8 +235,16 @@ describe('no device applies a message before its attachment', () => {
     const { session_id } = await a.store.create({ title: 'live' })
     await a.sync.flush()
     const store = await createStore({ storage: memoryStorage(), multiTab: false })
-    const sync = createSync(store, { url: srv.url, token: 'tok-a', pullLimit: 2, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
-    cleanup.push(() => store.close(), () => sync.close())
+    const sync = createSync(store, {
+      url: srv.url,
+      token: 'tok-a',
+      pullLimit: 2,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    })
+    cleanup.push(
+      () => store.close(),
+      () => sync.close(),
+    )
     sync.start()
     await sync.flush()
     const watch = watchDangling(store, session_id)
@@ -199,9 +275,11 @@ describe('draft chips through a real server', () => {
     const sub = b.store.draft$(session_id).subscribe((d) => {
       const ids = (d?.attachments ?? []).map((x) => x.attachment_id)
       chipsOnB = ids
-      checks.push(b.store.listAttachments({ session_id }).then(({ attachments }) => {
-        for (const id of ids) if (!attachments.some((x) => x.attachment_id === id)) dangling.push(id)
-      }))
+      checks.push(
+        b.store.listAttachments({ session_id }).then(({ attachments }) => {
+          for (const id of ids) if (!attachments.some((x) => x.attachment_id === id)) dangling.push(id)
+        }),
+      )
     })
     cleanup.push(() => sub.unsubscribe())
 
@@ -210,32 +288,61 @@ describe('draft chips through a real server', () => {
     a.sync.stop()
     await a.store.setDraft({ session_id, draft: 'look at' })
     const shot = new Uint8Array(randomBytes(256 * 1024))
-    const one = await a.store.putAttachment({ session_id, file: new File([shot], 'one.png', { type: 'image/png' }) })
-    const two = await a.store.putAttachment({ session_id, file: new File(['notes'], 'two.txt', { type: 'text/plain' }) })
-    await a.store.setDraft({ session_id, draft: 'look at these', attachment_ids: [one.attachment.attachment_id, two.attachment.attachment_id] })
+    const one = await a.store.putAttachment({
+      session_id,
+      file: new File([shot], 'one.png', { type: 'image/png' }),
+    })
+    const two = await a.store.putAttachment({
+      session_id,
+      file: new File(['notes'], 'two.txt', { type: 'text/plain' }),
+    })
+    await a.store.setDraft({
+      session_id,
+      draft: 'look at these',
+      attachment_ids: [one.attachment.attachment_id, two.attachment.attachment_id],
+    })
     a.sync.start()
     await a.sync.flush()
     await b.sync.flush()
     // B's draft query has shown the chips, and every emission's check has run.
-    await vi.waitFor(() => expect(chipsOnB).toEqual([one.attachment.attachment_id, two.attachment.attachment_id]))
+    await vi.waitFor(() =>
+      expect(chipsOnB).toEqual([one.attachment.attachment_id, two.attachment.attachment_id]),
+    )
     await Promise.all(checks)
 
-    const res = await fetch(`${srv.url}/rpc/session::get`, { method: 'POST', headers: { authorization: 'Bearer tok-a', 'content-type': 'application/json' }, body: JSON.stringify({ session_id }) })
-    const onServer = ((await res.json()) as { meta: { draft?: string; draft_attachments?: Array<{ attachment_id: string }> } }).meta
+    const res = await fetch(`${srv.url}/rpc/session::get`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer tok-a', 'content-type': 'application/json' },
+      body: JSON.stringify({ session_id }),
+    })
+    const onServer = (
+      (await res.json()) as { meta: { draft?: string; draft_attachments?: Array<{ attachment_id: string }> } }
+    ).meta
     expect(onServer.draft).toBe('look at these')
-    expect(onServer.draft_attachments?.map((x) => x.attachment_id)).toEqual([one.attachment.attachment_id, two.attachment.attachment_id])
+    expect(onServer.draft_attachments?.map((x) => x.attachment_id)).toEqual([
+      one.attachment.attachment_id,
+      two.attachment.attachment_id,
+    ])
     const onB = (await b.store.get({ session_id }))!.meta
     expect(onB.draft).toBe('look at these')
     expect(onB.draft_attachments).toEqual([one.attachment, two.attachment])
     expect(chipsOnB).toEqual([one.attachment.attachment_id, two.attachment.attachment_id])
-    expect(sha(new Uint8Array(await (await b.store.getAttachmentBlob(session_id, one.attachment.attachment_id))!.arrayBuffer()))).toBe(sha(shot))
+    expect(
+      sha(
+        new Uint8Array(
+          await (await b.store.getAttachmentBlob(session_id, one.attachment.attachment_id))!.arrayBuffer(),
+        ),
+      ),
+    ).toBe(sha(shot))
     expect(dangling).toEqual([])
 
     // B removes a chip and sends the message with the other; A's draft follows.
     await b.store.setDraft({ session_id, draft: 'just this', attachment_ids: [two.attachment.attachment_id] })
     await b.sync.flush()
     await a.sync.flush()
-    expect((await a.store.get({ session_id }))!.meta.draft_attachments?.map((x) => x.attachment_id)).toEqual([two.attachment.attachment_id])
+    expect((await a.store.get({ session_id }))!.meta.draft_attachments?.map((x) => x.attachment_id)).toEqual([
+      two.attachment.attachment_id,
+    ])
     await b.store.setDraft({ session_id, draft: null, attachment_ids: [] })
     await b.sync.flush()
     await a.sync.flush()

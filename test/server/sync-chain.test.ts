@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, type Store } from '@colloquy/core'
-import { createSync, httpTransport, type Sync, type SyncOptions, type Transport } from '../../packages/sync/src/index.js'
+import {
+  createSync,
+  httpTransport,
+  type Sync,
+  type SyncOptions,
+  type Transport,
+} from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
 import { currentDataBackend, rpc, startServer, user, type KeptData, type ServerProcess } from './helpers.js'
 
@@ -39,14 +45,23 @@ function slowNetwork(options: SyncOptions): Transport {
     stream: (since, onMessage, onClose, epoch) => {
       // A socket keeps its frames in order: each waits for the one before it.
       let lag = Promise.resolve()
-      return t.stream(since, (m) => void (lag = lag.then(() => sleep(Math.random() * 20)).then(() => onMessage(m))), onClose, epoch)
+      return t.stream(
+        since,
+        (m) => void (lag = lag.then(() => sleep(Math.random() * 20)).then(() => onMessage(m))),
+        onClose,
+        epoch,
+      )
     },
   }
 }
 
 async function device(): Promise<{ store: Store; sync: Sync; close(): Promise<void> }> {
   const store = await createStore({ storage: memoryStorage(), multiTab: false })
-  const options: SyncOptions = { url: server.url, token: 'tok-a', WebSocket: WebSocket as unknown as typeof globalThis.WebSocket }
+  const options: SyncOptions = {
+    url: server.url,
+    token: 'tok-a',
+    WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+  }
   const sync = createSync(store, { ...options, transport: slowNetwork(options) })
   sync.start()
   return { store, sync, close: async () => (sync.close(), await store.close()) }
@@ -69,10 +84,17 @@ describe(`fast appends while synced (${currentDataBackend().name})`, () => {
       await a.sync.flush()
       await b.sync.flush()
       await a.sync.flush()
-      for (const [name, store] of [['A', a.store], ['B', b.store]] as const) {
-        const parents = await Promise.all(ids.map(async (entry_id) => (await store.getMessage({ session_id, entry_id }))?.entry.parent_id))
+      for (const [name, store] of [
+        ['A', a.store],
+        ['B', b.store],
+      ] as const) {
+        const parents = await Promise.all(
+          ids.map(async (entry_id) => (await store.getMessage({ session_id, entry_id }))?.entry.parent_id),
+        )
         expect(parents, `parents on ${name}`).toEqual(chain)
-        expect(store.engine.state.sessions.get(session_id)?.head.leaf, `leaf on ${name}`).toBe(ids[ids.length - 1])
+        expect(store.engine.state.sessions.get(session_id)?.head.leaf, `leaf on ${name}`).toBe(
+          ids[ids.length - 1],
+        )
       }
       const onServer = await rpc(server.url, 'session::messages', { session_id, limit: 500 }, 'tok-a')
       expect(onServer.messages.map((m: { entry_id: string }) => m.entry_id)).toEqual(ids)

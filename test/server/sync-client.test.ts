@@ -18,8 +18,15 @@ afterEach(async () => {
 
 async function device(token: string): Promise<{ store: Store; sync: Sync }> {
   const store = await createStore({ storage: memoryStorage(), multiTab: false })
-  const sync = createSync(store, { url: server.url, token, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
-  cleanup.push(() => store.close(), () => sync.close())
+  const sync = createSync(store, {
+    url: server.url,
+    token,
+    WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+  })
+  cleanup.push(
+    () => store.close(),
+    () => sync.close(),
+  )
   sync.start()
   return { store, sync }
 }
@@ -31,12 +38,20 @@ async function state(store: Store): Promise<Record<string, unknown>> {
     await store.engine.ensureLoaded(meta.session_id)
     const s = store.engine.state.sessions.get(meta.session_id)!
     const { updated_at: _u, ...rest } = meta
-    out[meta.session_id] = { meta: rest, leaf: s.head.leaf, entries: [...s.entries!.values()].sort((a, b) => (a.id < b.id ? -1 : 1)) }
+    out[meta.session_id] = {
+      meta: rest,
+      leaf: s.head.leaf,
+      entries: [...s.entries!.values()].sort((a, b) => (a.id < b.id ? -1 : 1)),
+    }
   }
   return out
 }
 
-const user = (t: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text: t }], timestamp: 0 })
+const user = (t: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text: t }],
+  timestamp: 0,
+})
 
 describe('@colloquy/sync against colloquy-server', () => {
   it('two devices of one user converge (streamed updates, concurrent appends as siblings, deletion); another user sees nothing', async () => {
@@ -45,12 +60,29 @@ describe('@colloquy/sync against colloquy-server', () => {
     const b = await device('tok-b')
     const { session_id } = await a1.store.create({ title: 'shared' })
     const { entry_id } = await a1.store.append({ session_id, message: user('question') })
-    const reply = await a1.store.append({ session_id, message: { role: 'assistant', content: [], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 0 } })
-    for (const text of ['It', 'It is', 'It is sunny.']) await a1.store.updateMessage({ session_id, entry_id: reply.entry_id, content: [{ type: 'text', text }] })
+    const reply = await a1.store.append({
+      session_id,
+      message: {
+        role: 'assistant',
+        content: [],
+        stop_reason: 'end',
+        model: 'm',
+        provider: 'p',
+        timestamp: 0,
+      },
+    })
+    for (const text of ['It', 'It is', 'It is sunny.'])
+      await a1.store.updateMessage({
+        session_id,
+        entry_id: reply.entry_id,
+        content: [{ type: 'text', text }],
+      })
     await a1.sync.flush()
     await a2.sync.flush()
     expect(await state(a2.store)).toStrictEqual(await state(a1.store))
-    expect((await a2.store.getMessage({ session_id, entry_id: reply.entry_id }))!.entry).toMatchObject({ revision: 3 })
+    expect((await a2.store.getMessage({ session_id, entry_id: reply.entry_id }))!.entry).toMatchObject({
+      revision: 3,
+    })
 
     // Both answer the question at once: two siblings, the same tree on both devices.
     await a1.store.append({ session_id, parent_id: entry_id, message: user('from a1') })
@@ -75,7 +107,17 @@ describe('@colloquy/sync against a server that rate-limits it', () => {
   let limited: ServerProcess
   beforeAll(async () => {
     // Two requests per second, three in a burst: a device's push + pull + stream already use it up.
-    limited = await startServer(['--memory', '--token', 'alice=tok-a', '--requests-per-second', '2', '--request-burst', '3', '--max-batch', '5'])
+    limited = await startServer([
+      '--memory',
+      '--token',
+      'alice=tok-a',
+      '--requests-per-second',
+      '2',
+      '--request-burst',
+      '3',
+      '--max-batch',
+      '5',
+    ])
   })
   afterAll(() => limited?.stop())
 
@@ -89,10 +131,20 @@ describe('@colloquy/sync against a server that rate-limits it', () => {
     const open = async (): Promise<{ store: Store; sync: Sync; pending: number[] }> => {
       const store = await createStore({ storage: memoryStorage(), multiTab: false })
       // Small batches: the outbox takes several pushes, more than the burst allows.
-      const sync = createSync(store, { url: limited.url, token: 'tok-a', fetch: counting, batchSize: 5, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
+      const sync = createSync(store, {
+        url: limited.url,
+        token: 'tok-a',
+        fetch: counting,
+        batchSize: 5,
+        WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+      })
       const pending: number[] = []
       const sub = sync.status$.subscribe((s) => pending.push(s.pending))
-      cleanup.push(() => store.close(), () => sync.close(), () => sub.unsubscribe())
+      cleanup.push(
+        () => store.close(),
+        () => sync.close(),
+        () => sub.unsubscribe(),
+      )
       return { store, sync, pending }
     }
     const a1 = await open()
@@ -135,8 +187,16 @@ describe('@colloquy/sync against a server with one WebSocket per principal', () 
         if (counter) counter.n++
         return fetch(input, init)
       }
-      const sync = createSync(store, { url: server1.url, token: 'tok-a', fetch: counting, WebSocket: WebSocket as unknown as typeof globalThis.WebSocket })
-      cleanup.push(() => store.close(), () => sync.close())
+      const sync = createSync(store, {
+        url: server1.url,
+        token: 'tok-a',
+        fetch: counting,
+        WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+      })
+      cleanup.push(
+        () => store.close(),
+        () => sync.close(),
+      )
       sync.start()
       return { store, sync }
     }

@@ -8,7 +8,11 @@ import { cleanupAfterEach, startServer } from './helpers.js'
 const { defer } = cleanupAfterEach('ws-gather')
 
 /** A WebSocket spoken by hand, to see how the server's frames arrive (which reads hold which frames). */
-async function rawSocket(url: string, path: string, token: string): Promise<{ socket: Socket; reads: string[][]; send(text: string): void }> {
+async function rawSocket(
+  url: string,
+  path: string,
+  token: string,
+): Promise<{ socket: Socket; reads: string[][]; send(text: string): void }> {
   const { hostname, port } = new URL(url)
   const socket = connect(Number(port), hostname)
   const reads: string[][] = []
@@ -21,7 +25,8 @@ async function rawSocket(url: string, path: string, token: string): Promise<{ so
       if (!upgraded) {
         const end = buf.indexOf('\r\n\r\n')
         if (end < 0) return
-        if (!buf.subarray(0, end).toString().startsWith('HTTP/1.1 101')) return reject(new Error(buf.toString()))
+        if (!buf.subarray(0, end).toString().startsWith('HTTP/1.1 101'))
+          return reject(new Error(buf.toString()))
         upgraded = true
         buf = buf.subarray(end + 4)
         resolve()
@@ -48,7 +53,10 @@ async function rawSocket(url: string, path: string, token: string): Promise<{ so
   const send = (text: string): void => {
     const payload = Buffer.from(text)
     const mask = randomBytes(4)
-    const head = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff])
+    const head =
+      payload.length < 126
+        ? Buffer.from([0x81, 0x80 | payload.length])
+        : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff])
     socket.write(Buffer.concat([head, mask, payload.map((b, i) => b ^ mask[i % 4])]))
   }
   return { socket, reads, send }
@@ -70,19 +78,52 @@ describe('live stream writes', () => {
     const types = (): string[] => ws.reads.flat().map((f) => (JSON.parse(f) as { type: string }).type)
     await until(() => types().includes('ready'), 'ready')
 
-    const meta = { session_id: 'g-1', title: 'g', description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 }
+    const meta = {
+      session_id: 'g-1',
+      title: 'g',
+      description: '',
+      status: 'idle',
+      kind: 'user',
+      created_at: 1,
+      updated_at: 1,
+      message_count: 0,
+    }
     for (let i = 0; i < 5; i++) {
       const before = ws.reads.length
       const mutations =
         i === 0
           ? [{ id: 1, change: { type: 'meta', meta, create: true } }]
           : [
-              { id: 2 * i, change: { type: 'entry', session_id: 'g-1', entry: { id: `e${i}`, parent_id: i === 1 ? null : `e${i - 1}`, timestamp: 1, revision: 0, kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `m${i}` }], timestamp: 1 } }, base_revision: null } },
+              {
+                id: 2 * i,
+                change: {
+                  type: 'entry',
+                  session_id: 'g-1',
+                  entry: {
+                    id: `e${i}`,
+                    parent_id: i === 1 ? null : `e${i - 1}`,
+                    timestamp: 1,
+                    revision: 0,
+                    kind: 'message',
+                    message: { role: 'user', content: [{ type: 'text', text: `m${i}` }], timestamp: 1 },
+                  },
+                  base_revision: null,
+                },
+              },
               { id: 2 * i + 1, change: { type: 'leaf', session_id: 'g-1', entry_id: `e${i}` } },
             ]
       ws.send(JSON.stringify({ type: 'push', id: `p${i}`, mutations }))
-      await until(() => ws.reads.slice(before).flat().some((f) => f.includes('"pushed"')), `the answer to push ${i}`)
-      const after = ws.reads.slice(before).map((frames) => frames.map((f) => (JSON.parse(f) as { type: string }).type))
+      await until(
+        () =>
+          ws.reads
+            .slice(before)
+            .flat()
+            .some((f) => f.includes('"pushed"')),
+        `the answer to push ${i}`,
+      )
+      const after = ws.reads
+        .slice(before)
+        .map((frames) => frames.map((f) => (JSON.parse(f) as { type: string }).type))
       // One read: the changes first (they are in the log when the answer says where), then the answer.
       expect(after, `push ${i}`).toStrictEqual([['changes', 'pushed']])
     }

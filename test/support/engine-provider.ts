@@ -1,6 +1,12 @@
 import { defineBrowserProvider } from '@vitest/browser'
 import type { BrowserProvider, BrowserProviderOption, TestProject } from 'vitest/node'
-import { launchEngine, type EngineBrowser, type EngineContext, type EnginePage, type EngineName } from './engines.js'
+import {
+  launchEngine,
+  type EngineBrowser,
+  type EngineContext,
+  type EnginePage,
+  type EngineName,
+} from './engines.js'
 
 // Vitest browser mode in WebKit (WebKitGTK's MiniBrowser over WebKitWebDriver) and Gecko
 // (firefox-esr over WebDriver BiDi), through the same driver the multi-page tests use.

@@ -3,7 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { chromium, type Browser as PlaywrightBrowser, type BrowserContext as PlaywrightContext, type Page as PlaywrightPage } from 'playwright'
+import {
+  chromium,
+  type Browser as PlaywrightBrowser,
+  type BrowserContext as PlaywrightContext,
+  type Page as PlaywrightPage,
+} from 'playwright'
 import { createRequire } from 'node:module'
 import { watchPageErrors } from './page-errors.js'
 
@@ -19,7 +24,13 @@ export const ENGINES: readonly EngineName[] = ['chromium', 'webkit', 'firefox']
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const CHROMIUM_ARGS = [
-  '--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+  '--no-sandbox',
+  '--headless',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
   '--disable-quic',
 ]
 export const WEBKIT_DRIVER = '/usr/bin/WebKitWebDriver'
@@ -77,16 +88,22 @@ export function launchEngine(engine: EngineName, options: LaunchOptions = {}): P
 
 /** The engines a run covers: all three, or those named in COLLOQUY_ENGINES (comma-separated). */
 export function enginesUnderTest(): EngineName[] {
-  const named = process.env.COLLOQUY_ENGINES?.split(',').map((s) => s.trim()).filter(Boolean)
+  const named = process.env.COLLOQUY_ENGINES?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   if (!named?.length) return [...ENGINES]
-  for (const n of named) if (!ENGINES.includes(n as EngineName)) throw new Error(`COLLOQUY_ENGINES: unknown engine "${n}" (known: ${ENGINES.join(', ')})`)
+  for (const n of named)
+    if (!ENGINES.includes(n as EngineName))
+      throw new Error(`COLLOQUY_ENGINES: unknown engine "${n}" (known: ${ENGINES.join(', ')})`)
   return named as EngineName[]
 }
 
 // Loaded by file: the test config resolves the `browser` export condition first (for the
 // packages' sources), which would give ws's browser stub instead of the Node client.
 const requireHere = createRequire(import.meta.url)
-const WebSocket = requireHere(join(dirname(requireHere.resolve('ws/package.json')), 'index.js')) as typeof import('ws').default
+const WebSocket = requireHere(
+  join(dirname(requireHere.resolve('ws/package.json')), 'index.js'),
+) as typeof import('ws').default
 
 // --- Evaluation, the same for the two engines driven through a script string ---------------
 
@@ -96,9 +113,11 @@ const WebSocket = requireHere(join(dirname(requireHere.resolve('ws/package.json'
  * hold (a DOM node, a cycle, a BigInt) is an error too, never an evaluation that never settles.
  */
 function settleSource<A>(fn: (arg: A) => unknown, arg: A | undefined): string {
-  return `(async () => (${fn.toString()})(JSON.parse(${JSON.stringify(JSON.stringify(arg ?? null))})))()` +
+  return (
+    `(async () => (${fn.toString()})(JSON.parse(${JSON.stringify(JSON.stringify(arg ?? null))})))()` +
     `.then((v) => ({ ok: JSON.stringify(v === undefined ? null : v) }))` +
     `.catch((e) => ({ err: String(e && e.stack ? (e.name + ': ' + e.message + '\\n' + e.stack) : e) }))`
+  )
 }
 
 function settled<T>(r: { ok?: string; err?: string }): T {
@@ -136,12 +155,23 @@ process.once('exit', () => {
  * loop) ends the group once this process is gone.
  */
 function start(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env, fds = 3): ChildProcess {
-  const child = spawn(cmd, args, { env, detached: true, stdio: Array.from({ length: fds }, (_, i) => (i === 0 ? 'ignore' : 'pipe')) })
-  children.add(child)
-  spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${child.pid} 2>/dev/null; do sleep 1; done; kill -TERM -${child.pid} 2>/dev/null; sleep 3; kill -KILL -${child.pid} 2>/dev/null`], {
+  const child = spawn(cmd, args, {
+    env,
     detached: true,
-    stdio: 'ignore',
-  }).unref()
+    stdio: Array.from({ length: fds }, (_, i) => (i === 0 ? 'ignore' : 'pipe')),
+  })
+  children.add(child)
+  spawn(
+    'sh',
+    [
+      '-c',
+      `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${child.pid} 2>/dev/null; do sleep 1; done; kill -TERM -${child.pid} 2>/dev/null; sleep 3; kill -KILL -${child.pid} 2>/dev/null`,
+    ],
+    {
+      detached: true,
+      stdio: 'ignore',
+    },
+  ).unref()
   child.once('exit', () => {
     children.delete(child)
     // Its own children (a browser's content processes) may hold the pipes open past its exit.
@@ -160,7 +190,12 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
 }
 
 /** Resolves with the first match of `re` in what `child` writes on `stream`, or rejects if it exits first. */
-function readUntil(child: ChildProcess, stream: 'stdout' | 'stderr' | number, re: RegExp, what: string): Promise<RegExpMatchArray> {
+function readUntil(
+  child: ChildProcess,
+  stream: 'stdout' | 'stderr' | number,
+  re: RegExp,
+  what: string,
+): Promise<RegExpMatchArray> {
   const s = typeof stream === 'number' ? (child.stdio[stream] as NodeJS.ReadableStream) : child[stream]!
   return new Promise((resolve, reject) => {
     let seen = ''
@@ -173,7 +208,8 @@ function readUntil(child: ChildProcess, stream: 'stdout' | 'stderr' | number, re
         resolve(m)
       }
     }
-    const onExit = (code: number | null) => reject(new Error(`${what} exited (${code}) before it was ready: ${seen.slice(-2000)}`))
+    const onExit = (code: number | null) =>
+      reject(new Error(`${what} exited (${code}) before it was ready: ${seen.slice(-2000)}`))
     s.on('data', onData)
     child.once('exit', onExit)
   })
@@ -195,7 +231,12 @@ let display: Promise<string> | undefined
 export function xDisplay(): Promise<string> {
   if (process.env.DISPLAY) return Promise.resolve(process.env.DISPLAY)
   display ??= (async () => {
-    const xvfb = start('Xvfb', ['-displayfd', '3', '-screen', '0', '1280x1024x24', '-nolisten', 'tcp'], process.env, 4)
+    const xvfb = start(
+      'Xvfb',
+      ['-displayfd', '3', '-screen', '0', '1280x1024x24', '-nolisten', 'tcp'],
+      process.env,
+      4,
+    )
     const [, n] = await readUntil(xvfb, 3, /(\d+)\n/, 'Xvfb')
     // Xvfb serves this process until it exits (and is killed then); it must not keep it alive.
     for (const s of xvfb.stdio) (s as { destroy?: () => void } | null)?.destroy?.()
@@ -212,7 +253,8 @@ async function launchChromiumEngine(): Promise<EngineBrowser> {
   const page = (p: PlaywrightPage): EnginePage => ({
     goto: async (url) => void (await p.goto(url)),
     evaluate: async (fn, arg) => ((await p.evaluate(fn as never, arg)) ?? null) as never,
-    waitForFunction: async (fn, timeoutMs = 30_000) => void (await p.waitForFunction(fn, undefined, { timeout: timeoutMs })),
+    waitForFunction: async (fn, timeoutMs = 30_000) =>
+      void (await p.waitForFunction(fn, undefined, { timeout: timeoutMs })),
     bringToFront: () => p.bringToFront(),
     close: () => p.close(),
   })
@@ -250,14 +292,32 @@ async function launchWebKit(): Promise<EngineBrowser> {
     const driver = start(WEBKIT_DRIVER, [`--port=${port}`], { ...process.env, DISPLAY })
     const base = `http://127.0.0.1:${port}`
     const wd = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-      const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+      const res = await fetch(base + path, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
       const json = (await res.json()) as { value: T & { error?: string; message?: string } }
-      if (!res.ok) throw new Error(`WebDriver ${method} ${path}: ${json.value?.error}: ${json.value?.message}`)
+      if (!res.ok)
+        throw new Error(`WebDriver ${method} ${path}: ${json.value?.error}: ${json.value?.message}`)
       return json.value
     }
-    await pollUntil('WebKitWebDriver', () => wd<{ ready: boolean }>('GET', '/status').then((st) => st.ready, () => false), 20_000)
-    const session = await wd<{ sessionId: string; capabilities: { browserName: string; browserVersion: string } }>('POST', '/session', {
-      capabilities: { alwaysMatch: { 'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] } } },
+    await pollUntil(
+      'WebKitWebDriver',
+      () =>
+        wd<{ ready: boolean }>('GET', '/status').then(
+          (st) => st.ready,
+          () => false,
+        ),
+      20_000,
+    )
+    const session = await wd<{
+      sessionId: string
+      capabilities: { browserName: string; browserVersion: string }
+    }>('POST', '/session', {
+      capabilities: {
+        alwaysMatch: { 'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] } },
+      },
     })
     version = `${session.capabilities.browserName} (WebKitGTK) ${session.capabilities.browserVersion}`
     const s = `/session/${session.sessionId}`
@@ -288,28 +348,45 @@ async function launchWebKit(): Promise<EngineBrowser> {
           initialFree = false
           handle = current
         } else {
-          handle = (await inWindow(current, () => wd<{ handle: string }>('POST', `${s}/window/new`, { type: 'tab' }))).handle
+          handle = (
+            await inWindow(current, () => wd<{ handle: string }>('POST', `${s}/window/new`, { type: 'tab' }))
+          ).handle
         }
         const page: EnginePage = {
           goto: (url) => inWindow(handle, () => wd('POST', `${s}/url`, { url })).then(() => undefined),
           async evaluate(fn, arg) {
             const id = ++evals
-            await inWindow(handle, () => wd('POST', `${s}/execute/sync`, {
-              script: `(window.__colloquyEval ??= {})[${id}] = undefined; ${settleSource(fn, arg)}.then((r) => { window.__colloquyEval[${id}] = r }); return null`,
-              args: [],
-            }))
-            let result: { ok?: string; err?: string } | null = null
-            await pollUntil('an evaluation in WebKit', async () => {
-              result = await inWindow(handle, () => wd<{ ok?: string; err?: string } | null>('POST', `${s}/execute/sync`, {
-                script: `const r = window.__colloquyEval?.[${id}]; if (r) delete window.__colloquyEval[${id}]; return r ?? null`,
+            await inWindow(handle, () =>
+              wd('POST', `${s}/execute/sync`, {
+                script: `(window.__colloquyEval ??= {})[${id}] = undefined; ${settleSource(fn, arg)}.then((r) => { window.__colloquyEval[${id}] = r }); return null`,
                 args: [],
-              }))
-              return result
-            }, 600_000)
+              }),
+            )
+            let result: { ok?: string; err?: string } | null = null
+            await pollUntil(
+              'an evaluation in WebKit',
+              async () => {
+                result = await inWindow(handle, () =>
+                  wd<{ ok?: string; err?: string } | null>('POST', `${s}/execute/sync`, {
+                    script: `const r = window.__colloquyEval?.[${id}]; if (r) delete window.__colloquyEval[${id}]; return r ?? null`,
+                    args: [],
+                  }),
+                )
+                return result
+              },
+              600_000,
+            )
             return settled(result!)
           },
           waitForFunction: (fn, timeoutMs = 30_000) =>
-            pollUntil('a condition in WebKit', () => inWindow(handle, () => wd('POST', `${s}/execute/sync`, { script: `return !!(${fn.toString()})()`, args: [] })), timeoutMs),
+            pollUntil(
+              'a condition in WebKit',
+              () =>
+                inWindow(handle, () =>
+                  wd('POST', `${s}/execute/sync`, { script: `return !!(${fn.toString()})()`, args: [] }),
+                ),
+              timeoutMs,
+            ),
           // Each context is a MiniBrowser window of its own: switching to the tab brings it forward.
           bringToFront: () => inWindow(handle, async () => undefined),
           close: () => {
@@ -326,8 +403,12 @@ async function launchWebKit(): Promise<EngineBrowser> {
             const w = window as unknown as { __colloquyFetch?: typeof fetch; __colloquyOffline?: boolean }
             if (!w.__colloquyFetch) {
               const real = (w.__colloquyFetch = window.fetch.bind(window))
-              Object.defineProperty(Navigator.prototype, 'onLine', { configurable: true, get: () => !w.__colloquyOffline })
-              window.fetch = (...a: Parameters<typeof fetch>) => (w.__colloquyOffline ? Promise.reject(new TypeError('Load failed')) : real(...a))
+              Object.defineProperty(Navigator.prototype, 'onLine', {
+                configurable: true,
+                get: () => !w.__colloquyOffline,
+              })
+              window.fetch = (...a: Parameters<typeof fetch>) =>
+                w.__colloquyOffline ? Promise.reject(new TypeError('Load failed')) : real(...a)
             }
             w.__colloquyOffline = off
             window.dispatchEvent(new Event(off ? 'offline' : 'online'))
@@ -364,18 +445,45 @@ type BidiEvent = { method: string; params: Record<string, unknown> }
 async function launchFirefox(options: LaunchOptions): Promise<EngineBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'colloquy-firefox-'))
   // A quiet profile: no first-run pages, updates, telemetry or background fetches.
-  writeFileSync(join(profile, 'user.js'), [
-    ['browser.shell.checkDefaultBrowser', false], ['browser.startup.homepage_override.mstone', '"ignore"'], ['browser.startup.page', 0],
-    ['datareporting.policy.dataSubmissionEnabled', false], ['toolkit.telemetry.reportingpolicy.firstRun', false], ['app.update.disabledForTesting', true],
-    ['browser.aboutwelcome.enabled', false], ['network.captive-portal-service.enabled', false], ['browser.safebrowsing.update.enabled', false],
-    ['extensions.update.enabled', false], ['browser.newtabpage.enabled', false], ['dom.disable_open_during_load', false],
-    // navigator.storage.persist() asks the user with a prompt nobody answers here: answered "allow".
-    ['dom.storageManager.prompt.testing', true], ['dom.storageManager.prompt.testing.allow', true],
-    // A small disk for quota tests (in KiB, five sites' worth).
-    ...(options.siteQuotaMiB ? [['dom.quotaManager.temporaryStorage.fixedLimit', options.siteQuotaMiB * 5 * 1024]] : []),
-  ].map(([k, v]) => `user_pref("${k}", ${v});`).join('\n'))
-  const firefox = start(FIREFOX, ['--headless', '--no-remote', '--profile', profile, '--remote-debugging-port=0'])
-  const [, wsUrl] = await readUntil(firefox, 'stderr', /WebDriver BiDi listening on (ws:\/\/\S+)/, 'firefox-esr')
+  writeFileSync(
+    join(profile, 'user.js'),
+    [
+      ['browser.shell.checkDefaultBrowser', false],
+      ['browser.startup.homepage_override.mstone', '"ignore"'],
+      ['browser.startup.page', 0],
+      ['datareporting.policy.dataSubmissionEnabled', false],
+      ['toolkit.telemetry.reportingpolicy.firstRun', false],
+      ['app.update.disabledForTesting', true],
+      ['browser.aboutwelcome.enabled', false],
+      ['network.captive-portal-service.enabled', false],
+      ['browser.safebrowsing.update.enabled', false],
+      ['extensions.update.enabled', false],
+      ['browser.newtabpage.enabled', false],
+      ['dom.disable_open_during_load', false],
+      // navigator.storage.persist() asks the user with a prompt nobody answers here: answered "allow".
+      ['dom.storageManager.prompt.testing', true],
+      ['dom.storageManager.prompt.testing.allow', true],
+      // A small disk for quota tests (in KiB, five sites' worth).
+      ...(options.siteQuotaMiB
+        ? [['dom.quotaManager.temporaryStorage.fixedLimit', options.siteQuotaMiB * 5 * 1024]]
+        : []),
+    ]
+      .map(([k, v]) => `user_pref("${k}", ${v});`)
+      .join('\n'),
+  )
+  const firefox = start(FIREFOX, [
+    '--headless',
+    '--no-remote',
+    '--profile',
+    profile,
+    '--remote-debugging-port=0',
+  ])
+  const [, wsUrl] = await readUntil(
+    firefox,
+    'stderr',
+    /WebDriver BiDi listening on (ws:\/\/\S+)/,
+    'firefox-esr',
+  )
   const ws = new WebSocket(`${wsUrl}/session`)
   await new Promise((resolve, reject) => {
     ws.once('open', resolve)
@@ -385,7 +493,13 @@ async function launchFirefox(options: LaunchOptions): Promise<EngineBrowser> {
   const pending = new Map<number, { resolve: (v: never) => void; reject: (e: Error) => void }>()
   const listeners = new Set<(e: BidiEvent) => void>()
   ws.on('message', (data) => {
-    const msg = JSON.parse(data.toString()) as { id?: number; type: string; result?: unknown; error?: string; message?: string } & BidiEvent
+    const msg = JSON.parse(data.toString()) as {
+      id?: number
+      type: string
+      result?: unknown
+      error?: string
+      message?: string
+    } & BidiEvent
     if (msg.type === 'event') for (const l of listeners) l(msg)
     else if (msg.id !== undefined) {
       const p = pending.get(msg.id)
@@ -400,10 +514,14 @@ async function launchFirefox(options: LaunchOptions): Promise<EngineBrowser> {
       pending.set(id, { resolve: resolve as (v: never) => void, reject })
       ws.send(JSON.stringify({ id, method, params }))
     })
-  const session = await bidi<{ capabilities: { browserName: string; browserVersion: string } }>('session.new', { capabilities: {} })
+  const session = await bidi<{ capabilities: { browserName: string; browserVersion: string } }>(
+    'session.new',
+    { capabilities: {} },
+  )
   await bidi('session.subscribe', { events: ['log.entryAdded'] })
   listeners.add((e) => {
-    if (e.method === 'log.entryAdded' && e.params.type === 'javascript') console.error('page error:', e.params.text)
+    if (e.method === 'log.entryAdded' && e.params.type === 'javascript')
+      console.error('page error:', e.params.text)
   })
   const contexts = new Set<EngineContext>()
 
@@ -415,25 +533,40 @@ async function launchFirefox(options: LaunchOptions): Promise<EngineBrowser> {
       const { userContext } = await bidi<{ userContext: string }>('browser.createUserContext')
       const ctx: EngineContext = {
         async newPage() {
-          const { context } = await bidi<{ context: string }>('browsingContext.create', { type: 'tab', userContext })
+          const { context } = await bidi<{ context: string }>('browsingContext.create', {
+            type: 'tab',
+            userContext,
+          })
           const call = async <T>(fn: (arg: never) => unknown, arg: unknown): Promise<T> => {
-            const r = await bidi<{ type: string; result?: { type: string; value?: unknown }; exceptionDetails?: { text: string } }>('script.evaluate', {
-              expression: settleSource(fn as (a: unknown) => unknown, arg), target: { context }, awaitPromise: true, resultOwnership: 'none',
+            const r = await bidi<{
+              type: string
+              result?: { type: string; value?: unknown }
+              exceptionDetails?: { text: string }
+            }>('script.evaluate', {
+              expression: settleSource(fn as (a: unknown) => unknown, arg),
+              target: { context },
+              awaitPromise: true,
+              resultOwnership: 'none',
             })
             if (r.type === 'exception') throw new Error(`in page: ${r.exceptionDetails?.text}`)
             const props = (r.result?.value ?? []) as [string, { value: string }][]
             return settled<T>(Object.fromEntries(props.map(([k, v]) => [k, v.value])))
           }
           return {
-            goto: (url) => bidi('browsingContext.navigate', { context, url, wait: 'complete' }).then(() => undefined),
+            goto: (url) =>
+              bidi('browsingContext.navigate', { context, url, wait: 'complete' }).then(() => undefined),
             evaluate: (fn, arg) => call(fn as never, arg),
-            waitForFunction: (fn, timeoutMs = 30_000) => pollUntil('a condition in Firefox', () => call(fn as never, undefined), timeoutMs),
+            waitForFunction: (fn, timeoutMs = 30_000) =>
+              pollUntil('a condition in Firefox', () => call(fn as never, undefined), timeoutMs),
             bringToFront: () => bidi('browsingContext.activate', { context }).then(() => undefined),
             close: () => bidi('browsingContext.close', { context }).then(() => undefined),
           }
         },
         async setOffline(offline) {
-          await bidi('emulation.setNetworkConditions', { networkConditions: offline ? { type: 'offline' } : null, userContexts: [userContext] })
+          await bidi('emulation.setNetworkConditions', {
+            networkConditions: offline ? { type: 'offline' } : null,
+            userContexts: [userContext],
+          })
         },
         async close() {
           if (!contexts.delete(ctx)) return

@@ -9,7 +9,8 @@ import type { BrowserContext, Page } from 'playwright'
  */
 export function watchPageErrors(context: BrowserContext): () => void {
   const errors: string[] = []
-  const watch = (page: Page): void => void page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.stack ?? e.message}`))
+  const watch = (page: Page): void =>
+    void page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.stack ?? e.message}`))
   for (const page of context.pages()) watch(page)
   context.on('page', watch)
   return () => {

@@ -1,5 +1,15 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,7 +29,11 @@ export interface TestCluster {
   /** `pg_ctl restart -m <mode>` (`immediate` is a crash of the database server). */
   restart(mode?: 'fast' | 'immediate'): void
   /** Runs SQL as the superuser on `database` (default `postgres`). */
-  query<T extends pg.QueryResultRow = any>(sql: string, params?: unknown[], database?: string): Promise<pg.QueryResult<T>>
+  query<T extends pg.QueryResultRow = any>(
+    sql: string,
+    params?: unknown[],
+    database?: string,
+  ): Promise<pg.QueryResult<T>>
   stop(): void
 }
 
@@ -30,10 +44,14 @@ const USER = 'colloquy'
 export function postgresBin(): string {
   const base = '/usr/lib/postgresql'
   const versions = existsSync(base)
-    ? readdirSync(base).filter((v) => existsSync(join(base, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a))
+    ? readdirSync(base)
+        .filter((v) => existsSync(join(base, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
     : []
   if (!versions.length) {
-    throw new Error('PostgreSQL is not installed: these tests need the server binaries of Debian\'s `postgresql` package (run `npm test` as root, or `apt-get install postgresql`)')
+    throw new Error(
+      "PostgreSQL is not installed: these tests need the server binaries of Debian's `postgresql` package (run `npm test` as root, or `apt-get install postgresql`)",
+    )
   }
   return join(base, versions[0], 'bin')
 }
@@ -49,7 +67,8 @@ function runAs(): { uid: number; gid: number } | undefined {
 function run(bin: string, args: string[], user: { uid: number; gid: number } | undefined): void {
   const [cmd, argv] = user ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args]
   const r = spawnSync(cmd, argv, { encoding: 'utf8' })
-  if (r.status !== 0) throw new Error(`${bin} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`)
+  if (r.status !== 0)
+    throw new Error(`${bin} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`)
 }
 
 const alive = (pid: number): boolean => {
@@ -117,7 +136,11 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
     chownSync(dir, user.uid, user.gid)
     chownSync(sock, user.uid, user.gid)
   }
-  run(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', USER, '-E', 'UTF8', '--no-sync', '--no-instructions'], user)
+  run(
+    join(bin, 'initdb'),
+    ['-D', data, '-A', 'trust', '-U', USER, '-E', 'UTF8', '--no-sync', '--no-instructions'],
+    user,
+  )
   const port = await freePort()
   // Tests run fsync-free: a test cluster trades durability across power cuts for speed (a crash
   // of the server process, `-m immediate`, still loses nothing committed). Benchmarks ask for
@@ -137,7 +160,11 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
       return url(name)
     },
     restart(mode = 'fast') {
-      run(join(bin, 'pg_ctl'), ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-m', mode, '-w', '-t', '60', 'restart'], user)
+      run(
+        join(bin, 'pg_ctl'),
+        ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-m', mode, '-w', '-t', '60', 'restart'],
+        user,
+      )
     },
     async query(sql, params, database = 'postgres') {
       const client = new pg.Client({ connectionString: url(database) })

@@ -32,7 +32,8 @@ export class RunSummaryReporter implements Reporter {
       const where = `${m.project.name} | ${relative(root, m.moduleId)}`
       summary.files.push(where)
       for (const e of m.errors()) summary.errors.push(`${where}: ${line(e)}`)
-      for (const s of m.children.allSuites()) for (const e of s.errors()) summary.errors.push(`${where} > ${s.fullName}: ${line(e)}`)
+      for (const s of m.children.allSuites())
+        for (const e of s.errors()) summary.errors.push(`${where} > ${s.fullName}: ${line(e)}`)
       for (const t of m.children.allTests()) {
         const state = t.result().state
         if (state === 'passed') summary.passed++

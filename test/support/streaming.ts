@@ -5,7 +5,10 @@ import { createThread, ownReply } from '@colloquy/parts'
 // "tabs" (stores over one IndexedDB database, related through core's multi-tab relay).
 
 /** A gate a stream waits at: `open()` lets it go on. */
-export interface Gate { readonly wait: Promise<void>; open(): void }
+export interface Gate {
+  readonly wait: Promise<void>
+  open(): void
+}
 export function gate(): Gate {
   let open!: () => void
   const wait = new Promise<void>((r) => (open = r))
@@ -16,7 +19,10 @@ export function gate(): Gate {
  * The cumulative texts of a reply streamed as `count` tokens ("t0 t1 …"), pausing before token
  * `holdAt` until `hold` opens; stops early when `signal` aborts.
  */
-export async function* tokens(count: number, options: { hold?: Gate; holdAt?: number; signal?: AbortSignal; prefix?: string } = {}): AsyncGenerator<string> {
+export async function* tokens(
+  count: number,
+  options: { hold?: Gate; holdAt?: number; signal?: AbortSignal; prefix?: string } = {},
+): AsyncGenerator<string> {
   let text = ''
   for (let i = 0; i < count; i++) {
     if (options.signal?.aborted) return
@@ -32,7 +38,11 @@ export async function* tokens(count: number, options: { hold?: Gate; holdAt?: nu
 /** A database name of its own and a way to open "tabs" on it. */
 export function tabs(prefix: string): { name: string; open(): Promise<Store>; drop(): void } {
   const name = `${prefix}-${crypto.randomUUID()}`
-  return { name, open: () => createStore({ storage: indexedDbStorage({ name }) }), drop: () => void indexedDB.deleteDatabase(name) }
+  return {
+    name,
+    open: () => createStore({ storage: indexedDbStorage({ name }) }),
+    drop: () => void indexedDB.deleteDatabase(name),
+  }
 }
 
 /** Resolves when `check` passes, polling each macrotask (up to `ms`). */
@@ -47,8 +57,21 @@ export async function until(check: () => boolean, ms = 10_000): Promise<void> {
 /** `pairs` finished question/answer exchanges ("q0"/"a0", …) appended to `session_id`. */
 export async function appendExchanges(store: Store, session_id: string, pairs: number): Promise<void> {
   for (let i = 0; i < pairs; i++) {
-    await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `q${i}` }], timestamp: i } })
-    await store.append({ session_id, message: { role: 'assistant', content: [{ type: 'text', text: `a${i}` }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: i } })
+    await store.append({
+      session_id,
+      message: { role: 'user', content: [{ type: 'text', text: `q${i}` }], timestamp: i },
+    })
+    await store.append({
+      session_id,
+      message: {
+        role: 'assistant',
+        content: [{ type: 'text', text: `a${i}` }],
+        stop_reason: 'end',
+        model: 'm',
+        provider: 'p',
+        timestamp: i,
+      },
+    })
   }
 }
 
@@ -59,11 +82,24 @@ export async function appendExchanges(store: Store, session_id: string, pairs: n
 export async function interruptedThread(db: { open(): Promise<Store> }): Promise<string> {
   const dead = await db.open()
   const session_id = await createThread(dead)
-  await dead.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'q' }], timestamp: 1 } })
+  await dead.append({
+    session_id,
+    message: { role: 'user', content: [{ type: 'text', text: 'q' }], timestamp: 1 },
+  })
   // Recorded as a writer of this browser records its reply (another device's would not be marked).
   ownReply(dead, session_id)
   await dead.setStatus({ session_id, status: 'working', reason: 'replying' })
-  await dead.append({ session_id, message: { role: 'assistant', content: [{ type: 'text', text: 'half a rep' }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: 2 } })
+  await dead.append({
+    session_id,
+    message: {
+      role: 'assistant',
+      content: [{ type: 'text', text: 'half a rep' }],
+      stop_reason: 'end',
+      model: 'm',
+      provider: 'p',
+      timestamp: 2,
+    },
+  })
   await dead.close()
   return session_id
 }

@@ -22,7 +22,13 @@ let pageErrors: () => void
 type Status = { status?: string; reason?: string }
 
 const call = <T>(page: Page, fn: string, ...params: unknown[]): Promise<T> =>
-  page.evaluate(([f, p]) => (window as never as Record<string, Record<string, (...a: unknown[]) => unknown>>).tab[f as string](...(p as unknown[])), [fn, params] as const) as Promise<T>
+  page.evaluate(
+    ([f, p]) =>
+      (window as never as Record<string, Record<string, (...a: unknown[]) => unknown>>).tab[f as string](
+        ...(p as unknown[]),
+      ),
+    [fn, params] as const,
+  ) as Promise<T>
 
 async function tab(watch: boolean): Promise<Page> {
   const page = await context.newPage()
@@ -38,7 +44,11 @@ const INTERRUPTED: Status = { status: 'error', reason: INTERRUPTED_REASON }
 
 /** Resolves once `n` tabs wait on the session's reply lock (the watchers are in place). */
 const waiters = (page: Page, session_id: string, n: number): Promise<unknown> =>
-  expect.poll(async () => (await call<{ pending: number }>(page, 'lock', session_id)).pending, { timeout: 10_000 }).toBe(n)
+  expect
+    .poll(async () => (await call<{ pending: number }>(page, 'lock', session_id)).pending, {
+      timeout: 10_000,
+    })
+    .toBe(n)
 
 beforeAll(async () => {
   ;({ url: pageUrl, vite } = await servePage(join(here, 'reply-page')))
@@ -70,11 +80,13 @@ describe('a reply whose tab closes', () => {
       // One tab watching from before the reply, two opened while it streams.
       const b = await tab(true)
       const c = await tab(true)
-      for (const p of [a, b, c]) await expect.poll(() => status(p, session_id)).toEqual({ status: 'working', reason: 'replying' })
+      for (const p of [a, b, c])
+        await expect.poll(() => status(p, session_id)).toEqual({ status: 'working', reason: 'replying' })
       await waiters(a, session_id, 3)
 
       await writer.close({ runBeforeUnload })
-      for (const p of [a, b, c]) await expect.poll(() => status(p, session_id), { timeout: 5_000 }).toEqual(INTERRUPTED)
+      for (const p of [a, b, c])
+        await expect.poll(() => status(p, session_id), { timeout: 5_000 }).toEqual(INTERRUPTED)
 
       // Once: the first tab granted the lock marks it, the others find it marked. A reply started
       // at once in A is not marked by the tabs behind it in the lock's queue.
@@ -100,7 +112,14 @@ describe('a reply whose tab closes', () => {
       await expect.poll(() => status(a, session_id)).toEqual({ status: 'done' })
     }
     await writer.close()
-    expect((await seen(a)).map((s) => s.status)).toEqual(['working', 'done', 'working', 'done', 'working', 'done'])
+    expect((await seen(a)).map((s) => s.status)).toEqual([
+      'working',
+      'done',
+      'working',
+      'done',
+      'working',
+      'done',
+    ])
     expect(await status(a, session_id)).toEqual({ status: 'done' })
   })
 
@@ -113,7 +132,7 @@ describe('a reply whose tab closes', () => {
     await expect.poll(() => status(a, session_id), { timeout: 5_000 }).toEqual(INTERRUPTED)
   })
 
-  it("of another device, streaming in over sync, is left alone by the tabs that watch, open before it or after", async () => {
+  it('of another device, streaming in over sync, is left alone by the tabs that watch, open before it or after', async () => {
     const a = await tab(true)
     const session_id = await call<string>(a, 'create')
     await call(a, 'pulled', session_id)

@@ -1,12 +1,30 @@
-import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react'
 import type { Store } from '@colloquy/core'
 import { ColloquyProvider, useEntry, useSession } from '@colloquy/react'
 import { useColloquyRuntime } from '@colloquy/assistant-ui'
 import { createThread } from '@colloquy/parts'
 import {
-  ActionBarPrimitive, AssistantRuntimeProvider, AttachmentPrimitive, BranchPickerPrimitive, ComposerPrimitive, MessagePrimitive,
-  ThreadListItemPrimitive, ThreadListPrimitive, ThreadPrimitive, useAuiState,
-  type ChatModelAdapter, type ToolCallMessagePartProps,
+  ActionBarPrimitive,
+  AssistantRuntimeProvider,
+  AttachmentPrimitive,
+  BranchPickerPrimitive,
+  ComposerPrimitive,
+  MessagePrimitive,
+  ThreadListItemPrimitive,
+  ThreadListPrimitive,
+  ThreadPrimitive,
+  useAuiState,
+  type ChatModelAdapter,
+  type ToolCallMessagePartProps,
 } from '@assistant-ui/react'
 import { LOCAL_MODEL, forkAtMessage, isImageFile, replyEnd } from 'chat-kit'
 import { EndpointForm, ExportMenu, ForkBadge, Paperclip, ReplyEndMark, useFollowNewest } from 'chat-kit/react'
@@ -14,8 +32,11 @@ import { colloquyAttachments } from './attachments.js'
 import { chatModel } from './model.js'
 
 /** The open chat and how to open another, for the parts of the thread that need them. */
-const OpenChat = createContext<{ store: Store; session_id: string | null; open(id: string): void } | null>(null)
-const useOpenChat = (): { store: Store; session_id: string | null; open(id: string): void } => useContext(OpenChat)!
+const OpenChat = createContext<{ store: Store; session_id: string | null; open(id: string): void } | null>(
+  null,
+)
+const useOpenChat = (): { store: Store; session_id: string | null; open(id: string): void } =>
+  useContext(OpenChat)!
 
 export function App({ store }: { store: Store }): ReactNode {
   const model = useMemo(() => chatModel(store), [store])
@@ -35,30 +56,38 @@ function Chat({ store, model }: { store: Store; model: ChatModelAdapter }): Reac
   // A chat is always open (the last one, or a new one), so files attach to it from the start.
   useEffect(() => {
     if (session_id) return
-    void store.list({ order: 'updated_desc', limit: 1 }).then(async ({ sessions }) => setSession(sessions[0]?.session_id ?? (await createThread(store))))
+    void store
+      .list({ order: 'updated_desc', limit: 1 })
+      .then(async ({ sessions }) => setSession(sessions[0]?.session_id ?? (await createThread(store))))
   }, [store, session_id])
   const current = useRef(session_id)
   current.current = session_id
   const attachments = useMemo(() => colloquyAttachments(store, () => current.current), [store])
-  const runtime = useColloquyRuntime({ session_id, onSessionChange: setSession, model, modelName: LOCAL_MODEL, attachments })
+  const runtime = useColloquyRuntime({
+    session_id,
+    onSessionChange: setSession,
+    model,
+    modelName: LOCAL_MODEL,
+    attachments,
+  })
   const open = useMemo(() => ({ store, session_id, open: setSession }), [store, session_id])
   return (
     <OpenChat.Provider value={open}>
-    <AssistantRuntimeProvider runtime={runtime}>
-      <div className="app">
-        <aside className="sidebar">
-          <ThreadListPrimitive.Root className="threads">
-            <ThreadListPrimitive.New className="new">+ New chat</ThreadListPrimitive.New>
-            <ThreadListPrimitive.Items components={{ ThreadListItem }} />
-          </ThreadListPrimitive.Root>
-          <EndpointForm />
-        </aside>
-        <main className="main">
-          {/* The composer shows once the chat it writes to is open. */}
-          {session_id && <Thread />}
-        </main>
-      </div>
-    </AssistantRuntimeProvider>
+      <AssistantRuntimeProvider runtime={runtime}>
+        <div className="app">
+          <aside className="sidebar">
+            <ThreadListPrimitive.Root className="threads">
+              <ThreadListPrimitive.New className="new">+ New chat</ThreadListPrimitive.New>
+              <ThreadListPrimitive.Items components={{ ThreadListItem }} />
+            </ThreadListPrimitive.Root>
+            <EndpointForm />
+          </aside>
+          <main className="main">
+            {/* The composer shows once the chat it writes to is open. */}
+            {session_id && <Thread />}
+          </main>
+        </div>
+      </AssistantRuntimeProvider>
     </OpenChat.Provider>
   )
 }
@@ -74,12 +103,27 @@ function ThreadListItem(): ReactNode {
   return (
     <ThreadListItemPrimitive.Root className="thread-item" data-chat ref={setRow}>
       <ThreadListItemPrimitive.Trigger className="thread-trigger thread-title">
-        <span className="thread-title"><ThreadListItemPrimitive.Title fallback="New chat" /></span>
+        <span className="thread-title">
+          <ThreadListItemPrimitive.Title fallback="New chat" />
+        </span>
         <ForkBadge forked={forked} />
       </ThreadListItemPrimitive.Trigger>
-      <button type="button" className="icon" aria-label="Export chat" aria-haspopup="menu" aria-expanded={menu} onClick={() => setMenu((m) => !m)}>⤓</button>
-      <ThreadListItemPrimitive.Archive className="icon" aria-label="Archive chat">⌫</ThreadListItemPrimitive.Archive>
-      <ThreadListItemPrimitive.Delete className="icon" aria-label="Delete chat">✕</ThreadListItemPrimitive.Delete>
+      <button
+        type="button"
+        className="icon"
+        aria-label="Export chat"
+        aria-haspopup="menu"
+        aria-expanded={menu}
+        onClick={() => setMenu((m) => !m)}
+      >
+        ⤓
+      </button>
+      <ThreadListItemPrimitive.Archive className="icon" aria-label="Archive chat">
+        ⌫
+      </ThreadListItemPrimitive.Archive>
+      <ThreadListItemPrimitive.Delete className="icon" aria-label="Delete chat">
+        ✕
+      </ThreadListItemPrimitive.Delete>
       {menu && <ExportMenu store={store} sessionId={id} within={row} onClose={close} onError={report} />}
     </ThreadListItemPrimitive.Root>
   )
@@ -90,10 +134,18 @@ function Thread(): ReactNode {
   const { scroller, content } = useFollowNewest<HTMLDivElement, HTMLDivElement>()
   return (
     <ThreadPrimitive.Root className="thread">
-      <ThreadPrimitive.Viewport className="viewport" autoScroll={false} scrollToBottomOnRunStart={false} scrollToBottomOnInitialize={false} ref={scroller}>
+      <ThreadPrimitive.Viewport
+        className="viewport"
+        autoScroll={false}
+        scrollToBottomOnRunStart={false}
+        scrollToBottomOnInitialize={false}
+        ref={scroller}
+      >
         <div ref={content}>
           <ThreadPrimitive.Empty>
-            <p className="empty">Ask anything. Replies come from a built-in local model unless an endpoint is set.</p>
+            <p className="empty">
+              Ask anything. Replies come from a built-in local model unless an endpoint is set.
+            </p>
           </ThreadPrimitive.Empty>
           <ThreadPrimitive.Messages components={{ UserMessage, AssistantMessage, EditComposer }} />
         </div>
@@ -108,12 +160,25 @@ function Composer(): ReactNode {
   const files = useAuiState((s) => s.composer.attachments.length)
   return (
     <ComposerPrimitive.Root className="composer">
-      {files > 0 && <ul className="chips" aria-label="Attachments"><ComposerPrimitive.Attachments components={{ Attachment: Chip }} /></ul>}
-      <ComposerPrimitive.AddAttachment className="attach" aria-label="Attach files" title="Attach files" multiple><Paperclip /></ComposerPrimitive.AddAttachment>
+      {files > 0 && (
+        <ul className="chips" aria-label="Attachments">
+          <ComposerPrimitive.Attachments components={{ Attachment: Chip }} />
+        </ul>
+      )}
+      <ComposerPrimitive.AddAttachment
+        className="attach"
+        aria-label="Attach files"
+        title="Attach files"
+        multiple
+      >
+        <Paperclip />
+      </ComposerPrimitive.AddAttachment>
       <ComposerPrimitive.Input className="input" placeholder="Message" aria-label="Message" autoFocus />
-      {running
-        ? <ComposerPrimitive.Cancel className="button">Stop</ComposerPrimitive.Cancel>
-        : <ComposerPrimitive.Send className="button primary">Send</ComposerPrimitive.Send>}
+      {running ? (
+        <ComposerPrimitive.Cancel className="button">Stop</ComposerPrimitive.Cancel>
+      ) : (
+        <ComposerPrimitive.Send className="button primary">Send</ComposerPrimitive.Send>
+      )}
     </ComposerPrimitive.Root>
   )
 }
@@ -132,8 +197,12 @@ function Chip(): ReactNode {
   return (
     <li className="chip">
       {url && <img src={url} alt="" />}
-      <span className="chip-name"><AttachmentPrimitive.Name /></span>
-      <AttachmentPrimitive.Remove className="chip-remove" aria-label={`Remove ${name}`}>×</AttachmentPrimitive.Remove>
+      <span className="chip-name">
+        <AttachmentPrimitive.Name />
+      </span>
+      <AttachmentPrimitive.Remove className="chip-remove" aria-label={`Remove ${name}`}>
+        ×
+      </AttachmentPrimitive.Remove>
     </li>
   )
 }
@@ -144,7 +213,16 @@ function Fork(): ReactNode {
   const id = useAuiState((s) => s.message.id)
   const running = useAuiState((s) => s.thread.isRunning)
   if (!session_id) return null
-  return <button type="button" className="link" disabled={running} onClick={() => void forkAtMessage(store, session_id, id).then(open, (e: unknown) => alert(String(e)))}>Fork</button>
+  return (
+    <button
+      type="button"
+      className="link"
+      disabled={running}
+      onClick={() => void forkAtMessage(store, session_id, id).then(open, (e: unknown) => alert(String(e)))}
+    >
+      Fork
+    </button>
+  )
 }
 
 function BranchPicker(): ReactNode {
@@ -160,7 +238,9 @@ function BranchPicker(): ReactNode {
 function UserMessage(): ReactNode {
   return (
     <MessagePrimitive.Root className="message user" data-role="user">
-      <div className="bubble"><MessagePrimitive.Parts components={{ Image, File }} /></div>
+      <div className="bubble">
+        <MessagePrimitive.Parts components={{ Image, File }} />
+      </div>
       <div className="meta">
         <ActionBarPrimitive.Root className="actions">
           <ActionBarPrimitive.Edit className="link">Edit</ActionBarPrimitive.Edit>
@@ -211,7 +291,12 @@ function EditComposer(): ReactNode {
 }
 
 function Reasoning({ text }: { text: string }): ReactNode {
-  return <details className="reasoning" data-block="thinking"><summary>Thinking</summary>{text}</details>
+  return (
+    <details className="reasoning" data-block="thinking">
+      <summary>Thinking</summary>
+      {text}
+    </details>
+  )
 }
 
 function Image({ image }: { image: string }): ReactNode {
@@ -219,14 +304,22 @@ function Image({ image }: { image: string }): ReactNode {
 }
 
 function File({ filename, mimeType }: { filename?: string; mimeType: string }): ReactNode {
-  return <span className="file" data-block="file">{filename ?? mimeType}</span>
+  return (
+    <span className="file" data-block="file">
+      {filename ?? mimeType}
+    </span>
+  )
 }
 
 function ToolCall({ toolName, argsText, result, isError }: ToolCallMessagePartProps): ReactNode {
   return (
     <div className={isError ? 'tool error' : 'tool'} data-block="function_call">
       <code>{toolName}</code> <span className="args">{argsText}</span>
-      {result !== undefined && <div className="result" data-block="function_result">→ {typeof result === 'string' ? result : JSON.stringify(result)}</div>}
+      {result !== undefined && (
+        <div className="result" data-block="function_result">
+          → {typeof result === 'string' ? result : JSON.stringify(result)}
+        </div>
+      )}
     </div>
   )
 }

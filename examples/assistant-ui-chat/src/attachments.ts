@@ -27,9 +27,11 @@ export function colloquyAttachments(store: Store, session: () => string | null):
       return {
         ...attachment,
         status: { type: 'complete' },
-        content: [f.kind === 'image'
-          ? { type: 'image', image: f.url, filename: f.filename, providerMetadata }
-          : { type: 'file', data: f.url, mimeType: f.mediaType, filename: f.filename, providerMetadata }],
+        content: [
+          f.kind === 'image'
+            ? { type: 'image', image: f.url, filename: f.filename, providerMetadata }
+            : { type: 'file', data: f.url, mimeType: f.mediaType, filename: f.filename, providerMetadata },
+        ],
       }
     },
     async remove() {

@@ -14,7 +14,12 @@ const textOf = (m: ThreadMessage): string => m.content.map((p) => (p.type === 't
  */
 export function chatModel(store: Store, delayMs = 24): ChatModelAdapter {
   return {
-    async *run({ messages, abortSignal, unstable_threadId, unstable_assistantMessageId }): AsyncGenerator<ChatModelRunResult> {
+    async *run({
+      messages,
+      abortSignal,
+      unstable_threadId,
+      unstable_assistantMessageId,
+    }): AsyncGenerator<ChatModelRunResult> {
       const endpoint = loadEndpoint()
       if (endpoint) {
         const history: CompletionMessage[] = messages.map((m) => ({ role: m.role, content: textOf(m) }))
@@ -23,7 +28,12 @@ export function chatModel(store: Store, delayMs = 24): ChatModelAdapter {
         for await (const d of streamCompletion(endpoint, history, abortSignal)) {
           text += d.text ?? ''
           reasoning += d.reasoning ?? ''
-          yield { content: [...(reasoning ? [{ type: 'reasoning' as const, text: reasoning }] : []), ...(text ? [{ type: 'text' as const, text }] : [])] }
+          yield {
+            content: [
+              ...(reasoning ? [{ type: 'reasoning' as const, text: reasoning }] : []),
+              ...(text ? [{ type: 'text' as const, text }] : []),
+            ],
+          }
         }
         return
       }
@@ -35,10 +45,19 @@ export function chatModel(store: Store, delayMs = 24): ChatModelAdapter {
         const parent = tree?.entries.get(unstable_assistantMessageId)?.parent_id
         variant = Math.max(0, (tree?.children.get(parent ?? null) ?? []).indexOf(unstable_assistantMessageId))
       }
-      const input = { prompt: prompt ? textOf(prompt) : '', variant, now: prompt?.createdAt.getTime() ?? Date.now() }
+      const input = {
+        prompt: prompt ? textOf(prompt) : '',
+        variant,
+        now: prompt?.createdAt.getTime() ?? Date.now(),
+      }
       for (const blocks of replySteps(input)) {
         if (abortSignal.aborted) return
-        const like = toThreadMessageLike({ id: '', role: 'assistant', parts: blocksToParts(blocks), entries: [] })
+        const like = toThreadMessageLike({
+          id: '',
+          role: 'assistant',
+          parts: blocksToParts(blocks),
+          entries: [],
+        })
         yield { content: like.content as ChatModelRunResult['content'] }
         await sleep(delayMs)
       }

@@ -28,15 +28,35 @@ export const isImageFile = (file: Blob): boolean => /^image\/(png|jpe?g|gif|webp
 export async function attachFile(store: Store, session_id: string, file: File): Promise<AttachedFile> {
   const filename = file.name || (isImageFile(file) ? 'pasted image' : 'file')
   if (isImageFile(file)) {
-    return { kind: 'image', mediaType: file.type, url: `data:${file.type};base64,${base64(new Uint8Array(await file.arrayBuffer()))}`, filename, size: file.size }
+    return {
+      kind: 'image',
+      mediaType: file.type,
+      url: `data:${file.type};base64,${base64(new Uint8Array(await file.arrayBuffer()))}`,
+      filename,
+      size: file.size,
+    }
   }
   const { attachment } = await store.putAttachment({ session_id, file, name: filename })
-  return { kind: 'file', mediaType: attachment.mime, url: `${ATTACHMENT_SCHEME}${attachment.attachment_id}`, filename, size: attachment.size, attachmentId: attachment.attachment_id }
+  return {
+    kind: 'file',
+    mediaType: attachment.mime,
+    url: `${ATTACHMENT_SCHEME}${attachment.attachment_id}`,
+    filename,
+    size: attachment.size,
+    attachmentId: attachment.attachment_id,
+  }
 }
 
 /** What the adapters read back from a file part's `providerMetadata` to make the stored block. */
-export const attachedMeta = (f: AttachedFile): { colloquy: { kind: string; size: number; attachmentId?: string } } =>
-  ({ colloquy: { kind: f.kind, size: f.size, ...(f.attachmentId !== undefined && { attachmentId: f.attachmentId }) } })
+export const attachedMeta = (
+  f: AttachedFile,
+): { colloquy: { kind: string; size: number; attachmentId?: string } } => ({
+  colloquy: {
+    kind: f.kind,
+    size: f.size,
+    ...(f.attachmentId !== undefined && { attachmentId: f.attachmentId }),
+  },
+})
 
 /**
  * Forks at a framework message (a folded node of `@colloquy/parts`: an assistant message and the

@@ -40,7 +40,11 @@ export const attachmentBlock = (a: AttachmentMeta): ContentBlock =>
     ? { type: 'image', mime: a.mime, data: '', attachment_id: a.attachment_id }
     : { type: 'file', attachment_id: a.attachment_id, name: a.name, mime: a.mime, size: a.size }
 
-const user = (text: string, timestamp: number, attachments: readonly AttachmentMeta[] = []): AgentMessage => ({
+const user = (
+  text: string,
+  timestamp: number,
+  attachments: readonly AttachmentMeta[] = [],
+): AgentMessage => ({
   role: 'user',
   content: [...(text.trim() ? [{ type: 'text' as const, text }] : []), ...attachments.map(attachmentBlock)],
   timestamp,
@@ -56,7 +60,10 @@ export async function forkChat(store: Store, session_id: string, entry_id: strin
 export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'> = {}): Chat {
   const running = new Map<string, AbortController>()
   // A reply streams from the tab that asked for it; Stop may be pressed in any tab.
-  const stops = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(`colloquy-chat-stop:${store.storage.name}`) : null
+  const stops =
+    typeof BroadcastChannel !== 'undefined'
+      ? new BroadcastChannel(`colloquy-chat-stop:${store.storage.name}`)
+      : null
   stops?.addEventListener('message', (e: MessageEvent<string>) => running.get(e.data)?.abort())
   // A reply cut off by a closed tab is marked interrupted as soon as that tab's lock goes.
   watchReplies(store)
@@ -68,10 +75,14 @@ export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'
   }
 
   /** The user message a reply under `entry_id` answers: the entry itself or its nearest user ancestor. */
-  const promptAt = async (session_id: string, entry_id: string): Promise<{ text: string; timestamp: number }> => {
-    for (let id: string | null = entry_id; id !== null; ) {
+  const promptAt = async (
+    session_id: string,
+    entry_id: string,
+  ): Promise<{ text: string; timestamp: number }> => {
+    for (let id: string | null = entry_id; id !== null;) {
       const e = await entry(session_id, id)
-      if (e.kind === 'message' && e.message.role === 'user') return { text: messageText(e.message), timestamp: e.message.timestamp }
+      if (e.kind === 'message' && e.message.role === 'user')
+        return { text: messageText(e.message), timestamp: e.message.timestamp }
       id = e.parent_id
     }
     return { text: '', timestamp: Date.now() }
@@ -83,20 +94,35 @@ export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'
     running.set(session_id, controller)
     try {
       const prompt = await promptAt(session_id, parent_id)
-      await generateReply(store, { session_id, parent_id }, { prompt: prompt.text, variant, now: prompt.timestamp }, { ...options, signal: controller.signal })
+      await generateReply(
+        store,
+        { session_id, parent_id },
+        { prompt: prompt.text, variant, now: prompt.timestamp },
+        { ...options, signal: controller.signal },
+      )
     } finally {
       running.delete(session_id)
     }
   }
 
-  const ask = async (session_id: string, text: string, parent_id?: string, attachments: readonly AttachmentMeta[] = []): Promise<void> => {
+  const ask = async (
+    session_id: string,
+    text: string,
+    parent_id?: string,
+    attachments: readonly AttachmentMeta[] = [],
+  ): Promise<void> => {
     const meta = (await store.get({ session_id }))?.meta
     if (!meta) throw new Error('this chat no longer exists')
     const title = text.trim() || attachments[0]?.name || ''
     if (!meta.title.trim() && title) await store.setMeta({ session_id, title: titleFrom(title) })
-    const { entry_id } = await store.append({ session_id, parent_id, message: user(text, Date.now(), attachments) })
+    const { entry_id } = await store.append({
+      session_id,
+      parent_id,
+      message: user(text, Date.now(), attachments),
+    })
     // Sent: the draft (text and chips) is done with. The chips' attachments stay, now referenced.
-    if (attachments.length || meta.draft !== undefined) await store.setDraft({ session_id, draft: null, attachment_ids: [] })
+    if (attachments.length || meta.draft !== undefined)
+      await store.setDraft({ session_id, draft: null, attachment_ids: [] })
     await reply(session_id, entry_id, 0)
   }
 
@@ -108,7 +134,8 @@ export function createChat(store: Store, options: Omit<GenerateOptions, 'signal'
     async edit(session_id, entry_id, text) {
       if (!text.trim()) return
       const { parent_id } = await entry(session_id, entry_id)
-      if (parent_id === null) throw new Error('the first message of a chat made elsewhere cannot be edited into a branch')
+      if (parent_id === null)
+        throw new Error('the first message of a chat made elsewhere cannot be edited into a branch')
       await ask(session_id, text, parent_id)
     },
     async regenerate(session_id, entry_id) {

@@ -44,5 +44,8 @@ export function download(blob: Blob, name: string): void {
 export async function exportChat(store: Store, session_id: string, exporter: Exporter): Promise<void> {
   const { readSession } = await import('@colloquy/formats')
   const session = await readSession(store, session_id)
-  download(new Blob([exporter.write(session)], { type: exporter.mime }), fileNameFor(session.meta.title, exporter.extension))
+  download(
+    new Blob([exporter.write(session)], { type: exporter.mime }),
+    fileNameFor(session.meta.title, exporter.extension),
+  )
 }

@@ -15,7 +15,9 @@ export { replyLock }
 
 const withLock = <T>(name: string, run: () => Promise<T>): Promise<T> =>
   // The lock is held until run's promise settles, and request() resolves with what run resolved.
-  typeof navigator !== 'undefined' && navigator.locks ? (navigator.locks.request(name, run) as unknown as Promise<T>) : run()
+  typeof navigator !== 'undefined' && navigator.locks
+    ? (navigator.locks.request(name, run) as unknown as Promise<T>)
+    : run()
 
 /**
  * Streams a local-model reply under `parent_id`: an empty assistant message first (the UI shows it
@@ -40,7 +42,13 @@ export function generateReply(
       const { entry_id } = await store.append({
         session_id,
         parent_id,
-        message: { role: 'assistant', content: [], stop_reason: 'end', timestamp: Date.now(), ...LOCAL_MODEL },
+        message: {
+          role: 'assistant',
+          content: [],
+          stop_reason: 'end',
+          timestamp: Date.now(),
+          ...LOCAL_MODEL,
+        },
       })
       reply = { entry_id, content: [] }
       let output = 0
@@ -56,15 +64,24 @@ export function generateReply(
       if (last?.entry.kind === 'message') {
         const usage = { input: tokensOf(input.prompt).length, output }
         // A stopped reply says so on its message too: the session tells only of its newest reply.
-        await store.updateMessage({ session_id, entry_id, content: last.entry.message.content, usage, ...replyEnding({ stopped }) })
+        await store.updateMessage({
+          session_id,
+          entry_id,
+          content: last.entry.message.content,
+          usage,
+          ...replyEnding({ stopped }),
+        })
       }
       await store.setStatus({ session_id, status: 'done', reason: stopped ? 'stopped' : null })
       return entry_id
     } catch (e) {
       // The session was deleted mid-reply (here or in another tab): nothing is left to report to.
       if (e instanceof SessionError && e.code === 'session/not_found') return null
-      if (reply) await store.updateMessage({ session_id, ...reply, ...replyEnding({ error: e }) }).catch(() => {})
-      await store.setStatus({ session_id, status: 'error', reason: e instanceof Error ? e.message : String(e) }).catch(() => {})
+      if (reply)
+        await store.updateMessage({ session_id, ...reply, ...replyEnding({ error: e }) }).catch(() => {})
+      await store
+        .setStatus({ session_id, status: 'error', reason: e instanceof Error ? e.message : String(e) })
+        .catch(() => {})
       throw e
     } finally {
       disownReply(store, session_id)

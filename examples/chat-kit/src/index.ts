@@ -4,7 +4,14 @@ export { LOCAL_MODEL, replySteps, tokensOf, type ModelInput } from './model.js'
 export { evaluate, findExpression } from './calc.js'
 export { picture } from './picture.js'
 export { displayTitle, messageText, textOf, titleFrom } from './text.js'
-export { loadEndpoint, saveEndpoint, streamCompletion, type Endpoint, type CompletionMessage, type CompletionDelta } from './endpoint.js'
+export {
+  loadEndpoint,
+  saveEndpoint,
+  streamCompletion,
+  type Endpoint,
+  type CompletionMessage,
+  type CompletionDelta,
+} from './endpoint.js'
 export { failedReply, replyEnd, statusLabel, type ReplyEnd, type ReplyEndState } from './reply-end.js'
 export { followNewest } from './follow.js'
 export { download, exportChat, exportFormats, fileNameFor, type Exporter } from './export.js'

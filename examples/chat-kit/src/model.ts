@@ -16,11 +16,15 @@ export interface ModelInput {
 export const LOCAL_MODEL = { model: 'colloquy-local-1', provider: 'local' } as const
 
 /** One piece of a reply: text-like parts stream token by token, the others appear whole. */
-type Part =
-  | { kind: 'text' | 'thinking'; text: string }
-  | { kind: 'block'; block: ContentBlock }
+type Part = { kind: 'text' | 'thinking'; text: string } | { kind: 'block'; block: ContentBlock }
 
-const openers = ['Happy to help.', 'Good question.', 'Here is what I can tell you.', 'Let me take a swing at that.', 'Sure thing.']
+const openers = [
+  'Happy to help.',
+  'Good question.',
+  'Here is what I can tell you.',
+  'Let me take a swing at that.',
+  'Sure thing.',
+]
 const closers = ['Anything else?', 'Hope that helps!', 'What would you like to try next?', 'Over to you.']
 const about = [
   "I'm Colloquy's built-in local model: I run right here in this tab, with no network and no API key, and I always give the same answer to the same prompt.",
@@ -31,7 +35,11 @@ const about = [
 ]
 
 const topicOf = (prompt: string): string => {
-  const words = prompt.trim().replace(/[.?!…]+$/, '').split(/\s+/).filter(Boolean)
+  const words = prompt
+    .trim()
+    .replace(/[.?!…]+$/, '')
+    .split(/\s+/)
+    .filter(Boolean)
   const head = words.slice(0, 8).join(' ')
   return words.length > 8 ? `${head}…` : head
 }
@@ -53,15 +61,26 @@ function plan(input: ModelInput): Part[] {
   if (wantsThinking) {
     const steps = [`The user wrote “${topic}”.`]
     if (everything) steps.push("They want the tour: I'll think out loud, use both tools and draw something.")
-    else if (expression) steps.push('There is arithmetic in there, so I should call calc::eval rather than guess.')
+    else if (expression)
+      steps.push('There is arithmetic in there, so I should call calc::eval rather than guess.')
     if (wantsTime && !everything) steps.push('They want the time: clock::now will tell me.')
     if (wantsPicture && !everything) steps.push("A picture was asked for; I'll draw one.")
-    steps.push(pick(rng, ['Keep the answer short and friendly.', 'Answer plainly, then offer a next step.', 'Be concise.']))
+    steps.push(
+      pick(rng, [
+        'Keep the answer short and friendly.',
+        'Answer plainly, then offer a next step.',
+        'Be concise.',
+      ]),
+    )
     parts.push({ kind: 'thinking', text: steps.join(' ') })
   }
 
   /** Runs a built-in tool; its call and result both go into the reply, as with server-side tools. */
-  const tool = (function_id: string, args: Json, run: () => string): { result: string; is_error: boolean } => {
+  const tool = (
+    function_id: string,
+    args: Json,
+    run: () => string,
+  ): { result: string; is_error: boolean } => {
     const id = callId(function_id)
     let result: string
     let is_error = false
@@ -72,14 +91,26 @@ function plan(input: ModelInput): Part[] {
       is_error = true
     }
     parts.push({ kind: 'block', block: { type: 'function_call', id, function_id, arguments: args } })
-    parts.push({ kind: 'block', block: { type: 'function_result', function_call_id: id, content: [{ type: 'text', text: result }], is_error } })
+    parts.push({
+      kind: 'block',
+      block: {
+        type: 'function_result',
+        function_call_id: id,
+        content: [{ type: 'text', text: result }],
+        is_error,
+      },
+    })
     return { result, is_error }
   }
 
   const answer: string[] = [pick(rng, openers)]
   if (expression) {
     const { result, is_error } = tool('calc::eval', { expression }, () => String(evaluate(expression)))
-    answer.push(is_error ? `calc::eval could not work out ${expression}: ${result}.` : `${expression} = ${result}, worked out exactly with calc::eval.`)
+    answer.push(
+      is_error
+        ? `calc::eval could not work out ${expression}: ${result}.`
+        : `${expression} = ${result}, worked out exactly with calc::eval.`,
+    )
   }
   if (wantsTime) {
     const { result } = tool('clock::now', {}, () => new Date(input.now).toISOString())

@@ -12,7 +12,11 @@ export interface ReplyEnd {
   detail: string
 }
 
-const LABELS: Record<ReplyEndState, string> = { stopped: 'Stopped', interrupted: 'Interrupted', failed: 'Failed' }
+const LABELS: Record<ReplyEndState, string> = {
+  stopped: 'Stopped',
+  interrupted: 'Interrupted',
+  failed: 'Failed',
+}
 const end = (state: ReplyEndState, detail: string): ReplyEnd => ({ state, label: LABELS[state], detail })
 
 /** A reply that failed before it had a message to mark (the request failed at once): said beside the chat. */
@@ -23,7 +27,8 @@ const stopped = (): ReplyEnd => end('stopped', 'Stopped before the reply finishe
 /** A reply that ended in an error: interrupted when its writer tab closed, else failed. */
 function failure(reason: string): ReplyEnd {
   // A closed writer tab (however it is noticed) leaves a reason starting with "interrupted".
-  if (reason === INTERRUPTED_REASON || /^interrupted\b/i.test(reason)) return end('interrupted', 'The tab writing this reply closed before it finished')
+  if (reason === INTERRUPTED_REASON || /^interrupted\b/i.test(reason))
+    return end('interrupted', 'The tab writing this reply closed before it finished')
   return end('failed', reason || 'The reply failed')
 }
 
@@ -42,7 +47,11 @@ function sessionEnd(meta: SessionMeta): ReplyEnd | null {
  * reply marked before its message was shows its mark at once. Null for a reply that
  * finished, or one still streaming.
  */
-export function replyEnd(message: AgentMessage | null | undefined, meta: SessionMeta | null | undefined, last: boolean): ReplyEnd | null {
+export function replyEnd(
+  message: AgentMessage | null | undefined,
+  meta: SessionMeta | null | undefined,
+  last: boolean,
+): ReplyEnd | null {
   if (message?.role !== 'assistant') return null
   if (last && meta) {
     const fromSession = sessionEnd(meta)
@@ -54,9 +63,16 @@ export function replyEnd(message: AgentMessage | null | undefined, meta: Session
 }
 
 /** A session's status as the sidebar and top bar name it: the same words as the message marks. */
-export function statusLabel(meta: Pick<SessionMeta, 'status' | 'status_reason'>): { state: string; label: string; detail: string } {
-  if (meta.status === 'working') return { state: 'working', label: 'Replying', detail: 'A reply is streaming' }
+export function statusLabel(meta: Pick<SessionMeta, 'status' | 'status_reason'>): {
+  state: string
+  label: string
+  detail: string
+} {
+  if (meta.status === 'working')
+    return { state: 'working', label: 'Replying', detail: 'A reply is streaming' }
   if (meta.status === 'idle') return { state: 'idle', label: 'Idle', detail: 'No reply yet' }
   const e = sessionEnd(meta as SessionMeta)
-  return e ? { state: e.state, label: e.label, detail: e.detail } : { state: 'done', label: 'Done', detail: 'The last reply finished' }
+  return e
+    ? { state: e.state, label: e.label, detail: e.detail }
+    : { state: 'done', label: 'Done', detail: 'The last reply finished' }
 }

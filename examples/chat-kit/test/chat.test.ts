@@ -8,11 +8,17 @@ const setup = async (): Promise<{ store: Store; chat: ReturnType<typeof createCh
   return { store, chat: createChat(store, { delayMs: 0 }) }
 }
 const transcript = async (store: Store, session_id: string): Promise<string[]> =>
-  (await store.messages({ session_id })).messages.map((m) => `${m.message!.role}: ${messageText(m.message).slice(0, 20)}`)
+  (await store.messages({ session_id })).messages.map(
+    (m) => `${m.message!.role}: ${messageText(m.message).slice(0, 20)}`,
+  )
 
 /** Resolves once the reply to the chat's question has shown its first words. */
 const replyStarted = (store: Store, session_id: string): Promise<unknown> =>
-  firstValueFrom(store.messages$({ session_id }).pipe(filter((items) => items.length === 2 && messageText(items[1].message).length > 0)))
+  firstValueFrom(
+    store
+      .messages$({ session_id })
+      .pipe(filter((items) => items.length === 2 && messageText(items[1].message).length > 0)),
+  )
 
 describe('chat actions over a store', () => {
   it('send: names the chat, appends the question, streams a reply, working → done', async () => {
@@ -31,7 +37,11 @@ describe('chat actions over a store', () => {
     expect(updates.length).toBeGreaterThan(5)
     const [question, answer] = (await store.messages({ session_id: id })).messages
     expect(messageText(question.message)).toBe('Hello, local model')
-    expect(answer.message).toMatchObject({ role: 'assistant', model: 'colloquy-local-1', usage: { input: 3 } })
+    expect(answer.message).toMatchObject({
+      role: 'assistant',
+      model: 'colloquy-local-1',
+      usage: { input: 3 },
+    })
   })
 
   it('edit the first message: a sibling branch under the hidden root, with its own reply', async () => {
@@ -40,7 +50,10 @@ describe('chat actions over a store', () => {
     await chat.send(id, 'first')
     const [first] = (await store.messages({ session_id: id })).messages
     await chat.edit(id, first.entry_id, 'second')
-    expect(await transcript(store, id)).toEqual([expect.stringMatching(/^user: second/), expect.stringMatching(/^assistant: /)])
+    expect(await transcript(store, id)).toEqual([
+      expect.stringMatching(/^user: second/),
+      expect.stringMatching(/^assistant: /),
+    ])
     const tree = (await firstValueFrom(store.tree$(id)))!
     expect(branchOf(tree, first.entry_id)).toMatchObject({ index: 0, count: 2 })
     expect((await store.get({ session_id: id }))!.meta.message_count).toBe(4)
@@ -95,7 +108,10 @@ describe('chat actions over a store', () => {
     await replyStarted(store, id)
     other.stop(id)
     await sending
-    expect((await store.get({ session_id: id }))!.meta).toMatchObject({ status: 'done', status_reason: 'stopped' })
+    expect((await store.get({ session_id: id }))!.meta).toMatchObject({
+      status: 'done',
+      status_reason: 'stopped',
+    })
   })
 
   it('rename and remove', async () => {

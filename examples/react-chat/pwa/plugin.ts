@@ -26,12 +26,22 @@ export function serviceWorker(): Plugin {
     },
     generateBundle(_options, bundle) {
       const built = Object.keys(bundle)
-      const copied = publicDir ? filesUnder(publicDir).map((f) => relative(publicDir, f).split('\\').join('/')) : []
-      const shell = [...new Set(['index.html', ...built, ...copied])].filter((f) => !f.endsWith('.map')).sort()
+      const copied = publicDir
+        ? filesUnder(publicDir).map((f) => relative(publicDir, f).split('\\').join('/'))
+        : []
+      const shell = [...new Set(['index.html', ...built, ...copied])]
+        .filter((f) => !f.endsWith('.map'))
+        .sort()
       const version = createHash('sha256').update(shell.join('\n'))
       for (const f of built) {
         const item = bundle[f]
-        version.update(item.type === 'chunk' ? item.code : typeof item.source === 'string' ? item.source : Buffer.from(item.source))
+        version.update(
+          item.type === 'chunk'
+            ? item.code
+            : typeof item.source === 'string'
+              ? item.source
+              : Buffer.from(item.source),
+        )
       }
       const template = readFileSync(new URL('./sw.js', import.meta.url), 'utf8')
       // Each placeholder stands exactly once: a second one (in a comment, say) would be the one
@@ -39,7 +49,9 @@ export function serviceWorker(): Plugin {
       for (const p of ['__VERSION__', '__SHELL__']) {
         if (template.split(p).length !== 2) this.error(`pwa/sw.js must hold ${p} exactly once`)
       }
-      const source = template.replace('__VERSION__', version.digest('hex').slice(0, 12)).replace('__SHELL__', JSON.stringify(shell))
+      const source = template
+        .replace('__VERSION__', version.digest('hex').slice(0, 12))
+        .replace('__SHELL__', JSON.stringify(shell))
       this.emitFile({ type: 'asset', fileName: 'sw.js', source })
     },
   }

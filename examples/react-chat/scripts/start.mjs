@@ -15,7 +15,19 @@ const serverPort = Number(process.env.COLLOQUY_SERVER_PORT ?? 8787)
 const dataDir = process.env.COLLOQUY_DATA_DIR ?? join(app, '.data')
 mkdirSync(dataDir, { recursive: true })
 
-const server = spawn(process.execPath, [join(repo, 'packages/server/dist/cli.js'), '--port', String(serverPort), '--data-dir', dataDir, '--origin', `http://127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'inherit'] })
+const server = spawn(
+  process.execPath,
+  [
+    join(repo, 'packages/server/dist/cli.js'),
+    '--port',
+    String(serverPort),
+    '--data-dir',
+    dataDir,
+    '--origin',
+    `http://127.0.0.1:${port}`,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+)
 const serverUrl = await new Promise((resolve, reject) => {
   let out = ''
   server.stdout.on('data', (d) => {
@@ -38,6 +50,10 @@ await build({ root: app, configFile: join(app, 'vite.config.ts'), logLevel: 'war
 const target = serverUrl
 const routes = ['/sync', '/rpc', '/events', '/health', '/meta', '/sessions']
 const proxy = Object.fromEntries(routes.map((r) => [r, { target, ws: true, changeOrigin: true }]))
-const site = await preview({ root: app, configFile: join(app, 'vite.config.ts'), preview: { host: '127.0.0.1', port, strictPort: true, proxy } })
+const site = await preview({
+  root: app,
+  configFile: join(app, 'vite.config.ts'),
+  preview: { host: '127.0.0.1', port, strictPort: true, proxy },
+})
 const url = site.resolvedUrls?.local[0] ?? `http://127.0.0.1:${port}/`
 console.log(`\n  Colloquy demo: ${url}\n  sync server:   ${serverUrl} (data in ${dataDir})\n`)

@@ -10,7 +10,13 @@ import { ChatProvider } from './data/chat-context.js'
 import { useTranscriptImport, type PickedFile } from './data/import-transcripts.js'
 import type { AppData } from './data/open-app.js'
 import { useOpenSession } from './data/route.js'
-import { connectSync, loadSyncSettings, saveSyncSettings, type SyncClient, type SyncSettings } from './data/sync.js'
+import {
+  connectSync,
+  loadSyncSettings,
+  saveSyncSettings,
+  type SyncClient,
+  type SyncSettings,
+} from './data/sync.js'
 
 export function App({ data }: { data: AppData }): ReactNode {
   const [openId, open] = useOpenSession()
@@ -31,18 +37,24 @@ export function App({ data }: { data: AppData }): ReactNode {
     setSettings(next)
     setShowSettings(false)
   }
-  const openChat = useCallback((id: string | null) => {
-    open(id)
-    setShowChats(false)
-  }, [open])
+  const openChat = useCallback(
+    (id: string | null) => {
+      open(id)
+      setShowChats(false)
+    },
+    [open],
+  )
   // Transcripts dropped anywhere or picked in the sidebar; each opens once imported. Their
   // progress is in the sidebar, so on a phone it slides in (opening a chat slides it out again).
   const imports = useTranscriptImport(data.store, openChat)
   const { add } = imports
-  const importFiles = useCallback((files: PickedFile[]) => {
-    setShowChats(true)
-    add(files)
-  }, [add])
+  const importFiles = useCallback(
+    (files: PickedFile[]) => {
+      setShowChats(true)
+      add(files)
+    },
+    [add],
+  )
 
   return (
     <ColloquyProvider store={data.store} sync={sync}>
@@ -50,12 +62,19 @@ export function App({ data }: { data: AppData }): ReactNode {
         <div className={`app${showChats ? ' show-chats' : ''}`}>
           <Sidebar openId={openId} onOpen={openChat} onImport={importFiles} imports={imports} />
           <main className="main">
-            <TopBar sessionId={openId} syncConfigured={settings.url !== ''} onSettings={() => setShowSettings(true)}
-              onMenu={() => setShowChats((v) => !v)} onOpen={openChat} />
+            <TopBar
+              sessionId={openId}
+              syncConfigured={settings.url !== ''}
+              onSettings={() => setShowSettings(true)}
+              onMenu={() => setShowChats((v) => !v)}
+              onOpen={openChat}
+            />
             <ChatView key={openId ?? ''} sessionId={openId} onOpen={openChat} />
           </main>
         </div>
-        {showSettings && <SettingsDialog settings={settings} onSave={saveSettings} onClose={() => setShowSettings(false)} />}
+        {showSettings && (
+          <SettingsDialog settings={settings} onSave={saveSettings} onClose={() => setShowSettings(false)} />
+        )}
         <DropZone onFiles={importFiles} />
         <Notice />
       </ChatProvider>

@@ -42,15 +42,34 @@ export const App = defineComponent({
           ]),
           id.value
             ? h(Transcript, { key: id.value, sessionId: id.value, busy })
-            : h('div', { class: 'transcript' }, [h('div', { class: 'welcome' }, [h('h1', 'Chat with the local model'), h('p', { class: 'muted' }, 'A smaller Colloquy demo in Vue: live chats, streaming replies, branches.')])]),
+            : h('div', { class: 'transcript' }, [
+                h('div', { class: 'welcome' }, [
+                  h('h1', 'Chat with the local model'),
+                  h(
+                    'p',
+                    { class: 'muted' },
+                    'A smaller Colloquy demo in Vue: live chats, streaming replies, branches.',
+                  ),
+                ]),
+              ]),
           h(Composer, {
-            busy, sessionId: id.value ?? '', ensureSession: ensure,
+            busy,
+            sessionId: id.value ?? '',
+            ensureSession: ensure,
             onSend: (text: string, attachments: readonly AttachmentMeta[]) => void send(text, attachments),
             onStop: () => id.value && chat.stop(id.value),
             onError: (message: string) => void (notice.value = message),
           }),
         ]),
-        notice.value && h('div', { class: 'notice', role: 'alert' }, [h('span', notice.value), h('button', { type: 'button', 'aria-label': 'Dismiss', onClick: () => void (notice.value = null) }, '×')]),
+        notice.value &&
+          h('div', { class: 'notice', role: 'alert' }, [
+            h('span', notice.value),
+            h(
+              'button',
+              { type: 'button', 'aria-label': 'Dismiss', onClick: () => void (notice.value = null) },
+              '×',
+            ),
+          ]),
       ])
     }
   },

@@ -1,8 +1,17 @@
 import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, type UIMessage } from 'ai'
 import type { SessionMeta, SessionTree, Store } from '@colloquy/core'
 import {
-  foldTree, isInterrupted, splitParts, startReply, stopReply, titleFrom, textOf, watchReplies,
-  type ChatNode, type ChatTree, type ReplyWriter,
+  foldTree,
+  isInterrupted,
+  splitParts,
+  startReply,
+  stopReply,
+  titleFrom,
+  textOf,
+  watchReplies,
+  type ChatNode,
+  type ChatTree,
+  type ReplyWriter,
 } from '@colloquy/parts'
 import { partsFromUIMessage, toUIMessage } from './mapping.js'
 
@@ -26,7 +35,12 @@ function throttled(fn: Listener, ms: number | undefined): Listener {
     if (wait <= 0) {
       last = Date.now()
       fn()
-    } else timer ??= setTimeout(() => { timer = null; last = Date.now(); fn() }, wait)
+    } else
+      timer ??= setTimeout(() => {
+        timer = null
+        last = Date.now()
+        fn()
+      }, wait)
   }
 }
 
@@ -46,7 +60,11 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
   #status: ChatStatus = 'ready'
   #error: Error | undefined = undefined
   #remoteRunning = false
-  readonly #listeners = { messages: new Set<Listener>(), status: new Set<Listener>(), error: new Set<Listener>() }
+  readonly #listeners = {
+    messages: new Set<Listener>(),
+    status: new Set<Listener>(),
+    error: new Set<Listener>(),
+  }
   /** The store's tree as last emitted, folded into nodes only when read (see `#tree`). */
   #raw: SessionTree | null = null
   #folded: ChatTree | null = null
@@ -62,7 +80,11 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
   readonly ready: Promise<void>
   onRemoteStop: () => void = () => {}
 
-  constructor(readonly store: Store, readonly session_id: string, private readonly modelName: { model: string; provider: string }) {
+  constructor(
+    readonly store: Store,
+    readonly session_id: string,
+    private readonly modelName: { model: string; provider: string },
+  ) {
     let loaded!: () => void
     this.ready = new Promise((r) => (loaded = r))
     const treeSub = store.tree$(session_id).subscribe((tree) => {
@@ -71,7 +93,11 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
     })
     const metaSub = store.session$(session_id).subscribe((meta) => this.#onMeta(meta))
     // A reply cut off by a closed tab is marked interrupted as soon as that tab's lock goes.
-    this.#stops.push(() => treeSub.unsubscribe(), () => metaSub.unsubscribe(), watchReplies(store))
+    this.#stops.push(
+      () => treeSub.unsubscribe(),
+      () => metaSub.unsubscribe(),
+      watchReplies(store),
+    )
   }
 
   close(): void {
@@ -80,7 +106,12 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
 
   /** While this tab streams or writes, its own messages are the truth; the store catches up behind them. */
   get #busy(): boolean {
-    return this.#status === 'submitted' || this.#status === 'streaming' || this.#reply !== null || this.#pending > 0
+    return (
+      this.#status === 'submitted' ||
+      this.#status === 'streaming' ||
+      this.#reply !== null ||
+      this.#pending > 0
+    )
   }
 
   #onTree(tree: SessionTree | null): void {
@@ -133,12 +164,15 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
 
   #write(op: () => Promise<unknown>): void {
     this.#pending++
-    this.#queue = this.#queue.then(op).catch((e: unknown) => {
-      this.#error = e instanceof Error ? e : new Error(String(e))
-      this.#emit('error')
-    }).finally(() => {
-      if (--this.#pending === 0) this.#publish()
-    })
+    this.#queue = this.#queue
+      .then(op)
+      .catch((e: unknown) => {
+        this.#error = e instanceof Error ? e : new Error(String(e))
+        this.#emit('error')
+      })
+      .finally(() => {
+        if (--this.#pending === 0) this.#publish()
+      })
   }
 
   /**
@@ -165,7 +199,8 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
     this.#status = status
     // A new request: a Stop pressed before, in a tab that was not writing, is not about it.
     if (status === 'submitted') this.#stopping = false
-    if ((status === 'ready' || status === 'error') && this.#reply) this.#finishReply(status === 'error' ? (this.#error ?? new Error('error')) : null)
+    if ((status === 'ready' || status === 'error') && this.#reply)
+      this.#finishReply(status === 'error' ? (this.#error ?? new Error('error')) : null)
     if (status === 'ready' || status === 'error') this.#stopping = false
     this.#emit('status')
   }
@@ -207,7 +242,10 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
     // A user message under an id the session already holds (a replay, an app reusing ids) gets
     // an id of its own: appending it under the old one would be a silent no-op, and the chat
     // would list one id twice.
-    if (message.role === 'user' && (this.#tree?.byId.has(message.id) || this.#messages.some((m) => m.id === message.id))) {
+    if (
+      message.role === 'user' &&
+      (this.#tree?.byId.has(message.id) || this.#messages.some((m) => m.id === message.id))
+    ) {
       message = { ...message, id: `e_${crypto.randomUUID()}` }
     }
     this.#messages = [...this.#messages, message]
@@ -240,8 +278,14 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
       const { content } = splitParts(partsFromUIMessage(edited))
       const session_id = this.session_id
       this.#write(async () => {
-        const parent = (await this.store.getMessage({ session_id, entry_id: old.id }))?.entry.parent_id ?? null
-        await this.store.append({ session_id, entry_id, ...(parent !== null && { parent_id: parent }), message: { role: 'user', content, timestamp: Date.now() } })
+        const parent =
+          (await this.store.getMessage({ session_id, entry_id: old.id }))?.entry.parent_id ?? null
+        await this.store.append({
+          session_id,
+          entry_id,
+          ...(parent !== null && { parent_id: parent }),
+          message: { role: 'user', content, timestamp: Date.now() },
+        })
       })
       return
     }
@@ -253,7 +297,8 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
       const session_id = this.session_id
       this.#write(async () => {
         const found = (await this.store.getMessage({ session_id, entry_id: old.id }))?.entry
-        if (found?.kind === 'message' && found.message.role !== 'function_result') await this.store.updateMessage({ session_id, entry_id: old.id, content })
+        if (found?.kind === 'message' && found.message.role !== 'function_result')
+          await this.store.updateMessage({ session_id, entry_id: old.id, content })
       })
     }
   }
@@ -264,10 +309,12 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
    * one runs per streamed chunk.
    */
   snapshot = <T>(value: T): T => {
-    if (value === null || typeof value !== 'object' || !Array.isArray((value as { parts?: unknown }).parts)) return value
+    if (value === null || typeof value !== 'object' || !Array.isArray((value as { parts?: unknown }).parts))
+      return value
     const message = value as unknown as UIMessage
     const copy: UIMessage = { ...message, parts: message.parts.map((part) => ({ ...part })) }
-    if (message.metadata !== null && typeof message.metadata === 'object') copy.metadata = Array.isArray(message.metadata) ? [...message.metadata] : { ...message.metadata }
+    if (message.metadata !== null && typeof message.metadata === 'object')
+      copy.metadata = Array.isArray(message.metadata) ? [...message.metadata] : { ...message.metadata }
     return copy as unknown as T
   }
 
@@ -283,9 +330,16 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
         await this.#queue
         const p = parent()
         if (p === null) return null
-        const writer = await startReply(this.store, { session_id, parent_id: p, entry_id: message.id, ...this.modelName })
+        const writer = await startReply(this.store, {
+          session_id,
+          parent_id: p,
+          entry_id: message.id,
+          ...this.modelName,
+        })
         // Stop pressed in another tab aborts this writer: the SDK's own stop follows.
-        writer.signal.addEventListener('abort', () => { if (!this.#stopping) this.onRemoteStop() })
+        writer.signal.addEventListener('abort', () => {
+          if (!this.#stopping) this.onRemoteStop()
+        })
         return writer
       })().catch((e: unknown) => {
         // Not persisted (another tab is replying here, the session is gone): the request stops too.
@@ -305,13 +359,20 @@ class ColloquyChatState<M extends UIMessage> implements ChatState<M> {
     this.#write(async () => {
       const p = parent()
       const role = message.role === 'assistant' ? 'assistant' : 'user'
-      const msg = role === 'user'
-        ? { role, content, timestamp: Date.now() } as const
-        : { role, content, stop_reason: 'end', timestamp: Date.now(), ...this.modelName } as const
-      await this.store.append({ session_id, entry_id: message.id, ...(p !== null && { parent_id: p }), message: msg })
+      const msg =
+        role === 'user'
+          ? ({ role, content, timestamp: Date.now() } as const)
+          : ({ role, content, stop_reason: 'end', timestamp: Date.now(), ...this.modelName } as const)
+      await this.store.append({
+        session_id,
+        entry_id: message.id,
+        ...(p !== null && { parent_id: p }),
+        message: msg,
+      })
       if (role === 'user') {
         const meta = (await this.store.get({ session_id }))?.meta
-        if (meta && !meta.title.trim()) await this.store.setMeta({ session_id, title: titleFrom(textOf(content)) })
+        if (meta && !meta.title.trim())
+          await this.store.setMeta({ session_id, title: titleFrom(textOf(content)) })
       }
     })
   }
@@ -393,9 +454,12 @@ export class ColloquyChat<M extends UIMessage = UIMessage> extends AbstractChat<
 
   #stopHere: () => Promise<void>
 
-  '~registerMessagesCallback' = (onChange: () => void, throttleWaitMs?: number): (() => void) => this.#state['~registerMessagesCallback'](onChange, throttleWaitMs)
-  '~registerStatusCallback' = (onChange: () => void): (() => void) => this.#state['~registerStatusCallback'](onChange)
-  '~registerErrorCallback' = (onChange: () => void): (() => void) => this.#state['~registerErrorCallback'](onChange)
+  '~registerMessagesCallback' = (onChange: () => void, throttleWaitMs?: number): (() => void) =>
+    this.#state['~registerMessagesCallback'](onChange, throttleWaitMs)
+  '~registerStatusCallback' = (onChange: () => void): (() => void) =>
+    this.#state['~registerStatusCallback'](onChange)
+  '~registerErrorCallback' = (onChange: () => void): (() => void) =>
+    this.#state['~registerErrorCallback'](onChange)
 
   /** Resolves when everything the chat has done so far is in the store (writes run in the background). */
   flush(): Promise<void> {

@@ -18,7 +18,10 @@ export interface ColloquyChatRefs<M extends UIMessage> {
  * A `ColloquyChat` as Vue refs: the composable `@ai-sdk/vue` offers for its own `Chat`, over a
  * chat whose state lives in Colloquy. Listening ends with the calling scope.
  */
-export function useColloquyChat<M extends UIMessage>(chat: ColloquyChat<M>, options: { throttleMs?: number } = {}): ColloquyChatRefs<M> {
+export function useColloquyChat<M extends UIMessage>(
+  chat: ColloquyChat<M>,
+  options: { throttleMs?: number } = {},
+): ColloquyChatRefs<M> {
   const messages = shallowRef<M[]>(chat.messages)
   const status = shallowRef<ChatStatus>(chat.status)
   const error = shallowRef<Error | undefined>(chat.error)
@@ -31,5 +34,14 @@ export function useColloquyChat<M extends UIMessage>(chat: ColloquyChat<M>, opti
   messages.value = chat.messages
   status.value = chat.status
   if (getCurrentScope()) onScopeDispose(() => stops.forEach((s) => s()))
-  return { messages, status, error, chat, sendMessage: chat.sendMessage, regenerate: chat.regenerate, stop: chat.stop, clearError: chat.clearError }
+  return {
+    messages,
+    status,
+    error,
+    chat,
+    sendMessage: chat.sendMessage,
+    regenerate: chat.regenerate,
+    stop: chat.stop,
+    clearError: chat.clearError,
+  }
 }

@@ -17,21 +17,45 @@ afterEach(cleanup)
 
 const renders = new Map<string, number>()
 const textOf = (m: UIMessage): string => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
-const transcript = (chat: { messages: UIMessage[] }): string[] => chat.messages.map((m) => `${m.role}:${textOf(m)}`)
+const transcript = (chat: { messages: UIMessage[] }): string[] =>
+  chat.messages.map((m) => `${m.role}:${textOf(m)}`)
 
 /** A row with the session's own branch picker (`useBranch`) beside the SDK's message. */
-const Row = memo(function Row({ session_id, message }: { session_id: string; message: UIMessage }): ReactNode {
+const Row = memo(function Row({
+  session_id,
+  message,
+}: {
+  session_id: string
+  message: UIMessage
+}): ReactNode {
   renders.set(message.id, (renders.get(message.id) ?? 0) + 1)
-  return <div data-message={message.id}>{textOf(message)}<Picker session_id={session_id} id={message.id} /></div>
+  return (
+    <div data-message={message.id}>
+      {textOf(message)}
+      <Picker session_id={session_id} id={message.id} />
+    </div>
+  )
 })
 
 function Picker({ session_id, id }: { session_id: string; id: string }): ReactNode {
   const b = useBranch(session_id, id).data
   if (!b || b.count < 2) return null
-  return <span data-picker><button onClick={() => void b.prev()}>‹</button>{b.index + 1}/{b.count}<button onClick={() => void b.next()}>›</button></span>
+  return (
+    <span data-picker>
+      <button onClick={() => void b.prev()}>‹</button>
+      {b.index + 1}/{b.count}
+      <button onClick={() => void b.next()}>›</button>
+    </span>
+  )
 }
 
-function ChatView({ chat, onHelpers }: { chat: ColloquyChat; onHelpers: (h: UseChatHelpers<UIMessage>) => void }): ReactNode {
+function ChatView({
+  chat,
+  onHelpers,
+}: {
+  chat: ColloquyChat
+  onHelpers: (h: UseChatHelpers<UIMessage>) => void
+}): ReactNode {
   const helpers = useChat({ chat: chat as unknown as Chat<UIMessage> })
   onHelpers(helpers)
   return helpers.messages.map((m) => <Row key={m.id} session_id={chat.session_id} message={m} />)
@@ -39,11 +63,16 @@ function ChatView({ chat, onHelpers }: { chat: ColloquyChat; onHelpers: (h: UseC
 
 function mount(store: Store, chat: ColloquyChat): () => UseChatHelpers<UIMessage> {
   let helpers!: UseChatHelpers<UIMessage>
-  render(<ColloquyProvider store={store}><ChatView chat={chat} onHelpers={(h) => (helpers = h)} /></ColloquyProvider>)
+  render(
+    <ColloquyProvider store={store}>
+      <ChatView chat={chat} onHelpers={(h) => (helpers = h)} />
+    </ColloquyProvider>,
+  )
   return () => helpers
 }
 
-const statusOf = async (store: Store, session_id: string): Promise<string | undefined> => (await store.get({ session_id }))?.meta.status
+const statusOf = async (store: Store, session_id: string): Promise<string | undefined> =>
+  (await store.get({ session_id }))?.meta.status
 
 describe('ColloquyChat under useChat', () => {
   it('persists a reply under the SDK ids; an edit is a sibling the picker flips; the branch survives a reload', async () => {
@@ -57,29 +86,49 @@ describe('ColloquyChat under useChat', () => {
     const seen: string[] = []
     chat['~registerStatusCallback'](() => seen.push(chat.status))
     await act(() => ui().sendMessage({ text: 'first question' }))
-    await until(() => ui().status === 'ready' && transcript(ui()).join() === 'user:first question,assistant:t0 t1 t2')
+    await until(
+      () => ui().status === 'ready' && transcript(ui()).join() === 'user:first question,assistant:t0 t1 t2',
+    )
     expect(seen).toEqual(['submitted', 'streaming', 'ready'])
     await chat.flush()
     const stored = (await store.messages({ session_id: sid })).messages
     expect(stored.map((i) => i.entry_id)).toEqual(ui().messages.map((m) => m.id))
-    expect(stored[1].message).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 't0 t1 t2' }] })
-    expect((await store.get({ session_id: sid }))!.meta).toMatchObject({ title: 'first question', status: 'done' })
+    expect(stored[1].message).toMatchObject({
+      role: 'assistant',
+      content: [{ type: 'text', text: 't0 t1 t2' }],
+    })
+    expect((await store.get({ session_id: sid }))!.meta).toMatchObject({
+      title: 'first question',
+      status: 'done',
+    })
 
     // Edit as the SDK documents it: sendMessage with the message's id.
     const original = ui().messages[0].id
     await act(() => ui().sendMessage({ text: 'edited question', messageId: original }))
-    await until(() => ui().status === 'ready' && transcript(ui()).join() === 'user:edited question,assistant:t0 t1 t2')
+    await until(
+      () => ui().status === 'ready' && transcript(ui()).join() === 'user:edited question,assistant:t0 t1 t2',
+    )
     await chat.flush()
     const edited = ui().messages[0].id
     expect(edited).not.toBe(original)
     // The request carried the new path, and the SDK's edit trigger.
-    expect(transport.requests.at(-1)).toMatchObject({ trigger: 'submit-message', messageId: original, ids: [edited] })
+    expect(transport.requests.at(-1)).toMatchObject({
+      trigger: 'submit-message',
+      messageId: original,
+      ids: [edited],
+    })
     const tree = (await firstValueFrom(store.tree$(sid)))!
     expect(tree.entries.get(edited)!.parent_id).toBe(tree.entries.get(original)!.parent_id)
-    await until(() => document.querySelector(`[data-message="${edited}"] [data-picker]`)?.textContent === '‹2/2›')
+    await until(
+      () => document.querySelector(`[data-message="${edited}"] [data-picker]`)?.textContent === '‹2/2›',
+    )
 
     // The session's picker flips the chat back.
-    await act(async () => (document.querySelector(`[data-message="${edited}"] [data-picker] button`) as HTMLButtonElement).click())
+    await act(async () =>
+      (
+        document.querySelector(`[data-message="${edited}"] [data-picker] button`) as HTMLButtonElement
+      ).click(),
+    )
     await until(() => transcript(ui()).join() === 'user:first question,assistant:t0 t1 t2')
     expect(ui().messages.map((m) => m.id)).toEqual(stored.map((i) => i.entry_id))
 
@@ -101,7 +150,11 @@ describe('ColloquyChat under useChat', () => {
     const store = await db.open()
     const sid = await createThread(store)
     let n = 0
-    const chat = new ColloquyChat({ store, session_id: sid, transport: tokenTransport(2, { prefix: () => `r${n++}_` }) })
+    const chat = new ColloquyChat({
+      store,
+      session_id: sid,
+      transport: tokenTransport(2, { prefix: () => `r${n++}_` }),
+    })
     await chat.ready
     const ui = mount(store, chat)
     await act(() => ui().sendMessage({ text: 'q' }))
@@ -114,7 +167,9 @@ describe('ColloquyChat under useChat', () => {
     await chat.flush()
     const tree = (await firstValueFrom(store.tree$(sid)))!
     expect(tree.children.get(ui().messages[0].id)).toEqual([first, second])
-    await until(() => document.querySelector(`[data-message="${second}"] [data-picker]`)?.textContent === '‹2/2›')
+    await until(
+      () => document.querySelector(`[data-message="${second}"] [data-picker]`)?.textContent === '‹2/2›',
+    )
     cleanup()
     chat.close()
     await store.close()
@@ -127,7 +182,11 @@ describe('ColloquyChat under useChat', () => {
     const b = await db.open()
     const sid = await createThread(a)
     const hold = gate()
-    const chatA = new ColloquyChat({ store: a, session_id: sid, transport: tokenTransport(6, { hold, holdAt: 3 }) })
+    const chatA = new ColloquyChat({
+      store: a,
+      session_id: sid,
+      transport: tokenTransport(6, { hold, holdAt: 3 }),
+    })
     const chatB = new ColloquyChat({ store: b, session_id: sid, transport: tokenTransport(1) })
     await Promise.all([chatA.ready, chatB.ready])
     const uiA = mount(a, chatA)
@@ -141,7 +200,11 @@ describe('ColloquyChat under useChat', () => {
 
     // Stop pressed in tab B ends the reply tab A is writing.
     const hold2 = gate()
-    const chatA2 = new ColloquyChat({ store: a, session_id: sid, transport: tokenTransport(6, { hold: hold2, holdAt: 2 }) })
+    const chatA2 = new ColloquyChat({
+      store: a,
+      session_id: sid,
+      transport: tokenTransport(6, { hold: hold2, holdAt: 2 }),
+    })
     await chatA2.ready
     void chatA2.sendMessage({ text: 'again' })
     await until(() => chatB.status === 'streaming' && transcript(chatB).at(-1) === 'assistant:t0 t1')
@@ -149,7 +212,10 @@ describe('ColloquyChat under useChat', () => {
     await until(() => chatA2.status === 'ready')
     hold2.open()
     let status: string | undefined
-    await until(() => { void statusOf(a, sid).then((s) => (status = s)); return status === 'done' })
+    await until(() => {
+      void statusOf(a, sid).then((s) => (status = s))
+      return status === 'done'
+    })
     expect((await a.get({ session_id: sid }))!.meta.status_reason).toBe('stopped')
     expect(transcript(chatA2).at(-1)).toBe('assistant:t0 t1')
     await until(() => chatB.status === 'ready' && transcript(chatB).at(-1) === 'assistant:t0 t1')
@@ -184,7 +250,11 @@ describe('ColloquyChat under useChat', () => {
     const one = await createThread(store)
     const two = await createThread(store)
     const hold = gate()
-    const chatOne = new ColloquyChat({ store, session_id: one, transport: tokenTransport(4, { hold, holdAt: 2 }) })
+    const chatOne = new ColloquyChat({
+      store,
+      session_id: one,
+      transport: tokenTransport(4, { hold, holdAt: 2 }),
+    })
     await chatOne.ready
     const done = chatOne.sendMessage({ text: 'in one' })
     await until(() => transcript(chatOne).at(-1) === 'assistant:t0 t1')
@@ -195,10 +265,16 @@ describe('ColloquyChat under useChat', () => {
     await done
     await until(() => chatOne.status === 'ready')
     let status: string | undefined
-    await until(() => { void statusOf(store, one).then((s) => (status = s)); return status === 'done' })
+    await until(() => {
+      void statusOf(store, one).then((s) => (status = s))
+      return status === 'done'
+    })
     expect((await store.messages({ session_id: two })).messages).toEqual([])
     expect(chatTwo.messages).toEqual([])
-    expect((await store.messages({ session_id: one })).messages.map((i) => i.message!.content)).toEqual([[{ type: 'text', text: 'in one' }], [{ type: 'text', text: 't0 t1 t2 t3' }]])
+    expect((await store.messages({ session_id: one })).messages.map((i) => i.message!.content)).toEqual([
+      [{ type: 'text', text: 'in one' }],
+      [{ type: 'text', text: 't0 t1 t2 t3' }],
+    ])
     chatOne.close()
     chatTwo.close()
     await store.close()
@@ -224,7 +300,11 @@ describe('ColloquyChat under useChat', () => {
     await chat.regenerate()
     await until(() => chat.status === 'ready')
     // A message the SDK re-sends under an id the session already holds is not stored twice.
-    await chat.sendMessage({ id: chat.messages[0].id, role: 'user', parts: [{ type: 'text', text: 'replayed' }] } as never)
+    await chat.sendMessage({
+      id: chat.messages[0].id,
+      role: 'user',
+      parts: [{ type: 'text', text: 'replayed' }],
+    } as never)
     await until(() => chat.status === 'ready')
     await chat.flush()
     const tree = (await firstValueFrom(store.tree$(sid)))!
@@ -257,7 +337,9 @@ describe('ColloquyChat under useChat', () => {
     const own = renders.get(streaming) ?? 0
     expect(own).toBeGreaterThan(10)
     expect(own).toBeLessThanOrEqual(510)
-    expect((await store.getMessage({ session_id: sid, entry_id: streaming }))!.entry).toMatchObject({ message: { content: [{ type: 'text', text: textOf(ui().messages[21]) }] } })
+    expect((await store.getMessage({ session_id: sid, entry_id: streaming }))!.entry).toMatchObject({
+      message: { content: [{ type: 'text', text: textOf(ui().messages[21]) }] },
+    })
     cleanup()
     chat.close()
     await store.close()

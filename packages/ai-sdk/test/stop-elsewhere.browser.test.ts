@@ -14,7 +14,11 @@ describe('Stop in a tab that is not writing the reply', () => {
     const b = await db.open()
     const sid = await createThread(a)
     const hold = gate()
-    const chatA = new ColloquyChat({ store: a, session_id: sid, transport: tokenTransport(6, { hold, holdAt: 2 }) })
+    const chatA = new ColloquyChat({
+      store: a,
+      session_id: sid,
+      transport: tokenTransport(6, { hold, holdAt: 2 }),
+    })
     const chatB = new ColloquyChat({ store: b, session_id: sid, transport: tokenTransport(3) })
     await Promise.all([chatA.ready, chatB.ready])
     void chatA.sendMessage({ text: 'from A' })
@@ -24,7 +28,10 @@ describe('Stop in a tab that is not writing the reply', () => {
     hold.open()
     await until(() => chatB.status === 'ready' && chatB.messages.length === 2)
     await a.flush()
-    expect((await b.get({ session_id: sid }))!.meta).toMatchObject({ status: 'done', status_reason: 'stopped' })
+    expect((await b.get({ session_id: sid }))!.meta).toMatchObject({
+      status: 'done',
+      status_reason: 'stopped',
+    })
 
     // B writes a reply of its own, to the end: nobody stopped it.
     await chatB.sendMessage({ text: 'from B' })

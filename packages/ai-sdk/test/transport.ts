@@ -6,14 +6,24 @@ import { tokens, type Gate } from '../../../test/support/streaming.js'
  * text-delta…, finish), held before token `holdAt` while `hold` is closed. `requests` records
  * what the SDK sent, to check the request it builds.
  */
-export function tokenTransport(count: number, options: { hold?: Gate; holdAt?: number; prefix?: () => string } = {}): ChatTransport<UIMessage> & { requests: { trigger: string; messageId: string | undefined; ids: string[] }[] } {
+export function tokenTransport(
+  count: number,
+  options: { hold?: Gate; holdAt?: number; prefix?: () => string } = {},
+): ChatTransport<UIMessage> & {
+  requests: { trigger: string; messageId: string | undefined; ids: string[] }[]
+} {
   const requests: { trigger: string; messageId: string | undefined; ids: string[] }[] = []
   return {
     requests,
     async sendMessages({ trigger, messageId, messages, abortSignal }) {
       requests.push({ trigger, messageId, ids: messages.map((m) => m.id) })
       const prefix = options.prefix?.() ?? 't'
-      const source = tokens(count, { hold: options.hold, holdAt: options.holdAt, signal: abortSignal, prefix })
+      const source = tokens(count, {
+        hold: options.hold,
+        holdAt: options.holdAt,
+        signal: abortSignal,
+        prefix,
+      })
       let sent = ''
       let phase: 'head' | 'body' | 'done' = 'head'
       return new ReadableStream<UIMessageChunk>({

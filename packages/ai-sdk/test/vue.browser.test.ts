@@ -8,7 +8,8 @@ import { useColloquyChat, type ColloquyChatRefs } from '../src/vue.js'
 import { gate, tabs, until } from '../../../test/support/streaming.js'
 import { tokenTransport } from './transport.js'
 
-const textOf = (m: { parts: { type: string; text?: string }[] }): string => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
+const textOf = (m: { parts: { type: string; text?: string }[] }): string =>
+  m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
 
 describe('useColloquyChat (Vue)', () => {
   it('renders the session live: send, stream, edit as a sibling, regenerate, and stops listening on unmount', async () => {
@@ -17,15 +18,27 @@ describe('useColloquyChat (Vue)', () => {
     const sid = await createThread(store)
     const hold = gate()
     let n = 0
-    const chat = new ColloquyChat({ store, session_id: sid, transport: tokenTransport(4, { hold, holdAt: 2, prefix: () => `v${n++}_` }) })
+    const chat = new ColloquyChat({
+      store,
+      session_id: sid,
+      transport: tokenTransport(4, { hold, holdAt: 2, prefix: () => `v${n++}_` }),
+    })
     await chat.ready
     let refs!: ColloquyChatRefs<never>
-    const wrapper = mount(defineComponent({
-      setup() {
-        refs = useColloquyChat(chat as never)
-        return () => h('ul', refs.messages.value.map((m) => h('li', { 'data-role': (m as { role: string }).role }, textOf(m))))
-      },
-    }))
+    const wrapper = mount(
+      defineComponent({
+        setup() {
+          refs = useColloquyChat(chat as never)
+          return () =>
+            h(
+              'ul',
+              refs.messages.value.map((m) =>
+                h('li', { 'data-role': (m as { role: string }).role }, textOf(m)),
+              ),
+            )
+        },
+      }),
+    )
     const send = chat.sendMessage({ text: 'hello vue' })
     await until(() => refs.status.value === 'streaming' && wrapper.findAll('li').length === 2)
     await wrapper.vm.$nextTick()

@@ -10,10 +10,15 @@ export const ARCHIVED_KEY = 'archived'
 
 const isArchived = (m: SessionMeta): boolean => m.metadata?.[ARCHIVED_KEY] === true
 
-const threadOf = <S extends 'regular' | 'archived'>(m: SessionMeta, status: S): ExternalStoreThreadData<S> =>
-  ({ status, id: m.session_id, ...(m.title.trim() && { title: m.title }) })
+const threadOf = <S extends 'regular' | 'archived'>(
+  m: SessionMeta,
+  status: S,
+): ExternalStoreThreadData<S> => ({ status, id: m.session_id, ...(m.title.trim() && { title: m.title }) })
 
-interface Lists { threads: ExternalStoreThreadData<'regular'>[]; archivedThreads: ExternalStoreThreadData<'archived'>[] }
+interface Lists {
+  threads: ExternalStoreThreadData<'regular'>[]
+  archivedThreads: ExternalStoreThreadData<'archived'>[]
+}
 const NO_LISTS: Lists = { threads: [], archivedThreads: [] }
 
 const toLists = (all: readonly SessionMeta[]): Lists => ({
@@ -21,8 +26,10 @@ const toLists = (all: readonly SessionMeta[]): Lists => ({
   archivedThreads: all.filter(isArchived).map((m) => threadOf(m, 'archived')),
 })
 
-const sameThreads = (a: readonly ExternalStoreThreadData<'regular' | 'archived'>[], b: readonly ExternalStoreThreadData<'regular' | 'archived'>[]): boolean =>
-  a.length === b.length && a.every((t, i) => t.id === b[i].id && t.title === b[i].title)
+const sameThreads = (
+  a: readonly ExternalStoreThreadData<'regular' | 'archived'>[],
+  b: readonly ExternalStoreThreadData<'regular' | 'archived'>[],
+): boolean => a.length === b.length && a.every((t, i) => t.id === b[i].id && t.title === b[i].title)
 
 /**
  * assistant-ui's thread list over `sessions$` (newest first, live in every tab): new, switch,
@@ -35,10 +42,16 @@ export function useThreadListAdapter(options: {
   const store = useStore()
   // Only what the list shows: a streamed chunk touches its session's `updated_at`, which must not
   // re-render the component holding the runtime (and with it everything under its provider).
-  const lists$ = useMemo(() => store?.sessions$({ order: 'updated_desc', limit: 500 }).pipe(
-    map(toLists),
-    distinctUntilChanged((a, b) => sameThreads(a.threads, b.threads) && sameThreads(a.archivedThreads, b.archivedThreads)),
-  ), [store])
+  const lists$ = useMemo(
+    () =>
+      store?.sessions$({ order: 'updated_desc', limit: 500 }).pipe(
+        map(toLists),
+        distinctUntilChanged(
+          (a, b) => sameThreads(a.threads, b.threads) && sameThreads(a.archivedThreads, b.archivedThreads),
+        ),
+      ),
+    [store],
+  )
   const lists = useObservable<Lists, null>(lists$, null)
   const { threads, archivedThreads } = lists ?? NO_LISTS
   const latest = useRef(options)

@@ -3,13 +3,30 @@ import { firstValueFrom } from 'rxjs'
 import type { SessionMeta, SessionTree } from '@colloquy/core'
 import { useStore } from '@colloquy/react'
 import {
-  createThread, foldTree, titleFrom, textOf, splitParts, startReply, stopReply, watchReplies, STOPPED_REASON,
-  type ChatNode, type ChatTree, type NeutralPart,
+  createThread,
+  foldTree,
+  titleFrom,
+  textOf,
+  splitParts,
+  startReply,
+  stopReply,
+  watchReplies,
+  STOPPED_REASON,
+  type ChatNode,
+  type ChatTree,
+  type NeutralPart,
 } from '@colloquy/parts'
 import {
   useExternalStoreRuntime,
-  type AppendMessage, type AttachmentAdapter, type AssistantRuntime, type ChatModelAdapter, type ChatModelRunResult,
-  type ExportedMessageRepository, type ExternalStoreAdapter, type MessageStatus, type ThreadMessage,
+  type AppendMessage,
+  type AttachmentAdapter,
+  type AssistantRuntime,
+  type ChatModelAdapter,
+  type ChatModelRunResult,
+  type ExportedMessageRepository,
+  type ExternalStoreAdapter,
+  type MessageStatus,
+  type ThreadMessage,
 } from '@assistant-ui/react'
 import { fromPart, partsFromThreadMessage, toThreadMessage } from './mapping.js'
 import { useThreadListAdapter } from './thread-list.js'
@@ -38,20 +55,27 @@ const CANCELLED: MessageStatus = { type: 'incomplete', reason: 'cancelled' }
 /** The last reply's status as the session tells it, so every tab shows the same. */
 function lastStatus(meta: SessionMeta | null | undefined): MessageStatus {
   if (meta?.status === 'working') return RUNNING
-  if (meta?.status === 'error') return { type: 'incomplete', reason: 'error', error: meta.status_reason ?? 'error' }
+  if (meta?.status === 'error')
+    return { type: 'incomplete', reason: 'error', error: meta.status_reason ?? 'error' }
   if (meta?.status === 'done' && meta.status_reason === STOPPED_REASON) return CANCELLED
   return COMPLETE
 }
 
 const EMPTY_TREE: ChatTree = { nodes: [], byId: new Map(), headId: null, path: [], appendParent: null }
 
-const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
+const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i])
 
 /** What the runtime is handed: its repository and `isRunning`. */
-interface Snapshot { repository: ExportedMessageRepository; isRunning: boolean }
+interface Snapshot {
+  repository: ExportedMessageRepository
+  isRunning: boolean
+}
 
 /** The part of assistant-ui's runtime core that takes a new adapter (what `useExternalStoreRuntime`'s effect calls). */
-interface AdapterSink { setAdapter(adapter: ExternalStoreAdapter<ThreadMessage>): void }
+interface AdapterSink {
+  setAdapter(adapter: ExternalStoreAdapter<ThreadMessage>): void
+}
 
 /**
  * The session's tree and status as the runtime's repository, kept outside React state: a streamed
@@ -68,11 +92,17 @@ class RepositoryFeed {
    * its write commits (the store's copy lags behind it by a commit and catches up with it).
    */
   private streaming: { id: string; parts: readonly NeutralPart[]; node?: ChatNode } | null = null
-  private items = new WeakMap<ChatNode, { status: MessageStatus; item: ExportedMessageRepository['messages'][number] }>()
+  private items = new WeakMap<
+    ChatNode,
+    { status: MessageStatus; item: ExportedMessageRepository['messages'][number] }
+  >()
   private status: MessageStatus = COMPLETE
   private meta: SessionMeta | null = null
 
-  constructor(readonly session_id: string | null, private readonly onChange: () => void) {}
+  constructor(
+    readonly session_id: string | null,
+    private readonly onChange: () => void,
+  ) {}
 
   /** The streaming reply's content so far. */
   stream(entry_id: string, parts: readonly NeutralPart[]): void {
@@ -102,7 +132,12 @@ class RepositoryFeed {
     const running = meta?.status === 'working'
     this.meta = meta
     // Every chunk touches the session's `updated_at`: only a change of how its reply stands matters.
-    if (status.type === this.status.type && (status as { reason?: string }).reason === (this.status as { reason?: string }).reason && running === this.snapshot.isRunning) return
+    if (
+      status.type === this.status.type &&
+      (status as { reason?: string }).reason === (this.status as { reason?: string }).reason &&
+      running === this.snapshot.isRunning
+    )
+      return
     this.status = status
     this.publish()
   }
@@ -126,14 +161,22 @@ class RepositoryFeed {
       const s = stored === last && node.role === 'assistant' ? this.status : COMPLETE
       let c = this.items.get(node)
       if (!c || c.status !== s) {
-        this.items.set(node, (c = { status: s, item: { message: toThreadMessage(node, s), parentId: node.parentId } }))
+        this.items.set(
+          node,
+          (c = { status: s, item: { message: toThreadMessage(node, s), parentId: node.parentId } }),
+        )
       }
       return c.item
     })
     const isRunning = this.meta?.status === 'working'
     const before = this.snapshot
     // Nothing the runtime holds changed (the store caught up with what was shown): nothing to hand it.
-    if (before.isRunning === isRunning && before.repository.headId === this.chat.headId && sameItems(before.repository.messages, messages)) return
+    if (
+      before.isRunning === isRunning &&
+      before.repository.headId === this.chat.headId &&
+      sameItems(before.repository.messages, messages)
+    )
+      return
     this.snapshot = { repository: { headId: this.chat.headId, messages }, isRunning }
     this.onChange()
   }
@@ -164,7 +207,8 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
       queued = false
       const adapter = adapterRef.current
       const s = feed.snapshot
-      if (adapter && sinkRef.current) sinkRef.current.setAdapter({ ...adapter, messageRepository: s.repository, isRunning: s.isRunning })
+      if (adapter && sinkRef.current)
+        sinkRef.current.setAdapter({ ...adapter, messageRepository: s.repository, isRunning: s.isRunning })
       else rerender()
     }
     const feed = new RepositoryFeed(session_id, () => {
@@ -183,24 +227,38 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
     messageRepository: rendered.repository,
     isRunning: rendered.isRunning,
     setMessages: (messages) => {
-      const { store: s, feed: { chat: c }, options: o } = latest.current
+      const {
+        store: s,
+        feed: { chat: c },
+        options: o,
+      } = latest.current
       const last = messages.at(-1)
       const node = last ? c.byId.get(last.id) : undefined
       if (s && o.session_id && node) void s.setActiveLeaf({ session_id: o.session_id, entry_id: node.tail })
     },
     onNew: async (message) => {
-      const parent = message.parentId === null ? null : latest.current.feed.chat.byId.get(message.parentId)?.tail
+      const parent =
+        message.parentId === null ? null : latest.current.feed.chat.byId.get(message.parentId)?.tail
       await ask(message, parent ?? latest.current.feed.chat.appendParent)
     },
     onEdit: async (message) => {
-      const { feed: { chat: c } } = latest.current
+      const {
+        feed: { chat: c },
+      } = latest.current
       const source = message.sourceId ? c.byId.get(message.sourceId) : undefined
       // The edited message's own parent entry: the new message is its sibling.
-      const parent = source ? source.entries[0].parent_id : message.parentId === null ? null : (c.byId.get(message.parentId)?.tail ?? null)
+      const parent = source
+        ? source.entries[0].parent_id
+        : message.parentId === null
+          ? null
+          : (c.byId.get(message.parentId)?.tail ?? null)
       await ask(message, parent)
     },
     onReload: async (parentId) => {
-      const { feed: { chat: c }, options: o } = latest.current
+      const {
+        feed: { chat: c },
+        options: o,
+      } = latest.current
       const parent = parentId === null ? undefined : c.byId.get(parentId)
       if (!o.session_id || !parent) return
       await reply(o.session_id, parent.tail)
@@ -246,7 +304,11 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
     }
     const { content } = splitParts(partsFromThreadMessage(message))
     const at = parent ?? (await firstValueFrom(s.tree$(sid)))?.active_leaf ?? null
-    const { entry_id } = await s.append({ session_id: sid, ...(at !== null && { parent_id: at }), message: { role: 'user', content, timestamp: Date.now() } })
+    const { entry_id } = await s.append({
+      session_id: sid,
+      ...(at !== null && { parent_id: at }),
+      message: { role: 'user', content, timestamp: Date.now() },
+    })
     const meta = (await s.get({ session_id: sid }))?.meta
     if (meta && !meta.title.trim()) await s.setMeta({ session_id: sid, title: titleFrom(textOf(content)) })
     await reply(sid, entry_id)
@@ -261,10 +323,15 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
     // The conversation the model sees: the path ending at the parent, as assistant-ui messages.
     const folded = foldTree({ ...tree, active_leaf: parent_id })
     const history = folded.path.map((n) => toThreadMessage(n))
-    const writer = await startReply(s, { session_id, parent_id, ...(o.modelName ?? { model: 'app', provider: 'app' }) })
+    const writer = await startReply(s, {
+      session_id,
+      parent_id,
+      ...(o.modelName ?? { model: 'app', provider: 'app' }),
+    })
     let parts: NeutralPart[] = []
     // The feed showing this session, if it is still the one shown (a thread switch mid-reply leaves it be).
-    const shownFeed = (): RepositoryFeed | null => (latest.current.feed.session_id === session_id ? latest.current.feed : null)
+    const shownFeed = (): RepositoryFeed | null =>
+      latest.current.feed.session_id === session_id ? latest.current.feed : null
     let error: unknown = null
     const take = (r: ChatModelRunResult): void => {
       if (!r.content) return
@@ -281,7 +348,8 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
         unstable_assistantMessageId: writer.entry_id,
         unstable_threadId: session_id,
         unstable_parentId: folded.headId,
-        unstable_getMessage: () => toThreadMessage({ id: writer.entry_id, role: 'assistant', parts, entries: [] }, RUNNING),
+        unstable_getMessage: () =>
+          toThreadMessage({ id: writer.entry_id, role: 'assistant', parts, entries: [] }, RUNNING),
       })
       if (Symbol.asyncIterator in run) {
         for await (const r of run) {

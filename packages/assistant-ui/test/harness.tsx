@@ -2,8 +2,12 @@ import type { ReactNode } from 'react'
 import type { Store } from '@colloquy/core'
 import { ColloquyProvider } from '@colloquy/react'
 import {
-  AssistantRuntimeProvider, BranchPickerPrimitive, ThreadPrimitive, useAuiState,
-  type AssistantRuntime, type ChatModelAdapter,
+  AssistantRuntimeProvider,
+  BranchPickerPrimitive,
+  ThreadPrimitive,
+  useAuiState,
+  type AssistantRuntime,
+  type ChatModelAdapter,
 } from '@assistant-ui/react'
 import { useColloquyRuntime } from '../src/index.js'
 import { tokens, type Gate } from '../../../test/support/streaming.js'
@@ -31,7 +35,8 @@ function Row(): ReactNode {
 /** A model streaming `count` tokens, optionally held before token `holdAt`. */
 export const tokenModel = (count: number, hold?: Gate, holdAt = 0, prefix = 't'): ChatModelAdapter => ({
   async *run({ abortSignal }) {
-    for await (const text of tokens(count, { hold, holdAt, signal: abortSignal, prefix })) yield { content: [{ type: 'text', text }] }
+    for await (const text of tokens(count, { hold, holdAt, signal: abortSignal, prefix }))
+      yield { content: [{ type: 'text', text }] }
   },
 })
 
@@ -44,7 +49,11 @@ export interface HarnessProps {
 }
 
 function Thread(props: Omit<HarnessProps, 'store'>): ReactNode {
-  const runtime = useColloquyRuntime({ session_id: props.session_id, model: props.model, onSessionChange: props.onSessionChange })
+  const runtime = useColloquyRuntime({
+    session_id: props.session_id,
+    model: props.model,
+    onSessionChange: props.onSessionChange,
+  })
   props.onRuntime(runtime)
   return (
     <AssistantRuntimeProvider runtime={runtime}>

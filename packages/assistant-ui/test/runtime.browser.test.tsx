@@ -5,24 +5,43 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { firstValueFrom } from 'rxjs'
 import type { Store } from '@colloquy/core'
 import { createThread, INTERRUPTED_REASON } from '@colloquy/parts'
-import type { AssistantRuntime, ExportedMessageRepository, ExternalStoreAdapter, ThreadMessage } from '@assistant-ui/react'
+import type {
+  AssistantRuntime,
+  ExportedMessageRepository,
+  ExternalStoreAdapter,
+  ThreadMessage,
+} from '@assistant-ui/react'
 import { appendExchanges, gate, interruptedThread, tabs, until } from '../../../test/support/streaming.js'
 import { Harness, renders, tokenModel } from './harness.js'
 
 afterEach(cleanup)
 
 const textOf = (m: ThreadMessage): string => m.content.map((p) => (p.type === 'text' ? p.text : '')).join('')
-const transcript = (r: AssistantRuntime): string[] => r.thread.getState().messages.map((m) => `${m.role}:${textOf(m)}`)
+const transcript = (r: AssistantRuntime): string[] =>
+  r.thread.getState().messages.map((m) => `${m.role}:${textOf(m)}`)
 /** Every write the runtime issued has committed, and React has rendered what it changed. */
 const settle = (store: Store): Promise<void> => act(() => store.flush())
 
 /** Mounts a thread on `store` and returns its live runtime. */
-function mount(store: Store, session_id: string | null, model = tokenModel(3)): { runtime: () => AssistantRuntime; rerender: (sid: string | null) => void; sessions: (string | null)[] } {
+function mount(
+  store: Store,
+  session_id: string | null,
+  model = tokenModel(3),
+): { runtime: () => AssistantRuntime; rerender: (sid: string | null) => void; sessions: (string | null)[] } {
   let runtime!: AssistantRuntime
   const sessions: (string | null)[] = []
-  const props = { store, model, onRuntime: (r: AssistantRuntime) => (runtime = r), onSessionChange: (id: string | null) => sessions.push(id) }
+  const props = {
+    store,
+    model,
+    onRuntime: (r: AssistantRuntime) => (runtime = r),
+    onSessionChange: (id: string | null) => sessions.push(id),
+  }
   const view = render(<Harness {...props} session_id={session_id} />)
-  return { runtime: () => runtime, rerender: (sid) => view.rerender(<Harness {...props} session_id={sid} />), sessions }
+  return {
+    runtime: () => runtime,
+    rerender: (sid) => view.rerender(<Harness {...props} session_id={sid} />),
+    sessions,
+  }
 }
 
 async function send(runtime: AssistantRuntime, text: string): Promise<void> {
@@ -36,13 +55,20 @@ describe('useColloquyRuntime', () => {
     const sid = await createThread(store)
     const view = mount(store, sid)
     await send(view.runtime(), 'first question')
-    await until(() => view.runtime().thread.getState().isRunning === false && transcript(view.runtime()).length === 2)
+    await until(
+      () => view.runtime().thread.getState().isRunning === false && transcript(view.runtime()).length === 2,
+    )
     await settle(store)
     expect(transcript(view.runtime())).toEqual(['user:first question', 'assistant:t0 t1 t2'])
     const stored = (await store.messages({ session_id: sid })).messages
     expect(stored.map((i) => i.message?.role)).toEqual(['user', 'assistant'])
     // The runtime's ids are the entries' ids: nothing is swapped after streaming.
-    expect(view.runtime().thread.getState().messages.map((m) => m.id)).toEqual(stored.map((i) => i.entry_id))
+    expect(
+      view
+        .runtime()
+        .thread.getState()
+        .messages.map((m) => m.id),
+    ).toEqual(stored.map((i) => i.entry_id))
 
     // Edit the question through the message's edit composer.
     const q = view.runtime().thread.getMessageByIndex(0)
@@ -51,7 +77,12 @@ describe('useColloquyRuntime', () => {
       q.composer.setText('edited question')
       await q.composer.send()
     })
-    await until(() => transcript(view.runtime())[0] === 'user:edited question' && view.runtime().thread.getState().isRunning === false && transcript(view.runtime()).length === 2)
+    await until(
+      () =>
+        transcript(view.runtime())[0] === 'user:edited question' &&
+        view.runtime().thread.getState().isRunning === false &&
+        transcript(view.runtime()).length === 2,
+    )
     await settle(store)
     const edited = view.runtime().thread.getMessageByIndex(0).getState()
     expect(edited.branchNumber).toBe(2)
@@ -60,10 +91,16 @@ describe('useColloquyRuntime', () => {
     // Siblings in the store: both questions hang under the same parent.
     const tree = (await firstValueFrom(store.tree$(sid)))!
     expect(tree.entries.get(edited.id)!.parent_id).toBe(tree.entries.get(stored[0].entry_id)!.parent_id)
-    expect(document.querySelector(`[data-message="${edited.id}"] [data-picker]`)?.textContent).toContain('2/2')
+    expect(document.querySelector(`[data-message="${edited.id}"] [data-picker]`)?.textContent).toContain(
+      '2/2',
+    )
 
     // Flip back with the picker's own button.
-    await act(async () => (document.querySelector(`[data-message="${edited.id}"] [data-picker] button`) as HTMLButtonElement).click())
+    await act(async () =>
+      (
+        document.querySelector(`[data-message="${edited.id}"] [data-picker] button`) as HTMLButtonElement
+      ).click(),
+    )
     await until(() => transcript(view.runtime())[0] === 'user:first question')
     await settle(store)
     expect(transcript(view.runtime())).toEqual(['user:first question', 'assistant:t0 t1 t2'])
@@ -77,7 +114,10 @@ describe('useColloquyRuntime', () => {
     const view2 = mount(again, sid)
     await until(() => transcript(view2.runtime()).length === 2)
     expect(transcript(view2.runtime())).toEqual(['user:first question', 'assistant:t0 t1 t2'])
-    expect(view2.runtime().thread.getMessageByIndex(0).getState()).toMatchObject({ branchNumber: 1, branchCount: 2 })
+    expect(view2.runtime().thread.getMessageByIndex(0).getState()).toMatchObject({
+      branchNumber: 1,
+      branchCount: 2,
+    })
     cleanup()
     await again.close()
     db.drop()
@@ -88,14 +128,25 @@ describe('useColloquyRuntime', () => {
     const store = await db.open()
     const sid = await createThread(store)
     let n = 0
-    const model = { run: (o: Parameters<ReturnType<typeof tokenModel>['run']>[0]) => tokenModel(2, undefined, 0, `r${n++}_`).run(o) }
+    const model = {
+      run: (o: Parameters<ReturnType<typeof tokenModel>['run']>[0]) =>
+        tokenModel(2, undefined, 0, `r${n++}_`).run(o),
+    }
     const view = mount(store, sid, model)
     await send(view.runtime(), 'q')
-    await until(() => transcript(view.runtime()).join() === 'user:q,assistant:r0_0 r0_1' && !view.runtime().thread.getState().isRunning)
+    await until(
+      () =>
+        transcript(view.runtime()).join() === 'user:q,assistant:r0_0 r0_1' &&
+        !view.runtime().thread.getState().isRunning,
+    )
     await settle(store)
     const first = view.runtime().thread.getMessageByIndex(1).getState().id
     await act(async () => view.runtime().thread.getMessageByIndex(1).reload())
-    await until(() => transcript(view.runtime()).join() === 'user:q,assistant:r1_0 r1_1' && !view.runtime().thread.getState().isRunning)
+    await until(
+      () =>
+        transcript(view.runtime()).join() === 'user:q,assistant:r1_0 r1_1' &&
+        !view.runtime().thread.getState().isRunning,
+    )
     await settle(store)
     const second = view.runtime().thread.getMessageByIndex(1).getState()
     expect(second.id).not.toBe(first)
@@ -123,7 +174,11 @@ describe('useColloquyRuntime', () => {
     expect(tabB.runtime().thread.getState().isRunning).toBe(true)
     expect(tabA.runtime().thread.getState().isRunning).toBe(true)
     hold.open()
-    await until(() => transcript(tabB.runtime())[1] === 'assistant:t0 t1 t2 t3 t4 t5' && !tabB.runtime().thread.getState().isRunning)
+    await until(
+      () =>
+        transcript(tabB.runtime())[1] === 'assistant:t0 t1 t2 t3 t4 t5' &&
+        !tabB.runtime().thread.getState().isRunning,
+    )
     await until(() => !tabA.runtime().thread.getState().isRunning)
     // Stop from the other tab: B cancels a reply A is writing.
     const hold2 = gate()
@@ -131,13 +186,25 @@ describe('useColloquyRuntime', () => {
     const tabA2 = mount(a, sid, tokenModel(6, hold2, 2))
     const tabB2 = mount(b, sid)
     await send(tabA2.runtime(), 'again')
-    await until(() => tabB2.runtime().thread.getState().isRunning && transcript(tabB2.runtime()).at(-1) === 'assistant:t0 t1')
+    await until(
+      () =>
+        tabB2.runtime().thread.getState().isRunning &&
+        transcript(tabB2.runtime()).at(-1) === 'assistant:t0 t1',
+    )
     await act(async () => tabB2.runtime().thread.cancelRun())
     hold2.open()
-    await until(() => !tabA2.runtime().thread.getState().isRunning && !tabB2.runtime().thread.getState().isRunning)
-    expect((await a.get({ session_id: sid }))!.meta).toMatchObject({ status: 'done', status_reason: 'stopped' })
+    await until(
+      () => !tabA2.runtime().thread.getState().isRunning && !tabB2.runtime().thread.getState().isRunning,
+    )
+    expect((await a.get({ session_id: sid }))!.meta).toMatchObject({
+      status: 'done',
+      status_reason: 'stopped',
+    })
     expect(transcript(tabA2.runtime()).at(-1)).toBe('assistant:t0 t1')
-    expect(tabA2.runtime().thread.getState().messages.at(-1)!.status).toMatchObject({ type: 'incomplete', reason: 'cancelled' })
+    expect(tabA2.runtime().thread.getState().messages.at(-1)!.status).toMatchObject({
+      type: 'incomplete',
+      reason: 'cancelled',
+    })
     cleanup()
     await a.close()
     await b.close()
@@ -149,9 +216,19 @@ describe('useColloquyRuntime', () => {
     const sid = await interruptedThread(db)
     const store = await db.open()
     const view = mount(store, sid)
-    await until(() => transcript(view.runtime()).join() === 'user:q,assistant:half a rep' && !view.runtime().thread.getState().isRunning)
-    expect((await store.get({ session_id: sid }))!.meta).toMatchObject({ status: 'error', status_reason: INTERRUPTED_REASON })
-    expect(view.runtime().thread.getState().messages[1].status).toMatchObject({ type: 'incomplete', reason: 'error' })
+    await until(
+      () =>
+        transcript(view.runtime()).join() === 'user:q,assistant:half a rep' &&
+        !view.runtime().thread.getState().isRunning,
+    )
+    expect((await store.get({ session_id: sid }))!.meta).toMatchObject({
+      status: 'error',
+      status_reason: INTERRUPTED_REASON,
+    })
+    expect(view.runtime().thread.getState().messages[1].status).toMatchObject({
+      type: 'incomplete',
+      reason: 'error',
+    })
     cleanup()
     await store.close()
     db.drop()
@@ -174,7 +251,10 @@ describe('useColloquyRuntime', () => {
     await until(() => status === 'done')
     expect((await store.messages({ session_id: two })).messages).toEqual([])
     const inOne = (await store.messages({ session_id: one })).messages
-    expect(inOne.map((i) => i.message!.content)).toEqual([[{ type: 'text', text: 'in one' }], [{ type: 'text', text: 't0 t1 t2 t3' }]])
+    expect(inOne.map((i) => i.message!.content)).toEqual([
+      [{ type: 'text', text: 'in one' }],
+      [{ type: 'text', text: 't0 t1 t2 t3' }],
+    ])
     expect((await store.get({ session_id: one }))!.meta.status).toBe('done')
     await act(async () => view.rerender(one))
     await until(() => transcript(view.runtime()).join() === 'user:in one,assistant:t0 t1 t2 t3')
@@ -201,7 +281,11 @@ describe('useColloquyRuntime', () => {
       const ids = msgs.map((m) => m.id)
       if (new Set(ids).size !== ids.length) duplicated.push(ids)
     })
-    await until(() => transcript(view.runtime()).join() === 'user:hello,assistant:t0 t1 t2 t3 t4' && !view.runtime().thread.getState().isRunning)
+    await until(
+      () =>
+        transcript(view.runtime()).join() === 'user:hello,assistant:t0 t1 t2 t3 t4' &&
+        !view.runtime().thread.getState().isRunning,
+    )
     await settle(store)
     stop()
     expect(duplicated).toEqual([])
@@ -211,7 +295,9 @@ describe('useColloquyRuntime', () => {
     const exported = view.runtime().thread.export()
     const ids = exported.messages.map((m) => m.message.id)
     expect(new Set(ids).size).toBe(ids.length)
-    expect(ids.sort()).toEqual((await store.messages({ session_id: sid })).messages.map((i) => i.entry_id).sort())
+    expect(ids.sort()).toEqual(
+      (await store.messages({ session_id: sid })).messages.map((i) => i.entry_id).sort(),
+    )
     cleanup()
     await store.close()
     db.drop()
@@ -229,13 +315,18 @@ describe('useColloquyRuntime', () => {
     // The store's copy of the reply, as its writes commit (after the chunk was shown from memory).
     let stored = ''
     const sub = store.entry$(sid, shown.id).subscribe((e) => {
-      stored = e?.kind === 'message' ? e.message.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : ''
+      stored =
+        e?.kind === 'message' ? e.message.content.map((b) => (b.type === 'text' ? b.text : '')).join('') : ''
     })
     await act(async () => until(() => stored === 't0 t1'))
     expect(view.runtime().thread.getState().messages.at(-1)).toBe(shown)
     sub.unsubscribe()
     hold.open()
-    await until(() => transcript(view.runtime()).at(-1) === 'assistant:t0 t1 t2 t3' && !view.runtime().thread.getState().isRunning)
+    await until(
+      () =>
+        transcript(view.runtime()).at(-1) === 'assistant:t0 t1 t2 t3' &&
+        !view.runtime().thread.getState().isRunning,
+    )
     cleanup()
     await store.close()
     db.drop()
@@ -253,8 +344,17 @@ describe('useColloquyRuntime', () => {
     await until(() => transcript(view.runtime()).length === 22)
     await settle(store)
     const before = new Map(renders)
-    const old = view.runtime().thread.getState().messages.slice(0, 21).map((m) => m.id)
-    await until(() => !view.runtime().thread.getState().isRunning && textOf(view.runtime().thread.getState().messages[21]).endsWith('t499'), 60_000)
+    const old = view
+      .runtime()
+      .thread.getState()
+      .messages.slice(0, 21)
+      .map((m) => m.id)
+    await until(
+      () =>
+        !view.runtime().thread.getState().isRunning &&
+        textOf(view.runtime().thread.getState().messages[21]).endsWith('t499'),
+      60_000,
+    )
     await settle(store)
     const streaming = view.runtime().thread.getState().messages[21].id
     for (const id of old) expect(renders.get(id), `message ${id}`).toBe(before.get(id))
@@ -266,17 +366,29 @@ describe('useColloquyRuntime', () => {
     db.drop()
   })
 
-  it('a streamed chunk hands the runtime one new message: the repository is not rebuilt per chunk, and the hook\'s component does not re-render', async () => {
+  it("a streamed chunk hands the runtime one new message: the repository is not rebuilt per chunk, and the hook's component does not re-render", async () => {
     const db = tabs('aui-repository')
     const store = await db.open()
     const sid = await createThread(store)
     await appendExchanges(store, sid, 10)
     let runtime!: AssistantRuntime
     let hostRenders = 0
-    render(<Harness store={store} session_id={sid} model={tokenModel(200)} onRuntime={(r) => { runtime = r; hostRenders++ }} />)
+    render(
+      <Harness
+        store={store}
+        session_id={sid}
+        model={tokenModel(200)}
+        onRuntime={(r) => {
+          runtime = r
+          hostRenders++
+        }}
+      />,
+    )
     await until(() => transcript(runtime).length === 20)
     // Every repository the runtime is handed, whoever hands it (the hook, or assistant-ui's own effect).
-    const core = (runtime as unknown as { _core: { setAdapter(a: ExternalStoreAdapter<ThreadMessage>): void } })._core
+    const core = (
+      runtime as unknown as { _core: { setAdapter(a: ExternalStoreAdapter<ThreadMessage>): void } }
+    )._core
     const handed: ExportedMessageRepository[] = []
     const setAdapter = core.setAdapter.bind(core)
     core.setAdapter = (a) => {
@@ -285,7 +397,14 @@ describe('useColloquyRuntime', () => {
     }
     await send(runtime, 'long one')
     const rendersAtSend = hostRenders
-    await until(() => !runtime.thread.getState().isRunning && textOf(runtime.thread.getState().messages[21] ?? { content: [] } as unknown as ThreadMessage).endsWith('t199'), 60_000)
+    await until(
+      () =>
+        !runtime.thread.getState().isRunning &&
+        textOf(
+          runtime.thread.getState().messages[21] ?? ({ content: [] } as unknown as ThreadMessage),
+        ).endsWith('t199'),
+      60_000,
+    )
     // Items made anew for each repository handed over: the streaming message only (and the
     // question, once), not the 20 messages before them.
     let fresh = 0

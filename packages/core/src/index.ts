@@ -6,13 +6,26 @@
 // hosting a store need from `./host` (comparing and filtering records as the store does).
 export * from './model/model.js'
 export { SessionError, type SessionErrorCode } from './model/errors.js'
-export { createStore, type Store, type StoreOptions, type ApplyReplicaOptions, type AttachmentSource, type CallOptions } from './store.js'
+export {
+  createStore,
+  type Store,
+  type StoreOptions,
+  type ApplyReplicaOptions,
+  type AttachmentSource,
+  type CallOptions,
+} from './store.js'
 export type { MetaField, ReplicaChange, ReplicaResult, ReplicaPolicy } from './model/replica-change.js'
 export { indexedDbStorage, type IndexedDbStorageOptions } from './storage/idb/idb-storage.js'
 export { memoryStorage } from './storage/memory/memory-storage.js'
 export type { StorageUsage } from './live/device-storage.js'
 export type { Storage, StorageReader, SessionHead, WriteSet, SideWrite } from './storage/seam.js'
-export { branchOf, newestLeafUnder, type BranchPosition, type LiveMessagesRequest, type SessionTree } from './live/live.js'
+export {
+  branchOf,
+  newestLeafUnder,
+  type BranchPosition,
+  type LiveMessagesRequest,
+  type SessionTree,
+} from './live/live.js'
 export type { SessionImport, ImportOptions, ImportAttachment } from './import/types.js'
 export type { BeginImportOptions, ImportEnd, ImportWriter } from './import/import-writer.js'
 export type { CallGuard } from './engine/engine.js'

@@ -6,7 +6,8 @@ import type { Store } from './store.js'
 import { coreRequests } from './validation/requests.js'
 import { parseWith } from './validation/record-parsers.js'
 
-const parseUpdate = (request: unknown): UpdateMessageRequest => parseWith(coreRequests['session::update-message'], request) as UpdateMessageRequest
+const parseUpdate = (request: unknown): UpdateMessageRequest =>
+  parseWith(coreRequests['session::update-message'], request) as UpdateMessageRequest
 
 // `@colloquy/core/recipe`: its own entry point, so an app that never imports it does not bundle
 // immer.
@@ -35,7 +36,11 @@ export type RecipeUpdateRequest = Omit<UpdateMessageRequest, 'content'>
  * rejects as `updateMessage` does. With `expected_revision` not matching, the recipe is not run
  * and the answer is `{ updated: false }`.
  */
-export function updateMessage(store: Store, request: RecipeUpdateRequest, recipe: ContentRecipe): Promise<UpdateMessageResponse> {
+export function updateMessage(
+  store: Store,
+  request: RecipeUpdateRequest,
+  recipe: ContentRecipe,
+): Promise<UpdateMessageResponse> {
   let checked: RecipeUpdateRequest
   try {
     // Everything but the content is checked before the call is queued, as for `updateMessage`.
@@ -47,19 +52,28 @@ export function updateMessage(store: Store, request: RecipeUpdateRequest, recipe
   }
   const { session_id, entry_id } = checked
   const engine = store.engine
-  const submit = (): Promise<UpdateMessageResponse> => engine.submitInternal([session_id], (d) => {
-    const entry = d.entry(session_id, entry_id)
-    const stale = checked.expected_revision != null && entry?.revision !== checked.expected_revision
-    // Not a message (or none): the update operation refuses it with the contract's error.
-    if (entry?.kind !== 'message' || stale) return updateMessageOp(d, { ...checked, content: [] }, engine.ctx)
-    const current = entry.message.content
-    const produced = produce(current, recipe)
-    const req = parseUpdate({ ...checked, content: produced })
-    // The validator copies what it checks; blocks immer handed back untouched are the stored
-    // ones (checked when they were stored), so they are kept as they are.
-    const content = Object.freeze(req.content.map((block, i) => (produced[i] === current[i] ? current[i] : block))) as ContentBlock[]
-    return updateMessageOp(d, { ...req, content }, engine.ctx)
-  }, 'local', { session_id, entry_id })
+  const submit = (): Promise<UpdateMessageResponse> =>
+    engine.submitInternal(
+      [session_id],
+      (d) => {
+        const entry = d.entry(session_id, entry_id)
+        const stale = checked.expected_revision != null && entry?.revision !== checked.expected_revision
+        // Not a message (or none): the update operation refuses it with the contract's error.
+        if (entry?.kind !== 'message' || stale)
+          return updateMessageOp(d, { ...checked, content: [] }, engine.ctx)
+        const current = entry.message.content
+        const produced = produce(current, recipe)
+        const req = parseUpdate({ ...checked, content: produced })
+        // The validator copies what it checks; blocks immer handed back untouched are the stored
+        // ones (checked when they were stored), so they are kept as they are.
+        const content = Object.freeze(
+          req.content.map((block, i) => (produced[i] === current[i] ? current[i] : block)),
+        ) as ContentBlock[]
+        return updateMessageOp(d, { ...req, content }, engine.ctx)
+      },
+      'local',
+      { session_id, entry_id },
+    )
   // In the store's issue order: after a plain `updateMessage` issued before it in the same tick.
   return engine.inOrder ? engine.inOrder(submit) : submit()
 }

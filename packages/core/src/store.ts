@@ -7,10 +7,27 @@ import { EventBus } from './live/events.js'
 import { indexedDbStorage } from './storage/idb/idb-storage.js'
 import type { ImportOptions, SessionImport } from './import/types.js'
 import type { BeginImportOptions, ImportWriter } from './import/import-writer.js'
-import { LiveQueries, newestLeafUnder, type BranchPosition, type DraftState, type LiveMessagesRequest, type SessionTree } from './live/live.js'
 import {
-  FUNCTION_IDS, type AttachmentMeta, type EventConfig, type EventEnvelope, type EventMap, type FunctionId, type FunctionMap,
-  type ListRequest, type MessageItem, type SessionEntry, type SessionMeta, type TriggerType,
+  LiveQueries,
+  newestLeafUnder,
+  type BranchPosition,
+  type DraftState,
+  type LiveMessagesRequest,
+  type SessionTree,
+} from './live/live.js'
+import {
+  FUNCTION_IDS,
+  type AttachmentMeta,
+  type EventConfig,
+  type EventEnvelope,
+  type EventMap,
+  type FunctionId,
+  type FunctionMap,
+  type ListRequest,
+  type MessageItem,
+  type SessionEntry,
+  type SessionMeta,
+  type TriggerType,
 } from './model/model.js'
 import type { AttachmentBytes } from './attachments/attachment-bytes.js'
 import type { BatchRunner } from './engine/batches.js'
@@ -115,7 +132,10 @@ export interface Store {
   selectBranch(request: { session_id: string; entry_id: string }): Res<'session::set-active-leaf'>
 
   /** Bulk load of a whole session, written in chunks: for importers and replication. */
-  importSession(data: SessionImport, options?: ImportOptions): Promise<{ session_id: string; entries: number }>
+  importSession(
+    data: SessionImport,
+    options?: ImportOptions,
+  ): Promise<{ session_id: string; entries: number }>
   /**
    * An import in pieces: `append` chunks of entries as they are parsed (checked and written out
    * of sight), then `commit({ meta, active_leaf })` makes the session visible whole, or `abort()`.
@@ -165,7 +185,6 @@ export interface CallOptions {
   guard?: CallGuard
 }
 
-
 /**
  * Code fetched on first use (bundlers give each its own chunk): the engine's batch runner and the
  * request schemas (what the first call of any function waits for), replication, bulk import,
@@ -180,14 +199,19 @@ const code = {
   requests: once(() => import('./validation/requests.js')),
   replica: once(() => import('./replica/apply-replica.js')),
   import: once(() => import('./import/import.js')),
-  bytes: once(() => Promise.all([import('./attachments/attachment-bytes.js'), opCode('session::get-attachment')]).then(([m]) => m)),
+  bytes: once(() =>
+    Promise.all([import('./attachments/attachment-bytes.js'), opCode('session::get-attachment')]).then(
+      ([m]) => m,
+    ),
+  ),
   cache: once(() => import('./engine/cache.js')),
   ids: once(() => import('./model/ids.js')),
   /** Usage, quota and persistence (`device-storage.ts`): apps that show them fetch it. */
   device: once(() => import('./live/device-storage.js')),
 }
 /** The device storage code, fetched by the first `requestPersistence()` or `storage$` subscriber. */
-const device = (): Promise<typeof import('./live/device-storage.js')> => code.device.load() ?? Promise.resolve(code.device.value!)
+const device = (): Promise<typeof import('./live/device-storage.js')> =>
+  code.device.load() ?? Promise.resolve(code.device.value!)
 /** Fetched with the first call, as the operations that make ids are. */
 const defaultId = (kind: IdKind): string => code.ids.value!.defaultId(kind)
 
@@ -200,7 +224,8 @@ function opCode(fn: FunctionId): Promise<unknown> | undefined {
 /** The functions a store answers: looked up on every call (a Set, not a scan of the list). */
 const KNOWN_FUNCTIONS: ReadonlySet<string> = new Set(FUNCTION_IDS)
 /** A function's method name: `session::set-meta` is `setMeta`, `session::mention::get` is `mentionGet`. */
-const methodOf = (fn: string): string => fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
+const methodOf = (fn: string): string =>
+  fn.slice(9).replace(/(?:::|-)(.)/g, (_, c: string) => c.toUpperCase())
 
 /** The engine of a store made by `createStore` (for `host.ts`). */
 export const engineOf = (store: Store): Engine => store.engine
@@ -224,9 +249,19 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   // this store was made with (the storage's, the relay's): one round of fetches before the
   // first write.
   const batches = (): Promise<(engine: Engine) => BatchRunner> =>
-    Promise.all([code.batches.load() ?? code.batches.value!, code.operations.load() ?? code.operations.value!, storage.prepare?.(), multiTab ? relayCode() : undefined])
-      .then(([m, operations]) => (e) => new m.BatchRunner(e, operations))
-  const engine = new Engine(storage, ctx, batches, { cache: budget && ((state) => new code.cache.value!.EntryCache(state, budget.maxBytes, budget.idleMs)) })
+    Promise.all([
+      code.batches.load() ?? code.batches.value!,
+      code.operations.load() ?? code.operations.value!,
+      storage.prepare?.(),
+      multiTab ? relayCode() : undefined,
+    ]).then(
+      ([m, operations]) =>
+        (e) =>
+          new m.BatchRunner(e, operations),
+    )
+  const engine = new Engine(storage, ctx, batches, {
+    cache: budget && ((state) => new code.cache.value!.EntryCache(state, budget.maxBytes, budget.idleMs)),
+  })
   await engine.open()
   const bus = new EventBus()
   const live = new LiveQueries(engine)
@@ -243,13 +278,22 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     const prefetch = (): void => {
       if (closed) return
       // In this order (`load` is an arrow function: no binding needed).
-      const loads = [() => engine.prepare(), code.requests.load, code.ids.load, ...FUNCTION_IDS.map((fn) => () => opCode(fn)), code.bytes.load, code.import.load]
+      const loads = [
+        () => engine.prepare(),
+        code.requests.load,
+        code.ids.load,
+        ...FUNCTION_IDS.map((fn) => () => opCode(fn)),
+        code.bytes.load,
+        code.import.load,
+      ]
       for (const load of loads) load()?.catch(() => {})
     }
-    const after = (ms: number, then: () => void): void => void setTimeout(() => void engine.loads().then(then), ms)
+    const after = (ms: number, then: () => void): void =>
+      void setTimeout(() => void engine.loads().then(then), ms)
     after(0, () => after(50, prefetch))
   }
-  const closedError = (): Promise<never> => Promise.reject(new SessionError('session/storage', 'the store is closed'))
+  const closedError = (): Promise<never> =>
+    Promise.reject(new SessionError('session/storage', 'the store is closed'))
 
   // Calls issued in one tick reach the engine together, in issue order, once the code they need
   // is here: they still share one transaction (docs/architecture.md, principle 5) when one of
@@ -266,11 +310,19 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   }
   let queue: Queued[] | undefined
   let submitted: Promise<void> = Promise.resolve()
-  const inOrder = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined> | undefined, go: (resolve: (value: T) => void, reject: (error: unknown) => void) => void): Promise<T> => {
+  const inOrder = <T>(
+    fetching: ReadonlyArray<Promise<unknown> | undefined> | undefined,
+    go: (resolve: (value: T) => void, reject: (error: unknown) => void) => void,
+  ): Promise<T> => {
     if (closed) return closedError()
     return new Promise<T>((resolve, reject) => {
       const q: Queued = {
-        ready: fetching?.some(Boolean) ? Promise.all(fetching).then(() => true, (e: unknown) => ((q.error = e), false)) : undefined,
+        ready: fetching?.some(Boolean)
+          ? Promise.all(fetching).then(
+              () => true,
+              (e: unknown) => ((q.error = e), false),
+            )
+          : undefined,
         go: go as Queued['go'],
         resolve: resolve as Queued['resolve'],
         reject,
@@ -297,21 +349,36 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     })
   }
   /** `inOrder` for work that returns a promise. */
-  const later = <T>(fetching: ReadonlyArray<Promise<unknown> | undefined>, run: () => Promise<T>): Promise<T> =>
-    inOrder<T>(fetching, (resolve, reject) => void run().then(resolve, reject))
+  const later = <T>(
+    fetching: ReadonlyArray<Promise<unknown> | undefined>,
+    run: () => Promise<T>,
+  ): Promise<T> => inOrder<T>(fetching, (resolve, reject) => void run().then(resolve, reject))
   engine.inOrder = (run) => later([], run)
 
   let bytes: AttachmentBytes | undefined
   let source: AttachmentSource | undefined
   /** The byte side of attachments, made once its code is here. */
-  const attachmentBytes = (): AttachmentBytes => (bytes ??= new code.bytes.value!.AttachmentBytes(engine, ctx, () => source))
+  const attachmentBytes = (): AttachmentBytes =>
+    (bytes ??= new code.bytes.value!.AttachmentBytes(engine, ctx, () => source))
 
-  const dispatch = (fn: FunctionId, request: unknown, options: CallOptions | undefined, resolve: (value: unknown) => void, reject: (error: unknown) => void): void => {
+  const dispatch = (
+    fn: FunctionId,
+    request: unknown,
+    options: CallOptions | undefined,
+    resolve: (value: unknown) => void,
+    reject: (error: unknown) => void,
+  ): void => {
     try {
       const req = code.requests.value!.parseRequest(fn, request)
       // Attachment bytes are checked and hashed before the batch, and read back after it.
-      if (fn === 'session::put-attachment') return void attachmentBytes().put(req as Req<'session::put-attachment'>).then(resolve, reject)
-      if (fn === 'session::get-attachment') return void attachmentBytes().get(req as Req<'session::get-attachment'>).then(resolve, reject)
+      if (fn === 'session::put-attachment')
+        return void attachmentBytes()
+          .put(req as Req<'session::put-attachment'>)
+          .then(resolve, reject)
+      if (fn === 'session::get-attachment')
+        return void attachmentBytes()
+          .get(req as Req<'session::get-attachment'>)
+          .then(resolve, reject)
       // Settled by the engine directly: one promise per call (W2 issues 10,000 in a tick).
       engine.enqueue(fn, req as Req<FunctionId>, options?.guard, resolve, reject)
     } catch (e) {
@@ -320,13 +387,27 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   }
   const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
     if (closed) return closedError()
-    if (!KNOWN_FUNCTIONS.has(fn)) return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
+    if (!KNOWN_FUNCTIONS.has(fn))
+      return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     const id = fn as FunctionId
     const attachment = id === 'session::put-attachment' || id === 'session::get-attachment'
     // Once the code of every call is here (after the first few), no list of fetches to build.
-    const here = code.requests.value && !engine.prepare() && code.ids.value && !attachment && code.operations.value?.[id].load === undefined
+    const here =
+      code.requests.value &&
+      !engine.prepare() &&
+      code.ids.value &&
+      !attachment &&
+      code.operations.value?.[id].load === undefined
     return inOrder(
-      here ? undefined : [opCode(id), code.requests.load(), engine.prepare(), code.ids.load(), attachment ? code.bytes.load() : undefined],
+      here
+        ? undefined
+        : [
+            opCode(id),
+            code.requests.load(),
+            engine.prepare(),
+            code.ids.load(),
+            attachment ? code.bytes.load() : undefined,
+          ],
       (resolve, reject) => dispatch(id, request, options, resolve, reject),
     )
   }
@@ -339,8 +420,10 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     session$: (id) => live.session$(id),
     draft$: (id) => live.draft$(id),
     attachments$: (id) => live.attachments$(id),
-    getAttachmentBlob: (sid, aid) => later([code.bytes.load(), engine.prepare()], () => attachmentBytes().blob(sid, aid)),
-    attachmentUrl: (sid, aid) => later([code.bytes.load(), engine.prepare()], () => attachmentBytes().url(sid, aid)),
+    getAttachmentBlob: (sid, aid) =>
+      later([code.bytes.load(), engine.prepare()], () => attachmentBytes().blob(sid, aid)),
+    attachmentUrl: (sid, aid) =>
+      later([code.bytes.load(), engine.prepare()], () => attachmentBytes().url(sid, aid)),
     // Before the bytes code is here no URL was handed out.
     releaseAttachmentUrl: (sid, aid) => bytes?.release(sid, aid),
     setAttachmentSource(next) {
@@ -359,13 +442,20 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       const s = engine.state.sessions.get(session_id)
       // A session holding its entries holds their children too.
       const leaf = s?.entries?.has(entry_id) ? newestLeafUnder(s as Required<typeof s>, entry_id) : entry_id
-      return call('session::set-active-leaf', { session_id, entry_id: leaf }) as Res<'session::set-active-leaf'>
+      return call('session::set-active-leaf', {
+        session_id,
+        entry_id: leaf,
+      }) as Res<'session::set-active-leaf'>
     },
     requestPersistence: () => device().then((m) => m.requestPersistence()),
     // One reading shared by every subscriber: the device code keeps it per commit stream.
     storage$: defer(device).pipe(switchMap((m) => m.storageOf(engine.commits))),
-    importSession: (data, opts) => later([code.import.load(), engine.prepare()], () => code.import.value!.importSession(engine, data, opts)),
-    beginImport: (id, opts) => later([code.import.load(), engine.prepare()], () => code.import.value!.beginImport(engine, id, opts)),
+    importSession: (data, opts) =>
+      later([code.import.load(), engine.prepare()], () =>
+        code.import.value!.importSession(engine, data, opts),
+      ),
+    beginImport: (id, opts) =>
+      later([code.import.load(), engine.prepare()], () => code.import.value!.beginImport(engine, id, opts)),
     async flush() {
       for (let s = submitted; ; s = submitted) {
         await s
@@ -394,9 +484,14 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
-    applyReplica: (changes, options) => later([code.replica.load(), engine.prepare()], () => code.replica.value!.replicate(engine, ctx, changes, options)),
+    applyReplica: (changes, options) =>
+      later([code.replica.load(), engine.prepare()], () =>
+        code.replica.value!.replicate(engine, ctx, changes, options),
+      ),
   } as Store
   // One method per function id (`append` calls `session::append`).
-  for (const fn of FUNCTION_IDS) (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) => call(fn, request)
+  for (const fn of FUNCTION_IDS)
+    (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) =>
+      call(fn, request)
   return store
 }

@@ -1,5 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { createStore, indexedDbStorage, type SessionEntry, type SessionHead, type Store } from '../src/index.js'
+import {
+  createStore,
+  indexedDbStorage,
+  type SessionEntry,
+  type SessionHead,
+  type Store,
+} from '../src/index.js'
 import { idbStores, user } from './idb-stores.js'
 
 // IndexedDB's append-only layout (schema version 3, kept by version 4) in Chromium: an append
@@ -49,9 +55,12 @@ const rawAll = async (name: string, store: string): Promise<unknown[]> => {
     db.close()
   }
 }
-const ids = async (s: Store, session_id: string): Promise<string[]> => (await s.messages({ session_id })).messages.map((m) => m.entry_id)
+const ids = async (s: Store, session_id: string): Promise<string[]> =>
+  (await s.messages({ session_id })).messages.map((m) => m.entry_id)
 const texts = async (s: Store, session_id: string): Promise<string[]> =>
-  (await s.messages({ session_id })).messages.map((m) => (m.message!.content as Array<{ text: string }>)[0].text)
+  (await s.messages({ session_id })).messages.map(
+    (m) => (m.message!.content as Array<{ text: string }>)[0].text,
+  )
 
 describe('append-only IndexedDB layout', () => {
   it('an append writes only its entry (one store), and leaf, count and updated_at are found again on open', async () => {
@@ -62,7 +71,11 @@ describe('append-only IndexedDB layout', () => {
     const [before] = (await rawAll(name, 'sessions')) as SessionHead[]
     const scopes: string[][] = []
     const transaction = IDBDatabase.prototype.transaction
-    IDBDatabase.prototype.transaction = function (this: IDBDatabase, stores: string | string[], ...rest: unknown[]) {
+    IDBDatabase.prototype.transaction = function (
+      this: IDBDatabase,
+      stores: string | string[],
+      ...rest: unknown[]
+    ) {
       scopes.push([stores].flat())
       return (transaction as (...a: unknown[]) => IDBTransaction).call(this, stores, ...rest)
     } as typeof transaction
@@ -87,7 +100,14 @@ describe('append-only IndexedDB layout', () => {
     expect(await ids(b, session_id)).toStrictEqual(appended)
     // Entries come back as they were appended: the stamp stays inside the storage.
     const first = (await b.getMessage({ session_id, entry_id: appended[0] }))!.entry
-    expect(Object.keys(first).sort()).toStrictEqual(['id', 'kind', 'message', 'parent_id', 'revision', 'timestamp'])
+    expect(Object.keys(first).sort()).toStrictEqual([
+      'id',
+      'kind',
+      'message',
+      'parent_id',
+      'revision',
+      'timestamp',
+    ])
   })
 
   it('opens a version-2 database in place: every session, entry, leaf and count, then appends on it', async () => {
@@ -95,11 +115,29 @@ describe('append-only IndexedDB layout', () => {
     const entry = (id: string, parent_id: string | null, text: string, t: number): SessionEntry =>
       ({ id, parent_id, timestamp: t, revision: 0, kind: 'message', message: user(text) }) as SessionEntry
     const meta = (session_id: string, message_count: number, updated_at: number, title: string) => ({
-      session_id, title, description: '', status: 'idle', kind: 'user', created_at: 10, updated_at, message_count,
+      session_id,
+      title,
+      description: '',
+      status: 'idle',
+      kind: 'user',
+      created_at: 10,
+      updated_at,
+      message_count,
     })
     // s1: two branches, the leaf on the older one; s2: a custom entry beside a message.
     const s1 = [entry('e1', null, 'root', 11), entry('e2', 'e1', 'left', 12), entry('e3', 'e1', 'right', 13)]
-    const s2: SessionEntry[] = [entry('f1', null, 'hello', 21), { id: 'f2', parent_id: 'f1', timestamp: 22, revision: 0, kind: 'custom', custom_type: 'note', data: { n: 1 } } as SessionEntry]
+    const s2: SessionEntry[] = [
+      entry('f1', null, 'hello', 21),
+      {
+        id: 'f2',
+        parent_id: 'f1',
+        timestamp: 22,
+        revision: 0,
+        kind: 'custom',
+        custom_type: 'note',
+        data: { n: 1 },
+      } as SessionEntry,
+    ]
     const heads = [
       { meta: meta('s1', 3, 13, 'branches'), leaf: 'e2', v: 7 },
       { meta: meta('s2', 1, 22, 'custom'), leaf: 'f2', v: 4 },
@@ -123,7 +161,8 @@ describe('append-only IndexedDB layout', () => {
     const a = await silentOn(name)
     const listed = (await a.list({})).sessions
     expect(listed.map((m) => [m.session_id, m.message_count, m.updated_at, m.title]).sort()).toStrictEqual([
-      ['s1', 3, 13, 'branches'], ['s2', 1, 22, 'custom'],
+      ['s1', 3, 13, 'branches'],
+      ['s2', 1, 22, 'custom'],
     ])
     expect(await ids(a, 's1')).toStrictEqual(['e1', 'e2'])
     expect((await a.getMessage({ session_id: 's1', entry_id: 'e3' }))!.entry).toStrictEqual(s1[2])
@@ -135,8 +174,15 @@ describe('append-only IndexedDB layout', () => {
     const raw = await rawOpen(name)
     expect(raw.version).toBe(4)
     expect([...raw.transaction('entries').objectStore('entries').indexNames]).toStrictEqual(['stamps'])
-    const entries = (await req(raw.transaction('entries').objectStore('entries').getAll())) as Array<{ id?: string }>
-    expect(entries.filter((e) => e.id !== undefined).map((e) => e.id).sort()).toStrictEqual(['e1', 'e2', 'e3', 'f1', 'f2'])
+    const entries = (await req(raw.transaction('entries').objectStore('entries').getAll())) as Array<{
+      id?: string
+    }>
+    expect(
+      entries
+        .filter((e) => e.id !== undefined)
+        .map((e) => e.id)
+        .sort(),
+    ).toStrictEqual(['e1', 'e2', 'e3', 'f1', 'f2'])
     expect(await req(raw.transaction('kv').objectStore('kv').get('checkpoint'))).toStrictEqual({ kept: true })
     raw.close()
 
@@ -166,7 +212,8 @@ describe('append-only IndexedDB layout', () => {
     const old = await new Promise<IDBDatabase>((resolve, reject) => {
       const r = indexedDB.open(name, 3)
       r.onupgradeneeded = () => {
-        for (const s of stores) r.result.createObjectStore(s, s === 'outbox' ? { autoIncrement: true } : undefined)
+        for (const s of stores)
+          r.result.createObjectStore(s, s === 'outbox' ? { autoIncrement: true } : undefined)
         r.transaction!.objectStore('entries').createIndex('stamps', ['h.s', 'h.o'])
       }
       r.onsuccess = () => resolve(r.result)
@@ -174,7 +221,8 @@ describe('append-only IndexedDB layout', () => {
     })
     const tx = old.transaction(['sessions', 'entries'], 'readwrite')
     for (const h of before.sessions as SessionHead[]) tx.objectStore('sessions').put(h, h.meta.session_id)
-    for (const e of before.entries as Array<{ id?: string; h?: { s: string } }>) tx.objectStore('entries').put(e, [e.h?.s ?? session_id, e.id ?? 0])
+    for (const e of before.entries as Array<{ id?: string; h?: { s: string } }>)
+      tx.objectStore('entries').put(e, [e.h?.s ?? session_id, e.id ?? 0])
     await committed(tx)
     // A tab of version 3 keeps its connection open; opening at 4 asks it to close.
     let asked = false
@@ -202,7 +250,8 @@ describe('append-only IndexedDB layout', () => {
     await b.list({})
     const run = async (s: Store, tag: string): Promise<string[]> => {
       const out: string[] = []
-      for (let i = 0; i < 25; i++) out.push((await s.append({ session_id, message: user(`${tag}${i}`) })).entry_id)
+      for (let i = 0; i < 25; i++)
+        out.push((await s.append({ session_id, message: user(`${tag}${i}`) })).entry_id)
       return out
     }
     const [fromA, fromB] = await Promise.all([run(a, 'a'), run(b, 'b')])
@@ -229,8 +278,18 @@ describe('append-only IndexedDB layout', () => {
     const b = await silentOn(name)
     expect(await texts(b, session_id)).toStrictEqual(['draft'])
     // a rewrites the very record that holds the stamp b's copy was read at.
-    await a.updateMessage({ session_id, entry_id, content: [{ type: 'text', text: 'from a' }], expected_revision: 0 })
-    const late = await b.updateMessage({ session_id, entry_id, content: [{ type: 'text', text: 'from b' }], expected_revision: 0 })
+    await a.updateMessage({
+      session_id,
+      entry_id,
+      content: [{ type: 'text', text: 'from a' }],
+      expected_revision: 0,
+    })
+    const late = await b.updateMessage({
+      session_id,
+      entry_id,
+      content: [{ type: 'text', text: 'from b' }],
+      expected_revision: 0,
+    })
     expect(late).toStrictEqual({ updated: false, revision: 1 })
     expect(await texts(b, session_id)).toStrictEqual(['from a'])
     const c = await silentOn(name)
@@ -269,13 +328,25 @@ describe('append-only IndexedDB layout', () => {
     const { session_id } = await a.create({ title: 'mix' })
     const m1 = await a.append({ session_id, message: user('one') })
     const m2 = await a.append({ session_id, message: user('two') })
-    await a.updateMessage({ session_id, entry_id: m2.entry_id, content: [{ type: 'text', text: 'two, edited' }] })
+    await a.updateMessage({
+      session_id,
+      entry_id: m2.entry_id,
+      content: [{ type: 'text', text: 'two, edited' }],
+    })
     await a.setMeta({ session_id, title: 'renamed' })
     const m3 = await a.append({ session_id, parent_id: m1.entry_id, message: user('branch') })
     await a.append({ session_id, custom: { custom_type: 'marker', data: null } })
     await a.setActiveLeaf({ session_id, entry_id: m2.entry_id })
-    await a.updateMessage({ session_id, entry_id: m3.entry_id, content: [{ type: 'text', text: 'branch, edited' }] })
-    const live = { meta: (await a.get({ session_id }))!.meta, path: await texts(a, session_id), list: (await a.list({})).sessions }
+    await a.updateMessage({
+      session_id,
+      entry_id: m3.entry_id,
+      content: [{ type: 'text', text: 'branch, edited' }],
+    })
+    const live = {
+      meta: (await a.get({ session_id }))!.meta,
+      path: await texts(a, session_id),
+      list: (await a.list({})).sessions,
+    }
     expect(live.meta).toMatchObject({ title: 'renamed', message_count: 3 })
     expect(live.path).toStrictEqual(['one', 'two, edited'])
     await closeNow(a)

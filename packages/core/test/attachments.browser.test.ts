@@ -42,26 +42,37 @@ async function refusesBlobs(): Promise<boolean> {
   return refused
 }
 /** WebKit outside Chromium: its automation session (this run) is ephemeral, so refuses Blobs. */
-const webkitAutomation = /AppleWebKit/.test(navigator.userAgent) && !/Chrome|Chromium|Firefox/.test(navigator.userAgent)
+const webkitAutomation =
+  /AppleWebKit/.test(navigator.userAgent) && !/Chrome|Chromium|Firefox/.test(navigator.userAgent)
 
 describe('attachments over real IndexedDB', () => {
   it('where the engine refuses Blobs (WebKit ephemeral), the bytes are kept with their type and read back as the same Blob', async (ctx) => {
     expect(await refusesBlobs()).toBe(webkitAutomation)
-    if (webkitAutomation) noteLimit(ctx, 'IndexedDB refuses Blobs in the ephemeral (automation, private) session: attachment bytes are kept as an ArrayBuffer with their type')
+    if (webkitAutomation)
+      noteLimit(
+        ctx,
+        'IndexedDB refuses Blobs in the ephemeral (automation, private) session: attachment bytes are kept as an ArrayBuffer with their type',
+      )
     const name = dbName()
     const store = await storeOn(name)
     const { session_id } = await store.create({})
     const bytes = Array.from({ length: 3000 }, (_, i) => (i * 7) & 255)
     const file = new File([new Uint8Array(bytes)], 'scan.pdf', { type: 'application/pdf' })
     const a = await store.putAttachment({ session_id, file })
-    const b = await store.putAttachment({ session_id, name: 'b.txt', mime: 'text/plain;charset=utf-8', data: 'aGk=' })
+    const b = await store.putAttachment({
+      session_id,
+      name: 'b.txt',
+      mime: 'text/plain;charset=utf-8',
+      data: 'aGk=',
+    })
     await store.flush()
     const db = await rawDb(name)
     try {
       const records = await all(db, 'attachments')
       expect(records).toHaveLength(2)
       for (const r of records) {
-        if (webkitAutomation) expect(r).toMatchObject({ bytes: expect.any(ArrayBuffer), type: expect.any(String) })
+        if (webkitAutomation)
+          expect(r).toMatchObject({ bytes: expect.any(ArrayBuffer), type: expect.any(String) })
         else expect(r).toBeInstanceOf(Blob)
       }
     } finally {
@@ -95,7 +106,9 @@ describe('attachments over real IndexedDB', () => {
       const stored = blobs[0] as Blob | { bytes: ArrayBuffer; type: string }
       if (webkitAutomation) expect(stored).toMatchObject({ type: 'image/png' })
       else expect(stored).toBeInstanceOf(Blob)
-      expect(await bytesOf(stored instanceof Blob ? stored : new Blob([stored.bytes]))).toStrictEqual([137, 80, 78, 71, 1, 2, 3])
+      expect(await bytesOf(stored instanceof Blob ? stored : new Blob([stored.bytes]))).toStrictEqual([
+        137, 80, 78, 71, 1, 2, 3,
+      ])
       const heads = JSON.stringify(await all(db, 'sessions'))
       const entries = JSON.stringify(await all(db, 'entries'))
       for (const text of [heads, entries]) expect(text).not.toContain('iVBORw')
@@ -108,7 +121,12 @@ describe('attachments over real IndexedDB', () => {
   it('bytes are read on demand: getAttachmentBlob, and an object URL shared by holders and revoked by the last', async () => {
     const store = await storeOn(dbName())
     const { session_id } = await store.create({})
-    const { attachment } = await store.putAttachment({ session_id, name: 'a.txt', mime: 'text/plain', data: 'aGVsbG8=' })
+    const { attachment } = await store.putAttachment({
+      session_id,
+      name: 'a.txt',
+      mime: 'text/plain',
+      data: 'aGVsbG8=',
+    })
     const blob = await store.getAttachmentBlob(session_id, attachment.attachment_id)
     expect(blob!.type).toBe('text/plain')
     expect(await blob!.text()).toBe('hello')
@@ -130,10 +148,17 @@ describe('attachments over real IndexedDB', () => {
     const { session_id } = await store.create({})
     const big = new Uint8Array(64 * 1024).fill(7)
     for (let i = 0; i < 20; i++) {
-      const { attachment } = await store.putAttachment({ session_id, file: new File([big], `img${i}.png`, { type: 'image/png' }) })
+      const { attachment } = await store.putAttachment({
+        session_id,
+        file: new File([big], `img${i}.png`, { type: 'image/png' }),
+      })
       await store.append({
         session_id,
-        message: { role: 'user', content: [{ type: 'image', mime: 'image/png', data: '', attachment_id: attachment.attachment_id }], timestamp: 0 },
+        message: {
+          role: 'user',
+          content: [{ type: 'image', mime: 'image/png', data: '', attachment_id: attachment.attachment_id }],
+          timestamp: 0,
+        },
       })
     }
     await store.close()
@@ -155,7 +180,9 @@ describe('attachments over real IndexedDB', () => {
     const b = await storeOn(name)
     const { session_id } = await a.create({})
     await b.flush()
-    const draftInB = firstValueFrom(b.draft$(session_id).pipe(filter((d) => d?.draft === 'typed in A' && d.attachments.length === 1)))
+    const draftInB = firstValueFrom(
+      b.draft$(session_id).pipe(filter((d) => d?.draft === 'typed in A' && d.attachments.length === 1)),
+    )
     const listInB = firstValueFrom(b.attachments$(session_id).pipe(filter((l) => l?.length === 1)))
     const { attachment } = await a.putAttachment({ session_id, name: 'chip.txt', data: 'aGk=' })
     await a.setDraft({ session_id, draft: 'typed in A', attachment_ids: [attachment.attachment_id] })
@@ -173,7 +200,16 @@ describe('attachments over real IndexedDB', () => {
       db.createObjectStore('entries')
       db.createObjectStore('outbox', { autoIncrement: true })
       db.createObjectStore('kv')
-      const meta = { session_id: 's_old', title: 'from v1', description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 }
+      const meta = {
+        session_id: 's_old',
+        title: 'from v1',
+        description: '',
+        status: 'idle',
+        kind: 'user',
+        created_at: 1,
+        updated_at: 1,
+        message_count: 0,
+      }
       tx.objectStore('sessions').put({ meta, leaf: null, v: 1 }, 's_old')
     })
     const store = await storeOn(name)

@@ -1,38 +1,68 @@
 import { describe, expect, it } from 'vitest'
 import { createStore, memoryStorage } from '../src/index.js'
 
-const open = (limits?: { max_attachment_bytes?: number }) => createStore({ storage: memoryStorage(), multiTab: false, ...(limits && { limits }) })
+const open = (limits?: { max_attachment_bytes?: number }) =>
+  createStore({ storage: memoryStorage(), multiTab: false, ...(limits && { limits }) })
 
 describe('attachments in process', () => {
   it('a Blob or File is accepted without base64; a bare Blob is named after its type', async () => {
     const store = await open()
     const { session_id } = await store.create({})
-    const pasted = await store.putAttachment({ session_id, file: new Blob([new Uint8Array([1, 2, 3])], { type: 'image/png' }) })
+    const pasted = await store.putAttachment({
+      session_id,
+      file: new Blob([new Uint8Array([1, 2, 3])], { type: 'image/png' }),
+    })
     expect(pasted.attachment).toMatchObject({ name: 'image.png', mime: 'image/png', size: 3 })
     expect(pasted.attachment.attachment_id).toMatch(/^a_/)
     expect(pasted.attachment.sha256).toBe('039058c6f2c0cb492c533b0a4d14ef77cc0f78abccced5287d84a1a2011cfb81')
-    const file = await store.putAttachment({ session_id, file: new File(['%PDF'], 'report.pdf', { type: 'application/pdf' }) })
+    const file = await store.putAttachment({
+      session_id,
+      file: new File(['%PDF'], 'report.pdf', { type: 'application/pdf' }),
+    })
     expect(file.attachment).toMatchObject({ name: 'report.pdf', mime: 'application/pdf', size: 4 })
-    expect(file.block).toStrictEqual({ type: 'file', attachment_id: file.attachment.attachment_id, name: 'report.pdf', mime: 'application/pdf', size: 4 })
+    expect(file.block).toStrictEqual({
+      type: 'file',
+      attachment_id: file.attachment.attachment_id,
+      name: 'report.pdf',
+      mime: 'application/pdf',
+      size: 4,
+    })
     const blob = await store.getAttachmentBlob(session_id, file.attachment.attachment_id)
     expect(blob!.type).toBe('application/pdf')
     expect(await blob!.text()).toBe('%PDF')
     // The wire form reads back as base64.
-    expect((await store.getAttachment({ session_id, attachment_id: pasted.attachment.attachment_id }))!.data).toBe('AQID')
+    expect(
+      (await store.getAttachment({ session_id, attachment_id: pasted.attachment.attachment_id }))!.data,
+    ).toBe('AQID')
     // A name given explicitly must not be blank; data and file together are ambiguous.
-    await expect(store.putAttachment({ session_id, name: '  ', file: new Blob(['x']) })).rejects.toMatchObject({ code: 'session/invalid_request' })
-    await expect(store.putAttachment({ session_id, name: 'x', data: 'eA==', file: new Blob(['x']) })).rejects.toMatchObject({ code: 'session/invalid_request' })
-    await expect(store.putAttachment({ session_id, name: 'x' })).rejects.toMatchObject({ code: 'session/invalid_request' })
-    await expect(store.call('session::put-attachment', { session_id, name: 'x', file: 'not a blob' })).rejects.toMatchObject({ code: 'session/invalid_request' })
+    await expect(
+      store.putAttachment({ session_id, name: '  ', file: new Blob(['x']) }),
+    ).rejects.toMatchObject({ code: 'session/invalid_request' })
+    await expect(
+      store.putAttachment({ session_id, name: 'x', data: 'eA==', file: new Blob(['x']) }),
+    ).rejects.toMatchObject({ code: 'session/invalid_request' })
+    await expect(store.putAttachment({ session_id, name: 'x' })).rejects.toMatchObject({
+      code: 'session/invalid_request',
+    })
+    await expect(
+      store.call('session::put-attachment', { session_id, name: 'x', file: 'not a blob' }),
+    ).rejects.toMatchObject({ code: 'session/invalid_request' })
   })
 
   it('the default limit is 50 MiB, checked before the bytes are read or the session looked up', async () => {
     const store = await open()
     const { session_id } = await store.create({})
     const over = new Blob([new Uint8Array(52_428_801)])
-    await expect(store.putAttachment({ session_id, name: 'big.bin', file: over })).rejects.toMatchObject({ code: 'session/attachment_too_large' })
-    await expect(store.putAttachment({ session_id: 's_404', name: 'big.bin', file: over })).rejects.toMatchObject({ code: 'session/attachment_too_large' })
-    expect((await store.putAttachment({ session_id, name: 'ok.bin', file: new Blob([new Uint8Array(1024)]) })).attachment.size).toBe(1024)
+    await expect(store.putAttachment({ session_id, name: 'big.bin', file: over })).rejects.toMatchObject({
+      code: 'session/attachment_too_large',
+    })
+    await expect(
+      store.putAttachment({ session_id: 's_404', name: 'big.bin', file: over }),
+    ).rejects.toMatchObject({ code: 'session/attachment_too_large' })
+    expect(
+      (await store.putAttachment({ session_id, name: 'ok.bin', file: new Blob([new Uint8Array(1024)]) }))
+        .attachment.size,
+    ).toBe(1024)
     expect((await store.listAttachments({ session_id })).attachments).toHaveLength(1)
   })
 
@@ -40,7 +70,9 @@ describe('attachments in process', () => {
     const store = await open()
     const { session_id } = await store.create({})
     for (const data of ['aGVsbG8', 'aGVs bG8=', 'aGVsbG8-', 'aGVsbG9=', '====', 'a===']) {
-      await expect(store.putAttachment({ session_id, name: 'x', data }), data).rejects.toMatchObject({ code: 'session/invalid_request' })
+      await expect(store.putAttachment({ session_id, name: 'x', data }), data).rejects.toMatchObject({
+        code: 'session/invalid_request',
+      })
     }
     expect((await store.putAttachment({ session_id, name: 'empty', data: '' })).attachment.size).toBe(0)
     expect((await store.putAttachment({ session_id, name: 'h', data: 'aGVsbG8=' })).attachment.size).toBe(5)

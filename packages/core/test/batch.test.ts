@@ -1,19 +1,33 @@
 import 'fake-indexeddb/auto'
 import { describe, expect, it } from 'vitest'
-import { createStore, indexedDbStorage, memoryStorage, TRIGGER_TYPES, type Storage, type Store } from '../src/index.js'
+import {
+  createStore,
+  indexedDbStorage,
+  memoryStorage,
+  TRIGGER_TYPES,
+  type Storage,
+  type Store,
+} from '../src/index.js'
 
 // Contract semantics when several operations are issued in the same tick and so share one group
 // commit (docs/architecture.md, principle 5): each still behaves as if it ran alone, in issue order.
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 
 async function open(storage: Storage): Promise<{ store: Store; events: string[] }> {
   const ids = { session: 0, entry: 0, attachment: 0 }
   const store = await createStore({
-    storage, multiTab: false, now: () => 1_000_000,
+    storage,
+    multiTab: false,
+    now: () => 1_000_000,
     newId: (k) => `${k[0]}_${String(++ids[k]).padStart(3, '0')}`,
   })
   const events: string[] = []
-  for (const t of TRIGGER_TYPES) store.on(t).subscribe((p) => events.push(`${t} ${'entry_id' in p ? p.entry_id : p.session_id}`))
+  for (const t of TRIGGER_TYPES)
+    store.on(t).subscribe((p) => events.push(`${t} ${'entry_id' in p ? p.entry_id : p.session_id}`))
   return { store, events }
 }
 
@@ -37,7 +51,9 @@ describe.each(storages)('operations issued together over %s', (_, storage) => {
     expect(ensured.created).toBe(true)
     // The old `turn` was deleted first, so this is a fresh append, not a replay.
     expect(appended).toStrictEqual({ entry_id: 'turn', parent_id: null, timestamp: 1_000_000 })
-    expect((await store.messages({ session_id: 'chat' })).messages).toStrictEqual([{ entry_id: 'turn', message: user('new') }])
+    expect((await store.messages({ session_id: 'chat' })).messages).toStrictEqual([
+      { entry_id: 'turn', message: user('new') },
+    ])
     expect((await store.get({ session_id: 'chat' }))?.meta).toMatchObject({ title: 'new', message_count: 1 })
     await store.close()
   })
@@ -53,9 +69,9 @@ describe.each(storages)('operations issued together over %s', (_, storage) => {
       store.updateMessage({ session_id, entry_id: 'e_404', content: [] }),
       store.append({ session_id, message: user('d') }),
     ])
-    expect(results.map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as { code: string }).code))).toStrictEqual([
-      'ok', 'session/not_found', 'session/parent_not_found', 'session/entry_not_found', 'ok',
-    ])
+    expect(
+      results.map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as { code: string }).code)),
+    ).toStrictEqual(['ok', 'session/not_found', 'session/parent_not_found', 'session/entry_not_found', 'ok'])
     const ids = (await store.messages({ session_id })).messages.map((m) => m.entry_id)
     expect(ids).toHaveLength(2)
     expect((await store.getMessage({ session_id, entry_id: ids[1] }))?.entry.parent_id).toBe(ids[0])
@@ -104,12 +120,21 @@ describe('a failed commit (docs/architecture.md, principle 6)', () => {
       store.setStatus({ session_id, status: 'working' }),
       store.create({}),
     ])
-    for (const r of results) expect(r.status === 'rejected' && (r.reason as { code: string }).code).toBe('session/storage')
+    for (const r of results)
+      expect(r.status === 'rejected' && (r.reason as { code: string }).code).toBe('session/storage')
     expect(events).toStrictEqual([])
-    expect([await store.get({ session_id }), await store.messages({ session_id }), await store.list()]).toStrictEqual(before)
+    expect([
+      await store.get({ session_id }),
+      await store.messages({ session_id }),
+      await store.list(),
+    ]).toStrictEqual(before)
     // A fresh store over the same storage reads the same thing: nothing was half-written.
     const reopened = await open(storage)
-    expect([await reopened.store.get({ session_id }), await reopened.store.messages({ session_id }), await reopened.store.list()]).toStrictEqual(before)
+    expect([
+      await reopened.store.get({ session_id }),
+      await reopened.store.messages({ session_id }),
+      await reopened.store.list(),
+    ]).toStrictEqual(before)
     await reopened.store.close()
     // And the store keeps working afterwards.
     const next = await store.append({ session_id, message: user('after') })

@@ -47,7 +47,11 @@ describe('commit path over real IndexedDB', () => {
     expect(added).toStrictEqual([a2.entry_id])
     const c = await silentOn(name)
     for (const s of [a, c]) {
-      expect((await s.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual([a1.entry_id, b1.entry_id, a2.entry_id])
+      expect((await s.messages({ session_id })).messages.map((m) => m.entry_id)).toStrictEqual([
+        a1.entry_id,
+        b1.entry_id,
+        a2.entry_id,
+      ])
       expect((await s.get({ session_id }))?.meta.message_count).toBe(3)
     }
   })
@@ -93,12 +97,17 @@ describe('commit path over real IndexedDB', () => {
     expect(settled).toStrictEqual([...Array(60).keys()])
     expect(added).toStrictEqual(results.map((r) => r.entry_id))
     // One chain in issue order: every append's parent is the one issued before it.
-    expect(results.map((r) => r.parent_id)).toStrictEqual([null, ...results.slice(0, -1).map((r) => r.entry_id)])
+    expect(results.map((r) => r.parent_id)).toStrictEqual([
+      null,
+      ...results.slice(0, -1).map((r) => r.entry_id),
+    ])
     // The live query only ever grew (no emission undid a pending append).
     expect(seen).toStrictEqual([...seen].sort((x, y) => x - y))
     expect(seen.at(-1)).toBe(60)
     const c = await silentOn(store.storage.name.replace(/^indexeddb:/, ''))
-    expect((await c.messages({ session_id, limit: 500 })).messages.map((m) => m.entry_id)).toStrictEqual(results.map((r) => r.entry_id))
+    expect((await c.messages({ session_id, limit: 500 })).messages.map((m) => m.entry_id)).toStrictEqual(
+      results.map((r) => r.entry_id),
+    )
   })
 
   it('two stores streaming into one session at once both succeed: every entry once, one chain or siblings', async () => {
@@ -116,7 +125,9 @@ describe('commit path over real IndexedDB', () => {
     const ids = (await Promise.all(writes)).map((r) => r.entry_id)
     const c = await silentOn(name)
     const tree = await new Promise<{ entries: ReadonlyMap<string, unknown> }>((resolve) => {
-      const sub = c.tree$(session_id).subscribe((t) => t && (resolve(t), queueMicrotask(() => sub.unsubscribe())))
+      const sub = c
+        .tree$(session_id)
+        .subscribe((t) => t && (resolve(t), queueMicrotask(() => sub.unsubscribe())))
     })
     expect(new Set(tree.entries.keys())).toStrictEqual(new Set(ids))
     expect((await c.get({ session_id }))?.meta.message_count).toBe(60)

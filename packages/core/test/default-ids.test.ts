@@ -5,7 +5,9 @@ import { defaultId } from '../src/model/ids.js'
 // across many refills are well-formed, distinct, and use the whole alphabet at about equal rates.
 describe('default ids', () => {
   it('are prefixed nanoid-style ids, distinct across pool refills, every character about equally likely', () => {
-    const ids = Array.from({ length: 20_000 }, (_, i) => defaultId(i % 3 === 0 ? 'session' : i % 3 === 1 ? 'entry' : 'attachment'))
+    const ids = Array.from({ length: 20_000 }, (_, i) =>
+      defaultId(i % 3 === 0 ? 'session' : i % 3 === 1 ? 'entry' : 'attachment'),
+    )
     ids.forEach((id, i) => expect(id).toMatch(new RegExp(`^${'sea'[i % 3]}_[A-Za-z0-9_-]{21}$`)))
     expect(new Set(ids).size).toBe(ids.length)
     const counts = new Map<string, number>()

@@ -31,12 +31,20 @@ describe('early IDBTransaction.commit()', () => {
     let session_id = ''
     expect(await counting(async () => void ({ session_id } = await a.create({})))).toBe(0)
     // Trusted from here on, its first append already: each awaited append is one put and a commit().
-    expect(await counting(async () => void (await a.append({ session_id, message: user('checked') })))).toBe(1)
+    expect(await counting(async () => void (await a.append({ session_id, message: user('checked') })))).toBe(
+      1,
+    )
     let leaf = ''
-    expect(await counting(async () => {
-      for (let i = 0; i < 5; i++) leaf = (await a.append({ session_id, message: user(`t${i}`) })).entry_id
-    })).toBe(5)
-    expect(await onDisk(name, session_id)).toStrictEqual({ texts: ['checked', 't0', 't1', 't2', 't3', 't4'], count: 6, leaf })
+    expect(
+      await counting(async () => {
+        for (let i = 0; i < 5; i++) leaf = (await a.append({ session_id, message: user(`t${i}`) })).entry_id
+      }),
+    ).toBe(5)
+    expect(await onDisk(name, session_id)).toStrictEqual({
+      texts: ['checked', 't0', 't1', 't2', 't3', 't4'],
+      count: 6,
+      leaf,
+    })
   })
 
   it('checked commits and pipelined ones whose checks are pending wait for auto-commit', async () => {
@@ -44,7 +52,9 @@ describe('early IDBTransaction.commit()', () => {
     const a = await storeOn(name)
     // Create checks the disk (the store holds no trust yet); the first append is trusted.
     const { session_id } = await a.create({})
-    expect(await counting(async () => void (await a.append({ session_id, message: user('checked') })))).toBe(1)
+    expect(await counting(async () => void (await a.append({ session_id, message: user('checked') })))).toBe(
+      1,
+    )
     // Appends fired without awaiting: each batch after the first is built on the draft of the
     // one still committing, so its check is pending until that one completes.
     const started = a.engine.transactions
@@ -86,7 +96,10 @@ describe('early IDBTransaction.commit()', () => {
     let early: number
     try {
       early = await counting(async () => {
-        failure = await a.append({ session_id, message: user('doomed') }).then(() => undefined, (e: unknown) => e)
+        failure = await a.append({ session_id, message: user('doomed') }).then(
+          () => undefined,
+          (e: unknown) => e,
+        )
       })
     } finally {
       IDBObjectStore.prototype.put = put
@@ -103,6 +116,10 @@ describe('early IDBTransaction.commit()', () => {
     // The store goes on on the chain the disk holds.
     const next = await a.append({ session_id, message: user('after') })
     expect(next.parent_id).toBe(leaf)
-    expect(await onDisk(name, session_id)).toStrictEqual({ texts: ['kept', 'trusted', 'after'], count: 3, leaf: next.entry_id })
+    expect(await onDisk(name, session_id)).toStrictEqual({
+      texts: ['kept', 'trusted', 'after'],
+      count: 3,
+      leaf: next.entry_id,
+    })
   })
 })

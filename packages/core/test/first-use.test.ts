@@ -1,26 +1,45 @@
 import 'fake-indexeddb/auto'
 import { describe, expect, it, vi } from 'vitest'
-import { createStore, indexedDbStorage, memoryStorage, TRIGGER_TYPES, type Storage, type Store } from '../src/index.js'
+import {
+  createStore,
+  indexedDbStorage,
+  memoryStorage,
+  TRIGGER_TYPES,
+  type Storage,
+  type Store,
+} from '../src/index.js'
 import { operations } from '../src/ops/index.js'
 
 // What an app that only chats never loads at start is fetched on first use, creating a session,
 // batches and branch moves among it. Vitest runs each file in a fresh module graph, so the first
 // store here meets all of it unloaded (prefetch is off): each first call must behave as if the
 // code had always been there.
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 const text = (m: { message?: { content: unknown[] } }) => (m.message?.content[0] as { text: string }).text
 
 async function open(storage: Storage = memoryStorage()): Promise<{ store: Store; events: string[] }> {
   let n = 0
-  const store = await createStore({ storage, multiTab: false, prefetch: false, now: () => 1_000_000, newId: (k) => `${k[0]}_${++n}` })
+  const store = await createStore({
+    storage,
+    multiTab: false,
+    prefetch: false,
+    now: () => 1_000_000,
+    newId: (k) => `${k[0]}_${++n}`,
+  })
   const events: string[] = []
-  for (const t of TRIGGER_TYPES) store.on(t).subscribe((p) => events.push(`${t} ${'entry_id' in p ? p.entry_id : p.session_id}`))
+  for (const t of TRIGGER_TYPES)
+    store.on(t).subscribe((p) => events.push(`${t} ${'entry_id' in p ? p.entry_id : p.session_id}`))
   return { store, events }
 }
 
 describe('code fetched on first use', () => {
   it('ensure, appendMany and setActiveLeaf, first calls of a store, share their tick with an append and keep issue order', async () => {
-    for (const fn of ['session::ensure', 'session::append-many', 'session::set-active-leaf'] as const) expect(operations[fn].load, fn).toBeTypeOf('function')
+    for (const fn of ['session::ensure', 'session::append-many', 'session::set-active-leaf'] as const)
+      expect(operations[fn].load, fn).toBeTypeOf('function')
     const { store, events } = await open()
     const before = store.engine.transactions
     // The append is issued after `ensure` in the same tick: it must not run before the session
@@ -36,7 +55,12 @@ describe('code fetched on first use', () => {
     expect(many.entry_ids).toStrictEqual(['e_2', 'e_3'])
     expect(leaf).toStrictEqual({ active_leaf: 'e_1' })
     expect(store.engine.transactions - before).toBe(1)
-    expect(events).toStrictEqual(['session::created chat', 'session::message-added e_1', 'session::message-added e_2', 'session::message-added e_3'])
+    expect(events).toStrictEqual([
+      'session::created chat',
+      'session::message-added e_1',
+      'session::message-added e_2',
+      'session::message-added e_3',
+    ])
     expect((await store.messages({ session_id: 'chat' })).messages.map(text)).toStrictEqual(['a'])
     expect(operations['session::append-many'].load).toBeUndefined()
     await store.close()
@@ -48,16 +72,25 @@ describe('code fetched on first use', () => {
  * first use is unloaded (the engine's batch code, the request schemas, the append and update
  * operations), as in a page that just opened.
  */
-async function fresh(storage: Storage): Promise<{ store: Store; events: string[]; ops: typeof operations; writes: () => number }> {
+async function fresh(
+  storage: Storage,
+): Promise<{ store: Store; events: string[]; ops: typeof operations; writes: () => number }> {
   vi.resetModules()
   const core = await import('../src/index.js')
   const { operations: ops } = await import('../src/ops/index.js')
   expect(ops['session::append'].load, 'append is fetched on first use').toBeTypeOf('function')
   expect(ops['session::update-message'].load, 'updateMessage is fetched on first use').toBeTypeOf('function')
   let n = 100
-  const store = await core.createStore({ storage, multiTab: false, prefetch: false, now: () => 2_000_000, newId: (k) => `${k[0]}_${++n}` })
+  const store = await core.createStore({
+    storage,
+    multiTab: false,
+    prefetch: false,
+    now: () => 2_000_000,
+    newId: (k) => `${k[0]}_${++n}`,
+  })
   const events: string[] = []
-  for (const t of TRIGGER_TYPES) store.on(t).subscribe((p) => events.push(`${t} ${'entry_id' in p ? p.entry_id : p.session_id}`))
+  for (const t of TRIGGER_TYPES)
+    store.on(t).subscribe((p) => events.push(`${t} ${'entry_id' in p ? p.entry_id : p.session_id}`))
   let writes = 0
   const transact = storage.transact.bind(storage)
   storage.transact = (step) => (writes++, transact(step))
@@ -75,21 +108,29 @@ async function written(): Promise<Storage> {
 }
 
 describe('the write path fetched on first use', () => {
-  it('append and updateMessage as a page\'s first calls, in one tick: one transaction, issue order, events after it', async () => {
+  it("append and updateMessage as a page's first calls, in one tick: one transaction, issue order, events after it", async () => {
     const { store, events, ops, writes } = await fresh(await written())
     const seen: string[][] = []
     store.messages$({ session_id: 'chat' }).subscribe((items) => seen.push(items.map((i) => text(i))))
     await vi.waitFor(() => expect(seen).toStrictEqual([['hello']]))
     const [a, updated, b] = await Promise.all([
       store.append({ session_id: 'chat', message: user('a') }),
-      store.updateMessage({ session_id: 'chat', entry_id: 'e_1', content: [{ type: 'text', text: 'hello!' }] }),
+      store.updateMessage({
+        session_id: 'chat',
+        entry_id: 'e_1',
+        content: [{ type: 'text', text: 'hello!' }],
+      }),
       store.append({ session_id: 'chat', message: user('b') }),
     ])
     expect(a.parent_id).toBe('e_1')
     expect(b.parent_id).toBe(a.entry_id)
     expect(updated).toStrictEqual({ updated: true, revision: 1 })
     expect(writes()).toBe(1)
-    expect(events).toStrictEqual([`session::message-added ${a.entry_id}`, 'session::message-updated e_1', `session::message-added ${b.entry_id}`])
+    expect(events).toStrictEqual([
+      `session::message-added ${a.entry_id}`,
+      'session::message-updated e_1',
+      `session::message-added ${b.entry_id}`,
+    ])
     // One emission for the commit, never one before it.
     expect(seen).toStrictEqual([['hello'], ['hello!', 'a', 'b']])
     expect(ops['session::append'].load).toBeUndefined()
@@ -100,10 +141,18 @@ describe('the write path fetched on first use', () => {
     const storage = await written()
     const { store, events, writes } = await fresh(storage)
     const tokens = ['h', 'he', 'hel']
-    const results = await Promise.all(tokens.map((t) => store.updateMessage({ session_id: 'chat', entry_id: 'e_1', content: [{ type: 'text', text: t }] })))
+    const results = await Promise.all(
+      tokens.map((t) =>
+        store.updateMessage({ session_id: 'chat', entry_id: 'e_1', content: [{ type: 'text', text: t }] }),
+      ),
+    )
     expect(results.map((r) => r.revision)).toStrictEqual([1, 2, 3])
     expect(writes()).toBe(1)
-    expect(events).toStrictEqual(['session::message-updated e_1', 'session::message-updated e_1', 'session::message-updated e_1'])
+    expect(events).toStrictEqual([
+      'session::message-updated e_1',
+      'session::message-updated e_1',
+      'session::message-updated e_1',
+    ])
     const stored = (await storage.entries('chat')).find((e) => e.id === 'e_1')
     expect(stored?.kind === 'message' && text(stored)).toBe('hel')
     await store.close()
@@ -113,7 +162,11 @@ describe('the write path fetched on first use', () => {
     const storage = await written()
     const { store, events, writes } = await fresh(storage)
     const bad = [
-      () => store.append({ session_id: 'chat', message: { role: 'user', content: 'nope', timestamp: 0 } } as never),
+      () =>
+        store.append({
+          session_id: 'chat',
+          message: { role: 'user', content: 'nope', timestamp: 0 },
+        } as never),
       () => store.append({ session_id: 5 } as never),
       () => store.updateMessage({ session_id: 'chat', entry_id: 'e_1' } as never),
       () => store.call('session::append', null),
@@ -126,21 +179,30 @@ describe('the write path fetched on first use', () => {
     // Refused before anything was queued: no transaction.
     expect(writes()).toBe(0)
     expect(events).toStrictEqual([])
-    await expect(store.append({ session_id: 'chat', message: user('x') } as never)).resolves.toMatchObject({ parent_id: 'e_1' })
+    await expect(store.append({ session_id: 'chat', message: user('x') } as never)).resolves.toMatchObject({
+      parent_id: 'e_1',
+    })
     // A refusal by the operation itself (after the schema): its own code, nothing written.
-    await expect(store.updateMessage({ session_id: 'chat', entry_id: 'e_nope', content: [] })).rejects.toMatchObject({ code: 'session/entry_not_found' })
-    await expect(store.append({ session_id: 'gone', message: user('x') })).rejects.toMatchObject({ code: 'session/not_found' })
+    await expect(
+      store.updateMessage({ session_id: 'chat', entry_id: 'e_nope', content: [] }),
+    ).rejects.toMatchObject({ code: 'session/entry_not_found' })
+    await expect(store.append({ session_id: 'gone', message: user('x') })).rejects.toMatchObject({
+      code: 'session/not_found',
+    })
     expect(events).toStrictEqual(['session::message-added e_101'])
     expect((await storage.entries('chat')).map((e) => e.id)).toStrictEqual(['e_1', 'e_101'])
     await store.close()
   })
 
-  it('default ids (their code fetched with the first call) on a page\'s first append', async () => {
+  it("default ids (their code fetched with the first call) on a page's first append", async () => {
     const storage = await written()
     vi.resetModules()
     const core = await import('../src/index.js')
     const store = await core.createStore({ storage, multiTab: false, prefetch: false })
-    const [a, b] = await Promise.all([store.append({ session_id: 'chat', message: user('a') }), store.append({ session_id: 'chat', message: user('b') })])
+    const [a, b] = await Promise.all([
+      store.append({ session_id: 'chat', message: user('a') }),
+      store.append({ session_id: 'chat', message: user('b') }),
+    ])
     expect(a.entry_id).toMatch(/^e_[A-Za-z0-9_-]{21}$/)
     expect(b.parent_id).toBe(a.entry_id)
     expect(b.entry_id).not.toBe(a.entry_id)
@@ -152,8 +214,16 @@ describe('the write path fetched on first use', () => {
     const { store, events, writes } = await fresh(storage)
     const { updateMessage } = await import('../src/recipe.js')
     const results = await Promise.all([
-      updateMessage(store, { session_id: 'chat', entry_id: 'e_1' }, (draft) => void ((draft[0] as { text: string }).text += '!')),
-      updateMessage(store, { session_id: 'chat', entry_id: 'e_1' }, (draft) => void ((draft[0] as { text: string }).text += '?')),
+      updateMessage(
+        store,
+        { session_id: 'chat', entry_id: 'e_1' },
+        (draft) => void ((draft[0] as { text: string }).text += '!'),
+      ),
+      updateMessage(
+        store,
+        { session_id: 'chat', entry_id: 'e_1' },
+        (draft) => void ((draft[0] as { text: string }).text += '?'),
+      ),
     ])
     expect(results.map((r) => r.revision)).toStrictEqual([1, 2])
     expect(writes()).toBe(1)
@@ -174,7 +244,7 @@ describe('the write path fetched on first use', () => {
     await store.close()
   })
 
-  it('the first write on an IndexedDB storage, a page\'s first call: its write half comes with the batch code, one transaction, on disk', async () => {
+  it("the first write on an IndexedDB storage, a page's first call: its write half comes with the batch code, one transaction, on disk", async () => {
     const name = `first-use-${Date.now()}`
     {
       const { store } = await open(indexedDbStorage({ name }))
@@ -189,14 +259,24 @@ describe('the write path fetched on first use', () => {
     // The storage's commits, trust and writer lock are not here yet: only opening and reading are.
     expect(writerCode.value).toBeUndefined()
     let n = 100
-    const store = await core.createStore({ storage, multiTab: false, prefetch: false, now: () => 2_000_000, newId: (k) => `${k[0]}_${++n}` })
+    const store = await core.createStore({
+      storage,
+      multiTab: false,
+      prefetch: false,
+      now: () => 2_000_000,
+      newId: (k) => `${k[0]}_${++n}`,
+    })
     const events: string[] = []
     store.on('session::message-added').subscribe((p) => events.push(p.entry_id))
     expect((await store.messages({ session_id: 'chat' })).messages.map(text)).toStrictEqual(['hello'])
     const before = store.engine.transactions
     const [a, updated, b] = await Promise.all([
       store.append({ session_id: 'chat', message: user('a') }),
-      store.updateMessage({ session_id: 'chat', entry_id: 'e_1', content: [{ type: 'text', text: 'hello!' }] }),
+      store.updateMessage({
+        session_id: 'chat',
+        entry_id: 'e_1',
+        content: [{ type: 'text', text: 'hello!' }],
+      }),
       store.append({ session_id: 'chat', message: user('b') }),
     ])
     expect(store.engine.transactions - before).toBe(1)
@@ -212,7 +292,9 @@ describe('the write path fetched on first use', () => {
     const reopened = core.indexedDbStorage({ name })
     const heads = await reopened.open()
     expect(heads.map((h) => [h.leaf, h.meta.message_count])).toStrictEqual([[b.entry_id, 3]])
-    expect((await reopened.entries('chat')).map((e) => (e.kind === 'message' ? text(e) : e.id))).toStrictEqual(['hello!', 'a', 'b'])
+    expect(
+      (await reopened.entries('chat')).map((e) => (e.kind === 'message' ? text(e) : e.id)),
+    ).toStrictEqual(['hello!', 'a', 'b'])
     reopened.close()
   })
 
@@ -221,7 +303,12 @@ describe('the write path fetched on first use', () => {
     const core = await import('../src/index.js')
     const storage = core.indexedDbStorage({ name: `alone-${Date.now()}` })
     expect(await storage.open()).toStrictEqual([])
-    await storage.transact(async () => ({ heads: new Map(), entries: new Map(), deleted: new Set(), side: [{ store: 'kv', key: 'k', value: 1 }] }))
+    await storage.transact(async () => ({
+      heads: new Map(),
+      entries: new Map(),
+      deleted: new Set(),
+      side: [{ store: 'kv', key: 'k', value: 1 }],
+    }))
     expect(await storage.sideRecords!('kv')).toStrictEqual([{ key: 'k', value: 1 }])
     storage.close()
   })

@@ -1,5 +1,12 @@
 import type { FunctionId } from '../src/index.js'
-import { assistantMessage, customMessage, parsePath, resultMessage, userMessage, type Path } from './validation-cases.js'
+import {
+  assistantMessage,
+  customMessage,
+  parsePath,
+  resultMessage,
+  userMessage,
+  type Path,
+} from './validation-cases.js'
 
 /**
  * Hostile ids and bodies, shared by the node tests, the IndexedDB tests in Chromium and the
@@ -56,15 +63,26 @@ export interface FieldCase {
   base: Record<string, unknown>
   path: Path
 }
-const f = (fn: FunctionId, base: Record<string, unknown>, path: string): FieldCase => ({ fn, base, path: parsePath(path) })
+const f = (fn: FunctionId, base: Record<string, unknown>, path: string): FieldCase => ({
+  fn,
+  base,
+  path: parsePath(path),
+})
 
 // The fixture holds session s_001 with entries e_001..e_004.
 const append = { session_id: 's_001', message: userMessage, parent_id: 'e_001', entry_id: 'new' }
 const withCall = {
   session_id: 's_001',
   message: {
-    role: 'assistant', content: [{ type: 'function_call', id: 'c1', function_id: 'shell::run', arguments: {} }, { type: 'image', mime: 'image/png', data: 'aGk=', attachment_id: 'a1' }],
-    stop_reason: 'end', model: 'm', provider: 'p', timestamp: 0,
+    role: 'assistant',
+    content: [
+      { type: 'function_call', id: 'c1', function_id: 'shell::run', arguments: {} },
+      { type: 'image', mime: 'image/png', data: 'aGk=', attachment_id: 'a1' },
+    ],
+    stop_reason: 'end',
+    model: 'm',
+    provider: 'p',
+    timestamp: 0,
   },
 }
 
@@ -78,7 +96,11 @@ export const idFields: readonly FieldCase[] = [
   f('session::append', append, 'session_id'),
   f('session::append', append, 'entry_id'),
   f('session::append', append, 'parent_id'),
-  f('session::append', { session_id: 's_001', custom: { custom_type: 'c', data: null } }, 'custom.custom_type'),
+  f(
+    'session::append',
+    { session_id: 's_001', custom: { custom_type: 'c', data: null } },
+    'custom.custom_type',
+  ),
   f('session::append', withCall, 'message.content[0].id'),
   f('session::append', withCall, 'message.content[0].function_id'),
   f('session::append', withCall, 'message.content[1].attachment_id'),
@@ -89,11 +111,19 @@ export const idFields: readonly FieldCase[] = [
   f('session::append', { session_id: 's_001', message: resultMessage }, 'message.function_id'),
   f('session::append', { session_id: 's_001', message: customMessage }, 'message.custom_type'),
   f('session::append', { session_id: 's_001', message: assistantMessage }, 'message.agent'),
-  f('session::append-many', { session_id: 's_001', messages: [userMessage], parent_id: 'e_001' }, 'parent_id'),
+  f(
+    'session::append-many',
+    { session_id: 's_001', messages: [userMessage], parent_id: 'e_001' },
+    'parent_id',
+  ),
   f('session::get-message', { session_id: 's_001', entry_id: 'e_001' }, 'entry_id'),
   f('session::messages', { session_id: 's_001' }, 'after_entry_id'),
   f('session::messages', { session_id: 's_001' }, 'from_entry_id'),
-  f('session::update-message', { session_id: 's_001', entry_id: 'e_001', content: [{ type: 'text', text: 'x' }] }, 'entry_id'),
+  f(
+    'session::update-message',
+    { session_id: 's_001', entry_id: 'e_001', content: [{ type: 'text', text: 'x' }] },
+    'entry_id',
+  ),
   f('session::set-active-leaf', { session_id: 's_001', entry_id: 'e_001' }, 'entry_id'),
   f('session::fork', { session_id: 's_001', entry_id: 'e_001' }, 'entry_id'),
 ]
@@ -107,5 +137,9 @@ export const jsonFields: readonly FieldCase[] = [
   f('session::append', { session_id: 's_001', message: resultMessage }, 'message.details'),
   f('session::append', { session_id: 's_001', custom: { custom_type: 'c', data: null } }, 'custom.data'),
   f('session::append', { session_id: 's_001', message: userMessage, origin: { k: null } }, 'origin.k'),
-  f('session::update-message', { session_id: 's_001', entry_id: 'e_003', content: [{ type: 'text', text: 'x' }], details: null }, 'details'),
+  f(
+    'session::update-message',
+    { session_id: 's_001', entry_id: 'e_003', content: [{ type: 'text', text: 'x' }], details: null },
+    'details',
+  ),
 ]

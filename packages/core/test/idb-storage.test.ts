@@ -4,7 +4,11 @@ import { createStore, indexedDbStorage } from '../src/index.js'
 
 let n = 0
 const dbName = (): string => `idb-storage-${Date.now()}-${++n}`
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 
 describe('indexedDbStorage over fake-indexeddb', () => {
   it('keeps sessions, entries, revisions and the leaf across a reopen', async () => {
@@ -30,7 +34,9 @@ describe('indexedDbStorage over fake-indexeddb', () => {
     const store = await createStore({ storage: indexedDbStorage({ name: dbName() }), multiTab: false })
     const { session_id } = await store.create({})
     const before = store.engine.transactions
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.append({ session_id, message: user(`m${i}`) })))
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.append({ session_id, message: user(`m${i}`) })),
+    )
     expect(store.engine.transactions - before).toBe(1)
     // Issued together without parents, they form one chain in issue order.
     for (let i = 1; i < results.length; i++) expect(results[i].parent_id).toBe(results[i - 1].entry_id)
@@ -44,12 +50,21 @@ describe('indexedDbStorage over fake-indexeddb', () => {
     const { session_id } = await a.create({})
     // b never saw the create: its commit finds the session on disk inside the transaction.
     const first = await b.append({ session_id, message: user('from b first') })
-    const [x, y] = await Promise.all([a.append({ session_id, message: user('from a') }), b.append({ session_id, message: user('from b') })])
+    const [x, y] = await Promise.all([
+      a.append({ session_id, message: user('from a') }),
+      b.append({ session_id, message: user('from b') }),
+    ])
     // Whichever committed second chained onto the other: no sibling, nothing lost.
-    const chain = x.parent_id === y.entry_id ? [first.entry_id, y.entry_id, x.entry_id] : [first.entry_id, x.entry_id, y.entry_id]
+    const chain =
+      x.parent_id === y.entry_id
+        ? [first.entry_id, y.entry_id, x.entry_id]
+        : [first.entry_id, x.entry_id, y.entry_id]
     expect([x.parent_id, y.parent_id].sort()).toEqual([first.entry_id, chain[1]].sort())
     // Each store shows the whole chain once the other's commit has reached it.
-    for (const s of [a, b]) await expect.poll(async () => (await s.messages({ session_id })).messages.map((m) => m.entry_id)).toEqual(chain)
+    for (const s of [a, b])
+      await expect
+        .poll(async () => (await s.messages({ session_id })).messages.map((m) => m.entry_id))
+        .toEqual(chain)
     await a.close()
     await b.close()
   })

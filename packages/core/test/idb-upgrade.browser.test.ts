@@ -10,7 +10,8 @@ import { createDatabase, idbStores } from './idb-stores.js'
 const { dbName, storeOn } = idbStores('idb-upgrade')
 
 describe('store creation and upgrades fetched on demand (Chromium)', () => {
-  const fetched = (): boolean => performance.getEntriesByType('resource').some((r) => /\/src\/storage\/idb\/idb-upgrade\.ts/.test(r.name))
+  const fetched = (): boolean =>
+    performance.getEntriesByType('resource').some((r) => /\/src\/storage\/idb\/idb-upgrade\.ts/.test(r.name))
 
   it('opening a current database fetches no upgrade code; a new one is created whole once it is fetched', async () => {
     // A database already at the current layout (version 4), made by hand.
@@ -28,14 +29,23 @@ describe('store creation and upgrades fetched on demand (Chromium)', () => {
     const b = await storeOn(fresh)
     expect(fetched()).toBe(true)
     const { session_id } = await b.create({ title: 'T' })
-    await b.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: 0 } })
+    await b.append({
+      session_id,
+      message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: 0 },
+    })
     const db = await new Promise<IDBDatabase>((resolve, reject) => {
       const r = indexedDB.open(fresh)
       r.onsuccess = () => resolve(r.result)
       r.onerror = () => reject(r.error)
     })
     expect(db.version).toBe(4)
-    expect([...db.objectStoreNames].sort()).toStrictEqual(['attachments', 'entries', 'kv', 'outbox', 'sessions'])
+    expect([...db.objectStoreNames].sort()).toStrictEqual([
+      'attachments',
+      'entries',
+      'kv',
+      'outbox',
+      'sessions',
+    ])
     expect([...db.transaction('entries').objectStore('entries').indexNames]).toStrictEqual(['stamps'])
     db.close()
   })
@@ -51,7 +61,9 @@ describe('store creation and upgrades fetched on demand (Chromium)', () => {
     const open = indexedDB.open.bind(indexedDB)
     indexedDB.open = ((n: string, v?: number) => (opens++, open(n, v))) as typeof indexedDB.open
     try {
-      await expect(createStore({ storage: indexedDbStorage({ name }), multiTab: false })).rejects.toMatchObject({ name: 'VersionError' })
+      await expect(
+        createStore({ storage: indexedDbStorage({ name }), multiTab: false }),
+      ).rejects.toMatchObject({ name: 'VersionError' })
     } finally {
       indexedDB.open = open
     }

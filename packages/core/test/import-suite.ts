@@ -13,25 +13,53 @@ export interface ImportHarness {
 }
 
 export const entry = (i: number, parent: string | null, text = `entry ${i}`): SessionEntry =>
-  ({ id: `e${i}`, parent_id: parent, timestamp: 1_000 + i, revision: 0, kind: 'message', message: { role: i % 2 ? 'assistant' : 'user', content: [{ type: 'text', text }], timestamp: 1_000 + i, ...(i % 2 && { stop_reason: 'end', model: 'm', provider: 'p' }) } }) as SessionEntry
+  ({
+    id: `e${i}`,
+    parent_id: parent,
+    timestamp: 1_000 + i,
+    revision: 0,
+    kind: 'message',
+    message: {
+      role: i % 2 ? 'assistant' : 'user',
+      content: [{ type: 'text', text }],
+      timestamp: 1_000 + i,
+      ...(i % 2 && { stop_reason: 'end', model: 'm', provider: 'p' }),
+    },
+  }) as SessionEntry
 
 /** Entries `from`..`to - 1` of one chain (each the child of the one before). */
 export const chain = (from: number, to: number, text?: (i: number) => string): SessionEntry[] =>
-  Array.from({ length: to - from }, (_, k) => entry(from + k, from + k === 0 ? null : `e${from + k - 1}`, text?.(from + k)))
+  Array.from({ length: to - from }, (_, k) =>
+    entry(from + k, from + k === 0 ? null : `e${from + k - 1}`, text?.(from + k)),
+  )
 
 export const metaOf = (session_id: string): SessionMeta =>
-  ({ session_id, title: 'imported', description: '', status: 'idle', kind: 'user', created_at: 1_000, updated_at: 1_000, message_count: 0 }) as SessionMeta
+  ({
+    session_id,
+    title: 'imported',
+    description: '',
+    status: 'idle',
+    kind: 'user',
+    created_at: 1_000,
+    updated_at: 1_000,
+    message_count: 0,
+  }) as SessionMeta
 
 /** Entry records the storage holds for a session, head or not. */
-export const onDisk = async (store: Store, id: string): Promise<number> => (await store.storage.entries(id)).length
+export const onDisk = async (store: Store, id: string): Promise<number> =>
+  (await store.storage.entries(id)).length
 
 const visible = async (store: Store, id: string): Promise<boolean> =>
-  (await store.list({ limit: 500 })).sessions.some((s) => s.session_id === id) || (await store.get({ session_id: id })) !== null
+  (await store.list({ limit: 500 })).sessions.some((s) => s.session_id === id) ||
+  (await store.get({ session_id: id })) !== null
 
 const rejection = (p: Promise<unknown>): Promise<SessionError> =>
-  p.then((v) => {
-    throw new Error(`accepted: ${JSON.stringify(v).slice(0, 120)}`)
-  }, (e: unknown) => e as SessionError)
+  p.then(
+    (v) => {
+      throw new Error(`accepted: ${JSON.stringify(v).slice(0, 120)}`)
+    },
+    (e: unknown) => e as SessionError,
+  )
 
 export function importSuite(name: string, h: ImportHarness): void {
   describe(`incremental import over ${name}`, () => {
@@ -79,7 +107,9 @@ export function importSuite(name: string, h: ImportHarness): void {
       await w.abort()
       expect(await onDisk(a, 'gone')).toBe(0)
       expect(await visible(a, 'gone')).toBe(false)
-      expect((await rejection(w.commit({ meta: metaOf('gone'), active_leaf: null }))).message).toContain('aborted')
+      expect((await rejection(w.commit({ meta: metaOf('gone'), active_leaf: null }))).message).toContain(
+        'aborted',
+      )
       const again = await a.beginImport('gone')
       await again.append(chain(0, 2))
       await again.commit({ meta: metaOf('gone'), active_leaf: 'e1' })
@@ -101,19 +131,53 @@ export function importSuite(name: string, h: ImportHarness): void {
       expect(e.code).toBe('session/invalid_request')
       expect(e.message).toContain('entries[817]')
       expect(await onDisk(a, 'bad')).toBe(0)
-      expect((await rejection(w.commit({ meta: metaOf('bad'), active_leaf: null }))).message).toContain('entries[817]')
+      expect((await rejection(w.commit({ meta: metaOf('bad'), active_leaf: null }))).message).toContain(
+        'entries[817]',
+      )
       expect(await visible(a, 'bad')).toBe(false)
       expect(created).toEqual([])
     })
 
     it('the tree is checked at commit: a duplicate id, a missing parent, a cycle, a foreign leaf or another session id in the meta write nothing', async () => {
       const a = await h.open()
-      const cases: Array<[string, (w: Awaited<ReturnType<Store['beginImport']>>) => Promise<unknown>, string]> = [
-        ['dup', async (w) => (await w.append(chain(0, 3)), w.append([entry(1, 'e0')])), 'duplicate entry id e1'],
-        ['orphan', async (w) => (await w.append(chain(0, 3)), await w.append([entry(7, 'e5')]), w.commit({ meta: metaOf('orphan'), active_leaf: null })), 'parent e5 of e7 is missing'],
-        ['cycle', async (w) => (await w.append([entry(0, null), entry(1, 'e2'), entry(2, 'e1')]), w.commit({ meta: metaOf('cycle'), active_leaf: null })), 'cycle'],
-        ['leaf', async (w) => (await w.append(chain(0, 3)), w.commit({ meta: metaOf('leaf'), active_leaf: 'e9' })), 'active_leaf'],
-        ['other', async (w) => (await w.append(chain(0, 3)), w.commit({ meta: metaOf('someone-else'), active_leaf: null })), 'meta.session_id'],
+      const cases: Array<
+        [string, (w: Awaited<ReturnType<Store['beginImport']>>) => Promise<unknown>, string]
+      > = [
+        [
+          'dup',
+          async (w) => (await w.append(chain(0, 3)), w.append([entry(1, 'e0')])),
+          'duplicate entry id e1',
+        ],
+        [
+          'orphan',
+          async (w) => (
+            await w.append(chain(0, 3)),
+            await w.append([entry(7, 'e5')]),
+            w.commit({ meta: metaOf('orphan'), active_leaf: null })
+          ),
+          'parent e5 of e7 is missing',
+        ],
+        [
+          'cycle',
+          async (w) => (
+            await w.append([entry(0, null), entry(1, 'e2'), entry(2, 'e1')]),
+            w.commit({ meta: metaOf('cycle'), active_leaf: null })
+          ),
+          'cycle',
+        ],
+        [
+          'leaf',
+          async (w) => (await w.append(chain(0, 3)), w.commit({ meta: metaOf('leaf'), active_leaf: 'e9' })),
+          'active_leaf',
+        ],
+        [
+          'other',
+          async (w) => (
+            await w.append(chain(0, 3)),
+            w.commit({ meta: metaOf('someone-else'), active_leaf: null })
+          ),
+          'meta.session_id',
+        ],
       ]
       for (const [id, run, text] of cases) {
         const w = await a.beginImport(id)
@@ -132,7 +196,8 @@ export function importSuite(name: string, h: ImportHarness): void {
       expect((await rejection(a.beginImport('taken'))).message).toContain('already exists')
       const first = await a.beginImport('twice')
       const b = await h.reopen(a)
-      for (const s of [a, b]) expect((await rejection(s.beginImport('twice'))).message).toContain('being imported')
+      for (const s of [a, b])
+        expect((await rejection(s.beginImport('twice'))).message).toContain('being imported')
       await first.append(chain(0, 5))
       await first.commit({ meta: metaOf('twice'), active_leaf: 'e4' })
       expect((await rejection(a.beginImport('q\ud800'))).message).toContain('session_id')
@@ -155,7 +220,9 @@ export function importSuite(name: string, h: ImportHarness): void {
       expect((await rejection(b.messages({ session_id: 'left' }))).code).toBe('session/not_found')
       // What a crash leaves on disk (entries and the marker, no head), as if written by a process that is gone.
       await a.storage.transact(async () => ({
-        deleted: new Set(), heads: new Map(), side: [{ store: 'kv', key: 'import:crashed', value: { started_at: 1 } }],
+        deleted: new Set(),
+        heads: new Map(),
+        side: [{ store: 'kv', key: 'import:crashed', value: { started_at: 1 } }],
         entries: new Map([['crashed', new Map(chain(0, 40).map((e) => [e.id, e]))]]),
       }))
       const c = await h.reopen(a)
@@ -190,7 +257,16 @@ export function importSuite(name: string, h: ImportHarness): void {
       const a = await h.open()
       for (const chunkSize of [0, -1, 1.5, Number.NaN, Infinity]) {
         expect((await rejection(a.beginImport('sized', { chunkSize }))).message).toContain('chunkSize')
-        expect((await rejection(a.importSession({ meta: metaOf('sized'), entries: chain(0, 3), active_leaf: 'e2' }, { chunkSize }))).message).toContain('chunkSize')
+        expect(
+          (
+            await rejection(
+              a.importSession(
+                { meta: metaOf('sized'), entries: chain(0, 3), active_leaf: 'e2' },
+                { chunkSize },
+              ),
+            )
+          ).message,
+        ).toContain('chunkSize')
       }
       expect(await onDisk(a, 'sized')).toBe(0)
       expect(await visible(a, 'sized')).toBe(false)
@@ -200,12 +276,17 @@ export function importSuite(name: string, h: ImportHarness): void {
       const a = await h.open()
       const entries = chain(0, 900)
       ;(entries[880] as { parent_id: unknown }).parent_id = 42
-      const e = await rejection(a.importSession({ meta: metaOf('whole'), entries, active_leaf: null }, { chunkSize: 200 }))
+      const e = await rejection(
+        a.importSession({ meta: metaOf('whole'), entries, active_leaf: null }, { chunkSize: 200 }),
+      )
       expect(e.message).toContain('entries[880].parent_id')
       expect(await onDisk(a, 'whole')).toBe(0)
       expect(await visible(a, 'whole')).toBe(false)
       const progress: number[] = []
-      await a.importSession({ meta: metaOf('whole'), entries: chain(0, 900), active_leaf: 'e899' }, { chunkSize: 200, onProgress: (w) => progress.push(w) })
+      await a.importSession(
+        { meta: metaOf('whole'), entries: chain(0, 900), active_leaf: 'e899' },
+        { chunkSize: 200, onProgress: (w) => progress.push(w) },
+      )
       expect(progress).toEqual([200, 400, 600, 800, 900])
     })
   })

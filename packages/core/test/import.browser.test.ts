@@ -53,7 +53,9 @@ describe('incremental import across tabs in Chromium', () => {
       previous = next
     }
     await previous
-    expect(progress.map(([n]) => n)).toEqual([2_000, 4_000, 6_000, 8_000, 10_000, 12_000, 14_000, 16_000, 18_000, 20_000])
+    expect(progress.map(([n]) => n)).toEqual([
+      2_000, 4_000, 6_000, 8_000, 10_000, 12_000, 14_000, 16_000, 18_000, 20_000,
+    ])
     // Writing overlapped making chunks, two in flight at most: chunk k was on disk before chunk k + 3 was made.
     for (const [k, [, madeThen]] of progress.entries()) expect(madeThen).toBeLessThanOrEqual(k + 2)
     expect(progress[0][1]).toBeLessThan(10)

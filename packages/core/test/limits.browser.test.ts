@@ -9,7 +9,9 @@ import { idbStores, user } from './idb-stores.js'
 const { dbName, storeOn, close } = idbStores('limits-browser')
 /** Resolves when `store` hears of the message `entry_id` (from its own write or over the relay). */
 const heard = (store: Store, session_id: string, entry_id: string): Promise<unknown> =>
-  firstValueFrom(store.on('session::message-added', { session_id }).pipe(filter((e) => e.entry_id === entry_id)))
+  firstValueFrom(
+    store.on('session::message-added', { session_id }).pipe(filter((e) => e.entry_id === entry_id)),
+  )
 
 /** Every IndexedDB record of the database, read with the raw API: what "nothing written" means. */
 async function rawDump(name: string): Promise<Record<string, unknown[]>> {
@@ -37,7 +39,10 @@ const events = (store: Store): unknown[] => {
 }
 
 async function refused(run: () => Promise<unknown>, field: string): Promise<void> {
-  const e = await run().then(() => undefined, (x: unknown) => x)
+  const e = await run().then(
+    () => undefined,
+    (x: unknown) => x,
+  )
   expect(e).toBeInstanceOf(SessionError)
   expect((e as SessionError).code).toBe('session/invalid_request')
   expect((e as SessionError).message).toContain(field)
@@ -57,7 +62,9 @@ describe('hostile ids and bodies on real IndexedDB', () => {
     expect(listed).toStrictEqual([...hostileValidIds].sort())
     for (const id of hostileValidIds) {
       const page = await b.messages({ session_id: id })
-      expect(page.messages.map((m) => [m.entry_id, m.message!.content[0]])).toStrictEqual([[id, { type: 'text', text: id }]])
+      expect(page.messages.map((m) => [m.entry_id, m.message!.content[0]])).toStrictEqual([
+        [id, { type: 'text', text: id }],
+      ])
     }
   })
 
@@ -79,13 +86,57 @@ describe('hostile ids and bodies on real IndexedDB', () => {
       await refused(() => a.append({ session_id, entry_id: bad, message: user('x') }), 'entry_id')
       await refused(() => a.append({ session_id, parent_id: bad, message: user('x') }), 'parent_id')
       await refused(() => a.setMeta({ session_id, metadata: { [bad]: 1 } }), 'metadata')
-      await refused(() => a.applyReplica([{ type: 'leaf', session_id: bad, entry_id: null }], { policy: 'pull' }), 'changes[0].session_id')
-      await refused(() => a.importSession({ meta: { session_id: bad, title: '', description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 }, entries: [], active_leaf: null }), 'meta.session_id')
+      await refused(
+        () => a.applyReplica([{ type: 'leaf', session_id: bad, entry_id: null }], { policy: 'pull' }),
+        'changes[0].session_id',
+      )
+      await refused(
+        () =>
+          a.importSession({
+            meta: {
+              session_id: bad,
+              title: '',
+              description: '',
+              status: 'idle',
+              kind: 'user',
+              created_at: 1,
+              updated_at: 1,
+              message_count: 0,
+            },
+            entries: [],
+            active_leaf: null,
+          }),
+        'meta.session_id',
+      )
     }
-    await refused(() => a.setMeta({ session_id, metadata: { deep: deepArray(100_000) as never } }), 'metadata.deep')
-    await refused(() => a.append({ session_id, custom: { custom_type: 'c', data: deepArray(100_000) as never } }), 'custom.data')
     await refused(
-      () => a.applyReplica([{ type: 'entry', session_id, entry: { id: 'd', parent_id: null, timestamp: 1, revision: 0, kind: 'custom', custom_type: 'c', data: deepArray(100_000) } } as ReplicaChange], { policy: 'push' }),
+      () => a.setMeta({ session_id, metadata: { deep: deepArray(100_000) as never } }),
+      'metadata.deep',
+    )
+    await refused(
+      () => a.append({ session_id, custom: { custom_type: 'c', data: deepArray(100_000) as never } }),
+      'custom.data',
+    )
+    await refused(
+      () =>
+        a.applyReplica(
+          [
+            {
+              type: 'entry',
+              session_id,
+              entry: {
+                id: 'd',
+                parent_id: null,
+                timestamp: 1,
+                revision: 0,
+                kind: 'custom',
+                custom_type: 'c',
+                data: deepArray(100_000),
+              },
+            } as ReplicaChange,
+          ],
+          { policy: 'push' },
+        ),
       'changes[0].entry.data',
     )
     await a.flush()
@@ -97,7 +148,8 @@ describe('hostile ids and bodies on real IndexedDB', () => {
     const marked = heard(b, 'marker', 'marker')
     await a.append({ session_id: 'marker', entry_id: 'marker', message: user('marker') })
     await marked
-    const notMarker = (seen: unknown[]) => (seen as Array<[string, { session_id: string }]>).filter(([, p]) => p.session_id !== 'marker')
+    const notMarker = (seen: unknown[]) =>
+      (seen as Array<[string, { session_id: string }]>).filter(([, p]) => p.session_id !== 'marker')
     expect(notMarker(seenA)).toStrictEqual([])
     expect(notMarker(seenB)).toStrictEqual([])
     expect(seenB.length).toBeGreaterThan(0)
@@ -108,7 +160,9 @@ describe('hostile ids and bodies on real IndexedDB', () => {
     const a = await storeOn(name)
     const b = await storeOn(name)
     for (const id of hostileValidIds) {
-      const seen = firstValueFrom(b.on('session::message-added', { session_id: id }).pipe(filter((p) => p.entry_id === id)))
+      const seen = firstValueFrom(
+        b.on('session::message-added', { session_id: id }).pipe(filter((p) => p.entry_id === id)),
+      )
       await a.ensure({ session_id: id, metadata: { [id.slice(0, 64)]: id } })
       await a.append({ session_id: id, entry_id: id, message: user(id) })
       expect((await seen).session_id).toBe(id)
@@ -116,7 +170,9 @@ describe('hostile ids and bodies on real IndexedDB', () => {
     for (const id of hostileValidIds) {
       const meta = await firstValueFrom(b.session$(id).pipe(filter((m) => m !== null)))
       expect(meta!.metadata).toStrictEqual({ [id.slice(0, 64)]: id })
-      expect((await b.getMessage({ session_id: id, entry_id: id }))!.entry).toMatchObject({ message: user(id) })
+      expect((await b.getMessage({ session_id: id, entry_id: id }))!.entry).toMatchObject({
+        message: user(id),
+      })
     }
     // The NFC and NFD forms of é stayed two sessions in the other tab too.
     expect(await b.get({ session_id: 'caf\u00e9' })).not.toBeNull()

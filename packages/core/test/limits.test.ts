@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  SessionError, type ReplicaChange, type Store, type TriggerType,
-} from '../src/index.js'
+import { SessionError, type ReplicaChange, type Store, type TriggerType } from '../src/index.js'
 import { LIMITS, parseEventConfig, parseRequest } from '../src/wire.js'
 import { utf8Bytes } from '../src/validation/limits.js'
 import { deepArray, deepResults, hostileValidIds, idFields, invalidIds, jsonFields } from './hostile-cases.js'
@@ -14,7 +12,16 @@ async function fixture(): Promise<{ store: Store; events: Array<[TriggerType, un
   const store = await numberedStore()
   const { session_id } = await store.create({ title: 'T' })
   for (let i = 0; i < 3; i++) await store.append({ session_id, message: userMessage })
-  await store.append({ session_id, message: { role: 'function_result', function_call_id: 'c1', function_id: 'f', content: [], timestamp: 0 } as never })
+  await store.append({
+    session_id,
+    message: {
+      role: 'function_result',
+      function_call_id: 'c1',
+      function_id: 'f',
+      content: [],
+      timestamp: 0,
+    } as never,
+  })
   return { store, events: recordEvents(store) }
 }
 
@@ -49,20 +56,25 @@ describe('ids and names: well-formed, at most 255 UTF-8 bytes', () => {
     expect(utf8Bytes('\u{1f600}')).toBe(4)
   })
 
-  it.each(idFields.flatMap((c) => invalidIds.map(([why, value]) => [`${c.fn} ${showPath(c.path)}: ${why}`, c, value] as const)))(
-    'refuses %s, naming the field, writing nothing, firing nothing',
-    async (_, c, value) => {
-      const { store, events } = await fixture()
-      const before = await everything(store)
-      await refused(store, () => store.call(c.fn, withValue(c.base, c.path, value)), showPath(c.path))
-      expect(await everything(store)).toStrictEqual(before)
-      expect(events).toStrictEqual([])
-    },
-  )
+  it.each(
+    idFields.flatMap((c) =>
+      invalidIds.map(([why, value]) => [`${c.fn} ${showPath(c.path)}: ${why}`, c, value] as const),
+    ),
+  )('refuses %s, naming the field, writing nothing, firing nothing', async (_, c, value) => {
+    const { store, events } = await fixture()
+    const before = await everything(store)
+    await refused(store, () => store.call(c.fn, withValue(c.base, c.path, value)), showPath(c.path))
+    expect(await everything(store)).toStrictEqual(before)
+    expect(events).toStrictEqual([])
+  })
 
   it('those requests pass the validator with a valid value there (so the field is the cause)', () => {
     for (const c of idFields) {
-      for (const value of hostileValidIds) expect(() => parseRequest(c.fn, withValue(c.base, c.path, value)), `${c.fn} ${showPath(c.path)}`).not.toThrow()
+      for (const value of hostileValidIds)
+        expect(
+          () => parseRequest(c.fn, withValue(c.base, c.path, value)),
+          `${c.fn} ${showPath(c.path)}`,
+        ).not.toThrow()
     }
   })
 
@@ -70,7 +82,11 @@ describe('ids and names: well-formed, at most 255 UTF-8 bytes', () => {
     const { store, events } = await fixture()
     const before = await everything(store)
     await refused(store, () => store.setMeta({ session_id: 's_001', metadata: { [key]: 1 } }), 'metadata')
-    await refused(store, () => store.ensure({ session_id: 'n', metadata: { nested: { [key]: 1 } } }), 'metadata.nested')
+    await refused(
+      store,
+      () => store.ensure({ session_id: 'n', metadata: { nested: { [key]: 1 } } }),
+      'metadata.nested',
+    )
     expect(await everything(store)).toStrictEqual(before)
     expect(events).toStrictEqual([])
   })
@@ -86,7 +102,11 @@ describe('ids and names: well-formed, at most 255 UTF-8 bytes', () => {
     for (const id of hostileValidIds) {
       await store.ensure({ session_id: id, title: id })
       await store.append({ session_id: id, entry_id: id, message: userMessage })
-      await store.append({ session_id: id, parent_id: id, custom: { custom_type: 'x'.repeat(255), data: { [id]: id } } })
+      await store.append({
+        session_id: id,
+        parent_id: id,
+        custom: { custom_type: 'x'.repeat(255), data: { [id]: id } },
+      })
     }
     for (const id of hostileValidIds) {
       expect((await store.get({ session_id: id }))?.meta.title).toBe(id)
@@ -95,38 +115,69 @@ describe('ids and names: well-formed, at most 255 UTF-8 bytes', () => {
       expect(page.messages.map((m) => m.entry_id)[0]).toBe(id)
       expect(page.messages).toHaveLength(2)
       expect(page.messages[1].custom?.data).toStrictEqual({ [id]: id })
-      expect((await store.messages({ session_id: id, from_entry_id: id })).messages.map((m) => m.entry_id)).toStrictEqual([id])
+      expect(
+        (await store.messages({ session_id: id, from_entry_id: id })).messages.map((m) => m.entry_id),
+      ).toStrictEqual([id])
     }
     expect((await store.list({ limit: 500 })).sessions).toHaveLength(hostileValidIds.length + 1)
   })
 
   it('event configs take the same id rule', () => {
-    expect(() => parseEventConfig('session::message-added', { session_id: 'q\ud800' })).toThrow(/session_id.*well-formed/)
-    expect(() => parseEventConfig('session::deleted', { session_id: 'z'.repeat(256) })).toThrow(/session_id.*255/)
-    expect(() => parseEventConfig('session::created', { metadata: { ['\udfff']: 1 } })).toThrow(/invalid_request/)
-    expect(parseEventConfig('session::deleted', { session_id: '../escape/chat 42:?' })).toStrictEqual({ session_id: '../escape/chat 42:?' })
+    expect(() => parseEventConfig('session::message-added', { session_id: 'q\ud800' })).toThrow(
+      /session_id.*well-formed/,
+    )
+    expect(() => parseEventConfig('session::deleted', { session_id: 'z'.repeat(256) })).toThrow(
+      /session_id.*255/,
+    )
+    expect(() => parseEventConfig('session::created', { metadata: { ['\udfff']: 1 } })).toThrow(
+      /invalid_request/,
+    )
+    expect(parseEventConfig('session::deleted', { session_id: '../escape/chat 42:?' })).toStrictEqual({
+      session_id: '../escape/chat 42:?',
+    })
   })
 })
 
 describe('nesting and sizes of JSON values are bounded', () => {
-  it.each(jsonFields.map((c) => [`${c.fn} ${showPath(c.path)}`, c] as const))('a value nested 100,000 deep at %s is refused, not a stack overflow', async (_, c) => {
-    const { store, events } = await fixture()
-    const before = await everything(store)
-    await refused(store, () => store.call(c.fn, withValue(c.base, c.path, deepArray(100_000))), showPath(c.path))
-    expect(await everything(store)).toStrictEqual(before)
-    expect(events).toStrictEqual([])
-  })
+  it.each(jsonFields.map((c) => [`${c.fn} ${showPath(c.path)}`, c] as const))(
+    'a value nested 100,000 deep at %s is refused, not a stack overflow',
+    async (_, c) => {
+      const { store, events } = await fixture()
+      const before = await everything(store)
+      await refused(
+        store,
+        () => store.call(c.fn, withValue(c.base, c.path, deepArray(100_000))),
+        showPath(c.path),
+      )
+      expect(await everything(store)).toStrictEqual(before)
+      expect(events).toStrictEqual([])
+    },
+  )
 
   it('function results nested 100,000 deep through their content are refused', async () => {
     const { store } = await fixture()
-    await refused(store, () => store.append({ session_id: 's_001', message: { role: 'user', content: [deepResults(100_000)], timestamp: 0 } as never }), 'message.content[0]')
+    await refused(
+      store,
+      () =>
+        store.append({
+          session_id: 's_001',
+          message: { role: 'user', content: [deepResults(100_000)], timestamp: 0 } as never,
+        }),
+      'message.content[0]',
+    )
   })
 
   it('the depth limit counts from the request: 64 levels pass, 65 do not', async () => {
     const { store } = await fixture()
     // { metadata: { k: <n arrays> } }: the body, metadata and k's arrays are n + 2 levels.
-    await expect(store.ensure({ session_id: 'd', metadata: { k: deepArray(62) as never } })).resolves.toBeDefined()
-    await refused(store, () => store.ensure({ session_id: 'd2', metadata: { k: deepArray(63) as never } }), 'nested deeper than 64')
+    await expect(
+      store.ensure({ session_id: 'd', metadata: { k: deepArray(62) as never } }),
+    ).resolves.toBeDefined()
+    await refused(
+      store,
+      () => store.ensure({ session_id: 'd2', metadata: { k: deepArray(63) as never } }),
+      'nested deeper than 64',
+    )
   })
 
   it('a cyclic object from an in-process caller is refused the same way', async () => {
@@ -138,25 +189,109 @@ describe('nesting and sizes of JSON values are bounded', () => {
 
   it('an array or object of more than 100,000 members inside a JSON value is refused', async () => {
     const { store } = await fixture()
-    await refused(store, () => store.setMeta({ session_id: 's_001', metadata: { big: new Array(100_001).fill(0) } }), 'metadata.big')
-    await expect(store.setMeta({ session_id: 's_001', metadata: { big: new Array(100_000).fill(0) } })).resolves.toBeDefined()
+    await refused(
+      store,
+      () => store.setMeta({ session_id: 's_001', metadata: { big: new Array(100_001).fill(0) } }),
+      'metadata.big',
+    )
+    await expect(
+      store.setMeta({ session_id: 's_001', metadata: { big: new Array(100_000).fill(0) } }),
+    ).resolves.toBeDefined()
   })
 })
 
 describe('replicated changes and imports pass the same validator', () => {
-  const meta = (session_id: string) => ({ session_id, title: '', description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 })
-  const entry = (id: string, parent_id: string | null = null) => ({ id, parent_id, timestamp: 1, revision: 0, kind: 'message', message: userMessage })
+  const meta = (session_id: string) => ({
+    session_id,
+    title: '',
+    description: '',
+    status: 'idle',
+    kind: 'user',
+    created_at: 1,
+    updated_at: 1,
+    message_count: 0,
+  })
+  const entry = (id: string, parent_id: string | null = null) => ({
+    id,
+    parent_id,
+    timestamp: 1,
+    revision: 0,
+    kind: 'message',
+    message: userMessage,
+  })
   const bad: Array<[string, unknown, string]> = [
-    ['a meta with a lone-surrogate id', { type: 'meta', meta: meta('q\ud800'), create: true }, 'changes[0].meta.session_id'],
-    ['an entry with a 256-byte id', { type: 'entry', session_id: 's_001', entry: entry('e'.repeat(256), 'e_001') }, 'changes[0].entry.id'],
-    ['an entry with a bad parent', { type: 'entry', session_id: 's_001', entry: entry('n', '\ud800') }, 'changes[0].entry.parent_id'],
-    ['an entry 100,000 deep', { type: 'entry', session_id: 's_001', entry: { ...entry('n', 'e_001'), origin: { a: deepArray(100_000) } } }, 'changes[0].entry.origin.a'],
-    ['a leaf with a bad entry id', { type: 'leaf', session_id: 's_001', entry_id: 'x'.repeat(300) }, 'changes[0].entry_id'],
+    [
+      'a meta with a lone-surrogate id',
+      { type: 'meta', meta: meta('q\ud800'), create: true },
+      'changes[0].meta.session_id',
+    ],
+    [
+      'an entry with a 256-byte id',
+      { type: 'entry', session_id: 's_001', entry: entry('e'.repeat(256), 'e_001') },
+      'changes[0].entry.id',
+    ],
+    [
+      'an entry with a bad parent',
+      { type: 'entry', session_id: 's_001', entry: entry('n', '\ud800') },
+      'changes[0].entry.parent_id',
+    ],
+    [
+      'an entry 100,000 deep',
+      {
+        type: 'entry',
+        session_id: 's_001',
+        entry: { ...entry('n', 'e_001'), origin: { a: deepArray(100_000) } },
+      },
+      'changes[0].entry.origin.a',
+    ],
+    [
+      'a leaf with a bad entry id',
+      { type: 'leaf', session_id: 's_001', entry_id: 'x'.repeat(300) },
+      'changes[0].entry_id',
+    ],
     ['a delete with a bad session id', { type: 'delete', session_id: '\udc00' }, 'changes[0].session_id'],
     ['an unknown type', { type: 'rename', session_id: 's_001' }, 'changes[0].type'],
-    ['an attachment with a 256-byte id', { type: 'attachment', session_id: 's_001', attachment: { attachment_id: 'a'.repeat(256), session_id: 's_001', name: 'x.png', mime: 'image/png', size: 1, sha256: 'f'.repeat(64), created_at: 1 } }, 'changes[0].attachment.attachment_id'],
-    ['an attachment list with a lone-surrogate name', { type: 'attachments', session_id: 's_001', attachments: [{ attachment_id: 'a_1', session_id: 's_001', name: 'x\ud800', mime: 'image/png', size: 1, sha256: 'f'.repeat(64), created_at: 1 }] }, 'changes[0].attachments[0].name'],
-    ['a detach with a bad attachment id', { type: 'detach', session_id: 's_001', attachment_id: '\udc00' }, 'changes[0].attachment_id'],
+    [
+      'an attachment with a 256-byte id',
+      {
+        type: 'attachment',
+        session_id: 's_001',
+        attachment: {
+          attachment_id: 'a'.repeat(256),
+          session_id: 's_001',
+          name: 'x.png',
+          mime: 'image/png',
+          size: 1,
+          sha256: 'f'.repeat(64),
+          created_at: 1,
+        },
+      },
+      'changes[0].attachment.attachment_id',
+    ],
+    [
+      'an attachment list with a lone-surrogate name',
+      {
+        type: 'attachments',
+        session_id: 's_001',
+        attachments: [
+          {
+            attachment_id: 'a_1',
+            session_id: 's_001',
+            name: 'x\ud800',
+            mime: 'image/png',
+            size: 1,
+            sha256: 'f'.repeat(64),
+            created_at: 1,
+          },
+        ],
+      },
+      'changes[0].attachments[0].name',
+    ],
+    [
+      'a detach with a bad attachment id',
+      { type: 'detach', session_id: 's_001', attachment_id: '\udc00' },
+      'changes[0].attachment_id',
+    ],
   ]
   it.each(bad)('applyReplica refuses %s, applying none of the batch', async (_, change, field) => {
     const { store, events } = await fixture()
@@ -172,19 +307,45 @@ describe('replicated changes and imports pass the same validator', () => {
   it('applyReplica accepts hostile-but-valid ids', async () => {
     const { store } = await fixture()
     const results = await store.applyReplica(
-      hostileValidIds.flatMap((id): ReplicaChange[] => [{ type: 'meta', meta: meta(id) as never, create: true }, { type: 'entry', session_id: id, entry: entry(id) as never }]),
+      hostileValidIds.flatMap((id): ReplicaChange[] => [
+        { type: 'meta', meta: meta(id) as never, create: true },
+        { type: 'entry', session_id: id, entry: entry(id) as never },
+      ]),
       { policy: 'push' },
     )
     expect(results.every((r) => r.status === 'applied')).toBe(true)
-    for (const id of hostileValidIds) expect((await store.getMessage({ session_id: id, entry_id: id }))?.entry.id).toBe(id)
+    for (const id of hostileValidIds)
+      expect((await store.getMessage({ session_id: id, entry_id: id }))?.entry.id).toBe(id)
   })
 
   it('importSession refuses bad ids and deep bodies, writing nothing', async () => {
     const { store, events } = await fixture()
     const before = await everything(store)
-    await refused(store, () => store.importSession({ meta: meta('q\ud800') as never, entries: [], active_leaf: null }), 'meta.session_id')
-    await refused(store, () => store.importSession({ meta: meta('i') as never, entries: [entry('a'), entry('b'.repeat(256), 'a')] as never, active_leaf: null }), 'entries[1].id')
-    await refused(store, () => store.importSession({ meta: { ...meta('i'), metadata: { k: deepArray(100_000) } } as never, entries: [], active_leaf: null }), 'meta.metadata.k')
+    await refused(
+      store,
+      () => store.importSession({ meta: meta('q\ud800') as never, entries: [], active_leaf: null }),
+      'meta.session_id',
+    )
+    await refused(
+      store,
+      () =>
+        store.importSession({
+          meta: meta('i') as never,
+          entries: [entry('a'), entry('b'.repeat(256), 'a')] as never,
+          active_leaf: null,
+        }),
+      'entries[1].id',
+    )
+    await refused(
+      store,
+      () =>
+        store.importSession({
+          meta: { ...meta('i'), metadata: { k: deepArray(100_000) } } as never,
+          entries: [],
+          active_leaf: null,
+        }),
+      'meta.metadata.k',
+    )
     expect(await everything(store)).toStrictEqual(before)
     expect(events).toStrictEqual([])
   })

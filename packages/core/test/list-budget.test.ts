@@ -14,7 +14,10 @@ describe('session::list work budget', () => {
     for (let i = 0; i < 2000; i++) await store.create({ title: `s${i}`, metadata: { tags, n: i % 20 } })
     // 2,000 sessions × 500 values compared is past the budget: refused before an answer is built.
     expect(2000 * 500).toBeGreaterThan(LIST_WORK_BUDGET)
-    await expect(store.list({ metadata: { tags } })).rejects.toMatchObject({ code: 'session/invalid_request', message: expect.stringContaining('narrow it') })
+    await expect(store.list({ metadata: { tags } })).rejects.toMatchObject({
+      code: 'session/invalid_request',
+      message: expect.stringContaining('narrow it'),
+    })
     // A filter that fails on a cheap key first costs a value or two per session.
     const res = await store.list({ metadata: { n: 99, tags }, limit: 5 })
     expect(res.sessions).toStrictEqual([])
@@ -26,7 +29,14 @@ describe('session::list work budget', () => {
   it('pages are exactly the sorted, filtered sessions, in any order and page size', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ updated: fc.integer({ min: 0, max: 5 }), created: fc.integer({ min: 0, max: 5 }), tag: fc.constantFrom('a', 'b') }), { maxLength: 25 }),
+        fc.array(
+          fc.record({
+            updated: fc.integer({ min: 0, max: 5 }),
+            created: fc.integer({ min: 0, max: 5 }),
+            tag: fc.constantFrom('a', 'b'),
+          }),
+          { maxLength: 25 },
+        ),
         fc.constantFrom<ListOrder>('updated_desc', 'created_desc', 'created_asc'),
         fc.integer({ min: 1, max: 7 }),
         fc.constantFrom(undefined, { tag: 'a' }),
@@ -39,7 +49,10 @@ describe('session::list work budget', () => {
             now = Math.max(r.created, r.updated)
             await store.setMeta({ session_id, title: 'u' })
           }
-          const expected = selectSessions([...store.engine.state.sessions.values()].map((s) => s.head.meta), { order, metadata }).map((m) => m.session_id)
+          const expected = selectSessions(
+            [...store.engine.state.sessions.values()].map((s) => s.head.meta),
+            { order, metadata },
+          ).map((m) => m.session_id)
           const got: string[] = []
           let cursor: string | undefined
           for (let pages = 0; pages < 100; pages++) {

@@ -8,8 +8,16 @@ import { MENTION_WORK_BUDGET, searchMentions, WorkMeter } from '../src/wire.js'
 
 const meta = (i: number, title: string, extra: Partial<SessionMeta> = {}): SessionMeta =>
   ({
-    session_id: `s_${String(i).padStart(6, '0')}`, title, description: '', status: 'idle', kind: 'user', metadata: {},
-    message_count: 0, created_at: i, updated_at: i, ...extra,
+    session_id: `s_${String(i).padStart(6, '0')}`,
+    title,
+    description: '',
+    status: 'idle',
+    kind: 'user',
+    metadata: {},
+    message_count: 0,
+    created_at: i,
+    updated_at: i,
+    ...extra,
   }) as SessionMeta
 
 const unbounded = (): WorkMeter => new WorkMeter(Number.MAX_SAFE_INTEGER)
@@ -33,7 +41,9 @@ function contractSearch(metas: readonly SessionMeta[], query: string, limit = 50
   return metas
     .map((m) => ({ m, t: tier(m) }))
     .filter((r): r is { m: SessionMeta; t: number } => r.t !== undefined)
-    .sort((a, b) => a.t - b.t || b.m.updated_at - a.m.updated_at || (a.m.session_id < b.m.session_id ? -1 : 1))
+    .sort(
+      (a, b) => a.t - b.t || b.m.updated_at - a.m.updated_at || (a.m.session_id < b.m.session_id ? -1 : 1),
+    )
     .slice(0, limit)
     .map((r) => r.m.session_id)
 }
@@ -65,7 +75,9 @@ describe('mention search work budget', () => {
   })
 
   it('many sessions: the scan stops at the budget with the best matches among those examined', () => {
-    const sessions = Array.from({ length: 20_000 }, (_, i) => meta(i, `Deploy pipeline number ${i} for production`))
+    const sessions = Array.from({ length: 20_000 }, (_, i) =>
+      meta(i, `Deploy pipeline number ${i} for production`),
+    )
     const meter = new WorkMeter(MENTION_WORK_BUDGET)
     const res = searchMentions(sessions, { query: 'pipeline prod' }, meter)
     expect(res.incomplete).toBe(true)
@@ -81,27 +93,58 @@ describe('mention search work budget', () => {
   it('hostile queries and titles of any size never spend more than the budget', () => {
     const text = fc.oneof(
       fc.string({ maxLength: 40 }),
-      fc.integer({ min: 1, max: 200_000 }).chain((n) => fc.constantFrom('a ', 'ab', 'é€😀 ', 'w1 ', ' ').map((u) => u.repeat(n))),
+      fc
+        .integer({ min: 1, max: 200_000 })
+        .chain((n) => fc.constantFrom('a ', 'ab', 'é€😀 ', 'w1 ', ' ').map((u) => u.repeat(n))),
     )
     fc.assert(
-      fc.property(fc.array(text, { minLength: 1, maxLength: 5 }), text, fc.integer({ min: 1, max: 3000 }), (titles, query, copies) => {
-        const sessions = Array.from({ length: copies }, (_, i) => meta(i, titles[i % titles.length]!, { description: titles[(i + 1) % titles.length]! }))
-        const meter = new WorkMeter(MENTION_WORK_BUDGET)
-        searchMentions(sessions, { query }, meter)
-        expect(meter.spent).toBeLessThanOrEqual(MENTION_WORK_BUDGET)
-      }),
+      fc.property(
+        fc.array(text, { minLength: 1, maxLength: 5 }),
+        text,
+        fc.integer({ min: 1, max: 3000 }),
+        (titles, query, copies) => {
+          const sessions = Array.from({ length: copies }, (_, i) =>
+            meta(i, titles[i % titles.length]!, { description: titles[(i + 1) % titles.length]! }),
+          )
+          const meter = new WorkMeter(MENTION_WORK_BUDGET)
+          searchMentions(sessions, { query }, meter)
+          expect(meter.spent).toBeLessThanOrEqual(MENTION_WORK_BUDGET)
+        },
+      ),
       { numRuns: 40 },
     )
   })
 
   it('within the budget the ranking is the contract ranking exactly (word prefixes, many terms, any script)', () => {
-    const word = fc.constantFrom('deploy', 'Dep', 'pipe', 'line', 'é', 'été', 'Ünï', '𝐀bc', '42', 'x-y', 'a.b', 'naïve', 'ÅSA', 'z')
-    const phrase = fc.array(word, { maxLength: 8 }).chain((ws) => fc.constantFrom(' ', '-', '  ', '/', ', ').map((sep) => ws.join(sep)))
+    const word = fc.constantFrom(
+      'deploy',
+      'Dep',
+      'pipe',
+      'line',
+      'é',
+      'été',
+      'Ünï',
+      '𝐀bc',
+      '42',
+      'x-y',
+      'a.b',
+      'naïve',
+      'ÅSA',
+      'z',
+    )
+    const phrase = fc
+      .array(word, { maxLength: 8 })
+      .chain((ws) => fc.constantFrom(' ', '-', '  ', '/', ', ').map((sep) => ws.join(sep)))
     // Up to 300 terms: many terms take the sorted-words path.
-    const query = fc.oneof(phrase, fc.array(word, { minLength: 50, maxLength: 300 }).map((ws) => ws.join(' ')))
+    const query = fc.oneof(
+      phrase,
+      fc.array(word, { minLength: 50, maxLength: 300 }).map((ws) => ws.join(' ')),
+    )
     fc.assert(
       fc.property(fc.array(fc.tuple(phrase, phrase), { minLength: 1, maxLength: 12 }), query, (rows, q) => {
-        const sessions = rows.map(([title, description], i) => meta(i, title, { description, updated_at: i % 3 }))
+        const sessions = rows.map(([title, description], i) =>
+          meta(i, title, { description, updated_at: i % 3 }),
+        )
         const meter = unbounded()
         const res = searchMentions(sessions, { query: q, limit: 50 }, meter)
         expect(res.incomplete).toBeUndefined()

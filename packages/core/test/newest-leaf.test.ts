@@ -21,8 +21,10 @@ describe('newestLeafUnder', () => {
   it('descends into the child with the highest timestamp at every level', () => {
     const tree = treeOf([
       ['a', null, 1],
-      ['b1', 'a', 5], ['b2', 'a', 3],
-      ['c1', 'b1', 6], ['c2', 'b1', 9],
+      ['b1', 'a', 5],
+      ['b2', 'a', 3],
+      ['c1', 'b1', 6],
+      ['c2', 'b1', 9],
       ['d', 'c2', 10],
       ['x', 'b2', 99],
     ])
@@ -32,7 +34,12 @@ describe('newestLeafUnder', () => {
   })
 
   it('breaks a timestamp tie by the later child in children order', () => {
-    const tree = treeOf([['a', null, 1], ['b1', 'a', 2], ['b2', 'a', 2], ['b3', 'a', 1]])
+    const tree = treeOf([
+      ['a', null, 1],
+      ['b1', 'a', 2],
+      ['b2', 'a', 2],
+      ['b3', 'a', 1],
+    ])
     expect(newestLeafUnder(tree, 'a')).toBe('b2')
   })
 })

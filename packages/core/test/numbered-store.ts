@@ -11,8 +11,11 @@ export function numberedStore(): Promise<Store> {
   let s = 0
   let e = 0
   return createStore({
-    storage: memoryStorage(), multiTab: false, now: () => 1_000_000,
-    newId: (k) => (k === 'session' ? `s_${String(++s).padStart(3, '0')}` : `e_${String(++e).padStart(3, '0')}`),
+    storage: memoryStorage(),
+    multiTab: false,
+    now: () => 1_000_000,
+    newId: (k) =>
+      k === 'session' ? `s_${String(++s).padStart(3, '0')}` : `e_${String(++e).padStart(3, '0')}`,
   })
 }
 

@@ -6,13 +6,24 @@ import { operations } from '../src/ops/index.js'
 // call must behave as if the code had always been there: it shares the transaction of the calls
 // issued in its tick (docs/architecture.md, principle 5) and nothing issued after it overtakes it. Vitest runs
 // each file in a fresh module graph, so nothing here is loaded before this file calls it.
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 
 async function open(storage = memoryStorage()): Promise<{ store: Store; events: string[] }> {
   const ids = { session: 0, entry: 0, attachment: 0 }
-  const store = await createStore({ storage, multiTab: false, prefetch: false, now: () => 1_000_000, newId: (k) => `${k[0]}_${String(++ids[k]).padStart(3, '0')}` })
+  const store = await createStore({
+    storage,
+    multiTab: false,
+    prefetch: false,
+    now: () => 1_000_000,
+    newId: (k) => `${k[0]}_${String(++ids[k]).padStart(3, '0')}`,
+  })
   const events: string[] = []
-  for (const t of TRIGGER_TYPES) store.on(t).subscribe((p) => events.push(`${t} ${'entry_id' in p ? p.entry_id : p.session_id}`))
+  for (const t of TRIGGER_TYPES)
+    store.on(t).subscribe((p) => events.push(`${t} ${'entry_id' in p ? p.entry_id : p.session_id}`))
   return { store, events }
 }
 
@@ -32,11 +43,17 @@ describe('operations fetched on first use', () => {
       store.append({ session_id, message: user('b') }),
     ])
     // The read sees the append issued before it and not the one issued after it.
-    expect(tail.messages.map((i) => (i.message ? (i.message.content[0] as { text: string }).text : null))).toStrictEqual(['first', 'a'])
+    expect(
+      tail.messages.map((i) => (i.message ? (i.message.content[0] as { text: string }).text : null)),
+    ).toStrictEqual(['first', 'a'])
     expect(status).toStrictEqual({ status: 'working', previous_status: 'idle' })
     expect(b.parent_id).toBe(a.entry_id)
     expect(store.engine.transactions - before).toBe(1)
-    expect(events).toStrictEqual([`session::message-added ${a.entry_id}`, `session::status-changed ${session_id}`, `session::message-added ${b.entry_id}`])
+    expect(events).toStrictEqual([
+      `session::message-added ${a.entry_id}`,
+      `session::status-changed ${session_id}`,
+      `session::message-added ${b.entry_id}`,
+    ])
     expect(operations['session::messages-tail'].load).toBeUndefined()
     await store.close()
   })
@@ -49,8 +66,14 @@ describe('operations fetched on first use', () => {
     const { entry_id } = await store.append({ session_id, message: user('kept') })
     events.length = 0
     storage.fail!(new Error('QuotaExceededError'))
-    const results = await Promise.allSettled([store.append({ session_id, message: user('lost') }), store.fork({ session_id, entry_id })])
-    expect(results.map((r) => r.status === 'rejected' && (r.reason as { code: string }).code)).toStrictEqual(['session/storage', 'session/storage'])
+    const results = await Promise.allSettled([
+      store.append({ session_id, message: user('lost') }),
+      store.fork({ session_id, entry_id }),
+    ])
+    expect(results.map((r) => r.status === 'rejected' && (r.reason as { code: string }).code)).toStrictEqual([
+      'session/storage',
+      'session/storage',
+    ])
     expect(events).toStrictEqual([])
     expect((await store.list()).sessions.map((m) => m.session_id)).toStrictEqual([session_id])
     const fork = await store.fork({ session_id, entry_id })
@@ -61,13 +84,18 @@ describe('operations fetched on first use', () => {
   it('validate requests with the same errors as before the code was here, and refuse calls once closed', async () => {
     expect(operations['session::mention::get'].load).toBeTypeOf('function')
     const { store } = await open()
-    await expect(store.mentionGet({ id: 5 } as never)).rejects.toMatchObject({ code: 'session/invalid_request', message: 'session/invalid_request: id: expected a string, got number 5' })
+    await expect(store.mentionGet({ id: 5 } as never)).rejects.toMatchObject({
+      code: 'session/invalid_request',
+      message: 'session/invalid_request: id: expected a string, got number 5',
+    })
     await expect(store.call('session::nope', {})).rejects.toMatchObject({ code: 'session/invalid_request' })
     const pending = store.getAttachment({ session_id: 's_x', attachment_id: 'a_x' })
     await store.close()
     // Issued before close: it ran (nothing there); issued after: refused.
     await expect(pending).resolves.toBeNull()
-    await expect(store.listAttachments({ session_id: 's_x' })).rejects.toMatchObject({ code: 'session/storage' })
+    await expect(store.listAttachments({ session_id: 's_x' })).rejects.toMatchObject({
+      code: 'session/storage',
+    })
   })
 })
 

@@ -9,7 +9,11 @@ import { StaleHeadError, type SessionHead, type StorageReader, type WriteSet } f
 // The commit path: batches built from memory, their heads checked inside the transaction
 // (a stale one reruns the batch on what is on disk), and a batch started while the one
 // before commits, which must never land on a state that assumed a failed batch.
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 
 /**
  * A storage that keeps transactions in call order (as IndexedDB does) and commits each only
@@ -23,7 +27,8 @@ function gatedStorage() {
   let turn: Promise<unknown> = Promise.resolve()
   let issued = 0
   let failAt = 0
-  const heads = async (): Promise<Map<string, SessionHead>> => new Map((await inner.open()).map((h) => [h.meta.session_id, h]))
+  const heads = async (): Promise<Map<string, SessionHead>> =>
+    new Map((await inner.open()).map((h) => [h.meta.session_id, h]))
   const storage: Storage = {
     ...inner,
     name: 'gated',
@@ -82,7 +87,12 @@ function gatedStorage() {
 
 async function open(storage: Storage): Promise<{ store: Store; events: string[] }> {
   let n = 0
-  const store = await createStore({ storage, multiTab: false, now: () => 1_000_000, newId: (k) => `${k[0]}_${++n}` })
+  const store = await createStore({
+    storage,
+    multiTab: false,
+    now: () => 1_000_000,
+    newId: (k) => `${k[0]}_${++n}`,
+  })
   // The code of the write path is fetched on first use (first-use.test.ts): here it is in place,
   // so that what these tests count in ticks is the engine, not the fetch.
   await Promise.all(Object.values(operations).map((op) => op.load?.()))
@@ -92,7 +102,11 @@ async function open(storage: Storage): Promise<{ store: Store; events: string[] 
 }
 
 /** A store on a gated storage, with session `chat` created (the first transaction, committed). */
-async function openWithChat(): Promise<{ g: ReturnType<typeof gatedStorage>; store: Store; events: string[] }> {
+async function openWithChat(): Promise<{
+  g: ReturnType<typeof gatedStorage>
+  store: Store
+  events: string[]
+}> {
   const g = gatedStorage()
   const { store, events } = await open(g.storage)
   const created = store.ensure({ session_id: 'chat' })
@@ -102,7 +116,11 @@ async function openWithChat(): Promise<{ g: ReturnType<typeof gatedStorage>; sto
 }
 
 /** `openWithChat` with an empty reply appended and committed, and the revisions its updates fire. */
-async function openWithReply(): Promise<{ g: ReturnType<typeof gatedStorage>; store: Store; updated: number[] }> {
+async function openWithReply(): Promise<{
+  g: ReturnType<typeof gatedStorage>
+  store: Store
+  updated: number[]
+}> {
   const { g, store } = await openWithChat()
   const appended = store.append({ session_id: 'chat', message: user(''), entry_id: 'reply' })
   await g.step()
@@ -134,19 +152,31 @@ async function gatheringTimerFires(store: Store): Promise<void> {
  * fires, then the held calls go in one transaction once it has moved `GATHER_MS`; all four
  * calls answer, each firing its event.
  */
-async function windowCloses(store: Store, g: ReturnType<typeof gatedStorage>, issued: number, calls: Array<Promise<unknown>>, updated: number[]): Promise<void> {
+async function windowCloses(
+  store: Store,
+  g: ReturnType<typeof gatedStorage>,
+  issued: number,
+  calls: Array<Promise<unknown>>,
+  updated: number[],
+): Promise<void> {
   await gatheringTimerFires(store)
   expect(g.transactions).toBe(issued + 1)
   vi.advanceTimersByTime(GATHER_MS)
   await until(() => g.transactions === issued + 2)
   expect(g.transactions).toBe(issued + 2)
   await g.step()
-  expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
+  expect(await Promise.all(calls)).toStrictEqual(
+    [1, 2, 3, 4].map((revision) => ({ updated: true, revision })),
+  )
   expect(updated).toStrictEqual([1, 2, 3, 4])
 }
 
 /** Issues `first` while nothing commits (it starts at once: one transaction), then `second` behind it. */
-async function startStream(g: ReturnType<typeof gatedStorage>, first: () => Promise<unknown>, second: () => Promise<unknown>): Promise<{ issued: number; calls: Array<Promise<unknown>> }> {
+async function startStream(
+  g: ReturnType<typeof gatedStorage>,
+  first: () => Promise<unknown>,
+  second: () => Promise<unknown>,
+): Promise<{ issued: number; calls: Array<Promise<unknown>> }> {
   const issued = g.transactions
   const calls = [first()]
   await tick()
@@ -167,9 +197,13 @@ describe('pipelined commits', () => {
   it('start the next batch while one commits, and commit and emit in issue order', async () => {
     const { g, store, events } = await openWithChat()
     const settled: string[] = []
-    const first = store.append({ session_id: 'chat', message: user('one'), entry_id: 'one' }).then((r) => (settled.push('one'), r))
+    const first = store
+      .append({ session_id: 'chat', message: user('one'), entry_id: 'one' })
+      .then((r) => (settled.push('one'), r))
     await tick()
-    const second = store.append({ session_id: 'chat', message: user('two'), entry_id: 'two' }).then((r) => (settled.push('two'), r))
+    const second = store
+      .append({ session_id: 'chat', message: user('two'), entry_id: 'two' })
+      .then((r) => (settled.push('two'), r))
     await tick()
     // Both batches are in the storage's hands before the first one committed.
     expect(g.log.slice(-2)).toStrictEqual(['issued 2', 'issued 3'])
@@ -185,7 +219,9 @@ describe('pipelined commits', () => {
     expect(store.engine.reruns).toBe(0)
     // Memory equals disk: a store opened afterwards reads the same chain.
     const again = await open(g.storage)
-    expect((await again.store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual(['one', 'two'])
+    expect(
+      (await again.store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id),
+    ).toStrictEqual(['one', 'two'])
     await store.close()
   })
 
@@ -209,7 +245,9 @@ describe('pipelined commits', () => {
     // The three that waited went in one transaction.
     expect(g.transactions).toBe(issued + 1)
     await g.step()
-    expect(await Promise.all(calls)).toStrictEqual([1, 2, 3, 4].map((revision) => ({ updated: true, revision })))
+    expect(await Promise.all(calls)).toStrictEqual(
+      [1, 2, 3, 4].map((revision) => ({ updated: true, revision })),
+    )
     expect(updated).toStrictEqual([1, 2, 3, 4])
     // An append is not a rewrite: it starts beside the update committing.
     const more = store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: text('abcde') })
@@ -229,11 +267,16 @@ describe('pipelined commits', () => {
 
   it('updates held behind a commit gather until GATHER_MS after it started, asking for no batch start each; one issued when nothing commits, or an append among them, starts at once', async () => {
     const { g, store, updated } = await openWithReply()
-    const update = (t: string) => store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: text(t) })
+    const update = (t: string) =>
+      store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: text(t) })
     // The engine's clock stands still unless the test moves it; timers stay real.
     vi.useFakeTimers({ toFake: ['performance'] })
     try {
-      const { issued, calls } = await startStream(g, () => update('a'), () => update('ab'))
+      const { issued, calls } = await startStream(
+        g,
+        () => update('a'),
+        () => update('ab'),
+      )
       // Held calls ask for no batch start of their own: what started the batch does it.
       const pump = vi.spyOn(store.engine as unknown as { pump(): void }, 'pump')
       calls.push(update('abc'))
@@ -291,11 +334,21 @@ describe('pipelined commits', () => {
       })
     vi.useFakeTimers({ toFake: ['performance'] })
     try {
-      const { issued, calls } = await startStream(g, () => add('a'), () => add('b'))
+      const { issued, calls } = await startStream(
+        g,
+        () => add('a'),
+        () => add('b'),
+      )
       await g.step()
       await calls[0]
       // Held within the window, a plain update and another token joining them.
-      calls.push(store.updateMessage({ session_id: 'chat', entry_id: 'reply', content: [{ type: 'text', text: 'ab!' }] }))
+      calls.push(
+        store.updateMessage({
+          session_id: 'chat',
+          entry_id: 'reply',
+          content: [{ type: 'text', text: 'ab!' }],
+        }),
+      )
       await tick()
       calls.push(add('?'))
       await windowCloses(store, g, issued, calls, updated)
@@ -330,7 +383,9 @@ describe('pipelined commits', () => {
     const disk = await (await open(g.storage)).store.get({ session_id: 'chat' })
     expect(held).toStrictEqual(disk)
     expect(disk?.meta.message_count).toBe(1)
-    expect((await store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual(['kept'])
+    expect((await store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual([
+      'kept',
+    ])
     await store.close()
   })
 
@@ -351,14 +406,20 @@ describe('pipelined commits', () => {
 
 let db = 0
 const shared: Array<[string, () => () => Storage]> = [
-  ['memoryStorage', () => {
-    const s = memoryStorage()
-    return () => s
-  }],
-  ['fake-indexeddb', () => {
-    const name = `pipeline-${process.pid}-${++db}`
-    return () => indexedDbStorage({ name })
-  }],
+  [
+    'memoryStorage',
+    () => {
+      const s = memoryStorage()
+      return () => s
+    },
+  ],
+  [
+    'fake-indexeddb',
+    () => {
+      const name = `pipeline-${process.pid}-${++db}`
+      return () => indexedDbStorage({ name })
+    },
+  ],
 ]
 
 describe.each(shared)('a head changed on disk under a batch built from memory (%s)', (_, database) => {
@@ -377,7 +438,11 @@ describe.each(shared)('a head changed on disk under a batch built from memory (%
     expect(r.parent_id).toBe('b1')
     const c = await open(storage())
     for (const s of [a.store, c.store]) {
-      expect((await s.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual(['a1', 'b1', 'a2'])
+      expect((await s.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual([
+        'a1',
+        'b1',
+        'a2',
+      ])
       expect((await s.get({ session_id: 'chat' }))?.meta.message_count).toBe(3)
     }
     expect(a.events).toStrictEqual(['a1', 'a2'])
@@ -394,7 +459,9 @@ describe.each(shared)('a head changed on disk under a batch built from memory (%
     const ensured = await a.store.ensure({ session_id: 'chat', title: 'from a' })
     expect(ensured.created).toBe(false)
     expect(ensured.meta.title).toBe('from b')
-    expect((await a.store.append({ session_id: 'chat', message: user('a1'), entry_id: 'a1' })).parent_id).toBe('b1')
+    expect(
+      (await a.store.append({ session_id: 'chat', message: user('a1'), entry_id: 'a1' })).parent_id,
+    ).toBe('b1')
     await Promise.all([a.store.close(), b.store.close()])
   })
 })
@@ -404,7 +471,9 @@ describe('messages$ with optimistic: true', () => {
     const { g, store, events } = await openWithChat()
     const optimistic: string[][] = []
     const committed: string[][] = []
-    store.messages$({ session_id: 'chat', optimistic: true }).subscribe((items) => optimistic.push(items.map((i) => i.entry_id)))
+    store
+      .messages$({ session_id: 'chat', optimistic: true })
+      .subscribe((items) => optimistic.push(items.map((i) => i.entry_id)))
     store.messages$({ session_id: 'chat' }).subscribe((items) => committed.push(items.map((i) => i.entry_id)))
     const first = store.append({ session_id: 'chat', message: user('one'), entry_id: 'one' })
     await tick()
@@ -427,7 +496,9 @@ describe('messages$ with optimistic: true', () => {
   it('takes a write back when its commit fails, and shows the batch built on it once it ran again', async () => {
     const { g, store } = await openWithChat()
     const optimistic: string[][] = []
-    store.messages$({ session_id: 'chat', optimistic: true }).subscribe((items) => optimistic.push(items.map((i) => i.entry_id)))
+    store
+      .messages$({ session_id: 'chat', optimistic: true })
+      .subscribe((items) => optimistic.push(items.map((i) => i.entry_id)))
     g.failTransaction(2)
     const lost = store.append({ session_id: 'chat', message: user('lost'), entry_id: 'lost' })
     lost.catch(() => {})
@@ -442,7 +513,9 @@ describe('messages$ with optimistic: true', () => {
     await kept
     // Taken back with the failure, then the rerun's write (no longer after `lost`).
     expect(optimistic.slice(-2)).toStrictEqual([[], ['kept']])
-    expect((await store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual(['kept'])
+    expect((await store.messages({ session_id: 'chat' })).messages.map((m) => m.entry_id)).toStrictEqual([
+      'kept',
+    ])
     await store.close()
   })
 })
@@ -472,10 +545,16 @@ describe('messages$ (default: after the commit)', () => {
     await toA
     expect(seen).toStrictEqual([[], ['a1']])
     // Streamed into: one emission per commit, and none for a commit to the other session.
-    const updates = [store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'x' }] })]
+    const updates = [
+      store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'x' }] }),
+    ]
     await tick()
-    updates.push(store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'xy' }] }))
-    updates.push(store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'xyz' }] }))
+    updates.push(
+      store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'xy' }] }),
+    )
+    updates.push(
+      store.updateMessage({ session_id: 'a', entry_id: 'a1', content: [{ type: 'text', text: 'xyz' }] }),
+    )
     const alsoB = store.append({ session_id: 'b', message: user('b2'), entry_id: 'b2' })
     await tick()
     expect(seen).toHaveLength(2)

@@ -6,7 +6,11 @@ import { operations } from '../src/ops/index.js'
 // Prefetching the code fetched on first use must not compete with the first screen: the entries
 // the first live queries load come first, the chunks after. Vitest runs each file in a fresh
 // module graph, so nothing here is loaded before this file asks for it.
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 const timers = async (n: number): Promise<void> => {
   for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 0))
 }
@@ -44,7 +48,13 @@ describe('prefetching after opening', () => {
     expect(operations['session::fork'].load).toBeTypeOf('function')
     release()
     expect((await first).map((i) => i.message?.role)).toStrictEqual(['user'])
-    await expect.poll(() => Object.entries(operations).filter(([, op]) => op.load).map(([fn]) => fn)).toStrictEqual([])
+    await expect
+      .poll(() =>
+        Object.entries(operations)
+          .filter(([, op]) => op.load)
+          .map(([fn]) => fn),
+      )
+      .toStrictEqual([])
     await store.close()
   })
 })

@@ -43,15 +43,27 @@ const turns = async (n: number): Promise<void> => {
 /** Settles into `out` (the call's answer, or its error code), for counting what answered. */
 function track<T>(p: Promise<T>): { done: boolean; value?: T } {
   const out: { done: boolean; value?: T } = { done: false }
-  p.then((v) => Object.assign(out, { done: true, value: v }), (e: { code?: string }) => Object.assign(out, { done: true, value: e.code }))
+  p.then(
+    (v) => Object.assign(out, { done: true, value: v }),
+    (e: { code?: string }) => Object.assign(out, { done: true, value: e.code }),
+  )
   return out
 }
 
 /** A pushed message on `parent`, made the session's leaf. */
 const message = (session_id: string, id: string, parent: string | null = null): ReplicaChange[] => [
   {
-    type: 'entry', session_id, base_revision: null,
-    entry: { id, parent_id: parent, timestamp: 1, revision: 0, kind: 'message', message: { role: 'user', content: [{ type: 'text', text: id }], timestamp: 1 } },
+    type: 'entry',
+    session_id,
+    base_revision: null,
+    entry: {
+      id,
+      parent_id: parent,
+      timestamp: 1,
+      revision: 0,
+      kind: 'message',
+      message: { role: 'user', content: [{ type: 'text', text: id }], timestamp: 1 },
+    },
   },
   { type: 'leaf', session_id, entry_id: id },
 ]
@@ -108,7 +120,13 @@ describe('reads of one session while other sessions commit', () => {
     const deleted = track(store.delete({ session_id: 'carol' }))
     const afterDelete = track(store.get({ session_id: 'carol' }))
     await turns(20)
-    expect([push.done, bobPush.done, bobRead.done, deleted.done, afterDelete.done]).toStrictEqual([false, false, false, false, false])
+    expect([push.done, bobPush.done, bobRead.done, deleted.done, afterDelete.done]).toStrictEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ])
     g.release()
     await turns(30)
     expect(bobRead.value?.messages.map((m) => m.entry_id)).toStrictEqual(['b1', 'b2'])

@@ -37,10 +37,14 @@ function watchedChannel(handled: unknown[]): typeof BroadcastChannel {
       Object.defineProperty(this, 'onmessage', {
         get: () => handler.get!.call(this) as unknown,
         set: (run: ((event: MessageEvent<unknown>) => void) | null) =>
-          handler.set!.call(this, run && ((event: MessageEvent<unknown>) => {
-            run.call(this, event)
-            handled.push(event.data)
-          })),
+          handler.set!.call(
+            this,
+            run &&
+              ((event: MessageEvent<unknown>) => {
+                run.call(this, event)
+                handled.push(event.data)
+              }),
+          ),
       })
     }
   }
@@ -77,7 +81,13 @@ function tab(start = startRelay): Tab {
 const commit = (id: string): Commit => ({
   source: 'local',
   changes: new Map([[id, { session_id: id, head: null, added: [], updated: [], reloaded: false }]]),
-  events: [{ trigger_type: 'session::deleted', payload: { session_id: id, timestamp: 1 }, session_metadata: undefined }],
+  events: [
+    {
+      trigger_type: 'session::deleted',
+      payload: { session_id: id, timestamp: 1 },
+      session_metadata: undefined,
+    },
+  ],
 })
 
 /** Presence a relay handled: a peer's `hello`, its `here` (answering a hello) or its `bye`. */
@@ -85,7 +95,8 @@ const hello = expect.objectContaining({ hello: expect.any(String) })
 const here = expect.objectContaining({ here: expect.any(String) })
 const bye = expect.objectContaining({ bye: expect.any(String) })
 /** Resolves once `t` has handled `message` (after the first `from` messages it handled). */
-const heard = (t: Tab, message: unknown, from = 0): Promise<void> => vi.waitFor(() => expect(t.handled.slice(from)).toContainEqual(message))
+const heard = (t: Tab, message: unknown, from = 0): Promise<void> =>
+  vi.waitFor(() => expect(t.handled.slice(from)).toContainEqual(message))
 
 /**
  * Resolves once `Date.now()` has moved past `time`. A relay keeps a lone tab's commits and posts
@@ -103,7 +114,11 @@ async function countPosts(run: () => Promise<void>): Promise<number> {
   try {
     await run()
     // A post carries one commit, or several gathered in an array.
-    return post.mock.calls.reduce((n, [m]) => n + (Array.isArray(m) ? m.length : typeof m === 'object' && m !== null && 'payload' in m ? 1 : 0), 0)
+    return post.mock.calls.reduce(
+      (n, [m]) =>
+        n + (Array.isArray(m) ? m.length : typeof m === 'object' && m !== null && 'payload' in m ? 1 : 0),
+      0,
+    )
   } finally {
     post.mockRestore()
   }
@@ -200,30 +215,64 @@ describe('relay between tabs', () => {
   it('drops what another script posts on the channel that is not a commit or presence of the right shape, and keeps relaying', async () => {
     name = `relay-test-${process.pid}-${++channels}`
     const a = tab()
-    const event = (id: string) => ({ trigger_type: 'session::deleted', payload: { session_id: id, timestamp: 1 } })
+    const event = (id: string) => ({
+      trigger_type: 'session::deleted',
+      payload: { session_id: id, timestamp: 1 },
+    })
     const empty = { deleted: [], heads: [], entries: [] }
-    const entry = { id: 'e1', parent_id: null, timestamp: 1, revision: 0, kind: 'custom', custom_type: 'x', data: null }
+    const entry = {
+      id: 'e1',
+      parent_id: null,
+      timestamp: 1,
+      revision: 0,
+      kind: 'custom',
+      custom_type: 'x',
+      data: null,
+    }
     const hostile = new BroadcastChannel(name)
     for (const m of [
-      null, 42, 'text', {}, [],
+      null,
+      42,
+      'text',
+      {},
+      [],
       { payload: null, events: [event('bad')] },
       { payload: empty, events: null },
       { payload: empty, events: [{ trigger_type: 'session::deleted' }] },
       { payload: empty, events: [{ trigger_type: 'session::deleted', payload: { session_id: 7 } }] },
       { payload: { ...empty, deleted: [1] }, events: [event('bad')] },
       { payload: { ...empty, heads: [{}] }, events: [event('bad')] },
-      { payload: { ...empty, heads: [{ meta: { session_id: 's' }, leaf: null, v: 'one' }] }, events: [event('bad')] },
+      {
+        payload: { ...empty, heads: [{ meta: { session_id: 's' }, leaf: null, v: 'one' }] },
+        events: [event('bad')],
+      },
       { payload: { ...empty, entries: [['s', [{ ...entry, id: 1 }]]] }, events: [event('bad')] },
       { payload: { ...empty, entries: [['s', [{ ...entry, revision: null }]]] }, events: [event('bad')] },
       { payload: { ...empty, entries: [['s']] }, events: [event('bad')] },
       // One bad message in a gathered post does not take the good ones with it.
-      [null, { payload: empty, events: [event('ok1')] }, { payload: { ...empty, deleted: [{}] }, events: [event('bad')] }],
-      { payload: { ...empty, heads: [{ meta: { session_id: 's' }, leaf: null, v: 2 }], entries: [['s', [entry]]] }, events: [event('ok2')] },
+      [
+        null,
+        { payload: empty, events: [event('ok1')] },
+        { payload: { ...empty, deleted: [{}] }, events: [event('bad')] },
+      ],
+      {
+        payload: {
+          ...empty,
+          heads: [{ meta: { session_id: 's' }, leaf: null, v: 2 }],
+          entries: [['s', [entry]]],
+        },
+        events: [event('ok2')],
+      },
       // Presence of the wrong shape makes no peer.
-      { hello: {}, since: 1 }, { hello: 'x'.repeat(1000), since: 1 }, { hello: 'h', since: 'now' }, { here: 5, to: 'a' }, { bye: null },
+      { hello: {}, since: 1 },
+      { hello: 'x'.repeat(1000), since: 1 },
+      { hello: 'h', since: 'now' },
+      { here: 5, to: 'a' },
+      { bye: null },
       // Posted last, delivered last: once it is in, a has handled everything above.
       { payload: empty, events: [event('end')] },
-    ]) hostile.postMessage(m)
+    ])
+      hostile.postMessage(m)
     await vi.waitFor(() => expect(a.got).toContain('end'))
     hostile.close()
     expect(a.got).toEqual(['ok1', 'ok2', 'end'])
@@ -254,7 +303,11 @@ describe('relay between tabs', () => {
     expect(sending.value).toBeUndefined()
     // The relay asks for the sending half synchronously when a commit needs it.
     const load = vi.spyOn(sending, 'load')
-    reader.commits.next({ source: 'local', changes: new Map([['r', { session_id: 'r', head: undefined, added: [], updated: [], reloaded: true }]]), events: [] })
+    reader.commits.next({
+      source: 'local',
+      changes: new Map([['r', { session_id: 'r', head: undefined, added: [], updated: [], reloaded: true }]]),
+      events: [],
+    })
     expect(load).not.toHaveBeenCalled()
     // The other tab knows the reader is there: it posts its commits to it.
     other.commits.next(commit('o1'))
@@ -290,7 +343,8 @@ describe('relay between tabs', () => {
           // Left before the half arrives: posted at once, not when it comes.
           if (leave === 'pagehide') page.dispatchEvent(new Event('pagehide'))
           else open.splice(open.indexOf(reader), 1)[0].stop()
-          const posted = post.mock.calls.flatMap(([m]) => (Array.isArray(m) ? m : [m]))
+          const posted = post.mock.calls
+            .flatMap(([m]) => (Array.isArray(m) ? m : [m]))
             .filter((m) => typeof m === 'object' && m !== null && 'payload' in m)
             .map((m) => (m as { events: EventEnvelope[] }).events[0].payload.session_id)
           expect(posted).toEqual(['h1', 'h2', 'h3'])
@@ -313,7 +367,11 @@ describe('relay between tabs', () => {
             await vi.waitFor(() => expect(other.got).toContain('h4'))
           }
           expect(other.got).toEqual(leave === 'pagehide' ? ['h1', 'h2', 'h3', 'h4'] : ['h1', 'h2', 'h3'])
-          expect(again.mock.calls.filter(([m]) => Array.isArray(m) || (typeof m === 'object' && m !== null && 'payload' in m))).toHaveLength(leave === 'pagehide' ? 1 : 0)
+          expect(
+            again.mock.calls.filter(
+              ([m]) => Array.isArray(m) || (typeof m === 'object' && m !== null && 'payload' in m),
+            ),
+          ).toHaveLength(leave === 'pagehide' ? 1 : 0)
         } finally {
           again.mockRestore()
         }
@@ -339,11 +397,17 @@ describe('relay between tabs', () => {
       await vi.waitFor(() => expect(heard).toContainEqual(expect.objectContaining({ to: 'other' })))
       expect(receiving.value).toBeUndefined()
       const empty = { deleted: [], heads: [], entries: [] }
-      const event = (id: string) => ({ trigger_type: 'session::deleted', payload: { session_id: id, timestamp: 1 } })
+      const event = (id: string) => ({
+        trigger_type: 'session::deleted',
+        payload: { session_id: id, timestamp: 1 },
+      })
       // Posted one after the other before the half can arrive.
       other.postMessage({ payload: empty, events: [event('m1')] })
       other.postMessage({ payload: null, events: [event('bad')] })
-      other.postMessage([{ payload: empty, events: [event('m2')] }, { payload: empty, events: [event('m3')] }])
+      other.postMessage([
+        { payload: empty, events: [event('m2')] },
+        { payload: empty, events: [event('m3')] },
+      ])
       other.postMessage({ payload: empty, events: [event('m4')] })
       await vi.waitFor(() => expect(reader.got).toEqual(['m1', 'm2', 'm3', 'm4']), { timeout: 5000 })
       expect(receiving.value).toBeDefined()

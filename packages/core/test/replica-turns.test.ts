@@ -13,7 +13,14 @@ const turns = async (n: number): Promise<void> => {
 function chain(session_id: string, count: number): ReplicaChange[] {
   const out: ReplicaChange[] = []
   for (let i = 0; i < count; i++) {
-    const entry = { id: `m${i}`, parent_id: i ? `m${i - 1}` : null, timestamp: 1, revision: 0, kind: 'message' as const, message: { role: 'user' as const, content: [{ type: 'text' as const, text: `m${i}` }], timestamp: 1 } }
+    const entry = {
+      id: `m${i}`,
+      parent_id: i ? `m${i - 1}` : null,
+      timestamp: 1,
+      revision: 0,
+      kind: 'message' as const,
+      message: { role: 'user' as const, content: [{ type: 'text' as const, text: `m${i}` }], timestamp: 1 },
+    }
     out.push({ type: 'entry', session_id, base_revision: null, entry })
   }
   out.push({ type: 'leaf', session_id, entry_id: `m${count - 1}` })
@@ -27,7 +34,8 @@ function heldTurn(at: number) {
   const held = new Promise<void>((r) => (release = r))
   let reached = false
   return {
-    turn: (): Promise<void> | undefined => (++calls === at ? ((reached = true), held) : calls % 4 === 0 ? turns(1) : undefined),
+    turn: (): Promise<void> | undefined =>
+      ++calls === at ? ((reached = true), held) : calls % 4 === 0 ? turns(1) : undefined,
     get reached() {
       return reached
     },

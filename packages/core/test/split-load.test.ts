@@ -6,7 +6,11 @@ import { createStore, memoryStorage, type SessionEntry, type Storage } from '../
 // as soon as it lands (while the rest is read), and completes it with the rest. What the store
 // then holds is the session exactly as stored, whichever part an entry came in.
 
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 
 describe('a session loaded in parts', () => {
   it('is indexed from its first part as it lands, then whole: the same transcript and tree as one read gives', async () => {
@@ -15,7 +19,8 @@ describe('a session loaded in parts', () => {
     const writer = await createStore({ storage: base, multiTab: false, prefetch: false, now: () => ++clock })
     const { session_id } = await writer.create({ title: 'T' })
     const ids: string[] = []
-    for (let i = 0; i < 6; i++) ids.push((await writer.append({ session_id, message: user(`m${i}`) })).entry_id)
+    for (let i = 0; i < 6; i++)
+      ids.push((await writer.append({ session_id, message: user(`m${i}`) })).entry_id)
     // Two more children of the second message: siblings, in creation order.
     const b1 = await writer.append({ session_id, parent_id: ids[1], message: user('b1') })
     const b2 = await writer.append({ session_id, parent_id: ids[1], message: user('b2') })
@@ -39,13 +44,20 @@ describe('a session loaded in parts', () => {
     }
     const reader = await createStore({ storage, multiTab: false, prefetch: false })
     const items = await new Promise<Array<{ entry_id: string }>>((resolve, reject) => {
-      const sub = reader.messages$({ session_id }).subscribe({ next: (v) => (resolve(v), queueMicrotask(() => sub.unsubscribe())), error: reject })
+      const sub = reader
+        .messages$({ session_id })
+        .subscribe({ next: (v) => (resolve(v), queueMicrotask(() => sub.unsubscribe())), error: reject })
     })
     expect(asked).toStrictEqual([{ count: 8, first: true }])
     expect(items.map((i) => i.entry_id)).toStrictEqual(ids)
 
-    const tree = await new Promise<{ entries: ReadonlyMap<string, SessionEntry>; children: ReadonlyMap<string | null, readonly string[]> }>((resolve) => {
-      const sub = reader.tree$(session_id).subscribe((t) => t && (resolve(t), queueMicrotask(() => sub.unsubscribe())))
+    const tree = await new Promise<{
+      entries: ReadonlyMap<string, SessionEntry>
+      children: ReadonlyMap<string | null, readonly string[]>
+    }>((resolve) => {
+      const sub = reader
+        .tree$(session_id)
+        .subscribe((t) => t && (resolve(t), queueMicrotask(() => sub.unsubscribe())))
     })
     expect([...tree.entries.keys()]).toStrictEqual(stored.map((e) => e.id))
     expect(tree.children.get(ids[1])).toStrictEqual([ids[2], b1.entry_id, b2.entry_id])

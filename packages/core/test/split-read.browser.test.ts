@@ -22,7 +22,15 @@ function session(messages: number, custom: number): { entries: SessionEntry[]; l
   for (let i = 0; i < messages; i++) entries.push(entry(i, i === 0 ? null : `e${i - 1}`))
   for (let k = 0; k < custom; k++) {
     const id = `c${k}`
-    entries.push({ id, parent_id: k === 0 ? `e${messages - 1}` : `c${k - 1}`, timestamp: 5_000 + k, revision: 0, kind: 'custom', custom_type: 'note', data: { k } } as SessionEntry)
+    entries.push({
+      id,
+      parent_id: k === 0 ? `e${messages - 1}` : `c${k - 1}`,
+      timestamp: 5_000 + k,
+      revision: 0,
+      kind: 'custom',
+      custom_type: 'note',
+      data: { k },
+    } as SessionEntry)
   }
   return { entries, leaf: custom ? `c${custom - 1}` : `e${messages - 1}` }
 }
@@ -44,7 +52,10 @@ function spyGetAll(): void {
   asked = []
   IDBObjectStore.prototype.getAll = function (this: IDBObjectStore, query?: unknown, count?: number) {
     if (this.name === 'entries') {
-      const o = query instanceof IDBKeyRange || query === undefined ? { range: query as IDBKeyRange | undefined, count } : (query as { query: IDBKeyRange; count?: number; direction?: string })
+      const o =
+        query instanceof IDBKeyRange || query === undefined
+          ? { range: query as IDBKeyRange | undefined, count }
+          : (query as { query: IDBKeyRange; count?: number; direction?: string })
       asked.push('query' in o ? { range: o.query, count: o.count, direction: o.direction } : o)
     }
     return original.apply(this, [query, count] as never)
@@ -66,14 +77,25 @@ const strip = (e: SessionEntry): SessionEntry => JSON.parse(JSON.stringify(e)) a
 
 describe('a large session read from both ends', () => {
   it('is read in two parts, one backwards, in one transaction, and returns exactly what is on disk in key order', async (ctx) => {
-    if (!backwards) noteLimit(ctx, 'no getAll with a direction (getAllRecords): a large session is read in one part, not from both ends')
+    if (!backwards)
+      noteLimit(
+        ctx,
+        'no getAll with a direction (getAllRecords): a large session is read in one part, not from both ends',
+      )
     const s = session(1_200, 0)
     const storage = await storageOf('s1', s)
     spyGetAll()
     const got = await storage.entries('s1', 1_200)
     // Two thirds forwards, the rest (and one more: the overlap that proves nothing lies between) backwards.
     if (/Chrome\//.test(navigator.userAgent)) expect(backwards).toBe(true)
-    expect(asked.map((a) => [a.count, a.direction])).toStrictEqual(backwards ? [[800, undefined], [401, 'prev']] : whole)
+    expect(asked.map((a) => [a.count, a.direction])).toStrictEqual(
+      backwards
+        ? [
+            [800, undefined],
+            [401, 'prev'],
+          ]
+        : whole,
+    )
     expect(got.map((e) => e.id)).toStrictEqual(byKey(s.entries))
     // Records as stored, stamps taken off: each equal to what was imported.
     const sent = new Map(s.entries.map((e) => [e.id, e]))
@@ -95,10 +117,22 @@ describe('a large session read from both ends', () => {
   it('keeps each entry once when the count is too high, and reads once for a small, absent or impossible count', async () => {
     const s = session(900, 0)
     const storage = await storageOf('s3', s)
-    for (const [count, reads] of [[1_000, 2], [1_400, 2], [5_000, 2], [700, 1], [0, 1], [-5, 1], [NaN, 1], [1e12, 1]] as const) {
+    for (const [count, reads] of [
+      [1_000, 2],
+      [1_400, 2],
+      [5_000, 2],
+      [700, 1],
+      [0, 1],
+      [-5, 1],
+      [NaN, 1],
+      [1e12, 1],
+    ] as const) {
       spyGetAll()
       const got = await storage.entries('s3', count)
-      expect(got.map((e) => e.id), `count ${count}`).toStrictEqual(byKey(s.entries))
+      expect(
+        got.map((e) => e.id),
+        `count ${count}`,
+      ).toStrictEqual(byKey(s.entries))
       expect(asked, `count ${count}`).toHaveLength(backwards ? reads : 1)
     }
     storage.close()
@@ -110,12 +144,16 @@ describe('a large session read from both ends', () => {
     spyGetAll()
     const store = await storeOn(name)
     const items = await new Promise<unknown[]>((resolve, reject) => {
-      const sub = store.messages$({ session_id: 's4', include_custom: true }).subscribe({ next: (v) => (resolve(v), queueMicrotask(() => sub.unsubscribe())), error: reject })
+      const sub = store
+        .messages$({ session_id: 's4', include_custom: true })
+        .subscribe({ next: (v) => (resolve(v), queueMicrotask(() => sub.unsubscribe())), error: reject })
     })
     expect(asked.filter((a) => a.direction === 'prev')).toHaveLength(backwards ? 1 : 0)
     expect(items.map((i) => (i as { entry_id: string }).entry_id)).toStrictEqual(s.entries.map((e) => e.id))
     const tree = await new Promise<{ entries: ReadonlyMap<string, SessionEntry> }>((resolve) => {
-      const sub = store.tree$('s4').subscribe((t) => t && (resolve(t), queueMicrotask(() => sub.unsubscribe())))
+      const sub = store
+        .tree$('s4')
+        .subscribe((t) => t && (resolve(t), queueMicrotask(() => sub.unsubscribe())))
     })
     expect([...tree.entries.keys()].sort()).toStrictEqual(byKey(s.entries))
   })

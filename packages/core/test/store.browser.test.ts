@@ -24,7 +24,8 @@ describe('core over real IndexedDB in Chromium', () => {
     const ids = (await Promise.all(writes)).map((r) => r.entry_id)
     // Each tab learns of the other's last commits through the relay, a task or two later (how
     // soon is a latency, measured by the benchmarks, not asserted here).
-    const path = async (s: typeof a): Promise<string[]> => (await s.messages({ session_id, limit: 500 })).messages.map((m) => m.entry_id)
+    const path = async (s: typeof a): Promise<string[]> =>
+      (await s.messages({ session_id, limit: 500 })).messages.map((m) => m.entry_id)
     await vi.waitFor(async () => expect(await path(a)).toHaveLength(80))
     await vi.waitFor(async () => expect(await path(b)).toHaveLength(80))
     const fromA = await path(a)
@@ -50,7 +51,12 @@ describe('core over real IndexedDB in Chromium', () => {
     expect(await created).toMatchObject({ session_id, title: 'from a' })
     const updated = firstValueFrom(b.on('session::message-updated', { session_id }))
     const { entry_id } = await a.append({ session_id, message: user('x') })
-    await a.updateMessage({ session_id, entry_id, content: [{ type: 'text', text: 'y' }], origin: { turn_id: 't1' } })
+    await a.updateMessage({
+      session_id,
+      entry_id,
+      content: [{ type: 'text', text: 'y' }],
+      origin: { turn_id: 't1' },
+    })
     expect(await updated).toMatchObject({ entry_id, revision: 1, origin: { turn_id: 't1' } })
   })
 
@@ -104,7 +110,10 @@ describe('core over real IndexedDB in Chromium', () => {
     const { session_id } = await a.create({})
     const transaction = IDBDatabase.prototype.transaction
     let failures = 0
-    IDBDatabase.prototype.transaction = function (this: IDBDatabase, ...args: Parameters<IDBDatabase['transaction']>) {
+    IDBDatabase.prototype.transaction = function (
+      this: IDBDatabase,
+      ...args: Parameters<IDBDatabase['transaction']>
+    ) {
       if (args[1] === 'readwrite' && failures++ === 0) {
         this.close()
         throw new DOMException('The database connection is closing.', 'InvalidStateError')

@@ -23,7 +23,10 @@ const onPut = (spy: (store: IDBObjectStore, value: unknown) => void): void => {
 const textOf = (value: unknown): string | undefined =>
   (value as { message?: { content?: Array<{ text?: string }> } }).message?.content?.[0]?.text
 /** A store holding the writer lock and trusting `session_id` (its first append was checked). */
-const trusted = async (name: string, now?: () => number): Promise<{ s: Store; session_id: string; leaf: string }> => {
+const trusted = async (
+  name: string,
+  now?: () => number,
+): Promise<{ s: Store; session_id: string; leaf: string }> => {
   const s = now ? await createStore({ storage: indexedDbStorage({ name }), now }) : await storeOn(name)
   const { session_id } = await s.create({})
   const { entry_id: leaf } = await s.append({ session_id, message: user('first') })
@@ -58,7 +61,11 @@ describe('a burst of appends streamed into its transaction', () => {
       expect(puts).toStrictEqual(burst)
       for (let i = 1; i < got.length; i++) expect(got[i].parent_id).toBe(got[i - 1].entry_id)
       expect(await texts(s, session_id)).toStrictEqual(['first', ...burst])
-      expect(await onDisk(name, session_id)).toStrictEqual({ texts: ['first', ...burst], count: 101, leaf: got.at(-1)!.entry_id })
+      expect(await onDisk(name, session_id)).toStrictEqual({
+        texts: ['first', ...burst],
+        count: 101,
+        leaf: got.at(-1)!.entry_id,
+      })
     } finally {
       await s.close()
     }
@@ -71,12 +78,22 @@ describe('a burst of appends streamed into its transaction', () => {
     await s.append({ session_id: two, message: user('first') })
     let puts = 0
     onPut((store) => void (store.name === 'entries' && puts++))
-    const calls = Array.from({ length: 80 }, (_, i) => s.append({ session_id: i % 2 ? two : one, message: user(`${i % 2 ? 'two' : 'one'}${i >> 1}`) }))
+    const calls = Array.from({ length: 80 }, (_, i) =>
+      s.append({ session_id: i % 2 ? two : one, message: user(`${i % 2 ? 'two' : 'one'}${i >> 1}`) }),
+    )
     const got = await Promise.all(calls)
     expect(puts).toBe(80)
     const expected = (p: string) => ['first', ...Array.from({ length: 40 }, (_, i) => `${p}${i}`)]
-    expect(await onDisk(name, one)).toStrictEqual({ texts: expected('one'), count: 41, leaf: got[78].entry_id })
-    expect(await onDisk(name, two)).toStrictEqual({ texts: expected('two'), count: 41, leaf: got[79].entry_id })
+    expect(await onDisk(name, one)).toStrictEqual({
+      texts: expected('one'),
+      count: 41,
+      leaf: got[78].entry_id,
+    })
+    expect(await onDisk(name, two)).toStrictEqual({
+      texts: expected('two'),
+      count: 41,
+      leaf: got[79].entry_id,
+    })
     IDBObjectStore.prototype.put = realPut
     // A store that knows only the disk appends on both chains' newest entries.
     const c = await storeOn(name)
@@ -88,14 +105,25 @@ describe('a burst of appends streamed into its transaction', () => {
     const name = dbName()
     const { s, session_id } = await trusted(name)
     const calls = Array.from({ length: 60 }, (_, i) =>
-      s.append(i === 30 ? { session_id, message: user('orphan'), parent_id: 'e_missing' } : { session_id, message: user(`b${i}`) }))
+      s.append(
+        i === 30
+          ? { session_id, message: user('orphan'), parent_id: 'e_missing' }
+          : { session_id, message: user(`b${i}`) },
+      ),
+    )
     const settled = await Promise.allSettled(calls)
     expect(settled[30]).toMatchObject({ status: 'rejected', reason: { code: 'session/parent_not_found' } })
-    const ok = settled.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<{ entry_id: string; parent_id: string }>).value)
+    const ok = settled
+      .filter((r) => r.status === 'fulfilled')
+      .map((r) => (r as PromiseFulfilledResult<{ entry_id: string; parent_id: string }>).value)
     expect(ok).toHaveLength(59)
     expect(ok[30].parent_id).toBe(ok[29].entry_id)
     const burst = Array.from({ length: 60 }, (_, i) => `b${i}`).filter((t) => t !== 'b30')
-    expect(await onDisk(name, session_id)).toStrictEqual({ texts: ['first', ...burst], count: 60, leaf: ok.at(-1)!.entry_id })
+    expect(await onDisk(name, session_id)).toStrictEqual({
+      texts: ['first', ...burst],
+      count: 60,
+      leaf: ok.at(-1)!.entry_id,
+    })
   })
 
   it('a transaction ended mid-stream: the batch runs again the usual way and lands whole', async () => {
@@ -115,7 +143,11 @@ describe('a burst of appends streamed into its transaction', () => {
     expect(aborted).toBe(true)
     expect(s.engine.reruns).toBe(1)
     expect(await texts(s, session_id)).toStrictEqual(['first', ...burst])
-    expect(await onDisk(name, session_id)).toStrictEqual({ texts: ['first', ...burst], count: 101, leaf: got.at(-1)!.entry_id })
+    expect(await onDisk(name, session_id)).toStrictEqual({
+      texts: ['first', ...burst],
+      count: 101,
+      leaf: got.at(-1)!.entry_id,
+    })
   })
 
   it('a transaction failing mid-burst rejects every call of the tick: memory equals disk, no event, the next append follows the disk', async () => {
@@ -132,16 +164,26 @@ describe('a burst of appends streamed into its transaction', () => {
       count.set(store.transaction, k)
       if (k === 50) store.transaction.abort()
     })
-    const settled = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => s.append({ session_id, message: user(`b${i}`) })))
+    const settled = await Promise.allSettled(
+      Array.from({ length: 100 }, (_, i) => s.append({ session_id, message: user(`b${i}`) })),
+    )
     IDBObjectStore.prototype.put = realPut
     sub.unsubscribe()
-    expect(settled.every((r) => r.status === 'rejected' && (r.reason as { code?: string }).code === 'session/storage')).toBe(true)
+    expect(
+      settled.every(
+        (r) => r.status === 'rejected' && (r.reason as { code?: string }).code === 'session/storage',
+      ),
+    ).toBe(true)
     expect(events).toStrictEqual([])
     expect(await s.get({ session_id })).toStrictEqual(before)
     expect(await texts(s, session_id)).toStrictEqual(['first'])
     expect(await onDisk(name, session_id)).toStrictEqual({ texts: ['first'], count: 1, leaf })
     const next = await s.append({ session_id, message: user('after') })
     expect(next.parent_id).toBe(leaf)
-    expect(await onDisk(name, session_id)).toStrictEqual({ texts: ['first', 'after'], count: 2, leaf: next.entry_id })
+    expect(await onDisk(name, session_id)).toStrictEqual({
+      texts: ['first', 'after'],
+      count: 2,
+      leaf: next.entry_id,
+    })
   })
 })

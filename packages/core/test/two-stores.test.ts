@@ -5,7 +5,11 @@ import { createStore, indexedDbStorage, type Store } from '../src/index.js'
 // Two stores on one IndexedDB database stand for two tabs without the relay (multiTab off):
 // the contract's atomic append (2.9, "bridge-safety") must hold through storage alone, because
 // the leaf read and the write share one transaction.
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 
 let db = 0
 async function twoTabs(): Promise<[Store, Store]> {
@@ -13,7 +17,12 @@ async function twoTabs(): Promise<[Store, Store]> {
   // Distinct id prefixes, as two tabs' random ids would be.
   const open = (tab: string) => {
     let n = 0
-    return createStore({ storage: indexedDbStorage({ name }), multiTab: false, now: () => 1_000_000, newId: (k) => `${k === 'session' ? 's' : 'e'}_${tab}${++n}` })
+    return createStore({
+      storage: indexedDbStorage({ name }),
+      multiTab: false,
+      now: () => 1_000_000,
+      newId: (k) => `${k === 'session' ? 's' : 'e'}_${tab}${++n}`,
+    })
   }
   const stores: [Store, Store] = [await open('a'), await open('b')]
   names.set(stores[0], name)
@@ -22,7 +31,12 @@ async function twoTabs(): Promise<[Store, Store]> {
 const names = new WeakMap<Store, string>()
 /** A third store on the same database, opened now. */
 const open3 = (a: Store): Promise<Store> =>
-  createStore({ storage: indexedDbStorage({ name: names.get(a)! }), multiTab: false, now: () => 1_000_000, newId: () => 'unused' })
+  createStore({
+    storage: indexedDbStorage({ name: names.get(a)! }),
+    multiTab: false,
+    now: () => 1_000_000,
+    newId: () => 'unused',
+  })
 
 describe('two stores on one database', () => {
   it('appends issued at once from both form one chain holding every entry once', async () => {
@@ -70,8 +84,18 @@ describe('two stores on one database', () => {
     await a.ensure({ session_id: 'chat' })
     await a.append({ session_id: 'chat', message: user('draft'), entry_id: 'm' })
     const results = await Promise.all([
-      a.updateMessage({ session_id: 'chat', entry_id: 'm', content: [{ type: 'text', text: 'a' }], expected_revision: 0 }),
-      b.updateMessage({ session_id: 'chat', entry_id: 'm', content: [{ type: 'text', text: 'b' }], expected_revision: 0 }),
+      a.updateMessage({
+        session_id: 'chat',
+        entry_id: 'm',
+        content: [{ type: 'text', text: 'a' }],
+        expected_revision: 0,
+      }),
+      b.updateMessage({
+        session_id: 'chat',
+        entry_id: 'm',
+        content: [{ type: 'text', text: 'b' }],
+        expected_revision: 0,
+      }),
     ])
     expect(results.map((r) => r.updated).sort()).toStrictEqual([false, true])
     expect(results.map((r) => r.revision)).toStrictEqual([1, 1])
@@ -88,7 +112,9 @@ describe('two stores on one database', () => {
     await a.ensure({ session_id: 'chat' })
     await b.append({ session_id: 'chat', message: user('hi') })
     await a.delete({ session_id: 'chat' })
-    await expect(b.append({ session_id: 'chat', message: user('late') })).rejects.toMatchObject({ code: 'session/not_found' })
+    await expect(b.append({ session_id: 'chat', message: user('late') })).rejects.toMatchObject({
+      code: 'session/not_found',
+    })
     expect(await b.get({ session_id: 'chat' })).toBeNull()
     await Promise.all([a.close(), b.close()])
   })

@@ -34,11 +34,17 @@ const freed = async (name: string): Promise<boolean> => {
   }
   return false
 }
-const ids = async (s: Store, session_id: string): Promise<string[]> => (await s.messages({ session_id, limit: 500 })).messages.map((m) => m.entry_id)
+const ids = async (s: Store, session_id: string): Promise<string[]> =>
+  (await s.messages({ session_id, limit: 500 })).messages.map((m) => m.entry_id)
 const texts = async (s: Store, session_id: string): Promise<string[]> =>
-  (await s.messages({ session_id, limit: 500 })).messages.map((m) => (m.message!.content as Array<{ text: string }>)[0].text)
+  (await s.messages({ session_id, limit: 500 })).messages.map(
+    (m) => (m.message!.content as Array<{ text: string }>)[0].text,
+  )
 /** What a fresh store reads from disk: path, count and leaf of one session. */
-const onDisk = async (name: string, session_id: string): Promise<{ path: string[]; count: number | undefined }> => {
+const onDisk = async (
+  name: string,
+  session_id: string,
+): Promise<{ path: string[]; count: number | undefined }> => {
   const c = await storeOn(name)
   try {
     return { path: await ids(c, session_id), count: (await c.get({ session_id }))?.meta.message_count }
@@ -150,7 +156,10 @@ describe('one writer per IndexedDB database', () => {
         await serially(a, session_id, 'm', 5)
       })
       expect(reads).toBe(5)
-      const [fromA, fromB] = await Promise.all([serially(a, session_id, 'a', 20), serially(b, session_id, 'b', 20)])
+      const [fromA, fromB] = await Promise.all([
+        serially(a, session_id, 'a', 20),
+        serially(b, session_id, 'b', 20),
+      ])
       const disk = await onDisk(name, session_id)
       expect(disk.count).toBe(45)
       expect(disk.path.filter((id) => fromA.includes(id))).toStrictEqual(fromA)
@@ -167,7 +176,10 @@ describe('one writer per IndexedDB database', () => {
       const b = await storeOn(name, multiTab)
       const { session_id } = await a.create({})
       await b.list({})
-      const [fromA, fromB] = await Promise.all([serially(a, session_id, 'a', 40), serially(b, session_id, 'b', 40)])
+      const [fromA, fromB] = await Promise.all([
+        serially(a, session_id, 'a', 40),
+        serially(b, session_id, 'b', 40),
+      ])
       const disk = await onDisk(name, session_id)
       expect(disk.count).toBe(80)
       expect([...disk.path].sort()).toStrictEqual([...fromA, ...fromB].sort())
@@ -190,7 +202,11 @@ describe('one writer per IndexedDB database', () => {
     const { session_id } = await a.create({})
     await b.list({})
     const burst = (s: Store, tag: string): Promise<string[]> =>
-      Promise.all(Array.from({ length: 30 }, (_, i) => s.append({ session_id, message: user(`${tag}${i}`) }).then((r) => r.entry_id)))
+      Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          s.append({ session_id, message: user(`${tag}${i}`) }).then((r) => r.entry_id),
+        ),
+      )
     const rounds = await Promise.all([burst(a, 'a'), burst(b, 'b'), burst(a, 'c'), burst(b, 'd')])
     const all = rounds.flat()
     const disk = await onDisk(name, session_id)
@@ -203,7 +219,14 @@ describe('one writer per IndexedDB database', () => {
   })
 
   it('two stores streaming updates to their own replies at once hand the lock over and lose no token', async () => {
-    const reply = { role: 'assistant', content: [{ type: 'text', text: '' }], timestamp: 0, stop_reason: 'end', model: 'm', provider: 'p' } as never
+    const reply = {
+      role: 'assistant',
+      content: [{ type: 'text', text: '' }],
+      timestamp: 0,
+      stop_reason: 'end',
+      model: 'm',
+      provider: 'p',
+    } as never
     const name = dbName()
     const a = await storeOn(name)
     const b = await storeOn(name)
@@ -222,7 +245,10 @@ describe('one writer per IndexedDB database', () => {
     const [ta, tb] = await Promise.all([stream(a, ra.entry_id, 'a'), stream(b, rb.entry_id, 'b')])
     const c = await storeOn(name)
     const textOf = async (s: Store, entry_id: string): Promise<string> =>
-      (((await s.getMessage({ session_id, entry_id }))!.entry as SessionEntry & { kind: 'message' }).message.content as Array<{ text: string }>)[0].text
+      (
+        ((await s.getMessage({ session_id, entry_id }))!.entry as SessionEntry & { kind: 'message' }).message
+          .content as Array<{ text: string }>
+      )[0].text
     expect(await textOf(c, ra.entry_id)).toBe(ta)
     expect(await textOf(c, rb.entry_id)).toBe(tb)
     expect((await c.getMessage({ session_id, entry_id: ra.entry_id }))!.entry.revision).toBe(60)
@@ -233,7 +259,10 @@ describe('one writer per IndexedDB database', () => {
     const x = await a.append({ session_id, message: user('x') })
     const y = await b.append({ session_id, message: user('y') })
     expect([x.parent_id, y.parent_id]).toStrictEqual([rb.entry_id, x.entry_id])
-    expect(await onDisk(name, session_id)).toStrictEqual({ path: [ra.entry_id, rb.entry_id, x.entry_id, y.entry_id], count: 4 })
+    expect(await onDisk(name, session_id)).toStrictEqual({
+      path: [ra.entry_id, rb.entry_id, x.entry_id, y.entry_id],
+      count: 4,
+    })
   })
 
   it('after a handover the first holder appends on the chain the other wrote: memory equals disk, and a reopen agrees', async () => {
@@ -275,13 +304,24 @@ describe('one writer per IndexedDB database', () => {
     await b.list({})
     // b deletes s1 while a holds the lock (idle).
     await b.delete({ session_id: 's1' })
-    await expect(a.append({ session_id: 's1', message: user('lost?') })).rejects.toMatchObject({ code: 'session/not_found' })
+    await expect(a.append({ session_id: 's1', message: user('lost?') })).rejects.toMatchObject({
+      code: 'session/not_found',
+    })
     expect(await a.get({ session_id: 's1' })).toBeNull()
     // b imports s1 again with other entries; a appends on the imported chain.
     const entry = (id: string, parent_id: string | null, text: string): SessionEntry =>
       ({ id, parent_id, timestamp: 5, revision: 0, kind: 'message', message: user(text) }) as SessionEntry
     await b.importSession({
-      meta: { session_id: 's1', title: 'imported', description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0 } as never,
+      meta: {
+        session_id: 's1',
+        title: 'imported',
+        description: '',
+        status: 'idle',
+        kind: 'user',
+        created_at: 1,
+        updated_at: 1,
+        message_count: 0,
+      } as never,
       entries: [entry('i1', null, 'imp one'), entry('i2', 'i1', 'imp two')],
       active_leaf: 'i2',
     })
@@ -291,7 +331,9 @@ describe('one writer per IndexedDB database', () => {
     expect(await onDisk(name, 's1')).toStrictEqual({ path: await ids(a, 's1'), count: 3 })
     // And the other way: a (now holding) deletes, b, silent, must not append to the old chain.
     await a.delete({ session_id: 's1' })
-    await expect(b.append({ session_id: 's1', message: user('stale') })).rejects.toMatchObject({ code: 'session/not_found' })
+    await expect(b.append({ session_id: 's1', message: user('stale') })).rejects.toMatchObject({
+      code: 'session/not_found',
+    })
     const c = await storeOn(name)
     expect(await c.get({ session_id: 's1' })).toBeNull()
   })
@@ -315,8 +357,17 @@ describe('one writer per IndexedDB database', () => {
         const known = mine.filter((m) => m.session_id === session_id)
         const pick = known[next(Math.max(known.length, 1))]
         await (async () => {
-          if (op < 5) mine.push({ session_id, entry_id: (await s.append({ session_id, message: user(`${tag}${i}`) })).entry_id })
-          else if (op < 7 && pick) await s.updateMessage({ session_id, entry_id: pick.entry_id, content: [{ type: 'text', text: `${tag}${i} edit` }] })
+          if (op < 5)
+            mine.push({
+              session_id,
+              entry_id: (await s.append({ session_id, message: user(`${tag}${i}`) })).entry_id,
+            })
+          else if (op < 7 && pick)
+            await s.updateMessage({
+              session_id,
+              entry_id: pick.entry_id,
+              content: [{ type: 'text', text: `${tag}${i} edit` }],
+            })
           else if (op < 8 && pick) await s.setActiveLeaf({ session_id, entry_id: pick.entry_id })
           else if (op < 9) await s.delete({ session_id })
           else await s.ensure({ session_id })
@@ -386,7 +437,10 @@ describe('one writer per IndexedDB database', () => {
     await a.append({ session_id, message: user('a0') })
     await b.list({})
     // a's commit and b's request for the lock start in the same tick.
-    const [ra, rb] = await Promise.all([a.append({ session_id, message: user('a1') }), b.append({ session_id, message: user('b1') })])
+    const [ra, rb] = await Promise.all([
+      a.append({ session_id, message: user('a1') }),
+      b.append({ session_id, message: user('b1') }),
+    ])
     const path = (await onDisk(name, session_id)).path
     expect(path).toHaveLength(3)
     expect(path).toContain(ra.entry_id)

@@ -20,9 +20,18 @@ function report(r: ImportResult): string {
   for (const s of r.sessions) {
     const x = summarize(s)
     lines.push(`  ${x.session_id}  ${JSON.stringify(x.title)}`)
-    lines.push(`    entries ${x.entries} (messages ${x.messages}), branches ${x.branches}, forks ${x.forks}, active path ${x.active_path}`)
-    lines.push(`    roles ${Object.entries(x.by_role).map(([k, v]) => `${k} ${v}`).join(', ')}`)
-    if (x.models.length) lines.push(`    models ${x.models.join(', ')}; tokens in ${x.usage.input} out ${x.usage.output} cache read ${x.usage.cache_read} write ${x.usage.cache_write}`)
+    lines.push(
+      `    entries ${x.entries} (messages ${x.messages}), branches ${x.branches}, forks ${x.forks}, active path ${x.active_path}`,
+    )
+    lines.push(
+      `    roles ${Object.entries(x.by_role)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    )
+    if (x.models.length)
+      lines.push(
+        `    models ${x.models.join(', ')}; tokens in ${x.usage.input} out ${x.usage.output} cache read ${x.usage.cache_read} write ${x.usage.cache_write}`,
+      )
   }
   lines.push(`warnings: ${r.warnings.length}`)
   for (const w of r.warnings) lines.push(`  [${w.code}] ${w.message}`)
@@ -37,7 +46,10 @@ export interface CliIo {
   stderr(text: string): void
 }
 
-const processIo: CliIo = { stdout: (t) => void process.stdout.write(t), stderr: (t) => void process.stderr.write(t) }
+const processIo: CliIo = {
+  stdout: (t) => void process.stdout.write(t),
+  stderr: (t) => void process.stderr.write(t),
+}
 
 /** Runs one command line; resolves to the exit code (0 ok, 1 failed import, 2 usage). */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
@@ -53,21 +65,33 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { to: { type: 'string' }, out: { type: 'string' }, format: { type: 'string' }, json: { type: 'boolean' }, 'max-mb': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      to: { type: 'string' },
+      out: { type: 'string' },
+      format: { type: 'string' },
+      json: { type: 'boolean' },
+      'max-mb': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
   })
   const [command, input] = positionals
   if (values.help || !command || !input || !['convert', 'inspect'].includes(command)) {
     io.stderr(`${USAGE}\n`)
     return values.help ? 0 : 2
   }
-  if (values.format && !FORMATS.includes(values.format as FormatId)) throw new Error(`unknown --format ${values.format}`)
+  if (values.format && !FORMATS.includes(values.format as FormatId))
+    throw new Error(`unknown --format ${values.format}`)
   const result = await importTranscript(await readPath(input), {
     ...(values.format && { format: values.format as FormatId }),
     ...(values['max-mb'] && { maxBytes: Number(values['max-mb']) * 1024 * 1024 }),
     sqlite: await nodeSqlite(),
   })
   if (command === 'inspect') {
-    io.stdout(values.json ? `${JSON.stringify({ format: result.format, sessions: result.sessions.map(summarize), warnings: result.warnings, skipped: result.skipped }, null, 2)}\n` : `${report(result)}\n`)
+    io.stdout(
+      values.json
+        ? `${JSON.stringify({ format: result.format, sessions: result.sessions.map(summarize), warnings: result.warnings, skipped: result.skipped }, null, 2)}\n`
+        : `${report(result)}\n`,
+    )
     return 0
   }
   const exporter = EXPORTERS.find((e) => e.id === values.to)

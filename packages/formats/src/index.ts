@@ -14,4 +14,11 @@ export { EXPORTERS, type Exporter, type ExportFormatId } from './export/exporter
 export { FormatError, type FormatErrorCode } from './errors.js'
 export type { ImportWarning } from './import/warnings.js'
 export type { FileContents, FileMap, Progress, ReadOptions, TranscriptInput } from './input/source.js'
-export { FORMATS, type FormatId, type ImportedAttachment, type ImportOptions, type ImportResult, type SqliteOptions } from './types.js'
+export {
+  FORMATS,
+  type FormatId,
+  type ImportedAttachment,
+  type ImportOptions,
+  type ImportResult,
+  type SqliteOptions,
+} from './types.js'

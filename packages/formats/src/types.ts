@@ -2,8 +2,19 @@ import type { SessionImport } from '@colloquy/core'
 import type { ReadOptions } from './input/source.js'
 import type { ImportWarning } from './import/warnings.js'
 
-export type FormatId = 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'unified' | 'opa' | 'chatgpt' | 'claude-ai' | 'open-webui'
-export const FORMATS: readonly FormatId[] = ['claude-code', 'codex', 'gemini', 'opencode', 'unified', 'opa', 'chatgpt', 'claude-ai', 'open-webui']
+export type FormatId =
+  'claude-code' | 'codex' | 'gemini' | 'opencode' | 'unified' | 'opa' | 'chatgpt' | 'claude-ai' | 'open-webui'
+export const FORMATS: readonly FormatId[] = [
+  'claude-code',
+  'codex',
+  'gemini',
+  'opencode',
+  'unified',
+  'opa',
+  'chatgpt',
+  'claude-ai',
+  'open-webui',
+]
 
 /**
  * File bytes an import found (an OPA `file` attachment, a PDF a transcript inlined). The

@@ -6,7 +6,8 @@ export type Obj = Record<string, unknown>
 
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
-export const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined)
+export const num = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) ? v : undefined
 export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
 
 /** A non-negative integer token count, or undefined (core's `Usage` refuses anything else). */

@@ -28,16 +28,25 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string; err:
 
 describe('colloquy-formats CLI', () => {
   it('inspect prints format, sessions, entries, branches and warnings', async () => {
-    const r = await cli('inspect', samplePath('claude-code/entire_cc-2.1.7_fork-after-exit-resume.head.jsonl'))
+    const r = await cli(
+      'inspect',
+      samplePath('claude-code/entire_cc-2.1.7_fork-after-exit-resume.head.jsonl'),
+    )
     expect(r.code).toBe(0)
     expect(r.out).toContain('format: claude-code\nsessions: 1\n')
     expect(r.out).toContain('entries 29 (messages 29), branches 2, forks 1, active path 26')
     expect(r.out).toContain('warnings: 2\n  [unpaired-call] tool call toolu_0122tJDARWgyiVyhXGrH9TWv (Read)')
-    expect(r.out).toContain('skipped on purpose: file-history-snapshot ×4, system/stop_hook_summary ×3, system/turn_duration ×2')
+    expect(r.out).toContain(
+      'skipped on purpose: file-history-snapshot ×4, system/stop_hook_summary ×3, system/turn_duration ×2',
+    )
   })
 
   it('inspect --json is machine-readable', async () => {
-    const r = await cli('inspect', samplePath('claude-code/claude-code-viewer_cc-1.0.108_inline-sidechains.jsonl'), '--json')
+    const r = await cli(
+      'inspect',
+      samplePath('claude-code/claude-code-viewer_cc-1.0.108_inline-sidechains.jsonl'),
+      '--json',
+    )
     const doc = JSON.parse(r.out) as { format: string; sessions: { entries: number }[]; warnings: unknown[] }
     expect(doc.format).toBe('claude-code')
     expect(doc.sessions.map((s) => s.entries)).toEqual([25, 6, 14])
@@ -50,12 +59,19 @@ describe('colloquy-formats CLI', () => {
     const r = await cli('inspect', path)
     expect(r.code).toBe(0)
     expect(r.out).toContain('format: opencode\nsessions: 3\n')
-    expect(r.out).toContain("entries 11 (messages 11), branches 2, forks 1, active path 7")
+    expect(r.out).toContain('entries 11 (messages 11), branches 2, forks 1, active path 7')
   })
 
   it('convert --to unified writes NDJSON for several sessions that imports back', async () => {
     const out = join(dir, 'sidechains.ndjson')
-    const r = await cli('convert', samplePath('claude-code/claude-code-viewer_cc-1.0.108_inline-sidechains.jsonl'), '--to', 'unified', '--out', out)
+    const r = await cli(
+      'convert',
+      samplePath('claude-code/claude-code-viewer_cc-1.0.108_inline-sidechains.jsonl'),
+      '--to',
+      'unified',
+      '--out',
+      out,
+    )
     expect(r.code).toBe(0)
     const text = readFileSync(out, 'utf8')
     expect(text.trimEnd().split('\n')).toHaveLength(3)
@@ -65,7 +81,14 @@ describe('colloquy-formats CLI', () => {
 
   it('convert --to chatgpt writes a conversations.json that imports back with its forks', async () => {
     const out = join(dir, 'conversations.json')
-    const r = await cli('convert', samplePath('chatgpt/librechat_chatgpt-2024_edit-and-regenerate-forks.json'), '--to', 'chatgpt', '--out', out)
+    const r = await cli(
+      'convert',
+      samplePath('chatgpt/librechat_chatgpt-2024_edit-and-regenerate-forks.json'),
+      '--to',
+      'chatgpt',
+      '--out',
+      out,
+    )
     expect(r.code).toBe(0)
     const back = await importTranscript(new Uint8Array(readFileSync(out)))
     expect(back.format).toBe('chatgpt')
@@ -131,7 +154,8 @@ describe('every format the CLI writes, it reads back', () => {
         if (to === 'unified') {
           // Lossless: the very entries (written parents first) and active leaves of the original.
           const back = await importTranscript(await readPath(first))
-          const byId = (s: SessionImport): SessionEntry[] => [...s.entries].sort((a, b) => (a.id < b.id ? -1 : 1))
+          const byId = (s: SessionImport): SessionEntry[] =>
+            [...s.entries].sort((a, b) => (a.id < b.id ? -1 : 1))
           expect(back.sessions.map(byId)).toEqual(original.sessions.map(byId))
           expect(back.sessions.map((s) => s.active_leaf)).toEqual(original.sessions.map((s) => s.active_leaf))
         }

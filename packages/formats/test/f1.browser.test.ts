@@ -13,15 +13,28 @@ describe('F1 workload in Chromium', () => {
     const logs: string[] = []
     let n = 0
     const expected = generateClaudeJsonl(mb * 1024 * 1024)
-    const rows = await runF1({ dbName: (l) => `f1-test-${l}-${Date.now()}-${++n}`, log: (m) => void logs.push(m) }, mb * 1024 * 1024, chunk, 1)
+    const rows = await runF1(
+      { dbName: (l) => `f1-test-${l}-${Date.now()}-${++n}`, log: (m) => void logs.push(m) },
+      mb * 1024 * 1024,
+      chunk,
+      1,
+    )
     console.log(logs.join('\n'), JSON.stringify(rows, null, 1))
     expect(rows.map((r) => `${r.subject} ${r.metric}`)).toEqual([
-      'colloquy time', 'raw idb time', 'colloquy entries/s', 'raw idb entries/s', 'colloquy write entries/s', 'raw idb write entries/s', 'colloquy peak heap', 'raw idb peak heap',
+      'colloquy time',
+      'raw idb time',
+      'colloquy entries/s',
+      'raw idb entries/s',
+      'colloquy write entries/s',
+      'raw idb write entries/s',
+      'colloquy peak heap',
+      'raw idb peak heap',
     ])
     expect(rows[0].note).toContain(`${expected.entries} entries`)
     for (const r of rows.slice(0, 6)) expect(r.value).toBeGreaterThan(0)
     // Every subject wrote every entry of the file.
     expect(logs).toHaveLength(4)
-    for (const l of logs) expect(l).toMatch(new RegExp(`${expected.lines} lines, ${expected.entries} entries`))
+    for (const l of logs)
+      expect(l).toMatch(new RegExp(`${expected.lines} lines, ${expected.entries} entries`))
   }, 120_000)
 })

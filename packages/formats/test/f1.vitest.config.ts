@@ -14,7 +14,12 @@ export default defineConfig({
       enabled: true,
       headless: true,
       screenshotFailures: false,
-      provider: playwright({ launchOptions: { executablePath: '/usr/bin/chromium', args: [...chromiumArgs, '--enable-precise-memory-info', '--js-flags=--expose-gc'] } }),
+      provider: playwright({
+        launchOptions: {
+          executablePath: '/usr/bin/chromium',
+          args: [...chromiumArgs, '--enable-precise-memory-info', '--js-flags=--expose-gc'],
+        },
+      }),
       instances: [{ browser: 'chromium' }],
     },
   },

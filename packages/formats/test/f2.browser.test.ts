@@ -11,7 +11,10 @@ describe('F2 workload in Chromium', () => {
     const logs: string[] = []
     let k = 0
     const file = generateChatGptExport(n)
-    const rows = await runF2({ dbName: (l) => `f2-test-${l}-${Date.now()}-${++k}`, log: (m) => void logs.push(m) }, n)
+    const rows = await runF2(
+      { dbName: (l) => `f2-test-${l}-${Date.now()}-${++k}`, log: (m) => void logs.push(m) },
+      n,
+    )
     console.log(logs.join('\n'), JSON.stringify(rows, null, 1))
     expect(rows.map((r) => r.metric)).toEqual(['time', 'conversations/s', 'peak heap'])
     expect(rows[0].note).toContain(`${n} conversations, ${file.entries} entries`)

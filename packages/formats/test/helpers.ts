@@ -5,10 +5,13 @@ import type { ImportResult } from '../src/index.js'
 
 // The shared samples sit beside the repository (CI clones it with shared/ next to it).
 export const SAMPLES = new URL('../../../../shared/samples/', import.meta.url)
-export const sample = (rel: string): Uint8Array => new Uint8Array(readFileSync(fileURLToPath(new URL(rel, SAMPLES))))
+export const sample = (rel: string): Uint8Array =>
+  new Uint8Array(readFileSync(fileURLToPath(new URL(rel, SAMPLES))))
 export const sampleText = (rel: string): string => readFileSync(fileURLToPath(new URL(rel, SAMPLES)), 'utf8')
-export const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(fileURLToPath(new URL(`fixtures/${name}`, import.meta.url))))
-export const fixtureText = (name: string): string => readFileSync(fileURLToPath(new URL(`fixtures/${name}`, import.meta.url)), 'utf8')
+export const fixture = (name: string): Uint8Array =>
+  new Uint8Array(readFileSync(fileURLToPath(new URL(`fixtures/${name}`, import.meta.url))))
+export const fixtureText = (name: string): string =>
+  readFileSync(fileURLToPath(new URL(`fixtures/${name}`, import.meta.url)), 'utf8')
 
 export const byId = (s: SessionImport): Map<string, SessionEntry> => new Map(s.entries.map((e) => [e.id, e]))
 
@@ -20,10 +23,14 @@ export function pathIds(s: SessionImport, leaf: string | null = s.active_leaf): 
   return out
 }
 
-export const messages = (s: SessionImport): MessageEntry[] => s.entries.filter((e): e is MessageEntry => e.kind === 'message')
-export const ofRole = (s: SessionImport, role: string): MessageEntry[] => messages(s).filter((e) => e.message.role === role)
+export const messages = (s: SessionImport): MessageEntry[] =>
+  s.entries.filter((e): e is MessageEntry => e.kind === 'message')
+export const ofRole = (s: SessionImport, role: string): MessageEntry[] =>
+  messages(s).filter((e) => e.message.role === role)
 export const blocksOf = (s: SessionImport, type: ContentBlock['type']): ContentBlock[] =>
-  messages(s).flatMap((e) => e.message.content).filter((b) => b.type === type)
+  messages(s)
+    .flatMap((e) => e.message.content)
+    .filter((b) => b.type === type)
 
 export function childrenOf(s: SessionImport, id: string | null): string[] {
   return s.entries.filter((e) => e.parent_id === id).map((e) => e.id)
@@ -41,13 +48,19 @@ export function unansweredCalls(s: SessionImport): string[] {
     const call = e.message.function_call_id
     for (let id = e.parent_id; id !== null; id = m.get(id)!.parent_id) {
       const a = m.get(id)!
-      if (a.kind === 'message' && a.message.content.some((b) => b.type === 'function_call' && b.id === call)) {
+      if (
+        a.kind === 'message' &&
+        a.message.content.some((b) => b.type === 'function_call' && b.id === call)
+      ) {
         answered.add(call)
         break
       }
     }
   }
-  const calls = messages(s).flatMap((e) => e.message.content).filter((b) => b.type === 'function_call').map((b) => (b as { id: string }).id)
+  const calls = messages(s)
+    .flatMap((e) => e.message.content)
+    .filter((b) => b.type === 'function_call')
+    .map((b) => (b as { id: string }).id)
   return calls.filter((c) => !answered.has(c))
 }
 
@@ -59,7 +72,11 @@ export function misplacedResults(s: SessionImport): string[] {
       const call = (e.message as { function_call_id: string }).function_call_id
       for (let id = e.parent_id; id !== null; id = m.get(id)!.parent_id) {
         const a = m.get(id)!
-        if (a.kind === 'message' && a.message.content.some((b) => b.type === 'function_call' && b.id === call)) return false
+        if (
+          a.kind === 'message' &&
+          a.message.content.some((b) => b.type === 'function_call' && b.id === call)
+        )
+          return false
       }
       return true
     })

@@ -2,7 +2,15 @@
 import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
 import wasmUrl from 'sql.js/dist/sql-wasm-browser.wasm?url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { detectFormat, exportOpa, exportUnified, importInto, importTranscript, readSession, type Progress } from '../src/index.js'
+import {
+  detectFormat,
+  exportOpa,
+  exportUnified,
+  importInto,
+  importTranscript,
+  readSession,
+  type Progress,
+} from '../src/index.js'
 import rewind from './fixtures/claude-rewind.jsonl?raw'
 import images from './fixtures/claude-images.jsonl?raw'
 import gemini from './fixtures/gemini-rewind.jsonl?raw'
@@ -32,7 +40,11 @@ describe('formats in Chromium', () => {
     const progress: Progress[] = []
     const r = await importInto(store, file, { onProgress: (p) => progress.push(p) })
     expect(r.written).toEqual([{ session_id: 'sess-rewind', entries: 10 }])
-    expect(progress.filter((p) => p.phase === 'read').at(-1)).toEqual({ phase: 'read', done: file.size, total: file.size })
+    expect(progress.filter((p) => p.phase === 'read').at(-1)).toEqual({
+      phase: 'read',
+      done: file.size,
+      total: file.size,
+    })
     expect(progress.at(-1)).toEqual({ phase: 'write', done: 10, total: 10 })
     const { messages } = await store.messages({ session_id: 'sess-rewind' })
     expect(messages.map((m) => m.entry_id)).toEqual(['u-1', 'a-1', 'r-1', 'a-3', 'u-3', 'a-6'])
@@ -49,7 +61,9 @@ describe('formats in Chromium', () => {
     expect(s.active_leaf).toBe('i1')
     // Exported from the store and imported again: the same tree.
     const back = (await importTranscript(exportUnified(s))).sessions[0]
-    expect(back.entries.map((e) => [e.id, e.parent_id]).sort()).toEqual(s.entries.map((e) => [e.id, e.parent_id]).sort())
+    expect(back.entries.map((e) => [e.id, e.parent_id]).sort()).toEqual(
+      s.entries.map((e) => [e.id, e.parent_id]).sort(),
+    )
   })
 
   it('an OPA archive made in the page imports back to the active path, images included', async () => {
@@ -59,13 +73,18 @@ describe('formats in Chromium', () => {
     expect(back.format).toBe('opa')
     expect(back.sessions[0].entries.map((e) => e.id)).toEqual(['u-1', 'a-1', 'r-1', 'a-4', 'u-2', 'a-5'])
     const first = back.sessions[0].entries[0]
-    expect(first.kind === 'message' && first.message.content[1]).toMatchObject({ type: 'image', mime: 'image/png' })
+    expect(first.kind === 'message' && first.message.content[1]).toMatchObject({
+      type: 'image',
+      mime: 'image/png',
+    })
   })
 
   it('an OpenCode SQLite database through sql.js, its wasm located by the caller', async () => {
     const bytes = await openCodeDb({ locateFile: () => wasmUrl })
     const store = await open()
-    const r = await importInto(store, new File([bytes.slice().buffer as ArrayBuffer], 'opencode.db'), { sqlite: { locateFile: () => wasmUrl } })
+    const r = await importInto(store, new File([bytes.slice().buffer as ArrayBuffer], 'opencode.db'), {
+      sqlite: { locateFile: () => wasmUrl },
+    })
     expect(r.format).toBe('opencode')
     expect(r.written.map((w) => w.session_id)).toEqual([DB.main, DB.child, DB.reverted])
     const main = await readSession(store, DB.main)

@@ -1,4 +1,11 @@
-import { createStore, memoryStorage, SessionError, type ContentBlock, type SessionEntry, type Store } from '@colloquy/core'
+import {
+  createStore,
+  memoryStorage,
+  SessionError,
+  type ContentBlock,
+  type SessionEntry,
+  type Store,
+} from '@colloquy/core'
 import { strToU8, unzipSync, zipSync } from 'fflate'
 import { describe, expect, it } from 'vitest'
 import { exportOpa, importInto, importTranscript, readSession, type Progress } from '../src/index.js'
@@ -7,9 +14,11 @@ import { fixture, pathIds, sample } from './helpers.js'
 // importInto: all sessions of an input, checked first, then written; all or nothing.
 
 const open = (storage = memoryStorage()): Promise<Store> => createStore({ storage, multiTab: false })
-const listed = async (store: Store): Promise<string[]> => (await store.list({ order: 'created_asc' })).sessions.map((s) => s.session_id)
+const listed = async (store: Store): Promise<string[]> =>
+  (await store.list({ order: 'created_asc' })).sessions.map((s) => s.session_id)
 /** Every block of a list, results' blocks included. */
-const blocksOf = (list: readonly ContentBlock[]): ContentBlock[] => list.flatMap((b) => (b.type === 'function_result' ? [b, ...blocksOf(b.content)] : [b]))
+const blocksOf = (list: readonly ContentBlock[]): ContentBlock[] =>
+  list.flatMap((b) => (b.type === 'function_result' ? [b, ...blocksOf(b.content)] : [b]))
 /** Every entry of a session (all branches) as stored, before any export fills images in. */
 async function readAll(store: Store, session_id: string): Promise<SessionEntry[]> {
   await store.engine.ensureLoaded(session_id)
@@ -24,8 +33,14 @@ describe('importInto', () => {
     const r = await importInto(store, sample(INLINE), { onProgress: (p) => progress.push(p) })
     expect(r.written).toEqual([
       { session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7', entries: 25 },
-      { session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7:sidechain-6340ddef-f656-4b72-a065-82390f637678', entries: 6 },
-      { session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7:sidechain-83e2917c-8940-4df6-a5a5-f2514f0d08c5', entries: 14 },
+      {
+        session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7:sidechain-6340ddef-f656-4b72-a065-82390f637678',
+        entries: 6,
+      },
+      {
+        session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7:sidechain-83e2917c-8940-4df6-a5a5-f2514f0d08c5',
+        entries: 14,
+      },
     ])
     expect((await listed(store)).sort()).toEqual(r.written.map((w) => w.session_id).sort())
     const reads = progress.filter((p) => p.phase === 'read')
@@ -33,9 +48,14 @@ describe('importInto', () => {
     const writes = progress.filter((p) => p.phase === 'write')
     expect(writes.map((p) => p.done)).toEqual([25, 31, 45])
     expect(writes.every((p) => p.total === 45)).toBe(true)
-    expect(progress.findIndex((p) => p.phase === 'write')).toBeGreaterThan(progress.findLastIndex((p) => p.phase === 'read'))
+    expect(progress.findIndex((p) => p.phase === 'write')).toBeGreaterThan(
+      progress.findLastIndex((p) => p.phase === 'read'),
+    )
     // What the store holds reads back as imported: the active path through messages().
-    const { messages } = await store.messages({ session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7', limit: 100 })
+    const { messages } = await store.messages({
+      session_id: '5c0375b4-57a5-4f26-b12d-d022ee4e51b7',
+      limit: 100,
+    })
     const imported = (await importTranscript(sample(INLINE))).sessions[0]
     expect(messages.map((m) => m.entry_id)).toEqual(pathIds(imported))
     await store.close()
@@ -45,7 +65,18 @@ describe('importInto', () => {
     const store = await open()
     await importInto(store, fixture('claude-rewind.jsonl'))
     const s = await readSession(store, 'sess-rewind')
-    expect(s.entries.map((e) => e.id).sort()).toEqual(['a-1', 'a-3', 'a-4', 'a-5', 'a-6', 'r-1', 'r-2', 'u-1', 'u-2', 'u-3'])
+    expect(s.entries.map((e) => e.id).sort()).toEqual([
+      'a-1',
+      'a-3',
+      'a-4',
+      'a-5',
+      'a-6',
+      'r-1',
+      'r-2',
+      'u-1',
+      'u-2',
+      'u-3',
+    ])
     expect(s.active_leaf).toBe('a-6')
     expect(s.meta.message_count).toBe(10)
     await store.close()
@@ -80,7 +111,9 @@ describe('importInto', () => {
     await importInto(store, fixture('claude-regenerate.jsonl'))
     await expect(importInto(store, sample(INLINE))).resolves.toBeDefined()
     const before = await listed(store)
-    await expect(importInto(store, fixture('claude-regenerate.jsonl'))).rejects.toThrow('format/exists: session sess-regen is already in the store (imported before?); nothing was written')
+    await expect(importInto(store, fixture('claude-regenerate.jsonl'))).rejects.toThrow(
+      'format/exists: session sess-regen is already in the store (imported before?); nothing was written',
+    )
     expect(await listed(store)).toEqual(before)
     await store.close()
   })
@@ -89,7 +122,13 @@ describe('importInto', () => {
     const store = await open()
     const bomb = zipSync({ 'session/history.json': new Uint8Array(16 << 20) }, { level: 9 })
     const evil = zipSync({ 'session/history.json': strToU8('{}'), '../x': strToU8('x') })
-    for (const input of [bomb, evil, '{"schema_version":"1.0","messages":[', 'not a transcript', new Uint8Array([0x53, 0x51, 0x4c])]) {
+    for (const input of [
+      bomb,
+      evil,
+      '{"schema_version":"1.0","messages":[',
+      'not a transcript',
+      new Uint8Array([0x53, 0x51, 0x4c]),
+    ]) {
       await expect(importInto(store, input)).rejects.toThrow(/^format\//)
     }
     expect(await listed(store)).toEqual([])
@@ -112,7 +151,9 @@ describe('importInto', () => {
     expect(pdf.size).toBe(r.attachments[0].data.byteLength)
     // No image bytes in any stored entry; each image block links a stored original.
     const stored = await readAll(store, session_id)
-    const imageBlocks = stored.flatMap((e) => (e.kind === 'message' ? blocksOf(e.message.content) : [])).filter((b) => b.type === 'image')
+    const imageBlocks = stored
+      .flatMap((e) => (e.kind === 'message' ? blocksOf(e.message.content) : []))
+      .filter((b) => b.type === 'image')
     expect(imageBlocks.length).toBeGreaterThan(0)
     for (const b of imageBlocks) {
       expect(b).toMatchObject({ data: '' })
@@ -120,16 +161,22 @@ describe('importInto', () => {
     }
     // The original bytes are intact, and readSession (what exporters read) puts them back inline.
     const original = (await importTranscript(fixture('claude-images.jsonl'))).sessions[0]
-    const firstImage = original.entries.flatMap((e) => (e.kind === 'message' ? blocksOf(e.message.content) : [])).find((b) => b.type === 'image') as { data: string }
+    const firstImage = original.entries
+      .flatMap((e) => (e.kind === 'message' ? blocksOf(e.message.content) : []))
+      .find((b) => b.type === 'image') as { data: string }
     const back = await readSession(store, session_id)
-    const backImages = back.entries.flatMap((e) => (e.kind === 'message' ? blocksOf(e.message.content) : [])).filter((b) => b.type === 'image') as Array<{ data: string }>
+    const backImages = back.entries
+      .flatMap((e) => (e.kind === 'message' ? blocksOf(e.message.content) : []))
+      .filter((b) => b.type === 'image') as Array<{ data: string }>
     expect(backImages.map((b) => b.data)).toContain(firstImage.data)
     expect(backImages.every((b) => b.data !== '')).toBe(true)
     // The OPA export writes the PDF into the archive; importing that archive brings it back.
     expect(back.attachments?.map((a) => a.attachment_id)).toEqual([pdf.attachment_id])
     const archive = exportOpa(back)
     const files = unzipSync(archive)
-    const pdfPath = Object.keys(files).find((f) => f.startsWith('session/attachments/') && f.endsWith('.pdf'))!
+    const pdfPath = Object.keys(files).find(
+      (f) => f.startsWith('session/attachments/') && f.endsWith('.pdf'),
+    )!
     expect(new TextDecoder().decode(files[pdfPath]).startsWith('%PDF-1.4')).toBe(true)
     const again = await importTranscript(archive)
     expect(again.attachments.map((a) => [a.name, a.data.byteLength])).toEqual([[pdf.name, pdf.size]])
@@ -150,8 +197,13 @@ describe('importInto and foreign mime types', () => {
   it('an attachment or inline image whose type is no media type is stored as application/octet-stream, never failing the import', async () => {
     const { storageTree, MAIN, M } = await import('./fixtures/opencode.js')
     const files = storageTree()
-    const part = (id: string, mime: string, url: string): string => JSON.stringify({ id, sessionID: MAIN, messageID: M.u2, type: 'file', mime, filename: `${id}.bin`, url })
-    files[`part/${M.u2}/prt_zz1.json`] = part('prt_zz1', 'text/plain\r\nX-Injected: 1', 'data:text/plain;base64,aGk=')
+    const part = (id: string, mime: string, url: string): string =>
+      JSON.stringify({ id, sessionID: MAIN, messageID: M.u2, type: 'file', mime, filename: `${id}.bin`, url })
+    files[`part/${M.u2}/prt_zz1.json`] = part(
+      'prt_zz1',
+      'text/plain\r\nX-Injected: 1',
+      'data:text/plain;base64,aGk=',
+    )
     files[`part/${M.u2}/prt_zz2.json`] = part('prt_zz2', 'image/*', 'data:image/png;base64,aGk=')
     const store = await open()
     const r = await importInto(store, files)
@@ -161,7 +213,10 @@ describe('importInto and foreign mime types', () => {
     expect(byName.get('prt_zz1.bin')).toBe('application/octet-stream')
     expect(attachments.filter((a) => a.mime === 'application/octet-stream').length).toBe(2)
     expect(attachments.some((a) => a.mime === 'image/png')).toBe(true)
-    const blob = await store.getAttachmentBlob(MAIN, attachments.find((a) => a.name === 'prt_zz1.bin')!.attachment_id)
+    const blob = await store.getAttachmentBlob(
+      MAIN,
+      attachments.find((a) => a.name === 'prt_zz1.bin')!.attachment_id,
+    )
     expect(await blob!.text()).toBe('hi')
   })
 })

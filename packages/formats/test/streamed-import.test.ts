@@ -13,7 +13,9 @@ import { SAMPLES, sample } from './helpers.js'
 
 const files = readdirSync(fileURLToPath(SAMPLES), { recursive: true, withFileTypes: true })
   .filter((d) => d.isFile() && d.name !== 'README.md' && !d.name.endsWith('.meta.json'))
-  .map((d) => `${d.parentPath.slice(fileURLToPath(SAMPLES).length).replace(/^\/?/, '')}/${d.name}`.replace(/^\//, ''))
+  .map((d) =>
+    `${d.parentPath.slice(fileURLToPath(SAMPLES).length).replace(/^\/?/, '')}/${d.name}`.replace(/^\//, ''),
+  )
   // One publisher's wrapper (opencode) is no transcript as it stands; the empty session file imports nothing.
   .filter((rel) => !rel.startsWith('opencode/') && sample(rel).byteLength > 0)
 
@@ -28,7 +30,8 @@ const streamOf = (bytes: Uint8Array, size = 4093): ReadableStream<Uint8Array> =>
   })
 }
 
-const fresh = (): Promise<Store> => createStore({ storage: memoryStorage(), multiTab: false, now: () => 1_700_000_000_000 })
+const fresh = (): Promise<Store> =>
+  createStore({ storage: memoryStorage(), multiTab: false, now: () => 1_700_000_000_000 })
 
 describe('streamed imports give the sessions of whole-file imports', () => {
   it('covers the samples', () => expect(files.length).toBeGreaterThan(25))
@@ -54,7 +57,14 @@ describe('streamed imports give the sessions of whole-file imports', () => {
         const stored = await readSession(streamed, s.meta.session_id)
         expect(stored.meta).toEqual(checkImport(s).meta)
         // Inline images go to the attachment store (the entry then names them): compared above, through readSession.
-        if (!s.attachments?.length && !read.attachments.length && !JSON.stringify(s.entries).includes(`"type":"image"`)) expect(new Map(stored.entries.map((e) => [e.id, e]))).toEqual(new Map(checkImport(s).entries.map((e) => [e.id, e])))
+        if (
+          !s.attachments?.length &&
+          !read.attachments.length &&
+          !JSON.stringify(s.entries).includes(`"type":"image"`)
+        )
+          expect(new Map(stored.entries.map((e) => [e.id, e]))).toEqual(
+            new Map(checkImport(s).entries.map((e) => [e.id, e])),
+          )
       }
     })
   }

@@ -20,12 +20,17 @@ export interface Branch {
  * and read the newest position when called, so a picker keeps one `Branch` object until its
  * position really changes.
  */
-export function branchSelection(store: Store, session_id: string, entry_id: string): Selection<BranchPosition | null, Branch> {
+export function branchSelection(
+  store: Store,
+  session_id: string,
+  entry_id: string,
+): Selection<BranchPosition | null, Branch> {
   let latest: BranchPosition = { index: -1, count: 0, siblings: [] }
 
   const show = async (index: number): Promise<void> => {
     const { siblings, index: current } = latest
-    if (index < 0 || index >= siblings.length) throw new RangeError(`no branch ${index} of ${siblings.length} at entry ${entry_id}`)
+    if (index < 0 || index >= siblings.length)
+      throw new RangeError(`no branch ${index} of ${siblings.length} at entry ${entry_id}`)
     if (index === current) return
     await store.selectBranch({ session_id, entry_id: siblings[index] })
   }
@@ -41,6 +46,10 @@ export function branchSelection(store: Store, session_id: string, entry_id: stri
       latest = position ?? { index: -1, count: 0, siblings: [] }
       return { ...latest, prev, next, select: show }
     },
-    equal: (a, b) => a.index === b.index && a.count === b.count && a.select === b.select && sameItems(a.siblings, b.siblings),
+    equal: (a, b) =>
+      a.index === b.index &&
+      a.count === b.count &&
+      a.select === b.select &&
+      sameItems(a.siblings, b.siblings),
   }
 }

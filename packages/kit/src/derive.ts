@@ -6,7 +6,10 @@ import { asIs, type Query, type Selection } from './query.js'
  * selection, keeping the previous object while the selected value is equal. `last` is owned by
  * the binding (and may outlive one derivation, so a new key with an equal value keeps identity).
  */
-export function deriver<Raw, T>(query: Query<Raw, T>, last: { current: LiveState<T> }): (raw: LiveState<Raw>) => LiveState<T> {
+export function deriver<Raw, T>(
+  query: Query<Raw, T>,
+  last: { current: LiveState<T> },
+): (raw: LiveState<Raw>) => LiveState<T> {
   const selection = (query.derive?.create() ?? asIs) as Selection<Raw, T>
   let lastRaw: LiveState<Raw> | undefined
   return (raw) => {

@@ -85,7 +85,8 @@ export class DraftSaver {
 }
 
 /** Two composer texts the store keeps as the same draft (blank text is stored as none). */
-export const sameDraftText = (a: string, b: string): boolean => a === b || (a.trim() === '' && b.trim() === '')
+export const sameDraftText = (a: string, b: string): boolean =>
+  a === b || (a.trim() === '' && b.trim() === '')
 
 /**
  * What a composer shows: its own typing while that is unsaved, being saved, or what the store

@@ -7,8 +7,17 @@ export { listen, read } from './shared-query.js'
 export { deriver } from './derive.js'
 export type { Branch } from './branch.js'
 export {
-  attachmentsQuery, branchQuery, draftQuery, entryQuery, mentionsQuery, messageIdsQuery, messagesQuery,
-  observableQuery, sessionQuery, sessionsQuery, syncStatusQuery,
+  attachmentsQuery,
+  branchQuery,
+  draftQuery,
+  entryQuery,
+  mentionsQuery,
+  messageIdsQuery,
+  messagesQuery,
+  observableQuery,
+  sessionQuery,
+  sessionsQuery,
+  syncStatusQuery,
 } from './queries.js'
 export { DraftSaver, shownDraftText } from './draft-saver.js'
 export { groupIds } from './row-groups.js'

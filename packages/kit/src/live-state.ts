@@ -9,8 +9,13 @@ export type LiveState<T> =
   | { readonly status: 'error'; readonly data: undefined; readonly error: unknown }
 
 /** One shared object, so a loading snapshot is identical across renders and hooks. */
-export const LOADING: LiveState<never> = Object.freeze({ status: 'loading', data: undefined, error: undefined })
+export const LOADING: LiveState<never> = Object.freeze({
+  status: 'loading',
+  data: undefined,
+  error: undefined,
+})
 
 export const ready = <T>(data: T): LiveState<T> => Object.freeze({ status: 'ready', data, error: undefined })
 
-export const failed = (error: unknown): LiveState<never> => Object.freeze({ status: 'error', data: undefined, error })
+export const failed = (error: unknown): LiveState<never> =>
+  Object.freeze({ status: 'error', data: undefined, error })

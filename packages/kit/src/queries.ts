@@ -1,6 +1,15 @@
 import type {
-  AttachmentMeta, BranchPosition, DraftState, ListRequest, LiveMessagesRequest, MentionItem, MentionSearchRequest, MessageItem,
-  SessionEntry, SessionMeta, Store,
+  AttachmentMeta,
+  BranchPosition,
+  DraftState,
+  ListRequest,
+  LiveMessagesRequest,
+  MentionItem,
+  MentionSearchRequest,
+  MessageItem,
+  SessionEntry,
+  SessionMeta,
+  Store,
 } from '@colloquy/core'
 import { mentions$ } from './mentions.js'
 import { branchSelection, type Branch } from './branch.js'
@@ -42,12 +51,18 @@ const entryIds: Derivation<MessageItem[], readonly string[]> = {
   key: 'entry ids',
   create: () => {
     let last: readonly string[] | undefined
-    return { select: (items) => (last && sameIds(last, items) ? last : (last = items.map((i) => i.entry_id))), equal: sameItems }
+    return {
+      select: (items) => (last && sameIds(last, items) ? last : (last = items.map((i) => i.entry_id))),
+      equal: sameItems,
+    }
   },
 }
 
 /** The transcript's sequence: the ids keep their identity while a token streams into a message. */
-export const messageIdsQuery = (store: Store, request: LiveMessagesRequest): Query<MessageItem[], readonly string[]> => ({
+export const messageIdsQuery = (
+  store: Store,
+  request: LiveMessagesRequest,
+): Query<MessageItem[], readonly string[]> => ({
   owner: store,
   key: queryKey('messages$ ids', [request]),
   open: () => store.messages$(request),
@@ -55,14 +70,22 @@ export const messageIdsQuery = (store: Store, request: LiveMessagesRequest): Que
 })
 
 /** Core routes commits by entry, so a row's query wakes only for its own entry. */
-export const entryQuery = (store: Store, session_id: string, entry_id: string): Query<SessionEntry | null> => ({
+export const entryQuery = (
+  store: Store,
+  session_id: string,
+  entry_id: string,
+): Query<SessionEntry | null> => ({
   owner: store,
   key: queryKey('entry$', [session_id, entry_id]),
   open: () => store.entry$(session_id, entry_id),
 })
 
 /** Core's `branch$` emits only when siblings are added: a streamed token moves no picker. */
-export const branchQuery = (store: Store, session_id: string, entry_id: string): Query<BranchPosition | null, Branch> => ({
+export const branchQuery = (
+  store: Store,
+  session_id: string,
+  entry_id: string,
+): Query<BranchPosition | null, Branch> => ({
   owner: store,
   key: queryKey('branch$', [session_id, entry_id]),
   open: () => store.branch$(session_id, entry_id),
@@ -76,7 +99,10 @@ export const draftQuery = (store: Store, session_id: string): Query<DraftState |
   open: () => store.draft$(session_id),
 })
 
-export const attachmentsQuery = (store: Store, session_id: string): Query<readonly AttachmentMeta[] | null> => ({
+export const attachmentsQuery = (
+  store: Store,
+  session_id: string,
+): Query<readonly AttachmentMeta[] | null> => ({
   owner: store,
   key: queryKey('attachments$', [session_id]),
   open: () => store.attachments$(session_id),
@@ -88,7 +114,15 @@ export const mentionsQuery = (store: Store, request: MentionSearchRequest): Quer
   open: () => mentions$(store, request),
 })
 
-export const syncStatusQuery = (sync: SyncLike): Query<SyncStatus> => ({ owner: sync, key: 'status$', open: () => sync.status$ })
+export const syncStatusQuery = (sync: SyncLike): Query<SyncStatus> => ({
+  owner: sync,
+  key: 'status$',
+  open: () => sync.status$,
+})
 
 /** Bindings given the same observable object share one subscription to it. */
-export const observableQuery = <T>(observable$: ObservableLike<T>): Query<T> => ({ owner: observable$, key: 'observable', open: () => observable$ })
+export const observableQuery = <T>(observable$: ObservableLike<T>): Query<T> => ({
+  owner: observable$,
+  key: 'observable',
+  open: () => observable$,
+})

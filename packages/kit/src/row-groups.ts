@@ -20,7 +20,10 @@ const startsGroup = (id: string): boolean => {
 }
 
 /** Groups of `ids` in order; a group equal to one of `previous` (same ids) is that same array. */
-export function groupIds(ids: readonly string[], previous: readonly (readonly string[])[] = []): readonly (readonly string[])[] {
+export function groupIds(
+  ids: readonly string[],
+  previous: readonly (readonly string[])[] = [],
+): readonly (readonly string[])[] {
   const before = new Map(previous.map((g) => [g[0], g]))
   const groups: (readonly string[])[] = []
   let start = 0

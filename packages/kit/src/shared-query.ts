@@ -18,16 +18,22 @@ const connections = new WeakMap<object, Map<string, Connection>>()
  */
 const peeks = new Map<object, Map<string, LiveState<unknown>>>()
 
-function open<Raw>(query: Query<Raw, unknown>, onState: (state: LiveState<Raw>) => void): { unsubscribe(): void } {
+function open<Raw>(
+  query: Query<Raw, unknown>,
+  onState: (state: LiveState<Raw>) => void,
+): { unsubscribe(): void } {
   try {
-    return query.open().subscribe({ next: (value) => onState(ready(value)), error: (error) => onState(failed(error)) })
+    return query
+      .open()
+      .subscribe({ next: (value) => onState(ready(value)), error: (error) => onState(failed(error)) })
   } catch (error) {
     onState(failed(error))
     return { unsubscribe() {} }
   }
 }
 
-const connectionOf = (query: Query<unknown, unknown>): Connection | undefined => connections.get(query.owner)?.get(query.key)
+const connectionOf = (query: Query<unknown, unknown>): Connection | undefined =>
+  connections.get(query.owner)?.get(query.key)
 
 /** The current value: the shared subscription's when one is open, else a synchronous read. */
 export function read<Raw>(query: Query<Raw, unknown>): LiveState<Raw> {

@@ -3,7 +3,9 @@ import { queryKey } from '../src/query-key.js'
 
 describe('queryKey', () => {
   it('is the same for equal values whatever the key order', () => {
-    expect(queryKey('m', [{ session_id: 's', roles: ['user'], nested: { b: 1, a: 2 } }])).toBe(queryKey('m', [{ nested: { a: 2, b: 1 }, roles: ['user'], session_id: 's' }]))
+    expect(queryKey('m', [{ session_id: 's', roles: ['user'], nested: { b: 1, a: 2 } }])).toBe(
+      queryKey('m', [{ nested: { a: 2, b: 1 }, roles: ['user'], session_id: 's' }]),
+    )
   })
 
   it('differs for different values, names and array orders', () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { groupIds, MAX_GROUP } from '../src/row-groups.js'
 
-const ids = (n: number, prefix = 'e_'): string[] => Array.from({ length: n }, (_, i) => `${prefix}${(i * 2654435761).toString(36)}`)
+const ids = (n: number, prefix = 'e_'): string[] =>
+  Array.from({ length: n }, (_, i) => `${prefix}${(i * 2654435761).toString(36)}`)
 
 describe('groupIds', () => {
   it('cuts a thousand ids into a few dozen groups of at most MAX_GROUP, covering every id in order', () => {
@@ -29,7 +30,9 @@ describe('groupIds', () => {
   })
 
   it('caps a run of ids that never starts a group', () => {
-    const same = Array.from({ length: 1000 }, (_, i) => `x${i}`).filter((id) => groupIds(['a', id]).length === 1)
+    const same = Array.from({ length: 1000 }, (_, i) => `x${i}`).filter(
+      (id) => groupIds(['a', id]).length === 1,
+    )
     const groups = groupIds(same)
     expect(groups.flat()).toEqual(same)
     // Without the cap these ids would form one group, which the check below alone would accept.

@@ -6,8 +6,15 @@ import type { ContentBlock, FunctionCallBlock, FunctionResultBlock, Json, JsonOb
  */
 export type NeutralPart = TextPart | ReasoningPart | ToolPart | FilePart | ExtraPart
 
-export interface TextPart { readonly type: 'text'; readonly text: string }
-export interface ReasoningPart { readonly type: 'reasoning'; readonly text: string; readonly signature?: string }
+export interface TextPart {
+  readonly type: 'text'
+  readonly text: string
+}
+export interface ReasoningPart {
+  readonly type: 'reasoning'
+  readonly text: string
+  readonly signature?: string
+}
 
 /**
  * A tool call with its result folded in. `output` is what a UI shows: the result's text when it
@@ -41,7 +48,10 @@ export interface FilePart {
  * A part Colloquy has no block for (`data-*`, sources, a result block out of place…), kept
  * verbatim in the shape the AI SDK gives it (`{ type, … }`), so a round trip returns it.
  */
-export interface ExtraPart { readonly type: 'extra'; readonly part: JsonObject }
+export interface ExtraPart {
+  readonly type: 'extra'
+  readonly part: JsonObject
+}
 
 /** The URL scheme of a stored file: the bytes stay in Colloquy's attachment store. */
 export const ATTACHMENT_SCHEME = 'colloquy-attachment:'
@@ -62,12 +72,15 @@ export const outputOf = (content: readonly ContentBlock[]): Json =>
   content.length === 1 && content[0].type === 'text' ? content[0].text : (content as unknown as Json)
 
 const isBlockList = (v: Json): v is Json[] =>
-  Array.isArray(v) && v.every((b) => typeof b === 'object' && b !== null && !Array.isArray(b) && typeof b.type === 'string')
+  Array.isArray(v) &&
+  v.every((b) => typeof b === 'object' && b !== null && !Array.isArray(b) && typeof b.type === 'string')
 
 /** The inverse of `outputOf`; an output a framework produced in another shape becomes its JSON text. */
 export const contentOfOutput = (output: Json): ContentBlock[] =>
-  typeof output === 'string' ? [{ type: 'text', text: output }]
-    : isBlockList(output) ? (output as unknown as ContentBlock[])
+  typeof output === 'string'
+    ? [{ type: 'text', text: output }]
+    : isBlockList(output)
+      ? (output as unknown as ContentBlock[])
       : [{ type: 'text', text: JSON.stringify(output) }]
 
 /**
@@ -79,21 +92,58 @@ export function blocksToParts(blocks: readonly ContentBlock[]): NeutralPart[] {
   for (let i = 0; i < blocks.length; i++) {
     const b = blocks[i]
     switch (b.type) {
-      case 'text': out.push({ type: 'text', text: b.text }); break
-      case 'thinking': out.push(b.signature === undefined ? { type: 'reasoning', text: b.text } : { type: 'reasoning', text: b.text, signature: b.signature }); break
-      case 'image': out.push({ type: 'file', kind: 'image', mediaType: b.mime, url: dataUrl(b.mime, b.data), ...(b.attachment_id !== undefined && { attachmentId: b.attachment_id }) }); break
-      case 'file': out.push({ type: 'file', kind: 'file', mediaType: b.mime, url: `${ATTACHMENT_SCHEME}${b.attachment_id}`, filename: b.name, attachmentId: b.attachment_id, size: b.size }); break
+      case 'text':
+        out.push({ type: 'text', text: b.text })
+        break
+      case 'thinking':
+        out.push(
+          b.signature === undefined
+            ? { type: 'reasoning', text: b.text }
+            : { type: 'reasoning', text: b.text, signature: b.signature },
+        )
+        break
+      case 'image':
+        out.push({
+          type: 'file',
+          kind: 'image',
+          mediaType: b.mime,
+          url: dataUrl(b.mime, b.data),
+          ...(b.attachment_id !== undefined && { attachmentId: b.attachment_id }),
+        })
+        break
+      case 'file':
+        out.push({
+          type: 'file',
+          kind: 'file',
+          mediaType: b.mime,
+          url: `${ATTACHMENT_SCHEME}${b.attachment_id}`,
+          filename: b.name,
+          attachmentId: b.attachment_id,
+          size: b.size,
+        })
+        break
       case 'function_call': {
         const next = blocks[i + 1]
         const result = next?.type === 'function_result' && next.function_call_id === b.id ? next : undefined
         if (result) i++
         out.push({
-          type: 'tool', toolCallId: b.id, toolName: b.function_id, input: b.arguments,
-          ...(result && { result: { output: outputOf(result.content), isError: result.is_error === true, ...(result.is_error === undefined && { flagless: true as const }) } }),
+          type: 'tool',
+          toolCallId: b.id,
+          toolName: b.function_id,
+          input: b.arguments,
+          ...(result && {
+            result: {
+              output: outputOf(result.content),
+              isError: result.is_error === true,
+              ...(result.is_error === undefined && { flagless: true as const }),
+            },
+          }),
         })
         break
       }
-      case 'function_result': out.push({ type: 'extra', part: { type: BLOCK_DATA_PART, data: b as unknown as Json } }); break
+      case 'function_result':
+        out.push({ type: 'extra', part: { type: BLOCK_DATA_PART, data: b as unknown as Json } })
+        break
     }
   }
   return out
@@ -108,30 +158,61 @@ export function partsToBlocks(parts: readonly NeutralPart[]): ContentBlock[] {
   const out: ContentBlock[] = []
   for (const p of parts) {
     switch (p.type) {
-      case 'text': out.push({ type: 'text', text: p.text }); break
-      case 'reasoning': out.push(p.signature === undefined ? { type: 'thinking', text: p.text } : { type: 'thinking', text: p.text, signature: p.signature }); break
+      case 'text':
+        out.push({ type: 'text', text: p.text })
+        break
+      case 'reasoning':
+        out.push(
+          p.signature === undefined
+            ? { type: 'thinking', text: p.text }
+            : { type: 'thinking', text: p.text, signature: p.signature },
+        )
+        break
       case 'file': {
         if (p.kind === 'file' && p.attachmentId !== undefined) {
-          out.push({ type: 'file', attachment_id: p.attachmentId, name: p.filename ?? '', mime: p.mediaType, size: p.size ?? 0 })
+          out.push({
+            type: 'file',
+            attachment_id: p.attachmentId,
+            name: p.filename ?? '',
+            mime: p.mediaType,
+            size: p.size ?? 0,
+          })
           break
         }
         const parsed = parseDataUrl(p.url)
         // A file given by URL (not bytes) has no block of its own: it is kept as an extra by the caller.
-        if (parsed) out.push({ type: 'image', mime: p.mediaType || parsed.mime, data: parsed.data, ...(p.attachmentId !== undefined && { attachment_id: p.attachmentId }) })
+        if (parsed)
+          out.push({
+            type: 'image',
+            mime: p.mediaType || parsed.mime,
+            data: parsed.data,
+            ...(p.attachmentId !== undefined && { attachment_id: p.attachmentId }),
+          })
         break
       }
       case 'tool': {
         if (p.hasCall === false) break
-        const call: FunctionCallBlock = { type: 'function_call', id: p.toolCallId, function_id: p.toolName, arguments: p.input }
+        const call: FunctionCallBlock = {
+          type: 'function_call',
+          id: p.toolCallId,
+          function_id: p.toolName,
+          arguments: p.input,
+        }
         out.push(call)
         if (p.result && p.resultEntryId === undefined) {
-          const result: FunctionResultBlock = { type: 'function_result', function_call_id: p.toolCallId, content: contentOfOutput(p.result.output) }
+          const result: FunctionResultBlock = {
+            type: 'function_result',
+            function_call_id: p.toolCallId,
+            content: contentOfOutput(p.result.output),
+          }
           if (!p.result.flagless || p.result.isError) result.is_error = p.result.isError
           out.push(result)
         }
         break
       }
-      case 'extra': if (p.part.type === BLOCK_DATA_PART) out.push(p.part.data as unknown as ContentBlock); break
+      case 'extra':
+        if (p.part.type === BLOCK_DATA_PART) out.push(p.part.data as unknown as ContentBlock)
+        break
     }
   }
   return out
@@ -139,7 +220,8 @@ export function partsToBlocks(parts: readonly NeutralPart[]): ContentBlock[] {
 
 /** True for parts that `partsToBlocks` cannot put into blocks: they are kept beside the message. */
 export const isKeptAside = (p: NeutralPart): boolean =>
-  (p.type === 'extra' && p.part.type !== BLOCK_DATA_PART) || (p.type === 'file' && !(p.kind === 'file' && p.attachmentId !== undefined) && parseDataUrl(p.url) === null)
+  (p.type === 'extra' && p.part.type !== BLOCK_DATA_PART) ||
+  (p.type === 'file' && !(p.kind === 'file' && p.attachmentId !== undefined) && parseDataUrl(p.url) === null)
 
 /** The plain text of the text parts (what a system message or an edit box shows). */
 export const textOfParts = (parts: readonly NeutralPart[]): string =>

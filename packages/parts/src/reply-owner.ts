@@ -16,7 +16,8 @@ const records = (): globalThis.Storage | undefined => {
   }
 }
 
-const key = (store: Store, session_id: string): string => `colloquy-reply-writer:${store.storage.name}:${session_id}`
+const key = (store: Store, session_id: string): string =>
+  `colloquy-reply-writer:${store.storage.name}:${session_id}`
 
 /** Records that a tab of this browser writes a reply into `session_id`; call before setting it `working`. */
 export function ownReply(store: Store, session_id: string): void {

@@ -1,4 +1,11 @@
-import type { AssistantMessage, SessionEntry, SessionHead, SessionStatus, Store, WriteSet } from '@colloquy/core'
+import type {
+  AssistantMessage,
+  SessionEntry,
+  SessionHead,
+  SessionStatus,
+  Store,
+  WriteSet,
+} from '@colloquy/core'
 import { INTERRUPTED_REASON, replyLock } from './reply-lock.js'
 import { disownReply, ownsReply } from './reply-owner.js'
 
@@ -7,7 +14,11 @@ const locks = (): LockManager | undefined => (typeof navigator !== 'undefined' ?
 const NOTHING: WriteSet = { deleted: new Set(), heads: new Map(), entries: new Map(), side: [] }
 
 /** A session's status, leaf and (when it is a message) leaf entry, as stored now. */
-interface Stored { status: SessionStatus; leaf: string | null; reply?: SessionEntry }
+interface Stored {
+  status: SessionStatus
+  leaf: string | null
+  reply?: SessionEntry
+}
 
 /**
  * The session as stored now. Read from storage, not from this tab's memory: the writer tab's
@@ -22,14 +33,17 @@ async function stored(store: Store, session_id: string): Promise<Stored | undefi
     if (!head) return NOTHING
     out = { status: head.meta.status, leaf: head.leaf }
     // Only a session left `working` has a reply to mark: its entries are read for that one alone.
-    if (head.meta.status === 'working' && head.leaf !== null) out.reply = (await reader.entries(session_id)).find((e) => e.id === head.leaf)
+    if (head.meta.status === 'working' && head.leaf !== null)
+      out.reply = (await reader.entries(session_id)).find((e) => e.id === head.leaf)
     return NOTHING
   })
   return out
 }
 
 /** The reply a writer left unfinished: an assistant message still `end` as appended. */
-const unfinished = (entry: SessionEntry | undefined): entry is SessionEntry & { kind: 'message'; message: AssistantMessage } =>
+const unfinished = (
+  entry: SessionEntry | undefined,
+): entry is SessionEntry & { kind: 'message'; message: AssistantMessage } =>
   entry?.kind === 'message' && entry.message.role === 'assistant' && entry.message.stop_reason === 'end'
 
 /** A call's answer when its guard found the session no longer as it was read: nothing written. */
@@ -70,14 +84,26 @@ export async function markIfOrphaned(store: Store, session_id: string, anyWriter
     const same = (head: SessionHead | undefined): { answer: typeof CHANGED } | undefined =>
       head?.meta.status === 'working' && head.leaf === now.leaf ? undefined : { answer: CHANGED }
     if (unfinished(now.reply)) {
-      const marked = await store.call('session::update-message', {
-        session_id, entry_id: now.reply.id, content: now.reply.message.content, stop_reason: 'error', error_message: INTERRUPTED_REASON,
-        expected_revision: now.reply.revision,
-      }, { guard: same })
+      const marked = await store.call(
+        'session::update-message',
+        {
+          session_id,
+          entry_id: now.reply.id,
+          content: now.reply.message.content,
+          stop_reason: 'error',
+          error_message: INTERRUPTED_REASON,
+          expected_revision: now.reply.revision,
+        },
+        { guard: same },
+      )
       // Written between the read and the commit (a sync pull), or no longer `working`: read it again.
       if ((marked as unknown) === CHANGED || !marked.updated) continue
     }
-    const set: unknown = await store.call('session::set-status', { session_id, status: 'error', reason: INTERRUPTED_REASON }, { guard: same })
+    const set: unknown = await store.call(
+      'session::set-status',
+      { session_id, status: 'error', reason: INTERRUPTED_REASON },
+      { guard: same },
+    )
     if (set !== CHANGED) {
       disownReply(store, session_id)
       return true
@@ -102,7 +128,11 @@ const cancelled = (e: unknown): boolean => e instanceof DOMException && e.name =
  * reply interrupted if it was left `working` by a tab of this browser, or by anyone with `stop`
  * (the reader pressed Stop). Resolves true when this call marked it.
  */
-export function awaitReplyEnd(store: Store, session_id: string, { stop = false }: { stop?: boolean } = {}): Promise<boolean> {
+export function awaitReplyEnd(
+  store: Store,
+  session_id: string,
+  { stop = false }: { stop?: boolean } = {},
+): Promise<boolean> {
   const lockManager = locks()
   if (!lockManager) return Promise.resolve(false)
   let mine = waiting.get(store)
@@ -115,15 +145,17 @@ export function awaitReplyEnd(store: Store, session_id: string, { stop = false }
   let cancel = cancels.get(store)
   if (!cancel || cancel.signal.aborted) cancels.set(store, (cancel = new AbortController()))
   const wait = { ended: Promise.resolve(false), stop }
-  wait.ended = lockManager.request(replyLock(session_id), { signal: cancel.signal }, async () => {
-    // Forgotten before the check: a `working` that arrives after it is another reply to wait for.
-    mine.delete(session_id)
-    return markIfOrphaned(store, session_id, wait.stop).catch(() => false)
-  }).catch((e: unknown) => {
-    mine.delete(session_id)
-    if (cancelled(e)) return false
-    throw e
-  }) as Promise<boolean>
+  wait.ended = lockManager
+    .request(replyLock(session_id), { signal: cancel.signal }, async () => {
+      // Forgotten before the check: a `working` that arrives after it is another reply to wait for.
+      mine.delete(session_id)
+      return markIfOrphaned(store, session_id, wait.stop).catch(() => false)
+    })
+    .catch((e: unknown) => {
+      mine.delete(session_id)
+      if (cancelled(e)) return false
+      throw e
+    }) as Promise<boolean>
   mine.set(session_id, wait)
   return wait.ended
 }
@@ -164,14 +196,20 @@ export function watchReplies(store: Store): () => void {
   const sub = store.commits$.subscribe((commit) => {
     if (commit.source !== 'tab') return
     for (const e of commit.events) {
-      if (e.trigger_type === 'session::status-changed' && (e.payload as { status: SessionStatus }).status === 'working') {
+      if (
+        e.trigger_type === 'session::status-changed' &&
+        (e.payload as { status: SessionStatus }).status === 'working'
+      ) {
         wait((e.payload as { session_id: string }).session_id)
       }
     }
   })
-  void store.list({ status: 'working', limit: 500 }).then(({ sessions }) => {
-    if (!done) for (const s of sessions) wait(s.session_id)
-  }, () => {})
+  void store.list({ status: 'working', limit: 500 }).then(
+    ({ sessions }) => {
+      if (!done) for (const s of sessions) wait(s.session_id)
+    },
+    () => {},
+  )
   watchers.set(store, {
     count: 1,
     stop: () => {

@@ -1,4 +1,12 @@
-import { SessionError, type ContentBlock, type Json, type SessionMeta, type StopReason, type Store, type Usage } from '@colloquy/core'
+import {
+  SessionError,
+  type ContentBlock,
+  type Json,
+  type SessionMeta,
+  type StopReason,
+  type Store,
+  type Usage,
+} from '@colloquy/core'
 import { SIDECAR, type SidecarData } from './nodes.js'
 import { INTERRUPTED_REASON, replyLock } from './reply-lock.js'
 import { awaitReplyEnd, markIfOrphaned } from './reply-watch.js'
@@ -61,8 +69,11 @@ const stopKey = (store: Store, session_id: string): string => `${store.storage.n
 function stopChannel(store: Store): BroadcastChannel | null {
   const name = store.storage.name
   if (!channels.has(name)) {
-    const ch = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(`colloquy-chat-stop:${name}`) : null
-    ch?.addEventListener('message', (e: MessageEvent<string>) => running.get(`${name}\u0000${e.data}`)?.abort())
+    const ch =
+      typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(`colloquy-chat-stop:${name}`) : null
+    ch?.addEventListener('message', (e: MessageEvent<string>) =>
+      running.get(`${name}\u0000${e.data}`)?.abort(),
+    )
     channels.set(name, ch)
   }
   return channels.get(name)!
@@ -80,7 +91,10 @@ export function stopReply(store: Store, session_id: string): void {
 }
 
 /** What a reply's message records about how it ended, when it did not simply finish. */
-export interface ReplyEnding { stop_reason: StopReason; error_message?: string }
+export interface ReplyEnding {
+  stop_reason: StopReason
+  error_message?: string
+}
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
@@ -108,7 +122,8 @@ const LOCK_WAIT_MS = 1000
 
 const locks = (): LockManager | undefined => (typeof navigator !== 'undefined' ? navigator.locks : undefined)
 
-const gone = (e: unknown): boolean => e instanceof SessionError && (e.code === 'session/not_found' || e.code === 'session/entry_not_found')
+const gone = (e: unknown): boolean =>
+  e instanceof SessionError && (e.code === 'session/not_found' || e.code === 'session/entry_not_found')
 
 /**
  * Starts a reply: takes the session's reply lock (so other tabs can tell a live reply from an
@@ -126,10 +141,18 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
     // Queued, not `ifAvailable`: a tab checking for interrupted replies holds the lock for a
     // moment. A reply streaming elsewhere holds it for long: after a second, this one gives up.
     await new Promise<void>((resolve, reject) => {
-      lockManager.request(replyLock(session_id), { signal: AbortSignal.timeout(LOCK_WAIT_MS) }, () => {
-        resolve()
-        return held
-      }).catch((e: unknown) => reject(e instanceof DOMException && (e.name === 'AbortError' || e.name === 'TimeoutError') ? new Error('a reply is already streaming in this chat') : e))
+      lockManager
+        .request(replyLock(session_id), { signal: AbortSignal.timeout(LOCK_WAIT_MS) }, () => {
+          resolve()
+          return held
+        })
+        .catch((e: unknown) =>
+          reject(
+            e instanceof DOMException && (e.name === 'AbortError' || e.name === 'TimeoutError')
+              ? new Error('a reply is already streaming in this chat')
+              : e,
+          ),
+        )
     })
   }
   try {
@@ -139,7 +162,14 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
       session_id,
       parent_id: start.parent_id,
       ...(start.entry_id !== undefined && { entry_id: start.entry_id }),
-      message: { role: 'assistant', content: [], stop_reason: 'end', model: start.model, provider: start.provider, timestamp: Date.now() },
+      message: {
+        role: 'assistant',
+        content: [],
+        stop_reason: 'end',
+        model: start.model,
+        provider: start.provider,
+        timestamp: Date.now(),
+      },
     })
     const status = store.setStatus({ session_id, status: 'working', reason: 'replying' })
     const [{ entry_id }] = await Promise.all([appended, status])
@@ -149,7 +179,11 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
     let failed: unknown = null
     let finished: Promise<void> | null = null
     const write = (content: ContentBlock[], usage?: Usage, ending?: ReplyEnding): void => {
-      last = store.updateMessage({ session_id, entry_id, content, ...(usage && { usage }), ...ending }).catch((e) => { failed ??= e })
+      last = store
+        .updateMessage({ session_id, entry_id, content, ...(usage && { usage }), ...ending })
+        .catch((e) => {
+          failed ??= e
+        })
     }
     // The newest content not written yet, and the window in which updates wait for one write.
     let newest: ContentBlock[] | null = null
@@ -194,10 +228,20 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
           try {
             if (failed === null) write(outcome.content, outcome.usage, replyEnding(outcome))
             await last
-            if (outcome.sidecar) await store.append({ session_id, parent_id: entry_id, custom: { custom_type: SIDECAR, data: outcome.sidecar as unknown as Json } })
+            if (outcome.sidecar)
+              await store.append({
+                session_id,
+                parent_id: entry_id,
+                custom: { custom_type: SIDECAR, data: outcome.sidecar as unknown as Json },
+              })
             const error = outcome.error ?? failed
             if (error) await store.setStatus({ session_id, status: 'error', reason: messageOf(error) })
-            else await store.setStatus({ session_id, status: 'done', reason: outcome.stopped ? STOPPED_REASON : null })
+            else
+              await store.setStatus({
+                session_id,
+                status: 'done',
+                reason: outcome.stopped ? STOPPED_REASON : null,
+              })
           } catch (e) {
             // The session was deleted mid-reply (here or in another tab): nothing is left to report to.
             if (!gone(e)) throw e
@@ -225,11 +269,15 @@ export async function startReply(store: Store, start: ReplyStart): Promise<Reply
 export async function recoverInterrupted(store: Store, session_ids?: readonly string[]): Promise<void> {
   const lockManager = locks()
   if (!lockManager) return
-  const ids = session_ids ?? (await store.list({ status: 'working', limit: 500 })).sessions.map((s) => s.session_id)
-  await Promise.all(ids.map((session_id) =>
-    lockManager.request(replyLock(session_id), { ifAvailable: true }, async (lock) => {
-      if (lock) await markIfOrphaned(store, session_id)
-    })))
+  const ids =
+    session_ids ?? (await store.list({ status: 'working', limit: 500 })).sessions.map((s) => s.session_id)
+  await Promise.all(
+    ids.map((session_id) =>
+      lockManager.request(replyLock(session_id), { ifAvailable: true }, async (lock) => {
+        if (lock) await markIfOrphaned(store, session_id)
+      }),
+    ),
+  )
 }
 
 /** A new session with its hidden root entry; resolves with its id. */

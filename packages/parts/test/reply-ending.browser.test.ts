@@ -1,26 +1,42 @@
 import { describe, expect, it, vi } from 'vitest'
 import { createStore, indexedDbStorage, type AssistantMessage, type Store } from '@colloquy/core'
-import { createThread, INTERRUPTED_REASON, ownReply, recoverInterrupted, startReply, stopReply, STOPPED_REASON } from '../src/index.js'
+import {
+  createThread,
+  INTERRUPTED_REASON,
+  ownReply,
+  recoverInterrupted,
+  startReply,
+  stopReply,
+  STOPPED_REASON,
+} from '../src/index.js'
 
 // The reply writer records how a reply ended on the reply's own message (stopped, failed,
 // interrupted), so an earlier reply keeps its mark once the session's status tells of a newer one.
 
 let n = 0
-const open = (): Promise<Store> => createStore({ storage: indexedDbStorage({ name: `parts-reply-ending-${Date.now()}-${n++}` }) })
+const open = (): Promise<Store> =>
+  createStore({ storage: indexedDbStorage({ name: `parts-reply-ending-${Date.now()}-${n++}` }) })
 /** A second tab on the database of `name` that hears nothing from the others: its memory lags storage. */
-const deaf = (name: string): Promise<Store> => createStore({ storage: indexedDbStorage({ name }), multiTab: false })
+const deaf = (name: string): Promise<Store> =>
+  createStore({ storage: indexedDbStorage({ name }), multiTab: false })
 
 async function ask(store: Store, session_id: string): Promise<string> {
-  const { entry_id } = await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: Date.now() } })
+  const { entry_id } = await store.append({
+    session_id,
+    message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: Date.now() },
+  })
   return entry_id
 }
 
 /** Reads a reply of the session back from the store. */
-const reply = (store: Store, session_id: string) => async (id: string): Promise<AssistantMessage & { id: string }> => {
-  const r = await store.getMessage({ session_id, entry_id: id })
-  if (r?.entry.kind !== 'message' || r.entry.message.role !== 'assistant') throw new Error(`${id} is not a reply`)
-  return { ...r.entry.message, id }
-}
+const reply =
+  (store: Store, session_id: string) =>
+  async (id: string): Promise<AssistantMessage & { id: string }> => {
+    const r = await store.getMessage({ session_id, entry_id: id })
+    if (r?.entry.kind !== 'message' || r.entry.message.role !== 'assistant')
+      throw new Error(`${id} is not a reply`)
+    return { ...r.entry.message, id }
+  }
 
 const text = (t: string) => [{ type: 'text' as const, text: t }]
 
@@ -30,24 +46,52 @@ describe('the reply writer records how a reply ended on its message', () => {
     const session_id = await createThread(store)
     const read = reply(store, session_id)
 
-    const stopped = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    const stopped = await startReply(store, {
+      session_id,
+      parent_id: await ask(store, session_id),
+      model: 'm',
+      provider: 'p',
+    })
     stopped.update(text('Once upon'))
     await stopped.finish({ content: text('Once upon a'), stopped: true })
-    expect(await read(stopped.entry_id)).toMatchObject({ stop_reason: 'aborted', content: text('Once upon a') })
-    expect((await store.get({ session_id }))?.meta).toMatchObject({ status: 'done', status_reason: STOPPED_REASON })
+    expect(await read(stopped.entry_id)).toMatchObject({
+      stop_reason: 'aborted',
+      content: text('Once upon a'),
+    })
+    expect((await store.get({ session_id }))?.meta).toMatchObject({
+      status: 'done',
+      status_reason: STOPPED_REASON,
+    })
 
-    const failed = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    const failed = await startReply(store, {
+      session_id,
+      parent_id: await ask(store, session_id),
+      model: 'm',
+      provider: 'p',
+    })
     await failed.finish({ content: text('Par'), error: new Error('HTTP 500 from the endpoint') })
-    expect(await read(failed.entry_id)).toMatchObject({ stop_reason: 'error', error_message: 'HTTP 500 from the endpoint', content: text('Par') })
+    expect(await read(failed.entry_id)).toMatchObject({
+      stop_reason: 'error',
+      error_message: 'HTTP 500 from the endpoint',
+      content: text('Par'),
+    })
 
-    const finished = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    const finished = await startReply(store, {
+      session_id,
+      parent_id: await ask(store, session_id),
+      model: 'm',
+      provider: 'p',
+    })
     await finished.finish({ content: text('All of it') })
     expect((await read(finished.entry_id)).stop_reason).toBe('end')
     expect((await read(finished.entry_id)).error_message).toBeUndefined()
     // The session tells only of the newest reply; the earlier ones keep theirs.
     expect((await store.get({ session_id }))?.meta.status).toBe('done')
     expect((await read(stopped.entry_id)).stop_reason).toBe('aborted')
-    expect(await read(failed.entry_id)).toMatchObject({ stop_reason: 'error', error_message: 'HTTP 500 from the endpoint' })
+    expect(await read(failed.entry_id)).toMatchObject({
+      stop_reason: 'error',
+      error_message: 'HTTP 500 from the endpoint',
+    })
     await store.close()
   })
 
@@ -58,14 +102,37 @@ describe('the reply writer records how a reply ended on its message', () => {
     // What a closed writer tab leaves: its reply entry (content so far, `end` as appended) as the
     // leaf, the session `working`, and no reply lock held.
     ownReply(store, session_id)
-    const { entry_id } = await store.append({ session_id, parent_id: await ask(store, session_id), message: { role: 'assistant', content: text('Half a'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    const { entry_id } = await store.append({
+      session_id,
+      parent_id: await ask(store, session_id),
+      message: {
+        role: 'assistant',
+        content: text('Half a'),
+        stop_reason: 'end',
+        model: 'm',
+        provider: 'p',
+        timestamp: Date.now(),
+      },
+    })
     await store.setStatus({ session_id, status: 'working', reason: 'replying' })
     await recoverInterrupted(store, [session_id])
-    expect(await read(entry_id)).toMatchObject({ stop_reason: 'error', error_message: INTERRUPTED_REASON, content: text('Half a') })
-    expect((await store.get({ session_id }))?.meta).toMatchObject({ status: 'error', status_reason: INTERRUPTED_REASON })
+    expect(await read(entry_id)).toMatchObject({
+      stop_reason: 'error',
+      error_message: INTERRUPTED_REASON,
+      content: text('Half a'),
+    })
+    expect((await store.get({ session_id }))?.meta).toMatchObject({
+      status: 'error',
+      status_reason: INTERRUPTED_REASON,
+    })
 
     // The next reply finishes; the interrupted one keeps its mark.
-    const next = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    const next = await startReply(store, {
+      session_id,
+      parent_id: await ask(store, session_id),
+      model: 'm',
+      provider: 'p',
+    })
     await next.finish({ content: text('Whole') })
     expect((await read(next.entry_id)).stop_reason).toBe('end')
     expect((await read(entry_id)).error_message).toBe(INTERRUPTED_REASON)
@@ -88,7 +155,18 @@ describe('the reply writer records how a reply ended on its message', () => {
     const question = await ask(writer, session_id)
     // The writer's reply, `working`, as the marking tab last saw it (read into its memory).
     ownReply(writer, session_id)
-    const { entry_id } = await writer.append({ session_id, parent_id: question, message: { role: 'assistant', content: text('Half'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    const { entry_id } = await writer.append({
+      session_id,
+      parent_id: question,
+      message: {
+        role: 'assistant',
+        content: text('Half'),
+        stop_reason: 'end',
+        model: 'm',
+        provider: 'p',
+        timestamp: Date.now(),
+      },
+    })
     await writer.setStatus({ session_id, status: 'working', reason: 'replying' })
     const marker = await deaf(name)
     expect((await reply(marker, session_id)(entry_id)).content).toEqual(text('Half'))
@@ -100,9 +178,16 @@ describe('the reply writer records how a reply ended on its message', () => {
     await recoverInterrupted(marker, [session_id])
     const check = await deaf(name)
     const stored = await reply(check, session_id)(entry_id)
-    expect(stored).toMatchObject({ stop_reason: 'error', error_message: INTERRUPTED_REASON, content: text('Half a sentence') })
+    expect(stored).toMatchObject({
+      stop_reason: 'error',
+      error_message: INTERRUPTED_REASON,
+      content: text('Half a sentence'),
+    })
     expect((await check.getMessage({ session_id, entry_id }))?.entry.revision).toBe(3)
-    expect((await check.get({ session_id }))?.meta).toMatchObject({ status: 'error', status_reason: INTERRUPTED_REASON })
+    expect((await check.get({ session_id }))?.meta).toMatchObject({
+      status: 'error',
+      status_reason: INTERRUPTED_REASON,
+    })
     // And the marking tab itself shows the mark (its memory caught up in the commit).
     expect((await reply(marker, session_id)(entry_id)).error_message).toBe(INTERRUPTED_REASON)
     await Promise.all([marker.close(), check.close()])
@@ -119,12 +204,27 @@ describe('the reply writer records how a reply ended on its message', () => {
     expect((await marker.get({ session_id }))?.meta.status).toBe('working')
     // Its memory holds the session's entries as they were then: the question is the leaf.
     expect((await marker.getMessage({ session_id, entry_id: question }))?.entry.kind).toBe('message')
-    const { entry_id } = await writer.append({ session_id, parent_id: question, message: { role: 'assistant', content: text('Un'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    const { entry_id } = await writer.append({
+      session_id,
+      parent_id: question,
+      message: {
+        role: 'assistant',
+        content: text('Un'),
+        stop_reason: 'end',
+        model: 'm',
+        provider: 'p',
+        timestamp: Date.now(),
+      },
+    })
     await writer.close()
 
     await recoverInterrupted(marker, [session_id])
     const check = await deaf(name)
-    expect(await reply(check, session_id)(entry_id)).toMatchObject({ stop_reason: 'error', error_message: INTERRUPTED_REASON, content: text('Un') })
+    expect(await reply(check, session_id)(entry_id)).toMatchObject({
+      stop_reason: 'error',
+      error_message: INTERRUPTED_REASON,
+      content: text('Un'),
+    })
     expect((await check.get({ session_id }))?.meta.status).toBe('error')
     await Promise.all([marker.close(), check.close()])
   })
@@ -132,12 +232,34 @@ describe('the reply writer records how a reply ended on its message', () => {
   it("another device's reply (`working` with no lock and no writer of this browser) is left alone, until the reader presses Stop", async () => {
     const store = await open()
     const session_id = await createThread(store)
-    const { entry_id } = await store.append({ session_id, parent_id: await ask(store, session_id), message: { role: 'assistant', content: text('From afar'), stop_reason: 'end', model: 'm', provider: 'p', timestamp: Date.now() } })
+    const { entry_id } = await store.append({
+      session_id,
+      parent_id: await ask(store, session_id),
+      message: {
+        role: 'assistant',
+        content: text('From afar'),
+        stop_reason: 'end',
+        model: 'm',
+        provider: 'p',
+        timestamp: Date.now(),
+      },
+    })
     // As a sync pull leaves it: the other device's status, and nothing of it in this browser.
     const meta = (await store.get({ session_id }))!.meta
-    await store.applyReplica([{ type: 'meta', meta: { ...meta, status: 'working', status_reason: 'replying', updated_at: meta.updated_at + 1 } }], { policy: 'pull' })
+    await store.applyReplica(
+      [
+        {
+          type: 'meta',
+          meta: { ...meta, status: 'working', status_reason: 'replying', updated_at: meta.updated_at + 1 },
+        },
+      ],
+      { policy: 'pull' },
+    )
     await recoverInterrupted(store, [session_id])
-    expect((await store.get({ session_id }))?.meta).toMatchObject({ status: 'working', status_reason: 'replying' })
+    expect((await store.get({ session_id }))?.meta).toMatchObject({
+      status: 'working',
+      status_reason: 'replying',
+    })
     expect((await reply(store, session_id)(entry_id)).stop_reason).toBe('end')
     // Stop ends a reply nobody here writes, whoever wrote it.
     stopReply(store, session_id)
@@ -149,7 +271,12 @@ describe('the reply writer records how a reply ended on its message', () => {
   it('a fast stream is written once a frame, not once a chunk: the newest content lands, and finish writes the last', async () => {
     const store = await open()
     const session_id = await createThread(store)
-    const writer = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    const writer = await startReply(store, {
+      session_id,
+      parent_id: await ask(store, session_id),
+      model: 'm',
+      provider: 'p',
+    })
     const read = reply(store, session_id)
     let so_far = ''
     for (let i = 0; i < 200; i++) writer.update(text((so_far += `t${i} `)))
@@ -166,7 +293,12 @@ describe('the reply writer records how a reply ended on its message', () => {
   it('a page being hidden writes the content waiting for its frame at once', async () => {
     const store = await open()
     const session_id = await createThread(store)
-    const writer = await startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+    const writer = await startReply(store, {
+      session_id,
+      parent_id: await ask(store, session_id),
+      model: 'm',
+      provider: 'p',
+    })
     const read = reply(store, session_id)
     const writes = vi.spyOn(store, 'updateMessage')
     writer.update(text('first '))

@@ -1,6 +1,13 @@
 import type { AttachmentMeta, DraftState, MentionItem, MentionSearchRequest } from '@colloquy/core'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
-import { DraftSaver, shownDraftText, type LiveState, attachmentsQuery, draftQuery, mentionsQuery } from '@colloquy/kit'
+import {
+  DraftSaver,
+  shownDraftText,
+  type LiveState,
+  attachmentsQuery,
+  draftQuery,
+  mentionsQuery,
+} from '@colloquy/kit'
 import { useStore } from './provider.js'
 import { useLive } from './use-live.js'
 
@@ -45,7 +52,10 @@ export function useDraft(session_id: string, options: DraftOptions = {}): DraftB
   useEffect(() => {
     onError.current = options.onError
   })
-  const saver = useMemo(() => store && new DraftSaver(store, session_id, options.delay, (e) => onError.current?.(e)), [store, session_id, options.delay])
+  const saver = useMemo(
+    () => store && new DraftSaver(store, session_id, options.delay, (e) => onError.current?.(e)),
+    [store, session_id, options.delay],
+  )
   const stored = state.data?.draft ?? ''
   const [typed, setTyped] = useState<{ saver: DraftSaver | null; text: string } | undefined>(undefined)
   // Typing belongs to one session's saver; a stored change from elsewhere wins unless typing is pending.
@@ -75,7 +85,10 @@ export function useDraft(session_id: string, options: DraftOptions = {}): DraftB
     text,
     setText,
     attachments,
-    setAttachments: useCallback((ids: readonly string[]) => saver?.setAttachments(ids, text) ?? Promise.resolve(), [saver, text]),
+    setAttachments: useCallback(
+      (ids: readonly string[]) => saver?.setAttachments(ids, text) ?? Promise.resolve(),
+      [saver, text],
+    ),
     flush: useCallback(() => saver?.flush() ?? Promise.resolve(), [saver]),
     clear: useCallback(() => {
       setTyped({ saver, text: '' })
@@ -94,7 +107,10 @@ export function useAttachments(session_id: string): LiveState<readonly Attachmen
  * An object URL for an attachment (an `<img src>`), read on demand: `undefined` while loading,
  * `null` when there is no such attachment. The URL lives as long as a component holds it.
  */
-export function useAttachmentUrl(session_id: string | null | undefined, attachment_id: string | null | undefined): string | null | undefined {
+export function useAttachmentUrl(
+  session_id: string | null | undefined,
+  attachment_id: string | null | undefined,
+): string | null | undefined {
   const store = useStore()
   const [url, setUrl] = useState<{ key: string; url: string | null } | undefined>(undefined)
   const key = `${session_id}\u0000${attachment_id}`
@@ -115,7 +131,10 @@ export function useAttachmentUrl(session_id: string | null | undefined, attachme
 }
 
 /** Sessions to offer for an "@" mention, ranked as the mention provider does, live. */
-export function useMentions(query: string, options: Omit<MentionSearchRequest, 'query'> = {}): LiveState<MentionItem[]> {
+export function useMentions(
+  query: string,
+  options: Omit<MentionSearchRequest, 'query'> = {},
+): LiveState<MentionItem[]> {
   const store = useStore()
   return useLive(store && mentionsQuery(store, { ...options, query }))
 }

@@ -1,7 +1,14 @@
 export { ColloquyProvider, useStore, type ColloquyProviderProps } from './provider.js'
 export { MessageList, type MessageListProps } from './message-list.js'
 export { useBranch, useEntry, useMessageIds, useMessages, useSession, useSessions } from './store-hooks.js'
-export { useAttachments, useAttachmentUrl, useDraft, useMentions, type DraftBinding, type DraftOptions } from './attachment-hooks.js'
+export {
+  useAttachments,
+  useAttachmentUrl,
+  useDraft,
+  useMentions,
+  type DraftBinding,
+  type DraftOptions,
+} from './attachment-hooks.js'
 export { useSyncStatus } from './use-sync-status.js'
 export { useObservable } from './use-observable.js'
 export { newestLeafUnder } from '@colloquy/core'

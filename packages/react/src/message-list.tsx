@@ -1,4 +1,13 @@
-import { cloneElement, Fragment, isValidElement, memo, useEffect, useMemo, useRef, type ReactNode } from 'react'
+import {
+  cloneElement,
+  Fragment,
+  isValidElement,
+  memo,
+  useEffect,
+  useMemo,
+  useRef,
+  type ReactNode,
+} from 'react'
 import { groupIds } from '@colloquy/kit'
 
 export interface MessageListProps {
@@ -33,13 +42,28 @@ type RenderRow = (id: string) => ReactNode
 
 // A row element takes its id as key (made once per row, see below); anything else is wrapped.
 const keyed = (id: string, row: ReactNode): ReactNode =>
-  isValidElement(row) ? (row.key !== null ? row : cloneElement(row, { key: id })) : <Fragment key={id}>{row}</Fragment>
+  isValidElement(row) ? (
+    row.key !== null ? (
+      row
+    ) : (
+      cloneElement(row, { key: id })
+    )
+  ) : (
+    <Fragment key={id}>{row}</Fragment>
+  )
 
-const RowGroup = memo(function RowGroup({ ids, render }: { ids: readonly string[]; render: RenderRow }): ReactNode {
+const RowGroup = memo(function RowGroup({
+  ids,
+  render,
+}: {
+  ids: readonly string[]
+  render: RenderRow
+}): ReactNode {
   // Rows this function already made are handed back as the same elements, which React skips
   // without rendering them: a group that gains a row renders that row only.
   const made = useRef<{ render: RenderRow; rows: Map<string, ReactNode> } | null>(null)
-  if (made.current?.render !== render || made.current.rows.size > 2 * ids.length) made.current = { render, rows: new Map() }
+  if (made.current?.render !== render || made.current.rows.size > 2 * ids.length)
+    made.current = { render, rows: new Map() }
   const rows = made.current.rows
   return ids.map((id) => {
     if (!rows.has(id)) rows.set(id, keyed(id, render(id)))

@@ -1,5 +1,14 @@
 import type { ListRequest, LiveMessagesRequest, MessageItem, SessionEntry, SessionMeta } from '@colloquy/core'
-import { type Branch, type LiveState, branchQuery, entryQuery, messageIdsQuery, messagesQuery, sessionQuery, sessionsQuery } from '@colloquy/kit'
+import {
+  type Branch,
+  type LiveState,
+  branchQuery,
+  entryQuery,
+  messageIdsQuery,
+  messagesQuery,
+  sessionQuery,
+  sessionsQuery,
+} from '@colloquy/kit'
 import { useStore } from './provider.js'
 import { useLive } from './use-live.js'
 

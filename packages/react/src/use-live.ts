@@ -24,7 +24,10 @@ export function useLive<Raw, T = Raw>(query: Query<Raw, T> | null): LiveState<T>
   // `key` name the question and `derive.key` names the derivation (see `Query` in the kit), so
   // a query equal in those asks the same thing and keeps the binding (and its subscription).
   // `last` is a ref: the same object on every render.
-  const binding = useMemo(() => (query ? bind(query, last) : idle), [query?.owner, query?.key, query?.derive?.key])
+  const binding = useMemo(
+    () => (query ? bind(query, last) : idle),
+    [query?.owner, query?.key, query?.derive?.key],
+  )
   return useSyncExternalStore(binding.subscribe, binding.getSnapshot, serverSnapshot)
 }
 

@@ -7,7 +7,10 @@ import { useLive } from './use-live.js'
  * `useMemo` or module scope), since a new observable object is a new question. An error is
  * thrown during render, to the nearest error boundary.
  */
-export function useObservable<T, I = T>(observable$: ObservableLike<T> | null | undefined, initial: I): T | I {
+export function useObservable<T, I = T>(
+  observable$: ObservableLike<T> | null | undefined,
+  initial: I,
+): T | I {
   const state = useLive(observable$ ? observableQuery(observable$) : null)
   if (state.status === 'error') throw state.error
   return state.status === 'ready' ? state.data : initial

@@ -12,7 +12,9 @@ describe('draft, attachment and mention hooks', () => {
     const store = await memoryStore()
     const { session_id } = await store.create({})
     await store.setDraft({ session_id, draft: 'restored' })
-    const { result, unmount } = renderHook(() => useDraft(session_id, { delay: 30 }), { wrapper: providerOf(store) })
+    const { result, unmount } = renderHook(() => useDraft(session_id, { delay: 30 }), {
+      wrapper: providerOf(store),
+    })
     expect(result.current.text).toBe('restored')
     act(() => result.current.setText('half-typ'))
     act(() => result.current.setText('half-typed'))
@@ -32,14 +34,26 @@ describe('draft, attachment and mention hooks', () => {
     const { result } = renderHook(() => useDraft(session_id, { delay: 20 }), { wrapper: providerOf(store) })
     await act(() => store.setDraft({ session_id, draft: 'from the other tab' }))
     expect(result.current.text).toBe('from the other tab')
-    const { attachment } = await store.putAttachment({ session_id, name: 'a.png', mime: 'image/png', data: 'iVBORw0KGgo=' })
+    const { attachment } = await store.putAttachment({
+      session_id,
+      name: 'a.png',
+      mime: 'image/png',
+      data: 'iVBORw0KGgo=',
+    })
     await act(() => result.current.setAttachments([attachment.attachment_id]))
     expect(result.current.attachments.map((a) => a.name)).toStrictEqual(['a.png'])
     expect((await store.get({ session_id }))!.meta.draft).toBe('from the other tab')
     act(() => result.current.setText('mine'))
-    await act(() => store.setDraft({ session_id, draft: 'theirs', attachment_ids: [attachment.attachment_id] }))
+    await act(() =>
+      store.setDraft({ session_id, draft: 'theirs', attachment_ids: [attachment.attachment_id] }),
+    )
     expect(result.current.text).toBe('mine')
-    await waitFor(async () => expect((await store.get({ session_id }))!.meta).toMatchObject({ draft: 'mine', draft_attachments: [{ name: 'a.png' }] }))
+    await waitFor(async () =>
+      expect((await store.get({ session_id }))!.meta).toMatchObject({
+        draft: 'mine',
+        draft_attachments: [{ name: 'a.png' }],
+      }),
+    )
     await act(() => result.current.clear())
     expect(result.current.text).toBe('')
     expect(result.current.attachments).toStrictEqual([])
@@ -52,10 +66,14 @@ describe('draft, attachment and mention hooks', () => {
     const { session_id } = await store.create({})
     const seen: string[] = []
     // An inline handler, as callers write it: a new function on every render.
-    const { result, rerender } = renderHook(({ label }: { label: string }) => useDraft(session_id, { delay: 10_000, onError: () => seen.push(label) }), {
-      initialProps: { label: 'first' },
-      wrapper: providerOf(store),
-    })
+    const { result, rerender } = renderHook(
+      ({ label }: { label: string }) =>
+        useDraft(session_id, { delay: 10_000, onError: () => seen.push(label) }),
+      {
+        initialProps: { label: 'first' },
+        wrapper: providerOf(store),
+      },
+    )
     act(() => result.current.setText('typed'))
     rerender({ label: 'second' })
     // The same saver: the typing it holds is still shown, and still saved on flush.
@@ -72,9 +90,13 @@ describe('draft, attachment and mention hooks', () => {
     const { session_id } = await store.create({})
     const list = renderHook(() => useAttachments(session_id), { wrapper: providerOf(store) })
     expect(list.result.current.data).toStrictEqual([])
-    const { attachment } = await act(() => store.putAttachment({ session_id, file: new File(['hello'], 'a.txt', { type: 'text/plain' }) }))
+    const { attachment } = await act(() =>
+      store.putAttachment({ session_id, file: new File(['hello'], 'a.txt', { type: 'text/plain' }) }),
+    )
     expect(list.result.current.data!.map((a) => a.attachment_id)).toStrictEqual([attachment.attachment_id])
-    const url = renderHook(() => useAttachmentUrl(session_id, attachment.attachment_id), { wrapper: providerOf(store) })
+    const url = renderHook(() => useAttachmentUrl(session_id, attachment.attachment_id), {
+      wrapper: providerOf(store),
+    })
     await waitFor(() => expect(url.result.current).toMatch(/^blob:/))
     const href = url.result.current!
     expect(await (await fetch(href)).text()).toBe('hello')
@@ -88,7 +110,10 @@ describe('draft, attachment and mention hooks', () => {
     const store = await memoryStore()
     const a = await store.create({ title: 'Deploy notes' })
     await store.create({ title: 'Groceries' })
-    const { result, rerender } = renderHook(({ q }) => useMentions(q), { wrapper: providerOf(store), initialProps: { q: 'dep' } })
+    const { result, rerender } = renderHook(({ q }) => useMentions(q), {
+      wrapper: providerOf(store),
+      initialProps: { q: 'dep' },
+    })
     await waitFor(() => expect(result.current.data?.map((i) => i.label)).toStrictEqual(['Deploy notes']))
     await act(() => store.setMeta({ session_id: a.session_id, title: 'Release notes' }))
     await waitFor(() => expect(result.current.data).toStrictEqual([]))

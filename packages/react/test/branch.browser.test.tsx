@@ -12,7 +12,12 @@ describe('useBranch', () => {
     const store = await memoryStore()
     const t = await branchedSession(store)
     const { result } = renderHook(
-      () => ({ a1: useBranch(t.session_id, t.a1), a1b: useBranch(t.session_id, t.a1b), q0: useBranch(t.session_id, t.q0), path: useMessageIds({ session_id: t.session_id }) }),
+      () => ({
+        a1: useBranch(t.session_id, t.a1),
+        a1b: useBranch(t.session_id, t.a1b),
+        q0: useBranch(t.session_id, t.q0),
+        path: useMessageIds({ session_id: t.session_id }),
+      }),
       { wrapper: providerOf(store) },
     )
     expect(result.current.path.data).toEqual([t.q0, t.a1b, t.q2b, t.a3b])
@@ -33,7 +38,10 @@ describe('useBranch', () => {
   it('does nothing at either end, keeps the leaf when selecting the current sibling, rejects an unknown index', async () => {
     const store = await memoryStore()
     const t = await branchedSession(store)
-    const { result } = renderHook(() => ({ a1b: useBranch(t.session_id, t.a1b), path: useMessageIds({ session_id: t.session_id }) }), { wrapper: providerOf(store) })
+    const { result } = renderHook(
+      () => ({ a1b: useBranch(t.session_id, t.a1b), path: useMessageIds({ session_id: t.session_id }) }),
+      { wrapper: providerOf(store) },
+    )
     const path = result.current.path.data
     await act(() => result.current.a1b.data!.next())
     await act(() => result.current.a1b.data!.select(1))
@@ -48,7 +56,13 @@ describe('useBranch', () => {
     const { result } = renderHook(() => useBranch(t.session_id, t.q2), { wrapper: providerOf(store) })
     const before = result.current
     expect(before.data).toMatchObject({ index: 0, count: 2 })
-    await act(() => store.updateMessage({ session_id: t.session_id, entry_id: t.a3b, content: [{ type: 'text', text: 'edited' }] }))
+    await act(() =>
+      store.updateMessage({
+        session_id: t.session_id,
+        entry_id: t.a3b,
+        content: [{ type: 'text', text: 'edited' }],
+      }),
+    )
     expect(result.current).toBe(before)
     await act(() => store.append({ session_id: t.session_id, parent_id: t.a1, message: user('q2y') }))
     expect(result.current.data).toMatchObject({ index: 0, count: 3 })
@@ -72,12 +86,26 @@ describe('useBranch', () => {
     const before = result.current
     expect(subs.open('branch$')).toBe(7)
     expect(subs.opened('tree$')).toBe(0)
-    await act(() => store.updateMessage({ session_id: t.session_id, entry_id: t.a3b, content: [{ type: 'text', text: 'streamed' }] }))
+    await act(() =>
+      store.updateMessage({
+        session_id: t.session_id,
+        entry_id: t.a3b,
+        content: [{ type: 'text', text: 'streamed' }],
+      }),
+    )
     await act(() => store.append({ session_id: t.session_id, message: user('more') }))
     expect(result.current.map((b, i) => b === before[i])).toEqual([true, true, true, true, true, true, true])
     // A third answer to q0 changes the two pickers of q0's answers, and only them.
     await act(() => store.append({ session_id: t.session_id, parent_id: t.q0, message: user('third') }))
-    expect(result.current.map((b, i) => b === before[i])).toEqual([true, false, true, true, false, true, true])
+    expect(result.current.map((b, i) => b === before[i])).toEqual([
+      true,
+      false,
+      true,
+      true,
+      false,
+      true,
+      true,
+    ])
     expect(result.current[1].data?.count).toBe(3)
     unmount()
     expect(subs.open()).toBe(0)

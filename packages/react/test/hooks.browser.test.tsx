@@ -4,7 +4,15 @@ import { Component, type ReactNode } from 'react'
 import type { Store } from '@colloquy/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
-  LOADING, useEntry, useMessageIds, useMessages, useObservable, useSession, useSessions, useStore, useSyncStatus,
+  LOADING,
+  useEntry,
+  useMessageIds,
+  useMessages,
+  useObservable,
+  useSession,
+  useSessions,
+  useStore,
+  useSyncStatus,
   type SyncStatus,
 } from '../src/index.js'
 import { assistant, memoryStore, seedSession, subject, textOf, user } from '../../../test/support/fixtures.js'
@@ -29,7 +37,9 @@ describe('store hooks', () => {
   it('useSessions applies the request (limit, status)', async () => {
     const store = await memoryStore()
     for (const title of ['a', 'b', 'c']) await store.create({ title })
-    const { result } = renderHook(() => useSessions({ order: 'created_asc', limit: 2 }), { wrapper: providerOf(store) })
+    const { result } = renderHook(() => useSessions({ order: 'created_asc', limit: 2 }), {
+      wrapper: providerOf(store),
+    })
     expect(result.current.data?.map((m) => m.title)).toEqual(['a', 'b'])
   })
 
@@ -62,9 +72,13 @@ describe('store hooks', () => {
   it('useMessages filters by roles and reads from from_entry_id', async () => {
     const store = await memoryStore()
     const { session_id, ids } = await seedSession(store, 4)
-    const roles = renderHook(() => useMessages({ session_id, roles: ['assistant'] }), { wrapper: providerOf(store) })
+    const roles = renderHook(() => useMessages({ session_id, roles: ['assistant'] }), {
+      wrapper: providerOf(store),
+    })
     expect(roles.result.current.data?.map((i) => i.entry_id)).toEqual([ids[1], ids[3]])
-    const upTo = renderHook(() => useMessageIds({ session_id, from_entry_id: ids[1] }), { wrapper: providerOf(store) })
+    const upTo = renderHook(() => useMessageIds({ session_id, from_entry_id: ids[1] }), {
+      wrapper: providerOf(store),
+    })
     expect(upTo.result.current.data).toEqual([ids[0], ids[1]])
   })
 
@@ -74,7 +88,9 @@ describe('store hooks', () => {
     const { result } = renderHook(() => useMessageIds({ session_id }), { wrapper: providerOf(store) })
     const before = result.current
     expect(before.data).toEqual(ids)
-    await act(() => store.updateMessage({ session_id, entry_id: ids[1], content: [{ type: 'text', text: 'more' }] }))
+    await act(() =>
+      store.updateMessage({ session_id, entry_id: ids[1], content: [{ type: 'text', text: 'more' }] }),
+    )
     expect(result.current).toBe(before)
     const { entry_id } = await act(() => store.append({ session_id, message: user('next') }))
     expect(result.current.data).toEqual([...ids, entry_id])
@@ -85,7 +101,9 @@ describe('store hooks', () => {
     const { session_id, ids } = await seedSession(store, 2)
     const { result } = renderHook(() => useEntry(session_id, ids[1]), { wrapper: providerOf(store) })
     expect(textOf(result.current.data)).toBe('a1')
-    await act(() => store.updateMessage({ session_id, entry_id: ids[1], content: [{ type: 'text', text: 'edited' }] }))
+    await act(() =>
+      store.updateMessage({ session_id, entry_id: ids[1], content: [{ type: 'text', text: 'edited' }] }),
+    )
     expect(textOf(result.current.data)).toBe('edited')
     expect(result.current.data?.revision).toBeGreaterThan(0)
     const unknown = renderHook(() => useEntry(session_id, 'e_nope'), { wrapper: providerOf(store) })
@@ -107,7 +125,10 @@ describe('store hooks', () => {
     const store = await memoryStore()
     const one = await store.create({ title: 'one' })
     const two = await store.create({ title: 'two' })
-    const { result, rerender } = renderHook(({ id }) => useSession(id), { wrapper: providerOf(store), initialProps: { id: one.session_id } })
+    const { result, rerender } = renderHook(({ id }) => useSession(id), {
+      wrapper: providerOf(store),
+      initialProps: { id: one.session_id },
+    })
     expect(result.current.data?.title).toBe('one')
     rerender({ id: two.session_id })
     expect(result.current.data?.title).toBe('two')
@@ -119,8 +140,15 @@ describe('provider', () => {
     const store = await memoryStore()
     const { session_id } = await store.create({ title: 'later' })
     let current: Store | null = null
-    const hooks = () => ({ sessions: useSessions(), session: useSession(session_id), messages: useMessages({ session_id }), store: useStore() })
-    const { result, rerender } = renderHook(hooks, { wrapper: ({ children }) => providerOf(current)({ children }) })
+    const hooks = () => ({
+      sessions: useSessions(),
+      session: useSession(session_id),
+      messages: useMessages({ session_id }),
+      store: useStore(),
+    })
+    const { result, rerender } = renderHook(hooks, {
+      wrapper: ({ children }) => providerOf(current)({ children }),
+    })
     expect(result.current.sessions).toBe(LOADING)
     expect(result.current.session).toBe(LOADING)
     expect(result.current.messages).toBe(LOADING)
@@ -151,7 +179,9 @@ describe('useSyncStatus', () => {
 
   it('follows status$ and unsubscribes on unmount', async () => {
     const status$ = subject<SyncStatus>()
-    const { result, unmount } = renderHook(() => useSyncStatus(), { wrapper: providerOf(await memoryStore(), { status$ }) })
+    const { result, unmount } = renderHook(() => useSyncStatus(), {
+      wrapper: providerOf(await memoryStore(), { status$ }),
+    })
     expect(result.current).toBe(LOADING)
     act(() => status$.next({ state: 'syncing', pending: 3 }))
     expect(result.current.data).toEqual({ state: 'syncing', pending: 3 })
@@ -164,7 +194,9 @@ describe('useSyncStatus', () => {
 
   it('reports an error of status$ as the error state', async () => {
     const status$ = subject<SyncStatus>()
-    const { result } = renderHook(() => useSyncStatus(), { wrapper: providerOf(await memoryStore(), { status$ }) })
+    const { result } = renderHook(() => useSyncStatus(), {
+      wrapper: providerOf(await memoryStore(), { status$ }),
+    })
     act(() => status$.fail(new Error('socket closed')))
     expect(result.current.status).toBe('error')
     expect(String(result.current.error)).toContain('socket closed')
@@ -185,7 +217,12 @@ describe('useObservable', () => {
   it('returns initial, then each value; components sharing the observable share one subscription', () => {
     const source = subject<number>()
     const Show = ({ label }: { label: string }): ReactNode => <p>{`${label}=${useObservable(source, -1)}`}</p>
-    render(<><Show label="a" /><Show label="b" /></>)
+    render(
+      <>
+        <Show label="a" />
+        <Show label="b" />
+      </>,
+    )
     expect(screen.getByText('a=-1')).toBeTruthy()
     expect(source.observers).toBe(1)
     act(() => source.next(7))
@@ -201,7 +238,11 @@ describe('useObservable', () => {
     const swallow = (e: Event): void => e.preventDefault()
     window.addEventListener('error', swallow)
     try {
-      render(<Boundary><Show /></Boundary>)
+      render(
+        <Boundary>
+          <Show />
+        </Boundary>,
+      )
       act(() => source.fail(new Error('boom')))
       expect(screen.getByText('caught: Error: boom')).toBeTruthy()
     } finally {

@@ -26,7 +26,9 @@ describe('hydration', () => {
     container.innerHTML = renderToString(app(null, session_id))
     expect(container.textContent).toBe('loading')
     const recoverable: unknown[] = []
-    const root = await act(async () => hydrateRoot(container, app(store, session_id), { onRecoverableError: (e) => recoverable.push(e) }))
+    const root = await act(async () =>
+      hydrateRoot(container, app(store, session_id), { onRecoverableError: (e) => recoverable.push(e) }),
+    )
     expect(recoverable).toEqual([])
     expect(container.textContent).toBe('3 messages')
     act(() => root.unmount())

@@ -13,14 +13,25 @@ describe('over IndexedDB', () => {
 
     // A fresh store knows the session's meta but has not read its entries yet.
     const store = await reopen()
-    const { result } = renderHook(() => ({ session: useSession(session_id), messages: useMessages({ session_id }) }), { wrapper: providerOf(store) })
+    const { result } = renderHook(
+      () => ({ session: useSession(session_id), messages: useMessages({ session_id }) }),
+      { wrapper: providerOf(store) },
+    )
     expect(result.current.session.data?.message_count).toBe(6)
     expect(result.current.messages).toBe(LOADING)
     await waitFor(() => expect(result.current.messages.status).toBe('ready'))
     expect(result.current.messages.data?.map((i) => i.entry_id)).toEqual(ids)
 
-    await act(() => store.updateMessage({ session_id, entry_id: ids[5], content: [{ type: 'text', text: 'from disk, then live' }] }))
-    expect(result.current.messages.data?.[5].message?.content).toEqual([{ type: 'text', text: 'from disk, then live' }])
+    await act(() =>
+      store.updateMessage({
+        session_id,
+        entry_id: ids[5],
+        content: [{ type: 'text', text: 'from disk, then live' }],
+      }),
+    )
+    expect(result.current.messages.data?.[5].message?.content).toEqual([
+      { type: 'text', text: 'from disk, then live' },
+    ])
     cleanup()
     await store.close()
     indexedDB.deleteDatabase(name)

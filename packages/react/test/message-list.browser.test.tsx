@@ -8,7 +8,8 @@ import { providerOf } from './wrapper.js'
 
 afterEach(cleanup)
 
-const rowsOf = (container: HTMLElement): HTMLElement[] => [...container.querySelector('ol')!.children] as HTMLElement[]
+const rowsOf = (container: HTMLElement): HTMLElement[] =>
+  [...container.querySelector('ol')!.children] as HTMLElement[]
 
 describe('<MessageList>', () => {
   it('renders the rows as a flat list, in order; a streamed token re-renders its row only; an append renders the new row only', async () => {
@@ -27,7 +28,11 @@ describe('<MessageList>', () => {
       return <ol>{list.data && <MessageList ids={list.data}>{row}</MessageList>}</ol>
     }
     const Wrapper = providerOf(store)
-    const { container } = render(<Wrapper><List /></Wrapper>)
+    const { container } = render(
+      <Wrapper>
+        <List />
+      </Wrapper>,
+    )
     // The rows are the <ol>'s own children (no wrapper element per group), in transcript order.
     expect(rowsOf(container).map((li) => li.dataset.id)).toEqual(ids)
     expect(rowsOf(container)[1].textContent).toBe('a1')
@@ -68,10 +73,18 @@ describe('<MessageList>', () => {
     const List = (): ReactNode => {
       const [shown, setShown] = useState<readonly string[]>(ids.slice(200))
       show = setShown
-      return <ol><MessageList ids={shown}>{row}</MessageList></ol>
+      return (
+        <ol>
+          <MessageList ids={shown}>{row}</MessageList>
+        </ol>
+      )
     }
     const Wrapper = providerOf(store)
-    const { container } = render(<Wrapper><List /></Wrapper>)
+    const { container } = render(
+      <Wrapper>
+        <List />
+      </Wrapper>,
+    )
     expect(rowsOf(container).map((li) => li.dataset.id)).toEqual(ids.slice(200))
     const kept = new Map(rowsOf(container).map((li) => [li.dataset.id, li]))
     mounts = 0
@@ -79,18 +92,26 @@ describe('<MessageList>', () => {
     // "Load older": 200 rows appear above; the shown ones are regrouped only around the seam.
     act(() => show(ids))
     expect(rowsOf(container).map((li) => li.dataset.id)).toEqual(ids)
-    const remounted = rowsOf(container).slice(200).filter((li) => kept.get(li.dataset.id) !== li).length
+    const remounted = rowsOf(container)
+      .slice(200)
+      .filter((li) => kept.get(li.dataset.id) !== li).length
     expect(remounted).toBeLessThanOrEqual(128)
     expect(mounts).toBe(200 + remounted)
 
     // A branch switch at message 350: the rows before it stay (but for the group at the seam).
-    const { entry_id: other } = await store.append({ session_id, parent_id: ids[349], message: assistant('other answer') })
+    const { entry_id: other } = await store.append({
+      session_id,
+      parent_id: ids[349],
+      message: assistant('other answer'),
+    })
     const beforeSwitch = new Map(rowsOf(container).map((li) => [li.dataset.id, li]))
     mounts = 0
     act(() => show([...ids.slice(0, 350), other]))
     expect(rowsOf(container).map((li) => li.dataset.id)).toEqual([...ids.slice(0, 350), other])
     expect(rowsOf(container).at(-1)!.textContent).toBe('other answer')
-    const moved = rowsOf(container).slice(0, 350).filter((li) => beforeSwitch.get(li.dataset.id) !== li).length
+    const moved = rowsOf(container)
+      .slice(0, 350)
+      .filter((li) => beforeSwitch.get(li.dataset.id) !== li).length
     expect(moved).toBeLessThanOrEqual(128)
     expect(mounts).toBe(1 + moved)
   })
@@ -100,7 +121,9 @@ describe('<MessageList>', () => {
     const errors = vi.spyOn(console, 'error')
     const { container } = render(
       <ul>
-        <MessageList ids={['a', 'b', 'c', 'd']}>{(id) => (id === 'b' ? `text ${id}` : id === 'd' ? <li>{id}</li> : <li key={`k-${id}`}>{id}</li>)}</MessageList>
+        <MessageList ids={['a', 'b', 'c', 'd']}>
+          {(id) => (id === 'b' ? `text ${id}` : id === 'd' ? <li>{id}</li> : <li key={`k-${id}`}>{id}</li>)}
+        </MessageList>
       </ul>,
     )
     expect(container.querySelector('ul')!.textContent).toBe('atext bcd')
@@ -116,7 +139,9 @@ describe('<MessageList>', () => {
     }
     const ids = Array.from({ length: 200 }, (_, i) => `e${i}`)
     const List = ({ mark }: { mark: string }): ReactNode => (
-      <ul><MessageList ids={ids}>{(id) => <Row id={id} mark={mark} />}</MessageList></ul>
+      <ul>
+        <MessageList ids={ids}>{(id) => <Row id={id} mark={mark} />}</MessageList>
+      </ul>
     )
     const { container, rerender } = render(<List mark="a" />)
     expect(container.querySelector('li')!.textContent).toBe('ae0')

@@ -27,12 +27,20 @@ describe('re-render granularity', () => {
     const List = (): ReactNode => {
       listRenders++
       const ids = useMessageIds({ session_id })
-      return <div>{ids.data?.map((id) => <Row key={id} entry_id={id} />)}</div>
+      return (
+        <div>
+          {ids.data?.map((id) => (
+            <Row key={id} entry_id={id} />
+          ))}
+        </div>
+      )
     }
     const Wrapper = providerOf(store)
     render(
       <Profiler id="chat" onRender={(_id, phase) => commits.push(phase)}>
-        <Wrapper><List /></Wrapper>
+        <Wrapper>
+          <List />
+        </Wrapper>
       </Profiler>,
     )
     expect(screen.getByTestId(last).textContent).toBe('a19')
@@ -70,13 +78,25 @@ describe('re-render granularity', () => {
     })
     const List = (): ReactNode => {
       listRenders++
-      return <div>{useMessages({ session_id }).data?.map((item) => <Row key={item.entry_id} item={item} />)}</div>
+      return (
+        <div>
+          {useMessages({ session_id }).data?.map((item) => (
+            <Row key={item.entry_id} item={item} />
+          ))}
+        </div>
+      )
     }
     const Wrapper = providerOf(store)
-    render(<Wrapper><List /></Wrapper>)
+    render(
+      <Wrapper>
+        <List />
+      </Wrapper>,
+    )
     const listAtMount = listRenders
     for (let i = 0; i < UPDATES; i++) {
-      await act(() => store.updateMessage({ session_id, entry_id: last, content: [{ type: 'text', text: `v${i}` }] }))
+      await act(() =>
+        store.updateMessage({ session_id, entry_id: last, content: [{ type: 'text', text: `v${i}` }] }),
+      )
     }
     expect(rowRenders.get(last)).toBe(1 + UPDATES)
     for (const id of ids.slice(0, -1)) expect(rowRenders.get(id)).toBe(1)

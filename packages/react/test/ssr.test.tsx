@@ -2,8 +2,19 @@ import type { ReactNode } from 'react'
 import { renderToString } from 'react-dom/server'
 import { describe, expect, it } from 'vitest'
 import {
-  ColloquyProvider, MessageList, useBranch, useEntry, useMessageIds, useMessages, useObservable, useSession, useSessions, useSyncStatus,
-  type LiveState, type ObservableLike, type SyncStatus,
+  ColloquyProvider,
+  MessageList,
+  useBranch,
+  useEntry,
+  useMessageIds,
+  useMessages,
+  useObservable,
+  useSession,
+  useSessions,
+  useSyncStatus,
+  type LiveState,
+  type ObservableLike,
+  type SyncStatus,
 } from '../src/index.js'
 import { countSubscriptions, memoryStore, seedSession } from '../../../test/support/fixtures.js'
 
@@ -36,7 +47,9 @@ describe('server rendering (Node, no IndexedDB)', () => {
         <Everything session_id="s_1" entry_id="e_1" />
       </ColloquyProvider>,
     )
-    expect(html).toBe('<p>sessions:loading session:loading messages:loading ids:loading entry:loading branch:loading sync:ready</p>')
+    expect(html).toBe(
+      '<p>sessions:loading session:loading messages:loading ids:loading entry:loading branch:loading sync:ready</p>',
+    )
   })
 
   it('renders loading even when given a store holding the data, and opens no subscription', async () => {
@@ -48,7 +61,9 @@ describe('server rendering (Node, no IndexedDB)', () => {
         <Everything session_id={session_id} entry_id={ids[0]} />
       </ColloquyProvider>,
     )
-    expect(html).toBe('<p>sessions:loading session:loading messages:loading ids:loading entry:loading branch:loading sync:loading</p>')
+    expect(html).toBe(
+      '<p>sessions:loading session:loading messages:loading ids:loading entry:loading branch:loading sync:loading</p>',
+    )
     expect(subs.opened()).toBe(0)
   })
 
@@ -59,7 +74,11 @@ describe('server rendering (Node, no IndexedDB)', () => {
 
   it('<MessageList> renders its rows on the server as a flat list, with no element of its own', () => {
     const ids = Array.from({ length: 300 }, (_, i) => `e_${i}`)
-    const html = renderToString(<ol><MessageList ids={ids}>{(id) => <li>{id}</li>}</MessageList></ol>)
+    const html = renderToString(
+      <ol>
+        <MessageList ids={ids}>{(id) => <li>{id}</li>}</MessageList>
+      </ol>,
+    )
     expect(html).toBe(`<ol>${ids.map((id) => `<li>${id}</li>`).join('')}</ol>`)
   })
 })

@@ -3,7 +3,9 @@ import * as crypto from 'node:crypto'
 /** Who a request acts for. With tenancy on, sessions belong to `metadata.owner === principal`. */
 export type Principal = string
 
-export type Authenticate = (request: Request) => Principal | null | undefined | Promise<Principal | null | undefined>
+export type Authenticate = (
+  request: Request,
+) => Principal | null | undefined | Promise<Principal | null | undefined>
 
 export interface AuthOptions {
   /**
@@ -18,7 +20,8 @@ export interface AuthOptions {
 
 // One-shot `crypto.hash` (Node 20.12+) costs a fraction of a Hash object per request.
 const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64') => string }).hash
-const digest = (s: string): string => (oneShot ? oneShot('sha256', s, 'base64') : crypto.createHash('sha256').update(s).digest('base64'))
+const digest = (s: string): string =>
+  oneShot ? oneShot('sha256', s, 'base64') : crypto.createHash('sha256').update(s).digest('base64')
 
 /** What token auth reads from a request. */
 export interface Credentials {
@@ -53,7 +56,9 @@ export const credentialsOf = (request: Request, handshake = false): Credentials 
  * the local user, explicitly: see `Access`).
  * Tokens are checked on the cheap credentials; the hook gets the full Request, built only then.
  */
-export function authenticator(options: AuthOptions): ((credentials: Credentials, request: () => Request) => Promise<Principal | undefined>) | undefined {
+export function authenticator(
+  options: AuthOptions,
+): ((credentials: Credentials, request: () => Request) => Promise<Principal | undefined>) | undefined {
   const tokens = typeof options.token === 'string' ? { [options.token]: 'default' } : (options.token ?? {})
   // Tokens are looked up by their SHA-256 digest, so neither content nor length leaks through
   // timing: what a lookup's time could tell is how a digest the caller chose compares with a

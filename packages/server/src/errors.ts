@@ -31,13 +31,18 @@ const STATUS: Record<SessionErrorCode, number> = {
 }
 
 export const invalidRequest = (text: string): HttpError => new HttpError(400, 'session/invalid_request', text)
-export const tooLarge = (text: string, headers?: Record<string, string>): HttpError => new HttpError(413, 'session/invalid_request', text, headers)
+export const tooLarge = (text: string, headers?: Record<string, string>): HttpError =>
+  new HttpError(413, 'session/invalid_request', text, headers)
 
 /** Where the details of a failure go when the caller names no log: the server's default log. */
 /** The text of a failure for the log: its stack (or message), and its causes'. */
 function details(error: unknown): string {
   const parts: string[] = []
-  for (let e: unknown = error, depth = 0; e !== undefined && depth < 5; e = (e as { cause?: unknown } | null)?.cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    e !== undefined && depth < 5;
+    e = (e as { cause?: unknown } | null)?.cause, depth++
+  ) {
     parts.push(e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : String(e))
     if (!(e instanceof Error)) break
   }
@@ -51,12 +56,24 @@ function details(error: unknown): string {
  * which may hold a server path, a stack or another tenant's data; its details go to `log` under
  * that id. This is the one place failures become answers (HTTP routes, WebSocket frames).
  */
-export function toWire(error: unknown, log: (message: string) => void): { status: number; body: { error: { code: string; message: string; id?: string } } } {
-  const status = error instanceof HttpError ? error.status : error instanceof SessionError ? (STATUS[error.code] ?? 500) : 500
+export function toWire(
+  error: unknown,
+  log: (message: string) => void,
+): { status: number; body: { error: { code: string; message: string; id?: string } } } {
+  const status =
+    error instanceof HttpError
+      ? error.status
+      : error instanceof SessionError
+        ? (STATUS[error.code] ?? 500)
+        : 500
   const code = error instanceof HttpError || error instanceof SessionError ? error.code : 'server/internal'
   if (status < 500) return { status, body: { error: { code, message: (error as Error).message } } }
   const id = randomBytes(6).toString('hex')
   log(`error ${id} (${code}): ${details(error)}`)
-  const what = code === 'session/storage' ? 'the storage could not complete the request' : 'unexpected server error'
-  return { status, body: { error: { code, message: `${code}: ${what} (error ${id}, details in the server log)`, id } } }
+  const what =
+    code === 'session/storage' ? 'the storage could not complete the request' : 'unexpected server error'
+  return {
+    status,
+    body: { error: { code, message: `${code}: ${what} (error ${id}, details in the server log)`, id } },
+  }
 }

@@ -1,6 +1,12 @@
 export { createServer, type ColloquyServer, type ServerOptions } from './server.js'
 export { runCommandLine, type CommandLineHooks } from './command-line.js'
-export { fileStorage, postgresStorage, type FileStorageOptions, type PostgresStorageOptions, type ServerStorage } from './storage/index.js'
+export {
+  fileStorage,
+  postgresStorage,
+  type FileStorageOptions,
+  type PostgresStorageOptions,
+  type ServerStorage,
+} from './storage/index.js'
 export { memoryStorage } from './storage/memory.js'
 export type { ChangeFeed, FeedPage, FeedStorage } from './changes/change-feed.js'
 export type { Principal, Authenticate, AuthOptions } from './auth.js'

@@ -47,7 +47,11 @@ export interface ServerOptions extends AuthOptions {
    * every session to anyone who can reach it. This says that is what is wanted.
    */
   insecureNoAuthOnNetwork?: boolean
-  limits?: Partial<Limits> & { default_list_limit?: number; max_list_limit?: number; max_attachment_bytes?: number }
+  limits?: Partial<Limits> & {
+    default_list_limit?: number
+    max_list_limit?: number
+    max_attachment_bytes?: number
+  }
   /**
    * Entries kept in memory (`maxBytes`); idle sessions are read again from storage. Default:
    * 16 MiB on a storage shared by several instances (PostgreSQL), unbounded otherwise (the file
@@ -100,7 +104,9 @@ const version = (createRequire(import.meta.url)('../package.json') as { version:
 export async function createServer(options: ServerOptions = {}): Promise<ColloquyServer> {
   const log = options.log ?? ((m: string) => console.error(`[colloquy-server] ${m}`))
   const authenticate = authenticator(options)
-  const given = Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined)) as Partial<Limits>
+  const given = Object.fromEntries(
+    Object.entries(options.limits ?? {}).filter(([, v]) => v !== undefined),
+  ) as Partial<Limits>
   const defaults: Limits = { ...DEFAULT_LIMITS }
   if (!authenticate) for (const k of PER_PRINCIPAL) defaults[k] = 0
   const limits: Limits = { ...defaults, ...given }
@@ -108,9 +114,15 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   const storage: ServerStorage = options.storage ?? fileStorage({ dir: './data' })
   // Quotas are kept per `metadata.owner` (the principal) with tenancy, for the whole server
   // without; a shared database counts them itself (every instance's writes).
-  const usage = limits.maxSessions > 0 || limits.maxStoredBytes > 0
-    ? new Usage(storage, limits, (m) => (tenancyOn && typeof m?.[OWNER_KEY] === 'string' ? m[OWNER_KEY] : ''), hasUsageSource(storage) ? { usage: storage, perOwner: tenancyOn } : undefined)
-    : undefined
+  const usage =
+    limits.maxSessions > 0 || limits.maxStoredBytes > 0
+      ? new Usage(
+          storage,
+          limits,
+          (m) => (tenancyOn && typeof m?.[OWNER_KEY] === 'string' ? m[OWNER_KEY] : ''),
+          hasUsageSource(storage) ? { usage: storage, perOwner: tenancyOn } : undefined,
+        )
+      : undefined
   const counted = usage?.storage ?? storage
   // A storage shared by several processes keeps the change log itself; otherwise it is kept here.
   const changes: ChangeFeed = hasOwnFeed(counted) ? counted.changeFeed() : new ChangeLog(counted)
@@ -131,30 +143,48 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
   // Without tokens the Host is always checked (a rebound page would be the local user); with
   // tokens, only against names given: a bearer token is no ambient credential a rebound page
   // could use, and such servers often sit behind names only their proxy knows.
-  const hosts = !authenticate || options.allowedHosts !== undefined ? new HostAllowList(options.allowedHosts) : 'any'
-  const allowOrigin = origins === '*' ? () => true : origins ? (o: string) => origins.includes(o) : (o: string) => LOCAL_ORIGIN.test(o)
+  const hosts =
+    !authenticate || options.allowedHosts !== undefined ? new HostAllowList(options.allowedHosts) : 'any'
+  const allowOrigin =
+    origins === '*'
+      ? () => true
+      : origins
+        ? (o: string) => origins.includes(o)
+        : (o: string) => LOCAL_ORIGIN.test(o)
   const tenancy = new Tenancy(hostOf(store))
-  const service = { store, changes, tenancy, usage, hub: new LiveHub(changes, tenancy), work: new Work(options.onWork) }
+  const service = {
+    store,
+    changes,
+    tenancy,
+    usage,
+    hub: new LiveHub(changes, tenancy),
+    work: new Work(options.onWork),
+  }
 
   const app = new Hono<Env>()
   const ws = createNodeWebSocket({ app })
   // A WebSocket message is bounded like a request body.
   ws.wss.options.maxPayload = limits.maxBodyBytes
   // Each socket's TCP connection, so messages sent in one tick can leave in one write.
-  ws.wss.on('connection', (client: WebSocket, request: IncomingMessage) => trackSocket(client, request.socket))
-  createRoutes({
-    service,
-    // No credentials configured: every request (past the Host and cross-site checks) is granted
-    // the local user, explicitly; never read from an absent principal.
-    auth: authenticate ? { mode: 'tokens', authenticate } : { mode: 'local' },
-    tenancy: tenancyOn,
-    allowOrigin,
-    hosts,
-    limits,
-    upgradeWebSocket: ws.upgradeWebSocket,
-    info: { name: 'colloquy-server', version },
-    log,
-  }, app)
+  ws.wss.on('connection', (client: WebSocket, request: IncomingMessage) =>
+    trackSocket(client, request.socket),
+  )
+  createRoutes(
+    {
+      service,
+      // No credentials configured: every request (past the Host and cross-site checks) is granted
+      // the local user, explicitly; never read from an absent principal.
+      auth: authenticate ? { mode: 'tokens', authenticate } : { mode: 'local' },
+      tenancy: tenancyOn,
+      allowOrigin,
+      hosts,
+      limits,
+      upgradeWebSocket: ws.upgradeWebSocket,
+      info: { name: 'colloquy-server', version },
+      log,
+    },
+    app,
+  )
   attachmentRoutes(app, { service, maxBytes: options.limits?.max_attachment_bytes ?? 52_428_800 })
   // Spools a crashed server left in the temporary directory (uploads it never finished).
   await removeDeadSpools(log)
@@ -166,24 +196,34 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     changes,
     listen({ port = 0, host = '127.0.0.1' } = {}) {
       if (!authenticate && !isLoopback(host) && !options.insecureNoAuthOnNetwork) {
-        return Promise.reject(new Error(
-          `refusing to listen on ${host} without tokens: anyone who can reach it could read and delete every session. ` +
-            'Configure tokens (--token, --tokens-file), listen on a loopback address (127.0.0.1, ::1, localhost), ' +
-            'or, if every machine that can reach it may do so, pass --insecure-no-auth-on-network (insecureNoAuthOnNetwork).',
-        ))
+        return Promise.reject(
+          new Error(
+            `refusing to listen on ${host} without tokens: anyone who can reach it could read and delete every session. ` +
+              'Configure tokens (--token, --tokens-file), listen on a loopback address (127.0.0.1, ::1, localhost), ' +
+              'or, if every machine that can reach it may do so, pass --insecure-no-auth-on-network (insecureNoAuthOnNetwork).',
+          ),
+        )
       }
       // The name it listens on is a name it answers to.
       if (hosts !== 'any') hosts.add(host)
       return new Promise((resolve, reject) => {
         const s = serve({ fetch: app.fetch, port, hostname: host }, (info: AddressInfo) => {
-          resolve({ port: info.port, host, url: `http://${host.includes(':') ? `[${host}]` : host}:${info.port}` })
+          resolve({
+            port: info.port,
+            host,
+            url: `http://${host.includes(':') ? `[${host}]` : host}:${info.port}`,
+          })
         })
         s.once('error', reject)
         ws.injectWebSocket(s)
         // A socket Node handed to the upgrade is detached from HTTP and paused: once its side
         // is ended (a refused upgrade's answer, or a WebSocket's close), nothing would read the
         // peer's end behind any bytes it sent (a POST's body), and it would stay open for good.
-        s.on('upgrade', (_req: IncomingMessage, socket: import('node:stream').Duplex) => void socket.once('finish', () => socket.destroy()))
+        s.on(
+          'upgrade',
+          (_req: IncomingMessage, socket: import('node:stream').Duplex) =>
+            void socket.once('finish', () => socket.destroy()),
+        )
         server = s
       })
     },

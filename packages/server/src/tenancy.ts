@@ -54,7 +54,8 @@ export class Tenancy {
   /** Holds an absent id for `principal` until the returned release runs. */
   reserve(principal: Principal, session_id: string): () => void {
     const r = this.reserved.get(session_id)
-    if (r && r.principal !== principal) throw new Error(`session ${session_id} is reserved by another principal`)
+    if (r && r.principal !== principal)
+      throw new Error(`session ${session_id} is reserved by another principal`)
     if (r) r.holds++
     else this.reserved.set(session_id, { principal, holds: 1 })
     let released = false
@@ -68,18 +69,31 @@ export class Tenancy {
 
   /** Metadata with the caller as owner; a different owner is refused (the server owns that key). */
   stamp(principal: Principal, metadata: JsonObject | null | undefined): JsonObject {
-    if (metadata && Object.prototype.hasOwnProperty.call(metadata, this.key) && !jsonEqual(metadata[this.key], principal)) {
-      throw new SessionError('session/invalid_request', `metadata.${this.key} is set by the server and cannot be changed`)
+    if (
+      metadata &&
+      Object.prototype.hasOwnProperty.call(metadata, this.key) &&
+      !jsonEqual(metadata[this.key], principal)
+    ) {
+      throw new SessionError(
+        'session/invalid_request',
+        `metadata.${this.key} is set by the server and cannot be changed`,
+      )
     }
     return { ...metadata, [this.key]: principal }
   }
 
   /** A metadata filter narrowed to the caller's sessions; null when it can match none of them. */
   narrow(principal: Principal, filter: JsonObject | null | undefined): JsonObject | null {
-    if (filter && Object.prototype.hasOwnProperty.call(filter, this.key) && !jsonEqual(filter[this.key], principal)) return null
+    if (
+      filter &&
+      Object.prototype.hasOwnProperty.call(filter, this.key) &&
+      !jsonEqual(filter[this.key], principal)
+    )
+      return null
     // The owner first: another principal's session fails on its first key, whatever the filter holds.
     return { [this.key]: principal, ...filter }
   }
 }
 
-export const notFound = (session_id: string): SessionError => new SessionError('session/not_found', `session ${session_id} not found`)
+export const notFound = (session_id: string): SessionError =>
+  new SessionError('session/not_found', `session ${session_id} not found`)

@@ -70,7 +70,14 @@ function metaSize(prev: SessionMeta | undefined, prevBytes: number, next: Sessio
     const was = a[k]
     const now = b[k]
     if (was === now) continue
-    if (typeof was !== 'number' || typeof now !== 'number' || !Number.isFinite(was) || !Number.isFinite(now) || !(k in a)) return size(next)
+    if (
+      typeof was !== 'number' ||
+      typeof now !== 'number' ||
+      !Number.isFinite(was) ||
+      !Number.isFinite(now) ||
+      !(k in a)
+    )
+      return size(next)
     bytes += String(now).length - String(was).length
   }
   for (const _ in a) keys--
@@ -89,9 +96,11 @@ export interface UsageSource {
 }
 
 export const hasUsageSource = (s: Storage): s is Storage & UsageSource =>
-  typeof (s as Partial<UsageSource>).usageOf === 'function' && typeof (s as Partial<UsageSource>).sessionBytes === 'function'
+  typeof (s as Partial<UsageSource>).usageOf === 'function' &&
+  typeof (s as Partial<UsageSource>).sessionBytes === 'function'
 
-export const quotaExceeded = (text: string): HttpError => new HttpError(403, 'session/invalid_request', `quota exceeded: ${text}`)
+export const quotaExceeded = (text: string): HttpError =>
+  new HttpError(403, 'session/invalid_request', `quota exceeded: ${text}`)
 
 /**
  * What each principal stores: sessions and bytes (the JSON size of every session's meta and
@@ -153,7 +162,9 @@ export class Usage {
       },
       // Every optional capability of the storage passes through: a wrapper that dropped one
       // would silently turn it off (attachment bytes, unreadable-session answers).
-      attachmentBytes: inner.attachmentBytes && ((session_id, attachment_id) => inner.attachmentBytes!(session_id, attachment_id)),
+      attachmentBytes:
+        inner.attachmentBytes &&
+        ((session_id, attachment_id) => inner.attachmentBytes!(session_id, attachment_id)),
       sideRecords: inner.sideRecords && ((store) => inner.sideRecords!(store)),
       unavailable: inner.unavailable && ((session_id) => inner.unavailable!(session_id)),
       close: () => inner.close(),
@@ -173,7 +184,9 @@ export class Usage {
 
   /** Bytes one session holds (what a fork of it copies at most). */
   async bytesOf(session_id: string): Promise<number> {
-    return this.source ? this.source.usage.sessionBytes(session_id) : (this.sessions.get(session_id)?.bytes ?? 0)
+    return this.source
+      ? this.source.usage.sessionBytes(session_id)
+      : (this.sessions.get(session_id)?.bytes ?? 0)
   }
 
   /**
@@ -224,7 +237,8 @@ export class Usage {
 
   private session(id: string): SessionUsage {
     let s = this.sessions.get(id)
-    if (!s) this.sessions.set(id, (s = { owner: undefined, meta: 0, metaJson: 0, entries: new Map(), bytes: 0 }))
+    if (!s)
+      this.sessions.set(id, (s = { owner: undefined, meta: 0, metaJson: 0, entries: new Map(), bytes: 0 }))
     return s
   }
 

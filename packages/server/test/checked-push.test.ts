@@ -19,9 +19,26 @@ const records = await import('../../core/src/validation/records.js')
 const validations = (): number => vi.mocked(records.replicaChange).mock.calls.length
 
 const meta = (session_id: string) => ({ session_id, title: session_id, created_at: 1, updated_at: 1 })
-const message = (i: number) => ({ role: 'user', content: [{ type: 'text', text: `message ${i}` }], timestamp: i })
+const message = (i: number) => ({
+  role: 'user',
+  content: [{ type: 'text', text: `message ${i}` }],
+  timestamp: i,
+})
 const append = (session_id: string, i: number): unknown[] => [
-  { id: 2 * i + 1, change: { type: 'entry', session_id, entry: { id: `e${i}`, parent_id: i ? `e${i - 1}` : null, timestamp: i, kind: 'message', message: message(i) } } },
+  {
+    id: 2 * i + 1,
+    change: {
+      type: 'entry',
+      session_id,
+      entry: {
+        id: `e${i}`,
+        parent_id: i ? `e${i - 1}` : null,
+        timestamp: i,
+        kind: 'message',
+        message: message(i),
+      },
+    },
+  },
   { id: 2 * i + 2, change: { type: 'leaf', session_id, entry_id: `e${i}` } },
 ]
 
@@ -37,7 +54,11 @@ const service = () => ({ store, tenancy: new Tenancy(hostOf(store)) })
 
 describe('a push is validated once', () => {
   it('applyReplica takes the changes parsePush checked without validating them again', async () => {
-    await push(service(), ALL, parsePush({ mutations: [{ id: 0, change: { type: 'meta', create: true, meta: meta('s') } }] }, 10))
+    await push(
+      service(),
+      ALL,
+      parsePush({ mutations: [{ id: 0, change: { type: 'meta', create: true, meta: meta('s') } }] }, 10),
+    )
     vi.mocked(records.replicaChange).mockClear()
     const mutations = parsePush({ mutations: append('s', 0) }, 10)
     expect(validations()).toBe(2)
@@ -48,7 +69,9 @@ describe('a push is validated once', () => {
   })
 
   it('a checked change is frozen: the object applyReplica trusts cannot be changed after its check', () => {
-    const change = parseReplicaChange({ type: 'leaf', session_id: 's', entry_id: 'e0' }, 'c') as { session_id: string }
+    const change = parseReplicaChange({ type: 'leaf', session_id: 's', entry_id: 'e0' }, 'c') as {
+      session_id: string
+    }
     expect(Object.isFrozen(change)).toBe(true)
     expect(() => {
       change.session_id = '../other'
@@ -56,21 +79,37 @@ describe('a push is validated once', () => {
   })
 
   it('a copy, a cast or a look-alike of a checked change is validated again, and bad ones are refused', async () => {
-    await store.applyReplica([parseReplicaChange({ type: 'meta', create: true, meta: meta('s') }, 'c')], { policy: 'push' })
+    await store.applyReplica([parseReplicaChange({ type: 'meta', create: true, meta: meta('s') }, 'c')], {
+      policy: 'push',
+    })
     const checked = parseReplicaChange({ type: 'leaf', session_id: 's', entry_id: null }, 'c')
     vi.mocked(records.replicaChange).mockClear()
     // A spread copy keeps the brand's type (a cast), not the validator's mark.
     await store.applyReplica([{ ...checked }], { policy: 'push' })
     expect(validations()).toBe(1)
-    const forged = { type: 'entry', session_id: 's', entry: { id: 'x', parent_id: null, timestamp: 1, kind: 'message', message: { role: 'nobody' } } } as unknown as ReplicaChange
-    await expect(store.applyReplica([forged], { policy: 'push' })).rejects.toMatchObject({ code: 'session/invalid_request' })
+    const forged = {
+      type: 'entry',
+      session_id: 's',
+      entry: { id: 'x', parent_id: null, timestamp: 1, kind: 'message', message: { role: 'nobody' } },
+    } as unknown as ReplicaChange
+    await expect(store.applyReplica([forged], { policy: 'push' })).rejects.toMatchObject({
+      code: 'session/invalid_request',
+    })
     expect(validations()).toBe(2)
     expect(store.engine.state.sessions.get('s')?.head.meta.message_count).toBe(0)
   })
 
   it('a meta the server stamps with its owner (a new object) passes the validator again', async () => {
     const tenancy = new Tenancy(hostOf(store))
-    const mutations = parsePush({ mutations: [{ id: 0, change: { type: 'meta', create: true, meta: meta('mine') } }, ...append('mine', 0)] }, 10)
+    const mutations = parsePush(
+      {
+        mutations: [
+          { id: 0, change: { type: 'meta', create: true, meta: meta('mine') } },
+          ...append('mine', 0),
+        ],
+      },
+      10,
+    )
     vi.mocked(records.replicaChange).mockClear()
     const results = await push({ store, tenancy }, { kind: 'owner', owner: 'alice' }, mutations)
     expect(results.map((r) => r.status)).toEqual(['applied', 'applied', 'applied'])
@@ -80,9 +119,23 @@ describe('a push is validated once', () => {
   })
 
   it('every rejection a push got before still comes, from parsePush or the replica rules', async () => {
-    expect(() => parsePush({ mutations: [{ id: 1, change: { type: 'leaf', session_id: 42, entry_id: null } }] }, 10)).toThrow(/mutations\[0\]\.change\.session_id/)
-    expect(() => parsePush({ mutations: [{ id: 1, change: { type: 'entry', session_id: 's', entry: { id: 'e', kind: 'message' } } }] }, 10)).toThrow(/timestamp|message/)
+    expect(() =>
+      parsePush({ mutations: [{ id: 1, change: { type: 'leaf', session_id: 42, entry_id: null } }] }, 10),
+    ).toThrow(/mutations\[0\]\.change\.session_id/)
+    expect(() =>
+      parsePush(
+        {
+          mutations: [
+            { id: 1, change: { type: 'entry', session_id: 's', entry: { id: 'e', kind: 'message' } } },
+          ],
+        },
+        10,
+      ),
+    ).toThrow(/timestamp|message/)
     const results = await push(service(), ALL, parsePush({ mutations: append('absent', 0) }, 10))
-    expect(results.map((r) => (r.status === 'rejected' ? r.code : r.status))).toEqual(['session/not_found', 'session/not_found'])
+    expect(results.map((r) => (r.status === 'rejected' ? r.code : r.status))).toEqual([
+      'session/not_found',
+      'session/not_found',
+    ])
   })
 })

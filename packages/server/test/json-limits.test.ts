@@ -6,7 +6,9 @@ const refused = (text: string, limits = small): string => {
   try {
     parseJson(text, limits)
   } catch (e) {
-    return (e as { code: string; status: number; message: string }).code + ' ' + (e as { status: number }).status
+    return (
+      (e as { code: string; status: number; message: string }).code + ' ' + (e as { status: number }).status
+    )
   }
   return 'accepted'
 }
@@ -18,7 +20,10 @@ describe('the server JSON parser checks shape before parsing', () => {
     expect(parseJson('{"a":1,"b":{"c":2}}', small)).toStrictEqual({ a: 1, b: { c: 2 } })
     expect(parseJson('"abcde"', small)).toBe('abcde')
     // Brackets, commas and quotes inside strings are not structure.
-    expect(parseJson('{"a":"[[[,,,{{","b":"\\"]]"}', { ...small, maxStringLength: 10 })).toStrictEqual({ a: '[[[,,,{{', b: '"]]' })
+    expect(parseJson('{"a":"[[[,,,{{","b":"\\"]]"}', { ...small, maxStringLength: 10 })).toStrictEqual({
+      a: '[[[,,,{{',
+      b: '"]]',
+    })
     // Escaped backslashes before a quote: an even run ends the string, an odd one does not.
     expect(parseJson('["a\\\\",1]', { ...small, maxStringLength: 10 })).toStrictEqual(['a\\', 1])
     expect(parseJson('["\\"[[[[[["]', { ...small, maxStringLength: 10 })).toStrictEqual(['"[[[[[['])
@@ -44,17 +49,29 @@ describe('the server JSON parser checks shape before parsing', () => {
       }
       return 'accepted'
     }
-    expect(message('{"a":{"b":[1,[[1]]]}}')).toBe('session/invalid_request: a.b[1][0]: JSON nested deeper than 4 levels')
-    expect(message('{"a":[1,2,3,4]}')).toBe('session/invalid_request: a: JSON array with more than 3 elements')
-    expect(message('{"x":1,"y":{"p":1,"q":2,"r":3}}')).toBe('session/invalid_request: y: JSON object with more than 2 keys')
-    expect(message('{"x":["abcdef"]}')).toBe('session/invalid_request: x[0]: JSON string longer than 5 characters')
+    expect(message('{"a":{"b":[1,[[1]]]}}')).toBe(
+      'session/invalid_request: a.b[1][0]: JSON nested deeper than 4 levels',
+    )
+    expect(message('{"a":[1,2,3,4]}')).toBe(
+      'session/invalid_request: a: JSON array with more than 3 elements',
+    )
+    expect(message('{"x":1,"y":{"p":1,"q":2,"r":3}}')).toBe(
+      'session/invalid_request: y: JSON object with more than 2 keys',
+    )
+    expect(message('{"x":["abcdef"]}')).toBe(
+      'session/invalid_request: x[0]: JSON string longer than 5 characters',
+    )
     const key = 'k'.repeat(1000)
-    expect(message(`{"${key}":[[[[1]]]]}`, { ...small, maxStringLength: 2000 })).toBe(`session/invalid_request: ${'k'.repeat(40)}…[0][0][0]: JSON nested deeper than 4 levels`)
+    expect(message(`{"${key}":[[[[1]]]]}`, { ...small, maxStringLength: 2000 })).toBe(
+      `session/invalid_request: ${'k'.repeat(40)}…[0][0][0]: JSON nested deeper than 4 levels`,
+    )
   })
 
   it('a body nested 1,000,000 deep is refused in one pass, without recursion', () => {
     const deep = '['.repeat(1_000_000) + ']'.repeat(1_000_000)
-    expect(() => checkJsonShape(deep, DEFAULT_JSON_LIMITS)).toThrow(/^session\/invalid_request: \[0\]\[0\]\[0\]\[0\]\[0\]\[0\]\[0\]\[0\]…: JSON nested deeper than 64/)
+    expect(() => checkJsonShape(deep, DEFAULT_JSON_LIMITS)).toThrow(
+      /^session\/invalid_request: \[0\]\[0\]\[0\]\[0\]\[0\]\[0\]\[0\]\[0\]…: JSON nested deeper than 64/,
+    )
     // Unbalanced and truncated texts too (JSON.parse never sees them).
     expect(refused('['.repeat(1_000_000), DEFAULT_JSON_LIMITS)).toBe('session/invalid_request 400')
     expect(refused(']'.repeat(1_000_000) + '[', DEFAULT_JSON_LIMITS)).toBe('session/invalid_request 400')

@@ -25,8 +25,17 @@ describe('PostgreSQL keys of ids', () => {
   })
 
   it('two different ids never share a key', () => {
-    fc.assert(fc.property(ids, ids, (a, b) => a === b || toDb(a) !== toDb(b)), { numRuns: 2000 })
+    fc.assert(
+      fc.property(ids, ids, (a, b) => a === b || toDb(a) !== toDb(b)),
+      { numRuns: 2000 },
+    )
     // The pairs an escape could fold if it were not reversible.
-    for (const [a, b] of [['\\0', '\u0000'], ['\\\\', '\\'], ['\\\u0000', '\u0000\\'], ['a\\0', 'a\u0000']]) expect(toDb(a)).not.toBe(toDb(b))
+    for (const [a, b] of [
+      ['\\0', '\u0000'],
+      ['\\\\', '\\'],
+      ['\\\u0000', '\u0000\\'],
+      ['a\\0', 'a\u0000'],
+    ])
+      expect(toDb(a)).not.toBe(toDb(b))
   })
 })

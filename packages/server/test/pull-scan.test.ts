@@ -13,7 +13,10 @@ import { WORK_BUDGETS } from '../src/work.js'
 /** A log of `owners.length` sessions, one `created` record each, owned as listed. */
 function logOf(owners: readonly string[]): { idx: ChangeIndex; owner: (r: LiveRecord) => string } {
   const idx = new ChangeIndex()
-  idx.load(owners.map((_, i) => ({ seq: i + 1, kind: 'created' as const, session_id: `s${i}` })), owners.length)
+  idx.load(
+    owners.map((_, i) => ({ seq: i + 1, kind: 'created' as const, session_id: `s${i}` })),
+    owners.length,
+  )
   return { idx, owner: (r) => owners[Number(r.session_id.slice(1))]! }
 }
 
@@ -46,24 +49,29 @@ describe('pull page scan budget', () => {
 
   it('pages on any budget deliver exactly what unbudgeted pages deliver', () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom('alice', 'bob'), { maxLength: 60 }), fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 8 }), (owners, budget, limit) => {
-        const { idx, owner } = logOf(owners)
-        const bob = (r: LiveRecord): boolean => owner(r) === 'bob'
-        const all = idx.scan(0, Number.MAX_SAFE_INTEGER, bob).records.map((r) => r.seq)
-        const got: number[] = []
-        let checkpoint = 0
-        for (;;) {
-          const meter = new WorkMeter(budget)
-          const page = idx.scan(checkpoint, limit, bob, meter)
-          expect(meter.spent).toBeLessThanOrEqual(budget)
-          expect(page.records.length).toBeLessThanOrEqual(limit)
-          got.push(...page.records.map((r) => r.seq))
-          if (!page.more) break
-          expect(page.checkpoint).toBeGreaterThan(checkpoint)
-          checkpoint = page.checkpoint
-        }
-        expect(got).toStrictEqual(all)
-      }),
+      fc.property(
+        fc.array(fc.constantFrom('alice', 'bob'), { maxLength: 60 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 8 }),
+        (owners, budget, limit) => {
+          const { idx, owner } = logOf(owners)
+          const bob = (r: LiveRecord): boolean => owner(r) === 'bob'
+          const all = idx.scan(0, Number.MAX_SAFE_INTEGER, bob).records.map((r) => r.seq)
+          const got: number[] = []
+          let checkpoint = 0
+          for (;;) {
+            const meter = new WorkMeter(budget)
+            const page = idx.scan(checkpoint, limit, bob, meter)
+            expect(meter.spent).toBeLessThanOrEqual(budget)
+            expect(page.records.length).toBeLessThanOrEqual(limit)
+            got.push(...page.records.map((r) => r.seq))
+            if (!page.more) break
+            expect(page.checkpoint).toBeGreaterThan(checkpoint)
+            checkpoint = page.checkpoint
+          }
+          expect(got).toStrictEqual(all)
+        },
+      ),
       { numRuns: 300 },
     )
   })
@@ -76,7 +84,15 @@ describe('pull page size budget', () => {
     log.attach(hostOf(store))
     const { session_id } = await store.create({ title: 'big' })
     // 40 messages of 100,000 characters: 4 MB of changes.
-    for (let i = 0; i < 40; i++) await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `${i}`.padEnd(100_000, 'x') }], timestamp: 0 } })
+    for (let i = 0; i < 40; i++)
+      await store.append({
+        session_id,
+        message: {
+          role: 'user',
+          content: [{ type: 'text', text: `${i}`.padEnd(100_000, 'x') }],
+          timestamp: 0,
+        },
+      })
     const seqs: number[] = []
     const entries = new Set<string>()
     let checkpoint = 0
@@ -84,7 +100,9 @@ describe('pull page size budget', () => {
     for (;;) {
       const page = await log.page(checkpoint, 5000)
       pages++
-      expect(JSON.stringify(page.changes).length).toBeLessThanOrEqual(WORK_BUDGETS.pullChars + 2 * 1000 + 200_000)
+      expect(JSON.stringify(page.changes).length).toBeLessThanOrEqual(
+        WORK_BUDGETS.pullChars + 2 * 1000 + 200_000,
+      )
       seqs.push(...page.changes.map((c) => c.seq))
       for (const c of page.changes) if (c.change.type === 'entry') entries.add(c.change.entry.id)
       checkpoint = page.checkpoint

@@ -7,14 +7,23 @@ import { WORK_BUDGETS } from '../src/work.js'
 // The sync upload's `reuse=1` search: a unit of work per session and per attachment looked at,
 // counted on a meter; past its budget it finds nothing (the client then sends the bytes).
 
-async function storeWith(sessions: number, attachmentsEach: number): Promise<{ store: Store; owner: Map<string, string> }> {
+async function storeWith(
+  sessions: number,
+  attachmentsEach: number,
+): Promise<{ store: Store; owner: Map<string, string> }> {
   const store = await createStore({ storage: memoryStorage(), multiTab: false })
   const owner = new Map<string, string>()
   for (let i = 0; i < sessions; i++) {
     const session_id = `s${i}`
     await store.ensure({ session_id })
     owner.set(session_id, i % 2 === 0 ? 'alice' : 'bob')
-    for (let k = 0; k < attachmentsEach; k++) await store.putAttachment({ session_id, name: 'a.txt', mime: 'text/plain', data: encodeBase64(new TextEncoder().encode(`${i}/${k}`)) })
+    for (let k = 0; k < attachmentsEach; k++)
+      await store.putAttachment({
+        session_id,
+        name: 'a.txt',
+        mime: 'text/plain',
+        data: encodeBase64(new TextEncoder().encode(`${i}/${k}`)),
+      })
   }
   return { store, owner }
 }
@@ -45,6 +54,8 @@ describe('reuse=1: the search for the same bytes', () => {
     const small = new WorkMeter(100)
     expect(findSameBytes(store, alice, 's0', await sha('38/2'), small)).toBeUndefined()
     expect(small.spent).toBeLessThanOrEqual(100)
-    expect(findSameBytes(store, alice, 's0', await sha('38/2'), new WorkMeter(WORK_BUDGETS.reuse))).toMatchObject({ session_id: 's38' })
+    expect(
+      findSameBytes(store, alice, 's0', await sha('38/2'), new WorkMeter(WORK_BUDGETS.reuse)),
+    ).toMatchObject({ session_id: 's38' })
   })
 })

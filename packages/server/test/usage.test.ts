@@ -2,11 +2,15 @@ import { createStore, memoryStorage } from '@colloquy/core'
 import { describe, expect, it } from 'vitest'
 import { Usage } from '../src/usage.js'
 
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 const ownerOf = (m: { owner?: unknown } | undefined): string => (typeof m?.owner === 'string' ? m.owner : '')
 
 describe('Usage: what each principal stores', () => {
-  it('counts sessions and bytes from commits; an update replaces its entry\'s size; a delete frees it; a reopen counts the same', async () => {
+  it("counts sessions and bytes from commits; an update replaces its entry's size; a delete frees it; a reopen counts the same", async () => {
     const inner = memoryStorage()
     const usage = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
     const store = await createStore({ storage: usage.storage, multiTab: false })
@@ -19,7 +23,11 @@ describe('Usage: what each principal stores', () => {
     expect(alice.bytes).toBeLessThan(2000)
     expect(usage.of('bob').sessions).toBe(1)
 
-    await store.updateMessage({ session_id: 'a1', entry_id, content: [{ type: 'text', text: 'y'.repeat(1000) }] })
+    await store.updateMessage({
+      session_id: 'a1',
+      entry_id,
+      content: [{ type: 'text', text: 'y'.repeat(1000) }],
+    })
     expect(Math.abs(usage.of('alice').bytes - alice.bytes)).toBeLessThan(50)
 
     const reopened = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
@@ -30,10 +38,17 @@ describe('Usage: what each principal stores', () => {
     expect(reopened.of('bob').sessions).toBe(1)
   })
 
-  it('counts a meta\'s bytes exactly as the JSON a reopen measures, through appends that change its numbers and edits that change the rest', async () => {
+  it("counts a meta's bytes exactly as the JSON a reopen measures, through appends that change its numbers and edits that change the rest", async () => {
     const inner = memoryStorage()
     const usage = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
-    const store = await createStore({ storage: usage.storage, multiTab: false, now: (() => { let t = 9_990; return () => ++t })() })
+    const store = await createStore({
+      storage: usage.storage,
+      multiTab: false,
+      now: (() => {
+        let t = 9_990
+        return () => ++t
+      })(),
+    })
     await store.ensure({ session_id: 'a1', metadata: { owner: 'alice' } })
     const recount = async () => {
       const fresh = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
@@ -43,9 +58,14 @@ describe('Usage: what each principal stores', () => {
     // message_count crosses 9 → 10 and 99 → 100; the clock passes 9,999 → 10,000.
     for (let i = 0; i < 101; i++) {
       await store.append({ session_id: 'a1', message: user(`m${i}`) })
-      if (i === 8 || i === 10 || i === 99 || i === 100) expect(usage.of('alice')).toStrictEqual(await recount())
+      if (i === 8 || i === 10 || i === 99 || i === 100)
+        expect(usage.of('alice')).toStrictEqual(await recount())
     }
-    await store.setMeta({ session_id: 'a1', title: 'a longer title than before', metadata: { owner: 'alice', tag: 'x' } })
+    await store.setMeta({
+      session_id: 'a1',
+      title: 'a longer title than before',
+      metadata: { owner: 'alice', tag: 'x' },
+    })
     expect(usage.of('alice')).toStrictEqual(await recount())
     await store.setStatus({ session_id: 'a1', status: 'error', reason: 'gone' })
     expect(usage.of('alice')).toStrictEqual(await recount())
@@ -58,8 +78,21 @@ describe('Usage: what each principal stores', () => {
     const usage = new Usage(inner, { maxSessions: 0, maxStoredBytes: 0 }, ownerOf)
     const store = await createStore({ storage: usage.storage, multiTab: false })
     const tags = Array.from({ length: 500 }, (_, i) => `tag-${i}`)
-    const meta = (i: number, title: string) => ({ session_id: `s${i}`, title, description: '', status: 'idle' as const, kind: 'user' as const, created_at: 1, updated_at: 1, message_count: 0, metadata: { owner: 'alice', tags } })
-    await store.applyReplica(Array.from({ length: 200 }, (_, i) => ({ type: 'meta' as const, create: true, meta: meta(i, 'a') })), { policy: 'push' })
+    const meta = (i: number, title: string) => ({
+      session_id: `s${i}`,
+      title,
+      description: '',
+      status: 'idle' as const,
+      kind: 'user' as const,
+      created_at: 1,
+      updated_at: 1,
+      message_count: 0,
+      metadata: { owner: 'alice', tags },
+    })
+    await store.applyReplica(
+      Array.from({ length: 200 }, (_, i) => ({ type: 'meta' as const, create: true, meta: meta(i, 'a') })),
+      { policy: 'push' },
+    )
     // Renames change a string: each meta (5 KB of JSON) is measured whole.
     let ticks = 0
     let ticking = true
@@ -69,7 +102,10 @@ describe('Usage: what each principal stores', () => {
     }
     setImmediate(tick)
     const before = ticks
-    await store.applyReplica(Array.from({ length: 200 }, (_, i) => ({ type: 'meta' as const, meta: meta(i, `renamed ${i}`) })), { policy: 'push' })
+    await store.applyReplica(
+      Array.from({ length: 200 }, (_, i) => ({ type: 'meta' as const, meta: meta(i, `renamed ${i}`) })),
+      { policy: 'push' },
+    )
     ticking = false
     // A megabyte of metas: measured over many turns, not one.
     expect(ticks - before).toBeGreaterThan(10)

@@ -7,5 +7,7 @@ import type { WebSocket as WebSocketClass } from 'ws'
 // by file path because the test runner resolves packages with the `browser` condition, which
 // would pick ws's browser stub.
 const require = createRequire(import.meta.url)
-export const WebSocket = require(join(dirname(require.resolve('ws/package.json')), 'index.js')) as typeof WebSocketClass
+export const WebSocket = require(
+  join(dirname(require.resolve('ws/package.json')), 'index.js'),
+) as typeof WebSocketClass
 export type WebSocket = WebSocketClass

@@ -1,4 +1,12 @@
-import { checkPullResponse, checkPushResponse, checkStreamMessage, type MutationId, type PullResponse, type PushResponse, type StreamMessage } from '@colloquy/core/protocol'
+import {
+  checkPullResponse,
+  checkPushResponse,
+  checkStreamMessage,
+  type MutationId,
+  type PullResponse,
+  type PushResponse,
+  type StreamMessage,
+} from '@colloquy/core/protocol'
 import { TransportError } from './transport.js'
 
 /**
@@ -8,7 +16,8 @@ import { TransportError } from './transport.js'
  * and the checkpoint untouched. The changes inside are checked later by core's validator
  * (`applyReplica`).
  */
-const retryable = (e: unknown): TransportError => new TransportError(e instanceof Error ? e.message : String(e), true)
+const retryable = (e: unknown): TransportError =>
+  new TransportError(e instanceof Error ? e.message : String(e), true)
 
 /** A pull page for `since`. */
 export function checkPull(v: unknown, since: number): PullResponse {

@@ -22,6 +22,10 @@ export async function loadCursor(s: Replication): Promise<void> {
   const pending = stored.get(RESYNC)
   if (pending) {
     s.checkpoint = 0
-    s.resync = { sessions: new Set(), entries: new Set(), leaves: s.resync?.leaves ?? new Map(Array.isArray(pending) ? (pending as Array<[string, string]>) : []) }
+    s.resync = {
+      sessions: new Set(),
+      entries: new Set(),
+      leaves: s.resync?.leaves ?? new Map(Array.isArray(pending) ? (pending as Array<[string, string]>) : []),
+    }
   }
 }

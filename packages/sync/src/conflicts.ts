@@ -11,9 +11,17 @@ const REJECTED = 'sync:rejected:'
  * An update the server refused because its base moved on, settled at a revision above both
  * versions: the server's content, unless `resolveConflict` picks another message.
  */
-export async function resolve(s: Replication, session_id: string, pushed: SessionEntry, server: SessionEntry): Promise<Conflict> {
+export async function resolve(
+  s: Replication,
+  session_id: string,
+  pushed: SessionEntry,
+  server: SessionEntry,
+): Promise<Conflict> {
   const local = (await s.store.getMessage({ session_id, entry_id: pushed.id }))?.entry ?? pushed
-  const chosen = local.kind === 'message' && server.kind === 'message' ? await s.options.resolveConflict?.({ session_id, entry_id: pushed.id, local, server }) : undefined
+  const chosen =
+    local.kind === 'message' && server.kind === 'message'
+      ? await s.options.resolveConflict?.({ session_id, entry_id: pushed.id, local, server })
+      : undefined
   const base = chosen && server.kind === 'message' ? { ...server, message: chosen } : server
   // Written above both versions, so neither replica's revision ever goes down.
   const resolved = { ...base, revision: Math.max(local.revision, server.revision) + 1 } as SessionEntry
@@ -21,8 +29,18 @@ export async function resolve(s: Replication, session_id: string, pushed: Sessio
 }
 
 /** A change refused for good (or a conflict on what cannot be merged), as kept for the app. */
-export function rejection(s: Replication, m: Coalesced, r: PushResult & { status: 'rejected' | 'conflict' }): Rejection {
-  return { id: m.id, change: m.change, code: r.status === 'rejected' ? r.code : 'session/invalid_request', message: r.status === 'rejected' ? r.message : 'conflict', at: s.now() }
+export function rejection(
+  s: Replication,
+  m: Coalesced,
+  r: PushResult & { status: 'rejected' | 'conflict' },
+): Rejection {
+  return {
+    id: m.id,
+    change: m.change,
+    code: r.status === 'rejected' ? r.code : 'session/invalid_request',
+    message: r.status === 'rejected' ? r.message : 'conflict',
+    at: s.now(),
+  }
 }
 
 /** The side write that keeps a rejection until the app acknowledges it. */
@@ -37,5 +55,8 @@ export async function rejections(s: Replication): Promise<Rejection[]> {
 
 /** Forgets a rejected change once the app has dealt with it. */
 export async function acknowledge(s: Replication, id: number): Promise<void> {
-  await s.store.applyReplica([], { policy: 'pull', side: [{ store: KV, key: `${REJECTED}${id}`, value: undefined }] })
+  await s.store.applyReplica([], {
+    policy: 'pull',
+    side: [{ store: KV, key: `${REJECTED}${id}`, value: undefined }],
+  })
 }

@@ -48,10 +48,17 @@ export async function unhold(s: Replication): Promise<void> {
  * Server changes minus those that a local change not yet sent supersedes: that change will
  * reach the server after them and come back. Changes already sent do not shield anything.
  */
-export function withoutPending(s: Replication, changes: readonly SequencedChange[], records: Records): ReplicaChange[] {
+export function withoutPending(
+  s: Replication,
+  changes: readonly SequencedChange[],
+  records: Records,
+): ReplicaChange[] {
   const pending = new Set<string>()
   const deleting = new Set<string>()
-  for (const { key, value: { change: c } } of records) {
+  for (const {
+    key,
+    value: { change: c },
+  } of records) {
     // A local attachment change not yet acknowledged, sent or not (its bytes may still be on
     // their way): an older server record of the same attachment, or a whole list (a server
     // that sends lists), may not have it yet and must not undo it here.

@@ -63,8 +63,16 @@ export async function leadLoop(s: Replication, signal: AbortSignal): Promise<voi
       // backoff. The outbox is left as it is and pushed again then.
       const asked = e instanceof TransportError && e.retryable ? e.retryAfterMs : undefined
       if (asked === undefined) failures++
-      setStatus(s, { state: isOffline() ? 'offline' : 'error', error: e instanceof Error ? e.message : String(e) })
-      const delay = asked !== undefined ? Math.max(asked, 250) + Math.random() * Math.min(asked, 1000) : fatal ? Math.max(backoffDelay(failures), 30_000) : backoffDelay(failures)
+      setStatus(s, {
+        state: isOffline() ? 'offline' : 'error',
+        error: e instanceof Error ? e.message : String(e),
+      })
+      const delay =
+        asked !== undefined
+          ? Math.max(asked, 250) + Math.random() * Math.min(asked, 1000)
+          : fatal
+            ? Math.max(backoffDelay(failures), 30_000)
+            : backoffDelay(failures)
       // Told when to come back: going online does not cut that wait short either.
       s.backingOff = true
       await pause(s, delay, signal, asked === undefined)

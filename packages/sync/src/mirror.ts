@@ -1,4 +1,12 @@
-import { SessionError, type AgentMessage, type ContentBlock, type Json, type Store, type UpdateMessageRequest, type Usage } from '@colloquy/core'
+import {
+  SessionError,
+  type AgentMessage,
+  type ContentBlock,
+  type Json,
+  type Store,
+  type UpdateMessageRequest,
+  type Usage,
+} from '@colloquy/core'
 import { jsonEqual } from '@colloquy/core/host'
 import { parseAgentMessage } from '@colloquy/core/wire'
 
@@ -29,7 +37,15 @@ function toMessage(value: unknown, index: number): AgentMessage {
     const content: ContentBlock[] = typeof v?.content === 'string' ? [{ type: 'text', text: v.content }] : []
     const timestamp = typeof v?.timestamp === 'number' ? v.timestamp : 0
     if (v?.role === 'user') return { role: 'user', content, timestamp }
-    if (v?.role === 'assistant') return { role: 'assistant', content, timestamp, model: 'unknown', provider: 'unknown', stop_reason: 'end' }
+    if (v?.role === 'assistant')
+      return {
+        role: 'assistant',
+        content,
+        timestamp,
+        model: 'unknown',
+        provider: 'unknown',
+        stop_reason: 'end',
+      }
     throw strict
   }
 }
@@ -44,13 +60,22 @@ function identity(m: AgentMessage): Omit<AgentMessage, 'content' | 'timestamp'> 
 }
 
 /** What `update-message` can set that differs between the local entry and the server's message. */
-function changes(local: AgentMessage, remote: AgentMessage): Omit<UpdateMessageRequest, 'session_id' | 'entry_id'> | null {
+function changes(
+  local: AgentMessage,
+  remote: AgentMessage,
+): Omit<UpdateMessageRequest, 'session_id' | 'entry_id'> | null {
   const l = local as { details?: Json; usage?: Usage }
   const r = remote as { details?: Json; usage?: Usage }
-  const details = (remote.role === 'function_result' || remote.role === 'custom') && !jsonEqual(l.details ?? null, r.details ?? null)
+  const details =
+    (remote.role === 'function_result' || remote.role === 'custom') &&
+    !jsonEqual(l.details ?? null, r.details ?? null)
   const usage = remote.role === 'assistant' && !jsonEqual(l.usage ?? null, r.usage ?? null)
   if (!details && !usage && jsonEqual(local.content, remote.content)) return null
-  return { content: remote.content, ...(details && { details: r.details ?? null }), ...(usage && { usage: r.usage ?? null }) }
+  return {
+    content: remote.content,
+    ...(details && { details: r.details ?? null }),
+    ...(usage && { usage: r.usage ?? null }),
+  }
 }
 
 /** The server's refusal as a SessionError: its own code and text when the body has them. */
@@ -89,7 +114,11 @@ export function mirrorHistory(store: Store, options: MirrorOptions): Mirror {
     try {
       res = await doFetch(url, { headers: options.token ? { authorization: `Bearer ${options.token}` } : {} })
     } catch (e) {
-      throw new SessionError('session/storage', `history: ${options.url} could not be reached (${e instanceof Error ? e.message : String(e)})`, { cause: e })
+      throw new SessionError(
+        'session/storage',
+        `history: ${options.url} could not be reached (${e instanceof Error ? e.message : String(e)})`,
+        { cause: e },
+      )
     }
     if (!res.ok) throw await refusal(res)
     let body: unknown
@@ -99,14 +128,20 @@ export function mirrorHistory(store: Store, options: MirrorOptions): Mirror {
       throw new SessionError('session/invalid_request', 'history: the answer is not JSON')
     }
     const list = Array.isArray(body) ? body : (body as { messages?: unknown })?.messages
-    if (!Array.isArray(list)) throw new SessionError('session/invalid_request', 'history: expected a message array')
+    if (!Array.isArray(list))
+      throw new SessionError('session/invalid_request', 'history: expected a message array')
     return list.map(toMessage)
   }
 
   async function refresh(): Promise<{ added: number; updated: number }> {
     // Validate everything before writing anything.
     const messages = await load()
-    await store.ensure({ session_id, title: options.title ?? `History of ${options.session_id}`, kind: 'automation', metadata: { mirror: { url: options.url, session_id: options.session_id }, read_only: true } })
+    await store.ensure({
+      session_id,
+      title: options.title ?? `History of ${options.session_id}`,
+      kind: 'automation',
+      metadata: { mirror: { url: options.url, session_id: options.session_id }, read_only: true },
+    })
     let added = 0
     let updated = 0
     let parent: string | null = null
@@ -118,7 +153,11 @@ export function mirrorHistory(store: Store, options: MirrorOptions): Mirror {
         const id = k === 0 ? `h_${i}` : `h_${i}~${k}`
         const existing = (await store.getMessage({ session_id, entry_id: id }))?.entry
         if (!existing) free = id
-        else if (existing.parent_id === parent && existing.kind === 'message' && jsonEqual(identity(existing.message), identity(message))) {
+        else if (
+          existing.parent_id === parent &&
+          existing.kind === 'message' &&
+          jsonEqual(identity(existing.message), identity(message))
+        ) {
           entry_id = id
           const change = changes(existing.message, message)
           if (change) {

@@ -24,15 +24,19 @@ export function changesOf(draft: Overlay): ReplicaChange[] {
   for (const [id, head] of draft.heads) {
     const before = draft.deleted.has(id) ? undefined : draft.state.sessions.get(id)?.head
     if (!before) out.push({ type: 'meta', meta: head.meta, create: true })
-    if ((before?.leaf ?? null) !== head.leaf) leaves.push({ type: 'leaf', session_id: id, entry_id: head.leaf })
+    if ((before?.leaf ?? null) !== head.leaf)
+      leaves.push({ type: 'leaf', session_id: id, entry_id: head.leaf })
     // New attachments go before the entries of this commit (a message may reference them) and
     // before the draft naming them as chips; their bytes are uploaded when the change is pushed.
     const had = before?.attachments ?? []
     if (head.attachments !== had) {
       const now = new Set((head.attachments ?? []).map((a) => a.attachment_id))
       const was = new Set(had.map((a) => a.attachment_id))
-      for (const a of head.attachments ?? []) if (!was.has(a.attachment_id)) out.push({ type: 'attachment', session_id: id, attachment: a })
-      for (const a of had) if (!now.has(a.attachment_id)) leaves.push({ type: 'detach', session_id: id, attachment_id: a.attachment_id })
+      for (const a of head.attachments ?? [])
+        if (!was.has(a.attachment_id)) out.push({ type: 'attachment', session_id: id, attachment: a })
+      for (const a of had)
+        if (!now.has(a.attachment_id))
+          leaves.push({ type: 'detach', session_id: id, attachment_id: a.attachment_id })
     }
     if (before && before.meta !== head.meta) {
       // Only what the writer edits travels; counters and updated_at are each replica's own.
@@ -52,13 +56,17 @@ export function changesOf(draft: Overlay): ReplicaChange[] {
   }
   // Bulk imports bring entries already on disk, in no particular order: parents go first.
   for (const [id, entries] of draft.preloaded) {
-    for (const entry of parentsFirst(entries)) out.push({ type: 'entry', session_id: id, entry, base_revision: null })
+    for (const entry of parentsFirst(entries))
+      out.push({ type: 'entry', session_id: id, entry, base_revision: null })
   }
   return [...out, ...leaves]
 }
 
 /** The side write that queues a change in the outbox (made at `at`). */
-export const queued = (change: ReplicaChange, at: number): SideWrite => ({ store: OUTBOX, value: { change, at } satisfies OutboxRecord })
+export const queued = (change: ReplicaChange, at: number): SideWrite => ({
+  store: OUTBOX,
+  value: { change, at } satisfies OutboxRecord,
+})
 
 /** The commit hook: records every local commit's changes in the outbox, in the same transaction. */
 export function outboxHook(now: () => number) {
@@ -89,7 +97,8 @@ export const keyOf = (c: Exclude<ReplicaChange, { type: 'delete' }>): string => 
  * The key of what a change sets, for the kinds whose server records a push answer places in the
  * log (an entry, a session's meta, its leaf); undefined for the others.
  */
-export const keyed = (c: ReplicaChange): string | undefined => (c.type === 'entry' || c.type === 'meta' || c.type === 'leaf' ? keyOf(c) : undefined)
+export const keyed = (c: ReplicaChange): string | undefined =>
+  c.type === 'entry' || c.type === 'meta' || c.type === 'leaf' ? keyOf(c) : undefined
 
 export const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)
 
@@ -105,7 +114,8 @@ export interface Coalesced extends PushMutation {
  * that did not carry chips, it would reach the server ahead of them, so the merge moves to the
  * later place; merged into a creation, the new session would not hold them yet, so it stays apart.
  */
-const chips = (c: Extract<ReplicaChange, { type: 'meta' }>): boolean => !c.fields || c.fields.includes('draft_attachments')
+const chips = (c: Extract<ReplicaChange, { type: 'meta' }>): boolean =>
+  !c.fields || c.fields.includes('draft_attachments')
 
 /**
  * Collapses outbox records before a push: consecutive versions of one entry become one change
@@ -138,7 +148,12 @@ export function coalesce(records: ReadonlyArray<{ key: number; value: OutboxReco
       // field either one edited (no list means all of them).
       const p = prev.change
       const fields = p.create || !p.fields || !c.fields ? undefined : [...new Set([...p.fields, ...c.fields])]
-      const merged: ReplicaChange = { type: 'meta', meta: c.meta, ...(p.create && { create: true }), ...(fields && { fields }) }
+      const merged: ReplicaChange = {
+        type: 'meta',
+        meta: c.meta,
+        ...(p.create && { create: true }),
+        ...(fields && { fields }),
+      }
       if (chips(c) && p.create) {
         // The creation stays first; the chips follow the attachments they name.
         open.set(k, { at: out.length, session_id })

@@ -36,7 +36,9 @@ export function apply(s: Replication, changes: readonly SequencedChange[], to: n
     for (const [k, seq] of s.landed) if (seq <= s.checkpoint && !s.holding.has(k)) s.landed.delete(k)
     if (s.options.eagerAttachments) {
       // Read once now, so the bytes are here before the device goes offline.
-      for (const c of list) if (c.type === 'attachment') void s.store.getAttachmentBlob(c.session_id, c.attachment.attachment_id).catch(() => {})
+      for (const c of list)
+        if (c.type === 'attachment')
+          void s.store.getAttachmentBlob(c.session_id, c.attachment.attachment_id).catch(() => {})
     }
   }
   return serially(s, run)

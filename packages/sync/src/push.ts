@@ -29,7 +29,8 @@ export async function seed(s: Replication): Promise<void> {
     side.push(queued({ type: 'meta', meta, create: true }, s.now()))
     await host.load(meta.session_id)
     const leaf = host.head(meta.session_id)?.leaf
-    for (const entry of parentsFirst(host.entries(meta.session_id)?.values() ?? [])) side.push(queued({ type: 'entry', session_id: meta.session_id, entry, base_revision: null }, s.now()))
+    for (const entry of parentsFirst(host.entries(meta.session_id)?.values() ?? []))
+      side.push(queued({ type: 'entry', session_id: meta.session_id, entry, base_revision: null }, s.now()))
     if (leaf) side.push(queued({ type: 'leaf', session_id: meta.session_id, entry_id: leaf }, s.now()))
   }
   side.push({ store: KV, key: SEEDED, value: true })
@@ -74,13 +75,24 @@ async function pushJson(s: Replication, batch: readonly Coalesced[]): Promise<vo
   if (!batch.length) return
   const ids = batch.map(({ id }) => id)
   const sentIn = s.generation
-  const { results } = checkPush(await s.transport.push({ client_id: s.clientId, mutations: batch.map(({ id, change }) => ({ id, change })) }), ids)
+  const { results } = checkPush(
+    await s.transport.push({
+      client_id: s.clientId,
+      mutations: batch.map(({ id, change }) => ({ id, change })),
+    }),
+    ids,
+  )
   // After the changes applied before it, before any after it: the held ones are sorted in order.
   return serially(s, () => settle(s, batch, results, sentIn))
 }
 
 /** Acknowledges an answered batch, settles its conflicts and keeps its rejections, in one transaction. */
-async function settle(s: Replication, batch: readonly Coalesced[], results: readonly PushResult[], sentIn: number): Promise<void> {
+async function settle(
+  s: Replication,
+  batch: readonly Coalesced[],
+  results: readonly PushResult[],
+  sentIn: number,
+): Promise<void> {
   const side: SideWrite[] = []
   const resolutions: ReplicaChange[] = []
   const settled: Conflict[] = []
@@ -93,7 +105,12 @@ async function settle(s: Replication, batch: readonly Coalesced[], results: read
     if (r.status === 'conflict' && m.change.type === 'entry') {
       const c = await resolve(s, m.change.session_id, m.change.entry, r.current)
       resolutions.push({ type: 'entry', session_id: c.session_id, entry: c.resolved })
-      side.push(queued({ type: 'entry', session_id: c.session_id, entry: c.resolved, base_revision: r.current.revision }, s.now()))
+      side.push(
+        queued(
+          { type: 'entry', session_id: c.session_id, entry: c.resolved, base_revision: r.current.revision },
+          s.now(),
+        ),
+      )
       settled.push(c)
     } else if (r.status === 'rejected' || r.status === 'conflict') {
       const refusal = rejection(s, m, r)
@@ -122,6 +139,10 @@ async function upload(s: Replication, session_id: string, attachment: Attachment
     await transport.uploadAttachment(session_id, attachment, bytes)
   } catch (e) {
     // Refused for good (no such session any more, too large): the push records the rejection.
-    if (!(e instanceof TransportError && !e.retryable) && !(e instanceof Error && (e as { retryable?: boolean }).retryable === false)) throw e
+    if (
+      !(e instanceof TransportError && !e.retryable) &&
+      !(e instanceof Error && (e as { retryable?: boolean }).retryable === false)
+    )
+      throw e
   }
 }

@@ -64,11 +64,13 @@ export async function finishResync(s: Replication): Promise<void> {
     if (!held) continue
     if (!known) side.push(queued({ type: 'meta', meta, create: true }, s.now()))
     for (const entry of parentsFirst(host.entries(id)?.values() ?? [])) {
-      if (!known || !seen.entries.has(`${id}\u0000${entry.id}`)) side.push(queued({ type: 'entry', session_id: id, entry, base_revision: null }, s.now()))
+      if (!known || !seen.entries.has(`${id}\u0000${entry.id}`))
+        side.push(queued({ type: 'entry', session_id: id, entry, base_revision: null }, s.now()))
     }
     // A leaf on an entry the server lacked is newer than the server's: it goes back too.
     const leaf = known ? seen.leaves.get(id) : held.leaf
-    if (leaf && (!known || !seen.entries.has(`${id}\u0000${leaf}`))) side.push(queued({ type: 'leaf', session_id: id, entry_id: leaf }, s.now()))
+    if (leaf && (!known || !seen.entries.has(`${id}\u0000${leaf}`)))
+      side.push(queued({ type: 'leaf', session_id: id, entry_id: leaf }, s.now()))
   }
   side.push({ store: KV, key: RESYNC, value: undefined })
   await store.applyReplica([], { policy: 'pull', side })

@@ -105,7 +105,10 @@ export function replication(store: Store, options: SyncOptions): Replication {
     status: new BehaviorSubject<SyncStatus>({ state: 'offline', pending: 0, leader: false }),
     conflicts: new Subject<Conflict>(),
     rejected: new Subject<Rejection>(),
-    channel: typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(`colloquy-sync:${store.storage.name}`) : undefined,
+    channel:
+      typeof BroadcastChannel !== 'undefined'
+        ? new BroadcastChannel(`colloquy-sync:${store.storage.name}`)
+        : undefined,
     leader: false,
     checkpoint: 0,
     head: 0,
@@ -154,8 +157,11 @@ export function closeStream(s: Replication): void {
   s.stream = undefined
 }
 
-export const outbox = async (s: Replication): Promise<Records> => ((await s.store.storage.sideRecords?.(OUTBOX)) ?? []) as Records
+export const outbox = async (s: Replication): Promise<Records> =>
+  ((await s.store.storage.sideRecords?.(OUTBOX)) ?? []) as Records
 
-export const kv = async (s: Replication): Promise<Map<string, unknown>> => new Map(((await s.store.storage.sideRecords?.(KV)) ?? []).map((r) => [String(r.key), r.value]))
+export const kv = async (s: Replication): Promise<Map<string, unknown>> =>
+  new Map(((await s.store.storage.sideRecords?.(KV)) ?? []).map((r) => [String(r.key), r.value]))
 
-export const refreshPending = async (s: Replication): Promise<void> => setStatus(s, { pending: (await outbox(s)).length })
+export const refreshPending = async (s: Replication): Promise<void> =>
+  setStatus(s, { pending: (await outbox(s)).length })

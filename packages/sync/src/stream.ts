@@ -52,7 +52,8 @@ export function openStream(s: Replication): void {
       s.stream = undefined
       if (!error) return
       // Refused for too many sockets: come back later, not at once (reset once a stream is ready).
-      if (error instanceof TransportError && error.status === 429) setTimeout(w, backoffDelay(++s.streamRefusals))
+      if (error instanceof TransportError && error.status === 429)
+        setTimeout(w, backoffDelay(++s.streamRefusals))
       else w()
     },
     s.epoch,

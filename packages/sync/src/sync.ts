@@ -36,9 +36,13 @@ export function createSync(store: Store, options: SyncOptions): Sync {
   const removeHook = store.addCommitHook(outboxHook(s.now))
   // Attachments pulled from the server arrive as metadata; their bytes are fetched on first read.
   const download = s.transport.downloadAttachment?.bind(s.transport)
-  const removeSource = download ? store.setAttachmentSource((session_id, attachment_id) => download(session_id, attachment_id)) : () => {}
+  const removeSource = download
+    ? store.setAttachmentSource((session_id, attachment_id) => download(session_id, attachment_id))
+    : () => {}
   const { channel, status } = s
-  if (channel) channel.onmessage = (ev: MessageEvent<SyncStatus>) => void (!s.leader && status.next({ ...ev.data, leader: false }))
+  if (channel)
+    channel.onmessage = (ev: MessageEvent<SyncStatus>) =>
+      void (!s.leader && status.next({ ...ev.data, leader: false }))
 
   // Both directions wake the loop: online to retry at once, offline to pause and say so.
   const onOnline = (): void => wake(s)

@@ -8,7 +8,12 @@ export interface Transport {
   /** `epoch`: the one the checkpoint was taken in, if the server gave one. */
   pull(since: number, limit: number, epoch?: string): Promise<PullResponse>
   /** Opens the live stream from `since`; `onClose` fires once, with the reason when it failed. */
-  stream(since: number, onMessage: (m: StreamMessage) => void, onClose: (error?: unknown) => void, epoch?: string): { close(): void }
+  stream(
+    since: number,
+    onMessage: (m: StreamMessage) => void,
+    onClose: (error?: unknown) => void,
+    epoch?: string,
+  ): { close(): void }
   /** Puts an attachment (metadata and bytes) on the server; bytes it already holds are not sent again. */
   uploadAttachment?(session_id: string, attachment: AttachmentMeta, bytes: Blob): Promise<void>
   /** An attachment's bytes, or null when the server has none. */
@@ -36,7 +41,8 @@ export class TransportError extends Error {
   }
 }
 
-const epochParam = (epoch: string | undefined): string => (epoch === undefined ? '' : `&epoch=${encodeURIComponent(epoch)}`)
+const epochParam = (epoch: string | undefined): string =>
+  epoch === undefined ? '' : `&epoch=${encodeURIComponent(epoch)}`
 
 /** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
 export function retryAfter(value: string | null, now = Date.now()): number | undefined {
@@ -59,17 +65,24 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     } catch (e) {
       throw new TransportError(`network: ${e instanceof Error ? e.message : String(e)}`, true)
     }
-    const body = (await res.json().catch(() => undefined)) as { error?: { code: string; message: string } } | undefined
+    const body = (await res.json().catch(() => undefined)) as
+      { error?: { code: string; message: string } } | undefined
     if (!res.ok) {
       const text = body?.error ? `${body.error.message}` : `HTTP ${res.status}`
-      throw new TransportError(text, res.status >= 500 || res.status === 429 || res.status === 408, res.status, retryAfter(res.headers.get('retry-after')))
+      throw new TransportError(
+        text,
+        res.status >= 500 || res.status === 429 || res.status === 408,
+        res.status,
+        retryAfter(res.headers.get('retry-after')),
+      )
     }
     if (body === undefined) throw new TransportError('malformed response', true, res.status)
     return body as T
   }
 
   const auth: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {}
-  const attachmentPath = (session_id: string, attachment_id: string): string => `/attachments/${encodeURIComponent(session_id)}/${encodeURIComponent(attachment_id)}`
+  const attachmentPath = (session_id: string, attachment_id: string): string =>
+    `/attachments/${encodeURIComponent(session_id)}/${encodeURIComponent(attachment_id)}`
   const send = async (url: string, init: RequestInit): Promise<Response> => {
     try {
       return await doFetch(url, init)
@@ -79,20 +92,37 @@ export function httpTransport(options: HttpTransportOptions): Transport {
   }
   const failed = async (res: Response): Promise<TransportError> => {
     const body = (await res.json().catch(() => undefined)) as { error?: { message: string } } | undefined
-    return new TransportError(body?.error?.message ?? `HTTP ${res.status}`, res.status >= 500 || res.status === 429 || res.status === 408, res.status)
+    return new TransportError(
+      body?.error?.message ?? `HTTP ${res.status}`,
+      res.status >= 500 || res.status === 429 || res.status === 408,
+      res.status,
+    )
   }
 
   return {
     async uploadAttachment(session_id, a, bytes) {
       // A type this replica stored before the mime rule goes up as bytes: the server refuses a bad one.
-      const query = new URLSearchParams({ name: a.name, mime: mimeOrOctet(a.mime), size: String(a.size), sha256: a.sha256, created_at: String(a.created_at) })
+      const query = new URLSearchParams({
+        name: a.name,
+        mime: mimeOrOctet(a.mime),
+        size: String(a.size),
+        sha256: a.sha256,
+        created_at: String(a.created_at),
+      })
       const url = `${base}/sync${attachmentPath(session_id, a.attachment_id)}?${query}`
       // First without the bytes: the server may already hold the same content (sha256). Like
       // every write, it carries a Content-Type no page can send cross-site without a preflight.
-      const reuse = await send(`${url}&reuse=1`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' } })
+      const reuse = await send(`${url}&reuse=1`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/octet-stream' },
+      })
       if (reuse.ok) return
       if (reuse.status !== 409) throw await failed(reuse)
-      const res = await send(url, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream' }, body: bytes })
+      const res = await send(url, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/octet-stream' },
+        body: bytes,
+      })
       if (!res.ok) throw await failed(res)
     },
     async downloadAttachment(session_id, attachment_id) {
@@ -102,7 +132,10 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       return res.blob()
     },
     push: (req) => request<PushResponse>('/sync/push', { method: 'POST', body: JSON.stringify(req) }),
-    pull: (since, limit, epoch) => request<PullResponse>(`/sync/pull?since=${since}&limit=${limit}${epochParam(epoch)}`, { method: 'GET' }),
+    pull: (since, limit, epoch) =>
+      request<PullResponse>(`/sync/pull?since=${since}&limit=${limit}${epochParam(epoch)}`, {
+        method: 'GET',
+      }),
     stream(since, onMessage, onClose, epoch) {
       const WS = options.WebSocket ?? globalThis.WebSocket
       if (!WS) {
@@ -130,7 +163,16 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       }
       ws.onerror = () => finish(new TransportError('stream error', true))
       // 4401 and 4429 are the server's WebSocket forms of HTTP 401 and 429.
-      ws.onclose = (ev: CloseEvent) => finish(ev.code === 1000 ? undefined : new TransportError(`stream closed (${ev.code})`, ev.code !== 4401, ev.code === 4401 ? 401 : ev.code === 4429 ? 429 : undefined))
+      ws.onclose = (ev: CloseEvent) =>
+        finish(
+          ev.code === 1000
+            ? undefined
+            : new TransportError(
+                `stream closed (${ev.code})`,
+                ev.code !== 4401,
+                ev.code === 4401 ? 401 : ev.code === 4429 ? 429 : undefined,
+              ),
+        )
       return {
         close() {
           closed = true

@@ -39,7 +39,12 @@ export interface SyncOptions extends HttpTransportOptions {
    * Picks the message to keep when an update conflicts; `undefined` keeps the server's (the
    * default). The choice is written at a revision above both versions and pushed.
    */
-  resolveConflict?: (conflict: { session_id: string; entry_id: string; local: SessionEntry; server: SessionEntry }) => AgentMessage | undefined | Promise<AgentMessage | undefined>
+  resolveConflict?: (conflict: {
+    session_id: string
+    entry_id: string
+    local: SessionEntry
+    server: SessionEntry
+  }) => AgentMessage | undefined | Promise<AgentMessage | undefined>
   /** Outbox records per push request; default 500. */
   batchSize?: number
   /** Changes per pull page; default 1000. */

@@ -1,7 +1,13 @@
 import { createStore, memoryStorage, type ReplicaChange, type Store } from '@colloquy/core'
 import { replicaChangesOf } from '@colloquy/core/replica'
 import { keyed } from '../src/outbox.js'
-import type { PullResponse, PushRequest, PushResponse, SequencedChange, StreamMessage } from '@colloquy/core/protocol'
+import type {
+  PullResponse,
+  PushRequest,
+  PushResponse,
+  SequencedChange,
+  StreamMessage,
+} from '@colloquy/core/protocol'
 import type { Transport } from '../src/index.js'
 
 /**
@@ -63,12 +69,16 @@ export async function loopback(): Promise<Loopback> {
     omitPushSeq: false,
     delivered: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((r) => idle.push(r))),
     transport() {
-      const offline = (): Error => Object.assign(new Error('network: offline'), { name: 'TransportError', retryable: true })
+      const offline = (): Error =>
+        Object.assign(new Error('network: offline'), { name: 'TransportError', retryable: true })
       return {
         async push(req: PushRequest): Promise<PushResponse> {
           lb.requests.push++
           if (!lb.online) throw offline()
-          const results = await store.applyReplica(req.mutations.map((m) => m.change), { policy: 'push', source: 'local' })
+          const results = await store.applyReplica(
+            req.mutations.map((m) => m.change),
+            { policy: 'push', source: 'local' },
+          )
           if (lb.loseNextPushResponse) {
             lb.loseNextPushResponse = false
             throw offline()
@@ -76,12 +86,16 @@ export async function loopback(): Promise<Loopback> {
           // Where each applied mutation's key stands in the log now (the newest record of it).
           const seqOf = (c: ReplicaChange): number | undefined => {
             const k = keyed(c)
-            for (let i = log.length - 1; k !== undefined && i >= 0; i--) if (keyed(log[i].change) === k) return log[i].seq
+            for (let i = log.length - 1; k !== undefined && i >= 0; i--)
+              if (keyed(log[i].change) === k) return log[i].seq
             return undefined
           }
           return structuredClone({
             results: results.map((r, i) => {
-              const seq = !lb.omitPushSeq && (r.status === 'applied' || r.status === 'unchanged') ? seqOf(req.mutations[i].change) : undefined
+              const seq =
+                !lb.omitPushSeq && (r.status === 'applied' || r.status === 'unchanged')
+                  ? seqOf(req.mutations[i].change)
+                  : undefined
               return { id: req.mutations[i].id, ...r, ...(seq !== undefined && { seq }) }
             }),
           })
@@ -100,8 +114,12 @@ export async function loopback(): Promise<Loopback> {
           // The same bytes are sent once: a session already holding them takes them from there.
           if (held.some((a) => a.sha256 === attachment.sha256)) lb.reused++
           else lb.uploadedBytes += bytes.size
-          const [r] = await store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push', source: 'local' })
-          if (r.status === 'rejected') throw Object.assign(new Error(r.message), { name: 'TransportError', retryable: false })
+          const [r] = await store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], {
+            policy: 'push',
+            source: 'local',
+          })
+          if (r.status === 'rejected')
+            throw Object.assign(new Error(r.message), { name: 'TransportError', retryable: false })
         },
         async downloadAttachment(session_id, attachment_id) {
           lb.requests.download++
@@ -125,7 +143,14 @@ export async function loopback(): Promise<Loopback> {
           }
           // A stream starts with everything after `since`, then follows new commits.
           const backlog = log.filter((c) => c.seq > since)
-          if (backlog.length) s.send({ type: 'changes', changes: backlog, prev: since, checkpoint: log.length, head: log.length })
+          if (backlog.length)
+            s.send({
+              type: 'changes',
+              changes: backlog,
+              prev: since,
+              checkpoint: log.length,
+              head: log.length,
+            })
           s.since = log.length
           streams.add(s)
           return { close: () => void streams.delete(s) }

@@ -7,9 +7,33 @@ import { memoryServer, rpc, user, type ServerProcess } from '../../../test/serve
 // seeds/002): the first load, later refreshes (new turns, an edited turn, another branch made
 // active), that the mirror only reads the server, and the server's refusals.
 
-const assistant = (text: string, extra: Partial<AgentMessage> = {}): AgentMessage => ({ role: 'assistant', content: [{ type: 'text', text }], model: 'm', provider: 'p', stop_reason: 'end', timestamp: 0, ...extra } as AgentMessage)
-const call = (id: string): AgentMessage => ({ role: 'assistant', content: [{ type: 'function_call', id, function_id: 'shell::run', arguments: { cmd: 'ls' } }], model: 'm', provider: 'p', stop_reason: 'function_call', timestamp: 0 })
-const result = (id: string, text: string): AgentMessage => ({ role: 'function_result', function_call_id: id, function_id: 'shell::run', content: [{ type: 'text', text }], details: { exit: 0 }, is_error: false, timestamp: 0 })
+const assistant = (text: string, extra: Partial<AgentMessage> = {}): AgentMessage =>
+  ({
+    role: 'assistant',
+    content: [{ type: 'text', text }],
+    model: 'm',
+    provider: 'p',
+    stop_reason: 'end',
+    timestamp: 0,
+    ...extra,
+  }) as AgentMessage
+const call = (id: string): AgentMessage => ({
+  role: 'assistant',
+  content: [{ type: 'function_call', id, function_id: 'shell::run', arguments: { cmd: 'ls' } }],
+  model: 'm',
+  provider: 'p',
+  stop_reason: 'function_call',
+  timestamp: 0,
+})
+const result = (id: string, text: string): AgentMessage => ({
+  role: 'function_result',
+  function_call_id: id,
+  function_id: 'shell::run',
+  content: [{ type: 'text', text }],
+  details: { exit: 0 },
+  is_error: false,
+  timestamp: 0,
+})
 
 let open: ServerProcess
 let closed: ServerProcess
@@ -38,12 +62,19 @@ async function serverSession(url = open.url, token?: string): Promise<string> {
   await rpc(url, 'session::ensure', { session_id }, token)
   return session_id
 }
-const append = (session_id: string, message: AgentMessage, extra: Record<string, unknown> = {}, url = open.url, token?: string) =>
-  rpc<{ entry_id: string }>(url, 'session::append', { session_id, message, ...extra }, token)
+const append = (
+  session_id: string,
+  message: AgentMessage,
+  extra: Record<string, unknown> = {},
+  url = open.url,
+  token?: string,
+) => rpc<{ entry_id: string }>(url, 'session::append', { session_id, message, ...extra }, token)
 
 /** What the server answers on `GET /sessions/:id/history`. */
 async function serverHistory(session_id: string, url = open.url, token?: string): Promise<AgentMessage[]> {
-  const res = await fetch(`${url}/sessions/${encodeURIComponent(session_id)}/history`, { headers: token ? { authorization: `Bearer ${token}` } : {} })
+  const res = await fetch(`${url}/sessions/${encodeURIComponent(session_id)}/history`, {
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  })
   expect(res.status).toBe(200)
   return (await res.json()) as AgentMessage[]
 }
@@ -63,7 +94,10 @@ describe('mirrorHistory against colloquy-server', () => {
     await append(id, user('list the files'), { entry_id: 'u1' })
     await append(id, call('c1'))
     await append(id, result('c1', 'a.txt'))
-    await rpc(open.url, 'session::append', { session_id: id, custom: { custom_type: 'compaction', data: { note: 'bookkeeping' } } })
+    await rpc(open.url, 'session::append', {
+      session_id: id,
+      custom: { custom_type: 'compaction', data: { note: 'bookkeeping' } },
+    })
     await append(id, assistant('There is one file.'))
     const store = await local()
     const mirror = mirrorHistory(store, { url: `${open.url}/`, session_id: id })
@@ -71,7 +105,11 @@ describe('mirrorHistory against colloquy-server', () => {
     expect(await mirror.refresh()).toEqual({ added: 4, updated: 0 })
     expect(shown(await localHistory(store, mirror.session_id))).toEqual(shown(await serverHistory(id)))
     const meta = (await store.get({ session_id: mirror.session_id }))!.meta
-    expect(meta).toMatchObject({ title: `History of ${id}`, kind: 'automation', metadata: { mirror: { url: `${open.url}/`, session_id: id }, read_only: true } })
+    expect(meta).toMatchObject({
+      title: `History of ${id}`,
+      kind: 'automation',
+      metadata: { mirror: { url: `${open.url}/`, session_id: id }, read_only: true },
+    })
     expect((await store.get({ session_id: mirror.session_id }))!.meta.message_count).toBe(4)
   })
 
@@ -82,13 +120,28 @@ describe('mirrorHistory against colloquy-server', () => {
     const { entry_id: r } = await append(id, result('c1', 'running'))
     const { entry_id: a } = await append(id, assistant('Working'))
     const store = await local()
-    const mirror = mirrorHistory(store, { url: open.url, session_id: id, local_session_id: 'mine', title: 'Agent run' })
+    const mirror = mirrorHistory(store, {
+      url: open.url,
+      session_id: id,
+      local_session_id: 'mine',
+      title: 'Agent run',
+    })
     expect(await mirror.refresh()).toEqual({ added: 4, updated: 0 })
     expect((await store.get({ session_id: 'mine' }))!.meta.title).toBe('Agent run')
 
     // The agent finishes its reply and its tool result, and takes another turn.
-    await rpc(open.url, 'session::update-message', { session_id: id, entry_id: a, content: [{ type: 'text', text: 'Done: 3 files.' }], usage: { input: 10, output: 4 } })
-    await rpc(open.url, 'session::update-message', { session_id: id, entry_id: r, content: [{ type: 'text', text: 'a.txt b.txt c.txt' }], details: { exit: 0, lines: 3 } })
+    await rpc(open.url, 'session::update-message', {
+      session_id: id,
+      entry_id: a,
+      content: [{ type: 'text', text: 'Done: 3 files.' }],
+      usage: { input: 10, output: 4 },
+    })
+    await rpc(open.url, 'session::update-message', {
+      session_id: id,
+      entry_id: r,
+      content: [{ type: 'text', text: 'a.txt b.txt c.txt' }],
+      details: { exit: 0, lines: 3 },
+    })
     await append(id, user('thanks'))
     await append(id, assistant('You are welcome.'))
     expect(await mirror.refresh()).toEqual({ added: 2, updated: 2 })
@@ -97,7 +150,14 @@ describe('mirrorHistory against colloquy-server', () => {
 
     // Nothing new: nothing is written (no revision moves, the session is not touched).
     const before = await store.get({ session_id: 'mine' })
-    const revisions = async () => (await Promise.all(['h_0', 'h_1', 'h_2', 'h_3', 'h_4', 'h_5'].map((entry_id) => store.getMessage({ session_id: 'mine', entry_id })))).map((m) => m!.entry.revision)
+    const revisions = async () =>
+      (
+        await Promise.all(
+          ['h_0', 'h_1', 'h_2', 'h_3', 'h_4', 'h_5'].map((entry_id) =>
+            store.getMessage({ session_id: 'mine', entry_id }),
+          ),
+        )
+      ).map((m) => m!.entry.revision)
     const revs = await revisions()
     expect(await mirror.refresh()).toEqual({ added: 0, updated: 0 })
     expect(await revisions()).toEqual(revs)
@@ -126,11 +186,17 @@ describe('mirrorHistory against colloquy-server', () => {
 
   it('two refreshes at once (a poll and a click) both succeed and leave one copy', async () => {
     const id = await serverSession()
-    await rpc(open.url, 'session::append-many', { session_id: id, messages: Array.from({ length: 200 }, (_, i) => user(`turn ${i}`)) })
+    await rpc(open.url, 'session::append-many', {
+      session_id: id,
+      messages: Array.from({ length: 200 }, (_, i) => user(`turn ${i}`)),
+    })
     const store = await local()
     const mirror = mirrorHistory(store, { url: open.url, session_id: id })
     const results = await Promise.all([mirror.refresh(), mirror.refresh()])
-    expect(results).toEqual([{ added: 200, updated: 0 }, { added: 0, updated: 0 }])
+    expect(results).toEqual([
+      { added: 200, updated: 0 },
+      { added: 0, updated: 0 },
+    ])
     expect(shown(await localHistory(store, mirror.session_id))).toEqual(shown(await serverHistory(id)))
   })
 
@@ -145,7 +211,11 @@ describe('mirrorHistory against colloquy-server', () => {
     const mirror = mirrorHistory(store, { url: open.url, session_id: id })
     await mirror.refresh()
     // Someone edits the mirror locally: the next refresh shows the server's history again.
-    await store.updateMessage({ session_id: mirror.session_id, entry_id: 'h_1', content: [{ type: 'text', text: 'edited here' }] })
+    await store.updateMessage({
+      session_id: mirror.session_id,
+      entry_id: 'h_1',
+      content: [{ type: 'text', text: 'edited here' }],
+    })
     expect(await mirror.refresh()).toEqual({ added: 0, updated: 1 })
     expect(shown(await localHistory(store, mirror.session_id))).toEqual(shown(await serverHistory(id)))
     expect(await get()).toEqual(before)
@@ -167,7 +237,9 @@ describe('mirrorHistory against colloquy-server', () => {
     await append(id, user('secret plan'), {}, closed.url, TOKEN)
     const store = await local()
     for (const token of [undefined, 'wrong']) {
-      const e = await mirrorHistory(store, { url: closed.url, session_id: id, token }).refresh().catch((x: unknown) => x)
+      const e = await mirrorHistory(store, { url: closed.url, session_id: id, token })
+        .refresh()
+        .catch((x: unknown) => x)
       expect(e).toBeInstanceOf(SessionError)
       expect((e as SessionError).code).toBe('session/invalid_request')
       expect((e as SessionError).message).toMatch(/HTTP 401.*auth\/unauthorized/)
@@ -175,7 +247,9 @@ describe('mirrorHistory against colloquy-server', () => {
     }
     const mirror = mirrorHistory(store, { url: closed.url, session_id: id, token: TOKEN })
     expect(await mirror.refresh()).toEqual({ added: 1, updated: 0 })
-    expect(shown(await localHistory(store, mirror.session_id))).toEqual(shown(await serverHistory(id, closed.url, TOKEN)))
+    expect(shown(await localHistory(store, mirror.session_id))).toEqual(
+      shown(await serverHistory(id, closed.url, TOKEN)),
+    )
   })
 
   it('a server that is gone is a retryable storage failure; nothing is written', async () => {
@@ -183,7 +257,9 @@ describe('mirrorHistory against colloquy-server', () => {
     const url = gone.url
     await gone.stop()
     const store = await local()
-    const e = await mirrorHistory(store, { url, session_id: 'x' }).refresh().catch((x: unknown) => x)
+    const e = await mirrorHistory(store, { url, session_id: 'x' })
+      .refresh()
+      .catch((x: unknown) => x)
     expect(e).toBeInstanceOf(SessionError)
     expect((e as SessionError).code).toBe('session/storage')
     expect(await store.get({ session_id: 'mirror:x' })).toBeNull()

@@ -5,7 +5,11 @@ import { replicaSnapshot } from '../../../test/support/replica-snapshot.js'
 import { checkPush } from '../src/answers.js'
 import { loopback, type Loopback } from './loopback.js'
 
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 1 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 1,
+})
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const cleanup: Array<() => Promise<void> | void> = []
@@ -27,10 +31,16 @@ function slowPush(t: Transport, ms: () => number): Transport {
   }
 }
 
-async function device(server: Loopback, transport: Transport = server.transport()): Promise<{ store: Store; sync: Sync }> {
+async function device(
+  server: Loopback,
+  transport: Transport = server.transport(),
+): Promise<{ store: Store; sync: Sync }> {
   const store = await createStore({ storage: memoryStorage(), multiTab: false })
   const sync = createSync(store, { url: 'http://unused', transport })
-  cleanup.push(() => sync.close(), () => store.close())
+  cleanup.push(
+    () => sync.close(),
+    () => store.close(),
+  )
   return { store, sync }
 }
 
@@ -45,14 +55,19 @@ async function burst(store: Store, session_id: string, n: number, gap: () => num
 }
 
 const parentsOf = async (store: Store, session_id: string, ids: readonly string[]) =>
-  Promise.all(ids.map(async (entry_id) => (await store.getMessage({ session_id, entry_id }))!.entry.parent_id))
+  Promise.all(
+    ids.map(async (entry_id) => (await store.getMessage({ session_id, entry_id }))!.entry.parent_id),
+  )
 
 describe('echoes of a device’s own older changes', () => {
   it('never move its leaf back: 50 quick appends form one chain, with echoes delayed and reordered', async () => {
     const server = await loopback()
     // Echoes come later than the next append (up to 30 ms), and overtake one another.
     server.streamDelay = () => Math.random() * 30
-    const a = await device(server, slowPush(server.transport(), () => Math.random() * 4))
+    const a = await device(
+      server,
+      slowPush(server.transport(), () => Math.random() * 4),
+    )
     a.sync.start()
     const { session_id } = await a.store.create({ title: 'agent' })
     await a.sync.flush()
@@ -109,34 +124,56 @@ describe('echoes of a device’s own older changes', () => {
     expect(await replicaSnapshot(a.store)).toEqual(await replicaSnapshot(server.store))
   })
 
-  it.each([true, false])('with a push answer lost (a server that omits seq: %s), still converges', async (omit) => {
-    const server = await loopback()
-    server.omitPushSeq = omit
-    server.streamDelay = () => Math.random() * 10
-    const a = await device(server, slowPush(server.transport(), () => Math.random() * 4))
-    const b = await device(server)
-    a.sync.start()
-    b.sync.start()
-    const { session_id } = await a.store.create({ title: 'old server' })
-    await a.sync.flush()
-    const first = burst(a.store, session_id, 10, () => Math.random() * 8)
-    server.loseNextPushResponse = true
-    const ids = await first
-    await a.sync.flush()
-    await b.sync.flush()
-    await a.sync.flush()
-    // An answer was lost and its push sent again.
-    expect(server.loseNextPushResponse).toBe(false)
-    // Every message is there (a lost answer applies what was held as before: a branch is possible).
-    expect((await Promise.all(ids.map((entry_id) => server.store.getMessage({ session_id, entry_id })))).every(Boolean)).toBe(true)
-    expect(await replicaSnapshot(a.store)).toEqual(await replicaSnapshot(server.store))
-    expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
-  })
+  it.each([true, false])(
+    'with a push answer lost (a server that omits seq: %s), still converges',
+    async (omit) => {
+      const server = await loopback()
+      server.omitPushSeq = omit
+      server.streamDelay = () => Math.random() * 10
+      const a = await device(
+        server,
+        slowPush(server.transport(), () => Math.random() * 4),
+      )
+      const b = await device(server)
+      a.sync.start()
+      b.sync.start()
+      const { session_id } = await a.store.create({ title: 'old server' })
+      await a.sync.flush()
+      const first = burst(a.store, session_id, 10, () => Math.random() * 8)
+      server.loseNextPushResponse = true
+      const ids = await first
+      await a.sync.flush()
+      await b.sync.flush()
+      await a.sync.flush()
+      // An answer was lost and its push sent again.
+      expect(server.loseNextPushResponse).toBe(false)
+      // Every message is there (a lost answer applies what was held as before: a branch is possible).
+      expect(
+        (await Promise.all(ids.map((entry_id) => server.store.getMessage({ session_id, entry_id })))).every(
+          Boolean,
+        ),
+      ).toBe(true)
+      expect(await replicaSnapshot(a.store)).toEqual(await replicaSnapshot(server.store))
+      expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
+    },
+  )
 
   it('a push answer whose seq is not a log position is refused, retryably, before anything is acknowledged', () => {
     for (const seq of [-1, 1.5, '3', null, Number.MAX_SAFE_INTEGER + 2]) {
-      expect(() => checkPush({ results: [{ id: 1, status: 'applied', seq }] }, [1])).toThrow(expect.objectContaining({ name: 'TransportError', retryable: true }))
+      expect(() => checkPush({ results: [{ id: 1, status: 'applied', seq }] }, [1])).toThrow(
+        expect.objectContaining({ name: 'TransportError', retryable: true }),
+      )
     }
-    expect(checkPush({ results: [{ id: 1, status: 'applied', seq: 7 }, { id: 2, status: 'applied' }] }, [1, 2]).results.map((r) => r.seq)).toEqual([7, undefined])
+    expect(
+      checkPush(
+        {
+          results: [
+            { id: 1, status: 'applied', seq: 7 },
+            { id: 2, status: 'applied' },
+          ],
+        },
+        [1, 2],
+      ).results.map((r) => r.seq),
+    ).toEqual([7, undefined])
   })
 })

@@ -1,4 +1,4 @@
-import { expect } from "vitest"
+import { expect } from 'vitest'
 import fc from 'fast-check'
 import { createStore, memoryStorage, type Store } from '@colloquy/core'
 import { createSync, type Sync, type Transport } from '../src/index.js'
@@ -18,15 +18,39 @@ export type Action =
 export const action = (devices: number): fc.Arbitrary<Action> => {
   const device = fc.nat({ max: devices - 1 })
   return fc.oneof(
-    { weight: 5, arbitrary: fc.record({ kind: fc.constant('append' as const), device, session: fc.nat(2), parent: fc.option(fc.nat(40), { nil: null }), assistant: fc.boolean() }) },
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('update' as const), device, entry: fc.nat(40), text: fc.string({ maxLength: 8 }) }) },
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        kind: fc.constant('append' as const),
+        device,
+        session: fc.nat(2),
+        parent: fc.option(fc.nat(40), { nil: null }),
+        assistant: fc.boolean(),
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant('update' as const),
+        device,
+        entry: fc.nat(40),
+        text: fc.string({ maxLength: 8 }),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('leaf' as const), device, entry: fc.nat(40) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('title' as const), device, session: fc.nat(2), title: fc.string({ maxLength: 6 }) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('title' as const),
+        device,
+        session: fc.nat(2),
+        title: fc.string({ maxLength: 6 }),
+      }),
+    },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('toggle' as const), device }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('sync' as const), device }) },
   )
 }
-
 
 /**
  * Where the devices sync to: the in-process loopback by default, or real servers (device `d`'s
@@ -49,80 +73,94 @@ async function loopbackBackend(): Promise<Backend> {
 
 /** Runs one interleaving; throws when replicas do not converge. */
 export async function runScenario(n: number, actions: Action[], backend?: Backend): Promise<void> {
-        const server = backend ?? (await loopbackBackend())
-        const online = Array.from({ length: n }, () => true)
-        const devices: Array<{ store: Store; sync: Sync }> = []
-        for (let d = 0; d < n; d++) {
-          const base = server.transport(d)
-          const gate = <T>(f: () => Promise<T>): Promise<T> => (online[d] ? f() : Promise.reject(Object.assign(new Error('offline'), { retryable: true })))
-          const transport: Transport = {
-            push: (r) => gate(() => base.push(r)),
-            pull: (s, l, e) => gate(() => base.pull(s, l, e)),
-            stream: (s, m, c, e) => (online[d] ? base.stream(s, m, c, e) : (queueMicrotask(() => c(new Error('offline'))), { close() {} })),
-          }
-          const store = await createStore({ storage: memoryStorage(), multiTab: false })
-          const sync = createSync(store, { url: 'x', transport })
-          devices.push({ store, sync })
-        }
-        // Three shared sessions, created on device 0 and synced everywhere first.
-        const sessions: string[] = []
-        for (let i = 0; i < 3; i++) sessions.push((await devices[0].store.create({ title: `s${i}` })).session_id)
-        for (const d of devices) d.sync.start()
-        for (const d of devices) await d.sync.flush()
-        await devices[0].sync.flush()
+  const server = backend ?? (await loopbackBackend())
+  const online = Array.from({ length: n }, () => true)
+  const devices: Array<{ store: Store; sync: Sync }> = []
+  for (let d = 0; d < n; d++) {
+    const base = server.transport(d)
+    const gate = <T>(f: () => Promise<T>): Promise<T> =>
+      online[d] ? f() : Promise.reject(Object.assign(new Error('offline'), { retryable: true }))
+    const transport: Transport = {
+      push: (r) => gate(() => base.push(r)),
+      pull: (s, l, e) => gate(() => base.pull(s, l, e)),
+      stream: (s, m, c, e) =>
+        online[d] ? base.stream(s, m, c, e) : (queueMicrotask(() => c(new Error('offline'))), { close() {} }),
+    }
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    const sync = createSync(store, { url: 'x', transport })
+    devices.push({ store, sync })
+  }
+  // Three shared sessions, created on device 0 and synced everywhere first.
+  const sessions: string[] = []
+  for (let i = 0; i < 3; i++) sessions.push((await devices[0].store.create({ title: `s${i}` })).session_id)
+  for (const d of devices) d.sync.start()
+  for (const d of devices) await d.sync.flush()
+  await devices[0].sync.flush()
 
-        const appended = new Map<string, string>() // entry id → session id
-        const highest = new Map<string, number>() // entry id → highest revision any device wrote
-        for (const a of actions) {
-          const { store, sync } = devices[a.device]
-          if (a.kind === 'append') {
-            const session_id = sessions[a.session]
-            await store.engine.ensureLoaded(session_id)
-            const local = [...(store.engine.state.sessions.get(session_id)?.entries?.keys() ?? [])]
-            const parent_id = a.parent === null || local.length === 0 ? undefined : local[a.parent % local.length]
-            const message = a.assistant
-              ? { role: 'assistant' as const, content: [], model: 'm', provider: 'p', stop_reason: 'end' as const, timestamp: 0 }
-              : { role: 'user' as const, content: text('u'), timestamp: 0 }
-            const r = await store.append({ session_id, parent_id, message })
-            appended.set(r.entry_id, session_id)
-            highest.set(r.entry_id, 0)
-          } else if (a.kind === 'update' || a.kind === 'leaf') {
-            if (appended.size === 0) continue
-            const ids = [...appended.keys()]
-            const entry_id = ids[a.entry % ids.length]
-            const session_id = appended.get(entry_id)!
-            const e = (await store.getMessage({ session_id, entry_id }))?.entry
-            if (!e) continue // not on this device yet
-            if (a.kind === 'leaf') await store.setActiveLeaf({ session_id, entry_id })
-            else {
-              const r = await store.updateMessage({ session_id, entry_id, content: text(a.text) })
-              highest.set(entry_id, Math.max(highest.get(entry_id)!, r.revision))
-            }
-          } else if (a.kind === 'title') await store.setMeta({ session_id: sessions[a.session], title: a.title })
-          else if (a.kind === 'toggle') online[a.device] = !online[a.device]
-          else if (online[a.device]) {
-            sync.stop()
-            sync.start()
-            await sync.flush()
+  const appended = new Map<string, string>() // entry id → session id
+  const highest = new Map<string, number>() // entry id → highest revision any device wrote
+  for (const a of actions) {
+    const { store, sync } = devices[a.device]
+    if (a.kind === 'append') {
+      const session_id = sessions[a.session]
+      await store.engine.ensureLoaded(session_id)
+      const local = [...(store.engine.state.sessions.get(session_id)?.entries?.keys() ?? [])]
+      const parent_id = a.parent === null || local.length === 0 ? undefined : local[a.parent % local.length]
+      const message = a.assistant
+        ? {
+            role: 'assistant' as const,
+            content: [],
+            model: 'm',
+            provider: 'p',
+            stop_reason: 'end' as const,
+            timestamp: 0,
           }
-        }
-        online.fill(true)
-        for (let round = 0; round < 2; round++) {
-          for (const d of devices) {
-            d.sync.stop()
-            d.sync.start()
-            await d.sync.flush()
-          }
-        }
-        const truth = await server.truth(sessions)
-        const mine = (all: Record<string, unknown>) => Object.fromEntries(sessions.map((id) => [id, all[id]]))
-        for (const d of devices) expect(JSON.stringify(mine(await replicaSnapshot(d.store)), null, 1)).toEqual(JSON.stringify(mine(truth), null, 1))
-        const onServer = Object.values(mine(truth)).flatMap((s) => (s as { entries: Array<{ id: string; revision: number }> }).entries)
-        expect(onServer.map((e) => e.id).sort()).toEqual([...appended.keys()].sort())
-        for (const e of onServer) expect(e.revision).toBeGreaterThanOrEqual(highest.get(e.id)!)
-        for (const d of devices) {
-          d.sync.close()
-          await d.store.close()
-        }
-        await server.close()
+        : { role: 'user' as const, content: text('u'), timestamp: 0 }
+      const r = await store.append({ session_id, parent_id, message })
+      appended.set(r.entry_id, session_id)
+      highest.set(r.entry_id, 0)
+    } else if (a.kind === 'update' || a.kind === 'leaf') {
+      if (appended.size === 0) continue
+      const ids = [...appended.keys()]
+      const entry_id = ids[a.entry % ids.length]
+      const session_id = appended.get(entry_id)!
+      const e = (await store.getMessage({ session_id, entry_id }))?.entry
+      if (!e) continue // not on this device yet
+      if (a.kind === 'leaf') await store.setActiveLeaf({ session_id, entry_id })
+      else {
+        const r = await store.updateMessage({ session_id, entry_id, content: text(a.text) })
+        highest.set(entry_id, Math.max(highest.get(entry_id)!, r.revision))
+      }
+    } else if (a.kind === 'title') await store.setMeta({ session_id: sessions[a.session], title: a.title })
+    else if (a.kind === 'toggle') online[a.device] = !online[a.device]
+    else if (online[a.device]) {
+      sync.stop()
+      sync.start()
+      await sync.flush()
+    }
+  }
+  online.fill(true)
+  for (let round = 0; round < 2; round++) {
+    for (const d of devices) {
+      d.sync.stop()
+      d.sync.start()
+      await d.sync.flush()
+    }
+  }
+  const truth = await server.truth(sessions)
+  const mine = (all: Record<string, unknown>) => Object.fromEntries(sessions.map((id) => [id, all[id]]))
+  for (const d of devices)
+    expect(JSON.stringify(mine(await replicaSnapshot(d.store)), null, 1)).toEqual(
+      JSON.stringify(mine(truth), null, 1),
+    )
+  const onServer = Object.values(mine(truth)).flatMap(
+    (s) => (s as { entries: Array<{ id: string; revision: number }> }).entries,
+  )
+  expect(onServer.map((e) => e.id).sort()).toEqual([...appended.keys()].sort())
+  for (const e of onServer) expect(e.revision).toBeGreaterThanOrEqual(highest.get(e.id)!)
+  for (const d of devices) {
+    d.sync.close()
+    await d.store.close()
+  }
+  await server.close()
 }

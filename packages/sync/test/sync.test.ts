@@ -6,8 +6,19 @@ import { createSync, type Conflict, type Rejection, type Sync, type Transport } 
 import { replicaSnapshot } from '../../../test/support/replica-snapshot.js'
 import { loopback, type Loopback } from './loopback.js'
 
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 1 })
-const assistant = (text = '') => ({ role: 'assistant' as const, content: text ? [{ type: 'text' as const, text }] : [], model: 'm', provider: 'p', stop_reason: 'end' as const, timestamp: 2 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 1,
+})
+const assistant = (text = '') => ({
+  role: 'assistant' as const,
+  content: text ? [{ type: 'text' as const, text }] : [],
+  model: 'm',
+  provider: 'p',
+  stop_reason: 'end' as const,
+  timestamp: 2,
+})
 const text = (t: string) => [{ type: 'text' as const, text: t }]
 
 const cleanup: Array<() => Promise<void> | void> = []
@@ -15,16 +26,22 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f()
 })
 
-async function device(server: Loopback, options: { transport?: Transport; store?: Store } = {}): Promise<{ store: Store; sync: Sync }> {
+async function device(
+  server: Loopback,
+  options: { transport?: Transport; store?: Store } = {},
+): Promise<{ store: Store; sync: Sync }> {
   const store = options.store ?? (await createStore({ storage: memoryStorage(), multiTab: false }))
   const sync = createSync(store, { url: 'http://unused', transport: options.transport ?? server.transport() })
-  cleanup.push(() => sync.close(), () => store.close())
+  cleanup.push(
+    () => sync.close(),
+    () => store.close(),
+  )
   return { store, sync }
 }
 
-
 describe('attachments replicate', () => {
-  const png = (seed: number) => new Blob([new Uint8Array([137, 80, 78, 71, seed, seed + 1, seed + 2])], { type: 'image/png' })
+  const png = (seed: number) =>
+    new Blob([new Uint8Array([137, 80, 78, 71, seed, seed + 1, seed + 2])], { type: 'image/png' })
   const referenced = (m: { content: ReadonlyArray<{ type: string; attachment_id?: string }> }): string[] =>
     m.content.flatMap((b) => (b.attachment_id !== undefined ? [b.attachment_id] : []))
 
@@ -36,9 +53,14 @@ describe('attachments replicate', () => {
     // subscriber only records: an `expect` thrown inside it would not reach this test.
     const unheld: string[] = []
     let checked = 0
-    for (const [where, replica] of [['server', server.store], ['B', b.store]] as const) {
+    for (const [where, replica] of [
+      ['server', server.store],
+      ['B', b.store],
+    ] as const) {
       replica.on('session::message-added').subscribe((e) => {
-        const held = (replica.engine.state.sessions.get(e.session_id)?.head.attachments ?? []).map((x) => x.attachment_id)
+        const held = (replica.engine.state.sessions.get(e.session_id)?.head.attachments ?? []).map(
+          (x) => x.attachment_id,
+        )
         for (const id of e.message ? referenced(e.message) : []) {
           checked++
           if (!held.includes(id)) unheld.push(`${where}: ${e.entry_id} references ${id} before it is held`)
@@ -50,7 +72,17 @@ describe('attachments replicate', () => {
     b.sync.start()
     const { session_id } = await a.store.create({ title: 'pasted offline' })
     const { attachment } = await a.store.putAttachment({ session_id, file: png(1) })
-    await a.store.append({ session_id, message: { role: 'user', content: [text('look')[0], { type: 'image', mime: 'image/png', data: '', attachment_id: attachment.attachment_id }], timestamp: 1 } })
+    await a.store.append({
+      session_id,
+      message: {
+        role: 'user',
+        content: [
+          text('look')[0],
+          { type: 'image', mime: 'image/png', data: '', attachment_id: attachment.attachment_id },
+        ],
+        timestamp: 1,
+      },
+    })
     // Offline, the put waits in the outbox with everything else.
     await expect.poll(async () => (await firstValueFrom(a.sync.status$)).pending).toBeGreaterThan(2)
     server.online = true
@@ -65,7 +97,9 @@ describe('attachments replicate', () => {
     expect([...new Uint8Array(await got!.arrayBuffer())]).toEqual([137, 80, 78, 71, 1, 2, 3])
     await b.store.getAttachmentBlob(session_id, attachment.attachment_id)
     expect(server.requests.download).toBe(1)
-    expect((await b.store.messages({ session_id })).messages[0].message).toEqual((await a.store.messages({ session_id })).messages[0].message)
+    expect((await b.store.messages({ session_id })).messages[0].message).toEqual(
+      (await a.store.messages({ session_id })).messages[0].message,
+    )
     // The message with the image reached both the server and B, and neither took it in early.
     expect(checked).toBe(2)
     expect(unheld).toEqual([])
@@ -80,25 +114,44 @@ describe('attachments replicate', () => {
     const { session_id } = await a.store.create({ title: 'source' })
     const kept = await a.store.putAttachment({ session_id, file: png(5) })
     const loose = await a.store.putAttachment({ session_id, name: 'loose.txt', data: 'aGk=' })
-    const { entry_id } = await a.store.append({ session_id, message: { role: 'user', content: [kept.block], timestamp: 1 } })
+    const { entry_id } = await a.store.append({
+      session_id,
+      message: { role: 'user', content: [kept.block], timestamp: 1 },
+    })
     const fork = await a.store.fork({ session_id, entry_id })
     await a.sync.flush()
     await b.sync.flush()
-    expect((await b.store.listAttachments({ session_id: fork.session_id })).attachments.map((x) => x.attachment_id)).toEqual([kept.attachment.attachment_id])
-    expect((await (await b.store.getAttachmentBlob(fork.session_id, kept.attachment.attachment_id))!.arrayBuffer()).byteLength).toBe(7)
+    expect(
+      (await b.store.listAttachments({ session_id: fork.session_id })).attachments.map(
+        (x) => x.attachment_id,
+      ),
+    ).toEqual([kept.attachment.attachment_id])
+    expect(
+      (await (await b.store.getAttachmentBlob(fork.session_id, kept.attachment.attachment_id))!.arrayBuffer())
+        .byteLength,
+    ).toBe(7)
     // Deleting the unreferenced upload on A removes it on the server and on B.
     await a.store.deleteAttachment({ session_id, attachment_id: loose.attachment.attachment_id })
     await a.sync.flush()
     await b.sync.flush()
-    expect((await b.store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id)).toEqual([kept.attachment.attachment_id])
+    expect((await b.store.listAttachments({ session_id })).attachments.map((x) => x.attachment_id)).toEqual([
+      kept.attachment.attachment_id,
+    ])
     expect((await server.store.listAttachments({ session_id })).attachments).toHaveLength(1)
     // The source goes; the fork keeps its copy.
     await a.store.delete({ session_id })
     await a.sync.flush()
     await b.sync.flush()
     expect(await b.store.get({ session_id })).toBeNull()
-    expect(await b.store.getAttachment({ session_id, attachment_id: kept.attachment.attachment_id })).toBeNull()
-    expect((await b.store.getAttachment({ session_id: fork.session_id, attachment_id: kept.attachment.attachment_id }))!.attachment.name).toBe('image.png')
+    expect(
+      await b.store.getAttachment({ session_id, attachment_id: kept.attachment.attachment_id }),
+    ).toBeNull()
+    expect(
+      (await b.store.getAttachment({
+        session_id: fork.session_id,
+        attachment_id: kept.attachment.attachment_id,
+      }))!.attachment.name,
+    ).toBe('image.png')
   })
 })
 
@@ -121,7 +174,12 @@ describe('sync with a server', () => {
     // Still event-silent and updated_at-neutral on the other replicas.
     expect((await b.store.get({ session_id }))!.meta.updated_at).toBe(updatedAt)
     // Chips travel with the text, behind the attachments they name: every replica shows them.
-    const { attachment } = await a.store.putAttachment({ session_id, name: 'shot.png', mime: 'image/png', data: 'iVBORw0KGgo=' })
+    const { attachment } = await a.store.putAttachment({
+      session_id,
+      name: 'shot.png',
+      mime: 'image/png',
+      data: 'iVBORw0KGgo=',
+    })
     await a.store.setDraft({ session_id, draft: 'with a chip', attachment_ids: [attachment.attachment_id] })
     await a.sync.flush()
     await b.sync.flush()
@@ -129,8 +187,12 @@ describe('sync with a server', () => {
     expect(onB.draft).toBe('with a chip')
     expect(onB.draft_attachments?.map((c) => c.attachment_id)).toEqual([attachment.attachment_id])
     expect(onB.updated_at).toBe(updatedAt)
-    expect((await server.store.get({ session_id }))!.meta.draft_attachments?.map((c) => c.attachment_id)).toEqual([attachment.attachment_id])
-    expect((await a.store.get({ session_id }))!.meta.draft_attachments?.map((c) => c.attachment_id)).toEqual([attachment.attachment_id])
+    expect(
+      (await server.store.get({ session_id }))!.meta.draft_attachments?.map((c) => c.attachment_id),
+    ).toEqual([attachment.attachment_id])
+    expect((await a.store.get({ session_id }))!.meta.draft_attachments?.map((c) => c.attachment_id)).toEqual([
+      attachment.attachment_id,
+    ])
     // Clearing the draft on B clears text and chips on A.
     await b.store.setDraft({ session_id, draft: null, attachment_ids: [] })
     await b.sync.flush()
@@ -146,7 +208,8 @@ describe('sync with a server', () => {
     await store.append({ session_id, message: user('hi') })
     const { entry_id } = await store.append({ session_id, message: assistant() })
     let reply = ''
-    for (let i = 0; i < 20; i++) await store.updateMessage({ session_id, entry_id, content: text((reply += `t${i} `)) })
+    for (let i = 0; i < 20; i++)
+      await store.updateMessage({ session_id, entry_id, content: text((reply += `t${i} `)) })
     const serverUpdates: unknown[] = []
     server.store.on('session::message-updated').subscribe((e) => serverUpdates.push(e))
     sync.start()
@@ -154,7 +217,9 @@ describe('sync with a server', () => {
     expect(server.requests.push).toBe(1)
     // The new entry and its 20 updates arrive as one version at revision 20: no update event.
     expect(serverUpdates).toHaveLength(0)
-    expect((await server.store.getMessage({ session_id, entry_id }))!.entry).toEqual((await store.getMessage({ session_id, entry_id }))!.entry)
+    expect((await server.store.getMessage({ session_id, entry_id }))!.entry).toEqual(
+      (await store.getMessage({ session_id, entry_id }))!.entry,
+    )
     expect(await replicaSnapshot(server.store)).toEqual(await replicaSnapshot(store))
     expect(await firstValueFrom(sync.status$)).toMatchObject({ state: 'idle', pending: 0, leader: true })
   })
@@ -172,8 +237,16 @@ describe('sync with a server', () => {
     expect((await b.store.messages({ session_id })).messages.map((m) => m.entry_id)).toEqual([root.entry_id])
 
     server.online = false
-    const fromA = await a.store.append({ session_id, parent_id: root.entry_id, message: assistant('answer from A') })
-    const fromB = await b.store.append({ session_id, parent_id: root.entry_id, message: assistant('answer from B') })
+    const fromA = await a.store.append({
+      session_id,
+      parent_id: root.entry_id,
+      message: assistant('answer from A'),
+    })
+    const fromB = await b.store.append({
+      session_id,
+      parent_id: root.entry_id,
+      message: assistant('answer from B'),
+    })
     await b.store.setMeta({ session_id, title: 'renamed on B' })
     server.online = true
     a.sync.stop()
@@ -188,7 +261,10 @@ describe('sync with a server', () => {
     expect([...tree!.children.get(root.entry_id)!].sort()).toEqual([fromA.entry_id, fromB.entry_id].sort())
     expect(await replicaSnapshot(a.store)).toEqual(await replicaSnapshot(server.store))
     expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
-    expect((await a.store.get({ session_id }))!.meta).toMatchObject({ title: 'renamed on B', message_count: 3 })
+    expect((await a.store.get({ session_id }))!.meta).toMatchObject({
+      title: 'renamed on B',
+      message_count: 3,
+    })
   })
 
   it('remote changes fire the same events and live queries, and a device never hears its own changes twice', async () => {
@@ -245,7 +321,12 @@ describe('sync with a server', () => {
     await a.sync.flush()
     await b.sync.flush()
     expect(conflicts).toHaveLength(1)
-    expect(conflicts[0]).toMatchObject({ entry_id, local: { revision: 3 }, server: { revision: 1 }, resolved: { revision: 4 } })
+    expect(conflicts[0]).toMatchObject({
+      entry_id,
+      local: { revision: 3 },
+      server: { revision: 1 },
+      resolved: { revision: 4 },
+    })
     for (const s of [a.store, b.store, server.store]) {
       const e = (await s.getMessage({ session_id, entry_id }))!.entry
       expect(e).toMatchObject({ revision: 4, message: { content: text('b1') } })
@@ -260,7 +341,11 @@ describe('sync with a server', () => {
     a.sync.start()
     await a.sync.flush()
     a.sync.close()
-    const mine = createSync(a.store, { url: 'x', transport: server.transport(), resolveConflict: ({ local }) => (local.kind === 'message' ? local.message : undefined) })
+    const mine = createSync(a.store, {
+      url: 'x',
+      transport: server.transport(),
+      resolveConflict: ({ local }) => (local.kind === 'message' ? local.message : undefined),
+    })
     cleanup.push(() => mine.close())
     await server.store.updateMessage({ session_id, entry_id, content: text('server edit') })
     await a.store.updateMessage({ session_id, entry_id, content: text('local edit') })
@@ -290,7 +375,12 @@ describe('sync with a server', () => {
       ['leaf', 'session/not_found'],
     ])
     const r = refused[0]
-    expect(r).toMatchObject({ change: { type: 'entry', entry: { id: lost.entry_id, message: user('written while deleted elsewhere') } } })
+    expect(r).toMatchObject({
+      change: {
+        type: 'entry',
+        entry: { id: lost.entry_id, message: user('written while deleted elsewhere') },
+      },
+    })
     expect(await a.sync.rejections()).toEqual(refused)
     // The server's delete reached this device too; the refused entry survives in the rejection.
     expect(await a.store.get({ session_id })).toBeNull()
@@ -358,7 +448,10 @@ describe('sync with a server', () => {
     // A device whose checkpoint is stale pulls everything again: nothing changes, nothing fires.
     const events: unknown[] = []
     b.store.on('session::message-added').subscribe((e) => events.push(e))
-    await b.store.applyReplica([], { policy: 'pull', side: [{ store: 'kv', key: 'sync:checkpoint', value: 0 }] })
+    await b.store.applyReplica([], {
+      policy: 'pull',
+      side: [{ store: 'kv', key: 'sync:checkpoint', value: 0 }],
+    })
     b.sync.close()
     const again = createSync(b.store, { url: 'x', transport: base })
     cleanup.push(() => again.close())

@@ -1,5 +1,18 @@
 import type { AttachmentMeta, DraftState, MentionItem, MentionSearchRequest } from '@colloquy/core'
-import { computed, getCurrentScope, onScopeDispose, readonly, ref, shallowRef, toValue, watch, type ComputedRef, type MaybeRefOrGetter, type Ref, type WritableComputedRef } from 'vue'
+import {
+  computed,
+  getCurrentScope,
+  onScopeDispose,
+  readonly,
+  ref,
+  shallowRef,
+  toValue,
+  watch,
+  type ComputedRef,
+  type MaybeRefOrGetter,
+  type Ref,
+  type WritableComputedRef,
+} from 'vue'
 import { DraftSaver, shownDraftText, attachmentsQuery, draftQuery, mentionsQuery } from '@colloquy/kit'
 import { useStore } from './plugin.js'
 import { useLive, type LiveRef } from './use-live.js'
@@ -43,7 +56,9 @@ export function useDraft(session_id: MaybeRefOrGetter<string>, options: DraftOpt
     ([s, id]) => {
       void saver.value?.flush()
       typed.value = undefined
-      saver.value = s ? new DraftSaver(s, id, options.delay, options.onError, () => void settled.value++) : null
+      saver.value = s
+        ? new DraftSaver(s, id, options.delay, options.onError, () => void settled.value++)
+        : null
     },
     { immediate: true },
   )
@@ -77,7 +92,9 @@ export function useDraft(session_id: MaybeRefOrGetter<string>, options: DraftOpt
 }
 
 /** The session's attachments (metadata only), live; `data: null` when the session does not exist. */
-export function useAttachments(session_id: MaybeRefOrGetter<string>): LiveRef<readonly AttachmentMeta[] | null> {
+export function useAttachments(
+  session_id: MaybeRefOrGetter<string>,
+): LiveRef<readonly AttachmentMeta[] | null> {
   const store = useStore()
   return useLive(() => store.value && attachmentsQuery(store.value, toValue(session_id)))
 }
@@ -125,7 +142,17 @@ export function useAttachmentUrl(
 }
 
 /** Sessions to offer for an "@" mention, ranked as the mention provider does, live. */
-export function useMentions(query: MaybeRefOrGetter<string>, options: MaybeRefOrGetter<Omit<MentionSearchRequest, 'query'>> = {}): LiveRef<MentionItem[]> {
+export function useMentions(
+  query: MaybeRefOrGetter<string>,
+  options: MaybeRefOrGetter<Omit<MentionSearchRequest, 'query'>> = {},
+): LiveRef<MentionItem[]> {
   const store = useStore()
-  return useLive(() => store.value && mentionsQuery(store.value, JSON.parse(JSON.stringify({ ...toValue(options), query: toValue(query) })) as MentionSearchRequest))
+  return useLive(
+    () =>
+      store.value &&
+      mentionsQuery(
+        store.value,
+        JSON.parse(JSON.stringify({ ...toValue(options), query: toValue(query) })) as MentionSearchRequest,
+      ),
+  )
 }

@@ -1,6 +1,20 @@
 export { createColloquy, provideColloquy, useStore, type ColloquyOptions } from './plugin.js'
-export { useBranch, useEntry, useMessageIds, useMessages, useSession, useSessions } from './store-composables.js'
-export { useAttachments, useAttachmentUrl, useDraft, useMentions, type DraftBinding, type DraftOptions } from './attachment-composables.js'
+export {
+  useBranch,
+  useEntry,
+  useMessageIds,
+  useMessages,
+  useSession,
+  useSessions,
+} from './store-composables.js'
+export {
+  useAttachments,
+  useAttachmentUrl,
+  useDraft,
+  useMentions,
+  type DraftBinding,
+  type DraftOptions,
+} from './attachment-composables.js'
 export { useSyncStatus } from './use-sync-status.js'
 export { useObservable } from './use-observable.js'
 export type { LiveRef } from './use-live.js'

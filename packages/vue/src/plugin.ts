@@ -1,5 +1,15 @@
 import type { Store } from '@colloquy/core'
-import { computed, inject, provide, toRaw, toValue, type InjectionKey, type MaybeRefOrGetter, type Plugin, type Ref } from 'vue'
+import {
+  computed,
+  inject,
+  provide,
+  toRaw,
+  toValue,
+  type InjectionKey,
+  type MaybeRefOrGetter,
+  type Plugin,
+  type Ref,
+} from 'vue'
 import type { SyncLike } from '@colloquy/kit'
 
 export interface ColloquyOptions {
@@ -37,7 +47,8 @@ export function provideColloquy(options: ColloquyOptions): void {
 
 export function useColloquy(): Colloquy {
   const value = inject(colloquyKey, null)
-  if (!value) throw new Error('@colloquy/vue: no store provided (app.use(createColloquy(…)) or provideColloquy(…))')
+  if (!value)
+    throw new Error('@colloquy/vue: no store provided (app.use(createColloquy(…)) or provideColloquy(…))')
   return value
 }
 

@@ -1,6 +1,14 @@
 import type { ListRequest, LiveMessagesRequest, MessageItem, SessionEntry, SessionMeta } from '@colloquy/core'
 import { toValue, type MaybeRefOrGetter } from 'vue'
-import { type Branch, branchQuery, entryQuery, messageIdsQuery, messagesQuery, sessionQuery, sessionsQuery } from '@colloquy/kit'
+import {
+  type Branch,
+  branchQuery,
+  entryQuery,
+  messageIdsQuery,
+  messagesQuery,
+  sessionQuery,
+  sessionsQuery,
+} from '@colloquy/kit'
 import { useStore } from './plugin.js'
 import { useLive, type LiveRef } from './use-live.js'
 
@@ -9,7 +17,9 @@ import { useLive, type LiveRef } from './use-live.js'
 const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value ?? null)) as T
 
 /** The session list, live (the first page of `session::list`: `limit`, `status`, `kinds`, `metadata`, `order`). */
-export function useSessions(request: MaybeRefOrGetter<Omit<ListRequest, 'cursor'> | undefined> = {}): LiveRef<readonly SessionMeta[]> {
+export function useSessions(
+  request: MaybeRefOrGetter<Omit<ListRequest, 'cursor'> | undefined> = {},
+): LiveRef<readonly SessionMeta[]> {
   const store = useStore()
   return useLive(() => store.value && sessionsQuery(store.value, plain(toValue(request)) ?? {}))
 }
@@ -37,7 +47,10 @@ export function useMessageIds(request: MaybeRefOrGetter<LiveMessagesRequest>): L
 }
 
 /** One entry, live; changes only when that entry does. `data: null` when it does not exist. */
-export function useEntry(session_id: MaybeRefOrGetter<string>, entry_id: MaybeRefOrGetter<string>): LiveRef<SessionEntry | null> {
+export function useEntry(
+  session_id: MaybeRefOrGetter<string>,
+  entry_id: MaybeRefOrGetter<string>,
+): LiveRef<SessionEntry | null> {
   const store = useStore()
   return useLive(() => store.value && entryQuery(store.value, toValue(session_id), toValue(entry_id)))
 }
@@ -46,7 +59,10 @@ export function useEntry(session_id: MaybeRefOrGetter<string>, entry_id: MaybeRe
  * Where `entry_id` sits among its siblings, with actions to switch (the active leaf moves to
  * the newest leaf under the chosen sibling). All pickers of a session share one read of its tree.
  */
-export function useBranch(session_id: MaybeRefOrGetter<string>, entry_id: MaybeRefOrGetter<string>): LiveRef<Branch> {
+export function useBranch(
+  session_id: MaybeRefOrGetter<string>,
+  entry_id: MaybeRefOrGetter<string>,
+): LiveRef<Branch> {
   const store = useStore()
   return useLive(() => store.value && branchQuery(store.value, toValue(session_id), toValue(entry_id)))
 }

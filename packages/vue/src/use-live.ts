@@ -1,4 +1,15 @@
-import { getCurrentInstance, getCurrentScope, inject, onMounted, onScopeDispose, shallowReadonly, shallowRef, ssrContextKey, watch, type ShallowRef } from 'vue'
+import {
+  getCurrentInstance,
+  getCurrentScope,
+  inject,
+  onMounted,
+  onScopeDispose,
+  shallowReadonly,
+  shallowRef,
+  ssrContextKey,
+  watch,
+  type ShallowRef,
+} from 'vue'
 import { deriver, LOADING, type LiveState, type Query, listen, read } from '@colloquy/kit'
 
 /** What every composable returns: a read-only shallow ref of the state. */
@@ -19,7 +30,10 @@ function hydrating(): boolean {
  * reads re-subscribe when they change, but only if the question changed by value (owner and
  * keys); the subscription ends with the calling scope. `idle` is the state without a query.
  */
-export function useLive<Raw, T = Raw>(query: () => Query<Raw, T> | null, idle: LiveState<T> = LOADING): LiveRef<T> {
+export function useLive<Raw, T = Raw>(
+  query: () => Query<Raw, T> | null,
+  idle: LiveState<T> = LOADING,
+): LiveRef<T> {
   const state = shallowRef<LiveState<T>>(LOADING)
   if (onServer()) {
     if (!query()) state.value = idle
@@ -28,25 +42,27 @@ export function useLive<Raw, T = Raw>(query: () => Query<Raw, T> | null, idle: L
   // The last result outlives a subscription: a new key that yields an equal value keeps identity.
   const last = { current: LOADING as LiveState<T> }
   let active: { query: Query<Raw, T>; leave: () => void } | undefined
-  const same = (a: Query<Raw, T>, b: Query<Raw, T>): boolean => a.owner === b.owner && a.key === b.key && a.derive?.key === b.derive?.key
+  const same = (a: Query<Raw, T>, b: Query<Raw, T>): boolean =>
+    a.owner === b.owner && a.key === b.key && a.derive?.key === b.derive?.key
 
-  const start = (): void => void watch(
-    query,
-    (next) => {
-      if (next && active && same(next, active.query)) return
-      active?.leave()
-      active = undefined
-      if (!next) {
-        state.value = last.current = idle
-        return
-      }
-      const derive = deriver(next, last)
-      const update = (): void => void (state.value = derive(read(next)))
-      active = { query: next, leave: listen(next, update) }
-      update()
-    },
-    { immediate: true, flush: 'sync' },
-  )
+  const start = (): void =>
+    void watch(
+      query,
+      (next) => {
+        if (next && active && same(next, active.query)) return
+        active?.leave()
+        active = undefined
+        if (!next) {
+          state.value = last.current = idle
+          return
+        }
+        const derive = deriver(next, last)
+        const update = (): void => void (state.value = derive(read(next)))
+        active = { query: next, leave: listen(next, update) }
+        update()
+      },
+      { immediate: true, flush: 'sync' },
+    )
   // Hydration renders what the server rendered (loading) and goes live once mounted.
   if (hydrating()) onMounted(start)
   else start()

@@ -31,15 +31,26 @@ describe('draft, attachment and mention composables', () => {
     expect(result.attachments.value.map((a) => a.name)).toStrictEqual(['c.txt'])
     result.text.value = 'unsaved'
     wrapper.unmount()
-    await vi.waitFor(async () => expect((await store.get({ session_id }))!.meta).toMatchObject({ draft: 'unsaved', draft_attachments: [{ name: 'c.txt' }] }))
+    await vi.waitFor(async () =>
+      expect((await store.get({ session_id }))!.meta).toMatchObject({
+        draft: 'unsaved',
+        draft_attachments: [{ name: 'c.txt' }],
+      }),
+    )
   })
 
   it('useAttachments and useAttachmentUrl follow the ids and release the URL', async () => {
     const store = await memoryStore()
     const { session_id } = await store.create({})
-    const { attachment } = await store.putAttachment({ session_id, file: new File(['hello'], 'a.txt', { type: 'text/plain' }) })
+    const { attachment } = await store.putAttachment({
+      session_id,
+      file: new File(['hello'], 'a.txt', { type: 'text/plain' }),
+    })
     const id = ref<string | null>(attachment.attachment_id)
-    const { result, wrapper } = withSetup(() => ({ list: useAttachments(session_id), url: useAttachmentUrl(session_id, id) }), store)
+    const { result, wrapper } = withSetup(
+      () => ({ list: useAttachments(session_id), url: useAttachmentUrl(session_id, id) }),
+      store,
+    )
     expect(result.list.value.data!.map((a) => a.name)).toStrictEqual(['a.txt'])
     await until(() => typeof result.url.value === 'string')
     const href = result.url.value!

@@ -9,7 +9,14 @@ describe('useBranch', () => {
   it('reports index and count; prev/next/select move the active leaf to the newest leaf under the sibling', async () => {
     const store = await memoryStore()
     const t = await branchedSession(store)
-    const { result } = withSetup(() => ({ a1: useBranch(t.session_id, t.a1), a1b: useBranch(t.session_id, t.a1b), path: useMessageIds({ session_id: t.session_id }) }), store)
+    const { result } = withSetup(
+      () => ({
+        a1: useBranch(t.session_id, t.a1),
+        a1b: useBranch(t.session_id, t.a1b),
+        path: useMessageIds({ session_id: t.session_id }),
+      }),
+      store,
+    )
     expect(result.path.value.data).toEqual([t.q0, t.a1b, t.q2b, t.a3b])
     expect(result.a1b.value.data).toMatchObject({ index: 1, count: 2, siblings: [t.a1, t.a1b] })
     expect(result.a1.value.data).toMatchObject({ index: 0, count: 2 })
@@ -32,7 +39,11 @@ describe('useBranch', () => {
     entry.value = t.q2
     expect(result.value.data).toMatchObject({ index: 0, count: 2 })
     const before = result.value
-    await store.updateMessage({ session_id: t.session_id, entry_id: t.a3b, content: [{ type: 'text', text: 'edited' }] })
+    await store.updateMessage({
+      session_id: t.session_id,
+      entry_id: t.a3b,
+      content: [{ type: 'text', text: 'edited' }],
+    })
     expect(result.value).toBe(before)
     await store.append({ session_id: t.session_id, parent_id: t.a1, message: user('q2y') })
     expect(result.value.data).toMatchObject({ index: 0, count: 3 })
@@ -48,20 +59,33 @@ describe('useBranch', () => {
         const branch = useBranch(t.session_id, () => props.entry_id)
         return () => {
           const b = branch.value.data
-          return b && b.count > 1 ? h('span', [h('button', { class: 'prev', onClick: () => b.prev() }, '<'), `${b.index + 1} / ${b.count}`]) : null
+          return b && b.count > 1
+            ? h('span', [
+                h('button', { class: 'prev', onClick: () => b.prev() }, '<'),
+                `${b.index + 1} / ${b.count}`,
+              ])
+            : null
         }
       },
     })
     const Chat = defineComponent({
       setup() {
         const ids = useMessageIds({ session_id: t.session_id })
-        return () => h('div', ids.value.data?.map((id) => h('p', { key: id, 'data-id': id }, [id, h(Picker, { entry_id: id })])))
+        return () =>
+          h(
+            'div',
+            ids.value.data?.map((id) =>
+              h('p', { key: id, 'data-id': id }, [id, h(Picker, { entry_id: id })]),
+            ),
+          )
       },
     })
     const wrapper = mount(Chat, { global: { plugins: [createColloquy({ store })] } })
     expect(wrapper.find(`[data-id="${t.a1b}"]`).text()).toContain('2 / 2')
     await wrapper.find(`[data-id="${t.a1b}"] .prev`).trigger('click')
-    await vi.waitFor(() => expect(wrapper.findAll('p').map((p) => p.attributes('data-id'))).toEqual([t.q0, t.a1, t.q2x]))
+    await vi.waitFor(() =>
+      expect(wrapper.findAll('p').map((p) => p.attributes('data-id'))).toEqual([t.q0, t.a1, t.q2x]),
+    )
     expect(wrapper.find(`[data-id="${t.a1}"]`).text()).toContain('1 / 2')
     wrapper.unmount()
     expect(subs.open()).toBe(0)

@@ -3,10 +3,28 @@ import { mount } from '@vue/test-utils'
 import { defineComponent, effectScope, h, isReadonly, nextTick, ref, shallowRef } from 'vue'
 import { describe, expect, it } from 'vitest'
 import {
-  createColloquy, LOADING, provideColloquy, useEntry, useMessageIds, useMessages, useObservable, useSession, useSessions, useStore, useSyncStatus,
+  createColloquy,
+  LOADING,
+  provideColloquy,
+  useEntry,
+  useMessageIds,
+  useMessages,
+  useObservable,
+  useSession,
+  useSessions,
+  useStore,
+  useSyncStatus,
   type SyncStatus,
 } from '../src/index.js'
-import { assistant, countSubscriptions, memoryStore, seedSession, subject, textOf, user } from '../../../test/support/fixtures.js'
+import {
+  assistant,
+  countSubscriptions,
+  memoryStore,
+  seedSession,
+  subject,
+  textOf,
+  user,
+} from '../../../test/support/fixtures.js'
 import { withSetup } from './with-setup.js'
 
 describe('store composables', () => {
@@ -25,7 +43,10 @@ describe('store composables', () => {
   it('useSession is null for a missing session and follows one that exists', async () => {
     const store = await memoryStore()
     const { session_id } = await store.create({ title: 'x' })
-    const { result } = withSetup(() => ({ missing: useSession('s_nope'), found: useSession(session_id) }), store)
+    const { result } = withSetup(
+      () => ({ missing: useSession('s_nope'), found: useSession(session_id) }),
+      store,
+    )
     expect(result.missing.value).toMatchObject({ status: 'ready', data: null })
     expect(result.found.value.data?.title).toBe('x')
     await store.setStatus({ session_id, status: 'working' })
@@ -59,7 +80,10 @@ describe('store composables', () => {
   it('useEntry follows one entry, is null for an unknown one and after a delete', async () => {
     const store = await memoryStore()
     const { session_id, ids } = await seedSession(store, 2)
-    const { result } = withSetup(() => ({ entry: useEntry(session_id, ids[1]), unknown: useEntry(session_id, 'e_nope') }), store)
+    const { result } = withSetup(
+      () => ({ entry: useEntry(session_id, ids[1]), unknown: useEntry(session_id, 'e_nope') }),
+      store,
+    )
     expect(textOf(result.entry.value.data)).toBe('a1')
     expect(result.unknown.value).toMatchObject({ status: 'ready', data: null })
     await store.updateMessage({ session_id, entry_id: ids[1], content: [{ type: 'text', text: 'edited' }] })
@@ -81,7 +105,13 @@ describe('arguments', () => {
     const { session_id, ids } = await seedSession(store, 4)
     const entry = ref(ids[0])
     const roles = ref<Array<'user' | 'assistant'>>(['user'])
-    const { result } = withSetup(() => ({ entry: useEntry(session_id, entry), ids: useMessageIds(() => ({ session_id, roles: roles.value })) }), store)
+    const { result } = withSetup(
+      () => ({
+        entry: useEntry(session_id, entry),
+        ids: useMessageIds(() => ({ session_id, roles: roles.value })),
+      }),
+      store,
+    )
     expect(textOf(result.entry.value.data)).toBe('q0')
     expect(result.ids.value.data).toEqual([ids[0], ids[2]])
     entry.value = ids[3]
@@ -95,7 +125,10 @@ describe('arguments', () => {
     const { session_id } = await seedSession(store, 4)
     const subs = countSubscriptions(store)
     const tick = ref(0)
-    const { result } = withSetup(() => useMessages(() => (tick.value, { session_id, roles: ['user', 'assistant'] })), store)
+    const { result } = withSetup(
+      () => useMessages(() => (tick.value, { session_id, roles: ['user', 'assistant'] })),
+      store,
+    )
     const opened = subs.opened()
     const state = result.value
     for (let i = 0; i < 10; i++) tick.value++
@@ -109,7 +142,16 @@ describe('scopes', () => {
     const store = await memoryStore()
     const { session_id, ids } = await seedSession(store, 4)
     const subs = countSubscriptions(store)
-    const { wrapper } = withSetup(() => [useSessions(), useSession(session_id), useMessages({ session_id }), useMessageIds({ session_id }), useEntry(session_id, ids[0])], store)
+    const { wrapper } = withSetup(
+      () => [
+        useSessions(),
+        useSession(session_id),
+        useMessages({ session_id }),
+        useMessageIds({ session_id }),
+        useEntry(session_id, ids[0]),
+      ],
+      store,
+    )
     expect(subs.open()).toBeGreaterThan(0)
     wrapper.unmount()
     expect(subs.open()).toBe(0)
@@ -146,7 +188,10 @@ describe('plugin', () => {
     const store = await memoryStore()
     const { session_id } = await store.create({ title: 'later' })
     const current = shallowRef<Store | null>(null)
-    const { result } = withSetup(() => ({ session: useSession(session_id), sessions: useSessions(), store: useStore() }), { store: current })
+    const { result } = withSetup(
+      () => ({ session: useSession(session_id), sessions: useSessions(), store: useStore() }),
+      { store: current },
+    )
     expect(result.session.value).toBe(LOADING)
     expect(result.sessions.value).toBe(LOADING)
     expect(result.store.value).toBeNull()
@@ -158,7 +203,9 @@ describe('plugin', () => {
   it('unwraps a store put in ref()', async () => {
     const store = await memoryStore()
     await store.create({ title: 'raw' })
-    const { result } = withSetup(() => ({ sessions: useSessions(), store: useStore() }), { store: ref(store) as never })
+    const { result } = withSetup(() => ({ sessions: useSessions(), store: useStore() }), {
+      store: ref(store) as never,
+    })
     expect(result.store.value).toBe(store)
     expect(result.sessions.value.data?.[0].title).toBe('raw')
   })
@@ -182,7 +229,10 @@ describe('useSyncStatus', () => {
 
   it('follows status$, reports its error, and unsubscribes on unmount', async () => {
     const status$ = subject<SyncStatus>()
-    const { result, wrapper } = withSetup(() => useSyncStatus(), { store: await memoryStore(), sync: { status$ } })
+    const { result, wrapper } = withSetup(() => useSyncStatus(), {
+      store: await memoryStore(),
+      sync: { status$ },
+    })
     expect(result.value).toBe(LOADING)
     status$.next({ state: 'syncing', pending: 2 })
     expect(result.value.data).toEqual({ state: 'syncing', pending: 2 })
@@ -212,7 +262,12 @@ describe('useObservable', () => {
         return () => h('p', String(v.value))
       },
     })
-    mount(Host, { global: { plugins: [createColloquy({ store: null })], config: { errorHandler: (e) => void errors.push(e) } } })
+    mount(Host, {
+      global: {
+        plugins: [createColloquy({ store: null })],
+        config: { errorHandler: (e) => void errors.push(e) },
+      },
+    })
     source.fail(new Error('boom'))
     await nextTick()
     expect(String(errors[0])).toContain('boom')

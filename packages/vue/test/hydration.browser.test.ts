@@ -10,7 +10,8 @@ describe('hydration', () => {
     const Count = defineComponent({
       setup() {
         const messages = useMessages({ session_id })
-        return () => h('p', messages.value.status === 'ready' ? `${messages.value.data.length} messages` : 'loading')
+        return () =>
+          h('p', messages.value.status === 'ready' ? `${messages.value.data.length} messages` : 'loading')
       },
     })
     const container = document.createElement('div')

@@ -8,13 +8,22 @@ describe('over IndexedDB', () => {
     const { name, session_id, ids, reopen } = await seedIndexedDb('vue-composables', 6)
 
     const store = await reopen()
-    const { result, wrapper } = withSetup(() => ({ session: useSession(session_id), messages: useMessages({ session_id }) }), store)
+    const { result, wrapper } = withSetup(
+      () => ({ session: useSession(session_id), messages: useMessages({ session_id }) }),
+      store,
+    )
     expect(result.session.value.data?.message_count).toBe(6)
     expect(result.messages.value).toBe(LOADING)
     await expect.poll(() => result.messages.value.status).toBe('ready')
     expect(result.messages.value.data?.map((i) => i.entry_id)).toEqual(ids)
-    await store.updateMessage({ session_id, entry_id: ids[5], content: [{ type: 'text', text: 'from disk, then live' }] })
-    expect(result.messages.value.data?.[5].message?.content).toEqual([{ type: 'text', text: 'from disk, then live' }])
+    await store.updateMessage({
+      session_id,
+      entry_id: ids[5],
+      content: [{ type: 'text', text: 'from disk, then live' }],
+    })
+    expect(result.messages.value.data?.[5].message?.content).toEqual([
+      { type: 'text', text: 'from disk, then live' },
+    ])
     wrapper.unmount()
     await store.close()
     indexedDB.deleteDatabase(name)

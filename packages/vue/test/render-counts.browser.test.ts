@@ -26,14 +26,18 @@ function chatView(session_id: string) {
       const ids = useMessageIds({ session_id })
       return () => {
         counts.list++
-        return h('div', ids.value.data?.map((id) => h(Row, { key: id, entry_id: id })))
+        return h(
+          'div',
+          ids.value.data?.map((id) => h(Row, { key: id, entry_id: id })),
+        )
       }
     },
   })
   return { List, rowRenders, counts }
 }
 
-const mountWith = (component: ReturnType<typeof defineComponent>, store: Store) => mount(component, { global: { plugins: [createColloquy({ store })] } })
+const mountWith = (component: ReturnType<typeof defineComponent>, store: Store) =>
+  mount(component, { global: { plugins: [createColloquy({ store })] } })
 
 describe('re-render granularity', () => {
   it('streaming 200 updates into one message re-renders that row only', async () => {
@@ -68,7 +72,10 @@ describe('re-render granularity', () => {
     const { List, rowRenders, counts } = chatView(session_id)
     const wrapper = mountWith(List, store)
     const listAtMount = counts.list
-    const { entry_id } = await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'new' }], timestamp: 1 } })
+    const { entry_id } = await store.append({
+      session_id,
+      message: { role: 'user', content: [{ type: 'text', text: 'new' }], timestamp: 1 },
+    })
     await nextTick()
     expect(wrapper.findAll('p').map((p) => p.attributes('data-id'))).toEqual([...ids, entry_id])
     expect(counts.list).toBe(listAtMount + 1)
@@ -77,4 +84,3 @@ describe('re-render granularity', () => {
     for (const id of ids) expect(rowRenders.get(id)).toBe(1)
   })
 })
-

@@ -7,7 +7,11 @@ import { createColloquy, type ColloquyOptions } from '../src/index.js'
  * Runs `setup` inside a mounted component (composables need one), with the store plugin; returns
  * what it returned and the wrapper, whose `unmount()` ends the component's scope.
  */
-export function withSetup<T>(setup: () => T, options: ColloquyOptions | Store | null = null, plugins: Plugin[] = []): { result: T; wrapper: VueWrapper } {
+export function withSetup<T>(
+  setup: () => T,
+  options: ColloquyOptions | Store | null = null,
+  plugins: Plugin[] = [],
+): { result: T; wrapper: VueWrapper } {
   let result!: T
   const Host = defineComponent({
     setup() {

@@ -31,8 +31,13 @@ export function message(i: number, random: () => number): AgentMessage {
   const content = [{ type: 'text' as const, text: text(random) }]
   if (i % 2 === 0) return { role: 'user', content, timestamp }
   return {
-    role: 'assistant', content, timestamp, model: 'bench-model-1', provider: 'bench',
-    stop_reason: 'end', usage: { input: 120 + i, output: 80 },
+    role: 'assistant',
+    content,
+    timestamp,
+    model: 'bench-model-1',
+    provider: 'bench',
+    stop_reason: 'end',
+    usage: { input: 120 + i, output: 80 },
   }
 }
 
@@ -48,7 +53,14 @@ export function messages(n: number, seed = 1): AgentMessage[] {
 export function chain(n: number, seed = 1, from = 0): SessionEntry[] {
   return messages(n, seed).map((message, k) => {
     const i = from + k
-    return { id: entryId(i), parent_id: i === from ? null : entryId(i - 1), timestamp: T0 + i * 1000, revision: 0, kind: 'message', message }
+    return {
+      id: entryId(i),
+      parent_id: i === from ? null : entryId(i - 1),
+      timestamp: T0 + i * 1000,
+      revision: 0,
+      kind: 'message',
+      message,
+    }
   })
 }
 
@@ -59,7 +71,16 @@ export interface BenchSession {
 }
 
 export function meta(session_id: string, message_count: number): SessionMeta {
-  return { session_id, title: 'bench', description: '', status: 'idle', kind: 'user', created_at: T0, updated_at: T0, message_count }
+  return {
+    session_id,
+    title: 'bench',
+    description: '',
+    status: 'idle',
+    kind: 'user',
+    created_at: T0,
+    updated_at: T0,
+    message_count,
+  }
 }
 
 /**
@@ -78,7 +99,14 @@ export function branchedSession(session_id: string, n = 10_000, branches = 20, s
     let parent: string | null = b === 0 ? null : entries[Math.floor(random() * entries.length)]!.id
     for (let k = 0; k < count; k++) {
       const i = entries.length
-      const e: SessionEntry = { id: entryId(i), parent_id: parent, timestamp: T0 + i * 1000, revision: 0, kind: 'message', message: message(i, random) }
+      const e: SessionEntry = {
+        id: entryId(i),
+        parent_id: parent,
+        timestamp: T0 + i * 1000,
+        revision: 0,
+        kind: 'message',
+        message: message(i, random),
+      }
       entries.push(e)
       parent = e.id
     }

@@ -22,4 +22,7 @@ export const dexieEntry = (session_id: string, e: SessionEntry): DexieEntry => (
 
 /** One session's entries: a range over the primary key (Dexie turns it into getAll). */
 export const dexieSession = (db: BenchDexie, session_id: string): Promise<DexieEntry[]> =>
-  db.entries.where('[session_id+id]').between([session_id, Dexie.minKey], [session_id, Dexie.maxKey]).toArray()
+  db.entries
+    .where('[session_id+id]')
+    .between([session_id, Dexie.minKey], [session_id, Dexie.maxKey])
+    .toArray()

@@ -49,7 +49,10 @@ export type Open = (warm: boolean) => Promise<Opened>
  * `messages$`, Dexie `liveQuery`, RxDB `find().$`); raw idb has no live query, its series time
  * the write alone.
  */
-export function fanoutSubjects(ctx: BenchContext, repeats: number): Record<'raw idb' | 'colloquy' | 'colloquy optimistic' | 'dexie' | 'rxdb', Open> {
+export function fanoutSubjects(
+  ctx: BenchContext,
+  repeats: number,
+): Record<'raw idb' | 'colloquy' | 'colloquy optimistic' | 'dexie' | 'rxdb', Open> {
   const base = chain(PER_SESSION)
   const extra = messages(PER_SESSION + repeats).slice(PER_SESSION)
   const named = (name: string, warm: boolean): string => (warm ? `${name} warm` : name)
@@ -65,7 +68,14 @@ export function fanoutSubjects(ctx: BenchContext, repeats: number): Record<'raw 
     return (i) => {
       const k = targetOf(i)
       const prev = last.get(k) ?? { id: base[PER_SESSION - 1]!.id, count: PER_SESSION }
-      const entry: SessionEntry = { id: entryId(PER_SESSION + i), parent_id: prev.id, timestamp: extra[i]!.timestamp, revision: 0, kind: 'message', message: extra[i]! }
+      const entry: SessionEntry = {
+        id: entryId(PER_SESSION + i),
+        parent_id: prev.id,
+        timestamp: extra[i]!.timestamp,
+        revision: 0,
+        kind: 'message',
+        message: extra[i]!,
+      }
       last.set(k, { id: entry.id, count: prev.count + 1 })
       return { k, entry, count: prev.count + 1 }
     }
@@ -77,11 +87,24 @@ export function fanoutSubjects(ctx: BenchContext, repeats: number): Record<'raw 
    * A subject with a live query per session: once each shows the setup, its i-th append is
    * `add(i)`, emitted when the target session's query holds one row more.
    */
-  const watched = async (name: string, sources: Array<Subscribable<readonly unknown[]>>, add: (i: number) => Promise<unknown>, close: () => unknown, warm?: () => Promise<unknown>): Promise<Opened> => {
+  const watched = async (
+    name: string,
+    sources: Array<Subscribable<readonly unknown[]>>,
+    add: (i: number) => Promise<unknown>,
+    close: () => unknown,
+    warm?: () => Promise<unknown>,
+  ): Promise<Opened> => {
     const watchers = sources.map((source) => watch(source))
     await Promise.all(watchers.map((w) => w.next((rows) => rows.length === PER_SESSION)))
     return {
-      series: [{ name, append: add, emitted: (i) => watchers[targetOf(i)]!.next((rows) => rows.length === expected(i)), ...(warm && { warm }) }],
+      series: [
+        {
+          name,
+          append: add,
+          emitted: (i) => watchers[targetOf(i)]!.next((rows) => rows.length === expected(i)),
+          ...(warm && { warm }),
+        },
+      ],
       async close() {
         for (const w of watchers) w.stop()
         await close()
@@ -94,8 +117,18 @@ export function fanoutSubjects(ctx: BenchContext, repeats: number): Record<'raw 
   }
   const colloquy = async (label: string, optimistic: boolean, warm: boolean): Promise<Opened> => {
     const store = await openColloquy(ctx.dbName(`w5-${label}${warm ? '-warm' : ''}`))
-    for (let k = 0; k < SESSIONS; k++) await store.importSession({ meta: meta(sid(k), PER_SESSION), entries: base, active_leaf: base[PER_SESSION - 1]!.id })
-    if (warm) await store.importSession({ meta: meta(SPARE, PER_SESSION), entries: base, active_leaf: base[PER_SESSION - 1]!.id })
+    for (let k = 0; k < SESSIONS; k++)
+      await store.importSession({
+        meta: meta(sid(k), PER_SESSION),
+        entries: base,
+        active_leaf: base[PER_SESSION - 1]!.id,
+      })
+    if (warm)
+      await store.importSession({
+        meta: meta(SPARE, PER_SESSION),
+        entries: base,
+        active_leaf: base[PER_SESSION - 1]!.id,
+      })
     return watched(
       named(optimistic ? 'colloquy optimistic' : 'colloquy', warm),
       sessions((k) => store.messages$({ session_id: sid(k), ...(optimistic && { optimistic: true }) })),
@@ -117,13 +150,36 @@ export function fanoutSubjects(ctx: BenchContext, repeats: number): Record<'raw 
       const plain = chainer()
       const withStamp = chainer()
       const series: Series[] = [
-        { name: 'raw idb', committed: 'raw idb committed', append: (i) => { const { k, entry } = plain(i); return putEntries(db, sid(k), [entry]) }, emitted: () => Promise.resolve() },
-        { name: 'raw idb stamped', committed: 'raw idb committed, stamped', append: (i) => { const { k, entry, count } = withStamp(i); return putStamped(stamped, sid(k), [entry], count) }, emitted: () => Promise.resolve() },
+        {
+          name: 'raw idb',
+          committed: 'raw idb committed',
+          append: (i) => {
+            const { k, entry } = plain(i)
+            return putEntries(db, sid(k), [entry])
+          },
+          emitted: () => Promise.resolve(),
+        },
+        {
+          name: 'raw idb stamped',
+          committed: 'raw idb committed, stamped',
+          append: (i) => {
+            const { k, entry, count } = withStamp(i)
+            return putStamped(stamped, sid(k), [entry], count)
+          },
+          emitted: () => Promise.resolve(),
+        },
       ]
       return {
         // Warmed, only the stamped layout (Colloquy's) is kept: the floor for the others' warm series.
         series: warm
-          ? [{ ...series[1]!, name: 'raw idb stamped warm', committed: 'raw idb committed, stamped warm', warm: writes(() => putStamped(stamped, SPARE, [spare()], spares)) }]
+          ? [
+              {
+                ...series[1]!,
+                name: 'raw idb stamped warm',
+                committed: 'raw idb committed, stamped warm',
+                warm: writes(() => putStamped(stamped, SPARE, [spare()], spares)),
+              },
+            ]
           : series,
         async close() {
           db.close()
@@ -138,19 +194,31 @@ export function fanoutSubjects(ctx: BenchContext, repeats: number): Record<'raw 
       const db = new BenchDexie(ctx.dbName(`w5-dexie${warm ? '-warm' : ''}`))
       await db.entries.bulkAdd(sessions((k) => base.map((e) => dexieEntry(sid(k), e))).flat())
       const next = chainer()
-      return watched(named('dexie', warm), sessions((k) => liveQuery(() => dexieSession(db, sid(k)))), (i) => {
-        const { k, entry } = next(i)
-        return db.entries.add(dexieEntry(sid(k), entry))
-      }, () => db.close(), warm ? writes(() => db.entries.add(dexieEntry(SPARE, spare()))) : undefined)
+      return watched(
+        named('dexie', warm),
+        sessions((k) => liveQuery(() => dexieSession(db, sid(k)))),
+        (i) => {
+          const { k, entry } = next(i)
+          return db.entries.add(dexieEntry(sid(k), entry))
+        },
+        () => db.close(),
+        warm ? writes(() => db.entries.add(dexieEntry(SPARE, spare()))) : undefined,
+      )
     },
     async rxdb(warm) {
       const rx = await openRx(ctx.dbName(`w5-rxdb${warm ? '-warm' : ''}`))
       await rx.entries.bulkInsert(sessions((k) => base.map((e) => rxEntry(sid(k), e))).flat())
       const next = chainer()
-      return watched(named('rxdb', warm), sessions((k) => rxSession(rx, sid(k)).$), (i) => {
-        const { k, entry } = next(i)
-        return rx.entries.insert(rxEntry(sid(k), entry))
-      }, () => rx.db.close(), warm ? writes(() => rx.entries.insert(rxEntry(SPARE, spare()))) : undefined)
+      return watched(
+        named('rxdb', warm),
+        sessions((k) => rxSession(rx, sid(k)).$),
+        (i) => {
+          const { k, entry } = next(i)
+          return rx.entries.insert(rxEntry(sid(k), entry))
+        },
+        () => rx.db.close(),
+        warm ? writes(() => rx.entries.insert(rxEntry(SPARE, spare()))) : undefined,
+      )
     },
   }
 }
@@ -200,12 +268,16 @@ export async function runFanout(
       }
       const all = opened.flatMap(({ name, opened: s }) => s.series.map((one) => ({ subject: name, s: one })))
       const times = new Map<string, number[]>()
-      const push = (name: string, v: number): void => void (times.get(name) ?? times.set(name, []).get(name)!).push(v)
+      const push = (name: string, v: number): void =>
+        void (times.get(name) ?? times.set(name, []).get(name)!).push(v)
       const random = rng(100 + r)
       for (let i = 0; i < o.repeats; i++) {
         // Each append in turn, in a shuffled order: no series always follows the same one (what
         // one subject leaves the browser doing would otherwise always land on the next).
-        const order = all.map((a) => ({ a, key: random() })).sort((x, y) => x.key - y.key).map(({ a }) => a)
+        const order = all
+          .map((a) => ({ a, key: random() }))
+          .sort((x, y) => x.key - y.key)
+          .map(({ a }) => a)
         for (const { subject, s } of order) {
           if (failed.has(subject)) continue
           try {
@@ -242,7 +314,12 @@ export async function runFanout(
         sr.all.push(...values)
         sr.rounds.push(median(values))
       }
-      ctx.log(`  round ${r + 1}/${o.rounds}: ${[...times].filter(([, v]) => v.length === o.repeats).map(([n, v]) => `${n} ${median(v).toFixed(3)}`).join(', ')}`)
+      ctx.log(
+        `  round ${r + 1}/${o.rounds}: ${[...times]
+          .filter(([, v]) => v.length === o.repeats)
+          .map(([n, v]) => `${n} ${median(v).toFixed(3)}`)
+          .join(', ')}`,
+      )
       for (const { name, opened: s } of opened) await s.close().catch((e: unknown) => fail(name, e))
       await dropDatabases()
     }

@@ -12,7 +12,8 @@ export function prose(words: readonly string[], n: number, seed: number): string
   return s.slice(0, n)
 }
 
-const heapUsed = (): number | undefined => (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize
+const heapUsed = (): number | undefined =>
+  (performance as Performance & { memory?: { usedJSHeapSize: number } }).memory?.usedJSHeapSize
 
 export interface ImportRun {
   /** The whole import, in ms. */
@@ -35,7 +36,9 @@ export interface ImportRun {
 export type ImportSubject = 'colloquy' | 'raw idb' | 'raw idb chunked' | 'colloquy write'
 
 /** The heap sampled every 5 ms (and at every `mark`) while `fn` runs, after a gc when the page may call it. */
-async function sampled<T>(fn: (mark: () => void) => Promise<T>): Promise<{ value: T; base: number; peak: number; after: number | undefined }> {
+async function sampled<T>(
+  fn: (mark: () => void) => Promise<T>,
+): Promise<{ value: T; base: number; peak: number; after: number | undefined }> {
   // Only when Chromium runs with --js-flags=--expose-gc: start from a collected heap.
   const gc = (globalThis as { gc?: () => void }).gc
   gc?.()
@@ -50,13 +53,21 @@ async function sampled<T>(fn: (mark: () => void) => Promise<T>): Promise<{ value
     clearInterval(sampler)
   }
   gc?.()
-  return { value, base, peak, after: gc ? heapUsed() ?? 0 : undefined }
+  return { value, base, peak, after: gc ? (heapUsed() ?? 0) : undefined }
 }
 
 /** Imports `blob` into a fresh IndexedDB database named under `db` the way `subject` does. */
-export async function measureImport(ctx: BenchContext, db: string, blob: Blob, chunkSize?: number, subject: ImportSubject = 'colloquy'): Promise<ImportRun> {
+export async function measureImport(
+  ctx: BenchContext,
+  db: string,
+  blob: Blob,
+  chunkSize?: number,
+  subject: ImportSubject = 'colloquy',
+): Promise<ImportRun> {
   if (subject === 'raw idb' || subject === 'raw idb chunked') {
-    const { value, base, peak, after } = await sampled((mark) => rawImport(ctx.dbName(`${db}-raw`), blob, mark, subject === 'raw idb' ? 0 : 2000))
+    const { value, base, peak, after } = await sampled((mark) =>
+      rawImport(ctx.dbName(`${db}-raw`), blob, mark, subject === 'raw idb' ? 0 : 2000),
+    )
     return { ...value, firstWriteMs: 0, base, peak, after }
   }
   const store = await createStore({ storage: indexedDbStorage({ name: ctx.dbName(db) }), multiTab: false })
@@ -68,7 +79,9 @@ export async function measureImport(ctx: BenchContext, db: string, blob: Blob, c
         const sessions: SessionImport[] = (await importTranscript(blob)).sessions
         const t1 = performance.now()
         let entries = 0
-        for (const s of sessions) entries += (await store.importSession(s, { ...(chunkSize && { chunkSize }), onProgress: mark })).entries
+        for (const s of sessions)
+          entries += (await store.importSession(s, { ...(chunkSize && { chunkSize }), onProgress: mark }))
+            .entries
         const count = sessions.length
         const t2 = performance.now()
         return { ms: t2 - t0, readMs: t1 - t0, firstWriteMs: 0, writeMs: t2 - t1, sessions: count, entries }
@@ -86,7 +99,14 @@ export async function measureImport(ctx: BenchContext, db: string, blob: Blob, c
       const ms = performance.now() - t0
       const sessions = result.written.length
       const entries = result.written.reduce((n, w) => n + w.entries, 0)
-      return { ms, readMs: readDone - t0, firstWriteMs: (firstWrite ?? t0) - readDone, writeMs: 0, sessions, entries }
+      return {
+        ms,
+        readMs: readDone - t0,
+        firstWriteMs: (firstWrite ?? t0) - readDone,
+        writeMs: 0,
+        sessions,
+        entries,
+      }
     })
     return { ...value, base, peak, after }
   } finally {

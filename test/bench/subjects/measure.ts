@@ -45,7 +45,11 @@ export interface Subscribable<T> {
 }
 
 /** Subscribes and keeps the latest value; `next(pred)` waits for a value that satisfies `pred`. */
-export function watch<T>(source: Subscribable<T>): { latest(): T | undefined; next(pred: (v: T) => boolean): Promise<T>; stop(): void } {
+export function watch<T>(source: Subscribable<T>): {
+  latest(): T | undefined
+  next(pred: (v: T) => boolean): Promise<T>
+  stop(): void
+} {
   let latest: T | undefined
   let failed: unknown
   let waiter: { pred: (v: T) => boolean; resolve(v: T): void; reject(e: unknown): void } | undefined

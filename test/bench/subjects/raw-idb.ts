@@ -18,7 +18,8 @@ export async function openRaw(name: string): Promise<IDBDatabase> {
   return unwrap(db) as IDBDatabase
 }
 
-export const sessionRange = (session_id: string): IDBKeyRange => IDBKeyRange.bound([session_id], [session_id, []])
+export const sessionRange = (session_id: string): IDBKeyRange =>
+  IDBKeyRange.bound([session_id], [session_id, []])
 
 function done(tx: IDBTransaction): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -28,7 +29,11 @@ function done(tx: IDBTransaction): Promise<void> {
 }
 
 /** Puts `entries` in one read-write transaction; resolves when it committed. */
-export function putEntries(db: IDBDatabase, session_id: string, entries: readonly SessionEntry[]): Promise<void> {
+export function putEntries(
+  db: IDBDatabase,
+  session_id: string,
+  entries: readonly SessionEntry[],
+): Promise<void> {
   const tx = db.transaction(STORE, 'readwrite', { durability: 'relaxed' })
   const store = tx.objectStore(STORE)
   for (const e of entries) store.put(e, [session_id, e.id])
@@ -53,13 +58,22 @@ export async function openRawStamped(name: string): Promise<IDBDatabase> {
 }
 
 /** `putEntries` on a stamped store: the last entry carries version `v` of the session. */
-export function putStamped(db: IDBDatabase, session_id: string, entries: readonly SessionEntry[], v: number): Promise<void> {
+export function putStamped(
+  db: IDBDatabase,
+  session_id: string,
+  entries: readonly SessionEntry[],
+  v: number,
+): Promise<void> {
   const tx = db.transaction(STORE, 'readwrite', { durability: 'relaxed' })
   const store = tx.objectStore(STORE)
   const newest = entries.length - 1
   for (let i = 0; i < newest; i++) store.put(entries[i], [session_id, entries[i]!.id])
   const e = entries[newest]
-  if (e) store.put({ ...e, h: { s: session_id, v, o: -v, l: e.id, n: v, u: e.timestamp, i: 'bench' } }, [session_id, e.id])
+  if (e)
+    store.put({ ...e, h: { s: session_id, v, o: -v, l: e.id, n: v, u: e.timestamp, i: 'bench' } }, [
+      session_id,
+      e.id,
+    ])
   tx.commit?.()
   return done(tx)
 }

@@ -10,13 +10,20 @@ import { importTranscript } from '../../../packages/formats/src/index.js'
  * (`chunk` 0) or transactions of `chunk` entries all queued at once.
  * Nothing is checked: this is the floor a store that validates and stays all-or-nothing pays on top of.
  */
-export async function rawImport(name: string, blob: Blob, mark: () => void, chunk = 0): Promise<{ ms: number; readMs: number; writeMs: number; sessions: number; entries: number }> {
-  const db = unwrap(await openDB(name, 1, {
-    upgrade(d) {
-      d.createObjectStore('sessions')
-      d.createObjectStore('entries')
-    },
-  })) as IDBDatabase
+export async function rawImport(
+  name: string,
+  blob: Blob,
+  mark: () => void,
+  chunk = 0,
+): Promise<{ ms: number; readMs: number; writeMs: number; sessions: number; entries: number }> {
+  const db = unwrap(
+    await openDB(name, 1, {
+      upgrade(d) {
+        d.createObjectStore('sessions')
+        d.createObjectStore('entries')
+      },
+    }),
+  ) as IDBDatabase
   try {
     const t0 = performance.now()
     const { sessions } = await importTranscript(blob)
@@ -29,10 +36,12 @@ export async function rawImport(name: string, blob: Blob, mark: () => void, chun
     let inTx = 0
     const next = (): IDBTransaction => {
       const t = db.transaction(['sessions', 'entries'], 'readwrite', { durability: 'relaxed' })
-      done.push(new Promise<void>((resolve, reject) => {
-        t.oncomplete = () => resolve()
-        t.onabort = t.onerror = () => reject(t.error)
-      }))
+      done.push(
+        new Promise<void>((resolve, reject) => {
+          t.oncomplete = () => resolve()
+          t.onabort = t.onerror = () => reject(t.error)
+        }),
+      )
       inTx = 0
       return t
     }

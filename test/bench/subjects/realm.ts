@@ -9,7 +9,9 @@ export async function inFreshRealm<T>(moduleUrl: string, fn: string, ...args: un
   const frame = document.createElement('iframe')
   document.body.append(frame)
   try {
-    const realm = frame.contentWindow as unknown as { eval(code: string): Promise<Record<string, (...a: unknown[]) => Promise<T>>> }
+    const realm = frame.contentWindow as unknown as {
+      eval(code: string): Promise<Record<string, (...a: unknown[]) => Promise<T>>>
+    }
     const mod = await realm.eval(`import(${JSON.stringify(moduleUrl)})`)
     const f = mod[fn]
     if (typeof f !== 'function') throw new Error(`${moduleUrl} has no export ${fn}`)

@@ -10,11 +10,19 @@ export type Subject = (typeof SUBJECTS)[number]
  * and raw idb writing Colloquy's record layout (its indexed stamps), the floor of that layout.
  */
 export type Measured = Subject | 'colloquy recipe' | 'raw idb stamped'
-const ORDER: readonly Measured[] = ['raw idb', 'raw idb stamped', 'colloquy', 'colloquy recipe', 'dexie', 'rxdb']
+const ORDER: readonly Measured[] = [
+  'raw idb',
+  'raw idb stamped',
+  'colloquy',
+  'colloquy recipe',
+  'dexie',
+  'rxdb',
+]
 
 export type Outcome = { values: number[] } | { error: string }
 
-const errorText = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0]!.slice(0, 300)
+const errorText = (e: unknown): string =>
+  (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0]!.slice(0, 300)
 
 /** A subject that threw: logged, and its error's first line returned for its row. */
 export function failure(ctx: BenchContext, subject: string, e: unknown): string {
@@ -91,14 +99,24 @@ export function compareRows(outcomes: Partial<Record<Measured, Outcome>>, o: Com
   for (const s of ORDER) {
     const out = outcomes[s]
     if (!out) continue
-    const row: BenchRow = { id: o.id, subject: s, metric: o.metric, value: NaN, unit: o.unit, better: o.better }
+    const row: BenchRow = {
+      id: o.id,
+      subject: s,
+      metric: o.metric,
+      value: NaN,
+      unit: o.unit,
+      better: o.better,
+    }
     const notes: string[] = []
     if ('error' in out) notes.push(`failed: ${out.error}`)
     else {
       row.value = reduce(out.values)
       const vs = out.values
       // Many short rounds (W1): their range, not each of them.
-      const listed = vs.length > 8 ? `${+Math.min(...vs).toPrecision(4)} to ${+Math.max(...vs).toPrecision(4)}` : vs.map((v) => +v.toPrecision(4)).join(', ')
+      const listed =
+        vs.length > 8
+          ? `${+Math.min(...vs).toPrecision(4)} to ${+Math.max(...vs).toPrecision(4)}`
+          : vs.map((v) => +v.toPrecision(4)).join(', ')
       if (vs.length > 1) notes.push(`${o.reduce ? 'from' : 'median of'} ${vs.length} rounds: ${listed}`)
     }
     if (s === 'colloquy' && raw !== undefined) {
@@ -106,7 +124,9 @@ export function compareRows(outcomes: Partial<Record<Measured, Outcome>>, o: Com
       if (o.vsRaw) {
         row.target = o.vsRaw.text
         const ratio = row.value / raw
-        row.pass = (o.vsRaw.max === undefined || ratio <= o.vsRaw.max) && (o.vsRaw.min === undefined || ratio >= o.vsRaw.min)
+        row.pass =
+          (o.vsRaw.max === undefined || ratio <= o.vsRaw.max) &&
+          (o.vsRaw.min === undefined || ratio >= o.vsRaw.min)
       }
     }
     if ((s === 'dexie' || s === 'rxdb') && c !== undefined) {

@@ -36,12 +36,19 @@ export interface BenchRx {
 }
 
 export async function openRx(name: string): Promise<BenchRx> {
-  const db = await createRxDatabase({ name, storage: getRxStorageDexie({ chromeTransactionDurability: 'relaxed' }) })
+  const db = await createRxDatabase({
+    name,
+    storage: getRxStorageDexie({ chromeTransactionDurability: 'relaxed' }),
+  })
   const { entries } = await db.addCollections({ entries: { schema } })
   return { db, entries: entries as RxCollection<RxEntry> }
 }
 
-export const rxEntry = (session_id: string, e: SessionEntry): RxEntry => ({ ...e, key: `${session_id}|${e.id}`, session_id })
+export const rxEntry = (session_id: string, e: SessionEntry): RxEntry => ({
+  ...e,
+  key: `${session_id}|${e.id}`,
+  session_id,
+})
 
 /** One session's entries as a query (sorted by primary key, through the session_id index). */
 export const rxSession = (rx: BenchRx, session_id: string) => rx.entries.find({ selector: { session_id } })

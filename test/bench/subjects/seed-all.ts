@@ -10,7 +10,12 @@ import { openRx, rxEntry } from './rxdb.js'
  * connection, so a workload then measures opening or holding it. Nothing of the generated data
  * stays referenced after it returns.
  */
-export async function seedAll(names: Record<Subject, string>, session_id: string, entries: number, branches: number): Promise<void> {
+export async function seedAll(
+  names: Record<Subject, string>,
+  session_id: string,
+  entries: number,
+  branches: number,
+): Promise<void> {
   const session = branchedSession(session_id, entries, branches)
   const raw = await openRaw(names['raw idb'])
   await putEntries(raw, session_id, session.entries)

@@ -5,7 +5,16 @@ import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type Page } from 'playwright'
 import { build, preview } from 'vite'
 
-const args = ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
+const args = [
+  '--no-sandbox',
+  '--headless',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+]
 
 /** The repository's test/bench folder, wherever the runner bundled the caller to. */
 function benchDir(): string {
@@ -18,9 +27,16 @@ type Bench = Record<string, (...a: never[]) => unknown>
 
 /** Calls `window.bench[fn](...params)` in a sync page (`sync-page/main.ts`). */
 export const call = <T>(page: Page, fn: string, ...params: unknown[]): Promise<T> =>
-  page.evaluate(([f, p]) => ((window as never as { bench: Bench }).bench[f as string] as (...a: unknown[]) => unknown)(...(p as unknown[])), [fn, params] as const) as Promise<T>
+  page.evaluate(
+    ([f, p]) =>
+      ((window as never as { bench: Bench }).bench[f as string] as (...a: unknown[]) => unknown)(
+        ...(p as unknown[]),
+      ),
+    [fn, params] as const,
+  ) as Promise<T>
 
-export const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
+export const quantile = (sorted: number[], q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]
 
 /**
  * The sync page (`sync-page/`: the built `@colloquy/core` and `@colloquy/sync` on real IndexedDB)
@@ -30,11 +46,19 @@ export const quantile = (sorted: number[], q: number): number => sorted[Math.min
 export async function syncPages(): Promise<{ page(): Promise<Page>; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'colloquy-sync-page-'))
   await build({
-    configFile: false, root: join(benchDir(), 'sync-page'), logLevel: 'error',
+    configFile: false,
+    root: join(benchDir(), 'sync-page'),
+    logLevel: 'error',
     resolve: { conditions: ['source', 'module', 'browser', 'production'] },
     build: { outDir: dir, emptyOutDir: true, target: 'es2022' },
   })
-  const site = await preview({ configFile: false, root: dir, logLevel: 'error', build: { outDir: dir }, preview: { host: '127.0.0.1', port: 0 } })
+  const site = await preview({
+    configFile: false,
+    root: dir,
+    logLevel: 'error',
+    build: { outDir: dir },
+    preview: { host: '127.0.0.1', port: 0 },
+  })
   const pageUrl = site.resolvedUrls!.local[0]
   let browser: Browser | undefined
   const close = async (): Promise<void> => {

@@ -4,10 +4,15 @@ import { createSync } from '@colloquy/sync'
 // The browser side of S1–S3: each function opens a fresh IndexedDB store in this page and
 // measures one thing; the Node workload (s1-s3-sync.ts) drives pages and the server.
 
-const user = (i: number) => ({ role: 'user' as const, content: [{ type: 'text' as const, text: `message ${i}: ${'lorem ipsum dolor sit amet '.repeat(8)}` }], timestamp: i })
+const user = (i: number) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text: `message ${i}: ${'lorem ipsum dolor sit amet '.repeat(8)}` }],
+  timestamp: i,
+})
 const now = (): number => performance.timeOrigin + performance.now()
 let n = 0
-const fresh = (label: string): Promise<Store> => createStore({ storage: indexedDbStorage({ name: `${label}-${Date.now()}-${++n}` }) })
+const fresh = (label: string): Promise<Store> =>
+  createStore({ storage: indexedDbStorage({ name: `${label}-${Date.now()}-${++n}` }) })
 
 /** Counts the sync client's requests by path. */
 function countingFetch(counts: Record<string, number>): typeof fetch {
@@ -38,9 +43,17 @@ const bench = {
   /** The same data written locally: `sessions` sessions of `per` appends, all issued at once (W2's strategy). */
   async w2(sessions: number, per: number) {
     const store = await fresh('s1-w2')
-    const ids = await Promise.all(Array.from({ length: sessions }, (_, k) => store.create({ title: `session ${k}` }).then((r) => r.session_id)))
+    const ids = await Promise.all(
+      Array.from({ length: sessions }, (_, k) =>
+        store.create({ title: `session ${k}` }).then((r) => r.session_id),
+      ),
+    )
     const t0 = now()
-    await Promise.all(ids.flatMap((session_id) => Array.from({ length: per }, (_, i) => store.append({ session_id, message: user(i) }))))
+    await Promise.all(
+      ids.flatMap((session_id) =>
+        Array.from({ length: per }, (_, i) => store.append({ session_id, message: user(i) })),
+      ),
+    )
     const ms = now() - t0
     await store.close()
     return { ms }
@@ -59,7 +72,11 @@ const bench = {
     const ms = now() - t0
     sync.close()
     await store.close()
-    return { ms, pushes: counts['/sync/push'] ?? 0, requests: Object.values(counts).reduce((a, b) => a + b, 0) }
+    return {
+      ms,
+      pushes: counts['/sync/push'] ?? 0,
+      requests: Object.values(counts).reduce((a, b) => a + b, 0),
+    }
   },
 
   store: undefined as Store | undefined,
@@ -75,7 +92,17 @@ const bench = {
   async createReply() {
     const s = bench.store!
     const { session_id } = await s.create({ title: 'latency' })
-    const { entry_id } = await s.append({ session_id, message: { role: 'assistant', content: [], model: 'm', provider: 'p', stop_reason: 'end', timestamp: 0 } })
+    const { entry_id } = await s.append({
+      session_id,
+      message: {
+        role: 'assistant',
+        content: [],
+        model: 'm',
+        provider: 'p',
+        stop_reason: 'end',
+        timestamp: 0,
+      },
+    })
     await bench.sync!.flush()
     return { session_id, entry_id }
   },
@@ -106,7 +133,14 @@ const bench = {
     const done: Array<Promise<unknown>> = []
     for (let i = 0; i < ids.length; i++) {
       sent.push([ids[i], now()])
-      done.push(bench.store!.append({ session_id, entry_id: ids[i], parent_id: i ? ids[i - 1] : null, message: user(i) }))
+      done.push(
+        bench.store!.append({
+          session_id,
+          entry_id: ids[i],
+          parent_id: i ? ids[i - 1] : null,
+          message: user(i),
+        }),
+      )
       await new Promise((r) => setTimeout(r, gapMs))
     }
     await Promise.all(done)

@@ -21,7 +21,14 @@ const gz = (code: Uint8Array): number => gzipSync(code, { level: 9 }).length
 async function measure(source: string, external: string[]): Promise<Size> {
   const out = await build({
     stdin: { contents: source, resolveDir: process.cwd(), loader: 'js' },
-    bundle: true, minify: true, format: 'esm', platform: 'browser', target: 'es2022', external, write: false, logLevel: 'silent',
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    external,
+    write: false,
+    logLevel: 'silent',
   })
   const code = out.outputFiles[0]!.contents
   return { min: code.length, gzip: gz(code) }
@@ -36,8 +43,17 @@ async function measure(source: string, external: string[]): Promise<Size> {
 async function measureStartup(source: string, external: string[]): Promise<Size> {
   const out = await build({
     stdin: { contents: source, resolveDir: process.cwd(), loader: 'js' },
-    bundle: true, minify: true, format: 'esm', platform: 'browser', target: 'es2022', external, write: false, logLevel: 'silent',
-    splitting: true, outdir: '/virtual', metafile: true,
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    external,
+    write: false,
+    logLevel: 'silent',
+    splitting: true,
+    outdir: '/virtual',
+    metafile: true,
   })
   const code = new Map(out.outputFiles.map((f) => [f.path, f.contents]))
   const outputs: Metafile['outputs'] = out.metafile.outputs
@@ -56,7 +72,12 @@ async function measureStartup(source: string, external: string[]): Promise<Size>
   return {
     min: joined.length,
     gzip: gz(joined),
-    files: { count: parts.length, gzipSum: parts.reduce((n, c) => n + gz(c), 0), all: every.length, allGzip: every.reduce((n, c) => n + gz(c), 0) },
+    files: {
+      count: parts.length,
+      gzipSum: parts.reduce((n, c) => n + gz(c), 0),
+      all: every.length,
+      allGzip: every.reduce((n, c) => n + gz(c), 0),
+    },
   }
 }
 
@@ -90,18 +111,50 @@ const bundle: Workload = {
     const app = await measureStartup(chatApp(entry), DEPENDENCIES)
     const appAll = await measureStartup(chatApp(entry), [])
     const split = (m: Size): string =>
-      m.files ? `; ${m.files.count} startup files, ${(m.files.gzipSum / KB).toFixed(1)} kB gzipped one by one; ${m.files.all} files in all, ${(m.files.allGzip / KB).toFixed(1)} kB` : ''
+      m.files
+        ? `; ${m.files.count} startup files, ${(m.files.gzipSum / KB).toFixed(1)} kB gzipped one by one; ${m.files.all} files in all, ${(m.files.allGzip / KB).toFixed(1)} kB`
+        : ''
     const row = (metric: string, m: Size, limit: number | undefined, note: string): BenchRow => ({
-      id: 'bundle', subject: '@colloquy/core', metric, value: m.gzip / KB, unit: 'kB', better: 'lower',
+      id: 'bundle',
+      subject: '@colloquy/core',
+      metric,
+      value: m.gzip / KB,
+      unit: 'kB',
+      better: 'lower',
       ...(limit !== undefined && { target: `<= ${limit} kB`, pass: m.gzip <= limit * KB }),
       note: `${(m.min / KB).toFixed(1)} kB minified; ${note}${split(m)}`,
     })
     return [
-      row('own code, min+gzip', own, undefined, `the whole public API, what the store fetches on first use included, ${DEPENDENCIES.join(', ')} external`),
-      row('with idb+rxjs+nanoid, min+gzip', all, undefined, `dependencies add ${((all.gzip - own.gzip) / KB).toFixed(1)} kB gzip`),
-      row('own code at start, createStore + indexedDbStorage', store, undefined, 'an app that imports only these (code splitting on)'),
-      row('own code at start, chat app', app, 10, 'an app using only createStore, append, updateMessage and messages$ (code splitting on)'),
-      row('chat app at start, with idb+rxjs+nanoid', appAll, 22, `dependencies add ${((appAll.gzip - app.gzip) / KB).toFixed(1)} kB gzip`),
+      row(
+        'own code, min+gzip',
+        own,
+        undefined,
+        `the whole public API, what the store fetches on first use included, ${DEPENDENCIES.join(', ')} external`,
+      ),
+      row(
+        'with idb+rxjs+nanoid, min+gzip',
+        all,
+        undefined,
+        `dependencies add ${((all.gzip - own.gzip) / KB).toFixed(1)} kB gzip`,
+      ),
+      row(
+        'own code at start, createStore + indexedDbStorage',
+        store,
+        undefined,
+        'an app that imports only these (code splitting on)',
+      ),
+      row(
+        'own code at start, chat app',
+        app,
+        10,
+        'an app using only createStore, append, updateMessage and messages$ (code splitting on)',
+      ),
+      row(
+        'chat app at start, with idb+rxjs+nanoid',
+        appAll,
+        22,
+        `dependencies add ${((appAll.gzip - app.gzip) / KB).toFixed(1)} kB gzip`,
+      ),
     ]
   },
 }

@@ -18,16 +18,47 @@ async function seed(url: string): Promise<void> {
   let id = 0
   let mutations: unknown[] = []
   const send = async (): Promise<void> => {
-    const res = await fetch(`${url}/sync/push`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ client_id: 'seed', mutations }) })
+    const res = await fetch(`${url}/sync/push`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ client_id: 'seed', mutations }),
+    })
     if (!res.ok) throw new Error(`seed: HTTP ${res.status} ${await res.text()}`)
     mutations = []
   }
   const t = Date.now()
   for (let s = 0; s < SESSIONS; s++) {
     const session_id = `s1-${s}`
-    mutations.push({ id: ++id, change: { type: 'meta', create: true, meta: { session_id, title: `session ${s}`, description: '', status: 'idle', kind: 'user', created_at: t, updated_at: t, message_count: 0 } } })
+    mutations.push({
+      id: ++id,
+      change: {
+        type: 'meta',
+        create: true,
+        meta: {
+          session_id,
+          title: `session ${s}`,
+          description: '',
+          status: 'idle',
+          kind: 'user',
+          created_at: t,
+          updated_at: t,
+          message_count: 0,
+        },
+      },
+    })
     for (let i = 0; i < PER_SESSION; i++) {
-      const entry = { id: `e${i}`, parent_id: i ? `e${i - 1}` : null, timestamp: t + i, revision: 0, kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `message ${i}: ${'lorem ipsum dolor sit amet '.repeat(8)}` }], timestamp: i } }
+      const entry = {
+        id: `e${i}`,
+        parent_id: i ? `e${i - 1}` : null,
+        timestamp: t + i,
+        revision: 0,
+        kind: 'message',
+        message: {
+          role: 'user',
+          content: [{ type: 'text', text: `message ${i}: ${'lorem ipsum dolor sit amet '.repeat(8)}` }],
+          timestamp: i,
+        },
+      }
       mutations.push({ id: ++id, change: { type: 'entry', session_id, entry, base_revision: null } })
     }
     mutations.push({ id: ++id, change: { type: 'leaf', session_id, entry_id: `e${PER_SESSION - 1}` } })
@@ -42,7 +73,12 @@ async function seed(url: string): Promise<void> {
  * each revision: from A's `updateMessage` to B's live query first holding it or a later one
  * (pushes coalesce). Also run across two server instances (`s3x-sync.ts`).
  */
-export async function streamLatency(a: Page, b: Page, urlA: string, urlB: string): Promise<{ p50: number; p95: number; seen: number }> {
+export async function streamLatency(
+  a: Page,
+  b: Page,
+  urlA: string,
+  urlB: string,
+): Promise<{ p50: number; p95: number; seen: number }> {
   await call(a, 'open', urlA, TOKEN)
   await call(b, 'open', urlB, TOKEN)
   const { session_id, entry_id } = await call<{ session_id: string; entry_id: string }>(a, 'createReply')
@@ -51,11 +87,15 @@ export async function streamLatency(a: Page, b: Page, urlA: string, urlB: string
   const sent = await call<Array<[number, number]>>(a, 'stream', session_id, entry_id, UPDATES, GAP_MS)
   await call(b, 'flush')
   const seen = (await call<Array<[number, number]>>(b, 'arrivals')).sort((x, y) => x[0] - y[0])
-  const latencies = sent.map(([rev, at]) => {
-    const first = seen.filter(([r]) => r >= rev).reduce((m, [, t]) => Math.min(m, t), Infinity)
-    return first - at
-  }).filter(Number.isFinite).sort((x, y) => x - y)
-  if (latencies.length !== UPDATES) throw new Error(`S3: ${UPDATES - latencies.length} updates never reached device B`)
+  const latencies = sent
+    .map(([rev, at]) => {
+      const first = seen.filter(([r]) => r >= rev).reduce((m, [, t]) => Math.min(m, t), Infinity)
+      return first - at
+    })
+    .filter(Number.isFinite)
+    .sort((x, y) => x - y)
+  if (latencies.length !== UPDATES)
+    throw new Error(`S3: ${UPDATES - latencies.length} updates never reached device B`)
   return { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95), seen: seen.length }
 }
 
@@ -70,7 +110,14 @@ const sync: Workload = {
   async run(ctx) {
     const rows: BenchRow[] = []
     const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s13-'))
-    const server = await startServer(['--data-dir', join(dataDir, 'data'), '--token', `bench=${TOKEN}`, '--origin', '*'])
+    const server = await startServer([
+      '--data-dir',
+      join(dataDir, 'data'),
+      '--token',
+      `bench=${TOKEN}`,
+      '--origin',
+      '*',
+    ])
     let pages: Awaited<ReturnType<typeof syncPages>> | undefined
     try {
       pages = await syncPages()
@@ -79,34 +126,102 @@ const sync: Workload = {
       // S1: initial pull into an empty store, against writing the same data locally (W2's way).
       await seed(server.url)
       const p1 = await page()
-      const s1 = await call<{ ms: number; sessions: number; entries: number; requests: number }>(p1, 's1', server.url, TOKEN)
+      const s1 = await call<{ ms: number; sessions: number; entries: number; requests: number }>(
+        p1,
+        's1',
+        server.url,
+        TOKEN,
+      )
       const w2 = await call<{ ms: number }>(p1, 'w2', SESSIONS, PER_SESSION)
-      if (s1.entries !== SESSIONS * PER_SESSION) throw new Error(`S1: pulled ${s1.entries} entries, expected ${SESSIONS * PER_SESSION}`)
-      ctx.log(`S1: ${s1.entries} entries in ${s1.ms.toFixed(0)} ms (${s1.requests} pulls); local writes of the same: ${w2.ms.toFixed(0)} ms`)
+      if (s1.entries !== SESSIONS * PER_SESSION)
+        throw new Error(`S1: pulled ${s1.entries} entries, expected ${SESSIONS * PER_SESSION}`)
+      ctx.log(
+        `S1: ${s1.entries} entries in ${s1.ms.toFixed(0)} ms (${s1.requests} pulls); local writes of the same: ${w2.ms.toFixed(0)} ms`,
+      )
       rows.push(
-        { id: 'S1', subject: 'core W2 (same data, appends issued at once)', metric: 'time', value: w2.ms, unit: 'ms', better: 'lower' },
         {
-          id: 'S1', subject: 'colloquy sync (initial pull)', metric: 'time', value: s1.ms, unit: 'ms', better: 'lower',
-          baseline: 'core W2 (same data, appends issued at once)', target: '<= 2x core W2', pass: s1.ms <= 2 * w2.ms,
+          id: 'S1',
+          subject: 'core W2 (same data, appends issued at once)',
+          metric: 'time',
+          value: w2.ms,
+          unit: 'ms',
+          better: 'lower',
+        },
+        {
+          id: 'S1',
+          subject: 'colloquy sync (initial pull)',
+          metric: 'time',
+          value: s1.ms,
+          unit: 'ms',
+          better: 'lower',
+          baseline: 'core W2 (same data, appends issued at once)',
+          target: '<= 2x core W2',
+          pass: s1.ms <= 2 * w2.ms,
           note: `${s1.entries} entries over ${s1.sessions} sessions, ${s1.requests} pull requests`,
         },
       )
 
       // S2: offline appends pushed when sync starts.
-      const s2 = await call<{ ms: number; pushes: number; requests: number }>(p1, 's2', server.url, TOKEN, OFFLINE_APPENDS)
-      ctx.log(`S2: ${OFFLINE_APPENDS} offline appends pushed in ${s2.pushes} push requests (${s2.requests} requests in all), ${s2.ms.toFixed(0)} ms`)
+      const s2 = await call<{ ms: number; pushes: number; requests: number }>(
+        p1,
+        's2',
+        server.url,
+        TOKEN,
+        OFFLINE_APPENDS,
+      )
+      ctx.log(
+        `S2: ${OFFLINE_APPENDS} offline appends pushed in ${s2.pushes} push requests (${s2.requests} requests in all), ${s2.ms.toFixed(0)} ms`,
+      )
       rows.push(
-        { id: 'S2', subject: 'colloquy sync (push)', metric: 'push requests', value: s2.pushes, unit: 'requests', better: 'lower', target: '<= 10 requests', pass: s2.pushes <= 10, note: `${s2.requests} requests in all (pull and push)` },
-        { id: 'S2', subject: 'colloquy sync (push)', metric: 'time', value: s2.ms, unit: 'ms', better: 'lower', note: `${OFFLINE_APPENDS} appends until the outbox is empty and pulled back` },
+        {
+          id: 'S2',
+          subject: 'colloquy sync (push)',
+          metric: 'push requests',
+          value: s2.pushes,
+          unit: 'requests',
+          better: 'lower',
+          target: '<= 10 requests',
+          pass: s2.pushes <= 10,
+          note: `${s2.requests} requests in all (pull and push)`,
+        },
+        {
+          id: 'S2',
+          subject: 'colloquy sync (push)',
+          metric: 'time',
+          value: s2.ms,
+          unit: 'ms',
+          better: 'lower',
+          note: `${OFFLINE_APPENDS} appends until the outbox is empty and pulled back`,
+        },
       )
 
       // S3: device A streams updates into a message; when does device B's live query see each?
       const { p50, p95, seen } = await streamLatency(await page(), await page(), server.url, server.url)
-      ctx.log(`S3: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms over ${UPDATES} updates (${seen} distinct revisions seen on B)`)
+      ctx.log(
+        `S3: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms over ${UPDATES} updates (${seen} distinct revisions seen on B)`,
+      )
       const load = loadavg()[0].toFixed(1)
       rows.push(
-        { id: 'S3', subject: 'colloquy sync (A → server → B)', metric: 'latency p50', value: p50, unit: 'ms', better: 'lower', note: `${UPDATES} updates ${GAP_MS} ms apart; B saw ${seen} distinct revisions` },
-        { id: 'S3', subject: 'colloquy sync (A → server → B)', metric: 'latency p95', value: p95, unit: 'ms', better: 'lower', target: '<= 50 ms', pass: p95 <= 50, note: `1-min load average ${load}` },
+        {
+          id: 'S3',
+          subject: 'colloquy sync (A → server → B)',
+          metric: 'latency p50',
+          value: p50,
+          unit: 'ms',
+          better: 'lower',
+          note: `${UPDATES} updates ${GAP_MS} ms apart; B saw ${seen} distinct revisions`,
+        },
+        {
+          id: 'S3',
+          subject: 'colloquy sync (A → server → B)',
+          metric: 'latency p95',
+          value: p95,
+          unit: 'ms',
+          better: 'lower',
+          target: '<= 50 ms',
+          pass: p95 <= 50,
+          note: `1-min load average ${load}`,
+        },
       )
     } finally {
       await pages?.close()

@@ -30,7 +30,12 @@ const s3xSync: Workload = {
       const db = await cluster.createDatabase()
       const urls: string[] = []
       for (let i = 0; i < 2; i++) {
-        const s = await spawnServer(root, 'S3x-sync', ['--postgres', db, '--token', `bench=${TOKEN}`, '--origin', '*'], 30_000)
+        const s = await spawnServer(
+          root,
+          'S3x-sync',
+          ['--postgres', db, '--token', `bench=${TOKEN}`, '--origin', '*'],
+          30_000,
+        )
         servers.push(s.child)
         urls.push(s.url)
       }
@@ -51,20 +56,64 @@ const s3xSync: Workload = {
         if (sent.every(([id]) => seen.has(id))) break
         await new Promise((r) => setTimeout(r, 100))
       }
-      const latencies = sent.filter(([id]) => seen.has(id)).map(([id, at]) => seen.get(id)! - at).sort((x, y) => x - y)
-      if (latencies.length !== APPENDS) throw new Error(`S3x-sync: ${APPENDS - latencies.length} appends never reached device B`)
+      const latencies = sent
+        .filter(([id]) => seen.has(id))
+        .map(([id, at]) => seen.get(id)! - at)
+        .sort((x, y) => x - y)
+      if (latencies.length !== APPENDS)
+        throw new Error(`S3x-sync: ${APPENDS - latencies.length} appends never reached device B`)
       const load1 = loadavg()[0].toFixed(1)
-      ctx.log(`S3x-sync appends: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p95 ${quantile(latencies, 0.95).toFixed(1)} ms, load ${load1}`)
+      ctx.log(
+        `S3x-sync appends: p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p95 ${quantile(latencies, 0.95).toFixed(1)} ms, load ${load1}`,
+      )
       const updates = await streamLatency(await pages.page(), await pages.page(), urls[0], urls[1])
       const load2 = loadavg()[0].toFixed(1)
-      ctx.log(`S3x-sync updates: p50 ${updates.p50.toFixed(1)} ms, p95 ${updates.p95.toFixed(1)} ms (${updates.seen} revisions seen on B), load ${load2}`)
+      ctx.log(
+        `S3x-sync updates: p50 ${updates.p50.toFixed(1)} ms, p95 ${updates.p95.toFixed(1)} ms (${updates.seen} revisions seen on B), load ${load2}`,
+      )
       const subject = 'colloquy sync, A on instance 1 → B on instance 2 (PostgreSQL)'
       const p95 = quantile(latencies, 0.95)
       return [
-        { id: 'S3x-sync', subject, metric: 'append latency p50', value: quantile(latencies, 0.5), unit: 'ms', better: 'lower', note: `${APPENDS} appends ${GAP_MS} ms apart, from A's append to B's entry$ holding it` },
-        { id: 'S3x-sync', subject, metric: 'append latency p95', value: p95, unit: 'ms', better: 'lower', target: '<= 50 ms', pass: p95 <= 50, note: `1-min load average ${load1}` },
-        { id: 'S3x-sync', subject, metric: 'update latency p50', value: updates.p50, unit: 'ms', better: 'lower', note: `S3's measure across instances: ${UPDATES} updates ${GAP_MS} ms apart; B saw ${updates.seen} distinct revisions` },
-        { id: 'S3x-sync', subject, metric: 'update latency p95', value: updates.p95, unit: 'ms', better: 'lower', target: '<= 50 ms', pass: updates.p95 <= 50, note: `1-min load average ${load2}` },
+        {
+          id: 'S3x-sync',
+          subject,
+          metric: 'append latency p50',
+          value: quantile(latencies, 0.5),
+          unit: 'ms',
+          better: 'lower',
+          note: `${APPENDS} appends ${GAP_MS} ms apart, from A's append to B's entry$ holding it`,
+        },
+        {
+          id: 'S3x-sync',
+          subject,
+          metric: 'append latency p95',
+          value: p95,
+          unit: 'ms',
+          better: 'lower',
+          target: '<= 50 ms',
+          pass: p95 <= 50,
+          note: `1-min load average ${load1}`,
+        },
+        {
+          id: 'S3x-sync',
+          subject,
+          metric: 'update latency p50',
+          value: updates.p50,
+          unit: 'ms',
+          better: 'lower',
+          note: `S3's measure across instances: ${UPDATES} updates ${GAP_MS} ms apart; B saw ${updates.seen} distinct revisions`,
+        },
+        {
+          id: 'S3x-sync',
+          subject,
+          metric: 'update latency p95',
+          value: updates.p95,
+          unit: 'ms',
+          better: 'lower',
+          target: '<= 50 ms',
+          pass: updates.p95 <= 50,
+          note: `1-min load average ${load2}`,
+        },
       ] satisfies BenchRow[]
     } finally {
       await pages?.close()

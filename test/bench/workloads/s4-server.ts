@@ -53,7 +53,9 @@ export async function spawnServer(
   const cli = join(root, 'packages/server/dist/cli.js')
   if (!existsSync(cli)) throw new Error(`${label}: ${cli} is missing (pnpm build)`)
   const t0 = performance.now()
-  const child = spawn(process.execPath, [...nodeArgs, cli, '--host', '127.0.0.1', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...nodeArgs, cli, '--host', '127.0.0.1', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let out = ''
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${label}: server did not start: ${out}`)), timeoutMs)
@@ -67,23 +69,52 @@ export async function spawnServer(
     }
     child.stdout!.on('data', read)
     child.stderr!.on('data', read)
-    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`${label}: server exited (${code}): ${out}`))))
+    child.once(
+      'exit',
+      (code) => (clearTimeout(timer), reject(new Error(`${label}: server exited (${code}): ${out}`))),
+    )
   })
   return { url, child, startMs: performance.now() - t0 }
 }
 
-export async function startServer(root: string, storage: readonly string[], tokensFile?: string): Promise<{ url: string; child: ChildProcess }> {
+export async function startServer(
+  root: string,
+  storage: readonly string[],
+  tokensFile?: string,
+): Promise<{ url: string; child: ChildProcess }> {
   const extra = process.env.S4_SERVER_ARGS?.split(' ').filter(Boolean) ?? []
   // Throughput is measured without the per-principal request rate (a policy, not a cost).
-  const { url, child } = await spawnServer(root, 'S4', [...storage, ...(tokensFile ? ['--tokens-file', tokensFile] : []), '--requests-per-second', '0', ...extra], 15_000)
+  const { url, child } = await spawnServer(
+    root,
+    'S4',
+    [
+      ...storage,
+      ...(tokensFile ? ['--tokens-file', tokensFile] : []),
+      '--requests-per-second',
+      '0',
+      ...extra,
+    ],
+    15_000,
+  )
   return { url, child }
 }
 
-const message = (i: number) => ({ role: 'user' as const, content: [{ type: 'text' as const, text: `message ${i}: the quick brown fox jumps over the lazy dog` }], timestamp: i })
+const message = (i: number) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text: `message ${i}: the quick brown fox jumps over the lazy dog` }],
+  timestamp: i,
+})
 
 /** One chat append as a client pushes it: the new entry (explicit id and parent) and the leaf move. */
 function appendMutations(session_id: string, i: number, id: number) {
-  const entry = { id: `e${i}`, parent_id: i === 0 ? null : `e${i - 1}`, timestamp: Date.now(), revision: 0, kind: 'message', message: message(i) }
+  const entry = {
+    id: `e${i}`,
+    parent_id: i === 0 ? null : `e${i - 1}`,
+    timestamp: Date.now(),
+    revision: 0,
+    kind: 'message',
+    message: message(i),
+  }
   return [
     { id, change: { type: 'entry', session_id, entry, base_revision: null } },
     { id: id + 1, change: { type: 'leaf', session_id, entry_id: entry.id } },
@@ -92,7 +123,20 @@ function appendMutations(session_id: string, i: number, id: number) {
 
 const sessionMeta = (session_id: string) => ({
   id: 0,
-  change: { type: 'meta', create: true, meta: { session_id, title: session_id, description: '', status: 'idle', kind: 'user', created_at: Date.now(), updated_at: Date.now(), message_count: 0 } },
+  change: {
+    type: 'meta',
+    create: true,
+    meta: {
+      session_id,
+      title: session_id,
+      description: '',
+      status: 'idle',
+      kind: 'user',
+      created_at: Date.now(),
+      updated_at: Date.now(),
+      message_count: 0,
+    },
+  },
 })
 
 type Push = (mutations: unknown[]) => Promise<Array<{ status: string }>>
@@ -109,16 +153,23 @@ function httpClient(url: string, token: string): { push: Push; close(): void } {
     push(mutations) {
       const body = JSON.stringify({ client_id: 's4', mutations })
       return new Promise((resolve, reject) => {
-        const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` }
-        const req = request({ host: hostname, port, path: '/sync/push', method: 'POST', agent, headers }, (res) => {
-          const chunks: Buffer[] = []
-          res.on('data', (c: Buffer) => chunks.push(c))
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString()
-            if (res.statusCode !== 200) reject(new Error(`push: HTTP ${res.statusCode} ${text}`))
-            else resolve((JSON.parse(text) as { results: Array<{ status: string }> }).results)
-          })
-        })
+        const headers = {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          authorization: `Bearer ${token}`,
+        }
+        const req = request(
+          { host: hostname, port, path: '/sync/push', method: 'POST', agent, headers },
+          (res) => {
+            const chunks: Buffer[] = []
+            res.on('data', (c: Buffer) => chunks.push(c))
+            res.on('end', () => {
+              const text = Buffer.concat(chunks).toString()
+              if (res.statusCode !== 200) reject(new Error(`push: HTTP ${res.statusCode} ${text}`))
+              else resolve((JSON.parse(text) as { results: Array<{ status: string }> }).results)
+            })
+          },
+        )
         req.on('error', reject)
         req.end(body)
       })
@@ -139,7 +190,12 @@ function undiciClient(url: string, token: string): { push: Push; close(): void }
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` }
   return {
     async push(mutations) {
-      const res = await client.request({ path: '/sync/push', method: 'POST', headers, body: JSON.stringify({ client_id: 's4', mutations }) })
+      const res = await client.request({
+        path: '/sync/push',
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ client_id: 's4', mutations }),
+      })
       const text = await res.body.text()
       if (res.statusCode !== 200) throw new Error(`push: HTTP ${res.statusCode} ${text}`)
       return (JSON.parse(text) as { results: Array<{ status: string }> }).results
@@ -152,11 +208,22 @@ function undiciClient(url: string, token: string): { push: Push; close(): void }
  * WebSocket: push messages on the live stream a syncing client keeps open anyway (from the
  * current head, so it also receives its own changes back, as a real client does).
  */
-async function wsClient(WS: WebSocketClass, url: string, token: string, head: number): Promise<{ push: Push; close(): void }> {
-  const ws = new WS(`${url.replace(/^http/, 'ws')}/sync/stream?since=${head}`, { headers: { authorization: `Bearer ${token}` } })
+async function wsClient(
+  WS: WebSocketClass,
+  url: string,
+  token: string,
+  head: number,
+): Promise<{ push: Push; close(): void }> {
+  const ws = new WS(`${url.replace(/^http/, 'ws')}/sync/stream?since=${head}`, {
+    headers: { authorization: `Bearer ${token}` },
+  })
   const waiting = new Map<number, (results: Array<{ status: string }>) => void>()
   ws.on('message', (data) => {
-    const m = JSON.parse(data.toString()) as { type: string; id?: number; results?: Array<{ status: string }> }
+    const m = JSON.parse(data.toString()) as {
+      type: string
+      id?: number
+      results?: Array<{ status: string }>
+    }
     if (m.type === 'pushed') waiting.get(m.id!)?.(m.results!)
   })
   await new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject)))
@@ -184,7 +251,11 @@ export function cpuMs(pid: number | undefined): number | undefined {
 }
 
 /** 50 clients, each appending to its own session, one awaited append after another. */
-async function measure(clients: Array<{ push: Push }>, label: string, servers: readonly ChildProcess[]): Promise<{ rate: number; p50: number; p99: number; total: number; cpu?: number; clientCpu: number }> {
+async function measure(
+  clients: Array<{ push: Push }>,
+  label: string,
+  servers: readonly ChildProcess[],
+): Promise<{ rate: number; p50: number; p99: number; total: number; cpu?: number; clientCpu: number }> {
   const latencies: number[] = []
   let counted = 0
   let measuring = false
@@ -195,7 +266,8 @@ async function measure(clients: Array<{ push: Push }>, label: string, servers: r
     for (let i = 0; !stop; i++) {
       const t0 = performance.now()
       const results = await c.push(appendMutations(session_id, i, 2 * i + 1))
-      if (results.some((r) => r.status !== 'applied')) throw new Error(`S4: append refused: ${JSON.stringify(results)}`)
+      if (results.some((r) => r.status !== 'applied'))
+        throw new Error(`S4: append refused: ${JSON.stringify(results)}`)
       if (measuring) {
         counted++
         latencies.push(performance.now() - t0)
@@ -205,7 +277,12 @@ async function measure(clients: Array<{ push: Push }>, label: string, servers: r
   await new Promise((r) => setTimeout(r, WARMUP_MS))
   measuring = true
   const t0 = performance.now()
-  const cpuAll = (): number | undefined => servers.reduce<number | undefined>((sum, s) => (sum === undefined ? undefined : ((c) => (c === undefined ? undefined : sum + c))(cpuMs(s.pid))), 0)
+  const cpuAll = (): number | undefined =>
+    servers.reduce<number | undefined>(
+      (sum, s) =>
+        sum === undefined ? undefined : ((c) => (c === undefined ? undefined : sum + c))(cpuMs(s.pid)),
+      0,
+    )
   const cpu0 = cpuAll()
   // The load generator's own CPU (this process: the clients), which the server's cores share.
   const client0 = process.cpuUsage()
@@ -217,9 +294,17 @@ async function measure(clients: Array<{ push: Push }>, label: string, servers: r
   stop = true
   await Promise.all(loops)
   latencies.sort((a, b) => a - b)
-  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
+  const at = (q: number): number =>
+    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
   const cpu = cpu0 !== undefined && cpu1 !== undefined && counted ? (cpu1 - cpu0) / counted : undefined
-  return { rate: counted / seconds, p50: at(0.5), p99: at(0.99), total: counted, cpu, clientCpu: counted ? (client1.user + client1.system) / 1000 / counted : NaN }
+  return {
+    rate: counted / seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    total: counted,
+    cpu,
+    clientCpu: counted ? (client1.user + client1.system) / 1000 / counted : NaN,
+  }
 }
 
 /**
@@ -241,26 +326,59 @@ const s4: Workload = {
     try {
       for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
         // `http-undici`: the same HTTP pushes from a cheaper client (file storage only; see undiciClient).
-        for (const transport of storage === 'file' ? (['websocket', 'http', 'http-undici'] as const) : (['websocket', 'http'] as const)) {
+        for (const transport of storage === 'file'
+          ? (['websocket', 'http', 'http-undici'] as const)
+          : (['websocket', 'http'] as const)) {
           const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s4-'))
           // Each client is its own user: the server scopes every stream to its principal.
           const tokens = Array.from({ length: CLIENTS }, (_, k) => `s4-token-${k}`)
           const tokensFile = join(dataDir, 'tokens.json')
-          writeFileSync(tokensFile, JSON.stringify(Object.fromEntries(tokens.map((t, k) => [t, `user-${k}`]))))
+          writeFileSync(
+            tokensFile,
+            JSON.stringify(Object.fromEntries(tokens.map((t, k) => [t, `user-${k}`]))),
+          )
           // PostgreSQL: two instances on one database, clients alternating between them.
           const servers =
             storage === 'file'
               ? [await startServer(root, ['--data-dir', join(dataDir, 'data')], tokensFile)]
-              : await ((db: Promise<string>) => db.then(async (url) => [await startServer(root, ['--postgres', url], tokensFile), await startServer(root, ['--postgres', url], tokensFile)]))(cluster!.createDatabase())
+              : await ((db: Promise<string>) =>
+                  db.then(async (url) => [
+                    await startServer(root, ['--postgres', url], tokensFile),
+                    await startServer(root, ['--postgres', url], tokensFile),
+                  ]))(cluster!.createDatabase())
           try {
             // The change log's head, as a pull tells it to an authenticated caller (/health says status only).
-            const head = ((await (await fetch(`${servers[0].url}/sync/pull?since=0&limit=1`, { headers: { authorization: `Bearer ${tokens[0]}` } })).json()) as { head: number }).head
-            const clients = await Promise.all(tokens.map((t, k) => ((url) => (transport === 'http' ? httpClient(url, t) : transport === 'http-undici' ? undiciClient(url, t) : wsClient(WS, url, t, head)))(servers[k % servers.length].url)))
-            const r = await measure(clients, transport, servers.map((s) => s.child))
+            const head = (
+              (await (
+                await fetch(`${servers[0].url}/sync/pull?since=0&limit=1`, {
+                  headers: { authorization: `Bearer ${tokens[0]}` },
+                })
+              ).json()) as { head: number }
+            ).head
+            const clients = await Promise.all(
+              tokens.map((t, k) =>
+                ((url) =>
+                  transport === 'http'
+                    ? httpClient(url, t)
+                    : transport === 'http-undici'
+                      ? undiciClient(url, t)
+                      : wsClient(WS, url, t, head))(servers[k % servers.length].url),
+              ),
+            )
+            const r = await measure(
+              clients,
+              transport,
+              servers.map((s) => s.child),
+            )
             for (const c of clients) c.close()
             const load = loadavg()[0].toFixed(1)
-            const subject = storage === 'file' ? `colloquy-server (${transport})` : `colloquy-server postgres x2 (${transport})`
-            ctx.log(`${subject}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, client CPU ${r.clientCpu.toFixed(3)} ms/append, load ${load}`)
+            const subject =
+              storage === 'file'
+                ? `colloquy-server (${transport})`
+                : `colloquy-server postgres x2 (${transport})`
+            ctx.log(
+              `${subject}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, client CPU ${r.clientCpu.toFixed(3)} ms/append, load ${load}`,
+            )
             rows.push({
               id: 'S4',
               subject,
@@ -270,11 +388,23 @@ const s4: Workload = {
               better: 'higher',
               // The target is read on the rows whose clients leave the server its share of the cores; Node's
               // http client spends more CPU per request than the server does (its note says how much).
-              ...(storage !== 'file' ? { baseline: `colloquy-server (${transport})` } : transport === 'http' ? {} : { target: `>= ${TARGET.toLocaleString('en-US')} appends/s`, pass: r.rate >= TARGET }),
+              ...(storage !== 'file'
+                ? { baseline: `colloquy-server (${transport})` }
+                : transport === 'http'
+                  ? {}
+                  : { target: `>= ${TARGET.toLocaleString('en-US')} appends/s`, pass: r.rate >= TARGET }),
               note: `${CLIENTS} clients (one user each), 1 awaited append per push; client: ${CLIENT_NOTE[transport]} (${r.clientCpu.toFixed(3)} ms CPU per append); ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, flushing at commit) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
             })
             // Contention-independent: what one append costs the server(s), so 1000 / value is the rate one free core sustains.
-            if (r.cpu !== undefined) rows.push({ id: 'S4', subject, metric: 'server CPU per append', value: r.cpu, unit: 'ms', better: 'lower' })
+            if (r.cpu !== undefined)
+              rows.push({
+                id: 'S4',
+                subject,
+                metric: 'server CPU per append',
+                value: r.cpu,
+                unit: 'ms',
+                better: 'lower',
+              })
           } finally {
             for (const s of servers) s.child.kill('SIGKILL')
             rmSync(dataDir, { recursive: true, force: true })

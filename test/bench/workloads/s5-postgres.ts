@@ -13,7 +13,9 @@ const PER_SESSION = 100
 const BATCH = 800
 const LOADERS = 4
 /** `S5_STORAGES=postgres` or `file` runs one storage only (default both, PostgreSQL first). */
-const STORAGES = (process.env.S5_STORAGES ?? 'postgres,file').split(',').filter((s): s is 'postgres' | 'file' => s === 'postgres' || s === 'file')
+const STORAGES = (process.env.S5_STORAGES ?? 'postgres,file')
+  .split(',')
+  .filter((s): s is 'postgres' | 'file' => s === 'postgres' || s === 'file')
 const MB = 1024 * 1024
 
 interface Server {
@@ -23,7 +25,8 @@ interface Server {
   startMs: number
 }
 
-const start = (root: string, storage: readonly string[]): Promise<Server> => spawnServer(root, 'S5', storage, 600_000)
+const start = (root: string, storage: readonly string[]): Promise<Server> =>
+  spawnServer(root, 'S5', storage, 600_000)
 
 const stop = (s: Server): Promise<void> =>
   new Promise((resolve) => {
@@ -39,7 +42,8 @@ function memory(pid: number | undefined): { rss: number; peak: number } {
   return { rss: kb('VmRSS'), peak: kb('VmHWM') }
 }
 
-const text = (s: number, i: number): string => `session ${s} message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(5)}`
+const text = (s: number, i: number): string =>
+  `session ${s} message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(5)}`
 
 /** Every session as a client pushes it: meta, 100 chained entries, the leaf; in batches of about 1,000 mutations. */
 async function load(url: string, pid: number | undefined, log: (line: string) => void): Promise<number> {
@@ -52,23 +56,63 @@ async function load(url: string, pid: number | undefined, log: (line: string) =>
   const loader = async (): Promise<void> => {
     let mutations: unknown[] = []
     const send = async (): Promise<void> => {
-      const res = await fetch(`${url}/sync/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: 's5', mutations }) })
+      const res = await fetch(`${url}/sync/push`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_id: 's5', mutations }),
+      })
       if (!res.ok) throw new Error(`S5 load: HTTP ${res.status} ${await res.text()}`)
       mutations = []
     }
     for (let s = next++; s < sessions; s = next++) {
       const session_id = `s5-${s}`
       const t = 1_700_000_000_000 + s
-      mutations.push({ id: mutations.length, change: { type: 'meta', create: true, meta: { session_id, title: `session ${s}`, description: '', status: 'idle', kind: 'user', created_at: t, updated_at: t, message_count: 0 } } })
+      mutations.push({
+        id: mutations.length,
+        change: {
+          type: 'meta',
+          create: true,
+          meta: {
+            session_id,
+            title: `session ${s}`,
+            description: '',
+            status: 'idle',
+            kind: 'user',
+            created_at: t,
+            updated_at: t,
+            message_count: 0,
+          },
+        },
+      })
       for (let i = 0; i < PER_SESSION; i++) {
-        const entry = { id: `e${i}`, parent_id: i ? `e${i - 1}` : null, timestamp: t + i, revision: 0, kind: 'message', message: { role: i % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: text(s, i) }], timestamp: t + i, ...(i % 2 ? { model: 'm', provider: 'p', stop_reason: 'end' } : {}) } }
-        mutations.push({ id: mutations.length, change: { type: 'entry', session_id, entry, base_revision: null } })
+        const entry = {
+          id: `e${i}`,
+          parent_id: i ? `e${i - 1}` : null,
+          timestamp: t + i,
+          revision: 0,
+          kind: 'message',
+          message: {
+            role: i % 2 ? 'assistant' : 'user',
+            content: [{ type: 'text', text: text(s, i) }],
+            timestamp: t + i,
+            ...(i % 2 ? { model: 'm', provider: 'p', stop_reason: 'end' } : {}),
+          },
+        }
+        mutations.push({
+          id: mutations.length,
+          change: { type: 'entry', session_id, entry, base_revision: null },
+        })
       }
-      mutations.push({ id: mutations.length, change: { type: 'leaf', session_id, entry_id: `e${PER_SESSION - 1}` } })
+      mutations.push({
+        id: mutations.length,
+        change: { type: 'leaf', session_id, entry_id: `e${PER_SESSION - 1}` },
+      })
       if (mutations.length >= BATCH) await send()
       if ((s + 1) % tenth === 0) {
         const at = performance.now()
-        log(`  ${((s + 1) * PER_SESSION).toLocaleString('en-US')} entries pushed, ${((tenth * PER_SESSION) / ((at - mark) / 1000)).toFixed(0)} entries/s over the last tenth, server RSS ${memory(pid).rss.toFixed(0)} MiB`)
+        log(
+          `  ${((s + 1) * PER_SESSION).toLocaleString('en-US')} entries pushed, ${((tenth * PER_SESSION) / ((at - mark) / 1000)).toFixed(0)} entries/s over the last tenth, server RSS ${memory(pid).rss.toFixed(0)} MiB`,
+        )
         mark = at
       }
     }
@@ -111,13 +155,18 @@ const s5: Workload = {
     try {
       for (const storage of STORAGES) {
         const dir = mkdtempSync(join(tmpdir(), 'colloquy-s5-'))
-        const args = storage === 'file' ? ['--data-dir', join(dir, 'data')] : ['--postgres', await cluster.createDatabase()]
+        const args =
+          storage === 'file'
+            ? ['--data-dir', join(dir, 'data')]
+            : ['--postgres', await cluster.createDatabase()]
         const subject = storage === 'file' ? 'file storage' : 'postgres'
         try {
           let server = await start(root, args)
           const loadMs = await load(server.url, server.child.pid, ctx.log)
           const loaded = memory(server.child.pid)
-          ctx.log(`${subject}: loaded ${ENTRIES} entries in ${(loadMs / 1000).toFixed(1)} s, RSS ${loaded.rss.toFixed(0)} MiB (peak ${loaded.peak.toFixed(0)})`)
+          ctx.log(
+            `${subject}: loaded ${ENTRIES} entries in ${(loadMs / 1000).toFixed(1)} s, RSS ${loaded.rss.toFixed(0)} MiB (peak ${loaded.peak.toFixed(0)})`,
+          )
           await stop(server)
           server = await start(root, args)
           const started = memory(server.child.pid)
@@ -125,16 +174,63 @@ const s5: Workload = {
           const after = memory(server.child.pid)
           await stop(server)
           const busy = loadavg()[0].toFixed(1)
-          ctx.log(`${subject}: start ${server.startMs.toFixed(0)} ms, RSS ${started.rss.toFixed(0)} MiB; pull ${pulled.changes} changes in ${(pulled.ms / 1000).toFixed(1)} s, RSS ${after.rss.toFixed(0)} MiB (peak ${after.peak.toFixed(0)}); load ${busy}`)
+          ctx.log(
+            `${subject}: start ${server.startMs.toFixed(0)} ms, RSS ${started.rss.toFixed(0)} MiB; pull ${pulled.changes} changes in ${(pulled.ms / 1000).toFixed(1)} s, RSS ${after.rss.toFixed(0)} MiB (peak ${after.peak.toFixed(0)}); load ${busy}`,
+          )
           const base = storage === 'postgres' ? { baseline: 'file storage' } : {}
           const note = `${ENTRIES.toLocaleString('en-US')} entries in ${Math.ceil(ENTRIES / PER_SESSION).toLocaleString('en-US')} sessions, loaded through POST /sync/push by ${LOADERS} clients in ${(loadMs / 1000).toFixed(0)} s; 1-min load average ${busy}`
           const pg = storage === 'postgres'
           rows.push(
-            { id: 'S5', subject, metric: 'start time', value: server.startMs, unit: 'ms', better: 'lower', ...base, ...(pg && { target: '<= 2000 ms at 1M entries', pass: server.startMs <= 2000 }), note },
-            { id: 'S5', subject, metric: 'RSS after start', value: started.rss, unit: 'MiB', better: 'lower', ...base },
-            { id: 'S5', subject, metric: 'peak RSS while loading', value: loaded.peak, unit: 'MiB', better: 'lower', ...base, ...(pg && { target: '<= 300 MB', pass: loaded.peak * MB <= 300e6 }) },
-            { id: 'S5', subject, metric: 'peak RSS after a full pull', value: after.peak, unit: 'MiB', better: 'lower', ...base, ...(pg && { target: '<= 300 MB', pass: after.peak * MB <= 300e6 }) },
-            { id: 'S5', subject, metric: 'pull from 0', value: pulled.changes / (pulled.ms / 1000), unit: 'changes/s', better: 'higher', ...base, note: `${pulled.changes.toLocaleString('en-US')} changes in pages of 5,000` },
+            {
+              id: 'S5',
+              subject,
+              metric: 'start time',
+              value: server.startMs,
+              unit: 'ms',
+              better: 'lower',
+              ...base,
+              ...(pg && { target: '<= 2000 ms at 1M entries', pass: server.startMs <= 2000 }),
+              note,
+            },
+            {
+              id: 'S5',
+              subject,
+              metric: 'RSS after start',
+              value: started.rss,
+              unit: 'MiB',
+              better: 'lower',
+              ...base,
+            },
+            {
+              id: 'S5',
+              subject,
+              metric: 'peak RSS while loading',
+              value: loaded.peak,
+              unit: 'MiB',
+              better: 'lower',
+              ...base,
+              ...(pg && { target: '<= 300 MB', pass: loaded.peak * MB <= 300e6 }),
+            },
+            {
+              id: 'S5',
+              subject,
+              metric: 'peak RSS after a full pull',
+              value: after.peak,
+              unit: 'MiB',
+              better: 'lower',
+              ...base,
+              ...(pg && { target: '<= 300 MB', pass: after.peak * MB <= 300e6 }),
+            },
+            {
+              id: 'S5',
+              subject,
+              metric: 'pull from 0',
+              value: pulled.changes / (pulled.ms / 1000),
+              unit: 'changes/s',
+              better: 'higher',
+              ...base,
+              note: `${pulled.changes.toLocaleString('en-US')} changes in pages of 5,000`,
+            },
           )
         } finally {
           rmSync(dir, { recursive: true, force: true })
@@ -165,7 +261,9 @@ const s3x: Workload = {
   env: 'node',
   async run(ctx) {
     const root = repoRoot()
-    const WS = createRequire(join(root, 'packages/server/package.json'))('ws') as new (url: string) => WebSocketClient
+    const WS = createRequire(join(root, 'packages/server/package.json'))('ws') as new (
+      url: string,
+    ) => WebSocketClient
     let cluster: TestCluster | undefined
     const servers: Server[] = []
     try {
@@ -175,15 +273,40 @@ const s3x: Workload = {
       const [one, two] = servers
       const t = Date.now()
       const push = async (mutations: unknown[]): Promise<void> => {
-        const res = await fetch(`${one.url}/sync/push`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: 'a', mutations }) })
+        const res = await fetch(`${one.url}/sync/push`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_id: 'a', mutations }),
+        })
         if (!res.ok) throw new Error(`S3x: HTTP ${res.status}`)
       }
-      await push([{ id: 0, change: { type: 'meta', create: true, meta: { session_id: 'x', title: 'x', description: '', status: 'idle', kind: 'user', created_at: t, updated_at: t, message_count: 0 } } }])
+      await push([
+        {
+          id: 0,
+          change: {
+            type: 'meta',
+            create: true,
+            meta: {
+              session_id: 'x',
+              title: 'x',
+              description: '',
+              status: 'idle',
+              kind: 'user',
+              created_at: t,
+              updated_at: t,
+              message_count: 0,
+            },
+          },
+        },
+      ])
       const sent = new Map<string, number>()
       const latencies: number[] = []
       const ws = new WS(`${two.url.replace(/^http/, 'ws')}/sync/stream?since=0`)
       ws.on('message', (data) => {
-        const m = JSON.parse(data.toString()) as { type: string; changes?: Array<{ change: { type: string; entry?: { id: string } } }> }
+        const m = JSON.parse(data.toString()) as {
+          type: string
+          changes?: Array<{ change: { type: string; entry?: { id: string } } }>
+        }
         for (const c of m.changes ?? []) {
           const at = c.change.entry && sent.get(c.change.entry.id)
           if (at !== undefined) {
@@ -197,18 +320,48 @@ const s3x: Workload = {
       for (let i = 0; i < N; i++) {
         const id = `e${i}`
         sent.set(id, performance.now())
-        await push([{ id: 1, change: { type: 'entry', session_id: 'x', base_revision: null, entry: { id, parent_id: i ? `e${i - 1}` : null, timestamp: t + i, revision: 0, kind: 'message', message: { role: 'user', content: [{ type: 'text', text: `m${i}` }], timestamp: t } } } }])
+        await push([
+          {
+            id: 1,
+            change: {
+              type: 'entry',
+              session_id: 'x',
+              base_revision: null,
+              entry: {
+                id,
+                parent_id: i ? `e${i - 1}` : null,
+                timestamp: t + i,
+                revision: 0,
+                kind: 'message',
+                message: { role: 'user', content: [{ type: 'text', text: `m${i}` }], timestamp: t },
+              },
+            },
+          },
+        ])
         await new Promise((r) => setTimeout(r, 20))
       }
       const until = Date.now() + 5000
       while (latencies.length < N && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
       ws.close()
       latencies.sort((a, b) => a - b)
-      const q = (p: number): number => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]
+      const q = (p: number): number =>
+        latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]
       const load = loadavg()[0].toFixed(1)
-      ctx.log(`S3x: ${latencies.length}/${N} received on instance 2, p50 ${q(0.5).toFixed(1)} ms, p95 ${q(0.95).toFixed(1)} ms, load ${load}`)
+      ctx.log(
+        `S3x: ${latencies.length}/${N} received on instance 2, p50 ${q(0.5).toFixed(1)} ms, p95 ${q(0.95).toFixed(1)} ms, load ${load}`,
+      )
       return [
-        { id: 'S3x', subject: 'postgres, 2 instances', metric: 'push on 1 → stream on 2, p95', value: q(0.95), unit: 'ms', better: 'lower', target: '<= 50 ms', pass: q(0.95) <= 50 && latencies.length === N, note: `${latencies.length}/${N} appends received; p50 ${q(0.5).toFixed(1)} ms; NOTIFY delivered at COMMIT, one reader per instance reading in one statement; 1-min load average ${load}` },
+        {
+          id: 'S3x',
+          subject: 'postgres, 2 instances',
+          metric: 'push on 1 → stream on 2, p95',
+          value: q(0.95),
+          unit: 'ms',
+          better: 'lower',
+          target: '<= 50 ms',
+          pass: q(0.95) <= 50 && latencies.length === N,
+          note: `${latencies.length}/${N} appends received; p50 ${q(0.5).toFixed(1)} ms; NOTIFY delivered at COMMIT, one reader per instance reading in one statement; 1-min load average ${load}`,
+        },
       ]
     } finally {
       for (const s of servers) s.child.kill('SIGKILL')

@@ -57,26 +57,56 @@ interface Flood {
   body?: string
 }
 
-const text = (i: number): string => `message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(4)}`
+const text = (i: number): string =>
+  `message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(4)}`
 const entry = (id: string, parent: string | null, i: number) => ({
-  id, parent_id: parent, timestamp: 1_700_000_000_000 + i, revision: 0, kind: 'message',
+  id,
+  parent_id: parent,
+  timestamp: 1_700_000_000_000 + i,
+  revision: 0,
+  kind: 'message',
   message: { role: 'user', content: [{ type: 'text', text: text(i) }], timestamp: i },
 })
 const meta = (session_id: string, title: string, metadata: Record<string, unknown> = {}) => ({
-  type: 'meta', create: true,
-  meta: { session_id, title, description: '', status: 'idle', kind: 'user', created_at: 1, updated_at: 1, message_count: 0, metadata },
+  type: 'meta',
+  create: true,
+  meta: {
+    session_id,
+    title,
+    description: '',
+    status: 'idle',
+    kind: 'user',
+    created_at: 1,
+    updated_at: 1,
+    message_count: 0,
+    metadata,
+  },
 })
 /** Metadata every one of alice's sessions carries, and her list filter asks for: 500 members compared per session. */
 const TAGS = Array.from({ length: 500 }, (_, i) => i)
 
-async function call(client: Client, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
-  const res = await client.request({ path, method: method as 'GET', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+async function call(
+  client: Client,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
+  const res = await client.request({
+    path,
+    method: method as 'GET',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   return { status: res.statusCode, text: await res.body.text() }
 }
 
 async function push(client: Client, token: string, changes: unknown[]): Promise<void> {
   for (let i = 0; i < changes.length; i += 200) {
-    const r = await call(client, token, 'POST', '/sync/push', { client_id: 's6', mutations: changes.slice(i, i + 200).map((change, k) => ({ id: i + k, change })) })
+    const r = await call(client, token, 'POST', '/sync/push', {
+      client_id: 's6',
+      mutations: changes.slice(i, i + 200).map((change, k) => ({ id: i + k, change })),
+    })
     if (r.status !== 200) throw new Error(`S6 setup push: ${r.status} ${r.text.slice(0, 200)}`)
   }
 }
@@ -84,10 +114,22 @@ async function push(client: Client, token: string, changes: unknown[]): Promise<
 /** Alice's data (sessions with metadata worth comparing, one 50,000-word title, one long session) and Bob's one session. */
 async function seed(client: Client): Promise<void> {
   const words = Array.from({ length: TITLE_WORDS }, (_, i) => `w${i}`)
-  const sessions = Array.from({ length: SESSIONS }, (_, i) => meta(`a-${i}`, `Deploy pipeline number ${i} for production`, { tags: TAGS }))
-  await push(client, 'tok-alice', [...sessions, meta('a-title', words.join(' ')), meta('a-long', 'A long conversation')])
+  const sessions = Array.from({ length: SESSIONS }, (_, i) =>
+    meta(`a-${i}`, `Deploy pipeline number ${i} for production`, { tags: TAGS }),
+  )
+  await push(client, 'tok-alice', [
+    ...sessions,
+    meta('a-title', words.join(' ')),
+    meta('a-long', 'A long conversation'),
+  ])
   const long: unknown[] = []
-  for (let i = 0; i < LONG_ENTRIES; i++) long.push({ type: 'entry', session_id: 'a-long', base_revision: null, entry: entry(`e${i}`, i === 0 ? null : `e${i - 1}`, i) })
+  for (let i = 0; i < LONG_ENTRIES; i++)
+    long.push({
+      type: 'entry',
+      session_id: 'a-long',
+      base_revision: null,
+      entry: entry(`e${i}`, i === 0 ? null : `e${i - 1}`, i),
+    })
   long.push({ type: 'leaf', session_id: 'a-long', entry_id: `e${LONG_ENTRIES - 1}` })
   await push(client, 'tok-alice', long)
   await push(client, 'tok-bob', [meta('b-canary', 'Canary')])
@@ -98,22 +140,65 @@ function floods(): Flood[] {
   const query = Array.from({ length: TITLE_WORDS }, (_, i) => `w${TITLE_WORDS - 1 - i}`).join(' ')
   const bigPush = {
     client_id: 's6-flood',
-    mutations: Array.from({ length: 1000 }, (_, i) => ({ id: i, change: { type: 'entry', session_id: `a-${i % SESSIONS}`, base_revision: null, entry: entry(`f{{n}}-${i}`, null, i) } })),
+    mutations: Array.from({ length: 1000 }, (_, i) => ({
+      id: i,
+      change: {
+        type: 'entry',
+        session_id: `a-${i % SESSIONS}`,
+        base_revision: null,
+        entry: entry(`f{{n}}-${i}`, null, i),
+      },
+    })),
   }
   const sha = 'f'.repeat(64)
   return [
-    { name: 'mention search (50,000 terms over a 50,000-word title)', method: 'POST', path: '/rpc/session::mention::search', body: JSON.stringify({ query, limit: 50 }) },
-    { name: 'list with a 500-member metadata filter matching 2,000 sessions', method: 'POST', path: '/rpc/session::list', body: JSON.stringify({ metadata: { tags: TAGS }, limit: 1000 }) },
+    {
+      name: 'mention search (50,000 terms over a 50,000-word title)',
+      method: 'POST',
+      path: '/rpc/session::mention::search',
+      body: JSON.stringify({ query, limit: 50 }),
+    },
+    {
+      name: 'list with a 500-member metadata filter matching 2,000 sessions',
+      method: 'POST',
+      path: '/rpc/session::list',
+      body: JSON.stringify({ metadata: { tags: TAGS }, limit: 1000 }),
+    },
     { name: 'pull from 0, limit 5000', method: 'GET', path: '/sync/pull?since=0&limit=5000' },
-    { name: 'attachment reuse=1 of bytes nobody has', method: 'POST', path: `/sync/attachments/a-0/x{{n}}?name=x&size=1&sha256=${sha}&created_at=0&reuse=1`, body: '' },
-    { name: 'push of 1,000 new entries (~1 MB)', method: 'POST', path: '/sync/push', body: JSON.stringify(bigPush) },
+    {
+      name: 'attachment reuse=1 of bytes nobody has',
+      method: 'POST',
+      path: `/sync/attachments/a-0/x{{n}}?name=x&size=1&sha256=${sha}&created_at=0&reuse=1`,
+      body: '',
+    },
+    {
+      name: 'push of 1,000 new entries (~1 MB)',
+      method: 'POST',
+      path: '/sync/push',
+      body: JSON.stringify(bigPush),
+    },
     { name: 'history of a 3,000-message session', method: 'GET', path: '/sessions/a-long/history' },
-    { name: 'messages of a 3,000-message session at the largest page (limit 1000, served 500)', method: 'POST', path: '/rpc/session::messages', body: JSON.stringify({ session_id: 'a-long', limit: 1000 }) },
+    {
+      name: 'messages of a 3,000-message session at the largest page (limit 1000, served 500)',
+      method: 'POST',
+      path: '/rpc/session::messages',
+      body: JSON.stringify({ session_id: 'a-long', limit: 1000 }),
+    },
   ]
 }
 
 /** Runs the flood (or nothing) while the canary sends; returns the canary's latencies and the flood's statistics. */
-async function phase(url: string, canary: Client, flood: readonly Flood[] | undefined, dir: string, blocks: () => Promise<{ maxMs: number; maxCpuMs: number }>): Promise<{ lat: number[]; block: { maxMs: number; maxCpuMs: number }; stats?: Record<string, { count: number; statuses: Record<string, number>; maxMs: number }> }> {
+async function phase(
+  url: string,
+  canary: Client,
+  flood: readonly Flood[] | undefined,
+  dir: string,
+  blocks: () => Promise<{ maxMs: number; maxCpuMs: number }>,
+): Promise<{
+  lat: number[]
+  block: { maxMs: number; maxCpuMs: number }
+  stats?: Record<string, { count: number; statuses: Record<string, number>; maxMs: number }>
+}> {
   await blocks()
   let child: ChildProcess | undefined
   let out = ''
@@ -123,9 +208,25 @@ async function phase(url: string, canary: Client, flood: readonly Flood[] | unde
     writeFileSync(file, JSON.stringify(flood))
     // At a lower CPU priority: the load generator's own work (building and reading large bodies)
     // should not be what takes the cores from the server and the canary.
-    child = spawn('nice', ['-n', '10', process.execPath, join(repoRoot(), 'test/bench/subjects/flood.mjs'), url, 'tok-alice', file, String(FLOOD_CONCURRENCY), String(PHASE_MS)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    child = spawn(
+      'nice',
+      [
+        '-n',
+        '10',
+        process.execPath,
+        join(repoRoot(), 'test/bench/subjects/flood.mjs'),
+        url,
+        'tok-alice',
+        file,
+        String(FLOOD_CONCURRENCY),
+        String(PHASE_MS),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
     const c = child
-    await new Promise<void>((resolve) => c.stdout!.on('data', (d: Buffer) => ((out += d.toString()), out.includes('started') && resolve())))
+    await new Promise<void>((resolve) =>
+      c.stdout!.on('data', (d: Buffer) => ((out += d.toString()), out.includes('started') && resolve())),
+    )
     done = new Promise((resolve) => c.once('exit', () => resolve()))
   }
   let over = false
@@ -156,10 +257,22 @@ const workload: Workload = {
     writeFileSync(join(dir, 'tokens.json'), JSON.stringify(TOKENS))
     const cluster = process.env.S6_POSTGRES === '0' ? undefined : await startPostgres({ durable: true })
     try {
-      for (const storage of [...(process.env.S6_FILE === '0' ? [] : ['file' as const]), ...(cluster ? ['postgres' as const] : [])]) {
-        const args = storage === 'file' ? ['--data-dir', join(dir, 'data')] : ['--postgres', await cluster!.createDatabase()]
+      for (const storage of [
+        ...(process.env.S6_FILE === '0' ? [] : ['file' as const]),
+        ...(cluster ? ['postgres' as const] : []),
+      ]) {
+        const args =
+          storage === 'file'
+            ? ['--data-dir', join(dir, 'data')]
+            : ['--postgres', await cluster!.createDatabase()]
         const nodeArgs = ['--import', join(root, 'test/bench/subjects/loop-block.mjs'), ...SERVER_NODE_ARGS]
-        const { url, child } = await spawnServer(root, 'S6', [...args, '--tokens-file', join(dir, 'tokens.json')], 30_000, nodeArgs)
+        const { url, child } = await spawnServer(
+          root,
+          'S6',
+          [...args, '--tokens-file', join(dir, 'tokens.json')],
+          30_000,
+          nodeArgs,
+        )
         const blocks = loopBlocks(child)
         const client = new Client(url, { pipelining: 0 })
         const canary = new Client(url, { pipelining: 0 })
@@ -168,10 +281,20 @@ const workload: Workload = {
           ctx.log(`S6 ${storage}: seeding`)
           await seed(client)
           const idle = await phase(url, canary, undefined, dir, blocks)
-          const row = (load: string, { lat, block }: { lat: number[]; block: { maxMs: number; maxCpuMs: number } }, note: string, target: boolean): BenchRow => {
+          const row = (
+            load: string,
+            { lat, block }: { lat: number[]; block: { maxMs: number; maxCpuMs: number } },
+            note: string,
+            target: boolean,
+          ): BenchRow => {
             const p99 = percentile(lat, 99)
             return {
-              id: 'S6', subject: `${subject}: ${load}`, metric: 'canary p99', value: Math.round(p99 * 10) / 10, unit: 'ms', better: 'lower',
+              id: 'S6',
+              subject: `${subject}: ${load}`,
+              metric: 'canary p99',
+              value: Math.round(p99 * 10) / 10,
+              unit: 'ms',
+              better: 'lower',
               ...(target && { target: `<= ${TARGET_MS} ms`, pass: p99 <= TARGET_MS }),
               note: `canary p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...lat).toFixed(1)} ms over ${lat.length} requests (idle: p50 ${percentile(idle.lat, 50).toFixed(1)}, p99 ${percentile(idle.lat, 99).toFixed(1)} ms); longest event-loop block ${block.maxMs} ms (${block.maxCpuMs} ms of CPU); ${note}; load average ${loadavg()[0].toFixed(1)}`,
             }
@@ -180,17 +303,46 @@ const workload: Workload = {
           // The control: the same 4 connections sending alice's cheapest request (no scan). What
           // the canary loses here is the machine's cores shared with the load, not the event loop.
           ctx.log(`S6 ${storage}: control`)
-          const control = await phase(url, canary, [{ name: 'session::get (control: no scan)', method: 'POST', path: '/rpc/session::get', body: JSON.stringify({ session_id: 'a-0' }) }], dir, blocks)
-          rows.push(row('control: session::get, no scan', control, `${FLOOD_CONCURRENCY} connections of alice: ${JSON.stringify(control.stats)}`, false))
+          const control = await phase(
+            url,
+            canary,
+            [
+              {
+                name: 'session::get (control: no scan)',
+                method: 'POST',
+                path: '/rpc/session::get',
+                body: JSON.stringify({ session_id: 'a-0' }),
+              },
+            ],
+            dir,
+            blocks,
+          )
+          rows.push(
+            row(
+              'control: session::get, no scan',
+              control,
+              `${FLOOD_CONCURRENCY} connections of alice: ${JSON.stringify(control.stats)}`,
+              false,
+            ),
+          )
           const all = floods().filter((f) => !ONLY || ONLY.some((o) => f.name.includes(o)))
           for (const f of all) {
             ctx.log(`S6 ${storage}: ${f.name}`)
             const r = await phase(url, canary, [f], dir, blocks)
-            rows.push(row(f.name, r, `${FLOOD_CONCURRENCY} connections of alice: ${JSON.stringify(r.stats)}`, true))
+            rows.push(
+              row(f.name, r, `${FLOOD_CONCURRENCY} connections of alice: ${JSON.stringify(r.stats)}`, true),
+            )
           }
           ctx.log(`S6 ${storage}: all of them mixed`)
           const mixed = await phase(url, canary, all, dir, blocks)
-          rows.push(row('all of them mixed', mixed, `${FLOOD_CONCURRENCY} connections of alice taking the requests in turn: ${JSON.stringify(mixed.stats)}`, true))
+          rows.push(
+            row(
+              'all of them mixed',
+              mixed,
+              `${FLOOD_CONCURRENCY} connections of alice taking the requests in turn: ${JSON.stringify(mixed.stats)}`,
+              true,
+            ),
+          )
         } finally {
           await client.close()
           await canary.close()

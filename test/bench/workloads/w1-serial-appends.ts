@@ -89,12 +89,20 @@ const w1: Workload = {
         },
       })
       return compareRows(outcomes, {
-        id: 'W1', metric: '10k serial appends', unit: 'ms', better: 'lower', ahead: true, reduce: sum,
+        id: 'W1',
+        metric: '10k serial appends',
+        unit: 'ms',
+        better: 'lower',
+        ahead: true,
+        reduce: sum,
         vsRaw: { max: 1.3, text: '<= 1.3x raw idb' },
         notes: {
           'raw idb': 'one put per transaction',
-          'raw idb stamped': "the same into a store laid out as Colloquy's (each entry carries the session's new version in an indexed stamp): the floor for Colloquy's layout",
-          colloquy: 'store.append, awaited', dexie: 'table.add, awaited', rxdb: 'collection.insert, awaited',
+          'raw idb stamped':
+            "the same into a store laid out as Colloquy's (each entry carries the session's new version in an indexed stamp): the floor for Colloquy's layout",
+          colloquy: 'store.append, awaited',
+          dexie: 'table.add, awaited',
+          rxdb: 'collection.insert, awaited',
         },
       })
     } finally {

@@ -76,22 +76,42 @@ const w4: Workload = {
   title: 'cold open of a 10,000-entry / 20-branch session to the first live result',
   env: 'browser',
   async run(ctx) {
-    const names: Record<Subject, string> = { 'raw idb': ctx.dbName('w4-raw'), colloquy: ctx.dbName('w4-colloquy'), dexie: ctx.dbName('w4-dexie'), rxdb: ctx.dbName('w4-rxdb') }
+    const names: Record<Subject, string> = {
+      'raw idb': ctx.dbName('w4-raw'),
+      colloquy: ctx.dbName('w4-colloquy'),
+      dexie: ctx.dbName('w4-dexie'),
+      rxdb: ctx.dbName('w4-rxdb'),
+    }
     await seedAll(names, SID, N, BRANCHES)
     let pathLength = 0
     const open = (s: Subject) => async (): Promise<number> => {
-      const { ms, path } = await inFreshRealm<{ ms: number; path?: number }>(import.meta.url, 'coldOpen', s, names[s])
+      const { ms, path } = await inFreshRealm<{ ms: number; path?: number }>(
+        import.meta.url,
+        'coldOpen',
+        s,
+        names[s],
+      )
       if (path) pathLength = path
       return ms
     }
-    const outcomes = await runRounds(ctx, ROUNDS, { 'raw idb': open('raw idb'), colloquy: open('colloquy'), dexie: open('dexie'), rxdb: open('rxdb') })
+    const outcomes = await runRounds(ctx, ROUNDS, {
+      'raw idb': open('raw idb'),
+      colloquy: open('colloquy'),
+      dexie: open('dexie'),
+      rxdb: open('rxdb'),
+    })
     return compareRows(outcomes, {
-      id: 'W4', metric: 'cold open to first result', unit: 'ms', better: 'lower', ahead: true,
+      id: 'W4',
+      metric: 'cold open to first result',
+      unit: 'ms',
+      better: 'lower',
+      ahead: true,
       vsRaw: { max: 1.5, text: '<= 1.5x raw idb' },
       notes: {
         'raw idb': 'openDB + getAll(key range)',
         colloquy: `createStore + messages$ first emission (${pathLength} messages on the active path)`,
-        dexie: 'new Dexie + liveQuery first result', rxdb: 'createRxDatabase + addCollections + find().$ first result',
+        dexie: 'new Dexie + liveQuery first result',
+        rxdb: 'createRxDatabase + addCollections + find().$ first result',
       },
     })
   },

@@ -22,7 +22,9 @@ const w5: Workload = {
   title: 'one append with 100 live messages$ subscribers on 100 sessions',
   env: 'browser',
   async run(ctx) {
-    const open = Object.entries(fanoutSubjects(ctx, REPEATS)).map(([name, make]) => [name, make, false] as const)
+    const open = Object.entries(fanoutSubjects(ctx, REPEATS)).map(
+      ([name, make]) => [name, make, false] as const,
+    )
     const { series, failed } = await runFanout(ctx, open, { rounds: ROUNDS, repeats: REPEATS })
     const outcomes: Partial<Record<Measured, Outcome>> = {}
     for (const s of SUBJECTS) {
@@ -33,21 +35,35 @@ const w5: Workload = {
     const p95note = (name: string): string => {
       const all = series.get(name)?.all
       // Commit times are bimodal: how many samples fell in the slow mode says more than a median.
-      return all?.length ? `; p95 ${percentile(all, 95).toFixed(2)} ms of ${all.length}, ${all.filter((v) => v > 2).length} over 2 ms` : ''
+      return all?.length
+        ? `; p95 ${percentile(all, 95).toFixed(2)} ms of ${all.length}, ${all.filter((v) => v > 2).length} over 2 ms`
+        : ''
     }
     /** An extra series as its own row: the median of its rounds' medians, the rounds listed. */
     const seriesRow = (name: string, note: string, baseline?: string) => {
       const sr = series.get(name)
       if (!sr) return []
-      return [{
-        id: 'W5', subject: name, metric: 'append -> subscriber emits', value: median(sr.rounds), unit: 'ms', better: 'lower' as const, ...(baseline ? { baseline } : {}),
-        note: `${note}; median of ${sr.rounds.length} rounds: ${sr.rounds.map((v) => +v.toPrecision(3)).join(', ')}${p95note(name)}`,
-      }]
+      return [
+        {
+          id: 'W5',
+          subject: name,
+          metric: 'append -> subscriber emits',
+          value: median(sr.rounds),
+          unit: 'ms',
+          better: 'lower' as const,
+          ...(baseline ? { baseline } : {}),
+          note: `${note}; median of ${sr.rounds.length} rounds: ${sr.rounds.map((v) => +v.toPrecision(3)).join(', ')}${p95note(name)}`,
+        },
+      ]
     }
     const clock = crossOriginIsolated ? 'clock 5 µs (cross-origin isolated)' : 'clock 100 µs'
     return [
       ...compareRows(outcomes, {
-        id: 'W5', metric: 'append -> subscriber emits', unit: 'ms', better: 'lower', ahead: true,
+        id: 'W5',
+        metric: 'append -> subscriber emits',
+        unit: 'ms',
+        better: 'lower',
+        ahead: true,
         notes: {
           'raw idb': `bare put transaction, no live query, timed to the put call's return (not its commit: see raw idb committed); each round the median of ${REPEATS}${p95note('raw idb')}`,
           colloquy: `store.append; 100 messages$ subscribers; emits after the commit; each round the median of ${REPEATS}${p95note('colloquy')}; ${clock}`,
@@ -55,9 +71,19 @@ const w5: Workload = {
           rxdb: `collection.insert; 100 find().$ subscribers; each round the median of ${REPEATS}${p95note('rxdb')}`,
         },
       }),
-      ...seriesRow('raw idb committed', `the raw idb series timed to the transaction's complete event instead of the put call's return: the floor for emitting after the commit`),
-      ...seriesRow('raw idb committed, stamped', `raw idb committed with Colloquy's record layout: each put entry carries its session's new version in a store indexed on it (how Colloquy finds a session's head without a second record per commit): the floor for Colloquy emitting after the commit`),
-      ...seriesRow('colloquy optimistic', `store.append; 100 messages$({ optimistic: true }) subscribers (an opt-in: emits when the write is handed to IndexedDB, takes it back if the commit fails; events still after the commit); a second store taking its turns with the others; ratio vs Dexie (below 1: ahead)`, 'dexie'),
+      ...seriesRow(
+        'raw idb committed',
+        `the raw idb series timed to the transaction's complete event instead of the put call's return: the floor for emitting after the commit`,
+      ),
+      ...seriesRow(
+        'raw idb committed, stamped',
+        `raw idb committed with Colloquy's record layout: each put entry carries its session's new version in a store indexed on it (how Colloquy finds a session's head without a second record per commit): the floor for Colloquy emitting after the commit`,
+      ),
+      ...seriesRow(
+        'colloquy optimistic',
+        `store.append; 100 messages$({ optimistic: true }) subscribers (an opt-in: emits when the write is handed to IndexedDB, takes it back if the commit fails; events still after the commit); a second store taking its turns with the others; ratio vs Dexie (below 1: ahead)`,
+        'dexie',
+      ),
     ]
   },
 }

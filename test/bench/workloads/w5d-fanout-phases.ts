@@ -18,8 +18,15 @@ const w5d: Workload = {
   env: 'browser',
   async run(ctx) {
     const subjects = fanoutSubjects(ctx, REPEATS)
-    const open = (['raw idb', 'colloquy', 'dexie'] as const).flatMap((name) => [[name, subjects[name], false] as const, [`${name} warm`, subjects[name], true] as const])
-    const { series, failed, phases } = await runFanout(ctx, open, { rounds: ROUNDS, repeats: REPEATS, phases: true })
+    const open = (['raw idb', 'colloquy', 'dexie'] as const).flatMap((name) => [
+      [name, subjects[name], false] as const,
+      [`${name} warm`, subjects[name], true] as const,
+    ])
+    const { series, failed, phases } = await runFanout(ctx, open, {
+      rounds: ROUNDS,
+      repeats: REPEATS,
+      phases: true,
+    })
     const rows: BenchRow[] = []
     const shown: Array<[string, string]> = [
       ['raw idb committed, stamped', 'raw idb stamped, to its commit'],
@@ -33,14 +40,35 @@ const w5d: Workload = {
         const p: Phases | undefined = phases.get(name)
         if (!sr || !p) continue
         const row = (metric: string, value: number, note: string): void =>
-          void rows.push({ id: 'W5D', subject: name, metric, value, unit: 'ms', better: 'lower', note: `${what}${warm ? ', warmed' : ''}; ${note}` })
-        row('append -> emission', median(sr.rounds), `median of ${ROUNDS} rounds of ${REPEATS}: ${sr.rounds.map((v) => +v.toPrecision(3)).join(', ')}`)
+          void rows.push({
+            id: 'W5D',
+            subject: name,
+            metric,
+            value,
+            unit: 'ms',
+            better: 'lower',
+            note: `${what}${warm ? ', warmed' : ''}; ${note}`,
+          })
+        row(
+          'append -> emission',
+          median(sr.rounds),
+          `median of ${ROUNDS} rounds of ${REPEATS}: ${sr.rounds.map((v) => +v.toPrecision(3)).join(', ')}`,
+        )
         row('call -> transaction created', median(p.pre), `median of ${p.pre.length}`)
-        row('transaction life', median(p.life), `created to complete; median of ${p.life.length}, ${p.life.filter((v) => v > 1.5).length} over 1.5 ms`)
-        row('complete -> emission', median(p.post), `median of ${p.post.length}${median(p.post) < 0 ? ' (negative: emitted before its commit completed)' : ''}`)
+        row(
+          'transaction life',
+          median(p.life),
+          `created to complete; median of ${p.life.length}, ${p.life.filter((v) => v > 1.5).length} over 1.5 ms`,
+        )
+        row(
+          'complete -> emission',
+          median(p.post),
+          `median of ${p.post.length}${median(p.post) < 0 ? ' (negative: emitted before its commit completed)' : ''}`,
+        )
       }
     }
-    for (const [name, error] of failed) rows.push({ id: 'W5D', subject: name, metric: 'error', value: NaN, unit: '', note: error })
+    for (const [name, error] of failed)
+      rows.push({ id: 'W5D', subject: name, metric: 'error', value: NaN, unit: '', note: error })
     return rows
   },
 }

@@ -90,16 +90,31 @@ const w6: Workload = {
   title: 'heap used by a loaded 10,000-entry session',
   env: 'browser',
   async run(ctx) {
-    const names: Record<Subject, string> = { 'raw idb': ctx.dbName('w6-raw'), colloquy: ctx.dbName('w6-colloquy'), dexie: ctx.dbName('w6-dexie'), rxdb: ctx.dbName('w6-rxdb') }
+    const names: Record<Subject, string> = {
+      'raw idb': ctx.dbName('w6-raw'),
+      colloquy: ctx.dbName('w6-colloquy'),
+      dexie: ctx.dbName('w6-dexie'),
+      rxdb: ctx.dbName('w6-rxdb'),
+    }
     // seedAll keeps nothing of the generated data referenced once it returns.
     await seedAll(names, SID, N, 20)
     const measure = (s: Subject) => () => inFreshRealm<number>(import.meta.url, 'heapOf', s, names[s])
-    const outcomes = await runRounds(ctx, ROUNDS, { 'raw idb': measure('raw idb'), colloquy: measure('colloquy'), dexie: measure('dexie'), rxdb: measure('rxdb') })
+    const outcomes = await runRounds(ctx, ROUNDS, {
+      'raw idb': measure('raw idb'),
+      colloquy: measure('colloquy'),
+      dexie: measure('dexie'),
+      rxdb: measure('rxdb'),
+    })
     return compareRows(outcomes, {
-      id: 'W6', metric: 'heap of a loaded 10k session', unit: 'MB', better: 'lower',
+      id: 'W6',
+      metric: 'heap of a loaded 10k session',
+      unit: 'MB',
+      better: 'lower',
       notes: {
-        'raw idb': 'getAll array', colloquy: 'store entries + messages$ subscribed (active path)',
-        dexie: 'liveQuery subscribed (result + its cache)', rxdb: 'find().$ subscribed (RxDocuments + caches)',
+        'raw idb': 'getAll array',
+        colloquy: 'store entries + messages$ subscribed (active path)',
+        dexie: 'liveQuery subscribed (result + its cache)',
+        rxdb: 'find().$ subscribed (RxDocuments + caches)',
       },
     })
   },

@@ -24,8 +24,11 @@ function blobs(): Blob[] {
 
 /** Raw IndexedDB: one object store of Blobs keyed [session, id], one transaction per put, like an app would. */
 async function rawRound(name: string, files: readonly Blob[]): Promise<number> {
-  const db = unwrap(await openDB(name, 1, { upgrade: (d) => void d.createObjectStore('blobs') })) as IDBDatabase
-  const req = <T>(r: IDBRequest<T>): Promise<T> => new Promise((res, rej) => ((r.onsuccess = () => res(r.result)), (r.onerror = () => rej(r.error))))
+  const db = unwrap(
+    await openDB(name, 1, { upgrade: (d) => void d.createObjectStore('blobs') }),
+  ) as IDBDatabase
+  const req = <T>(r: IDBRequest<T>): Promise<T> =>
+    new Promise((res, rej) => ((r.onsuccess = () => res(r.result)), (r.onerror = () => rej(r.error))))
   const t0 = now()
   for (let i = 0; i < files.length; i++) {
     const tx = db.transaction('blobs', 'readwrite', { durability: 'relaxed' })
@@ -34,7 +37,12 @@ async function rawRound(name: string, files: readonly Blob[]): Promise<number> {
   }
   let read = 0
   for (let i = 0; i < files.length; i++) {
-    const b = await req(db.transaction('blobs', 'readonly').objectStore('blobs').get([SID, `a_${i}`]) as IDBRequest<Blob>)
+    const b = await req(
+      db
+        .transaction('blobs', 'readonly')
+        .objectStore('blobs')
+        .get([SID, `a_${i}`]) as IDBRequest<Blob>,
+    )
     read += (await b.arrayBuffer()).byteLength
   }
   const ms = now() - t0
@@ -48,9 +56,11 @@ async function colloquyRound(name: string, files: readonly Blob[]): Promise<numb
   const { session_id } = await store.create({})
   const t0 = now()
   const ids: string[] = []
-  for (const file of files) ids.push((await store.putAttachment({ session_id, name: 'shot.png', file })).attachment.attachment_id)
+  for (const file of files)
+    ids.push((await store.putAttachment({ session_id, name: 'shot.png', file })).attachment.attachment_id)
   let read = 0
-  for (const id of ids) read += (await (await store.getAttachmentBlob(session_id, id))!.arrayBuffer()).byteLength
+  for (const id of ids)
+    read += (await (await store.getAttachmentBlob(session_id, id))!.arrayBuffer()).byteLength
   const ms = now() - t0
   await store.close()
   if (read !== COUNT * SIZE) throw new Error(`colloquy read ${read} bytes`)
@@ -64,8 +74,19 @@ export async function seedImages(name: string): Promise<string> {
   const bytes = new Uint8Array(IMAGE_SIZE).fill(9)
   for (let i = 0; i < IMAGES; i++) {
     bytes[0] = i & 255
-    const { attachment } = await store.putAttachment({ session_id, name: `img${i}.png`, file: new Blob([bytes], { type: 'image/png' }) })
-    await store.append({ session_id, message: { role: 'user', content: [{ type: 'image', mime: 'image/png', data: '', attachment_id: attachment.attachment_id }], timestamp: i } })
+    const { attachment } = await store.putAttachment({
+      session_id,
+      name: `img${i}.png`,
+      file: new Blob([bytes], { type: 'image/png' }),
+    })
+    await store.append({
+      session_id,
+      message: {
+        role: 'user',
+        content: [{ type: 'image', mime: 'image/png', data: '', attachment_id: attachment.attachment_id }],
+        timestamp: i,
+      },
+    })
   }
   await store.close()
   return session_id
@@ -76,7 +97,10 @@ export async function imageSessionHeap(name: string, session_id: string): Promis
   const before = await heapUsed()
   const store = await openColloquy(name)
   const items = await new Promise<unknown[]>((resolve, reject) => {
-    const sub = store.messages$({ session_id }).subscribe({ next: (v) => v.length === IMAGES && (resolve(v), queueMicrotask(() => sub.unsubscribe())), error: reject })
+    const sub = store.messages$({ session_id }).subscribe({
+      next: (v) => v.length === IMAGES && (resolve(v), queueMicrotask(() => sub.unsubscribe())),
+      error: reject,
+    })
   })
   const list = await store.listAttachments({ session_id })
   const after = await heapUsed()
@@ -104,7 +128,10 @@ const w7: Workload = {
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 ? ['colloquy', 'raw'] : ['raw', 'colloquy']
       for (const s of order) {
-        const ms = s === 'raw' ? await rawRound(ctx.dbName('w7-raw'), files) : await colloquyRound(ctx.dbName('w7-colloquy'), files)
+        const ms =
+          s === 'raw'
+            ? await rawRound(ctx.dbName('w7-raw'), files)
+            : await colloquyRound(ctx.dbName('w7-colloquy'), files)
         ;(s === 'raw' ? raw : col).push((COUNT * SIZE) / MB / (ms / 1000))
         ctx.log(`  ${s} round ${r + 1}/${ROUNDS}: ${ms.toFixed(0)} ms`)
         await dropDatabases()
@@ -115,19 +142,41 @@ const w7: Workload = {
     const name = ctx.dbName('w7-images')
     const session_id = await seedImages(name)
     const heaps: number[] = []
-    for (let r = 0; r < 3; r++) heaps.push(await inFreshRealm<number>(import.meta.url, 'imageSessionHeap', name, session_id))
+    for (let r = 0; r < 3; r++)
+      heaps.push(await inFreshRealm<number>(import.meta.url, 'imageSessionHeap', name, session_id))
     const heap = median(heaps)
     const bytesMB = (IMAGES * IMAGE_SIZE) / MB
     return [
-      { id: 'W7', subject: 'raw idb', metric: '100 x 1 MB put + read back', value: rawMBs, unit: 'MB/s', better: 'higher', note: `median of ${ROUNDS}: ${raw.map((v) => v.toFixed(1)).join(', ')}` },
       {
-        id: 'W7', subject: 'colloquy', metric: '100 x 1 MB put + read back', value: colMBs, unit: 'MB/s', better: 'higher', baseline: 'raw idb',
-        target: '>= 0.8x raw idb', pass: colMBs / rawMBs >= 0.8,
+        id: 'W7',
+        subject: 'raw idb',
+        metric: '100 x 1 MB put + read back',
+        value: rawMBs,
+        unit: 'MB/s',
+        better: 'higher',
+        note: `median of ${ROUNDS}: ${raw.map((v) => v.toFixed(1)).join(', ')}`,
+      },
+      {
+        id: 'W7',
+        subject: 'colloquy',
+        metric: '100 x 1 MB put + read back',
+        value: colMBs,
+        unit: 'MB/s',
+        better: 'higher',
+        baseline: 'raw idb',
+        target: '>= 0.8x raw idb',
+        pass: colMBs / rawMBs >= 0.8,
         note: `median of ${ROUNDS}: ${col.map((v) => v.toFixed(1)).join(', ')}; putAttachment hashes (sha256) every upload`,
       },
       {
-        id: 'W7', subject: 'colloquy', metric: `heap of a ${IMAGES}-image session`, value: heap, unit: 'MB', better: 'lower',
-        target: `bytes not loaded (< 10% of ${bytesMB.toFixed(0)} MB)`, pass: heap < bytesMB / 10,
+        id: 'W7',
+        subject: 'colloquy',
+        metric: `heap of a ${IMAGES}-image session`,
+        value: heap,
+        unit: 'MB',
+        better: 'lower',
+        target: `bytes not loaded (< 10% of ${bytesMB.toFixed(0)} MB)`,
+        pass: heap < bytesMB / 10,
         note: `store opened + messages$ held + list-attachments, fresh realm, median of 3: ${heaps.map((v) => v.toFixed(2)).join(', ')}`,
       },
     ]

@@ -21,14 +21,40 @@ function agentSession(): SessionEntry[] {
     parent = id
   }
   const assistant = (content: AgentMessage['content'], stop: 'end' | 'function_call'): AgentMessage => ({
-    role: 'assistant', content, stop_reason: stop, model: 'm', provider: 'p', timestamp: 0,
+    role: 'assistant',
+    content,
+    stop_reason: stop,
+    model: 'm',
+    provider: 'p',
+    timestamp: 0,
   })
   while (out.length < N) {
     add({ role: 'user', content: [{ type: 'text', text: text(random, 50, 200) }], timestamp: 0 })
     for (let c = 0; c < RUN && out.length < N - 2; c++) {
       const id = `call_${out.length}`
-      add(assistant([{ type: 'thinking', text: text(random) }, { type: 'function_call', id, function_id: 'shell::run', arguments: { cmd: text(random, 20, 80) } }], 'function_call'))
-      add({ role: 'function_result', function_call_id: id, function_id: 'shell::run', content: [{ type: 'text', text: text(random, 200, 1500) }], details: { code: 0 }, is_error: false, timestamp: 0 })
+      add(
+        assistant(
+          [
+            { type: 'thinking', text: text(random) },
+            {
+              type: 'function_call',
+              id,
+              function_id: 'shell::run',
+              arguments: { cmd: text(random, 20, 80) },
+            },
+          ],
+          'function_call',
+        ),
+      )
+      add({
+        role: 'function_result',
+        function_call_id: id,
+        function_id: 'shell::run',
+        content: [{ type: 'text', text: text(random, 200, 1500) }],
+        details: { code: 0 },
+        is_error: false,
+        timestamp: 0,
+      })
     }
     if (out.length < N) add(assistant([{ type: 'text', text: text(random) }], 'end'))
   }
@@ -36,7 +62,10 @@ function agentSession(): SessionEntry[] {
 }
 
 /** In a fresh realm: open the store and read the first screen, one way or the other. */
-export async function firstScreen(name: string, how: 'tail' | 'messages'): Promise<{ ms: number; items: number; bytes: number }> {
+export async function firstScreen(
+  name: string,
+  how: 'tail' | 'messages',
+): Promise<{ ms: number; items: number; bytes: number }> {
   const t0 = now()
   const store = await openColloquy(name)
   let items: unknown[] = []
@@ -70,14 +99,28 @@ const w8: Workload = {
     const name = ctx.dbName('w8')
     const store = await openColloquy(name)
     const entries = agentSession()
-    const meta = { session_id: SID, title: 'agent', description: '', status: 'idle' as const, kind: 'user' as const, created_at: 0, updated_at: N, message_count: N }
+    const meta = {
+      session_id: SID,
+      title: 'agent',
+      description: '',
+      status: 'idle' as const,
+      kind: 'user' as const,
+      created_at: 0,
+      updated_at: N,
+      message_count: N,
+    }
     await store.importSession({ meta, entries, active_leaf: entries[entries.length - 1].id })
     await store.close()
     const tail: Array<{ ms: number; items: number; bytes: number }> = []
     const whole: typeof tail = []
     for (let r = 0; r < ROUNDS; r++) {
       for (const how of r % 2 ? (['messages', 'tail'] as const) : (['tail', 'messages'] as const)) {
-        const res = await inFreshRealm<{ ms: number; items: number; bytes: number }>(import.meta.url, 'firstScreen', name, how)
+        const res = await inFreshRealm<{ ms: number; items: number; bytes: number }>(
+          import.meta.url,
+          'firstScreen',
+          name,
+          how,
+        )
         ;(how === 'tail' ? tail : whole).push(res)
         ctx.log(`  ${how} round ${r + 1}/${ROUNDS}: ${res.ms.toFixed(1)} ms, ${res.items} items`)
       }
@@ -85,13 +128,42 @@ const w8: Workload = {
     const t = median(tail.map((x) => x.ms))
     const w = median(whole.map((x) => x.ms))
     return [
-      { id: 'W8', subject: 'messages (whole path)', metric: 'cold open to first screen', value: w, unit: 'ms', better: 'lower', note: `${whole[0].items} items, ${(whole[0].bytes / 1e6).toFixed(1)} MB JSON; ${N / 500} pages of 500` },
       {
-        id: 'W8', subject: 'messagesTail 20', metric: 'cold open to first screen', value: t, unit: 'ms', better: 'lower', baseline: 'messages (whole path)',
+        id: 'W8',
+        subject: 'messages (whole path)',
+        metric: 'cold open to first screen',
+        value: w,
+        unit: 'ms',
+        better: 'lower',
+        note: `${whole[0].items} items, ${(whole[0].bytes / 1e6).toFixed(1)} MB JSON; ${N / 500} pages of 500`,
+      },
+      {
+        id: 'W8',
+        subject: 'messagesTail 20',
+        metric: 'cold open to first screen',
+        value: t,
+        unit: 'ms',
+        better: 'lower',
+        baseline: 'messages (whole path)',
         note: `${tail[0].items} items (${(tail[0].bytes / 1e3).toFixed(0)} kB JSON): the newest 20 blocks, runs collapsed`,
       },
-      { id: 'W8', subject: 'messagesTail 20', metric: 'items returned', value: tail[0].items, unit: 'items', better: 'lower', baseline: 'messages (whole path)' },
-      { id: 'W8', subject: 'messages (whole path)', metric: 'items returned', value: whole[0].items, unit: 'items', better: 'lower' },
+      {
+        id: 'W8',
+        subject: 'messagesTail 20',
+        metric: 'items returned',
+        value: tail[0].items,
+        unit: 'items',
+        better: 'lower',
+        baseline: 'messages (whole path)',
+      },
+      {
+        id: 'W8',
+        subject: 'messages (whole path)',
+        metric: 'items returned',
+        value: whole[0].items,
+        unit: 'items',
+        better: 'lower',
+      },
     ]
   },
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import {
-  assistant, customEntry, emptyAssistant, functionResult, rejects, T0, text, user, type Harness,
+  assistant,
+  customEntry,
+  emptyAssistant,
+  functionResult,
+  rejects,
+  T0,
+  text,
+  user,
+  type Harness,
 } from '../harness.js'
 
 // append.feature and append_many.feature (contract 2.9, 2.10).
@@ -44,7 +52,11 @@ export function appendFeature(h: Harness): void {
       const s = await h.bare()
       await h.say(s, 'first', { entry_id: 'a' })
       expect((await h.say(s, 'newer')).entry_id).toBe('e_001')
-      expect(await h.say(s, 'first', { entry_id: 'a' })).toStrictEqual({ entry_id: 'a', parent_id: null, timestamp: T0 })
+      expect(await h.say(s, 'first', { entry_id: 'a' })).toStrictEqual({
+        entry_id: 'a',
+        parent_id: null,
+        timestamp: T0,
+      })
       expect(await h.say(s, 'next')).toStrictEqual({ entry_id: 'e_002', parent_id: 'e_001', timestamp: T0 })
     })
 
@@ -52,7 +64,11 @@ export function appendFeature(h: Harness): void {
       const s = await h.bare()
       await h.say(s, 'one')
       await h.say(s, 'two')
-      expect(await h.say(s, 'branch', { parent_id: 'e_001' })).toStrictEqual({ entry_id: 'e_003', parent_id: 'e_001', timestamp: T0 })
+      expect(await h.say(s, 'branch', { parent_id: 'e_001' })).toStrictEqual({
+        entry_id: 'e_003',
+        parent_id: 'e_001',
+        timestamp: T0,
+      })
       expect(await h.say(s, 'next')).toStrictEqual({ entry_id: 'e_004', parent_id: 'e_003', timestamp: T0 })
       expect(await h.ids({ session_id: s })).toStrictEqual(['e_001', 'e_003', 'e_004'])
     })
@@ -73,7 +89,14 @@ export function appendFeature(h: Harness): void {
       f.bind('session::message-added')
       await h.say(s, 'hello', { origin: { turn_id: 't_9' } })
       expect(await f.got('session::message-added')).toStrictEqual([
-        { session_id: 's_001', entry_id: 'e_001', parent_id: null, message: user('hello'), origin: { turn_id: 't_9' }, timestamp: T0 },
+        {
+          session_id: 's_001',
+          entry_id: 'e_001',
+          parent_id: null,
+          message: user('hello'),
+          origin: { turn_id: 't_9' },
+          timestamp: T0,
+        },
       ])
       expect((await h.entry(s, 'e_001')).origin).toStrictEqual({ turn_id: 't_9' })
     })
@@ -84,7 +107,13 @@ export function appendFeature(h: Harness): void {
         user('question'),
         { ...assistant([text('calling')], 'function_call'), usage: { input: 10 } },
         functionResult('c1'),
-        { role: 'custom' as const, custom_type: 'pin', content: [text('pinned')], display: 'Pinned', timestamp: 0 },
+        {
+          role: 'custom' as const,
+          custom_type: 'pin',
+          content: [text('pinned')],
+          display: 'Pinned',
+          timestamp: 0,
+        },
       ]
       for (const message of sent) await h.call('session::append', { session_id: s, message })
       const { messages } = await h.call('session::messages', { session_id: s })
@@ -113,11 +142,23 @@ export function appendFeature(h: Harness): void {
       f.bind('session::message-added')
       await h.call('session::append', { session_id: s, custom: customEntry('compaction') })
       expect(await f.got('session::message-added')).toStrictEqual([
-        { session_id: s, entry_id: 'e_001', parent_id: null, custom: { custom_type: 'compaction', data: { marker: 'compaction' } }, timestamp: T0 },
+        {
+          session_id: s,
+          entry_id: 'e_001',
+          parent_id: null,
+          custom: { custom_type: 'compaction', data: { marker: 'compaction' } },
+          timestamp: T0,
+        },
       ])
       expect((await h.meta(s)).message_count).toBe(0)
       expect(await h.entry(s, 'e_001')).toStrictEqual({
-        id: 'e_001', parent_id: null, timestamp: T0, revision: 0, kind: 'custom', custom_type: 'compaction', data: { marker: 'compaction' },
+        id: 'e_001',
+        parent_id: null,
+        timestamp: T0,
+        revision: 0,
+        kind: 'custom',
+        custom_type: 'compaction',
+        data: { marker: 'compaction' },
       })
     })
 
@@ -126,7 +167,10 @@ export function appendFeature(h: Harness): void {
       const f = h.sink()
       f.bind('session::message-added')
       await rejects(h.call('session::append', { session_id: s }), 'session/invalid_request')
-      await rejects(h.call('session::append', { session_id: s, message: user('x'), custom: customEntry('c') }), 'session/invalid_request')
+      await rejects(
+        h.call('session::append', { session_id: s, message: user('x'), custom: customEntry('c') }),
+        'session/invalid_request',
+      )
       expect(await f.got()).toHaveLength(0)
       expect(await h.ids({ session_id: s, include_custom: true })).toStrictEqual([])
     })
@@ -141,11 +185,24 @@ export function appendFeature(h: Harness): void {
       const s = await h.bare()
       const f = h.sink()
       f.bind('session::message-added')
-      const res = await h.call('session::append-many', { session_id: s, messages: [user('one'), emptyAssistant(), user('three')] })
+      const res = await h.call('session::append-many', {
+        session_id: s,
+        messages: [user('one'), emptyAssistant(), user('three')],
+      })
       expect(res).toStrictEqual({ entry_ids: ['e_001', 'e_002', 'e_003'], last_entry_id: 'e_003' })
       const got = await f.got('session::message-added')
-      expect(got.map((e) => [e.entry_id, e.parent_id])).toStrictEqual([['e_001', null], ['e_002', 'e_001'], ['e_003', 'e_002']])
-      expect(got[2]).toStrictEqual({ session_id: s, entry_id: 'e_003', parent_id: 'e_002', message: user('three'), timestamp: T0 })
+      expect(got.map((e) => [e.entry_id, e.parent_id])).toStrictEqual([
+        ['e_001', null],
+        ['e_002', 'e_001'],
+        ['e_003', 'e_002'],
+      ])
+      expect(got[2]).toStrictEqual({
+        session_id: s,
+        entry_id: 'e_003',
+        parent_id: 'e_002',
+        message: user('three'),
+        timestamp: T0,
+      })
       expect((await h.meta(s)).message_count).toBe(3)
       expect(await h.ids({ session_id: s })).toStrictEqual(['e_001', 'e_002', 'e_003'])
     })
@@ -153,13 +210,18 @@ export function appendFeature(h: Harness): void {
     it('15. a batch chains onto the current active leaf', async () => {
       const s = await h.bare()
       await h.say(s, 'root')
-      expect(await h.call('session::append-many', { session_id: s, messages: [user('more')] })).toStrictEqual({ entry_ids: ['e_002'], last_entry_id: 'e_002' })
+      expect(await h.call('session::append-many', { session_id: s, messages: [user('more')] })).toStrictEqual(
+        { entry_ids: ['e_002'], last_entry_id: 'e_002' },
+      )
       expect((await h.entry(s, 'e_002')).parent_id).toBe('e_001')
     })
 
     it('16. a batch under an unknown parent is rejected', async () => {
       const s = await h.bare()
-      await rejects(h.call('session::append-many', { session_id: s, messages: [user('x')], parent_id: 'ghost' }), 'session/parent_not_found')
+      await rejects(
+        h.call('session::append-many', { session_id: s, messages: [user('x')], parent_id: 'ghost' }),
+        'session/parent_not_found',
+      )
       expect((await h.meta(s)).message_count).toBe(0)
     })
 

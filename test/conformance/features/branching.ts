@@ -11,7 +11,9 @@ export function branchingFeature(h: Harness): void {
     })
 
     it('38. switching to a non-leaf truncates the active path', async () => {
-      expect(await h.call('session::set-active-leaf', { session_id: s, entry_id: 'e_001' })).toStrictEqual({ active_leaf: 'e_001' })
+      expect(await h.call('session::set-active-leaf', { session_id: s, entry_id: 'e_001' })).toStrictEqual({
+        active_leaf: 'e_001',
+      })
       expect(await h.ids({ session_id: s })).toStrictEqual(['e_001'])
     })
 
@@ -26,11 +28,18 @@ export function branchingFeature(h: Harness): void {
       await h.say(s, 'four')
       const abandoned = await h.entry(s, 'e_003')
       expect(abandoned.kind === 'message' && abandoned.message.content).toStrictEqual([text('three')])
-      expect(await h.ids({ session_id: s, from_entry_id: 'e_003' })).toStrictEqual(['e_001', 'e_002', 'e_003'])
+      expect(await h.ids({ session_id: s, from_entry_id: 'e_003' })).toStrictEqual([
+        'e_001',
+        'e_002',
+        'e_003',
+      ])
     })
 
     it('41. switching to an unknown entry is rejected', async () => {
-      await rejects(h.call('session::set-active-leaf', { session_id: s, entry_id: 'ghost' }), 'session/entry_not_found')
+      await rejects(
+        h.call('session::set-active-leaf', { session_id: s, entry_id: 'ghost' }),
+        'session/entry_not_found',
+      )
       expect(await h.ids({ session_id: s })).toStrictEqual(['e_001', 'e_002', 'e_003'])
     })
 

@@ -10,7 +10,9 @@ export function draftFeature(h: Harness): void {
     })
 
     it('55. a stored draft reads back on session::get', async () => {
-      expect(await h.call('session::set-draft', { session_id: s, draft: 'half-typed thought' })).toStrictEqual({ draft: 'half-typed thought', attachments: [] })
+      expect(
+        await h.call('session::set-draft', { session_id: s, draft: 'half-typed thought' }),
+      ).toStrictEqual({ draft: 'half-typed thought', attachments: [] })
       expect((await h.meta(s)).draft).toBe('half-typed thought')
     })
 
@@ -25,13 +27,20 @@ export function draftFeature(h: Harness): void {
 
     it('57. empty or whitespace-only text clears the draft', async () => {
       await h.call('session::set-draft', { session_id: s, draft: 'something' })
-      expect(await h.call('session::set-draft', { session_id: s, draft: '   ' })).toStrictEqual({ draft: null, attachments: [] })
+      expect(await h.call('session::set-draft', { session_id: s, draft: '   ' })).toStrictEqual({
+        draft: null,
+        attachments: [],
+      })
       expect('draft' in (await h.meta(s))).toBe(false)
     })
 
     it('58. set-meta leaves the stored draft alone', async () => {
       await h.call('session::set-draft', { session_id: s, draft: 'keep me' })
-      await h.call('session::set-meta', { session_id: s, title: 'renamed', metadata: { owner: 'u_1', tag: 'x' } })
+      await h.call('session::set-meta', {
+        session_id: s,
+        title: 'renamed',
+        metadata: { owner: 'u_1', tag: 'x' },
+      })
       const meta = await h.meta(s)
       expect(meta.draft).toBe('keep me')
       expect(meta.title).toBe('renamed')
@@ -42,9 +51,14 @@ export function draftFeature(h: Harness): void {
     })
 
     it('2.6 text is stored as given (not trimmed) and an omitted draft clears it', async () => {
-      expect((await h.call('session::set-draft', { session_id: s, draft: '  padded  ' })).draft).toBe('  padded  ')
+      expect((await h.call('session::set-draft', { session_id: s, draft: '  padded  ' })).draft).toBe(
+        '  padded  ',
+      )
       expect((await h.meta(s)).draft).toBe('  padded  ')
-      expect(await h.call('session::set-draft', { session_id: s })).toStrictEqual({ draft: null, attachments: [] })
+      expect(await h.call('session::set-draft', { session_id: s })).toStrictEqual({
+        draft: null,
+        attachments: [],
+      })
       expect('draft' in (await h.meta(s))).toBe(false)
     })
 

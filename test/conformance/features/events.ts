@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { customEntry, customMessage, emptyAssistant, finalAssistant, T0, text, user, type Harness } from '../harness.js'
+import {
+  customEntry,
+  customMessage,
+  emptyAssistant,
+  finalAssistant,
+  T0,
+  text,
+  user,
+  type Harness,
+} from '../harness.js'
 
 // event_filtering.feature and streaming.feature (contract 4.1, 4.2, 4.3).
 export function eventsFeature(h: Harness): void {
@@ -36,7 +45,7 @@ export function eventsFeature(h: Harness): void {
       expect(got[0]).not.toHaveProperty('custom')
     })
 
-    it('83. metadata filters message events by the session\'s metadata', async () => {
+    it("83. metadata filters message events by the session's metadata", async () => {
       const s1 = await h.bare({ metadata: { owner: 'u_1' } })
       const s2 = await h.bare({ metadata: { owner: 'u_2' } })
       const f = h.sink()
@@ -54,7 +63,9 @@ export function eventsFeature(h: Harness): void {
       await h.say(s1, 'user turn')
       expect(await f.got()).toHaveLength(0)
       await h.call('session::append', { session_id: s1, message: emptyAssistant() })
-      expect((await f.got('session::message-added')).map((e) => [e.session_id, e.entry_id])).toStrictEqual([['s_001', 'e_003']])
+      expect((await f.got('session::message-added')).map((e) => [e.session_id, e.entry_id])).toStrictEqual([
+        ['s_001', 'e_003'],
+      ])
     })
 
     it('85. every matching binding receives its own delivery', async () => {
@@ -127,18 +138,44 @@ export function eventsFeature(h: Harness): void {
 
       const got = await ui.got()
       expect(got.map((d) => d.type)).toStrictEqual([
-        'session::created', 'session::message-added', 'session::status-changed', 'session::message-added',
-        'session::message-updated', 'session::message-updated', 'session::message-updated', 'session::status-changed',
+        'session::created',
+        'session::message-added',
+        'session::status-changed',
+        'session::message-added',
+        'session::message-updated',
+        'session::message-updated',
+        'session::message-updated',
+        'session::status-changed',
       ])
       expect(got[0].payload).toMatchObject({ session_id: s, title: 'Weather' })
       expect(got[1].payload).toMatchObject({ entry_id: 'e_001', message: user('Weather in Paris?') })
-      expect(got[2].payload).toStrictEqual({ session_id: s, status: 'working', previous_status: 'idle', timestamp: T0 })
-      expect(got[3].payload).toMatchObject({ entry_id: 'e_002', parent_id: 'e_001', message: emptyAssistant() })
-      expect(got.slice(4, 7).map((d) => (d.payload as { revision: number }).revision)).toStrictEqual([1, 2, 3])
-      expect(got[6].payload).toStrictEqual({
-        session_id: s, entry_id: 'e_002', message: finalAssistant('It looks sunny.'), revision: 3, timestamp: T0,
+      expect(got[2].payload).toStrictEqual({
+        session_id: s,
+        status: 'working',
+        previous_status: 'idle',
+        timestamp: T0,
       })
-      expect(got[7].payload).toStrictEqual({ session_id: s, status: 'done', previous_status: 'working', timestamp: T0 })
+      expect(got[3].payload).toMatchObject({
+        entry_id: 'e_002',
+        parent_id: 'e_001',
+        message: emptyAssistant(),
+      })
+      expect(got.slice(4, 7).map((d) => (d.payload as { revision: number }).revision)).toStrictEqual([
+        1, 2, 3,
+      ])
+      expect(got[6].payload).toStrictEqual({
+        session_id: s,
+        entry_id: 'e_002',
+        message: finalAssistant('It looks sunny.'),
+        revision: 3,
+        timestamp: T0,
+      })
+      expect(got[7].payload).toStrictEqual({
+        session_id: s,
+        status: 'done',
+        previous_status: 'working',
+        timestamp: T0,
+      })
 
       const { messages } = await h.call('session::messages', { session_id: s })
       expect(messages).toStrictEqual([

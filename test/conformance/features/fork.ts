@@ -22,8 +22,16 @@ export function forkFeature(h: Harness): void {
       expect(res).toStrictEqual({
         session_id: 's_002',
         meta: {
-          session_id: 's_002', title: 'alt take', description: '', status: 'idle', kind: 'user', metadata: { owner: 'u_1' },
-          forked_from: 's_001', created_at: T0 + 100, updated_at: T0 + 100, message_count: 2,
+          session_id: 's_002',
+          title: 'alt take',
+          description: '',
+          status: 'idle',
+          kind: 'user',
+          metadata: { owner: 'u_1' },
+          forked_from: 's_001',
+          created_at: T0 + 100,
+          updated_at: T0 + 100,
+          message_count: 2,
         },
       })
       expect((await h.call('session::messages', { session_id: 's_002' })).messages).toStrictEqual([
@@ -31,15 +39,26 @@ export function forkFeature(h: Harness): void {
         { entry_id: 'e_005', message: emptyAssistant() },
       ])
       // Original entry timestamps are kept; parents are remapped.
-      expect(await h.entry('s_002', 'e_004')).toStrictEqual({ id: 'e_004', parent_id: null, timestamp: T0, revision: 0, kind: 'message', message: user('one') })
+      expect(await h.entry('s_002', 'e_004')).toStrictEqual({
+        id: 'e_004',
+        parent_id: null,
+        timestamp: T0,
+        revision: 0,
+        kind: 'message',
+        message: user('one'),
+      })
       expect((await h.entry('s_002', 'e_005')).parent_id).toBe('e_004')
       // Sibling entries past the fork point are not copied.
       expect(await h.call('session::get-message', { session_id: 's_002', entry_id: 'e_003' })).toBeNull()
     })
 
-    it('93. the fork\'s active leaf is the copy of the fork point', async () => {
+    it("93. the fork's active leaf is the copy of the fork point", async () => {
       await h.call('session::fork', { session_id: s, entry_id: 'e_002' })
-      expect(await h.say('s_002', 'continue')).toStrictEqual({ entry_id: 'e_006', parent_id: 'e_005', timestamp: T0 })
+      expect(await h.say('s_002', 'continue')).toStrictEqual({
+        entry_id: 'e_006',
+        parent_id: 'e_005',
+        timestamp: T0,
+      })
     })
 
     it('94. fork without a title inherits the source title', async () => {
@@ -51,14 +70,25 @@ export function forkFeature(h: Harness): void {
       f.bind('session::created')
       await h.call('session::fork', { session_id: s, entry_id: 'e_003' })
       expect(await f.got('session::created')).toStrictEqual([
-        { session_id: 's_002', title: 'main', description: '', status: 'idle', forked_from: 's_001', created_at: T0 },
+        {
+          session_id: 's_002',
+          title: 'main',
+          description: '',
+          status: 'idle',
+          forked_from: 's_001',
+          created_at: T0,
+        },
       ])
     })
 
     it('96. source and fork are fully independent after the fork', async () => {
       await h.call('session::fork', { session_id: s, entry_id: 'e_002' })
       await h.say(s, 'source only')
-      await h.call('session::update-message', { session_id: 's_002', entry_id: 'e_004', content: [text('edited')] })
+      await h.call('session::update-message', {
+        session_id: 's_002',
+        entry_id: 'e_004',
+        content: [text('edited')],
+      })
       const forked = (await h.call('session::messages', { session_id: 's_002' })).messages
       expect(forked.map((m) => m.entry_id)).toStrictEqual(['e_004', 'e_005'])
       expect(textOf(forked[0])).toStrictEqual([text('edited')])
@@ -93,23 +123,37 @@ export function forkFeature(h: Harness): void {
       expect((await h.entry(s, 'e_002')).revision).toBe(1)
     })
 
-    it('100. fork rewrites the compaction anchor to the copied entry\'s id', async () => {
-      await h.call('session::append', { session_id: s, custom: { custom_type: 'compaction', data: { tail_start_entry_id: 'e_002', summary: 'so far' } } })
+    it("100. fork rewrites the compaction anchor to the copied entry's id", async () => {
+      await h.call('session::append', {
+        session_id: s,
+        custom: { custom_type: 'compaction', data: { tail_start_entry_id: 'e_002', summary: 'so far' } },
+      })
       const res = await h.call('session::fork', { session_id: s, entry_id: 'e_004' })
       expect(res.meta.message_count).toBe(3)
-      const items = (await h.call('session::messages', { session_id: res.session_id, include_custom: true })).messages
+      const items = (await h.call('session::messages', { session_id: res.session_id, include_custom: true }))
+        .messages
       expect(items.map((m) => m.entry_id)).toStrictEqual(['e_005', 'e_006', 'e_007', 'e_008'])
-      expect(items[3]).toStrictEqual({ entry_id: 'e_008', custom: { custom_type: 'compaction', data: { tail_start_entry_id: 'e_006', summary: 'so far' } } })
+      expect(items[3]).toStrictEqual({
+        entry_id: 'e_008',
+        custom: { custom_type: 'compaction', data: { tail_start_entry_id: 'e_006', summary: 'so far' } },
+      })
     })
 
     it('101. an unknown compaction anchor is copied unchanged', async () => {
-      await h.call('session::append', { session_id: s, custom: { custom_type: 'compaction', data: { tail_start_entry_id: 'e_999', summary: 'so far' } } })
+      await h.call('session::append', {
+        session_id: s,
+        custom: { custom_type: 'compaction', data: { tail_start_entry_id: 'e_999', summary: 'so far' } },
+      })
       const res = await h.call('session::fork', { session_id: s, entry_id: 'e_004' })
-      const items = (await h.call('session::messages', { session_id: res.session_id, include_custom: true })).messages
-      expect(items[3].custom).toStrictEqual({ custom_type: 'compaction', data: { tail_start_entry_id: 'e_999', summary: 'so far' } })
+      const items = (await h.call('session::messages', { session_id: res.session_id, include_custom: true }))
+        .messages
+      expect(items[3].custom).toStrictEqual({
+        custom_type: 'compaction',
+        data: { tail_start_entry_id: 'e_999', summary: 'so far' },
+      })
     })
 
-    it('102. a fork inherits the source session\'s kind', async () => {
+    it("102. a fork inherits the source session's kind", async () => {
       const e2e = await h.bare({ kind: 'e2e' })
       expect(e2e).toBe('s_002')
       await h.say(e2e, 'probe')

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest'
 import { rejects, T0, user, type Harness } from '../harness.js'
 
 const freshMeta = (session_id: string) => ({
-  session_id, title: '', description: '', status: 'idle', kind: 'user', created_at: T0, updated_at: T0, message_count: 0,
+  session_id,
+  title: '',
+  description: '',
+  status: 'idle',
+  kind: 'user',
+  created_at: T0,
+  updated_at: T0,
+  message_count: 0,
 })
 
 // create.feature, ensure.feature and delete.feature (contract 2.1, 2.2, 2.8).
@@ -10,8 +17,13 @@ export function lifecycleFeature(h: Harness): void {
   describe('create', () => {
     it('43. defaults of a bare create', async () => {
       // toStrictEqual pins absent keys too: no metadata, forked_from, status_reason or draft.
-      expect(await h.call('session::create', {})).toStrictEqual({ session_id: 's_001', meta: freshMeta('s_001') })
-      expect(await h.call('session::get', { session_id: 's_001' })).toStrictEqual({ meta: freshMeta('s_001') })
+      expect(await h.call('session::create', {})).toStrictEqual({
+        session_id: 's_001',
+        meta: freshMeta('s_001'),
+      })
+      expect(await h.call('session::get', { session_id: 's_001' })).toStrictEqual({
+        meta: freshMeta('s_001'),
+      })
     })
 
     it('44. an explicit kind is persisted on the session', async () => {
@@ -29,8 +41,17 @@ export function lifecycleFeature(h: Harness): void {
     })
 
     it('46. title, description and metadata are persisted', async () => {
-      const res = await h.call('session::create', { title: 'Weather', description: 'a chat', metadata: { owner: 'u_1', tags: ['a', 1] } })
-      const expected = { ...freshMeta('s_001'), title: 'Weather', description: 'a chat', metadata: { owner: 'u_1', tags: ['a', 1] } }
+      const res = await h.call('session::create', {
+        title: 'Weather',
+        description: 'a chat',
+        metadata: { owner: 'u_1', tags: ['a', 1] },
+      })
+      const expected = {
+        ...freshMeta('s_001'),
+        title: 'Weather',
+        description: 'a chat',
+        metadata: { owner: 'u_1', tags: ['a', 1] },
+      }
       expect(res.meta).toStrictEqual(expected)
       expect(await h.meta('s_001')).toStrictEqual(expected)
     })
@@ -97,7 +118,11 @@ export function lifecycleFeature(h: Harness): void {
       await h.call('session::delete', { session_id: s })
       h.clock.advance(10)
       const res = await h.call('session::ensure', { session_id: s })
-      expect(res).toStrictEqual({ session_id: s, created: true, meta: { ...freshMeta(s), created_at: T0 + 10, updated_at: T0 + 10 } })
+      expect(res).toStrictEqual({
+        session_id: s,
+        created: true,
+        meta: { ...freshMeta(s), created_at: T0 + 10, updated_at: T0 + 10 },
+      })
       expect(await h.call('session::messages', { session_id: s })).toStrictEqual({ messages: [] })
       expect((await h.say(s, 'again')).parent_id).toBeNull()
       // The old entries are gone, not merely off the path.
@@ -121,7 +146,11 @@ export function lifecycleFeature(h: Harness): void {
       const f = h.sink()
       f.bind('session::created')
       const res = await h.call('session::ensure', { session_id: 'chat-42', title: 'Chat' })
-      expect(res).toStrictEqual({ session_id: 'chat-42', created: true, meta: { ...freshMeta('chat-42'), title: 'Chat' } })
+      expect(res).toStrictEqual({
+        session_id: 'chat-42',
+        created: true,
+        meta: { ...freshMeta('chat-42'), title: 'Chat' },
+      })
       expect(await f.got('session::created')).toStrictEqual([
         { session_id: 'chat-42', title: 'Chat', description: '', status: 'idle', created_at: T0 },
       ])
@@ -132,7 +161,13 @@ export function lifecycleFeature(h: Harness): void {
       f.bind('session::created')
       await h.call('session::ensure', { session_id: 'chat-42', title: 'Chat', metadata: { owner: 'u_1' } })
       h.clock.advance(100)
-      const again = await h.call('session::ensure', { session_id: 'chat-42', title: 'Other', description: 'x', metadata: { owner: 'u_2' }, kind: 'e2e' })
+      const again = await h.call('session::ensure', {
+        session_id: 'chat-42',
+        title: 'Other',
+        description: 'x',
+        metadata: { owner: 'u_2' },
+        kind: 'e2e',
+      })
       const original = { ...freshMeta('chat-42'), title: 'Chat', metadata: { owner: 'u_1' } }
       expect(again).toStrictEqual({ session_id: 'chat-42', created: false, meta: original })
       expect(await h.meta('chat-42')).toStrictEqual(original)
@@ -161,11 +196,20 @@ export function lifecycleFeature(h: Harness): void {
       await rejects(h.call('session::set-meta', { session_id: g, title: 'x' }), 'session/not_found')
       await rejects(h.call('session::set-status', { session_id: g, status: 'working' }), 'session/not_found')
       await rejects(h.call('session::append', { session_id: g, message: user('x') }), 'session/not_found')
-      await rejects(h.call('session::append-many', { session_id: g, messages: [user('x')] }), 'session/not_found')
-      await rejects(h.call('session::update-message', { session_id: g, entry_id: 'e_001', content: [] }), 'session/not_found')
+      await rejects(
+        h.call('session::append-many', { session_id: g, messages: [user('x')] }),
+        'session/not_found',
+      )
+      await rejects(
+        h.call('session::update-message', { session_id: g, entry_id: 'e_001', content: [] }),
+        'session/not_found',
+      )
       await rejects(h.call('session::messages', { session_id: g }), 'session/not_found')
       await rejects(h.call('session::fork', { session_id: g, entry_id: 'e_001' }), 'session/not_found')
-      await rejects(h.call('session::set-active-leaf', { session_id: g, entry_id: 'e_001' }), 'session/not_found')
+      await rejects(
+        h.call('session::set-active-leaf', { session_id: g, entry_id: 'e_001' }),
+        'session/not_found',
+      )
       // None of them created the session on the way.
       expect(await h.call('session::get', { session_id: g })).toBeNull()
     })
@@ -189,7 +233,10 @@ export function lifecycleFeature(h: Harness): void {
       const s = await h.bare()
       const f = h.sink()
       f.bind('session::status-changed')
-      await rejects(h.raw('session::set-status', { session_id: s, status: 'halted' }), 'session/invalid_request')
+      await rejects(
+        h.raw('session::set-status', { session_id: s, status: 'halted' }),
+        'session/invalid_request',
+      )
       await rejects(h.raw('session::list', { order: 'alphabetical' }), 'session/invalid_request')
       expect(await f.got()).toHaveLength(0)
       expect((await h.meta(s)).status).toBe('idle')

@@ -54,9 +54,17 @@ export function listFeature(h: Harness): void {
       const first = await h.call('session::list', { limit: 2, order: 'created_asc' })
       expect(first.sessions.map((m) => m.session_id)).toStrictEqual(['s_001', 's_002'])
       expect(typeof first.next_cursor).toBe('string')
-      const second = await h.call('session::list', { limit: 2, order: 'created_asc', cursor: first.next_cursor })
+      const second = await h.call('session::list', {
+        limit: 2,
+        order: 'created_asc',
+        cursor: first.next_cursor,
+      })
       expect(second.sessions.map((m) => m.session_id)).toStrictEqual(['s_003', 's_004'])
-      const third = await h.call('session::list', { limit: 2, order: 'created_asc', cursor: second.next_cursor })
+      const third = await h.call('session::list', {
+        limit: 2,
+        order: 'created_asc',
+        cursor: second.next_cursor,
+      })
       expect(third.sessions.map((m) => m.session_id)).toStrictEqual(['s_005'])
       expect(third).not.toHaveProperty('next_cursor')
     })
@@ -64,7 +72,10 @@ export function listFeature(h: Harness): void {
     it('109. a cursor is bound to the order it was issued for', async () => {
       for (let i = 0; i < 3; i++) await h.bare()
       const { next_cursor } = await h.call('session::list', { limit: 1, order: 'created_asc' })
-      await rejects(h.call('session::list', { limit: 1, order: 'created_desc', cursor: next_cursor }), 'session/invalid_cursor')
+      await rejects(
+        h.call('session::list', { limit: 1, order: 'created_desc', cursor: next_cursor }),
+        'session/invalid_cursor',
+      )
     })
 
     it('110. limit zero clamps to one', async () => {

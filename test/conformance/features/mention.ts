@@ -4,7 +4,8 @@ import { T0, type Harness } from '../harness.js'
 // D14: the mention provider of contract 7 item 14 (`session::mention::search` / `::get`).
 export function mentionFeature(h: Harness): void {
   describe('mention', () => {
-    const search = async (req: Record<string, unknown>) => (await h.call('session::mention::search', req)).items
+    const search = async (req: Record<string, unknown>) =>
+      (await h.call('session::mention::search', req)).items
     const labels = async (req: Record<string, unknown>) => (await search(req)).map((i) => i.label)
 
     it('D14. search ranks by tier, then top-level before sub-agent, then newest, then id', async () => {
@@ -22,9 +23,18 @@ export function mentionFeature(h: Harness): void {
       h.clock.advance(10)
       const newer = await h.bare({ title: 'deploy again' }) // tier 0, newest top-level
       await h.bare({ title: 'Deploy e2e run', kind: 'e2e' }) // never offered
-      expect((await search({ query: '  DEPLOY ' })).map((i) => i.id)).toStrictEqual([newer, a, child, b, c, d])
+      expect((await search({ query: '  DEPLOY ' })).map((i) => i.id)).toStrictEqual([
+        newer,
+        a,
+        child,
+        b,
+        c,
+        d,
+      ])
       // The asking session is left out.
-      expect((await search({ query: 'deploy', context: { session_id: newer } })).map((i) => i.id)).toStrictEqual([a, child, b, c, d])
+      expect(
+        (await search({ query: 'deploy', context: { session_id: newer } })).map((i) => i.id),
+      ).toStrictEqual([a, child, b, c, d])
     })
 
     it('D14. an empty query offers everything at tier 0, newest first, limited (default 8, clamped 1..50)', async () => {
@@ -32,7 +42,16 @@ export function mentionFeature(h: Harness): void {
         await h.bare({ title: `chat ${i}` })
         h.clock.advance(1)
       }
-      expect(await labels({})).toStrictEqual(['chat 9', 'chat 8', 'chat 7', 'chat 6', 'chat 5', 'chat 4', 'chat 3', 'chat 2'])
+      expect(await labels({})).toStrictEqual([
+        'chat 9',
+        'chat 8',
+        'chat 7',
+        'chat 6',
+        'chat 5',
+        'chat 4',
+        'chat 3',
+        'chat 2',
+      ])
       expect(await labels({ query: '', limit: 0 })).toStrictEqual(['chat 9'])
       expect(await labels({ limit: 3 })).toHaveLength(3)
       expect(await labels({ limit: 500 })).toHaveLength(10)
@@ -62,13 +81,28 @@ export function mentionFeature(h: Harness): void {
       await h.say(child, 'b')
       const items = await search({})
       const bySid = new Map(items.map((i) => [i.id, i]))
-      expect(bySid.get(parent)).toStrictEqual({ id: parent, label: 'Untitled session', description: 'Working · 1 message', color: expect.any(String) })
-      expect(bySid.get(child)).toStrictEqual({ id: child, label: 'Child task', hint: 'sub-agent', description: 'Idle · 2 messages', color: expect.any(String) })
+      expect(bySid.get(parent)).toStrictEqual({
+        id: parent,
+        label: 'Untitled session',
+        description: 'Working · 1 message',
+        color: expect.any(String),
+      })
+      expect(bySid.get(child)).toStrictEqual({
+        id: child,
+        label: 'Child task',
+        hint: 'sub-agent',
+        description: 'Idle · 2 messages',
+        color: expect.any(String),
+      })
       expect(bySid.get(parent)!.color).not.toBe(bySid.get(child)!.color)
     })
 
     it('D14. get returns a view of the session without its draft, or null', async () => {
-      const s = await h.bare({ title: 'Report', kind: 'automation', metadata: { agent_profile: 'researcher', parent_session_id: 's_900' } })
+      const s = await h.bare({
+        title: 'Report',
+        kind: 'automation',
+        metadata: { agent_profile: 'researcher', parent_session_id: 's_900' },
+      })
       await h.say(s, 'go')
       h.clock.advance(1)
       await h.call('session::set-status', { session_id: s, status: 'error', reason: 'quota' })
@@ -78,7 +112,11 @@ export function mentionFeature(h: Harness): void {
       const { draft: _d, ...data } = meta
       const updated = new Date(T0 + 1).toISOString()
       expect(view).toMatchObject({
-        id: s, label: 'Report', hint: 'sub-agent', description: 'Error · 1 message', icon: 'session',
+        id: s,
+        label: 'Report',
+        hint: 'sub-agent',
+        description: 'Error · 1 message',
+        icon: 'session',
         fields: [
           { label: 'Status', value: 'Error', tone: expect.any(String) },
           { label: 'Messages', value: '1' },
@@ -97,7 +135,9 @@ export function mentionFeature(h: Harness): void {
       expect(await h.call('session::mention::get', { id: 's_404' })).toBeNull()
       // A plain user session shows no Reason/Agent/Parent/Kind rows.
       const plain = await h.bare({ title: 'plain' })
-      expect((await h.call('session::mention::get', { id: plain }))!.fields.map((f) => f.label)).toStrictEqual(['Status', 'Messages', 'Updated'])
+      expect(
+        (await h.call('session::mention::get', { id: plain }))!.fields.map((f) => f.label),
+      ).toStrictEqual(['Status', 'Messages', 'Updated'])
     })
 
     it('D14. mention functions are reads: no event, no updated_at change', async () => {

@@ -55,13 +55,18 @@ export function messagesFeature(h: Harness): void {
       const s = await h.bare()
       for (const t of ['one', 'two', 'three']) await h.say(s, t)
       expect(await h.ids({ session_id: s, after_entry_id: 'e_001' })).toStrictEqual(['e_002', 'e_003'])
-      expect(await h.call('session::messages', { session_id: s, after_entry_id: 'e_003' })).toStrictEqual({ messages: [] })
+      expect(await h.call('session::messages', { session_id: s, after_entry_id: 'e_003' })).toStrictEqual({
+        messages: [],
+      })
     })
 
     it('117. after_entry_id off the requested path is rejected', async () => {
       const s = await h.bare()
       await h.say(s, 'one')
-      await rejects(h.call('session::messages', { session_id: s, after_entry_id: 'ghost' }), 'session/invalid_cursor')
+      await rejects(
+        h.call('session::messages', { session_id: s, after_entry_id: 'ghost' }),
+        'session/invalid_cursor',
+      )
     })
 
     it('118. after_entry_id works with include_custom and paginates', async () => {
@@ -70,18 +75,33 @@ export function messagesFeature(h: Harness): void {
       await h.call('session::append', { session_id: s, custom: compaction })
       await h.say(s, 'm2')
       await h.say(s, 'm3')
-      const first = await h.call('session::messages', { session_id: s, after_entry_id: 'e_002', include_custom: true, limit: 1 })
+      const first = await h.call('session::messages', {
+        session_id: s,
+        after_entry_id: 'e_002',
+        include_custom: true,
+        limit: 1,
+      })
       expect(first.messages.map((m) => m.entry_id)).toStrictEqual(['e_003'])
       expect(typeof first.next_cursor).toBe('string')
-      const next = await h.call('session::messages', { session_id: s, cursor: first.next_cursor, include_custom: true })
+      const next = await h.call('session::messages', {
+        session_id: s,
+        cursor: first.next_cursor,
+        include_custom: true,
+      })
       expect(next).toStrictEqual({ messages: [{ entry_id: 'e_004', message: user('m3') }] })
-      await rejects(h.call('session::messages', { session_id: s, after_entry_id: 'e_002' }), 'session/invalid_cursor')
+      await rejects(
+        h.call('session::messages', { session_id: s, after_entry_id: 'e_002' }),
+        'session/invalid_cursor',
+      )
     })
 
     it('119. a malformed cursor is rejected', async () => {
       const s = await h.bare()
       await h.say(s, 'one')
-      await rejects(h.call('session::messages', { session_id: s, cursor: '!!garbage!!' }), 'session/invalid_cursor')
+      await rejects(
+        h.call('session::messages', { session_id: s, cursor: '!!garbage!!' }),
+        'session/invalid_cursor',
+      )
     })
 
     it('120. from_entry_id returns the chain up to that entry', async () => {
@@ -99,7 +119,10 @@ export function messagesFeature(h: Harness): void {
       const { messages } = await h.call('session::messages', { session_id: s, include_custom: true })
       expect(messages).toHaveLength(3)
       // A custom item carries neither `message` nor `origin`.
-      expect(messages[1]).toStrictEqual({ entry_id: 'e_002', custom: { custom_type: 'compaction', data: { marker: 'compaction' } } })
+      expect(messages[1]).toStrictEqual({
+        entry_id: 'e_002',
+        custom: { custom_type: 'compaction', data: { marker: 'compaction' } },
+      })
     })
 
     it('122. a roles filter drops custom entries even with include_custom', async () => {
@@ -114,7 +137,10 @@ export function messagesFeature(h: Harness): void {
       const s = await h.bare()
       await h.say(s, 'one')
       await rejects(h.call('session::messages', { session_id: 's_404' }), 'session/not_found')
-      await rejects(h.call('session::messages', { session_id: s, from_entry_id: 'ghost' }), 'session/entry_not_found')
+      await rejects(
+        h.call('session::messages', { session_id: s, from_entry_id: 'ghost' }),
+        'session/entry_not_found',
+      )
     })
   })
 }

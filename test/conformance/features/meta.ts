@@ -13,11 +13,26 @@ export function metaFeature(h: Harness): void {
       const f = h.sink()
       f.bind('session::meta-updated')
       h.clock.advance(250)
-      const { meta } = await h.call('session::set-meta', { session_id: s, title: 'Renamed', description: 'About weather' })
-      expect(meta).toMatchObject({ title: 'Renamed', description: 'About weather', updated_at: T0 + 250, created_at: T0 })
+      const { meta } = await h.call('session::set-meta', {
+        session_id: s,
+        title: 'Renamed',
+        description: 'About weather',
+      })
+      expect(meta).toMatchObject({
+        title: 'Renamed',
+        description: 'About weather',
+        updated_at: T0 + 250,
+        created_at: T0,
+      })
       expect(await h.meta(s)).toStrictEqual(meta)
       expect(await f.got('session::meta-updated')).toStrictEqual([
-        { session_id: s, title: 'Renamed', description: 'About weather', metadata: { owner: 'u_1', tag: 'keep' }, timestamp: T0 + 250 },
+        {
+          session_id: s,
+          title: 'Renamed',
+          description: 'About weather',
+          metadata: { owner: 'u_1', tag: 'keep' },
+          timestamp: T0 + 250,
+        },
       ])
     })
 
@@ -29,7 +44,11 @@ export function metaFeature(h: Harness): void {
 
     it('126. omitted fields keep their current values', async () => {
       const { meta } = await h.call('session::set-meta', { session_id: s, title: 'Only title' })
-      expect(meta).toMatchObject({ title: 'Only title', description: '', metadata: { owner: 'u_1', tag: 'keep' } })
+      expect(meta).toMatchObject({
+        title: 'Only title',
+        description: '',
+        metadata: { owner: 'u_1', tag: 'keep' },
+      })
     })
 
     it('127. a set_meta with no fields is a silent no-op', async () => {
@@ -46,7 +65,13 @@ export function metaFeature(h: Harness): void {
       await h.call('session::set-status', { session_id: s, status: 'working', reason: 'thinking' })
       await h.say(s, 'hello')
       const { meta } = await h.call('session::set-meta', { session_id: s, title: 'T', metadata: {} })
-      expect(meta).toMatchObject({ status: 'working', status_reason: 'thinking', message_count: 1, kind: 'user', metadata: {} })
+      expect(meta).toMatchObject({
+        status: 'working',
+        status_reason: 'thinking',
+        message_count: 1,
+        kind: 'user',
+        metadata: {},
+      })
       expect(await h.ids({ session_id: s })).toStrictEqual(['e_001'])
     })
 

@@ -1,20 +1,36 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import type { AgentMessage } from '@colloquy/core'
 import {
-  assistant, assistantCall, customEntry, finalAssistant, functionResult, rejects, text, user, type Harness,
+  assistant,
+  assistantCall,
+  customEntry,
+  finalAssistant,
+  functionResult,
+  rejects,
+  text,
+  user,
+  type Harness,
 } from '../harness.js'
 
-type Tail = { messages: Array<{ entry_id: string; elided?: true; message?: unknown; custom?: unknown }>; has_more: boolean; oldest_entry_id?: string }
-const ids = (page: { messages: Array<{ entry_id: string }> }): string[] => page.messages.map((m) => m.entry_id)
-const span = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => `e_${String(from + i).padStart(3, '0')}`)
+type Tail = {
+  messages: Array<{ entry_id: string; elided?: true; message?: unknown; custom?: unknown }>
+  has_more: boolean
+  oldest_entry_id?: string
+}
+const ids = (page: { messages: Array<{ entry_id: string }> }): string[] =>
+  page.messages.map((m) => m.entry_id)
+const span = (from: number, to: number): string[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => `e_${String(from + i).padStart(3, '0')}`)
 
 // pagination.feature (contract 7 items 4-5): messages-tail and messages-range; and D11, D12, D15.
 export function paginationFeature(h: Harness): void {
   describe('pagination', () => {
     let s: string
     const add = (message: AgentMessage) => h.call('session::append', { session_id: s, message })
-    const tail = (req: Record<string, unknown> = {}) => h.call('session::messages-tail', { session_id: s, ...req }) as Promise<Tail>
-    const range = (req: Record<string, unknown>) => h.call('session::messages-range', { session_id: s, ...req })
+    const tail = (req: Record<string, unknown> = {}) =>
+      h.call('session::messages-tail', { session_id: s, ...req }) as Promise<Tail>
+    const range = (req: Record<string, unknown>) =>
+      h.call('session::messages-range', { session_id: s, ...req })
     /** "a tool run of N calls named P": N call + result pairs. */
     const run = async (n: number, p = 'c') => {
       for (let i = 1; i <= n; i++) {
@@ -35,7 +51,11 @@ export function paginationFeature(h: Harness): void {
       const p1 = await tail({ limit: 2 })
       expect([ids(p1), p1.has_more, p1.oldest_entry_id]).toStrictEqual([['e_005', 'e_006'], true, 'e_005'])
       const p2 = await tail({ limit: 2, before_entry_id: 'e_005' })
-      expect([ids(p2), p2.has_more, p2.oldest_entry_id]).toStrictEqual([['e_002', 'e_003', 'e_004'], true, 'e_002'])
+      expect([ids(p2), p2.has_more, p2.oldest_entry_id]).toStrictEqual([
+        ['e_002', 'e_003', 'e_004'],
+        true,
+        'e_002',
+      ])
       const p3 = await tail({ limit: 2, before_entry_id: 'e_002' })
       expect([ids(p3), p3.has_more, p3.oldest_entry_id]).toStrictEqual([['e_001'], false, 'e_001'])
     })
@@ -57,10 +77,16 @@ export function paginationFeature(h: Harness): void {
       await h.say(s, 'q2')
       await add(assistant([text('prose')]))
       await run(3, 'b')
-      await h.call('session::append', { session_id: s, message: { role: 'user', content: [text('ping')], timestamp: 0 }, origin: { notification: true } })
+      await h.call('session::append', {
+        session_id: s,
+        message: { role: 'user', content: [text('ping')], timestamp: 0 },
+        origin: { notification: true },
+      })
       await run(1, 'c')
       await add(finalAssistant('end'))
-      const all = (await h.call('session::messages', { session_id: s, include_custom: true, limit: 500 })).messages.map((m) => m.entry_id)
+      const all = (
+        await h.call('session::messages', { session_id: s, include_custom: true, limit: 500 })
+      ).messages.map((m) => m.entry_id)
       for (const limit of [1, 2, 50]) {
         const pages: string[][] = []
         let page = await tail({ limit })
@@ -86,13 +112,30 @@ export function paginationFeature(h: Harness): void {
       expect(items).toHaveLength(6)
       expect('elided' in items[0]).toBe(false)
       expect(items[1]).toMatchObject({
-        entry_id: 'e_002', elided: true,
-        message: { role: 'assistant', stop_reason: 'function_call', content: [text('step one'), { type: 'function_call', id: 'c1', function_id: 'shell::run', arguments: {} }] },
+        entry_id: 'e_002',
+        elided: true,
+        message: {
+          role: 'assistant',
+          stop_reason: 'function_call',
+          content: [
+            text('step one'),
+            { type: 'function_call', id: 'c1', function_id: 'shell::run', arguments: {} },
+          ],
+        },
       })
       expect((items[1].message as { content: unknown[] }).content).toHaveLength(2)
       expect(items[2]).toStrictEqual({
-        entry_id: 'e_003', elided: true,
-        message: { role: 'function_result', function_call_id: 'c1', function_id: 'shell::run', content: [], details: null, is_error: false, timestamp: 0 },
+        entry_id: 'e_003',
+        elided: true,
+        message: {
+          role: 'function_result',
+          function_call_id: 'c1',
+          function_id: 'shell::run',
+          content: [],
+          details: null,
+          is_error: false,
+          timestamp: 0,
+        },
       })
       expect(items[3]).toStrictEqual({ entry_id: 'e_004', message: assistantCall('c2', 'shell::run') })
       expect(items[4]).toStrictEqual({ entry_id: 'e_005', message: functionResult('c2') })
@@ -111,7 +154,12 @@ export function paginationFeature(h: Harness): void {
       expect(p1.messages.some((m) => 'elided' in m)).toBe(false)
       expect(p1.messages[0]).toStrictEqual({ entry_id: 'e_002', message: assistantCall('c1', 'shell::run') })
       expect(p1.next_cursor).toBeTypeOf('string')
-      const p2 = await range({ from_entry_id: 'e_002', to_entry_id: 'e_007', limit: 4, cursor: p1.next_cursor })
+      const p2 = await range({
+        from_entry_id: 'e_002',
+        to_entry_id: 'e_007',
+        limit: 4,
+        cursor: p1.next_cursor,
+      })
       expect(ids(p2)).toStrictEqual(['e_006', 'e_007'])
       expect('next_cursor' in p2).toBe(false)
     })
@@ -130,13 +178,19 @@ export function paginationFeature(h: Harness): void {
       await rejects(range({ from_entry_id: 'e_005', to_entry_id: 'e_002' }), 'session/invalid_request')
       await rejects(range({ from_entry_id: 'e_002' }), 'session/invalid_request')
       await rejects(range({ entry_ids: ['e_404'] }), 'session/entry_not_found')
-      await rejects(h.call('session::messages-range', { session_id: 's_404', entry_ids: ['e_001'] }), 'session/not_found')
+      await rejects(
+        h.call('session::messages-range', { session_id: 's_404', entry_ids: ['e_001'] }),
+        'session/not_found',
+      )
       await rejects(range({}), 'session/invalid_request')
-      await rejects(range({ entry_ids: ['e_002'], from_entry_id: 'e_001', to_entry_id: 'e_002' }), 'session/invalid_request')
+      await rejects(
+        range({ entry_ids: ['e_002'], from_entry_id: 'e_001', to_entry_id: 'e_002' }),
+        'session/invalid_request',
+      )
       await rejects(range({ entry_ids: ['e_002'], cursor: '!!garbage!!' }), 'session/invalid_cursor')
     })
 
-    it('138. until_entry_id widens the page back to the target\'s block', async () => {
+    it("138. until_entry_id widens the page back to the target's block", async () => {
       await h.say(s, 'go')
       await run(2)
       await add(finalAssistant('done'))
@@ -178,9 +232,15 @@ export function paginationFeature(h: Harness): void {
       const image = { type: 'image' as const, mime: 'image/png', data: png, attachment_id: 'a_001' }
       await add({ role: 'user', content: [image], timestamp: 0 })
       const lean = { ...image, data: '' }
-      expect((await tail({ include_image_data: false })).messages[0]).toMatchObject({ message: { content: [lean] } })
-      expect((await range({ entry_ids: ['e_001'], include_image_data: false })).messages[0]).toMatchObject({ message: { content: [lean] } })
-      expect((await range({ entry_ids: ['e_001'] })).messages[0]).toMatchObject({ message: { content: [image] } })
+      expect((await tail({ include_image_data: false })).messages[0]).toMatchObject({
+        message: { content: [lean] },
+      })
+      expect((await range({ entry_ids: ['e_001'], include_image_data: false })).messages[0]).toMatchObject({
+        message: { content: [lean] },
+      })
+      expect((await range({ entry_ids: ['e_001'] })).messages[0]).toMatchObject({
+        message: { content: [image] },
+      })
       expect((await tail()).messages[0]).toMatchObject({ message: { content: [image] } })
     })
 
@@ -199,7 +259,10 @@ export function paginationFeature(h: Harness): void {
     it('D12. elision of an agent_trigger call keeps only a short function and the first 120 chars of description', async () => {
       const description = 'd'.repeat(119) + 'é' + 'tail beyond the cut'
       const call = (id: string, args: unknown) =>
-        assistant([{ type: 'function_call', id, function_id: 'agent_trigger', arguments: args as never }], 'function_call')
+        assistant(
+          [{ type: 'function_call', id, function_id: 'agent_trigger', arguments: args as never }],
+          'function_call',
+        )
       await h.say(s, 'go')
       await add(call('t1', { function: 'worker::summarize', description, payload: { big: 'x'.repeat(500) } }))
       await add(functionResult('t1', 'agent_trigger'))
@@ -208,7 +271,8 @@ export function paginationFeature(h: Harness): void {
       await add(call('t3', { cmd: 'last' }))
       await add(functionResult('t3', 'agent_trigger'))
       const items = (await tail()).messages
-      const argsOf = (i: number) => (items[i].message as { content: Array<{ arguments: unknown }> }).content[0].arguments
+      const argsOf = (i: number) =>
+        (items[i].message as { content: Array<{ arguments: unknown }> }).content[0].arguments
       expect(argsOf(1)).toStrictEqual({ function: 'worker::summarize', description: 'd'.repeat(119) + 'é' })
       expect(argsOf(3)).toStrictEqual({ description: 'short' })
       expect(argsOf(5)).toStrictEqual({ cmd: 'last' })
@@ -224,7 +288,11 @@ export function paginationFeature(h: Harness): void {
       await h.say(s, 'go')
       await add(assistantCall('c1', 'shell::run'))
       await add(functionResult('c1'))
-      await h.call('session::append', { session_id: s, entry_id: 'e_notify_1', message: user('build finished') })
+      await h.call('session::append', {
+        session_id: s,
+        entry_id: 'e_notify_1',
+        message: user('build finished'),
+      })
       await add(assistantCall('c2', 'shell::run'))
       await add(functionResult('c2'))
       await h.say(s, 'thanks')

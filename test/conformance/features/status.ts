@@ -34,11 +34,20 @@ export function statusFeature(h: Harness): void {
 
     it('149. a working-phase reason change updates and re-emits', async () => {
       await set('working', 'preparing context')
-      expect(await set('working', 'waiting for claude')).toStrictEqual({ status: 'working', previous_status: 'working' })
+      expect(await set('working', 'waiting for claude')).toStrictEqual({
+        status: 'working',
+        previous_status: 'working',
+      })
       expect((await h.meta(s)).status_reason).toBe('waiting for claude')
       const got = await f.got('session::status-changed')
       expect(got).toHaveLength(2)
-      expect(got[1]).toStrictEqual({ session_id: s, status: 'working', previous_status: 'working', status_reason: 'waiting for claude', timestamp: T0 })
+      expect(got[1]).toStrictEqual({
+        session_id: s,
+        status: 'working',
+        previous_status: 'working',
+        status_reason: 'waiting for claude',
+        timestamp: T0,
+      })
     })
 
     it('150. same status with the same reason is still a no-op', async () => {
@@ -63,7 +72,9 @@ export function statusFeature(h: Harness): void {
     it('153. a full turn lifecycle emits one event per transition', async () => {
       await set('working')
       await set('done')
-      expect((await f.got('session::status-changed')).map((e) => [e.previous_status, e.status])).toStrictEqual([
+      expect(
+        (await f.got('session::status-changed')).map((e) => [e.previous_status, e.status]),
+      ).toStrictEqual([
         ['idle', 'working'],
         ['working', 'done'],
       ])
@@ -71,12 +82,18 @@ export function statusFeature(h: Harness): void {
 
     it('154. done retains a terminal reason', async () => {
       await set('done', 'stopped')
-      expect((await f.got('session::status-changed'))[0]).toMatchObject({ status: 'done', status_reason: 'stopped' })
+      expect((await f.got('session::status-changed'))[0]).toMatchObject({
+        status: 'done',
+        status_reason: 'stopped',
+      })
       expect((await h.meta(s)).status_reason).toBe('stopped')
     })
 
     it('155. set_status on an unknown session is rejected', async () => {
-      await rejects(h.call('session::set-status', { session_id: 's_404', status: 'working' }), 'session/not_found')
+      await rejects(
+        h.call('session::set-status', { session_id: 's_404', status: 'working' }),
+        'session/not_found',
+      )
     })
 
     it('2.7 a reason sent with idle is dropped, so idle+reason on an idle session is a no-op', async () => {
@@ -86,7 +103,12 @@ export function statusFeature(h: Harness): void {
       expect(await h.meta(s)).not.toHaveProperty('status_reason')
       const got = await f.got('session::status-changed')
       expect(got).toHaveLength(2)
-      expect(got[1]).toStrictEqual({ session_id: s, status: 'idle', previous_status: 'working', timestamp: T0 })
+      expect(got[1]).toStrictEqual({
+        session_id: s,
+        status: 'idle',
+        previous_status: 'working',
+        timestamp: T0,
+      })
     })
   })
 }

@@ -23,7 +23,8 @@ const device = {
   watch(session_id: string, entry_id: string): () => number[] {
     const seen: number[] = []
     const sub = store.entry$(session_id, entry_id).subscribe((e) => {
-      if (e?.kind === 'message') seen.push(e.message.content.map((c) => (c.type === 'text' ? c.text : '')).join('').length)
+      if (e?.kind === 'message')
+        seen.push(e.message.content.map((c) => (c.type === 'text' ? c.text : '')).join('').length)
     })
     return () => {
       sub.unsubscribe()

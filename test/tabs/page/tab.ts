@@ -29,7 +29,11 @@ const tab = {
     const name = `colloquy:writer:${DB}`
     const q = await navigator.locks.query()
     const held = (q.held ?? []).filter((l) => l.name === name)
-    return { held: held.length, pending: (q.pending ?? []).filter((l) => l.name === name).length, ...(held[0]?.clientId && { holder: held[0].clientId }) }
+    return {
+      held: held.length,
+      pending: (q.pending ?? []).filter((l) => l.name === name).length,
+      ...(held[0]?.clientId && { holder: held[0].clientId }),
+    }
   },
   /**
    * `n` appends one after another, each awaited, as a chat turn loop does; `held` counts the
@@ -40,7 +44,10 @@ const tab = {
     const ids: string[] = []
     let held = 0
     for (let i = 0; i < n; i++) {
-      const r = await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: `${label} ${i}` }], timestamp: i } })
+      const r = await store.append({
+        session_id,
+        message: { role: 'user', content: [{ type: 'text', text: `${label} ${i}` }], timestamp: i },
+      })
       ids.push(r.entry_id)
       if ((await tab.lock()).holder === me) held++
     }
@@ -50,10 +57,16 @@ const tab = {
    * The session as this tab's memory holds it: the active leaf, each entry's parent and text,
    * and the path from the leaf to the root.
    */
-  async tree(session_id: string): Promise<{ leaf: string | null; entries: Record<string, [string | null, string]>; path: string[] }> {
+  async tree(
+    session_id: string,
+  ): Promise<{ leaf: string | null; entries: Record<string, [string | null, string]>; path: string[] }> {
     const tree = await firstValueFrom(store.tree$(session_id).pipe(filter((t) => t !== null)))
     const entries: Record<string, [string | null, string]> = {}
-    for (const [id, e] of tree.entries) entries[id] = [e.parent_id, e.kind === 'message' ? e.message.content.map((c) => (c.type === 'text' ? c.text : '')).join('') : '']
+    for (const [id, e] of tree.entries)
+      entries[id] = [
+        e.parent_id,
+        e.kind === 'message' ? e.message.content.map((c) => (c.type === 'text' ? c.text : '')).join('') : '',
+      ]
     const path: string[] = []
     for (let id = tree.active_leaf; id !== null; id = tree.entries.get(id)?.parent_id ?? null) path.push(id)
     return { leaf: tree.active_leaf, entries, path }

@@ -1,5 +1,13 @@
 import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
-import { awaitReplyEnd, createThread, recoverInterrupted, startReply, stopReply, watchReplies, type ReplyWriter } from '@colloquy/parts'
+import {
+  awaitReplyEnd,
+  createThread,
+  recoverInterrupted,
+  startReply,
+  stopReply,
+  watchReplies,
+  type ReplyWriter,
+} from '@colloquy/parts'
 
 // One tab of the reply tests: a store on the origin's shared database, driven by the test
 // through `window.tab`. Each tab counts the status changes it sees, whoever made them.
@@ -13,7 +21,11 @@ const seen: { status: string; reason?: string }[] = []
 const tab = {
   async open(watch: boolean) {
     store = await createStore({ storage: indexedDbStorage({ name: DB }) })
-    store.on('session::status-changed').subscribe((e) => seen.push({ status: e.status, ...(e.status_reason !== undefined && { reason: e.status_reason }) }))
+    store
+      .on('session::status-changed')
+      .subscribe((e) =>
+        seen.push({ status: e.status, ...(e.status_reason !== undefined && { reason: e.status_reason }) }),
+      )
     if (watch) unwatch = watchReplies(store)
   },
   watch() {
@@ -27,7 +39,10 @@ const tab = {
   async reply(session_id: string, text: string): Promise<string> {
     const tree = await store.get({ session_id })
     if (!tree) throw new Error('no such session')
-    const { entry_id } = await store.append({ session_id, message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: Date.now() } })
+    const { entry_id } = await store.append({
+      session_id,
+      message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: Date.now() },
+    })
     writer = await startReply(store, { session_id, parent_id: entry_id, model: 'm', provider: 'p' })
     writer.update([{ type: 'text', text }])
     return writer.entry_id
@@ -48,7 +63,15 @@ const tab = {
   /** Another device's reply arriving over sync: `working` applied as a pull applies it, with no lock or writer of this browser. */
   async pulled(session_id: string) {
     const meta = (await store.get({ session_id }))!.meta
-    await store.applyReplica([{ type: 'meta', meta: { ...meta, status: 'working', status_reason: 'replying', updated_at: meta.updated_at + 1 } }], { policy: 'pull' })
+    await store.applyReplica(
+      [
+        {
+          type: 'meta',
+          meta: { ...meta, status: 'working', status_reason: 'replying', updated_at: meta.updated_at + 1 },
+        },
+      ],
+      { policy: 'pull' },
+    )
   },
   async status(session_id: string): Promise<{ status?: string; reason?: string }> {
     const meta = (await store.get({ session_id }))?.meta
@@ -60,7 +83,10 @@ const tab = {
   async lock(session_id: string): Promise<{ held: number; pending: number }> {
     const q = await navigator.locks.query()
     const name = `colloquy-reply:${session_id}`
-    return { held: (q.held ?? []).filter((l) => l.name === name).length, pending: (q.pending ?? []).filter((l) => l.name === name).length }
+    return {
+      held: (q.held ?? []).filter((l) => l.name === name).length,
+      pending: (q.pending ?? []).filter((l) => l.name === name).length,
+    }
   },
 }
 

@@ -16,10 +16,28 @@ export function EndpointForm(): ReactNode {
   return (
     <form className="settings" onSubmit={save} aria-label="Model endpoint">
       <strong>Model endpoint</strong>
-      <input aria-label="Endpoint URL" placeholder="https://api.openai.com/v1" value={url} onChange={(e) => setUrl(e.target.value)} />
-      <input aria-label="API key" type="password" placeholder="API key" value={key} onChange={(e) => setKey(e.target.value)} />
-      <input aria-label="Model name" placeholder="model" value={model} onChange={(e) => setModel(e.target.value)} />
-      <button className="button" type="submit">Save</button>
+      <input
+        aria-label="Endpoint URL"
+        placeholder="https://api.openai.com/v1"
+        value={url}
+        onChange={(e) => setUrl(e.target.value)}
+      />
+      <input
+        aria-label="API key"
+        type="password"
+        placeholder="API key"
+        value={key}
+        onChange={(e) => setKey(e.target.value)}
+      />
+      <input
+        aria-label="Model name"
+        placeholder="model"
+        value={model}
+        onChange={(e) => setModel(e.target.value)}
+      />
+      <button className="button" type="submit">
+        Save
+      </button>
       <small data-endpoint-note>{note}</small>
     </form>
   )

@@ -8,7 +8,13 @@ import { exportChat, exportFormats } from '../export.js'
  * choice, on Escape (focus goes back to the toggle) and on a press anywhere outside `within`
  * (the row, so its toggle still toggles).
  */
-export function ExportMenu({ store, sessionId, within, onClose, onError }: {
+export function ExportMenu({
+  store,
+  sessionId,
+  within,
+  onClose,
+  onError,
+}: {
   store: Store
   sessionId: string
   within: HTMLElement | null
@@ -19,7 +25,10 @@ export function ExportMenu({ store, sessionId, within, onClose, onError }: {
   const [formats, setFormats] = useState<readonly Exporter[]>([])
   useEffect(() => {
     let live = true
-    exportFormats().then((f) => live && setFormats(f), (e: unknown) => onError(String(e)))
+    exportFormats().then(
+      (f) => live && setFormats(f),
+      (e: unknown) => onError(String(e)),
+    )
     return () => void (live = false)
   }, [onError])
   useEffect(() => {
@@ -44,13 +53,17 @@ export function ExportMenu({ store, sessionId, within, onClose, onError }: {
   }
   const pick = (exporter: Exporter): void => {
     onClose(false)
-    exportChat(store, sessionId, exporter).catch((e: unknown) => onError(e instanceof Error ? e.message : String(e)))
+    exportChat(store, sessionId, exporter).catch((e: unknown) =>
+      onError(e instanceof Error ? e.message : String(e)),
+    )
   }
 
   return (
     <div className="row-menu" role="menu" aria-label="Export chat" ref={menu} onKeyDown={onKeyDown}>
       {formats.map((f) => (
-        <button key={f.id} type="button" role="menuitem" data-format={f.id} onClick={() => pick(f)}>Export as {f.label}</button>
+        <button key={f.id} type="button" role="menuitem" data-format={f.id} onClick={() => pick(f)}>
+          Export as {f.label}
+        </button>
       ))}
     </div>
   )

@@ -1,4 +1,10 @@
-import type { ContentBlock, FileBlock, FunctionCallBlock, FunctionResultBlock, ImageBlock } from '@colloquy/core'
+import type {
+  ContentBlock,
+  FileBlock,
+  FunctionCallBlock,
+  FunctionResultBlock,
+  ImageBlock,
+} from '@colloquy/core'
 import { useAttachmentUrl } from '@colloquy/react'
 import { useEffect, useRef, useState, type ReactNode, type RefObject } from 'react'
 import { Icon } from './Icon.js'
@@ -8,7 +14,9 @@ import { Icon } from './Icon.js'
 const json = (value: unknown): string => JSON.stringify(value, null, 2) ?? 'null'
 
 /** Only real image types become an <img>; anything else in an image block is shown as a file. */
-const isImage = (b: ImageBlock): boolean => /^image\/(png|jpe?g|gif|webp|svg\+xml|avif)$/.test(b.mime) && (b.data !== '' || b.attachment_id !== undefined)
+const isImage = (b: ImageBlock): boolean =>
+  /^image\/(png|jpe?g|gif|webp|svg\+xml|avif)$/.test(b.mime) &&
+  (b.data !== '' || b.attachment_id !== undefined)
 
 /** True once the element has come near the viewport: images of a long chat load as it is read. */
 function useNearViewport<T extends Element>(): [RefObject<T | null>, boolean] {
@@ -17,7 +25,9 @@ function useNearViewport<T extends Element>(): [RefObject<T | null>, boolean] {
   useEffect(() => {
     const el = ref.current
     if (!el || near) return
-    const io = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && setNear(true), { rootMargin: '400px' })
+    const io = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && setNear(true), {
+      rootMargin: '400px',
+    })
     io.observe(el)
     return () => io.disconnect()
   }, [near])
@@ -30,7 +40,11 @@ function StoredImage({ block, sessionId }: { block: ImageBlock; sessionId: strin
   const url = useAttachmentUrl(near ? sessionId : null, near ? block.attachment_id : null)
   return (
     <figure ref={ref} className="image" data-block="image" data-attachment={block.attachment_id}>
-      {url ? <img src={url} alt="Image in the message" /> : <span className="image-placeholder">{url === null && near ? 'Image not available' : 'Image'}</span>}
+      {url ? (
+        <img src={url} alt="Image in the message" />
+      ) : (
+        <span className="image-placeholder">{url === null && near ? 'Image not available' : 'Image'}</span>
+      )}
     </figure>
   )
 }
@@ -40,7 +54,14 @@ function FileChip({ block, sessionId }: { block: FileBlock; sessionId: string })
   const url = useAttachmentUrl(near ? sessionId : null, near ? block.attachment_id : null)
   return (
     <span ref={ref} className="file" data-block="file">
-      {url ? <a href={url} download={block.name}>{block.name}</a> : block.name} · {block.mime} · {Math.ceil(block.size / 1024)} KB
+      {url ? (
+        <a href={url} download={block.name}>
+          {block.name}
+        </a>
+      ) : (
+        block.name
+      )}{' '}
+      · {block.mime} · {Math.ceil(block.size / 1024)} KB
     </span>
   )
 }
@@ -55,7 +76,13 @@ function Thinking({ text, live }: { text: string; live: boolean }): ReactNode {
 }
 
 /** A tool call with its result (found by `function_call_id` in the same message), as one card. */
-export function ToolCard({ call, result, pending, name, sessionId }: {
+export function ToolCard({
+  call,
+  result,
+  pending,
+  name,
+  sessionId,
+}: {
   sessionId?: string
   call?: FunctionCallBlock
   result?: { content: readonly ContentBlock[]; is_error?: boolean }
@@ -68,7 +95,9 @@ export function ToolCard({ call, result, pending, name, sessionId }: {
       <div className="tool-head">
         <Icon name="tool" />
         <code>{call?.function_id ?? name ?? 'tool'}</code>
-        <span className="tool-state">{result ? (error ? 'failed' : 'done') : pending ? 'running…' : 'no result'}</span>
+        <span className="tool-state">
+          {result ? (error ? 'failed' : 'done') : pending ? 'running…' : 'no result'}
+        </span>
       </div>
       {call && (
         <div className="tool-section">
@@ -79,14 +108,24 @@ export function ToolCard({ call, result, pending, name, sessionId }: {
       {result && (
         <div className="tool-section" data-block="function_result">
           <span className="tool-label">Result</span>
-          <div className="tool-result"><Blocks blocks={result.content} live={false} sessionId={sessionId} /></div>
+          <div className="tool-result">
+            <Blocks blocks={result.content} live={false} sessionId={sessionId} />
+          </div>
         </div>
       )}
     </div>
   )
 }
 
-export function Blocks({ blocks, live, sessionId }: { blocks: readonly ContentBlock[]; live: boolean; sessionId?: string }): ReactNode {
+export function Blocks({
+  blocks,
+  live,
+  sessionId,
+}: {
+  blocks: readonly ContentBlock[]
+  live: boolean
+  sessionId?: string
+}): ReactNode {
   const results = new Map<string, FunctionResultBlock>()
   const calls = new Set<string>()
   for (const b of blocks) {
@@ -98,7 +137,11 @@ export function Blocks({ blocks, live, sessionId }: { blocks: readonly ContentBl
     const last = live && i === blocks.length - 1
     switch (b.type) {
       case 'text':
-        return <p key={i} className={`text${last ? ' streaming' : ''}`} data-block="text">{b.text}</p>
+        return (
+          <p key={i} className={`text${last ? ' streaming' : ''}`} data-block="text">
+            {b.text}
+          </p>
+        )
       case 'thinking':
         return <Thinking key={i} text={b.text} live={last} />
       case 'function_call':
@@ -106,12 +149,27 @@ export function Blocks({ blocks, live, sessionId }: { blocks: readonly ContentBl
       case 'function_result':
         return calls.has(b.function_call_id) ? null : <ToolCard key={i} result={b} sessionId={sessionId} />
       case 'image':
-        if (!isImage(b)) return <span key={i} className="file">Image ({b.mime}) not shown</span>
-        return b.data === '' && sessionId
-          ? <StoredImage key={i} block={b} sessionId={sessionId} />
-          : <figure key={i} className="image" data-block="image"><img src={`data:${b.mime};base64,${b.data}`} alt="Image in the message" loading="lazy" /></figure>
+        if (!isImage(b))
+          return (
+            <span key={i} className="file">
+              Image ({b.mime}) not shown
+            </span>
+          )
+        return b.data === '' && sessionId ? (
+          <StoredImage key={i} block={b} sessionId={sessionId} />
+        ) : (
+          <figure key={i} className="image" data-block="image">
+            <img src={`data:${b.mime};base64,${b.data}`} alt="Image in the message" loading="lazy" />
+          </figure>
+        )
       case 'file':
-        return sessionId ? <FileChip key={i} block={b} sessionId={sessionId} /> : <span key={i} className="file" data-block="file">{b.name} · {b.mime} · {Math.ceil(b.size / 1024)} KB</span>
+        return sessionId ? (
+          <FileChip key={i} block={b} sessionId={sessionId} />
+        ) : (
+          <span key={i} className="file" data-block="file">
+            {b.name} · {b.mime} · {Math.ceil(b.size / 1024)} KB
+          </span>
+        )
     }
   })
 }

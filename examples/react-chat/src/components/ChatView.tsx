@@ -7,7 +7,13 @@ import { Transcript } from './Transcript.js'
 import { Welcome } from './Welcome.js'
 
 /** The open chat (or the welcome screen when none is open): transcript above, composer below. */
-export function ChatView({ sessionId, onOpen }: { sessionId: string | null; onOpen(id: string | null): void }): ReactNode {
+export function ChatView({
+  sessionId,
+  onOpen,
+}: {
+  sessionId: string | null
+  onOpen(id: string | null): void
+}): ReactNode {
   const { chat, run, report } = useChat()
   const session = useSession(sessionId ?? '')
   const busy = sessionId !== null && session.status === 'ready' && session.data?.status === 'working'
@@ -33,15 +39,27 @@ export function ChatView({ sessionId, onOpen }: { sessionId: string | null; onOp
     return (
       <div className="gone">
         <p>This chat does not exist (any more).</p>
-        <button type="button" className="primary" onClick={() => onOpen(null)}>Start a new one</button>
+        <button type="button" className="primary" onClick={() => onOpen(null)}>
+          Start a new one
+        </button>
       </div>
     )
   }
   return (
     <>
-      {sessionId ? <Transcript sessionId={sessionId} busy={busy} onFork={(e) => void fork(e)} empty={welcome} /> : <div className="transcript">{welcome}</div>}
-      <Composer sessionId={sessionId} busy={busy} ensureSession={ensure} onSend={(text, files) => void send(text, files)}
-        onStop={() => sessionId && chat.stop(sessionId)} onError={report} />
+      {sessionId ? (
+        <Transcript sessionId={sessionId} busy={busy} onFork={(e) => void fork(e)} empty={welcome} />
+      ) : (
+        <div className="transcript">{welcome}</div>
+      )}
+      <Composer
+        sessionId={sessionId}
+        busy={busy}
+        ensureSession={ensure}
+        onSend={(text, files) => void send(text, files)}
+        onStop={() => sessionId && chat.stop(sessionId)}
+        onError={report}
+      />
     </>
   )
 }

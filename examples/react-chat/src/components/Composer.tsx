@@ -22,7 +22,15 @@ function Chip({ attachment, onRemove }: { attachment: AttachmentMeta; onRemove()
     <li className="chip" data-attachment={attachment.attachment_id}>
       {image && url ? <img src={url} alt="" /> : <Icon name="file" />}
       <span className="chip-name">{attachment.name}</span>
-      <button type="button" className="chip-remove" aria-label={`Remove ${attachment.name}`} title="Remove" onClick={onRemove}><Icon name="x" /></button>
+      <button
+        type="button"
+        className="chip-remove"
+        aria-label={`Remove ${attachment.name}`}
+        title="Remove"
+        onClick={onRemove}
+      >
+        <Icon name="x" />
+      </button>
     </li>
   )
 }
@@ -54,7 +62,11 @@ export function Composer({ sessionId, busy, ensureSession, onSend, onStop, onErr
     if (!id) return
     try {
       const added: string[] = []
-      for (const file of files) added.push((await store.putAttachment({ session_id: id, file, name: file.name || 'pasted image' })).attachment.attachment_id)
+      for (const file of files)
+        added.push(
+          (await store.putAttachment({ session_id: id, file, name: file.name || 'pasted image' })).attachment
+            .attachment_id,
+        )
       const ids = [...chips.map((c) => c.attachment_id), ...added]
       if (id === sessionId) await draft.setAttachments(ids)
       // A chat just opened for these files: its composer reads the draft when it mounts.
@@ -64,9 +76,13 @@ export function Composer({ sessionId, busy, ensureSession, onSend, onStop, onErr
     }
   }
   const remove = async (a: AttachmentMeta): Promise<void> => {
-    await draft.setAttachments(chips.filter((c) => c.attachment_id !== a.attachment_id).map((c) => c.attachment_id))
+    await draft.setAttachments(
+      chips.filter((c) => c.attachment_id !== a.attachment_id).map((c) => c.attachment_id),
+    )
     // Unsent chips are nobody else's: free their bytes.
-    await store?.deleteAttachment({ session_id: a.session_id, attachment_id: a.attachment_id }).catch(() => {})
+    await store
+      ?.deleteAttachment({ session_id: a.session_id, attachment_id: a.attachment_id })
+      .catch(() => {})
   }
   const paste = (e: ClipboardEvent): void => {
     const files = [...e.clipboardData.files]
@@ -83,20 +99,46 @@ export function Composer({ sessionId, busy, ensureSession, onSend, onStop, onErr
   }
 
   return (
-    <form className="composer" onSubmit={(e) => (e.preventDefault(), send())} onDrop={drop} onDragOver={(e) => e.preventDefault()}>
+    <form
+      className="composer"
+      onSubmit={(e) => (e.preventDefault(), send())}
+      onDrop={drop}
+      onDragOver={(e) => e.preventDefault()}
+    >
       {chips.length > 0 && (
         <ul className="chips" aria-label="Attachments">
-          {chips.map((a) => <Chip key={a.attachment_id} attachment={a} onRemove={() => void remove(a)} />)}
+          {chips.map((a) => (
+            <Chip key={a.attachment_id} attachment={a} onRemove={() => void remove(a)} />
+          ))}
         </ul>
       )}
       <div className="composer-row">
-        <button type="button" className="attach" aria-label="Attach files" title="Attach files" onClick={() => picker.current?.click()}><Icon name="paperclip" /></button>
-        <input ref={picker} type="file" multiple hidden aria-hidden="true" tabIndex={-1}
+        <button
+          type="button"
+          className="attach"
+          aria-label="Attach files"
+          title="Attach files"
+          onClick={() => picker.current?.click()}
+        >
+          <Icon name="paperclip" />
+        </button>
+        <input
+          ref={picker}
+          type="file"
+          multiple
+          hidden
+          aria-hidden="true"
+          tabIndex={-1}
           onChange={(e) => {
             void attach([...(e.target.files ?? [])])
             e.target.value = ''
-          }} />
-        <textarea aria-label="Message" placeholder="Message the local model…" rows={1} value={text}
+          }}
+        />
+        <textarea
+          aria-label="Message"
+          placeholder="Message the local model…"
+          rows={1}
+          value={text}
           onChange={(e) => setText(e.target.value)}
           onPaste={paste}
           onKeyDown={(e) => {
@@ -104,11 +146,16 @@ export function Composer({ sessionId, busy, ensureSession, onSend, onStop, onErr
               e.preventDefault()
               send()
             }
-          }} />
+          }}
+        />
         {busy ? (
-          <button type="button" className="send stop" aria-label="Stop reply" title="Stop" onClick={onStop}><Icon name="stop" /></button>
+          <button type="button" className="send stop" aria-label="Stop reply" title="Stop" onClick={onStop}>
+            <Icon name="stop" />
+          </button>
         ) : (
-          <button type="submit" className="send" aria-label="Send message" title="Send" disabled={!canSend}><Icon name="send" /></button>
+          <button type="submit" className="send" aria-label="Send message" title="Send" disabled={!canSend}>
+            <Icon name="send" />
+          </button>
         )}
       </div>
     </form>

@@ -71,7 +71,10 @@ export function DropZone({ onFiles }: { onFiles(files: PickedFile[]): void }): R
       <div className="drop-card">
         <Icon name="upload" size={28} />
         <strong>Drop to import</strong>
-        <span className="muted small">Claude Code, Codex, Gemini CLI, OpenCode, unified JSON or OPA transcripts; ChatGPT, Claude.ai or Open WebUI exports</span>
+        <span className="muted small">
+          Claude Code, Codex, Gemini CLI, OpenCode, unified JSON or OPA transcripts; ChatGPT, Claude.ai or
+          Open WebUI exports
+        </span>
       </div>
     </div>
   )

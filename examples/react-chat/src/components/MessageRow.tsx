@@ -20,23 +20,57 @@ interface Props {
   onFork(entryId: string): void
 }
 
-function Action({ icon, label, onClick, disabled }: { icon: IconName; label: string; onClick(): void; disabled?: boolean }): ReactNode {
+function Action({
+  icon,
+  label,
+  onClick,
+  disabled,
+}: {
+  icon: IconName
+  label: string
+  onClick(): void
+  disabled?: boolean
+}): ReactNode {
   return (
-    <button type="button" className="action" title={label} aria-label={label} disabled={disabled} onClick={onClick}>
+    <button
+      type="button"
+      className="action"
+      title={label}
+      aria-label={label}
+      disabled={disabled}
+      onClick={onClick}
+    >
       <Icon name={icon} size={14} />
     </button>
   )
 }
 
-function UserEditor({ text, onCancel, onSave }: { text: string; onCancel(): void; onSave(text: string): void }): ReactNode {
+function UserEditor({
+  text,
+  onCancel,
+  onSave,
+}: {
+  text: string
+  onCancel(): void
+  onSave(text: string): void
+}): ReactNode {
   const [value, setValue] = useState(text)
   return (
     <form className="editor" onSubmit={(e) => (e.preventDefault(), onSave(value))}>
-      <textarea aria-label="Edit message" autoFocus value={value} onChange={(e) => setValue(e.target.value)}
-        onKeyDown={(e) => e.key === 'Escape' && onCancel()} />
+      <textarea
+        aria-label="Edit message"
+        autoFocus
+        value={value}
+        onChange={(e) => setValue(e.target.value)}
+        onKeyDown={(e) => e.key === 'Escape' && onCancel()}
+      />
       <div className="editor-buttons">
-        <button type="button" onClick={onCancel}>Cancel</button>
-        <button type="submit" className="primary" disabled={!value.trim()}>Save &amp; send</button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="submit" className="primary" disabled={!value.trim()}>
+          Save &amp; send
+        </button>
       </div>
     </form>
   )
@@ -58,7 +92,14 @@ function usageLine(message: AgentMessage): string | null {
  * One message of the transcript. It reads its own entry, so a streamed token re-renders this row
  * and nothing else.
  */
-export const MessageRow = memo(function MessageRow({ sessionId, entryId, live, busy, last, onFork }: Props): ReactNode {
+export const MessageRow = memo(function MessageRow({
+  sessionId,
+  entryId,
+  live,
+  busy,
+  last,
+  onFork,
+}: Props): ReactNode {
   const entry = useEntry(sessionId, entryId)
   const { chat, run } = useChat()
   const [editing, setEditing] = useState(false)
@@ -69,26 +110,66 @@ export const MessageRow = memo(function MessageRow({ sessionId, entryId, live, b
 
   const actions: ReactNode[] = []
   if (role === 'user' && parent_id !== null) {
-    actions.push(<Action key="edit" icon="edit" label="Edit message" disabled={busy} onClick={() => setEditing(true)} />)
+    actions.push(
+      <Action key="edit" icon="edit" label="Edit message" disabled={busy} onClick={() => setEditing(true)} />,
+    )
   }
   if (role === 'assistant') {
-    actions.push(<Action key="regen" icon="refresh" label="Regenerate reply" disabled={busy} onClick={() => void run(chat.regenerate(sessionId, entryId))} />)
-    actions.push(<Action key="copy" icon="copy" label="Copy text" disabled={live} onClick={() => void run(navigator.clipboard.writeText(text))} />)
+    actions.push(
+      <Action
+        key="regen"
+        icon="refresh"
+        label="Regenerate reply"
+        disabled={busy}
+        onClick={() => void run(chat.regenerate(sessionId, entryId))}
+      />,
+    )
+    actions.push(
+      <Action
+        key="copy"
+        icon="copy"
+        label="Copy text"
+        disabled={live}
+        onClick={() => void run(navigator.clipboard.writeText(text))}
+      />,
+    )
   }
-  actions.push(<Action key="fork" icon="fork" label="Fork from here" disabled={live} onClick={() => onFork(entryId)} />)
+  actions.push(
+    <Action key="fork" icon="fork" label="Fork from here" disabled={live} onClick={() => onFork(entryId)} />,
+  )
 
   let body: ReactNode
   if (role === 'user' && editing) {
-    body = <UserEditor text={text} onCancel={() => setEditing(false)} onSave={(t) => {
-      setEditing(false)
-      void run(chat.edit(sessionId, entryId, t))
-    }} />
+    body = (
+      <UserEditor
+        text={text}
+        onCancel={() => setEditing(false)}
+        onSave={(t) => {
+          setEditing(false)
+          void run(chat.edit(sessionId, entryId, t))
+        }}
+      />
+    )
   } else if (role === 'function_result') {
     body = <ToolCard name={message.function_id} result={message} sessionId={sessionId} />
   } else if (role === 'assistant' && message.content.length === 0) {
-    body = <span className="typing" aria-label="Writing"><i /><i /><i /></span>
+    body = (
+      <span className="typing" aria-label="Writing">
+        <i />
+        <i />
+        <i />
+      </span>
+    )
   } else {
-    body = <Blocks blocks={role === 'custom' && message.display ? [{ type: 'text', text: message.display }] : message.content} live={live} sessionId={sessionId} />
+    body = (
+      <Blocks
+        blocks={
+          role === 'custom' && message.display ? [{ type: 'text', text: message.display }] : message.content
+        }
+        live={live}
+        sessionId={sessionId}
+      />
+    )
   }
 
   return (
@@ -98,7 +179,13 @@ export const MessageRow = memo(function MessageRow({ sessionId, entryId, live, b
         <div className="bubble">{body}</div>
         {!editing && (
           <div className="message-foot">
-            {role === 'assistant' && !live && (last ? <LastReplyEnd sessionId={sessionId} message={message} /> : <ReplyEndMark end={replyEnd(message, null, false)} />)}
+            {role === 'assistant' &&
+              !live &&
+              (last ? (
+                <LastReplyEnd sessionId={sessionId} message={message} />
+              ) : (
+                <ReplyEndMark end={replyEnd(message, null, false)} />
+              ))}
             <BranchPicker sessionId={sessionId} entryId={entryId} disabled={busy} />
             <span className="actions">{actions}</span>
             {role === 'assistant' && !live && <span className="meta muted">{usageLine(message)}</span>}

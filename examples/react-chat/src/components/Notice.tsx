@@ -9,7 +9,9 @@ export function Notice(): ReactNode {
   return (
     <div className="notice" role="alert">
       <span>{notice}</span>
-      <button type="button" aria-label="Dismiss" onClick={dismiss}><Icon name="x" /></button>
+      <button type="button" aria-label="Dismiss" onClick={dismiss}>
+        <Icon name="x" />
+      </button>
     </div>
   )
 }

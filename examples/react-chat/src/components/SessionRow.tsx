@@ -20,7 +20,11 @@ function PathCount({ sessionId }: { sessionId: string }): ReactNode {
   const ids = useMessageIds({ session_id: sessionId })
   if (ids.status !== 'ready') return null
   const n = ids.data.length
-  return <span className="count">{n} {n === 1 ? 'message' : 'messages'}</span>
+  return (
+    <span className="count">
+      {n} {n === 1 ? 'message' : 'messages'}
+    </span>
+  )
 }
 
 /** One chat in the sidebar: title, status, message count, age; rename, export and delete in place. */
@@ -44,18 +48,33 @@ export const SessionRow = memo(function SessionRow({ meta, open, onOpen, onDelet
     }
     return (
       <li className="session editing">
-        <input aria-label="Chat title" autoFocus value={title} onChange={(e) => setTitle(e.target.value)} onBlur={save}
+        <input
+          aria-label="Chat title"
+          autoFocus
+          value={title}
+          onChange={(e) => setTitle(e.target.value)}
+          onBlur={save}
           onKeyDown={(e) => {
             if (e.key === 'Enter') save()
             if (e.key === 'Escape') setMode('view')
-          }} />
+          }}
+        />
       </li>
     )
   }
 
   return (
-    <li className={`session${open ? ' open' : ''}${mode === 'export' ? ' menu-open' : ''}`} data-session-id={id} data-actions="3" ref={setRow}>
-      <a href={`#/c/${encodeURIComponent(id)}`} aria-current={open ? 'page' : undefined} onClick={(e) => (e.preventDefault(), onOpen())}>
+    <li
+      className={`session${open ? ' open' : ''}${mode === 'export' ? ' menu-open' : ''}`}
+      data-session-id={id}
+      data-actions="3"
+      ref={setRow}
+    >
+      <a
+        href={`#/c/${encodeURIComponent(id)}`}
+        aria-current={open ? 'page' : undefined}
+        onClick={(e) => (e.preventDefault(), onOpen())}
+      >
         <span className="session-head">
           <span className="session-title">{displayTitle(meta.title)}</span>
           <ForkBadge forked={meta.forked_from !== undefined} />
@@ -68,18 +87,42 @@ export const SessionRow = memo(function SessionRow({ meta, open, onOpen, onDelet
       </a>
       {mode === 'delete' ? (
         <span className="confirm" role="group" aria-label="Confirm delete">
-          <button type="button" className="danger" onClick={() => void run(chat.remove(id)).then(onDeleted)}>Delete</button>
-          <button type="button" onClick={() => setMode('view')}>Keep</button>
+          <button type="button" className="danger" onClick={() => void run(chat.remove(id)).then(onDeleted)}>
+            Delete
+          </button>
+          <button type="button" onClick={() => setMode('view')}>
+            Keep
+          </button>
         </span>
       ) : (
         <span className="row-actions">
-          <button type="button" title="Rename" aria-label="Rename chat" onClick={() => (setTitle(meta.title), setMode('rename'))}><Icon name="edit" /></button>
-          <button type="button" title="Export" aria-label="Export chat" aria-haspopup="menu" aria-expanded={mode === 'export'} ref={exportButton}
-            onClick={() => setMode((m) => (m === 'export' ? 'view' : 'export'))}><Icon name="download" /></button>
-          <button type="button" title="Delete" aria-label="Delete chat" onClick={() => setMode('delete')}><Icon name="trash" /></button>
+          <button
+            type="button"
+            title="Rename"
+            aria-label="Rename chat"
+            onClick={() => (setTitle(meta.title), setMode('rename'))}
+          >
+            <Icon name="edit" />
+          </button>
+          <button
+            type="button"
+            title="Export"
+            aria-label="Export chat"
+            aria-haspopup="menu"
+            aria-expanded={mode === 'export'}
+            ref={exportButton}
+            onClick={() => setMode((m) => (m === 'export' ? 'view' : 'export'))}
+          >
+            <Icon name="download" />
+          </button>
+          <button type="button" title="Delete" aria-label="Delete chat" onClick={() => setMode('delete')}>
+            <Icon name="trash" />
+          </button>
         </span>
       )}
-      {mode === 'export' && store && <ExportMenu store={store} sessionId={id} within={row} onClose={closeMenu} onError={report} />}
+      {mode === 'export' && store && (
+        <ExportMenu store={store} sessionId={id} within={row} onClose={closeMenu} onError={report} />
+      )}
     </li>
   )
 })

@@ -19,33 +19,60 @@ export function SettingsDialog({ settings, onSave, onClose }: Props): ReactNode 
   const badUrl = url.trim() !== '' && !/^https?:\/\/\S+$/.test(url.trim())
   return (
     <div className="overlay" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
-      <form role="dialog" aria-modal="true" aria-labelledby="settings-title" className="dialog"
+      <form
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="settings-title"
+        className="dialog"
         onSubmit={(e) => {
           e.preventDefault()
           if (!badUrl) onSave({ url: url.trim(), token: token.trim() })
-        }}>
+        }}
+      >
         <h2 id="settings-title">Sync settings</h2>
         <p className="muted">
-          Chats always live in this browser first. With a Colloquy server, they also sync to your other devices;
-          with no server URL they stay in this browser only.
+          Chats always live in this browser first. With a Colloquy server, they also sync to your other
+          devices; with no server URL they stay in this browser only.
         </p>
         {!SYNC_AVAILABLE && (
-          <p className="hint">This build does not include sync yet: the settings are kept and used once it does.</p>
+          <p className="hint">
+            This build does not include sync yet: the settings are kept and used once it does.
+          </p>
         )}
         <label>
           Server URL
-          <input type="url" placeholder="http://127.0.0.1:8787" value={url} onChange={(e) => setUrl(e.target.value)} aria-invalid={badUrl} />
+          <input
+            type="url"
+            placeholder="http://127.0.0.1:8787"
+            value={url}
+            onChange={(e) => setUrl(e.target.value)}
+            aria-invalid={badUrl}
+          />
         </label>
         {badUrl && <span className="error small">Use an http:// or https:// address.</span>}
         <label>
           Token
-          <input type="password" autoComplete="off" placeholder="Bearer token" value={token} onChange={(e) => setToken(e.target.value)} />
+          <input
+            type="password"
+            autoComplete="off"
+            placeholder="Bearer token"
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+          />
         </label>
         <div className="dialog-buttons">
           {/* Sync off: no server URL, so no sync client; the chats stay in this browser. */}
-          {settings.url && <button type="button" onClick={() => onSave({ url: '', token: '' })}>Turn sync off</button>}
-          <button type="button" onClick={onClose}>Cancel</button>
-          <button type="submit" className="primary" disabled={badUrl}>Save</button>
+          {settings.url && (
+            <button type="button" onClick={() => onSave({ url: '', token: '' })}>
+              Turn sync off
+            </button>
+          )}
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="primary" disabled={badUrl}>
+            Save
+          </button>
         </div>
       </form>
     </div>

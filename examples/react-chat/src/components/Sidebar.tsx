@@ -34,13 +34,22 @@ export function Sidebar({ openId, onOpen, onImport, imports }: Props): ReactNode
       </div>
       <nav aria-label="Chats" className="session-list">
         {sessions.status === 'loading' && <p className="muted pad">Opening…</p>}
-        {sessions.status === 'error' && <p className="error pad">Could not read chats: {String(sessions.error)}</p>}
-        {sessions.status === 'ready' && sessions.data.length === 0 && <p className="muted pad">No chats yet.</p>}
+        {sessions.status === 'error' && (
+          <p className="error pad">Could not read chats: {String(sessions.error)}</p>
+        )}
+        {sessions.status === 'ready' && sessions.data.length === 0 && (
+          <p className="muted pad">No chats yet.</p>
+        )}
         {sessions.status === 'ready' && (
           <ul>
             {sessions.data.map((meta) => (
-              <SessionRow key={meta.session_id} meta={meta} open={meta.session_id === openId}
-                onOpen={() => onOpen(meta.session_id)} onDeleted={() => meta.session_id === openId && onOpen(null)} />
+              <SessionRow
+                key={meta.session_id}
+                meta={meta}
+                open={meta.session_id === openId}
+                onOpen={() => onOpen(meta.session_id)}
+                onDeleted={() => meta.session_id === openId && onOpen(null)}
+              />
             ))}
           </ul>
         )}

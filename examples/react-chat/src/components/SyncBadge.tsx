@@ -9,7 +9,12 @@ const onOnlineChange = (cb: () => void): (() => void) => {
     window.removeEventListener('offline', cb)
   }
 }
-const useOnline = (): boolean => useSyncExternalStore(onOnlineChange, () => navigator.onLine, () => true)
+const useOnline = (): boolean =>
+  useSyncExternalStore(
+    onOnlineChange,
+    () => navigator.onLine,
+    () => true,
+  )
 
 const syncLabels: Record<SyncStatus['state'], [label: string, tone: string]> = {
   offline: ['Offline', 'muted'],
@@ -30,7 +35,9 @@ export function SyncBadge({ configured, onClick }: { configured: boolean; onClic
     const s = status.data
     ;[label, tone] = syncLabels[s.state]
     if (s.pending > 0) label += ` · ${s.pending} pending`
-    detail = s.error ?? (s.last_synced_at ? `Last synced ${new Date(s.last_synced_at).toLocaleTimeString()}` : 'Not synced yet')
+    detail =
+      s.error ??
+      (s.last_synced_at ? `Last synced ${new Date(s.last_synced_at).toLocaleTimeString()}` : 'Not synced yet')
   } else {
     label = online ? 'Local only' : 'Offline'
     tone = online ? 'local' : 'muted'
@@ -39,7 +46,13 @@ export function SyncBadge({ configured, onClick }: { configured: boolean; onClic
       : 'Saved in this browser. Set a server in Settings to sync.'
   }
   return (
-    <button type="button" className={`sync-badge tone-${tone}`} title={detail} aria-label={`Sync: ${label}. ${detail}`} onClick={onClick}>
+    <button
+      type="button"
+      className={`sync-badge tone-${tone}`}
+      title={detail}
+      aria-label={`Sync: ${label}. ${detail}`}
+      onClick={onClick}
+    >
       <span className="dot" aria-hidden="true" />
       <span role="status">{label}</span>
     </button>

@@ -16,9 +16,13 @@ interface Props {
 function ForkedFrom({ sessionId, onOpen }: { sessionId: string; onOpen(id: string): void }): ReactNode {
   const source = useSession(sessionId)
   if (source.status !== 'ready') return null
-  return source.data
-    ? <button type="button" className="link" onClick={() => onOpen(sessionId)}>forked from {displayTitle(source.data.title)}</button>
-    : <span className="muted">forked from a deleted chat</span>
+  return source.data ? (
+    <button type="button" className="link" onClick={() => onOpen(sessionId)}>
+      forked from {displayTitle(source.data.title)}
+    </button>
+  ) : (
+    <span className="muted">forked from a deleted chat</span>
+  )
 }
 
 export function TopBar({ sessionId, syncConfigured, onSettings, onMenu, onOpen }: Props): ReactNode {
@@ -26,7 +30,9 @@ export function TopBar({ sessionId, syncConfigured, onSettings, onMenu, onOpen }
   const meta = sessionId && session.status === 'ready' ? session.data : null
   return (
     <header className="topbar">
-      <button type="button" className="icon-button menu" aria-label="Show chats" onClick={onMenu}><Icon name="menu" /></button>
+      <button type="button" className="icon-button menu" aria-label="Show chats" onClick={onMenu}>
+        <Icon name="menu" />
+      </button>
       <div className="topbar-title">
         <h1>{meta ? displayTitle(meta.title) : 'Colloquy'}</h1>
         {meta && (
@@ -37,7 +43,15 @@ export function TopBar({ sessionId, syncConfigured, onSettings, onMenu, onOpen }
         )}
       </div>
       <SyncBadge configured={syncConfigured} onClick={onSettings} />
-      <button type="button" className="icon-button" aria-label="Settings" title="Settings" onClick={onSettings}><Icon name="settings" /></button>
+      <button
+        type="button"
+        className="icon-button"
+        aria-label="Settings"
+        title="Settings"
+        onClick={onSettings}
+      >
+        <Icon name="settings" />
+      </button>
     </header>
   )
 }

@@ -26,7 +26,8 @@ interface Loaded {
   elided: ReadonlySet<string>
 }
 
-const elidedOf = (items: readonly TailItem[]): string[] => items.filter((i) => i.elided).map((i) => i.entry_id)
+const elidedOf = (items: readonly TailItem[]): string[] =>
+  items.filter((i) => i.elided).map((i) => i.entry_id)
 
 type Row = { kind: 'entry'; id: string } | { kind: 'run'; ids: string[] }
 
@@ -48,10 +49,18 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
   useEffect(() => {
     if (!store || (loaded && !stale)) return
     let live = true
-    store.messagesTail({ session_id: sessionId, limit: PAGE, include_custom: false, include_image_data: false }).then(
-      (page) => live && setLoaded({ oldest: page.oldest_entry_id, hasMore: page.has_more, elided: new Set(elidedOf(page.messages)) }),
-      (e: unknown) => live && setError(String(e)),
-    )
+    store
+      .messagesTail({ session_id: sessionId, limit: PAGE, include_custom: false, include_image_data: false })
+      .then(
+        (page) =>
+          live &&
+          setLoaded({
+            oldest: page.oldest_entry_id,
+            hasMore: page.has_more,
+            elided: new Set(elidedOf(page.messages)),
+          }),
+        (e: unknown) => live && setError(String(e)),
+      )
     return () => void (live = false)
   }, [store, sessionId, loaded, stale])
 
@@ -59,8 +68,21 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
     if (!store || !loaded?.hasMore || loading.current) return
     loading.current = true
     try {
-      const page = await store.messagesTail({ session_id: sessionId, limit: PAGE, before_entry_id: loaded.oldest, include_custom: false, include_image_data: false })
-      setLoaded((prev) => prev && { oldest: page.oldest_entry_id ?? prev.oldest, hasMore: page.has_more, elided: new Set([...prev.elided, ...elidedOf(page.messages)]) })
+      const page = await store.messagesTail({
+        session_id: sessionId,
+        limit: PAGE,
+        before_entry_id: loaded.oldest,
+        include_custom: false,
+        include_image_data: false,
+      })
+      setLoaded(
+        (prev) =>
+          prev && {
+            oldest: page.oldest_entry_id ?? prev.oldest,
+            hasMore: page.has_more,
+            elided: new Set([...prev.elided, ...elidedOf(page.messages)]),
+          },
+      )
     } catch (e) {
       // The path moved under the reader (stale anchor): read the newest page again.
       setLoaded(null)
@@ -87,7 +109,10 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
   useEffect(() => {
     const el = sentinel.current
     if (!el || !reading) return
-    const io = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && void earlier(), { root: scroller.current, rootMargin: '200px' })
+    const io = new IntersectionObserver(
+      (entries) => entries.some((e) => e.isIntersecting) && void earlier(),
+      { root: scroller.current, rootMargin: '200px' },
+    )
     io.observe(el)
     return () => io.disconnect()
   }, [earlier, scroller, loaded?.hasMore, reading])
@@ -95,7 +120,13 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
   const showAll = async (run: string[]): Promise<void> => {
     if (!store) return
     // The whole run, every entry in full: the rows then read each entry live.
-    const res = await store.messagesRange({ session_id: sessionId, from_entry_id: run[0], to_entry_id: run[run.length - 1], limit: 500, include_image_data: false })
+    const res = await store.messagesRange({
+      session_id: sessionId,
+      from_entry_id: run[0],
+      to_entry_id: run[run.length - 1],
+      limit: 500,
+      include_image_data: false,
+    })
     setExpanded((prev) => new Set([...prev, ...res.messages.map((m) => m.entry_id)]))
   }
 
@@ -116,7 +147,9 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
 
   return (
     <div className="transcript" ref={scroller}>
-      {(ids.status === 'error' || error) && <p className="error pad">Could not read this chat: {String(ids.error ?? error)}</p>}
+      {(ids.status === 'error' || error) && (
+        <p className="error pad">Could not read this chat: {String(ids.error ?? error)}</p>
+      )}
       {ids.status === 'ready' && all.length === 0 && empty}
       {hidden > 0 && (
         <button type="button" className="earlier" ref={sentinel} onClick={() => void earlier()}>
@@ -126,7 +159,15 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
       <ol className="messages" ref={content} aria-label="Messages" aria-busy={busy}>
         {rows.map((row, i) =>
           row.kind === 'entry' ? (
-            <MessageRow key={row.id} sessionId={sessionId} entryId={row.id} live={busy && i === rows.length - 1} busy={busy} last={i === rows.length - 1} onFork={onFork} />
+            <MessageRow
+              key={row.id}
+              sessionId={sessionId}
+              entryId={row.id}
+              live={busy && i === rows.length - 1}
+              busy={busy}
+              last={i === rows.length - 1}
+              onFork={onFork}
+            />
           ) : (
             <li key={`run:${row.ids[0]}`} className="run-collapsed" data-entries={row.ids.length}>
               <button type="button" className="link" onClick={() => void showAll(row.ids)}>

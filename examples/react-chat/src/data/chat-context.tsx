@@ -15,12 +15,18 @@ const ChatContext = createContext<ChatContextValue | null>(null)
 
 export function ChatProvider({ chat, children }: { chat: Chat; children: ReactNode }): ReactNode {
   const [notice, setNotice] = useState<string | null>(null)
-  const run = useCallback(<T,>(action: Promise<T>): Promise<T | undefined> =>
-    action.catch((e: unknown) => {
-      setNotice(e instanceof Error ? e.message : String(e))
-      return undefined
-    }), [])
-  const value = useMemo(() => ({ chat, run, notice, report: setNotice, dismiss: () => setNotice(null) }), [chat, run, notice])
+  const run = useCallback(
+    <T,>(action: Promise<T>): Promise<T | undefined> =>
+      action.catch((e: unknown) => {
+        setNotice(e instanceof Error ? e.message : String(e))
+        return undefined
+      }),
+    [],
+  )
+  const value = useMemo(
+    () => ({ chat, run, notice, report: setNotice, dismiss: () => setNotice(null) }),
+    [chat, run, notice],
+  )
   return <ChatContext.Provider value={value}>{children}</ChatContext.Provider>
 }
 

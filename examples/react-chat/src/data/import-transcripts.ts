@@ -74,7 +74,10 @@ export interface TranscriptImport {
  * read, then entries written) shown at most once a frame. `onImported` gets the main session of
  * each file that imported.
  */
-export function useTranscriptImport(store: Store, onImported: (session_id: string) => void): TranscriptImport {
+export function useTranscriptImport(
+  store: Store,
+  onImported: (session_id: string) => void,
+): TranscriptImport {
   const [jobs, setJobs] = useState<ImportJob[]>([])
   const queue = useRef<Promise<void>>(Promise.resolve())
   const nextId = useRef(1)
@@ -87,49 +90,73 @@ export function useTranscriptImport(store: Store, onImported: (session_id: strin
     setJobs((list) => list.map((j) => (j.id === id ? { ...j, ...change } : j)))
   }, [])
 
-  const run = useCallback(async (id: number, { file, folder }: PickedFile): Promise<void> => {
-    if (folder) {
-      patch(id, { state: 'error', error: `A folder: drop or pick the transcript files inside it. ${NOTHING}` })
-      return
-    }
-    let latest: Progress | null = null
-    let frame = 0
-    const onProgress = (p: Progress): void => {
-      latest = p
-      if (frame) return
-      frame = requestAnimationFrame(() => {
-        frame = 0
-        if (latest) patch(id, { state: latest.phase, done: latest.done, total: latest.total })
-      })
-    }
-    try {
-      patch(id, { state: 'read', done: 0, total: file.size })
-      const { importInto } = await import('@colloquy/formats')
-      const result = await importInto(store, file, { onProgress, sqlite: SQLITE })
-      const titles = new Map(result.sessions.map((s) => [s.meta.session_id, s.meta.title]))
-      const sessions = result.written.map((w) => ({ session_id: w.session_id, title: displayTitle(titles.get(w.session_id)), entries: w.entries }))
-      cancelAnimationFrame(frame)
-      if (sessions.length === 0) {
-        patch(id, { state: 'error', warnings: result.warnings, error: `The file holds no conversation. ${NOTHING}` })
+  const run = useCallback(
+    async (id: number, { file, folder }: PickedFile): Promise<void> => {
+      if (folder) {
+        patch(id, {
+          state: 'error',
+          error: `A folder: drop or pick the transcript files inside it. ${NOTHING}`,
+        })
         return
       }
-      patch(id, { state: 'done', done: 0, total: undefined, sessions, warnings: result.warnings })
-      opened.current(sessions[0].session_id)
-    } catch (e) {
-      cancelAnimationFrame(frame)
-      patch(id, { state: 'error', error: importErrorText(e) })
-    }
-  }, [store, patch])
+      let latest: Progress | null = null
+      let frame = 0
+      const onProgress = (p: Progress): void => {
+        latest = p
+        if (frame) return
+        frame = requestAnimationFrame(() => {
+          frame = 0
+          if (latest) patch(id, { state: latest.phase, done: latest.done, total: latest.total })
+        })
+      }
+      try {
+        patch(id, { state: 'read', done: 0, total: file.size })
+        const { importInto } = await import('@colloquy/formats')
+        const result = await importInto(store, file, { onProgress, sqlite: SQLITE })
+        const titles = new Map(result.sessions.map((s) => [s.meta.session_id, s.meta.title]))
+        const sessions = result.written.map((w) => ({
+          session_id: w.session_id,
+          title: displayTitle(titles.get(w.session_id)),
+          entries: w.entries,
+        }))
+        cancelAnimationFrame(frame)
+        if (sessions.length === 0) {
+          patch(id, {
+            state: 'error',
+            warnings: result.warnings,
+            error: `The file holds no conversation. ${NOTHING}`,
+          })
+          return
+        }
+        patch(id, { state: 'done', done: 0, total: undefined, sessions, warnings: result.warnings })
+        opened.current(sessions[0].session_id)
+      } catch (e) {
+        cancelAnimationFrame(frame)
+        patch(id, { state: 'error', error: importErrorText(e) })
+      }
+    },
+    [store, patch],
+  )
 
-  const add = useCallback((files: readonly PickedFile[]) => {
-    const added: ImportJob[] = files.map(({ file }) => ({
-      id: nextId.current++, name: file.name, state: 'waiting', done: 0, total: undefined, sessions: [], warnings: [], error: null,
-    }))
-    setJobs((list) => [...list, ...added])
-    files.forEach((f, i) => {
-      queue.current = queue.current.then(() => run(added[i].id, f))
-    })
-  }, [run])
+  const add = useCallback(
+    (files: readonly PickedFile[]) => {
+      const added: ImportJob[] = files.map(({ file }) => ({
+        id: nextId.current++,
+        name: file.name,
+        state: 'waiting',
+        done: 0,
+        total: undefined,
+        sessions: [],
+        warnings: [],
+        error: null,
+      }))
+      setJobs((list) => [...list, ...added])
+      files.forEach((f, i) => {
+        queue.current = queue.current.then(() => run(added[i].id, f))
+      })
+    },
+    [run],
+  )
 
   const dismiss = useCallback((id: number) => setJobs((list) => list.filter((j) => j.id !== id)), [])
 

@@ -21,6 +21,8 @@ export async function openApp(): Promise<AppData> {
 export function registerServiceWorker(): void {
   if (!import.meta.env.PROD || !('serviceWorker' in navigator)) return
   window.addEventListener('load', () => {
-    navigator.serviceWorker.register('/sw.js').catch((e: unknown) => console.warn('service worker not registered', e))
+    navigator.serviceWorker
+      .register('/sw.js')
+      .catch((e: unknown) => console.warn('service worker not registered', e))
   })
 }

@@ -28,10 +28,42 @@ export const ExportMenu = defineComponent({
       close()
       if (store.value) void run(exportChat(store.value, props.sessionId, f))
     }
-    return () => h('div', { class: 'export', ref: root, onKeydown: (e: KeyboardEvent) => e.key === 'Escape' && close() }, [
-      h('button', { type: 'button', class: 'export-toggle', 'aria-label': 'Export chat', 'aria-haspopup': 'menu', 'aria-expanded': String(formats.value !== null), onClick: () => void toggle() }, 'Export'),
-      formats.value && h('div', { class: 'row-menu', role: 'menu', 'aria-label': 'Export chat' },
-        formats.value.map((f) => h('button', { key: f.id, type: 'button', role: 'menuitem', 'data-format': f.id, onClick: () => pick(f) }, `Export as ${f.label}`))),
-    ])
+    return () =>
+      h(
+        'div',
+        { class: 'export', ref: root, onKeydown: (e: KeyboardEvent) => e.key === 'Escape' && close() },
+        [
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'export-toggle',
+              'aria-label': 'Export chat',
+              'aria-haspopup': 'menu',
+              'aria-expanded': String(formats.value !== null),
+              onClick: () => void toggle(),
+            },
+            'Export',
+          ),
+          formats.value &&
+            h(
+              'div',
+              { class: 'row-menu', role: 'menu', 'aria-label': 'Export chat' },
+              formats.value.map((f) =>
+                h(
+                  'button',
+                  {
+                    key: f.id,
+                    type: 'button',
+                    role: 'menuitem',
+                    'data-format': f.id,
+                    onClick: () => pick(f),
+                  },
+                  `Export as ${f.label}`,
+                ),
+              ),
+            ),
+        ],
+      )
   },
 })

@@ -6,9 +6,15 @@ import { replyEndMark } from './status.js'
 
 /** The end of the chat's last reply, as its session tells it (the same in every tab). */
 export const LastReplyEnd = defineComponent({
-  props: { sessionId: { type: String, required: true }, message: { type: Object as PropType<AgentMessage>, required: true } },
+  props: {
+    sessionId: { type: String, required: true },
+    message: { type: Object as PropType<AgentMessage>, required: true },
+  },
   setup(props) {
     const session = useSession(() => props.sessionId)
-    return () => replyEndMark(replyEnd(props.message, session.value.status === 'ready' ? session.value.data : null, true))
+    return () =>
+      replyEndMark(
+        replyEnd(props.message, session.value.status === 'ready' ? session.value.data : null, true),
+      )
   },
 })

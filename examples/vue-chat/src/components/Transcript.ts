@@ -20,9 +20,26 @@ export const Transcript = defineComponent({
     return () => {
       const list = ids.value.status === 'ready' ? ids.value.data : []
       return h('div', { class: 'transcript', ref: scroller }, [
-        ids.value.status === 'ready' && list.length === 0 && h('div', { class: 'welcome' }, [h('h1', 'Say something'), h('p', { class: 'muted' }, 'Replies stream from the local model in this tab.')]),
-        h('ol', { class: 'messages', ref: content, 'aria-label': 'Messages', 'aria-busy': String(props.busy) },
-          list.map((id, i) => h(MessageRow, { key: id, sessionId: props.sessionId, entryId: id, live: props.busy && i === list.length - 1, busy: props.busy, last: i === list.length - 1 }))),
+        ids.value.status === 'ready' &&
+          list.length === 0 &&
+          h('div', { class: 'welcome' }, [
+            h('h1', 'Say something'),
+            h('p', { class: 'muted' }, 'Replies stream from the local model in this tab.'),
+          ]),
+        h(
+          'ol',
+          { class: 'messages', ref: content, 'aria-label': 'Messages', 'aria-busy': String(props.busy) },
+          list.map((id, i) =>
+            h(MessageRow, {
+              key: id,
+              sessionId: props.sessionId,
+              entryId: id,
+              live: props.busy && i === list.length - 1,
+              busy: props.busy,
+              last: i === list.length - 1,
+            }),
+          ),
+        ),
       ])
     }
   },

@@ -13,7 +13,7 @@ const KEY: InjectionKey<ChatContext> = Symbol('chat')
 /** `app.use(chatActions(chat))`: the actions, and one notice for whichever of them failed last. */
 export function chatActions(chat: Chat): Plugin {
   const notice = shallowRef<string | null>(null)
-  const run = <T,>(action: Promise<T>): Promise<T | undefined> =>
+  const run = <T>(action: Promise<T>): Promise<T | undefined> =>
     action.catch((e: unknown) => {
       notice.value = e instanceof Error ? e.message : String(e)
       return undefined

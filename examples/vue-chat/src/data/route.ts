@@ -6,7 +6,8 @@ const current = (): string | null =>
   location.hash.startsWith(PREFIX) ? decodeURIComponent(location.hash.slice(PREFIX.length)) || null : null
 
 /** Opens a chat (or the blank one): the hash changes, and every `useOpenSession` follows. */
-export const openChat = (id: string | null): void => void (location.hash = id ? `${PREFIX}${encodeURIComponent(id)}` : '')
+export const openChat = (id: string | null): void =>
+  void (location.hash = id ? `${PREFIX}${encodeURIComponent(id)}` : '')
 
 export function useOpenSession(): { id: Readonly<ShallowRef<string | null>>; open(id: string | null): void } {
   const id = shallowRef(current())

@@ -5,7 +5,16 @@ import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai'
 import { ColloquyChat } from '../../src/index.js'
 import type { BenchContext, Workload } from '../../../../test/bench/types.js'
 import {
-  chunkText, measureR3, mounting, r3, r3Rows, r3Store, r3Texts, R3_MESSAGES, timedPass, type R3Pass,
+  chunkText,
+  measureR3,
+  mounting,
+  r3,
+  r3Rows,
+  r3Store,
+  r3Texts,
+  R3_MESSAGES,
+  timedPass,
+  type R3Pass,
 } from '../../../../test/bench/subjects/r3.js'
 
 const textOf = (m: UIMessage): string => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
@@ -80,7 +89,11 @@ async function colloquyPass(ctx: BenchContext, chunks: number): Promise<R3Pass> 
 }
 
 async function memoryPass(chunks: number): Promise<R3Pass> {
-  const messages: UIMessage[] = r3Texts().map(({ id, role, text }) => ({ id, role, parts: [{ type: 'text', text }] }))
+  const messages: UIMessage[] = r3Texts().map(({ id, role, text }) => ({
+    id,
+    role,
+    parts: [{ type: 'text', text }],
+  }))
   return stream(new Chat({ messages, transport: streamingTransport(chunks) }))
 }
 
@@ -89,11 +102,21 @@ const MEMORY = 'AI SDK Chat'
 
 const workload: Workload = {
   id: 'R3',
-  title: 'AI SDK: 1,000 chunks into the last of 1,000 messages, useChat over ColloquyChat (IndexedDB) vs the SDK Chat (memory)',
+  title:
+    'AI SDK: 1,000 chunks into the last of 1,000 messages, useChat over ColloquyChat (IndexedDB) vs the SDK Chat (memory)',
   env: 'browser',
   async run(ctx) {
-    const runs = await measureR3({ [COLLOQUY]: (n: number) => colloquyPass(ctx, n), [MEMORY]: memoryPass }, (m) => ctx.log(m))
-    return r3Rows('AI SDK 6 useChat', COLLOQUY, MEMORY, runs, 'Colloquy persists the streaming reply to IndexedDB (updateMessage, at most once per 16 ms frame); the write time after the last chunk is not counted (chat.flush)')
+    const runs = await measureR3(
+      { [COLLOQUY]: (n: number) => colloquyPass(ctx, n), [MEMORY]: memoryPass },
+      (m) => ctx.log(m),
+    )
+    return r3Rows(
+      'AI SDK 6 useChat',
+      COLLOQUY,
+      MEMORY,
+      runs,
+      'Colloquy persists the streaming reply to IndexedDB (updateMessage, at most once per 16 ms frame); the write time after the last chunk is not counted (chat.flush)',
+    )
   },
 }
 

@@ -2,13 +2,27 @@ import { useLayoutEffect, type ReactNode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { ColloquyProvider } from '@colloquy/react'
 import {
-  AssistantRuntimeProvider, ThreadPrimitive, useAuiState, useLocalRuntime,
-  type AssistantRuntime, type ChatModelAdapter, type ThreadMessageLike,
+  AssistantRuntimeProvider,
+  ThreadPrimitive,
+  useAuiState,
+  useLocalRuntime,
+  type AssistantRuntime,
+  type ChatModelAdapter,
+  type ThreadMessageLike,
 } from '@assistant-ui/react'
 import { useColloquyRuntime } from '../../src/index.js'
 import type { BenchContext, Workload } from '../../../../test/bench/types.js'
 import {
-  chunkText, measureR3, mounting, r3, r3Rows, r3Store, r3Texts, R3_MESSAGES, timedPass, type R3Pass,
+  chunkText,
+  measureR3,
+  mounting,
+  r3,
+  r3Rows,
+  r3Store,
+  r3Texts,
+  R3_MESSAGES,
+  timedPass,
+  type R3Pass,
 } from '../../../../test/bench/subjects/r3.js'
 
 /** A message row on assistant-ui's primitives; the streaming one reports what it committed. */
@@ -24,7 +38,9 @@ function Row(): ReactNode {
 
 const Thread = ({ runtime }: { runtime: AssistantRuntime }): ReactNode => (
   <AssistantRuntimeProvider runtime={runtime}>
-    <ThreadPrimitive.Root><ThreadPrimitive.Messages components={{ UserMessage: Row, AssistantMessage: Row }} /></ThreadPrimitive.Root>
+    <ThreadPrimitive.Root>
+      <ThreadPrimitive.Messages components={{ UserMessage: Row, AssistantMessage: Row }} />
+    </ThreadPrimitive.Root>
   </AssistantRuntimeProvider>
 )
 
@@ -45,7 +61,11 @@ const streamingModel = (chunks: number, done: () => void): ChatModelAdapter => (
  * Mounts a thread on the runtime `useRuntime` makes for a model streaming `chunks` snapshots;
  * `pass()` waits for the 998 messages, then times the question and the streamed reply.
  */
-function mountThread(chunks: number, useRuntime: (model: ChatModelAdapter) => AssistantRuntime, wrap: (app: ReactNode) => ReactNode = (app) => app) {
+function mountThread(
+  chunks: number,
+  useRuntime: (model: ChatModelAdapter) => AssistantRuntime,
+  wrap: (app: ReactNode) => ReactNode = (app) => app,
+) {
   let runtime: AssistantRuntime | undefined
   let finished!: () => void
   const done = new Promise<void>((r) => (finished = r))
@@ -72,7 +92,11 @@ function mountThread(chunks: number, useRuntime: (model: ChatModelAdapter) => As
 /** The thread holds 998 messages; the run adds the question and the streamed reply (1,000). */
 async function colloquyPass(ctx: BenchContext, chunks: number): Promise<R3Pass> {
   const { store, session_id } = await r3Store(ctx, 'r3-assistant-ui')
-  const thread = mountThread(chunks, (model) => useColloquyRuntime({ session_id, model }), (app) => <ColloquyProvider store={store}>{app}</ColloquyProvider>)
+  const thread = mountThread(
+    chunks,
+    (model) => useColloquyRuntime({ session_id, model }),
+    (app) => <ColloquyProvider store={store}>{app}</ColloquyProvider>,
+  )
   const result = await thread.pass()
   await mounting('the thread', () => !thread.runtime()!.thread.getState().isRunning)
   thread.unmount()
@@ -83,7 +107,11 @@ async function colloquyPass(ctx: BenchContext, chunks: number): Promise<R3Pass> 
 async function localPass(chunks: number): Promise<R3Pass> {
   const thread = mountThread(chunks, useLocalRuntime)
   await mounting('the thread', () => thread.runtime() !== undefined)
-  const initial: ThreadMessageLike[] = r3Texts().map(({ id, role, text }) => ({ id, role, content: [{ type: 'text', text }] }))
+  const initial: ThreadMessageLike[] = r3Texts().map(({ id, role, text }) => ({
+    id,
+    role,
+    content: [{ type: 'text', text }],
+  }))
   thread.runtime()!.thread.reset(initial)
   const result = await thread.pass()
   thread.unmount()
@@ -95,13 +123,25 @@ const LOCAL = 'assistant-ui useLocalRuntime'
 
 const workload: Workload = {
   id: 'R3',
-  title: 'assistant-ui: 1,000 chunks into the last of 1,000 messages, useColloquyRuntime (IndexedDB) vs useLocalRuntime (memory)',
+  title:
+    'assistant-ui: 1,000 chunks into the last of 1,000 messages, useColloquyRuntime (IndexedDB) vs useLocalRuntime (memory)',
   env: 'browser',
   async run(ctx) {
     // assistant-ui itself spends ~0.1 s per chunk at this size (either runtime): one round each
     // keeps the workload within the runner's time limit.
-    const runs = await measureR3({ [COLLOQUY]: (n: number) => colloquyPass(ctx, n), [LOCAL]: localPass }, (m) => ctx.log(m), 1)
-    return r3Rows('assistant-ui 0.15', COLLOQUY, LOCAL, runs, 'Colloquy persists the streaming reply to IndexedDB (updateMessage, at most once per 16 ms frame) and shows each chunk from memory at once; the runtime gets a repository whose unchanged items keep their identity, handed to it without re-rendering the component that holds it', 1)
+    const runs = await measureR3(
+      { [COLLOQUY]: (n: number) => colloquyPass(ctx, n), [LOCAL]: localPass },
+      (m) => ctx.log(m),
+      1,
+    )
+    return r3Rows(
+      'assistant-ui 0.15',
+      COLLOQUY,
+      LOCAL,
+      runs,
+      'Colloquy persists the streaming reply to IndexedDB (updateMessage, at most once per 16 ms frame) and shows each chunk from memory at once; the runtime gets a repository whose unchanged items keep their identity, handed to it without re-rendering the component that holds it',
+      1,
+    )
   },
 }
 

@@ -15,7 +15,12 @@ type Source = (session_id: string, attachment_id: string) => Promise<Blob | null
 /** `image.png`, `file.pdf`, …: the name of an unnamed Blob, from its mime type. */
 function defaultName(mime: string): string {
   const [type, sub = ''] = mime.split(';')[0].trim().toLowerCase().split('/')
-  const ext = /^[a-z0-9.+-]{1,16}$/.test(sub) ? `.${sub.replace(/^svg\+xml$/, 'svg').replace(/^jpeg$/, 'jpg').replace(/\+.*$/, '')}` : ''
+  const ext = /^[a-z0-9.+-]{1,16}$/.test(sub)
+    ? `.${sub
+        .replace(/^svg\+xml$/, 'svg')
+        .replace(/^jpeg$/, 'jpg')
+        .replace(/\+.*$/, '')}`
+    : ''
   return `${type === 'image' ? 'image' : 'file'}${ext}`
 }
 const key = (session_id: string, attachment_id: string): string => JSON.stringify([session_id, attachment_id])
@@ -36,15 +41,23 @@ export class AttachmentBytes {
   ) {}
 
   /** Queues `fn` with the store's calls (the engine settles the promise). */
-  private submit<K extends 'session::put-attachment' | 'session::get-attachment'>(fn: K, req: FunctionMap[K][0]): Promise<FunctionMap[K][1]> {
+  private submit<K extends 'session::put-attachment' | 'session::get-attachment'>(
+    fn: K,
+    req: FunctionMap[K][0],
+  ): Promise<FunctionMap[K][1]> {
     return new Promise((resolve, reject) => this.engine.enqueue(fn, req, undefined, resolve, reject))
   }
 
   /** The contract's order: name, then base64, then size; the session is checked in the batch. */
   async put(req: Put[0]): Promise<Put[1]> {
-    if (!this.engine.storage.attachmentBytes) throw new SessionError('session/storage', `storage ${this.engine.storage.name} keeps no attachment bytes`)
+    if (!this.engine.storage.attachmentBytes)
+      throw new SessionError(
+        'session/storage',
+        `storage ${this.engine.storage.name} keeps no attachment bytes`,
+      )
     const file = req.file ?? undefined
-    const fileName = file && typeof (file as File).name === 'string' ? (file as File).name || undefined : undefined
+    const fileName =
+      file && typeof (file as File).name === 'string' ? (file as File).name || undefined : undefined
     // A bare Blob (a pasted image) has no name of its own: it gets one from its type. A name
     // that was given, or a File's, must not be blank.
     const name = (req.name ?? fileName ?? (file ? defaultName(req.mime ?? file.type) : '')).trim()
@@ -59,10 +72,15 @@ export class AttachmentBytes {
     } else if (file) size = file.size
     else throw invalid('data: missing required field')
     const max = this.ctx.limits.max_attachment_bytes
-    if (size > max) throw new SessionError('session/attachment_too_large', `attachment is ${size} bytes, the limit is ${max}`)
+    if (size > max)
+      throw new SessionError(
+        'session/attachment_too_large',
+        `attachment is ${size} bytes, the limit is ${max}`,
+      )
     // A type the caller gives must pass the mime rule; a File's own type (what the platform
     // guessed from its name) that does not is stored as bytes rather than refused.
-    const mime = req.mime != null && req.mime.trim() !== '' ? checkMime(req.mime, 'mime') : mimeOrOctet(file?.type)
+    const mime =
+      req.mime != null && req.mime.trim() !== '' ? checkMime(req.mime, 'mime') : mimeOrOctet(file?.type)
     // A File is read once, for its hash; the File itself is what is stored (IndexedDB copies it
     // at put time), so no second copy of the bytes is made here.
     const hashed = raw ?? (await blobBytes(file!))
@@ -83,7 +101,11 @@ export class AttachmentBytes {
   }
 
   async blob(session_id: string, attachment_id: string): Promise<Blob | null> {
-    const found = await this.submit('session::get-attachment', { session_id, attachment_id, include_data: false })
+    const found = await this.submit('session::get-attachment', {
+      session_id,
+      attachment_id,
+      include_data: false,
+    })
     if (!found) return null
     const blob = await this.read(session_id, attachment_id)
     if (!blob) return null
@@ -99,7 +121,10 @@ export class AttachmentBytes {
       const url = this.blob(session_id, attachment_id).then((b) => (b ? URL.createObjectURL(b) : null))
       this.urls.set(k, (held = { url, holders: 0 }))
       // A failed or empty lookup is not cached: the next holder asks again.
-      url.then((u) => u ?? this.drop(k), () => this.drop(k))
+      url.then(
+        (u) => u ?? this.drop(k),
+        () => this.drop(k),
+      )
     }
     held.holders++
     return held.url
@@ -120,14 +145,22 @@ export class AttachmentBytes {
     const held = this.urls.get(k)
     if (!held) return
     this.urls.delete(k)
-    void held.url.then((u) => u && URL.revokeObjectURL(u), () => {})
+    void held.url.then(
+      (u) => u && URL.revokeObjectURL(u),
+      () => {},
+    )
   }
 
   private async read(session_id: string, attachment_id: string): Promise<Blob | undefined> {
     const storage = this.engine.storage
-    if (!storage.attachmentBytes) throw new SessionError('session/storage', `storage ${storage.name} keeps no attachment bytes`)
+    if (!storage.attachmentBytes)
+      throw new SessionError('session/storage', `storage ${storage.name} keeps no attachment bytes`)
     const held = await storage.attachmentBytes(session_id, attachment_id).catch((cause: unknown) => {
-      throw new SessionError('session/storage', `reading attachment ${attachment_id} failed: ${String(cause)}`, { cause })
+      throw new SessionError(
+        'session/storage',
+        `reading attachment ${attachment_id} failed: ${String(cause)}`,
+        { cause },
+      )
     })
     const source = this.source()
     if (held || !source) return held
@@ -141,13 +174,22 @@ export class AttachmentBytes {
     return p
   }
 
-  private async fetchAndKeep(session_id: string, attachment_id: string, source: (s: string, a: string) => Promise<Blob | null>): Promise<Blob | undefined> {
+  private async fetchAndKeep(
+    session_id: string,
+    attachment_id: string,
+    source: (s: string, a: string) => Promise<Blob | null>,
+  ): Promise<Blob | undefined> {
     const blob = await source(session_id, attachment_id)
     if (!blob) return undefined
-    await this.engine.submitInternal([session_id], (d) => {
-      // Only while the attachment is still listed: a deleted one must not come back as bytes.
-      if (attachmentsOf(d, session_id).some((a) => a.attachment_id === attachment_id)) d.blobs.push({ op: 'put', session_id, attachment_id, bytes: blob })
-    }, 'remote')
+    await this.engine.submitInternal(
+      [session_id],
+      (d) => {
+        // Only while the attachment is still listed: a deleted one must not come back as bytes.
+        if (attachmentsOf(d, session_id).some((a) => a.attachment_id === attachment_id))
+          d.blobs.push({ op: 'put', session_id, attachment_id, bytes: blob })
+      },
+      'remote',
+    )
     return blob
   }
 }

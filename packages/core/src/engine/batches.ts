@@ -45,7 +45,6 @@ export interface Flight {
   writes?: ReadonlySet<string>
 }
 
-
 /** Runs the engine's queue in batches, one storage transaction each (see `Engine`). */
 export class BatchRunner implements Batches {
   /** Batches handed to the storage and not yet settled, oldest first: at most two. */
@@ -84,7 +83,12 @@ export class BatchRunner implements Batches {
       if (prev && !this.buildsOn(scan, prev.overlay!)) return
       const batch = this.engine.queue.splice(0, end)
       this.rewritten = { count: 0 }
-      const flight: Flight = { prev, done: Promise.resolve(), started: performance.now(), writes: writesOf(this.operations, batch, scan) }
+      const flight: Flight = {
+        prev,
+        done: Promise.resolve(),
+        started: performance.now(),
+        writes: writesOf(this.operations, batch, scan),
+      }
       this.flights.push(flight)
       flight.done = this.run(batch, source, scan, flight).finally(() => {
         this.flights.splice(this.flights.indexOf(flight), 1)
@@ -127,7 +131,14 @@ export class BatchRunner implements Batches {
       const p = this.engine.queue[i]
       if (p.fn !== 'internal' && !this.operations[p.fn].write) {
         const id = p.req.session_id
-        if (SESSION_READS.has(p.fn) && typeof id === 'string' && !barred.has(id) && (!this.operations[p.fn].entries || this.engine.state.sessions.get(id)?.entries !== undefined || !this.engine.state.sessions.has(id))) {
+        if (
+          SESSION_READS.has(p.fn) &&
+          typeof id === 'string' &&
+          !barred.has(id) &&
+          (!this.operations[p.fn].entries ||
+            this.engine.state.sessions.get(id)?.entries !== undefined ||
+            !this.engine.state.sessions.has(id))
+        ) {
           ;(answered ??= []).push(p)
           continue
         }
@@ -135,7 +146,9 @@ export class BatchRunner implements Batches {
         const writes = writesOf(this.operations, [p])
         if (!writes) {
           // The rest keep their place behind a write of unknown reach.
-          if (answered) for (let j = i; j < this.engine.queue.length; j++) this.engine.queue[kept++] = this.engine.queue[j]
+          if (answered)
+            for (let j = i; j < this.engine.queue.length; j++)
+              this.engine.queue[kept++] = this.engine.queue[j]
           break
         }
         for (const id of writes) barred.add(id)
@@ -164,7 +177,8 @@ export class BatchRunner implements Batches {
     let i = known.overlay === overlay ? known.count : 0
     for (; i < end; i++) {
       const p = this.engine.queue[i]
-      if (p.fn !== 'session::update-message' && (p.fn !== 'internal' || p.req.entry_id === undefined)) return false
+      if (p.fn !== 'session::update-message' && (p.fn !== 'internal' || p.req.entry_id === undefined))
+        return false
       const { session_id, entry_id } = p.req as { session_id: string; entry_id?: unknown }
       if (typeof entry_id !== 'string' || !overlay.entries.get(session_id)?.has(entry_id)) return false
     }
@@ -214,7 +228,8 @@ export class BatchRunner implements Batches {
     const end = this.engine.queue.length
     if (!held.overlay || held.count !== end - 1) return false
     const prev = this.flights.at(-1)
-    if (prev ? this.flights.length > 1 || prev.overlay !== held.overlay : this.gathering === undefined) return false
+    if (prev ? this.flights.length > 1 || prev.overlay !== held.overlay : this.gathering === undefined)
+      return false
     return this.rewrites(end, held.overlay, held.since!)
   }
 
@@ -274,7 +289,6 @@ export class BatchRunner implements Batches {
     return scan.writes && !scan.internal && scan.touched.size > 0 && this.fromMemory(scan, overlay)
   }
 
-
   private async run(batch: Pending[], source: ChangeSource, scan: Scan, flight: Flight): Promise<void> {
     const { touched, needEntries } = scan
     if (this.engine.cache) for (const id of touched) this.engine.cache.touch(id)
@@ -310,7 +324,9 @@ export class BatchRunner implements Batches {
           if (checked) {
             for (const id of touched) {
               const held = base ? base.head(id) : this.engine.state.sessions.get(id)?.head
-              reader.expect!(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk), { head: held })
+              reader.expect!(id, (disk) => (!prev || prev.committed === base) && sameHead(held, disk), {
+                head: held,
+              })
             }
           } else {
             // Reading from disk needs the batch before to be settled: run again after it.
@@ -321,7 +337,14 @@ export class BatchRunner implements Batches {
           let flushStream: (() => void) | undefined
           // A burst of appends checked from memory hands its entries to the storage as it builds
           // them: the storage writes the first while the next are built (W2: 10,000 in a tick).
-          if (checked && !prev && batch.length >= STREAM_MIN && !this.engine.hooks.length && reader.stream && batch.every((p) => p.fn === 'session::append')) {
+          if (
+            checked &&
+            !prev &&
+            batch.length >= STREAM_MIN &&
+            !this.engine.hooks.length &&
+            reader.stream &&
+            batch.every((p) => p.fn === 'session::append')
+          ) {
             const put = reader.stream()
             if (put) ({ onEntry: overlay.onEntry, flush: flushStream } = holdingBackNewest(put))
           }
@@ -349,8 +372,13 @@ export class BatchRunner implements Batches {
           // the read and commits at once (W2: a burst of appends right after `create`).
           if (checked) {
             for (const id of overlay.heads.keys()) {
-              if (!touched.has(id) && (base ? base.head(id) : this.engine.state.sessions.get(id)?.head) === undefined) {
-                reader.expect!(id, (disk) => (!prev || prev.committed === base) && disk === undefined, { head: undefined })
+              if (
+                !touched.has(id) &&
+                (base ? base.head(id) : this.engine.state.sessions.get(id)?.head) === undefined
+              ) {
+                reader.expect!(id, (disk) => (!prev || prev.committed === base) && disk === undefined, {
+                  head: undefined,
+                })
               }
             }
           }
@@ -358,7 +386,8 @@ export class BatchRunner implements Batches {
           flight.overlay = overlay
           // The next batch may be built on this one now (its transaction queues behind ours).
           queueMicrotask(() => this.pump())
-          if (this.engine.pending.observed) this.engine.pending.next({ sessions: sessionsOf(overlay), failed: false })
+          if (this.engine.pending.observed)
+            this.engine.pending.next({ sessions: sessionsOf(overlay), failed: false })
           return overlay.writeSet(side)
         })
       } catch (cause) {
@@ -406,7 +435,12 @@ export class BatchRunner implements Batches {
    * Inside the transaction: compares the touched sessions with what is on disk and reloads any
    * that another tab changed since this store last saw them.
    */
-  private async refresh(reader: StorageReader, touched: Set<string>, needEntries: Set<string>, suspect?: string): Promise<Map<string, SessionChange>> {
+  private async refresh(
+    reader: StorageReader,
+    touched: Set<string>,
+    needEntries: Set<string>,
+    suspect?: string,
+  ): Promise<Map<string, SessionChange>> {
     const out = new Map<string, SessionChange>()
     const ids = [...touched]
     const heads = await Promise.all(ids.map((id) => reader.head(id)))
@@ -458,7 +492,10 @@ export class BatchRunner implements Batches {
       const stop = p.guard(typeof p.req.session_id === 'string' ? overlay.head(p.req.session_id) : undefined)
       if (stop) return stop.answer
     }
-    const op = this.operations[p.fn] as { run?: (d: Overlay, req: unknown, ctx: OpContext) => unknown; write: boolean }
+    const op = this.operations[p.fn] as {
+      run?: (d: Overlay, req: unknown, ctx: OpContext) => unknown
+      write: boolean
+    }
     // The store fetches an operation's code before its first call reaches the queue.
     if (!op.run) throw new SessionError('session/storage', `${p.fn}: called before its code was fetched`)
     const response = op.run(overlay, p.req, this.engine.ctx)
@@ -501,7 +538,10 @@ const STREAM_MIN = 32
  * writes, where the storage stamps it (IndexedDB puts the session's new state on its newest
  * entry), so no entry is written twice.
  */
-function holdingBackNewest(put: (session_id: string, entry: SessionEntry) => void): { onEntry: (session_id: string, entry: SessionEntry) => void; flush: () => void } {
+function holdingBackNewest(put: (session_id: string, entry: SessionEntry) => void): {
+  onEntry: (session_id: string, entry: SessionEntry) => void
+  flush: () => void
+} {
   const newest = new Map<string, SessionEntry>()
   const held: Array<[string, SessionEntry]> = []
   const flush = (): void => {
@@ -525,14 +565,24 @@ function holdingBackNewest(put: (session_id: string, entry: SessionEntry) => voi
  * Reads that read nothing but the session `req.session_id` names (its head, its entries): one
  * may be answered ahead of writes to other sessions (see `overtake`).
  */
-const SESSION_READS: ReadonlySet<Pending['fn']> = new Set(['session::get', 'session::get-message', 'session::messages', 'session::messages-tail', 'session::messages-range'])
+const SESSION_READS: ReadonlySet<Pending['fn']> = new Set([
+  'session::get',
+  'session::get-message',
+  'session::messages',
+  'session::messages-tail',
+  'session::messages-range',
+])
 
 /**
  * Every session `batch` may write, when that is known before it runs: reads write none, and an
  * internal step names its sessions (`Pending.sessions`: what it reads fresh is what it writes).
  * Undefined for an operation's write: some make sessions under ids chosen inside them.
  */
-function writesOf(operations: OperationTable, batch: readonly Pending[], scan?: Scan): ReadonlySet<string> | undefined {
+function writesOf(
+  operations: OperationTable,
+  batch: readonly Pending[],
+  scan?: Scan,
+): ReadonlySet<string> | undefined {
   if (scan && !scan.writes) return new Set()
   const out = new Set<string>()
   for (const p of batch) {
@@ -570,11 +620,22 @@ function toPayload(overlay: Overlay): ChangePayload {
  * A session as it will be once the writes in flight commit: the head and entries read through
  * `overlay` (entries must be loaded). Children are not overlaid: only `messages$` reads this.
  */
-function pendingView(overlay: Overlay | undefined, s: SessionState | undefined, session_id: string): SessionState | undefined {
+function pendingView(
+  overlay: Overlay | undefined,
+  s: SessionState | undefined,
+  session_id: string,
+): SessionState | undefined {
   if (!overlay || !s?.entries) return s
   if (!overlay.heads.has(session_id) && !overlay.entries.has(session_id) && !overlay.base) return s
   const head = overlay.head(session_id)
   if (!head) return undefined
   const entry = (entry_id: string): SessionEntry | undefined => overlay.entry(session_id, entry_id)
-  return { head, entries: { get: entry, has: (entry_id: string) => entry(entry_id) !== undefined } as Map<string, SessionEntry>, children: s.children }
+  return {
+    head,
+    entries: { get: entry, has: (entry_id: string) => entry(entry_id) !== undefined } as Map<
+      string,
+      SessionEntry
+    >,
+    children: s.children,
+  }
 }

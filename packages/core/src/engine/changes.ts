@@ -34,11 +34,20 @@ export interface ChangePayload {
  * (this store's own commits) always win; changes from elsewhere keep the newest head (by `v`)
  * and, per entry, the highest revision.
  */
-export function fold(state: State, payload: ChangePayload, authoritative: boolean): Map<string, SessionChange> {
+export function fold(
+  state: State,
+  payload: ChangePayload,
+  authoritative: boolean,
+): Map<string, SessionChange> {
   const out = new Map<string, SessionChange>()
   const touch = (id: string, patch: Partial<SessionChange>): void => {
     const prev = out.get(id)
-    out.set(id, prev ? { ...prev, ...patch } : { session_id: id, head: undefined, added: [], updated: [], reloaded: false, ...patch })
+    out.set(
+      id,
+      prev
+        ? { ...prev, ...patch }
+        : { session_id: id, head: undefined, added: [], updated: [], reloaded: false, ...patch },
+    )
   }
   for (const id of payload.deleted) {
     if (state.sessions.delete(id) || authoritative) touch(id, { head: null })
@@ -79,7 +88,10 @@ export function fold(state: State, payload: ChangePayload, authoritative: boolea
     if (added.length || updated.length) {
       const prev = out.get(id)
       // Copied only when there is something to join (an append: the lists as they are).
-      touch(id, { added: prev?.added.length ? [...prev.added, ...added] : added, updated: prev?.updated.length ? [...prev.updated, ...updated] : updated })
+      touch(id, {
+        added: prev?.added.length ? [...prev.added, ...added] : added,
+        updated: prev?.updated.length ? [...prev.updated, ...updated] : updated,
+      })
     }
   }
   return out

@@ -5,7 +5,12 @@ import type { JsonObject, MessageAddedEvent, SessionEntry } from '../model/model
 // each with the metadata snapshot its filters are evaluated against: here those of messages,
 // in `emit-session.ts` those of sessions (fetched with the code that fires them).
 
-export function emitAdded(d: Overlay, session_id: string, e: SessionEntry, metadata: JsonObject | undefined): void {
+export function emitAdded(
+  d: Overlay,
+  session_id: string,
+  e: SessionEntry,
+  metadata: JsonObject | undefined,
+): void {
   // Assigned in key order rather than spread from partial objects: a burst builds 10,000 of these.
   const payload = { session_id, entry_id: e.id, parent_id: e.parent_id } as MessageAddedEvent
   if (e.kind === 'message') payload.message = e.message
@@ -15,6 +20,24 @@ export function emitAdded(d: Overlay, session_id: string, e: SessionEntry, metad
   d.emit('session::message-added', payload, metadata)
 }
 
-export function emitUpdated(d: Overlay, session_id: string, e: SessionEntry & { kind: 'message' }, origin: JsonObject | undefined, timestamp: number, metadata: JsonObject | undefined): void {
-  d.emit('session::message-updated', { session_id, entry_id: e.id, message: e.message, revision: e.revision, ...(origin && { origin }), timestamp }, metadata)
+export function emitUpdated(
+  d: Overlay,
+  session_id: string,
+  e: SessionEntry & { kind: 'message' },
+  origin: JsonObject | undefined,
+  timestamp: number,
+  metadata: JsonObject | undefined,
+): void {
+  d.emit(
+    'session::message-updated',
+    {
+      session_id,
+      entry_id: e.id,
+      message: e.message,
+      revision: e.revision,
+      ...(origin && { origin }),
+      timestamp,
+    },
+    metadata,
+  )
 }

@@ -42,7 +42,11 @@ export interface AppliedOp {
 export type CallGuard = (head: SessionHead | undefined) => { answer: unknown } | void
 
 /** Runs inside the commit's transaction; what it returns is written atomically with the commit. */
-export type CommitHook = (applied: readonly AppliedOp[], overlay: Overlay, source: ChangeSource) => readonly SideWrite[]
+export type CommitHook = (
+  applied: readonly AppliedOp[],
+  overlay: Overlay,
+  source: ChangeSource,
+) => readonly SideWrite[]
 
 /**
  * What runs batches (`BatchRunner` in `batches.ts`): fetched on the first call, so an app's first
@@ -160,8 +164,21 @@ export class Engine {
   }
 
   /** Queues a call, settling the caller's own `resolve`/`reject` (the store's calls: no promise of its own). */
-  enqueue<K extends FunctionId>(fn: K, req: FunctionMap[K][0], guard: CallGuard | undefined, resolve: (value: FunctionMap[K][1]) => void, reject: (error: unknown) => void): void {
-    this.queue.push({ fn, source: 'local', req: req as Pending['req'], guard, resolve: resolve as Pending['resolve'], reject })
+  enqueue<K extends FunctionId>(
+    fn: K,
+    req: FunctionMap[K][0],
+    guard: CallGuard | undefined,
+    resolve: (value: FunctionMap[K][1]) => void,
+    reject: (error: unknown) => void,
+  ): void {
+    this.queue.push({
+      fn,
+      source: 'local',
+      req: req as Pending['req'],
+      guard,
+      resolve: resolve as Pending['resolve'],
+      reject,
+    })
     this.kick()
   }
 
@@ -171,9 +188,22 @@ export class Engine {
    * from local ones. `rewrite`: the write only rewrites that message (a recipe update), so it
    * waits and gathers behind a batch writing it as `updateMessage` calls do.
    */
-  submitInternal<T>(sessions: readonly string[], run: (d: Overlay) => T | Promise<T>, source: ChangeSource = 'local', rewrite?: { session_id: string; entry_id: string }): Promise<T> {
+  submitInternal<T>(
+    sessions: readonly string[],
+    run: (d: Overlay) => T | Promise<T>,
+    source: ChangeSource = 'local',
+    rewrite?: { session_id: string; entry_id: string },
+  ): Promise<T> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ fn: 'internal', source, run, sessions, req: rewrite ?? {}, resolve: resolve as Pending['resolve'], reject })
+      this.queue.push({
+        fn: 'internal',
+        source,
+        run,
+        sessions,
+        req: rewrite ?? {},
+        resolve: resolve as Pending['resolve'],
+        reject,
+      })
       this.kick()
     })
   }
@@ -195,7 +225,6 @@ export class Engine {
       this.pump()
     })
   }
-
 
   /**
    * Starts the next batch. Until the batch runner is here, fetches it; a failed fetch fails what
@@ -244,17 +273,30 @@ export class Engine {
     if (!p) {
       // The first part read is indexed (out of sight) while the browser reads the rest (see `Storage.entries`).
       let part: SessionState | undefined
-      p = this.storage.entries(session_id, s.head.meta.message_count, (first) => void (part = new State().setSession(s.head, first))).then((entries) => {
-        const held = this.state.sessions.get(session_id)
-        if (held && !held.entries) {
-          this.state.setSession(held.head, entries, part)
-          this.cache?.loaded(session_id)
-          this.publish('local', new Map([[session_id, { session_id, head: undefined, added: [], updated: [], reloaded: true }]]), [])
-        }
-      }).finally(() => {
-        this.loading.delete(session_id)
-        this.trim()
-      })
+      p = this.storage
+        .entries(
+          session_id,
+          s.head.meta.message_count,
+          (first) => void (part = new State().setSession(s.head, first)),
+        )
+        .then((entries) => {
+          const held = this.state.sessions.get(session_id)
+          if (held && !held.entries) {
+            this.state.setSession(held.head, entries, part)
+            this.cache?.loaded(session_id)
+            this.publish(
+              'local',
+              new Map([
+                [session_id, { session_id, head: undefined, added: [], updated: [], reloaded: true }],
+              ]),
+              [],
+            )
+          }
+        })
+        .finally(() => {
+          this.loading.delete(session_id)
+          this.trim()
+        })
       this.loading.set(session_id, p)
     }
     return p
@@ -268,7 +310,11 @@ export class Engine {
   }
 
   /** @internal */
-  publish(source: ChangeSource, changes: Map<string, SessionChange>, events: readonly EventEnvelope[]): Commit {
+  publish(
+    source: ChangeSource,
+    changes: Map<string, SessionChange>,
+    events: readonly EventEnvelope[],
+  ): Commit {
     const commit: Commit = { source, changes, events }
     if (changes.size || events.length) this.commits.next(commit)
     return commit

@@ -1,4 +1,12 @@
-import type { AttachmentMeta, EventEnvelope, EventMap, JsonObject, SessionEntry, SessionMeta, TriggerType } from '../model/model.js'
+import type {
+  AttachmentMeta,
+  EventEnvelope,
+  EventMap,
+  JsonObject,
+  SessionEntry,
+  SessionMeta,
+  TriggerType,
+} from '../model/model.js'
 import type { State } from './state.js'
 import type { BlobWrite, SessionHead, SideWrite, WriteSet } from '../storage/seam.js'
 
@@ -23,7 +31,10 @@ export class Overlay {
    * `base`: the previous batch's overlay while its commit is still pending (pipelined commits);
    * reads fall through to it before the committed state. Dropped once that batch is folded in.
    */
-  constructor(readonly state: State, public base?: Overlay) {}
+  constructor(
+    readonly state: State,
+    public base?: Overlay,
+  ) {}
 
   head(session_id: string): SessionHead | undefined {
     const own = this.heads.get(session_id)
@@ -38,16 +49,25 @@ export class Overlay {
   entry(session_id: string, entry_id: string): SessionEntry | undefined {
     const own = this.entries.get(session_id)?.get(entry_id)
     if (own || this.deleted.has(session_id)) return own
-    return this.base ? this.base.entry(session_id, entry_id) : this.state.sessions.get(session_id)?.entries?.get(entry_id)
+    return this.base
+      ? this.base.entry(session_id, entry_id)
+      : this.state.sessions.get(session_id)?.entries?.get(entry_id)
   }
 
   /** Writes a head; the session's attachment list is kept unless one is given. */
-  putHead(meta: SessionMeta, leaf: string | null, attachments: readonly AttachmentMeta[] | undefined = this.head(meta.session_id)?.attachments): void {
+  putHead(
+    meta: SessionMeta,
+    leaf: string | null,
+    attachments: readonly AttachmentMeta[] | undefined = this.head(meta.session_id)?.attachments,
+  ): void {
     const id = meta.session_id
-    const base = this.heads.get(id)?.v ?? (this.base ? this.base.head(id)?.v : this.state.sessions.get(id)?.head.v) ?? 0
+    const base =
+      this.heads.get(id)?.v ?? (this.base ? this.base.head(id)?.v : this.state.sessions.get(id)?.head.v) ?? 0
     // One version step per batch, however many operations touched the session.
     const v = this.heads.has(id) ? base : base + 1
-    const head: SessionHead = attachments?.length ? { meta: Object.freeze(meta), leaf, v, attachments: Object.freeze(attachments) } : { meta: Object.freeze(meta), leaf, v }
+    const head: SessionHead = attachments?.length
+      ? { meta: Object.freeze(meta), leaf, v, attachments: Object.freeze(attachments) }
+      : { meta: Object.freeze(meta), leaf, v }
     this.heads.set(id, Object.freeze(head))
   }
 
@@ -67,11 +87,26 @@ export class Overlay {
     this.entries.delete(session_id)
   }
 
-  emit<T extends TriggerType>(trigger_type: T, payload: EventMap[T], session_metadata: JsonObject | undefined): void {
-    this.events.push({ trigger_type, payload: Object.freeze(payload), session_metadata } as unknown as EventEnvelope)
+  emit<T extends TriggerType>(
+    trigger_type: T,
+    payload: EventMap[T],
+    session_metadata: JsonObject | undefined,
+  ): void {
+    this.events.push({
+      trigger_type,
+      payload: Object.freeze(payload),
+      session_metadata,
+    } as unknown as EventEnvelope)
   }
 
   writeSet(side: readonly SideWrite[]): WriteSet {
-    return { deleted: this.deleted, heads: this.heads, entries: this.entries, side: side.length ? [...this.side, ...side] : this.side, blobs: this.blobs, events: this.events }
+    return {
+      deleted: this.deleted,
+      heads: this.heads,
+      entries: this.entries,
+      side: side.length ? [...this.side, ...side] : this.side,
+      blobs: this.blobs,
+      events: this.events,
+    }
   }
 }

@@ -22,7 +22,11 @@ export class State {
    * given, is a session another `State` made of the first of these entries while the rest was
    * read: it is taken over and completed.
    */
-  setSession(head: SessionHead, entries: readonly SessionEntry[], s: SessionState = { head, entries: new Map(), children: new Map() }): SessionState {
+  setSession(
+    head: SessionHead,
+    entries: readonly SessionEntry[],
+    s: SessionState = { head, entries: new Map(), children: new Map() },
+  ): SessionState {
     s.head = head
     for (const e of entries.slice(s.entries!.size)) {
       s.entries!.set(e.id, e)

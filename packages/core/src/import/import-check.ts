@@ -44,12 +44,14 @@ export class ImportCheck {
         state.set(id, 1)
         walked.push(id)
         const parent: string | null | undefined = this.parents.get(id)
-        if (parent === undefined) throw invalid(`entries: parent ${id} of ${walked[walked.length - 2]} is missing`)
+        if (parent === undefined)
+          throw invalid(`entries: parent ${id} of ${walked[walked.length - 2]} is missing`)
         id = parent
       }
       for (const w of walked) state.set(w, 2)
     }
-    if (active_leaf !== null && !this.parents.has(active_leaf)) throw invalid(`active_leaf: entry ${active_leaf} is not in the session`)
+    if (active_leaf !== null && !this.parents.has(active_leaf))
+      throw invalid(`active_leaf: entry ${active_leaf} is not in the session`)
     const updated_at = meta.updated_at ?? Math.max(meta.created_at, this.latest)
     return { meta: Object.freeze({ ...meta, message_count: this.messages, updated_at }), active_leaf }
   }

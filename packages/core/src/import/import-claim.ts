@@ -45,7 +45,9 @@ async function tryLock(storage: Storage, session_id: string): Promise<Release | 
 async function dropAbandoned(storage: Storage, session_id: string): Promise<void> {
   await storage.transact(async (reader) => ({
     deleted: (await reader.head(session_id)) ? new Set<string>() : new Set([session_id]),
-    heads: new Map(), entries: new Map(), side: storage.sideRecords ? [{ store: KV, key: markerKey(session_id), value: undefined }] : [],
+    heads: new Map(),
+    entries: new Map(),
+    side: storage.sideRecords ? [{ store: KV, key: markerKey(session_id), value: undefined }] : [],
   }))
 }
 
@@ -64,7 +66,11 @@ export interface ImportClaim {
  * import left behind by a dead one (on any session id) is dropped first, this id's included,
  * so a re-import after a crash starts clean.
  */
-export async function claimImport(storage: Storage, session_id: string, now: number): Promise<ImportClaim | undefined> {
+export async function claimImport(
+  storage: Storage,
+  session_id: string,
+  now: number,
+): Promise<ImportClaim | undefined> {
   const release = await tryLock(storage, session_id)
   if (!release) return undefined
   try {
@@ -95,7 +101,9 @@ export async function claimImport(storage: Storage, session_id: string, now: num
     released = true
   }
   return {
-    marker: storage.sideRecords ? [{ store: KV, key: markerKey(session_id), value: { started_at: now } }] : [],
+    marker: storage.sideRecords
+      ? [{ store: KV, key: markerKey(session_id), value: { started_at: now } }]
+      : [],
     async abandon() {
       try {
         await dropAbandoned(storage, session_id)
@@ -107,7 +115,13 @@ export async function claimImport(storage: Storage, session_id: string, now: num
     },
     async finish() {
       try {
-        if (storage.sideRecords) await storage.transact(async () => ({ deleted: new Set(), heads: new Map(), entries: new Map(), side: [{ store: KV, key: markerKey(session_id), value: undefined }] }))
+        if (storage.sideRecords)
+          await storage.transact(async () => ({
+            deleted: new Set(),
+            heads: new Map(),
+            entries: new Map(),
+            side: [{ store: KV, key: markerKey(session_id), value: undefined }],
+          }))
       } catch {
         // A marker left beside a head is only dropped by the next import (the head keeps the entries).
       } finally {

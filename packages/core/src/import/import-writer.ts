@@ -46,7 +46,8 @@ export interface ImportWriter {
   abort(): Promise<void>
 }
 
-const storageError = (e: unknown): SessionError => (e instanceof SessionError ? e : storageFailure('import failed', e))
+const storageError = (e: unknown): SessionError =>
+  e instanceof SessionError ? e : storageFailure('import failed', e)
 
 /** The entries per transaction an import writes: `chunkSize` when it is a positive integer, 2000 when unset. */
 export function chunkSizeOf(options: { chunkSize?: number }): number {
@@ -56,8 +57,13 @@ export function chunkSizeOf(options: { chunkSize?: number }): number {
 }
 
 /** Starts an import of `session_id`: refused when the session exists or another import holds it. */
-export async function beginImport(engine: Engine, session_id: string, options: BeginImportOptions = {}): Promise<ImportWriter> {
-  if (!isValidId(session_id)) throw invalid('session_id: expected an id (well-formed, at most 255 UTF-8 bytes)')
+export async function beginImport(
+  engine: Engine,
+  session_id: string,
+  options: BeginImportOptions = {},
+): Promise<ImportWriter> {
+  if (!isValidId(session_id))
+    throw invalid('session_id: expected an id (well-formed, at most 255 UTF-8 bytes)')
   chunkSizeOf(options)
   await engine.flush()
   if (engine.state.sessions.has(session_id)) throw invalid(`session ${session_id} already exists`)
@@ -86,7 +92,8 @@ class Writer implements ImportWriter {
   }
 
   append(entries: readonly SessionEntry[]): Promise<void> {
-    if (this.state !== 'open') return Promise.reject(this.failure ?? invalid(`import of ${this.session_id} is finished`))
+    if (this.state !== 'open')
+      return Promise.reject(this.failure ?? invalid(`import of ${this.session_id} is finished`))
     let checked: SessionEntry[]
     try {
       if (!Array.isArray(entries)) throw invalid('entries: expected an array')
@@ -109,7 +116,12 @@ class Writer implements ImportWriter {
       if (this.failure !== undefined) throw this.failure
       await this.engine.storage.transact(async (reader) => {
         if (await reader.head(id)) throw invalid(`session ${id} already exists`)
-        return { deleted: new Set(), heads: new Map(), entries: new Map([[id, new Map(slice.map((e) => [e.id, e]))]]), side }
+        return {
+          deleted: new Set(),
+          heads: new Map(),
+          entries: new Map([[id, new Map(slice.map((e) => [e.id, e]))]]),
+          side,
+        }
       })
       this.engine.transactions++
       this.written += slice.length
@@ -144,13 +156,19 @@ class Writer implements ImportWriter {
       if (this.failure !== undefined) throw this.failure
       if (typeof end !== 'object' || end === null) throw invalid('import: expected { meta, active_leaf }')
       const parsed = parseSessionMeta(end.meta, 'meta')
-      if (parsed.session_id !== id) throw invalid(`meta.session_id: expected ${id}, the session being imported`)
+      if (parsed.session_id !== id)
+        throw invalid(`meta.session_id: expected ${id}, the session being imported`)
       const { meta, active_leaf } = this.check.finish(parsed, end.active_leaf ?? null)
       const { metas, blobs } = await attachmentsOf(engine, id, end.attachments ?? [], meta.created_at)
       // Commit hooks (the sync outbox) see every entry of the new session; read back from disk
       // only for them, so an import without hooks never holds its entries.
       const entries = engine.hooks.length ? await engine.storage.entries(id) : []
-      const head = Object.freeze({ meta, leaf: active_leaf, v: 1, ...(metas.length && { attachments: metas }) })
+      const head = Object.freeze({
+        meta,
+        leaf: active_leaf,
+        v: 1,
+        ...(metas.length && { attachments: metas }),
+      })
       await install(engine, head, entries, [createdEnvelope(meta)], blobs)
     } catch (e) {
       this.failure ??= e instanceof SessionError ? e : storageError(e)
@@ -174,7 +192,13 @@ class Writer implements ImportWriter {
 }
 
 /** Makes a session whose entries are already on disk visible: the head is written last. */
-function install(engine: Engine, head: SessionHead, entries: readonly SessionEntry[], events: readonly EventEnvelope[], blobs: readonly BlobWrite[] = []): Promise<void> {
+function install(
+  engine: Engine,
+  head: SessionHead,
+  entries: readonly SessionEntry[],
+  events: readonly EventEnvelope[],
+  blobs: readonly BlobWrite[] = [],
+): Promise<void> {
   const id = head.meta.session_id
   return engine.submitInternal([id], (d) => {
     if (d.head(id)) throw new SessionError('session/invalid_request', `session ${id} already exists`)

@@ -11,13 +11,13 @@ export type { ImportAttachment, ImportOptions, SessionImport } from './types.js'
 // Loaded on first use with `importSession` (see store.ts): the incremental import travels with it.
 export { beginImport }
 
-
 /**
  * Checks a whole session without writing it: valid shapes, unique ids, every parent present,
  * no cycle, a leaf that exists. Returns the session as it would be stored.
  */
 export function checkImport(data: SessionImport): SessionImport {
-  if (typeof data !== 'object' || data === null) throw invalid('import: expected { meta, entries, active_leaf }')
+  if (typeof data !== 'object' || data === null)
+    throw invalid('import: expected { meta, entries, active_leaf }')
   const parsed = parseSessionMeta(data.meta, 'meta')
   if (!Array.isArray(data.entries)) throw invalid('entries: expected an array')
   const check = new ImportCheck()
@@ -31,14 +31,22 @@ export function checkImport(data: SessionImport): SessionImport {
  * checked while the one before it is being written, the head last, so it appears whole or not
  * at all.
  */
-export async function importSession(engine: Engine, input: SessionImport, options: ImportOptions = {}): Promise<{ session_id: string; entries: number }> {
-  if (typeof input !== 'object' || input === null) throw invalid('import: expected { meta, entries, active_leaf }')
+export async function importSession(
+  engine: Engine,
+  input: SessionImport,
+  options: ImportOptions = {},
+): Promise<{ session_id: string; entries: number }> {
+  if (typeof input !== 'object' || input === null)
+    throw invalid('import: expected { meta, entries, active_leaf }')
   // The meta first: a session refused for its meta writes nothing at all.
   const { session_id } = parseSessionMeta(input.meta, 'meta')
   if (!Array.isArray(input.entries)) throw invalid('entries: expected an array')
   const total = input.entries.length
   const chunk = chunkSizeOf(options)
-  const writer = await beginImport(engine, session_id, { chunkSize: chunk, onProgress: (w) => options.onProgress?.(w, total) })
+  const writer = await beginImport(engine, session_id, {
+    chunkSize: chunk,
+    onProgress: (w) => options.onProgress?.(w, total),
+  })
   // Two chunks in flight at most: the next is checked while the previous one is written.
   let previous: Promise<void> = Promise.resolve()
   for (let i = 0; i < total; i += chunk) {
@@ -48,5 +56,9 @@ export async function importSession(engine: Engine, input: SessionImport, option
     previous = next
   }
   await previous
-  return writer.commit({ meta: input.meta, active_leaf: input.active_leaf ?? null, attachments: input.attachments })
+  return writer.commit({
+    meta: input.meta,
+    active_leaf: input.active_leaf ?? null,
+    attachments: input.attachments,
+  })
 }

@@ -28,7 +28,10 @@ export class CommitRouter {
   session(session_id: string, listener: Listener, entry_id?: string): () => void {
     let s = this.sessions.get(session_id)
     if (!s) this.sessions.set(session_id, (s = { all: new Set(), entries: new Map() }))
-    const target = entry_id === undefined ? s.all : (s.entries.get(entry_id) ?? s.entries.set(entry_id, new Set()).get(entry_id)!)
+    const target =
+      entry_id === undefined
+        ? s.all
+        : (s.entries.get(entry_id) ?? s.entries.set(entry_id, new Set()).get(entry_id)!)
     target.add(listener)
     return this.hold(() => {
       target.delete(listener)
@@ -69,7 +72,8 @@ export class CommitRouter {
         continue
       }
       for (const e of change.added) for (const listener of [...(s.entries.get(e.id) ?? [])]) listener(change)
-      for (const e of change.updated) for (const listener of [...(s.entries.get(e.id) ?? [])]) listener(change)
+      for (const e of change.updated)
+        for (const listener of [...(s.entries.get(e.id) ?? [])]) listener(change)
     }
   }
 }

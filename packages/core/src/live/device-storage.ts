@@ -1,4 +1,14 @@
-import { type Observable, defer, distinctUntilChanged, from, merge, of, shareReplay, switchMap, throttleTime } from 'rxjs'
+import {
+  type Observable,
+  defer,
+  distinctUntilChanged,
+  from,
+  merge,
+  of,
+  shareReplay,
+  switchMap,
+  throttleTime,
+} from 'rxjs'
 import type { Commit } from '../engine/changes.js'
 
 // What the browser grants this site's storage: how much is used, how much may be, and whether
@@ -14,7 +24,8 @@ export interface StorageUsage {
   readonly persisted: boolean | null
 }
 
-const manager = (): StorageManager | undefined => (typeof navigator !== 'undefined' ? navigator.storage : undefined)
+const manager = (): StorageManager | undefined =>
+  typeof navigator !== 'undefined' ? navigator.storage : undefined
 
 /** Asks the browser to keep this site's storage (`navigator.storage.persist()`); false where it cannot. */
 export async function requestPersistence(): Promise<boolean> {
@@ -45,7 +56,10 @@ export async function storageUsage(): Promise<StorageUsage> {
  */
 export function storageUsage$(commits: Observable<Commit>, throttleMs = 1000): Observable<StorageUsage> {
   const read = (): Observable<StorageUsage> => defer(() => from(storageUsage()))
-  return merge(of(undefined), commits.pipe(throttleTime(throttleMs, undefined, { leading: true, trailing: true }))).pipe(
+  return merge(
+    of(undefined),
+    commits.pipe(throttleTime(throttleMs, undefined, { leading: true, trailing: true })),
+  ).pipe(
     switchMap(read),
     distinctUntilChanged((a, b) => a.usage === b.usage && a.quota === b.quota && a.persisted === b.persisted),
     shareReplay({ bufferSize: 1, refCount: true }),

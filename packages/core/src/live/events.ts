@@ -1,7 +1,14 @@
 import { type Observable, Subject, filter, map } from 'rxjs'
 import { SessionError } from '../model/errors.js'
 import { metadataMatches } from '../model/json.js'
-import { ROLES, TRIGGER_TYPES, type EventConfig, type EventEnvelope, type EventMap, type TriggerType } from '../model/model.js'
+import {
+  ROLES,
+  TRIGGER_TYPES,
+  type EventConfig,
+  type EventEnvelope,
+  type EventMap,
+  type TriggerType,
+} from '../model/model.js'
 import { checkDepth } from '../validation/limits.js'
 import { array, id, jsonObject, oneOf, type Parser } from '../validation/validate.js'
 
@@ -14,12 +21,18 @@ const allowed: Record<TriggerType, readonly (keyof EventConfig)[]> = {
   'session::meta-updated': ['session_id', 'metadata'],
   'session::deleted': ['session_id', 'metadata'],
 }
-const fieldParsers: Record<keyof EventConfig, Parser<unknown>> = { session_id: id, roles: array(oneOf(ROLES)), metadata: jsonObject }
+const fieldParsers: Record<keyof EventConfig, Parser<unknown>> = {
+  session_id: id,
+  roles: array(oneOf(ROLES)),
+  metadata: jsonObject,
+}
 
 /** Checks a subscriber's config at registration; a rejected config registers nothing. */
 export function parseEventConfig(type: TriggerType, config: unknown): EventConfig {
-  const bad = (text: string): SessionError => new SessionError('session/invalid_request', `invalid ${type} config: ${text}`)
-  if (!(TRIGGER_TYPES as readonly string[]).includes(type)) throw new SessionError('session/invalid_request', `unknown trigger type ${String(type)}`)
+  const bad = (text: string): SessionError =>
+    new SessionError('session/invalid_request', `invalid ${type} config: ${text}`)
+  if (!(TRIGGER_TYPES as readonly string[]).includes(type))
+    throw new SessionError('session/invalid_request', `unknown trigger type ${String(type)}`)
   if (config === null || config === undefined) return {}
   if (typeof config !== 'object' || Array.isArray(config)) throw bad('expected an object')
   try {
@@ -29,7 +42,8 @@ export function parseEventConfig(type: TriggerType, config: unknown): EventConfi
   }
   const out: EventConfig = {}
   for (const [key, value] of Object.entries(config)) {
-    if (!(allowed[type] as readonly string[]).includes(key)) throw bad(`unknown field \`${key}\`, expected one of ${allowed[type].join(', ')}`)
+    if (!(allowed[type] as readonly string[]).includes(key))
+      throw bad(`unknown field \`${key}\`, expected one of ${allowed[type].join(', ')}`)
     if (value === null || value === undefined) continue
     try {
       ;(out as Record<string, unknown>)[key] = fieldParsers[key as keyof EventConfig](value, key)

@@ -3,7 +3,14 @@ import type { SessionChange } from '../engine/changes.js'
 import { CommitRouter } from './commit-router.js'
 import type { Engine } from '../engine/engine.js'
 import { itemOf, passes } from '../model/items.js'
-import type { AttachmentMeta, ListRequest, MessageItem, Role, SessionEntry, SessionMeta } from '../model/model.js'
+import type {
+  AttachmentMeta,
+  ListRequest,
+  MessageItem,
+  Role,
+  SessionEntry,
+  SessionMeta,
+} from '../model/model.js'
 import { selectSessions } from '../ops/select.js'
 import { pathTo } from '../model/path.js'
 import type { SessionState } from '../engine/state.js'
@@ -31,7 +38,10 @@ export interface SessionTree {
 }
 
 /** Where an entry sits among its siblings: "2 / 3" is `{ index: 1, count: 3 }`. */
-export function branchOf(tree: SessionTree, entry_id: string): { index: number; count: number; siblings: readonly string[] } {
+export function branchOf(
+  tree: SessionTree,
+  entry_id: string,
+): { index: number; count: number; siblings: readonly string[] } {
   const entry = tree.entries.get(entry_id)
   if (!entry) return { index: -1, count: 0, siblings: [] }
   const siblings = tree.children.get(entry.parent_id) ?? [entry_id]
@@ -57,7 +67,11 @@ export function newestLeafUnder(tree: Pick<SessionTree, 'entries' | 'children'>,
     if (!children || children.length === 0) return id
     let newest = children[0]
     for (const child of children) {
-      if ((tree.entries.get(child)?.timestamp ?? -Infinity) >= (tree.entries.get(newest)?.timestamp ?? -Infinity)) newest = child
+      if (
+        (tree.entries.get(child)?.timestamp ?? -Infinity) >=
+        (tree.entries.get(newest)?.timestamp ?? -Infinity)
+      )
+        newest = child
     }
     id = newest
   }
@@ -71,7 +85,8 @@ export interface DraftState {
 
 const NO_ATTACHMENTS: readonly AttachmentMeta[] = Object.freeze([])
 
-const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
+const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean =>
+  a.length === b.length && a.every((x, i) => x === b[i])
 
 /**
  * Live queries over the engine's commit stream. Each emits its current value on subscribe (at
@@ -98,7 +113,8 @@ export class LiveQueries {
   ): () => void {
     const run = (change?: SessionChange): void => {
       const s = this.engine.state.sessions.get(session_id)
-      if (needEntries && s && !s.entries) this.engine.ensureLoaded(session_id).catch((e) => subscriber.error(e))
+      if (needEntries && s && !s.entries)
+        this.engine.ensureLoaded(session_id).catch((e) => subscriber.error(e))
       else onChange(s, change)
     }
     const stop = this.router.session(session_id, run, entry_id)
@@ -140,7 +156,15 @@ export class LiveQueries {
         }
         const draft = meta.draft ?? null
         const attachments = meta.draft_attachments ?? NO_ATTACHMENTS
-        if (last && last.draft === draft && sameItems(last.attachments.map((a) => a.attachment_id), attachments.map((a) => a.attachment_id))) return
+        if (
+          last &&
+          last.draft === draft &&
+          sameItems(
+            last.attachments.map((a) => a.attachment_id),
+            attachments.map((a) => a.attachment_id),
+          )
+        )
+          return
         subscriber.next((last = Object.freeze({ draft, attachments })))
       })
     })
@@ -191,7 +215,9 @@ export class LiveQueries {
         if (last && !structural && last.active_leaf === s.head.leaf) return
         const children = new Map<string | null, readonly string[]>()
         for (const [k, v] of s.children!) children.set(k, Object.freeze([...v]))
-        subscriber.next((last = Object.freeze({ active_leaf: s.head.leaf, entries: new Map(s.entries), children })))
+        subscriber.next(
+          (last = Object.freeze({ active_leaf: s.head.leaf, entries: new Map(s.entries), children })),
+        )
       })
     })
   }
@@ -204,11 +230,25 @@ export class LiveQueries {
     return new Observable((subscriber) => {
       let last: BranchPosition | null | undefined
       return this.watchSession(subscriber, session_id, true, (s, change) => {
-        if (last !== undefined && change && !change.reloaded && change.head !== null && change.added.length === 0) return
+        if (
+          last !== undefined &&
+          change &&
+          !change.reloaded &&
+          change.head !== null &&
+          change.added.length === 0
+        )
+          return
         const entry = s?.entries?.get(entry_id)
         const siblings = entry ? (s!.children!.get(entry.parent_id) ?? [entry_id]) : undefined
-        const next = siblings ? { index: siblings.indexOf(entry_id), count: siblings.length, siblings: Object.freeze([...siblings]) } : null
-        if (next === null ? last !== null : !last || !sameItems(last.siblings, next.siblings)) subscriber.next((last = next))
+        const next = siblings
+          ? {
+              index: siblings.indexOf(entry_id),
+              count: siblings.length,
+              siblings: Object.freeze([...siblings]),
+            }
+          : null
+        if (next === null ? last !== null : !last || !sameItems(last.siblings, next.siblings))
+          subscriber.next((last = next))
       })
     })
   }
@@ -227,12 +267,17 @@ export class LiveQueries {
         const path = leaf !== null && entries?.has(leaf) ? pathTo((id) => entries.get(id), leaf) : []
         position = new Map()
         const out: MessageItem[] = []
-        for (const e of path) position.set(e.id, passes(e, req.roles, includeCustom) ? out.push(itemOf(e)) - 1 : -1)
+        for (const e of path)
+          position.set(e.id, passes(e, req.roles, includeCustom) ? out.push(itemOf(e)) - 1 : -1)
         return out
       }
 
       /** The leaf moved down from the old one (an append on the active branch): extend in place. */
-      const extend = (s: SessionState, change: SessionChange, next: MessageItem[]): MessageItem[] | undefined => {
+      const extend = (
+        s: SessionState,
+        change: SessionChange,
+        next: MessageItem[],
+      ): MessageItem[] | undefined => {
         const newLeaf = s.head.leaf
         if (req.from_entry_id != null || newLeaf === null) return undefined
         const added: SessionEntry[] = []
@@ -284,7 +329,13 @@ export class LiveQueries {
         const s = view(this.engine.state.sessions.get(id))
         if (failed || !s?.entries) return onChange(s, undefined)
         const own = [...(this.engine.pendingOverlay()?.entries.get(id)?.values() ?? [])]
-        onChange(s, { session_id: id, head: s.head, added: own.filter((e) => !position.has(e.id)), updated: own.filter((e) => position.has(e.id)), reloaded: false })
+        onChange(s, {
+          session_id: id,
+          head: s.head,
+          added: own.filter((e) => !position.has(e.id)),
+          updated: own.filter((e) => position.has(e.id)),
+          reloaded: false,
+        })
       })
       return () => {
         sub.unsubscribe()

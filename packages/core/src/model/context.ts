@@ -4,7 +4,11 @@ export type IdKind = 'session' | 'entry' | 'attachment'
 export interface OpContext {
   now(): number
   newId(kind: IdKind): string
-  readonly limits: { readonly default_list_limit: number; readonly max_list_limit: number; readonly max_attachment_bytes: number }
+  readonly limits: {
+    readonly default_list_limit: number
+    readonly max_list_limit: number
+    readonly max_attachment_bytes: number
+  }
 }
 
 /** The contract's clamp: default when absent, then into [1, max] (`0` becomes 1). */

@@ -24,9 +24,10 @@ export class SessionError extends Error {
   /** Rebuilds an error from its wire string (transports carry only the message). */
   static fromWire(message: string, fallback: SessionErrorCode = 'session/storage'): SessionError {
     const match = /^(session\/[a-z_]+): ?(.*)$/s.exec(message)
-    return match ? new SessionError(match[1] as SessionErrorCode, match[2]) : new SessionError(fallback, message)
+    return match
+      ? new SessionError(match[1] as SessionErrorCode, match[2])
+      : new SessionError(fallback, message)
   }
 }
 
 export const invalid = (text: string): SessionError => new SessionError('session/invalid_request', text)
-

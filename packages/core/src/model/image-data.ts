@@ -3,7 +3,11 @@ import type { AgentMessage, ContentBlock, SessionEntry } from './model.js'
 // `include_image_data: false` of the reads by page (fetched on first use).
 
 const hasLinkedImage = (blocks: readonly ContentBlock[]): boolean =>
-  blocks.some((b) => (b.type === 'image' && b.attachment_id !== undefined) || (b.type === 'function_result' && hasLinkedImage(b.content)))
+  blocks.some(
+    (b) =>
+      (b.type === 'image' && b.attachment_id !== undefined) ||
+      (b.type === 'function_result' && hasLinkedImage(b.content)),
+  )
 
 const elideBlocks = (blocks: readonly ContentBlock[]): ContentBlock[] =>
   blocks.map((b) =>
@@ -16,7 +20,9 @@ const elideBlocks = (blocks: readonly ContentBlock[]): ContentBlock[] =>
 
 /** `include_image_data: false`: images that have a stored original come back with `data: ""`. */
 export function withoutImageData(message: AgentMessage): AgentMessage {
-  return hasLinkedImage(message.content) ? ({ ...message, content: elideBlocks(message.content) } as AgentMessage) : message
+  return hasLinkedImage(message.content)
+    ? ({ ...message, content: elideBlocks(message.content) } as AgentMessage)
+    : message
 }
 
 export function entryWithoutImageData(entry: SessionEntry): SessionEntry {

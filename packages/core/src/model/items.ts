@@ -9,15 +9,26 @@ export function itemOf(entry: SessionEntry): MessageItem {
   if (!item) {
     item =
       entry.kind === 'message'
-        ? Object.freeze(entry.origin ? { entry_id: entry.id, message: entry.message, origin: entry.origin } : { entry_id: entry.id, message: entry.message })
-        : Object.freeze({ entry_id: entry.id, custom: Object.freeze({ custom_type: entry.custom_type, data: entry.data }) })
+        ? Object.freeze(
+            entry.origin
+              ? { entry_id: entry.id, message: entry.message, origin: entry.origin }
+              : { entry_id: entry.id, message: entry.message },
+          )
+        : Object.freeze({
+            entry_id: entry.id,
+            custom: Object.freeze({ custom_type: entry.custom_type, data: entry.data }),
+          })
     cache.set(entry, item)
   }
   return item
 }
 
 /** The filter of `session::messages` step 4, shared by the read and the live query. */
-export function passes(entry: SessionEntry, roles: readonly string[] | null | undefined, includeCustom: boolean): boolean {
+export function passes(
+  entry: SessionEntry,
+  roles: readonly string[] | null | undefined,
+  includeCustom: boolean,
+): boolean {
   if (entry.kind === 'custom') return includeCustom && !roles
   return !roles || roles.includes(entry.message.role)
 }

@@ -16,7 +16,9 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(b)) return false
   const ka = Object.keys(a)
   if (ka.length !== Object.keys(b).length) return false
-  for (const k of ka) if (!Object.prototype.hasOwnProperty.call(b, k) || !jsonEqual((a as JsonObject)[k], (b as JsonObject)[k])) return false
+  for (const k of ka)
+    if (!Object.prototype.hasOwnProperty.call(b, k) || !jsonEqual((a as JsonObject)[k], (b as JsonObject)[k]))
+      return false
   return true
 }
 
@@ -25,10 +27,15 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
  * metadata with an equal value. `{}` matches everything, a non-empty filter never matches a
  * session without metadata.
  */
-export function metadataMatches(filter: JsonObject | null | undefined, metadata: JsonObject | undefined): boolean {
+export function metadataMatches(
+  filter: JsonObject | null | undefined,
+  metadata: JsonObject | undefined,
+): boolean {
   if (!filter) return true
   const keys = Object.keys(filter)
   if (keys.length === 0) return true
   if (!metadata) return false
-  return keys.every((k) => Object.prototype.hasOwnProperty.call(metadata, k) && jsonEqual(filter[k], metadata[k]))
+  return keys.every(
+    (k) => Object.prototype.hasOwnProperty.call(metadata, k) && jsonEqual(filter[k], metadata[k]),
+  )
 }

@@ -14,7 +14,13 @@ export type ListOrder = 'created_asc' | 'created_desc' | 'updated_desc'
 
 export const ROLES: readonly Role[] = ['user', 'assistant', 'function_result', 'custom']
 export const STOP_REASONS: readonly StopReason[] = ['end', 'length', 'function_call', 'aborted', 'error']
-export const ERROR_KINDS: readonly ErrorKind[] = ['auth_expired', 'rate_limited', 'context_overflow', 'transient', 'permanent']
+export const ERROR_KINDS: readonly ErrorKind[] = [
+  'auth_expired',
+  'rate_limited',
+  'context_overflow',
+  'transient',
+  'permanent',
+]
 export const STATUSES: readonly SessionStatus[] = ['idle', 'working', 'done', 'error']
 export const KINDS: readonly SessionKind[] = ['user', 'automation', 'e2e']
 export const ORDERS: readonly ListOrder[] = ['created_asc', 'created_desc', 'updated_desc']
@@ -28,20 +34,48 @@ export interface Usage {
   cost_usd?: number
 }
 
-export interface TextBlock { type: 'text'; text: string }
-export interface ImageBlock { type: 'image'; mime: string; data: string; attachment_id?: string }
-export interface FileBlock { type: 'file'; attachment_id: string; name: string; mime: string; size: number }
-export interface ThinkingBlock { type: 'thinking'; text: string; signature?: string }
-export interface FunctionCallBlock { type: 'function_call'; id: string; function_id: string; arguments: Json }
+export interface TextBlock {
+  type: 'text'
+  text: string
+}
+export interface ImageBlock {
+  type: 'image'
+  mime: string
+  data: string
+  attachment_id?: string
+}
+export interface FileBlock {
+  type: 'file'
+  attachment_id: string
+  name: string
+  mime: string
+  size: number
+}
+export interface ThinkingBlock {
+  type: 'thinking'
+  text: string
+  signature?: string
+}
+export interface FunctionCallBlock {
+  type: 'function_call'
+  id: string
+  function_id: string
+  arguments: Json
+}
 export interface FunctionResultBlock {
   type: 'function_result'
   function_call_id: string
   content: ContentBlock[]
   is_error?: boolean
 }
-export type ContentBlock = TextBlock | ImageBlock | FileBlock | ThinkingBlock | FunctionCallBlock | FunctionResultBlock
+export type ContentBlock =
+  TextBlock | ImageBlock | FileBlock | ThinkingBlock | FunctionCallBlock | FunctionResultBlock
 
-export interface UserMessage { role: 'user'; content: ContentBlock[]; timestamp: number }
+export interface UserMessage {
+  role: 'user'
+  content: ContentBlock[]
+  timestamp: number
+}
 export interface AssistantMessage {
   role: 'assistant'
   content: ContentBlock[]
@@ -75,7 +109,10 @@ export interface CustomMessage {
 }
 export type AgentMessage = UserMessage | AssistantMessage | FunctionResultMessage | CustomMessage
 
-export interface CustomPayload { custom_type: string; data: Json }
+export interface CustomPayload {
+  custom_type: string
+  data: Json
+}
 
 interface EntryBase {
   id: string
@@ -84,8 +121,15 @@ interface EntryBase {
   revision: number
   origin?: JsonObject
 }
-export interface MessageEntry extends EntryBase { kind: 'message'; message: AgentMessage }
-export interface CustomEntry extends EntryBase { kind: 'custom'; custom_type: string; data: Json }
+export interface MessageEntry extends EntryBase {
+  kind: 'message'
+  message: AgentMessage
+}
+export interface CustomEntry extends EntryBase {
+  kind: 'custom'
+  custom_type: string
+  data: Json
+}
 export type SessionEntry = MessageEntry | CustomEntry
 
 export interface AttachmentMeta {
@@ -123,11 +167,27 @@ export interface MessageItem {
 
 // ---- requests and responses -------------------------------------------------------------
 
-export interface CreateRequest { title?: string | null; description?: string | null; metadata?: JsonObject | null; kind?: SessionKind | null }
-export interface CreateResponse { session_id: string; meta: SessionMeta }
-export interface EnsureRequest extends CreateRequest { session_id: string }
-export interface EnsureResponse { session_id: string; meta: SessionMeta; created: boolean }
-export interface GetRequest { session_id: string }
+export interface CreateRequest {
+  title?: string | null
+  description?: string | null
+  metadata?: JsonObject | null
+  kind?: SessionKind | null
+}
+export interface CreateResponse {
+  session_id: string
+  meta: SessionMeta
+}
+export interface EnsureRequest extends CreateRequest {
+  session_id: string
+}
+export interface EnsureResponse {
+  session_id: string
+  meta: SessionMeta
+  created: boolean
+}
+export interface GetRequest {
+  session_id: string
+}
 export type GetResponse = { meta: SessionMeta } | null
 export interface ListRequest {
   limit?: number | null
@@ -137,13 +197,34 @@ export interface ListRequest {
   metadata?: JsonObject | null
   order?: ListOrder | null
 }
-export interface ListResponse { sessions: SessionMeta[]; next_cursor?: string }
-export interface DeleteRequest { session_id: string }
-export interface DeleteResponse { deleted: boolean }
-export interface SetMetaRequest { session_id: string; title?: string | null; description?: string | null; metadata?: JsonObject | null }
-export interface SetMetaResponse { meta: SessionMeta }
-export interface SetStatusRequest { session_id: string; status: SessionStatus; reason?: string | null }
-export interface SetStatusResponse { status: SessionStatus; previous_status: SessionStatus }
+export interface ListResponse {
+  sessions: SessionMeta[]
+  next_cursor?: string
+}
+export interface DeleteRequest {
+  session_id: string
+}
+export interface DeleteResponse {
+  deleted: boolean
+}
+export interface SetMetaRequest {
+  session_id: string
+  title?: string | null
+  description?: string | null
+  metadata?: JsonObject | null
+}
+export interface SetMetaResponse {
+  meta: SessionMeta
+}
+export interface SetStatusRequest {
+  session_id: string
+  status: SessionStatus
+  reason?: string | null
+}
+export interface SetStatusResponse {
+  status: SessionStatus
+  previous_status: SessionStatus
+}
 export interface AppendRequest {
   session_id: string
   message?: AgentMessage | null
@@ -152,10 +233,26 @@ export interface AppendRequest {
   entry_id?: string | null
   origin?: JsonObject | null
 }
-export interface AppendResponse { entry_id: string; parent_id: string | null; timestamp: number }
-export interface AppendManyRequest { session_id: string; messages: AgentMessage[]; parent_id?: string | null; origin?: JsonObject | null }
-export interface AppendManyResponse { entry_ids: string[]; last_entry_id: string }
-export interface GetMessageRequest { session_id: string; entry_id: string; include_image_data?: boolean | null }
+export interface AppendResponse {
+  entry_id: string
+  parent_id: string | null
+  timestamp: number
+}
+export interface AppendManyRequest {
+  session_id: string
+  messages: AgentMessage[]
+  parent_id?: string | null
+  origin?: JsonObject | null
+}
+export interface AppendManyResponse {
+  entry_ids: string[]
+  last_entry_id: string
+}
+export interface GetMessageRequest {
+  session_id: string
+  entry_id: string
+  include_image_data?: boolean | null
+}
 export type GetMessageResponse = { entry: SessionEntry } | null
 export interface MessagesRequest {
   session_id: string
@@ -167,7 +264,10 @@ export interface MessagesRequest {
   include_custom?: boolean | null
   include_image_data?: boolean | null
 }
-export interface MessagesResponse { messages: MessageItem[]; next_cursor?: string }
+export interface MessagesResponse {
+  messages: MessageItem[]
+  next_cursor?: string
+}
 export interface UpdateMessageRequest {
   session_id: string
   entry_id: string
@@ -181,14 +281,36 @@ export interface UpdateMessageRequest {
   expected_revision?: number | null
   origin?: JsonObject | null
 }
-export interface UpdateMessageResponse { updated: boolean; revision: number }
-export interface SetActiveLeafRequest { session_id: string; entry_id: string }
-export interface SetActiveLeafResponse { active_leaf: string }
-export interface ForkRequest { session_id: string; entry_id: string; title?: string | null }
-export interface ForkResponse { session_id: string; meta: SessionMeta }
+export interface UpdateMessageResponse {
+  updated: boolean
+  revision: number
+}
+export interface SetActiveLeafRequest {
+  session_id: string
+  entry_id: string
+}
+export interface SetActiveLeafResponse {
+  active_leaf: string
+}
+export interface ForkRequest {
+  session_id: string
+  entry_id: string
+  title?: string | null
+}
+export interface ForkResponse {
+  session_id: string
+  meta: SessionMeta
+}
 
-export interface SetDraftRequest { session_id: string; draft?: string | null; attachment_ids?: string[] | null }
-export interface SetDraftResponse { draft: string | null; attachments: AttachmentMeta[] }
+export interface SetDraftRequest {
+  session_id: string
+  draft?: string | null
+  attachment_ids?: string[] | null
+}
+export interface SetDraftResponse {
+  draft: string | null
+  attachments: AttachmentMeta[]
+}
 /**
  * The wire form takes base64 `data`; in process a `Blob` or `File` may be passed as `file`
  * instead (its `name` and `type` fill `name` and `mime` when those are absent).
@@ -200,17 +322,35 @@ export interface PutAttachmentRequest {
   data?: string | null
   file?: Blob | null
 }
-export interface PutAttachmentResponse { attachment: AttachmentMeta; block: FileBlock }
-export interface GetAttachmentRequest { session_id: string; attachment_id: string; include_data?: boolean | null }
+export interface PutAttachmentResponse {
+  attachment: AttachmentMeta
+  block: FileBlock
+}
+export interface GetAttachmentRequest {
+  session_id: string
+  attachment_id: string
+  include_data?: boolean | null
+}
 /** `data` is the base64 of the bytes, or `null` when `include_data` was false. */
 export type GetAttachmentResponse = { attachment: AttachmentMeta; data: string | null } | null
-export interface ListAttachmentsRequest { session_id: string }
-export interface ListAttachmentsResponse { attachments: AttachmentMeta[] }
-export interface DeleteAttachmentRequest { session_id: string; attachment_id: string }
-export interface DeleteAttachmentResponse { deleted: boolean }
+export interface ListAttachmentsRequest {
+  session_id: string
+}
+export interface ListAttachmentsResponse {
+  attachments: AttachmentMeta[]
+}
+export interface DeleteAttachmentRequest {
+  session_id: string
+  attachment_id: string
+}
+export interface DeleteAttachmentResponse {
+  deleted: boolean
+}
 
 /** An item of `messages-tail` / `messages-range`: a message item, flagged when elided in a run. */
-export interface TailItem extends MessageItem { elided?: true }
+export interface TailItem extends MessageItem {
+  elided?: true
+}
 export interface MessagesTailRequest {
   session_id: string
   limit?: number | null
@@ -219,7 +359,11 @@ export interface MessagesTailRequest {
   include_custom?: boolean | null
   include_image_data?: boolean | null
 }
-export interface MessagesTailResponse { messages: TailItem[]; has_more: boolean; oldest_entry_id?: string }
+export interface MessagesTailResponse {
+  messages: TailItem[]
+  has_more: boolean
+  oldest_entry_id?: string
+}
 export interface MessagesRangeRequest {
   session_id: string
   from_entry_id?: string | null
@@ -229,14 +373,23 @@ export interface MessagesRangeRequest {
   cursor?: string | null
   include_image_data?: boolean | null
 }
-export interface MessagesRangeResponse { messages: TailItem[]; next_cursor?: string }
+export interface MessagesRangeResponse {
+  messages: TailItem[]
+  next_cursor?: string
+}
 
 export interface MentionSearchRequest {
   query?: string | null
   limit?: number | null
   context?: { session_id?: string | null; working_dir?: string | null } | null
 }
-export interface MentionItem { id: string; label: string; hint?: string; description: string; color: string }
+export interface MentionItem {
+  id: string
+  label: string
+  hint?: string
+  description: string
+  color: string
+}
 export interface MentionSearchResponse {
   items: MentionItem[]
   /**
@@ -245,8 +398,14 @@ export interface MentionSearchResponse {
    */
   incomplete?: true
 }
-export interface MentionGetRequest { id: string }
-export interface MentionField { label: string; value: string; tone?: string }
+export interface MentionGetRequest {
+  id: string
+}
+export interface MentionField {
+  label: string
+  value: string
+  tone?: string
+}
 export interface MentionView {
   id: string
   label: string
@@ -290,12 +449,29 @@ export interface FunctionMap {
 }
 export type FunctionId = keyof FunctionMap
 export const FUNCTION_IDS = [
-  'session::create', 'session::ensure', 'session::get', 'session::list', 'session::delete',
-  'session::set-meta', 'session::set-status', 'session::append', 'session::append-many',
-  'session::get-message', 'session::messages', 'session::update-message',
-  'session::set-active-leaf', 'session::fork', 'session::set-draft', 'session::put-attachment',
-  'session::get-attachment', 'session::list-attachments', 'session::delete-attachment',
-  'session::messages-tail', 'session::messages-range', 'session::mention::search', 'session::mention::get',
+  'session::create',
+  'session::ensure',
+  'session::get',
+  'session::list',
+  'session::delete',
+  'session::set-meta',
+  'session::set-status',
+  'session::append',
+  'session::append-many',
+  'session::get-message',
+  'session::messages',
+  'session::update-message',
+  'session::set-active-leaf',
+  'session::fork',
+  'session::set-draft',
+  'session::put-attachment',
+  'session::get-attachment',
+  'session::list-attachments',
+  'session::delete-attachment',
+  'session::messages-tail',
+  'session::messages-range',
+  'session::mention::search',
+  'session::mention::get',
 ] as const satisfies readonly FunctionId[]
 
 // ---- events -----------------------------------------------------------------------------
@@ -339,7 +515,10 @@ export interface MetaUpdatedEvent {
   metadata?: JsonObject
   timestamp: number
 }
-export interface DeletedEvent { session_id: string; timestamp: number }
+export interface DeletedEvent {
+  session_id: string
+  timestamp: number
+}
 
 export interface EventMap {
   'session::created': CreatedEvent
@@ -351,8 +530,12 @@ export interface EventMap {
 }
 export type TriggerType = keyof EventMap
 export const TRIGGER_TYPES = [
-  'session::created', 'session::message-added', 'session::message-updated',
-  'session::status-changed', 'session::meta-updated', 'session::deleted',
+  'session::created',
+  'session::message-added',
+  'session::message-updated',
+  'session::status-changed',
+  'session::meta-updated',
+  'session::deleted',
 ] as const satisfies readonly TriggerType[]
 
 /** What a subscriber filters on; keys allowed per trigger type are fixed by the contract (4.2). */

@@ -13,7 +13,12 @@ export type ReplicaChange =
    * such a change may create it on a server, so an edit made while another device deleted the
    * session is refused instead of bringing the session back.
    */
-  | { readonly type: 'meta'; readonly meta: SessionMeta; readonly create?: boolean; readonly fields?: readonly MetaField[] }
+  | {
+      readonly type: 'meta'
+      readonly meta: SessionMeta
+      readonly create?: boolean
+      readonly fields?: readonly MetaField[]
+    }
   | {
       readonly type: 'entry'
       readonly session_id: string
@@ -28,18 +33,35 @@ export type ReplicaChange =
    * the JSON push (`bytes`, in process only): an attachment is on the server before any change
    * that references it is pushed after it.
    */
-  | { readonly type: 'attachment'; readonly session_id: string; readonly attachment: AttachmentMeta; readonly bytes?: Blob }
+  | {
+      readonly type: 'attachment'
+      readonly session_id: string
+      readonly attachment: AttachmentMeta
+      readonly bytes?: Blob
+    }
   /** An attachment deleted (pushes); refused while a message references it. */
   | { readonly type: 'detach'; readonly session_id: string; readonly attachment_id: string }
   /** A session's whole attachment list, metadata only (pulls): bytes are fetched on first read. */
-  | { readonly type: 'attachments'; readonly session_id: string; readonly attachments: readonly AttachmentMeta[] }
+  | {
+      readonly type: 'attachments'
+      readonly session_id: string
+      readonly attachments: readonly AttachmentMeta[]
+    }
 
 /**
  * The meta fields a writer edits. A pushed meta change names the ones it changed, so two devices
  * that edit different fields of one session offline (one renames, one marks it done) both keep
  * their edit; counters and `updated_at` are each replica's own.
  */
-export const META_FIELDS = ['title', 'description', 'metadata', 'status', 'status_reason', 'draft', 'draft_attachments'] as const
+export const META_FIELDS = [
+  'title',
+  'description',
+  'metadata',
+  'status',
+  'status_reason',
+  'draft',
+  'draft_attachments',
+] as const
 export type MetaField = (typeof META_FIELDS)[number]
 
 export type ReplicaResult =

@@ -10,7 +10,15 @@ export function storageFailure(what: string, cause: unknown): SessionError {
   // By name: a DOMException in most engines, a QuotaExceededError class of its own in newer ones.
   if (cause instanceof Error && cause.name === 'QuotaExceededError') {
     const detail = cause.message ? `${cause.name}: ${cause.message}` : cause.name
-    return new SessionError('session/storage', `quota exceeded: the browser has no more room for this site's data; nothing of this write was kept (${detail})`, { cause })
+    return new SessionError(
+      'session/storage',
+      `quota exceeded: the browser has no more room for this site's data; nothing of this write was kept (${detail})`,
+      { cause },
+    )
   }
-  return new SessionError('session/storage', `${what}: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause })
+  return new SessionError(
+    'session/storage',
+    `${what}: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`,
+    { cause },
+  )
 }

@@ -16,12 +16,24 @@ export function appendMany(d: Overlay, req: AppendManyRequest, ctx: OpContext): 
   const now = ctx.now()
   let parent = req.parent_id ?? head.leaf
   const added: SessionEntry[] = req.messages.map((message) => {
-    const entry: SessionEntry = { id: ctx.newId('entry'), parent_id: parent, timestamp: now, revision: 0, ...(req.origin && { origin: req.origin }), kind: 'message', message }
+    const entry: SessionEntry = {
+      id: ctx.newId('entry'),
+      parent_id: parent,
+      timestamp: now,
+      revision: 0,
+      ...(req.origin && { origin: req.origin }),
+      kind: 'message',
+      message,
+    }
     parent = entry.id
     return entry
   })
   for (const e of added) d.putEntry(req.session_id, e)
-  const meta: SessionMeta = { ...head.meta, updated_at: now, message_count: head.meta.message_count + added.length }
+  const meta: SessionMeta = {
+    ...head.meta,
+    updated_at: now,
+    message_count: head.meta.message_count + added.length,
+  }
   d.putHead(meta, parent)
   for (const e of added) emitAdded(d, req.session_id, e, meta.metadata)
   return { entry_ids: added.map((e) => e.id), last_entry_id: parent! }

@@ -4,9 +4,19 @@ import { allEntries, attachmentsOf } from '../engine/overlay-reads.js'
 import { SessionError } from '../model/errors.js'
 import { notFound } from './lifecycle.js'
 import type {
-  AgentMessage, AttachmentMeta, ContentBlock, DeleteAttachmentRequest, DeleteAttachmentResponse, GetAttachmentRequest,
-  GetAttachmentResponse, ListAttachmentsRequest, ListAttachmentsResponse, PutAttachmentResponse, SessionMeta,
-  SetDraftRequest, SetDraftResponse,
+  AgentMessage,
+  AttachmentMeta,
+  ContentBlock,
+  DeleteAttachmentRequest,
+  DeleteAttachmentResponse,
+  GetAttachmentRequest,
+  GetAttachmentResponse,
+  ListAttachmentsRequest,
+  ListAttachmentsResponse,
+  PutAttachmentResponse,
+  SessionMeta,
+  SetDraftRequest,
+  SetDraftResponse,
 } from '../model/model.js'
 
 /**
@@ -24,10 +34,14 @@ export interface PreparedAttachment {
 
 /** The contract's order: by `created_at`, then by id. */
 export const byCreation = (a: AttachmentMeta, b: AttachmentMeta): number =>
-  a.created_at - b.created_at || (a.attachment_id < b.attachment_id ? -1 : a.attachment_id > b.attachment_id ? 1 : 0)
+  a.created_at - b.created_at ||
+  (a.attachment_id < b.attachment_id ? -1 : a.attachment_id > b.attachment_id ? 1 : 0)
 
 /** Attachment ids a block list points at: `file` blocks and linked images, inside results too. */
-export function collectAttachmentIds(blocks: readonly ContentBlock[], into: Set<string> = new Set()): Set<string> {
+export function collectAttachmentIds(
+  blocks: readonly ContentBlock[],
+  into: Set<string> = new Set(),
+): Set<string> {
   for (const b of blocks) {
     if (b.type === 'file') into.add(b.attachment_id)
     else if (b.type === 'image' && b.attachment_id !== undefined) into.add(b.attachment_id)
@@ -36,7 +50,8 @@ export function collectAttachmentIds(blocks: readonly ContentBlock[], into: Set<
   return into
 }
 
-export const messageAttachmentIds = (message: AgentMessage, into?: Set<string>): Set<string> => collectAttachmentIds(message.content, into)
+export const messageAttachmentIds = (message: AgentMessage, into?: Set<string>): Set<string> =>
+  collectAttachmentIds(message.content, into)
 
 /** Whether any message entry of the session, on any branch, references `attachment_id`. */
 function inUse(d: Overlay, session_id: string, attachment_id: string): boolean {
@@ -47,7 +62,11 @@ function inUse(d: Overlay, session_id: string, attachment_id: string): boolean {
 }
 
 /** The meta with the draft fields set as given (omitted when empty, as the contract serializes). */
-function withDraft(meta: SessionMeta, draft: string | undefined, attachments: readonly AttachmentMeta[] | undefined): SessionMeta {
+function withDraft(
+  meta: SessionMeta,
+  draft: string | undefined,
+  attachments: readonly AttachmentMeta[] | undefined,
+): SessionMeta {
   const { draft: _d, draft_attachments: _a, ...rest } = meta
   const out: SessionMeta = { ...rest }
   if (draft !== undefined) out.draft = draft
@@ -70,10 +89,21 @@ export function putAttachment(d: Overlay, req: PreparedAttachment, ctx: OpContex
   const list = attachmentsOf(d, req.session_id).filter((a) => a.attachment_id !== attachment.attachment_id)
   // Same meta, same updated_at: only the internal version moves, so other tabs reload the list.
   d.putHead(head.meta, head.leaf, [...list, attachment].sort(byCreation))
-  d.blobs.push({ op: 'put', session_id: req.session_id, attachment_id: attachment.attachment_id, bytes: req.bytes })
+  d.blobs.push({
+    op: 'put',
+    session_id: req.session_id,
+    attachment_id: attachment.attachment_id,
+    bytes: req.bytes,
+  })
   return {
     attachment,
-    block: { type: 'file', attachment_id: attachment.attachment_id, name: attachment.name, mime: attachment.mime, size: attachment.size },
+    block: {
+      type: 'file',
+      attachment_id: attachment.attachment_id,
+      name: attachment.name,
+      mime: attachment.mime,
+      size: attachment.size,
+    },
   }
 }
 
@@ -94,13 +124,24 @@ export function deleteAttachment(d: Overlay, req: DeleteAttachmentRequest): Dele
   const list = attachmentsOf(d, req.session_id)
   if (!list.some((a) => a.attachment_id === req.attachment_id)) return { deleted: false }
   if (inUse(d, req.session_id, req.attachment_id)) {
-    throw new SessionError('session/attachment_in_use', `attachment ${req.attachment_id} is referenced by a message`)
+    throw new SessionError(
+      'session/attachment_in_use',
+      `attachment ${req.attachment_id} is referenced by a message`,
+    )
   }
   const parked = head.meta.draft_attachments
   const meta = parked?.some((a) => a.attachment_id === req.attachment_id)
-    ? withDraft(head.meta, head.meta.draft, parked.filter((a) => a.attachment_id !== req.attachment_id))
+    ? withDraft(
+        head.meta,
+        head.meta.draft,
+        parked.filter((a) => a.attachment_id !== req.attachment_id),
+      )
     : head.meta
-  d.putHead(meta, head.leaf, list.filter((a) => a.attachment_id !== req.attachment_id))
+  d.putHead(
+    meta,
+    head.leaf,
+    list.filter((a) => a.attachment_id !== req.attachment_id),
+  )
   d.blobs.push({ op: 'delete', session_id: req.session_id, attachment_id: req.attachment_id })
   return { deleted: true }
 }
@@ -119,13 +160,20 @@ export function setDraft(d: Overlay, req: SetDraftRequest): SetDraftResponse {
       if (seen.has(id)) continue
       seen.add(id)
       const a = stored.get(id)
-      if (!a) throw new SessionError('session/invalid_request', `attachment ${id} not found in session ${req.session_id}`)
+      if (!a)
+        throw new SessionError(
+          'session/invalid_request',
+          `attachment ${id} not found in session ${req.session_id}`,
+        )
       next.push(a)
     }
     parked = next
   }
   const before = head.meta.draft_attachments ?? []
-  const same = head.meta.draft === text && before.length === parked.length && before.every((a, i) => a.attachment_id === parked[i].attachment_id)
+  const same =
+    head.meta.draft === text &&
+    before.length === parked.length &&
+    before.every((a, i) => a.attachment_id === parked[i].attachment_id)
   // Keystroke cadence: never an event, never an updated_at bump, and no write when nothing changed.
   if (!same) d.putHead(withDraft(head.meta, text, parked), head.leaf)
   return { draft: text ?? null, attachments: [...parked] }

@@ -2,7 +2,13 @@ import type { OpContext } from '../model/context.js'
 import type { Overlay } from '../engine/overlay.js'
 import { SessionError } from '../model/errors.js'
 import { emitCreated } from '../engine/emit-session.js'
-import type { CreateRequest, CreateResponse, EnsureRequest, EnsureResponse, SessionMeta } from '../model/model.js'
+import type {
+  CreateRequest,
+  CreateResponse,
+  EnsureRequest,
+  EnsureResponse,
+  SessionMeta,
+} from '../model/model.js'
 
 // Fetched on first use (prefetched right after open): a transcript can be shown and continued
 // before any session is created.

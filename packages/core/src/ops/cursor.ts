@@ -16,7 +16,9 @@ export function decodeCursor(cursor: string): JsonObject | undefined {
     const binary = atob(cursor)
     const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0))
     const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : undefined
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as JsonObject)
+      : undefined
   } catch {
     return undefined
   }

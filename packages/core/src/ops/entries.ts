@@ -1,6 +1,15 @@
 import type { OpContext } from '../model/context.js'
 import type { Overlay } from '../engine/overlay.js'
-import type { AgentMessage, AppendRequest, AppendResponse, Json, SessionEntry, SessionMeta, UpdateMessageRequest, UpdateMessageResponse } from '../model/model.js'
+import type {
+  AgentMessage,
+  AppendRequest,
+  AppendResponse,
+  Json,
+  SessionEntry,
+  SessionMeta,
+  UpdateMessageRequest,
+  UpdateMessageResponse,
+} from '../model/model.js'
 import { SessionError } from '../model/errors.js'
 import { emitAdded, emitUpdated } from '../engine/emit.js'
 import { notFound } from './lifecycle.js'
@@ -8,10 +17,15 @@ import { notFound } from './lifecycle.js'
 // Fetched on first use (prefetched once the first screen's entries are loaded): what writing a
 // transcript needs, and no page needs to show one.
 
-export const entryNotFound = (entry_id: string): SessionError => new SessionError('session/entry_not_found', `entry ${entry_id} not found`)
+export const entryNotFound = (entry_id: string): SessionError =>
+  new SessionError('session/entry_not_found', `entry ${entry_id} not found`)
 
 export function requireParent(d: Overlay, session_id: string, parent_id: string): void {
-  if (!d.entry(session_id, parent_id)) throw new SessionError('session/parent_not_found', `parent ${parent_id} not found in session ${session_id}`)
+  if (!d.entry(session_id, parent_id))
+    throw new SessionError(
+      'session/parent_not_found',
+      `parent ${parent_id} not found in session ${session_id}`,
+    )
 }
 
 export function append(d: Overlay, req: AppendRequest, ctx: OpContext): AppendResponse {
@@ -23,7 +37,8 @@ export function append(d: Overlay, req: AppendRequest, ctx: OpContext): AppendRe
   if (req.entry_id != null) {
     // Idempotency precedes parent validation: a replay is a no-op whatever parent it names.
     const existing = d.entry(req.session_id, req.entry_id)
-    if (existing) return { entry_id: existing.id, parent_id: existing.parent_id, timestamp: existing.timestamp }
+    if (existing)
+      return { entry_id: existing.id, parent_id: existing.parent_id, timestamp: existing.timestamp }
   }
   if (req.parent_id != null) requireParent(d, req.session_id, req.parent_id)
   const now = ctx.now()
@@ -42,7 +57,11 @@ export function append(d: Overlay, req: AppendRequest, ctx: OpContext): AppendRe
   }
   const entry = record as unknown as SessionEntry
   d.putEntry(req.session_id, entry)
-  const meta: SessionMeta = { ...head.meta, updated_at: now, message_count: head.meta.message_count + (entry.kind === 'message' ? 1 : 0) }
+  const meta: SessionMeta = {
+    ...head.meta,
+    updated_at: now,
+    message_count: head.meta.message_count + (entry.kind === 'message' ? 1 : 0),
+  }
   d.putHead(meta, entry.id)
   emitAdded(d, req.session_id, entry, meta.metadata)
   return { entry_id: entry.id, parent_id: entry.parent_id, timestamp: now }
@@ -53,12 +72,24 @@ export function updateMessage(d: Overlay, req: UpdateMessageRequest, ctx: OpCont
   if (!head) throw notFound(req.session_id)
   const entry = d.entry(req.session_id, req.entry_id)
   if (!entry) throw entryNotFound(req.entry_id)
-  if (entry.kind !== 'message') throw new SessionError('session/invalid_entry_kind', `entry ${req.entry_id} is a custom entry, not a message`)
-  if (req.expected_revision != null && req.expected_revision !== entry.revision) return { updated: false, revision: entry.revision }
+  if (entry.kind !== 'message')
+    throw new SessionError(
+      'session/invalid_entry_kind',
+      `entry ${req.entry_id} is a custom entry, not a message`,
+    )
+  if (req.expected_revision != null && req.expected_revision !== entry.revision)
+    return { updated: false, revision: entry.revision }
   const role = entry.message.role
-  if (req.usage != null && role !== 'assistant') throw new SessionError('session/invalid_entry_kind', `usage is only accepted on assistant messages, not ${role}`)
+  if (req.usage != null && role !== 'assistant')
+    throw new SessionError(
+      'session/invalid_entry_kind',
+      `usage is only accepted on assistant messages, not ${role}`,
+    )
   if ((req.stop_reason != null || req.error_message != null) && role !== 'assistant') {
-    throw new SessionError('session/invalid_entry_kind', `a stop reason or error message is only accepted on assistant messages, not ${role}`)
+    throw new SessionError(
+      'session/invalid_entry_kind',
+      `a stop reason or error message is only accepted on assistant messages, not ${role}`,
+    )
   }
   if (req.details !== undefined && (role === 'user' || role === 'assistant')) {
     throw new SessionError('session/details_not_supported', `details are not supported on ${role} messages`)
@@ -69,7 +100,8 @@ export function updateMessage(d: Overlay, req: UpdateMessageRequest, ctx: OpCont
     if (req.stop_reason != null) message.stop_reason = req.stop_reason
     if (req.error_message != null) message.error_message = req.error_message
   }
-  if (req.details !== undefined && (message.role === 'function_result' || message.role === 'custom')) message.details = req.details as Json
+  if (req.details !== undefined && (message.role === 'function_result' || message.role === 'custom'))
+    message.details = req.details as Json
   const now = ctx.now()
   const updated = { ...entry, message: Object.freeze(message), revision: entry.revision + 1 }
   d.putEntry(req.session_id, updated)

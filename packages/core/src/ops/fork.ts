@@ -12,7 +12,8 @@ import { messageAttachmentIds } from './attachments.js'
 function remapCustomData(custom_type: string, data: Json, ids: Map<string, string>): Json {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return data
   const map = (v: Json): Json => (typeof v === 'string' && ids.has(v) ? ids.get(v)! : v)
-  if (custom_type === 'compaction' && 'tail_start_entry_id' in data) return { ...data, tail_start_entry_id: map(data.tail_start_entry_id) }
+  if (custom_type === 'compaction' && 'tail_start_entry_id' in data)
+    return { ...data, tail_start_entry_id: map(data.tail_start_entry_id) }
   if (custom_type === 'message_order') {
     const out: { [k: string]: Json } = { ...data }
     if ('after' in data) out.after = map(data.after)
@@ -34,9 +35,7 @@ export function fork(d: Overlay, req: ForkRequest, ctx: OpContext): ForkResponse
   for (const e of path) {
     if (e.kind === 'message') messageAttachmentIds(e.message, referenced)
     const copy: SessionEntry =
-      e.kind === 'custom'
-        ? { ...e, data: remapCustomData(e.custom_type, e.data, ids) }
-        : (count++, { ...e })
+      e.kind === 'custom' ? { ...e, data: remapCustomData(e.custom_type, e.data, ids) } : (count++, { ...e })
     copy.id = ids.get(e.id)!
     copy.parent_id = e.parent_id === null ? null : ids.get(e.parent_id)!
     copy.revision = 0
@@ -57,8 +56,11 @@ export function fork(d: Overlay, req: ForkRequest, ctx: OpContext): ForkResponse
   }
   // Referenced attachments follow under the same ids (a referenced-but-missing one is skipped);
   // unreferenced uploads and the draft's chips stay behind.
-  const copied = attachmentsOf(d, req.session_id).filter((a) => referenced.has(a.attachment_id)).map((a) => Object.freeze({ ...a, session_id }))
-  for (const a of copied) d.blobs.push({ op: 'copy', session_id, attachment_id: a.attachment_id, from_session_id: req.session_id })
+  const copied = attachmentsOf(d, req.session_id)
+    .filter((a) => referenced.has(a.attachment_id))
+    .map((a) => Object.freeze({ ...a, session_id }))
+  for (const a of copied)
+    d.blobs.push({ op: 'copy', session_id, attachment_id: a.attachment_id, from_session_id: req.session_id })
   d.putHead(meta, ids.get(req.entry_id)!, copied)
   emitCreated(d, meta)
   return { session_id, meta: d.meta(session_id)! }

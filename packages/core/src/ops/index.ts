@@ -12,7 +12,12 @@ const r = false
  * An operation fetched on first use (export `name` of its module): every one, `append` and
  * `updateMessage` included, so that an app's first screen loads none of the code that writes.
  */
-function later<K extends FunctionId>(write: boolean, entries: boolean, code: Once<object>, name: string): OperationSpec<K> {
+function later<K extends FunctionId>(
+  write: boolean,
+  entries: boolean,
+  code: Once<object>,
+  name: string,
+): OperationSpec<K> {
   const spec: OperationSpec<K> = {
     write,
     entries,
@@ -44,12 +49,27 @@ export const operations: OperationTable = {
   'session::set-meta': later(w, false, meta, 'setMeta'),
   'session::set-status': later(w, false, meta, 'setStatus'),
   'session::append': later(w, true, entries, 'append'),
-  'session::append-many': later(w, true, once(() => import('./append-many.js')), 'appendMany'),
+  'session::append-many': later(
+    w,
+    true,
+    once(() => import('./append-many.js')),
+    'appendMany',
+  ),
   'session::get-message': later(r, true, reads, 'getMessage'),
   'session::messages': later(r, true, reads, 'messages'),
   'session::update-message': later(w, true, entries, 'updateMessage'),
-  'session::set-active-leaf': later(w, true, once(() => import('./active-leaf.js')), 'setActiveLeaf'),
-  'session::fork': later(w, true, once(() => import('./fork.js')), 'fork'),
+  'session::set-active-leaf': later(
+    w,
+    true,
+    once(() => import('./active-leaf.js')),
+    'setActiveLeaf',
+  ),
+  'session::fork': later(
+    w,
+    true,
+    once(() => import('./fork.js')),
+    'fork',
+  ),
   'session::set-draft': later(w, false, attachments, 'setDraft'),
   // The store hands this one a prepared request (bytes checked and hashed before the batch).
   'session::put-attachment': later(w, false, attachments, 'putAttachment'),

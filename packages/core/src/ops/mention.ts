@@ -2,16 +2,37 @@ import type { Overlay } from '../engine/overlay.js'
 import { WorkMeter } from './work.js'
 import { metas } from '../engine/overlay-reads.js'
 import type {
-  MentionField, MentionGetRequest, MentionGetResponse, MentionItem, MentionSearchRequest, MentionSearchResponse,
-  SessionMeta, SessionStatus,
+  MentionField,
+  MentionGetRequest,
+  MentionGetResponse,
+  MentionItem,
+  MentionSearchRequest,
+  MentionSearchResponse,
+  SessionMeta,
+  SessionStatus,
 } from '../model/model.js'
 
 // The `@session` mention provider (contract 7, item 14): a picker's search and a pill's view.
 
-const STATUS_LABEL: Record<SessionStatus, string> = { idle: 'Idle', working: 'Working', done: 'Done', error: 'Error' }
+const STATUS_LABEL: Record<SessionStatus, string> = {
+  idle: 'Idle',
+  working: 'Working',
+  done: 'Done',
+  error: 'Error',
+}
 /** Colours and tones a chat UI maps to its palette: quiet when idle, busy, finished, failed. */
-const STATUS_COLOR: Record<SessionStatus, string> = { idle: 'gray', working: 'blue', done: 'green', error: 'red' }
-const STATUS_TONE: Record<SessionStatus, string> = { idle: 'neutral', working: 'info', done: 'success', error: 'danger' }
+const STATUS_COLOR: Record<SessionStatus, string> = {
+  idle: 'gray',
+  working: 'blue',
+  done: 'green',
+  error: 'red',
+}
+const STATUS_TONE: Record<SessionStatus, string> = {
+  idle: 'neutral',
+  working: 'info',
+  done: 'success',
+  error: 'danger',
+}
 
 const label = (m: SessionMeta): string => m.title.trim() || 'Untitled session'
 const parentOf = (m: SessionMeta): string | undefined => {
@@ -72,7 +93,8 @@ function wordBefore(s: string, i: number): boolean {
 
 /** True when `t` (letters and digits only) starts a word of `title`: found where no word goes on. */
 function startsWord(title: string, t: string): boolean {
-  for (let at = title.indexOf(t); at >= 0; at = title.indexOf(t, at + 1)) if (!wordBefore(title, at)) return true
+  for (let at = title.indexOf(t); at >= 0; at = title.indexOf(t, at + 1))
+    if (!wordBefore(title, at)) return true
   return false
 }
 
@@ -87,7 +109,8 @@ function everyTermPrefixes(title: string, Q: Query, meter: WorkMeter): boolean |
   // A few terms: each is looked for in the title (a native search, no words built). Many terms:
   // the title's words are sorted once and each term is a binary search.
   const direct = terms.length * (2 * title.length + 1) + Q.q.length
-  const sorted = 3 * ((SPLIT + log2(title.length)) * title.length + (Q.q.length + terms.length) * log2(title.length))
+  const sorted =
+    3 * ((SPLIT + log2(title.length)) * title.length + (Q.q.length + terms.length) * log2(title.length))
   if (!meter.take(Math.min(direct, sorted))) return undefined
   if (direct <= sorted) return terms.every((t) => startsWord(title, t))
   const order = [...new Set(title.split(/[^\p{L}\p{N}]+/u).filter(Boolean))].sort()
@@ -149,10 +172,16 @@ export function mentionSearch(d: Overlay, req: MentionSearchRequest): MentionSea
   return searchMentions(metas(d), req)
 }
 
-interface Ranked { m: SessionMeta; tier: number; child: number }
+interface Ranked {
+  m: SessionMeta
+  tier: number
+  child: number
+}
 
 const before = (a: Ranked, b: Ranked): boolean =>
-  (a.tier - b.tier || a.child - b.child || b.m.updated_at - a.m.updated_at ||
+  (a.tier - b.tier ||
+    a.child - b.child ||
+    b.m.updated_at - a.m.updated_at ||
     (a.m.session_id < b.m.session_id ? -1 : a.m.session_id > b.m.session_id ? 1 : 0)) < 0
 
 /**
@@ -223,7 +252,11 @@ export function mentionGet(d: Overlay, req: MentionGetRequest): MentionGetRespon
     icon: 'session',
     fields,
     open: { session: m.session_id },
-    summary: `${item.label} — ${describeMeta(m)}${m.status_reason?.trim() ? ` (${m.status_reason.trim()})` : ''}`.replace(/\s+/g, ' '),
+    summary:
+      `${item.label} — ${describeMeta(m)}${m.status_reason?.trim() ? ` (${m.status_reason.trim()})` : ''}`.replace(
+        /\s+/g,
+        ' ',
+      ),
     data,
     updated_at: rfc3339(m.updated_at),
   }

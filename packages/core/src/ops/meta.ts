@@ -2,7 +2,13 @@ import type { OpContext } from '../model/context.js'
 import type { Overlay } from '../engine/overlay.js'
 import { emitDeleted, emitMetaUpdated, emitStatusChanged } from '../engine/emit-session.js'
 import type {
-  DeleteRequest, DeleteResponse, SessionMeta, SetMetaRequest, SetMetaResponse, SetStatusRequest, SetStatusResponse,
+  DeleteRequest,
+  DeleteResponse,
+  SessionMeta,
+  SetMetaRequest,
+  SetMetaResponse,
+  SetStatusRequest,
+  SetStatusResponse,
 } from '../model/model.js'
 import { notFound } from './lifecycle.js'
 
@@ -35,10 +41,16 @@ export function setStatus(d: Overlay, req: SetStatusRequest, ctx: OpContext): Se
   // The current rule: a reason is kept for working/done/error and dropped for idle; a change
   // of either status or reason is a real change.
   const reason = req.status === 'idle' ? undefined : (req.reason ?? undefined)
-  if (previous === req.status && head.meta.status_reason === reason) return { status: previous, previous_status: previous }
+  if (previous === req.status && head.meta.status_reason === reason)
+    return { status: previous, previous_status: previous }
   const now = ctx.now()
   const { status_reason: _dropped, ...rest } = head.meta
-  const meta: SessionMeta = { ...rest, status: req.status, ...(reason !== undefined && { status_reason: reason }), updated_at: now }
+  const meta: SessionMeta = {
+    ...rest,
+    status: req.status,
+    ...(reason !== undefined && { status_reason: reason }),
+    updated_at: now,
+  }
   d.putHead(meta, head.leaf)
   emitStatusChanged(d, meta, previous, now)
   return { status: req.status, previous_status: previous }

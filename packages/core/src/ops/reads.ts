@@ -12,8 +12,17 @@ import { notFound } from './lifecycle.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import { entryWithoutImageData, withoutImageData } from '../model/image-data.js'
 import type {
-  GetMessageRequest, GetMessageResponse, GetRequest, GetResponse, ListRequest, ListResponse,
-  MessageItem, MessagesRequest, MessagesResponse, SessionEntry, SessionMeta,
+  GetMessageRequest,
+  GetMessageResponse,
+  GetRequest,
+  GetResponse,
+  ListRequest,
+  ListResponse,
+  MessageItem,
+  MessagesRequest,
+  MessagesResponse,
+  SessionEntry,
+  SessionMeta,
 } from '../model/model.js'
 
 const badCursor = (why: string): SessionError => new SessionError('session/invalid_cursor', why)
@@ -37,7 +46,10 @@ function cost(v: unknown): number {
  * once the first matched, so another owner's session costs one comparison whatever the filter
  * holds. Throws `session/invalid_request` when the budget cannot pay.
  */
-function metadataFilter(filter: ListRequest['metadata'], meter: WorkMeter): (metadata: SessionMeta['metadata']) => boolean {
+function metadataFilter(
+  filter: ListRequest['metadata'],
+  meter: WorkMeter,
+): (metadata: SessionMeta['metadata']) => boolean {
   const keys = filter ? Object.keys(filter) : []
   if (!filter || keys.length === 0) return () => true
   const first = keys[0]!
@@ -45,24 +57,34 @@ function metadataFilter(filter: ListRequest['metadata'], meter: WorkMeter): (met
   const restCost = keys.slice(1).reduce((n, k) => n + 1 + cost(filter[k]), 0)
   const pay = (units: number): void => {
     if (!meter.take(units)) {
-      throw new SessionError('session/invalid_request', `the metadata filter compares more than ${meter.budget} values over these sessions (past the first of each): narrow it`)
+      throw new SessionError(
+        'session/invalid_request',
+        `the metadata filter compares more than ${meter.budget} values over these sessions (past the first of each): narrow it`,
+      )
     }
   }
   return (metadata) => {
     if (!metadata) return false
     pay(firstCost)
-    if (!Object.prototype.hasOwnProperty.call(metadata, first) || !jsonEqual(filter[first], metadata[first])) return false
+    if (!Object.prototype.hasOwnProperty.call(metadata, first) || !jsonEqual(filter[first], metadata[first]))
+      return false
     pay(restCost)
     return metadataMatches(filter, metadata)
   }
 }
 
-export function list(d: Overlay, req: ListRequest, ctx: OpContext, meter = new WorkMeter(LIST_WORK_BUDGET)): ListResponse {
+export function list(
+  d: Overlay,
+  req: ListRequest,
+  ctx: OpContext,
+  meter = new WorkMeter(LIST_WORK_BUDGET),
+): ListResponse {
   const order = req.order ?? 'updated_desc'
   let after: { k: number; id: string } | undefined
   if (req.cursor != null) {
     const c = decodeCursor(req.cursor)
-    if (!c || typeof c.k !== 'number' || typeof c.id !== 'string' || typeof c.o !== 'string') throw badCursor('malformed cursor')
+    if (!c || typeof c.k !== 'number' || typeof c.id !== 'string' || typeof c.o !== 'string')
+      throw badCursor('malformed cursor')
     if (c.o !== order) throw badCursor(`cursor was issued for order ${c.o}, not ${order}`)
     after = { k: c.k, id: c.id }
   }
@@ -96,7 +118,11 @@ export function getMessage(d: Overlay, req: GetMessageRequest): GetMessageRespon
 }
 
 /** Steps 2–3 of `session::messages`: the chain ending at `from_entry_id` or the active leaf. */
-export function chainFor(d: Overlay, session_id: string, from_entry_id: string | null | undefined): SessionEntry[] {
+export function chainFor(
+  d: Overlay,
+  session_id: string,
+  from_entry_id: string | null | undefined,
+): SessionEntry[] {
   const head = d.head(session_id)
   if (!head) throw notFound(session_id)
   if (from_entry_id != null && !d.entry(session_id, from_entry_id)) {
@@ -131,7 +157,9 @@ export function messages(d: Overlay, req: MessagesRequest, ctx: OpContext): Mess
     req.include_image_data === false && e.kind === 'message' ? imageless(e) : itemOf(e),
   )
   const last = page[page.length - 1]
-  return start + limit < filtered.length && last ? { messages: items, next_cursor: encodeCursor({ id: last.id }) } : { messages: items }
+  return start + limit < filtered.length && last
+    ? { messages: items, next_cursor: encodeCursor({ id: last.id }) }
+    : { messages: items }
 }
 
 function imageless(e: SessionEntry & { kind: 'message' }): MessageItem {

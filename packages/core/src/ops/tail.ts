@@ -7,14 +7,32 @@ import { notFound } from './lifecycle.js'
 import { entryWithoutImageData } from '../model/image-data.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
 import type {
-  AgentMessage, ContentBlock, Json, MessagesRangeRequest, MessagesRangeResponse, MessagesTailRequest,
-  MessagesTailResponse, SessionEntry, TailItem,
+  AgentMessage,
+  ContentBlock,
+  Json,
+  MessagesRangeRequest,
+  MessagesRangeResponse,
+  MessagesTailRequest,
+  MessagesTailResponse,
+  SessionEntry,
+  TailItem,
 } from '../model/model.js'
 
-const staleCursor = (id: string): SessionError => new SessionError('session/invalid_cursor', `entry ${id} is not on the active path`)
+const staleCursor = (id: string): SessionError =>
+  new SessionError('session/invalid_cursor', `entry ${id} is not on the active path`)
 
 /** Ids the contract's engine gives to wake-up entries (notifications, fired triggers, expiries). */
-const WAKE_PREFIXES = ['e_fire_', 'e_notify_', 'e_expire_', 'e_stalespawn_', 'e_claimfail_', 'e_condfail_', 'e_trigfired_', 'e_trigexpired_', 'e_trigstale_']
+const WAKE_PREFIXES = [
+  'e_fire_',
+  'e_notify_',
+  'e_expire_',
+  'e_stalespawn_',
+  'e_claimfail_',
+  'e_condfail_',
+  'e_trigfired_',
+  'e_trigexpired_',
+  'e_trigstale_',
+]
 
 /** An entry that wakes an agent mid-run: it belongs to the run and is always kept whole. */
 function isWake(e: SessionEntry): boolean {
@@ -22,11 +40,13 @@ function isWake(e: SessionEntry): boolean {
   if (e.kind === 'message' && role !== 'user' && role !== 'custom') return false
   if (e.origin?.notification === true || e.origin?.trigger_fired === true) return true
   if (WAKE_PREFIXES.some((p) => e.id.startsWith(p))) return true
-  const customType = e.kind === 'custom' ? e.custom_type : e.message.role === 'custom' ? e.message.custom_type : undefined
+  const customType =
+    e.kind === 'custom' ? e.custom_type : e.message.role === 'custom' ? e.message.custom_type : undefined
   return customType === 'trigger_fired'
 }
 
-const hasCalls = (m: AgentMessage): boolean => m.role === 'assistant' && m.content.some((b) => b.type === 'function_call')
+const hasCalls = (m: AgentMessage): boolean =>
+  m.role === 'assistant' && m.content.some((b) => b.type === 'function_call')
 
 /** Whether an entry extends an activity run: a calling assistant turn, a result, or a wake entry. */
 function inRun(e: SessionEntry): boolean {
@@ -54,7 +74,8 @@ const chars = (s: string): string[] => Array.from(s)
 
 /** What an elided call keeps of its arguments: nothing, except an agent trigger's short labels. */
 function elidedArguments(function_id: string, args: Json): Json {
-  if (function_id !== 'agent_trigger' || typeof args !== 'object' || args === null || Array.isArray(args)) return {}
+  if (function_id !== 'agent_trigger' || typeof args !== 'object' || args === null || Array.isArray(args))
+    return {}
   const out: { [k: string]: Json } = {}
   if (typeof args.function === 'string' && chars(args.function).length <= 256) out.function = args.function
   if (typeof args.description === 'string') out.description = chars(args.description).slice(0, 120).join('')
@@ -66,7 +87,16 @@ function elideMessage(m: AgentMessage): AgentMessage {
   const content: ContentBlock[] = []
   for (const b of m.content) {
     if (b.type === 'thinking') continue
-    content.push(b.type === 'function_call' ? { type: 'function_call', id: b.id, function_id: b.function_id, arguments: elidedArguments(b.function_id, b.arguments) } : b)
+    content.push(
+      b.type === 'function_call'
+        ? {
+            type: 'function_call',
+            id: b.id,
+            function_id: b.function_id,
+            arguments: elidedArguments(b.function_id, b.arguments),
+          }
+        : b,
+    )
   }
   return { ...m, content } as AgentMessage
 }
@@ -75,7 +105,9 @@ function item(e: SessionEntry, withImages: boolean, elided: boolean): TailItem {
   const shown = withImages ? e : entryWithoutImageData(e)
   if (!elided || shown.kind !== 'message') return itemOf(shown)
   const message = elideMessage(shown.message)
-  return shown.origin ? { entry_id: shown.id, message, origin: shown.origin, elided: true } : { entry_id: shown.id, message, elided: true }
+  return shown.origin
+    ? { entry_id: shown.id, message, origin: shown.origin, elided: true }
+    : { entry_id: shown.id, message, elided: true }
 }
 
 /**
@@ -87,9 +119,14 @@ function blockItems(block: readonly SessionEntry[], withImages: boolean): TailIt
   let last: SessionEntry | undefined
   for (const e of block) if (e.kind === 'message' && hasCalls(e.message)) last = e
   const kept = new Set<string>()
-  if (last?.kind === 'message') for (const b of last.message.content) if (b.type === 'function_call') kept.add(b.id)
+  if (last?.kind === 'message')
+    for (const b of last.message.content) if (b.type === 'function_call') kept.add(b.id)
   return block.map((e) => {
-    const whole = e === last || e.kind === 'custom' || isWake(e) || (e.message.role === 'function_result' && kept.has(e.message.function_call_id))
+    const whole =
+      e === last ||
+      e.kind === 'custom' ||
+      isWake(e) ||
+      (e.message.role === 'function_result' && kept.has(e.message.function_call_id))
     return item(e, withImages, !whole)
   })
 }
@@ -117,19 +154,29 @@ export function messagesTail(d: Overlay, req: MessagesTailRequest, ctx: OpContex
   if (req.until_entry_id != null) start = Math.min(start, blockOf(req.until_entry_id))
   const withImages = req.include_image_data !== false
   const messages = blocks.slice(start, end).flatMap((b) => blockItems(b, withImages))
-  return messages.length ? { messages, has_more: start > 0, oldest_entry_id: messages[0].entry_id } : { messages, has_more: start > 0 }
+  return messages.length
+    ? { messages, has_more: start > 0, oldest_entry_id: messages[0].entry_id }
+    : { messages, has_more: start > 0 }
 }
 
 export function messagesRange(d: Overlay, req: MessagesRangeRequest, ctx: OpContext): MessagesRangeResponse {
   const path = activePath(d, req.session_id)
   const span = req.from_entry_id != null || req.to_entry_id != null
-  if (req.entry_ids != null && span) throw new SessionError('session/invalid_request', 'give either from_entry_id/to_entry_id or entry_ids, not both')
+  if (req.entry_ids != null && span)
+    throw new SessionError(
+      'session/invalid_request',
+      'give either from_entry_id/to_entry_id or entry_ids, not both',
+    )
   if (req.entry_ids == null && (req.from_entry_id == null || req.to_entry_id == null)) {
-    throw new SessionError('session/invalid_request', 'messages-range needs from_entry_id and to_entry_id, or entry_ids')
+    throw new SessionError(
+      'session/invalid_request',
+      'messages-range needs from_entry_id and to_entry_id, or entry_ids',
+    )
   }
   const index = new Map(path.map((e, i) => [e.id, i]))
   const position = (id: string): number => {
-    if (!d.entry(req.session_id, id)) throw new SessionError('session/entry_not_found', `entry ${id} not found`)
+    if (!d.entry(req.session_id, id))
+      throw new SessionError('session/entry_not_found', `entry ${id} not found`)
     const i = index.get(id)
     if (i === undefined) throw staleCursor(id)
     return i
@@ -141,7 +188,11 @@ export function messagesRange(d: Overlay, req: MessagesRangeRequest, ctx: OpCont
   } else {
     const from = position(req.from_entry_id!)
     const to = position(req.to_entry_id!)
-    if (from > to) throw new SessionError('session/invalid_request', `from_entry_id ${req.from_entry_id} comes after to_entry_id ${req.to_entry_id}`)
+    if (from > to)
+      throw new SessionError(
+        'session/invalid_request',
+        `from_entry_id ${req.from_entry_id} comes after to_entry_id ${req.to_entry_id}`,
+      )
     selection = path.slice(from, to + 1)
   }
   let start = 0
@@ -149,7 +200,8 @@ export function messagesRange(d: Overlay, req: MessagesRangeRequest, ctx: OpCont
     const c = decodeCursor(req.cursor)
     if (!c || typeof c.id !== 'string') throw new SessionError('session/invalid_cursor', 'malformed cursor')
     const i = selection.findIndex((e) => e.id === c.id)
-    if (i < 0) throw new SessionError('session/invalid_cursor', `entry ${String(c.id)} is not in the selection`)
+    if (i < 0)
+      throw new SessionError('session/invalid_cursor', `entry ${String(c.id)} is not in the selection`)
     start = i + 1
   }
   const limit = clampLimit(ctx, req.limit)
@@ -157,5 +209,7 @@ export function messagesRange(d: Overlay, req: MessagesRangeRequest, ctx: OpCont
   const withImages = req.include_image_data !== false
   const messages = page.map((e) => item(e, withImages, false))
   const last = page[page.length - 1]
-  return start + limit < selection.length && last ? { messages, next_cursor: encodeCursor({ id: last.id }) } : { messages }
+  return start + limit < selection.length && last
+    ? { messages, next_cursor: encodeCursor({ id: last.id }) }
+    : { messages }
 }

@@ -15,7 +15,8 @@ export const isObject = (v: unknown): v is Fields => typeof v === 'object' && v 
 export const isSeq = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
 
 /** The refusal of anything a server answers that is not the protocol. */
-export const malformed = (what: string): SessionError => new SessionError('session/invalid_request', `malformed server answer: ${what}`)
+export const malformed = (what: string): SessionError =>
+  new SessionError('session/invalid_request', `malformed server answer: ${what}`)
 
 export function seqOf(v: unknown, what: string): number {
   if (!isSeq(v)) throw malformed(`${what} must be a non-negative integer`)
@@ -33,7 +34,8 @@ export function sequencedChanges(v: unknown, after: number, what = 'changes'): S
   if (!Array.isArray(v)) throw malformed(`${what} must be an array`)
   let last = after
   for (const [i, c] of v.entries()) {
-    if (!isObject(c) || !isObject(c.change) || typeof c.change.type !== 'string') throw malformed(`${what}[${i}] must be { seq, change }`)
+    if (!isObject(c) || !isObject(c.change) || typeof c.change.type !== 'string')
+      throw malformed(`${what}[${i}] must be { seq, change }`)
     const seq = seqOf(c.seq, `${what}[${i}].seq`)
     if (seq <= last) throw malformed(`${what}[${i}].seq ${seq} does not follow ${last}`)
     last = seq

@@ -77,7 +77,13 @@ export type StreamMessage =
    * (the request's `since` at first); a client whose checkpoint is below it missed something.
    * `checkpoint`: where a client may resume (it also covers records skipped as not the caller's).
    */
-  | { readonly type: 'changes'; readonly changes: readonly SequencedChange[]; readonly prev: number; readonly checkpoint: number; readonly head: number }
+  | {
+      readonly type: 'changes'
+      readonly changes: readonly SequencedChange[]
+      readonly prev: number
+      readonly checkpoint: number
+      readonly head: number
+    }
   /** The backlog from `since` has been sent; live changes follow. */
   | { readonly type: 'ready'; readonly checkpoint: number; readonly head: number; readonly epoch?: string }
   /** The cursor cannot be served: the client resyncs in full (the server then sends from 0). */
@@ -87,7 +93,12 @@ export type StreamMessage =
   /** The answer to a `ping`, after everything sent before it. */
   | { readonly type: 'pong'; readonly id: RequestId }
   /** A refused message (`retry_after_ms`: the request rate was exceeded; wait that long). */
-  | { readonly type: 'error'; readonly id?: RequestId; readonly error: WireError; readonly retry_after_ms?: number }
+  | {
+      readonly type: 'error'
+      readonly id?: RequestId
+      readonly error: WireError
+      readonly retry_after_ms?: number
+    }
 
 /** What a client may send on the stream. */
 export type StreamRequest =

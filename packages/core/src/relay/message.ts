@@ -24,7 +24,8 @@ export function payloadOf(commit: Commit): ChangePayload {
 /** What is posted for a commit; undefined when it wrote nothing another tab needs. */
 export function messageOf(commit: Commit): RelayMessage | undefined {
   const payload = payloadOf(commit)
-  if (!payload.deleted.length && !payload.heads.length && !payload.entries.length && !commit.events.length) return undefined
+  if (!payload.deleted.length && !payload.heads.length && !payload.entries.length && !commit.events.length)
+    return undefined
   return { payload, events: commit.events }
 }
 

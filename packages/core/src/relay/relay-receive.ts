@@ -16,22 +16,41 @@ import { isObject, isString, isTime } from './message.js'
  * walk of the whole message). A message that fails it is dropped.
  */
 const isHead = (v: unknown): boolean =>
-  isObject(v) && Number.isSafeInteger(v.v) && (v.leaf === null || isString(v.leaf)) &&
-  isObject(v.meta) && isString(v.meta.session_id) && (v.attachments === undefined || Array.isArray(v.attachments))
+  isObject(v) &&
+  Number.isSafeInteger(v.v) &&
+  (v.leaf === null || isString(v.leaf)) &&
+  isObject(v.meta) &&
+  isString(v.meta.session_id) &&
+  (v.attachments === undefined || Array.isArray(v.attachments))
 const isEntry = (v: unknown): boolean =>
-  isObject(v) && isString(v.id) && (v.parent_id === null || isString(v.parent_id)) && Number.isSafeInteger(v.revision) &&
-  isTime(v.timestamp) && (v.kind === 'message' || v.kind === 'custom')
-const isSessionEntries = (v: unknown): boolean => Array.isArray(v) && v.length === 2 && isString(v[0]) && Array.isArray(v[1]) && v[1].every(isEntry)
+  isObject(v) &&
+  isString(v.id) &&
+  (v.parent_id === null || isString(v.parent_id)) &&
+  Number.isSafeInteger(v.revision) &&
+  isTime(v.timestamp) &&
+  (v.kind === 'message' || v.kind === 'custom')
+const isSessionEntries = (v: unknown): boolean =>
+  Array.isArray(v) && v.length === 2 && isString(v[0]) && Array.isArray(v[1]) && v[1].every(isEntry)
 /** What `EventBus` filters on: the trigger and the payload's session. */
-const isEvent = (e: unknown): boolean => isObject(e) && isString(e.trigger_type) && isObject(e.payload) && isString(e.payload.session_id) &&
+const isEvent = (e: unknown): boolean =>
+  isObject(e) &&
+  isString(e.trigger_type) &&
+  isObject(e.payload) &&
+  isString(e.payload.session_id) &&
   (e.session_metadata == null || isObject(e.session_metadata))
 const isRelayMessage = (m: unknown): m is RelayMessage => {
-  if (!isObject(m) || !isObject(m.payload) || !Array.isArray(m.events) || !m.events.every(isEvent)) return false
+  if (!isObject(m) || !isObject(m.payload) || !Array.isArray(m.events) || !m.events.every(isEvent))
+    return false
   const p = m.payload
-  return Array.isArray(p.deleted) && p.deleted.every(isString) && Array.isArray(p.heads) && p.heads.every(isHead) &&
-    Array.isArray(p.entries) && p.entries.every(isSessionEntries)
+  return (
+    Array.isArray(p.deleted) &&
+    p.deleted.every(isString) &&
+    Array.isArray(p.heads) &&
+    p.heads.every(isHead) &&
+    Array.isArray(p.entries) &&
+    p.entries.every(isSessionEntries)
+  )
 }
-
 
 /** Folds in a commit message (one commit, or several gathered), dropping what fails the check. */
 export function receive(engine: Engine, data: unknown): void {

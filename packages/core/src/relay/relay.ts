@@ -4,7 +4,6 @@ import { once } from '../util/once.js'
 import type { RelaySender } from './relay-send.js'
 import { isObject, isString, isTime, messageOf } from './message.js'
 
-
 /** Relay ids are short (see `startRelay`); anything longer is not one. */
 const isPeerId = (v: unknown): v is string => isString(v) && v.length > 0 && v.length <= 64
 

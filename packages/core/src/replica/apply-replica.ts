@@ -39,7 +39,8 @@ export function replicate(
   // returned (a server parses a push first) is taken as it is: it is frozen, and only the
   // validator's own results are recognized.
   try {
-    if (!Array.isArray(changes)) throw new SessionError('session/invalid_request', 'changes: expected an array')
+    if (!Array.isArray(changes))
+      throw new SessionError('session/invalid_request', 'changes: expected an array')
     changes = changes.map((c, i) => (isChecked(c) ? c : replicaChange(c, `changes[${i}]`)))
   } catch (e) {
     return Promise.reject(e)
@@ -48,7 +49,9 @@ export function replicate(
   return engine.submitInternal(
     sessions,
     (d) => {
-      const apply = (c: ReplicaChange): ReplicaResult => (guard && guard(c, d.head(c.type === 'meta' ? c.meta.session_id : c.session_id))) || applyReplica(d, c, policy, ctx)
+      const apply = (c: ReplicaChange): ReplicaResult =>
+        (guard && guard(c, d.head(c.type === 'meta' ? c.meta.session_id : c.session_id))) ||
+        applyReplica(d, c, policy, ctx)
       if (!turn) {
         const results = changes.map(apply)
         d.side.push(...side)

@@ -9,15 +9,30 @@ import type { AttachmentMeta, SessionEntry, SessionMeta } from '../model/model.j
 import { byCreation, messageAttachmentIds } from '../ops/attachments.js'
 import { emitAdded, emitUpdated } from '../engine/emit.js'
 import { emitCreated, emitDeleted, emitMetaUpdated, emitStatusChanged } from '../engine/emit-session.js'
-import { META_FIELDS, type MetaField, type ReplicaChange, type ReplicaPolicy, type ReplicaResult } from '../model/replica-change.js'
+import {
+  META_FIELDS,
+  type MetaField,
+  type ReplicaChange,
+  type ReplicaPolicy,
+  type ReplicaResult,
+} from '../model/replica-change.js'
 
 export { META_FIELDS, type MetaField, type ReplicaChange, type ReplicaPolicy, type ReplicaResult }
 
-const rejected = (code: SessionErrorCode, message: string): ReplicaResult => ({ status: 'rejected', code, message })
+const rejected = (code: SessionErrorCode, message: string): ReplicaResult => ({
+  status: 'rejected',
+  code,
+  message,
+})
 const applied: ReplicaResult = { status: 'applied' }
 const unchanged: ReplicaResult = { status: 'unchanged' }
 
-export function applyReplica(d: Overlay, change: ReplicaChange, policy: ReplicaPolicy, ctx: OpContext): ReplicaResult {
+export function applyReplica(
+  d: Overlay,
+  change: ReplicaChange,
+  policy: ReplicaPolicy,
+  ctx: OpContext,
+): ReplicaResult {
   switch (change.type) {
     case 'meta':
       return applyMeta(d, change.meta, change.create === true, change.fields ?? META_FIELDS, policy)
@@ -25,9 +40,14 @@ export function applyReplica(d: Overlay, change: ReplicaChange, policy: ReplicaP
       return applyEntry(d, change.session_id, change.entry, change.base_revision, policy, ctx)
     case 'leaf': {
       const head = d.head(change.session_id)
-      if (!head) return policy === 'push' ? rejected('session/not_found', `session ${change.session_id} not found`) : unchanged
+      if (!head)
+        return policy === 'push'
+          ? rejected('session/not_found', `session ${change.session_id} not found`)
+          : unchanged
       if (change.entry_id !== null && !d.entry(change.session_id, change.entry_id)) {
-        return policy === 'push' ? rejected('session/entry_not_found', `entry ${change.entry_id} not found`) : unchanged
+        return policy === 'push'
+          ? rejected('session/entry_not_found', `entry ${change.entry_id} not found`)
+          : unchanged
       }
       if (head.leaf === change.entry_id) return unchanged
       d.putHead(head.meta, change.entry_id)
@@ -54,48 +74,99 @@ function putAttachments(d: Overlay, session_id: string, list: readonly Attachmen
   const head = d.head(session_id)!
   const ids = new Set(list.map((a) => a.attachment_id))
   const chips = head.meta.draft_attachments?.filter((a) => ids.has(a.attachment_id))
-  const meta = chips?.length === head.meta.draft_attachments?.length ? head.meta : { ...head.meta, draft_attachments: chips }
+  const meta =
+    chips?.length === head.meta.draft_attachments?.length
+      ? head.meta
+      : { ...head.meta, draft_attachments: chips }
   if (meta.draft_attachments?.length === 0) delete (meta as SessionMeta).draft_attachments
   d.putHead(meta, head.leaf, [...list].sort(byCreation))
 }
 
-function applyAttachment(d: Overlay, session_id: string, incoming: AttachmentMeta, bytes: Blob | undefined, policy: ReplicaPolicy): ReplicaResult {
-  if (!d.head(session_id)) return policy === 'push' ? rejected('session/not_found', `session ${session_id} not found`) : unchanged
+function applyAttachment(
+  d: Overlay,
+  session_id: string,
+  incoming: AttachmentMeta,
+  bytes: Blob | undefined,
+  policy: ReplicaPolicy,
+): ReplicaResult {
+  if (!d.head(session_id))
+    return policy === 'push' ? rejected('session/not_found', `session ${session_id} not found`) : unchanged
   const held = attachmentsOf(d, session_id)
   const same = held.find((a) => a.attachment_id === incoming.attachment_id)
-  if (same) return same.sha256 === incoming.sha256 ? unchanged : rejected('session/invalid_request', `attachment ${incoming.attachment_id} already exists with other bytes`)
-  if (policy === 'push' && !bytes) return rejected('session/invalid_request', `the bytes of attachment ${incoming.attachment_id} were not uploaded`)
+  if (same)
+    return same.sha256 === incoming.sha256
+      ? unchanged
+      : rejected(
+          'session/invalid_request',
+          `attachment ${incoming.attachment_id} already exists with other bytes`,
+        )
+  if (policy === 'push' && !bytes)
+    return rejected(
+      'session/invalid_request',
+      `the bytes of attachment ${incoming.attachment_id} were not uploaded`,
+    )
   // A pushed type must pass the mime rule; a pulled one an earlier server stored is kept as bytes.
-  if (policy === 'push' && !isValidMime(incoming.mime)) return rejected('session/invalid_request', `attachment ${incoming.attachment_id}: mime is not a media type \`type/subtype\` (RFC 6838)`)
-  putAttachments(d, session_id, [...held, Object.freeze({ ...incoming, mime: mimeOrOctet(incoming.mime), session_id })])
+  if (policy === 'push' && !isValidMime(incoming.mime))
+    return rejected(
+      'session/invalid_request',
+      `attachment ${incoming.attachment_id}: mime is not a media type \`type/subtype\` (RFC 6838)`,
+    )
+  putAttachments(d, session_id, [
+    ...held,
+    Object.freeze({ ...incoming, mime: mimeOrOctet(incoming.mime), session_id }),
+  ])
   if (bytes) d.blobs.push({ op: 'put', session_id, attachment_id: incoming.attachment_id, bytes })
   return applied
 }
 
-function applyDetach(d: Overlay, session_id: string, attachment_id: string, policy: ReplicaPolicy): ReplicaResult {
+function applyDetach(
+  d: Overlay,
+  session_id: string,
+  attachment_id: string,
+  policy: ReplicaPolicy,
+): ReplicaResult {
   if (!d.head(session_id)) return unchanged
   const held = attachmentsOf(d, session_id)
   if (!held.some((a) => a.attachment_id === attachment_id)) return unchanged
   for (const e of allEntries(d, session_id)) {
     if (e.kind === 'message' && messageAttachmentIds(e.message).has(attachment_id)) {
-      return policy === 'push' ? rejected('session/attachment_in_use', `attachment ${attachment_id} is referenced by a message`) : unchanged
+      return policy === 'push'
+        ? rejected('session/attachment_in_use', `attachment ${attachment_id} is referenced by a message`)
+        : unchanged
     }
   }
-  putAttachments(d, session_id, held.filter((a) => a.attachment_id !== attachment_id))
+  putAttachments(
+    d,
+    session_id,
+    held.filter((a) => a.attachment_id !== attachment_id),
+  )
   d.blobs.push({ op: 'delete', session_id, attachment_id })
   return applied
 }
 
 /** A pulled list: new attachments arrive as metadata (bytes on first read), gone ones leave. */
-function applyAttachmentList(d: Overlay, session_id: string, list: readonly AttachmentMeta[], policy: ReplicaPolicy): ReplicaResult {
-  if (policy === 'push') return rejected('session/invalid_request', 'an attachment list is pulled, never pushed')
+function applyAttachmentList(
+  d: Overlay,
+  session_id: string,
+  list: readonly AttachmentMeta[],
+  policy: ReplicaPolicy,
+): ReplicaResult {
+  if (policy === 'push')
+    return rejected('session/invalid_request', 'an attachment list is pulled, never pushed')
   if (!d.head(session_id)) return unchanged
   const held = attachmentsOf(d, session_id)
   const heldIds = new Map(held.map((a) => [a.attachment_id, a]))
   const nextIds = new Set(list.map((a) => a.attachment_id))
-  if (held.length === list.length && list.every((a) => heldIds.get(a.attachment_id)?.sha256 === a.sha256)) return unchanged
-  for (const a of held) if (!nextIds.has(a.attachment_id)) d.blobs.push({ op: 'delete', session_id, attachment_id: a.attachment_id })
-  putAttachments(d, session_id, list.map((a) => heldIds.get(a.attachment_id) ?? Object.freeze({ ...a, session_id })))
+  if (held.length === list.length && list.every((a) => heldIds.get(a.attachment_id)?.sha256 === a.sha256))
+    return unchanged
+  for (const a of held)
+    if (!nextIds.has(a.attachment_id))
+      d.blobs.push({ op: 'delete', session_id, attachment_id: a.attachment_id })
+  putAttachments(
+    d,
+    session_id,
+    list.map((a) => heldIds.get(a.attachment_id) ?? Object.freeze({ ...a, session_id })),
+  )
   return applied
 }
 
@@ -104,17 +175,28 @@ function applyAttachmentList(d: Overlay, session_id: string, list: readonly Atta
  * none it does not hold (its metadata always arrives first; one deleted meanwhile goes), so a
  * draft never points at a missing attachment.
  */
-function heldChips(d: Overlay, session_id: string, chips: readonly AttachmentMeta[] | undefined): AttachmentMeta[] | undefined {
+function heldChips(
+  d: Overlay,
+  session_id: string,
+  chips: readonly AttachmentMeta[] | undefined,
+): AttachmentMeta[] | undefined {
   if (!chips?.length) return undefined
   const held = new Map(attachmentsOf(d, session_id).map((a) => [a.attachment_id, a]))
   const out = chips.flatMap((c) => held.get(c.attachment_id) ?? [])
   return out.length ? out : undefined
 }
 
-function applyMeta(d: Overlay, incoming: SessionMeta, create: boolean, fields: readonly MetaField[], policy: ReplicaPolicy): ReplicaResult {
+function applyMeta(
+  d: Overlay,
+  incoming: SessionMeta,
+  create: boolean,
+  fields: readonly MetaField[],
+  policy: ReplicaPolicy,
+): ReplicaResult {
   const head = d.head(incoming.session_id)
   if (!head) {
-    if (policy === 'push' && !create) return rejected('session/not_found', `session ${incoming.session_id} not found`)
+    if (policy === 'push' && !create)
+      return rejected('session/not_found', `session ${incoming.session_id} not found`)
     // A session new to this replica starts empty: its entries arrive as their own changes and
     // are counted as they land, so message_count always matches the entries held here. It holds
     // no attachments, so its draft keeps the text and no chips.
@@ -135,12 +217,18 @@ function applyMeta(d: Overlay, incoming: SessionMeta, create: boolean, fields: r
           draft_attachments: heldChips(d, incoming.session_id, incoming.draft_attachments),
         }
       : { ...held, ...pick(incoming, fields), updated_at: Math.max(held.updated_at, incoming.updated_at) }
-  if (policy === 'push' && fields.includes('draft_attachments')) next.draft_attachments = heldChips(d, incoming.session_id, incoming.draft_attachments)
-  for (const key of ['draft', 'draft_attachments', 'status_reason', 'metadata'] as const) if (next[key] === undefined) delete next[key]
+  if (policy === 'push' && fields.includes('draft_attachments'))
+    next.draft_attachments = heldChips(d, incoming.session_id, incoming.draft_attachments)
+  for (const key of ['draft', 'draft_attachments', 'status_reason', 'metadata'] as const)
+    if (next[key] === undefined) delete next[key]
   if (jsonEqual(next, held)) return unchanged
   d.putHead(next, head.leaf)
   const timestamp = next.updated_at
-  if (next.title !== held.title || next.description !== held.description || !jsonEqual(next.metadata, held.metadata)) {
+  if (
+    next.title !== held.title ||
+    next.description !== held.description ||
+    !jsonEqual(next.metadata, held.metadata)
+  ) {
     emitMetaUpdated(d, next, timestamp)
   }
   if (next.status !== held.status || next.status_reason !== held.status_reason) {
@@ -165,16 +253,27 @@ function applyEntry(
   ctx: OpContext,
 ): ReplicaResult {
   const head = d.head(session_id)
-  if (!head) return policy === 'push' ? rejected('session/not_found', `session ${session_id} not found`) : unchanged
+  if (!head)
+    return policy === 'push' ? rejected('session/not_found', `session ${session_id} not found`) : unchanged
   const existing = d.entry(session_id, entry.id)
   if (!existing) {
     if (entry.parent_id !== null && !d.entry(session_id, entry.parent_id)) {
-      return rejected('session/parent_not_found', `parent ${entry.parent_id} not found in session ${session_id}`)
+      return rejected(
+        'session/parent_not_found',
+        `parent ${entry.parent_id} not found in session ${session_id}`,
+      )
     }
     d.putEntry(session_id, entry)
     const counted = entry.kind === 'message' ? 1 : 0
     // The order is the parent chain, so the leaf moves only by its own change, never by arrival.
-    d.putHead({ ...head.meta, message_count: head.meta.message_count + counted, updated_at: Math.max(head.meta.updated_at, entry.timestamp) }, head.leaf)
+    d.putHead(
+      {
+        ...head.meta,
+        message_count: head.meta.message_count + counted,
+        updated_at: Math.max(head.meta.updated_at, entry.timestamp),
+      },
+      head.leaf,
+    )
     emitAdded(d, session_id, entry, head.meta.metadata)
     return applied
   }
@@ -185,8 +284,12 @@ function applyEntry(
   if (policy === 'push') {
     // Idempotent retry: the receiver already holds exactly this version.
     if (entry.revision === existing.revision && jsonEqual(entry.message, existing.message)) return unchanged
-    if (base !== existing.revision || entry.revision <= existing.revision) return { status: 'conflict', current: existing }
-  } else if (entry.revision < existing.revision || (entry.revision === existing.revision && jsonEqual(entry.message, existing.message))) {
+    if (base !== existing.revision || entry.revision <= existing.revision)
+      return { status: 'conflict', current: existing }
+  } else if (
+    entry.revision < existing.revision ||
+    (entry.revision === existing.revision && jsonEqual(entry.message, existing.message))
+  ) {
     return unchanged
   }
   const next = { ...existing, message: entry.message, revision: entry.revision }
@@ -218,7 +321,8 @@ export function replicaChangesOf(commit: Commit): ReplicaChange[] {
       metas.push({ type: 'attachments', session_id: c.session_id, attachments: c.head.attachments ?? [] })
       leaves.push({ type: 'leaf', session_id: c.session_id, entry_id: c.head.leaf })
     }
-    for (const entry of [...c.added, ...c.updated]) entries.push({ type: 'entry', session_id: c.session_id, entry })
+    for (const entry of [...c.added, ...c.updated])
+      entries.push({ type: 'entry', session_id: c.session_id, entry })
   }
   return [...deletes, ...metas, ...entries, ...leaves]
 }

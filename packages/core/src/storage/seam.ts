@@ -23,7 +23,12 @@ export interface SessionHead {
  */
 export type BlobWrite =
   | { readonly op: 'put'; readonly session_id: string; readonly attachment_id: string; readonly bytes: Blob }
-  | { readonly op: 'copy'; readonly session_id: string; readonly attachment_id: string; readonly from_session_id: string }
+  | {
+      readonly op: 'copy'
+      readonly session_id: string
+      readonly attachment_id: string
+      readonly from_session_id: string
+    }
   | { readonly op: 'delete'; readonly session_id: string; readonly attachment_id: string }
 
 /** A record for a store beside sessions/entries (the sync outbox, checkpoints), same transaction. */
@@ -67,7 +72,11 @@ export interface StorageReader {
    * a storage that cannot ignores it. Writes may also be shaped by it (IndexedDB writes only the
    * entry when the head changed only in leaf, counts and `v`).
    */
-  expect?(session_id: string, ok: (disk: SessionHead | undefined) => boolean, held?: { readonly head: SessionHead | undefined }): void
+  expect?(
+    session_id: string,
+    ok: (disk: SessionHead | undefined) => boolean,
+    held?: { readonly head: SessionHead | undefined },
+  ): void
   /**
    * Asked after the `expect`s, before the batch runs, by a batch of many new entries: opens the
    * transaction now and returns a function that writes an entry into it at once, so the storage
@@ -105,7 +114,11 @@ export interface Storage {
    * split the read, never a limit. A storage that reads in parts may hand `first` the first part
    * as soon as it has it: the entries the promise resolves with then begin with exactly those.
    */
-  entries(session_id: string, count?: number, first?: (entries: readonly SessionEntry[]) => void): Promise<SessionEntry[]>
+  entries(
+    session_id: string,
+    count?: number,
+    first?: (entries: readonly SessionEntry[]) => void,
+  ): Promise<SessionEntry[]>
   transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void>
   /**
    * Fetches the code this storage writes with, for a storage whose write half is loaded on first

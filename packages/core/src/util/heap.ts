@@ -15,7 +15,7 @@ export class Heap<T> {
   push(item: T): void {
     const h = this.items
     h.push(item)
-    for (let i = h.length - 1; i > 0; ) {
+    for (let i = h.length - 1; i > 0;) {
       const p = (i - 1) >> 1
       if (this.before(h[i]!, h[p]!) >= 0) break
       ;[h[i], h[p]] = [h[p]!, h[i]!]
@@ -27,7 +27,7 @@ export class Heap<T> {
   replaceTop(item: T): void {
     const h = this.items
     h[0] = item
-    for (let i = 0; ; ) {
+    for (let i = 0; ;) {
       const l = 2 * i + 1
       const r = l + 1
       let m = i

@@ -20,4 +20,5 @@ export function markChecked(change: ReplicaChange): CheckedReplicaChange {
 }
 
 /** True only for a change the validator returned (never for a copy of one). */
-export const isChecked = (change: unknown): change is CheckedReplicaChange => typeof change === 'object' && change !== null && made.has(change)
+export const isChecked = (change: unknown): change is CheckedReplicaChange =>
+  typeof change === 'object' && change !== null && made.has(change)

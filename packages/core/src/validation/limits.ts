@@ -40,14 +40,17 @@ export function utf8Bytes(s: string): number {
 
 /** Checks a string against a byte bound: well-formed Unicode, at most `max` UTF-8 bytes. */
 export function checkBoundedString(s: string, max: number, path: string, what: string): string {
-  if (!isWellFormed(s)) throw invalid(`${path}: ${what} must be well-formed Unicode (it holds a lone surrogate)`)
+  if (!isWellFormed(s))
+    throw invalid(`${path}: ${what} must be well-formed Unicode (it holds a lone surrogate)`)
   // Every UTF-16 code unit is at most 3 UTF-8 bytes: short strings need no count.
-  if (s.length * 3 > max && utf8Bytes(s) > max) throw invalid(`${path}: ${what} is longer than ${max} UTF-8 bytes`)
+  if (s.length * 3 > max && utf8Bytes(s) > max)
+    throw invalid(`${path}: ${what} is longer than ${max} UTF-8 bytes`)
   return s
 }
 
 /** True for a string the validator accepts as an id (for stored data checked outside a parser). */
-export const isValidId = (s: unknown): s is string => typeof s === 'string' && isWellFormed(s) && utf8Bytes(s) <= LIMITS.idBytes
+export const isValidId = (s: unknown): s is string =>
+  typeof s === 'string' && isWellFormed(s) && utf8Bytes(s) <= LIMITS.idBytes
 
 interface Frame {
   value: unknown
@@ -83,13 +86,15 @@ export function checkDepth(value: unknown, path: string, max = LIMITS.depth): vo
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const x = v[i]
-        if (typeof x === 'object' && x !== null) stack.push({ value: x, depth: f.depth + 1, parent: f, key: i })
+        if (typeof x === 'object' && x !== null)
+          stack.push({ value: x, depth: f.depth + 1, parent: f, key: i })
       }
     } else {
       for (const k in v) {
         if (!Object.prototype.hasOwnProperty.call(v, k)) continue
         const x = (v as Record<string, unknown>)[k]
-        if (typeof x === 'object' && x !== null) stack.push({ value: x, depth: f.depth + 1, parent: f, key: k })
+        if (typeof x === 'object' && x !== null)
+          stack.push({ value: x, depth: f.depth + 1, parent: f, key: k })
       }
     }
   }

@@ -10,7 +10,7 @@ export const MIME_MAX_BYTES = 255
 // 126 of letters, digits and `!#$&^_.+-`). Parameters are RFC 9110's `;` token `=` (token or
 // quoted string), with optional blanks around the `;`. Nothing else: no control character (a CR
 // or LF would split a Content-Type header), no non-ASCII, no blank type, no `*` wildcards.
-const RESTRICTED = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+const RESTRICTED = '[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}'
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 const QUOTED = '"(?:[\\t !#-\\[\\]-~]|\\\\[\\t !-~])*"'
 const MIME = new RegExp(`^${RESTRICTED}/${RESTRICTED}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|${QUOTED}))*$`)
@@ -27,7 +27,9 @@ export function isValidMime(value: unknown): value is string {
 /** The mime as given, or `invalid_request` saying why not (`path` names the field). */
 export function checkMime(value: string, path: string): string {
   if (!isValidMime(value)) {
-    throw invalid(`${path}: expected a media type \`type/subtype\` (RFC 6838, optional \`; name=value\` parameters, no control characters, at most ${MIME_MAX_BYTES} bytes)`)
+    throw invalid(
+      `${path}: expected a media type \`type/subtype\` (RFC 6838, optional \`; name=value\` parameters, no control characters, at most ${MIME_MAX_BYTES} bytes)`,
+    )
   }
   return value
 }

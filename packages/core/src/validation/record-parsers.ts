@@ -11,7 +11,11 @@ import { mimeOrOctet } from './mime.js'
 // enums, arrays, JSON). Whatever a module the main entry reaches holds is in an app's first chunk
 // (esbuild places code by the files an entry reaches, not by what it uses), hence two files.
 
-export interface Field { p: Parser<unknown>; req?: boolean; def?: Json }
+export interface Field {
+  p: Parser<unknown>
+  req?: boolean
+  def?: Json
+}
 export const req = (p: Parser<unknown>): Field => ({ p, req: true })
 export const opt = (p: Parser<unknown>, def?: Json): Field => ({ p, def })
 
@@ -19,13 +23,18 @@ export const opt = (p: Parser<unknown>, def?: Json): Field => ({ p, def })
 const shapes = new WeakMap<Parser<unknown>, readonly { name: string; required: boolean }[]>()
 
 /** The fields an `object` schema reads (undefined for any other parser). */
-export const fieldsOf = (parser: Parser<unknown>): readonly { name: string; required: boolean }[] | undefined => shapes.get(parser)
+export const fieldsOf = (
+  parser: Parser<unknown>,
+): readonly { name: string; required: boolean }[] | undefined => shapes.get(parser)
 
 export const object = <T>(fields: Record<string, Field>): Parser<T> => {
   const keys = Object.keys(fields)
   const list = keys.map((k) => fields[k])
   const parser = objectParser<T>(keys, list)
-  shapes.set(parser, keys.map((name, i) => ({ name, required: list[i].req === true })))
+  shapes.set(
+    parser,
+    keys.map((name, i) => ({ name, required: list[i].req === true })),
+  )
   return parser
 }
 
@@ -56,35 +65,44 @@ const objectParser = <T>(keys: string[], list: Field[]): Parser<T> => {
   }
 }
 
-export const tagged = <T>(tag: string, variants: Record<string, Parser<T>>): Parser<T> => (v, p) => {
-  if (!isPlainObject(v)) return fail(p, 'an object', v)
-  const t = v[tag]
-  if (t === undefined || t === null) throw invalid(`${at(p, tag)}: missing required field`)
-  const variant = typeof t === 'string' && Object.prototype.hasOwnProperty.call(variants, t) ? variants[t] : undefined
-  return variant ? variant(v, p) : fail(at(p, tag), `one of ${Object.keys(variants).join(', ')}`, t)
-}
+export const tagged =
+  <T>(tag: string, variants: Record<string, Parser<T>>): Parser<T> =>
+  (v, p) => {
+    if (!isPlainObject(v)) return fail(p, 'an object', v)
+    const t = v[tag]
+    if (t === undefined || t === null) throw invalid(`${at(p, tag)}: missing required field`)
+    const variant =
+      typeof t === 'string' && Object.prototype.hasOwnProperty.call(variants, t) ? variants[t] : undefined
+    return variant ? variant(v, p) : fail(at(p, tag), `one of ${Object.keys(variants).join(', ')}`, t)
+  }
 
 export const lit = (value: string): Field => req(oneOf([value]))
 
 export const bool: Parser<boolean> = (v, p) => (typeof v === 'boolean' ? v : fail(p, 'a boolean', v))
-export const int: Parser<number> = (v, p) => (Number.isSafeInteger(v) ? (v as number) : fail(p, 'an integer', v))
-export const uint: Parser<number> = (v, p) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : fail(p, 'a non-negative integer', v))
-export const num: Parser<number> = (v, p) => (typeof v === 'number' && Number.isFinite(v) ? v : fail(p, 'a finite number', v))
+export const int: Parser<number> = (v, p) =>
+  Number.isSafeInteger(v) ? (v as number) : fail(p, 'an integer', v)
+export const uint: Parser<number> = (v, p) =>
+  Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : fail(p, 'a non-negative integer', v)
+export const num: Parser<number> = (v, p) =>
+  typeof v === 'number' && Number.isFinite(v) ? v : fail(p, 'a finite number', v)
 /** A name (custom type, function id, mime, model…): well-formed, at most `LIMITS.nameBytes`. */
 export const name: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.nameBytes, p, 'a name')
 /** A mime type read back from data written before the rule: a bad one reads as `application/octet-stream`. */
 export const storedMime: Parser<string> = (v, p) => mimeOrOctet(str(v, p))
 /** A `Blob` or `File` handed over in process (never on the wire). */
-export const blob: Parser<Blob> = (v, p) => (typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v))
+export const blob: Parser<Blob> = (v, p) =>
+  typeof Blob !== 'undefined' && v instanceof Blob ? v : fail(p, 'a Blob', v)
 
 /**
  * A parser that first refuses values nested deeper than `LIMITS.depth` (an iterative walk), so
  * the recursive parsers under it never run out of stack. Every entry point from outside wears it.
  */
-export const bounded = <T>(parser: Parser<T>): Parser<T> => (v, p) => {
-  checkDepth(v, p)
-  return parser(v, p)
-}
+export const bounded =
+  <T>(parser: Parser<T>): Parser<T> =>
+  (v, p) => {
+    checkDepth(v, p)
+    return parser(v, p)
+  }
 
 /** Parses a request with its function's schema, after the depth bound (nothing deeper is walked). */
 export function parseWith<T>(parser: Parser<T>, request: unknown): T {

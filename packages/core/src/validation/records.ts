@@ -2,7 +2,20 @@ import { markChecked, type CheckedReplicaChange } from './checked-change.js'
 import { META_FIELDS, type MetaField, type ReplicaChange } from '../model/replica-change.js'
 import { KINDS, STATUSES, type AttachmentMeta, type SessionEntry, type SessionMeta } from '../model/model.js'
 import { agentMessage } from './schemas.js'
-import { blob, bool, bounded, int, lit, name, object, opt, req, storedMime, tagged, uint } from './record-parsers.js'
+import {
+  blob,
+  bool,
+  bounded,
+  int,
+  lit,
+  name,
+  object,
+  opt,
+  req,
+  storedMime,
+  tagged,
+  uint,
+} from './record-parsers.js'
 import { array, id, json, jsonObject, oneOf, str, type Parser } from './validate.js'
 
 // Stored records as importers and replication hand them over, and replicated changes: what an
@@ -11,16 +24,34 @@ import { array, id, json, jsonObject, oneOf, str, type Parser } from './validate
 /** A stored entry, as importers and replication hand them over. */
 export const sessionEntry: Parser<SessionEntry> = tagged('kind', {
   message: object({
-    id: req(id), parent_id: opt(id, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
-    kind: lit('message'), message: req(agentMessage),
+    id: req(id),
+    parent_id: opt(id, null),
+    timestamp: req(int),
+    revision: opt(uint, 0),
+    origin: opt(jsonObject),
+    kind: lit('message'),
+    message: req(agentMessage),
   }),
   custom: object({
-    id: req(id), parent_id: opt(id, null), timestamp: req(int), revision: opt(uint, 0), origin: opt(jsonObject),
-    kind: lit('custom'), custom_type: req(name), data: opt(json, null),
+    id: req(id),
+    parent_id: opt(id, null),
+    timestamp: req(int),
+    revision: opt(uint, 0),
+    origin: opt(jsonObject),
+    kind: lit('custom'),
+    custom_type: req(name),
+    data: opt(json, null),
   }),
 })
 
-const attachmentFields = { attachment_id: req(id), session_id: req(id), name: req(name), size: req(uint), sha256: req(name), created_at: req(int) }
+const attachmentFields = {
+  attachment_id: req(id),
+  session_id: req(id),
+  name: req(name),
+  size: req(uint),
+  sha256: req(name),
+  created_at: req(int),
+}
 /**
  * An AttachmentMeta as data already held carries it (a pulled list, a draft's chips, a stored
  * meta): a mime written before the mime rule reads as `application/octet-stream`, never fails a
@@ -36,9 +67,18 @@ const newAttachmentMeta: Parser<AttachmentMeta> = object({ ...attachmentFields, 
 
 /** A whole session meta (imports, replication). Missing counters and dates are the caller's to fill. */
 export const sessionMeta: Parser<SessionMeta> = object({
-  session_id: req(id), title: opt(str, ''), description: opt(str, ''), status: opt(oneOf(STATUSES), 'idle'),
-  status_reason: opt(str), kind: opt(oneOf(KINDS), 'user'), metadata: opt(jsonObject), forked_from: opt(id),
-  draft: opt(str), draft_attachments: opt(array(attachmentMeta)), created_at: req(int), updated_at: opt(int),
+  session_id: req(id),
+  title: opt(str, ''),
+  description: opt(str, ''),
+  status: opt(oneOf(STATUSES), 'idle'),
+  status_reason: opt(str),
+  kind: opt(oneOf(KINDS), 'user'),
+  metadata: opt(jsonObject),
+  forked_from: opt(id),
+  draft: opt(str),
+  draft_attachments: opt(array(attachmentMeta)),
+  created_at: req(int),
+  updated_at: opt(int),
   message_count: opt(uint, 0),
 })
 
@@ -51,37 +91,69 @@ const replicaMeta: Parser<SessionMeta> = (v, p) => {
 const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
   meta: (v, p) => {
     const c = object<{ meta: SessionMeta; create?: boolean; fields?: MetaField[] }>({
-      type: lit('meta'), meta: req(replicaMeta), create: opt(bool), fields: opt(array(oneOf(META_FIELDS))),
+      type: lit('meta'),
+      meta: req(replicaMeta),
+      create: opt(bool),
+      fields: opt(array(oneOf(META_FIELDS))),
     })(v, p)
-    return { type: 'meta', meta: c.meta, ...(c.create === true && { create: true }), ...(c.fields && { fields: c.fields }) }
+    return {
+      type: 'meta',
+      meta: c.meta,
+      ...(c.create === true && { create: true }),
+      ...(c.fields && { fields: c.fields }),
+    }
   },
   entry: (v, p) => {
     const c = object<{ session_id: string; entry: SessionEntry; base_revision?: number }>({
-      type: lit('entry'), session_id: req(id), entry: req(sessionEntry), base_revision: opt(uint),
+      type: lit('entry'),
+      session_id: req(id),
+      entry: req(sessionEntry),
+      base_revision: opt(uint),
     })(v, p)
     return { type: 'entry', session_id: c.session_id, entry: c.entry, base_revision: c.base_revision ?? null }
   },
   leaf: (v, p) => {
-    const c = object<{ session_id: string; entry_id?: string }>({ type: lit('leaf'), session_id: req(id), entry_id: opt(id) })(v, p)
+    const c = object<{ session_id: string; entry_id?: string }>({
+      type: lit('leaf'),
+      session_id: req(id),
+      entry_id: opt(id),
+    })(v, p)
     return { type: 'leaf', session_id: c.session_id, entry_id: c.entry_id ?? null }
   },
-  delete: (v, p) => ({ type: 'delete', session_id: object<{ session_id: string }>({ type: lit('delete'), session_id: req(id) })(v, p).session_id }),
+  delete: (v, p) => ({
+    type: 'delete',
+    session_id: object<{ session_id: string }>({ type: lit('delete'), session_id: req(id) })(v, p).session_id,
+  }),
   // On the wire an attachment change carries metadata only (the bytes are uploaded apart); in
   // process the server hands the uploaded bytes along with it.
   attachment: (v, p) => {
     const c = object<{ session_id: string; attachment: AttachmentMeta; bytes?: Blob }>({
-      type: lit('attachment'), session_id: req(id), attachment: req(newAttachmentMeta), bytes: opt(blob),
+      type: lit('attachment'),
+      session_id: req(id),
+      attachment: req(newAttachmentMeta),
+      bytes: opt(blob),
     })(v, p)
-    return { type: 'attachment', session_id: c.session_id, attachment: c.attachment, ...(c.bytes && { bytes: c.bytes }) }
+    return {
+      type: 'attachment',
+      session_id: c.session_id,
+      attachment: c.attachment,
+      ...(c.bytes && { bytes: c.bytes }),
+    }
   },
   attachments: (v, p) => {
     const c = object<{ session_id: string; attachments: AttachmentMeta[] }>({
-      type: lit('attachments'), session_id: req(id), attachments: req(array(attachmentMeta)),
+      type: lit('attachments'),
+      session_id: req(id),
+      attachments: req(array(attachmentMeta)),
     })(v, p)
     return { type: 'attachments', session_id: c.session_id, attachments: c.attachments }
   },
   detach: (v, p) => {
-    const c = object<{ session_id: string; attachment_id: string }>({ type: lit('detach'), session_id: req(id), attachment_id: req(id) })(v, p)
+    const c = object<{ session_id: string; attachment_id: string }>({
+      type: lit('detach'),
+      session_id: req(id),
+      attachment_id: req(id),
+    })(v, p)
     return { type: 'detach', session_id: c.session_id, attachment_id: c.attachment_id }
   },
 })

@@ -12,7 +12,15 @@ import type { Json, JsonObject } from '../model/model.js'
 export type Parser<T> = (value: unknown, path: string) => T
 
 const describe = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'string' ? `string ${JSON.stringify(v.slice(0, 40))}` : typeof v === 'object' ? 'object' : `${typeof v} ${String(v)}`
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'array'
+      : typeof v === 'string'
+        ? `string ${JSON.stringify(v.slice(0, 40))}`
+        : typeof v === 'object'
+          ? 'object'
+          : `${typeof v} ${String(v)}`
 
 export const fail = (path: string, expected: string, value: unknown): never => {
   throw invalid(`${path || 'request'}: expected ${expected}, got ${describe(value)}`)
@@ -25,8 +33,12 @@ export const str: Parser<string> = (v, p) => (typeof v === 'string' ? v : fail(p
 /** An id (session, entry, parent, attachment, function call): well-formed, at most `LIMITS.idBytes`. */
 export const id: Parser<string> = (v, p) => checkBoundedString(str(v, p), LIMITS.idBytes, p, 'an id')
 
-export const oneOf = <T extends string>(values: readonly T[]): Parser<T> => (v, p) =>
-  typeof v === 'string' && (values as readonly string[]).includes(v) ? (v as T) : fail(p, `one of ${values.join(', ')}`, v)
+export const oneOf =
+  <T extends string>(values: readonly T[]): Parser<T> =>
+  (v, p) =>
+    typeof v === 'string' && (values as readonly string[]).includes(v)
+      ? (v as T)
+      : fail(p, `one of ${values.join(', ')}`, v)
 
 export const array = <T>(item: Parser<T>): Parser<T[]> => {
   // Item paths under the last parent path seen (see `object`).
@@ -66,10 +78,17 @@ export const json: Parser<Json> = (v, p) => {
     // must stay a key, not replace the copy's prototype. Keys are names (metadata keys among them).
     for (const k of keys) {
       checkBoundedString(k, LIMITS.nameBytes, p || 'request', 'a key')
-      if (v[k] !== undefined) Object.defineProperty(out, k, { value: json(v[k], at(p, k)), enumerable: true, writable: true, configurable: true })
+      if (v[k] !== undefined)
+        Object.defineProperty(out, k, {
+          value: json(v[k], at(p, k)),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        })
     }
     return Object.freeze(out)
   }
   return fail(p, 'a JSON value', v)
 }
-export const jsonObject: Parser<JsonObject> = (v, p) => (isPlainObject(v) ? (json(v, p) as JsonObject) : fail(p, 'an object', v))
+export const jsonObject: Parser<JsonObject> = (v, p) =>
+  isPlainObject(v) ? (json(v, p) as JsonObject) : fail(p, 'an object', v)

@@ -15,7 +15,12 @@ import { isObj, type Obj } from '../values.js'
 
 export const THREAD_ROOT = 'thread_root'
 
-export function rootEntry(id: string, timestamp: number, source: string, data: Record<string, Json> = {}): CustomEntry {
+export function rootEntry(
+  id: string,
+  timestamp: number,
+  source: string,
+  data: Record<string, Json> = {},
+): CustomEntry {
   return customEntry(id, timestamp, THREAD_ROOT, { source, ...data })
 }
 
@@ -32,9 +37,16 @@ export function hiddenEntry(id: string, timestamp: number, customType: string, d
  * is parsed one conversation at a time (see `eachArrayElement`), so neither the text nor the
  * parsed export is ever whole in memory; a single object is parsed whole.
  */
-async function eachConversation(source: Source, ctx: ImportContext, what: string, each: (conv: Obj, index: number) => void): Promise<void> {
+async function eachConversation(
+  source: Source,
+  ctx: ImportContext,
+  what: string,
+  each: (conv: Obj, index: number) => void,
+): Promise<void> {
   const head = await source.head(4096)
-  const text = (typeof head === 'string' ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, '').trimStart()
+  const text = (typeof head === 'string' ? head : new TextDecoder().decode(head))
+    .replace(/^\uFEFF/, '')
+    .trimStart()
   let objects = 0
   let junk = 0
   const one = (v: unknown): void => {
@@ -44,7 +56,8 @@ async function eachConversation(source: Source, ctx: ImportContext, what: string
   if (text[0] === '[') await eachArrayElement(source, ctx, one)
   else one(parseJson((await readText(source, ctx.options)).replace(/^\uFEFF/, '')))
   if (junk && !objects) throw new FormatError('format/invalid', `${what}: expected conversation objects`)
-  if (junk) ctx.warnings.add('bad-record', `${what}: ${junk} element(s) are not conversation objects; skipped`)
+  if (junk)
+    ctx.warnings.add('bad-record', `${what}: ${junk} element(s) are not conversation objects; skipped`)
 }
 
 /**
@@ -52,8 +65,11 @@ async function eachConversation(source: Source, ctx: ImportContext, what: string
  * conversation, made unique within the export, and `session` converts it under that id.
  */
 export async function exportSessions(
-  source: Source, ctx: ImportContext, what: string,
-  idOf: (conv: Obj, index: number) => string, session: (conv: Obj, id: string) => SessionImport,
+  source: Source,
+  ctx: ImportContext,
+  what: string,
+  idOf: (conv: Obj, index: number) => string,
+  session: (conv: Obj, id: string) => SessionImport,
 ): Promise<SessionImport[]> {
   const sessions: SessionImport[] = []
   const used = new Set<string>()
@@ -70,7 +86,12 @@ export async function exportSessions(
 function uniqueId(used: Set<string>, id: string, ctx: ImportContext): string {
   let unique = id
   for (let n = 2; used.has(unique); n++) unique = `${id}~${n}`
-  if (unique !== id) ctx.warnings.add('duplicate-session', `conversation ${id} appears more than once in the export; this copy is imported as ${unique}`, { session_id: unique })
+  if (unique !== id)
+    ctx.warnings.add(
+      'duplicate-session',
+      `conversation ${id} appears more than once in the export; this copy is imported as ${unique}`,
+      { session_id: unique },
+    )
   used.add(unique)
   return unique
 }

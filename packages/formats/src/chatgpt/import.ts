@@ -1,4 +1,11 @@
-import type { AssistantMessage, ContentBlock, FileBlock, SessionEntry, SessionImport, StopReason } from '@colloquy/core'
+import type {
+  AssistantMessage,
+  ContentBlock,
+  FileBlock,
+  SessionEntry,
+  SessionImport,
+  StopReason,
+} from '@colloquy/core'
 import { exportSessions, hiddenEntry, rootEntry } from '../chat-apps/conversations.js'
 import type { ImportContext } from '../import/context.js'
 import { messageEntry, text } from '../session/entries.js'
@@ -29,7 +36,9 @@ function contentText(c: Obj): string {
   if (type === 'tether_browsing_display') return [str(c.result), str(c.summary)].filter(Boolean).join('\n')
   if (type === 'tether_quote') return [str(c.title), str(c.url), str(c.text)].filter(Boolean).join('\n')
   if (type === 'system_error') return str(c.text) ?? str(c.name) ?? ''
-  return arr(c.parts).map((p) => (typeof p === 'string' ? p : '')).join('\n')
+  return arr(c.parts)
+    .map((p) => (typeof p === 'string' ? p : ''))
+    .join('\n')
 }
 
 class Conversation {
@@ -40,7 +49,11 @@ class Conversation {
   private readonly created: number
   readonly id: string
 
-  constructor(private readonly conv: Obj, id: string, private readonly ctx: ImportContext) {
+  constructor(
+    private readonly conv: Obj,
+    id: string,
+    private readonly ctx: ImportContext,
+  ) {
     this.mapping = isObj(conv.mapping) ? conv.mapping : {}
     this.id = id
     this.created = toMs(conv.create_time) ?? ctx.now()
@@ -59,10 +72,19 @@ class Conversation {
       } else if (isObj(p) && typeof p.asset_pointer === 'string') {
         // Images and files live beside conversations.json in the export; the block names them.
         const mime = str(p.content_type) === 'image_asset_pointer' ? 'image/*' : 'application/octet-stream'
-        out.push({ type: 'file', attachment_id: p.asset_pointer, name: assetId(p.asset_pointer), mime, size: Math.max(0, Math.round(num(p.size_bytes) ?? 0)) })
+        out.push({
+          type: 'file',
+          attachment_id: p.asset_pointer,
+          name: assetId(p.asset_pointer),
+          mime,
+          size: Math.max(0, Math.round(num(p.size_bytes) ?? 0)),
+        })
       } else if (isObj(p) && typeof p.text === 'string') out.push(text(p.text))
       else {
-        this.warn('unknown-block', `message ${key}: a part of type ${JSON.stringify(isObj(p) ? p.content_type : typeof p)} is kept as JSON text`)
+        this.warn(
+          'unknown-block',
+          `message ${key}: a part of type ${JSON.stringify(isObj(p) ? p.content_type : typeof p)} is kept as JSON text`,
+        )
         out.push(text(JSON.stringify(p)))
       }
     }
@@ -80,23 +102,36 @@ class Conversation {
     const blocks = this.blocks(c, key)
     const uploaded: FileBlock[] = []
     arr(meta.attachments).forEach((a, i) => {
-      if (!isObj(a)) return this.warn('unknown-block', `message ${key}: attachment ${i + 1} is not an object; left out`)
+      if (!isObj(a))
+        return this.warn('unknown-block', `message ${key}: attachment ${i + 1} is not an object; left out`)
       const id = str(a.id)
       const mime = str(a.mime_type) ?? str(a.mimeType)
       const size = count(a.size)
-      const pointed = id === undefined ? undefined : blocks.find((b): b is FileBlock => b.type === 'file' && assetId(b.attachment_id) === id)
+      const pointed =
+        id === undefined
+          ? undefined
+          : blocks.find((b): b is FileBlock => b.type === 'file' && assetId(b.attachment_id) === id)
       if (pointed) {
         pointed.name = str(a.name) ?? pointed.name
         if (mime) pointed.mime = mime
         if (size !== undefined) pointed.size = size
         return
       }
-      uploaded.push({ type: 'file', attachment_id: id ?? `${key}:attachment-${i}`, name: str(a.name) ?? id ?? `attachment-${i + 1}`, mime: mime ?? 'application/octet-stream', size: size ?? 0 })
+      uploaded.push({
+        type: 'file',
+        attachment_id: id ?? `${key}:attachment-${i}`,
+        name: str(a.name) ?? id ?? `attachment-${i + 1}`,
+        mime: mime ?? 'application/octet-stream',
+        size: size ?? 0,
+      })
     })
     const content = [...uploaded, ...blocks]
     for (const b of content) {
       if (b.type !== 'file') continue
-      this.warn('attachment-missing', `message ${key}: ${JSON.stringify(b.name)} (${b.mime}, ${sizeText(b.size)}) is a file of the export archive, not in conversations.json; the file block names it (${b.attachment_id})`)
+      this.warn(
+        'attachment-missing',
+        `message ${key}: ${JSON.stringify(b.name)} (${b.mime}, ${sizeText(b.size)}) is a file of the export archive, not in conversations.json; the file block names it (${b.attachment_id})`,
+      )
     }
     return content
   }
@@ -104,10 +139,20 @@ class Conversation {
   private blocks(c: Obj, key: string): ContentBlock[] {
     const type = str(c.content_type) ?? 'text'
     if (type === 'text' || type === 'multimodal_text') return this.parts(c, key)
-    if (type === 'thoughts') return arr(c.thoughts).filter(isObj).map((t) => ({ type: 'thinking', text: [str(t.summary), str(t.content)].filter(Boolean).join('\n\n') }))
+    if (type === 'thoughts')
+      return arr(c.thoughts)
+        .filter(isObj)
+        .map((t) => ({
+          type: 'thinking',
+          text: [str(t.summary), str(t.content)].filter(Boolean).join('\n\n'),
+        }))
     if (type === 'reasoning_recap') return [{ type: 'thinking', text: str(c.content) ?? '' }]
     const t = contentText(c)
-    if (t || ['code', 'execution_output', 'tether_browsing_display', 'tether_quote', 'system_error'].includes(type)) return t ? [text(t)] : []
+    if (
+      t ||
+      ['code', 'execution_output', 'tether_browsing_display', 'tether_quote', 'system_error'].includes(type)
+    )
+      return t ? [text(t)] : []
     this.warn('unknown-block', `message ${key}: content of type ${JSON.stringify(type)} is kept as JSON text`)
     return [text(JSON.stringify(c))]
   }
@@ -122,10 +167,27 @@ class Conversation {
     const type = str(c.content_type) ?? 'text'
     const hidden = meta.is_visually_hidden_from_conversation === true
     if (type === 'user_editable_context') {
-      return [hiddenEntry(key, time, 'chatgpt/custom-instructions', defined({ hidden: true, user_profile: str(c.user_profile), user_instructions: str(c.user_instructions) }))]
+      return [
+        hiddenEntry(
+          key,
+          time,
+          'chatgpt/custom-instructions',
+          defined({
+            hidden: true,
+            user_profile: str(c.user_profile),
+            user_instructions: str(c.user_instructions),
+          }),
+        ),
+      ]
     }
     if (role === 'system' || hidden) {
-      return [hiddenEntry(key, time, role === 'system' ? 'chatgpt/system' : 'chatgpt/hidden', { hidden, role, content: toJson(c) })]
+      return [
+        hiddenEntry(key, time, role === 'system' ? 'chatgpt/system' : 'chatgpt/hidden', {
+          hidden,
+          role,
+          content: toJson(c),
+        }),
+      ]
     }
     const recipient = str(m.recipient) ?? 'all'
     if (role === 'assistant') {
@@ -135,14 +197,29 @@ class Conversation {
         // A message to a tool is its call: the code or command it sent is the argument.
         const input = content.map((b) => (b.type === 'text' ? b.text : '')).join('\n')
         content.length = 0
-        content.push({ type: 'function_call', id: key, function_id: recipient, arguments: defined({ input, language: str(c.language) }) })
+        content.push({
+          type: 'function_call',
+          id: key,
+          function_id: recipient,
+          arguments: defined({ input, language: str(c.language) }),
+        })
         this.callAbove.set(key, key)
       }
       const finish = isObj(meta.finish_details) ? str(meta.finish_details.type) : undefined
       const status = str(m.status)
       const message: AssistantMessage = {
-        role: 'assistant', content, model: str(meta.model_slug) ?? str(this.conv.default_model_slug) ?? 'unknown', provider: 'openai', timestamp: time,
-        stop_reason: toTool ? 'function_call' : status === 'in_progress' ? 'aborted' : finish ? (STOP[finish] ?? 'end') : 'end',
+        role: 'assistant',
+        content,
+        model: str(meta.model_slug) ?? str(this.conv.default_model_slug) ?? 'unknown',
+        provider: 'openai',
+        timestamp: time,
+        stop_reason: toTool
+          ? 'function_call'
+          : status === 'in_progress'
+            ? 'aborted'
+            : finish
+              ? (STOP[finish] ?? 'end')
+              : 'end',
       }
       if (finish) message.native_stop_reason = finish
       else if (status && status !== 'finished_successfully') message.native_stop_reason = status
@@ -154,12 +231,31 @@ class Conversation {
       const content = this.content(c, meta, key)
       if (call) {
         this.callAbove.set(key, call)
-        return [messageEntry(key, { role: 'function_result', function_call_id: call, function_id: name, content, timestamp: time, details: toJson(compact({ ...c, parts: undefined, result: undefined, text: undefined })), is_error: type === 'system_error' })]
+        return [
+          messageEntry(key, {
+            role: 'function_result',
+            function_call_id: call,
+            function_id: name,
+            content,
+            timestamp: time,
+            details: toJson(compact({ ...c, parts: undefined, result: undefined, text: undefined })),
+            is_error: type === 'system_error',
+          }),
+        ]
       }
       // A tool message no call leads to (a plugin's or a canvas's own message): shown as a notice.
-      return [messageEntry(key, { role: 'custom', custom_type: `chatgpt/tool:${name}`, content, timestamp: time, details: toJson(c) })]
+      return [
+        messageEntry(key, {
+          role: 'custom',
+          custom_type: `chatgpt/tool:${name}`,
+          content,
+          timestamp: time,
+          details: toJson(c),
+        }),
+      ]
     }
-    if (role !== 'user') this.warn('unknown-role', `message ${key} has role ${JSON.stringify(role)}; read as a user message`)
+    if (role !== 'user')
+      this.warn('unknown-role', `message ${key} has role ${JSON.stringify(role)}; read as a user message`)
     return [messageEntry(key, { role: 'user', content: this.content(c, meta, key), timestamp: time })]
   }
 
@@ -179,7 +275,11 @@ class Conversation {
       seen.add(k)
       out.push(k)
       const n = this.mapping[k]
-      const kids = isObj(n) ? arr(n.children).map(str).filter((c): c is string => c !== undefined && c in this.mapping) : []
+      const kids = isObj(n)
+        ? arr(n.children)
+            .map(str)
+            .filter((c): c is string => c !== undefined && c in this.mapping)
+        : []
       for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i])
     }
     // Nodes no root reaches (a parent loop): still kept, cut to the root by the tree builder.
@@ -195,7 +295,11 @@ class Conversation {
       if (!isObj(n)) continue
       const parentKey = str(n.parent)
       const known = parentKey !== undefined && parentKey in this.mapping
-      if (parentKey !== undefined && !known) this.warn('missing-parent', `node ${key} names parent ${parentKey}, which is not in the mapping; it hangs off the root`)
+      if (parentKey !== undefined && !known)
+        this.warn(
+          'missing-parent',
+          `node ${key} names parent ${parentKey}, which is not in the mapping; it hangs off the root`,
+        )
       if (!isObj(n.message)) {
         // The `message:null` root is the session's root; one deeper in the tree is transparent.
         if (!known && root === undefined) {
@@ -210,35 +314,54 @@ class Conversation {
     }
     if (root === undefined) this.tb.node(rootKey, null, [rootEntry(rootKey, this.created, 'chatgpt')])
     else this.tb.alias(rootKey, root)
-    const entries = this.tb.build((m) => this.warn('missing-parent', `node ${m.key} is on a parent loop; it hangs off the root`))
-    for (const e of entries) if (e.parent_id === null && e.id !== (root ?? rootKey)) e.parent_id = root ?? rootKey
+    const entries = this.tb.build((m) =>
+      this.warn('missing-parent', `node ${m.key} is on a parent loop; it hangs off the root`),
+    )
+    for (const e of entries)
+      if (e.parent_id === null && e.id !== (root ?? rootKey)) e.parent_id = root ?? rootKey
     const current = str(this.conv.current_node)
     let leaf = current === undefined ? undefined : this.tb.tailOf(current)
     if (current === undefined || leaf === undefined || leaf === null) {
-      if (current !== undefined) this.warn('graph-mismatch', `current_node ${current} is not in the mapping; the newest leaf is active`)
+      if (current !== undefined)
+        this.warn(
+          'graph-mismatch',
+          `current_node ${current} is not in the mapping; the newest leaf is active`,
+        )
       leaf = latestLeaf(entries)
     }
-    return sessionOf({
-      session_id: this.id,
-      title: str(this.conv.title),
-      created_at: toMs(this.conv.create_time),
-      updated_at: toMs(this.conv.update_time),
-      metadata: defined({
-        format: 'chatgpt', source_session_id: this.id, model: str(this.conv.default_model_slug), gizmo_id: str(this.conv.gizmo_id),
-        is_archived: typeof this.conv.is_archived === 'boolean' ? this.conv.is_archived : undefined, current_node: current,
-      }),
-      entries,
-      active_leaf: leaf,
-    }, this.ctx.now)
+    return sessionOf(
+      {
+        session_id: this.id,
+        title: str(this.conv.title),
+        created_at: toMs(this.conv.create_time),
+        updated_at: toMs(this.conv.update_time),
+        metadata: defined({
+          format: 'chatgpt',
+          source_session_id: this.id,
+          model: str(this.conv.default_model_slug),
+          gizmo_id: str(this.conv.gizmo_id),
+          is_archived: typeof this.conv.is_archived === 'boolean' ? this.conv.is_archived : undefined,
+          current_node: current,
+        }),
+        entries,
+        active_leaf: leaf,
+      },
+      this.ctx.now,
+    )
   }
 }
 
 /** One session per conversation of a ChatGPT `conversations.json` (or a single conversation). */
 export function readChatGpt(source: Source, ctx: ImportContext): Promise<SessionImport[]> {
-  return exportSessions(source, ctx, 'ChatGPT export',
+  return exportSessions(
+    source,
+    ctx,
+    'ChatGPT export',
     (conv, i) => str(conv.conversation_id) ?? str(conv.id) ?? `chatgpt-${i + 1}`,
-    (conv, id) => new Conversation(conv, id, ctx).session())
+    (conv, id) => new Conversation(conv, id, ctx).session(),
+  )
 }
 
 /** Whether a parsed value looks like a ChatGPT conversation. */
-export const isChatGptConversation = (o: unknown): boolean => isObj(o) && isObj(o.mapping) && ('current_node' in o || 'conversation_id' in o)
+export const isChatGptConversation = (o: unknown): boolean =>
+  isObj(o) && isObj(o.mapping) && ('current_node' in o || 'conversation_id' in o)

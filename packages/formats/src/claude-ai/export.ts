@@ -19,7 +19,8 @@ function blocks(content: readonly ContentBlock[]): Obj[] {
   for (const b of content) {
     if (b.type === 'text') out.push({ type: 'text', text: b.text })
     else if (b.type === 'thinking') out.push({ type: 'thinking', thinking: b.text })
-    else if (b.type === 'function_call') out.push({ type: 'tool_use', id: b.id, name: b.function_id, input: b.arguments })
+    else if (b.type === 'function_call')
+      out.push({ type: 'tool_use', id: b.id, name: b.function_id, input: b.arguments })
   }
   return out
 }
@@ -30,18 +31,35 @@ const holds = (e: SessionEntry): boolean => e.kind === 'message' && e.message.ro
 export function toClaudeAi(session: SessionImport): Obj {
   const tree = keptTree(session, holds)
   const byId = new Map(tree.entries.map(({ entry, parent }) => [entry.id, { entry, parent }]))
-  const root = session.entries.find((e) => e.parent_id === null && e.kind === 'custom' && e.custom_type === THREAD_ROOT)
+  const root = session.entries.find(
+    (e) => e.parent_id === null && e.kind === 'custom' && e.custom_type === THREAD_ROOT,
+  )
   // A folded entry → the message it went into.
   const home = new Map<string, string>()
   const messages: Obj[] = []
   for (const { entry, parent } of tree.entries) {
     if (home.has(entry.id) || entry.kind !== 'message') continue
     const m = entry.message
-    const base = { uuid: entry.id, parent_message_uuid: parent === null ? ZERO : (home.get(parent) ?? parent), created_at: iso(entry.timestamp), updated_at: iso(entry.timestamp), attachments: [] as Obj[], files: [] as Obj[] }
+    const base = {
+      uuid: entry.id,
+      parent_message_uuid: parent === null ? ZERO : (home.get(parent) ?? parent),
+      created_at: iso(entry.timestamp),
+      updated_at: iso(entry.timestamp),
+      attachments: [] as Obj[],
+      files: [] as Obj[],
+    }
     if (m.role === 'user' || m.role === 'function_result') {
       // A result with no assistant message to fold into goes out as a human message's text.
-      const files = m.content.flatMap((b) => (b.type === 'file' ? [{ file_name: b.name, file_uuid: b.attachment_id }] : []))
-      messages.push({ ...base, sender: 'human', text: plainText(m.content), content: blocks(m.content), files })
+      const files = m.content.flatMap((b) =>
+        b.type === 'file' ? [{ file_name: b.name, file_uuid: b.attachment_id }] : [],
+      )
+      messages.push({
+        ...base,
+        sender: 'human',
+        text: plainText(m.content),
+        content: blocks(m.content),
+        files,
+      })
       continue
     }
     // The assistant message, then the results and replies Claude.ai kept inside it.
@@ -54,22 +72,42 @@ export function toClaudeAi(session: SessionImport): Obj {
       const prev = byId.get(at)!.entry
       const afterResult = prev.kind === 'message' && prev.message.role === 'function_result'
       if (next.message.role === 'function_result') {
-        content.push({ type: 'tool_result', tool_use_id: next.message.function_call_id, name: next.message.function_id, content: next.message.content.flatMap((b) => (b.type === 'text' ? [{ type: 'text', text: b.text }] : [])), is_error: next.message.is_error })
-      } else if (next.message.role === 'assistant' && afterResult) content.push(...blocks(next.message.content))
+        content.push({
+          type: 'tool_result',
+          tool_use_id: next.message.function_call_id,
+          name: next.message.function_id,
+          content: next.message.content.flatMap((b) =>
+            b.type === 'text' ? [{ type: 'text', text: b.text }] : [],
+          ),
+          is_error: next.message.is_error,
+        })
+      } else if (next.message.role === 'assistant' && afterResult)
+        content.push(...blocks(next.message.content))
       else break
       home.set(next.id, entry.id)
       at = next.id
     }
-    messages.push({ ...base, sender: 'assistant', text: content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n'), content })
+    messages.push({
+      ...base,
+      sender: 'assistant',
+      text: content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n'),
+      content,
+    })
   }
   const leaf = tree.leaf === null ? null : (home.get(tree.leaf) ?? tree.leaf)
   return {
-    uuid: session.meta.session_id, name: session.meta.title, created_at: iso(root?.timestamp ?? session.meta.created_at), updated_at: iso(session.meta.updated_at),
-    chat_messages: messages, ...(leaf !== null && { current_leaf_message_uuid: leaf }),
+    uuid: session.meta.session_id,
+    name: session.meta.title,
+    created_at: iso(root?.timestamp ?? session.meta.created_at),
+    updated_at: iso(session.meta.updated_at),
+    chat_messages: messages,
+    ...(leaf !== null && { current_leaf_message_uuid: leaf }),
   }
 }
 
 /** Sessions as a Claude.ai `conversations.json` (a JSON array, one conversation per session). */
 export function exportClaudeAi(sessions: SessionImport | readonly SessionImport[]): string {
-  return JSON.stringify((Array.isArray(sessions) ? sessions : [sessions]).map((s: SessionImport) => toClaudeAi(s)))
+  return JSON.stringify(
+    (Array.isArray(sessions) ? sessions : [sessions]).map((s: SessionImport) => toClaudeAi(s)),
+  )
 }

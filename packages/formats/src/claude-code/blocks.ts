@@ -15,7 +15,8 @@ export interface BlockContext {
 function image(b: Record<string, unknown>, ctx: BlockContext): ContentBlock {
   const source = isObj(b.source) ? b.source : {}
   const data = str(source.data)
-  if (source.type === 'base64' && data !== undefined) return { type: 'image', mime: str(source.media_type) ?? 'image/png', data }
+  if (source.type === 'base64' && data !== undefined)
+    return { type: 'image', mime: str(source.media_type) ?? 'image/png', data }
   const url = str(source.url) ?? ''
   ctx.warn('image-url', `an image given by URL (${url.slice(0, 80)}) is kept as a text link, not inlined`)
   return text(`[image: ${url}]`)
@@ -29,7 +30,13 @@ function document(b: Record<string, unknown>, ctx: BlockContext): ContentBlock {
   if (source.type === 'text') return text(data)
   if (source.type === 'base64') {
     const bytes = fromBase64(data)
-    return { type: 'file', attachment_id: ctx.attach({ name, mime, data: bytes }), name, mime, size: bytes.byteLength }
+    return {
+      type: 'file',
+      attachment_id: ctx.attach({ name, mime, data: bytes }),
+      name,
+      mime,
+      size: bytes.byteLength,
+    }
   }
   ctx.warn('document-source', `a document with source type ${String(source.type)} is kept as JSON text`)
   return text(JSON.stringify(b))
@@ -52,7 +59,10 @@ export function resultContent(content: unknown, ctx: BlockContext): ContentBlock
 }
 
 function unknown(b: Record<string, unknown>, ctx: BlockContext): ContentBlock {
-  ctx.warn('unknown-block', `a content block of type ${String(b.type)} has no Colloquy equivalent; kept as JSON text`)
+  ctx.warn(
+    'unknown-block',
+    `a content block of type ${String(b.type)} has no Colloquy equivalent; kept as JSON text`,
+  )
   return text(JSON.stringify(b))
 }
 
@@ -68,7 +78,9 @@ export function block(b: unknown, ctx: BlockContext): ContentBlock | undefined {
       return text(str(b.text) ?? '')
     case 'thinking': {
       const signature = str(b.signature)
-      return signature === undefined ? { type: 'thinking', text: str(b.thinking) ?? '' } : { type: 'thinking', text: str(b.thinking) ?? '', signature }
+      return signature === undefined
+        ? { type: 'thinking', text: str(b.thinking) ?? '' }
+        : { type: 'thinking', text: str(b.thinking) ?? '', signature }
     }
     case 'redacted_thinking':
       // Encrypted reasoning: no text to show, but the opaque data must go back to the API.
@@ -76,7 +88,12 @@ export function block(b: unknown, ctx: BlockContext): ContentBlock | undefined {
     case 'tool_use':
     case 'server_tool_use':
     case 'mcp_tool_use':
-      return { type: 'function_call', id: str(b.id) ?? '', function_id: str(b.name) ?? '', arguments: parsed(b.input) }
+      return {
+        type: 'function_call',
+        id: str(b.id) ?? '',
+        function_id: str(b.name) ?? '',
+        arguments: parsed(b.input),
+      }
     case 'image':
       return image(b, ctx)
     case 'document':
@@ -86,7 +103,14 @@ export function block(b: unknown, ctx: BlockContext): ContentBlock | undefined {
     case 'web_fetch_tool_result':
     case 'mcp_tool_result':
     case 'code_execution_tool_result': {
-      const r: FunctionResultBlock = { type: 'function_result', function_call_id: str(b.tool_use_id) ?? '', content: isObj(b.content) && !Array.isArray(b.content) ? [text(JSON.stringify(b.content))] : resultContent(b.content, ctx) }
+      const r: FunctionResultBlock = {
+        type: 'function_result',
+        function_call_id: str(b.tool_use_id) ?? '',
+        content:
+          isObj(b.content) && !Array.isArray(b.content)
+            ? [text(JSON.stringify(b.content))]
+            : resultContent(b.content, ctx),
+      }
       if (b.is_error === true) r.is_error = true
       return r
     }

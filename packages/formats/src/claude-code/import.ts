@@ -20,8 +20,12 @@ import { type Skipped, type Warnings } from '../import/warnings.js'
 const BOOKKEEPING = new Set(['file-history-snapshot', 'queue-operation'])
 /** Line types without uuid whose content is session metadata. */
 const META_LINES: Record<string, string> = {
-  'agent-name': 'agentName', 'agent-setting': 'agentSetting', 'permission-mode': 'permissionMode', mode: 'mode',
-  'pr-link': 'prUrl', 'bridge-session': 'bridgeSessionId',
+  'agent-name': 'agentName',
+  'agent-setting': 'agentSetting',
+  'permission-mode': 'permissionMode',
+  mode: 'mode',
+  'pr-link': 'prUrl',
+  'bridge-session': 'bridgeSessionId',
 }
 export class ClaudeCodeReader {
   private readonly recs: Rec[] = []
@@ -38,7 +42,8 @@ export class ClaudeCodeReader {
   /** The record being read; block mapping reports against it (one context, not one per line). */
   private current: Rec | undefined
   private readonly blockContext: BlockContext = {
-    warn: (code, message) => this.warnings.add(code, `line ${this.current!.n}: ${message}`, { line: this.current!.n }),
+    warn: (code, message) =>
+      this.warnings.add(code, `line ${this.current!.n}: ${message}`, { line: this.current!.n }),
     attach: (a) => {
       const rec = this.current!
       const id = `att-${rec.uuid}-${(rec.attachments ??= []).length}`
@@ -61,10 +66,14 @@ export class ClaudeCodeReader {
     try {
       o = JSON.parse(line)
     } catch {
-      this.warnings.add('bad-line', `line ${n} is not valid JSON (truncated or corrupted); skipped`, { line: n, ...(file && { file }) })
+      this.warnings.add('bad-line', `line ${n} is not valid JSON (truncated or corrupted); skipped`, {
+        line: n,
+        ...(file && { file }),
+      })
       return
     }
-    if (!isObj(o)) return this.warnings.add('bad-line', `line ${n} is not a JSON object; skipped`, { line: n })
+    if (!isObj(o))
+      return this.warnings.add('bad-line', `line ${n} is not a JSON object; skipped`, { line: n })
     const type = str(o.type) ?? ''
     const uuid = str(o.uuid)
     const time = toMs(o.timestamp)
@@ -77,17 +86,42 @@ export class ClaudeCodeReader {
     if (side === null) this.sessionId ??= str(o.sessionId)
     if (side !== null) this.info.parentSessionId ??= str(o.sessionId)
     // 2.0.x flat agent files name their session only by `sessionId`; a folder may hold several.
-    if (side && !this.agentSession.has(side) && str(o.sessionId)) this.agentSession.set(side, str(o.sessionId)!)
+    if (side && !this.agentSession.has(side) && str(o.sessionId))
+      this.agentSession.set(side, str(o.sessionId)!)
     if (side === null) {
-      for (const [k, f] of [['cwd', 'cwd'], ['gitBranch', 'git_branch'], ['version', 'version'], ['slug', 'slug'], ['entrypoint', 'entrypoint']] as const) {
+      for (const [k, f] of [
+        ['cwd', 'cwd'],
+        ['gitBranch', 'git_branch'],
+        ['version', 'version'],
+        ['slug', 'slug'],
+        ['entrypoint', 'entrypoint'],
+      ] as const) {
         if (typeof o[k] === 'string') this.info[f] = o[k]
       }
     }
     // Every field set up front: one object shape for all records keeps the later passes fast.
     const rec: Rec = {
-      n, uuid, parent: str(o.parentUuid) ?? null, time: time ?? this.lastTime ?? 0, side, kind: 'other', blocks: [], results: [],
-      meta: undefined, compactSummary: undefined, details: undefined, sourceTool: undefined, msgId: undefined, model: undefined, stop: undefined,
-      usage: undefined, apiError: undefined, subtype: undefined, logicalParent: undefined, data: undefined, attachments: undefined,
+      n,
+      uuid,
+      parent: str(o.parentUuid) ?? null,
+      time: time ?? this.lastTime ?? 0,
+      side,
+      kind: 'other',
+      blocks: [],
+      results: [],
+      meta: undefined,
+      compactSummary: undefined,
+      details: undefined,
+      sourceTool: undefined,
+      msgId: undefined,
+      model: undefined,
+      stop: undefined,
+      usage: undefined,
+      apiError: undefined,
+      subtype: undefined,
+      logicalParent: undefined,
+      data: undefined,
+      attachments: undefined,
     }
     this.current = rec
     const attach = this.blockContext
@@ -118,7 +152,9 @@ export class ClaudeCodeReader {
     else if (type in META_LINES) this.info[type] = parsed(o[META_LINES[type]])
     else if (BOOKKEEPING.has(type)) this.skipped.add(type)
     else {
-      this.warnings.add('unknown-line', `line ${n} has type ${JSON.stringify(type)} and no uuid; skipped`, { line: n })
+      this.warnings.add('unknown-line', `line ${n} has type ${JSON.stringify(type)} and no uuid; skipped`, {
+        line: n,
+      })
       this.skipped.add(`unknown:${type}`)
     }
   }
@@ -136,7 +172,11 @@ export class ClaudeCodeReader {
     }
     for (const b of arr(content)) {
       if (isObj(b) && b.type === 'tool_result') {
-        rec.results.push({ call: str(b.tool_use_id) ?? '', content: resultContent(b.content, ctx), is_error: b.is_error === true })
+        rec.results.push({
+          call: str(b.tool_use_id) ?? '',
+          content: resultContent(b.content, ctx),
+          is_error: b.is_error === true,
+        })
       } else {
         const mapped = block(b, ctx)
         if (mapped) rec.blocks.push(mapped)
@@ -187,7 +227,8 @@ export class ClaudeCodeReader {
       else agents.set(key, [r])
     }
 
-    const baseId = this.sessionId ?? str(this.info.parentSessionId) ?? `claude-${this.firstTime ?? this.now()}`
+    const baseId =
+      this.sessionId ?? str(this.info.parentSessionId) ?? `claude-${this.firstTime ?? this.now()}`
     const sessions: SessionImport[] = []
     const links: JsonObject[] = []
     const mainTree = main.length ? buildTree(main, baseId, this.warnings, this.skipped) : undefined
@@ -199,27 +240,65 @@ export class ClaudeCodeReader {
       const id = `${own}:${agentId ? `agent-${agentId}` : key}`
       // A sidechain whose first line hangs under a main-file record (compaction run as its own
       // agent file in 2.1.x): no missing parent, but a link to where in the main tree it starts.
-      const tree = buildTree(recs, id, this.warnings, this.skipped, (uuid) => !foreign && mainTree?.tailOf(uuid) !== undefined)
+      const tree = buildTree(
+        recs,
+        id,
+        this.warnings,
+        this.skipped,
+        (uuid) => !foreign && mainTree?.tailOf(uuid) !== undefined,
+      )
       const from = tree.outside.length ? mainTree?.tailOf(tree.outside[0]) : undefined
       const call = foreign ? undefined : mainTree?.taskFor(agentId, tree.prompt)
       if (!foreign) links.push(defined({ session_id: id, agent_id: agentId, tool_call_id: call?.id }))
-      else this.warnings.add('subagent-orphan', `sub-agent ${agentId} belongs to session ${own}, which is not in this input; imported on its own`, { session_id: id })
+      else
+        this.warnings.add(
+          'subagent-orphan',
+          `sub-agent ${agentId} belongs to session ${own}, which is not in this input; imported on its own`,
+          { session_id: id },
+        )
       const side = agentId === undefined ? undefined : this.agentMeta.get(agentId)
-      sessions.push(this.session(id, tree, defined({
-        format: 'claude-code', source_session_id: foreign ? own : (str(this.info.parentSessionId) ?? baseId), sidechain: true,
-        parent_session_id: mainTree && !foreign ? baseId : own, agent_id: agentId, parent_tool_call_id: call?.id,
-        agent_type: str(side?.agentType), worktree_path: str(side?.worktreePath), parent_entry_id: from,
-      }), call?.description ?? str(side?.description)))
+      sessions.push(
+        this.session(
+          id,
+          tree,
+          defined({
+            format: 'claude-code',
+            source_session_id: foreign ? own : (str(this.info.parentSessionId) ?? baseId),
+            sidechain: true,
+            parent_session_id: mainTree && !foreign ? baseId : own,
+            agent_id: agentId,
+            parent_tool_call_id: call?.id,
+            agent_type: str(side?.agentType),
+            worktree_path: str(side?.worktreePath),
+            parent_entry_id: from,
+          }),
+          call?.description ?? str(side?.description),
+        ),
+      )
     }
     if (mainTree) {
       const present = new Set(links.map((l) => l.agent_id))
       for (const [agentId, callId] of mainTree.agentResults) {
         if (present.has(agentId)) continue
-        this.warnings.add('subagent-missing', `Task call ${callId} ran sub-agent ${agentId}, whose transcript (subagents/agent-${agentId}.jsonl) is not in this input`, { session_id: baseId })
-        links.push({ session_id: `${baseId}:agent-${agentId}`, agent_id: agentId, tool_call_id: callId, present: false })
+        this.warnings.add(
+          'subagent-missing',
+          `Task call ${callId} ran sub-agent ${agentId}, whose transcript (subagents/agent-${agentId}.jsonl) is not in this input`,
+          { session_id: baseId },
+        )
+        links.push({
+          session_id: `${baseId}:agent-${agentId}`,
+          agent_id: agentId,
+          tool_call_id: callId,
+          present: false,
+        })
       }
       const { parentSessionId: _, ...info } = this.info as JsonObject
-      const metadata = defined({ format: 'claude-code', source_session_id: baseId, ...info, sidechains: links.length ? links : undefined })
+      const metadata = defined({
+        format: 'claude-code',
+        source_session_id: baseId,
+        ...info,
+        sidechains: links.length ? links : undefined,
+      })
       sessions.unshift(this.session(baseId, mainTree, metadata, (entries) => this.title(main, entries)))
     }
     return sessions
@@ -238,17 +317,35 @@ export class ClaudeCodeReader {
     return summary ?? promptTitle(path)
   }
 
-  private session(id: string, tree: BuiltTree, metadata: JsonObject, title: string | undefined | ((path: SessionEntry[]) => string | undefined)): SessionImport {
+  private session(
+    id: string,
+    tree: BuiltTree,
+    metadata: JsonObject,
+    title: string | undefined | ((path: SessionEntry[]) => string | undefined),
+  ): SessionImport {
     for (const a of tree.attachments) this.attachments.push({ ...a, session_id: id })
     const leafHint = this.lastPromptLeaf === undefined ? undefined : tree.tailOf(this.lastPromptLeaf)
     const active_leaf = leafHint ?? latestLeaf(tree.entries)
     const path = pathTo(new Map(tree.entries.map((e) => [e.id, e])), active_leaf)
-    return sessionOf({ session_id: id, title: typeof title === 'function' ? title(path) : title, metadata, entries: tree.entries, active_leaf }, this.now)
+    return sessionOf(
+      {
+        session_id: id,
+        title: typeof title === 'function' ? title(path) : title,
+        metadata,
+        entries: tree.entries,
+        active_leaf,
+      },
+      this.now,
+    )
   }
 }
 
 /** Reads Claude Code JSONL files (a session file, and optionally its sub-agent files) line by line. */
-export async function readClaudeCode(files: readonly { source: Source; name?: string }[], ctx: ImportContext, agentMeta?: ReadonlyMap<string, Obj>): Promise<SessionImport[]> {
+export async function readClaudeCode(
+  files: readonly { source: Source; name?: string }[],
+  ctx: ImportContext,
+  agentMeta?: ReadonlyMap<string, Obj>,
+): Promise<SessionImport[]> {
   const reader = new ClaudeCodeReader(ctx.warnings, ctx.skipped, ctx.now, agentMeta)
   for (const f of files) {
     for await (const batch of lineBatches(f.source, ctx.options)) {

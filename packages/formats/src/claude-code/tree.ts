@@ -13,7 +13,22 @@ import type { Skipped, Warnings } from '../import/warnings.js'
 /** `system` subtypes that are timing/hook telemetry: transparent in the tree, like progress. */
 const TELEMETRY = new Set(['stop_hook_summary', 'turn_duration', 'bridge_status'])
 /** Envelope fields repeated on every line; left out of custom entries' data. */
-const ENVELOPE = new Set(['parentUuid', 'logicalParentUuid', 'isSidechain', 'userType', 'cwd', 'sessionId', 'version', 'gitBranch', 'slug', 'type', 'uuid', 'timestamp', 'entrypoint', 'agentId'])
+const ENVELOPE = new Set([
+  'parentUuid',
+  'logicalParentUuid',
+  'isSidechain',
+  'userType',
+  'cwd',
+  'sessionId',
+  'version',
+  'gitBranch',
+  'slug',
+  'type',
+  'uuid',
+  'timestamp',
+  'entrypoint',
+  'agentId',
+])
 
 export interface Result {
   call: string
@@ -65,11 +80,22 @@ interface Splice {
 
 const usageOf = (u: Obj | undefined, output: number | undefined): Usage | undefined => {
   if (!u) return undefined
-  return compact({ input: count(u.input_tokens), output: output ?? count(u.output_tokens), cache_read: count(u.cache_read_input_tokens), cache_write: count(u.cache_creation_input_tokens) })
+  return compact({
+    input: count(u.input_tokens),
+    output: output ?? count(u.output_tokens),
+    cache_read: count(u.cache_read_input_tokens),
+    cache_write: count(u.cache_creation_input_tokens),
+  })
 }
 
 const STOP: Record<string, StopReason> = {
-  end_turn: 'end', stop_sequence: 'end', pause_turn: 'end', refusal: 'end', tool_use: 'function_call', max_tokens: 'length', model_context_window_exceeded: 'length',
+  end_turn: 'end',
+  stop_sequence: 'end',
+  pause_turn: 'end',
+  refusal: 'end',
+  tool_use: 'function_call',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
 }
 
 export interface BuiltTree {
@@ -81,7 +107,10 @@ export interface BuiltTree {
   /** Parents outside this tree that `elsewhere` knew (a sidechain file starting in the main one). */
   outside: string[]
   tailOf(uuid: string): string | undefined
-  taskFor(agentId: string | undefined, prompt: string | undefined): { id: string; description: string | undefined } | undefined
+  taskFor(
+    agentId: string | undefined,
+    prompt: string | undefined,
+  ): { id: string; description: string | undefined } | undefined
 }
 
 function payload(o: Obj): Json {
@@ -112,7 +141,13 @@ function assistantEntry(g: Group): SessionEntry {
   const message: AssistantMessage = {
     role: 'assistant',
     content,
-    stop_reason: apiError ? 'error' : stop ? (STOP[stop] ?? 'end') : content.some((b) => b.type === 'function_call') ? 'function_call' : 'end',
+    stop_reason: apiError
+      ? 'error'
+      : stop
+        ? (STOP[stop] ?? 'end')
+        : content.some((b) => b.type === 'function_call')
+          ? 'function_call'
+          : 'end',
     model: model ?? 'unknown',
     provider: 'anthropic',
     timestamp: first.time,
@@ -141,7 +176,13 @@ function resultEntry(r: Rec, result: Result, calls: Map<string, { name: string }
 }
 
 /** One session's tree from its records (file order). */
-export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, skipped: Skipped, elsewhere?: (uuid: string) => boolean): BuiltTree {
+export function buildTree(
+  recs: Rec[],
+  sessionId: string,
+  warnings: Warnings,
+  skipped: Skipped,
+  elsewhere?: (uuid: string) => boolean,
+): BuiltTree {
   const tb = new TreeBuilder()
   const groups = new Map<string, Group>()
   const groupOfLine = new Map<string, Group>()
@@ -150,7 +191,11 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
   for (const r of recs) {
     if (r.kind !== 'assistant') continue
     let g = groups.get(r.msgId!)
-    if (!g) groups.set(r.msgId!, (g = { key: r.uuid, parent: r.parent, lines: [], calls: [], results: [], inserts: new Map() }))
+    if (!g)
+      groups.set(
+        r.msgId!,
+        (g = { key: r.uuid, parent: r.parent, lines: [], calls: [], results: [], inserts: new Map() }),
+      )
     g.lines.push(r)
     groupOfLine.set(r.uuid, g)
     for (const b of r.blocks) {
@@ -160,7 +205,8 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
       callInfo.set(b.id, { name: b.function_id, input: b.arguments })
     }
   }
-  const warn = (code: string, message: string, r: Rec): void => warnings.add(code, message, { session_id: sessionId, line: r.n })
+  const warn = (code: string, message: string, r: Rec): void =>
+    warnings.add(code, message, { session_id: sessionId, line: r.n })
   const byUuid = new Map<string, Rec>()
   for (const r of recs) if (!byUuid.has(r.uuid)) byUuid.set(r.uuid, r)
   for (const g of groups.values()) orderLines(g, byUuid, groupOfLine)
@@ -196,7 +242,9 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
         break
       default:
         // Newer record types in the tree (`attachment`, …): kept whole, out of the transcript.
-        place(r.uuid, r.parent, [customEntry(r.uuid, r.time, `claude-code/${r.subtype ?? 'other'}`, payload(r.data!))])
+        place(r.uuid, r.parent, [
+          customEntry(r.uuid, r.time, `claude-code/${r.subtype ?? 'other'}`, payload(r.data!)),
+        ])
     }
   }
   for (const g of groups.values()) {
@@ -211,7 +259,8 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
     const left = new Map<Rec, number>()
     for (const { rec } of g.results) left.set(rec, (left.get(rec) ?? 0) + 1)
     for (const { rec, result } of g.results) {
-      if (seen.has(result.call)) warn('duplicate-result', `tool call ${result.call} has more than one result; both kept in order`, rec)
+      if (seen.has(result.call))
+        warn('duplicate-result', `tool call ${result.call} has more than one result; both kept in order`, rec)
       seen.add(result.call)
       entries.push(resultEntry(rec, result, callInfo))
       // What the file put after a result line (a hook's output) follows its last result.
@@ -219,7 +268,12 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
       if (left.get(rec) === 0) entries.push(...(g.inserts.get(rec.uuid) ?? []))
     }
     for (const call of g.calls) {
-      if (!seen.has(call)) warn('unpaired-call', `tool call ${call} (${callInfo.get(call)?.name}) has no result in the file (the file ends mid-turn or the run was cut off)`, g.lines[0])
+      if (!seen.has(call))
+        warn(
+          'unpaired-call',
+          `tool call ${call} (${callInfo.get(call)?.name}) has no result in the file (the file ends mid-turn or the run was cut off)`,
+          g.lines[0],
+        )
     }
     tb.node(g.key, g.parent, entries)
   }
@@ -235,7 +289,11 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
     missing.add(m.missing)
     const r = recs.find((x) => x.uuid === m.key.split('#')[0])
     const via = m.parent === m.missing ? '' : ` (through ${m.parent})`
-    warnings.add('missing-parent', `record ${m.key.split('#')[0]} descends from ${m.missing}${via}, which is not in the file (it starts mid-session); it becomes a root`, { session_id: sessionId, ...(r && { line: r.n }) })
+    warnings.add(
+      'missing-parent',
+      `record ${m.key.split('#')[0]} descends from ${m.missing}${via}, which is not in the file (it starts mid-session); it becomes a root`,
+      { session_id: sessionId, ...(r && { line: r.n }) },
+    )
   })
   const first = recs.find((r) => r.kind === 'user' && r.results.length === 0)
   const prompt = first?.blocks.find((b) => b.type === 'text')
@@ -251,7 +309,8 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
       const byAgent = agentId === undefined ? undefined : agentResults.get(agentId)
       for (const [id, info] of callInfo) {
         const input = isObj(info.input) ? info.input : {}
-        if (id === byAgent || (byAgent === undefined && prompt !== undefined && input.prompt === prompt)) return { id, description: str(input.description) }
+        if (id === byAgent || (byAgent === undefined && prompt !== undefined && input.prompt === prompt))
+          return { id, description: str(input.description) }
       }
       return undefined
     },
@@ -261,8 +320,14 @@ export function buildTree(recs: Rec[], sessionId: string, warnings: Warnings, sk
 type Place = (key: string, parent: string | null, entries: SessionEntry[]) => void
 
 function placeUser(
-  r: Rec, tb: TreeBuilder, place: Place, owner: Map<string, Group>, groupOfLine: Map<string, Group>,
-  callInfo: Map<string, { name: string; input: Json }>, agentResults: Map<string, string>, warn: (code: string, message: string, r: Rec) => void,
+  r: Rec,
+  tb: TreeBuilder,
+  place: Place,
+  owner: Map<string, Group>,
+  groupOfLine: Map<string, Group>,
+  callInfo: Map<string, { name: string; input: Json }>,
+  agentResults: Map<string, string>,
+  warn: (code: string, message: string, r: Rec) => void,
 ): void {
   if (r.compactSummary) {
     // The summary Claude Code injects after a compact boundary belongs to that boundary.
@@ -286,13 +351,21 @@ function placeUser(
       return
     }
     // The call is not in the file (it starts mid-turn): keep the result where the tree puts it.
-    warn('orphan-result', `tool result for ${result.call} has no matching tool call in the file (it starts mid-turn); kept in place`, r)
+    warn(
+      'orphan-result',
+      `tool result for ${result.call} has no matching tool call in the file (it starts mid-turn); kept in place`,
+      r,
+    )
     const key = `${r.uuid}#${i}`
     tb.node(key, at, [resultEntry(r, result, callInfo)])
     at = key
   })
   if (!r.blocks.length) return tb.alias(r.uuid, at)
-  const entry = messageEntry(r.uuid, { role: 'user', content: r.blocks, timestamp: r.time }, r.meta ? { is_meta: true } : undefined)
+  const entry = messageEntry(
+    r.uuid,
+    { role: 'user', content: r.blocks, timestamp: r.time },
+    r.meta ? { is_meta: true } : undefined,
+  )
   // Text beside results stays after them; a record of its own may sit inside a merged group.
   if (r.results.length) tb.node(r.uuid, at, [entry])
   else place(r.uuid, at, [entry])
@@ -304,11 +377,20 @@ function placeSystem(r: Rec, tb: TreeBuilder, place: Place, skipped: Skipped): v
     // The boundary cuts the chain (parentUuid null); joining it to the pre-compaction leaf
     // keeps one tree, with the summary (filled in by the next line) on a custom entry.
     const m = isObj(o.compactMetadata) ? o.compactMetadata : {}
-    const data = compact({ source: 'claude-code', trigger: str(m.trigger), pre_tokens: num(m.preTokens), post_tokens: num(m.postTokens), logical_parent_uuid: r.logicalParent, summary: null })
+    const data = compact({
+      source: 'claude-code',
+      trigger: str(m.trigger),
+      pre_tokens: num(m.preTokens),
+      post_tokens: num(m.postTokens),
+      logical_parent_uuid: r.logicalParent,
+      summary: null,
+    })
     tb.node(r.uuid, r.logicalParent ?? r.parent, [customEntry(r.uuid, r.time, 'compaction', toJson(data))])
   } else if (r.subtype === 'microcompact_boundary') {
     const m = isObj(o.microcompactMetadata) ? o.microcompactMetadata : {}
-    place(r.uuid, r.parent, [customEntry(r.uuid, r.time, 'microcompaction', toJson({ source: 'claude-code', ...m }))])
+    place(r.uuid, r.parent, [
+      customEntry(r.uuid, r.time, 'microcompaction', toJson({ source: 'claude-code', ...m })),
+    ])
   } else if (TELEMETRY.has(r.subtype ?? '')) {
     skipped.add(`system/${r.subtype}`)
     tb.alias(r.uuid, r.parent)
@@ -329,7 +411,8 @@ function memberOf(r: Rec, groupOfLine: Map<string, Group>, owner: Map<string, Gr
 
 /** Records that become entries of their own (not aliases) and so could hang off a group. */
 const spliceable = (r: Rec): boolean =>
-  r.kind === 'other' || (r.kind === 'user' && r.results.length === 0 && !r.compactSummary) ||
+  r.kind === 'other' ||
+  (r.kind === 'user' && r.results.length === 0 && !r.compactSummary) ||
   (r.kind === 'system' && r.subtype !== 'compact_boundary' && !TELEMETRY.has(r.subtype ?? ''))
 
 /**
@@ -340,7 +423,12 @@ const spliceable = (r: Rec): boolean =>
  * dead-end siblings of the conversation (a fork the source never had); each is spliced into
  * the group's chain right after the member it follows instead.
  */
-function findSplices(recs: Rec[], byUuid: Map<string, Rec>, groupOfLine: Map<string, Group>, owner: Map<string, Group>): Map<string, Splice> {
+function findSplices(
+  recs: Rec[],
+  byUuid: Map<string, Rec>,
+  groupOfLine: Map<string, Group>,
+  owner: Map<string, Group>,
+): Map<string, Splice> {
   const member = new Map<string, Group>()
   // Records with a conversation turn (a message, a result) at or below them.
   const live = new Set<string>()
@@ -404,7 +492,7 @@ function orderLines(g: Group, byUuid: Map<string, Rec>, groupOfLine: Map<string,
   for (const l of g.lines) {
     let d = 0
     const seen = new Set<string>()
-    for (let k = l.parent; k !== null && !seen.has(k) && seen.size < 10_000; ) {
+    for (let k = l.parent; k !== null && !seen.has(k) && seen.size < 10_000;) {
       seen.add(k)
       const above = byUuid.get(k)
       if (!above) break

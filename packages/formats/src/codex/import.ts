@@ -1,11 +1,31 @@
-import type { ContentBlock, FunctionResultMessage, Json, JsonObject, SessionEntry, SessionImport, Usage } from '@colloquy/core'
+import type {
+  ContentBlock,
+  FunctionResultMessage,
+  Json,
+  JsonObject,
+  SessionEntry,
+  SessionImport,
+  Usage,
+} from '@colloquy/core'
 import { parseDataUrl } from '../input/base64.js'
 import type { ImportContext } from '../import/context.js'
 import { chain, customEntry, messageEntry, text } from '../session/entries.js'
 import type { Source } from '../input/source.js'
 import { eachJsonLine } from '../input/records.js'
 import { sessionOf } from '../session/session-of.js'
-import { arr, compact, count, decodeJsonString, defined, isObj, num, str, toJson, toMs, type Obj } from '../values.js'
+import {
+  arr,
+  compact,
+  count,
+  decodeJsonString,
+  defined,
+  isObj,
+  num,
+  str,
+  toJson,
+  toMs,
+  type Obj,
+} from '../values.js'
 
 // Codex rollout JSONL (spec §2): `{timestamp, type, payload}` lines, or the mid-2025 shape of
 // bare response items after a bare header. No tree: order is the only structure; calls and
@@ -20,10 +40,13 @@ interface Item {
 }
 
 /** Context the harness injects as `user` messages: kept, but not as prompts. */
-const INJECTED = /^\s*(<(environment_context|user_instructions|user_shell_command|INSTRUCTIONS|turn_aborted)\b|# AGENTS\.md instructions)/
+const INJECTED =
+  /^\s*(<(environment_context|user_instructions|user_shell_command|INSTRUCTIONS|turn_aborted)\b|# AGENTS\.md instructions)/
 
 const textOf = (content: unknown): string =>
-  arr(content).map((c) => (isObj(c) ? (str(c.text) ?? '') : '')).join('')
+  arr(content)
+    .map((c) => (isObj(c) ? (str(c.text) ?? '') : ''))
+    .join('')
 
 function inputBlocks(content: unknown): ContentBlock[] {
   const out: ContentBlock[] = []
@@ -32,7 +55,9 @@ function inputBlocks(content: unknown): ContentBlock[] {
     if (typeof c.text === 'string') out.push(text(c.text))
     else if (c.type === 'input_image') {
       const img = parseDataUrl(str(c.image_url) ?? '')
-      out.push(img ? { type: 'image', mime: img.mime, data: img.data } : text(`[image: ${str(c.image_url) ?? ''}]`))
+      out.push(
+        img ? { type: 'image', mime: img.mime, data: img.data } : text(`[image: ${str(c.image_url) ?? ''}]`),
+      )
     }
   }
   return out
@@ -42,7 +67,10 @@ function reasoningText(p: Obj): string {
   const content = arr(p.content)
   // Raw reasoning when the provider returned it; usually only the summary is readable.
   if (content.length) return textOf(content)
-  return arr(p.summary).map((s) => (isObj(s) ? (str(s.text) ?? '') : '')).filter(Boolean).join('\n\n')
+  return arr(p.summary)
+    .map((s) => (isObj(s) ? (str(s.text) ?? '') : ''))
+    .filter(Boolean)
+    .join('\n\n')
 }
 
 /** A function output: plain text, `{output, metadata}` JSON text, `{content, success}`, or parts. */
@@ -53,16 +81,31 @@ function output(raw: unknown): { content: ContentBlock[]; details: Json; is_erro
     if (typeof value.output === 'string') {
       const meta = isObj(value.metadata) ? value.metadata : {}
       const exit = num(meta.exit_code)
-      return { content: [text(value.output)], details: toJson(meta), is_error: exit !== undefined && exit !== 0 }
+      return {
+        content: [text(value.output)],
+        details: toJson(meta),
+        is_error: exit !== undefined && exit !== 0,
+      }
     }
-    if (typeof value.content === 'string') return { content: [text(value.content)], details: toJson(value), is_error: value.success === false }
+    if (typeof value.content === 'string')
+      return { content: [text(value.content)], details: toJson(value), is_error: value.success === false }
   }
-  if (isObj(raw) && typeof raw.content === 'string') return { content: [text(raw.content)], details: toJson(raw), is_error: raw.success === false }
-  return { content: [text(typeof raw === 'string' ? raw : JSON.stringify(raw ?? null))], details: null, is_error: false }
+  if (isObj(raw) && typeof raw.content === 'string')
+    return { content: [text(raw.content)], details: toJson(raw), is_error: raw.success === false }
+  return {
+    content: [text(typeof raw === 'string' ? raw : JSON.stringify(raw ?? null))],
+    details: null,
+    is_error: false,
+  }
 }
 
 const usageOf = (u: Obj): Usage =>
-  compact({ input: count(u.input_tokens), output: count(u.output_tokens), cache_read: count(u.cached_input_tokens), reasoning: count(u.reasoning_output_tokens) })
+  compact({
+    input: count(u.input_tokens),
+    output: count(u.output_tokens),
+    cache_read: count(u.cached_input_tokens),
+    reasoning: count(u.reasoning_output_tokens),
+  })
 
 /** Normalises one line of either generation to `{type, payload}`. */
 function normalise(o: Obj, n: number, lastTime: number): Item | undefined {
@@ -101,7 +144,8 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
     if (type !== 'response_item') continue
     if (p.type === 'message' && p.role === 'user') said.user.add(textOf(p.content).trim())
     if (p.type === 'message' && p.role === 'assistant') said.assistant.add(textOf(p.content).trim())
-    if (p.type === 'reasoning') for (const s of arr(p.summary)) if (isObj(s)) said.reasoning.add((str(s.text) ?? '').trim())
+    if (p.type === 'reasoning')
+      for (const s of arr(p.summary)) if (isObj(s)) said.reasoning.add((str(s.text) ?? '').trim())
   }
 
   const entries: SessionEntry[] = []
@@ -119,9 +163,19 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
   const flush = (): void => {
     if (!turn) return
     const hasCall = turn.blocks.some((b) => b.type === 'function_call')
-    const message = { role: 'assistant' as const, content: turn.blocks, stop_reason: hasCall ? ('function_call' as const) : ('end' as const), model: turn.model, provider, timestamp: turn.first.time, ...(turn.usage && { usage: turn.usage }) }
+    const message = {
+      role: 'assistant' as const,
+      content: turn.blocks,
+      stop_reason: hasCall ? ('function_call' as const) : ('end' as const),
+      model: turn.model,
+      provider,
+      timestamp: turn.first.time,
+      ...(turn.usage && { usage: turn.usage }),
+    }
     // Codex Desktop marks each reply `commentary` (between tool calls) or `final_answer`.
-    entries.push(messageEntry(`line-${turn.first.n}`, message, turn.phase ? { phase: turn.phase } : undefined))
+    entries.push(
+      messageEntry(`line-${turn.first.n}`, message, turn.phase ? { phase: turn.phase } : undefined),
+    )
     turn = undefined
   }
   const open = (item: Item): NonNullable<typeof turn> => {
@@ -138,9 +192,20 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
   const result = (item: Item, id: string, raw: unknown, entryId = `line-${item.n}`): void => {
     flush()
     const out = output(raw)
-    if (!calls.has(id)) ctx.warnings.add('orphan-result', `output for ${id} has no matching call in the file; kept in place`, { line: item.n })
+    if (!calls.has(id))
+      ctx.warnings.add('orphan-result', `output for ${id} has no matching call in the file; kept in place`, {
+        line: item.n,
+      })
     answered.add(id)
-    const message: FunctionResultMessage = { role: 'function_result', function_call_id: id, function_id: calls.get(id) ?? 'unknown', content: out.content, timestamp: item.time, details: out.details, is_error: out.is_error }
+    const message: FunctionResultMessage = {
+      role: 'function_result',
+      function_call_id: id,
+      function_id: calls.get(id) ?? 'unknown',
+      content: out.content,
+      timestamp: item.time,
+      details: out.details,
+      is_error: out.is_error,
+    }
     entries.push(messageEntry(entryId, message))
   }
   const user = (item: Item, blocks: ContentBlock[]): void => {
@@ -170,8 +235,20 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
         break
       case 'compacted':
         flush()
-        if (arr(p.replacement_history).length) ctx.skipped.add('compacted.replacement_history item', arr(p.replacement_history).length)
-        entries.push(customEntry(`line-${item.n}`, item.time, 'compaction', defined({ source: 'codex', summary: str(p.message) ?? null, replacement_items: arr(p.replacement_history).length })))
+        if (arr(p.replacement_history).length)
+          ctx.skipped.add('compacted.replacement_history item', arr(p.replacement_history).length)
+        entries.push(
+          customEntry(
+            `line-${item.n}`,
+            item.time,
+            'compaction',
+            defined({
+              source: 'codex',
+              summary: str(p.message) ?? null,
+              replacement_items: arr(p.replacement_history).length,
+            }),
+          ),
+        )
         break
       case 'response_item':
         if (kind === 'message') {
@@ -181,22 +258,31 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
             const reply = open(item)
             reply.blocks.push(...inputBlocks(p.content))
             if (str(p.phase)) reply.phase = str(p.phase)
-          }
-          else if (role === 'user' && !INJECTED.test(t)) {
+          } else if (role === 'user' && !INJECTED.test(t)) {
             user(item, inputBlocks(p.content))
             uncopiedUser = true
-          }
-          else {
+          } else {
             // Injected context and developer/system instructions: kept, out of the transcript.
             flush()
-            entries.push(customEntry(`line-${item.n}`, item.time, 'codex/context', { role: role ?? null, text: t }))
+            entries.push(
+              customEntry(`line-${item.n}`, item.time, 'codex/context', { role: role ?? null, text: t }),
+            )
           }
         } else if (kind === 'reasoning') {
           const enc = str(p.encrypted_content)
           // The encrypted reasoning is what the API needs back; it plays the signature's role.
-          open(item).blocks.push(enc ? { type: 'thinking', text: reasoningText(p), signature: enc } : { type: 'thinking', text: reasoningText(p) })
+          open(item).blocks.push(
+            enc
+              ? { type: 'thinking', text: reasoningText(p), signature: enc }
+              : { type: 'thinking', text: reasoningText(p) },
+          )
         } else if (kind === 'function_call') {
-          call(item, str(p.call_id) ?? `line-${item.n}`, str(p.name) ?? 'unknown', toJson(decodeJsonString(p.arguments).value ?? null))
+          call(
+            item,
+            str(p.call_id) ?? `line-${item.n}`,
+            str(p.name) ?? 'unknown',
+            toJson(decodeJsonString(p.arguments).value ?? null),
+          )
         } else if (kind === 'custom_tool_call') {
           call(item, str(p.call_id) ?? `line-${item.n}`, str(p.name) ?? 'unknown', toJson(p.input ?? null))
         } else if (kind === 'local_shell_call') {
@@ -205,16 +291,32 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
           // Codex persists only the search action, never its results: the call gets an empty one.
           const id = str(p.id) ?? `line-${item.n}`
           call(item, id, 'web_search', toJson(p.action ?? null))
-          result(item, id, JSON.stringify({ output: '', metadata: { status: str(p.status) ?? null } }), `line-${item.n}:result`)
+          result(
+            item,
+            id,
+            JSON.stringify({ output: '', metadata: { status: str(p.status) ?? null } }),
+            `line-${item.n}:result`,
+          )
         } else if (kind === 'function_call_output' || kind === 'custom_tool_call_output') {
           result(item, str(p.call_id) ?? '', p.output)
         } else if (kind === 'compaction' || kind === 'compaction_summary') {
           // Server-side compaction: only an encrypted summary the API reads back.
           flush()
-          entries.push(customEntry(`line-${item.n}`, item.time, 'compaction', defined({ source: 'codex', encrypted_content: str(p.encrypted_content) })))
+          entries.push(
+            customEntry(
+              `line-${item.n}`,
+              item.time,
+              'compaction',
+              defined({ source: 'codex', encrypted_content: str(p.encrypted_content) }),
+            ),
+          )
         } else if (kind === 'ghost_snapshot') skip('response_item/ghost_snapshot')
         else {
-          ctx.warnings.add('unknown-item', `line ${item.n}: response item ${JSON.stringify(kind)} kept as a custom entry`, { line: item.n })
+          ctx.warnings.add(
+            'unknown-item',
+            `line ${item.n}: response item ${JSON.stringify(kind)} kept as a custom entry`,
+            { line: item.n },
+          )
           flush()
           entries.push(customEntry(`line-${item.n}`, item.time, `codex/${kind}`, toJson(p)))
         }
@@ -225,8 +327,14 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
           if (said.user.has(t.trim()) || uncopiedUser) {
             uncopiedUser = false
             skip('event_msg/user_message (copy of a response item)')
-          }
-          else user(item, [text(t), ...arr(p.images).map((u) => parseDataUrl(str(u) ?? '')).filter((x) => x !== undefined).map((x) => ({ type: 'image' as const, mime: x.mime, data: x.data }))])
+          } else
+            user(item, [
+              text(t),
+              ...arr(p.images)
+                .map((u) => parseDataUrl(str(u) ?? ''))
+                .filter((x) => x !== undefined)
+                .map((x) => ({ type: 'image' as const, mime: x.mime, data: x.data })),
+            ])
         } else if (kind === 'agent_message') {
           const t = str(p.message) ?? ''
           if (said.assistant.has(t.trim())) skip('event_msg/agent_message (copy of a response item)')
@@ -260,19 +368,39 @@ function build(items: Item[], ctx: ImportContext): SessionImport {
   }
   flush()
   for (const id of calls.keys()) {
-    if (!answered.has(id)) ctx.warnings.add('unpaired-call', `call ${id} (${calls.get(id)}) has no output in the file (the file ends mid-turn or the run was cut off)`)
+    if (!answered.has(id))
+      ctx.warnings.add(
+        'unpaired-call',
+        `call ${id} (${calls.get(id)}) has no output in the file (the file ends mid-turn or the run was cut off)`,
+      )
   }
 
   const id = str(meta?.id) ?? str(meta?.session_id) ?? `codex-${items[0].time}`
   const m = meta ?? {}
   const metadata = defined({
-    format: 'codex', source_session_id: id, cwd: str(m.cwd), originator: str(m.originator), cli_version: str(m.cli_version),
-    source: m.source === undefined ? undefined : toJson(m.source), model_provider: str(m.model_provider), git: isObj(m.git) ? toJson(m.git) : undefined,
-    instructions: str(m.instructions), model: model === 'unknown' ? undefined : model, total_token_usage: totals,
+    format: 'codex',
+    source_session_id: id,
+    cwd: str(m.cwd),
+    originator: str(m.originator),
+    cli_version: str(m.cli_version),
+    source: m.source === undefined ? undefined : toJson(m.source),
+    model_provider: str(m.model_provider),
+    git: isObj(m.git) ? toJson(m.git) : undefined,
+    instructions: str(m.instructions),
+    model: model === 'unknown' ? undefined : model,
+    total_token_usage: totals,
   })
   chain(entries)
-  return sessionOf({
-    session_id: id, title, created_at: toMs(m.timestamp), metadata, entries, active_leaf: entries.at(-1)?.id ?? null,
-    ...(str(m.forked_from_id) && { forked_from: str(m.forked_from_id) }),
-  }, ctx.now)
+  return sessionOf(
+    {
+      session_id: id,
+      title,
+      created_at: toMs(m.timestamp),
+      metadata,
+      entries,
+      active_leaf: entries.at(-1)?.id ?? null,
+      ...(str(m.forked_from_id) && { forked_from: str(m.forked_from_id) }),
+    },
+    ctx.now,
+  )
 }

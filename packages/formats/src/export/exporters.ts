@@ -29,11 +29,46 @@ const first = (sessions: SessionImport | readonly SessionImport[]): SessionImpor
  * apps read this list, so a new exporter shows up everywhere at once.
  */
 export const EXPORTERS: readonly Exporter[] = [
-  { id: 'unified', label: 'unified JSON', extension: 'json', mime: 'application/json', multi: true, write: (s) => exportUnified(s) },
-  { id: 'opa', label: 'OPA archive', extension: 'opa', mime: 'application/zip', multi: false, write: (s) => exportOpa(first(s)) },
-  { id: 'chatgpt', label: 'ChatGPT JSON', extension: 'chatgpt.json', mime: 'application/json', multi: true, write: exportChatGpt },
-  { id: 'claude-ai', label: 'Claude.ai JSON', extension: 'claude-ai.json', mime: 'application/json', multi: true, write: exportClaudeAi },
-  { id: 'open-webui', label: 'Open WebUI JSON', extension: 'open-webui.json', mime: 'application/json', multi: true, write: exportOpenWebUi },
+  {
+    id: 'unified',
+    label: 'unified JSON',
+    extension: 'json',
+    mime: 'application/json',
+    multi: true,
+    write: (s) => exportUnified(s),
+  },
+  {
+    id: 'opa',
+    label: 'OPA archive',
+    extension: 'opa',
+    mime: 'application/zip',
+    multi: false,
+    write: (s) => exportOpa(first(s)),
+  },
+  {
+    id: 'chatgpt',
+    label: 'ChatGPT JSON',
+    extension: 'chatgpt.json',
+    mime: 'application/json',
+    multi: true,
+    write: exportChatGpt,
+  },
+  {
+    id: 'claude-ai',
+    label: 'Claude.ai JSON',
+    extension: 'claude-ai.json',
+    mime: 'application/json',
+    multi: true,
+    write: exportClaudeAi,
+  },
+  {
+    id: 'open-webui',
+    label: 'Open WebUI JSON',
+    extension: 'open-webui.json',
+    mime: 'application/json',
+    multi: true,
+    write: exportOpenWebUi,
+  },
 ]
 
 export type ExportFormatId = Exporter['id']

@@ -1,4 +1,11 @@
-import type { ContentBlock, ImportAttachment, SessionEntry, SessionImport, SessionMeta, Store } from '@colloquy/core'
+import type {
+  ContentBlock,
+  ImportAttachment,
+  SessionEntry,
+  SessionImport,
+  SessionMeta,
+  Store,
+} from '@colloquy/core'
 import { mimeOrOctet } from '@colloquy/core/wire'
 import { FormatError } from '../errors.js'
 
@@ -6,7 +13,10 @@ import { FormatError } from '../errors.js'
 export async function readSession(store: Store, session_id: string): Promise<SessionImport> {
   const got = await store.get({ session_id })
   if (!got) throw new FormatError('format/invalid', `session ${session_id} is not in the store`)
-  const tree = await new Promise<{ entries: ReadonlyMap<string, SessionEntry>; active_leaf: string | null } | null>((resolve, reject) => {
+  const tree = await new Promise<{
+    entries: ReadonlyMap<string, SessionEntry>
+    active_leaf: string | null
+  } | null>((resolve, reject) => {
     let done = false
     const sub = store.tree$(session_id).subscribe({
       next: (t) => {
@@ -34,7 +44,14 @@ export async function readSession(store: Store, session_id: string): Promise<Ses
   for (const a of (await store.listAttachments({ session_id })).attachments) {
     if (!referenced.has(a.attachment_id)) continue
     const blob = await store.getAttachmentBlob(session_id, a.attachment_id)
-    if (blob) attachments.push({ attachment_id: a.attachment_id, name: a.name, mime: mimeOrOctet(a.mime), bytes: new Uint8Array(await blob.arrayBuffer()), created_at: a.created_at })
+    if (blob)
+      attachments.push({
+        attachment_id: a.attachment_id,
+        name: a.name,
+        mime: mimeOrOctet(a.mime),
+        bytes: new Uint8Array(await blob.arrayBuffer()),
+        created_at: a.created_at,
+      })
   }
   return { meta, entries, active_leaf: tree.active_leaf, ...(attachments.length && { attachments }) }
 }
@@ -43,10 +60,15 @@ export async function readSession(store: Store, session_id: string): Promise<Ses
  * Images whose bytes live in the attachment store (`data: ""` with an `attachment_id`) get their
  * bytes back, so exporters write them (an OPA archive carries them as attachments).
  */
-async function withImageBytes(store: Store, session_id: string, entries: SessionEntry[]): Promise<SessionEntry[]> {
+async function withImageBytes(
+  store: Store,
+  session_id: string,
+  entries: SessionEntry[],
+): Promise<SessionEntry[]> {
   const cache = new Map<string, string | null>()
   const bytesOf = async (attachment_id: string): Promise<string | null> => {
-    if (!cache.has(attachment_id)) cache.set(attachment_id, (await store.getAttachment({ session_id, attachment_id }))?.data ?? null)
+    if (!cache.has(attachment_id))
+      cache.set(attachment_id, (await store.getAttachment({ session_id, attachment_id }))?.data ?? null)
     return cache.get(attachment_id)!
   }
   const fill = async (blocks: readonly ContentBlock[]): Promise<ContentBlock[] | undefined> => {
@@ -76,7 +98,9 @@ async function withImageBytes(store: Store, session_id: string, entries: Session
   const out: SessionEntry[] = []
   for (const e of entries) {
     const content = e.kind === 'message' ? await fill(e.message.content) : undefined
-    out.push(content && e.kind === 'message' ? { ...e, message: { ...e.message, content } as typeof e.message } : e)
+    out.push(
+      content && e.kind === 'message' ? { ...e, message: { ...e.message, content } as typeof e.message } : e,
+    )
   }
   return out
 }

@@ -32,10 +32,19 @@ function callsByAgent(sessions: readonly SessionImport[]): Map<string, Call> {
     for (const e of session.entries) {
       if (e.kind !== 'message') continue
       const m = e.message
-      if (m.role === 'assistant') for (const b of m.content) if (b.type === 'function_call' && isObj(b.arguments)) args.set(b.id, b.arguments as JsonObject)
+      if (m.role === 'assistant')
+        for (const b of m.content)
+          if (b.type === 'function_call' && isObj(b.arguments)) args.set(b.id, b.arguments as JsonObject)
       if (m.role !== 'function_result' || !isObj(m.details)) continue
       const agent = str(m.details.agentId)
-      if (agent && !out.has(agent)) out.set(agent, { session, call: m.function_call_id, name: m.function_id, args: args.get(m.function_call_id) ?? {}, description: str(m.details.description) })
+      if (agent && !out.has(agent))
+        out.set(agent, {
+          session,
+          call: m.function_call_id,
+          name: m.function_id,
+          args: args.get(m.function_call_id) ?? {},
+          description: str(m.details.description),
+        })
     }
   }
   return out
@@ -64,10 +73,22 @@ export function linkGeminiAgents(files: readonly GeminiFile[], ctx: ImportContex
       const dir = f.path?.split('/').slice(-2, -1)[0]
       const parent = c?.session ?? (dir === undefined ? undefined : byId.get(dir))
       if (!parent || parent === s) {
-        ctx.warnings.add('subagent-orphan', `sub-agent chat ${id}: ${dir ? `its parent session ${dir} is` : 'no call or folder here names its parent session; it is'} not in this input; imported on its own`, { session_id: id })
+        ctx.warnings.add(
+          'subagent-orphan',
+          `sub-agent chat ${id}: ${dir ? `its parent session ${dir} is` : 'no call or folder here names its parent session; it is'} not in this input; imported on its own`,
+          { session_id: id },
+        )
         continue
       }
-      s.meta.metadata = { ...md, ...defined({ parent_session_id: parent.meta.session_id, parent_tool_call_id: c?.call, agent_id: id, agent_type: c?.name }) }
+      s.meta.metadata = {
+        ...md,
+        ...defined({
+          parent_session_id: parent.meta.session_id,
+          parent_tool_call_id: c?.call,
+          agent_id: id,
+          agent_type: c?.name,
+        }),
+      }
       const title = c && taskTitle(c)
       if (title) s.meta.title = title
       linked.add(s)
@@ -83,7 +104,11 @@ export function linkGeminiAgents(files: readonly GeminiFile[], ctx: ImportContex
   }
   for (const [agent, c] of calls) {
     if (runOf(agent)) continue
-    ctx.warnings.add('subagent-missing', `tool call ${c.call} (${c.name}) ran sub-agent ${agent}, whose chat (chats/${c.session.meta.session_id}/${agent}.jsonl) is not in this input`, { session_id: c.session.meta.session_id })
+    ctx.warnings.add(
+      'subagent-missing',
+      `tool call ${c.call} (${c.name}) ran sub-agent ${agent}, whose chat (chats/${c.session.meta.session_id}/${agent}.jsonl) is not in this input`,
+      { session_id: c.session.meta.session_id },
+    )
   }
   for (const s of all) {
     const runs = [...calls].filter(([, c]) => c.session === s)
@@ -93,7 +118,14 @@ export function linkGeminiAgents(files: readonly GeminiFile[], ctx: ImportContex
     s.meta.metadata = {
       ...(s.meta.metadata ?? {}),
       sidechains: [
-        ...runs.map(([agent, c]) => defined({ session_id: agent, agent_id: agent, tool_call_id: c.call, present: runOf(agent) ? undefined : false })),
+        ...runs.map(([agent, c]) =>
+          defined({
+            session_id: agent,
+            agent_id: agent,
+            tool_call_id: c.call,
+            present: runOf(agent) ? undefined : false,
+          }),
+        ),
         ...byFolder.map((k) => ({ session_id: k.meta.session_id, agent_id: k.meta.session_id })),
       ],
     }

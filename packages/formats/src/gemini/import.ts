@@ -47,7 +47,11 @@ class GeminiLog {
       Object.assign(this.meta, rest)
       if (Array.isArray(messages)) this.checkpoint(messages)
     } else {
-      this.ctx.warnings.add('unknown-line', `line ${n} is neither a message, metadata, $set nor $rewindTo; skipped`, { line: n })
+      this.ctx.warnings.add(
+        'unknown-line',
+        `line ${n} is neither a message, metadata, $set nor $rewindTo; skipped`,
+        { line: n },
+      )
     }
   }
 
@@ -80,7 +84,11 @@ class GeminiLog {
     }
     // A different history (compression): the old one stays above a marker, the new one follows.
     const marker = `$checkpoint-${++this.checkpoints}`
-    this.records.set(marker, { $checkpoint: true, count: list.length, timestamp: str(list[0]?.timestamp) ?? str(this.meta.lastUpdated) })
+    this.records.set(marker, {
+      $checkpoint: true,
+      count: list.length,
+      timestamp: str(list[0]?.timestamp) ?? str(this.meta.lastUpdated),
+    })
     this.parents.set(marker, this.current.at(-1) ?? null)
     this.current = [marker]
     for (const m of list) this.message(m)
@@ -93,7 +101,8 @@ function parts(content: unknown, ctx: ImportContext): ContentBlock[] {
   for (const p of Array.isArray(content) ? content : [content]) {
     if (typeof p === 'string') out.push(text(p))
     else if (!isObj(p)) continue
-    else if (typeof p.text === 'string') out.push(p.thought === true ? { type: 'thinking', text: p.text } : text(p.text))
+    else if (typeof p.text === 'string')
+      out.push(p.thought === true ? { type: 'thinking', text: p.text } : text(p.text))
     else if (isObj(p.inlineData)) {
       const mime = str(p.inlineData.mimeType) ?? 'application/octet-stream'
       const data = str(p.inlineData.data) ?? ''
@@ -107,7 +116,10 @@ function parts(content: unknown, ctx: ImportContext): ContentBlock[] {
       }
     } else if (isObj(p.fileData)) out.push(text(`[file: ${str(p.fileData.fileUri) ?? ''}]`))
     else {
-      ctx.warnings.add('unknown-part', `a content part with keys ${Object.keys(p).join(', ')} is kept as JSON text`)
+      ctx.warnings.add(
+        'unknown-part',
+        `a content part with keys ${Object.keys(p).join(', ')} is kept as JSON text`,
+      )
       out.push(text(JSON.stringify(p)))
     }
   }
@@ -135,11 +147,28 @@ function resultOf(call: Obj, ctx: ImportContext): { content: ContentBlock[]; is_
 
 function entriesOf(key: string, o: Obj, ctx: ImportContext, sessionId: string): SessionEntry[] {
   const time = toMs(o.timestamp) ?? 0
-  if (o.$checkpoint === true) return [customEntry(key, time, 'compaction', defined({ source: 'gemini', kind: 'checkpoint', messages: count(o.count) }))]
+  if (o.$checkpoint === true)
+    return [
+      customEntry(
+        key,
+        time,
+        'compaction',
+        defined({ source: 'gemini', kind: 'checkpoint', messages: count(o.count) }),
+      ),
+    ]
   const type = str(o.type)
-  if (type === 'user') return [messageEntry(key, { role: 'user', content: parts(o.content, ctx), timestamp: time })]
+  if (type === 'user')
+    return [messageEntry(key, { role: 'user', content: parts(o.content, ctx), timestamp: time })]
   // CLI notices (info, warning, error) are shown in the chat, so they stay visible messages.
-  if (type !== 'gemini') return [messageEntry(key, { role: 'custom', custom_type: `gemini/${type ?? 'unknown'}`, content: parts(o.content, ctx), timestamp: time })]
+  if (type !== 'gemini')
+    return [
+      messageEntry(key, {
+        role: 'custom',
+        custom_type: `gemini/${type ?? 'unknown'}`,
+        content: parts(o.content, ctx),
+        timestamp: time,
+      }),
+    ]
   const content: ContentBlock[] = []
   for (const t of arr(o.thoughts)) {
     if (!isObj(t)) continue
@@ -149,26 +178,61 @@ function entriesOf(key: string, o: Obj, ctx: ImportContext, sessionId: string): 
   }
   content.push(...parts(o.content, ctx))
   const calls = arr(o.toolCalls).filter(isObj)
-  for (const c of calls) content.push({ type: 'function_call', id: str(c.id) ?? '', function_id: str(c.name) ?? 'unknown', arguments: toJson(c.args ?? null) })
+  for (const c of calls)
+    content.push({
+      type: 'function_call',
+      id: str(c.id) ?? '',
+      function_id: str(c.name) ?? 'unknown',
+      arguments: toJson(c.args ?? null),
+    })
   const tokens = isObj(o.tokens) ? o.tokens : undefined
   const message: AssistantMessage = {
-    role: 'assistant', content, stop_reason: calls.length ? 'function_call' : 'end', model: str(o.model) ?? 'unknown', provider: 'google', timestamp: time,
+    role: 'assistant',
+    content,
+    stop_reason: calls.length ? 'function_call' : 'end',
+    model: str(o.model) ?? 'unknown',
+    provider: 'google',
+    timestamp: time,
   }
-  if (tokens) message.usage = compact({ input: count(tokens.input), output: count(tokens.output), cache_read: count(tokens.cached), reasoning: count(tokens.thoughts) })
+  if (tokens)
+    message.usage = compact({
+      input: count(tokens.input),
+      output: count(tokens.output),
+      cache_read: count(tokens.cached),
+      reasoning: count(tokens.thoughts),
+    })
   const out: SessionEntry[] = [messageEntry(key, message)]
   for (const c of calls) {
     // The result sits inside the call record; Colloquy keeps call and result apart.
     const id = str(c.id) ?? ''
     if (c.result == null && !FINAL.has(str(c.status) ?? '')) {
-      ctx.warnings.add('unpaired-call', `tool call ${id} is still ${String(c.status)} in the recording; it has no result`, { session_id: sessionId })
+      ctx.warnings.add(
+        'unpaired-call',
+        `tool call ${id} is still ${String(c.status)} in the recording; it has no result`,
+        { session_id: sessionId },
+      )
       continue
     }
     const r = resultOf(c, ctx)
-    out.push(messageEntry(`${key}:${id}`, {
-      role: 'function_result', function_call_id: id, function_id: str(c.name) ?? 'unknown', content: r.content, timestamp: toMs(c.timestamp) ?? time,
-      details: toJson(defined({ status: str(c.status), displayName: str(c.displayName), description: str(c.description), resultDisplay: toJson(c.resultDisplay ?? null), agentId: str(c.agentId) })),
-      is_error: r.is_error,
-    }))
+    out.push(
+      messageEntry(`${key}:${id}`, {
+        role: 'function_result',
+        function_call_id: id,
+        function_id: str(c.name) ?? 'unknown',
+        content: r.content,
+        timestamp: toMs(c.timestamp) ?? time,
+        details: toJson(
+          defined({
+            status: str(c.status),
+            displayName: str(c.displayName),
+            description: str(c.description),
+            resultDisplay: toJson(c.resultDisplay ?? null),
+            agentId: str(c.agentId),
+          }),
+        ),
+        is_error: r.is_error,
+      }),
+    )
   }
   return out
 }
@@ -180,22 +244,32 @@ export async function readGemini(source: Source, ctx: ImportContext): Promise<Se
   if (!log.records.size && typeof log.meta.sessionId !== 'string') return []
   const id = str(log.meta.sessionId) ?? `gemini-${ctx.now()}`
   const tb = new TreeBuilder()
-  for (const [key, rec] of log.records) tb.node(key, log.parents.get(key) ?? null, entriesOf(key, rec, ctx, id))
+  for (const [key, rec] of log.records)
+    tb.node(key, log.parents.get(key) ?? null, entriesOf(key, rec, ctx, id))
   const entries = tb.build()
   for (const a of ctx.attachments) if (a.session_id === '') a.session_id = id
   if (log.rewinds) ctx.skipped.add('$rewindTo (discarded messages kept as a branch)', log.rewinds)
   if (log.meta.memoryScratchpad !== undefined) ctx.skipped.add('memoryScratchpad')
   const m = log.meta
-  return [sessionOf({
-    session_id: id,
-    title: str(m.summary),
-    created_at: toMs(m.startTime),
-    updated_at: toMs(m.lastUpdated),
-    metadata: defined({
-      format: 'gemini', source_session_id: id, project_hash: str(m.projectHash), kind: str(m.kind),
-      directories: Array.isArray(m.directories) ? toJson(m.directories) : undefined, sidechain: m.kind === 'subagent' ? true : undefined,
-    }),
-    entries,
-    active_leaf: log.current.length ? (tb.tailOf(log.current.at(-1)!) ?? null) : null,
-  }, ctx.now)]
+  return [
+    sessionOf(
+      {
+        session_id: id,
+        title: str(m.summary),
+        created_at: toMs(m.startTime),
+        updated_at: toMs(m.lastUpdated),
+        metadata: defined({
+          format: 'gemini',
+          source_session_id: id,
+          project_hash: str(m.projectHash),
+          kind: str(m.kind),
+          directories: Array.isArray(m.directories) ? toJson(m.directories) : undefined,
+          sidechain: m.kind === 'subagent' ? true : undefined,
+        }),
+        entries,
+        active_leaf: log.current.length ? (tb.tailOf(log.current.at(-1)!) ?? null) : null,
+      },
+      ctx.now,
+    ),
+  ]
 }

@@ -17,7 +17,11 @@ export interface ImportIntoResult extends ImportResult {
  * deleted again. Each session itself is written by core, which makes it visible only whole.
  * Progress reports bytes read (`read`), then entries written across all sessions (`write`).
  */
-export async function importInto(store: Store, input: TranscriptInput, options: ImportOptions & { chunkSize?: number } = {}): Promise<ImportIntoResult> {
+export async function importInto(
+  store: Store,
+  input: TranscriptInput,
+  options: ImportOptions & { chunkSize?: number } = {},
+): Promise<ImportIntoResult> {
   const result = await importTranscript(input, options)
   const { sessions } = result
   // One session is checked by `store.importSession` before its first write anyway; checking
@@ -25,7 +29,10 @@ export async function importInto(store: Store, input: TranscriptInput, options: 
   if (sessions.length > 1) for (const s of sessions) checkImport(s)
   for (const s of sessions) {
     if (await store.get({ session_id: s.meta.session_id })) {
-      throw new FormatError('format/exists', `session ${s.meta.session_id} is already in the store (imported before?); nothing was written`)
+      throw new FormatError(
+        'format/exists',
+        `session ${s.meta.session_id} is already in the store (imported before?); nothing was written`,
+      )
     }
   }
   // A store that keeps attachment bytes gets the files and the inline images as attachments;
@@ -33,14 +40,20 @@ export async function importInto(store: Store, input: TranscriptInput, options: 
   const keepsBytes = typeof store.storage.attachmentBytes === 'function'
   const toWrite = keepsBytes ? sessions.map((s) => withStoredAttachments(s, result.attachments)) : sessions
   if (!keepsBytes && result.attachments.length) {
-    result.warnings.push({ code: 'attachments-not-stored', message: `${result.attachments.length} attachment(s) referenced by file blocks are returned in result.attachments; this store's storage keeps no attachment bytes` })
+    result.warnings.push({
+      code: 'attachments-not-stored',
+      message: `${result.attachments.length} attachment(s) referenced by file blocks are returned in result.attachments; this store's storage keeps no attachment bytes`,
+    })
   }
   const total = sessions.reduce((n, s) => n + s.entries.length, 0)
   const written: ImportIntoResult['written'] = []
   let before = 0
   try {
     for (const s of toWrite) {
-      const r = await store.importSession(s, { ...(options.chunkSize && { chunkSize: options.chunkSize }), onProgress: (w) => options.onProgress?.({ phase: 'write', done: before + w, total }) })
+      const r = await store.importSession(s, {
+        ...(options.chunkSize && { chunkSize: options.chunkSize }),
+        onProgress: (w) => options.onProgress?.({ phase: 'write', done: before + w, total }),
+      })
       written.push(r)
       before += s.entries.length
     }

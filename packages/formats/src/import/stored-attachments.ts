@@ -3,7 +3,14 @@ import { mimeOrOctet } from '@colloquy/core/wire'
 import { fromBase64 } from '../input/base64.js'
 import type { ImportedAttachment } from '../types.js'
 
-const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp', 'image/svg+xml': 'svg', 'image/avif': 'avif' }
+const EXT: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+  'image/svg+xml': 'svg',
+  'image/avif': 'avif',
+}
 
 /**
  * A session ready for a store that keeps attachments: the files the importer found become its
@@ -14,7 +21,10 @@ const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', '
  * no media type (`image/*`, a blank, a stray control character) is stored as
  * `application/octet-stream` by core's mime rule: a foreign file's oddity never fails an import.
  */
-export function withStoredAttachments(session: SessionImport, files: readonly ImportedAttachment[]): SessionImport {
+export function withStoredAttachments(
+  session: SessionImport,
+  files: readonly ImportedAttachment[],
+): SessionImport {
   const id = session.meta.session_id
   const attachments: ImportAttachment[] = files
     .filter((f) => f.session_id === id)
@@ -35,7 +45,12 @@ export function withStoredAttachments(session: SessionImport, files: readonly Im
     do attachment_id = `a_img_${++n}`
     while (taken.has(attachment_id))
     taken.add(attachment_id)
-    attachments.push({ attachment_id, name: `image-${n}.${EXT[mime] ?? 'bin'}`, mime: mimeOrOctet(mime), bytes })
+    attachments.push({
+      attachment_id,
+      name: `image-${n}.${EXT[mime] ?? 'bin'}`,
+      mime: mimeOrOctet(mime),
+      bytes,
+    })
     byData.set(data, attachment_id)
     return attachment_id
   }

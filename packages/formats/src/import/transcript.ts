@@ -15,18 +15,33 @@ import { detectSource, formatOfFiles, isBlank, isSqliteBytes } from '../input/de
 import { linkGeminiAgents, type GeminiFile } from '../gemini/agents.js'
 import { FormatError } from '../errors.js'
 import { parseJson } from '../input/records.js'
-import { fileEntries, isFileMap, readBytes, readText, Source, type FileContents, type FileMap, type TranscriptInput } from '../input/source.js'
+import {
+  fileEntries,
+  isFileMap,
+  readBytes,
+  readText,
+  Source,
+  type FileContents,
+  type FileMap,
+  type TranscriptInput,
+} from '../input/source.js'
 import { FORMATS, type FormatId, type ImportOptions, type ImportResult } from '../types.js'
 import { isObj, type Obj } from '../values.js'
 
 const unknown = (): FormatError =>
-  new FormatError('format/unknown', 'not a transcript this package reads (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA, or a ChatGPT, Claude.ai or Open WebUI export)')
+  new FormatError(
+    'format/unknown',
+    'not a transcript this package reads (Claude Code, Codex, Gemini CLI, OpenCode, unified agent-history JSON, OPA, or a ChatGPT, Claude.ai or Open WebUI export)',
+  )
 
-
-const empty = (what: string): FormatError => new FormatError('format/empty', `${what}: there is no transcript in it`)
+const empty = (what: string): FormatError =>
+  new FormatError('format/empty', `${what}: there is no transcript in it`)
 
 /** The formats whose input is one file read by one function. */
-const SINGLE_FILE_READERS: Record<Exclude<FormatId, 'claude-code' | 'opencode' | 'gemini'>, (source: Source, ctx: ImportContext) => Promise<SessionImport[]>> = {
+const SINGLE_FILE_READERS: Record<
+  Exclude<FormatId, 'claude-code' | 'opencode' | 'gemini'>,
+  (source: Source, ctx: ImportContext) => Promise<SessionImport[]>
+> = {
   codex: readCodex,
   unified: readUnified,
   opa: readOpa,
@@ -40,7 +55,8 @@ async function readSource(format: FormatId, source: Source, ctx: ImportContext):
   if (format === 'gemini') return linkGeminiAgents([{ sessions: await readGemini(source, ctx) }], ctx)
   if (format === 'opencode') {
     const head = await source.head(16)
-    if (typeof head !== 'string' && isSqliteBytes(head)) return openCodeSessions(await readOpenCodeDb(await readBytes(source, ctx.options), ctx), ctx)
+    if (typeof head !== 'string' && isSqliteBytes(head))
+      return openCodeSessions(await readOpenCodeDb(await readBytes(source, ctx.options), ctx), ctx)
     return openCodeSessions(readOpenCodeJson(parseJson(await readText(source, ctx.options)), ctx), ctx)
   }
   return SINGLE_FILE_READERS[format](source, ctx)
@@ -50,7 +66,9 @@ async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): 
   const list = fileEntries(files)
   if (format === 'claude-code') {
     // The session file first, so sub-agent files link to its Task calls.
-    const ordered = list.filter(([p]) => p.endsWith('.jsonl')).sort(([a], [b]) => Number(a.includes('agent-')) - Number(b.includes('agent-')) || (a < b ? -1 : 1))
+    const ordered = list
+      .filter(([p]) => p.endsWith('.jsonl'))
+      .sort(([a], [b]) => Number(a.includes('agent-')) - Number(b.includes('agent-')) || (a < b ? -1 : 1))
     // 2.1.x writes `agent-<id>.meta.json` beside each sub-agent file: small, read whole.
     const agentMeta = new Map<string, Obj>()
     for (const [path, contents] of list) {
@@ -63,7 +81,11 @@ async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): 
         ctx.warnings.add('bad-sidecar', `${path} is not a JSON object; ignored`, { file: path })
       }
     }
-    return readClaudeCode(ordered.map(([name, c]) => ({ source: new Source(c), name })), ctx, agentMeta)
+    return readClaudeCode(
+      ordered.map(([name, c]) => ({ source: new Source(c), name })),
+      ctx,
+      agentMeta,
+    )
   }
   if (format === 'opencode') {
     const db = list.find(([p]) => p.endsWith('.db'))
@@ -76,10 +98,17 @@ async function readFiles(format: FormatId, files: FileMap, ctx: ImportContext): 
     const source = new Source(contents)
     const own = await detectSource(source)
     if (own !== format) {
-      ctx.warnings.add('not-a-transcript', `${path} is not a ${format} transcript${own ? ` (it looks like ${own})` : ''}; skipped`, { file: path })
+      ctx.warnings.add(
+        'not-a-transcript',
+        `${path} is not a ${format} transcript${own ? ` (it looks like ${own})` : ''}; skipped`,
+        { file: path },
+      )
       continue
     }
-    read.push({ path, sessions: format === 'gemini' ? await readGemini(source, ctx) : await readSource(format, source, ctx) })
+    read.push({
+      path,
+      sessions: format === 'gemini' ? await readGemini(source, ctx) : await readSource(format, source, ctx),
+    })
   }
   // Gemini sub-agent chats sit in a folder named after their parent session.
   return format === 'gemini' ? linkGeminiAgents(read, ctx) : read.flatMap((f) => f.sessions)
@@ -94,10 +123,12 @@ function filledFiles(files: FileMap, ctx: ImportContext): Map<string, FileConten
   const list = fileEntries(files)
   const out = new Map<string, FileContents>()
   for (const [path, contents] of list) {
-    if (new Source(contents).size === 0) ctx.warnings.add('empty-file', `${path} is empty (0 bytes); skipped`, { file: path })
+    if (new Source(contents).size === 0)
+      ctx.warnings.add('empty-file', `${path} is empty (0 bytes); skipped`, { file: path })
     else out.set(path, contents)
   }
-  if (!out.size) throw empty(list.length ? 'every file of the folder is empty (0 bytes)' : 'the folder holds no file')
+  if (!out.size)
+    throw empty(list.length ? 'every file of the folder is empty (0 bytes)' : 'the folder holds no file')
   return out
 }
 
@@ -105,24 +136,51 @@ function filledFiles(files: FileMap, ctx: ImportContext): Map<string, FileConten
  * Reads any supported transcript into Colloquy sessions. Nothing is written anywhere: pass the
  * sessions to `store.importSession`, or use `importInto`, which validates every session first.
  */
-export async function importTranscript(input: TranscriptInput, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importTranscript(
+  input: TranscriptInput,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
   // A format named by the caller is one of ours, never any key a lookup table happens to have.
   if (options.format !== undefined && !FORMATS.includes(options.format)) {
-    throw new FormatError('format/unknown', `unknown format ${JSON.stringify(String(options.format)).slice(0, 60)}; expected one of ${FORMATS.join(', ')}`)
+    throw new FormatError(
+      'format/unknown',
+      `unknown format ${JSON.stringify(String(options.format)).slice(0, 60)}; expected one of ${FORMATS.join(', ')}`,
+    )
   }
   const ctx = new ImportContext(options)
   let format: FormatId
   let sessions: SessionImport[]
   if (isFileMap(input)) {
     const files = filledFiles(input, ctx)
-    format = options.format ?? (await formatOfFiles(files)) ?? (() => { throw unknown() })()
+    format =
+      options.format ??
+      (await formatOfFiles(files)) ??
+      (() => {
+        throw unknown()
+      })()
     sessions = await readFiles(format, files, ctx)
   } else {
     const source = new Source(input)
-    if (await isBlank(source)) throw empty((await source.head(1)).length === 0 ? 'the input is empty (0 bytes)' : 'the input holds only white space')
-    format = options.format ?? (await detectSource(source)) ?? (() => { throw unknown() })()
+    if (await isBlank(source))
+      throw empty(
+        (await source.head(1)).length === 0
+          ? 'the input is empty (0 bytes)'
+          : 'the input holds only white space',
+      )
+    format =
+      options.format ??
+      (await detectSource(source)) ??
+      (() => {
+        throw unknown()
+      })()
     sessions = await readSource(format, source, ctx)
   }
   if (sessions.length === 0) ctx.warnings.add('empty', 'the input holds no session')
-  return { format, sessions, warnings: ctx.warnings.list(), skipped: ctx.skipped.counts, attachments: ctx.attachments }
+  return {
+    format,
+    sessions,
+    warnings: ctx.warnings.list(),
+    skipped: ctx.skipped.counts,
+    attachments: ctx.attachments,
+  }
 }

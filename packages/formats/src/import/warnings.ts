@@ -30,7 +30,8 @@ export class Warnings {
   list(): ImportWarning[] {
     const out = [...this.kept]
     for (const [code, n] of this.counts) {
-      if (n > KEEP_PER_CODE) out.push({ code, message: `${n - KEEP_PER_CODE} more ${code} warnings not listed` })
+      if (n > KEEP_PER_CODE)
+        out.push({ code, message: `${n - KEEP_PER_CODE} more ${code} warnings not listed` })
     }
     return out
   }

@@ -4,15 +4,39 @@ import { isObj, str } from '../values.js'
 
 const HEAD = 256 * 1024
 const CLAUDE_TYPES = new Set([
-  'user', 'assistant', 'system', 'summary', 'file-history-snapshot', 'progress', 'queue-operation', 'attachment',
-  'custom-title', 'ai-title', 'agent-name', 'agent-setting', 'permission-mode', 'mode', 'pr-link', 'last-prompt', 'bridge-session',
+  'user',
+  'assistant',
+  'system',
+  'summary',
+  'file-history-snapshot',
+  'progress',
+  'queue-operation',
+  'attachment',
+  'custom-title',
+  'ai-title',
+  'agent-name',
+  'agent-setting',
+  'permission-mode',
+  'mode',
+  'pr-link',
+  'last-prompt',
+  'bridge-session',
 ])
 const CODEX_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted'])
-const CODEX_ITEMS = new Set(['message', 'function_call', 'function_call_output', 'reasoning', 'custom_tool_call', 'local_shell_call'])
+const CODEX_ITEMS = new Set([
+  'message',
+  'function_call',
+  'function_call_output',
+  'reasoning',
+  'custom_tool_call',
+  'local_shell_call',
+])
 
-const isZip = (b: Uint8Array): boolean => b[0] === 0x50 && b[1] === 0x4b && (b[2] === 3 || b[2] === 5) && (b[3] === 4 || b[3] === 6)
+const isZip = (b: Uint8Array): boolean =>
+  b[0] === 0x50 && b[1] === 0x4b && (b[2] === 3 || b[2] === 5) && (b[3] === 4 || b[3] === 6)
 const SQLITE = 'SQLite format 3\0'
-const isSqlite = (b: Uint8Array): boolean => b.length >= 16 && [...SQLITE].every((c, i) => b[i] === c.charCodeAt(0))
+const isSqlite = (b: Uint8Array): boolean =>
+  b.length >= 16 && [...SQLITE].every((c, i) => b[i] === c.charCodeAt(0))
 
 /** The format of one parsed JSON record (a JSONL line, or a whole document). */
 export function formatOfRecord(o: unknown): FormatId | null {
@@ -23,9 +47,15 @@ export function formatOfRecord(o: unknown): FormatId | null {
   if (type && CODEX_TYPES.has(type) && 'payload' in o) return 'codex'
   if (str(o.record_type) === 'state') return 'codex'
   // Legacy Codex (mid-2025): a bare header, then bare response items.
-  if (!type && typeof o.id === 'string' && 'instructions' in o && typeof o.timestamp === 'string') return 'codex'
+  if (!type && typeof o.id === 'string' && 'instructions' in o && typeof o.timestamp === 'string')
+    return 'codex'
   if (typeof o.sessionId === 'string' && typeof o.projectHash === 'string') return 'gemini'
-  if (type && CLAUDE_TYPES.has(type) && ('uuid' in o || 'sessionId' in o || 'leafUuid' in o || 'messageId' in o)) return 'claude-code'
+  if (
+    type &&
+    CLAUDE_TYPES.has(type) &&
+    ('uuid' in o || 'sessionId' in o || 'leafUuid' in o || 'messageId' in o)
+  )
+    return 'claude-code'
   if (type && CODEX_ITEMS.has(type) && !('uuid' in o)) return 'codex'
   if (isObj(o.info) && Array.isArray(o.messages) && str(o.info.id)?.startsWith('ses_')) return 'opencode'
   const id = str(o.id)
@@ -67,7 +97,8 @@ function formatOfText(head: string): FormatId | null {
   if (/"sessionId"\s*:/.test(text) && /"(projectHash|startTime)"\s*:/.test(text)) return 'gemini'
   // A first JSONL line longer than the head (an inlined image): judge by its leading keys.
   if (nl === -1 && /"parentUuid"\s*:/.test(text)) return 'claude-code'
-  if (nl === -1 && /"type"\s*:\s*"(session_meta|response_item|event_msg|turn_context)"/.test(text)) return 'codex'
+  if (nl === -1 && /"type"\s*:\s*"(session_meta|response_item|event_msg|turn_context)"/.test(text))
+    return 'codex'
   // Last: a JSONL line of another tool may quote an export (a pasted conversations.json).
   return formatOfExport(text)
 }
@@ -84,16 +115,19 @@ function formatOfExport(text: string): FormatId | null {
   } catch {
     // Only the head of a bigger document: look at its keys.
   }
-  if (/"mapping"\s*:\s*\{/.test(text) && /"(current_node|conversation_id|children)"\s*:/.test(text)) return 'chatgpt'
+  if (/"mapping"\s*:\s*\{/.test(text) && /"(current_node|conversation_id|children)"\s*:/.test(text))
+    return 'chatgpt'
   if (/"chat_messages"\s*:/.test(text)) return 'claude-ai'
-  if (/"history"\s*:\s*\{/.test(text) && /"(currentId|childrenIds|parentId)"\s*:/.test(text)) return 'open-webui'
+  if (/"history"\s*:\s*\{/.test(text) && /"(currentId|childrenIds|parentId)"\s*:/.test(text))
+    return 'open-webui'
   return null
 }
 
 export async function formatOfFiles(files: FileMap): Promise<FormatId | null> {
   const list = fileEntries(files)
   const paths = list.map(([p]) => p)
-  if (paths.some((p) => /(^|\/)(message|part|session)\/.+\.json$/.test(p) || /\.db$/.test(p))) return 'opencode'
+  if (paths.some((p) => /(^|\/)(message|part|session)\/.+\.json$/.test(p) || /\.db$/.test(p)))
+    return 'opencode'
   // Otherwise a folder of transcripts of one kind: the first file that is one says which.
   for (const [, contents] of list) {
     const format = await detectSource(new Source(contents))
@@ -128,7 +162,9 @@ export async function isBlank(source: Source): Promise<boolean> {
   if (source.size === 0) return true
   const head = await source.head(BLANK_HEAD)
   if ((typeof head === 'string' ? head.length : head.byteLength) >= BLANK_HEAD) return false
-  return (typeof head === 'string' ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, '').trim() === ''
+  return (
+    (typeof head === 'string' ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, '').trim() === ''
+  )
 }
 
 export const isZipBytes = isZip

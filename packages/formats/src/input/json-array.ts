@@ -8,7 +8,11 @@ import { textChunks, type Source } from './source.js'
  * never has to be one string, nor one parsed tree, in memory. Elements that are not objects or
  * arrays are passed as `undefined` (the caller counts them as junk).
  */
-export async function eachArrayElement(source: Source, ctx: ImportContext, each: (value: unknown, index: number) => void): Promise<void> {
+export async function eachArrayElement(
+  source: Source,
+  ctx: ImportContext,
+  each: (value: unknown, index: number) => void,
+): Promise<void> {
   let opened = false
   let closed = false
   let depth = 0
@@ -23,7 +27,10 @@ export async function eachArrayElement(source: Source, ctx: ImportContext, each:
     try {
       value = JSON.parse(text)
     } catch (e) {
-      throw new FormatError('format/invalid', `element ${index + 1} of the export is not valid JSON (${(e as Error).message})`)
+      throw new FormatError(
+        'format/invalid',
+        `element ${index + 1} of the export is not valid JSON (${(e as Error).message})`,
+      )
     }
     each(value, index++)
   }
@@ -38,7 +45,7 @@ export async function eachArrayElement(source: Source, ctx: ImportContext, each:
         continue
       }
       if (c === 32 || c === 10 || c === 13 || c === 9) continue
-      if (closed) throw new FormatError('format/invalid', 'text after the end of the export\'s array')
+      if (closed) throw new FormatError('format/invalid', "text after the end of the export's array")
       if (!opened) {
         if (c !== 91) throw new FormatError('format/invalid', 'the export is not a JSON array')
         opened = true
@@ -55,7 +62,8 @@ export async function eachArrayElement(source: Source, ctx: ImportContext, each:
         if (depth === 1) start = i
         depth++
       } else if (c === 125 || c === 93) {
-        if (depth === 1 && c === 125) throw new FormatError('format/invalid', 'the export\'s array is closed with a brace')
+        if (depth === 1 && c === 125)
+          throw new FormatError('format/invalid', "the export's array is closed with a brace")
         depth--
         if (depth === 1) {
           pieces.push(chunk.slice(start, i + 1))
@@ -74,5 +82,9 @@ export async function eachArrayElement(source: Source, ctx: ImportContext, each:
     }
     if (start !== -1) pieces.push(chunk.slice(start))
   }
-  if (!closed) throw new FormatError('format/invalid', opened ? 'the export ends before its array is closed (truncated?)' : 'the export is empty')
+  if (!closed)
+    throw new FormatError(
+      'format/invalid',
+      opened ? 'the export ends before its array is closed (truncated?)' : 'the export is empty',
+    )
 }

@@ -24,7 +24,9 @@ const HEAD = 64 * 1024
 async function startsWithRecordLine(source: Source): Promise<boolean> {
   const head = await source.head(HEAD)
   const whole = (typeof head === 'string' ? head.length : head.byteLength) < HEAD
-  const text = (typeof head === 'string' ? head : new TextDecoder().decode(head)).replace(/^\uFEFF/, '').trimStart()
+  const text = (typeof head === 'string' ? head : new TextDecoder().decode(head))
+    .replace(/^\uFEFF/, '')
+    .trimStart()
   if (text[0] !== '{') return false
   const nl = text.indexOf('\n')
   if (nl === -1 && !whole) return true
@@ -40,7 +42,11 @@ async function startsWithRecordLine(source: Source): Promise<boolean> {
  * minified) JSON document or JSON lines. A first line that is a whole object means lines
  * (streamed, bounded memory); otherwise the document is parsed whole.
  */
-export async function eachRecord(source: Source, ctx: ImportContext, each: (o: Obj, line: number) => void): Promise<void> {
+export async function eachRecord(
+  source: Source,
+  ctx: ImportContext,
+  each: (o: Obj, line: number) => void,
+): Promise<void> {
   if (!(await startsWithRecordLine(source))) {
     const doc = parseJson(await readText(source, ctx.options))
     if (Array.isArray(doc)) doc.forEach((d, i) => (isObj(d) ? each(d, i + 1) : undefined))
@@ -56,7 +62,11 @@ export async function eachRecord(source: Source, ctx: ImportContext, each: (o: O
  * (from 1). Blank lines are passed over; a line that is not JSON, or not an object, is skipped
  * with a `bad-line` warning.
  */
-export async function eachJsonLine(source: Source, ctx: ImportContext, each: (o: Obj, line: number) => void): Promise<void> {
+export async function eachJsonLine(
+  source: Source,
+  ctx: ImportContext,
+  each: (o: Obj, line: number) => void,
+): Promise<void> {
   for await (const batch of lineBatches(source, ctx.options)) {
     batch.lines.forEach((line, i) => {
       const n = batch.first + i
@@ -65,7 +75,9 @@ export async function eachJsonLine(source: Source, ctx: ImportContext, each: (o:
       try {
         o = JSON.parse(line)
       } catch {
-        return ctx.warnings.add('bad-line', `line ${n} is not valid JSON (truncated or corrupted); skipped`, { line: n })
+        return ctx.warnings.add('bad-line', `line ${n} is not valid JSON (truncated or corrupted); skipped`, {
+          line: n,
+        })
       }
       if (isObj(o)) each(o, n)
       else ctx.warnings.add('bad-line', `line ${n} is not a JSON object; skipped`, { line: n })

@@ -30,19 +30,28 @@ export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 const STRING_SLICE = 1 << 20
 
 /** A byte count for messages: `312 bytes`, `4.2 KB`, `512.0 MB`. */
-export const sizeText = (n: number): string => (n >= 1 << 20 ? `${(n / 2 ** 20).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} bytes`)
+export const sizeText = (n: number): string =>
+  n >= 1 << 20 ? `${(n / 2 ** 20).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} bytes`
 const mb = sizeText
 export const tooLarge = (size: number, max: number): FormatError =>
-  new FormatError('format/too_large', `input is ${mb(size)}, over the ${mb(max)} limit (raise maxBytes to import it)`)
+  new FormatError(
+    'format/too_large',
+    `input is ${mb(size)}, over the ${mb(max)} limit (raise maxBytes to import it)`,
+  )
 
 export const isFileMap = (input: unknown): input is FileMap =>
   input instanceof Map ||
-  (typeof input === 'object' && input !== null && !ArrayBuffer.isView(input) && !(input instanceof ArrayBuffer) &&
-    !(typeof Blob !== 'undefined' && input instanceof Blob) && !(typeof ReadableStream !== 'undefined' && input instanceof ReadableStream) &&
+  (typeof input === 'object' &&
+    input !== null &&
+    !ArrayBuffer.isView(input) &&
+    !(input instanceof ArrayBuffer) &&
+    !(typeof Blob !== 'undefined' && input instanceof Blob) &&
+    !(typeof ReadableStream !== 'undefined' && input instanceof ReadableStream) &&
     Object.getPrototypeOf(input) === Object.prototype)
 
 export function fileEntries(files: FileMap): [string, FileContents][] {
-  const list = files instanceof Map ? [...files.entries()] : Object.entries(files as Record<string, FileContents>)
+  const list =
+    files instanceof Map ? [...files.entries()] : Object.entries(files as Record<string, FileContents>)
   return list.map(([path, c]) => [path.replace(/\\/g, '/').replace(/^\.?\//, ''), c])
 }
 
@@ -110,7 +119,10 @@ export class Source {
       return
     }
     if (input instanceof ArrayBuffer || ArrayBuffer.isView(input)) {
-      const bytes = input instanceof ArrayBuffer ? new Uint8Array(input) : new Uint8Array(input.buffer, input.byteOffset, input.byteLength)
+      const bytes =
+        input instanceof ArrayBuffer
+          ? new Uint8Array(input)
+          : new Uint8Array(input.buffer, input.byteOffset, input.byteLength)
       // Decoded and split a slice at a time, like a stream: no 50 MB string at once.
       for (let i = 0; i < bytes.byteLength || i === 0; i += STRING_SLICE) {
         const part = bytes.subarray(i, i + STRING_SLICE)
@@ -214,7 +226,10 @@ export async function* lineBatches(source: Source, options: ReadOptions = {}): A
       pending.push(text.slice(start))
       pendingLength += text.length - start
       if (pendingLength > maxLine) {
-        throw new FormatError('format/too_large', `line ${next + lines.length} is longer than ${mb(maxLine)} (raise maxLineBytes to import it)`)
+        throw new FormatError(
+          'format/too_large',
+          `line ${next + lines.length} is longer than ${mb(maxLine)} (raise maxLineBytes to import it)`,
+        )
       }
     }
     if (lines.length) {

@@ -21,12 +21,22 @@ const RATIO_FLOOR = 1 << 20
 
 /** An archive path that cannot escape the archive: relative, `/`-separated, no `..`. */
 export function safePath(name: string): boolean {
-  if (name === '' || name.startsWith('/') || name.includes('\\') || /^[a-zA-Z]:/.test(name) || name.includes('\0')) return false
+  if (
+    name === '' ||
+    name.startsWith('/') ||
+    name.includes('\\') ||
+    /^[a-zA-Z]:/.test(name) ||
+    name.includes('\0')
+  )
+    return false
   return !name.split('/').some((seg) => seg === '..')
 }
 
 const unsafe = (name: string): FormatError =>
-  new FormatError('format/unsafe_archive', `archive entry ${JSON.stringify(name)} has an unsafe path (absolute, \\-separated or with ..); the archive is refused`)
+  new FormatError(
+    'format/unsafe_archive',
+    `archive entry ${JSON.stringify(name)} has an unsafe path (absolute, \\-separated or with ..); the archive is refused`,
+  )
 
 /** Names of every entry, after checking each is safe. */
 export function listZip(bytes: Uint8Array, limits: ZipLimits): string[] {
@@ -36,11 +46,20 @@ export function listZip(bytes: Uint8Array, limits: ZipLimits): string[] {
 }
 
 /** The entries `want` selects, inflated, within `limits`. */
-export function readZip(bytes: Uint8Array, want: (name: string) => boolean, limits: ZipLimits): Record<string, Uint8Array> {
+export function readZip(
+  bytes: Uint8Array,
+  want: (name: string) => boolean,
+  limits: ZipLimits,
+): Record<string, Uint8Array> {
   return unzip(bytes, want, limits, [])
 }
 
-function unzip(bytes: Uint8Array, want: (name: string) => boolean, limits: ZipLimits, names: string[]): Record<string, Uint8Array> {
+function unzip(
+  bytes: Uint8Array,
+  want: (name: string) => boolean,
+  limits: ZipLimits,
+  names: string[],
+): Record<string, Uint8Array> {
   let budget = limits.maxBytes
   const maxEntries = limits.maxEntries ?? MAX_ENTRIES
   try {
@@ -48,19 +67,32 @@ function unzip(bytes: Uint8Array, want: (name: string) => boolean, limits: ZipLi
       filter(file) {
         if (!safePath(file.name)) throw unsafe(file.name)
         names.push(file.name)
-        if (names.length > maxEntries) throw new FormatError('format/unsafe_archive', `the archive has more than ${maxEntries} entries; refused`)
+        if (names.length > maxEntries)
+          throw new FormatError(
+            'format/unsafe_archive',
+            `the archive has more than ${maxEntries} entries; refused`,
+          )
         if (!want(file.name)) return false
         if (file.originalSize > RATIO_FLOOR && file.originalSize > file.size * MAX_RATIO) {
-          throw new FormatError('format/unsafe_archive', `archive entry ${file.name} expands ${Math.round(file.originalSize / Math.max(1, file.size))}:1 (a ZIP bomb?); refused`)
+          throw new FormatError(
+            'format/unsafe_archive',
+            `archive entry ${file.name} expands ${Math.round(file.originalSize / Math.max(1, file.size))}:1 (a ZIP bomb?); refused`,
+          )
         }
         budget -= file.originalSize
-        if (budget < 0) throw new FormatError('format/too_large', `the archive expands to more than ${sizeText(limits.maxBytes)} (raise maxBytes to import it)`)
+        if (budget < 0)
+          throw new FormatError(
+            'format/too_large',
+            `the archive expands to more than ${sizeText(limits.maxBytes)} (raise maxBytes to import it)`,
+          )
         return true
       },
     })
   } catch (e) {
     if (e instanceof FormatError) throw e
-    throw new FormatError('format/invalid', `not a readable ZIP archive (${(e as Error).message})`, { cause: e })
+    throw new FormatError('format/invalid', `not a readable ZIP archive (${(e as Error).message})`, {
+      cause: e,
+    })
   }
 }
 

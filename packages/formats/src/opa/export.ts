@@ -50,7 +50,12 @@ class Writer {
       case 'text':
         return { type: 'text', text: b.text }
       case 'image':
-        return { type: 'image', mime: b.mime, source: { type: 'attachment', path: this.attach(b.mime, b.data) }, ...(b.attachment_id !== undefined && { attachment_id: b.attachment_id }) }
+        return {
+          type: 'image',
+          mime: b.mime,
+          source: { type: 'attachment', path: this.attach(b.mime, b.data) },
+          ...(b.attachment_id !== undefined && { attachment_id: b.attachment_id }),
+        }
       case 'file': {
         // Bytes the export was given go into the archive; otherwise a named reference.
         const path = this.attachFile(b.attachment_id, b.name)
@@ -59,17 +64,26 @@ class Writer {
           : { type: 'file', attachment_id: b.attachment_id, name: b.name, mime: b.mime, size: b.size }
       }
       case 'thinking':
-        return b.signature === undefined ? { type: 'thinking', text: b.text } : { type: 'thinking', text: b.text, signature: b.signature }
+        return b.signature === undefined
+          ? { type: 'thinking', text: b.text }
+          : { type: 'thinking', text: b.text, signature: b.signature }
       case 'function_call':
         return { type: 'tool_use', id: b.id, name: b.function_id, input: b.arguments }
       case 'function_result':
-        return { type: 'tool_result', tool_use_id: b.function_call_id, content: this.result(b.content), ...(b.is_error !== undefined && { is_error: b.is_error }) }
+        return {
+          type: 'tool_result',
+          tool_use_id: b.function_call_id,
+          content: this.result(b.content),
+          ...(b.is_error !== undefined && { is_error: b.is_error }),
+        }
     }
   }
 
   /** A result's content: a string when it is one text (the spec's form), else blocks. */
   result(content: readonly ContentBlock[]): string | Obj[] {
-    return content.length === 1 && content[0].type === 'text' ? content[0].text : content.map((c) => this.block(c))
+    return content.length === 1 && content[0].type === 'text'
+      ? content[0].text
+      : content.map((c) => this.block(c))
   }
 
   message(e: SessionEntry): Obj {
@@ -83,11 +97,26 @@ class Writer {
     if (e.kind === 'custom') return { ...base, role: 'system', content: `[${e.custom_type}]` }
     const m = e.message
     if (m.role === 'function_result') {
-      return { ...base, role: 'tool', content: [{ type: 'tool_result', tool_use_id: m.function_call_id, content: this.result(m.content), is_error: m.is_error }] }
+      return {
+        ...base,
+        role: 'tool',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: m.function_call_id,
+            content: this.result(m.content),
+            is_error: m.is_error,
+          },
+        ],
+      }
     }
     const role = m.role === 'custom' ? 'system' : m.role
     const single = m.content.length === 1 && m.content[0].type === 'text'
-    return { ...base, role, content: single ? (m.content[0] as { text: string }).text : m.content.map((b) => this.block(b)) }
+    return {
+      ...base,
+      role,
+      content: single ? (m.content[0] as { text: string }).text : m.content.map((b) => this.block(b)),
+    }
   }
 }
 
@@ -97,14 +126,28 @@ export function exportOpa(session: SessionImport, options: OpaExportOptions = {}
   const children = childrenOf(entries)
   const omittedBranches = entries.filter((e) => !children.has(e.id) && e.id !== active_leaf).length
   const omittedEntries = entries.length - path.length
-  const w = new Writer(new Map((session.attachments ?? []).map((a) => [a.attachment_id, a.bytes instanceof Uint8Array ? a.bytes : new Uint8Array()])))
+  const w = new Writer(
+    new Map(
+      (session.attachments ?? []).map((a) => [
+        a.attachment_id,
+        a.bytes instanceof Uint8Array ? a.bytes : new Uint8Array(),
+      ]),
+    ),
+  )
   const history = {
     opa_version: '0.1',
     session_id: meta.session_id,
     created_at: iso(meta.created_at),
     updated_at: iso(meta.updated_at),
     messages: path.map((e) => w.message(e)),
-    metadata: { colloquy: { title: meta.title, omitted_branches: omittedBranches, omitted_entries: omittedEntries, metadata: meta.metadata ?? null } },
+    metadata: {
+      colloquy: {
+        title: meta.title,
+        omitted_branches: omittedBranches,
+        omitted_entries: omittedEntries,
+        metadata: meta.metadata ?? null,
+      },
+    },
   }
   const enc = new TextEncoder()
   const manifest = writeManifest({
@@ -122,7 +165,9 @@ export function exportOpa(session: SessionImport, options: OpaExportOptions = {}
   })
   return writeZip({
     [MANIFEST]: enc.encode(manifest),
-    'prompt.md': enc.encode(options.prompt ?? `Continue the session "${meta.title || meta.session_id}" from its history.\n`),
+    'prompt.md': enc.encode(
+      options.prompt ?? `Continue the session "${meta.title || meta.session_id}" from its history.\n`,
+    ),
     [DEFAULT_SESSION_FILE]: enc.encode(JSON.stringify(history, null, 2)),
     ...w.files,
   })

@@ -1,11 +1,21 @@
 // OPA (`session/history.json`) attachment naming and the JAR manifest, shared by import and export.
 
 const MIME: Record<string, string> = {
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', svg: 'image/svg+xml',
-  pdf: 'application/pdf', txt: 'text/plain', md: 'text/markdown', json: 'application/json', csv: 'text/csv',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  svg: 'image/svg+xml',
+  pdf: 'application/pdf',
+  txt: 'text/plain',
+  md: 'text/markdown',
+  json: 'application/json',
+  csv: 'text/csv',
 }
 
-export const mimeOf = (path: string): string => MIME[path.split('.').at(-1)?.toLowerCase() ?? ''] ?? 'application/octet-stream'
+export const mimeOf = (path: string): string =>
+  MIME[path.split('.').at(-1)?.toLowerCase() ?? ''] ?? 'application/octet-stream'
 
 export function extensionOf(mime: string): string {
   for (const [ext, m] of Object.entries(MIME)) if (m === mime) return ext

@@ -19,7 +19,12 @@ async function sqlJs(options: SqliteOptions = {}): Promise<SqlJsStatic> {
     loaded = import('sql.js').then(({ default: init }) =>
       init({
         ...(options.locateFile && { locateFile: options.locateFile }),
-        ...(options.wasmBinary && { wasmBinary: options.wasmBinary instanceof Uint8Array ? (options.wasmBinary.slice().buffer as ArrayBuffer) : options.wasmBinary }),
+        ...(options.wasmBinary && {
+          wasmBinary:
+            options.wasmBinary instanceof Uint8Array
+              ? (options.wasmBinary.slice().buffer as ArrayBuffer)
+              : options.wasmBinary,
+        }),
       }),
     )
     loaded.catch(() => {
@@ -46,17 +51,32 @@ const json = (v: SqlValue | undefined): unknown => {
     return undefined
   }
 }
-const val = (v: SqlValue | undefined): string | number | undefined => (typeof v === 'string' || typeof v === 'number' ? v : undefined)
+const val = (v: SqlValue | undefined): string | number | undefined =>
+  typeof v === 'string' || typeof v === 'number' ? v : undefined
 
 /** The session row back in the storage JSON shape, so one mapper serves both. */
 function sessionInfo(r: Record<string, SqlValue>): Obj {
   const info: Obj = {
-    id: r.id, projectID: val(r.project_id), parentID: val(r.parent_id) ?? undefined, slug: val(r.slug), directory: val(r.directory),
-    title: val(r.title), version: val(r.version),
-    time: { created: val(r.time_created), updated: val(r.time_updated), compacting: val(r.time_compacting), archived: val(r.time_archived) },
+    id: r.id,
+    projectID: val(r.project_id),
+    parentID: val(r.parent_id) ?? undefined,
+    slug: val(r.slug),
+    directory: val(r.directory),
+    title: val(r.title),
+    version: val(r.version),
+    time: {
+      created: val(r.time_created),
+      updated: val(r.time_updated),
+      compacting: val(r.time_compacting),
+      archived: val(r.time_archived),
+    },
   }
   if (r.summary_additions != null || r.summary_files != null) {
-    info.summary = { additions: val(r.summary_additions), deletions: val(r.summary_deletions), files: val(r.summary_files) }
+    info.summary = {
+      additions: val(r.summary_additions),
+      deletions: val(r.summary_deletions),
+      files: val(r.summary_files),
+    }
   }
   if (typeof r.share_url === 'string') info.share = { url: r.share_url }
   const revert = json(r.revert)
@@ -73,11 +93,17 @@ export async function readOpenCodeDb(bytes: Uint8Array, ctx: ImportContext): Pro
     throw new FormatError('format/invalid', `not a readable SQLite database: ${(e as Error).message}`)
   }
   try {
-    const tables = new Set([...rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")].map((r) => String(r.name)))
-    if (!tables.has('message') || !tables.has('part')) throw new FormatError('format/invalid', 'an SQLite database without OpenCode message and part tables')
+    const tables = new Set(
+      [...rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")].map((r) => String(r.name)),
+    )
+    if (!tables.has('message') || !tables.has('part'))
+      throw new FormatError('format/invalid', 'an SQLite database without OpenCode message and part tables')
     const c = new OcCollector()
-    if (tables.has('session')) for (const r of rows(db, 'SELECT * FROM session')) c.session(String(r.id), sessionInfo(r))
-    if (tables.has('project')) for (const r of rows(db, 'SELECT id, worktree FROM project')) c.project(String(r.id), { worktree: val(r.worktree) })
+    if (tables.has('session'))
+      for (const r of rows(db, 'SELECT * FROM session')) c.session(String(r.id), sessionInfo(r))
+    if (tables.has('project'))
+      for (const r of rows(db, 'SELECT id, worktree FROM project'))
+        c.project(String(r.id), { worktree: val(r.worktree) })
     for (const r of rows(db, 'SELECT id, session_id, data FROM message ORDER BY session_id, id')) {
       const data = json(r.data)
       if (!isObj(data)) ctx.warnings.add('bad-row', `message row ${String(r.id)} has no JSON data; skipped`)
@@ -99,7 +125,8 @@ export async function readOpenCodeDb(bytes: Uint8Array, ctx: ImportContext): Pro
       for (const [sid, list] of todos) c.todos(sid, list)
     }
     // 1.16 also logs every bus event in `event`: a replay log of what the tables already hold.
-    for (const t of ['permission', 'session_share', 'session_message', 'event']) if (tables.has(t)) ctx.skipped.add(`table ${t}`)
+    for (const t of ['permission', 'session_share', 'session_message', 'event'])
+      if (tables.has(t)) ctx.skipped.add(`table ${t}`)
     return c.done(ctx)
   } finally {
     db.close()

@@ -10,7 +10,8 @@ import { isObj, str, type Obj } from '../values.js'
 // session/{info,message,part} the same way. Ids come from file and directory names, as
 // OpenCode's own migration does, because old migrations moved files without rewriting them.
 
-const sizeOf = (c: FileContents): number => (typeof c === 'string' ? c.length : c instanceof Uint8Array ? c.byteLength : c.size)
+const sizeOf = (c: FileContents): number =>
+  typeof c === 'string' ? c.length : c instanceof Uint8Array ? c.byteLength : c.size
 
 async function textOf(c: FileContents): Promise<string> {
   if (typeof c === 'string') return c
@@ -55,7 +56,10 @@ export class OcCollector {
     for (const m of this.messages.values()) {
       const sid = m.session ?? str(m.info?.sessionID) ?? str(m.parts[0]?.data.sessionID)
       if (!sid) {
-        ctx.warnings.add('orphan-message', `message ${m.id} names no session; skipped with its ${m.parts.length} part(s)`)
+        ctx.warnings.add(
+          'orphan-message',
+          `message ${m.id} names no session; skipped with its ${m.parts.length} part(s)`,
+        )
         continue
       }
       this.session(sid, undefined).messages.push(m)
@@ -101,10 +105,19 @@ export async function readOpenCodeFiles(files: FileMap, ctx: ImportContext): Pro
       continue
     }
     if (segs.includes('todo')) c.todos(base, data)
-    else if (!isObj(data)) ctx.warnings.add('bad-file', `${path} is not a JSON object; skipped`, { file: path })
-    else if (base.startsWith('prt_')) c.part(base, dir.startsWith('msg_') ? dir : (str(data.messageID) ?? ''), up.startsWith('ses_') ? up : str(data.sessionID), data)
-    else if (base.startsWith('msg_')) c.message(base, dir.startsWith('ses_') ? dir : str(data.sessionID), data)
-    else if (base.startsWith('ses_') || (segs.includes('session') && dir !== 'message' && dir !== 'part')) c.session(base, data)
+    else if (!isObj(data))
+      ctx.warnings.add('bad-file', `${path} is not a JSON object; skipped`, { file: path })
+    else if (base.startsWith('prt_'))
+      c.part(
+        base,
+        dir.startsWith('msg_') ? dir : (str(data.messageID) ?? ''),
+        up.startsWith('ses_') ? up : str(data.sessionID),
+        data,
+      )
+    else if (base.startsWith('msg_'))
+      c.message(base, dir.startsWith('ses_') ? dir : str(data.sessionID), data)
+    else if (base.startsWith('ses_') || (segs.includes('session') && dir !== 'message' && dir !== 'part'))
+      c.session(base, data)
     else if (segs.includes('project')) c.project(base, data)
     else ctx.skipped.add('file other')
   }
@@ -122,7 +135,8 @@ export function readOpenCodeJson(doc: unknown, ctx: ImportContext): OcSession[] 
       if (!isObj(m) || !isObj(m.info)) continue
       const mid = str(m.info.id) ?? ''
       c.message(mid, sid, m.info)
-      for (const p of Array.isArray(m.parts) ? m.parts : []) if (isObj(p)) c.part(str(p.id) ?? '', mid, sid, p)
+      for (const p of Array.isArray(m.parts) ? m.parts : [])
+        if (isObj(p)) c.part(str(p.id) ?? '', mid, sid, p)
     }
   } else {
     const id = str(doc.id) ?? ''

@@ -1,9 +1,24 @@
-import type { AgentMessage, ContentBlock, CustomEntry, Json, JsonObject, MessageEntry, TextBlock } from '@colloquy/core'
+import type {
+  AgentMessage,
+  ContentBlock,
+  CustomEntry,
+  Json,
+  JsonObject,
+  MessageEntry,
+  TextBlock,
+} from '@colloquy/core'
 
 // Entries start as roots; `TreeBuilder.build` (or the linear importers) set `parent_id`.
 
 export function messageEntry(id: string, message: AgentMessage, origin?: JsonObject): MessageEntry {
-  const e: MessageEntry = { id, parent_id: null, timestamp: message.timestamp, revision: 0, kind: 'message', message }
+  const e: MessageEntry = {
+    id,
+    parent_id: null,
+    timestamp: message.timestamp,
+    revision: 0,
+    kind: 'message',
+    message,
+  }
   if (origin) e.origin = origin
   return e
 }
@@ -25,7 +40,10 @@ export function plainText(blocks: readonly ContentBlock[]): string {
 }
 
 /** Chains entries in order (for formats without a tree): each one's parent is the previous. */
-export function chain<T extends { id: string; parent_id: string | null }>(entries: T[], parent: string | null = null): T[] {
+export function chain<T extends { id: string; parent_id: string | null }>(
+  entries: T[],
+  parent: string | null = null,
+): T[] {
   for (const e of entries) {
     e.parent_id = parent
     parent = e.id

@@ -27,7 +27,13 @@ export function summarize(session: SessionImport): SessionSummary {
   const children = childrenOf(entries)
   const by_role: Record<string, number> = {}
   const models = new Set<string>()
-  const usage: Required<Omit<Usage, 'cost_usd'>> & { cost_usd?: number } = { input: 0, output: 0, cache_read: 0, cache_write: 0, reasoning: 0 }
+  const usage: Required<Omit<Usage, 'cost_usd'>> & { cost_usd?: number } = {
+    input: 0,
+    output: 0,
+    cache_read: 0,
+    cache_write: 0,
+    reasoning: 0,
+  }
   for (const e of entries) {
     const role = e.kind === 'message' ? e.message.role : `custom:${e.custom_type}`
     by_role[role] = (by_role[role] ?? 0) + 1
@@ -35,7 +41,8 @@ export function summarize(session: SessionImport): SessionSummary {
     models.add(e.message.model)
     const u = e.message.usage
     if (!u) continue
-    for (const k of ['input', 'output', 'cache_read', 'cache_write', 'reasoning'] as const) usage[k] += u[k] ?? 0
+    for (const k of ['input', 'output', 'cache_read', 'cache_write', 'reasoning'] as const)
+      usage[k] += u[k] ?? 0
     if (u.cost_usd !== undefined) usage.cost_usd = (usage.cost_usd ?? 0) + u.cost_usd
   }
   // Whether a subtree holds a message, computed children-first without recursion.
@@ -64,7 +71,10 @@ export function summarize(session: SessionImport): SessionSummary {
 }
 
 /** Entries with every parent before its children (roots first, siblings in entry order). */
-export function topological(entries: readonly SessionEntry[], children = childrenOf(entries)): SessionEntry[] {
+export function topological(
+  entries: readonly SessionEntry[],
+  children = childrenOf(entries),
+): SessionEntry[] {
   const byId = new Map(entries.map((e) => [e.id, e]))
   const out: SessionEntry[] = []
   const seen = new Set<string>()

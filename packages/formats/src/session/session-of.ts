@@ -27,7 +27,11 @@ export function sessionOf(p: SessionParts, now: () => number = Date.now): Sessio
     if (e.kind === 'message') messages++
   }
   const created_at = p.created_at ?? (Number.isFinite(first) ? first : now())
-  const updated_at = Math.max(created_at, p.updated_at ?? created_at, Number.isFinite(last) ? last : created_at)
+  const updated_at = Math.max(
+    created_at,
+    p.updated_at ?? created_at,
+    Number.isFinite(last) ? last : created_at,
+  )
   return {
     meta: {
       session_id: p.session_id,

@@ -8,8 +8,19 @@ import { titleFrom } from '../values.js'
 
 /** Elements tools wrap around what they inject into a user message (Claude Code, Codex). */
 const WRAPPERS = [
-  'command-name', 'command-message', 'command-args', 'local-command-stdout', 'local-command-stderr', 'local-command-caveat',
-  'system-reminder', 'user-prompt-submit-hook', 'bash-input', 'bash-stdout', 'bash-stderr', 'environment_context', 'user_instructions',
+  'command-name',
+  'command-message',
+  'command-args',
+  'local-command-stdout',
+  'local-command-stderr',
+  'local-command-caveat',
+  'system-reminder',
+  'user-prompt-submit-hook',
+  'bash-input',
+  'bash-stdout',
+  'bash-stderr',
+  'environment_context',
+  'user_instructions',
 ]
 const WRAPPED = new RegExp(`<(${WRAPPERS.join('|')})>[\\s\\S]*?</\\1>`, 'g')
 /** Placeholders the tool writes for pasted content: `[Image #1]`, `[Pasted text #2 +40 lines]`. */

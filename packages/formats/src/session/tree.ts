@@ -156,7 +156,7 @@ export function latestLeaf(entries: readonly SessionEntry[]): string | null {
 export function pathTo(byId: ReadonlyMap<string, SessionEntry>, leaf: string | null): SessionEntry[] {
   const out: SessionEntry[] = []
   const seen = new Set<string>()
-  for (let id = leaf; id !== null && !seen.has(id); ) {
+  for (let id = leaf; id !== null && !seen.has(id);) {
     seen.add(id)
     const e = byId.get(id)
     if (!e) break

@@ -15,9 +15,15 @@ export function toUnifiedBlock(b: ContentBlock, toolName?: string): Obj {
     case 'function_call':
       return { type: 'tool_use', tool_id: b.id, tool_name: b.function_id, input: b.arguments }
     case 'thinking':
-      return b.signature === undefined ? { type: 'thinking', thinking: b.text } : { type: 'thinking', thinking: b.text, signature: b.signature }
+      return b.signature === undefined
+        ? { type: 'thinking', thinking: b.text }
+        : { type: 'thinking', thinking: b.text, signature: b.signature }
     case 'image':
-      return { type: 'image', source: { type: 'base64', media_type: b.mime, data: b.data }, ...(b.attachment_id !== undefined && { attachment_id: b.attachment_id }) }
+      return {
+        type: 'image',
+        source: { type: 'base64', media_type: b.mime, data: b.data },
+        ...(b.attachment_id !== undefined && { attachment_id: b.attachment_id }),
+      }
     case 'file':
       return { type: 'file', attachment_id: b.attachment_id, name: b.name, mime: b.mime, size: b.size }
     case 'function_result':
@@ -26,11 +32,22 @@ export function toUnifiedBlock(b: ContentBlock, toolName?: string): Obj {
 }
 
 /** `output` is the plain text; `content` is added only when text alone would lose something. */
-export function toolResult(id: string, name: string | undefined, content: readonly ContentBlock[], isError: boolean | undefined): Obj {
-  const out: Obj = { type: 'tool_result', tool_id: id, tool_name: name ?? null, output: content.map((c) => (c.type === 'text' ? c.text : '')).join('\n') }
+export function toolResult(
+  id: string,
+  name: string | undefined,
+  content: readonly ContentBlock[],
+  isError: boolean | undefined,
+): Obj {
+  const out: Obj = {
+    type: 'tool_result',
+    tool_id: id,
+    tool_name: name ?? null,
+    output: content.map((c) => (c.type === 'text' ? c.text : '')).join('\n'),
+  }
   // Result messages always say; an inline result block may leave it unsaid, and stays so.
   if (isError !== undefined) out.is_error = isError
-  if (!(content.length === 1 && content[0].type === 'text')) out.content = content.map((c) => toUnifiedBlock(c))
+  if (!(content.length === 1 && content[0].type === 'text'))
+    out.content = content.map((c) => toUnifiedBlock(c))
   return out
 }
 
@@ -41,22 +58,44 @@ export function fromUnifiedBlock(b: unknown): ContentBlock | undefined {
     case 'text':
       return text(str(b.text) ?? '')
     case 'tool_use':
-      return { type: 'function_call', id: str(b.tool_id) ?? str(b.id) ?? '', function_id: str(b.tool_name) ?? str(b.name) ?? '', arguments: toJson(b.input ?? null) }
+      return {
+        type: 'function_call',
+        id: str(b.tool_id) ?? str(b.id) ?? '',
+        function_id: str(b.tool_name) ?? str(b.name) ?? '',
+        arguments: toJson(b.input ?? null),
+      }
     case 'thinking':
     case 'reasoning': {
       const t = str(b.thinking) ?? str(b.text) ?? ''
       const signature = str(b.signature)
-      return signature === undefined ? { type: 'thinking', text: t } : { type: 'thinking', text: t, signature }
+      return signature === undefined
+        ? { type: 'thinking', text: t }
+        : { type: 'thinking', text: t, signature }
     }
     case 'image': {
       const source = isObj(b.source) ? b.source : {}
       const attachment_id = str(b.attachment_id)
-      return { type: 'image', mime: str(source.media_type) ?? 'image/png', data: str(source.data) ?? '', ...(attachment_id !== undefined && { attachment_id }) }
+      return {
+        type: 'image',
+        mime: str(source.media_type) ?? 'image/png',
+        data: str(source.data) ?? '',
+        ...(attachment_id !== undefined && { attachment_id }),
+      }
     }
     case 'file':
-      return { type: 'file', attachment_id: str(b.attachment_id) ?? '', name: str(b.name) ?? '', mime: str(b.mime) ?? 'application/octet-stream', size: typeof b.size === 'number' ? b.size : 0 }
+      return {
+        type: 'file',
+        attachment_id: str(b.attachment_id) ?? '',
+        name: str(b.name) ?? '',
+        mime: str(b.mime) ?? 'application/octet-stream',
+        size: typeof b.size === 'number' ? b.size : 0,
+      }
     case 'tool_result': {
-      const r: FunctionResultBlock = { type: 'function_result', function_call_id: str(b.tool_id) ?? str(b.tool_use_id) ?? '', content: resultContent(b) }
+      const r: FunctionResultBlock = {
+        type: 'function_result',
+        function_call_id: str(b.tool_id) ?? str(b.tool_use_id) ?? '',
+        content: resultContent(b),
+      }
       if (typeof b.is_error === 'boolean') r.is_error = b.is_error
       return r
     }
@@ -66,6 +105,9 @@ export function fromUnifiedBlock(b: unknown): ContentBlock | undefined {
 }
 
 export function resultContent(b: Obj): ContentBlock[] {
-  if (Array.isArray(b.content)) return arr(b.content).map(fromUnifiedBlock).filter((x): x is ContentBlock => x !== undefined)
+  if (Array.isArray(b.content))
+    return arr(b.content)
+      .map(fromUnifiedBlock)
+      .filter((x): x is ContentBlock => x !== undefined)
   return [text(typeof b.output === 'string' ? b.output : JSON.stringify(b.output ?? ''))]
 }

@@ -26,8 +26,11 @@ function content(e: SessionEntry, callNames: Map<string, string>): Obj[] {
   if (e.kind === 'custom') return [{ type: 'text', text: `[${e.custom_type}]` }]
   const m = e.message
   // Tool results stay user messages holding one tool_result block, as 1.0 (and Claude) has them.
-  if (m.role === 'function_result') return [toolResult(m.function_call_id, m.function_id, m.content, m.is_error)]
-  return m.content.map((b) => toUnifiedBlock(b, b.type === 'function_result' ? callNames.get(b.function_call_id) : undefined))
+  if (m.role === 'function_result')
+    return [toolResult(m.function_call_id, m.function_id, m.content, m.is_error)]
+  return m.content.map((b) =>
+    toUnifiedBlock(b, b.type === 'function_result' ? callNames.get(b.function_call_id) : undefined),
+  )
 }
 
 function metadata(e: SessionEntry): Obj {
@@ -44,7 +47,12 @@ function metadata(e: SessionEntry): Obj {
     const m = e.message
     out.model = { name: m.model, stop_reason: m.native_stop_reason ?? m.stop_reason, stop_sequence: null }
     if (m.usage) {
-      out.token_usage = { input_tokens: m.usage.input ?? 0, output_tokens: m.usage.output ?? 0, cache_creation_tokens: m.usage.cache_write ?? 0, cache_read_tokens: m.usage.cache_read ?? 0 }
+      out.token_usage = {
+        input_tokens: m.usage.input ?? 0,
+        output_tokens: m.usage.output ?? 0,
+        cache_creation_tokens: m.usage.cache_write ?? 0,
+        cache_read_tokens: m.usage.cache_read ?? 0,
+      }
     }
   }
   return out
@@ -59,7 +67,8 @@ export function toUnified(session: SessionImport, options: UnifiedExportOptions 
   const index = new Map(ordered.map((e, i) => [e.id, i + 1]))
   const callNames = new Map<string, string>()
   for (const e of entries) {
-    if (e.kind === 'message') for (const b of e.message.content) if (b.type === 'function_call') callNames.set(b.id, b.function_id)
+    if (e.kind === 'message')
+      for (const b of e.message.content) if (b.type === 'function_call') callNames.set(b.id, b.function_id)
   }
   const workspace = typeof md.cwd === 'string' ? md.cwd : typeof md.directory === 'string' ? md.directory : ''
   const forks = [...children].filter(([parent, kids]) => parent !== null && kids.length > 1)
@@ -68,7 +77,9 @@ export function toUnified(session: SessionImport, options: UnifiedExportOptions 
   return {
     schema_version: '1.0',
     export_timestamp: iso(options.exportedAt ?? Date.now()),
-    agent: (typeof md.format === 'string' && AGENT[md.format]) || (typeof md.format === 'string' ? md.format : 'colloquy'),
+    agent:
+      (typeof md.format === 'string' && AGENT[md.format]) ||
+      (typeof md.format === 'string' ? md.format : 'colloquy'),
     session: {
       id: session_id,
       workspace,
@@ -92,7 +103,11 @@ export function toUnified(session: SessionImport, options: UnifiedExportOptions 
     })),
     graph: {
       is_linear: forks.length === 0 && (children.get(null)?.length ?? 0) <= 1,
-      fork_points: forks.map(([uuid, kids]) => ({ uuid, index: index.get(uuid!), branches: kids.map((k) => ({ uuid: k, index: index.get(k) })) })),
+      fork_points: forks.map(([uuid, kids]) => ({
+        uuid,
+        index: index.get(uuid!),
+        branches: kids.map((k) => ({ uuid: k, index: index.get(k) })),
+      })),
       active_path: path.map((e) => e.id),
     },
   }
@@ -102,7 +117,10 @@ export function toUnified(session: SessionImport, options: UnifiedExportOptions 
  * Sessions as unified JSON: one session → a `.json` document, several → `.ndjson` (one
  * document per line), or force either with `ndjson`.
  */
-export function exportUnified(sessions: SessionImport | readonly SessionImport[], options: UnifiedExportOptions & { ndjson?: boolean } = {}): string {
+export function exportUnified(
+  sessions: SessionImport | readonly SessionImport[],
+  options: UnifiedExportOptions & { ndjson?: boolean } = {},
+): string {
   const list = Array.isArray(sessions) ? sessions : [sessions as SessionImport]
   const ndjson = options.ndjson ?? list.length !== 1
   if (!ndjson) return `${JSON.stringify(toUnified(list[0], options), null, 2)}\n`

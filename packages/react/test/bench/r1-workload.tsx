@@ -1,5 +1,21 @@
-import { createStore, memoryStorage, type AgentMessage, type MessageItem, type SessionEntry, type Store } from '@colloquy/core'
-import { memo, Profiler, useCallback, useEffect, useMemo, useState, type ProfilerOnRenderCallback, type ReactNode } from 'react'
+import {
+  createStore,
+  memoryStorage,
+  type AgentMessage,
+  type MessageItem,
+  type SessionEntry,
+  type Store,
+} from '@colloquy/core'
+import {
+  memo,
+  Profiler,
+  useCallback,
+  useEffect,
+  useMemo,
+  useState,
+  type ProfilerOnRenderCallback,
+  type ReactNode,
+} from 'react'
 import { createRoot } from 'react-dom/client'
 // The profiling renderer: React.Profiler reports commits in the benchmark's production build too.
 // It is only used to count: its bookkeeping (a clock read per fiber) would distort the timings.
@@ -39,8 +55,10 @@ interface Pass {
 
 const counters = { renders: 0 }
 
-const textOf = (content: AgentMessage['content'] | undefined): string => (content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('')
-const entryText = (entry: SessionEntry | null | undefined): string => (entry?.kind === 'message' ? textOf(entry.message.content) : '')
+const textOf = (content: AgentMessage['content'] | undefined): string =>
+  (content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('')
+const entryText = (entry: SessionEntry | null | undefined): string =>
+  entry?.kind === 'message' ? textOf(entry.message.content) : ''
 
 // ---- R1: the hooks ---------------------------------------------------------------------------
 
@@ -52,7 +70,13 @@ function HookRow({ session_id, entry_id }: { session_id: string; entry_id: strin
 function HookTranscript({ session_id }: { session_id: string }): ReactNode {
   counters.renders++
   const ids = useMessageIds({ session_id })
-  return <div>{ids.data?.map((id) => <HookRow key={id} session_id={session_id} entry_id={id} />)}</div>
+  return (
+    <div>
+      {ids.data?.map((id) => (
+        <HookRow key={id} session_id={session_id} entry_id={id} />
+      ))}
+    </div>
+  )
 }
 
 // React walks every sibling of an updated row (a clone and a bail-out each, in render and in
@@ -68,7 +92,13 @@ function ListTranscript({ session_id }: { session_id: string }): ReactNode {
 
 const CHUNK = 50
 
-const HookChunk = memo(function HookChunk({ session_id, ids }: { session_id: string; ids: readonly string[] }): ReactNode {
+const HookChunk = memo(function HookChunk({
+  session_id,
+  ids,
+}: {
+  session_id: string
+  ids: readonly string[]
+}): ReactNode {
   counters.renders++
   return ids.map((id) => <HookRow key={id} session_id={session_id} entry_id={id} />)
 })
@@ -81,7 +111,13 @@ function ChunkedHookTranscript({ session_id }: { session_id: string }): ReactNod
     for (let i = 0; ids && i < ids.length; i += CHUNK) out.push(ids.slice(i, i + CHUNK))
     return out
   }, [ids])
-  return <div>{chunks.map((chunk) => <HookChunk key={chunk[0]} session_id={session_id} ids={chunk} />)}</div>
+  return (
+    <div>
+      {chunks.map((chunk) => (
+        <HookChunk key={chunk[0]} session_id={session_id} ids={chunk} />
+      ))}
+    </div>
+  )
 }
 
 // ---- R2: the whole list in state -------------------------------------------------------------
@@ -98,7 +134,13 @@ function WholeListTranscript({ store, session_id }: { store: Store; session_id: 
     const sub = store.messages$({ session_id }).subscribe((items) => setMessages(items))
     return () => sub.unsubscribe()
   }, [store, session_id])
-  return <div>{messages.map((item) => <PlainRow key={item.entry_id} item={item} />)}</div>
+  return (
+    <div>
+      {messages.map((item) => (
+        <PlainRow key={item.entry_id} item={item} />
+      ))}
+    </div>
+  )
 }
 
 // ---- driving ---------------------------------------------------------------------------------
@@ -109,9 +151,23 @@ async function transcript(options: R1Options): Promise<{ store: Store; session_i
   const messages: AgentMessage[] = Array.from({ length: options.messages }, (_, i) =>
     i % 2 === 0
       ? { role: 'user', content: [{ type: 'text', text: `question ${i}` }], timestamp: i }
-      : { role: 'assistant', content: [{ type: 'text', text: `answer ${i}` }], stop_reason: 'end', model: 'm', provider: 'p', timestamp: i },
+      : {
+          role: 'assistant',
+          content: [{ type: 'text', text: `answer ${i}` }],
+          stop_reason: 'end',
+          model: 'm',
+          provider: 'p',
+          timestamp: i,
+        },
   )
-  messages[messages.length - 1] = { role: 'assistant', content: [], stop_reason: 'end', model: 'm', provider: 'p', timestamp: options.messages }
+  messages[messages.length - 1] = {
+    role: 'assistant',
+    content: [],
+    stop_reason: 'end',
+    model: 'm',
+    provider: 'p',
+    timestamp: options.messages,
+  }
   const { last_entry_id } = await store.appendMany({ session_id, messages })
   return { store, session_id, last: last_entry_id }
 }
@@ -133,7 +189,10 @@ function textWatcher(el: Element): { until(text: string): Promise<void>; stop():
       want = text
       return new Promise((resolve, reject) => {
         // A token that never shows is a failed run, not a hung benchmark.
-        const timer = setTimeout(() => reject(new Error(`the streamed text did not show within 10 s (${text.length} chars)`)), 10_000)
+        const timer = setTimeout(
+          () => reject(new Error(`the streamed text did not show within 10 s (${text.length} chars)`)),
+          10_000,
+        )
         done = () => {
           clearTimeout(timer)
           resolve()
@@ -157,7 +216,8 @@ type Subject = 'hooks' | 'hooks-list' | 'hooks-chunked' | 'whole-list' | 'store-
 async function pass(subject: Subject, options: R1Options, profiling: boolean): Promise<Pass> {
   const { store, session_id, last } = await transcript(options)
   const container = document.createElement('div')
-  const root = subject === 'store-only' ? undefined : (profiling ? createProfilingRoot : createRoot)(container)
+  const root =
+    subject === 'store-only' ? undefined : (profiling ? createProfilingRoot : createRoot)(container)
   let commits = 0
   let renderMs = 0
   const onRender: ProfilerOnRenderCallback = (_id, _phase, actualDuration) => {
@@ -182,7 +242,14 @@ async function pass(subject: Subject, options: R1Options, profiling: boolean): P
     </Profiler>,
   )
   const row = (): Element | null => container.querySelector(`[data-id="${last}"]`)
-  if (root) await waitFor(() => container.childElementCount > 0 && row() !== null && container.firstElementChild!.childElementCount === options.messages, 'the transcript to mount')
+  if (root)
+    await waitFor(
+      () =>
+        container.childElementCount > 0 &&
+        row() !== null &&
+        container.firstElementChild!.childElementCount === options.messages,
+      'the transcript to mount',
+    )
   const watcher = root ? textWatcher(row()!) : undefined
 
   ;(globalThis as { gc?: () => void }).gc?.()
@@ -217,7 +284,11 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
  * A warm-up of every pass at a tenth of the size; then `rounds` timed passes of each subject
  * on the production renderer, interleaved, and one counted pass on the profiling renderer.
  */
-export async function measureR1(options: R1Options, log: (m: string) => void = () => {}, rounds = ROUNDS): Promise<Record<Subject, R1Run>> {
+export async function measureR1(
+  options: R1Options,
+  log: (m: string) => void = () => {},
+  rounds = ROUNDS,
+): Promise<Record<Subject, R1Run>> {
   const small = { messages: Math.ceil(options.messages / 10), updates: Math.ceil(options.updates / 10) }
   for (const s of SUBJECTS) for (const profiling of [false, true]) await pass(s, small, profiling)
   const timed = new Map<Subject, Pass[]>(SUBJECTS.map((s) => [s, []]))
@@ -226,8 +297,15 @@ export async function measureR1(options: R1Options, log: (m: string) => void = (
   for (const s of SUBJECTS) {
     const counted = await pass(s, options, true)
     const walls = timed.get(s)!.map((p) => p.wallMs)
-    out[s] = { wallMs: median(walls), commits: counted.commits, rendersPerUpdate: counted.renders / options.updates, renderMs: counted.renderMs }
-    log(`R1 ${s}: ${walls.map((w) => w.toFixed(0)).join(' / ')} ms (median ${out[s].wallMs.toFixed(0)}), ${counted.commits} commits, ${out[s].rendersPerUpdate} renders/update`)
+    out[s] = {
+      wallMs: median(walls),
+      commits: counted.commits,
+      rendersPerUpdate: counted.renders / options.updates,
+      renderMs: counted.renderMs,
+    }
+    log(
+      `R1 ${s}: ${walls.map((w) => w.toFixed(0)).join(' / ')} ms (median ${out[s].wallMs.toFixed(0)}), ${counted.commits} commits, ${out[s].rendersPerUpdate} renders/update`,
+    )
   }
   return out
 }
@@ -254,27 +332,81 @@ export function r1Rows(runs: Record<Subject, R1Run>, options: R1Options): BenchR
   for (const s of hookSubjects) {
     const faster = runs['whole-list'].wallMs / runs[s].wallMs
     rows.push({
-      id: 'R1', subject: LABELS[s], metric: 'wall time', value: runs[s].wallMs, unit: 'ms', baseline: WHOLE, better: 'lower',
-      target: '>= 5x faster than R2', pass: faster >= 5,
+      id: 'R1',
+      subject: LABELS[s],
+      metric: 'wall time',
+      value: runs[s].wallMs,
+      unit: 'ms',
+      baseline: WHOLE,
+      better: 'lower',
+      target: '>= 5x faster than R2',
+      pass: faster >= 5,
       note: `${size}; ${faster.toFixed(1)}x faster than re-rendering the whole list${NOTES[s]}`,
     })
   }
   rows.push(
-    { id: 'R1', subject: WHOLE, metric: 'wall time', value: runs['whole-list'].wallMs, unit: 'ms', better: 'lower', note: `AI SDK useChat style: the message array in state, rows not memoized; wall times are medians of ${ROUNDS} rounds on react-dom/client` },
-    { id: 'R1', subject: LABELS['store-only'], metric: 'wall time', value: runs['store-only'].wallMs, unit: 'ms', better: 'lower', note: 'the same updates with no UI: the floor all subjects share' },
+    {
+      id: 'R1',
+      subject: WHOLE,
+      metric: 'wall time',
+      value: runs['whole-list'].wallMs,
+      unit: 'ms',
+      better: 'lower',
+      note: `AI SDK useChat style: the message array in state, rows not memoized; wall times are medians of ${ROUNDS} rounds on react-dom/client`,
+    },
+    {
+      id: 'R1',
+      subject: LABELS['store-only'],
+      metric: 'wall time',
+      value: runs['store-only'].wallMs,
+      unit: 'ms',
+      better: 'lower',
+      note: 'the same updates with no UI: the floor all subjects share',
+    },
   )
   for (const s of hookSubjects) {
     rows.push({
-      id: 'R1', subject: LABELS[s], metric: 'renders per update', value: runs[s].rendersPerUpdate, unit: 'components', baseline: WHOLE, better: 'lower',
-      target: 'only the streaming message (1)', pass: runs[s].rendersPerUpdate === 1,
+      id: 'R1',
+      subject: LABELS[s],
+      metric: 'renders per update',
+      value: runs[s].rendersPerUpdate,
+      unit: 'components',
+      baseline: WHOLE,
+      better: 'lower',
+      target: 'only the streaming message (1)',
+      pass: runs[s].rendersPerUpdate === 1,
     })
   }
-  rows.push({ id: 'R1', subject: WHOLE, metric: 'renders per update', value: runs['whole-list'].rendersPerUpdate, unit: 'components', better: 'lower' })
+  rows.push({
+    id: 'R1',
+    subject: WHOLE,
+    metric: 'renders per update',
+    value: runs['whole-list'].rendersPerUpdate,
+    unit: 'components',
+    better: 'lower',
+  })
   for (const s of [...hookSubjects, 'whole-list'] as const) {
     const first = s === 'hooks'
     rows.push(
-      { id: 'R1', subject: LABELS[s], metric: 'commits', value: runs[s].commits, unit: 'commits', ...(s === 'whole-list' ? {} : { baseline: WHOLE }), ...(first ? { note: 'React.Profiler onRender calls while streaming, on react-dom/profiling' } : {}) },
-      { id: 'R1', subject: LABELS[s], metric: 'render time', value: runs[s].renderMs, unit: 'ms', better: 'lower', ...(s === 'whole-list' ? {} : { baseline: WHOLE }), ...(first ? { note: 'sum of React.Profiler actualDuration, on react-dom/profiling' } : {}) },
+      {
+        id: 'R1',
+        subject: LABELS[s],
+        metric: 'commits',
+        value: runs[s].commits,
+        unit: 'commits',
+        ...(s === 'whole-list' ? {} : { baseline: WHOLE }),
+        ...(first ? { note: 'React.Profiler onRender calls while streaming, on react-dom/profiling' } : {}),
+      },
+      {
+        id: 'R1',
+        subject: LABELS[s],
+        metric: 'render time',
+        value: runs[s].renderMs,
+        unit: 'ms',
+        better: 'lower',
+        ...(s === 'whole-list' ? {} : { baseline: WHOLE }),
+        ...(first ? { note: 'sum of React.Profiler actualDuration, on react-dom/profiling' } : {}),
+      },
     )
   }
   return rows

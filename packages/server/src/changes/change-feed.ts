@@ -42,7 +42,8 @@ export interface FeedStorage extends Storage {
   changeFeed(): ChangeFeed
 }
 
-export const hasOwnFeed = (s: Storage): s is FeedStorage => typeof (s as Partial<FeedStorage>).changeFeed === 'function'
+export const hasOwnFeed = (s: Storage): s is FeedStorage =>
+  typeof (s as Partial<FeedStorage>).changeFeed === 'function'
 
 /**
  * A page's changes as they are read, each encoded to JSON once, until they hold about

@@ -12,7 +12,16 @@ import type { WorkMeter } from '@colloquy/core/wire'
  * attachment before its references. Its deletion is a record of its own (`detached`), which
  * replaces it.
  */
-export const CHANGE_KINDS = ['created', 'meta', 'leaf', 'added', 'updated', 'deleted', 'attachment', 'detached'] as const
+export const CHANGE_KINDS = [
+  'created',
+  'meta',
+  'leaf',
+  'added',
+  'updated',
+  'deleted',
+  'attachment',
+  'detached',
+] as const
 export type ChangeKind = (typeof CHANGE_KINDS)[number]
 
 /** A change-log record as persisted (the `changes` side store). */
@@ -53,14 +62,17 @@ export interface SessionIndex {
 export const recordKey = (r: ChangeRecord): string =>
   r.attachment_id !== undefined
     ? `${r.kind}\u0000${r.session_id}\u0001${r.attachment_id}`
-    : r.entry_id === undefined ? `${r.kind}\u0000${r.session_id}` : `${r.kind}\u0000${r.session_id}\u0000${r.entry_id}`
+    : r.entry_id === undefined
+      ? `${r.kind}\u0000${r.session_id}`
+      : `${r.kind}\u0000${r.session_id}\u0000${r.entry_id}`
 
 /**
  * The records that carry what a replicated change sets, by key: an entry's (`added`, `updated`),
  * a session's meta (`created`, `meta`), its leaf. Other kinds of change have none here.
  */
 export function recordKeysFor(c: ReplicaChange): string[] {
-  const key = (kind: ChangeKind, session_id: string, entry_id?: string): string => recordKey({ seq: 0, kind, session_id, ...(entry_id !== undefined && { entry_id }) })
+  const key = (kind: ChangeKind, session_id: string, entry_id?: string): string =>
+    recordKey({ seq: 0, kind, session_id, ...(entry_id !== undefined && { entry_id }) })
   switch (c.type) {
     case 'entry':
       return [key('added', c.session_id, c.entry.id), key('updated', c.session_id, c.entry.id)]
@@ -142,7 +154,12 @@ export class ChangeIndex {
         this.sessions.delete(r.session_id)
         return
       case 'created':
-        this.sessions.set(r.session_id, { created: r, entries: new Map(), attachments: new Map(), head: snap?.head })
+        this.sessions.set(r.session_id, {
+          created: r,
+          entries: new Map(),
+          attachments: new Map(),
+          head: snap?.head,
+        })
         return
       case 'attachment':
       case 'detached':
@@ -177,7 +194,12 @@ export class ChangeIndex {
    * record looked at costs a unit of `meter`: when it runs out the page ends there, `more: true`,
    * so a principal whose records are few among many others' pages through them in bounded steps.
    */
-  scan(since: number, limit: number, visible: (r: LiveRecord) => boolean, meter?: WorkMeter): { records: LiveRecord[]; checkpoint: number; more: boolean } {
+  scan(
+    since: number,
+    limit: number,
+    visible: (r: LiveRecord) => boolean,
+    meter?: WorkMeter,
+  ): { records: LiveRecord[]; checkpoint: number; more: boolean } {
     this.compact()
     const log = this.log
     let lo = 0
@@ -189,7 +211,8 @@ export class ChangeIndex {
     }
     const records: LiveRecord[] = []
     for (let i = lo; i < log.length; i++) {
-      if (meter && !meter.take(1)) return { records, checkpoint: i === lo ? since : log[i - 1].seq, more: true }
+      if (meter && !meter.take(1))
+        return { records, checkpoint: i === lo ? since : log[i - 1].seq, more: true }
       const r = log[i]
       if (r.dead || !visible(r)) continue
       records.push(r)

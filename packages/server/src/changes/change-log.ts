@@ -1,13 +1,26 @@
 import type {
-  JsonObject, ReplicaChange, SessionEntry, SessionHead, SideWrite,
-  Storage, StorageReader, WriteSet,
+  JsonObject,
+  ReplicaChange,
+  SessionEntry,
+  SessionHead,
+  SideWrite,
+  Storage,
+  StorageReader,
+  WriteSet,
 } from '@colloquy/core'
 import { metadataMatches, type StoreHost } from '@colloquy/core/host'
 import { WorkMeter } from '@colloquy/core/wire'
 import { parentsFirst, type SequencedChange } from '@colloquy/core/protocol'
 import { WORK_BUDGETS } from '../work.js'
 import { PageBuilder, type EncodedPage } from './change-feed.js'
-import { CHANGE_KINDS, ChangeIndex, recordKey, recordsOf, type ChangeRecord, type LiveRecord } from './change-index.js'
+import {
+  CHANGE_KINDS,
+  ChangeIndex,
+  recordKey,
+  recordsOf,
+  type ChangeRecord,
+  type LiveRecord,
+} from './change-index.js'
 
 export type { SequencedChange }
 
@@ -61,7 +74,9 @@ export class ChangeLog {
       entries: (id) => inner.entries(id),
       transact: (work) => this.serial(() => this.transact(work)),
       sideRecords: inner.sideRecords && ((store) => inner.sideRecords!(store)),
-      attachmentBytes: inner.attachmentBytes && ((session_id, attachment_id) => inner.attachmentBytes!(session_id, attachment_id)),
+      attachmentBytes:
+        inner.attachmentBytes &&
+        ((session_id, attachment_id) => inner.attachmentBytes!(session_id, attachment_id)),
       close: () => inner.close(),
     }
   }
@@ -89,16 +104,35 @@ export class ChangeLog {
     // restored data directory): the client must start over, and is told so.
     if (since > head) return { changes: [], checkpoint: 0, head, more: true, reset: true }
     const from = since
-    const { records, checkpoint, more } = idx.scan(from, limit, (r) => metadataMatches(filter, this.metadataOf(r)), new WorkMeter(WORK_BUDGETS.pull))
+    const { records, checkpoint, more } = idx.scan(
+      from,
+      limit,
+      (r) => metadataMatches(filter, this.metadataOf(r)),
+      new WorkMeter(WORK_BUDGETS.pull),
+    )
     const cold = new Set<string>()
-    for (const r of records) if (r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap) cold.add(r.session_id)
+    for (const r of records)
+      if (r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap)
+        cold.add(r.session_id)
     if (cold.size) await Promise.all([...cold].map((id) => this.host?.load(id)))
     const page = new PageBuilder()
     for (const r of records) {
       // An entry the cache let go of meanwhile is read again, never left out of the page.
-      if ((await page.turn()) && r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap) await this.host?.load(r.session_id)
+      if (
+        (await page.turn()) &&
+        r.entry_id !== undefined &&
+        !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap
+      )
+        await this.host?.load(r.session_id)
       const change = this.changeOf(r)
-      if (change && !page.add({ seq: r.seq, change })) return { changes: page.changes, encoded: page.encoded, checkpoint: page.changes[page.changes.length - 1]!.seq, head, more: true }
+      if (change && !page.add({ seq: r.seq, change }))
+        return {
+          changes: page.changes,
+          encoded: page.encoded,
+          checkpoint: page.changes[page.changes.length - 1]!.seq,
+          head,
+          more: true,
+        }
     }
     return { changes: page.changes, encoded: page.encoded, checkpoint, head, more }
   }
@@ -132,12 +166,15 @@ export class ChangeLog {
     }
     const head = this.headOf(r.session_id)
     if (!head) return undefined
-    if (r.kind === 'detached') return { type: 'detach', session_id: r.session_id, attachment_id: r.attachment_id! }
+    if (r.kind === 'detached')
+      return { type: 'detach', session_id: r.session_id, attachment_id: r.attachment_id! }
     if (r.kind === 'attachment') {
       const attachment = head.attachments?.find((a) => a.attachment_id === r.attachment_id)
       return attachment && { type: 'attachment', session_id: r.session_id, attachment }
     }
-    return r.kind === 'leaf' ? { type: 'leaf', session_id: r.session_id, entry_id: head.leaf } : { type: 'meta', meta: head.meta }
+    return r.kind === 'leaf'
+      ? { type: 'leaf', session_id: r.session_id, entry_id: head.leaf }
+      : { type: 'meta', meta: head.meta }
   }
 
   private async open(): Promise<SessionHead[]> {
@@ -146,20 +183,32 @@ export class ChangeLog {
     const saved = (await this.inner.sideRecords?.(CHANGELOG))?.find((r) => r.key === 'head')?.value
     const valid = records.map((r) => r.value).filter(isChangeRecord)
     // A damaged record is left out, never thrown on: the server must start on its data.
-    if (valid.length < records.length) console.warn(`[colloquy changes] skipped ${records.length - valid.length} malformed change record(s)`)
+    if (valid.length < records.length)
+      console.warn(`[colloquy changes] skipped ${records.length - valid.length} malformed change record(s)`)
     this.index.load(valid, Number.isSafeInteger(saved) ? (saved as number) : 0)
     // Sessions the log does not know (a directory written by the seed, or before this log
     // existed) are logged now; sessions the log knows that storage lost get a tombstone.
     const live = new Set(heads.map((h) => h.meta.session_id))
     const missing = heads.filter((h) => !this.index.sessions.has(h.meta.session_id))
-    const lost = [...this.index.sessions.keys()].filter((id) => !live.has(id) && !this.inner.unavailable?.(id))
+    const lost = [...this.index.sessions.keys()].filter(
+      (id) => !live.has(id) && !this.inner.unavailable?.(id),
+    )
     if (missing.length || lost.length) {
       let plan = undefined as Plan | undefined
       await this.serial(() =>
         this.inner.transact(async (reader) => {
           const entries = new Map<string, Map<string, SessionEntry>>()
-          for (const h of missing) entries.set(h.meta.session_id, new Map((await reader.entries(h.meta.session_id)).map((e) => [e.id, e])))
-          const ws: WriteSet = { deleted: new Set(lost), heads: new Map(missing.map((h) => [h.meta.session_id, h])), entries, side: [] }
+          for (const h of missing)
+            entries.set(
+              h.meta.session_id,
+              new Map((await reader.entries(h.meta.session_id)).map((e) => [e.id, e])),
+            )
+          const ws: WriteSet = {
+            deleted: new Set(lost),
+            heads: new Map(missing.map((h) => [h.meta.session_id, h])),
+            entries,
+            side: [],
+          }
           plan = await this.plan(ws, reader, true)
           return { deleted: new Set(), heads: new Map(), entries: new Map(), side: plan.side }
         }),
@@ -213,7 +262,8 @@ export class ChangeLog {
         fresh.set(id, added)
         next({ kind: 'created', session_id: id }, { head })
         // A fork's (or an import's) attachments come right after its creation, before its entries.
-        for (const a of head.attachments ?? []) next({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id }, { head })
+        for (const a of head.attachments ?? [])
+          next({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id }, { head })
         const inCommit = ws.entries.get(id)
         // A bulk import writes entries first and the head last: they appear with their session.
         if (head.leaf !== null && !inCommit?.has(head.leaf)) {
@@ -244,7 +294,8 @@ export class ChangeLog {
         const was = new Map((prev?.attachments ?? []).map((a) => [a.attachment_id, a]))
         for (const a of head.attachments ?? []) {
           const held = was.get(a.attachment_id)
-          if (held && held.sha256 === a.sha256 && s.attachments.get(a.attachment_id)?.kind === 'attachment') continue
+          if (held && held.sha256 === a.sha256 && s.attachments.get(a.attachment_id)?.kind === 'attachment')
+            continue
           const old = s.attachments.get(a.attachment_id)
           if (old) kills.push(old)
           next({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id }, { head })
@@ -257,7 +308,11 @@ export class ChangeLog {
         }
       }
     }
-    for (const [id, entries] of migrating ? [...ws.entries].map(([id, m]) => [id, new Map(parentsFirst([...m.values()]).map((e) => [e.id, e]))] as const) : ws.entries) {
+    for (const [id, entries] of migrating
+      ? [...ws.entries].map(
+          ([id, m]) => [id, new Map(parentsFirst([...m.values()]).map((e) => [e.id, e]))] as const,
+        )
+      : ws.entries) {
       const added = fresh.get(id)
       const s = added ? undefined : idx.sessions.get(id)
       // Entries of a session that has no head yet (bulk import chunks) are logged with it.
@@ -314,8 +369,13 @@ const KINDS: readonly unknown[] = CHANGE_KINDS
 function isChangeRecord(v: unknown): v is ChangeRecord {
   const r = v as Partial<ChangeRecord> | null
   return (
-    typeof r === 'object' && r !== null && Number.isSafeInteger(r.seq) && KINDS.includes(r.kind) && typeof r.session_id === 'string' &&
-    (r.entry_id === undefined || typeof r.entry_id === 'string') && ((r.kind !== 'added' && r.kind !== 'updated') || typeof r.entry_id === 'string') &&
+    typeof r === 'object' &&
+    r !== null &&
+    Number.isSafeInteger(r.seq) &&
+    KINDS.includes(r.kind) &&
+    typeof r.session_id === 'string' &&
+    (r.entry_id === undefined || typeof r.entry_id === 'string') &&
+    ((r.kind !== 'added' && r.kind !== 'updated') || typeof r.entry_id === 'string') &&
     ((r.kind !== 'attachment' && r.kind !== 'detached') || typeof r.attachment_id === 'string')
   )
 }

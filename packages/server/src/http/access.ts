@@ -26,7 +26,8 @@ export interface Access {
 /** Hono's variables: the gate sets `access` before any protected route runs. */
 export type Env = { Variables: { access: Access } }
 
-export const unauthorized = (): HttpError => new HttpError(401, 'auth/unauthorized', 'missing or invalid credentials', { 'WWW-Authenticate': 'Bearer' })
+export const unauthorized = (): HttpError =>
+  new HttpError(401, 'auth/unauthorized', 'missing or invalid credentials', { 'WWW-Authenticate': 'Bearer' })
 
 /**
  * The request's access, as the gate set it. A route reached without the gate (registered
@@ -39,7 +40,8 @@ export function accessOf(c: Context<Env>): Access {
 }
 
 /** The change-log filter of a scope: its owner's sessions, or (granted `all`) none. */
-export const feedFilter = (tenancy: Tenancy, scope: Scope): JsonObject | undefined => (scope.kind === 'owner' ? tenancy.filter(scope.owner) : undefined)
+export const feedFilter = (tenancy: Tenancy, scope: Scope): JsonObject | undefined =>
+  scope.kind === 'owner' ? tenancy.filter(scope.owner) : undefined
 
 /** Whom a scope's writes are charged to: its owner, or the whole server when it reaches all sessions. */
 export const quotaOwner = (scope: Scope): string => (scope.kind === 'owner' ? scope.owner : '')

@@ -50,7 +50,12 @@ export interface AppConfig {
    * passes the Host and cross-site checks is granted the local user, scope `all`. `tokens`: a
    * request is authenticated or refused.
    */
-  auth: { readonly mode: 'local' } | { readonly mode: 'tokens'; authenticate(credentials: Credentials, request: () => Request): Promise<Principal | undefined> }
+  auth:
+    | { readonly mode: 'local' }
+    | {
+        readonly mode: 'tokens'
+        authenticate(credentials: Credentials, request: () => Request): Promise<Principal | undefined>
+      }
   /** Scope an authenticated principal to its `metadata.owner`; off, principals are granted `all`. */
   tenancy: boolean
   /** Browser origins allowed (CORS, WebSocket `Origin`, and the Origin of state-changing requests). */
@@ -89,14 +94,19 @@ export const WS_TOO_MANY = 4429
  * carry its token in the query string, and only a refused handshake is answered with 4401.
  */
 function isHandshake(r: RequestView): boolean {
-  return r.method === 'GET' && r.header('upgrade')?.trim().toLowerCase() === 'websocket' && (r.header('connection') ?? '').split(',').some((t) => t.trim().toLowerCase() === 'upgrade')
+  return (
+    r.method === 'GET' &&
+    r.header('upgrade')?.trim().toLowerCase() === 'websocket' &&
+    (r.header('connection') ?? '').split(',').some((t) => t.trim().toLowerCase() === 'upgrade')
+  )
 }
 
 /** The Authorization header of Node's request; null when it came more than once (Node keeps the first). */
 function nodeAuthorization(incoming: IncomingMessage): string | null | undefined {
   const raw = incoming.rawHeaders
   let seen = 0
-  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') seen++
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') seen++
   return seen > 1 ? null : incoming.headers.authorization
 }
 
@@ -184,7 +194,8 @@ function readIncoming(incoming: IncomingMessage, max: number): Promise<Buffer> {
 
 const nonNegative = (v: string | undefined, name: string, fallback: number): number => {
   if (v === undefined || v === '') return fallback
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw invalidRequest(`${name}: expected a non-negative integer`)
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
+    throw invalidRequest(`${name}: expected a non-negative integer`)
   return Number(v)
 }
 
@@ -196,7 +207,11 @@ const epochOf = (v: string | undefined): string | undefined => {
 }
 
 /** The status, headers and wire body a failure is answered with (5xx details go to the log only, see `toWire`). */
-function failure(cfg: AppConfig, err: unknown, route: string): { status: number; headers: Readonly<Record<string, string>> | undefined; body: unknown } {
+function failure(
+  cfg: AppConfig,
+  err: unknown,
+  route: string,
+): { status: number; headers: Readonly<Record<string, string>> | undefined; body: unknown } {
   const { status, body } = toWire(err, (m) => cfg.log(`${route}: ${m}`))
   return { status, headers: err instanceof HttpError ? err.headers : undefined, body }
 }
@@ -218,12 +233,24 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     for (const name in headers) c.header(name, headers[name])
     return c.json(body, status as 500)
   })
-  app.notFound((c) => c.json({ error: { code: 'http/not_found', message: `http/not_found: no route ${c.req.method} ${c.req.path}` } }, 404))
+  app.notFound((c) =>
+    c.json(
+      {
+        error: { code: 'http/not_found', message: `http/not_found: no route ${c.req.method} ${c.req.path}` },
+      },
+      404,
+    ),
+  )
 
   // DNS rebinding: a request naming a host this server does not answer to is refused before
   // anything else, public routes included.
   const checkHost = (r: Pick<RequestView, 'header'>): void => {
-    if (cfg.hosts !== 'any' && !cfg.hosts.allows(r.header('host'))) throw new HttpError(403, 'auth/forbidden_host', 'this server does not answer to that Host name (see --allowed-host)')
+    if (cfg.hosts !== 'any' && !cfg.hosts.allows(r.header('host')))
+      throw new HttpError(
+        403,
+        'auth/forbidden_host',
+        'this server does not answer to that Host name (see --allowed-host)',
+      )
   }
   app.use('*', async (c, next) => {
     checkHost(viewOf(c))
@@ -244,7 +271,12 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   app.get('/health', (c) => c.json({ status: 'ok' }))
   app.get('/meta', (c) => {
     const capabilities = { history: historyCapabilities }
-    return c.json({ version: 1, server: cfg.info, capabilities, agents: [{ name: cfg.info.name, version: cfg.info.version, tools: [], capabilities }] })
+    return c.json({
+      version: 1,
+      server: cfg.info,
+      capabilities,
+      agents: [{ name: cfg.info.name, version: cfg.info.version, tools: [], capabilities }],
+    })
   })
 
   // Per principal: a token bucket for requests; WebSocket messages draw on it too. Failed
@@ -252,7 +284,12 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   // so tokens cannot be guessed at speed.
   const rate = new RateLimiter(limits.requestsPerSecond, Math.max(1, limits.requestBurst))
   const tooMany = (wait: number): HttpError =>
-    new HttpError(429, 'http/too_many_requests', `more than ${limits.requestsPerSecond} requests per second: retry after ${Math.ceil(wait / 1000)} s`, { 'Retry-After': String(Math.ceil(wait / 1000)) })
+    new HttpError(
+      429,
+      'http/too_many_requests',
+      `more than ${limits.requestsPerSecond} requests per second: retry after ${Math.ceil(wait / 1000)} s`,
+      { 'Retry-After': String(Math.ceil(wait / 1000)) },
+    )
   const throttle = (key: string): void => {
     const wait = rate.take(key)
     if (wait > 0) throw tooMany(wait)
@@ -272,21 +309,30 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     let access = LOCAL
     if (auth.mode === 'tokens') {
       const handshake = isHandshake(r)
-      const principal = await auth.authenticate({ authorization: () => r.authorization(), query: (name) => r.query(name), handshake }, r.raw)
+      const principal = await auth.authenticate(
+        { authorization: () => r.authorization(), query: (name) => r.query(name), handshake },
+        r.raw,
+      )
       if (principal === undefined) {
         const address = r.incoming?.socket.remoteAddress
         if (address !== undefined) throttle(`\u0000address:${address}`)
         if (handshake) return { refused: 'socket' }
         throw unauthorized()
       }
-      access = { who: { kind: 'principal', principal }, scope: cfg.tenancy ? { kind: 'owner', owner: principal } : { kind: 'all', grant: 'tenancy-off' }, caller: principal }
+      access = {
+        who: { kind: 'principal', principal },
+        scope: cfg.tenancy ? { kind: 'owner', owner: principal } : { kind: 'all', grant: 'tenancy-off' },
+        caller: principal,
+      }
     }
     throttle(access.caller)
     checkCrossSite(r.method, r.header('content-type'), r.header('origin'), cfg.allowOrigin)
     return { access }
   }
   // What answers a refused handshake: accepted, then closed with 4401 (no route runs).
-  const refusedSocket = cfg.upgradeWebSocket(() => ({ onOpen: (_e, ws) => ws.close(WS_UNAUTHORIZED, 'unauthorized') }))
+  const refusedSocket = cfg.upgradeWebSocket(() => ({
+    onOpen: (_e, ws) => ws.close(WS_UNAUTHORIZED, 'unauthorized'),
+  }))
 
   app.use('*', async (c, next) => {
     const r = viewOf(c)
@@ -298,7 +344,8 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     }
     // Node hands every request with Upgrade and Connection: upgrade to the WebSocket upgrade,
     // which routes it as a GET: any other method there is no handshake, and reaches no route.
-    if (r.method !== c.req.method) throw new HttpError(400, 'http/bad_request', 'a WebSocket handshake is a GET')
+    if (r.method !== c.req.method)
+      throw new HttpError(400, 'http/bad_request', 'a WebSocket handshake is a GET')
     c.set('access', outcome.access)
     await next()
   })
@@ -306,7 +353,8 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   /** The request body, parsed with the server's limits, and its size in bytes. */
   const readJson = async (r: RequestView): Promise<{ value: unknown; bytes: number }> => {
     // Requiring JSON also makes every cross-origin write a preflighted request.
-    if (!/^application\/json\b/i.test(r.header('content-type') ?? '')) throw new HttpError(415, 'session/invalid_request', 'expected Content-Type: application/json')
+    if (!/^application\/json\b/i.test(r.header('content-type') ?? ''))
+      throw new HttpError(415, 'session/invalid_request', 'expected Content-Type: application/json')
     const { text, bytes } = await readBody(r, limits.maxBodyBytes)
     return { value: text.trim() ? parseJson(text, limits) : undefined, bytes }
   }
@@ -314,10 +362,20 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   const sameOrigin: MiddlewareHandler = async (c, next) => {
     // Browsers do not apply CORS to WebSockets: check their Origin here.
     const origin = header(c, 'origin')
-    if (origin !== undefined && !cfg.allowOrigin(origin)) throw new HttpError(403, 'auth/forbidden_origin', `origin ${origin} is not allowed`)
+    if (origin !== undefined && !cfg.allowOrigin(origin))
+      throw new HttpError(403, 'auth/forbidden_origin', `origin ${origin} is not allowed`)
     await next()
   }
-  const upgradeRequired = (c: Context) => c.json({ error: { code: 'http/upgrade_required', message: 'http/upgrade_required: this endpoint is a WebSocket' } }, 426)
+  const upgradeRequired = (c: Context) =>
+    c.json(
+      {
+        error: {
+          code: 'http/upgrade_required',
+          message: 'http/upgrade_required: this endpoint is a WebSocket',
+        },
+      },
+      426,
+    )
   const sockets = new Map<string, number>()
   /**
    * A WebSocket endpoint. Past its principal's limit of open sockets, a socket is accepted and
@@ -344,7 +402,12 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
         onMessage(event, ws) {
           if (state !== 'counted') return
           const wait = rate.take(caller)
-          if (wait > 0) return void sendJson(ws, { type: 'error', retry_after_ms: wait, error: toWire(tooMany(wait), cfg.log).body.error }, limits.maxBuffered)
+          if (wait > 0)
+            return void sendJson(
+              ws,
+              { type: 'error', retry_after_ms: wait, error: toWire(tooMany(wait), cfg.log).body.error },
+              limits.maxBuffered,
+            )
           inner.onMessage?.(event, ws)
         },
         onClose(event, ws) {
@@ -366,7 +429,12 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
       const room = await bodyRoom(service, accessOf(c).scope, c.req.param('fn'))
       if (declared > room) {
         viewOf(c).incoming?.resume()
-        throw new HttpError(403, 'session/invalid_request', `quota exceeded: the request is ${declared} bytes, ${room} are left of the stored-bytes quota`, { Connection: 'close' })
+        throw new HttpError(
+          403,
+          'session/invalid_request',
+          `quota exceeded: the request is ${declared} bytes, ${room} are left of the stored-bytes quota`,
+          { Connection: 'close' },
+        )
       }
     }
     const { value, bytes } = await body(c)
@@ -391,16 +459,52 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
 
   app.get('/sync/pull', async (c) => {
     const since = nonNegative(c.req.query('since'), 'since', 0)
-    const limit = Math.min(Math.max(nonNegative(c.req.query('limit'), 'limit', limits.pullLimit), 1), limits.maxPullLimit)
-    const page = await service.changes.page(since, limit, feedFilter(service.tenancy, accessOf(c).scope), epochOf(c.req.query('epoch')))
+    const limit = Math.min(
+      Math.max(nonNegative(c.req.query('limit'), 'limit', limits.pullLimit), 1),
+      limits.maxPullLimit,
+    )
+    const page = await service.changes.page(
+      since,
+      limit,
+      feedFilter(service.tenancy, accessOf(c).scope),
+      epochOf(c.req.query('epoch')),
+    )
     return c.body(pageJson(page), 200, { 'Content-Type': 'application/json' })
   })
 
-  const stream = { pageSize: limits.pullLimit, maxBatch: limits.maxBatch, maxBuffered: limits.maxBuffered, json: limits }
-  app.get('/sync/stream', sameOrigin, socket((c) => liveStream(service, accessOf(c).scope, nonNegative(c.req.query('since'), 'since', 0), stream, (m) => cfg.log(`WS /sync/stream: ${m}`), epochOf(c.req.query('epoch')))), upgradeRequired)
-  app.get('/events', sameOrigin, socket((c) => eventStream(service, accessOf(c).scope, limits.maxBuffered, limits, (m) => cfg.log(`WS /events: ${m}`))), upgradeRequired)
+  const stream = {
+    pageSize: limits.pullLimit,
+    maxBatch: limits.maxBatch,
+    maxBuffered: limits.maxBuffered,
+    json: limits,
+  }
+  app.get(
+    '/sync/stream',
+    sameOrigin,
+    socket((c) =>
+      liveStream(
+        service,
+        accessOf(c).scope,
+        nonNegative(c.req.query('since'), 'since', 0),
+        stream,
+        (m) => cfg.log(`WS /sync/stream: ${m}`),
+        epochOf(c.req.query('epoch')),
+      ),
+    ),
+    upgradeRequired,
+  )
+  app.get(
+    '/events',
+    sameOrigin,
+    socket((c) =>
+      eventStream(service, accessOf(c).scope, limits.maxBuffered, limits, (m) => cfg.log(`WS /events: ${m}`)),
+    ),
+    upgradeRequired,
+  )
 
-  app.get('/sessions/:id/history', async (c) => c.json(await history(service, accessOf(c).scope, c.req.param('id'))))
+  app.get('/sessions/:id/history', async (c) =>
+    c.json(await history(service, accessOf(c).scope, c.req.param('id'))),
+  )
 
   return app
 }

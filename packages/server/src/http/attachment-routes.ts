@@ -43,7 +43,8 @@ async function refusingAsync<T>(refuse: () => void, check: () => Promise<T>): Pr
   }
 }
 
-const notFound = (session_id: string): SessionError => new SessionError('session/not_found', `session ${session_id} not found`)
+const notFound = (session_id: string): SessionError =>
+  new SessionError('session/not_found', `session ${session_id} not found`)
 
 /**
  * How much of a body is read: the store's attachment limit (413 past it), and the bytes the
@@ -55,7 +56,12 @@ interface Limit {
 }
 
 const tooLargeError = (maxBytes: number, size?: number): SessionError =>
-  new SessionError('session/attachment_too_large', size === undefined ? `attachment exceeds the limit of ${maxBytes} bytes` : `attachment is ${size} bytes, the limit is ${maxBytes}`)
+  new SessionError(
+    'session/attachment_too_large',
+    size === undefined
+      ? `attachment exceeds the limit of ${maxBytes} bytes`
+      : `attachment is ${size} bytes, the limit is ${maxBytes}`,
+  )
 
 /** A spooled upload: its bytes as a Blob backed by the spool file, counted and hashed on the way in. */
 interface Spooled {
@@ -69,7 +75,13 @@ interface Spooled {
  * and hashed, handed to `use` as a file-backed Blob (nothing of it in memory), and removed once
  * `use` settles: storages copy the bytes they keep inside their commit.
  */
-async function spoolBody<T>(c: Context<Env>, limit: Limit, refuse: () => void, type: string, use: (body: Spooled) => Promise<T>): Promise<T> {
+async function spoolBody<T>(
+  c: Context<Env>,
+  limit: Limit,
+  refuse: () => void,
+  type: string,
+  use: (body: Spooled) => Promise<T>,
+): Promise<T> {
   const maxBytes = Math.min(limit.maxBytes, limit.room)
   const body = c.req.raw.body
   const spool = await makeSpool()
@@ -80,12 +92,19 @@ async function spoolBody<T>(c: Context<Env>, limit: Limit, refuse: () => void, t
     const counter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         size += chunk.length
-        if (size > maxBytes) return done(size > limit.maxBytes ? tooLargeError(limit.maxBytes) : quotaExceeded(`the upload is past the ${limit.room} bytes left of the stored-bytes quota`))
+        if (size > maxBytes)
+          return done(
+            size > limit.maxBytes
+              ? tooLargeError(limit.maxBytes)
+              : quotaExceeded(`the upload is past the ${limit.room} bytes left of the stored-bytes quota`),
+          )
         hash.update(chunk)
         done(null, chunk)
       },
     })
-    const source = body ? Readable.fromWeb(body as import('node:stream/web').ReadableStream) : Readable.from([])
+    const source = body
+      ? Readable.fromWeb(body as import('node:stream/web').ReadableStream)
+      : Readable.from([])
     try {
       await pipeline(source, counter, createWriteStream(path))
     } catch (e) {
@@ -128,7 +147,8 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
   const limitFor = async (scope: Scope, declared: number): Promise<Limit> => {
     if (declared > maxBytes) throw tooLargeError(maxBytes, declared)
     const room = usage ? await usage.room(quotaOwner(scope)) : Infinity
-    if (declared > room) throw quotaExceeded(`the upload is ${declared} bytes, ${room} are left of the stored-bytes quota`)
+    if (declared > room)
+      throw quotaExceeded(`the upload is ${declared} bytes, ${room} are left of the stored-bytes quota`)
     return { maxBytes, room }
   }
   const visible = (scope: Scope, session_id: string): boolean =>
@@ -151,9 +171,12 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       throw notFound(session_id)
     }
     const declared = Number(c.req.header('content-length'))
-    const limit = await refusingAsync(refuse, () => limitFor(accessOf(c).scope, Number.isSafeInteger(declared) ? declared : 0))
+    const limit = await refusingAsync(refuse, () =>
+      limitFor(accessOf(c).scope, Number.isSafeInteger(declared) ? declared : 0),
+    )
     const put = await spoolBody(c, limit, refuse, mime, ({ file, size }) =>
-      withinQuota(accessOf(c).scope, size, () => store.putAttachment({ session_id, name, mime, file })))
+      withinQuota(accessOf(c).scope, size, () => store.putAttachment({ session_id, name, mime, file })),
+    )
     return c.json(put)
   })
 
@@ -173,39 +196,49 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     const q = (k: string): string => c.req.query(k) ?? ''
     const int = (k: string): number => {
       const v = q(k)
-      if (!/^\d{1,15}$/.test(v)) throw new SessionError('session/invalid_request', `${k}: expected a non-negative integer`)
+      if (!/^\d{1,15}$/.test(v))
+        throw new SessionError('session/invalid_request', `${k}: expected a non-negative integer`)
       return Number(v)
     }
     const { name, sha256, size, created_at, mime } = refusing(refuse, () => {
       const name = q('name').trim()
       const sha256 = q('sha256')
       if (name === '') throw new SessionError('session/invalid_request', 'name must not be blank')
-      if (!/^[0-9a-f]{64}$/.test(sha256)) throw new SessionError('session/invalid_request', 'sha256: expected 64 lowercase hex digits')
+      if (!/^[0-9a-f]{64}$/.test(sha256))
+        throw new SessionError('session/invalid_request', 'sha256: expected 64 lowercase hex digits')
       const size = int('size')
       // Checked here, before a byte is read, by the rule `applyReplica` applies again.
       const mime = q('mime').trim() === '' ? 'application/octet-stream' : checkMime(q('mime'), 'mime')
       return { name, sha256, size, created_at: int('created_at'), mime }
     })
     const declared = Number(c.req.header('content-length'))
-    const limit = await refusingAsync(refuse, () => limitFor(accessOf(c).scope, Math.max(size, Number.isSafeInteger(declared) ? declared : 0)))
+    const limit = await refusingAsync(refuse, () =>
+      limitFor(accessOf(c).scope, Math.max(size, Number.isSafeInteger(declared) ? declared : 0)),
+    )
     const attachment = { attachment_id, session_id, name, mime, size, sha256, created_at }
     const apply = async (bytes: Blob): Promise<Response> => {
-      const [result] = await withinQuota(accessOf(c).scope, size, () => store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' }))
+      const [result] = await withinQuota(accessOf(c).scope, size, () =>
+        store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' }),
+      )
       if (result.status === 'rejected') throw new SessionError(result.code, result.message)
       return c.json(result)
     }
     if (c.req.query('reuse') === '1') {
       // The same content in this session, or in another of the caller's (a fork's source).
       const scope = accessOf(c).scope
-      const same = workOf(service).run('reuse', (meter) => findSameBytes(store, (id) => visible(scope, id), session_id, sha256, meter))
-      if (!same) throw new HttpError(409, 'sync/bytes_needed', 'no attachment of yours has these bytes; send them')
+      const same = workOf(service).run('reuse', (meter) =>
+        findSameBytes(store, (id) => visible(scope, id), session_id, sha256, meter),
+      )
+      if (!same)
+        throw new HttpError(409, 'sync/bytes_needed', 'no attachment of yours has these bytes; send them')
       // The held bytes, read lazily: a storage copies them where they are (no byte passes here).
       const held = await store.getAttachmentBlob(same.session_id, same.attachment_id)
       if (!held) throw new HttpError(409, 'sync/bytes_needed', 'the bytes went meanwhile; send them')
       return apply(held)
     }
     return spoolBody(c, limit, refuse, mime, (body) => {
-      if (body.size !== size || body.sha256 !== sha256) throw new SessionError('session/invalid_request', 'the bytes do not match size and sha256')
+      if (body.size !== size || body.sha256 !== sha256)
+        throw new SessionError('session/invalid_request', 'the bytes do not match size and sha256')
       return apply(body.file)
     })
   })
@@ -213,9 +246,16 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
   app.get('/attachments/:session_id/:attachment_id', async (c) => {
     const session_id = c.req.param('session_id')
     const attachment_id = c.req.param('attachment_id')
-    const meta = visible(accessOf(c).scope, session_id) ? await store.getAttachment({ session_id, attachment_id, include_data: false }) : null
+    const meta = visible(accessOf(c).scope, session_id)
+      ? await store.getAttachment({ session_id, attachment_id, include_data: false })
+      : null
     const blob = meta && (await store.getAttachmentBlob(session_id, attachment_id))
-    if (!meta || !blob) throw new HttpError(404, 'session/not_found', `attachment ${attachment_id} of session ${session_id} not found`)
+    if (!meta || !blob)
+      throw new HttpError(
+        404,
+        'session/not_found',
+        `attachment ${attachment_id} of session ${session_id} not found`,
+      )
     return new Response(blob.stream(), {
       headers: {
         // A type stored before the mime rule (a CR or LF would split the header) is served as bytes.

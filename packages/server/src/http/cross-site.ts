@@ -23,13 +23,23 @@ export function isSimpleContentType(type: string | undefined): boolean {
  * server answers for allowed origins only. So no page of another site can make this server
  * change anything, whatever credentials its browser holds or whatever address it reaches.
  */
-export function checkCrossSite(method: string, contentType: string | undefined, origin: string | undefined, allowOrigin: (origin: string) => boolean): void {
+export function checkCrossSite(
+  method: string,
+  contentType: string | undefined,
+  origin: string | undefined,
+  allowOrigin: (origin: string) => boolean,
+): void {
   if (SAFE_METHODS.has(method)) return
   if (origin !== undefined) {
-    if (!allowOrigin(origin)) throw new HttpError(403, 'auth/forbidden_origin', `origin ${origin} is not allowed`)
+    if (!allowOrigin(origin))
+      throw new HttpError(403, 'auth/forbidden_origin', `origin ${origin} is not allowed`)
     return
   }
   if (isSimpleContentType(contentType)) {
-    throw new HttpError(415, 'session/invalid_request', 'a state-changing request needs a Content-Type other than text/plain, multipart/form-data or application/x-www-form-urlencoded (application/json; application/octet-stream for bytes), or an allowed Origin')
+    throw new HttpError(
+      415,
+      'session/invalid_request',
+      'a state-changing request needs a Content-Type other than text/plain, multipart/form-data or application/x-www-form-urlencoded (application/json; application/octet-stream for bytes), or an allowed Origin',
+    )
   }
 }

@@ -20,7 +20,13 @@ const MAX_SUBSCRIPTIONS = 256
 type Subscription = ReturnType<ReturnType<Store['on']>['subscribe']>
 
 /** `log`: the server's log, where a 5xx answered in an error frame leaves its details. */
-export function eventStream(service: { store: Store; tenancy: Tenancy }, scope: Scope, maxBuffered: number, json: JsonLimits, log: (message: string) => void): WSEvents<WebSocket> {
+export function eventStream(
+  service: { store: Store; tenancy: Tenancy },
+  scope: Scope,
+  maxBuffered: number,
+  json: JsonLimits,
+  log: (message: string) => void,
+): WSEvents<WebSocket> {
   const subs = new Map<unknown, Subscription | undefined>()
   return {
     onMessage(event, ws) {
@@ -28,7 +34,8 @@ export function eventStream(service: { store: Store; tenancy: Tenancy }, scope: 
       const read = readMessage(event.data, json)
       if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused, log).body.error })
       const { msg } = read
-      const error = (e: unknown): boolean => send({ type: 'error', id: msg.id, error: toWire(e, log).body.error })
+      const error = (e: unknown): boolean =>
+        send({ type: 'error', id: msg.id, error: toWire(e, log).body.error })
       switch (msg.type) {
         case 'ping':
           return void send({ type: 'pong', id: msg.id })
@@ -44,15 +51,19 @@ export function eventStream(service: { store: Store; tenancy: Tenancy }, scope: 
           } catch (e) {
             return void error(e)
           }
-          if (!subs.has(msg.id) && subs.size >= MAX_SUBSCRIPTIONS) return void error(invalidRequest(`at most ${MAX_SUBSCRIPTIONS} subscriptions per socket`))
+          if (!subs.has(msg.id) && subs.size >= MAX_SUBSCRIPTIONS)
+            return void error(invalidRequest(`at most ${MAX_SUBSCRIPTIONS} subscriptions per socket`))
           subs.get(msg.id)?.unsubscribe()
-          const metadata = scope.kind === 'all' ? config.metadata : service.tenancy.narrow(scope.owner, config.metadata)
+          const metadata =
+            scope.kind === 'all' ? config.metadata : service.tenancy.narrow(scope.owner, config.metadata)
           // A binding asking for another owner's sessions can never match: it stays silent.
           subs.set(
             msg.id,
             metadata === null
               ? undefined
-              : service.store.on(type, { ...config, metadata }).subscribe((payload) => send({ type: 'event', id: msg.id, trigger_type: type, payload })),
+              : service.store
+                  .on(type, { ...config, metadata })
+                  .subscribe((payload) => send({ type: 'event', id: msg.id, trigger_type: type, payload })),
           )
           return void send({ type: 'subscribed', id: msg.id })
         }

@@ -78,11 +78,15 @@ export function checkJsonShape(text: string, limits: JsonLimits): void {
         keyEnd[top] = i
         keyNext[top] = false
       }
-      if (i - start - 1 > limits.maxStringLength) throw invalidRequest(`${where()}: JSON ${isKey ? 'key' : 'string'} longer than ${limits.maxStringLength} characters`)
+      if (i - start - 1 > limits.maxStringLength)
+        throw invalidRequest(
+          `${where()}: JSON ${isKey ? 'key' : 'string'} longer than ${limits.maxStringLength} characters`,
+        )
       continue
     }
     if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (kinds.length >= limits.maxDepth) throw invalidRequest(`${where()}: JSON nested deeper than ${limits.maxDepth} levels`)
+      if (kinds.length >= limits.maxDepth)
+        throw invalidRequest(`${where()}: JSON nested deeper than ${limits.maxDepth} levels`)
       kinds.push(c === 0x7b ? 1 : 0)
       counts.push(0)
       keyStart.push(0)
@@ -102,8 +106,10 @@ export function checkJsonShape(text: string, limits: JsonLimits): void {
     if (c === 0x2c /* , */ && top >= 0) {
       const count = ++counts[top] + 1
       keyNext[top] = true
-      if (kinds[top] === 0 && count > limits.maxArrayLength) throw invalidRequest(`${where(top)}: JSON array with more than ${limits.maxArrayLength} elements`)
-      if (kinds[top] === 1 && count > limits.maxObjectKeys) throw invalidRequest(`${where(top)}: JSON object with more than ${limits.maxObjectKeys} keys`)
+      if (kinds[top] === 0 && count > limits.maxArrayLength)
+        throw invalidRequest(`${where(top)}: JSON array with more than ${limits.maxArrayLength} elements`)
+      if (kinds[top] === 1 && count > limits.maxObjectKeys)
+        throw invalidRequest(`${where(top)}: JSON object with more than ${limits.maxObjectKeys} keys`)
     }
   }
 }

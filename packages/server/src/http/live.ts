@@ -117,11 +117,21 @@ export function liveStream(
       void (async () => {
         try {
           for (let first = true; ; first = false) {
-            const page = await service.changes.page(checkpoint, limits.pageSize, filter, first ? epoch : undefined)
+            const page = await service.changes.page(
+              checkpoint,
+              limits.pageSize,
+              filter,
+              first ? epoch : undefined,
+            )
             if (closed) return
             if (page.reset) {
               // An unusable cursor: say so, then send everything from the start.
-              send({ type: 'reset', checkpoint: 0, head: page.head, ...(page.epoch !== undefined && { epoch: page.epoch }) })
+              send({
+                type: 'reset',
+                checkpoint: 0,
+                head: page.head,
+                ...(page.epoch !== undefined && { epoch: page.epoch }),
+              })
               checkpoint = prev = 0
               continue
             }
@@ -134,7 +144,12 @@ export function liveStream(
           held = undefined
           deliver(late, checkpoint)
           const e = service.changes.epoch
-          send({ type: 'ready', checkpoint, head: Math.max(checkpoint, service.changes.head), ...(e !== undefined && { epoch: e }) })
+          send({
+            type: 'ready',
+            checkpoint,
+            head: Math.max(checkpoint, service.changes.head),
+            ...(e !== undefined && { epoch: e }),
+          })
         } catch (e) {
           send({ type: 'error', error: toWire(e, log).body.error })
           ws.close(1011, 'backlog failed')
@@ -147,10 +162,23 @@ export function liveStream(
       if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused, log).body.error })
       const { msg } = read
       if (msg.type === 'ping') return void send({ type: 'pong', id: msg.id })
-      if (msg.type !== 'push') return void send({ type: 'error', id: msg.id, error: { code: 'session/invalid_request', message: 'session/invalid_request: expected a ping or push message' } })
+      if (msg.type !== 'push')
+        return void send({
+          type: 'error',
+          id: msg.id,
+          error: {
+            code: 'session/invalid_request',
+            message: 'session/invalid_request: expected a ping or push message',
+          },
+        })
       void (async () => {
         try {
-          const results = await push(service, scope, await parsePushInSlices(msg, limits.maxBatch), Buffer.byteLength(event.data as string))
+          const results = await push(
+            service,
+            scope,
+            await parsePushInSlices(msg, limits.maxBatch),
+            Buffer.byteLength(event.data as string),
+          )
           send({ type: 'pushed', id: msg.id, results })
         } catch (e) {
           send({ type: 'error', id: msg.id, error: toWire(e, log).body.error })

@@ -1,5 +1,11 @@
 import { SessionError, type ReplicaChange, type ReplicaResult, type SessionHead } from '@colloquy/core'
-import { checkPushEnvelope, checkPushMutation, type PushMutation, type PushResult, type CheckedPush } from '@colloquy/core/protocol'
+import {
+  checkPushEnvelope,
+  checkPushMutation,
+  type PushMutation,
+  type PushResult,
+  type CheckedPush,
+} from '@colloquy/core/protocol'
 import { hostOf } from '@colloquy/core/host'
 import { quotaOwner, type Scope } from './access.js'
 import { tooLarge } from '../errors.js'
@@ -13,7 +19,8 @@ type CheckedMutation = CheckedPush['mutations'][number]
 /** The mutations of a push body (the protocol's envelope check), within `maxBatch`. */
 function mutationsOf(body: unknown, maxBatch: number): readonly unknown[] {
   const { mutations } = checkPushEnvelope(body)
-  if (mutations.length > maxBatch) throw tooLarge(`a push carries at most ${maxBatch} mutations, got ${mutations.length}`)
+  if (mutations.length > maxBatch)
+    throw tooLarge(`a push carries at most ${maxBatch} mutations, got ${mutations.length}`)
   return mutations
 }
 
@@ -60,20 +67,30 @@ const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.sess
  * applied mutation. `r` is the core's result, whose keys are its own. (A spread after other
  * keys, as in `{ id, ...r }`, takes the fast path.)
  */
-const withSeq = (r: ReplicaResult, seq: number): ReplicaResult & { seq: number } => Object.assign({}, r, { seq })
+const withSeq = (r: ReplicaResult, seq: number): ReplicaResult & { seq: number } =>
+  Object.assign({}, r, { seq })
 
 /** A result whose change is in the log now (this push's, or an identical one before it). */
 const landed = (r: ReplicaResult): boolean => r.status === 'applied' || r.status === 'unchanged'
 
 // Plain text, as the core's own rejections carry it (the code is a field of its own).
-const rejected = (e: SessionError): ReplicaResult => ({ status: 'rejected', code: e.code, message: e.message.replace(`${e.code}: `, '') })
+const rejected = (e: SessionError): ReplicaResult => ({
+  status: 'rejected',
+  code: e.code,
+  message: e.message.replace(`${e.code}: `, ''),
+})
 
 /**
  * Applies a client's mutations in order with the core's replica rules (`applyReplica`, policy
  * `push`): one result per mutation. With tenancy, a session's metas carry the caller as owner,
  * and changes to sessions the caller does not own answer as for an unknown session.
  */
-export async function push(service: Service, scope: Scope, mutations: readonly PushMutation[], bytes = 0): Promise<PushResult[]> {
+export async function push(
+  service: Service,
+  scope: Scope,
+  mutations: readonly PushMutation[],
+  bytes = 0,
+): Promise<PushResult[]> {
   const { store, tenancy } = service
   const results: Array<(ReplicaResult & { seq?: number }) | undefined> = new Array(mutations.length)
   const admitted: Array<{ at: number; change: ReplicaChange }> = []
@@ -87,7 +104,10 @@ export async function push(service: Service, scope: Scope, mutations: readonly P
       // Only a meta marked `create` may bring a session into existence (for its caller).
       if (change.type === 'meta' && (standing === 'own' || (standing === 'absent' && change.create))) {
         try {
-          change = { ...change, meta: { ...change.meta, metadata: tenancy.stamp(principal, change.meta.metadata) } }
+          change = {
+            ...change,
+            meta: { ...change.meta, metadata: tenancy.stamp(principal, change.meta.metadata) },
+          }
         } catch (e) {
           results[at] = rejected(e as SessionError)
           continue
@@ -95,7 +115,10 @@ export async function push(service: Service, scope: Scope, mutations: readonly P
         if (standing === 'absent') releases.push(tenancy.reserve(principal, id))
       } else if (standing !== 'own') {
         // The core's push answers for a session it does not hold.
-        results[at] = change.type === 'delete' ? { status: 'unchanged' } : rejected(new SessionError('session/not_found', `session ${id} not found`))
+        results[at] =
+          change.type === 'delete'
+            ? { status: 'unchanged' }
+            : rejected(new SessionError('session/not_found', `session ${id} not found`))
         continue
       }
     }
@@ -104,7 +127,11 @@ export async function push(service: Service, scope: Scope, mutations: readonly P
   // Against the caller's quotas: the body's size, and every session it creates.
   let quota = (): void => {}
   if (service.usage && admitted.length) {
-    const creates = new Set(admitted.filter((a) => a.change.type === 'meta' && a.change.create && !hostOf(store).has(sessionOf(a.change))).map((a) => sessionOf(a.change)))
+    const creates = new Set(
+      admitted
+        .filter((a) => a.change.type === 'meta' && a.change.create && !hostOf(store).has(sessionOf(a.change)))
+        .map((a) => sessionOf(a.change)),
+    )
     try {
       quota = await service.usage.admit(quotaOwner(scope), bytes, creates.size)
     } catch (e) {
@@ -117,8 +144,15 @@ export async function push(service: Service, scope: Scope, mutations: readonly P
       // The standings above are this instance's view; in the commit, under each session's lock,
       // a session found owned by someone else (created on another instance meanwhile) answers
       // as an unknown one, nothing written.
-      const guard = scope.kind === 'all' ? undefined : (c: ReplicaChange, head: SessionHead | undefined): ReplicaResult | undefined =>
-        !head || tenancy.owns(scope.owner, head.meta.metadata) ? undefined : c.type === 'delete' ? { status: 'unchanged' } : rejected(new SessionError('session/not_found', `session ${sessionOf(c)} not found`))
+      const guard =
+        scope.kind === 'all'
+          ? undefined
+          : (c: ReplicaChange, head: SessionHead | undefined): ReplicaResult | undefined =>
+              !head || tenancy.owns(scope.owner, head.meta.metadata)
+                ? undefined
+                : c.type === 'delete'
+                  ? { status: 'unchanged' }
+                  : rejected(new SessionError('session/not_found', `session ${sessionOf(c)} not found`))
       const changes = admitted.map((a) => a.change)
       // Applied in slices inside the one transaction (a full batch is tens of milliseconds of
       // the engine's work): other principals' requests run between them, and the push still

@@ -22,8 +22,14 @@ export interface Service {
 
 /** Functions that add to what a session stores (their body size is the estimate of how much). */
 const WRITES = new Set<FunctionId>([
-  'session::set-meta', 'session::set-status', 'session::append', 'session::append-many', 'session::update-message', 'session::set-active-leaf',
-  'session::set-draft', 'session::put-attachment',
+  'session::set-meta',
+  'session::set-status',
+  'session::append',
+  'session::append-many',
+  'session::update-message',
+  'session::set-active-leaf',
+  'session::set-draft',
+  'session::put-attachment',
 ])
 
 /**
@@ -32,19 +38,32 @@ const WRITES = new Set<FunctionId>([
  * without quotas. A declared length past it is refused before the body is read.
  */
 export async function bodyRoom(service: Service, scope: Scope, fn: string): Promise<number> {
-  if (!service.usage || !isFunction(fn) || !(WRITES.has(fn) || fn === 'session::create' || fn === 'session::ensure' || fn === 'session::fork')) return Infinity
+  if (
+    !service.usage ||
+    !isFunction(fn) ||
+    !(WRITES.has(fn) || fn === 'session::create' || fn === 'session::ensure' || fn === 'session::fork')
+  )
+    return Infinity
   return service.usage.room(quotaOwner(scope))
 }
 
 /** Reserves what a call may add against the caller's quotas (403 past them), until it settles. */
-async function admit(service: Service, scope: Scope, fn: FunctionId, req: { session_id?: string }, bytes: number): Promise<() => void> {
+async function admit(
+  service: Service,
+  scope: Scope,
+  fn: FunctionId,
+  req: { session_id?: string },
+  bytes: number,
+): Promise<() => void> {
   const { usage, store } = service
   if (!usage) return () => {}
   const owner = quotaOwner(scope)
   if (fn === 'session::create') return usage.admit(owner, bytes, 1)
-  if (fn === 'session::ensure') return usage.admit(owner, bytes, hostOf(store).has(req.session_id ?? '') ? 0 : 1)
+  if (fn === 'session::ensure')
+    return usage.admit(owner, bytes, hostOf(store).has(req.session_id ?? '') ? 0 : 1)
   // A fork copies the path it forks: at most the whole source session.
-  if (fn === 'session::fork') return usage.admit(owner, bytes + (await usage.bytesOf(req.session_id ?? '')), 1)
+  if (fn === 'session::fork')
+    return usage.admit(owner, bytes + (await usage.bytesOf(req.session_id ?? '')), 1)
   return WRITES.has(fn) ? usage.admit(owner, bytes) : () => {}
 }
 
@@ -67,7 +86,13 @@ function unknownSession(fn: FunctionId, session_id: string): unknown {
  * input is rejected before any tenancy decision), then scoped: to the owner's sessions, or to
  * every session for a scope granted `all` (the local user, or tenancy off).
  */
-export async function callAs(service: Service, scope: Scope, fn: string, body: unknown, bytes = 0): Promise<unknown> {
+export async function callAs(
+  service: Service,
+  scope: Scope,
+  fn: string,
+  body: unknown,
+  bytes = 0,
+): Promise<unknown> {
   if (!isFunction(fn)) throw new HttpError(404, 'session/invalid_request', `unknown function ${fn}`)
   const req = parseRequest(fn, body) as FunctionMap[FunctionId][0]
   const release = await admit(service, scope, fn, req as { session_id?: string }, bytes)
@@ -78,7 +103,12 @@ export async function callAs(service: Service, scope: Scope, fn: string, body: u
   }
 }
 
-async function scoped(service: Service, scope: Scope, fn: FunctionId, req: FunctionMap[FunctionId][0]): Promise<unknown> {
+async function scoped(
+  service: Service,
+  scope: Scope,
+  fn: FunctionId,
+  req: FunctionMap[FunctionId][0],
+): Promise<unknown> {
   const { store, tenancy } = service
   if (scope.kind === 'all') return store.call(fn, req)
   const principal = scope.owner
@@ -99,10 +129,19 @@ async function scoped(service: Service, scope: Scope, fn: FunctionId, req: Funct
       const metadata = tenancy.stamp(principal, r.metadata)
       const standing = tenancy.standing(principal, r.session_id)
       if (standing === 'foreign') throw notFound(r.session_id)
-      const release = standing === 'absent' && r.session_id !== '' ? tenancy.reserve(principal, r.session_id) : () => {}
+      const release =
+        standing === 'absent' && r.session_id !== '' ? tenancy.reserve(principal, r.session_id) : () => {}
       try {
         // Exact across instances: the head is checked again under the session's lock.
-        const res = await store.call(fn, { ...r, metadata }, { guard: (head) => { if (head && !tenancy.owns(principal, head.meta.metadata)) throw notFound(r.session_id) } })
+        const res = await store.call(
+          fn,
+          { ...r, metadata },
+          {
+            guard: (head) => {
+              if (head && !tenancy.owns(principal, head.meta.metadata)) throw notFound(r.session_id)
+            },
+          },
+        )
         // Belt and braces: an ensure never hands out another principal's meta.
         if (!tenancy.owns(principal, res.meta.metadata)) throw notFound(r.session_id)
         return res
@@ -113,7 +152,9 @@ async function scoped(service: Service, scope: Scope, fn: FunctionId, req: Funct
     case 'session::mention::search': {
       // Only the caller's sessions are offered; the search's own work budget bounds the rest.
       const r = req as FunctionMap['session::mention::search'][0]
-      return workOf(service).run('mention', (meter) => searchMentions(ownMetas(store, tenancy, principal), r, meter))
+      return workOf(service).run('mention', (meter) =>
+        searchMentions(ownMetas(store, tenancy, principal), r, meter),
+      )
     }
     case 'session::mention::get': {
       const r = req as FunctionMap['session::mention::get'][0]
@@ -125,8 +166,14 @@ async function scoped(service: Service, scope: Scope, fn: FunctionId, req: Funct
       // The standing above is this instance's view; on a storage shared by several instances the
       // session may have been deleted and created by someone else meanwhile: checked again in
       // the commit, under the session's lock.
-      const guard = { guard: (head: SessionHead | undefined) => (head && !tenancy.owns(principal, head.meta.metadata) ? { answer: unknownSession(fn, r.session_id) } : undefined) }
-      if (fn === 'session::set-meta' && r.metadata != null) return store.call(fn, { ...r, metadata: tenancy.stamp(principal, r.metadata) }, guard)
+      const guard = {
+        guard: (head: SessionHead | undefined) =>
+          head && !tenancy.owns(principal, head.meta.metadata)
+            ? { answer: unknownSession(fn, r.session_id) }
+            : undefined,
+      }
+      if (fn === 'session::set-meta' && r.metadata != null)
+        return store.call(fn, { ...r, metadata: tenancy.stamp(principal, r.metadata) }, guard)
       return store.call(fn, req, guard)
     }
   }

@@ -27,7 +27,12 @@ const release = (socket: Socket): void => {
  * past `maxBuffered` bytes disconnects it instead (a lone message always goes, so a client that
  * reads is never cut off by one big page): it reconnects and pulls from its checkpoint.
  */
-export function sendJson(ws: WSContext<WebSocket>, value: unknown, maxBuffered: number, gather = false): boolean {
+export function sendJson(
+  ws: WSContext<WebSocket>,
+  value: unknown,
+  maxBuffered: number,
+  gather = false,
+): boolean {
   if (ws.readyState !== 1) return false
   const text = JSON.stringify(value)
   const socket = ws.raw && sockets.get(ws.raw)
@@ -59,8 +64,12 @@ export function sendGathered(ws: WSContext<WebSocket>, value: unknown, maxBuffer
 }
 
 /** A client message: a JSON object from a text frame, parsed with the server's limits, or the reason it is refused. */
-export function readMessage(data: unknown, limits: JsonLimits): { msg: Record<string, unknown> } | { refused: HttpError } {
-  if (typeof data !== 'string') return { refused: invalidRequest('expected a text frame holding a JSON object') }
+export function readMessage(
+  data: unknown,
+  limits: JsonLimits,
+): { msg: Record<string, unknown> } | { refused: HttpError } {
+  if (typeof data !== 'string')
+    return { refused: invalidRequest('expected a text frame holding a JSON object') }
   try {
     const v = parseJson(data, limits)
     if (typeof v === 'object' && v !== null && !Array.isArray(v)) return { msg: v as Record<string, unknown> }
@@ -69,4 +78,3 @@ export function readMessage(data: unknown, limits: JsonLimits): { msg: Record<st
     return { refused: e instanceof HttpError ? e : invalidRequest(String(e)) }
   }
 }
-

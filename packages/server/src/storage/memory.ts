@@ -14,7 +14,13 @@ export function memoryStorage(): Storage {
       inner.transact(async (reader) => {
         const ws = await work(reader)
         if (!ws.blobs?.some((b) => b.op === 'put')) return ws
-        const blobs = await Promise.all(ws.blobs.map(async (b) => (b.op === 'put' ? { ...b, bytes: new Blob([await b.bytes.arrayBuffer()], { type: b.bytes.type }) } : b)))
+        const blobs = await Promise.all(
+          ws.blobs.map(async (b) =>
+            b.op === 'put'
+              ? { ...b, bytes: new Blob([await b.bytes.arrayBuffer()], { type: b.bytes.type }) }
+              : b,
+          ),
+        )
         return { ...ws, blobs }
       }),
   }

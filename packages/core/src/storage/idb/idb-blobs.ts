@@ -39,21 +39,29 @@ function probe(db: IDBDatabase, store: string): Promise<boolean> {
   })
 }
 
-const puts = (writes: WriteSet): Blob[] => (writes.blobs ?? []).flatMap((b) => (b.op === 'put' ? [b.bytes] : []))
+const puts = (writes: WriteSet): Blob[] =>
+  (writes.blobs ?? []).flatMap((b) => (b.op === 'put' ? [b.bytes] : []))
 
 /**
  * What a batch must wait for before its transaction can put its Blobs synchronously: the first
  * probe of this database, then, where Blobs are refused, reading each Blob's bytes. Undefined
  * when nothing is left to wait for (no puts, or Blobs stored as they are): no microtask then.
  */
-export function blobsReady(name: string, db: IDBDatabase, store: string, writes: WriteSet): Promise<void> | undefined {
+export function blobsReady(
+  name: string,
+  db: IDBDatabase,
+  store: string,
+  writes: WriteSet,
+): Promise<void> | undefined {
   const blobs = puts(writes)
   const known = blobs.length ? support.get(name) : true
   if (known === true) return undefined
   if (known === false) {
     const left = blobs.filter((b) => !converted.has(b))
     if (!left.length) return undefined
-    return Promise.all(left.map(async (b) => void converted.set(b, { bytes: await b.arrayBuffer(), type: b.type }))).then(() => undefined)
+    return Promise.all(
+      left.map(async (b) => void converted.set(b, { bytes: await b.arrayBuffer(), type: b.type })),
+    ).then(() => undefined)
   }
   let asked = known
   if (!asked) support.set(name, (asked = probe(db, store).then((ok) => (support.set(name, ok), ok))))
@@ -61,4 +69,5 @@ export function blobsReady(name: string, db: IDBDatabase, store: string, writes:
 }
 
 /** The record to put for `blob` in database `name`, once `blobsReady` has nothing left to wait for. */
-export const toStored = (name: string, blob: Blob): StoredBytes => (support.get(name) === false ? converted.get(blob)! : blob)
+export const toStored = (name: string, blob: Blob): StoredBytes =>
+  support.get(name) === false ? converted.get(blob)! : blob

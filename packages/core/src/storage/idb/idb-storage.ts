@@ -4,7 +4,17 @@ import { once } from '../../util/once.js'
 import { fromStored, type StoredBytes } from './stored-bytes.js'
 import type { SessionHead, Storage } from '../seam.js'
 import type { StorageShared, StorageWriter } from './idb-writer.js'
-import { BLOBS, ENTRIES, SESSIONS, STAMPS, entriesOf, isClosed, request, sessionRange, type Stamped } from './layout.js'
+import {
+  BLOBS,
+  ENTRIES,
+  SESSIONS,
+  STAMPS,
+  entriesOf,
+  isClosed,
+  request,
+  sessionRange,
+  type Stamped,
+} from './layout.js'
 
 export interface IndexedDbStorageOptions {
   /** Database name; default `"colloquy"`. Stores on the same name share data across tabs. */
@@ -51,7 +61,8 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
 
   const connect = (): Promise<IDBDatabase> => {
     // Looked up at open, never at import: server rendering and Node import this module too.
-    if (typeof indexedDB === 'undefined') return Promise.reject(new SessionError('session/storage', 'IndexedDB is not available here'))
+    if (typeof indexedDB === 'undefined')
+      return Promise.reject(new SessionError('session/storage', 'IndexedDB is not available here'))
     return openDB(name, VERSION, {
       upgrade(db, _old, _new, transaction) {
         // A new or older database: without the upgrade's code, the upgrade is called off (nothing
@@ -87,10 +98,13 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
   let deleted = false
   // Its error comes with the write half: a deletion is rare, and no app shows a transcript by it.
   const gone = (m: typeof import('./idb-writer.js')): Promise<never> => Promise.reject(m.deletedError(name))
-  const db = (): Promise<IDBDatabase> => (deleted ? (writerCode.load()?.then(gone) ?? gone(writerCode.value!)) : (connection ??= connect().catch((e) => {
-    connection = undefined
-    throw e
-  })))
+  const db = (): Promise<IDBDatabase> =>
+    deleted
+      ? (writerCode.load()?.then(gone) ?? gone(writerCode.value!))
+      : (connection ??= connect().catch((e) => {
+          connection = undefined
+          throw e
+        }))
 
   const readonly = async <T>(stores: string[], fn: (tx: IDBTransaction) => Promise<T>): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
@@ -107,9 +121,10 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
   const derive = (rec: SessionHead | undefined, newest: Stamped | undefined): SessionHead | undefined => {
     const h = newest?.h
     if (!rec || !h) return rec
-    const head: SessionHead = h.l !== undefined && h.v > rec.v
-      ? { ...rec, meta: { ...rec.meta, updated_at: h.u!, message_count: h.n! }, leaf: h.l, v: h.v }
-      : rec
+    const head: SessionHead =
+      h.l !== undefined && h.v > rec.v
+        ? { ...rec, meta: { ...rec.meta, updated_at: h.u!, message_count: h.n! }, leaf: h.l, v: h.v }
+        : rec
     incarnations.set(head, h.i)
     return head
   }
@@ -121,14 +136,22 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     return tx.objectStore(ENTRIES).index(STAMPS).get(stamped.range) as IDBRequest<Stamped | undefined>
   }
   const shared: StorageShared = {
-    name, durability, db, incarnations, derive, newestStamp,
+    name,
+    durability,
+    db,
+    incarnations,
+    derive,
+    newestStamp,
     dropConnection: () => {
       connection = undefined
     },
   }
 
   let closed = false
-  const write = (m: typeof import('./idb-writer.js'), work: Parameters<Storage['transact']>[0]): Promise<void> => {
+  const write = (
+    m: typeof import('./idb-writer.js'),
+    work: Parameters<Storage['transact']>[0],
+  ): Promise<void> => {
     const w = (writer ??= m.storageWriter(shared))
     const committed = w.transact(work)
     // Closed while the write half was fetched: its lock goes once this commit finishes, as on `close`.
@@ -145,7 +168,9 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       // lock (the heads a commit reads inside its transaction are, see `reader.head`).
       return readonly([SESSIONS, ENTRIES], async (tx) => {
         const records = await request(tx.objectStore(SESSIONS).getAll() as IDBRequest<SessionHead[]>)
-        return Promise.all(records.map(async (rec) => derive(rec, await request(newestStamp(tx, rec.meta.session_id)))!))
+        return Promise.all(
+          records.map(async (rec) => derive(rec, await request(newestStamp(tx, rec.meta.session_id)))!),
+        )
       })
     },
     entries(id, count, first) {
@@ -153,7 +178,11 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     },
     attachmentBytes(session_id, attachment_id) {
       // A Blob, or its bytes and type where the engine refuses Blobs (`idb-blobs.ts`).
-      return readonly([BLOBS], (tx) => request(tx.objectStore(BLOBS).get([session_id, attachment_id]) as IDBRequest<StoredBytes | undefined>).then(fromStored))
+      return readonly([BLOBS], (tx) =>
+        request(
+          tx.objectStore(BLOBS).get([session_id, attachment_id]) as IDBRequest<StoredBytes | undefined>,
+        ).then(fromStored),
+      )
     },
     transact(work) {
       // The engine fetched the write half with its batch code: no await on the hot path.
@@ -169,7 +198,10 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       // The lock goes once the commits admitted finish; the connection closes once they do too.
       closed = true
       writer?.close()
-      void connection?.then((d) => d.close(), () => {})
+      void connection?.then(
+        (d) => d.close(),
+        () => {},
+      )
       connection = undefined
     },
   }

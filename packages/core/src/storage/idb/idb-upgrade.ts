@@ -8,7 +8,10 @@ import type { SessionHead } from '../seam.js'
  * (see `VERSION` in `idb-storage.ts`). Runs inside the upgrade's transaction. Fetched only when
  * a database needs it: an open of a current database never waits for this code.
  */
-export function upgrade(wrapped: IDBPDatabase, transaction: IDBPTransaction<unknown, string[], 'versionchange'>): void {
+export function upgrade(
+  wrapped: IDBPDatabase,
+  transaction: IDBPTransaction<unknown, string[], 'versionchange'>,
+): void {
   const db = unwrap(wrapped) as IDBDatabase
   const tx = unwrap(transaction) as IDBTransaction
   if (!db.objectStoreNames.contains(SESSIONS)) db.createObjectStore(SESSIONS)

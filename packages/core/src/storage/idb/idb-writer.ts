@@ -1,4 +1,16 @@
-import { ALL, BLOBS, ENTRIES, MARK, SESSIONS, entriesOf, isClosed, request, sessionRange, type Stamp, type Stamped } from './layout.js'
+import {
+  ALL,
+  BLOBS,
+  ENTRIES,
+  MARK,
+  SESSIONS,
+  entriesOf,
+  isClosed,
+  request,
+  sessionRange,
+  type Stamp,
+  type Stamped,
+} from './layout.js'
 import { StaleHeadError } from '../seam.js'
 import { SessionError } from '../../model/errors.js'
 import { freshIncarnation } from './incarnation.js'
@@ -17,7 +29,12 @@ const done = (tx: IDBTransaction): Promise<void> =>
     tx.oncomplete = () => resolve()
     // A failed request's error reaches the transaction before the abort sets `tx.error` (Gecko
     // reports a full quota this way): the request's error is the reason.
-    tx.onerror = (e) => reject((e.target as IDBRequest | null)?.error ?? tx.error ?? new DOMException('transaction aborted', 'AbortError'))
+    tx.onerror = (e) =>
+      reject(
+        (e.target as IDBRequest | null)?.error ??
+          tx.error ??
+          new DOMException('transaction aborted', 'AbortError'),
+      )
     tx.onabort = () => reject(tx.error ?? new DOMException('transaction aborted', 'AbortError'))
   })
 const abort = (tx: IDBTransaction): void => {
@@ -54,7 +71,6 @@ interface SessionWrite {
   readonly incarnation?: string
 }
 
-
 /** The records of side store `store` (a storage's `sideRecords`), read through the storage's `readonly`. */
 export function sideRecords(
   readonly: <T>(stores: string[], fn: (tx: IDBTransaction) => Promise<T>) => Promise<T>,
@@ -69,7 +85,10 @@ export function sideRecords(
 
 /** What every call gets once the database was deleted under the storage (see `blocking` in `idb-storage.ts`). */
 export const deletedError = (name: string): SessionError =>
-  new SessionError('session/storage', `the database "${name}" was deleted while open (the browser evicted this site's data, or it was cleared): open the store again to start clean`)
+  new SessionError(
+    'session/storage',
+    `the database "${name}" was deleted while open (the browser evicted this site's data, or it was cleared): open the store again to start clean`,
+  )
 
 /** What the write half takes from the storage it belongs to. */
 export interface StorageShared {
@@ -160,12 +179,42 @@ export function storageWriter(shared: StorageShared): StorageWriter {
         if (!fresh && base && last !== undefined && onlyVolatile(base, head)) {
           // An append (or an update): the entry carries the new volatile state, the head record stays.
           const carrier = batch!.has(head.leaf as string) ? head.leaf! : last
-          out.push({ id, head, batch, mark: false, carrier, incarnation, stamp: { s: id, v: head.v, o: -head.v, l: head.leaf, n: head.meta.message_count, u: head.meta.updated_at } })
+          out.push({
+            id,
+            head,
+            batch,
+            mark: false,
+            carrier,
+            incarnation,
+            stamp: {
+              s: id,
+              v: head.v,
+              o: -head.v,
+              l: head.leaf,
+              n: head.meta.message_count,
+              u: head.meta.updated_at,
+            },
+          })
         } else out.push({ id, head, batch, mark: true, incarnation })
       } else if (batch && base && !fresh) {
         // Entries without a head change (a pulled update): whichever record held the newest stamp
         // may be among them, so the last of them carries it again, unchanged.
-        out.push({ id, head, batch, mark: false, carrier: last, incarnation, stamp: { s: id, v: base.v, o: -base.v, l: base.leaf, n: base.meta.message_count, u: base.meta.updated_at } })
+        out.push({
+          id,
+          head,
+          batch,
+          mark: false,
+          carrier: last,
+          incarnation,
+          stamp: {
+            s: id,
+            v: base.v,
+            o: -base.v,
+            l: base.leaf,
+            n: base.meta.message_count,
+            u: base.meta.updated_at,
+          },
+        })
       } else {
         // Entries of a session not visible yet (an import's chunks): nothing stamped to keep.
         out.push({ id, head, batch, mark: false, incarnation: '' })
@@ -186,7 +235,8 @@ export function storageWriter(shared: StorageShared): StorageWriter {
       if (head === undefined || incarnations.has(head)) known.set(id, head)
       else known.delete(id)
     }
-    for (const [id, head] of verified) keep(id, writes.heads.has(id) || writes.deleted.has(id) ? writes.heads.get(id) : head)
+    for (const [id, head] of verified)
+      keep(id, writes.heads.has(id) || writes.deleted.has(id) ? writes.heads.get(id) : head)
     for (const id of writes.deleted) if (!verified.has(id)) keep(id, writes.heads.get(id))
     for (const id of writes.heads.keys()) if (!verified.has(id) && !writes.deleted.has(id)) known.delete(id)
     for (const id of writes.entries.keys()) if (!verified.has(id) && !writes.deleted.has(id)) known.delete(id)
@@ -205,7 +255,11 @@ export function storageWriter(shared: StorageShared): StorageWriter {
       let database: IDBDatabase
       let tx: IDBTransaction | undefined
       // Heads to check before the commit: read ahead of the writes, never waited for.
-      const checks: Array<{ id: string; ok: (disk: SessionHead | undefined) => boolean; held?: { readonly head: SessionHead | undefined } }> = []
+      const checks: Array<{
+        id: string
+        ok: (disk: SessionHead | undefined) => boolean
+        held?: { readonly head: SessionHead | undefined }
+      }> = []
       // The head each session was built on, where known (undefined: absent).
       const bases = new Map<string, SessionHead | undefined>()
       // A batch that reads waits for its reads, so it takes every store; one that only checks
@@ -226,11 +280,14 @@ export function storageWriter(shared: StorageShared): StorageWriter {
       try {
         database = await db()
         const reader: StorageReader = {
-          head: (id) => new Promise((resolve) => readHead(open(ALL), id, (head) => {
-            bases.set(id, head)
-            verified.set(id, head)
-            resolve(head)
-          })),
+          head: (id) =>
+            new Promise((resolve) =>
+              readHead(open(ALL), id, (head) => {
+                bases.set(id, head)
+                verified.set(id, head)
+                resolve(head)
+              }),
+            ),
           entries: (id) => entriesOf(open(ALL), id),
           expect: (id, ok, held) => {
             checks.push({ id, ok, held })
@@ -282,7 +339,8 @@ export function storageWriter(shared: StorageShared): StorageWriter {
         // The stores written: an append touches `entries` alone.
         const scope = new Set([ENTRIES])
         if (writes.deleted.size || sessions.some((s) => s.mark)) scope.add(SESSIONS)
-        for (const c of checks) if (!c.held || (c.held.head && !incarnations.has(c.held.head))) scope.add(SESSIONS)
+        for (const c of checks)
+          if (!c.held || (c.held.head && !incarnations.has(c.held.head))) scope.add(SESSIONS)
         if (writes.blobs?.length || writes.deleted.size) scope.add(BLOBS)
         for (const s of writes.side) scope.add(s.store)
         // A streamed batch's transaction was opened for entries alone: if its writes need more,
@@ -342,7 +400,12 @@ export function storageWriter(shared: StorageShared): StorageWriter {
           // Requests run in order: these answers arrive before the writes below can commit,
           // and aborting there takes them all back.
           const held = c.held
-          if (trusting && held && ((known.has(c.id) && known.get(c.id) === held.head) || (held.head && promised.get(held.head) === since))) {
+          if (
+            trusting &&
+            held &&
+            ((known.has(c.id) && known.get(c.id) === held.head) ||
+              (held.head && promised.get(held.head) === since))
+          ) {
             // Built on the very head verified on disk during this hold (trust implies its
             // incarnation is known): the disk still holds it, no other context wrote since. Or
             // on the head a commit of this hold still in flight writes: IndexedDB runs this
@@ -351,7 +414,11 @@ export function storageWriter(shared: StorageShared): StorageWriter {
             verified.set(c.id, held.head)
             if (early && known.has(c.id) && known.get(c.id) === held.head && c.ok(held.head)) continue
             deferred.push(() => {
-              if (stale === undefined && !(known.has(c.id) && known.get(c.id) === held.head && c.ok(held.head))) fail(c.id)
+              if (
+                stale === undefined &&
+                !(known.has(c.id) && known.get(c.id) === held.head && c.ok(held.head))
+              )
+                fail(c.id)
             })
           } else if (held && (held.head === undefined || incarnations.has(held.head))) {
             early = false
@@ -360,7 +427,10 @@ export function storageWriter(shared: StorageShared): StorageWriter {
             r.onsuccess = () => {
               const stamp = r.result?.h
               const h = held.head
-              const same = h === undefined ? stamp === undefined : stamp !== undefined && stamp.v === h.v && stamp.i === incarnations.get(h)
+              const same =
+                h === undefined
+                  ? stamp === undefined
+                  : stamp !== undefined && stamp.v === h.v && stamp.i === incarnations.get(h)
               if (stale === undefined && !(same && c.ok(h))) return fail(c.id)
               verified.set(c.id, h)
             }
@@ -381,8 +451,16 @@ export function storageWriter(shared: StorageShared): StorageWriter {
         // Without copies the writes go out now, not a microtask later.
         const copies = writes.blobs?.some((b) => b.op === 'copy')
           ? await Promise.all(
-            writes.blobs.flatMap((b) => (b.op === 'copy' ? [request(blobs!.get([b.from_session_id, b.attachment_id]) as IDBRequest<Blob | undefined>).then((bytes) => ({ b, bytes }))] : [])),
-          )
+              writes.blobs.flatMap((b) =>
+                b.op === 'copy'
+                  ? [
+                      request(
+                        blobs!.get([b.from_session_id, b.attachment_id]) as IDBRequest<Blob | undefined>,
+                      ).then((bytes) => ({ b, bytes })),
+                    ]
+                  : [],
+              ),
+            )
           : []
         for (const id of writes.deleted) {
           t.objectStore(SESSIONS).delete(id)
@@ -393,17 +471,23 @@ export function storageWriter(shared: StorageShared): StorageWriter {
           if (b.op === 'put') last = blobs!.put(toStored(name, b.bytes), [b.session_id, b.attachment_id])
           else if (b.op === 'delete') last = blobs!.delete([b.session_id, b.attachment_id])
         }
-        for (const { b, bytes } of copies) if (bytes) last = blobs!.put(bytes, [b.session_id, b.attachment_id])
+        for (const { b, bytes } of copies)
+          if (bytes) last = blobs!.put(bytes, [b.session_id, b.attachment_id])
         const put = (w: SessionWrite, incarnation: string): void => {
           if (w.head && incarnation) incarnations.set(w.head, incarnation)
-          if (w.head && trusting && (checked.has(w.id) || writes.deleted.has(w.id))) promised.set(w.head, since)
+          if (w.head && trusting && (checked.has(w.id) || writes.deleted.has(w.id)))
+            promised.set(w.head, since)
           if (w.mark) {
             t.objectStore(SESSIONS).put(w.head, w.id)
-            last = entries.put({ h: { s: w.id, v: w.head!.v, o: -w.head!.v, i: incarnation } satisfies Stamp }, [w.id, MARK])
+            last = entries.put(
+              { h: { s: w.id, v: w.head!.v, o: -w.head!.v, i: incarnation } satisfies Stamp },
+              [w.id, MARK],
+            )
           }
           if (w.batch) {
             for (const [eid, e] of w.batch) {
-              if (eid === w.carrier) last = entries.put({ ...e, h: { ...w.stamp!, i: incarnation } satisfies Stamp }, [w.id, eid])
+              if (eid === w.carrier)
+                last = entries.put({ ...e, h: { ...w.stamp!, i: incarnation } satisfies Stamp }, [w.id, eid])
               else if (!streamed?.has(e)) last = entries.put(e, [w.id, eid])
             }
           }
@@ -456,7 +540,12 @@ export function storageWriter(shared: StorageShared): StorageWriter {
       } catch (e) {
         if (stale !== undefined) throw new StaleHeadError(stale)
         // A connection the browser closed under us aborts the transaction: reopen once.
-        if (attempt > 0 || !(e instanceof DOMException) || (e.name !== 'InvalidStateError' && e.name !== 'UnknownError')) throw e
+        if (
+          attempt > 0 ||
+          !(e instanceof DOMException) ||
+          (e.name !== 'InvalidStateError' && e.name !== 'UnknownError')
+        )
+          throw e
         dropConnection()
       } finally {
         active--
@@ -469,10 +558,13 @@ export function storageWriter(shared: StorageShared): StorageWriter {
       if (!lock) return commit(work)
       // Held: admitted at once, no await (the hot path). Else queued behind the holder's handover.
       const entered = lock.enter()
-      const committed = entered === true ? commit(work) : entered.then(() => {
-        lock.resumed()
-        return commit(work)
-      })
+      const committed =
+        entered === true
+          ? commit(work)
+          : entered.then(() => {
+              lock.resumed()
+              return commit(work)
+            })
       // Trust was updated before `committed` settled; only then may the lock be let go.
       committed.then(lock.leave, lock.leave)
       return committed

@@ -82,7 +82,12 @@ const strip = (records: Array<SessionEntry & Stamped>): SessionEntry[] => {
  * nothing lies between them; when it is short (custom entries are not counted), what lies
  * between is read too. `first` gets the first part as it lands: the entries returned begin with it.
  */
-export const entriesOf = async (tx: IDBTransaction, id: string, count = 0, first?: (entries: SessionEntry[]) => void): Promise<SessionEntry[]> => {
+export const entriesOf = async (
+  tx: IDBTransaction,
+  id: string,
+  count = 0,
+  first?: (entries: SessionEntry[]) => void,
+): Promise<SessionEntry[]> => {
   const store = tx.objectStore(ENTRIES)
   const query = entryRange(id)
   const all = (q: IDBKeyRange | { query: IDBKeyRange; count: number; direction?: 'prev' }) =>
@@ -90,7 +95,10 @@ export const entriesOf = async (tx: IDBTransaction, id: string, count = 0, first
   const head = (count / 1.5) | 0
   // (A count no session reaches, from a damaged record, is no hint: `getAll` takes 32-bit counts.)
   if (head < 512 || count > 1e9 || !('getAllRecords' in store)) return all(query)
-  const [low, high] = await Promise.all([all({ query, count: head }).then((part) => (first?.(part), part)), all({ query, count: count - head + 1, direction: 'prev' })])
+  const [low, high] = await Promise.all([
+    all({ query, count: head }).then((part) => (first?.(part), part)),
+    all({ query, count: count - head + 1, direction: 'prev' }),
+  ])
   // Fewer than asked: the first part is the whole session.
   const last = low[head - 1]?.id
   if (!last) return low
@@ -99,4 +107,3 @@ export const entriesOf = async (tx: IDBTransaction, id: string, count = 0, first
   const middle = lowest > last ? await all(IDBKeyRange.bound([id, last], [id, lowest], true, true)) : []
   return [...low, ...middle, ...high.reverse().filter((e) => e.id > last)]
 }
-

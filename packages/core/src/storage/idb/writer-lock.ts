@@ -60,7 +60,8 @@ const ASK_AGAIN_MS = 250
  */
 export function writerLock(name: string, lost: () => void): WriterLock | undefined {
   const locks = (globalThis as { navigator?: { locks?: Locks } }).navigator?.locks
-  if (!locks || typeof locks.request !== 'function' || typeof BroadcastChannel !== 'function') return undefined
+  if (!locks || typeof locks.request !== 'function' || typeof BroadcastChannel !== 'function')
+    return undefined
   const lockName = `colloquy:writer:${name}`
   let held = false
   /** Another context asked (or this one is leaving): admit nothing new, let go when idle. */

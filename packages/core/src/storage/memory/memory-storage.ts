@@ -13,7 +13,9 @@ export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
   const apply = (w: WriteSet): void => {
     // Copies read their source before this commit's deletions (a fork of a session deleted in
     // the same batch still gets the bytes).
-    const copies = (w.blobs ?? []).flatMap((b) => (b.op === 'copy' ? [[b, blobs.get(b.from_session_id)?.get(b.attachment_id)] as const] : []))
+    const copies = (w.blobs ?? []).flatMap((b) =>
+      b.op === 'copy' ? [[b, blobs.get(b.from_session_id)?.get(b.attachment_id)] as const] : [],
+    )
     for (const id of w.deleted) {
       heads.delete(id)
       entries.delete(id)
@@ -68,7 +70,9 @@ export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
     async sideRecords(store) {
       const map = side.get(store)
       if (!map) return []
-      return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, value]) => ({ key, value }))
+      return [...map.entries()]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([key, value]) => ({ key, value }))
     },
     close() {},
     /** Test hook: the next commit fails with `error` and writes nothing. */

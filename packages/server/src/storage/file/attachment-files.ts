@@ -35,7 +35,11 @@ export const attachmentMetaName = (attachment_id: string): string => boundedName
  * not an AttachmentMeta of its name, an entry of no known name are skipped with a warning, and
  * the rest is served.
  */
-export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, options: { fsync?: boolean; warn?: (message: string) => void } = {}): S {
+export function withAttachmentFiles<S extends Storage>(
+  dir: string,
+  inner: S,
+  options: { fsync?: boolean; warn?: (message: string) => void } = {},
+): S {
   const root = join(dir, 'attachments')
   const fsync = options.fsync ?? true
   const warn = options.warn ?? ((m: string) => console.warn(`[colloquy fileStorage] ${m}`))
@@ -87,7 +91,10 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
     try {
       names = await readdir(folder(sid))
     } catch (e) {
-      if (!ENOENT(e)) warn(`${where}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); the session is served without its attachments${await setAside(root, attachmentFolderName(sid), e)}`)
+      if (!ENOENT(e))
+        warn(
+          `${where}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); the session is served without its attachments${await setAside(root, attachmentFolderName(sid), e)}`,
+        )
       return []
     }
     const out: AttachmentMeta[] = []
@@ -99,15 +106,25 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
       }
       if (!name.endsWith(META_SUFFIX)) continue
       try {
-        const meta = parseAttachmentMeta(JSON.parse(await readFile(join(folder(sid), name), 'utf8')), 'attachment')
-        if (attachmentMetaName(meta.attachment_id) !== name) throw new Error('its attachment id is not the one its name stands for')
+        const meta = parseAttachmentMeta(
+          JSON.parse(await readFile(join(folder(sid), name), 'utf8')),
+          'attachment',
+        )
+        if (attachmentMetaName(meta.attachment_id) !== name)
+          throw new Error('its attachment id is not the one its name stands for')
         if (!SHA.test(meta.sha256)) throw new Error('its sha256 is not 64 lowercase hex digits')
         out.push(Object.freeze({ ...meta, session_id: sid }))
       } catch (e) {
-        warn(`${where}/${name}: skipped, not an attachment's metadata (${e instanceof Error ? e.message.slice(0, 200) : String(e)})`)
+        warn(
+          `${where}/${name}: skipped, not an attachment's metadata (${e instanceof Error ? e.message.slice(0, 200) : String(e)})`,
+        )
       }
     }
-    return out.sort((a, b) => a.created_at - b.created_at || (a.attachment_id < b.attachment_id ? -1 : a.attachment_id > b.attachment_id ? 1 : 0))
+    return out.sort(
+      (a, b) =>
+        a.created_at - b.created_at ||
+        (a.attachment_id < b.attachment_id ? -1 : a.attachment_id > b.attachment_id ? 1 : 0),
+    )
   }
 
   /** Bytes and metadata a commit introduces, written before it; returns what to undo if it fails. */
@@ -128,10 +145,19 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
         const found = await stat(target).catch(() => undefined)
         if (!found?.isFile() || found.size !== a.size) {
           if (found) await rm(target, { recursive: true, force: true })
-          const put = ws.blobs?.find((b) => b.op === 'put' && b.session_id === sid && b.attachment_id === a.attachment_id)
-          const copy = ws.blobs?.find((b) => b.op === 'copy' && b.session_id === sid && b.attachment_id === a.attachment_id)
+          const put = ws.blobs?.find(
+            (b) => b.op === 'put' && b.session_id === sid && b.attachment_id === a.attachment_id,
+          )
+          const copy = ws.blobs?.find(
+            (b) => b.op === 'copy' && b.session_id === sid && b.attachment_id === a.attachment_id,
+          )
           if (put?.op === 'put') {
-            await atomicWrite(target, (tmp) => pipeline(Readable.fromWeb(put.bytes.stream() as import('node:stream/web').ReadableStream), createWriteStream(tmp)))
+            await atomicWrite(target, (tmp) =>
+              pipeline(
+                Readable.fromWeb(put.bytes.stream() as import('node:stream/web').ReadableStream),
+                createWriteStream(tmp),
+              ),
+            )
           } else if (copy?.op === 'copy') {
             const source = bytesPath(copy.from_session_id, a.sha256)
             // A hard link shares the bytes between a session and its fork; a copy where links fail.
@@ -163,9 +189,16 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
       if (list === prev) continue
       const keep = new Set(list.map((a) => a.attachment_id))
       const gone = prev.filter((a) => !keep.has(a.attachment_id))
-      for (const a of gone) await unlink(metaPath(sid, a.attachment_id)).catch((e: unknown) => (ENOENT(e) ? undefined : Promise.reject(e)))
+      for (const a of gone)
+        await unlink(metaPath(sid, a.attachment_id)).catch((e: unknown) =>
+          ENOENT(e) ? undefined : Promise.reject(e),
+        )
       const shas = new Set(list.map((a) => a.sha256))
-      for (const a of gone) if (!shas.has(a.sha256)) await unlink(bytesPath(sid, a.sha256)).catch((e: unknown) => (ENOENT(e) ? undefined : Promise.reject(e)))
+      for (const a of gone)
+        if (!shas.has(a.sha256))
+          await unlink(bytesPath(sid, a.sha256)).catch((e: unknown) =>
+            ENOENT(e) ? undefined : Promise.reject(e),
+          )
       if (list.length) known.set(sid, list)
       else known.delete(sid)
     }
@@ -181,7 +214,10 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
       try {
         names = await readdir(root)
       } catch (e) {
-        if (!ENOENT(e)) warn(`attachments: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); sessions are served without their attachments${await setAside(dir, 'attachments', e)}`)
+        if (!ENOENT(e))
+          warn(
+            `attachments: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); sessions are served without their attachments${await setAside(dir, 'attachments', e)}`,
+          )
       }
       const live = new Set(heads.map((h) => attachmentFolderName(h.meta.session_id)))
       const present = new Set(names)
@@ -195,7 +231,9 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
       for (const name of names) {
         if (live.has(name)) continue
         if (name.endsWith(FOLDER_SUFFIX) && BOUNDED_NAME.test(name.slice(0, -FOLDER_SUFFIX.length))) {
-          await rm(join(root, name), { recursive: true, force: true }).catch((e: unknown) => warn(`attachments/${name}: the folder of a deleted session could not be removed (${String(e)})`))
+          await rm(join(root, name), { recursive: true, force: true }).catch((e: unknown) =>
+            warn(`attachments/${name}: the folder of a deleted session could not be removed (${String(e)})`),
+          )
         } else warn(`attachments/${name.slice(0, 80)}: not a name this storage writes; left alone`)
       }
       return heads.map((h) => withList(h)!)
@@ -205,7 +243,10 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
       let written: string[] = []
       return inner
         .transact(async (reader) => {
-          const wrapped: StorageReader = { head: async (id) => withList(await reader.head(id)), entries: (id) => reader.entries(id) }
+          const wrapped: StorageReader = {
+            head: async (id) => withList(await reader.head(id)),
+            entries: (id) => reader.entries(id),
+          }
           ws = await work(wrapped)
           written = await before(ws)
           return ws
@@ -227,7 +268,9 @@ export function withAttachmentFiles<S extends Storage>(dir: string, inner: S, op
         // attachment: answered as missing, never streamed as a broken or short download.
         const found = await stat(path)
         if (!found.isFile() || found.size !== meta.size) {
-          warn(`attachments/${attachmentFolderName(session_id)}/${meta.sha256}.bin: ${found.isFile() ? `${found.size} bytes, ${meta.size} expected` : 'not a file'}; the attachment is answered as missing`)
+          warn(
+            `attachments/${attachmentFolderName(session_id)}/${meta.sha256}.bin: ${found.isFile() ? `${found.size} bytes, ${meta.size} expected` : 'not a file'}; the attachment is answered as missing`,
+          )
           return undefined
         }
         // A Blob backed by the file: nothing is read until the caller reads it.

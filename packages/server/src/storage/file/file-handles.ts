@@ -23,7 +23,10 @@ export class AppendHandles {
     if (this.open.size > this.max) {
       const [oldest, handle] = this.open.entries().next().value!
       this.open.delete(oldest)
-      void handle.then((fh) => fh.close(), () => {})
+      void handle.then(
+        (fh) => fh.close(),
+        () => {},
+      )
     }
     return h
   }
@@ -32,12 +35,22 @@ export class AppendHandles {
     const h = this.open.get(path)
     if (!h) return
     this.open.delete(path)
-    await h.then((fh) => fh.close(), () => {})
+    await h.then(
+      (fh) => fh.close(),
+      () => {},
+    )
   }
 
   async closeAll(): Promise<void> {
     const all = [...this.open.values()]
     this.open.clear()
-    await Promise.all(all.map((h) => h.then((fh) => fh.close(), () => {})))
+    await Promise.all(
+      all.map((h) =>
+        h.then(
+          (fh) => fh.close(),
+          () => {},
+        ),
+      ),
+    )
   }
 }

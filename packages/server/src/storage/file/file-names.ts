@@ -25,7 +25,10 @@ export const SESSION_SUFFIX = '.jsonl'
  * `migrateAttachmentFolders`).
  */
 export function boundedName(key: string): string {
-  const slug = key.slice(0, 32).toLowerCase().replace(/[^a-z0-9]/g, '-')
+  const slug = key
+    .slice(0, 32)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '-')
   return `${slug}+${createHash('sha256').update(key, 'utf8').digest('hex')}`
 }
 
@@ -82,5 +85,7 @@ export function decodeId(encoded: string): string | undefined {
 
 /** The session id of a file name written by an earlier version, or undefined. */
 export function legacyIdOfFile(name: string): string | undefined {
-  return name.endsWith(SESSION_SUFFIX) && !isSessionFileName(name) ? decodeId(name.slice(0, -SESSION_SUFFIX.length)) : undefined
+  return name.endsWith(SESSION_SUFFIX) && !isSessionFileName(name)
+    ? decodeId(name.slice(0, -SESSION_SUFFIX.length))
+    : undefined
 }

@@ -1,11 +1,28 @@
 import { writeSync } from 'node:fs'
 import { mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import { SessionError, type SessionEntry, type SessionHead, type SideWrite, type Storage, type StorageReader, type WriteSet } from '@colloquy/core'
+import {
+  SessionError,
+  type SessionEntry,
+  type SessionHead,
+  type SideWrite,
+  type Storage,
+  type StorageReader,
+  type WriteSet,
+} from '@colloquy/core'
 import { withAttachmentFiles } from './attachment-files.js'
 import { AppendHandles } from './file-handles.js'
 import { isSessionFileName, sessionFileName } from './file-names.js'
-import { applySide, journalLine, journalLineInSlices, readJournal, syncDir, writeSnapshot, type JournalLine, type JournalState } from './journal.js'
+import {
+  applySide,
+  journalLine,
+  journalLineInSlices,
+  readJournal,
+  syncDir,
+  writeSnapshot,
+  type JournalLine,
+  type JournalState,
+} from './journal.js'
 import { commitLines, parseFile, replay, type ParsedLine } from './jsonl.js'
 import { migrateLegacyNames, moveAside } from './migrate-names.js'
 import { slicer, WORK_BUDGETS } from '../../work.js'
@@ -34,13 +51,17 @@ const ENOENT = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'E
  */
 function writeAll(fd: number, text: string): void {
   const buf = Buffer.from(text)
-  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off)
+  for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off)
 }
 
 /** `writeAll` of a long text in slices (`slicer`). */
-async function writeAllInSlices(fd: number, text: string, built: (chars: number) => Promise<void>): Promise<void> {
+async function writeAllInSlices(
+  fd: number,
+  text: string,
+  built: (chars: number) => Promise<void>,
+): Promise<void> {
   const buf = Buffer.from(text)
-  for (let off = 0; off < buf.length; ) {
+  for (let off = 0; off < buf.length;) {
     const end = Math.min(buf.length, off + 8 * WORK_BUDGETS.sliceChars)
     while (off < end) off += writeSync(fd, buf, off, end - off)
     await built(8 * WORK_BUDGETS.sliceChars)
@@ -128,12 +149,18 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     return run
   }
 
-  const parsePath = async (name: string): Promise<{ lines: ParsedLine[]; buf: Buffer; sessionIds: Set<unknown> } | undefined> => {
+  const parsePath = async (
+    name: string,
+  ): Promise<{ lines: ParsedLine[]; buf: Buffer; sessionIds: Set<unknown> } | undefined> => {
     try {
       const buf = await readFile(join(dir, name))
       const parsed = parseFile(buf)
       if (parsed.skipped) warn(`${name}: skipped ${parsed.skipped} malformed line(s)`)
-      return { lines: parsed.unterminated ? [...parsed.lines, parsed.unterminated] : parsed.lines, buf, sessionIds: parsed.sessionIds }
+      return {
+        lines: parsed.unterminated ? [...parsed.lines, parsed.unterminated] : parsed.lines,
+        buf,
+        sessionIds: parsed.sessionIds,
+      }
     } catch (e) {
       // A directory where a session file should be holds no records (and fails writes instead).
       if (ENOENT(e) || (e as NodeJS.ErrnoException).code === 'EISDIR') return undefined
@@ -145,7 +172,9 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
    * A session's records: its file's (those before a backlog's first write, which the file may
    * hold part of) followed by the backlog's. A backlog that deletes the file starts afresh.
    */
-  const recordsOf = async (id: string): Promise<{ lines: ParsedLine[]; sessionIds: Set<unknown> } | undefined> => {
+  const recordsOf = async (
+    id: string,
+  ): Promise<{ lines: ParsedLine[]; sessionIds: Set<unknown> } | undefined> => {
     const b = backlog.get(id)
     const lastDelete = b ? b.ops.map((op) => 'delete' in op).lastIndexOf(true) : -1
     let file: Awaited<ReturnType<typeof parsePath>>
@@ -153,14 +182,19 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       try {
         file = await parsePath(sessionFileName(id))
       } catch (e) {
-        throw new SessionError('session/storage', `session ${id}: its file cannot be read (${String(e)})`, { cause: e })
+        throw new SessionError('session/storage', `session ${id}: its file cannot be read (${String(e)})`, {
+          cause: e,
+        })
       }
     }
     if (!b) return file
     const from = b.ops[0].tx
     const lines = (file?.lines ?? []).filter((l) => (l.record.tx ?? 0) < from)
     const sessionIds = new Set(file?.sessionIds)
-    const text = b.ops.slice(lastDelete + 1).map((op) => ('text' in op ? op.text : '')).join('')
+    const text = b.ops
+      .slice(lastDelete + 1)
+      .map((op) => ('text' in op ? op.text : ''))
+      .join('')
     const queued = parseFile(Buffer.from(text))
     for (const x of queued.sessionIds) sessionIds.add(x)
     if (!file && !text) return undefined
@@ -224,7 +258,10 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       warn(`${sessionFileName(id)}: caught up with the journal`)
     } catch (e) {
       await handles.drop(path)
-      if (b.error !== String(e)) warn(`${sessionFileName(id)}: session ${JSON.stringify(id).slice(0, 80)} cannot be written (${String(e)}); its commits wait in the journal and are retried`)
+      if (b.error !== String(e))
+        warn(
+          `${sessionFileName(id)}: session ${JSON.stringify(id).slice(0, 80)} cannot be written (${String(e)}); its commits wait in the journal and are retried`,
+        )
       b.error = String(e)
     }
   }
@@ -264,7 +301,9 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       file = id !== undefined ? await recordsOf(id) : await parsePath(name)
     } catch (e) {
       unreadable.add(name)
-      warn(`${name}: cannot be read (${String(e)}); its session is not served until it can be (restart once fixed)`)
+      warn(
+        `${name}: cannot be read (${String(e)}); its session is not served until it can be (restart once fixed)`,
+      )
       return
     }
     if (!file) return
@@ -293,7 +332,12 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
   const backlogLines = (): JournalLine[] => {
     const out: JournalLine[] = []
     for (const [id, b] of backlog) {
-      for (const op of b.ops) out.push('delete' in op ? { tx: op.tx, side: [], v: 2, deleted: [id] } : { tx: op.tx, side: [], v: 2, writes: [[id, op.text]] })
+      for (const op of b.ops)
+        out.push(
+          'delete' in op
+            ? { tx: op.tx, side: [], v: 2, deleted: [id] }
+            : { tx: op.tx, side: [], v: 2, writes: [[id, op.text]] },
+        )
     }
     return out.sort((a, b) => a.tx - b.tx)
   }
@@ -308,14 +352,17 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     try {
       if (fsync) {
         // A file that is gone, or that something else replaced, holds nothing of ours to flush.
-        const gone = (e: unknown): boolean => ENOENT(e) || ['EISDIR', 'ELOOP', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')
-        await Promise.all([...dirty].map(async (path) => {
-          try {
-            await (await handles.get(path)).datasync()
-          } catch (e) {
-            if (!gone(e)) throw e
-          }
-        }))
+        const gone = (e: unknown): boolean =>
+          ENOENT(e) || ['EISDIR', 'ELOOP', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '')
+        await Promise.all(
+          [...dirty].map(async (path) => {
+            try {
+              await (await handles.get(path)).datasync()
+            } catch (e) {
+              if (!gone(e)) throw e
+            }
+          }),
+        )
         await syncDir(dir)
       }
       await handles.drop(journalPath)
@@ -350,12 +397,17 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       journalLost = true
       journal = { tx: 0, side: new Map(), checkpoint: 0, redo: [] }
       try {
-        warn(`journal: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); moved aside to ${await moveAside(dir, 'journal.jsonl', home)}, the session files are kept as they are`)
+        warn(
+          `journal: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); moved aside to ${await moveAside(dir, 'journal.jsonl', home)}, the session files are kept as they are`,
+        )
       } catch (err) {
-        throw new Error(`the journal can neither be read (${String(e)}) nor moved aside: ${String(err)}`, { cause: err })
+        throw new Error(`the journal can neither be read (${String(e)}) nor moved aside: ${String(err)}`, {
+          cause: err,
+        })
       }
     }
-    for (const map of journal.side.values()) for (const key of map.keys()) if (typeof key === 'number') autoKey = Math.max(autoKey, key)
+    for (const map of journal.side.values())
+      for (const key of map.keys()) if (typeof key === 'number') autoKey = Math.max(autoKey, key)
     await migrateLegacyNames(dir, fsync, warn)
     const files = new Map<string, FileState>()
     const names = (await readdir(dir)).filter(isSessionFileName)
@@ -366,7 +418,9 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
         if (state) files.set(name, state)
       } catch (e) {
         unreadable.add(name)
-        warn(`${name}: cannot be read (${String(e)}); its session is not served until it can be (restart once fixed)`)
+        warn(
+          `${name}: cannot be read (${String(e)}); its session is not served until it can be (restart once fixed)`,
+        )
       }
     }
     // Redo what the journal committed and the session files may have missed: each session's
@@ -400,8 +454,12 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     }
     if (redone) warn(`journal: redid ${redone} session file write(s) a crash or a failing file had left out`)
     heads.clear()
-    const all = new Set([...(await readdir(dir)).filter(isSessionFileName), ...[...backlog.keys()].map(sessionFileName)])
-    for (const name of all) if (!unreadable.has(name) || backlog.has(owners.get(name) ?? '')) await load(name, owners.get(name))
+    const all = new Set([
+      ...(await readdir(dir)).filter(isSessionFileName),
+      ...[...backlog.keys()].map(sessionFileName),
+    ])
+    for (const name of all)
+      if (!unreadable.has(name) || backlog.has(owners.get(name) ?? '')) await load(name, owners.get(name))
     journalSize = (await stat(journalPath).catch(() => ({ size: 0 }))).size
     nextCheckpoint = checkpointBytes
     if (redone || journal.redo.length > 1000 || journalSize > checkpointBytes) await checkpoint()
@@ -428,7 +486,10 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     }
     const side: SideWrite[] = ws.side.map((w) => (w.key === undefined ? { ...w, key: ++autoKey } : w))
     await options.beforeCommitPoint?.(tx)
-    const line = await journalLineInSlices({ tx, side, v: 2, ...(deleted.length && { deleted }), ...(writes.length && { writes }) }, built)
+    const line = await journalLineInSlices(
+      { tx, side, v: 2, ...(deleted.length && { deleted }), ...(writes.length && { writes }) },
+      built,
+    )
     const before = journalSize
     try {
       const fh = await handles.get(journalPath)
@@ -440,7 +501,9 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       if (fsync) await fh.datasync()
     } catch (e) {
       await handles.drop(journalPath)
-      await truncate(journalPath, before).catch((err: unknown) => warn(`journal: could not cut a failed commit: ${String(err)}`))
+      await truncate(journalPath, before).catch((err: unknown) =>
+        warn(`journal: could not cut a failed commit: ${String(err)}`),
+      )
       throw e
     }
     // The commit stands from here: memory follows it, the session files are written next.
@@ -460,24 +523,30 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     if (journalSize > nextCheckpoint) await checkpoint()
   }
 
-  return withAttachmentFiles(dir, {
-    name: `file:${dir}`,
+  return withAttachmentFiles(
     dir,
-    open: () => exclusive(open_),
-    entries: (id) => exclusive(() => readEntries(id)),
-    transact: (work) =>
-      exclusive(async () => {
-        const reader: StorageReader = { head: async (id) => heads.get(id), entries: readEntries }
-        await commit(await work(reader))
-      }),
-    sideRecords: async (store) => {
-      const map = journal.side.get(store)
-      if (!map) return []
-      return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, value]) => ({ key, value }))
+    {
+      name: `file:${dir}`,
+      dir,
+      open: () => exclusive(open_),
+      entries: (id) => exclusive(() => readEntries(id)),
+      transact: (work) =>
+        exclusive(async () => {
+          const reader: StorageReader = { head: async (id) => heads.get(id), entries: readEntries }
+          await commit(await work(reader))
+        }),
+      sideRecords: async (store) => {
+        const map = journal.side.get(store)
+        if (!map) return []
+        return [...map.entries()]
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .map(([key, value]) => ({ key, value }))
+      },
+      unavailable: (id) => unreadable.has(sessionFileName(id)),
+      close() {
+        void exclusive(() => handles.closeAll())
+      },
     },
-    unavailable: (id) => unreadable.has(sessionFileName(id)),
-    close() {
-      void exclusive(() => handles.closeAll())
-    },
-  }, { fsync, warn })
+    { fsync, warn },
+  )
 }

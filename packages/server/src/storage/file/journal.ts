@@ -38,7 +38,10 @@ export function journalLine(line: JournalLine): string {
 }
 
 /** `JSON.stringify(items)`, an item at a time, each item's length told to `built`. */
-async function jsonArrayInSlices(items: readonly unknown[], built: (chars: number) => Promise<void>): Promise<string> {
+async function jsonArrayInSlices(
+  items: readonly unknown[],
+  built: (chars: number) => Promise<void>,
+): Promise<string> {
   let text = '['
   for (let i = 0; i < items.length; i++) {
     const item = JSON.stringify(items[i])
@@ -53,7 +56,10 @@ async function jsonArrayInSlices(items: readonly unknown[], built: (chars: numbe
  * (which lets other requests run between slices of a large commit). `writes` must be the line's
  * last key, as `journalLine`'s callers give it.
  */
-export async function journalLineInSlices(line: JournalLine, built: (chars: number) => Promise<void>): Promise<string> {
+export async function journalLineInSlices(
+  line: JournalLine,
+  built: (chars: number) => Promise<void>,
+): Promise<string> {
   const { writes, ...rest } = line
   if (!writes?.length) return journalLine(line)
   return `${JSON.stringify(rest).slice(0, -1)},"writes":${await jsonArrayInSlices(writes, built)}}\n`
@@ -76,20 +82,34 @@ export function applySide(stores: SideStores, writes: readonly SideWrite[]): voi
 function parseLine(text: string, warn: (message: string) => void): JournalLine {
   const v = JSON.parse(text) as Partial<JournalLine>
   if (!Number.isSafeInteger(v.tx) || !Array.isArray(v.side)) throw new Error('malformed journal line')
-  if (!v.side.every((w) => typeof w === 'object' && w !== null && typeof w.store === 'string')) throw new Error('malformed side records')
+  if (!v.side.every((w) => typeof w === 'object' && w !== null && typeof w.store === 'string'))
+    throw new Error('malformed side records')
   const idOf = (name: unknown): string | undefined => {
     const id = typeof name !== 'string' ? undefined : v.v === 2 ? name : legacyIdOfFile(name)
-    if (id === undefined) warn(`journal: tx ${v.tx} names a session file that is no session id (${JSON.stringify(name)?.slice(0, 80)}); skipped`)
+    if (id === undefined)
+      warn(
+        `journal: tx ${v.tx} names a session file that is no session id (${JSON.stringify(name)?.slice(0, 80)}); skipped`,
+      )
     return id
   }
   const deleted = Array.isArray(v.deleted) ? v.deleted.flatMap((n) => idOf(n) ?? []) : undefined
   const writes = Array.isArray(v.writes)
     ? v.writes.flatMap((w): Array<[string, string]> => {
-        const id = Array.isArray(w) && typeof w[1] === 'string' ? idOf(w[0]) : (warn(`journal: tx ${v.tx} holds a malformed write; skipped`), undefined)
+        const id =
+          Array.isArray(w) && typeof w[1] === 'string'
+            ? idOf(w[0])
+            : (warn(`journal: tx ${v.tx} holds a malformed write; skipped`), undefined)
         return id === undefined ? [] : [[id, w[1]]]
       })
     : undefined
-  return { tx: v.tx!, side: v.side, v: 2, ...(v.snapshot && { snapshot: true }), ...(deleted && { deleted }), ...(writes && { writes }) }
+  return {
+    tx: v.tx!,
+    side: v.side,
+    v: 2,
+    ...(v.snapshot && { snapshot: true }),
+    ...(deleted && { deleted }),
+    ...(writes && { writes }),
+  }
 }
 
 /** Reads the journal and cuts a torn tail (a transaction that never committed). */
@@ -145,13 +165,20 @@ export async function readJournal(path: string, warn: (message: string) => void)
  * encoded (see `slicer`).
  */
 export async function writeSnapshot(
-  path: string, tx: number, stores: SideStores, fsync: boolean, kept: readonly JournalLine[] = [], built: (chars: number) => Promise<void> = async () => {},
+  path: string,
+  tx: number,
+  stores: SideStores,
+  fsync: boolean,
+  kept: readonly JournalLine[] = [],
+  built: (chars: number) => Promise<void> = async () => {},
 ): Promise<number> {
   const side: SideWrite[] = []
   for (const [store, map] of stores) for (const [key, value] of map) side.push({ store, key, value })
   // `journalLine({ tx, side, snapshot: true, v: 2 })`, the side records (the whole change log)
   // encoded a slice at a time: the caller holds the storage's lock, nothing changes them meanwhile.
-  const text = `{"tx":${JSON.stringify(tx)},"side":${await jsonArrayInSlices(side, built)},"snapshot":true,"v":2}\n` + kept.map(journalLine).join('')
+  const text =
+    `{"tx":${JSON.stringify(tx)},"side":${await jsonArrayInSlices(side, built)},"snapshot":true,"v":2}\n` +
+    kept.map(journalLine).join('')
   const tmp = `${path}.tmp`
   await writeFile(tmp, text, { flush: fsync })
   await rename(tmp, path)

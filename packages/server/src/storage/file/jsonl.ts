@@ -37,7 +37,8 @@ export interface ParsedFile {
 
 const rawSessionId = (value: unknown, into: Set<unknown>): void => {
   const r = value as { type?: unknown; meta?: { session_id?: unknown } } | null
-  if (r && (r.type === 'meta' || r.type === 'append') && typeof r.meta === 'object' && r.meta !== null) into.add(r.meta.session_id)
+  if (r && (r.type === 'meta' || r.type === 'append') && typeof r.meta === 'object' && r.meta !== null)
+    into.add(r.meta.session_id)
 }
 
 function meta(value: unknown): SessionMeta {
@@ -121,7 +122,8 @@ export function replay(records: readonly SessionRecord[]): Replayed {
   const entries = new Map<string, SessionEntry>()
   const committed = new Set<string>()
   const commitPath = (from: string | null): void => {
-    for (let id = from; id !== null && !committed.has(id); id = entries.get(id)?.parent_id ?? null) committed.add(id)
+    for (let id = from; id !== null && !committed.has(id); id = entries.get(id)?.parent_id ?? null)
+      committed.add(id)
   }
   let previous: SessionRecord['type'] | undefined
   for (const r of records) {
@@ -159,7 +161,8 @@ export function replay(records: readonly SessionRecord[]): Replayed {
 /** The parent of an entry that was dropped as uncommitted: where its append started from. */
 function lostParent(records: readonly SessionRecord[], id: string): string | null {
   let parent: string | null = null
-  for (const r of records) if ((r.type === 'entry' || r.type === 'append') && r.entry.id === id) parent = r.entry.parent_id
+  for (const r of records)
+    if ((r.type === 'entry' || r.type === 'append') && r.entry.id === id) parent = r.entry.parent_id
   return parent
 }
 
@@ -169,7 +172,12 @@ function lostParent(records: readonly SessionRecord[], id: string): string | nul
  * draft holds them), then `leaf` and `meta` when they changed, which is also the seed's older
  * three-record form.
  */
-export function commitLines(prev: SessionHead | undefined, head: SessionHead | undefined, entries: readonly SessionEntry[], tx: number): string {
+export function commitLines(
+  prev: SessionHead | undefined,
+  head: SessionHead | undefined,
+  entries: readonly SessionEntry[],
+  tx: number,
+): string {
   // Each record is built with its `tx` (last, as the format has it) rather than spread into a
   // copy: V8 copies a spread on a slow path, and every append writes one record.
   const line = (record: SessionRecord): string => JSON.stringify(record) + '\n'
@@ -178,7 +186,8 @@ export function commitLines(prev: SessionHead | undefined, head: SessionHead | u
   }
   let text = ''
   for (const entry of entries) text += line({ type: 'entry', entry, tx })
-  if (head && (prev ? prev.leaf !== head.leaf : head.leaf !== null)) text += line({ type: 'leaf', entry_id: head.leaf, tx })
+  if (head && (prev ? prev.leaf !== head.leaf : head.leaf !== null))
+    text += line({ type: 'leaf', entry_id: head.leaf, tx })
   if (head && prev?.meta !== head.meta) text += line({ type: 'meta', meta: head.meta, tx })
   return text
 }

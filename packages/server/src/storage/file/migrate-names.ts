@@ -5,7 +5,11 @@ import { BOUNDED_NAME, boundedName, decodeId, legacyIdOfFile, sessionFileName } 
 import { parseFile } from './jsonl.js'
 import { syncDir } from './journal.js'
 
-const exists = (path: string): Promise<boolean> => stat(path).then(() => true, () => false)
+const exists = (path: string): Promise<boolean> =>
+  stat(path).then(
+    () => true,
+    () => false,
+  )
 
 /**
  * Moves an entry of `from` (default: the data directory `dir` itself) into `.colloquy/orphans/`
@@ -34,7 +38,12 @@ export const META_SUFFIX = '.json'
  * leaves a directory the next open finishes, and a second run finds nothing to do. A folder
  * whose current name is taken already is moved aside with a warning. Returns the folders moved.
  */
-export async function migrateAttachmentFolders(dir: string, root: string, fsync: boolean, warn: (message: string) => void): Promise<number> {
+export async function migrateAttachmentFolders(
+  dir: string,
+  root: string,
+  fsync: boolean,
+  warn: (message: string) => void,
+): Promise<number> {
   let moved = 0
   const names = await readdir(root).catch(() => [] as string[])
   for (const name of names) {
@@ -52,11 +61,16 @@ export async function migrateAttachmentFolders(dir: string, root: string, fsync:
       }
       if (inner && fsync) await syncDir(legacy)
       const target = boundedName(id) + FOLDER_SUFFIX
-      if (await exists(join(root, target))) warn(`attachments/${name}: ${target} exists already; moved aside to ${await moveAside(dir, name, root)}`)
+      if (await exists(join(root, target)))
+        warn(
+          `attachments/${name}: ${target} exists already; moved aside to ${await moveAside(dir, name, root)}`,
+        )
       else await rename(legacy, join(root, target))
       moved++
     } catch (e) {
-      warn(`attachments/${name.slice(0, 80)}: could not be migrated (${String(e)}); tried again on the next open`)
+      warn(
+        `attachments/${name.slice(0, 80)}: could not be migrated (${String(e)}); tried again on the next open`,
+      )
     }
   }
   if (moved && fsync) await syncDir(root)
@@ -71,7 +85,11 @@ export async function migrateAttachmentFolders(dir: string, root: string, fsync:
  * valid (a lone surrogate, longer than the id limit), or whose current name is already taken,
  * is moved aside to `.colloquy/orphans/` with a warning rather than given to either session.
  */
-export async function migrateLegacyNames(dir: string, fsync: boolean, warn: (message: string) => void): Promise<number> {
+export async function migrateLegacyNames(
+  dir: string,
+  fsync: boolean,
+  warn: (message: string) => void,
+): Promise<number> {
   let moved = 0
   for (const name of await readdir(dir)) {
     const id = legacyIdOfFile(name)
@@ -80,7 +98,9 @@ export async function migrateLegacyNames(dir: string, fsync: boolean, warn: (mes
     try {
       ids = parseFile(await readFile(join(dir, name))).sessionIds
     } catch (e) {
-      warn(`${name}: cannot be read to migrate it (${String(e)}); left in place, tried again on the next open`)
+      warn(
+        `${name}: cannot be read to migrate it (${String(e)}); left in place, tried again on the next open`,
+      )
       continue
     }
     const foreign = [...ids].filter((x) => x !== id)

@@ -31,7 +31,14 @@ export class StoredBytes extends Blob {
   readonly #start: number
   readonly #end: number
 
-  constructor(db: Db, readonly session_id: string, readonly sha256: string, mime: string, start: number, end: number) {
+  constructor(
+    db: Db,
+    readonly session_id: string,
+    readonly sha256: string,
+    mime: string,
+    start: number,
+    end: number,
+  ) {
     super([], { type: mime })
     this.#db = db
     this.#mime = mime
@@ -50,7 +57,14 @@ export class StoredBytes extends Blob {
   override slice(start = 0, end = this.size, type = this.#mime): Blob {
     const clamp = (v: number): number => Math.min(Math.max(v < 0 ? this.size + v : v, 0), this.size)
     const from = clamp(start)
-    return new StoredBytes(this.#db, this.session_id, this.sha256, type, this.#start + from, this.#start + Math.max(from, clamp(end)))
+    return new StoredBytes(
+      this.#db,
+      this.session_id,
+      this.sha256,
+      type,
+      this.#start + from,
+      this.#start + Math.max(from, clamp(end)),
+    )
   }
 
   override stream(): ReadableStream<Uint8Array<ArrayBuffer>> {
@@ -61,14 +75,25 @@ export class StoredBytes extends Blob {
           if (at >= this.#end) return controller.close()
           const n = Math.floor(at / CHUNK_BYTES)
           const row = (
-            await this.#db.query<{ data: Buffer }>('SELECT data FROM colloquy_attachment_chunks WHERE session_id = $1 AND sha256 = $2 AND n = $3', [toDb(this.session_id), this.sha256, n])
+            await this.#db.query<{ data: Buffer }>(
+              'SELECT data FROM colloquy_attachment_chunks WHERE session_id = $1 AND sha256 = $2 AND n = $3',
+              [toDb(this.session_id), this.sha256, n],
+            )
           ).rows[0]
           // Deleted while it was read (its session or the attachment went meanwhile).
-          if (!row) return controller.error(new Error(`attachment bytes ${this.sha256} of ${this.session_id} are gone`))
+          if (!row)
+            return controller.error(
+              new Error(`attachment bytes ${this.sha256} of ${this.session_id} are gone`),
+            )
           const from = at - n * CHUNK_BYTES
           const to = Math.min(row.data.length, this.#end - n * CHUNK_BYTES)
-          if (to <= from) return controller.error(new Error(`attachment bytes ${this.sha256} of ${this.session_id} are shorter than listed`))
-          controller.enqueue(new Uint8Array(row.data.buffer as ArrayBuffer, row.data.byteOffset + from, to - from))
+          if (to <= from)
+            return controller.error(
+              new Error(`attachment bytes ${this.sha256} of ${this.session_id} are shorter than listed`),
+            )
+          controller.enqueue(
+            new Uint8Array(row.data.buffer as ArrayBuffer, row.data.byteOffset + from, to - from),
+          )
           at += to - from
         },
       },
@@ -96,7 +121,12 @@ export class StoredBytes extends Blob {
 }
 
 /** Writes `blob` as the chunks of (`session_id`, `sha256`), chunk by chunk as it streams in. */
-async function writeChunks(client: pg.ClientBase, session_id: string, a: AttachmentMeta, blob: Blob): Promise<void> {
+async function writeChunks(
+  client: pg.ClientBase,
+  session_id: string,
+  a: AttachmentMeta,
+  blob: Blob,
+): Promise<void> {
   const hash = createHash('sha256')
   let pending: Buffer[] = []
   let held = 0
@@ -104,7 +134,10 @@ async function writeChunks(client: pg.ClientBase, session_id: string, a: Attachm
   let total = 0
   const flush = async (upto: number): Promise<void> => {
     const all = pending.length === 1 ? pending[0] : Buffer.concat(pending, held)
-    await client.query('INSERT INTO colloquy_attachment_chunks (session_id, sha256, n, data) VALUES ($1, $2, $3, $4)', [toDb(session_id), a.sha256, n++, all.subarray(0, upto)])
+    await client.query(
+      'INSERT INTO colloquy_attachment_chunks (session_id, sha256, n, data) VALUES ($1, $2, $3, $4)',
+      [toDb(session_id), a.sha256, n++, all.subarray(0, upto)],
+    )
     pending = upto < all.length ? [all.subarray(upto)] : []
     held = all.length - upto
   }
@@ -119,18 +152,25 @@ async function writeChunks(client: pg.ClientBase, session_id: string, a: Attachm
   if (held > 0) await flush(held)
   // The listed size and hash were taken from these bytes: a Blob that changed since (a file
   // rewritten under it) must not be stored under them.
-  if (total !== a.size || hash.digest('hex') !== a.sha256) throw new Error(`attachment ${a.attachment_id}: the bytes changed while they were stored`)
+  if (total !== a.size || hash.digest('hex') !== a.sha256)
+    throw new Error(`attachment ${a.attachment_id}: the bytes changed while they were stored`)
 }
 
 /** Copies the chunks another session holds for `sha256` (a fork, or a sync upload's `reuse`). */
-async function copyChunks(client: pg.ClientBase, session_id: string, from_session_id: string, a: AttachmentMeta): Promise<void> {
+async function copyChunks(
+  client: pg.ClientBase,
+  session_id: string,
+  from_session_id: string,
+  a: AttachmentMeta,
+): Promise<void> {
   const r = await client.query(
     `INSERT INTO colloquy_attachment_chunks (session_id, sha256, n, data)
      SELECT $1, sha256, n, data FROM colloquy_attachment_chunks WHERE session_id = $2 AND sha256 = $3
      ON CONFLICT DO NOTHING`,
     [toDb(session_id), toDb(from_session_id), a.sha256],
   )
-  if (a.size > 0 && !r.rowCount) throw new Error(`attachment ${a.attachment_id}: session ${from_session_id} holds no bytes to copy`)
+  if (a.size > 0 && !r.rowCount)
+    throw new Error(`attachment ${a.attachment_id}: session ${from_session_id} holds no bytes to copy`)
 }
 
 const blobFor = (ws: WriteSet, session_id: string, attachment_id: string): BlobWrite | undefined =>
@@ -142,7 +182,11 @@ const blobFor = (ws: WriteSet, session_id: string, attachment_id: string): BlobW
  * the same content already; content no attachment of the session lists any more is removed.
  * So bytes exist exactly while a committed list names them: a commit that fails leaves none.
  */
-export async function writeAttachmentBytes(client: pg.ClientBase, ws: WriteSet, before: (id: string) => SessionHead | undefined): Promise<void> {
+export async function writeAttachmentBytes(
+  client: pg.ClientBase,
+  ws: WriteSet,
+  before: (id: string) => SessionHead | undefined,
+): Promise<void> {
   for (const [session_id, head] of ws.heads) {
     const list = head.attachments ?? []
     const prev = before(session_id)?.attachments ?? []
@@ -152,7 +196,12 @@ export async function writeAttachmentBytes(client: pg.ClientBase, ws: WriteSet, 
       if (stored.has(a.sha256)) continue
       stored.add(a.sha256)
       const write = blobFor(ws, session_id, a.attachment_id)
-      if (write?.op === 'put' && write.bytes instanceof StoredBytes && write.bytes.sha256 === a.sha256 && write.bytes.size === a.size) {
+      if (
+        write?.op === 'put' &&
+        write.bytes instanceof StoredBytes &&
+        write.bytes.sha256 === a.sha256 &&
+        write.bytes.size === a.size
+      ) {
         // Bytes this database holds already (another session of the caller's): copied in place.
         await copyChunks(client, session_id, write.bytes.session_id, a)
       } else if (write?.op === 'put') {
@@ -165,13 +214,26 @@ export async function writeAttachmentBytes(client: pg.ClientBase, ws: WriteSet, 
     }
     const listed = new Set(list.map((a) => a.sha256))
     const unlisted = [...new Set(prev.map((a) => a.sha256))].filter((sha) => !listed.has(sha))
-    if (unlisted.length) await client.query('DELETE FROM colloquy_attachment_chunks WHERE session_id = $1 AND sha256 = ANY($2)', [toDb(session_id), unlisted])
+    if (unlisted.length)
+      await client.query(
+        'DELETE FROM colloquy_attachment_chunks WHERE session_id = $1 AND sha256 = ANY($2)',
+        [toDb(session_id), unlisted],
+      )
   }
 }
 
 /** The bytes of one listed attachment of a session, read lazily, or undefined. */
-export async function storedBytes(db: Db, session_id: string, attachment_id: string): Promise<Blob | undefined> {
-  const r = (await db.query<{ attachments: AttachmentMeta[] | null }>('SELECT attachments FROM colloquy_sessions WHERE id = $1', [toDb(session_id)])).rows[0]
+export async function storedBytes(
+  db: Db,
+  session_id: string,
+  attachment_id: string,
+): Promise<Blob | undefined> {
+  const r = (
+    await db.query<{ attachments: AttachmentMeta[] | null }>(
+      'SELECT attachments FROM colloquy_sessions WHERE id = $1',
+      [toDb(session_id)],
+    )
+  ).rows[0]
   const a = r?.attachments?.find((x) => x.attachment_id === attachment_id)
   return a && new StoredBytes(db, session_id, a.sha256, a.mime, 0, a.size)
 }

@@ -5,10 +5,12 @@ import type { AttachmentMeta, JsonObject, SessionHead, SessionMeta } from '@coll
 /* eslint-disable no-control-regex -- NUL is the character PostgreSQL text cannot hold */
 const NEEDS = /[\\\u0000]/
 
-export const toDb = (id: string): string => (NEEDS.test(id) ? id.replace(/\\/g, '\\\\').replace(/\u0000/g, '\\0') : id)
+export const toDb = (id: string): string =>
+  NEEDS.test(id) ? id.replace(/\\/g, '\\\\').replace(/\u0000/g, '\\0') : id
 /* eslint-enable no-control-regex */
 
-export const fromDb = (text: string): string => (text.includes('\\') ? text.replace(/\\(\\|0)/g, (_m, c: string) => (c === '0' ? '\u0000' : '\\')) : text)
+export const fromDb = (text: string): string =>
+  text.includes('\\') ? text.replace(/\\(\\|0)/g, (_m, c: string) => (c === '0' ? '\u0000' : '\\')) : text
 
 /** The tenancy owner a session's rows are filed under (`metadata.owner`, as `Tenancy` reads it). */
 export const ownerOf = (metadata: JsonObject | undefined): string | null => {
@@ -34,7 +36,9 @@ export const headOf = (r: HeadRow): SessionHead =>
   })
 
 /** What a head stores in its `attachments` column (null for none). */
-export const attachmentsOf = (head: SessionHead): string | null => (head.attachments?.length ? JSON.stringify(head.attachments) : null)
+export const attachmentsOf = (head: SessionHead): string | null =>
+  head.attachments?.length ? JSON.stringify(head.attachments) : null
 
 /** The bytes a head's attachments count for (each attachment its size, as `Usage` counts them). */
-export const attachmentBytesOf = (head: SessionHead | undefined): number => (head?.attachments ?? []).reduce((sum, a) => sum + a.size, 0)
+export const attachmentBytesOf = (head: SessionHead | undefined): number =>
+  (head?.attachments ?? []).reduce((sum, a) => sum + a.size, 0)

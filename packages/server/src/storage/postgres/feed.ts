@@ -1,4 +1,13 @@
-import type { AttachmentMeta, EventEnvelope, JsonObject, ReplicaChange, SessionEntry, SessionHead, SessionMeta, Storage } from '@colloquy/core'
+import type {
+  AttachmentMeta,
+  EventEnvelope,
+  JsonObject,
+  ReplicaChange,
+  SessionEntry,
+  SessionHead,
+  SessionMeta,
+  Storage,
+} from '@colloquy/core'
 import { metadataMatches, type StoreHost } from '@colloquy/core/host'
 import type pg from 'pg'
 import { PageBuilder, type ChangeFeed, type EncodedPage } from '../../changes/change-feed.js'
@@ -34,7 +43,9 @@ interface Clock {
 // Each record with the current state of what it names (one statement: one snapshot). The live
 // reader needs every row's session (scope, heads to fold); a pull page only the meta of meta
 // rows: parsing a session's meta again for each of its entries would dominate a page.
-const rows = (allMeta: boolean): string => `SELECT s.id IS NOT NULL AS live, c.seq, c.kind, c.session_id, c.entry_id, c.attachment_id, c.metadata,
+const rows = (
+  allMeta: boolean,
+): string => `SELECT s.id IS NOT NULL AS live, c.seq, c.kind, c.session_id, c.entry_id, c.attachment_id, c.metadata,
   ${allMeta ? 's.meta, s.attachments' : 'CASE WHEN c.entry_id IS NULL THEN s.meta END AS meta, CASE WHEN c.attachment_id IS NOT NULL THEN s.attachments END AS attachments'}, s.leaf, s.v, e.entry
   FROM colloquy_changes c
   LEFT JOIN colloquy_sessions s ON s.id = c.session_id
@@ -70,7 +81,12 @@ const READ = `WITH k AS (SELECT head, epoch || '.' || (SELECT oid FROM pg_databa
          WHERE $4::boolean AND seq > $1 AND seq <= LEAST((SELECT head FROM k), $2::bigint) AND origin <> $3)
   SELECT k.head AS clock_head, k.epoch AS clock_epoch, ev.events, r.* FROM k CROSS JOIN ev LEFT JOIN r ON true ORDER BY r.seq`
 
-type ReadRow = Partial<Row> & { seq: string | null; clock_head: string; clock_epoch: string; events: Array<[number, EventEnvelope[]]> | null }
+type ReadRow = Partial<Row> & {
+  seq: string | null
+  clock_head: string
+  clock_epoch: string
+  events: Array<[number, EventEnvelope[]]> | null
+}
 
 /**
  * The change log as the database holds it, read by every instance. Pull pages are read straight
@@ -183,7 +199,9 @@ export class PostgresFeed implements ChangeFeed {
   async positions(changes: readonly ReplicaChange[]): Promise<Array<number | undefined>> {
     const known = changes.map((c) => {
       const what = landedKey(c)
-      return what === undefined ? undefined : this.landed.get(c.type === 'meta' ? c.meta.session_id : c.session_id)?.get(what)
+      return what === undefined
+        ? undefined
+        : this.landed.get(c.type === 'meta' ? c.meta.session_id : c.session_id)?.get(what)
     })
     const rest = changes.filter((_, i) => known[i] === undefined)
     if (rest.length === 0) return known
@@ -196,7 +214,12 @@ export class PostgresFeed implements ChangeFeed {
     const keys = changes.map((c) => recordKeysFor(c).map(toDb))
     const all = [...new Set(keys.flat())]
     if (!all.length) return changes.map(() => undefined)
-    const rows = (await this.pool.query<{ key: string; seq: string }>('SELECT key, seq FROM colloquy_changes WHERE key = ANY($1)', [all])).rows
+    const rows = (
+      await this.pool.query<{ key: string; seq: string }>(
+        'SELECT key, seq FROM colloquy_changes WHERE key = ANY($1)',
+        [all],
+      )
+    ).rows
     const seq = new Map(rows.map((r) => [r.key, Number(r.seq)]))
     return keys.map((ks) => {
       const found = ks.map((k) => seq.get(k)).filter((n): n is number => n !== undefined)
@@ -206,11 +229,18 @@ export class PostgresFeed implements ChangeFeed {
 
   async page(since: number, limit: number, filter?: JsonObject, epoch?: string): Promise<EncodedPage> {
     const clock = await this.clock()
-    if ((epoch !== undefined && epoch !== clock.epoch) || since > clock.head || (since > 0 && since < clock.floor)) {
+    if (
+      (epoch !== undefined && epoch !== clock.epoch) ||
+      since > clock.head ||
+      (since > 0 && since < clock.floor)
+    ) {
       return { changes: [], checkpoint: 0, head: clock.head, more: true, epoch: clock.epoch, reset: true }
     }
     // The tenancy filter is an indexed column; any other filter is applied here.
-    const owner = filter && Object.keys(filter).length === 1 && typeof filter.owner === 'string' ? filter.owner : undefined
+    const owner =
+      filter && Object.keys(filter).length === 1 && typeof filter.owner === 'string'
+        ? filter.owner
+        : undefined
     const rest = owner === undefined ? filter : undefined
     // Rows stop once those before them hold a page's worth of JSON (`pullChars`): the rest are
     // neither sent by the database nor decoded here (a page from 0 at 5,000 would decode every
@@ -232,11 +262,29 @@ export class PostgresFeed implements ChangeFeed {
     for (const r of kept) {
       await page.turn()
       const c = changeOf(r)
-      if (c && (!rest || metadataMatches(rest, metadataOf(r))) && !page.add({ seq: Number(r.seq), change: c })) {
-        return { changes: page.changes, encoded: page.encoded, checkpoint: page.changes[page.changes.length - 1]!.seq, head: clock.head, more: true, epoch: clock.epoch }
+      if (
+        c &&
+        (!rest || metadataMatches(rest, metadataOf(r))) &&
+        !page.add({ seq: Number(r.seq), change: c })
+      ) {
+        return {
+          changes: page.changes,
+          encoded: page.encoded,
+          checkpoint: page.changes[page.changes.length - 1]!.seq,
+          head: clock.head,
+          more: true,
+          epoch: clock.epoch,
+        }
       }
     }
-    return { changes: page.changes, encoded: page.encoded, checkpoint: more ? Number(kept[kept.length - 1].seq) : clock.head, head: clock.head, more, epoch: clock.epoch }
+    return {
+      changes: page.changes,
+      encoded: page.encoded,
+      checkpoint: more ? Number(kept[kept.length - 1].seq) : clock.head,
+      head: clock.head,
+      more,
+      epoch: clock.epoch,
+    }
   }
 
   private async clock(): Promise<Clock> {
@@ -290,12 +338,16 @@ export class PostgresFeed implements ChangeFeed {
       // the head (and below this instance's next commit, which is delivered from memory), and
       // the events other instances stored with them.
       const bound = next === undefined ? Number.MAX_SAFE_INTEGER : next - 1
-      const rows = (await this.pool.query<ReadRow>(READ, [this.seen, bound, this.options.origin, this.host !== undefined])).rows
+      const rows = (
+        await this.pool.query<ReadRow>(READ, [this.seen, bound, this.options.origin, this.host !== undefined])
+      ).rows
       const clock = rows[0]
       const head = Number(clock.clock_head)
       if (head > this.head) this.head = head
       if (clock.clock_epoch !== this.epoch) {
-        this.options.warn(`the database was replaced (epoch ${this.epoch} → ${clock.clock_epoch}): following the new one`)
+        this.options.warn(
+          `the database was replaced (epoch ${this.epoch} → ${clock.clock_epoch}): following the new one`,
+        )
         this.epoch = clock.clock_epoch
         this.seen = Math.min(this.seen, head)
         this.own.clear()
@@ -308,7 +360,9 @@ export class PostgresFeed implements ChangeFeed {
       // Nothing more to read (the head is where this instance already is).
       if (upto <= this.seen && !found.length) return
       // Other instances' events of these commits, fired here as a local commit fires them.
-      const events = (clock.events ?? []).filter(([seq]) => seq > this.seen && seq <= upto).flatMap(([, e]) => e)
+      const events = (clock.events ?? [])
+        .filter(([seq]) => seq > this.seen && seq <= upto)
+        .flatMap(([, e]) => e)
       this.fold(found, events)
       const changes: CommittedChange[] = []
       for (const r of found) {
@@ -335,7 +389,8 @@ export class PostgresFeed implements ChangeFeed {
 
   private nextOwn(): number | undefined {
     let next: number | undefined
-    for (const first of this.own.keys()) if (first > this.seen && (next === undefined || first < next)) next = first
+    for (const first of this.own.keys())
+      if (first > this.seen && (next === undefined || first < next)) next = first
     return next
   }
 
@@ -351,7 +406,11 @@ export class PostgresFeed implements ChangeFeed {
         deleted.push(id)
         continue
       }
-      if (r.meta && r.v !== null) heads.set(id, headOf({ id: r.session_id, meta: r.meta, leaf: r.leaf, v: r.v, attachments: r.attachments }))
+      if (r.meta && r.v !== null)
+        heads.set(
+          id,
+          headOf({ id: r.session_id, meta: r.meta, leaf: r.leaf, v: r.v, attachments: r.attachments }),
+        )
       if (r.entry) {
         const list = entries.get(id)
         if (list) list.push(r.entry)
@@ -413,12 +472,14 @@ function changeOf(r: Row): ReplicaChange | undefined {
   const session_id = fromDb(r.session_id)
   if (r.kind === 'deleted') return { type: 'delete', session_id }
   if (!r.live) return undefined
-  if (r.kind === 'added' || r.kind === 'updated') return r.entry ? { type: 'entry', session_id, entry: r.entry } : undefined
+  if (r.kind === 'added' || r.kind === 'updated')
+    return r.entry ? { type: 'entry', session_id, entry: r.entry } : undefined
   if (r.kind === 'detached') return { type: 'detach', session_id, attachment_id: fromDb(r.attachment_id!) }
   if (r.kind === 'attachment') {
     const attachment = r.attachments?.find((a) => a.attachment_id === fromDb(r.attachment_id!))
     return attachment && { type: 'attachment', session_id, attachment }
   }
-  if (r.kind === 'leaf') return { type: 'leaf', session_id, entry_id: r.leaf === null ? null : fromDb(r.leaf) }
+  if (r.kind === 'leaf')
+    return { type: 'leaf', session_id, entry_id: r.leaf === null ? null : fromDb(r.leaf) }
   return r.meta ? { type: 'meta', meta: r.meta } : undefined
 }

@@ -110,8 +110,12 @@ export async function migrate(pool: pg.Pool): Promise<void> {
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
     try {
-      await client.query('CREATE TABLE IF NOT EXISTS colloquy_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())')
-      const done = (await client.query<{ v: number | null }>('SELECT max(version) AS v FROM colloquy_migrations')).rows[0].v ?? 0
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS colloquy_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      )
+      const done =
+        (await client.query<{ v: number | null }>('SELECT max(version) AS v FROM colloquy_migrations'))
+          .rows[0].v ?? 0
       for (let v = done + 1; v <= MIGRATIONS.length; v++) {
         await client.query('BEGIN')
         try {

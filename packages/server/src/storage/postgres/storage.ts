@@ -1,4 +1,12 @@
-import type { AttachmentMeta, JsonObject, ReplicaChange, SessionEntry, SessionHead, StorageReader, WriteSet } from '@colloquy/core'
+import type {
+  AttachmentMeta,
+  JsonObject,
+  ReplicaChange,
+  SessionEntry,
+  SessionHead,
+  StorageReader,
+  WriteSet,
+} from '@colloquy/core'
 import { jsonEqual } from '@colloquy/core/host'
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
@@ -40,14 +48,21 @@ const byteSize = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
 
 /** A record's change-log key (one record per key). */
 const keyOf = (r: Pick<Rec, 'kind' | 'session_id' | 'entry_id' | 'attachment_id'>): string =>
-  recordKey({ seq: 0, kind: r.kind, session_id: r.session_id, ...(r.entry_id !== undefined && { entry_id: r.entry_id }), ...(r.attachment_id !== undefined && { attachment_id: r.attachment_id }) })
+  recordKey({
+    seq: 0,
+    kind: r.kind,
+    session_id: r.session_id,
+    ...(r.entry_id !== undefined && { entry_id: r.entry_id }),
+    ...(r.attachment_id !== undefined && { attachment_id: r.attachment_id }),
+  })
 
 // A commit's statements are few because each is a round trip, and on a busy machine a round
 // trip (two processes scheduled in turn) costs milliseconds: that, not the database's work, is
 // what bounds commits per second. So each statement below does all it can.
 
 /** Locks the sessions a commit touches and reads their heads (`colloquy_lock_heads`, schema.ts). */
-const LOCK_HEADS = 'SELECT sid AS id, smeta AS meta, sleaf AS leaf, sv AS v, sattachments AS attachments FROM colloquy_lock_heads($1::text[])'
+const LOCK_HEADS =
+  'SELECT sid AS id, smeta AS meta, sleaf AS leaf, sv AS v, sattachments AS attachments FROM colloquy_lock_heads($1::text[])'
 
 /**
  * Entries and heads in one statement. Entries are upserted, telling new from replaced ones and
@@ -113,12 +128,17 @@ interface Rec {
  *   commit below n (a sequence would not: its values are taken before commit).
  * - A `NOTIFY` carrying only the new head, delivered at COMMIT, tells other instances to read the log.
  */
-export function postgresStorage(options: PostgresStorageOptions): FeedStorage & UsageSource & { readonly pool: pg.Pool } {
-  if (!options.pool && !options.connectionString) throw new Error('postgresStorage: give a connectionString or a pool')
+export function postgresStorage(
+  options: PostgresStorageOptions,
+): FeedStorage & UsageSource & { readonly pool: pg.Pool } {
+  if (!options.pool && !options.connectionString)
+    throw new Error('postgresStorage: give a connectionString or a pool')
   const warn = options.warn ?? ((m: string) => console.warn(`[colloquy postgresStorage] ${m}`))
   const own = !options.pool
   const notify = options.notify ?? true
-  const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 })
+  const pool =
+    options.pool ??
+    new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 })
   // An idle connection dropped by the server (a restart) must not crash the process.
   pool.on('error', (e) => warn(`idle connection lost: ${e.message}`))
   let commits = 0
@@ -128,7 +148,12 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
   const origin = randomUUID()
 
   const readEntries = async (db: pg.ClientBase | pg.Pool, id: string): Promise<SessionEntry[]> =>
-    (await db.query<{ entry: SessionEntry }>('SELECT entry FROM colloquy_entries WHERE session_id = $1 ORDER BY pos', [toDb(id)])).rows.map((r) => r.entry)
+    (
+      await db.query<{ entry: SessionEntry }>(
+        'SELECT entry FROM colloquy_entries WHERE session_id = $1 ORDER BY pos',
+        [toDb(id)],
+      )
+    ).rows.map((r) => r.entry)
 
   const transact = async (work: (reader: StorageReader) => Promise<WriteSet>): Promise<void> => {
     const client = await pool.connect()
@@ -181,10 +206,17 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
   }
 
   /** Writes one commit and its change-log records; returns them as logged (none: nothing logged). */
-  const write = async (client: pg.PoolClient, ws: WriteSet, reader: StorageReader, prev: Map<string, SessionHead | undefined>): Promise<CommittedChange[]> => {
+  const write = async (
+    client: pg.PoolClient,
+    ws: WriteSet,
+    reader: StorageReader,
+    prev: Map<string, SessionHead | undefined>,
+  ): Promise<CommittedChange[]> => {
     if (!ws.deleted.size && !ws.heads.size && !ws.entries.size && !ws.side.length) return []
     // Whatever the commit writes was read under its lock (the engine reads it; this is a guard).
-    await Promise.all([...new Set([...ws.deleted, ...ws.heads.keys(), ...ws.entries.keys()])].map((id) => reader.head(id)))
+    await Promise.all(
+      [...new Set([...ws.deleted, ...ws.heads.keys(), ...ws.entries.keys()])].map((id) => reader.head(id)),
+    )
     const recs: Rec[] = []
     const gone = [...ws.deleted].filter((id) => prev.get(id))
     if (gone.length) {
@@ -195,7 +227,13 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       await client.query('DELETE FROM colloquy_sessions WHERE id = ANY($1)', [keys])
       for (const id of gone) {
         const metadata = prev.get(id)!.meta.metadata
-        recs.push({ kind: 'deleted', session_id: id, owner: ownerOf(metadata), ...(metadata && { metadata }), change: { type: 'delete', session_id: id } })
+        recs.push({
+          kind: 'deleted',
+          session_id: id,
+          owner: ownerOf(metadata),
+          ...(metadata && { metadata }),
+          change: { type: 'delete', session_id: id },
+        })
       }
     }
     const before = (id: string): SessionHead | undefined => (ws.deleted.has(id) ? undefined : prev.get(id))
@@ -211,7 +249,16 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       // of its sessions (each statement's per-session sums see the sessions whole, as one
       // statement would): the driver encodes one statement's parameters in one go, and a 1 MB
       // push's (with its sessions' metas) is several megabytes.
-      let chunk: { entries: Array<[string, SessionEntry]>; entryJson: string[]; heads: SessionHead[]; metaJson: string[]; sizes: number[]; chars: number } | undefined
+      let chunk:
+        | {
+            entries: Array<[string, SessionEntry]>
+            entryJson: string[]
+            heads: SessionHead[]
+            metaJson: string[]
+            sizes: number[]
+            chars: number
+          }
+        | undefined
       const flush = async (): Promise<void> => {
         if (!chunk) return
         const { entries, entryJson, heads: hs, metaJson, sizes } = chunk
@@ -248,7 +295,11 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
           chunk.metaJson.push(json)
           // What each head's stored size starts from (see WRITE_DATA).
           const old = before(id)
-          chunk.sizes.push(Buffer.byteLength(json) + attachmentBytesOf(h) - (old ? byteSize(old.meta) + attachmentBytesOf(old) : 0))
+          chunk.sizes.push(
+            Buffer.byteLength(json) +
+              attachmentBytesOf(h) -
+              (old ? byteSize(old.meta) + attachmentBytesOf(old) : 0),
+          )
           chunk.chars += json.length
           await built(2 * json.length)
         }
@@ -268,7 +319,13 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     const owners: Array<[string, string | null]> = []
     // Records of another key that a record of this commit replaces (an attachment's and its detach).
     const superseded: string[] = []
-    const attachmentRec = (id: string, a: AttachmentMeta, owner: string | null): Rec => ({ kind: 'attachment', session_id: id, attachment_id: a.attachment_id, owner, change: { type: 'attachment', session_id: id, attachment: a } })
+    const attachmentRec = (id: string, a: AttachmentMeta, owner: string | null): Rec => ({
+      kind: 'attachment',
+      session_id: id,
+      attachment_id: a.attachment_id,
+      owner,
+      change: { type: 'attachment', session_id: id, attachment: a },
+    })
     for (const [id, head] of ws.heads) {
       const owner = ownerOf(head.meta.metadata)
       const old = before(id)
@@ -281,12 +338,19 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
         // A fork's (or an import's) attachments come right after its creation, before its entries.
         for (const a of head.attachments ?? []) recs.push(attachmentRec(id, a, owner))
         // Draft chips name attachments logged after the creation: a meta record follows them.
-        if (head.meta.draft_attachments?.length) metas.push({ kind: 'meta', session_id: id, owner, change: metaChange })
+        if (head.meta.draft_attachments?.length)
+          metas.push({ kind: 'meta', session_id: id, owner, change: metaChange })
         const inCommit = ws.entries.get(id)
         if (head.leaf !== null && !inCommit?.has(head.leaf)) {
           for (const entry of parentsFirst(await readEntries(client, id))) {
             if (inCommit?.has(entry.id)) continue
-            recs.push({ kind: 'added', session_id: id, entry_id: entry.id, owner, change: { type: 'entry', session_id: id, entry } })
+            recs.push({
+              kind: 'added',
+              session_id: id,
+              entry_id: entry.id,
+              owner,
+              change: { type: 'entry', session_id: id, entry },
+            })
             added.add(entry.id)
           }
         }
@@ -295,8 +359,15 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       }
       if (ownerOf(old.meta.metadata) !== owner) owners.push([id, owner])
       await built(metaChars.get(id) ?? 0)
-      if (!jsonEqual(old.meta, head.meta)) metas.push({ kind: 'meta', session_id: id, owner, change: { type: 'meta', meta: head.meta } })
-      if (old.leaf !== head.leaf) leaves.push({ kind: 'leaf', session_id: id, owner, change: { type: 'leaf', session_id: id, entry_id: head.leaf } })
+      if (!jsonEqual(old.meta, head.meta))
+        metas.push({ kind: 'meta', session_id: id, owner, change: { type: 'meta', meta: head.meta } })
+      if (old.leaf !== head.leaf)
+        leaves.push({
+          kind: 'leaf',
+          session_id: id,
+          owner,
+          change: { type: 'leaf', session_id: id, entry_id: head.leaf },
+        })
       // Attachments before the entries of the same commit (a message may reference them): a new
       // one gets its record now and keeps it; a deleted one's record becomes `detached`.
       const list = head.attachments ?? []
@@ -309,7 +380,13 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       const now = new Set(list.map((a) => a.attachment_id))
       for (const a_id of was.keys()) {
         if (now.has(a_id)) continue
-        recs.push({ kind: 'detached', session_id: id, attachment_id: a_id, owner, change: { type: 'detach', session_id: id, attachment_id: a_id } })
+        recs.push({
+          kind: 'detached',
+          session_id: id,
+          attachment_id: a_id,
+          owner,
+          change: { type: 'detach', session_id: id, attachment_id: a_id },
+        })
         superseded.push(keyOf({ kind: 'attachment', session_id: id, attachment_id: a_id }))
       }
     }
@@ -322,24 +399,42 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       for (const entry of entries.values()) {
         if (added?.has(entry.id)) continue
         const isNew = added !== undefined || inserted.has(`${id}\u0000${entry.id}`)
-        recs.push({ kind: isNew ? 'added' : 'updated', session_id: id, entry_id: entry.id, owner, change: { type: 'entry', session_id: id, entry } })
+        recs.push({
+          kind: isNew ? 'added' : 'updated',
+          session_id: id,
+          entry_id: entry.id,
+          owner,
+          change: { type: 'entry', session_id: id, entry },
+        })
         added?.add(entry.id)
       }
     }
     recs.push(...metas, ...leaves)
 
-    for (const [id, owner] of owners) await client.query('UPDATE colloquy_changes SET owner = $2 WHERE session_id = $1', [toDb(id), owner])
+    for (const [id, owner] of owners)
+      await client.query('UPDATE colloquy_changes SET owner = $2 WHERE session_id = $1', [toDb(id), owner])
     for (const w of ws.side) {
       if (w.value === undefined) {
-        if (w.key !== undefined) await client.query('DELETE FROM colloquy_side WHERE store = $1 AND key = $2', [w.store, String(w.key)])
+        if (w.key !== undefined)
+          await client.query('DELETE FROM colloquy_side WHERE store = $1 AND key = $2', [
+            w.store,
+            String(w.key),
+          ])
       } else if (w.key === undefined) {
-        await client.query("INSERT INTO colloquy_side (store, key, value) VALUES ($1, lpad(nextval('colloquy_side_key')::text, 20, '0'), $2)", [w.store, JSON.stringify(w.value)])
+        await client.query(
+          "INSERT INTO colloquy_side (store, key, value) VALUES ($1, lpad(nextval('colloquy_side_key')::text, 20, '0'), $2)",
+          [w.store, JSON.stringify(w.value)],
+        )
       } else {
-        await client.query('INSERT INTO colloquy_side (store, key, value) VALUES ($1, $2, $3) ON CONFLICT (store, key) DO UPDATE SET value = EXCLUDED.value', [w.store, String(w.key), JSON.stringify(w.value)])
+        await client.query(
+          'INSERT INTO colloquy_side (store, key, value) VALUES ($1, $2, $3) ON CONFLICT (store, key) DO UPDATE SET value = EXCLUDED.value',
+          [w.store, String(w.key), JSON.stringify(w.value)],
+        )
       }
     }
     if (!recs.length) return []
-    if (superseded.length) await client.query('DELETE FROM colloquy_changes WHERE key = ANY($1)', [superseded.map(toDb)])
+    if (superseded.length)
+      await client.query('DELETE FROM colloquy_changes WHERE key = ANY($1)', [superseded.map(toDb)])
 
     // One record per key: a later record of the same key in this commit replaces an earlier one.
     const byKey = new Map<string, Rec>()
@@ -379,10 +474,18 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
       ).rows[0].head,
     )
     // Only live sockets need the events: old ones go now and then.
-    if (ws.events?.length && commits % 256 === 0) await client.query("DELETE FROM colloquy_events WHERE at < now() - interval '10 minutes'")
+    if (ws.events?.length && commits % 256 === 0)
+      await client.query("DELETE FROM colloquy_events WHERE at < now() - interval '10 minutes'")
     await options.afterVersionBump?.(++commits)
     const first = head - list.length + 1
-    return list.map(([, r], i) => ({ seq: first + i, change: r.change, metadata: r.kind === 'deleted' ? r.metadata : (ws.heads.get(r.session_id) ?? before(r.session_id))?.meta.metadata }))
+    return list.map(([, r], i) => ({
+      seq: first + i,
+      change: r.change,
+      metadata:
+        r.kind === 'deleted'
+          ? r.metadata
+          : (ws.heads.get(r.session_id) ?? before(r.session_id))?.meta.metadata,
+    }))
   }
 
   // Every write is admitted against its principal's quota with a count read after it arrived.
@@ -398,11 +501,17 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     gathering = undefined
     counting++
     pool
-      .query<{ owner: string; sessions: number; bytes: string }>('SELECT owner, count(*)::int AS sessions, coalesce(sum(bytes), 0)::bigint AS bytes FROM colloquy_sessions WHERE owner = ANY($1) GROUP BY owner', [[...batch.keys()]])
+      .query<{ owner: string; sessions: number; bytes: string }>(
+        'SELECT owner, count(*)::int AS sessions, coalesce(sum(bytes), 0)::bigint AS bytes FROM colloquy_sessions WHERE owner = ANY($1) GROUP BY owner',
+        [[...batch.keys()]],
+      )
       .then(
         (res) => {
-          const found = new Map(res.rows.map((r) => [r.owner, { sessions: r.sessions, bytes: Number(r.bytes) }]))
-          for (const [o, waiting] of batch) for (const w of waiting) w(found.get(o) ?? { sessions: 0, bytes: 0 })
+          const found = new Map(
+            res.rows.map((r) => [r.owner, { sessions: r.sessions, bytes: Number(r.bytes) }]),
+          )
+          for (const [o, waiting] of batch)
+            for (const w of waiting) w(found.get(o) ?? { sessions: 0, bytes: 0 })
         },
         (e: Error) => {
           for (const waiting of batch.values()) for (const w of waiting) w(e)
@@ -415,7 +524,11 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
   }
   const usageOf = async (owner: string | null): Promise<Usage> => {
     if (owner === null) {
-      const r = (await pool.query<{ sessions: number; bytes: string }>('SELECT count(*)::int AS sessions, coalesce(sum(bytes), 0)::bigint AS bytes FROM colloquy_sessions')).rows[0]
+      const r = (
+        await pool.query<{ sessions: number; bytes: string }>(
+          'SELECT count(*)::int AS sessions, coalesce(sum(bytes), 0)::bigint AS bytes FROM colloquy_sessions',
+        )
+      ).rows[0]
       return { sessions: r.sessions, bytes: Number(r.bytes) }
     }
     gathering ??= new Map()
@@ -436,20 +549,28 @@ export function postgresStorage(options: PostgresStorageOptions): FeedStorage & 
     async open() {
       await migrate(pool)
       await feed.start()
-      const rows = (await pool.query<HeadRow>('SELECT id, meta, leaf, v, attachments FROM colloquy_sessions')).rows
+      const rows = (await pool.query<HeadRow>('SELECT id, meta, leaf, v, attachments FROM colloquy_sessions'))
+        .rows
       return rows.map(headOf)
     },
     entries: (id) => readEntries(pool, id),
     transact,
     attachmentBytes: (session_id, attachment_id) => storedBytes(pool, session_id, attachment_id),
     async sideRecords(store) {
-      const rows = (await pool.query<{ key: string; value: unknown }>('SELECT key, value FROM colloquy_side WHERE store = $1 ORDER BY key', [store])).rows
+      const rows = (
+        await pool.query<{ key: string; value: unknown }>(
+          'SELECT key, value FROM colloquy_side WHERE store = $1 ORDER BY key',
+          [store],
+        )
+      ).rows
       return rows.map((r) => ({ key: r.key, value: r.value }))
     },
     changeFeed: () => feed,
     usageOf,
     async sessionBytes(id) {
-      const r = (await pool.query<{ bytes: string }>('SELECT bytes FROM colloquy_sessions WHERE id = $1', [toDb(id)])).rows[0]
+      const r = (
+        await pool.query<{ bytes: string }>('SELECT bytes FROM colloquy_sessions WHERE id = $1', [toDb(id)])
+      ).rows[0]
       return r ? Number(r.bytes) : 0
     },
     close() {
