@@ -1,6 +1,6 @@
 import react from '@vitejs/plugin-react'
 import { defaultClientConditions, defineConfig } from 'vite'
-import { serviceWorker } from './pwa/plugin'
+import { serviceWorker } from './pwa/plugin.js'
 
 export default defineConfig({
   root: import.meta.dirname,

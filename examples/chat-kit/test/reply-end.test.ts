@@ -10,7 +10,7 @@ const meta = (status: SessionMeta['status'], status_reason?: string): SessionMet
     description: '',
     status,
     ...(status_reason !== undefined && { status_reason }),
-    kind: 'chat',
+    kind: 'user',
     created_at: 0,
     updated_at: 0,
     message_count: 2,
