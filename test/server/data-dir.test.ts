@@ -263,8 +263,9 @@ describe('attachment bytes, read on demand', () => {
       expect(res.status).toBe(404)
       expect(leaks(await res.text(), dir)).toStrictEqual([])
     }
-    expect(s.output()).toMatch(/not a file; the attachment is answered as missing/)
-    expect(s.output()).toMatch(/6 bytes, 12 expected; the attachment is answered as missing/)
+    // The log reaches this process over the server's stderr, not in order with the answers.
+    await expect.poll(() => s.output()).toMatch(/not a file; the attachment is answered as missing/)
+    await expect.poll(() => s.output()).toMatch(/6 bytes, 12 expected; the attachment is answered as missing/)
     expect(await texts(s.url, g.session)).toStrictEqual([`hello ${g.session}`, `again ${g.session}`])
     // A new upload of the same content puts the bytes back in place of what was there: both attachments are served again.
     for (const body of ['the bytes', 'second bytes']) {
