@@ -324,7 +324,8 @@ describe('crash safety of the server', () => {
     for (let i = 0; i < 5; i++)
       await rpc(s.url, 'session::append', { session_id: other, message: user(`other ${i}`) })
     expect((await rpc(s.url, 'session::messages', { session_id: other })).messages).toHaveLength(5)
-    expect(s.output()).toMatch(/cannot be written/)
+    // The log comes over stderr, not in order with the answers.
+    await expect.poll(() => s.output()).toMatch(/cannot be written/)
     expect(
       await rpc(s.url, 'session::get-message', { session_id: stuck, entry_id: during.entry_id }),
     ).toMatchObject({ entry: { id: during.entry_id } })
@@ -332,7 +333,7 @@ describe('crash safety of the server', () => {
     await rename(`${path}.away`, path)
     // The next commit of that session writes what waited, in order.
     await rpc(s.url, 'session::append', { session_id: stuck, message: user('after') })
-    expect(s.output()).toMatch(/caught up with the journal/)
+    await expect.poll(() => s.output()).toMatch(/caught up with the journal/)
     await s.stop()
     const text = await readFile(path, 'utf8')
     expect(text.indexOf('before')).toBeLessThan(text.indexOf('during'))

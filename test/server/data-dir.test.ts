@@ -381,12 +381,14 @@ describe('no error answer carries a server path or a stack trace', () => {
       const { error } = JSON.parse(text) as { error: { code: string; message: string; id: string } }
       expect(error.id).toMatch(/^[0-9a-f]{12}$/)
       expect(error.message).toContain(error.id)
-      // The log has the details under the same id.
-      expect(s.output()).toMatch(
-        new RegExp(
-          `error ${error.id} \\([a-z/_]+\\): [^\\n]*(${dir.replace(/[/.]/g, '\\$&')}|no-such-spool)`,
-        ),
-      )
+      // The log has the details under the same id (stderr is not ordered with the answers).
+      await expect
+        .poll(() => s.output())
+        .toMatch(
+          new RegExp(
+            `error ${error.id} \\([a-z/_]+\\): [^\\n]*(${dir.replace(/[/.]/g, '\\$&')}|no-such-spool)`,
+          ),
+        )
     }
     // Reads go on.
     expect(await texts(s.url, g.session)).toStrictEqual([`hello ${g.session}`, `again ${g.session}`])
