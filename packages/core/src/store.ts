@@ -154,6 +154,13 @@ export interface Store {
    * does not say. Usage counts the whole origin, not this store alone.
    */
   readonly storage$: Observable<StorageUsage>
+  /**
+   * Settles once the background fetch of the code loaded on first use has ended (see
+   * `prefetch`): true when every chunk arrived, so the store keeps working offline from here even
+   * without a service worker caching its chunks; false when prefetching is off, the store closed
+   * first, or a chunk failed (it is fetched again on first use). Never rejects.
+   */
+  readonly prefetched: Promise<boolean>
   /** Resolves when everything issued so far is on disk. */
   flush(): Promise<void>
   close(): Promise<void>
@@ -269,14 +276,17 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const eventsSub = engine.commits.subscribe((c) => bus.publish(c.events))
   const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
   let closed = false
+  let prefetched = Promise.resolve(false)
   if (options.prefetch ?? true) {
     // After the first render's work, off the startup path; a failure is retried on first use.
     // The entries the first live queries load go first: fetching and running a dozen chunks
     // beside that read delays the first result by a third (W4). A framework subscribes a task
     // or two after the store opens (React: in effects after its first commit), hence a second
     // look a little later.
+    let done: (all: boolean) => void = () => {}
+    prefetched = new Promise((resolve) => (done = resolve))
     const prefetch = (): void => {
-      if (closed) return
+      if (closed) return done(false)
       // In this order (`load` is an arrow function: no binding needed).
       const loads = [
         () => engine.prepare(),
@@ -286,7 +296,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         code.bytes.load,
         code.import.load,
       ]
-      for (const load of loads) load()?.catch(() => {})
+      void Promise.allSettled(loads.map((load) => load())).then((all) =>
+        done(all.every((r) => r.status === 'fulfilled')),
+      )
     }
     const after = (ms: number, then: () => void): void =>
       void setTimeout(() => void engine.loads().then(then), ms)
@@ -447,6 +459,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         entry_id: leaf,
       }) as Res<'session::set-active-leaf'>
     },
+    prefetched,
     requestPersistence: () => device().then((m) => m.requestPersistence()),
     // One reading shared by every subscriber: the device code keeps it per commit stream.
     storage$: defer(device).pipe(switchMap((m) => m.storageOf(engine.commits))),

@@ -11,6 +11,9 @@ let sync: Sync
 const device = {
   async open(url: string, token: string) {
     store = await createStore({ storage: indexedDbStorage({ name: 'device' }) })
+    // The tests take this device offline and keep writing: every operation's code must be here
+    // first (this page has no service worker caching the chunks, as an installed app has).
+    if (!(await store.prefetched)) throw new Error('the store could not fetch its code')
     sync = createSync(store, { url, token })
     sync.start()
   },
