@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import fc from 'fast-check'
-import type { ContentBlock, Json, SessionEntry } from '@colloquy/core'
+import type { AssistantMessage, ContentBlock, Json, SessionEntry } from '@colloquy/core'
 import { foldTree, type ChatNode, type ChatTree } from '@colloquy/parts'
 import { sessionTree } from './chat-arbitraries.js'
 
@@ -25,7 +25,7 @@ export function expectRoundTrip(through: (node: ChatNode) => { id: string; entri
 
 /** An assistant message `a` calling function `c1`, then `r`, that call's result: one node. */
 export function callWithResult(call: {
-  stop_reason: string
+  stop_reason: AssistantMessage['stop_reason']
   content: ContentBlock[]
   function_id: string
   result: { text: string; details: Json; is_error: boolean }
@@ -33,7 +33,7 @@ export function callWithResult(call: {
   const { stop_reason, content, function_id, result } = call
   return foldTree({
     active_leaf: 'r',
-    entries: new Map([
+    entries: new Map<string, SessionEntry>([
       [
         'a',
         {
