@@ -2,6 +2,7 @@
 // so nothing here checks spacing or line length.
 import js from '@eslint/js'
 import globals from 'globals'
+import reactHooks from 'eslint-plugin-react-hooks'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
@@ -53,6 +54,23 @@ export default tseslint.config(
         },
       ]
     : []),
+  {
+    // The rules of hooks where React code lives, both as errors: a dependency left out of a list is
+    // a stale value that no type check sees. (The plugin's React Compiler rules are not on: nothing
+    // here is built with the compiler, and the latest-value ref they forbid is how the hooks hand
+    // callbacks the current options without re-subscribing.) The Vue adapter's composables share
+    // the `use` prefix and are not React hooks.
+    files: [
+      'packages/{react,assistant-ui,ai-sdk}/**/*.{ts,tsx}',
+      'examples/{react-chat,assistant-ui-chat,ai-sdk-chat}/**/*.{ts,tsx}',
+    ],
+    ignores: ['**/vue.ts', '**/vue.*.ts'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'error',
+    },
+  },
   {
     // Tests read the server's JSON answers, whose shape their assertions check; typing each one
     // would restate the wire protocol, which gets one module of its own in core.

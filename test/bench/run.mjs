@@ -249,12 +249,14 @@ async function runBrowser(jobs, listFiles) {
   const url = `http://127.0.0.1:${server.address().port}/page.html`
   if (ENGINE !== 'chromium') {
     try {
-      return await runInEngine(
+      // The rows of files that did not build go with the engine's own.
+      const res = await runInEngine(
         jobs,
         listFiles.filter((f) => built.includes(f)),
         built,
         url,
       )
+      return { ...res, rows: [...rows, ...res.rows] }
     } finally {
       server.close()
     }
@@ -279,53 +281,79 @@ async function runBrowser(jobs, listFiles) {
     page.on('pageerror', (e) => log(`  [page exception] ${errorText(e)}`))
     await page.goto(url)
     await page.waitForFunction(() => window.bench !== undefined, undefined, { timeout: 60_000 })
+    return page
   }
+  // Each run as a CPU profile, when asked for.
+  const profiled = PROFILE_DIR
+    ? async (on, id, run) => {
+        const profiler = await startProfile(on)
+        const got = await run()
+        log(`  CPU profile: ${await profiler.stop(join(PROFILE_DIR, `${id}.cpuprofile`))}`)
+        return got
+      }
+    : undefined
   let chromiumVersion
   try {
     await freshPage()
     chromiumVersion = await page.evaluate(() => navigator.userAgent.match(/Chrome\/([\d.]+)/)?.[1])
-    // Files that did not import in Node are asked for their workloads here.
-    for (const file of listFiles.filter((f) => built.includes(f))) {
-      try {
-        const infos = await page.evaluate((f) => window.bench.list(f), file)
-        for (const info of infos) if (info.env === 'browser' && selected(info.id)) jobs.push({ file, info })
-      } catch (e) {
-        rows.push(errorRow(file, '-', e))
-      }
-    }
-    for (const job of jobs) {
-      if (!built.includes(job.file)) continue
-      log(`${job.info.id}: ${job.info.title}`)
-      try {
-        await freshPage()
-        const profiler = PROFILE_DIR ? await startProfile(page) : undefined
-        const got = await withTimeout(
-          page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), {
-            file: job.file,
-            id: job.info.id,
-            run: runId,
-          }),
-          job.info.id,
-        )
-        if (profiler)
-          log(`  CPU profile: ${await profiler.stop(join(PROFILE_DIR, `${job.info.id}.cpuprofile`))}`)
-        rows.push(...got)
-      } catch (e) {
-        rows.push(errorRow(job.info.id, '-', e))
-      }
-      try {
-        await freshPage()
-        await page.evaluate(() => window.bench.cleanup())
-      } catch (e) {
-        log(`  cleanup failed: ${errorText(e)}`)
-      }
-    }
+    rows.push(
+      ...(await listAndRun(
+        page,
+        freshPage,
+        jobs,
+        listFiles.filter((f) => built.includes(f)),
+        built,
+        profiled,
+      )),
+    )
   } finally {
     await context.close().catch(() => {})
     server.close()
     rmSync(profile, { recursive: true, force: true })
   }
   return { rows, chromiumVersion }
+}
+
+/**
+ * What every engine does with the benchmark page: asks it (`page`, loaded) for the workloads of
+ * the files that did not import in Node (`listed`), then runs each job of a file that built on a
+ * page loaded afresh by `fresh()`, through `around` when given, and deletes its databases after.
+ */
+async function listAndRun(page, fresh, jobs, listed, built, around = (_page, _id, run) => run()) {
+  const rows = []
+  for (const file of listed) {
+    try {
+      const infos = await page.evaluate((f) => window.bench.list(f), file)
+      for (const info of infos) if (info.env === 'browser' && selected(info.id)) jobs.push({ file, info })
+    } catch (e) {
+      rows.push(errorRow(file, '-', e))
+    }
+  }
+  for (const job of jobs) {
+    if (!built.includes(job.file)) continue
+    log(`${job.info.id}: ${job.info.title}`)
+    try {
+      const on = await fresh()
+      const run = () =>
+        withTimeout(
+          on.evaluate(({ file, id, run }) => window.bench.run(file, id, run), {
+            file: job.file,
+            id: job.info.id,
+            run: runId,
+          }),
+          job.info.id,
+        )
+      rows.push(...(await around(on, job.info.id, run)))
+    } catch (e) {
+      rows.push(errorRow(job.info.id, '-', e))
+    }
+    try {
+      await (await fresh()).evaluate(() => window.bench.cleanup())
+    } catch (e) {
+      log(`  cleanup failed: ${errorText(e)}`)
+    }
+  }
+  return rows
 }
 
 /**
@@ -354,41 +382,9 @@ async function runInEngine(jobs, listed, built, url) {
     const fresh = async () => {
       await page.goto(url)
       await page.waitForFunction(() => window.bench !== undefined, 60_000)
+      return page
     }
-    await fresh()
-    for (const file of listed) {
-      try {
-        const infos = await page.evaluate((f) => window.bench.list(f), file)
-        for (const info of infos) if (info.env === 'browser' && selected(info.id)) jobs.push({ file, info })
-      } catch (e) {
-        rows.push(errorRow(file, '-', e))
-      }
-    }
-    for (const job of jobs) {
-      if (!built.includes(job.file)) continue
-      log(`${job.info.id}: ${job.info.title}`)
-      try {
-        await fresh()
-        rows.push(
-          ...(await withTimeout(
-            page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), {
-              file: job.file,
-              id: job.info.id,
-              run: runId,
-            }),
-            job.info.id,
-          )),
-        )
-      } catch (e) {
-        rows.push(errorRow(job.info.id, '-', e))
-      }
-      try {
-        await fresh()
-        await page.evaluate(() => window.bench.cleanup())
-      } catch (e) {
-        log(`  cleanup failed: ${errorText(e)}`)
-      }
-    }
+    rows.push(...(await listAndRun(await fresh(), fresh, jobs, listed, built)))
   } finally {
     await browser.close()
   }

@@ -103,3 +103,45 @@ export async function twoTabs(open: (url?: string) => Promise<Page>): Promise<{ 
 
 /** The "2 / 3" picker of a message row. */
 export const picker = (row: Locator): Locator => row.getByRole('group', { name: /^Version \d+ of \d+$/ })
+
+/** Awaits what `watchStream` saw: the reply came token by token, more than ten lengths, each longer. */
+export async function expectTokenByToken(stream: Promise<number[]>): Promise<void> {
+  const lengths = await stream
+  expect(lengths.length).toBeGreaterThan(10)
+  for (let i = 1; i < lengths.length; i++) expect(lengths[i]).toBeGreaterThan(lengths[i - 1])
+}
+
+/** Edits the first question into `text` (a sibling branch) and waits for that branch's reply. */
+export async function editFirstQuestion(page: Page, text: string): Promise<void> {
+  // Where the row's actions show on hover only, hovering is what lets a user reach them.
+  await rows(page, 'user').first().hover()
+  await rows(page, 'user').first().getByRole('button', { name: 'Edit message' }).click()
+  await page.getByRole('textbox', { name: 'Edit message' }).fill(text)
+  await page.getByRole('button', { name: 'Save & send' }).click()
+  await settled(page, expectedReply(text))
+}
+
+/**
+ * Regenerates the first reply, to `prompt`: its picker reads `picked` at once (the new reply is
+ * shown before it has text), then the second reply to `prompt` lands.
+ */
+export async function regenerateFirstReply(page: Page, prompt: string, picked: string): Promise<void> {
+  await rows(page, 'assistant').first().getByRole('button', { name: 'Regenerate reply' }).click()
+  await expect
+    .poll(() =>
+      picker(rows(page, 'assistant').first())
+        .textContent()
+        .catch(() => null),
+    )
+    .toBe(picked)
+  await settled(page, expectedReply(prompt, 1))
+}
+
+/** After `twoTabs`: B starts a new chat, and A's sidebar lists it first, live. */
+export async function newChatSeenByA(a: Page, b: Page): Promise<void> {
+  await newChat(b)
+  await ask(b, 'A new chat from B')
+  await expect
+    .poll(() => chats(a).locator('.session-title').allTextContents())
+    .toEqual(['A new chat from B', 'Hello from tab A'])
+}

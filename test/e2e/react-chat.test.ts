@@ -4,10 +4,14 @@ import {
   ask,
   chats,
   composer,
+  editFirstQuestion,
   expectedReply,
+  expectTokenByToken,
   midStream,
   newChat,
+  newChatSeenByA,
   picker,
+  regenerateFirstReply,
   rows,
   rowText,
   send,
@@ -31,9 +35,7 @@ describe('react-chat, the demo PWA', () => {
     await midStream(page, 40)
     await expect.poll(() => topStatus(page).textContent()).toBe('Replying')
     await screenshot(page, 'react-streaming')
-    const lengths = await stream
-    expect(lengths.length).toBeGreaterThan(10)
-    for (let i = 1; i < lengths.length; i++) expect(lengths[i]).toBeGreaterThan(lengths[i - 1])
+    await expectTokenByToken(stream)
     await settled(page, expectedReply('Why is the sky blue?'))
     expect(await topStatus(page).textContent()).toBe('Done')
     // The sidebar names the chat after the question and counts both messages.
@@ -77,11 +79,7 @@ describe('react-chat, the demo PWA', () => {
   it('edits a question into a sibling branch, flips the picker, regenerates a reply', async () => {
     const page = await open()
     await ask(page, 'Tell me about tides')
-    await rows(page, 'user').first().hover()
-    await rows(page, 'user').first().getByRole('button', { name: 'Edit message' }).click()
-    await page.getByRole('textbox', { name: 'Edit message' }).fill('Tell me about volcanoes')
-    await page.getByRole('button', { name: 'Save & send' }).click()
-    await settled(page, expectedReply('Tell me about volcanoes'))
+    await editFirstQuestion(page, 'Tell me about volcanoes')
     const question = rows(page, 'user').first()
     expect(await rowText(question)).toBe('Tell me about volcanoes')
     expect(await picker(question).textContent()).toBe('2 / 2')
@@ -94,15 +92,7 @@ describe('react-chat, the demo PWA', () => {
     expect(await rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides'))
 
     // Regenerate: a second reply beside the first, shown at once, with its own picker.
-    await rows(page, 'assistant').first().getByRole('button', { name: 'Regenerate reply' }).click()
-    await expect
-      .poll(() =>
-        picker(rows(page, 'assistant').first())
-          .textContent()
-          .catch(() => null),
-      )
-      .toBe('2 / 2')
-    await settled(page, expectedReply('Tell me about tides', 1))
+    await regenerateFirstReply(page, 'Tell me about tides', '2 / 2')
     expect(expectedReply('Tell me about tides', 1)).not.toBe(expectedReply('Tell me about tides'))
     await rows(page, 'assistant').first().hover()
     await screenshot(page, 'react-branches')
@@ -200,11 +190,7 @@ describe('react-chat, the demo PWA', () => {
     // And the other way round, including the sidebar.
     await ask(b, 'Tab B answers')
     await expect.poll(() => rowText(rows(a, 'assistant').last())).toBe(expectedReply('Tab B answers'))
-    await newChat(b)
-    await ask(b, 'A new chat from B')
-    await expect
-      .poll(() => chats(a).locator('.session-title').allTextContents())
-      .toEqual(['A new chat from B', 'Hello from tab A'])
+    await newChatSeenByA(a, b)
     // A transcript longer than the window scrolls inside itself: the composer stays in view.
     const box = (await composer(a).boundingBox())!
     expect(box.y + box.height).toBeLessThanOrEqual(800)

@@ -3,10 +3,13 @@ import {
   ask,
   chats,
   composer,
+  editFirstQuestion,
   expectedReply,
+  expectTokenByToken,
   midStream,
-  newChat,
+  newChatSeenByA,
   picker,
+  regenerateFirstReply,
   rows,
   rowText,
   send,
@@ -28,9 +31,7 @@ describe('vue-chat, the smaller Vue demo', () => {
     const box = (await composer(page).boundingBox())!
     expect(box.y + box.height).toBeGreaterThan(700)
     await screenshot(page, 'vue-streaming')
-    const lengths = await stream
-    expect(lengths.length).toBeGreaterThan(10)
-    for (let i = 1; i < lengths.length; i++) expect(lengths[i]).toBeGreaterThan(lengths[i - 1])
+    await expectTokenByToken(stream)
     await settled(page, expectedReply('What is 12 * (3 + 4)?'))
     const reply = rows(page, 'assistant').last()
     expect(await reply.locator('[data-block="function_call"] code').textContent()).toBe('calc::eval')
@@ -47,24 +48,13 @@ describe('vue-chat, the smaller Vue demo', () => {
   it('edits and regenerates into branches and flips them with the picker', async () => {
     const page = await open()
     await ask(page, 'Tell me about tides')
-    await rows(page, 'user').first().getByRole('button', { name: 'Edit message' }).click()
-    await page.getByRole('textbox', { name: 'Edit message' }).fill('Tell me about volcanoes')
-    await page.getByRole('button', { name: 'Save & send' }).click()
-    await settled(page, expectedReply('Tell me about volcanoes'))
+    await editFirstQuestion(page, 'Tell me about volcanoes')
     expect(await picker(rows(page, 'user').first()).textContent()).toBe('‹2 / 2›')
     await picker(rows(page, 'user').first()).getByRole('button', { name: 'Previous version' }).click()
     await expect.poll(() => rowText(rows(page, 'user').first())).toBe('Tell me about tides')
     expect(await rowText(rows(page, 'assistant').first())).toBe(expectedReply('Tell me about tides'))
 
-    await rows(page, 'assistant').first().getByRole('button', { name: 'Regenerate reply' }).click()
-    await expect
-      .poll(() =>
-        picker(rows(page, 'assistant').first())
-          .textContent()
-          .catch(() => null),
-      )
-      .toBe('‹2 / 2›')
-    await settled(page, expectedReply('Tell me about tides', 1))
+    await regenerateFirstReply(page, 'Tell me about tides', '‹2 / 2›')
     await screenshot(page, 'vue-branches')
 
     await page.reload()
@@ -76,10 +66,6 @@ describe('vue-chat, the smaller Vue demo', () => {
 
   it("shows two tabs each other's chats and messages live", async () => {
     const { a, b } = await twoTabs(open)
-    await newChat(b)
-    await ask(b, 'A new chat from B')
-    await expect
-      .poll(() => chats(a).locator('.session-title').allTextContents())
-      .toEqual(['A new chat from B', 'Hello from tab A'])
+    await newChatSeenByA(a, b)
   })
 })

@@ -2,6 +2,7 @@ import type { ReplicaChange } from '@colloquy/core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { pull, pullAll, pushChanges, rpc, testSocket, user, type ServerProcess } from '../server/helpers.js'
 import { useInstances } from './instances-harness.js'
+import { newSessionMeta } from '../support/sync-push.js'
 
 // Several `colloquy-server` processes on one PostgreSQL database, as behind a load balancer.
 const pg = useInstances()
@@ -14,21 +15,8 @@ const entry = (session_id: string, id: string, parent_id: string | null, text: s
   base_revision: null,
   entry: { id, parent_id, kind: 'message' as const, timestamp: 1, revision: 0, message: user(text) },
 })
-const meta = (session_id: string, title: string): ReplicaChange => ({
-  type: 'meta',
-  create: true,
-  meta: {
-    session_id,
-    title,
-    description: '',
-    status: 'idle',
-    kind: 'user',
-    metadata: {},
-    created_at: 1,
-    updated_at: 1,
-    message_count: 0,
-  },
-})
+const meta = (session_id: string, title: string): ReplicaChange =>
+  newSessionMeta(session_id, title, 1, { metadata: {} })
 const texts = (changes: Array<{ change: any }>): string[] =>
   changes.filter((c) => c.change.type === 'entry').map((c) => c.change.entry.message.content[0].text)
 const listenerPids = async (): Promise<number[]> =>

@@ -2,6 +2,7 @@ import type { ReplicaChange } from '@colloquy/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pushChanges, rpc, startServer, user, type ServerProcess } from '../server/helpers.js'
 import { startPostgres, type TestCluster } from '../support/postgres.js'
+import { newSessionMeta } from '../support/sync-push.js'
 
 // Tenancy across instances: an instance's view of who owns an id can be stale (another instance
 // created, deleted or re-created it a moment ago). The owner is checked again in the commit,
@@ -34,21 +35,8 @@ afterAll(async () => {
   cluster?.stop()
 })
 
-const meta = (session_id: string, title: string): ReplicaChange => ({
-  type: 'meta',
-  create: true,
-  meta: {
-    session_id,
-    title,
-    description: '',
-    status: 'idle',
-    kind: 'user',
-    metadata: {},
-    created_at: 1,
-    updated_at: 1,
-    message_count: 0,
-  },
-})
+const meta = (session_id: string, title: string): ReplicaChange =>
+  newSessionMeta(session_id, title, 1, { metadata: {} })
 const entry = (session_id: string, id: string, text: string): ReplicaChange => ({
   type: 'entry',
   session_id,

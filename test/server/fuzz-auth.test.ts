@@ -299,6 +299,12 @@ const SHAPES: ReadonlyArray<{
 const ORIGINS: ReadonlyArray<string | undefined> = [undefined, 'http://localhost:5173']
 
 const leaked = (text: string): string[] => MARKS.filter((m) => text.includes(m))
+/** Notes in `failures` any of Alice's marks in the answer to the request `what` names. */
+function noteLeaks(failures: string[], what: string, text: string): void {
+  if (leaked(text).length) failures.push(`${what}: leaked ${leaked(text).join(', ')}`)
+}
+/** `path` with `query` added after its own, if it has one. */
+const withQuery = (path: string, query: string): string => `${path}${path.includes('?') ? '&' : '?'}${query}`
 
 /** Alice's data: a session with a message and an attachment. */
 async function plant(url: string, token?: string): Promise<{ session_id: string; attachment_id: string }> {
@@ -397,6 +403,26 @@ describe(`every route, from the router, refuses a request without valid credenti
   /** Whether a variant is a WebSocket handshake whose query token the server reads (Alice's own: allowed). */
   const realHandshake = (method: string, shape: (typeof SHAPES)[number]) =>
     method === 'GET' && shape.handshake
+  /** Every request of the router with each of `creds`, each header shape and each origin. */
+  const crossed = (creds: readonly Credential[]) =>
+    requests().flatMap((req) =>
+      creds.flatMap((cred) =>
+        SHAPES.flatMap((shape) => ORIGINS.map((origin) => ({ req, cred, shape, origin }))),
+      ),
+    )
+  /** Sends one of those over its own connection; `what` names it in a failure. */
+  async function sendCrossed({ req, cred, shape, origin }: ReturnType<typeof crossed>[number]) {
+    const path = cred.query ? withQuery(req.path, cred.query) : req.path
+    const headers = [
+      hostHeader(),
+      ...cred.headers,
+      ...shape.headers,
+      ...(origin ? [['Origin', origin] as const] : []),
+      ...(req.method === 'POST' ? [['Content-Type', 'application/json'] as const] : []),
+    ]
+    const res = await send(server.url, req.method, path, headers, req.method === 'POST' ? body() : undefined)
+    return { res, what: `${req.method} ${path} | ${cred.name} | ${shape.name} | origin ${origin ?? 'none'}` }
+  }
 
   it('the router has the routes this test is about (it reads them, it does not list them)', () => {
     const names = routes.map((r) => `${r.method} ${r.path}`)
@@ -463,34 +489,15 @@ describe(`every route, from the router, refuses a request without valid credenti
 
   it('no token, a wrong one, a token in the URL, two Authorization headers: 401 or 4401 on every route, nothing read or written', async () => {
     const before = await stateOf(server.url, ids, [ALICE, BOB])
-    const cases = requests().flatMap((req) =>
-      WITHOUT.flatMap((cred) =>
-        SHAPES.flatMap((shape) => ORIGINS.map((origin) => ({ req, cred, shape, origin }))),
-      ),
-    )
+    const cases = crossed(WITHOUT)
     const failures: string[] = []
     let refusedSockets = 0
     await inParallel(cases, 6, async ({ req, cred, shape, origin }) => {
       // A handshake may carry its token in the URL (browsers cannot set headers): Alice's own
       // token there opens her own socket, by design (the positive case is above).
       if (cred.query?.includes(ALICE) && realHandshake(req.method, shape)) return
-      const path = cred.query ? `${req.path}${req.path.includes('?') ? '&' : '?'}${cred.query}` : req.path
-      const headers = [
-        hostHeader(),
-        ...cred.headers,
-        ...shape.headers,
-        ...(origin ? [['Origin', origin] as const] : []),
-        ...(req.method === 'POST' ? [['Content-Type', 'application/json'] as const] : []),
-      ]
-      const res = await send(
-        server.url,
-        req.method,
-        path,
-        headers,
-        req.method === 'POST' ? body() : undefined,
-      )
-      const what = `${req.method} ${path} | ${cred.name} | ${shape.name} | origin ${origin ?? 'none'}`
-      if (leaked(res.text).length) failures.push(`${what}: leaked ${leaked(res.text).join(', ')}`)
+      const { res, what } = await sendCrossed({ req, cred, shape, origin })
+      noteLeaks(failures, what, res.text)
       if (PUBLIC.has(req.label)) {
         if (res.status >= 500) failures.push(`${what}: ${res.status}`)
         return
@@ -524,30 +531,11 @@ describe(`every route, from the router, refuses a request without valid credenti
   it("another tenant's token: nothing of Alice's in any answer or frame, nothing of hers changed", async () => {
     // Bob may write his own sessions (the head moves): Alice's changes, list and data may not.
     const before = await stateOf(server.url, ids, [ALICE], false)
-    const cases = requests().flatMap((req) =>
-      OTHER_TENANT.flatMap((cred) =>
-        SHAPES.flatMap((shape) => ORIGINS.map((origin) => ({ req, cred, shape, origin }))),
-      ),
-    )
+    const cases = crossed(OTHER_TENANT)
     const failures: string[] = []
     await inParallel(cases, 6, async ({ req, cred, shape, origin }) => {
-      const path = cred.query ? `${req.path}${req.path.includes('?') ? '&' : '?'}${cred.query}` : req.path
-      const headers = [
-        hostHeader(),
-        ...cred.headers,
-        ...shape.headers,
-        ...(origin ? [['Origin', origin] as const] : []),
-        ...(req.method === 'POST' ? [['Content-Type', 'application/json'] as const] : []),
-      ]
-      const res = await send(
-        server.url,
-        req.method,
-        path,
-        headers,
-        req.method === 'POST' ? body() : undefined,
-      )
-      const what = `${req.method} ${path} | ${cred.name} | ${shape.name} | origin ${origin ?? 'none'}`
-      if (leaked(res.text).length) failures.push(`${what}: leaked ${leaked(res.text).join(', ')}`)
+      const { res, what } = await sendCrossed({ req, cred, shape, origin })
+      noteLeaks(failures, what, res.text)
       if (res.status >= 500) failures.push(`${what}: ${res.status}`)
       // A token in the URL is read on a handshake only: anywhere else it is no credential.
       if (cred.query && !realHandshake(req.method, shape) && !PUBLIC.has(req.label) && res.status !== 401)
@@ -646,7 +634,7 @@ describe(`no-token mode inside a browser's world, on ${BACKEND.name}`, () => {
         req.method === 'POST' ? body() : undefined,
       )
       const what = `${req.method} ${req.path} | Host ${host} | ${shape.name}`
-      if (leaked(res.text).length) failures.push(`${what}: leaked ${leaked(res.text).join(', ')}`)
+      noteLeaks(failures, what, res.text)
       // Node itself answers 400 to an empty Host; everything else is the server's 403.
       if (res.status !== 403 && !(host === '' && res.status === 400)) failures.push(`${what}: ${res.status}`)
     })
@@ -707,10 +695,7 @@ describe(`no-token mode inside a browser's world, on ${BACKEND.name}`, () => {
       6,
       async ({ req, v }) => {
         // Without a query and with one (an upload's name and type; other routes ignore it).
-        for (const path of [
-          req.path,
-          `${req.path}${req.path.includes('?') ? '&' : '?'}name=x.bin&mime=text/plain`,
-        ]) {
+        for (const path of [req.path, withQuery(req.path, 'name=x.bin&mime=text/plain')]) {
           const res = await send(
             server.url,
             req.method,
@@ -719,7 +704,7 @@ describe(`no-token mode inside a browser's world, on ${BACKEND.name}`, () => {
             body(),
           )
           const what = `${req.method} ${path} | ${v.name}`
-          if (leaked(res.text).length) failures.push(`${what}: leaked ${leaked(res.text).join(', ')}`)
+          noteLeaks(failures, what, res.text)
           if (res.status !== v.status)
             failures.push(`${what}: ${res.status}, not ${v.status}: ${res.text.slice(0, 200)}`)
         }

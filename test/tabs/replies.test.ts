@@ -41,6 +41,17 @@ async function tab(watch: boolean): Promise<Page> {
 const status = (page: Page, session_id: string): Promise<Status> => call<Status>(page, 'status', session_id)
 const seen = (page: Page): Promise<Status[]> => call<Status[]>(page, 'seen')
 const INTERRUPTED: Status = { status: 'error', reason: INTERRUPTED_REASON }
+const WORKING: Status = { status: 'working', reason: 'replying' }
+
+/** A tab `a` that does not watch, and a `writer` tab replying `text` in a new session that `a` sees working. */
+async function replyInAnotherTab(text: string): Promise<{ a: Page; writer: Page; session_id: string }> {
+  const a = await tab(false)
+  const session_id = await call<string>(a, 'create')
+  const writer = await tab(false)
+  await call(writer, 'reply', session_id, text)
+  await expect.poll(() => status(a, session_id)).toEqual(WORKING)
+  return { a, writer, session_id }
+}
 
 /** Resolves once `n` tabs wait on the session's reply lock (the watchers are in place). */
 const waiters = (page: Page, session_id: string, n: number): Promise<unknown> =>
@@ -80,8 +91,7 @@ describe('a reply whose tab closes', () => {
       // One tab watching from before the reply, two opened while it streams.
       const b = await tab(true)
       const c = await tab(true)
-      for (const p of [a, b, c])
-        await expect.poll(() => status(p, session_id)).toEqual({ status: 'working', reason: 'replying' })
+      for (const p of [a, b, c]) await expect.poll(() => status(p, session_id)).toEqual(WORKING)
       await waiters(a, session_id, 3)
 
       await writer.close({ runBeforeUnload })
@@ -142,21 +152,17 @@ describe('a reply whose tab closes', () => {
     expect(await call<boolean>(a, 'settle', session_id)).toBe(false)
     expect(await call<boolean>(b, 'settle', session_id)).toBe(false)
     await call(b, 'recover', session_id)
-    expect(await status(a, session_id)).toEqual({ status: 'working', reason: 'replying' })
-    expect(await status(b, session_id)).toEqual({ status: 'working', reason: 'replying' })
+    expect(await status(a, session_id)).toEqual(WORKING)
+    expect(await status(b, session_id)).toEqual(WORKING)
     expect((await seen(a)).filter((s) => s.status === 'error')).toEqual([])
   })
 
   it('is not marked by a tab that does not watch (the watch is what marks it)', async () => {
-    const a = await tab(false)
-    const session_id = await call<string>(a, 'create')
-    const writer = await tab(false)
-    await call(writer, 'reply', session_id, 'cut off')
-    await expect.poll(() => status(a, session_id)).toEqual({ status: 'working', reason: 'replying' })
+    const { a, writer, session_id } = await replyInAnotherTab('cut off')
     await writer.close()
     await expect.poll(async () => (await call<{ held: number }>(a, 'lock', session_id)).held).toBe(0)
     // The lock is gone and no one watches: still working, until this tab watches.
-    expect(await status(a, session_id)).toEqual({ status: 'working', reason: 'replying' })
+    expect(await status(a, session_id)).toEqual(WORKING)
     await call(a, 'watch')
     await expect.poll(() => status(a, session_id), { timeout: 5_000 }).toEqual(INTERRUPTED)
   })
@@ -164,11 +170,7 @@ describe('a reply whose tab closes', () => {
 
 describe('Stop from any tab', () => {
   it('stops a reply another live tab writes: it ends as stopped, not interrupted', async () => {
-    const a = await tab(false)
-    const session_id = await call<string>(a, 'create')
-    const writer = await tab(false)
-    await call(writer, 'reply', session_id, 'streaming')
-    await expect.poll(() => status(a, session_id)).toEqual({ status: 'working', reason: 'replying' })
+    const { a, writer, session_id } = await replyInAnotherTab('streaming')
     await call(a, 'stop', session_id)
     await expect.poll(() => call<boolean>(writer, 'stopped')).toBe(true)
     await call(writer, 'finish', true)
@@ -177,11 +179,7 @@ describe('Stop from any tab', () => {
   })
 
   it('ends a reply whose writer is gone: marked interrupted, in a tab that does not watch', async () => {
-    const a = await tab(false)
-    const session_id = await call<string>(a, 'create')
-    const writer = await tab(false)
-    await call(writer, 'reply', session_id, 'cut off')
-    await expect.poll(() => status(a, session_id)).toEqual({ status: 'working', reason: 'replying' })
+    const { a, writer, session_id } = await replyInAnotherTab('cut off')
     await writer.close()
     await call(a, 'stop', session_id)
     await expect.poll(() => status(a, session_id), { timeout: 5_000 }).toEqual(INTERRUPTED)

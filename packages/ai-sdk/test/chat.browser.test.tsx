@@ -12,6 +12,7 @@ import { createThread, INTERRUPTED_REASON } from '@colloquy/parts'
 import { ColloquyChat } from '../src/index.js'
 import { appendExchanges, gate, interruptedThread, tabs, until } from '../../../test/support/streaming.js'
 import { tokenTransport } from './transport.js'
+import { twoTabChats } from './two-tabs.js'
 
 afterEach(cleanup)
 
@@ -177,18 +178,7 @@ describe('ColloquyChat under useChat', () => {
   })
 
   it('a second tab shows the stream live as streaming, and Stop there stops it', async () => {
-    const db = tabs('aisdk-tabs')
-    const a = await db.open()
-    const b = await db.open()
-    const sid = await createThread(a)
-    const hold = gate()
-    const chatA = new ColloquyChat({
-      store: a,
-      session_id: sid,
-      transport: tokenTransport(6, { hold, holdAt: 3 }),
-    })
-    const chatB = new ColloquyChat({ store: b, session_id: sid, transport: tokenTransport(1) })
-    await Promise.all([chatA.ready, chatB.ready])
+    const { db, a, b, sid, hold, chatA, chatB } = await twoTabChats('aisdk-tabs', 3, 1)
     const uiA = mount(a, chatA)
     const uiB = mount(b, chatB)
     void uiA().sendMessage({ text: 'from tab A' })

@@ -1,26 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import type { UIMessage } from 'ai'
-import { createThread } from '@colloquy/parts'
-import { ColloquyChat } from '../src/index.js'
-import { gate, tabs, until } from '../../../test/support/streaming.js'
-import { tokenTransport } from './transport.js'
+import { until } from '../../../test/support/streaming.js'
+import { twoTabChats } from './two-tabs.js'
 
 const textOf = (m: UIMessage): string => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('')
 
 describe('Stop in a tab that is not writing the reply', () => {
   it("ends the other tab's reply as stopped, and this tab's own next reply ends done, not stopped", async () => {
-    const db = tabs('aisdk-stop-elsewhere')
-    const a = await db.open()
-    const b = await db.open()
-    const sid = await createThread(a)
-    const hold = gate()
-    const chatA = new ColloquyChat({
-      store: a,
-      session_id: sid,
-      transport: tokenTransport(6, { hold, holdAt: 2 }),
-    })
-    const chatB = new ColloquyChat({ store: b, session_id: sid, transport: tokenTransport(3) })
-    await Promise.all([chatA.ready, chatB.ready])
+    const { db, a, b, sid, hold, chatA, chatB } = await twoTabChats('aisdk-stop-elsewhere', 2, 3)
     void chatA.sendMessage({ text: 'from A' })
     await until(() => chatB.status === 'streaming' && textOf(chatB.messages.at(-1)!) === 't0 t1')
     await chatB.stop()

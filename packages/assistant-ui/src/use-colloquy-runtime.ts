@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useReducer, useRef } from 'react'
 import { firstValueFrom } from 'rxjs'
-import type { SessionMeta, SessionTree } from '@colloquy/core'
+import type { SessionMeta, SessionTree, Store } from '@colloquy/core'
 import { useStore } from '@colloquy/react'
 import {
   createThread,
@@ -100,9 +100,22 @@ class RepositoryFeed {
   private meta: SessionMeta | null = null
 
   constructor(
+    private readonly store: Store | null,
     readonly session_id: string | null,
     private readonly onChange: () => void,
   ) {}
+
+  /** Follows the session's tree and status in the store it was made for; returns the unsubscribe. */
+  watch(): () => void {
+    const { store, session_id } = this
+    if (!store || !session_id) return () => {}
+    const tree = store.tree$(session_id).subscribe((t) => this.setTree(t))
+    const meta = store.session$(session_id).subscribe((m) => this.setMeta(m))
+    return () => {
+      tree.unsubscribe()
+      meta.unsubscribe()
+    }
+  }
 
   /** The streaming reply's content so far. */
   stream(entry_id: string, parts: readonly NeutralPart[]): void {
@@ -211,7 +224,8 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
         sinkRef.current.setAdapter({ ...adapter, messageRepository: s.repository, isRunning: s.isRunning })
       else rerender()
     }
-    const feed = new RepositoryFeed(session_id, () => {
+    // One feed per store and session: what it shows and follows is theirs, never another's.
+    const feed = new RepositoryFeed(store, session_id, () => {
       if (!queued) queueMicrotask(hand)
       queued = true
     })
@@ -282,15 +296,7 @@ export function useColloquyRuntime(options: ColloquyRuntimeOptions): AssistantRu
     if (feed.snapshot !== rendered) feed.push()
   })
   // Also after it: the first snapshot is pushed once the runtime holds this render's adapter.
-  useEffect(() => {
-    if (!store || !session_id) return
-    const tree = store.tree$(session_id).subscribe((t) => feed.setTree(t))
-    const meta = store.session$(session_id).subscribe((m) => feed.setMeta(m))
-    return () => {
-      tree.unsubscribe()
-      meta.unsubscribe()
-    }
-  }, [feed])
+  useEffect(() => feed.watch(), [feed])
   return runtime
 
   /** Appends the user message under `parent` (a new session when none is open), then replies. */

@@ -41,7 +41,8 @@ export const tokenModel = (count: number, hold?: Gate, holdAt = 0, prefix = 't')
 })
 
 export interface HarnessProps {
-  store: Store
+  /** `null` while the app's store opens. */
+  store: Store | null
   session_id: string | null
   model: ChatModelAdapter
   onRuntime: (r: AssistantRuntime) => void

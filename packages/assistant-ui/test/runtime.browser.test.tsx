@@ -263,6 +263,25 @@ describe('useColloquyRuntime', () => {
     db.drop()
   })
 
+  it('a thread named before its store opens shows the session once the store arrives', async () => {
+    const db = tabs('aui-late-store')
+    const store = await db.open()
+    const sid = await createThread(store)
+    await store.append({
+      session_id: sid,
+      message: { role: 'user', content: [{ type: 'text', text: 'asked earlier' }], timestamp: 1 },
+    })
+    let runtime!: AssistantRuntime
+    const props = { session_id: sid, model: tokenModel(1), onRuntime: (r: AssistantRuntime) => (runtime = r) }
+    const view = render(<Harness store={null} {...props} />)
+    expect(transcript(runtime)).toEqual([])
+    await act(async () => view.rerender(<Harness store={store} {...props} />))
+    await until(() => transcript(runtime).join() === 'user:asked earlier')
+    cleanup()
+    await store.close()
+    db.drop()
+  })
+
   it('ids never duplicate: the streaming reply keeps one id, no phantom siblings, the repository exports unique ids', async () => {
     const db = tabs('aui-ids')
     const store = await db.open()

@@ -40,18 +40,48 @@ const reply =
 
 const text = (t: string) => [{ type: 'text' as const, text: t }]
 
+/** This tab's reply writer, replying to a new question. */
+const replyTo = async (store: Store, session_id: string) =>
+  startReply(store, { session_id, parent_id: await ask(store, session_id), model: 'm', provider: 'p' })
+
+/** A reply entry as a writer appends it before its end is known (`end`): what a closed writer tab leaves. */
+async function appendReply(
+  store: Store,
+  session_id: string,
+  parent_id: string,
+  content: string,
+): Promise<string> {
+  const { entry_id } = await store.append({
+    session_id,
+    parent_id,
+    message: {
+      role: 'assistant',
+      content: text(content),
+      stop_reason: 'end',
+      model: 'm',
+      provider: 'p',
+      timestamp: Date.now(),
+    },
+  })
+  return entry_id
+}
+
+/** A reply's message once marked interrupted, keeping the `content` it had. */
+const interrupted = (content: string) => ({
+  stop_reason: 'error',
+  error_message: INTERRUPTED_REASON,
+  content: text(content),
+})
+/** The session's meta once its reply is marked interrupted. */
+const interruptedMeta = { status: 'error', status_reason: INTERRUPTED_REASON }
+
 describe('the reply writer records how a reply ended on its message', () => {
   it('a stopped reply is `aborted`, a failed one `error` with its reason, a finished one `end`; each keeps it after the next reply', async () => {
     const store = await open()
     const session_id = await createThread(store)
     const read = reply(store, session_id)
 
-    const stopped = await startReply(store, {
-      session_id,
-      parent_id: await ask(store, session_id),
-      model: 'm',
-      provider: 'p',
-    })
+    const stopped = await replyTo(store, session_id)
     stopped.update(text('Once upon'))
     await stopped.finish({ content: text('Once upon a'), stopped: true })
     expect(await read(stopped.entry_id)).toMatchObject({
@@ -63,12 +93,7 @@ describe('the reply writer records how a reply ended on its message', () => {
       status_reason: STOPPED_REASON,
     })
 
-    const failed = await startReply(store, {
-      session_id,
-      parent_id: await ask(store, session_id),
-      model: 'm',
-      provider: 'p',
-    })
+    const failed = await replyTo(store, session_id)
     await failed.finish({ content: text('Par'), error: new Error('HTTP 500 from the endpoint') })
     expect(await read(failed.entry_id)).toMatchObject({
       stop_reason: 'error',
@@ -76,12 +101,7 @@ describe('the reply writer records how a reply ended on its message', () => {
       content: text('Par'),
     })
 
-    const finished = await startReply(store, {
-      session_id,
-      parent_id: await ask(store, session_id),
-      model: 'm',
-      provider: 'p',
-    })
+    const finished = await replyTo(store, session_id)
     await finished.finish({ content: text('All of it') })
     expect((await read(finished.entry_id)).stop_reason).toBe('end')
     expect((await read(finished.entry_id)).error_message).toBeUndefined()
@@ -102,37 +122,14 @@ describe('the reply writer records how a reply ended on its message', () => {
     // What a closed writer tab leaves: its reply entry (content so far, `end` as appended) as the
     // leaf, the session `working`, and no reply lock held.
     ownReply(store, session_id)
-    const { entry_id } = await store.append({
-      session_id,
-      parent_id: await ask(store, session_id),
-      message: {
-        role: 'assistant',
-        content: text('Half a'),
-        stop_reason: 'end',
-        model: 'm',
-        provider: 'p',
-        timestamp: Date.now(),
-      },
-    })
+    const entry_id = await appendReply(store, session_id, await ask(store, session_id), 'Half a')
     await store.setStatus({ session_id, status: 'working', reason: 'replying' })
     await recoverInterrupted(store, [session_id])
-    expect(await read(entry_id)).toMatchObject({
-      stop_reason: 'error',
-      error_message: INTERRUPTED_REASON,
-      content: text('Half a'),
-    })
-    expect((await store.get({ session_id }))?.meta).toMatchObject({
-      status: 'error',
-      status_reason: INTERRUPTED_REASON,
-    })
+    expect(await read(entry_id)).toMatchObject(interrupted('Half a'))
+    expect((await store.get({ session_id }))?.meta).toMatchObject(interruptedMeta)
 
     // The next reply finishes; the interrupted one keeps its mark.
-    const next = await startReply(store, {
-      session_id,
-      parent_id: await ask(store, session_id),
-      model: 'm',
-      provider: 'p',
-    })
+    const next = await replyTo(store, session_id)
     await next.finish({ content: text('Whole') })
     expect((await read(next.entry_id)).stop_reason).toBe('end')
     expect((await read(entry_id)).error_message).toBe(INTERRUPTED_REASON)
@@ -155,18 +152,7 @@ describe('the reply writer records how a reply ended on its message', () => {
     const question = await ask(writer, session_id)
     // The writer's reply, `working`, as the marking tab last saw it (read into its memory).
     ownReply(writer, session_id)
-    const { entry_id } = await writer.append({
-      session_id,
-      parent_id: question,
-      message: {
-        role: 'assistant',
-        content: text('Half'),
-        stop_reason: 'end',
-        model: 'm',
-        provider: 'p',
-        timestamp: Date.now(),
-      },
-    })
+    const entry_id = await appendReply(writer, session_id, question, 'Half')
     await writer.setStatus({ session_id, status: 'working', reason: 'replying' })
     const marker = await deaf(name)
     expect((await reply(marker, session_id)(entry_id)).content).toEqual(text('Half'))
@@ -178,16 +164,9 @@ describe('the reply writer records how a reply ended on its message', () => {
     await recoverInterrupted(marker, [session_id])
     const check = await deaf(name)
     const stored = await reply(check, session_id)(entry_id)
-    expect(stored).toMatchObject({
-      stop_reason: 'error',
-      error_message: INTERRUPTED_REASON,
-      content: text('Half a sentence'),
-    })
+    expect(stored).toMatchObject(interrupted('Half a sentence'))
     expect((await check.getMessage({ session_id, entry_id }))?.entry.revision).toBe(3)
-    expect((await check.get({ session_id }))?.meta).toMatchObject({
-      status: 'error',
-      status_reason: INTERRUPTED_REASON,
-    })
+    expect((await check.get({ session_id }))?.meta).toMatchObject(interruptedMeta)
     // And the marking tab itself shows the mark (its memory caught up in the commit).
     expect((await reply(marker, session_id)(entry_id)).error_message).toBe(INTERRUPTED_REASON)
     await Promise.all([marker.close(), check.close()])
@@ -204,27 +183,12 @@ describe('the reply writer records how a reply ended on its message', () => {
     expect((await marker.get({ session_id }))?.meta.status).toBe('working')
     // Its memory holds the session's entries as they were then: the question is the leaf.
     expect((await marker.getMessage({ session_id, entry_id: question }))?.entry.kind).toBe('message')
-    const { entry_id } = await writer.append({
-      session_id,
-      parent_id: question,
-      message: {
-        role: 'assistant',
-        content: text('Un'),
-        stop_reason: 'end',
-        model: 'm',
-        provider: 'p',
-        timestamp: Date.now(),
-      },
-    })
+    const entry_id = await appendReply(writer, session_id, question, 'Un')
     await writer.close()
 
     await recoverInterrupted(marker, [session_id])
     const check = await deaf(name)
-    expect(await reply(check, session_id)(entry_id)).toMatchObject({
-      stop_reason: 'error',
-      error_message: INTERRUPTED_REASON,
-      content: text('Un'),
-    })
+    expect(await reply(check, session_id)(entry_id)).toMatchObject(interrupted('Un'))
     expect((await check.get({ session_id }))?.meta.status).toBe('error')
     await Promise.all([marker.close(), check.close()])
   })
@@ -232,18 +196,7 @@ describe('the reply writer records how a reply ended on its message', () => {
   it("another device's reply (`working` with no lock and no writer of this browser) is left alone, until the reader presses Stop", async () => {
     const store = await open()
     const session_id = await createThread(store)
-    const { entry_id } = await store.append({
-      session_id,
-      parent_id: await ask(store, session_id),
-      message: {
-        role: 'assistant',
-        content: text('From afar'),
-        stop_reason: 'end',
-        model: 'm',
-        provider: 'p',
-        timestamp: Date.now(),
-      },
-    })
+    const entry_id = await appendReply(store, session_id, await ask(store, session_id), 'From afar')
     // As a sync pull leaves it: the other device's status, and nothing of it in this browser.
     const meta = (await store.get({ session_id }))!.meta
     await store.applyReplica(
@@ -271,12 +224,7 @@ describe('the reply writer records how a reply ended on its message', () => {
   it('a fast stream is written once a frame, not once a chunk: the newest content lands, and finish writes the last', async () => {
     const store = await open()
     const session_id = await createThread(store)
-    const writer = await startReply(store, {
-      session_id,
-      parent_id: await ask(store, session_id),
-      model: 'm',
-      provider: 'p',
-    })
+    const writer = await replyTo(store, session_id)
     const read = reply(store, session_id)
     let so_far = ''
     for (let i = 0; i < 200; i++) writer.update(text((so_far += `t${i} `)))
@@ -293,12 +241,7 @@ describe('the reply writer records how a reply ended on its message', () => {
   it('a page being hidden writes the content waiting for its frame at once', async () => {
     const store = await open()
     const session_id = await createThread(store)
-    const writer = await startReply(store, {
-      session_id,
-      parent_id: await ask(store, session_id),
-      model: 'm',
-      provider: 'p',
-    })
+    const writer = await replyTo(store, session_id)
     const read = reply(store, session_id)
     const writes = vi.spyOn(store, 'updateMessage')
     writer.update(text('first '))

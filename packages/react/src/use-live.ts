@@ -26,6 +26,8 @@ export function useLive<Raw, T = Raw>(query: Query<Raw, T> | null): LiveState<T>
   // `last` is a ref: the same object on every render.
   const binding = useMemo(
     () => (query ? bind(query, last) : idle),
+    // Keyed by those three by design (above): `query` itself is new on every render.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
     [query?.owner, query?.key, query?.derive?.key],
   )
   return useSyncExternalStore(binding.subscribe, binding.getSnapshot, serverSnapshot)

@@ -140,13 +140,13 @@ describe('provider', () => {
     const store = await memoryStore()
     const { session_id } = await store.create({ title: 'later' })
     let current: Store | null = null
-    const hooks = () => ({
+    const useAll = () => ({
       sessions: useSessions(),
       session: useSession(session_id),
       messages: useMessages({ session_id }),
       store: useStore(),
     })
-    const { result, rerender } = renderHook(hooks, {
+    const { result, rerender } = renderHook(useAll, {
       wrapper: ({ children }) => providerOf(current)({ children }),
     })
     expect(result.current.sessions).toBe(LOADING)

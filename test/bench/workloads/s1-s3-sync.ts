@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { Page } from 'playwright'
 import { startServer } from '../../conformance/http-process.js'
 import { call, quantile, syncPages } from '../subjects/sync-pages.js'
+import { pushMutations, sessionChanges } from '../../support/sync-push.js'
 import type { BenchRow, Workload } from '../types.js'
 
 const SESSIONS = 100
@@ -18,50 +19,17 @@ async function seed(url: string): Promise<void> {
   let id = 0
   let mutations: unknown[] = []
   const send = async (): Promise<void> => {
-    const res = await fetch(`${url}/sync/push`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      body: JSON.stringify({ client_id: 'seed', mutations }),
-    })
-    if (!res.ok) throw new Error(`seed: HTTP ${res.status} ${await res.text()}`)
+    await pushMutations(url, 'seed', mutations, { what: 'seed', token: TOKEN })
     mutations = []
   }
   const t = Date.now()
   for (let s = 0; s < SESSIONS; s++) {
-    const session_id = `s1-${s}`
-    mutations.push({
-      id: ++id,
-      change: {
-        type: 'meta',
-        create: true,
-        meta: {
-          session_id,
-          title: `session ${s}`,
-          description: '',
-          status: 'idle',
-          kind: 'user',
-          created_at: t,
-          updated_at: t,
-          message_count: 0,
-        },
-      },
-    })
-    for (let i = 0; i < PER_SESSION; i++) {
-      const entry = {
-        id: `e${i}`,
-        parent_id: i ? `e${i - 1}` : null,
-        timestamp: t + i,
-        revision: 0,
-        kind: 'message',
-        message: {
-          role: 'user',
-          content: [{ type: 'text', text: `message ${i}: ${'lorem ipsum dolor sit amet '.repeat(8)}` }],
-          timestamp: i,
-        },
-      }
-      mutations.push({ id: ++id, change: { type: 'entry', session_id, entry, base_revision: null } })
-    }
-    mutations.push({ id: ++id, change: { type: 'leaf', session_id, entry_id: `e${PER_SESSION - 1}` } })
+    const changes = sessionChanges(`s1-${s}`, `session ${s}`, t, PER_SESSION, (i) => ({
+      role: 'user',
+      content: [{ type: 'text', text: `message ${i}: ${'lorem ipsum dolor sit amet '.repeat(8)}` }],
+      timestamp: i,
+    }))
+    for (const change of changes) mutations.push({ id: ++id, change })
     if (mutations.length >= 900) await send()
   }
   if (mutations.length) await send()

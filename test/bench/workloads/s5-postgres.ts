@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startPostgres, type TestCluster } from '../../support/postgres.js'
+import { newSessionMeta, pushMutations, sessionChanges } from '../../support/sync-push.js'
 import type { BenchRow, Workload } from '../types.js'
 import { repoRoot, spawnServer } from './s4-server.js'
 
@@ -56,57 +57,18 @@ async function load(url: string, pid: number | undefined, log: (line: string) =>
   const loader = async (): Promise<void> => {
     let mutations: unknown[] = []
     const send = async (): Promise<void> => {
-      const res = await fetch(`${url}/sync/push`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_id: 's5', mutations }),
-      })
-      if (!res.ok) throw new Error(`S5 load: HTTP ${res.status} ${await res.text()}`)
+      await pushMutations(url, 's5', mutations, { what: 'S5 load' })
       mutations = []
     }
     for (let s = next++; s < sessions; s = next++) {
-      const session_id = `s5-${s}`
       const t = 1_700_000_000_000 + s
-      mutations.push({
-        id: mutations.length,
-        change: {
-          type: 'meta',
-          create: true,
-          meta: {
-            session_id,
-            title: `session ${s}`,
-            description: '',
-            status: 'idle',
-            kind: 'user',
-            created_at: t,
-            updated_at: t,
-            message_count: 0,
-          },
-        },
-      })
-      for (let i = 0; i < PER_SESSION; i++) {
-        const entry = {
-          id: `e${i}`,
-          parent_id: i ? `e${i - 1}` : null,
-          timestamp: t + i,
-          revision: 0,
-          kind: 'message',
-          message: {
-            role: i % 2 ? 'assistant' : 'user',
-            content: [{ type: 'text', text: text(s, i) }],
-            timestamp: t + i,
-            ...(i % 2 ? { model: 'm', provider: 'p', stop_reason: 'end' } : {}),
-          },
-        }
-        mutations.push({
-          id: mutations.length,
-          change: { type: 'entry', session_id, entry, base_revision: null },
-        })
-      }
-      mutations.push({
-        id: mutations.length,
-        change: { type: 'leaf', session_id, entry_id: `e${PER_SESSION - 1}` },
-      })
+      const changes = sessionChanges(`s5-${s}`, `session ${s}`, t, PER_SESSION, (i) => ({
+        role: i % 2 ? 'assistant' : 'user',
+        content: [{ type: 'text', text: text(s, i) }],
+        timestamp: t + i,
+        ...(i % 2 ? { model: 'm', provider: 'p', stop_reason: 'end' } : {}),
+      }))
+      for (const change of changes) mutations.push({ id: mutations.length, change })
       if (mutations.length >= BATCH) await send()
       if ((s + 1) % tenth === 0) {
         const at = performance.now()
@@ -272,33 +234,9 @@ const s3x: Workload = {
       for (let i = 0; i < 2; i++) servers.push(await start(root, ['--postgres', db]))
       const [one, two] = servers
       const t = Date.now()
-      const push = async (mutations: unknown[]): Promise<void> => {
-        const res = await fetch(`${one.url}/sync/push`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ client_id: 'a', mutations }),
-        })
-        if (!res.ok) throw new Error(`S3x: HTTP ${res.status}`)
-      }
-      await push([
-        {
-          id: 0,
-          change: {
-            type: 'meta',
-            create: true,
-            meta: {
-              session_id: 'x',
-              title: 'x',
-              description: '',
-              status: 'idle',
-              kind: 'user',
-              created_at: t,
-              updated_at: t,
-              message_count: 0,
-            },
-          },
-        },
-      ])
+      const push = (mutations: unknown[]): Promise<void> =>
+        pushMutations(one.url, 'a', mutations, { what: 'S3x' })
+      await push([{ id: 0, change: newSessionMeta('x', 'x', t) }])
       const sent = new Map<string, number>()
       const latencies: number[] = []
       const ws = new WS(`${two.url.replace(/^http/, 'ws')}/sync/stream?since=0`)
