@@ -58,6 +58,12 @@ const selected = (id) => filters.length === 0 || filters.includes(id.toLowerCase
 const log = (m) => console.log(m)
 const errorText = (e) =>
   (e instanceof Error ? `${e.name}: ${e.message}` : String(e)).split('\n')[0].slice(0, 400)
+/**
+ * A workload's settings: the environment variables named after it (`W9_SIZES` for W9), the
+ * only ones a page is given.
+ */
+const settingsOf = (id) =>
+  Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith(`${id.toUpperCase()}_`)))
 const errorRow = (id, subject, e) => ({
   id,
   subject,
@@ -268,18 +274,46 @@ async function runBrowser(jobs, listFiles) {
     args: CHROMIUM_ARGS,
   })
   let page
-  const freshPage = async () => {
-    if (page && !page.isClosed()) await page.close().catch(() => {})
-    page = await context.newPage()
-    page.on('console', (m) => {
+  const load = async () => {
+    const p = await context.newPage()
+    p.on('console', (m) => {
       const text = m.text()
       if (text.startsWith('[bench] ')) log(`  ${text.slice(8)}`)
       else if (m.type() === 'error') log(`  [page error] ${text.split('\n')[0].slice(0, 300)}`)
     })
-    page.on('pageerror', (e) => log(`  [page exception] ${errorText(e)}`))
-    await page.goto(url)
-    await page.waitForFunction(() => window.bench !== undefined, undefined, { timeout: 60_000 })
+    p.on('pageerror', (e) => log(`  [page exception] ${errorText(e)}`))
+    await p.goto(url)
+    await p.waitForFunction(() => window.bench !== undefined, undefined, { timeout: 60_000 })
+    return p
   }
+  const freshPage = async () => {
+    if (page && !page.isClosed()) await page.close().catch(() => {})
+    page = await load()
+  }
+  /** The job running now: `benchFreshPage` calls an export of its file. */
+  let current
+  let freshCalls = 0
+  // A workload measuring a cold start asks for a page of its own per measurement (a new tab, as
+  // a user opening the app): the export `fn` of its own file is called there with `args`, and
+  // its result handed back. Its page waits meanwhile.
+  await context.exposeBinding('benchFreshPage', async (_source, fn, args) => {
+    const p = await load()
+    try {
+      const profiler = PROFILE_DIR ? await startProfile(p) : undefined
+      const got = await p.evaluate(({ file, fn, args }) => window.bench.call(file, fn, args), {
+        file: current.file,
+        fn,
+        args,
+      })
+      if (profiler)
+        log(
+          `  CPU profile: ${await profiler.stop(join(PROFILE_DIR, `${current.info.id}-${++freshCalls}.cpuprofile`))}`,
+        )
+      return got
+    } finally {
+      await p.close().catch(() => {})
+    }
+  })
   let chromiumVersion
   try {
     await freshPage()
@@ -296,14 +330,16 @@ async function runBrowser(jobs, listFiles) {
     for (const job of jobs) {
       if (!built.includes(job.file)) continue
       log(`${job.info.id}: ${job.info.title}`)
+      current = job
       try {
         await freshPage()
         const profiler = PROFILE_DIR ? await startProfile(page) : undefined
         const got = await withTimeout(
-          page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), {
+          page.evaluate(({ file, id, run, env }) => window.bench.run(file, id, run, env), {
             file: job.file,
             id: job.info.id,
             run: runId,
+            env: settingsOf(job.info.id),
           }),
           job.info.id,
         )
@@ -371,10 +407,11 @@ async function runInEngine(jobs, listed, built, url) {
         await fresh()
         rows.push(
           ...(await withTimeout(
-            page.evaluate(({ file, id, run }) => window.bench.run(file, id, run), {
+            page.evaluate(({ file, id, run, env }) => window.bench.run(file, id, run, env), {
               file: job.file,
               id: job.info.id,
               run: runId,
+              env: settingsOf(job.info.id),
             }),
             job.info.id,
           )),
@@ -402,7 +439,7 @@ async function runNode(jobs) {
   for (const job of jobs) {
     log(`${job.info.id}: ${job.info.title} (node)`)
     try {
-      const ctx = job.helpers.context(runId, (m) => log(`  ${m}`))
+      const ctx = job.helpers.context(runId, (m) => log(`  ${m}`), settingsOf(job.info.id))
       rows.push(...(await withTimeout(job.workload.run(ctx), job.info.id)))
     } catch (e) {
       rows.push(errorRow(job.info.id, '-', e))
