@@ -24,7 +24,7 @@ const SIZES = [100, 1_000, 10_000, 100_000]
 const ROUNDS = 3
 /** What a chat app's first screen shows: the newest sessions and the first messages of one chat. */
 const SCREEN = 50
-/** Sessions written per step of the fill (Colloquy: imports at once; Dexie: one bulk transaction). */
+/** Sessions written per step of the fill (one transaction in each subject). */
 const FILL_STEP = 500
 const MB = 1024 * 1024
 const TARGET_MS = 50
@@ -150,6 +150,8 @@ export async function firstScreen(
   return { ms: t3 - t0, open: t1 - t0, list: t2 - t1, chat: t3 - t2, heapMB: (after - before) / MB, how }
 }
 
+const fmt = (n: number): string => n.toLocaleString('en-US')
+
 /** The sizes to run: `W9_SIZES=100,1000` runs a subset. */
 function sizesOf(ctx: BenchContext): number[] {
   const set = ctx.env?.('W9_SIZES')
@@ -177,8 +179,8 @@ const replicaOf = (sessions: readonly HistorySession[]): ReplicaChange[] =>
 
 /**
  * Grows both histories from `from` to `to` sessions in steps (nothing of a step stays referenced
- * after it). Colloquy through its bulk import (`importSession`, a step's sessions issued at once),
- * Dexie through `bulkPut`; the raw baseline reads Colloquy's database.
+ * after it). Colloquy through `applyReplica` (`replicaOf`), Dexie through `bulkPut`; the raw
+ * baseline reads Colloquy's database.
  */
 async function grow(ctx: BenchContext, names: { colloquy: string; dexie: string }, from: number, to: number) {
   const t0 = now()
@@ -188,27 +190,30 @@ async function grow(ctx: BenchContext, names: { colloquy: string; dexie: string 
   try {
     const write = async (sessions: HistorySession[]) => {
       const a = now()
-      await store.applyReplica(replicaOf(sessions), { policy: 'pull' })
+      const results = await store.applyReplica(replicaOf(sessions), { policy: 'pull' })
+      // A change refused would leave the history short of what the other subjects hold.
+      const refused = results.find((r) => r.status !== 'applied')
+      if (refused) throw new Error(`the fill was refused: ${JSON.stringify(refused)}`)
       const b = now()
       await putHistory(dexie, sessions)
       spent.colloquy += b - a
       spent.dexie += now() - b
     }
     if (from === 0) await write([chat()])
-    for (let i = from; i < to; i += FILL_STEP) {
-      await write(historyRange(i, Math.min(to, i + FILL_STEP)))
-      if ((i / FILL_STEP) % 20 === 19) ctx.log(`  filled ${(i + FILL_STEP).toLocaleString('en-US')} sessions`)
+    for (let i = from, step = 1; i < to; i += FILL_STEP, step++) {
+      const end = Math.min(to, i + FILL_STEP)
+      await write(historyRange(i, end))
+      if (step % 20 === 0) ctx.log(`  filled ${fmt(end)} sessions`)
     }
   } finally {
     await store.close()
     dexie.close()
   }
   ctx.log(
-    `filled ${from.toLocaleString('en-US')} → ${to.toLocaleString('en-US')} sessions in ${((now() - t0) / 1000).toFixed(1)} s (writing: colloquy ${(spent.colloquy / 1000).toFixed(1)} s, dexie ${(spent.dexie / 1000).toFixed(1)} s)`,
+    `filled ${fmt(from)} → ${fmt(to)} sessions in ${((now() - t0) / 1000).toFixed(1)} s (writing: colloquy ${(spent.colloquy / 1000).toFixed(1)} s, dexie ${(spent.dexie / 1000).toFixed(1)} s)`,
   )
 }
 
-const fmt = (n: number): string => n.toLocaleString('en-US')
 const outcome = (
   got: FirstScreen[] | undefined,
   error: string | undefined,
@@ -283,8 +288,13 @@ const w9: Workload = {
           dexie: `new Dexie + orderBy('updated_at').reverse().limit(50) + the chat's first 50 entries${parts('dexie')}`,
         },
       })
-      for (const r of timeRows)
-        if (r.subject === 'colloquy' && r.pass !== undefined) r.pass = r.pass && r.value <= TARGET_MS
+      // Two targets in one verdict: the note says which of them holds.
+      for (const r of timeRows) {
+        if (r.subject !== 'colloquy' || r.pass === undefined) continue
+        const fast = r.value <= TARGET_MS
+        r.note = `${TARGET_MS} ms ${fast ? 'met' : 'not met'}, ${TARGET_RAW}x raw idb ${r.pass ? 'met' : 'not met'}; ${r.note ?? ''}`
+        r.pass = r.pass && fast
+      }
       rows.push(...timeRows)
       const heaps = {
         'raw idb': outcome(got['raw idb'], errorOf('raw idb'), (f) => f.heapMB),
