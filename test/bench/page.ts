@@ -21,9 +21,16 @@ declare global {
   interface Window {
     bench?: {
       list(file: string): Promise<WorkloadInfo[]>
-      run(file: string, id: string, runId: string): Promise<BenchRow[]>
+      run(file: string, id: string, runId: string, env?: Record<string, string>): Promise<BenchRow[]>
+      /** Calls the export `fn` of a workload file with `args` (a fresh page's measurement). */
+      call(file: string, fn: string, args: unknown[]): Promise<unknown>
       cleanup(): Promise<void>
     }
+    /**
+     * Given by the runner in Chromium: calls the export `fn` of the running workload's file in
+     * a newly loaded page of its own and resolves with its result (`subjects/realm.ts`).
+     */
+    benchFreshPage?: (fn: string, args: unknown[]) => Promise<unknown>
   }
 }
 
@@ -45,9 +52,14 @@ export function workloadsOf(mod: WorkloadModule, file: string): Workload[] {
 export const infoOf = (w: Workload): WorkloadInfo => ({ id: w.id, title: w.title, env: w.env })
 
 /** Database names unique per run, so reruns and subjects never see each other's data. */
-export function context(runId: string, log: (message: string) => void): BenchContext {
+export function context(
+  runId: string,
+  log: (message: string) => void,
+  env: Record<string, string | undefined> = {},
+): BenchContext {
   let n = 0
   return {
+    env: (name) => env[name],
     dbName: (label) => `bench-${runId}-${label.toLowerCase().replace(/[^a-z0-9-]/g, '-')}-${n++}`,
     log,
   }
@@ -61,10 +73,17 @@ export function start(files: Record<string, Loader>): void {
   }
   window.bench = {
     list: async (file) => (await load(file)).map(infoOf),
-    async run(file, id, runId) {
+    async run(file, id, runId, env) {
       const w = (await load(file)).find((x) => x.id === id)
       if (!w) throw new Error(`${file} has no workload ${id}`)
-      return w.run(context(runId, (m) => console.log(`[bench] ${m}`)))
+      return w.run(context(runId, (m) => console.log(`[bench] ${m}`), env))
+    },
+    async call(file, fn, args) {
+      const loader = files[file]
+      if (!loader) throw new Error(`${file} is not in the page bundle`)
+      const f = ((await loader()) as Record<string, unknown>)[fn]
+      if (typeof f !== 'function') throw new Error(`${file} has no export ${fn}`)
+      return (f as (...a: unknown[]) => Promise<unknown>)(...args)
     },
     cleanup: dropDatabases,
   }

@@ -23,6 +23,12 @@ const outDir = join(here, 'dist', `run-${runId}-${process.pid}`)
 // BENCH_ENGINE=webkit|firefox runs the browser workloads in that engine (Debian's WebKitGTK
 // MiniBrowser or firefox-esr, driven as the tests drive them: test/support/engines.ts) and
 // writes results-<engine>.json; Chromium's stay in results.json.
+/**
+ * A workload's settings: the environment variables named after it (`W9_SIZES` for W9), the
+ * only ones a page is given.
+ */
+const settingsOf = (id) =>
+  Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith(`${id.toUpperCase()}_`)))
 const ENGINE = process.env.BENCH_ENGINE ?? 'chromium'
 if (!['chromium', 'webkit', 'firefox'].includes(ENGINE))
   throw new Error(`BENCH_ENGINE: unknown engine ${ENGINE} (chromium, webkit, firefox)`)
@@ -270,19 +276,46 @@ async function runBrowser(jobs, listFiles) {
     args: CHROMIUM_ARGS,
   })
   let page
-  const freshPage = async () => {
-    if (page && !page.isClosed()) await page.close().catch(() => {})
-    page = await context.newPage()
-    page.on('console', (m) => {
+  const load = async () => {
+    const p = await context.newPage()
+    p.on('console', (m) => {
       const text = m.text()
       if (text.startsWith('[bench] ')) log(`  ${text.slice(8)}`)
       else if (m.type() === 'error') log(`  [page error] ${text.split('\n')[0].slice(0, 300)}`)
     })
-    page.on('pageerror', (e) => log(`  [page exception] ${errorText(e)}`))
-    await page.goto(url)
-    await page.waitForFunction(() => window.bench !== undefined, undefined, { timeout: 60_000 })
-    return page
+    p.on('pageerror', (e) => log(`  [page exception] ${errorText(e)}`))
+    await p.goto(url)
+    await p.waitForFunction(() => window.bench !== undefined, undefined, { timeout: 60_000 })
+    return p
   }
+  const freshPage = async () => {
+    if (page && !page.isClosed()) await page.close().catch(() => {})
+    return (page = await load())
+  }
+  /** The job running now: `benchFreshPage` calls an export of its file. */
+  let current
+  let freshCalls = 0
+  // A workload measuring a cold start asks for a page of its own per measurement (a new tab, as
+  // a user opening the app): the export `fn` of its own file is called there with `args`, and
+  // its result handed back. Its page waits meanwhile.
+  await context.exposeBinding('benchFreshPage', async (_source, fn, args) => {
+    const p = await load()
+    try {
+      const profiler = PROFILE_DIR ? await startProfile(p) : undefined
+      const got = await p.evaluate(({ file, fn, args }) => window.bench.call(file, fn, args), {
+        file: current.file,
+        fn,
+        args,
+      })
+      if (profiler)
+        log(
+          `  CPU profile: ${await profiler.stop(join(PROFILE_DIR, `${current.info.id}-${++freshCalls}.cpuprofile`))}`,
+        )
+      return got
+    } finally {
+      await p.close().catch(() => {})
+    }
+  })
   // Each run as a CPU profile, when asked for.
   const profiled = PROFILE_DIR
     ? async (on, id, run) => {
@@ -304,6 +337,7 @@ async function runBrowser(jobs, listFiles) {
         listFiles.filter((f) => built.includes(f)),
         built,
         profiled,
+        (job) => (current = job),
       )),
     )
   } finally {
@@ -319,7 +353,15 @@ async function runBrowser(jobs, listFiles) {
  * the files that did not import in Node (`listed`), then runs each job of a file that built on a
  * page loaded afresh by `fresh()`, through `around` when given, and deletes its databases after.
  */
-async function listAndRun(page, fresh, jobs, listed, built, around = (_page, _id, run) => run()) {
+async function listAndRun(
+  page,
+  fresh,
+  jobs,
+  listed,
+  built,
+  around = (_page, _id, run) => run(),
+  started = () => {},
+) {
   const rows = []
   for (const file of listed) {
     try {
@@ -332,14 +374,16 @@ async function listAndRun(page, fresh, jobs, listed, built, around = (_page, _id
   for (const job of jobs) {
     if (!built.includes(job.file)) continue
     log(`${job.info.id}: ${job.info.title}`)
+    started(job)
     try {
       const on = await fresh()
       const run = () =>
         withTimeout(
-          on.evaluate(({ file, id, run }) => window.bench.run(file, id, run), {
+          on.evaluate(({ file, id, run, env }) => window.bench.run(file, id, run, env), {
             file: job.file,
             id: job.info.id,
             run: runId,
+            env: settingsOf(job.info.id),
           }),
           job.info.id,
         )
@@ -398,7 +442,7 @@ async function runNode(jobs) {
   for (const job of jobs) {
     log(`${job.info.id}: ${job.info.title} (node)`)
     try {
-      const ctx = job.helpers.context(runId, (m) => log(`  ${m}`))
+      const ctx = job.helpers.context(runId, (m) => log(`  ${m}`), settingsOf(job.info.id))
       rows.push(...(await withTimeout(job.workload.run(ctx), job.info.id)))
     } catch (e) {
       rows.push(errorRow(job.info.id, '-', e))

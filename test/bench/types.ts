@@ -27,6 +27,11 @@ export interface BenchContext {
   /** Fresh, unique database name for one run of one subject. */
   dbName(label: string): string
   log(message: string): void
+  /**
+   * A setting of this workload: an environment variable of the runner named after its id
+   * (`W9_SIZES` for W9), in the page as in Node.
+   */
+  env?(name: string): string | undefined
 }
 
 export interface Workload {

@@ -20,3 +20,14 @@ export async function inFreshRealm<T>(moduleUrl: string, fn: string, ...args: un
     frame.remove()
   }
 }
+
+/**
+ * Calls the export `fn` of the running workload's own file in a newly loaded page (a new tab:
+ * new realm, new module instances, a heap of its own), where the runner provides one
+ * (Chromium); elsewhere in a fresh realm (`inFreshRealm`). `moduleUrl` is the calling
+ * workload's `import.meta.url`; results cross as JSON.
+ */
+export async function inFreshPage<T>(moduleUrl: string, fn: string, ...args: unknown[]): Promise<T> {
+  const open = window.benchFreshPage
+  return open ? ((await open(fn, args)) as T) : inFreshRealm<T>(moduleUrl, fn, ...args)
+}
