@@ -4,6 +4,7 @@ import { decodeBase64, encodeBase64 } from '../../src/wire.js'
 import {
   Keyring,
   MIN_BUCKET,
+  bucketOf,
   SEALED_METADATA_KEY,
   keyIdOf,
   openAttachmentBytes,
@@ -249,6 +250,11 @@ export function cryptoSuite(): void {
       )
     })
 
+    it('refuses an assistant message relabelled as a user one (the schemas would both accept it)', async () => {
+      const assistant = sealedEntries[1]
+      await refused(openEntry(ring, SESSION, { ...assistant, role: 'user' }), 'session/integrity')
+    })
+
     it('refuses an older revision replayed under a newer one', async () => {
       const base = entries[0]
       if (base.kind !== 'message') throw new Error('sample')
@@ -337,6 +343,74 @@ export function cryptoSuite(): void {
       await refused(openEntry(ring, SESSION, { ...sealedEntries[0], revision: -1 }), 'session/integrity')
       await refused(openMeta(ring, { ...sealedMeta, title: 'clear title' }, policy), 'session/integrity')
       await refused(openAttachmentMeta(ring, { attachment_id: 'a_1' }), 'session/integrity')
+    })
+  })
+
+  describe('the documented format', () => {
+    // docs/encryption.md's layout, built here by hand with the keyring's own data key: what
+    // another implementation would write. It opens; what no writer of the format produces does not.
+    const handSealed = async (plain: Uint8Array, aad: unknown[]): Promise<string> => {
+      const id = ring.currentKeyId
+      const iv = crypto.getRandomValues(new Uint8Array(12))
+      const additionalData = new TextEncoder().encode(JSON.stringify(['colloquy', 1, id, ...aad]))
+      const ct = new Uint8Array(
+        await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData }, ring.keyFor(id)!, plain),
+      )
+      const out = new Uint8Array([1, id.length, ...new TextEncoder().encode(id), ...iv, ...ct])
+      return encodeBase64(out)
+    }
+    /** `json` padded to its bucket, or to one byte past it. */
+    const padded = (json: unknown, offBucket = false): Uint8Array => {
+      const body = new TextEncoder().encode(JSON.stringify(json))
+      const out = new Uint8Array(bucketOf(body.length + 1) + (offBucket ? 1 : 0))
+      out.set(body)
+      out[body.length] = 0x80
+      return out
+    }
+    const custom = entries[4]
+    const clear = {
+      id: custom.id,
+      parent_id: custom.parent_id,
+      timestamp: custom.timestamp,
+      revision: 0,
+      kind: 'custom',
+    }
+    const aad = ['entry', SESSION, custom.id, 0, [custom.parent_id, 'custom', null, custom.timestamp, []]]
+    const body =
+      custom.kind === 'custom'
+        ? { custom_type: custom.custom_type, data: custom.data, origin: custom.origin }
+        : {}
+
+    it('opens a value built by hand from the layout', async () => {
+      const box = await handSealed(padded(body), aad)
+      expect(await openEntry(ring, SESSION, { ...clear, box })).toEqual(custom)
+    })
+
+    it('refuses padding that is not a bucket long, even under the right key', async () => {
+      const box = await handSealed(padded(body, true), aad)
+      const e = await refused(openEntry(ring, SESSION, { ...clear, box }), 'session/integrity')
+      expect(e.message).toMatch(/padded/)
+    })
+
+    it('refuses clear attachment ids that are not those of the content, even under the right key', async () => {
+      const user = entries[0]
+      if (user.kind !== 'message') throw new Error('sample')
+      const { role, ...message } = user.message
+      const ids = ['a_1']
+      const userAad = ['entry', SESSION, user.id, 0, [null, 'message', role, user.timestamp, ids]]
+      const box = await handSealed(padded({ message, origin: user.origin }), userAad)
+      const record = {
+        id: user.id,
+        parent_id: null,
+        timestamp: user.timestamp,
+        revision: 0,
+        kind: 'message',
+        role,
+        attachment_ids: ids,
+        box,
+      }
+      const e = await refused(openEntry(ring, SESSION, record), 'session/integrity')
+      expect(e.message).toMatch(/attachment_ids/)
     })
   })
 
