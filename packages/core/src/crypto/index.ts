@@ -18,6 +18,9 @@ export { MIN_BUCKET, bucketOf } from './padding.js'
 export type { EncryptionPolicy } from './policy.js'
 export {
   SEALED_METADATA_KEY,
+  sealedAttachmentMeta as parseSealedAttachmentMeta,
+  sealedEntry as parseSealedEntry,
+  sealedMeta as parseSealedMeta,
   type SealedAttachmentMeta,
   type SealedCustomEntry,
   type SealedEntry,
