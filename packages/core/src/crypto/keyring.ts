@@ -108,6 +108,9 @@ export function parseKeyring(v: unknown): SerializedKeyring {
  * `Keyring.open`; `serialize()` is what to store and what a server keeps.
  */
 export class Keyring implements KeySource {
+  /** Rotation and passphrase changes, one at a time: each rewrites the whole stored list. */
+  private changing: Promise<unknown> = Promise.resolve()
+
   private constructor(
     private kek: CryptoKey,
     private stored: SerializedKeyring,
@@ -159,7 +162,13 @@ export class Keyring implements KeySource {
    * Starts a new data key for new writes; older keys stay to open what they sealed. Returns its
    * id. Store `serialize()` afterwards (before anything sealed with it leaves the device).
    */
-  async rotate(): Promise<string> {
+  rotate(): Promise<string> {
+    return this.exclusive(() => this.addKey())
+  }
+
+  private async addKey(): Promise<string> {
+    if (this.stored.keys.length >= MAX_KEYS)
+      throw invalid(`keyring: holds ${MAX_KEYS} keys, the most a stored keyring may hold`)
     const id = newKeyId()
     const seq = this.stored.keys.reduce((n, k) => Math.max(n, k.seq + 1), 0)
     // Generated extractable only to be wrapped; the key kept is the unwrapped, non-extractable one.
@@ -176,11 +185,15 @@ export class Keyring implements KeySource {
    * changes. The current secret is checked first: a wrong one is `session/wrong_passphrase` and
    * nothing changes.
    */
-  async changePassphrase(
+  changePassphrase(
     current: KeySecret,
     next: KeySecret,
     options: { iterations?: number } = {},
   ): Promise<void> {
+    return this.exclusive(() => this.rewrap(current, next, options))
+  }
+
+  private async rewrap(current: KeySecret, next: KeySecret, options: { iterations?: number }): Promise<void> {
     const oldKek = await keyEncryptionKey(current, this.stored.kdf)
     const kdf = 'passphrase' in (next ?? {}) ? newKdfParams(options.iterations) : null
     const newKek = await keyEncryptionKey(next, kdf)
@@ -192,5 +205,11 @@ export class Keyring implements KeySource {
     }
     this.kek = newKek
     this.stored = { format: 'colloquy-keyring', version: 1, kdf, keys }
+  }
+
+  private exclusive<T>(run: () => Promise<T>): Promise<T> {
+    const result = this.changing.then(run)
+    this.changing = result.catch(() => undefined)
+    return result
   }
 }

@@ -194,6 +194,28 @@ export function cryptoSuite(): void {
       expect(await openEntry(device, SESSION, fresh)).toEqual(entries[1])
     })
 
+    it('rotations and secret changes issued at once all land in the stored keyring', async () => {
+      // App-held keys: no derivation, so the calls overlap where they rewrite the stored list.
+      const kek = (): Promise<CryptoKey> =>
+        crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['wrapKey', 'unwrapKey'])
+      const [k1, k2, k3] = await Promise.all([kek(), kek(), kek()])
+      const mine = await Keyring.create({ key: k1 })
+      const [, rotated, , last] = await Promise.all([
+        mine.changePassphrase({ key: k1 }, { key: k2 }),
+        mine.rotate(),
+        mine.changePassphrase({ key: k2 }, { key: k3 }),
+        mine.rotate(),
+      ])
+      const device = await Keyring.open(stored(mine.serialize()), { key: k3 })
+      expect(device.keyIds).toHaveLength(3)
+      expect(device.has(rotated)).toBe(true)
+      expect(device.currentKeyId).toBe(last)
+      // A refused change does not stop the next one.
+      await refused(mine.changePassphrase({ key: k1 }, { key: k2 }), 'session/wrong_passphrase')
+      await mine.rotate()
+      expect(mine.keyIds).toHaveLength(4)
+    })
+
     it('refuses malformed keyrings and weak parameters', async () => {
       const good = ring.serialize()
       await refused(Keyring.open({ ...good, version: 2 }, { passphrase: PASS }), 'session/invalid_request')
