@@ -371,7 +371,7 @@ export function cryptoSuite(): void {
   describe('the documented format', () => {
     // docs/encryption.md's layout, built here by hand with the keyring's own data key: what
     // another implementation would write. It opens; what no writer of the format produces does not.
-    const handSealed = async (plain: Uint8Array, aad: unknown[]): Promise<string> => {
+    const handSealed = async (plain: Uint8Array<ArrayBuffer>, aad: unknown[]): Promise<string> => {
       const id = ring.currentKeyId
       const iv = crypto.getRandomValues(new Uint8Array(12))
       const additionalData = new TextEncoder().encode(JSON.stringify(['colloquy', 1, id, ...aad]))
@@ -382,7 +382,7 @@ export function cryptoSuite(): void {
       return encodeBase64(out)
     }
     /** `json` padded to its bucket, or to one byte past it. */
-    const padded = (json: unknown, offBucket = false): Uint8Array => {
+    const padded = (json: unknown, offBucket = false): Uint8Array<ArrayBuffer> => {
       const body = new TextEncoder().encode(JSON.stringify(json))
       const out = new Uint8Array(bucketOf(body.length + 1) + (offBucket ? 1 : 0))
       out.set(body)
