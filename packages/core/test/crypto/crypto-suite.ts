@@ -137,6 +137,38 @@ export function cryptoSuite(): void {
       expect(s.keys.map((k) => Object.keys(k).sort())).toEqual([['id', 'seq', 'wrapped']])
     })
 
+    it('the serialized keyring holds no usable key: no 32 bytes of it open a sealed value', async () => {
+      const sealed = decodeBase64(sealedEntries[4].box)!
+      const n = sealed[1]
+      const iv = sealed.slice(2 + n, 14 + n)
+      const body = sealed.slice(14 + n)
+      const e = entries[4]
+      const aad = ['entry', SESSION, e.id, 0, [e.parent_id, 'custom', null, e.timestamp, []]]
+      const additionalData = new TextEncoder().encode(
+        JSON.stringify(['colloquy', 1, ring.currentKeyId, ...aad]),
+      )
+      const opens = (key: CryptoKey): Promise<boolean> =>
+        crypto.subtle.decrypt({ name: 'AES-GCM', iv, additionalData }, key, body).then(
+          () => true,
+          () => false,
+        )
+      // The real key opens it this way, so each attempt below could succeed.
+      expect(await opens(ring.keyFor(ring.currentKeyId)!)).toBe(true)
+      const text = JSON.stringify(ring.serialize())
+      const blobs = [...text.matchAll(/"(?:wrapped|salt)":"([^"]+)"/g)].map((x) => decodeBase64(x[1])!)
+      let tried = 0
+      for (const blob of blobs) {
+        for (let at = 0; at + 32 <= blob.length; at++) {
+          const key = await crypto.subtle.importKey('raw', blob.slice(at, at + 32), 'AES-GCM', false, [
+            'decrypt',
+          ])
+          expect(await opens(key), `32 bytes at ${at} of the serialized keyring`).toBe(false)
+          tried++
+        }
+      }
+      expect(tried).toBe(60 - 32 + 1)
+    })
+
     it('a passphrase change re-wraps the keys only: sealed records stay as they are and open', async () => {
       const mine = await Keyring.create({ passphrase: PASS })
       const before = stored(await sealEntry(mine, SESSION, entries[1]))
