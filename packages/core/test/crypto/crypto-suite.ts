@@ -352,6 +352,19 @@ export function cryptoSuite(): void {
       )
     })
 
+    it('refuses a policy or metadata that uses the reserved key', async () => {
+      await refused(
+        sealMeta(ring, meta, { policy: { clearMetadataKeys: [SEALED_METADATA_KEY] } }),
+        'session/invalid_request',
+      )
+      const reserved = { ...meta, metadata: { [SEALED_METADATA_KEY]: 'mine' } }
+      await refused(sealMeta(ring, reserved, { policy }), 'session/invalid_request')
+      await refused(
+        openMeta(ring, sealedMeta, { clearMetadataKeys: [SEALED_METADATA_KEY] }),
+        'session/invalid_request',
+      )
+    })
+
     it('refuses clear metadata keys the policy does not declare', async () => {
       const md = { ...sealedMeta.metadata!, injected: 'by the server' }
       await refused(openMeta(ring, { ...sealedMeta, metadata: md }, policy), 'session/integrity')
