@@ -29,7 +29,7 @@ export {
   type SealedMeta,
 } from './sealed-records.js'
 export { sealEntry, openEntry } from './entry-seal.js'
-export { sealMeta, openMeta, type SealMetaOptions } from './meta-seal.js'
+export { sealMeta, openMeta, olderMetaFields, type SealMetaOptions } from './meta-seal.js'
 export {
   sealAttachmentMeta,
   openAttachmentMeta,

@@ -171,3 +171,21 @@ export async function openMeta(
   }
   return checked(parseSessionMeta, raw, `meta of session ${sid}`) as SessionMeta
 }
+
+/**
+ * The sealed fields of `incoming` older than those of `held` (a lower `rev`): a whole older
+ * field replayed as it was opens, so a replica refuses these, as it never goes back to a lower
+ * revision of an entry. Fields `incoming` lacks are not older (clearing a field is an edit).
+ */
+export function olderMetaFields(held: SealedMeta, incoming: SealedMeta): MetaField[] {
+  const older: MetaField[] = []
+  for (const f of TEXT_FIELDS) {
+    const a = held[f]
+    const b = incoming[f]
+    if (a && b && b.rev < a.rev) older.push(f)
+  }
+  const a = sealedMetadataOf(held.metadata)
+  const b = sealedMetadataOf(incoming.metadata)
+  if (a && b && b.rev < a.rev) older.push('metadata')
+  return older
+}

@@ -7,6 +7,7 @@ import {
   bucketOf,
   SEALED_METADATA_KEY,
   keyIdOf,
+  olderMetaFields,
   openAttachmentBytes,
   openAttachmentMeta,
   openEntry,
@@ -350,6 +351,24 @@ export function cryptoSuite(): void {
         openMeta(ring, { ...next, title: { ...sealedMeta.title, rev: next.title.rev } }, policy),
         'session/integrity',
       )
+    })
+
+    it('names the meta fields replayed whole from an older state', async () => {
+      const renamed = await sealMeta(
+        ring,
+        { ...meta, title: 'renamed', metadata: { owner: 'alice' } },
+        {
+          policy,
+          previous: sealedMeta,
+          changed: ['title', 'metadata'],
+        },
+      )
+      expect(olderMetaFields(renamed, renamed)).toEqual([])
+      expect(olderMetaFields(sealedMeta, renamed)).toEqual([])
+      // The server hands back the old title and metadata, each as it was: they open, and are older.
+      expect(await openMeta(ring, sealedMeta, policy)).toEqual(meta)
+      expect(olderMetaFields(renamed, sealedMeta)).toEqual(['title', 'metadata'])
+      expect(olderMetaFields(renamed, { ...sealedMeta, title: renamed.title })).toEqual(['metadata'])
     })
 
     it('refuses a policy or metadata that uses the reserved key', async () => {
