@@ -28,6 +28,9 @@ const STATUS: Record<SessionErrorCode, number> = {
   'session/details_not_supported': 422,
   'session/attachment_too_large': 413,
   'session/storage': 503,
+  // Raised by clients holding keys; a server never decrypts, these only travel through it.
+  'session/wrong_passphrase': 422,
+  'session/integrity': 422,
 }
 
 export const invalidRequest = (text: string): HttpError => new HttpError(400, 'session/invalid_request', text)

@@ -11,6 +11,11 @@ export type SessionErrorCode =
   | 'session/attachment_too_large'
   | 'session/attachment_in_use'
   | 'session/storage'
+  // Encryption (docs/encryption.md), beyond the contract's list: a passphrase or key that does
+  // not open a keyring, and a sealed value that does not open where it claims to belong
+  // (tampered, swapped, replayed under another revision, or sealed under a key not held).
+  | 'session/wrong_passphrase'
+  | 'session/integrity'
 
 /** Every failure a caller can see. `message` is the wire form `"<code>: <text>"`. */
 export class SessionError extends Error {

@@ -1,0 +1,180 @@
+import type { Json } from '../model/model.js'
+import { SessionError } from '../model/errors.js'
+import { decodeBase64, encodeBase64 } from '../util/bytes.js'
+import { pad, unpad } from './padding.js'
+
+// The one sealed-value format. Binary (attachment bytes are stored as is):
+//   [0]          format version (1)
+//   [1]          key id length L (1..32)
+//   [2, 2+L)     key id, ASCII [A-Za-z0-9_-]
+//   [2+L, 14+L)  AES-GCM IV, 96 random bits, fresh for every seal
+//   [14+L, …)    AES-GCM ciphertext of the padded plaintext, 128-bit tag at its end
+// In JSON records the same bytes travel as standard base64. The associated data (never stored:
+// each side rebuilds it from where the value sits) binds the version, the key id and the value's
+// place: session id, entry id, revision, field, and the record's clear fields a reader relies on.
+
+export const ENVELOPE_VERSION = 1
+const IV_BYTES = 12
+const TAG_BYTES = 16
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/
+
+/** Where a sealed value belongs: what its associated data binds. */
+export interface SealContext {
+  session_id: string
+  /** The entry's id; an attachment's id; `''` for a session's own fields. */
+  entry_id: string
+  /** The entry's revision; a meta field's own counter; 0 for what never changes (attachments). */
+  revision: number
+  /** Which value of the record: `entry`, `meta.title`, `attachment.bytes`… */
+  field: string
+  /** The record's clear fields that must not change under the value (parent, role, timestamp…). */
+  bound?: Json
+}
+
+/** What seals and opens: a keyring's current data key, and any of its keys by id. */
+export interface KeySource {
+  readonly currentKeyId: string
+  keyFor(id: string): CryptoKey | undefined
+}
+
+export const isKeyId = (s: unknown): s is string => typeof s === 'string' && KEY_ID.test(s)
+
+const utf8 = new TextEncoder()
+const utf8Strict = new TextDecoder('utf-8', { fatal: true })
+
+const describe = (c: SealContext): string =>
+  `${c.field} of ${c.entry_id ? `${c.entry_id} in ` : ''}session ${c.session_id}`
+
+function associatedData(keyId: string, c: SealContext): Uint8Array<ArrayBuffer> {
+  if (!Number.isSafeInteger(c.revision) || c.revision < 0)
+    throw new SessionError(
+      'session/invalid_request',
+      `${describe(c)}: revision must be a non-negative integer`,
+    )
+  // A JSON array of strings and integers has one encoding per value: no two places share one.
+  return utf8.encode(
+    JSON.stringify([
+      'colloquy',
+      ENVELOPE_VERSION,
+      keyId,
+      c.field,
+      c.session_id,
+      c.entry_id,
+      c.revision,
+      c.bound ?? null,
+    ]),
+  )
+}
+
+/** Seals bytes under the keyring's current key for the place `context` names. */
+export async function sealBytes(
+  keys: KeySource,
+  plaintext: Uint8Array,
+  context: SealContext,
+): Promise<Uint8Array> {
+  const keyId = keys.currentKeyId
+  const key = keys.keyFor(keyId)!
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES))
+  const sealed = new Uint8Array(
+    await crypto.subtle.encrypt(
+      { name: 'AES-GCM', iv, additionalData: associatedData(keyId, context) },
+      key,
+      pad(plaintext),
+    ),
+  )
+  const out = new Uint8Array(2 + keyId.length + IV_BYTES + sealed.length)
+  out[0] = ENVELOPE_VERSION
+  out[1] = keyId.length
+  for (let i = 0; i < keyId.length; i++) out[2 + i] = keyId.charCodeAt(i)
+  out.set(iv, 2 + keyId.length)
+  out.set(sealed, 2 + keyId.length + IV_BYTES)
+  return out
+}
+
+interface Parsed {
+  keyId: string
+  iv: Uint8Array<ArrayBuffer>
+  body: Uint8Array<ArrayBuffer>
+}
+
+function parseEnvelope(bytes: Uint8Array, where: string): Parsed {
+  const bad = (why: string): never => {
+    throw new SessionError('session/integrity', `${where}: not a sealed value (${why})`)
+  }
+  if (bytes.length < 2) bad('too short')
+  if (bytes[0] !== ENVELOPE_VERSION) bad(`unknown format ${bytes[0]}`)
+  const n = bytes[1]
+  if (bytes.length < 2 + n + IV_BYTES + TAG_BYTES) bad('too short')
+  const keyId = String.fromCharCode(...bytes.subarray(2, 2 + n))
+  if (!isKeyId(keyId)) bad('malformed key id')
+  return {
+    keyId,
+    // Views, not copies: a megabyte attachment is not copied to be opened.
+    iv: bytes.subarray(2 + n, 2 + n + IV_BYTES) as Uint8Array<ArrayBuffer>,
+    body: bytes.subarray(2 + n + IV_BYTES) as Uint8Array<ArrayBuffer>,
+  }
+}
+
+/** The id of the key a sealed value names (to fetch a newer keyring before opening it). */
+export function keyIdOf(sealed: Uint8Array | string): string {
+  const bytes = typeof sealed === 'string' ? decodeBase64(sealed) : sealed
+  if (!bytes) throw new SessionError('session/integrity', 'not a sealed value (not base64)')
+  return parseEnvelope(bytes, 'sealed value').keyId
+}
+
+/**
+ * Opens bytes sealed for the place `context` names. A value sealed for another place (another
+ * session, entry, field or revision, or other clear fields), altered in any bit, or under a key
+ * this keyring lacks is refused with `session/integrity`; nothing of it is returned.
+ */
+export async function openBytes(
+  keys: KeySource,
+  sealed: Uint8Array,
+  context: SealContext,
+): Promise<Uint8Array> {
+  const where = describe(context)
+  const { keyId, iv, body } = parseEnvelope(sealed, where)
+  const key = keys.keyFor(keyId)
+  if (!key)
+    throw new SessionError(
+      'session/integrity',
+      `${where}: sealed under key ${keyId}, which this keyring does not hold`,
+    )
+  let padded: Uint8Array
+  try {
+    padded = new Uint8Array(
+      await crypto.subtle.decrypt(
+        { name: 'AES-GCM', iv, additionalData: associatedData(keyId, context) },
+        key,
+        body,
+      ),
+    )
+  } catch (cause) {
+    throw new SessionError(
+      'session/integrity',
+      `${where}: does not open here (altered, or sealed for another place or revision)`,
+      { cause },
+    )
+  }
+  return unpad(padded, where)
+}
+
+/** A JSON value sealed as base64 text (the form records hold). */
+export async function sealJson(keys: KeySource, value: Json, context: SealContext): Promise<string> {
+  return encodeBase64(await sealBytes(keys, utf8.encode(JSON.stringify(value)), context))
+}
+
+/** Opens what `sealJson` sealed for the same place; the value still needs its schema's check. */
+export async function openJson(keys: KeySource, sealed: string, context: SealContext): Promise<unknown> {
+  const bytes = decodeBase64(sealed)
+  if (!bytes)
+    throw new SessionError('session/integrity', `${describe(context)}: not a sealed value (not base64)`)
+  const plain = await openBytes(keys, bytes, context)
+  try {
+    return JSON.parse(utf8Strict.decode(plain))
+  } catch (cause) {
+    throw new SessionError('session/integrity', `${describe(context)}: the opened value is not JSON`, {
+      cause,
+    })
+  }
+}
