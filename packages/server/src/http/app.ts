@@ -289,6 +289,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
       'http/too_many_requests',
       `more than ${limits.requestsPerSecond} requests per second: retry after ${Math.ceil(wait / 1000)} s`,
       { 'Retry-After': String(Math.ceil(wait / 1000)) },
+      wait,
     )
   const throttle = (key: string): void => {
     const wait = rate.take(key)
