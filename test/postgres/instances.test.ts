@@ -167,6 +167,34 @@ describe('two instances on one database', () => {
     expect((await rpc(a.url, 'session::get', { session_id: ids[1] })).meta.title).toBe(ids[1])
   })
 
+  it('a head changed on disk behind an instance (same version, another meta) is read again before its next commit, not written over from memory', async () => {
+    expect(
+      (await pushChanges(a.url, [meta('hc', 'first'), entry('hc', 'hc-1', null, 'one')])).map(
+        (r) => r.status,
+      ),
+    ).toEqual(['applied', 'applied'])
+    // Another writer changed the row in place and kept its version (as a session deleted and
+    // created again elsewhere may): an instance that remembers heads must see the text differ.
+    const [{ v }] = await pg.query<{ v: string }>('SELECT v FROM colloquy_sessions WHERE id = $1', ['hc'])
+    await pg.query(
+      `UPDATE colloquy_sessions SET meta = replace(meta::text, '"title":"first"', '"title":"changed"')::json WHERE id = $1`,
+      ['hc'],
+    )
+    expect(
+      (await pg.query<{ v: string }>('SELECT v FROM colloquy_sessions WHERE id = $1', ['hc']))[0].v,
+    ).toBe(v)
+    expect((await pushChanges(a.url, [entry('hc', 'hc-2', 'hc-1', 'two')])).map((r) => r.status)).toEqual([
+      'applied',
+    ])
+    const got = await rpc(a.url, 'session::get', { session_id: 'hc' })
+    expect(got.meta).toMatchObject({ title: 'changed', message_count: 2 })
+    const [row] = await pg.query<{ meta: { title: string } }>(
+      'SELECT meta FROM colloquy_sessions WHERE id = $1',
+      ['hc'],
+    )
+    expect(row.meta.title).toBe('changed')
+  })
+
   it('a commit held open after taking its sequence number holds back later commits: a pull or stream never skips it', async () => {
     const slow = await start('--poll-ms', '60000', '--test-hold-after-bump', '1500')
     const base = (await pull(b.url, 0, 1)).head

@@ -98,7 +98,11 @@ const append = (session_id: string, id: string) =>
 /** What must be equal on both paths: the status, the body, and the headers that carry meaning. */
 const essence = (a: Answer) => ({
   status: a.status,
-  body: a.body,
+  // A 429's `retry_after_ms` is the wait left at that moment: a number, not the same one twice.
+  body:
+    typeof (a.body as { retry_after_ms?: unknown } | null)?.retry_after_ms === 'number'
+      ? { ...(a.body as object), retry_after_ms: 'a number' }
+      : a.body,
   type: a.headers['content-type'],
   retryAfter: a.headers['retry-after'],
   authenticate: a.headers['www-authenticate'],

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { firstValueFrom } from 'rxjs'
 import { createStore, memoryStorage, type Store } from '@colloquy/core'
 import { createSync, type Sync } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
@@ -122,10 +123,16 @@ describe('@colloquy/sync against a server that rate-limits it', () => {
   afterAll(() => limited?.stop())
 
   it('backs off on 429 for the Retry-After the server sent, keeps its outbox and converges afterwards', async () => {
-    const seen: Array<{ at: number; status: number; retryAfter: string | null }> = []
+    const seen: Array<{ at: number; status: number; retryAfter: string | null; retryAfterMs?: unknown }> = []
     const counting: typeof fetch = async (input, init) => {
       const res = await fetch(input, init)
-      seen.push({ at: Date.now(), status: res.status, retryAfter: res.headers.get('retry-after') })
+      const body = res.status === 429 ? ((await res.clone().json()) as { retry_after_ms?: unknown }) : {}
+      seen.push({
+        at: Date.now(),
+        status: res.status,
+        retryAfter: res.headers.get('retry-after'),
+        retryAfterMs: body.retry_after_ms,
+      })
       return res
     }
     const open = async (): Promise<{ store: Store; sync: Sync; pending: number[] }> => {
@@ -157,9 +164,12 @@ describe('@colloquy/sync against a server that rate-limits it', () => {
     expect(throttled.length).toBeGreaterThan(0)
     for (const t of throttled) {
       expect(Number(t.retryAfter)).toBeGreaterThanOrEqual(1)
+      // The body says it in ms (the header rounds it up to whole seconds).
+      expect(t.retryAfterMs).toBeGreaterThan(0)
+      expect(t.retryAfterMs).toBeLessThanOrEqual(Number(t.retryAfter) * 1000)
       // The next request came no sooner than the server asked.
       const next = seen.find((s) => s.at > t.at)
-      if (next) expect(next.at - t.at).toBeGreaterThanOrEqual(Number(t.retryAfter) * 1000 - 50)
+      if (next) expect(next.at - t.at).toBeGreaterThanOrEqual((t.retryAfterMs as number) - 50)
     }
     // The outbox was kept through the 429s: it drained only once pushes went through.
     expect(Math.max(...a1.pending)).toBeGreaterThan(5)
@@ -213,5 +223,142 @@ describe('@colloquy/sync against a server with one WebSocket per principal', () 
     await new Promise((r) => setTimeout(r, 1500))
     // Backoff after each refusal: a handful of pulls, not one per event-loop turn.
     expect(requests.n - before).toBeLessThan(8)
+  })
+})
+
+describe('@colloquy/sync against a server that refuses large pushes (413)', () => {
+  const LIMIT = 8192
+  let small: ServerProcess
+  beforeAll(async () => {
+    small = await startServer(['--memory', '--token', 'alice=tok-a', '--max-body-bytes', String(LIMIT)])
+  })
+  afterAll(() => small?.stop())
+
+  /** A device whose pushes (status and body size, in order) are recorded. */
+  const open = async (): Promise<{
+    store: Store
+    sync: Sync
+    pushes: Array<{ status: number; bytes: number; mutations: number }>
+  }> => {
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    const pushes: Array<{ status: number; bytes: number; mutations: number }> = []
+    const recording: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init)
+      if (String(input).endsWith('/sync/push')) {
+        const body = String(init?.body)
+        pushes.push({
+          status: res.status,
+          bytes: Buffer.byteLength(body),
+          mutations: (JSON.parse(body) as { mutations: unknown[] }).mutations.length,
+        })
+      }
+      return res
+    }
+    const sync = createSync(store, {
+      url: small.url,
+      token: 'tok-a',
+      fetch: recording,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    })
+    cleanup.push(
+      () => store.close(),
+      () => sync.close(),
+    )
+    return { store, sync, pushes }
+  }
+
+  it('splits a refused push into smaller ones in outbox order (parents first), keeps the smaller size, and converges', async () => {
+    const a1 = await open()
+    const { session_id } = await a1.store.create({ title: 'long' })
+    // One chain of 40 messages of ~400 characters: about 25 KB in one push, three times the limit.
+    let parent: string | undefined
+    for (let i = 0; i < 40; i++)
+      parent = (await a1.store.append({ session_id, message: user(`m${i} ${'x'.repeat(400)}`) })).entry_id
+    a1.sync.start()
+    await a1.sync.flush()
+
+    expect(a1.pushes[0]).toMatchObject({ status: 413 })
+    // Every push the server took fitted; once one fitted, none was refused again.
+    const taken = a1.pushes.filter((p) => p.status === 200)
+    expect(taken.length).toBeGreaterThan(1)
+    for (const p of taken) expect(p.bytes).toBeLessThanOrEqual(LIMIT)
+    const firstTaken = a1.pushes.findIndex((p) => p.status === 200)
+    expect(a1.pushes.slice(firstTaken).every((p) => p.status === 200)).toBe(true)
+    // Nothing refused: each message reached the server after its parent.
+    expect(await a1.sync.rejections()).toEqual([])
+    expect((await firstValueFrom(a1.sync.status$)).pending).toBe(0)
+
+    const a2 = await open()
+    a2.sync.start()
+    await a2.sync.flush()
+    expect(await state(a2.store)).toStrictEqual(await state(a1.store))
+    const copy = (await state(a2.store))[session_id] as { leaf: string; entries: unknown[] }
+    expect(copy.entries).toHaveLength(40)
+    expect(copy.leaf).toBe(parent)
+  })
+
+  it('a single change too large for the server on its own is rejected for good (kept until acknowledged), not retried forever', async () => {
+    const a1 = await open()
+    const { session_id } = await a1.store.create({ title: 'one too large' })
+    a1.sync.start()
+    await a1.sync.flush()
+    const refused: string[] = []
+    const sub = a1.sync.rejected$.subscribe((r) => refused.push(r.code))
+    cleanup.push(() => sub.unsubscribe())
+    const big = await a1.store.append({ session_id, message: user('y'.repeat(LIMIT * 2)) })
+    await a1.sync.flush()
+    // The message, then the leaf move naming it (the server has no such entry).
+    expect(refused).toEqual(['session/invalid_request', 'session/entry_not_found'])
+    const [rejection, leaf] = await a1.sync.rejections()
+    expect(rejection.change).toMatchObject({ type: 'entry', entry: { id: big.entry_id } })
+    expect(rejection.message).toMatch(/too large/)
+    expect(leaf.change).toMatchObject({ type: 'leaf', entry_id: big.entry_id })
+    // Sent once alone, refused, not sent again.
+    expect(a1.pushes.filter((p) => p.status === 413 && p.mutations === 1)).toHaveLength(1)
+    expect((await firstValueFrom(a1.sync.status$)).pending).toBe(0)
+  })
+})
+
+describe('@colloquy/sync against an unavailable server that says when to come back (503, retry_after_ms)', () => {
+  it('waits the retry_after_ms of a 503 answer (no Retry-After header) before pushing again, then converges', async () => {
+    const pushes: number[] = []
+    let refuse = true
+    // The server answers, but the first push meets a 503 as the server's storage failures are
+    // answered, with how long to wait in the body only.
+    const unavailable: typeof fetch = async (input, init) => {
+      if (String(input).endsWith('/sync/push')) {
+        pushes.push(Date.now())
+        if (refuse) {
+          refuse = false
+          return new Response(
+            JSON.stringify({
+              error: { code: 'session/storage', message: 'session/storage: try later' },
+              retry_after_ms: 1500,
+            }),
+            { status: 503, headers: { 'content-type': 'application/json' } },
+          )
+        }
+      }
+      return fetch(input, init)
+    }
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    const sync = createSync(store, {
+      url: server.url,
+      token: 'tok-a',
+      fetch: unavailable,
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    })
+    cleanup.push(
+      () => store.close(),
+      () => sync.close(),
+    )
+    const { session_id } = await store.create({ title: 'later' })
+    await store.append({ session_id, message: user('hello') })
+    sync.start()
+    await sync.flush()
+    expect(pushes.length).toBeGreaterThanOrEqual(2)
+    // Without the body's figure this would be the first backoff step (250-500 ms).
+    expect(pushes[1] - pushes[0]).toBeGreaterThanOrEqual(1500)
+    expect((await firstValueFrom(sync.status$)).pending).toBe(0)
   })
 })

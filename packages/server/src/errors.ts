@@ -9,6 +9,12 @@ export class HttpError extends Error {
     text: string,
     /** Response headers the answer carries (`Retry-After`, `WWW-Authenticate`, `Connection: close`). */
     readonly headers?: Readonly<Record<string, string>>,
+    /**
+     * For a refusal that passes with time (429, 503): how long to wait, in ms. The answer carries
+     * it as `retry_after_ms` beside `error` (as a WebSocket error frame does), more precise than
+     * `Retry-After`'s whole seconds.
+     */
+    readonly retryAfterMs?: number,
   ) {
     super(`${code}: ${text}`)
     this.name = 'HttpError'
@@ -62,7 +68,10 @@ function details(error: unknown): string {
 export function toWire(
   error: unknown,
   log: (message: string) => void,
-): { status: number; body: { error: { code: string; message: string; id?: string } } } {
+): {
+  status: number
+  body: { error: { code: string; message: string; id?: string }; retry_after_ms?: number }
+} {
   const status =
     error instanceof HttpError
       ? error.status
@@ -70,13 +79,18 @@ export function toWire(
         ? (STATUS[error.code] ?? 500)
         : 500
   const code = error instanceof HttpError || error instanceof SessionError ? error.code : 'server/internal'
-  if (status < 500) return { status, body: { error: { code, message: (error as Error).message } } }
+  const wait = error instanceof HttpError ? error.retryAfterMs : undefined
+  const after = wait === undefined ? {} : { retry_after_ms: wait }
+  if (status < 500) return { status, body: { error: { code, message: (error as Error).message }, ...after } }
   const id = randomBytes(6).toString('hex')
   log(`error ${id} (${code}): ${details(error)}`)
   const what =
     code === 'session/storage' ? 'the storage could not complete the request' : 'unexpected server error'
   return {
     status,
-    body: { error: { code, message: `${code}: ${what} (error ${id}, details in the server log)`, id } },
+    body: {
+      error: { code, message: `${code}: ${what} (error ${id}, details in the server log)`, id },
+      ...after,
+    },
   }
 }

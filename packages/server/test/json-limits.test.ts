@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { checkJsonShape, DEFAULT_JSON_LIMITS, parseJson, type JsonLimits } from '../src/http/json-limits.js'
+import {
+  checkJsonShape,
+  DEFAULT_JSON_LIMITS,
+  parseJson,
+  parseJsonInSlices,
+  type JsonLimits,
+} from '../src/http/json-limits.js'
+import { WORK_BUDGETS } from '../src/work.js'
 
 const small: JsonLimits = { maxDepth: 4, maxArrayLength: 3, maxObjectKeys: 2, maxStringLength: 5 }
 const refused = (text: string, limits = small): string => {
@@ -75,5 +82,63 @@ describe('the server JSON parser checks shape before parsing', () => {
     // Unbalanced and truncated texts too (JSON.parse never sees them).
     expect(refused('['.repeat(1_000_000), DEFAULT_JSON_LIMITS)).toBe('session/invalid_request 400')
     expect(refused(']'.repeat(1_000_000) + '[', DEFAULT_JSON_LIMITS)).toBe('session/invalid_request 400')
+  })
+})
+
+describe('a large body is checked in slices, other work running between them', () => {
+  /** A push-like body of about `chars` characters whose strings hold every character the scan treats specially. */
+  const body = (chars: number): string => {
+    const one = { id: 0, change: { type: 'entry', text: 'a "quoted" [not, structure] {x} \\ end' } }
+    const n = Math.ceil(chars / JSON.stringify(one).length)
+    return JSON.stringify({ mutations: Array.from({ length: n }, (_, id) => ({ ...one, id })) })
+  }
+  /** Counts the turns of the event loop taken while `work` runs. */
+  const turnsDuring = async (work: () => Promise<unknown>): Promise<number> => {
+    let turns = 0
+    let on = true
+    const tick = (): void => {
+      if (!on) return
+      turns++
+      setImmediate(tick)
+    }
+    setImmediate(tick)
+    try {
+      await work()
+    } finally {
+      on = false
+    }
+    return turns
+  }
+
+  it('gives the same value as one pass, letting the loop turn about once per slice', async () => {
+    const text = body(40 * WORK_BUDGETS.sliceChars)
+    let value: unknown
+    const turns = await turnsDuring(async () => (value = await parseJsonInSlices(text, DEFAULT_JSON_LIMITS)))
+    expect(value).toStrictEqual(JSON.parse(text))
+    // Work counted, not timed: one slice of the scan per turn (JSON.parse itself is one more).
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(text.length / WORK_BUDGETS.sliceChars) - 1)
+    // A small body takes no turn at all.
+    expect(await turnsDuring(() => parseJsonInSlices('{"a":[1,2]}', DEFAULT_JSON_LIMITS))).toBe(0)
+  })
+
+  it('refuses what one pass refuses, with the same message, wherever the violation is', async () => {
+    const text = body(10 * WORK_BUDGETS.sliceChars)
+    const limits = { ...DEFAULT_JSON_LIMITS, maxArrayLength: 100 }
+    const late = text.slice(0, -2) + ',[[[[[[[[[[1]]]]]]]]]]]}'
+    for (const [t, l] of [
+      [text, limits],
+      [late, { ...DEFAULT_JSON_LIMITS, maxDepth: 8 }],
+      [text.slice(0, -1), DEFAULT_JSON_LIMITS],
+    ] as const) {
+      const once = (() => {
+        try {
+          return parseJson(t, l)
+        } catch (e) {
+          return (e as Error).message
+        }
+      })()
+      expect(typeof once).toBe('string')
+      await expect(parseJsonInSlices(t, l)).rejects.toThrow(once as string)
+    }
   })
 })

@@ -7,7 +7,7 @@ import {
   type PushResponse,
   type StreamMessage,
 } from '@colloquy/core/protocol'
-import { TransportError } from './transport.js'
+import { MAX_RETRY_AFTER_MS, TransportError } from './transport.js'
 
 /**
  * What a server answers, checked by the protocol's one check (`@colloquy/core/protocol`, the
@@ -48,5 +48,12 @@ export function checkStream(v: unknown): Exclude<StreamMessage, { type: 'error' 
   } catch (e) {
     return retryable(e)
   }
-  return m.type === 'error' ? new TransportError(`stream: ${m.error.message.slice(0, 500)}`, true) : m
+  return m.type === 'error'
+    ? new TransportError(
+        `stream: ${m.error.message.slice(0, 500)}`,
+        true,
+        undefined,
+        m.retry_after_ms === undefined ? undefined : Math.min(m.retry_after_ms, MAX_RETRY_AFTER_MS),
+      )
+    : m
 }

@@ -71,19 +71,49 @@ async function pushBatch(s: Replication, batch: readonly Coalesced[]): Promise<v
   await pushJson(s, batch.slice(start))
 }
 
+/**
+ * Pushes a run of mutations, in order, in pushes of at most `s.pushLimit` mutations. A push the
+ * server refuses as too large (413: past its body or batch limit) is split in two and the halves
+ * pushed one after the other, so parents still go before their children; the smaller size is kept
+ * for the pushes after it. One mutation alone too large for the server is refused for good, like
+ * any rejected change (`rejected$`, kept until acknowledged), not retried forever.
+ */
 async function pushJson(s: Replication, batch: readonly Coalesced[]): Promise<void> {
-  if (!batch.length) return
-  const ids = batch.map(({ id }) => id)
+  for (let at = 0; at < batch.length;) {
+    const part = batch.slice(at, at + s.pushLimit)
+    if (await pushPart(s, part)) at += part.length
+  }
+}
+
+/** One push; false when the server refused it as too large and `s.pushLimit` shrank below it. */
+async function pushPart(s: Replication, part: readonly Coalesced[]): Promise<boolean> {
+  const ids = part.map(({ id }) => id)
   const sentIn = s.generation
-  const { results } = checkPush(
-    await s.transport.push({
+  let answer: unknown
+  try {
+    answer = await s.transport.push({
       client_id: s.clientId,
-      mutations: batch.map(({ id, change }) => ({ id, change })),
-    }),
-    ids,
-  )
+      mutations: part.map(({ id, change }) => ({ id, change })),
+    })
+  } catch (e) {
+    if (!(e instanceof TransportError && e.status === 413)) throw e
+    if (part.length > 1) {
+      s.pushLimit = Math.ceil(part.length / 2)
+      return false
+    }
+    const refused: PushResult = {
+      id: part[0].id,
+      status: 'rejected',
+      code: 'session/invalid_request',
+      message: `too large for the server on its own: ${e.message}`,
+    }
+    await serially(s, () => settle(s, part, [refused], sentIn))
+    return true
+  }
+  const { results } = checkPush(answer, ids)
   // After the changes applied before it, before any after it: the held ones are sorted in order.
-  return serially(s, () => settle(s, batch, results, sentIn))
+  await serially(s, () => settle(s, part, results, sentIn))
+  return true
 }
 
 /** Acknowledges an answered batch, settles its conflicts and keeps its rejections, in one transaction. */

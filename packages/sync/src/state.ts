@@ -31,6 +31,11 @@ export interface Replication {
   readonly now: () => number
   readonly clientId: string
   readonly batchSize: number
+  /**
+   * Most mutations in one push request: the batch size until the server refuses a push as too
+   * large (413), then half of the refused push's (push.ts).
+   */
+  pushLimit: number
   readonly pullLimit: number
   readonly status: BehaviorSubject<SyncStatus>
   readonly conflicts: Subject<Conflict>
@@ -101,6 +106,7 @@ export function replication(store: Store, options: SyncOptions): Replication {
     now,
     clientId: `c_${Math.random().toString(36).slice(2)}${now().toString(36)}`,
     batchSize: options.batchSize ?? 500,
+    pushLimit: options.batchSize ?? 500,
     pullLimit: options.pullLimit ?? 1000,
     status: new BehaviorSubject<SyncStatus>({ state: 'offline', pending: 0, leader: false }),
     conflicts: new Subject<Conflict>(),

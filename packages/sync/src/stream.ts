@@ -22,7 +22,8 @@ export function openStream(s: Replication): void {
       if (m instanceof TransportError) {
         closeStream(s)
         setStatus(s, { state: 'error', error: m.message })
-        setTimeout(w, backoffDelay(++s.streamRefusals))
+        // As long as the server asked (an error frame's `retry_after_ms`), else a growing backoff.
+        setTimeout(w, m.retryAfterMs ?? backoffDelay(++s.streamRefusals))
         return
       }
       // Answers to pings and pushes sent on the stream: this client sends neither there.

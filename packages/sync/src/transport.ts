@@ -44,12 +44,38 @@ export class TransportError extends Error {
 const epochParam = (epoch: string | undefined): string =>
   epoch === undefined ? '' : `&epoch=${encodeURIComponent(epoch)}`
 
+/** The longest wait a server's answer is taken at its word for: a server is input too. */
+export const MAX_RETRY_AFTER_MS = 10 * 60_000
+
 /** `Retry-After` in ms: delta-seconds or an HTTP date; undefined when absent or unreadable. */
 export function retryAfter(value: string | null, now = Date.now()): number | undefined {
   if (value === null || value.trim() === '') return undefined
-  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000
+  if (/^\s*\d+\s*$/.test(value)) return Math.min(Number(value) * 1000, MAX_RETRY_AFTER_MS)
   const at = Date.parse(value)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now)
+  return Number.isNaN(at) ? undefined : Math.min(Math.max(0, at - now), MAX_RETRY_AFTER_MS)
+}
+
+/**
+ * How long a refusal that passes with time (429, 503) asks the client to wait, in ms: the body's
+ * `retry_after_ms` (the server's own figure), else `Retry-After` (whole seconds); undefined for
+ * any other status, or when neither is there or readable. Never past `MAX_RETRY_AFTER_MS`.
+ */
+export function waitAsked(status: number, body: unknown, header: string | null): number | undefined {
+  if (status !== 429 && status !== 503) return undefined
+  const ms = (body as { retry_after_ms?: unknown } | null | undefined)?.retry_after_ms
+  if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0) return Math.min(ms, MAX_RETRY_AFTER_MS)
+  return retryAfter(header)
+}
+
+/** A refused answer as a TransportError: the server's message, whether to retry, and when. */
+function failure(res: Response, body: unknown): TransportError {
+  const message = (body as { error?: { message?: unknown } } | null | undefined)?.error?.message
+  return new TransportError(
+    typeof message === 'string' ? message : `HTTP ${res.status}`,
+    res.status >= 500 || res.status === 429 || res.status === 408,
+    res.status,
+    waitAsked(res.status, body, res.headers.get('retry-after')),
+  )
 }
 
 export function httpTransport(options: HttpTransportOptions): Transport {
@@ -67,15 +93,7 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     }
     const body = (await res.json().catch(() => undefined)) as
       { error?: { code: string; message: string } } | undefined
-    if (!res.ok) {
-      const text = body?.error ? `${body.error.message}` : `HTTP ${res.status}`
-      throw new TransportError(
-        text,
-        res.status >= 500 || res.status === 429 || res.status === 408,
-        res.status,
-        retryAfter(res.headers.get('retry-after')),
-      )
-    }
+    if (!res.ok) throw failure(res, body)
     if (body === undefined) throw new TransportError('malformed response', true, res.status)
     return body as T
   }
@@ -90,14 +108,8 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       throw new TransportError(`network: ${e instanceof Error ? e.message : String(e)}`, true)
     }
   }
-  const failed = async (res: Response): Promise<TransportError> => {
-    const body = (await res.json().catch(() => undefined)) as { error?: { message: string } } | undefined
-    return new TransportError(
-      body?.error?.message ?? `HTTP ${res.status}`,
-      res.status >= 500 || res.status === 429 || res.status === 408,
-      res.status,
-    )
-  }
+  const failed = async (res: Response): Promise<TransportError> =>
+    failure(res, await res.json().catch(() => undefined))
 
   return {
     async uploadAttachment(session_id, a, bytes) {

@@ -30,6 +30,10 @@ const TOKENS = { 'tok-alice': 'alice', 'tok-bob': 'bob' }
 const ONLY = process.env.S6_LOADS?.split(',').filter(Boolean)
 /** More of Node's options for the server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`: profiling slows it, report no figure from such a run). */
 const SERVER_NODE_ARGS = process.env.S6_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []
+/** More of the server's own options (e.g. `S6_SERVER_ARGS='--max-batch 250'` to compare push caps). */
+const SERVER_ARGS = process.env.S6_SERVER_ARGS?.split(' ').filter(Boolean) ?? []
+/** Mutations in the flood's push: the server's default `maxBatch` (`S6_PUSH_MUTATIONS` with a lower `--max-batch`). */
+const PUSH_MUTATIONS = Number(process.env.S6_PUSH_MUTATIONS ?? 1000)
 
 /**
  * The server's longest event-loop block since the last call (`subjects/loop-block.mjs`, preloaded
@@ -140,7 +144,7 @@ function floods(): Flood[] {
   const query = Array.from({ length: TITLE_WORDS }, (_, i) => `w${TITLE_WORDS - 1 - i}`).join(' ')
   const bigPush = {
     client_id: 's6-flood',
-    mutations: Array.from({ length: 1000 }, (_, i) => ({
+    mutations: Array.from({ length: PUSH_MUTATIONS }, (_, i) => ({
       id: i,
       change: {
         type: 'entry',
@@ -172,7 +176,7 @@ function floods(): Flood[] {
       body: '',
     },
     {
-      name: 'push of 1,000 new entries (~1 MB)',
+      name: `push of ${PUSH_MUTATIONS.toLocaleString('en')} new entries (~${Math.round(JSON.stringify(bigPush).length / 1000)} kB)`,
       method: 'POST',
       path: '/sync/push',
       body: JSON.stringify(bigPush),
@@ -269,7 +273,7 @@ const workload: Workload = {
         const { url, child } = await spawnServer(
           root,
           'S6',
-          [...args, '--tokens-file', join(dir, 'tokens.json')],
+          [...args, '--tokens-file', join(dir, 'tokens.json'), ...SERVER_ARGS],
           30_000,
           nodeArgs,
         )

@@ -13,7 +13,7 @@ import { pageJson, type ChangeFeed } from '../changes/change-feed.js'
 import { HttpError, invalidRequest, toWire, tooLarge } from '../errors.js'
 import { sendJson } from './ws-json.js'
 import { eventStream } from './events-ws.js'
-import { parseJson, type JsonLimits } from './json-limits.js'
+import { parseJsonInSlices, type JsonLimits } from './json-limits.js'
 import { history, historyCapabilities } from './history.js'
 import { liveStream, type LiveHub } from './live.js'
 import { parsePushInSlices, push } from './push.js'
@@ -289,6 +289,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
       'http/too_many_requests',
       `more than ${limits.requestsPerSecond} requests per second: retry after ${Math.ceil(wait / 1000)} s`,
       { 'Retry-After': String(Math.ceil(wait / 1000)) },
+      wait,
     )
   const throttle = (key: string): void => {
     const wait = rate.take(key)
@@ -356,7 +357,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
     if (!/^application\/json\b/i.test(r.header('content-type') ?? ''))
       throw new HttpError(415, 'session/invalid_request', 'expected Content-Type: application/json')
     const { text, bytes } = await readBody(r, limits.maxBodyBytes)
-    return { value: text.trim() ? parseJson(text, limits) : undefined, bytes }
+    return { value: text.trim() ? await parseJsonInSlices(text, limits) : undefined, bytes }
   }
   const body = (c: Context): Promise<{ value: unknown; bytes: number }> => readJson(viewOf(c))
   const sameOrigin: MiddlewareHandler = async (c, next) => {

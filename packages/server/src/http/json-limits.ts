@@ -1,4 +1,5 @@
 import { invalidRequest } from '../errors.js'
+import { nextTurn, WORK_BUDGETS } from '../work.js'
 
 /** Shape limits every JSON body and WebSocket message is held to before it is parsed. */
 export interface JsonLimits {
@@ -25,14 +26,17 @@ const SHOWN_LEVELS = 8
 const SHOWN_KEY = 40
 
 /**
- * Checks the shape of a JSON text in one linear pass without recursion, so `JSON.parse` and every
+ * Scans the shape of a JSON text in one linear pass without recursion, so `JSON.parse` and every
  * recursive validator after it only ever see bounded input (a body nested 100,000 deep used to
  * overflow the stack). Only counts and the current key of each open object are kept: open
  * containers form a stack bounded by `maxDepth`. A violation names where it is, as the core's
  * validators name fields (`metadata.k[0][0]…`). The text need not be valid JSON here;
  * `JSON.parse` decides that afterwards.
  */
-export function checkJsonShape(text: string, limits: JsonLimits): void {
+function shapeScanner(
+  text: string,
+  limits: JsonLimits,
+): { readonly length: number; scan(until: number): number } {
   // Per open container: 1 for an object, 0 for an array; its commas so far; for an object, where
   // its current key's raw text (between the quotes) starts and ends, and whether the next string
   // is a key. Positions, not slices: the key's text is only needed to name a violation.
@@ -55,71 +59,112 @@ export function checkJsonShape(text: string, limits: JsonLimits): void {
     return levels > SHOWN_LEVELS ? `${path}…` : path || '(top level)'
   }
   const n = text.length
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i)
-    if (c === 0x22 /* " */) {
-      // The closing quote is the next one not escaped by an odd run of backslashes (found with
-      // the native indexOf: most of a body is string content).
-      const start = i
-      for (;;) {
-        i = text.indexOf('"', i + 1)
-        if (i < 0) {
-          i = n
-          break
+  let i = 0
+  /** Scans on to `until` (past it when a string runs on), returns where it stopped. */
+  const scan = (until: number): number => {
+    const stop = Math.min(until, n)
+    for (; i < stop; i++) {
+      const c = text.charCodeAt(i)
+      if (c === 0x22 /* " */) {
+        // The closing quote is the next one not escaped by an odd run of backslashes (found with
+        // the native indexOf: most of a body is string content).
+        const start = i
+        for (;;) {
+          i = text.indexOf('"', i + 1)
+          if (i < 0) {
+            i = n
+            break
+          }
+          let k = i - 1
+          while (k > start && text.charCodeAt(k) === 0x5c /* \ */) k--
+          if ((i - 1 - k) % 2 === 0) break
         }
-        let k = i - 1
-        while (k > start && text.charCodeAt(k) === 0x5c /* \ */) k--
-        if ((i - 1 - k) % 2 === 0) break
+        const top = kinds.length - 1
+        const isKey = top >= 0 && kinds[top] === 1 && keyNext[top]
+        if (isKey) {
+          keyStart[top] = start + 1
+          keyEnd[top] = i
+          keyNext[top] = false
+        }
+        if (i - start - 1 > limits.maxStringLength)
+          throw invalidRequest(
+            `${where()}: JSON ${isKey ? 'key' : 'string'} longer than ${limits.maxStringLength} characters`,
+          )
+        continue
+      }
+      if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+        if (kinds.length >= limits.maxDepth)
+          throw invalidRequest(`${where()}: JSON nested deeper than ${limits.maxDepth} levels`)
+        kinds.push(c === 0x7b ? 1 : 0)
+        counts.push(0)
+        keyStart.push(0)
+        keyEnd.push(0)
+        keyNext.push(true)
+        continue
+      }
+      if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+        kinds.pop()
+        counts.pop()
+        keyStart.pop()
+        keyEnd.pop()
+        keyNext.pop()
+        continue
       }
       const top = kinds.length - 1
-      const isKey = top >= 0 && kinds[top] === 1 && keyNext[top]
-      if (isKey) {
-        keyStart[top] = start + 1
-        keyEnd[top] = i
-        keyNext[top] = false
+      if (c === 0x2c /* , */ && top >= 0) {
+        const count = ++counts[top] + 1
+        keyNext[top] = true
+        if (kinds[top] === 0 && count > limits.maxArrayLength)
+          throw invalidRequest(`${where(top)}: JSON array with more than ${limits.maxArrayLength} elements`)
+        if (kinds[top] === 1 && count > limits.maxObjectKeys)
+          throw invalidRequest(`${where(top)}: JSON object with more than ${limits.maxObjectKeys} keys`)
       }
-      if (i - start - 1 > limits.maxStringLength)
-        throw invalidRequest(
-          `${where()}: JSON ${isKey ? 'key' : 'string'} longer than ${limits.maxStringLength} characters`,
-        )
-      continue
     }
-    if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-      if (kinds.length >= limits.maxDepth)
-        throw invalidRequest(`${where()}: JSON nested deeper than ${limits.maxDepth} levels`)
-      kinds.push(c === 0x7b ? 1 : 0)
-      counts.push(0)
-      keyStart.push(0)
-      keyEnd.push(0)
-      keyNext.push(true)
-      continue
-    }
-    if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
-      kinds.pop()
-      counts.pop()
-      keyStart.pop()
-      keyEnd.pop()
-      keyNext.pop()
-      continue
-    }
-    const top = kinds.length - 1
-    if (c === 0x2c /* , */ && top >= 0) {
-      const count = ++counts[top] + 1
-      keyNext[top] = true
-      if (kinds[top] === 0 && count > limits.maxArrayLength)
-        throw invalidRequest(`${where(top)}: JSON array with more than ${limits.maxArrayLength} elements`)
-      if (kinds[top] === 1 && count > limits.maxObjectKeys)
-        throw invalidRequest(`${where(top)}: JSON object with more than ${limits.maxObjectKeys} keys`)
-    }
+    return i
+  }
+  return { length: n, scan }
+}
+
+/**
+ * Checks the shape of a JSON text in one linear pass without recursion (see `shapeScanner`): a
+ * violation is a 400 `session/invalid_request` naming where it is.
+ */
+export function checkJsonShape(text: string, limits: JsonLimits): void {
+  const s = shapeScanner(text, limits)
+  s.scan(s.length)
+}
+
+/**
+ * `checkJsonShape` in slices of `WORK_BUDGETS.sliceChars` characters, other requests served
+ * between them (`nextTurn`): a body of megabytes is never one turn of the event loop.
+ */
+export async function checkJsonShapeInSlices(text: string, limits: JsonLimits): Promise<void> {
+  const s = shapeScanner(text, limits)
+  for (let at = s.scan(WORK_BUDGETS.sliceChars); at < s.length; at = s.scan(at + WORK_BUDGETS.sliceChars))
+    await nextTurn()
+}
+
+/** `JSON.parse`, its failure a 400 `session/invalid_request`. */
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (e) {
+    throw invalidRequest(`malformed JSON: ${(e as Error).message}`)
   }
 }
 
 /** The one JSON parser of the server: shape checked first (400 `session/invalid_request`), then parsed. */
 export function parseJson(text: string, limits: JsonLimits): unknown {
   checkJsonShape(text, limits)
-  try {
-    return JSON.parse(text)
-  } catch (e) {
-    throw invalidRequest(`malformed JSON: ${(e as Error).message}`)
-  }
+  return parsed(text)
+}
+
+/**
+ * `parseJson` for a request body: a text longer than a slice has its shape checked in slices
+ * (`checkJsonShapeInSlices`), then is parsed in one go (V8's `JSON.parse` cannot be resumed).
+ */
+export async function parseJsonInSlices(text: string, limits: JsonLimits): Promise<unknown> {
+  if (text.length <= WORK_BUDGETS.sliceChars) return parseJson(text, limits)
+  await checkJsonShapeInSlices(text, limits)
+  return parsed(text)
 }

@@ -17,6 +17,7 @@ import { recordKey, type ChangeKind } from '../../changes/change-index.js'
 import { writeAttachmentBytes, storedBytes } from './attachment-chunks.js'
 import { attachmentBytesOf, attachmentsOf, fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
 import { CHANNEL, PostgresFeed } from './feed.js'
+import { HeadCache, type HeadTextRow } from './head-cache.js'
 import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
 import { slicer, WORK_BUDGETS } from '../../work.js'
@@ -61,8 +62,9 @@ const keyOf = (r: Pick<Rec, 'kind' | 'session_id' | 'entry_id' | 'attachment_id'
 // what bounds commits per second. So each statement below does all it can.
 
 /** Locks the sessions a commit touches and reads their heads (`colloquy_lock_heads`, schema.ts). */
+/** As text, not parsed by the driver: `HeadCache` parses only the rows it has not seen. */
 const LOCK_HEADS =
-  'SELECT sid AS id, smeta AS meta, sleaf AS leaf, sv AS v, sattachments AS attachments FROM colloquy_lock_heads($1::text[])'
+  'SELECT sid AS id, smeta::text AS meta, sleaf AS leaf, sv AS v, sattachments::text AS attachments FROM colloquy_lock_heads($1::text[])'
 
 /**
  * Entries and heads in one statement. Entries are upserted, telling new from replaced ones and
@@ -146,6 +148,7 @@ export function postgresStorage(
   let feed: PostgresFeed
   // Names this instance's rows in `colloquy_events` (its own events are fired by its engine).
   const origin = randomUUID()
+  const known = new HeadCache()
 
   const readEntries = async (db: pg.ClientBase | pg.Pool, id: string): Promise<SessionEntry[]> =>
     (
@@ -174,9 +177,9 @@ export function postgresStorage(
           const run = Promise.resolve().then(async () => {
             batch = undefined
             const keys = [...ids].map(toDb)
-            const rows = (await client.query<HeadRow>(LOCK_HEADS, [keys])).rows
+            const rows = (await client.query<HeadTextRow>(LOCK_HEADS, [keys])).rows
             for (const id of ids) heads.set(id, undefined)
-            for (const r of rows) heads.set(fromDb(r.id), headOf(r))
+            for (const r of rows) heads.set(fromDb(r.id), known.read(r))
           })
           batch = { ids, run }
         }
@@ -225,6 +228,7 @@ export function postgresStorage(
       await client.query('DELETE FROM colloquy_entries WHERE session_id = ANY($1)', [keys])
       await client.query('DELETE FROM colloquy_attachment_chunks WHERE session_id = ANY($1)', [keys])
       await client.query('DELETE FROM colloquy_sessions WHERE id = ANY($1)', [keys])
+      for (const k of keys) known.forget(k)
       for (const id of gone) {
         const metadata = prev.get(id)!.meta.metadata
         recs.push({
@@ -262,6 +266,7 @@ export function postgresStorage(
       const flush = async (): Promise<void> => {
         if (!chunk) return
         const { entries, entryJson, heads: hs, metaJson, sizes } = chunk
+        const attachments = hs.map(attachmentsOf)
         chunk = undefined
         const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, [
           entries.map(([id]) => toDb(id)),
@@ -274,9 +279,18 @@ export function postgresStorage(
           hs.map((h) => h.v),
           sizes,
           hs.map((h) => !before(h.meta.session_id)),
-          hs.map(attachmentsOf),
+          attachments,
         ])
         for (const r of res.rows) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id)}`)
+        // Read back under the next commit's lock, these rows give these very heads (HeadCache).
+        for (let i = 0; i < hs.length; i++)
+          known.wrote(
+            toDb(hs[i].meta.session_id),
+            hs[i],
+            metaJson[i],
+            attachments[i],
+            hs[i].leaf === null ? null : toDb(hs[i].leaf!),
+          )
       }
       for (const id of new Set([...ws.entries.keys(), ...ws.heads.keys()])) {
         chunk ??= { entries: [], entryJson: [], heads: [], metaJson: [], sizes: [], chars: 0 }

@@ -1,0 +1,78 @@
+import type { AttachmentMeta, SessionHead } from '@colloquy/core'
+import { headOf } from './codec.js'
+
+/** A head row as read under a commit's lock: its meta and attachments as the JSON text stored. */
+export interface HeadTextRow {
+  id: string
+  meta: string
+  leaf: string | null
+  v: string | number
+  attachments: string | null
+}
+
+interface Known {
+  readonly meta: string
+  readonly attachments: string | null
+  readonly leaf: string | null
+  readonly v: string
+  readonly head: SessionHead
+}
+
+/**
+ * The heads a commit reads under its lock, parsed once per stored text. A row whose meta and
+ * attachments text, leaf and version are those of the head read (or written) last for its session
+ * is that same head object, not a new parse of it: heads are frozen, and one parsed from the same
+ * text is equal to it in every field, so this is a memo of the parse, whoever wrote the row
+ * (another instance included). It spares the parse, and the engine's check that the head it
+ * holds is still the one on disk finds the very object it holds (`held === disk`) instead of
+ * comparing every meta field by field: on a push touching a thousand sessions whose metadata
+ * holds large arrays, that comparison held the event loop for tens of milliseconds. (The `json`
+ * columns keep text as written, so the text read back is the text written.)
+ */
+export class HeadCache {
+  private readonly known = new Map<string, Known>()
+
+  constructor(
+    /** Sessions remembered at most (the least recently used are forgotten past it). */
+    private readonly max = 100_000,
+  ) {}
+
+  /** The head of a row read under the lock: the remembered object when the row is the same. */
+  read(r: HeadTextRow): SessionHead {
+    const v = String(r.v)
+    const k = this.known.get(r.id)
+    if (k && k.meta === r.meta && k.attachments === r.attachments && k.leaf === r.leaf && k.v === v) {
+      // Most recently used last (Map order), so the oldest go first past `max`.
+      this.known.delete(r.id)
+      this.known.set(r.id, k)
+      return k.head
+    }
+    const head = headOf({
+      id: r.id,
+      meta: JSON.parse(r.meta) as SessionHead['meta'],
+      leaf: r.leaf,
+      v,
+      attachments: r.attachments === null ? null : (JSON.parse(r.attachments) as AttachmentMeta[]),
+    })
+    this.remember(r.id, { meta: r.meta, attachments: r.attachments, leaf: r.leaf, v, head })
+    return head
+  }
+
+  /**
+   * A head written by this instance, with the texts its row was given (`leaf` as stored): the
+   * next commit reading that row back gets this object, the one its engine holds.
+   */
+  wrote(id: string, head: SessionHead, meta: string, attachments: string | null, leaf: string | null): void {
+    this.remember(id, { meta, attachments, leaf, v: String(head.v), head })
+  }
+
+  forget(id: string): void {
+    this.known.delete(id)
+  }
+
+  private remember(id: string, k: Known): void {
+    this.known.delete(id)
+    this.known.set(id, k)
+    if (this.known.size > this.max) this.known.delete(this.known.keys().next().value!)
+  }
+}
