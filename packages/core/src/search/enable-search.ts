@@ -25,6 +25,8 @@ export interface SearchOptions {
    * token. A query indexes whatever is pending first, so it never misses a committed message.
    */
   readonly settleMs?: number
+  /** Work one query may spend (see `SEARCH_WORK_BUDGET`, the default). */
+  readonly workBudget?: number
 }
 
 export interface Search {
@@ -199,7 +201,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
     const req = parseSearchRequest(request)
     const parsed = parseQuery(req.query, req.prefix)
     await flush()
-    return runQuery(index, req, parsed, source)
+    return runQuery(index, req, parsed, source, options.workBudget)
   }
 
   const same = (a: SearchResult, b: SearchResult): boolean => JSON.stringify(a) === JSON.stringify(b)

@@ -104,8 +104,9 @@ export async function runQuery(
   request: SearchRequest,
   query: ParsedQuery,
   source: TextSource,
+  budget = SEARCH_WORK_BUDGET,
 ): Promise<SearchResult> {
-  const meter = new WorkMeter(SEARCH_WORK_BUDGET)
+  const meter = new WorkMeter(budget)
   let incomplete = false
   if (!query.terms.length) return { hits: [], incomplete }
   const matches: Match[] = []

@@ -105,8 +105,20 @@ async function entriesOf(store: Store, sid: string): Promise<SessionEntry[]> {
   return [...(hostOf(store).entries(sid)?.values() ?? [])]
 }
 
-/** Runs one op on `stores[tab]` (ops that pick by index wrap around what exists). */
+/**
+ * Runs one op on `stores[tab]` (ops that pick by index wrap around what exists). A tab may not
+ * have heard yet of a session the other deleted: the store refuses such a write, as it should.
+ */
 export async function apply(stores: readonly Store[], op: Op, search: Search): Promise<void> {
+  try {
+    await applyOne(stores, op, search)
+  } catch (err) {
+    const code = (err as { code?: string }).code
+    if (stores.length < 2 || (code !== 'session/not_found' && code !== 'session/entry_not_found')) throw err
+  }
+}
+
+async function applyOne(stores: readonly Store[], op: Op, search: Search): Promise<void> {
   const store = stores['tab' in op ? op.tab % stores.length : 0]
   if (op.op === 'settle') return search.flush()
   if (op.op === 'create') return void (await store.create({ title: VOCABULARY[op.title] }))
