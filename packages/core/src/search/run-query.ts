@@ -165,7 +165,8 @@ export async function runQuery(
     if (request.active_path_only && !onPath(doc)) continue
     candidates.push({ doc, score })
   }
-  meter.take(Math.ceil(candidates.length * Math.log2(candidates.length + 1)))
+  // The sort is paid for; it runs even past the budget (on candidates the budget bounded already).
+  if (!meter.take(Math.ceil(candidates.length * Math.log2(candidates.length + 1)))) incomplete = true
   // Relevance first; scores equal to a millionth are ties, and the newer message wins them.
   const key = (c: Candidate): number => Math.round(c.score * 1e6)
   candidates.sort(

@@ -24,6 +24,7 @@ const WORD =
 const UNSPACED = /[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u
 // eslint-disable-next-line no-control-regex
 const ASCII = /^[\x00-\x7f]*$/
+const SHARP_S = /ß/g
 const MARKS = /\p{M}+/gu
 /** Longer "words" are hashes, base64 or minified code: nobody types them, and they bloat the index. */
 export const MAX_TERM_CHARS = 64
@@ -36,13 +37,14 @@ const wordSegmenter = (): Intl.Segmenter | null =>
     : segmenter
 
 /**
- * Folds a word for comparison: compatibility forms (ﬁ, full-width letters), case, and combining
- * marks (é is e, Arabic vowel marks drop), so "Café", "CAFE" and "café" are one term.
+ * Folds a word for comparison: compatibility forms (ﬁ, full-width letters), case, ß, and combining
+ * marks (é is e, Arabic and Hebrew vowel marks drop), so "Café", "CAFE" and "café" are one term.
  */
 export function fold(word: string): string {
   // Most words are ASCII: nothing to decompose.
   if (ASCII.test(word)) return word.toLowerCase()
-  return word.normalize('NFKD').replace(MARKS, '').toLowerCase().normalize('NFC')
+  // ß has no case pair in toLowerCase's sense: "STRASSE" and "Straße" are one word.
+  return word.normalize('NFKD').replace(MARKS, '').toLowerCase().replace(SHARP_S, 'ss').normalize('NFC')
 }
 
 /** True when `term` is a single Han, Kana or Hangul character (matched as a prefix of the pairs). */
