@@ -63,9 +63,45 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   const index = new InvertedIndex()
   const persist =
     (options.persist ?? store.storage.name.startsWith('indexeddb:')) && typeof indexedDB !== 'undefined'
+  const changed = new Subject<void>()
+  const dirty = new Set<string>()
+  let closed = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let firstDirtyAt = 0
+  let running: Promise<void> = Promise.resolve()
+  let loaded = false
+
   let disk: IndexStore | undefined
+  // One tab writes the index's database at a time (a Web Lock named after it): two tabs writing
+  // each their own changes could leave a mark beside documents another tab wrote. A tab that
+  // becomes the writer later (the writer closed) first writes everything it holds, whole.
+  let writer = false
+  let rewrite = false
+  const stop = new AbortController()
+  let release = (): void => {}
+  const holding = new Promise<void>((resolve) => (release = resolve))
   if (persist) {
-    disk = await openIndexStore(databaseOf(store.storage.name, text))
+    const name = databaseOf(store.storage.name, text)
+    disk = await openIndexStore(name)
+    const locks = typeof navigator === 'undefined' ? undefined : navigator.locks
+    if (!locks) writer = true
+    else {
+      writer = await new Promise<boolean>((resolve) => {
+        void locks.request(name, { ifAvailable: true }, (lock) => {
+          resolve(lock !== null)
+          return lock && holding
+        })
+      })
+      if (!writer)
+        locks
+          .request(name, { signal: stop.signal }, () => {
+            writer = rewrite = true
+            // Written by the next pass (once the index is loaded: the pass waits for that).
+            if (loaded) void flush().catch(() => {})
+            return holding
+          })
+          .catch(() => {})
+    }
     const { sessions, docs } = await disk.load()
     for (const s of sessions) {
       index.sessions.set(s.sid, { mark: s.mark, title: s.title, docs: new Map() })
@@ -80,13 +116,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
     }
   }
 
-  const changed = new Subject<void>()
-  const dirty = new Set<string>()
-  let closed = false
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let firstDirtyAt = 0
-  let running: Promise<void> = Promise.resolve()
-
+  loaded = true
   // Subscribed before the catch-up reads the heads: a commit landing meanwhile is not missed.
   const sub = store.commits$.subscribe((commit) => {
     for (const sid of commit.changes.keys()) dirty.add(sid)
@@ -182,9 +212,18 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       s.mark = markOf(head)
       sessions.push({ sid, mark: s.mark, title: s.title })
     }
+    if (rewrite && disk) {
+      rewrite = false
+      const all = [...index.sessions.entries()]
+      await disk.replace({
+        sessions: all.map(([sid, s]) => ({ sid, mark: s.mark, title: s.title })),
+        docs: all.flatMap(([, s]) => [...s.docs.values()]),
+      })
+    }
     if (!deleted.length && !sessions.length) return
     changed.next()
-    await disk?.write({ deleted, sessions, docs, removed })
+    // (Done above when this pass rewrote everything: `write` is then a repeat, harmless.)
+    if (writer) await disk?.write({ deleted, sessions, docs, removed })
   }
 
   const source = {
@@ -224,7 +263,11 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       if (timer !== undefined) clearTimeout(timer)
       sub.unsubscribe()
       changed.complete()
-      void running.then(() => disk?.close())
+      stop.abort()
+      void running.then(() => {
+        disk?.close()
+        release()
+      })
     },
   }
 }

@@ -21,6 +21,8 @@ export interface IndexWrite {
 export interface IndexStore {
   load(): Promise<{ sessions: SessionRecord[]; docs: Doc[] }>
   write(w: IndexWrite): Promise<void>
+  /** Replaces everything on disk with `all` (a tab that becomes the writer writes what it holds). */
+  replace(all: { sessions: SessionRecord[]; docs: Doc[] }): Promise<void>
   close(): void
 }
 
@@ -59,6 +61,15 @@ export async function openIndexStore(name: string): Promise<IndexStore> {
       for (const [sid, eid] of w.removed) puts.push(docs.delete([sid, eid]))
       for (const d of w.docs) puts.push(docs.put(d))
       for (const s of w.sessions) puts.push(sessions.put(s))
+      await Promise.all([...puts, tx.done])
+    },
+    async replace(all) {
+      const tx = db.transaction(['sessions', 'docs'], 'readwrite')
+      const sessions = tx.objectStore('sessions')
+      const docs = tx.objectStore('docs')
+      const puts: Promise<unknown>[] = [sessions.clear(), docs.clear()]
+      for (const d of all.docs) puts.push(docs.put(d))
+      for (const s of all.sessions) puts.push(sessions.put(s))
       await Promise.all([...puts, tx.done])
     },
     close: () => db.close(),

@@ -75,4 +75,31 @@ describe('search index over IndexedDB', () => {
     search.close()
     await store.close()
   })
+
+  it('lets one tab write the index database at a time; the next writer writes what it holds', async () => {
+    const name = `search-writer-${crypto.randomUUID()}`
+    const a = await createStore({ storage: indexedDbStorage({ name }) })
+    const b = await createStore({ storage: indexedDbStorage({ name }) })
+    // Nothing settles on its own here: only flushes index.
+    const sa = await enableSearch(a, { settleMs: 600_000 })
+    const sb = await enableSearch(b, { settleMs: 600_000 })
+    const onDisk = async (): Promise<string[]> => {
+      const db = await openDB(`${name}:search`)
+      const sids = (await db.getAll('sessions')).map((r: { sid: string }) => r.sid)
+      db.close()
+      return sids
+    }
+    const { session_id } = await b.create({ title: 'written by the second tab' })
+    await b.append({ session_id, message: user('beta') })
+    await vi.waitFor(() => expect(heads(a)).toBe(heads(b)))
+    await sb.flush()
+    expect(await found(sb, 'beta')).toHaveLength(1)
+    // The second tab indexed it but does not hold the lock: the database does not have it yet.
+    expect(await onDisk()).toEqual([])
+    sa.close()
+    // The first tab let go: the second takes the lock and writes everything it holds.
+    await vi.waitFor(async () => expect(await onDisk()).toEqual([session_id]))
+    sb.close()
+    await Promise.all([a.close(), b.close()])
+  })
 })
