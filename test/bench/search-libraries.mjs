@@ -8,6 +8,7 @@
 // fake-indexeddb there, so the persist column compares the libraries' writes, not a browser's disk.
 import 'fake-indexeddb/auto'
 import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
 globalThis.window = globalThis
 globalThis.navigator ??= {}
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
@@ -17,8 +18,10 @@ import { build } from 'esbuild'
 
 const LIBS = process.env.LIBS ?? '/tmp/search-libs'
 const req = createRequire(join(LIBS, 'package.json'))
-const { Index } = req('flexsearch')
-const IndexedDB = req('flexsearch/db/indexeddb')
+// FlexSearch's CommonJS build of the IndexedDB adapter does not load (SUPPORT_TAGS undefined): its ES modules.
+const esm = (path) => import(pathToFileURL(join(LIBS, 'node_modules', path)).href)
+const { Index } = await esm('flexsearch/dist/flexsearch.bundle.module.min.mjs')
+const { default: IndexedDB } = await esm('flexsearch/dist/module/db/indexeddb/index.js')
 const MiniSearch = req('minisearch')
 const { create, insertMultiple, insert, search: oramaSearch } = req('@orama/orama')
 
