@@ -1,4 +1,5 @@
 import { WorkMeter } from '../ops/work.js'
+import { Heap } from '../util/heap.js'
 import type { SearchRequest, SearchRole } from '../validation/search-request.js'
 import type { Doc, InvertedIndex } from './inverted-index.js'
 import type { ParsedQuery } from './parse-query.js'
@@ -93,6 +94,18 @@ const holdsPhrase = (tokens: readonly Token[], phrase: readonly string[]): boole
   return false
 }
 
+/** The best `k` of `all` in order; `all` whole and sorted when it is short. */
+function best(all: Candidate[], k: number, order: (a: Candidate, b: Candidate) => number): Candidate[] {
+  if (all.length <= k * 4) return all.sort(order)
+  // The heap's top is the worst kept.
+  const heap = new Heap<Candidate>((a, b) => order(b, a))
+  for (const c of all) {
+    if (heap.size < k) heap.push(c)
+    else if (order(c, heap.peek()!) < 0) heap.replaceTop(c)
+  }
+  return heap.drain().sort(order)
+}
+
 interface Candidate {
   readonly doc: Doc
   readonly score: number
@@ -165,24 +178,30 @@ export async function runQuery(
     if (request.active_path_only && !onPath(doc)) continue
     candidates.push({ doc, score })
   }
-  // The sort is paid for; it runs even past the budget (on candidates the budget bounded already).
-  if (!meter.take(Math.ceil(candidates.length * Math.log2(candidates.length + 1)))) incomplete = true
   // Relevance first; scores equal to a millionth are ties, and the newer message wins them.
   const key = (c: Candidate): number => Math.round(c.score * 1e6)
-  candidates.sort(
-    (a, b) =>
-      key(b) - key(a) ||
-      b.doc.ts - a.doc.ts ||
-      (a.doc.sid < b.doc.sid ? -1 : a.doc.sid > b.doc.sid ? 1 : 0) ||
-      ((a.doc.eid ?? '') < (b.doc.eid ?? '') ? -1 : 1),
-  )
-
+  const order = (a: Candidate, b: Candidate): number =>
+    key(b) - key(a) ||
+    b.doc.ts - a.doc.ts ||
+    (a.doc.sid < b.doc.sid ? -1 : a.doc.sid > b.doc.sid ? 1 : 0) ||
+    ((a.doc.eid ?? '') < (b.doc.eid ?? '') ? -1 : 1)
+  // The page is taken from the best few (a heap, O(n log k)); the rest is sorted only when those
+  // ran out (hits whose text is gone, phrases that did not hold).
+  const ranked = best(candidates, request.limit * 2, order)
+  // The sort is paid for; it runs even past the budget (on candidates the budget bounded already).
+  if (!meter.take(Math.ceil(candidates.length * Math.log2(ranked.length + 1)))) incomplete = true
   const exact = new Set(query.terms.filter((t) => !t.prefix).map((t) => t.term))
   const prefixes = query.terms.filter((t) => t.prefix).map((t) => t.term)
   const matchesTerm = (term: string): boolean => exact.has(term) || prefixes.some((p) => term.startsWith(p))
   const hits: SearchHit[] = []
-  for (const c of candidates) {
-    if (hits.length >= request.limit) break
+  for (let i = 0; hits.length < request.limit; i++) {
+    if (i === ranked.length) {
+      if (ranked.length >= candidates.length) break
+      // The best few ran out: the rest, in order (the order is total, so it continues theirs).
+      ranked.push(...candidates.sort(order).slice(ranked.length))
+      if (!meter.take(Math.ceil(candidates.length * Math.log2(candidates.length + 1)))) incomplete = true
+    }
+    const c = ranked[i]
     const text = await source.text(c.doc.sid, c.doc.eid)
     if (text === undefined) continue
     if (!meter.take(text.length)) {

@@ -119,6 +119,24 @@ describe('ranking and filters', () => {
     expect(hits[1].score).toBeGreaterThan(hits[2].score)
   })
 
+  it('finds a phrase held only by a low-ranked message among many holding its words apart', async () => {
+    const store = await open()
+    const { session_id } = await store.create({})
+    await store.appendMany({
+      session_id,
+      messages: Array.from({ length: 100 }, (_, i) => user(`postgres open ${i}`)),
+    })
+    // Longer, so it ranks last by BM25: found only once the best few are used up.
+    const { entry_id } = await store.append({
+      session_id,
+      message: user(`we open postgres ${'and then more words '.repeat(20)}`),
+    })
+    const search = await enableSearch(store)
+    const { hits, incomplete } = await search.query({ query: '"open postgres"', limit: 1 })
+    expect(incomplete).toBe(false)
+    expect(hits.map((h) => h.entry_id)).toEqual([entry_id])
+  })
+
   it('filters by session, role, dates and active path', async () => {
     const store = await open()
     const a = (await store.create({})).session_id
