@@ -110,6 +110,15 @@ const bundle: Workload = {
     const store = await measureStartup(`export { createStore, indexedDbStorage } from ${entry}`, DEPENDENCIES)
     const app = await measureStartup(chatApp(entry), DEPENDENCIES)
     const appAll = await measureStartup(chatApp(entry), [])
+    // The search entry point as an app pays for it on top of the store (one bundle, no splitting).
+    const searchEntry = JSON.stringify(fileURLToPath(import.meta.resolve('@colloquy/core/search')))
+    const withSearch = `${chatApp(entry)}
+import { enableSearch } from ${searchEntry}
+const search = await enableSearch(store)
+search.query$({ query: 'postgr' }).subscribe((r) => console.log(r.hits))
+`
+    const base = await measure(chatApp(entry), DEPENDENCIES)
+    const searching = await measure(withSearch, DEPENDENCIES)
     const split = (m: Size): string =>
       m.files
         ? `; ${m.files.count} startup files, ${(m.files.gzipSum / KB).toFixed(1)} kB gzipped one by one; ${m.files.all} files in all, ${(m.files.allGzip / KB).toFixed(1)} kB`
@@ -149,6 +158,15 @@ const bundle: Workload = {
         10,
         'an app using only createStore, append, updateMessage and messages$ (code splitting on)',
       ),
+      {
+        id: 'bundle',
+        subject: '@colloquy/core/search',
+        metric: 'search entry on top of the chat app, min+gzip',
+        value: (searching.gzip - base.gzip) / KB,
+        unit: 'kB',
+        better: 'lower',
+        note: `${((searching.min - base.min) / KB).toFixed(1)} kB minified: enableSearch + query$ added to the chat app, both bundled whole (no splitting), ${DEPENDENCIES.join(', ')} external; no dependency of its own`,
+      },
       row(
         'chat app at start, with idb+rxjs+nanoid',
         appAll,

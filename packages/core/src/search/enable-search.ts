@@ -1,0 +1,273 @@
+import { type Observable, Subject, defer, distinctUntilChanged, from, merge, of, switchMap } from 'rxjs'
+import { hostOf } from '../host.js'
+import type { SessionEntry } from '../model/model.js'
+import type { SessionHead } from '../storage/seam.js'
+import type { Store } from '../store.js'
+import { parseSearchRequest, type SearchRole } from '../validation/search-request.js'
+import { entryText, type TextOptions } from './doc-text.js'
+import { openIndexStore, type IndexStore, type SessionRecord } from './index-store.js'
+import { InvertedIndex, docOf, type Doc, type SessionDocs } from './inverted-index.js'
+import { parseQuery } from './parse-query.js'
+import { runQuery, type SearchResult } from './run-query.js'
+import { tokenize } from './tokenize.js'
+
+export interface SearchOptions {
+  /** Index thinking blocks too; default false. */
+  readonly thinking?: boolean
+  /**
+   * Keep the index in IndexedDB (a database named after the store's, `<name>:search`), so a reload
+   * catches up instead of reading everything again. Default: when the store's storage is IndexedDB.
+   */
+  readonly persist?: boolean
+  /**
+   * How long a session must be quiet before its changes are indexed (ms, default 300; at most
+   * ten times that while it keeps changing): a streamed reply is indexed when it settles, not per
+   * token. A query indexes whatever is pending first, so it never misses a committed message.
+   */
+  readonly settleMs?: number
+  /** Work one query may spend (see `SEARCH_WORK_BUDGET`, the default). */
+  readonly workBudget?: number
+}
+
+export interface Search {
+  /** The best hits for a query, once everything committed before the call is indexed. */
+  query(request: unknown): Promise<SearchResult>
+  /** The query's answer now and again whenever the index changed it. */
+  query$(request: unknown): Observable<SearchResult>
+  /** Resolves when every commit seen so far is indexed (and written, when persisted). */
+  flush(): Promise<void>
+  /** Stops following the store and closes the index's database. */
+  close(): void
+}
+
+/** The store's head as the index last read it: when it differs, the session is read again. */
+export const markOf = (head: SessionHead): string =>
+  JSON.stringify([head.v, head.meta.created_at, head.meta.updated_at, head.meta.message_count, head.leaf])
+
+const roleOf = (entry: SessionEntry): SearchRole | null =>
+  entry.kind === 'message' ? entry.message.role : null
+
+/** A name for the index's database derived from the store's storage (`indexeddb:colloquy` → `colloquy:search`). */
+const databaseOf = (storage: string, options: TextOptions): string =>
+  `${storage.replace(/^indexeddb:/, '')}:search${options.thinking ? '+thinking' : ''}`
+
+/**
+ * Full-text search over every message of every session in `store`: indexes what is there (from
+ * the persisted index, reading again only sessions changed since), then follows every commit,
+ * whatever made it (this tab, another tab through the relay, sync).
+ */
+export async function enableSearch(store: Store, options: SearchOptions = {}): Promise<Search> {
+  const text: TextOptions = { thinking: options.thinking ?? false }
+  const settleMs = options.settleMs ?? 300
+  const host = hostOf(store)
+  const index = new InvertedIndex()
+  const persist =
+    (options.persist ?? store.storage.name.startsWith('indexeddb:')) && typeof indexedDB !== 'undefined'
+  const changed = new Subject<void>()
+  const dirty = new Set<string>()
+  let closed = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let firstDirtyAt = 0
+  let running: Promise<void> = Promise.resolve()
+  let loaded = false
+
+  let disk: IndexStore | undefined
+  // One tab writes the index's database at a time (a Web Lock named after it): two tabs writing
+  // each their own changes could leave a mark beside documents another tab wrote. A tab that
+  // becomes the writer later (the writer closed) first writes everything it holds, whole.
+  let writer = false
+  let rewrite = false
+  const stop = new AbortController()
+  let release = (): void => {}
+  const holding = new Promise<void>((resolve) => (release = resolve))
+  if (persist) {
+    const name = databaseOf(store.storage.name, text)
+    disk = await openIndexStore(name)
+    const locks = typeof navigator === 'undefined' ? undefined : navigator.locks
+    if (!locks) writer = true
+    else {
+      writer = await new Promise<boolean>((resolve) => {
+        void locks.request(name, { ifAvailable: true }, (lock) => {
+          resolve(lock !== null)
+          return lock && holding
+        })
+      })
+      if (!writer)
+        locks
+          .request(name, { signal: stop.signal }, () => {
+            writer = rewrite = true
+            // Written by the next pass (once the index is loaded: the pass waits for that).
+            if (loaded) void flush().catch(() => {})
+            return holding
+          })
+          .catch(() => {})
+    }
+    const { sessions, docs } = await disk.load()
+    for (const s of sessions) {
+      index.sessions.set(s.sid, { mark: s.mark, title: s.title, docs: new Map() })
+      if (s.title) index.add(s.title)
+    }
+    for (const d of docs) {
+      const s = index.sessions.get(d.sid)
+      // A document without its session record cannot be: written together, deleted together.
+      if (!s || d.eid === null) continue
+      s.docs.set(d.eid, d)
+      index.add(d)
+    }
+  }
+
+  loaded = true
+  // Subscribed before the catch-up reads the heads: a commit landing meanwhile is not missed.
+  const sub = store.commits$.subscribe((commit) => {
+    for (const sid of commit.changes.keys()) dirty.add(sid)
+    schedule()
+  })
+  for (const head of host.heads()) dirty.add(head.meta.session_id)
+  for (const sid of index.sessions.keys()) dirty.add(sid)
+
+  function schedule(): void {
+    if (closed || !dirty.size) return
+    const now = Date.now()
+    if (timer === undefined) firstDirtyAt = now
+    else clearTimeout(timer)
+    const wait = Math.max(0, Math.min(settleMs, firstDirtyAt + settleMs * 10 - now))
+    timer = setTimeout(() => void flush().catch(() => {}), wait)
+  }
+
+  function flush(): Promise<void> {
+    if (timer !== undefined) {
+      clearTimeout(timer)
+      timer = undefined
+    }
+    const pass = running.then(drain)
+    running = pass.catch(() => {})
+    return pass
+  }
+
+  /** The document of one entry as it is now. */
+  function entryDoc(sid: string, e: SessionEntry): Doc {
+    const body = entryText(e, text)
+    const ts = e.kind === 'message' ? e.message.timestamp : e.timestamp
+    return docOf(
+      { sid, eid: e.id, role: roleOf(e), ts, parent: e.parent_id, rev: e.revision },
+      body ? tokenize(body) : [],
+    )
+  }
+
+  async function drain(): Promise<void> {
+    const deleted: string[] = []
+    const sessions: SessionRecord[] = []
+    const docs: Doc[] = []
+    const removed: [string, string][] = []
+    while (dirty.size && !closed) {
+      const [sid] = dirty
+      dirty.delete(sid)
+      let head = host.head(sid)
+      const held = index.sessions.get(sid)
+      if (head && held && held.mark === markOf(head)) continue
+      if (head && !host.entries(sid)) {
+        try {
+          await host.load(sid)
+        } catch (err) {
+          dirty.add(sid)
+          throw err
+        }
+        head = host.head(sid)
+      }
+      const entries = head && host.entries(sid)
+      if (!head || !entries) {
+        if (held) {
+          index.removeSession(sid)
+          deleted.push(sid)
+        }
+        continue
+      }
+      // Read synchronously from here on: the head and the entries are one state of the store.
+      const s: SessionDocs = held ?? { mark: '', title: null, docs: new Map() }
+      if (!held) index.sessions.set(sid, s)
+      for (const e of entries.values()) {
+        const old = s.docs.get(e.id)
+        if (old && old.rev === e.revision) continue
+        const doc = entryDoc(sid, e)
+        if (old) index.remove(old)
+        index.add(doc)
+        s.docs.set(e.id, doc)
+        docs.push(doc)
+      }
+      for (const [eid, old] of s.docs) {
+        if (entries.has(eid)) continue
+        index.remove(old)
+        s.docs.delete(eid)
+        removed.push([sid, eid])
+      }
+      if (s.title) index.remove(s.title)
+      const title = head.meta.title
+      s.title = title
+        ? docOf(
+            { sid, eid: null, role: 'title', ts: head.meta.updated_at, parent: null, rev: -1 },
+            tokenize(title),
+          )
+        : null
+      if (s.title) index.add(s.title)
+      s.mark = markOf(head)
+      sessions.push({ sid, mark: s.mark, title: s.title })
+    }
+    if (rewrite && disk) {
+      rewrite = false
+      const all = [...index.sessions.entries()]
+      await disk.replace({
+        sessions: all.map(([sid, s]) => ({ sid, mark: s.mark, title: s.title })),
+        docs: all.flatMap(([, s]) => [...s.docs.values()]),
+      })
+    }
+    if (!deleted.length && !sessions.length) return
+    changed.next()
+    // (Done above when this pass rewrote everything: `write` is then a repeat, harmless.)
+    if (writer) await disk?.write({ deleted, sessions, docs, removed })
+  }
+
+  const source = {
+    async text(sid: string, eid: string | null): Promise<string | undefined> {
+      if (eid === null) return host.head(sid)?.meta.title
+      if (!host.entries(sid)) await host.load(sid)
+      const e = host.entries(sid)?.get(eid)
+      return e ? (entryText(e, text) ?? undefined) : undefined
+    },
+    leaf: (sid: string) => host.head(sid)?.leaf,
+  }
+
+  async function query(request: unknown): Promise<SearchResult> {
+    const req = parseSearchRequest(request)
+    const parsed = parseQuery(req.query, req.prefix)
+    await flush()
+    return runQuery(index, req, parsed, source, options.workBudget)
+  }
+
+  const same = (a: SearchResult, b: SearchResult): boolean => JSON.stringify(a) === JSON.stringify(b)
+
+  return {
+    query,
+    query$: (request) =>
+      defer(() => {
+        // Checked at subscribe: a bad request errors the observable with its SessionError.
+        const req = parseSearchRequest(request)
+        parseQuery(req.query, req.prefix)
+        return merge(of(undefined), changed).pipe(
+          switchMap(() => from(query(req))),
+          distinctUntilChanged(same),
+        )
+      }),
+    flush,
+    close() {
+      closed = true
+      if (timer !== undefined) clearTimeout(timer)
+      sub.unsubscribe()
+      changed.complete()
+      stop.abort()
+      void running.then(() => {
+        disk?.close()
+        release()
+      })
+    },
+  }
+}

@@ -1,0 +1,77 @@
+import { openDB, type IDBPDatabase } from 'idb'
+import type { Doc } from './inverted-index.js'
+
+/** A session as persisted: its mark (the store's head it reflects) and its title's document. */
+export interface SessionRecord {
+  readonly sid: string
+  readonly mark: string
+  readonly title: Doc | null
+}
+
+/** What one reconciling pass changed, written in one transaction (docs and marks together). */
+export interface IndexWrite {
+  /** Sessions to forget, before anything else. */
+  readonly deleted: readonly string[]
+  readonly sessions: readonly SessionRecord[]
+  readonly docs: readonly Doc[]
+  /** `[sid, eid]` of documents to forget. */
+  readonly removed: readonly (readonly [string, string])[]
+}
+
+export interface IndexStore {
+  load(): Promise<{ sessions: SessionRecord[]; docs: Doc[] }>
+  write(w: IndexWrite): Promise<void>
+  /** Replaces everything on disk with `all` (a tab that becomes the writer writes what it holds). */
+  replace(all: { sessions: SessionRecord[]; docs: Doc[] }): Promise<void>
+  close(): void
+}
+
+const VERSION = 1
+
+/**
+ * The index's own IndexedDB database, beside the store's (never inside it: the store's schema is
+ * the store's). A session's documents and its mark are written in one transaction, so the mark
+ * never claims more than the documents on disk: after a crash, a reopen reads every session whose
+ * mark differs from the store's head again, and finds nothing the store no longer holds.
+ */
+export async function openIndexStore(name: string): Promise<IndexStore> {
+  const db: IDBPDatabase = await openDB(name, VERSION, {
+    upgrade(db) {
+      db.createObjectStore('sessions', { keyPath: 'sid' })
+      db.createObjectStore('docs', { keyPath: ['sid', 'eid'] })
+    },
+  })
+  return {
+    async load() {
+      const tx = db.transaction(['sessions', 'docs'], 'readonly')
+      const [sessions, docs] = await Promise.all([
+        tx.objectStore('sessions').getAll() as Promise<SessionRecord[]>,
+        tx.objectStore('docs').getAll() as Promise<Doc[]>,
+      ])
+      return { sessions, docs }
+    },
+    async write(w) {
+      const tx = db.transaction(['sessions', 'docs'], 'readwrite')
+      const sessions = tx.objectStore('sessions')
+      const docs = tx.objectStore('docs')
+      const puts: Promise<unknown>[] = []
+      for (const sid of w.deleted) {
+        puts.push(sessions.delete(sid), docs.delete(IDBKeyRange.bound([sid], [sid, []])))
+      }
+      for (const [sid, eid] of w.removed) puts.push(docs.delete([sid, eid]))
+      for (const d of w.docs) puts.push(docs.put(d))
+      for (const s of w.sessions) puts.push(sessions.put(s))
+      await Promise.all([...puts, tx.done])
+    },
+    async replace(all) {
+      const tx = db.transaction(['sessions', 'docs'], 'readwrite')
+      const sessions = tx.objectStore('sessions')
+      const docs = tx.objectStore('docs')
+      const puts: Promise<unknown>[] = [sessions.clear(), docs.clear()]
+      for (const d of all.docs) puts.push(docs.put(d))
+      for (const s of all.sessions) puts.push(sessions.put(s))
+      await Promise.all([...puts, tx.done])
+    },
+    close: () => db.close(),
+  }
+}

@@ -1,0 +1,12 @@
+// `@colloquy/core/search`: full-text search over every message of every session, on the device.
+// Its own entry point, so an app that never searches bundles none of it.
+export { enableSearch, type Search, type SearchOptions } from './enable-search.js'
+export { SEARCH_WORK_BUDGET, type SearchHit, type SearchResult } from './run-query.js'
+export type { Snippet } from './snippet.js'
+export { tokenize, fold, type Token } from './tokenize.js'
+export {
+  SEARCH_LIMITS,
+  parseSearchRequest,
+  type SearchRequest,
+  type SearchRole,
+} from '../validation/search-request.js'
