@@ -28,7 +28,10 @@ export const CORE_LAYERS = [
   'import',
   'live',
   'relay',
+  'crypto',
   '.',
+  // Entry points of their own above the store (they take a store and read it through its API).
+  'search',
 ]
 
 function walk(dir) {
