@@ -1,7 +1,10 @@
 // `@colloquy/core/host`: what a process hosting a store reads of it beside the contract's
 // calls. A sync server decides tenancy, quotas and what its change log lacks from it; the sync
-// client seeds and resyncs from it. Everything here reads memory (no storage round trip): every
-// session's head is held from open, its entries once loaded. The store's engine stays its own.
+// client seeds and resyncs from it. Everything here reads memory (no storage round trip). Over a
+// storage that returns every head at open (memory, the server's files and PostgreSQL) every
+// session's head is held from open; over one with paged reads (IndexedDB) only the working set
+// is (`allHeld` false), and `load` reads a session's head as well. Entries are held once loaded. The
+// store's engine stays its own.
 import type { SessionEntry } from './model/model.js'
 import type { SessionHead } from './storage/seam.js'
 import { engineOf, type Store } from './store.js'
@@ -16,15 +19,23 @@ export type { Overlay } from './engine/overlay.js'
 export { jsonEqual, metadataMatches } from './model/json.js'
 
 export interface StoreHost {
-  /** Whether the store holds the session (its head is in memory from open). */
+  /** Whether the store holds the session (its head is in memory from open, or loaded: see `allHeld`). */
   has(session_id: string): boolean
   /** The session's head (meta, active leaf, version, attachments), or undefined when there is no such session. */
   head(session_id: string): SessionHead | undefined
-  /** Every session's head, in no set order (iterate at once: a commit may change the set). */
+  /**
+   * Every session's head, in no set order (iterate at once: a commit may change the set); over
+   * a storage with paged reads, those held (see `allHeld`).
+   */
   heads(): IterableIterator<SessionHead>
+  /**
+   * False when the store holds only a working set of heads (a storage with paged reads): `has`,
+   * `head` and `heads` then answer for loaded sessions only, and a session is loaded by `load`.
+   */
+  readonly allHeld: boolean
   /** The session's entries by id once they are in memory (see `load`); undefined before, or for no such session. */
   entries(session_id: string): ReadonlyMap<string, SessionEntry> | undefined
-  /** Loads the session's entries into memory once (what `entries` then returns); nothing for an unknown session. */
+  /** Loads the session's head and entries into memory once (what `entries` then returns); nothing for an unknown session. */
   load(session_id: string): Promise<void>
   /** `store.applyExternal`: folds changes committed elsewhere into memory and announces them. */
   applyExternal: Store['applyExternal']
@@ -46,9 +57,13 @@ function viewOf(store: Store): StoreHost {
     has: (id) => sessions.has(id),
     head: (id) => sessions.get(id)?.head,
     *heads() {
-      for (const s of sessions.values()) yield s.head
+      // A copy: loading a session while iterating (a resync) moves it in the working set's order.
+      for (const s of [...sessions.values()]) yield s.head
     },
     entries: (id) => sessions.get(id)?.entries,
+    get allHeld() {
+      return !engine.state.partial
+    },
     load: (id) => engine.ensureLoaded(id),
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
   }
