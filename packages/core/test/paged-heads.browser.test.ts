@@ -1,4 +1,4 @@
-import { filter, firstValueFrom } from 'rxjs'
+import { filter, firstValueFrom, shareReplay } from 'rxjs'
 import { describe, expect, it } from 'vitest'
 import { createStore, indexedDbStorage } from '../src/index.js'
 import { engineOf } from '../src/store.js'
@@ -54,9 +54,11 @@ describe('heads on demand over real IndexedDB (Chromium)', () => {
     await seed.close()
     const a = await storeOn(name)
     const b = await storeOn(name)
+    // One subscription throughout: each value after the first comes from a commit, not a new read.
+    const live = a.sessions$({ limit: 3 }).pipe(shareReplay(1))
+    const sub = live.subscribe()
     const showing = (want: string[]) =>
-      firstValueFrom(a.sessions$({ limit: 3 }).pipe(filter((l) => l.map((m) => m.session_id).join() === want.join())))
-    const sub = a.sessions$({ limit: 3 }).subscribe()
+      firstValueFrom(live.pipe(filter((l) => l.map((m) => m.session_id).join() === want.join())))
     await showing(ids.slice(-3).reverse())
     await b.append({ session_id: ids[0], message: user('up') })
     await showing([ids[0], ids[19], ids[18]])
