@@ -35,11 +35,20 @@ export interface StoreHost {
   readonly allHeld: boolean
   /** The session's entries by id once they are in memory (see `load`); undefined before, or for no such session. */
   entries(session_id: string): ReadonlyMap<string, SessionEntry> | undefined
+  /**
+   * Every session's head, whether held or not: the held ones when every head is, else read a
+   * page at a time from the storage (oldest first), none of them kept. For walks over the whole
+   * store (a sync resync) that must not depend on what is loaded.
+   */
+  everyHead(): AsyncIterable<SessionHead>
   /** Loads the session's head and entries into memory once (what `entries` then returns); nothing for an unknown session. */
   load(session_id: string): Promise<void>
   /** `store.applyExternal`: folds changes committed elsewhere into memory and announces them. */
   applyExternal: Store['applyExternal']
 }
+
+/** How many heads `everyHead` reads at a time. */
+const EVERY_HEAD_PAGE = 500
 
 const hosts = new WeakMap<Store, StoreHost>()
 
@@ -65,6 +74,21 @@ function viewOf(store: Store): StoreHost {
       return !engine.state.partial
     },
     load: (id) => engine.ensureLoaded(id),
+    async *everyHead() {
+      const paged = engine.storage.paged
+      if (!engine.state.partial || !paged) {
+        for (const s of [...sessions.values()]) yield s.head
+        return
+      }
+      let after: { k: number; id: string } | undefined
+      for (;;) {
+        const page = await paged.page({ order: 'created_asc', limit: EVERY_HEAD_PAGE, ...(after && { after }) })
+        for (const head of page) yield head
+        if (page.length < EVERY_HEAD_PAGE) return
+        const last = page[page.length - 1].meta
+        after = { k: last.created_at, id: last.session_id }
+      }
+    },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
   }
 }

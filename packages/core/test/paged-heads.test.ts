@@ -14,6 +14,7 @@ import {
   type Store,
 } from '../src/index.js'
 import { engineOf } from '../src/store.js'
+import { hostOf } from '../src/host.js'
 import { selectSessions } from '../src/ops/select.js'
 
 // Issue 28: a store over a storage with paged reads opens without reading heads, lists through
@@ -114,6 +115,20 @@ describe('opening and listing without every head (paged reads)', () => {
     expect((await s.get({ session_id: ids[0] }))?.meta.title).toBe(`t-${ids[0]}`)
     await s.append({ session_id: ids[1], message: user('hi') })
     expect((await s.get({ session_id: ids[1] }))?.meta.message_count).toBe(1)
+    await s.close()
+  })
+
+  it("a host walks every session's head, loaded or not, a page at a time", async () => {
+    const now = { t: 1_000 }
+    const s = await createStore({ storage: memoryStorage({ paged: true }), multiTab: false, now: () => now.t, maxHeads: 5 })
+    const ids = await fill(s, 1_100, now)
+    await s.flush()
+    const host = hostOf(s)
+    expect(host.allHeld).toBe(false)
+    expect([...host.heads()].length).toBeLessThanOrEqual(5)
+    const walked: string[] = []
+    for await (const head of host.everyHead()) walked.push(head.meta.session_id)
+    expect(walked).toStrictEqual(ids)
     await s.close()
   })
 

@@ -70,9 +70,17 @@ export type Stamped = { h?: Stamp }
  * the new updated_at; see `Stamp`): an index on the head record's `updated_at` would be stale,
  * and an index over the stamps' `u` holds one record per commit (older stamps stay), so walking
  * it is not bounded by the page size. The order record is tiny (five fields, no metadata, no
- * title, no draft), so an append's second put costs a fraction of the head record it replaces.
- * Measured with `node test/bench/run.mjs W1 W3` before and after, on the shared machine: see the
- * commit adding it. Status and kind ride along so those filters skip sessions without reading
+ * title, no draft), so an append's second put costs a fraction of the head record version 3
+ * took out of it, and it is written only when one of its fields moved (a title, a draft, a
+ * leaf move: none). Its cost, `node test/bench/run.mjs W1 W3`, twice before and twice after on
+ * the shared 2-core machine: W1 (10k awaited appends) 16,460 and 15,221 ms (1.65x and 1.42x raw
+ * IndexedDB in the same runs) before, 15,344 and 15,772 ms (1.82x and 1.76x) after; W3 (2k
+ * streamed updates) 75.5 and 72.7 ms before, 83.7 and 94.6 ms after (medians of 5 rounds; W3
+ * commits a transaction per ~150 updates, each now with the order put). So about 10-25% on an
+ * append against raw IndexedDB, in exchange for an open and a first page that no longer grow
+ * with the number of sessions. The alternatives cost more: the head record rewritten on each
+ * append (version 2: 30-45%), or an index over every stamp (a page walk unbounded by its size).
+ * Status and kind ride along so those filters skip sessions without reading
  * their heads; the metadata filter reads the head (under the list's work budget).
  */
 export interface Order {
