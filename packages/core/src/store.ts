@@ -57,6 +57,12 @@ export interface StoreOptions {
    */
   cache?: { maxBytes: number; idleMs?: number }
   /**
+   * Over a storage that reads heads on demand (IndexedDB), how many session heads the store
+   * keeps in memory once idle, least recently used let go first (sessions holding entries or
+   * watched by a live query aside); default 500. Opening reads none of them.
+   */
+  maxHeads?: number
+  /**
    * Fetch the code of the operations loaded on first use (and of imports and attachment bytes)
    * in the background once the store is open and the entries its first live queries asked for
    * are loaded; default true, so a page that goes offline without a
@@ -250,6 +256,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     },
   }
   const budget = options.cache
+  const maxHeads = options.maxHeads
+  if (maxHeads !== undefined && (!Number.isSafeInteger(maxHeads) || maxHeads < 1))
+    throw new SessionError('session/invalid_request', 'maxHeads: expected a positive integer')
   if (budget) await code.cache.load()
   const multiTab = (options.multiTab ?? true) && typeof BroadcastChannel !== 'undefined'
   // The batch runner arrives with the operations' table it runs and the write halves of what
@@ -268,6 +277,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     )
   const engine = new Engine(storage, ctx, batches, {
     cache: budget && ((state) => new code.cache.value!.EntryCache(state, budget.maxBytes, budget.idleMs)),
+    ...(maxHeads !== undefined && { maxHeads }),
   })
   await engine.open()
   const bus = new EventBus()

@@ -63,7 +63,7 @@ const texts = async (s: Store, session_id: string): Promise<string[]> =>
   )
 
 describe('append-only IndexedDB layout', () => {
-  it('an append writes only its entry (one store), and leaf, count and updated_at are found again on open', async () => {
+  it('an append writes its entry and its order record, never the head record; leaf, count and updated_at are found again on open', async () => {
     const name = dbName()
     let clock = 1_000
     const a = await silentOn(name, () => clock)
@@ -88,7 +88,8 @@ describe('append-only IndexedDB layout', () => {
     } finally {
       IDBDatabase.prototype.transaction = transaction
     }
-    expect(scopes).toStrictEqual(Array.from({ length: 5 }, () => ['entries']))
+    // The entry and the session's small order record (version 5: its updated_at moved).
+    expect(scopes).toStrictEqual(Array.from({ length: 5 }, () => ['entries', 'order']))
     // The head record on disk is the one the create wrote.
     expect(await rawAll(name, 'sessions')).toStrictEqual([before])
     const live = (await a.get({ session_id }))!.meta
@@ -164,15 +165,20 @@ describe('append-only IndexedDB layout', () => {
       ['s1', 3, 13, 'branches'],
       ['s2', 1, 22, 'custom'],
     ])
+    // Listed through the order records the upgrade wrote (version 5), in the contract's orders.
+    expect(listed.map((m) => m.session_id)).toStrictEqual(['s2', 's1'])
+    expect((await a.list({ order: 'created_asc', limit: 1 })).sessions.map((m) => m.session_id)).toStrictEqual([
+      's1',
+    ])
     expect(await ids(a, 's1')).toStrictEqual(['e1', 'e2'])
     expect((await a.getMessage({ session_id: 's1', entry_id: 'e3' }))!.entry).toStrictEqual(s1[2])
     expect((await a.getMessage({ session_id: 's2', entry_id: 'f1' }))!.entry).toStrictEqual(s2[0])
     const tree = await a.messages({ session_id: 's2' })
     expect(tree.messages.map((m) => m.entry_id)).toStrictEqual(['f1'])
 
-    // The upgraded database is version 4 and holds every record it held.
+    // The upgraded database is version 5 and holds every record it held.
     const raw = await rawOpen(name)
-    expect(raw.version).toBe(4)
+    expect(raw.version).toBe(5)
     expect([...raw.transaction('entries').objectStore('entries').indexNames]).toStrictEqual(['stamps'])
     const entries = (await req(raw.transaction('entries').objectStore('entries').getAll())) as Array<{
       id?: string
@@ -196,6 +202,63 @@ describe('append-only IndexedDB layout', () => {
     expect((await b.get({ session_id: 's2' }))!.meta).toMatchObject({ message_count: 1, updated_at: 22 })
   })
 
+  it('opens a version-4 database with data: order records from each head and its newest stamp, then pages', async () => {
+    const name = dbName()
+    const meta = (session_id: string, created_at: number, updated_at: number) => ({
+      session_id,
+      title: session_id,
+      description: '',
+      status: 'idle',
+      kind: 'user',
+      created_at,
+      updated_at,
+      message_count: 0,
+    })
+    // Version 4 as the previous build wrote it: heads, markers stamped with their `v`, and on s1
+    // an appended entry whose stamp carries a later updated_at than its head record.
+    const old = await rawOpen(name, 4, (db) => {
+      for (const s of ['sessions', 'kv', 'attachments']) db.createObjectStore(s)
+      db.createObjectStore('outbox', { autoIncrement: true })
+      db.createObjectStore('entries').createIndex('stamps', ['h.s', 'h.o'])
+    })
+    const tx = old.transaction(['sessions', 'entries'], 'readwrite')
+    const ids3 = ['s1', 's2', 's3']
+    for (const [i, id] of ids3.entries()) {
+      tx.objectStore('sessions').put({ meta: meta(id, i + 1, 10 * (i + 1)), leaf: null, v: 1 }, id)
+      tx.objectStore('entries').put({ h: { s: id, v: 1, o: -1, i: `inc-${id}` } }, [id, 0])
+    }
+    const e1 = { id: 'e1', parent_id: null, timestamp: 5, revision: 0, kind: 'message', message: user('late') }
+    tx.objectStore('entries').put(
+      { ...e1, h: { s: 's1', v: 2, o: -2, i: 'inc-s1', l: 'e1', n: 1, u: 99 } },
+      ['s1', 'e1'],
+    )
+    await committed(tx)
+    old.close()
+
+    const a = await silentOn(name)
+    const byUpdated = await a.list({ limit: 2 })
+    expect(byUpdated.sessions.map((m) => [m.session_id, m.updated_at, m.message_count])).toStrictEqual([
+      ['s1', 99, 1],
+      ['s3', 30, 0],
+    ])
+    const rest = await a.list({ limit: 2, cursor: byUpdated.next_cursor })
+    expect(rest.sessions.map((m) => m.session_id)).toStrictEqual(['s2'])
+    expect(rest.next_cursor).toBeUndefined()
+    expect((await a.list({ order: 'created_desc' })).sessions.map((m) => m.session_id)).toStrictEqual([
+      's3',
+      's2',
+      's1',
+    ])
+    // Appending moves a session up: its order record is written with the entry.
+    await a.append({ session_id: 's2', message: user('now') })
+    expect((await a.list({ limit: 1 })).sessions[0].session_id).toBe('s2')
+    const raw = await rawOpen(name)
+    expect(raw.version).toBe(5)
+    const order = (await req(raw.transaction('order').objectStore('order').getAll())) as Array<{ s: string; u: number }>
+    expect(order.find((o) => o.s === 's1')!.u).toBe(99)
+    raw.close()
+  })
+
   it('opens a version-3 database in place, and code of version 3 (writing without the writer lock) is shut out', async () => {
     const name = dbName()
     const a = await silentOn(name)
@@ -205,7 +268,8 @@ describe('append-only IndexedDB layout', () => {
     // Back to version 3, as the previous build left it: the same stores, index and records.
     const before = { sessions: await rawAll(name, 'sessions'), entries: await rawAll(name, 'entries') }
     const v4 = await rawOpen(name)
-    const stores = [...v4.objectStoreNames]
+    // (The order records came with version 5.)
+    const stores = [...v4.objectStoreNames].filter((s) => s !== 'order')
     v4.close()
     // A version cannot go down: delete the database and build it again at 3, index included.
     await req(indexedDB.deleteDatabase(name) as unknown as IDBRequest<unknown>)
@@ -238,7 +302,7 @@ describe('append-only IndexedDB layout', () => {
     // Nor can it open the database again to write beside the lock's holder.
     await expect(rawOpen(name, 3)).rejects.toMatchObject({ name: 'VersionError' })
     const raw = await rawOpen(name)
-    expect(raw.version).toBe(4)
+    expect(raw.version).toBe(5)
     raw.close()
   })
 

@@ -290,8 +290,12 @@ describe('the write path fetched on first use', () => {
     await store.close()
     // On disk, as a new page reads it.
     const reopened = core.indexedDbStorage({ name })
-    const heads = await reopened.open()
-    expect(heads.map((h) => [h.leaf, h.meta.message_count])).toStrictEqual([[b.entry_id, 3]])
+    // Opening reads no head (issue 28): the head is read on demand, the session listed by page.
+    expect(await reopened.open()).toStrictEqual([])
+    const head = await reopened.paged!.head('chat')
+    expect([head?.leaf, head?.meta.message_count]).toStrictEqual([b.entry_id, 3])
+    const page = await reopened.paged!.page({ order: 'updated_desc', limit: 10 })
+    expect(page.map((h) => h.meta.session_id)).toStrictEqual(['chat'])
     expect(
       (await reopened.entries('chat')).map((e) => (e.kind === 'message' ? text(e) : e.id)),
     ).toStrictEqual(['hello!', 'a', 'b'])

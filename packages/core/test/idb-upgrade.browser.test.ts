@@ -14,12 +14,15 @@ describe('store creation and upgrades fetched on demand (Chromium)', () => {
     performance.getEntriesByType('resource').some((r) => /\/src\/storage\/idb\/idb-upgrade\.ts/.test(r.name))
 
   it('opening a current database fetches no upgrade code; a new one is created whole once it is fetched', async () => {
-    // A database already at the current layout (version 4), made by hand.
+    // A database already at the current layout (version 5), made by hand.
     const current = dbName()
-    await createDatabase(current, 4, (db) => {
+    await createDatabase(current, 5, (db) => {
       for (const s of ['sessions', 'kv', 'attachments']) db.createObjectStore(s)
       db.createObjectStore('outbox', { autoIncrement: true })
       db.createObjectStore('entries').createIndex('stamps', ['h.s', 'h.o'])
+      const order = db.createObjectStore('order')
+      order.createIndex('updated', ['u', 's'])
+      order.createIndex('created', ['c', 's'])
     })
     const a = await storeOn(current)
     await a.list()
@@ -38,13 +41,18 @@ describe('store creation and upgrades fetched on demand (Chromium)', () => {
       r.onsuccess = () => resolve(r.result)
       r.onerror = () => reject(r.error)
     })
-    expect(db.version).toBe(4)
+    expect(db.version).toBe(5)
     expect([...db.objectStoreNames].sort()).toStrictEqual([
       'attachments',
       'entries',
       'kv',
+      'order',
       'outbox',
       'sessions',
+    ])
+    expect([...db.transaction('order').objectStore('order').indexNames].sort()).toStrictEqual([
+      'created',
+      'updated',
     ])
     expect([...db.transaction('entries').objectStore('entries').indexNames]).toStrictEqual(['stamps'])
     db.close()

@@ -1,4 +1,4 @@
-import type { ReplicaChange, SideWrite } from '@colloquy/core'
+import type { ReplicaChange, SessionMeta, SideWrite } from '@colloquy/core'
 import { hostOf } from '@colloquy/core/host'
 import { parentsFirst } from '@colloquy/core/protocol'
 import { CHECKPOINT, EPOCH, RESYNC } from './checkpoint.js'
@@ -12,9 +12,9 @@ import { KV, closeStream, serially, type Replication, type Resync } from './stat
  */
 export function beginResync(s: Replication, next: string | undefined): Promise<void> {
   closeStream(s)
-  // A second reset (the stream's and a pull's) restarts the pull, not the local snapshot.
-  const leaves = s.resync?.leaves ?? localLeaves(s)
   const run = async (): Promise<void> => {
+    // A second reset (the stream's and a pull's) restarts the pull, not the local snapshot.
+    const leaves = s.resync?.leaves ?? (await localLeaves(s))
     s.epoch = next
     // The log starts over: what was held comes again, positions answered before mean nothing.
     s.generation++
@@ -35,9 +35,11 @@ export function beginResync(s: Replication, next: string | undefined): Promise<v
 }
 
 /** The local active leaves before a resync's pull moves them to the server's. */
-function localLeaves(s: Replication): Map<string, string> {
+async function localLeaves(s: Replication): Promise<Map<string, string>> {
   const out = new Map<string, string>()
-  for (const head of hostOf(s.store).heads()) if (head.leaf) out.set(head.meta.session_id, head.leaf)
+  // Every session, loaded or not (a store over IndexedDB holds only a working set of heads).
+  for await (const head of hostOf(s.store).everyHead())
+    if (head.leaf) out.set(head.meta.session_id, head.leaf)
   return out
 }
 
@@ -56,7 +58,9 @@ export async function finishResync(s: Replication): Promise<void> {
   const { store } = s
   const host = hostOf(store)
   const side: SideWrite[] = []
-  for (const { meta } of host.heads()) {
+  const all: SessionMeta[] = []
+  for await (const head of host.everyHead()) all.push(head.meta)
+  for (const meta of all) {
     const id = meta.session_id
     const known = seen.sessions.has(id)
     await host.load(id)

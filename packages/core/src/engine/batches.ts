@@ -8,7 +8,7 @@ import { storageFailure } from '../model/storage-failure.js'
 import { StaleHeadError } from '../storage/seam.js'
 import { fold } from './changes.js'
 import { jsonEqual } from '../model/json.js'
-import type { SessionEntry } from '../model/model.js'
+import type { FunctionId, SessionEntry } from '../model/model.js'
 import type { SessionState } from './state.js'
 import type { SessionHead, StorageReader } from '../storage/seam.js'
 
@@ -21,6 +21,8 @@ interface Scan {
   readonly needEntries: Set<string>
   readonly writes: boolean
   readonly internal: boolean
+  /** Some call reads a page of sessions (see `OperationSpec.page`). */
+  readonly pages: boolean
 }
 
 const storageError = (cause: unknown): SessionError => storageFailure('write failed', cause)
@@ -102,6 +104,8 @@ export class BatchRunner implements Batches {
         if (!this.engine.queue.length && !this.flights.length) {
           const idle = this.engine.idle
           this.engine.running = this.engine.idle = undefined
+          // Idle: the working set of heads may let go of what passed its bound.
+          this.engine.trim()
           idle?.()
         }
       })
@@ -131,13 +135,13 @@ export class BatchRunner implements Batches {
       const p = this.engine.queue[i]
       if (p.fn !== 'internal' && !this.operations[p.fn].write) {
         const id = p.req.session_id
+        const held = typeof id === 'string' ? this.engine.state.sessions.get(id) : undefined
         if (
           SESSION_READS.has(p.fn) &&
           typeof id === 'string' &&
           !barred.has(id) &&
-          (!this.operations[p.fn].entries ||
-            this.engine.state.sessions.get(id)?.entries !== undefined ||
-            !this.engine.state.sessions.has(id))
+          // Not held: absent, unless heads are read on first use (then it waits for its read).
+          (held ? !this.operations[p.fn].entries || held.entries !== undefined : !this.engine.state.partial)
         ) {
           ;(answered ??= []).push(p)
           continue
@@ -239,6 +243,7 @@ export class BatchRunner implements Batches {
     const needEntries = new Set<string>()
     let writes = false
     let internal = false
+    let pages = false
     // A burst is mostly one function on one session: each is looked up once per run of them.
     let fn: Pending['fn'] | undefined
     let entries = false
@@ -253,6 +258,7 @@ export class BatchRunner implements Batches {
         } else {
           const op = this.operations[fn]
           if (op.write) writes = true
+          if (op.pages) pages = true
           entries = op.entries
         }
       }
@@ -262,13 +268,14 @@ export class BatchRunner implements Batches {
           needEntries.add(id)
         }
       }
-      const id = p.req.session_id
+      // (A mention's view names its session `id`.)
+      const id = p.fn === 'session::mention::get' ? (p.req as { id?: unknown }).id : p.req.session_id
       if (typeof id !== 'string' || id === last) continue
       last = id
       touched.add(id)
       if (entries) needEntries.add(id)
     }
-    return { touched, needEntries, writes, internal }
+    return { touched, needEntries, writes, internal, pages: pages && this.engine.state.partial }
   }
 
   /**
@@ -277,6 +284,11 @@ export class BatchRunner implements Batches {
    * must then be absent on disk too) or held with the entries it needs.
    */
   private fromMemory(scan: Scan, base: Overlay | undefined): boolean {
+    // Over a storage with paged reads, a session neither held nor made by the batch before may
+    // be on disk: its head is read inside the transaction (first use).
+    if (this.engine.state.partial)
+      for (const id of scan.touched)
+        if (!this.engine.state.sessions.has(id) && (base ? base.head(id) === undefined : true)) return false
     for (const id of scan.needEntries) {
       const s = this.engine.state.sessions.get(id)
       if (s && !s.entries && (base ? base.head(id) !== undefined : true)) return false
@@ -286,15 +298,47 @@ export class BatchRunner implements Batches {
 
   /** A batch may start while `overlay`'s batch commits: plain writes that touch known sessions. */
   private buildsOn(scan: Scan, overlay: Overlay): boolean {
-    return scan.writes && !scan.internal && scan.touched.size > 0 && this.fromMemory(scan, overlay)
+    return (
+      scan.writes && !scan.internal && !scan.pages && scan.touched.size > 0 && this.fromMemory(scan, overlay)
+    )
+  }
+
+  /**
+   * Before a batch that reads pages of sessions (over a storage with paged reads), with nothing
+   * in flight: reads each such call's page from disk, which then equals the committed state.
+   * A call whose page cannot be read (a bad cursor, a filter past its budget) fails alone.
+   */
+  private async pages(batch: readonly Pending[], spare: number): Promise<void> {
+    const paged = this.engine.storage.paged!
+    await Promise.all(
+      batch.map(async (p) => {
+        if (p.fn === 'internal' || !this.operations[p.fn].pages) return
+        const page = this.operations[p.fn].page as
+          | ((req: unknown, ctx: OpContext, spare: number) => Parameters<typeof paged.page>[0])
+          | undefined
+        try {
+          if (!page) throw new SessionError('session/storage', `${p.fn}: called before its code was fetched`)
+          p.listed = (await paged.page(page(p.req, this.engine.ctx, spare))).map((h) => h.meta)
+        } catch (error) {
+          p.failure = error instanceof SessionError ? error : storageError(error)
+        }
+      }),
+    )
   }
 
   private async run(batch: Pending[], source: ChangeSource, scan: Scan, flight: Flight): Promise<void> {
     const { touched, needEntries } = scan
     if (this.engine.cache) for (const id of touched) this.engine.cache.touch(id)
+    if (this.engine.state.partial) for (const id of touched) this.engine.state.use(id)
+    // The batch's own writes may push as many sessions out of a page as it touches (a created
+    // session only adds one).
+    if (scan.pages) await this.pages(batch, touched.size)
     if (!scan.writes) {
       try {
-        await Promise.all([...needEntries].map((id) => this.engine.ensureLoaded(id)))
+        await Promise.all([
+          ...[...needEntries].map((id) => this.engine.ensureLoaded(id)),
+          ...[...touched].map((id) => this.engine.ensureHead(id)),
+        ])
       } catch (cause) {
         for (const p of batch) p.reject(storageError(cause))
         return
@@ -488,6 +532,19 @@ export class BatchRunner implements Batches {
    */
   private execute(p: Pending, overlay: Overlay, applied: AppliedOp[] | undefined): unknown {
     if (p.fn === 'internal') return p.run!(overlay)
+    if (p.failure !== undefined) throw p.failure
+    if (p.listed) {
+      overlay.listed = p.listed
+      try {
+        return this.apply(p as Pending & { fn: FunctionId }, overlay, applied)
+      } finally {
+        overlay.listed = undefined
+      }
+    }
+    return this.apply(p as Pending & { fn: FunctionId }, overlay, applied)
+  }
+
+  private apply(p: Pending & { fn: FunctionId }, overlay: Overlay, applied: AppliedOp[] | undefined): unknown {
     if (p.guard) {
       const stop = p.guard(typeof p.req.session_id === 'string' ? overlay.head(p.req.session_id) : undefined)
       if (stop) return stop.answer

@@ -50,7 +50,9 @@ export function fold(
     )
   }
   for (const id of payload.deleted) {
-    if (state.sessions.delete(id) || authoritative) touch(id, { head: null })
+    // A working set (paged reads) announces a deletion of a session it does not hold too: a
+    // live list may show it.
+    if (state.sessions.delete(id) || authoritative || state.partial) touch(id, { head: null })
   }
   for (const head of payload.heads) {
     const id = head.meta.session_id

@@ -3,7 +3,7 @@ import type { EntryCache } from './cache.js'
 import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionChange } from './changes.js'
 import type { OpContext } from '../model/context.js'
 import type { Overlay } from './overlay.js'
-import type { EventEnvelope, FunctionId, FunctionMap } from '../model/model.js'
+import type { EventEnvelope, FunctionId, FunctionMap, SessionMeta } from '../model/model.js'
 import { State, type SessionState } from './state.js'
 import type { SessionHead, SideWrite, Storage } from '../storage/seam.js'
 
@@ -22,6 +22,10 @@ export interface Pending {
   /** An internal write whose `req` names an `entry_id` only rewrites that message (a recipe update): it gathers as updates do. */
   req: { session_id?: string; entry_id?: string }
   guard?: CallGuard
+  /** The sessions a call reading a page of them sees, read before its batch (see `OperationSpec.page`). */
+  listed?: readonly SessionMeta[]
+  /** Why that read failed: the call fails with it. */
+  failure?: unknown
   resolve(value: unknown): void
   reject(error: unknown): void
 }
@@ -66,6 +70,9 @@ export interface Batches {
 
 /** Fetches the code that runs batches (with what writing needs: the storage's write half…) and makes it for `engine`. */
 export type BatchCode = () => Promise<(engine: Engine) => Batches>
+
+/** How many heads a store over a storage with paged reads keeps when idle (about 2 KB each). */
+export const DEFAULT_MAX_HEADS = 500
 
 /**
  * The group-commit engine. Operations queue up; everything queued in one tick runs as one batch
@@ -115,6 +122,15 @@ export class Engine {
   transactions = 0
   /** With a byte budget, idle sessions' entries leave memory (see `EntryCache`). */
   readonly cache?: EntryCache
+  /**
+   * Over a storage with paged reads: how many heads the working set keeps at most once idle
+   * (sessions holding entries, watched or busy ones aside; see `State.trimHeads`).
+   */
+  readonly maxHeads: number
+  /** Set by the live queries: sessions the working set keeps (watched ones). */
+  keep?: (session_id: string) => boolean
+  /** Head reads in flight (`ensureHead`), and whether a commit touched the session meanwhile. */
+  private heading = new Map<string, { p: Promise<void>; stale: boolean }>()
 
   constructor(
     readonly storage: Storage,
@@ -122,9 +138,10 @@ export class Engine {
     /** Fetches and makes the batch runner (see `Batches`). */
     private readonly batchCode: BatchCode,
     /** `cache` makes the `EntryCache` (its code is fetched only by stores that ask for one). */
-    options: { cache?: (state: State) => EntryCache } = {},
+    options: { cache?: (state: State) => EntryCache; maxHeads?: number } = {},
   ) {
     if (options.cache) this.cache = options.cache(this.state)
+    this.maxHeads = options.maxHeads ?? DEFAULT_MAX_HEADS
   }
 
   /**
@@ -142,15 +159,31 @@ export class Engine {
     ))
   }
 
-  /** After loads and commits: the cache gives back what passed its budget. */
-  private trim(): void {
+  /**
+   * After loads and commits: the cache gives back what passed its budget, and, once nothing is
+   * queued or in flight (no batch holds a head it read), the working set what passed its bound.
+   * @internal
+   */
+  trim(): void {
     this.cache?.trim((id) => this.loading.has(id))
+    if (this.state.partial && !this.running && this.state.sessions.size > this.maxHeads) {
+      const gone = this.state.trimHeads(
+        this.maxHeads,
+        (id) => this.loading.has(id) || this.heading.has(id) || this.keep?.(id) === true,
+      )
+      if (this.cache) for (const id of gone) this.cache.forget(id)
+    }
   }
 
   /** @internal Keeps the cache's accounting in step with what a commit or a fold changed. */
   measure(changes: ReadonlyMap<string, SessionChange>): void {
+    // A head read in flight may predate this change: its answer is dropped (read again on use).
+    if (this.heading.size) for (const id of changes.keys()) if (this.heading.has(id)) this.heading.get(id)!.stale = true
     const cache = this.cache
-    if (!cache) return
+    if (!cache) {
+      this.trim()
+      return
+    }
     for (const [id, c] of changes) {
       if (c.head === null) cache.forget(id)
       else if (c.reloaded) cache.loaded(id)
@@ -160,7 +193,35 @@ export class Engine {
   }
 
   async open(): Promise<void> {
-    this.state.load(await this.storage.open())
+    const heads = await this.storage.open()
+    this.state.partial = this.storage.paged !== undefined
+    this.state.load(heads)
+  }
+
+  /**
+   * Reads a session's head into the working set once, outside any transaction (first use over
+   * a storage with paged reads); nothing when it is held, or when every head is. A session a
+   * commit changed while its head was read is left to its next use.
+   */
+  ensureHead(session_id: string): Promise<void> {
+    const paged = this.storage.paged
+    if (!paged || !this.state.partial || this.state.sessions.has(session_id)) return Promise.resolve()
+    let read = this.heading.get(session_id)
+    if (!read) {
+      const r: { p: Promise<void>; stale: boolean } = { p: Promise.resolve(), stale: false }
+      r.p = paged
+        .head(session_id)
+        .then((head) => {
+          if (head && !r.stale && !this.state.sessions.has(session_id))
+            this.state.sessions.set(session_id, { head })
+        })
+        .finally(() => {
+          this.heading.delete(session_id)
+          this.trim()
+        })
+      this.heading.set(session_id, (read = r))
+    }
+    return read.p
   }
 
   /** Queues a call, settling the caller's own `resolve`/`reject` (the store's calls: no promise of its own). */
@@ -266,6 +327,11 @@ export class Engine {
 
   /** Loads a session's entries into memory once (first access). */
   ensureLoaded(session_id: string): Promise<void> {
+    if (this.state.partial && !this.state.sessions.has(session_id))
+      return this.ensureHead(session_id).then(() =>
+        this.state.sessions.has(session_id) ? this.ensureLoaded(session_id) : undefined,
+      )
+    this.state.use(session_id)
     const s = this.state.sessions.get(session_id)
     this.cache?.touch(session_id)
     if (!s || s.entries) return Promise.resolve()

@@ -4,6 +4,7 @@
 import type { OpContext } from '../model/context.js'
 import type { FunctionId, FunctionMap } from '../model/model.js'
 import type { Overlay } from './overlay.js'
+import type { PageQuery } from '../storage/seam.js'
 
 export interface OperationSpec<K extends FunctionId> {
   /** The operation, once its code is here (see `load`); the store runs no call before that. */
@@ -15,6 +16,17 @@ export interface OperationSpec<K extends FunctionId> {
   write: boolean
   /** Whether the operation needs the session's entries in memory. */
   entries: boolean
+  /**
+   * Whether the operation reads many sessions (a list, a mention search). Over a storage with
+   * paged reads, the batch first reads the sessions `page` asks for and the operation sees
+   * those (`Overlay.listed`) instead of the heads in memory.
+   */
+  pages?: boolean
+  /**
+   * The page of sessions the operation needs, once its code is here: `spare` more than it
+   * shows, for the sessions the batch's own writes may push out of it. Throws for a bad request.
+   */
+  page?: (req: FunctionMap[K][0], ctx: OpContext, spare: number) => PageQuery
   /**
    * Present until the operation's code is here: fetches it (a chunk of its own for bundlers). The
    * store awaits it before the first call; a failed fetch is tried again on the next call.

@@ -24,6 +24,12 @@ export class Overlay {
   readonly side: SideWrite[] = []
   /** Attachment bytes written with this batch. */
   readonly blobs: BlobWrite[] = []
+  /**
+   * The sessions the operation running now reads instead of those in memory, as a storage with
+   * paged reads returned them before the batch (see `OperationSpec.page`); this batch's writes
+   * are laid over them (`metas`).
+   */
+  listed?: readonly SessionMeta[]
   /** Sessions whose entries are already durable (bulk import): for commit hooks; not kept in memory. */
   readonly preloaded = new Map<string, readonly SessionEntry[]>()
 

@@ -11,7 +11,41 @@ export interface SessionState {
 
 /** The committed state: equal to what is on disk, by construction (only commits change it). */
 export class State {
+  /** In order of last use (`use`), least recent first. */
   readonly sessions = new Map<string, SessionState>()
+  /**
+   * Set over a storage with paged reads: `sessions` is then a working set, and a session not
+   * in it may still be on disk (its head is read on first use); otherwise it holds every one.
+   */
+  partial = false
+
+  /** Marks a session as just used: the working set lets go of the least recently used first. */
+  use(id: string): void {
+    // Only a working set has an order to keep (and iterations of the whole map, a host's, stay put).
+    if (!this.partial) return
+    const s = this.sessions.get(id)
+    if (!s) return
+    this.sessions.delete(id)
+    this.sessions.set(id, s)
+  }
+
+  /**
+   * Lets go of the least recently used sessions past `max` (head and entries: both are read
+   * again on next use), except those `keep` names (watched or busy). Returns those let go.
+   */
+  trimHeads(max: number, keep: (id: string) => boolean): string[] {
+    const gone: string[] = []
+    if (!this.partial) return gone
+    let over = this.sessions.size - max
+    for (const id of this.sessions.keys()) {
+      if (over <= 0) break
+      if (keep(id)) continue
+      gone.push(id)
+      over--
+    }
+    for (const id of gone) this.sessions.delete(id)
+    return gone
+  }
 
   load(heads: Iterable<SessionHead>): void {
     for (const head of heads) this.sessions.set(head.meta.session_id, { head })

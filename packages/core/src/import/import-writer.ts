@@ -66,6 +66,7 @@ export async function beginImport(
     throw invalid('session_id: expected an id (well-formed, at most 255 UTF-8 bytes)')
   chunkSizeOf(options)
   await engine.flush()
+  await engine.ensureHead(session_id)
   if (engine.state.sessions.has(session_id)) throw invalid(`session ${session_id} already exists`)
   const claim = await claimImport(engine.storage, session_id, engine.ctx.now())
   if (!claim) throw invalid(`session ${session_id} is being imported already`)

@@ -40,6 +40,11 @@ export class CommitRouter {
     })
   }
 
+  /** Whether a live query watches the session (the working set of heads keeps it). */
+  watching(session_id: string): boolean {
+    return this.sessions.has(session_id)
+  }
+
   /** Listens to every commit (queries over all sessions). */
   any(listener: (commit: Commit) => void): () => void {
     this.global.add(listener)

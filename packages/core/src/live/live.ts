@@ -11,7 +11,10 @@ import type {
   SessionEntry,
   SessionMeta,
 } from '../model/model.js'
-import { selectSessions } from '../ops/select.js'
+import { passesFilters, selectSessions } from '../ops/select.js'
+import { compareFor, positionOf } from '../model/order.js'
+import { metadataMatches } from '../model/json.js'
+import type { PageQuery } from '../storage/seam.js'
 import { pathTo } from '../model/path.js'
 import type { SessionState } from '../engine/state.js'
 
@@ -98,6 +101,7 @@ export class LiveQueries {
 
   constructor(private readonly engine: Engine) {
     this.router = new CommitRouter(engine)
+    engine.keep = (id) => this.router.watching(id)
   }
 
   /**
@@ -111,8 +115,18 @@ export class LiveQueries {
     onChange: (s: SessionState | undefined, change: SessionChange | undefined) => void,
     entry_id?: string,
   ): () => void {
+    // Over a storage with paged reads, a session not held is read once before it is called gone.
+    let read = false
     const run = (change?: SessionChange): void => {
       const s = this.engine.state.sessions.get(session_id)
+      if (!s && this.engine.state.partial && !read) {
+        read = true
+        this.engine.ensureHead(session_id).then(
+          () => run(),
+          (e: unknown) => subscriber.error(e),
+        )
+        return
+      }
       if (needEntries && s && !s.entries)
         this.engine.ensureLoaded(session_id).catch((e) => subscriber.error(e))
       else onChange(s, change)
@@ -171,6 +185,7 @@ export class LiveQueries {
   }
 
   sessions$(req: Omit<ListRequest, 'cursor'> = {}): Observable<SessionMeta[]> {
+    if (this.engine.state.partial) return this.pagedSessions$(req)
     return new Observable((subscriber) => {
       let last: SessionMeta[] | undefined
       const emit = (): void => {
@@ -183,6 +198,68 @@ export class LiveQueries {
         for (const ch of c.changes.values()) if (ch.head !== undefined || ch.reloaded) return emit()
       })
       emit()
+      return stop
+    })
+  }
+
+  /**
+   * `sessions$` over a storage with paged reads: the first page is read from the storage's
+   * indexes, and each commit's changed heads (this tab's, another tab's, sync's: a commit carries
+   * the head of every session it changed, loaded here or not) are laid over it in memory. Only
+   * when that cannot tell the page (a full page lost a session, or one moved past its end) is
+   * the page read again.
+   */
+  private pagedSessions$(req: Omit<ListRequest, 'cursor'>): Observable<SessionMeta[]> {
+    const paged = this.engine.storage.paged!
+    const order = req.order ?? 'updated_desc'
+    const cmp = compareFor(order)
+    const before = (a: SessionMeta, b: SessionMeta): number => cmp(positionOf(a, order), positionOf(b, order))
+    const limit = req.limit != null ? Math.max(req.limit, 1) : Infinity
+    const query: PageQuery = {
+      order,
+      status: req.status,
+      kinds: req.kinds,
+      ...(req.metadata && { accept: (m: SessionMeta) => metadataMatches(req.metadata, m.metadata) }),
+      limit,
+    }
+    return new Observable((subscriber) => {
+      let last: SessionMeta[] | undefined
+      let reading = false
+      let again = false
+      const show = (list: SessionMeta[]): void => {
+        if (!last || !sameItems(last, list)) subscriber.next((last = list))
+      }
+      const read = (): void => {
+        if (reading) return void (again = true)
+        reading = true
+        paged.page(query).then(
+          (heads) => {
+            reading = false
+            if (again) {
+              again = false
+              return read()
+            }
+            if (!subscriber.closed) show(heads.map((h) => h.meta))
+          },
+          (e: unknown) => subscriber.error(e),
+        )
+      }
+      const stop = this.router.any((c) => {
+        let changed: Map<string, SessionMeta | null> | undefined
+        for (const ch of c.changes.values())
+          if (ch.head !== undefined) (changed ??= new Map()).set(ch.session_id, ch.head && ch.head.meta)
+        if (!changed) return
+        if (reading || !last) return void (again = reading)
+        // The page held: every session on disk not in it sorts after its last one (when full).
+        const end = last.length >= limit ? last[last.length - 1] : undefined
+        const merged = last.filter((m) => !changed.has(m.session_id))
+        for (const m of changed.values()) if (m && passesFilters(m, req)) merged.push(m)
+        merged.sort(before)
+        const known = end ? merged.filter((m) => before(m, end) <= 0) : merged
+        if (end && known.length < limit) return read()
+        show(known.length > limit ? known.slice(0, limit) : known)
+      })
+      read()
       return stop
     })
   }

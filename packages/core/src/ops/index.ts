@@ -17,13 +17,18 @@ function later<K extends FunctionId>(
   entries: boolean,
   code: Once<object>,
   name: string,
+  /** The export that says which page of sessions the operation reads (see `OperationSpec.page`). */
+  page?: string,
 ): OperationSpec<K> {
   const spec: OperationSpec<K> = {
     write,
     entries,
+    ...(page && { pages: true }),
     load: () =>
       Promise.resolve(code.load()).then(() => {
-        spec.run = (code.value as Record<string, Run<K>>)[name]
+        const m = code.value as Record<string, unknown>
+        spec.run = m[name] as Run<K>
+        if (page) spec.page = m[page] as OperationSpec<K>['page']
         spec.load = undefined
       }),
   }
@@ -44,7 +49,7 @@ export const operations: OperationTable = {
   'session::create': later(w, false, create, 'create'),
   'session::ensure': later(w, false, create, 'ensure'),
   'session::get': later(r, false, reads, 'get'),
-  'session::list': later(r, false, reads, 'list'),
+  'session::list': later(r, false, reads, 'list', 'listPage'),
   'session::delete': later(w, false, meta, 'remove'),
   'session::set-meta': later(w, false, meta, 'setMeta'),
   'session::set-status': later(w, false, meta, 'setStatus'),
@@ -79,7 +84,7 @@ export const operations: OperationTable = {
   'session::delete-attachment': later(w, true, attachments, 'deleteAttachment'),
   'session::messages-tail': later(r, true, tail, 'messagesTail'),
   'session::messages-range': later(r, true, tail, 'messagesRange'),
-  'session::mention::search': later(r, false, mention, 'mentionSearch'),
+  'session::mention::search': later(r, false, mention, 'mentionSearch', 'mentionPage'),
   'session::mention::get': later(r, false, mention, 'mentionGet'),
 }
 

@@ -1,6 +1,7 @@
 import type { Overlay } from '../engine/overlay.js'
 import { WorkMeter } from './work.js'
 import { metas } from '../engine/overlay-reads.js'
+import type { PageQuery } from '../storage/seam.js'
 import type {
   MentionField,
   MentionGetRequest,
@@ -168,8 +169,21 @@ function itemOf(m: SessionMeta): MentionItem {
   }
 }
 
+/**
+ * Over a storage with paged reads, the sessions a search looks at: the most recently updated,
+ * as many as the work budget can examine (see `MENTION_WORK_BUDGET`); with more on disk the
+ * answer says `incomplete`, as it does when the budget runs out.
+ */
+export const MENTION_PAGE = 2500
+
+export function mentionPage(): PageQuery {
+  return { order: 'updated_desc', limit: MENTION_PAGE + 1 }
+}
+
 export function mentionSearch(d: Overlay, req: MentionSearchRequest): MentionSearchResponse {
-  return searchMentions(metas(d), req)
+  if (!d.listed || d.listed.length <= MENTION_PAGE) return searchMentions(metas(d), req)
+  const found = searchMentions(metas(d).slice(0, MENTION_PAGE), req)
+  return { ...found, incomplete: true }
 }
 
 interface Ranked {

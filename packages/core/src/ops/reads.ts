@@ -10,12 +10,14 @@ import { Heap } from '../util/heap.js'
 import { LIST_WORK_BUDGET, WorkMeter } from './work.js'
 import { notFound } from './lifecycle.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
+import type { PageQuery } from '../storage/seam.js'
 import { entryWithoutImageData, withoutImageData } from '../model/image-data.js'
 import type {
   GetMessageRequest,
   GetMessageResponse,
   GetRequest,
   GetResponse,
+  ListOrder,
   ListRequest,
   ListResponse,
   MessageItem,
@@ -73,21 +75,42 @@ function metadataFilter(
   }
 }
 
+/** The order of a list request and the keyset position its cursor names (checked). */
+function positionOfRequest(req: ListRequest): { order: ListOrder; after?: { k: number; id: string } } {
+  const order = req.order ?? 'updated_desc'
+  if (req.cursor == null) return { order }
+  const c = decodeCursor(req.cursor)
+  if (!c || typeof c.k !== 'number' || typeof c.id !== 'string' || typeof c.o !== 'string')
+    throw badCursor('malformed cursor')
+  if (c.o !== order) throw badCursor(`cursor was issued for order ${c.o}, not ${order}`)
+  return { order, after: { k: c.k, id: c.id } }
+}
+
+/**
+ * The sessions `list` needs from a storage with paged reads: the first `limit + 1` after the
+ * cursor that pass the filters (the metadata filter on its work budget, as `list` pays it), and
+ * `spare` more for the sessions the batch's own writes may push out.
+ */
+export function listPage(req: ListRequest, ctx: OpContext, spare: number): PageQuery {
+  const { order, after } = positionOfRequest(req)
+  const matches = metadataFilter(req.metadata, new WorkMeter(LIST_WORK_BUDGET))
+  return {
+    order,
+    ...(after && { after }),
+    status: req.status,
+    kinds: req.kinds,
+    ...(req.metadata && { accept: (m: SessionMeta) => matches(m.metadata) }),
+    limit: clampLimit(ctx, req.limit) + 1 + spare,
+  }
+}
+
 export function list(
   d: Overlay,
   req: ListRequest,
   ctx: OpContext,
   meter = new WorkMeter(LIST_WORK_BUDGET),
 ): ListResponse {
-  const order = req.order ?? 'updated_desc'
-  let after: { k: number; id: string } | undefined
-  if (req.cursor != null) {
-    const c = decodeCursor(req.cursor)
-    if (!c || typeof c.k !== 'number' || typeof c.id !== 'string' || typeof c.o !== 'string')
-      throw badCursor('malformed cursor')
-    if (c.o !== order) throw badCursor(`cursor was issued for order ${c.o}, not ${order}`)
-    after = { k: c.k, id: c.id }
-  }
+  const { order, after } = positionOfRequest(req)
   const cmp = compareFor(order)
   const key = (m: SessionMeta) => ({ k: sortKey(m, order), id: m.session_id })
   const limit = clampLimit(ctx, req.limit)

@@ -1,19 +1,14 @@
 import { metadataMatches } from '../model/json.js'
-import type { ListOrder, ListRequest, SessionMeta } from '../model/model.js'
+import type { ListRequest, SessionMeta } from '../model/model.js'
+import { compareFor, sortKey } from '../model/order.js'
 
-export const sortKey = (meta: SessionMeta, order: ListOrder): number =>
-  order === 'updated_desc' ? meta.updated_at : meta.created_at
+export { compareFor, sortKey } from '../model/order.js'
 
-/**
- * Comparator for an order: `(key, session_id)` ascending for created_asc; the desc orders reverse
- * the whole tuple, so timestamp ties break by session_id descending there.
- */
-export function compareFor(
-  order: ListOrder,
-): (a: { k: number; id: string }, b: { k: number; id: string }) => number {
-  const sign = order === 'created_asc' ? 1 : -1
-  return (a, b) => sign * (a.k - b.k || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-}
+/** Whether a session passes the filters of a list request (status, kinds, metadata). */
+export const passesFilters = (m: SessionMeta, req: Omit<ListRequest, 'cursor' | 'limit'>): boolean =>
+  (req.status == null || m.status === req.status) &&
+  (req.kinds == null || req.kinds.includes(m.kind)) &&
+  metadataMatches(req.metadata, m.metadata)
 
 /** The filters and order of `session::list` (shared with the live `sessions$`). */
 export function selectSessions(
@@ -23,12 +18,7 @@ export function selectSessions(
   const order = req.order ?? 'updated_desc'
   const cmp = compareFor(order)
   const out: SessionMeta[] = []
-  for (const m of metas) {
-    if (req.status != null && m.status !== req.status) continue
-    if (req.kinds != null && !req.kinds.includes(m.kind)) continue
-    if (!metadataMatches(req.metadata, m.metadata)) continue
-    out.push(m)
-  }
+  for (const m of metas) if (passesFilters(m, req)) out.push(m)
   return out.sort((a, b) =>
     cmp({ k: sortKey(a, order), id: a.session_id }, { k: sortKey(b, order), id: b.session_id }),
   )

@@ -1,4 +1,12 @@
-import type { AttachmentMeta, EventEnvelope, SessionEntry, SessionMeta } from '../model/model.js'
+import type {
+  AttachmentMeta,
+  EventEnvelope,
+  ListOrder,
+  SessionEntry,
+  SessionKind,
+  SessionMeta,
+  SessionStatus,
+} from '../model/model.js'
 
 /**
  * What is persisted per session besides its entries: the meta, the active leaf, and `v`, a
@@ -90,6 +98,33 @@ export interface StorageReader {
   stream?(): ((session_id: string, entry: SessionEntry) => void) | undefined
 }
 
+/**
+ * A page of sessions in one of the contract's list orders, read by a storage from its indexes:
+ * the first `limit` sessions strictly after `after` (a keyset position: sort key and session id)
+ * whose status and kind pass and that `accept` (the metadata filter) takes, in that order.
+ */
+export interface PageQuery {
+  readonly order: ListOrder
+  readonly after?: { readonly k: number; readonly id: string }
+  readonly status?: SessionStatus | null
+  readonly kinds?: readonly SessionKind[] | null
+  /** Tested on each candidate that passed status and kind; may throw, which fails the read. */
+  readonly accept?: (meta: SessionMeta) => boolean
+  readonly limit: number
+}
+
+/**
+ * Reads of heads on demand, for a storage too large to read whole when it opens (IndexedDB:
+ * issue 28). A storage with them returns no heads from `open`; the engine then holds a bounded
+ * working set of heads, reads a head before the first operation on its session, and lists
+ * sessions a page at a time.
+ */
+export interface PagedReads {
+  /** One session's head as on disk now, or undefined. */
+  head(session_id: string): Promise<SessionHead | undefined>
+  page(query: PageQuery): Promise<SessionHead[]>
+}
+
 /** What `transact` rejects with when a check given to `expect` failed: nothing was written. */
 export class StaleHeadError extends Error {
   constructor(readonly session_id: string) {
@@ -106,8 +141,13 @@ export class StaleHeadError extends Error {
  */
 export interface Storage {
   readonly name: string
-  /** Opens the backing store and returns every session head (for `list` and live queries). */
+  /**
+   * Opens the backing store and returns every session head (for `list` and live queries); none
+   * for a storage with `paged` reads.
+   */
   open(): Promise<SessionHead[]>
+  /** Heads on demand (see `PagedReads`): present, the engine never expects every head in memory. */
+  readonly paged?: PagedReads
   /**
    * Reads one session's entries outside a commit (first access of a session). `count`, optional,
    * is how many there are likely to be (the head's message count): a hint a storage may use to

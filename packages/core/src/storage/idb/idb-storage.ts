@@ -2,17 +2,21 @@ import { openDB, unwrap, type IDBPDatabase } from 'idb'
 import { SessionError } from '../../model/errors.js'
 import { once } from '../../util/once.js'
 import { fromStored, type StoredBytes } from './stored-bytes.js'
-import type { SessionHead, Storage } from '../seam.js'
+import type { PageQuery, SessionHead, Storage } from '../seam.js'
 import type { StorageShared, StorageWriter } from './idb-writer.js'
 import {
   BLOBS,
+  BY_CREATED,
+  BY_UPDATED,
   ENTRIES,
+  ORDER,
   SESSIONS,
   STAMPS,
   entriesOf,
   isClosed,
   request,
   sessionRange,
+  type Order,
   type Stamped,
 } from './layout.js'
 
@@ -28,9 +32,10 @@ export interface IndexedDbStorageOptions {
 // which every writer holds the database's writer lock (`writer-lock.ts`). Code of version 3
 // writes without it, which would fool the trust of a tab holding it; opening at 4 sends such a
 // tab `versionchange` (it closes) and it can no longer open the database (VersionError), so it
-// fails to write rather than write unseen. Opening an older database upgrades it in place and
-// keeps every record.
-const VERSION = 4
+// fails to write rather than write unseen. Version 5 adds the order records and their indexes
+// (`Order` in `layout.ts`): a store opens without reading every head. Opening an older database
+// upgrades it in place and keeps every record.
+const VERSION = 5
 
 /**
  * The write half (`idb-writer.ts`): fetched with the engine's batch code (`prepare`), or by the
@@ -147,6 +152,63 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     },
   }
 
+  /** A session's head read in `tx` (its record and its newest stamp, in parallel). */
+  const headIn = (tx: IDBTransaction, id: string): Promise<SessionHead | undefined> =>
+    Promise.all([
+      request(tx.objectStore(SESSIONS).get(id) as IDBRequest<SessionHead | undefined>),
+      request(newestStamp(tx, id)),
+    ]).then(([rec, newest]) => derive(rec, newest))
+
+  /** Up to `n` order records from `range` in direction `dir` (one cursor; the page is small). */
+  const walk = (index: IDBIndex, range: IDBKeyRange | undefined, dir: IDBCursorDirection, n: number) =>
+    new Promise<Order[]>((resolve, reject) => {
+      const out: Order[] = []
+      const r = index.openCursor(range, dir)
+      r.onsuccess = () => {
+        const c = r.result
+        if (!c) return resolve(out)
+        out.push(c.value as Order)
+        if (out.length >= n) resolve(out)
+        else c.continue()
+      }
+      r.onerror = () => reject(r.error)
+    })
+
+  /**
+   * A page of heads in a list order, from the order records' indexes (see `Order`): records are
+   * walked in rounds from the keyset position, those whose status or kind do not pass are
+   * skipped without reading their heads, and the heads of the others are read together.
+   */
+  const page = (q: PageQuery): Promise<SessionHead[]> =>
+    readonly([SESSIONS, ENTRIES, ORDER], async (tx) => {
+      const byUpdated = q.order === 'updated_desc'
+      const index = tx.objectStore(ORDER).index(byUpdated ? BY_UPDATED : BY_CREATED)
+      const dir: IDBCursorDirection = q.order === 'created_asc' ? 'next' : 'prev'
+      const filtered = q.status != null || q.kinds != null || q.accept !== undefined
+      let from = q.after && [q.after.k, q.after.id]
+      const out: SessionHead[] = []
+      while (out.length < q.limit) {
+        // A filtered page reads ahead in larger rounds: fewer round trips when few pass.
+        const want = Math.min(q.limit - out.length, 1000) + (filtered ? 32 : 0)
+        const range =
+          from && (dir === 'next' ? IDBKeyRange.lowerBound(from, true) : IDBKeyRange.upperBound(from, true))
+        const records = await walk(index, range, dir, want)
+        if (!records.length) break
+        const last = records.at(-1)!
+        from = [byUpdated ? last.u : last.c, last.s]
+        const ids = records
+          .filter((r) => (q.status == null || r.t === q.status) && (q.kinds == null || q.kinds.includes(r.k as never)))
+          .map((r) => r.s)
+        const heads = await Promise.all(ids.map((id) => headIn(tx, id)))
+        for (const h of heads) {
+          if (out.length >= q.limit) break
+          if (h && (!q.accept || q.accept(h.meta))) out.push(h)
+        }
+        if (records.length < want) break
+      }
+      return out
+    })
+
   let closed = false
   const write = (
     m: typeof import('./idb-writer.js'),
@@ -164,14 +226,15 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     ordered: true,
     prepare: writerCode.load,
     async open() {
-      // Not a source of trust: a storage opens before it first writes, so before it holds the
-      // lock (the heads a commit reads inside its transaction are, see `reader.head`).
-      return readonly([SESSIONS, ENTRIES], async (tx) => {
-        const records = await request(tx.objectStore(SESSIONS).getAll() as IDBRequest<SessionHead[]>)
-        return Promise.all(
-          records.map(async (rec) => derive(rec, await request(newestStamp(tx, rec.meta.session_id)))!),
-        )
-      })
+      // Reads no head: the engine reads heads on first use and lists through `paged` (issue 28).
+      // The connection (and an upgrade, where one is due) is made here, so opening still fails
+      // loudly where the database cannot be opened.
+      await db()
+      return []
+    },
+    paged: {
+      head: (id) => readonly([SESSIONS, ENTRIES], (tx) => headIn(tx, id)),
+      page,
     },
     entries(id, count, first) {
       return readonly([ENTRIES], (tx) => entriesOf(tx, id, count, first))

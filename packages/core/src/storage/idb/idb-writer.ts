@@ -3,8 +3,12 @@ import {
   BLOBS,
   ENTRIES,
   MARK,
+  ORDER,
   SESSIONS,
   entriesOf,
+  orderOf,
+  sameOrder,
+  type Order,
   isClosed,
   request,
   sessionRange,
@@ -69,6 +73,8 @@ interface SessionWrite {
   readonly stamp?: Omit<Stamp, 'i'>
   /** Known now, or read from the newest stamp inside the transaction. */
   readonly incarnation?: string
+  /** The session's order record, when this commit changes it (see `Order`). */
+  readonly order?: Order
 }
 
 /** The records of side store `store` (a storage's `sideRecords`), read through the storage's `readonly`. */
@@ -220,7 +226,15 @@ export function storageWriter(shared: StorageShared): StorageWriter {
         out.push({ id, head, batch, mark: false, incarnation: '' })
       }
     }
-    return out
+    // The order record follows the head wherever a sort key or filter field moved (an append
+    // moves updated_at: one small put beside its entry; a title or draft change none).
+    return out.map((w) => {
+      if (!w.head) return w
+      const next = orderOf(w.head.meta)
+      const base = bases.get(w.id)
+      const fresh = writes.deleted.has(w.id) || !base
+      return fresh || !sameOrder(orderOf(base.meta), next) ? { ...w, order: next } : w
+    })
   }
 
   /**
@@ -302,7 +316,7 @@ export function storageWriter(shared: StorageShared): StorageWriter {
               const h = c.held?.head
               if (!h || !known.has(c.id) || known.get(c.id) !== h || !incarnations.has(h)) return undefined
             }
-            const store = open([ENTRIES]).objectStore(ENTRIES)
+            const store = open([ENTRIES, ORDER]).objectStore(ENTRIES)
             const done = (streamed = new Set())
             return (session_id, entry) => {
               if (broken) return
@@ -339,6 +353,7 @@ export function storageWriter(shared: StorageShared): StorageWriter {
         // The stores written: an append touches `entries` alone.
         const scope = new Set([ENTRIES])
         if (writes.deleted.size || sessions.some((s) => s.mark)) scope.add(SESSIONS)
+        if (writes.deleted.size || sessions.some((s) => s.order)) scope.add(ORDER)
         for (const c of checks)
           if (!c.held || (c.held.head && !incarnations.has(c.held.head))) scope.add(SESSIONS)
         if (writes.blobs?.length || writes.deleted.size) scope.add(BLOBS)
@@ -346,7 +361,7 @@ export function storageWriter(shared: StorageShared): StorageWriter {
         // A streamed batch's transaction was opened for entries alone: if its writes need more,
         // nothing it wrote counts (the transaction is aborted) and the batch runs again reading
         // the disk, which never streams.
-        if (streamed && scope.size > 1) throw new StaleHeadError('')
+        if (streamed && [...scope].some((s) => s !== ENTRIES && s !== ORDER)) throw new StaleHeadError('')
         open([...scope])
       } catch (e) {
         if (tx) {
@@ -464,6 +479,7 @@ export function storageWriter(shared: StorageShared): StorageWriter {
           : []
         for (const id of writes.deleted) {
           t.objectStore(SESSIONS).delete(id)
+          t.objectStore(ORDER).delete(id)
           entries.delete(sessionRange(id))
           last = blobs!.delete(sessionRange(id))
         }
@@ -477,6 +493,7 @@ export function storageWriter(shared: StorageShared): StorageWriter {
           if (w.head && incarnation) incarnations.set(w.head, incarnation)
           if (w.head && trusting && (checked.has(w.id) || writes.deleted.has(w.id)))
             promised.set(w.head, since)
+          if (w.order) last = t.objectStore(ORDER).put(w.order, w.id)
           if (w.mark) {
             t.objectStore(SESSIONS).put(w.head, w.id)
             last = entries.put(

@@ -8,7 +8,9 @@ export const ENTRIES = 'entries'
 export const BLOBS = 'attachments'
 /** Stores beside the session data, written in the same transactions (sync outbox, checkpoints). */
 export const SIDE_STORES = ['outbox', 'kv'] as const
-export const ALL = [SESSIONS, ENTRIES, BLOBS, ...SIDE_STORES]
+/** Each session's sort keys and filter fields, keyed by session id (see `Order`). */
+export const ORDER = 'order'
+export const ALL = [SESSIONS, ENTRIES, ORDER, BLOBS, ...SIDE_STORES]
 /** The index of stamps in `entries`, keyed [session_id, -v]: a session's first is its newest (one `get`, no cursor). */
 export const STAMPS = 'stamps'
 /**
@@ -54,6 +56,54 @@ export interface Stamp {
   readonly u?: number
 }
 export type Stamped = { h?: Stamp }
+
+/**
+ * The order record (version 5): what `session::list` sorts and filters by, one per session in
+ * `ORDER`, keyed by session id, written in the transaction of every commit that changes one of
+ * its fields (and deleted with the session). Its two indexes, `updated` ([u, s]) and `created`
+ * ([c, s]), are the contract's orders: walked forwards for `created_asc`, backwards for the two
+ * `desc` orders (which reverse the whole tuple, session id included), from a keyset cursor's
+ * position. A page of 50 reads 51 order records and the 51 heads they name, whatever the
+ * session count, so a store opens without reading any head (issue 28).
+ *
+ * Why a record of its own. Version 3 made an append write one record (its entry, stamped with
+ * the new updated_at; see `Stamp`): an index on the head record's `updated_at` would be stale,
+ * and an index over the stamps' `u` holds one record per commit (older stamps stay), so walking
+ * it is not bounded by the page size. The order record is tiny (five fields, no metadata, no
+ * title, no draft), so an append's second put costs a fraction of the head record version 3
+ * took out of it, and it is written only when one of its fields moved (a title, a draft, a
+ * leaf move: none). Its cost, `node test/bench/run.mjs W1 W3`, twice before and twice after on
+ * the shared 2-core machine: W1 (10k awaited appends) 16,460 and 15,221 ms (1.65x and 1.42x raw
+ * IndexedDB in the same runs) before, 15,344 and 15,772 ms (1.82x and 1.76x) after; W3 (2k
+ * streamed updates) 75.5 and 72.7 ms before, 83.7 and 94.6 ms after (medians of 5 rounds; W3
+ * commits a transaction per ~150 updates, each now with the order put). So about 10-25% on an
+ * append against raw IndexedDB, in exchange for an open and a first page that no longer grow
+ * with the number of sessions. The alternatives cost more: the head record rewritten on each
+ * append (version 2: 30-45%), or an index over every stamp (a page walk unbounded by its size).
+ * Status and kind ride along so those filters skip sessions without reading
+ * their heads; the metadata filter reads the head (under the list's work budget).
+ */
+export interface Order {
+  readonly s: string
+  /** updated_at, created_at. */
+  readonly u: number
+  readonly c: number
+  /** status, kind. */
+  readonly t: string
+  readonly k: string
+}
+export const BY_UPDATED = 'updated'
+export const BY_CREATED = 'created'
+export const orderOf = (m: {
+  session_id: string
+  updated_at: number
+  created_at: number
+  status: string
+  kind: string
+}): Order => ({ s: m.session_id, u: m.updated_at, c: m.created_at, t: m.status, k: m.kind })
+/** Whether two order records say the same (a commit that changes none of it writes none). */
+export const sameOrder = (a: Order, b: Order): boolean =>
+  a.u === b.u && a.c === b.c && a.t === b.t && a.k === b.k
 
 export const request = <T>(r: IDBRequest<T>): Promise<T> =>
   new Promise((resolve, reject) => {

@@ -1,8 +1,19 @@
 import type { SessionEntry } from '../../model/model.js'
-import { StaleHeadError, type SessionHead, type Storage, type WriteSet } from '../seam.js'
+import { compareFor, positionOf } from '../../model/order.js'
+import { StaleHeadError, type PagedReads, type SessionHead, type Storage, type WriteSet } from '../seam.js'
+
+export interface MemoryStorageOptions {
+  /**
+   * Serve heads on demand (`Storage.paged`) instead of all of them at open, as IndexedDB does:
+   * the engine then holds a bounded working set of heads over this storage too.
+   */
+  paged?: boolean
+}
 
 /** Storage kept in plain maps: for tests, server rendering and throwaway stores. */
-export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
+export function memoryStorage(
+  options: MemoryStorageOptions = {},
+): Storage & { fail?: (error: unknown) => void } {
   const heads = new Map<string, SessionHead>()
   const entries = new Map<string, Map<string, SessionEntry>>()
   const side = new Map<string, Map<string | number, unknown>>()
@@ -40,11 +51,31 @@ export function memoryStorage(): Storage & { fail?: (error: unknown) => void } {
       else map.set(s.key ?? ++autoKey, structuredClone(s.value))
     }
   }
+  const paged: PagedReads = {
+    head: async (id) => heads.get(id),
+    async page(q) {
+      const cmp = compareFor(q.order)
+      const passes = (h: SessionHead): boolean =>
+        (q.status == null || h.meta.status === q.status) &&
+        (q.kinds == null || q.kinds.includes(h.meta.kind)) &&
+        (!q.after || cmp(positionOf(h.meta, q.order), q.after) > 0)
+      const sorted = [...heads.values()]
+        .filter(passes)
+        .sort((a, b) => cmp(positionOf(a.meta, q.order), positionOf(b.meta, q.order)))
+      const out: SessionHead[] = []
+      for (const h of sorted) {
+        if (out.length >= q.limit) break
+        if (!q.accept || q.accept(h.meta)) out.push(h)
+      }
+      return out
+    },
+  }
   return {
     name: 'memory',
     async open() {
-      return [...heads.values()]
+      return options.paged ? [] : [...heads.values()]
     },
+    ...(options.paged && { paged }),
     async entries(id) {
       return [...(entries.get(id)?.values() ?? [])]
     },

@@ -1,0 +1,71 @@
+import { filter, firstValueFrom, shareReplay } from 'rxjs'
+import { describe, expect, it } from 'vitest'
+import { createStore, indexedDbStorage } from '../src/index.js'
+import { engineOf } from '../src/store.js'
+import { idbStores, user } from './idb-stores.js'
+
+// Issue 28 on Chromium's IndexedDB: opening reads no head, a page reads its own heads only, and a
+// tab's live list follows what another tab does to sessions it never loaded (BroadcastChannel).
+
+const { dbName, storeOn } = idbStores('paged-heads')
+
+describe('heads on demand over real IndexedDB (Chromium)', () => {
+  it('opens 200 sessions reading no head; a first page of 50 reads 51', async () => {
+    const name = dbName()
+    let t = 1_000
+    const seed = await createStore({ storage: indexedDbStorage({ name }), multiTab: false, now: () => ++t })
+    const ids: string[] = []
+    for (let i = 0; i < 200; i++) ids.push((await seed.create({ title: `c${i}` })).session_id)
+    await seed.close()
+
+    let heads = 0
+    const get = IDBObjectStore.prototype.get
+    const getAll = IDBObjectStore.prototype.getAll
+    IDBObjectStore.prototype.get = function (this: IDBObjectStore, q: IDBValidKey | IDBKeyRange) {
+      if (this.name === 'sessions') heads++
+      return get.call(this, q)
+    }
+    IDBObjectStore.prototype.getAll = function (this: IDBObjectStore, ...a: Parameters<IDBObjectStore['getAll']>) {
+      if (this.name === 'sessions') heads += 1e6
+      return getAll.apply(this, a)
+    }
+    try {
+      const s = await storeOn(name)
+      expect(heads).toBe(0)
+      const first = await firstValueFrom(s.sessions$({ limit: 50 }))
+      expect(first.map((m) => m.session_id)).toStrictEqual(ids.slice(-50).reverse())
+      expect(heads).toBe(50)
+      const page = await s.list({ limit: 50 })
+      expect(page.sessions).toStrictEqual(first)
+      expect(heads).toBe(101)
+      expect(engineOf(s).state.sessions.size).toBe(0)
+    } finally {
+      IDBObjectStore.prototype.get = get
+      IDBObjectStore.prototype.getAll = getAll
+    }
+  })
+
+  it("a tab's live list follows another tab's changes to sessions it never loaded", async () => {
+    const name = dbName()
+    let t = 1_000
+    const seed = await createStore({ storage: indexedDbStorage({ name }), multiTab: false, now: () => ++t })
+    const ids: string[] = []
+    for (let i = 0; i < 20; i++) ids.push((await seed.create({ title: `c${i}` })).session_id)
+    await seed.close()
+    const a = await storeOn(name)
+    const b = await storeOn(name)
+    // One subscription throughout: each value after the first comes from a commit, not a new read.
+    const live = a.sessions$({ limit: 3 }).pipe(shareReplay(1))
+    const sub = live.subscribe()
+    const showing = (want: string[]) =>
+      firstValueFrom(live.pipe(filter((l) => l.map((m) => m.session_id).join() === want.join())))
+    await showing(ids.slice(-3).reverse())
+    await b.append({ session_id: ids[0], message: user('up') })
+    await showing([ids[0], ids[19], ids[18]])
+    await b.delete({ session_id: ids[19] })
+    await showing([ids[0], ids[18], ids[17]])
+    const made = await b.create({ title: 'new' })
+    await showing([made.session_id, ids[0], ids[18]])
+    sub.unsubscribe()
+  })
+})
