@@ -119,11 +119,26 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   loaded = true
   // Subscribed before the catch-up reads the heads: a commit landing meanwhile is not missed.
   const sub = store.commits$.subscribe((commit) => {
-    for (const sid of commit.changes.keys()) dirty.add(sid)
+    for (const [sid, change] of commit.changes) {
+      // A session read into memory (by this index's own catch-up, too) is no change when its head
+      // is the one indexed; marking it would read it again once the working set let it go, and
+      // that read announces it again: a loop.
+      const head = change.reloaded && change.head === undefined ? host.head(sid) : undefined
+      if (head && index.sessions.get(sid)?.mark === markOf(head)) continue
+      dirty.add(sid)
+    }
     schedule()
   })
-  for (const head of host.heads()) dirty.add(head.meta.session_id)
-  for (const sid of index.sessions.keys()) dirty.add(sid)
+  // Every session the store holds, a page at a time (a store with a working set of heads holds
+  // most of them on disk only): those whose head moved since they were indexed are read again,
+  // and indexed sessions the store no longer holds are dropped.
+  const present = new Set<string>()
+  for await (const head of host.everyHead()) {
+    const sid = head.meta.session_id
+    present.add(sid)
+    if (index.sessions.get(sid)?.mark !== markOf(head)) dirty.add(sid)
+  }
+  for (const sid of index.sessions.keys()) if (!present.has(sid)) dirty.add(sid)
 
   function schedule(): void {
     if (closed || !dirty.size) return
@@ -165,7 +180,8 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       let head = host.head(sid)
       const held = index.sessions.get(sid)
       if (head && held && held.mark === markOf(head)) continue
-      if (head && !host.entries(sid)) {
+      // Not in memory (a head let go from the working set, or never loaded): read it, then decide.
+      if (head ? !host.entries(sid) : !host.allHeld) {
         try {
           await host.load(sid)
         } catch (err) {
@@ -228,12 +244,19 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
 
   const source = {
     async text(sid: string, eid: string | null): Promise<string | undefined> {
-      if (eid === null) return host.head(sid)?.meta.title
       if (!host.entries(sid)) await host.load(sid)
+      if (eid === null) return host.head(sid)?.meta.title
       const e = host.entries(sid)?.get(eid)
       return e ? (entryText(e, text) ?? undefined) : undefined
     },
-    leaf: (sid: string) => host.head(sid)?.leaf,
+    // The index's own copy when the store let the head go: the index is current (a query drains
+    // what is pending first), and its mark holds the leaf it was built on.
+    leaf: (sid: string) => {
+      const head = host.head(sid)
+      if (head) return head.leaf
+      const mark = index.sessions.get(sid)?.mark
+      return mark ? ((JSON.parse(mark) as unknown[])[4] as string | null) : undefined
+    },
   }
 
   async function query(request: unknown): Promise<SearchResult> {
