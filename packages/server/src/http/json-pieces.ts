@@ -75,17 +75,56 @@ export async function parseInPieces(
     }
     return -1
   }
-  /** One piece to the native parser; its failure names where the piece starts. */
-  const piece = (start: number, end: number): unknown => {
+  /**
+   * Where a run of whole members starting at `from` ends, the members of a container being
+   * walked: the last `,` at their level within `budget` characters, or the container's closing bracket
+   * if it comes first; -1 when the first member alone runs past it.
+   */
+  const runEnd = (from: number, budget: number): number => {
+    const stop = Math.min(n, from + budget)
+    let depth = 0
+    let last = -1
+    for (let e = from; e < stop; e++) {
+      const d = text.charCodeAt(e)
+      if (d === 0x22) e = stringEnd(e) - 1
+      else if (d === 0x5b || d === 0x7b) depth++
+      else if (d === 0x5d || d === 0x7d) {
+        if (depth-- === 0) return e
+      } else if (d === 0x2c && depth === 0) last = e
+    }
+    return last
+  }
+  /**
+   * One piece to the native parser: `text` from `start` to `end`, between `open` and `close` when
+   * it is a run of members. Its failure names the position in the whole text.
+   */
+  const piece = (start: number, end: number, open = '', close = ''): unknown => {
     try {
-      return JSON.parse(text.slice(start, end))
+      return JSON.parse(open + text.slice(start, end) + close)
     } catch (e) {
       const message = (e as Error).message.replace(
         /at position (\d+)/,
-        (_, k) => `at position ${start + Number(k)}`,
+        (_, k) => `at position ${start - open.length + Number(k)}`,
       )
       throw invalidRequest(`malformed JSON: ${message}`)
     }
+  }
+  /** The run of members from `i` (see `runEnd`) parsed in one piece, or undefined if the next member is large. */
+  const run = async (open: string, close: string): Promise<unknown> => {
+    const start = i
+    // A run fills what is left of the current slice; one that cannot hold even its first member
+    // waits for the next slice.
+    let end = runEnd(start, pieceChars - since)
+    if (end <= start && since > 0) {
+      since = 0
+      await pause()
+      end = runEnd(start, pieceChars)
+    }
+    // An empty run (`[,` or `{,`) is left to the member's own parse, which refuses it.
+    if (end <= start) return undefined
+    i = end
+    await spend(end - start)
+    return piece(start, end, open, close)
   }
   const value = async (): Promise<unknown> => {
     skipSpace()
@@ -104,7 +143,10 @@ export async function parseInPieces(
       skipSpace()
       if (text.charCodeAt(i) === 0x5d) return (i++, out)
       for (;;) {
-        out.push(await value())
+        skipSpace()
+        const members = (await run('[', ']')) as unknown[] | undefined
+        if (members) for (const m of members) out.push(m)
+        else out.push(await value())
         skipSpace()
         const d = text.charCodeAt(i++)
         if (d === 0x5d) return out
@@ -114,8 +156,21 @@ export async function parseInPieces(
     const out: Record<string, unknown> = {}
     skipSpace()
     if (text.charCodeAt(i) === 0x7d) return (i++, out)
+    // As JSON.parse defines them: an own property even for `__proto__`, a repeated key's last
+    // value in its first place.
+    const define = (key: string, value: unknown): void =>
+      void Object.defineProperty(out, key, { value, writable: true, enumerable: true, configurable: true })
     for (let first = true; ; first = false) {
       skipSpace()
+      const members = (await run('{', '}')) as Record<string, unknown> | undefined
+      if (members) {
+        for (const key of Object.keys(members)) define(key, members[key])
+        skipSpace()
+        const d = text.charCodeAt(i++)
+        if (d === 0x7d) return out
+        if (d !== 0x2c) throw malformed(i - 1, "Expected ',' or '}' after property value")
+        continue
+      }
       if (text.charCodeAt(i) !== 0x22)
         throw malformed(i, first ? "Expected property name or '}'" : 'Expected double-quoted property name')
       const keyStart = i
@@ -124,13 +179,7 @@ export async function parseInPieces(
       const key = piece(keyStart, i) as string
       skipSpace()
       if (text.charCodeAt(i++) !== 0x3a) throw malformed(i - 1, "Expected ':' after property name")
-      // As JSON.parse defines it: an own property even for `__proto__`, a repeated key replaced in place.
-      Object.defineProperty(out, key, {
-        value: await value(),
-        writable: true,
-        enumerable: true,
-        configurable: true,
-      })
+      define(key, await value())
       skipSpace()
       const d = text.charCodeAt(i++)
       if (d === 0x7d) return out
