@@ -25,11 +25,13 @@ export async function parseInPieces(
   const n = text.length
   let i = 0
   let since = 0
+  /** Counts `chars` about to be parsed in this turn, first letting the loop turn if they would not fit in it. */
   const spend = async (chars: number): Promise<void> => {
+    if (since > 0 && since + chars > pieceChars) {
+      since = 0
+      await pause()
+    }
     since += chars
-    if (since < pieceChars) return
-    since = 0
-    await pause()
   }
   // In V8's words, so a refusal reads as the one-pass parse's (`parsed` in json-limits.ts).
   const malformed = (at: number, what: string): Error =>
