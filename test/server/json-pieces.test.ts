@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import {
   checkJsonShape,
   DEFAULT_JSON_LIMITS,
@@ -217,6 +217,41 @@ describe('a large body or WebSocket frame is parsed across turns of the event lo
     same(value, JSON.parse(body))
     expect(pauses).toBeGreaterThanOrEqual(slices)
     expect(pauses).toBeLessThanOrEqual(slices + 4)
+  })
+
+  it('no turn gives the native parser more than a slice, whatever the members’ sizes', async () => {
+    const zeros = JSON.stringify(Array.from({ length: 20 }, () => new Array(100_000).fill(0)))
+    const keys = JSON.stringify(
+      Array.from({ length: 40 }, () =>
+        Object.fromEntries(Array.from({ length: 10_000 }, (_, k) => [k.toString(36), k])),
+      ),
+    )
+    const mixed = JSON.stringify({
+      a: [body.slice(0, 30_000), ...new Array(5000).fill({ b: 'c'.repeat(40) })],
+      d: JSON.parse(body),
+    })
+    for (const text of [body, zeros, keys, mixed]) {
+      const native = JSON.parse
+      let inTurn = 0
+      let most = 0
+      let total = 0
+      const spy = vi.spyOn(JSON, 'parse').mockImplementation((t: string) => {
+        inTurn += t.length
+        total += t.length
+        most = Math.max(most, inTurn)
+        return native(t)
+      })
+      try {
+        same(await parseInPieces(text, WORK_BUDGETS.sliceChars, async () => void (inTurn = 0)), native(text))
+      } finally {
+        spy.mockRestore()
+      }
+      // Plus the two brackets around each run of members, the parser's own: a turn holds more
+      // than one run only where a walked container ends, at most one per level of nesting.
+      expect(most).toBeLessThanOrEqual(WORK_BUDGETS.sliceChars + 2 * DEFAULT_JSON_LIMITS.maxDepth)
+      expect(most).toBeGreaterThan(WORK_BUDGETS.sliceChars / 2)
+      expect(total).toBeLessThan(text.length * 1.01)
+    }
   })
 
   it('a request body: the shape check turns once per slice, and so does the parse after it', async () => {
