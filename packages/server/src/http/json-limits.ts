@@ -1,5 +1,6 @@
 import { invalidRequest } from '../errors.js'
 import { nextTurn, WORK_BUDGETS } from '../work.js'
+import { parseInPieces } from './json-pieces.js'
 
 /** Shape limits every JSON body and WebSocket message is held to before it is parsed. */
 export interface JsonLimits {
@@ -160,11 +161,13 @@ export function parseJson(text: string, limits: JsonLimits): unknown {
 }
 
 /**
- * `parseJson` for a request body: a text longer than a slice has its shape checked in slices
- * (`checkJsonShapeInSlices`), then is parsed in one go (V8's `JSON.parse` cannot be resumed).
+ * `parseJson` for a request body or a WebSocket message: a text longer than a slice has its
+ * shape checked in slices (`checkJsonShapeInSlices`), then is parsed in pieces of about a slice
+ * (`parseInPieces`: V8's `JSON.parse` cannot be resumed, but a container's members can each be
+ * given to it), other requests served between them.
  */
 export async function parseJsonInSlices(text: string, limits: JsonLimits): Promise<unknown> {
   if (text.length <= WORK_BUDGETS.sliceChars) return parseJson(text, limits)
   await checkJsonShapeInSlices(text, limits)
-  return parsed(text)
+  return parseInPieces(text, WORK_BUDGETS.sliceChars, nextTurn)
 }

@@ -1,5 +1,5 @@
 import type { JsonObject } from '@colloquy/core'
-import type { WSEvents } from 'hono/ws'
+import type { WSContext, WSEvents } from 'hono/ws'
 import type { WebSocket } from 'ws'
 import type { Principal } from '../auth.js'
 import { feedFilter, type Scope } from './access.js'
@@ -11,7 +11,7 @@ import { parsePushInSlices, push } from './push.js'
 import type { Service } from './rpc.js'
 import type { Tenancy } from '../tenancy.js'
 import type { JsonLimits } from './json-limits.js'
-import { readMessage, sendGathered, sendJson } from './ws-json.js'
+import { readInOrder, sendGathered, sendJson } from './ws-json.js'
 
 export interface StreamLimits {
   pageSize: number
@@ -156,35 +156,40 @@ export function liveStream(
         }
       })()
     },
-    onMessage(event, ws) {
-      const send = (m: StreamMessage): boolean => sendGathered(ws, m, limits.maxBuffered)
-      const read = readMessage(event.data, limits.json)
-      if ('refused' in read) return void send({ type: 'error', error: toWire(read.refused, log).body.error })
-      const { msg } = read
-      if (msg.type === 'ping') return void send({ type: 'pong', id: msg.id })
-      if (msg.type !== 'push')
-        return void send({
-          type: 'error',
-          id: msg.id,
-          error: {
-            code: 'session/invalid_request',
-            message: 'session/invalid_request: expected a ping or push message',
-          },
-        })
-      void (async () => {
-        try {
-          const results = await push(
-            service,
-            scope,
-            await parsePushInSlices(msg, limits.maxBatch),
-            Buffer.byteLength(event.data as string),
-          )
-          send({ type: 'pushed', id: msg.id, results })
-        } catch (e) {
-          send({ type: 'error', id: msg.id, error: toWire(e, log).body.error })
-        }
-      })()
-    },
+    onMessage: readInOrder<WSContext<WebSocket>>(
+      limits.json,
+      (read, ws, data) => {
+        if (closed) return
+        const send = (m: StreamMessage): boolean => sendGathered(ws, m, limits.maxBuffered)
+        if ('refused' in read)
+          return void send({ type: 'error', error: toWire(read.refused, log).body.error })
+        const { msg } = read
+        if (msg.type === 'ping') return void send({ type: 'pong', id: msg.id })
+        if (msg.type !== 'push')
+          return void send({
+            type: 'error',
+            id: msg.id,
+            error: {
+              code: 'session/invalid_request',
+              message: 'session/invalid_request: expected a ping or push message',
+            },
+          })
+        void (async () => {
+          try {
+            const results = await push(
+              service,
+              scope,
+              await parsePushInSlices(msg, limits.maxBatch),
+              Buffer.byteLength(data as string),
+            )
+            send({ type: 'pushed', id: msg.id, results })
+          } catch (e) {
+            send({ type: 'error', id: msg.id, error: toWire(e, log).body.error })
+          }
+        })()
+      },
+      (e) => log(`live socket: ${String(e)}`),
+    ),
     onClose() {
       closed = true
       stop()

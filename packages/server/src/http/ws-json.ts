@@ -2,7 +2,7 @@ import type { Socket } from 'node:net'
 import type { WSContext } from 'hono/ws'
 import type { WebSocket } from 'ws'
 import { HttpError, invalidRequest } from '../errors.js'
-import { parseJson, type JsonLimits } from './json-limits.js'
+import { parseJsonInSlices, type JsonLimits } from './json-limits.js'
 
 /** Close code for a consumer that reads slower than the server writes (RFC 6455 "try again later"). */
 export const SLOW_CONSUMER = 1013
@@ -63,18 +63,39 @@ export function sendGathered(ws: WSContext<WebSocket>, value: unknown, maxBuffer
   return sendJson(ws, value, maxBuffered, true)
 }
 
-/** A client message: a JSON object from a text frame, parsed with the server's limits, or the reason it is refused. */
-export function readMessage(
-  data: unknown,
-  limits: JsonLimits,
-): { msg: Record<string, unknown> } | { refused: HttpError } {
+/** What `readMessage` makes of a frame: a JSON object, or the reason it is refused. */
+export type ReadMessage = { msg: Record<string, unknown> } | { refused: HttpError }
+
+/**
+ * A client message: a JSON object from a text frame, parsed with the server's limits (a large
+ * one in slices, `parseJsonInSlices`: a 4 MiB frame is never one turn of the event loop), or the
+ * reason it is refused.
+ */
+export async function readMessage(data: unknown, limits: JsonLimits): Promise<ReadMessage> {
   if (typeof data !== 'string')
     return { refused: invalidRequest('expected a text frame holding a JSON object') }
   try {
-    const v = parseJson(data, limits)
+    const v = await parseJsonInSlices(data, limits)
     if (typeof v === 'object' && v !== null && !Array.isArray(v)) return { msg: v as Record<string, unknown> }
     return { refused: invalidRequest('expected a JSON object') }
   } catch (e) {
     return { refused: e instanceof HttpError ? e : invalidRequest(String(e)) }
+  }
+}
+
+/**
+ * A socket's `onMessage`: each frame read with `readMessage`, and handed to `handle` in the order
+ * the frames came (a large frame parsed in slices does not let a later small one overtake it).
+ * What `handle` throws goes to `failed`; the frames after it are still read.
+ */
+export function readInOrder<W>(
+  limits: JsonLimits,
+  handle: (read: ReadMessage, ws: W, data: unknown) => void,
+  failed: (e: unknown) => void,
+): (event: { data: unknown }, ws: W) => void {
+  let reading = Promise.resolve()
+  return (event, ws) => {
+    const { data } = event
+    reading = reading.then(async () => handle(await readMessage(data, limits), ws, data)).catch(failed)
   }
 }
