@@ -1,6 +1,6 @@
 import './act-environment.js'
 import { act, cleanup, renderHook, waitFor } from '@testing-library/react'
-import { enableSearch, type Search } from '@colloquy/core/search'
+import { enableSearch, type Search, type SearchResult } from '@colloquy/core/search'
 import { afterEach, describe, expect, it } from 'vitest'
 import { LOADING, useSearch, type SearchLike } from '../src/index.js'
 import { memoryStore, user } from '../../../test/support/fixtures.js'
@@ -24,7 +24,7 @@ function counted(search: Search): SearchLike & { open: number; asked: string[] }
     open: 0,
     asked: [] as string[],
     query$: (request: unknown) => ({
-      subscribe(observer: Parameters<ReturnType<Search['query$']>['subscribe']>[0]) {
+      subscribe(observer: { next: (value: SearchResult) => void; error: (error: unknown) => void }) {
         handle.open++
         handle.asked.push(JSON.stringify(request))
         const sub = search.query$(request).subscribe(observer)
@@ -52,7 +52,7 @@ describe('useSearch', () => {
     await store.append({ session_id, message: user('the postgres cursor pages') })
     const { result, rerender } = renderHook(({ s }: { s: Search | null }) => useSearch(s, 'postgr'), {
       wrapper: providerOf(store),
-      initialProps: { s: null },
+      initialProps: { s: null as Search | null },
     })
     expect(result.current).toBe(LOADING)
     rerender({ s: search })

@@ -1,4 +1,4 @@
-import { enableSearch, type Search } from '@colloquy/core/search'
+import { enableSearch, type Search, type SearchResult } from '@colloquy/core/search'
 import { nextTick, ref, shallowRef } from 'vue'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { LOADING, useSearch, type SearchLike } from '../src/index.js'
@@ -21,7 +21,7 @@ function counted(search: Search): SearchLike & { open: number; asked: string[] }
     open: 0,
     asked: [] as string[],
     query$: (request: unknown) => ({
-      subscribe(observer: Parameters<ReturnType<Search['query$']>['subscribe']>[0]) {
+      subscribe(observer: { next: (value: SearchResult) => void; error: (error: unknown) => void }) {
         handle.open++
         handle.asked.push(JSON.stringify(request))
         const sub = search.query$(request).subscribe(observer)
