@@ -12,9 +12,12 @@ const options = (page: Page): Locator => palette(page).getByRole('option')
 const questionHit = (page: Page, word: string): Locator =>
   options(page).filter({ hasText: /^You/ }).filter({ has: page.locator('mark', { hasText: word }) })
 
-/** A row's classes, once it shows (null until then, without waiting out Playwright's timeout). */
-const classOf = (row: Locator): Promise<string | null> =>
-  row.getAttribute('class', { timeout: 1000 }).catch(() => null)
+/** A row's classes once it shows, `not shown` until then (without waiting out Playwright's timeout). */
+const classOf = (row: Locator): Promise<string> =>
+  row
+    .getAttribute('class', { timeout: 1000 })
+    .then((c) => c ?? '')
+    .catch(() => 'not shown')
 
 /** The row is inside the transcript's visible area. */
 const inView = (row: Locator): Promise<boolean> =>
@@ -86,4 +89,89 @@ describe('react-chat: searching every chat (Ctrl/Cmd+K)', () => {
     // The chunk was fetched once: the palette's second opening reuses it (and the index).
     expect(chunks).toHaveLength(1)
   })
+
+  it('opens a long agent session at a step in a collapsed run on a page not read yet', async () => {
+    const page = await app.open()
+    await page.getByLabel('Import transcripts').setInputFiles({
+      name: 'agent.jsonl',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from(agentSession()),
+    })
+    const collapsed = page.locator('li.run-collapsed')
+    await expect.poll(() => collapsed.count(), { timeout: 30_000 }).toBeGreaterThan(0)
+    // The step is in the third task's run: neither read (the newest 200 blocks are) nor shown.
+    expect(await page.locator('li.message', { hasText: 'quokka' }).count()).toBe(0)
+    await expect.poll(() => rows(page).last().textContent()).toContain('Done with task 99.')
+
+    await page.keyboard.press('ControlOrMeta+k')
+    await searchBox(page).pressSequentially('quokka')
+    const hit = options(page).filter({ has: page.locator('mark', { hasText: 'quokka' }) })
+    await expect.poll(() => hit.count(), { timeout: 10_000 }).toBe(1)
+    const entryId = (await hit.getAttribute('data-entry-id'))!
+    await hit.click()
+    const found = page.locator(`li.message[data-entry-id="${entryId}"]`)
+    await expect.poll(() => classOf(found), { timeout: 10_000 }).toContain('message-found')
+    expect(await found.textContent()).toContain('ls quokka')
+    await expect.poll(() => inView(found)).toBe(true)
+  })
 })
+
+/**
+ * A Claude Code transcript of an agent session: 100 turns of a question, a run of 9 tool calls
+ * with their results and an answer (2,000 entries, 300 blocks); one call of the third turn's run
+ * lists `quokka`, a word nowhere else.
+ */
+function agentSession(): string {
+  const lines: string[] = []
+  let parent: string | null = null
+  let n = 0
+  const t0 = Date.UTC(2026, 0, 5)
+  const push = (line: Record<string, unknown>): void => {
+    const uuid = `x-${n}`
+    lines.push(
+      JSON.stringify({
+        isSidechain: false,
+        userType: 'external',
+        cwd: '/work/agent',
+        sessionId: 'agent-session',
+        version: '2.1.20',
+        parentUuid: parent,
+        uuid,
+        timestamp: new Date(t0 + n * 1000).toISOString(),
+        ...line,
+      }),
+    )
+    parent = uuid
+    n++
+  }
+  const assistant = (id: string, content: unknown[], stop: string) =>
+    push({
+      type: 'assistant',
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-opus-4-5',
+        content,
+        stop_reason: stop,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
+    })
+  for (let t = 0; t < 100; t++) {
+    push({ type: 'user', message: { role: 'user', content: `Task ${t}: list the files` } })
+    for (let c = 0; c < 9; c++) {
+      const id = `toolu_${t}_${c}`
+      const command = t === 2 && c === 3 ? 'ls quokka' : `ls step-${t}-${c}`
+      assistant(`msg_${t}_${c}`, [{ type: 'tool_use', id, name: 'Bash', input: { command } }], 'tool_use')
+      push({
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: id, content: `output of step ${t}.${c}` }],
+        },
+      })
+    }
+    assistant(`msg_${t}_end`, [{ type: 'text', text: `Done with task ${t}.` }], 'end_turn')
+  }
+  return `${lines.join('\n')}\n`
+}
