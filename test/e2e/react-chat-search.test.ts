@@ -10,7 +10,9 @@ const options = (page: Page): Locator => palette(page).getByRole('option')
 
 /** The palette's hit for a question the user asked, by a word of it. */
 const questionHit = (page: Page, word: string): Locator =>
-  options(page).filter({ hasText: /^You/ }).filter({ has: page.locator('mark', { hasText: word }) })
+  options(page)
+    .filter({ hasText: /^You/ })
+    .filter({ has: page.locator('mark', { hasText: word }) })
 
 /** A row's classes once it shows, `not shown` until then (without waiting out Playwright's timeout). */
 const classOf = (row: Locator): Promise<string> =>
@@ -103,7 +105,8 @@ describe('react-chat: searching every chat (Ctrl/Cmd+K)', () => {
     expect(await page.locator('li.message', { hasText: 'quokka' }).count()).toBe(0)
     await expect.poll(() => rows(page).last().textContent()).toContain('Done with task 99.')
 
-    await page.keyboard.press('ControlOrMeta+k')
+    // Opened with the mouse this time: the sidebar's button.
+    await page.getByRole('button', { name: 'Search chats' }).click()
     await searchBox(page).pressSequentially('quokka')
     const hit = options(page).filter({ has: page.locator('mark', { hasText: 'quokka' }) })
     await expect.poll(() => hit.count(), { timeout: 10_000 }).toBe(1)

@@ -26,6 +26,7 @@ export function App({ data }: { data: AppData }): ReactNode {
   const [sync, setSync] = useState<SyncClient | null>(null)
   const [showSettings, setShowSettings] = useState(false)
   const [showChats, setShowChats] = useState(false)
+  const [searching, setSearching] = useState(false)
   // The message a search hit opened its chat at (highlighted while that chat is open).
   const [found, setFound] = useState<(Target & { session_id: string }) | null>(null)
 
@@ -71,7 +72,16 @@ export function App({ data }: { data: AppData }): ReactNode {
     <ColloquyProvider store={data.store} sync={sync}>
       <ChatProvider chat={data.chat}>
         <div className={`app${showChats ? ' show-chats' : ''}`}>
-          <Sidebar openId={openId} onOpen={openChat} onImport={importFiles} imports={imports} />
+          <Sidebar
+            openId={openId}
+            onOpen={openChat}
+            onImport={importFiles}
+            imports={imports}
+            onSearch={() => {
+              setShowChats(false)
+              setSearching(true)
+            }}
+          />
           <main className="main">
             <TopBar
               sessionId={openId}
@@ -92,7 +102,7 @@ export function App({ data }: { data: AppData }): ReactNode {
           <SettingsDialog settings={settings} onSave={saveSettings} onClose={() => setShowSettings(false)} />
         )}
         <DropZone onFiles={importFiles} />
-        <SearchLauncher onOpenAt={openAt} />
+        <SearchLauncher open={searching} setOpen={setSearching} onOpenAt={openAt} />
         <Notice />
       </ChatProvider>
     </ColloquyProvider>

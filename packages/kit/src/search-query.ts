@@ -13,7 +13,11 @@ export interface SearchLike {
 
 // A type-only import of the search entry: the bindings never load it, the app does (when it
 // enables search), so an app that never searches bundles none of it.
-export const searchQuery = (search: SearchLike, query: string, options: SearchOptions): Query<SearchResult> => ({
+export const searchQuery = (
+  search: SearchLike,
+  query: string,
+  options: SearchOptions,
+): Query<SearchResult> => ({
   owner: search,
   key: queryKey('query$', [query, options]),
   open: () => search.query$({ ...options, query }),

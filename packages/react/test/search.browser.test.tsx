@@ -42,8 +42,9 @@ function counted(search: Search): SearchLike & { open: number; asked: string[] }
   return handle
 }
 
-const words = (hits: readonly { snippet: { text: string; highlights: readonly (readonly [number, number])[] } }[]) =>
-  hits.map((h) => h.snippet.highlights.map(([a, b]) => h.snippet.text.slice(a, b)).join(' '))
+const words = (
+  hits: readonly { snippet: { text: string; highlights: readonly (readonly [number, number])[] } }[],
+) => hits.map((h) => h.snippet.highlights.map(([a, b]) => h.snippet.text.slice(a, b)).join(' '))
 
 describe('useSearch', () => {
   it('is loading without a handle, then answers and follows new matching messages', async () => {

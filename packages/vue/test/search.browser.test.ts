@@ -39,8 +39,9 @@ function counted(search: Search): SearchLike & { open: number; asked: string[] }
   return handle
 }
 
-const words = (hits: readonly { snippet: { text: string; highlights: readonly (readonly [number, number])[] } }[]) =>
-  hits.map((h) => h.snippet.highlights.map(([a, b]) => h.snippet.text.slice(a, b)).join(' '))
+const words = (
+  hits: readonly { snippet: { text: string; highlights: readonly (readonly [number, number])[] } }[],
+) => hits.map((h) => h.snippet.highlights.map(([a, b]) => h.snippet.text.slice(a, b)).join(' '))
 
 describe('useSearch', () => {
   it('is loading without a handle, then answers and follows new matching messages', async () => {
@@ -96,7 +97,10 @@ describe('useSearch', () => {
     await store.append({ session_id, message: user('zebra on the first branch'), parent_id: root.entry_id })
     await store.append({ session_id, message: user('lion on the second branch'), parent_id: root.entry_id })
     const { result } = withSetup(
-      () => ({ all: useSearch(search, 'zebra'), active: useSearch(search, 'zebra', { active_path_only: true }) }),
+      () => ({
+        all: useSearch(search, 'zebra'),
+        active: useSearch(search, 'zebra', { active_path_only: true }),
+      }),
       store,
     )
     await vi.waitFor(() => expect(result.all.value.data?.hits).toHaveLength(1))

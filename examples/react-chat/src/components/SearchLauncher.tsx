@@ -1,21 +1,35 @@
 import type { SearchHit } from '@colloquy/core/search'
 import { useStore } from '@colloquy/react'
-import { lazy, Suspense, useCallback, useEffect, useState, type ReactNode } from 'react'
+import {
+  lazy,
+  Suspense,
+  useCallback,
+  useEffect,
+  type Dispatch,
+  type ReactNode,
+  type SetStateAction,
+} from 'react'
 import { useChat } from '../data/chat-context.js'
 
 // The palette and the search entry it imports are a chunk of their own, fetched on the first
 // Ctrl/Cmd+K: the start bundle holds only this listener.
 const SearchPalette = lazy(() => import('./SearchPalette.js').then((m) => ({ default: m.SearchPalette })))
 
-/** Ctrl/Cmd+K opens (and closes) the search palette; a picked hit opens its chat at its message. */
+/**
+ * The search palette while `open`; Ctrl/Cmd+K opens and closes it. A picked hit opens its chat
+ * at its message.
+ */
 export function SearchLauncher({
+  open,
+  setOpen,
   onOpenAt,
 }: {
+  open: boolean
+  setOpen: Dispatch<SetStateAction<boolean>>
   onOpenAt(session_id: string, entry_id: string | null): void
 }): ReactNode {
   const store = useStore()
   const { run } = useChat()
-  const [open, setOpen] = useState(false)
   useEffect(() => {
     const onKey = (e: KeyboardEvent): void => {
       if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'k') {
@@ -25,8 +39,8 @@ export function SearchLauncher({
     }
     window.addEventListener('keydown', onKey)
     return () => window.removeEventListener('keydown', onKey)
-  }, [])
-  const close = useCallback(() => setOpen(false), [])
+  }, [setOpen])
+  const close = useCallback(() => setOpen(false), [setOpen])
   const pick = useCallback(
     async (hit: SearchHit) => {
       setOpen(false)
@@ -35,7 +49,7 @@ export function SearchLauncher({
         await run(store.selectBranch({ session_id: hit.session_id, entry_id: hit.entry_id }))
       onOpenAt(hit.session_id, hit.entry_id)
     },
-    [store, run, onOpenAt],
+    [store, run, onOpenAt, setOpen],
   )
   if (!open) return null
   return (

@@ -90,8 +90,7 @@ export function SearchPalette({ onPick, onClose }: Props): ReactNode {
     if (e.key === 'Escape') onClose()
     else if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
       e.preventDefault()
-      if (flat.length > 0)
-        setActive((current + (e.key === 'ArrowDown' ? 1 : flat.length - 1)) % flat.length)
+      if (flat.length > 0) setActive((current + (e.key === 'ArrowDown' ? 1 : flat.length - 1)) % flat.length)
     } else if (e.key === 'Enter' && current >= 0) {
       e.preventDefault()
       onPick(flat[current])
@@ -138,7 +137,12 @@ export function SearchPalette({ onPick, onClose }: Props): ReactNode {
         )}
         <div id={listId} role="listbox" aria-label="Matches" className="search-results">
           {groups.map(([sessionId, group]) => (
-            <div key={sessionId} role="group" aria-labelledby={`${listId}-${sessionId}`} className="search-group">
+            <div
+              key={sessionId}
+              role="group"
+              aria-labelledby={`${listId}-${sessionId}`}
+              className="search-group"
+            >
               <div id={`${listId}-${sessionId}`} className="search-chat" role="presentation">
                 <ChatTitle sessionId={sessionId} />
               </div>
