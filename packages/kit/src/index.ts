@@ -19,5 +19,6 @@ export {
   sessionsQuery,
   syncStatusQuery,
 } from './queries.js'
+export { searchQuery, type SearchLike, type SearchOptions } from './search-query.js'
 export { DraftSaver, shownDraftText } from './draft-saver.js'
 export { groupIds } from './row-groups.js'

@@ -9,9 +9,10 @@ export {
   type DraftBinding,
   type DraftOptions,
 } from './attachment-hooks.js'
+export { useSearch } from './use-search.js'
 export { useSyncStatus } from './use-sync-status.js'
 export { useObservable } from './use-observable.js'
 export { newestLeafUnder } from '@colloquy/core'
 export type { Branch } from '@colloquy/kit'
 export { LOADING, type LiveState } from '@colloquy/kit'
-export type { ObservableLike, SyncLike, SyncStatus } from '@colloquy/kit'
+export type { ObservableLike, SearchLike, SearchOptions, SyncLike, SyncStatus } from '@colloquy/kit'

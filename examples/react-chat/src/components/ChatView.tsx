@@ -3,16 +3,19 @@ import { useSession } from '@colloquy/react'
 import type { ReactNode } from 'react'
 import { useChat } from '../data/chat-context.js'
 import { Composer } from './Composer.js'
-import { Transcript } from './Transcript.js'
+import { Transcript, type Target } from './Transcript.js'
 import { Welcome } from './Welcome.js'
 
 /** The open chat (or the welcome screen when none is open): transcript above, composer below. */
 export function ChatView({
   sessionId,
   onOpen,
+  target,
 }: {
   sessionId: string | null
   onOpen(id: string | null): void
+  /** The message to open the chat at (a search hit), highlighted. */
+  target?: Target | null
 }): ReactNode {
   const { chat, run, report } = useChat()
   const session = useSession(sessionId ?? '')
@@ -48,7 +51,13 @@ export function ChatView({
   return (
     <>
       {sessionId ? (
-        <Transcript sessionId={sessionId} busy={busy} onFork={(e) => void fork(e)} empty={welcome} />
+        <Transcript
+          sessionId={sessionId}
+          busy={busy}
+          onFork={(e) => void fork(e)}
+          empty={welcome}
+          target={target}
+        />
       ) : (
         <div className="transcript">{welcome}</div>
       )}

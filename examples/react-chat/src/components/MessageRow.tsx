@@ -2,7 +2,7 @@ import type { AgentMessage, MessageEntry } from '@colloquy/core'
 import { useEntry, useSession } from '@colloquy/react'
 import { messageText, replyEnd } from 'chat-kit'
 import { ReplyEndMark } from 'chat-kit/react'
-import { memo, useState, type ReactNode } from 'react'
+import { memo, useEffect, useRef, useState, type ReactNode } from 'react'
 import { useChat } from '../data/chat-context.js'
 import { Blocks, ToolCard } from './Blocks.js'
 import { BranchPicker } from './BranchPicker.js'
@@ -18,6 +18,8 @@ interface Props {
   /** The newest message on the chat's path: the session's status tells how it ended. */
   last: boolean
   onFork(entryId: string): void
+  /** A search opened the chat at this message (when it was picked): shown and highlighted. */
+  found?: number
 }
 
 function Action({
@@ -99,10 +101,18 @@ export const MessageRow = memo(function MessageRow({
   busy,
   last,
   onFork,
+  found,
 }: Props): ReactNode {
   const entry = useEntry(sessionId, entryId)
   const { chat, run } = useChat()
   const [editing, setEditing] = useState(false)
+  // The row renders once its entry is read: it scrolls itself into view then, and again when
+  // the same message is picked again (a new `found`).
+  const row = useRef<HTMLLIElement>(null)
+  const shown = entry.status === 'ready'
+  useEffect(() => {
+    if (found !== undefined && shown) row.current?.scrollIntoView({ block: 'center' })
+  }, [found, shown])
   if (entry.status !== 'ready' || entry.data?.kind !== 'message') return null
   const { message, parent_id } = entry.data as MessageEntry
   const role = message.role
@@ -173,7 +183,14 @@ export const MessageRow = memo(function MessageRow({
   }
 
   return (
-    <li className={`message message-${role}`} data-role={role} data-entry-id={entryId} aria-busy={live}>
+    <li
+      ref={row}
+      className={`message message-${role}${found !== undefined ? ' message-found' : ''}`}
+      data-role={role}
+      data-entry-id={entryId}
+      aria-busy={live}
+      aria-current={found !== undefined ? 'true' : undefined}
+    >
       {role === 'assistant' && <img className="avatar" src="/icons/icon.svg" alt="" width={28} height={28} />}
       <div className="message-main">
         <div className="bubble">{body}</div>

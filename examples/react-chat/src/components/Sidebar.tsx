@@ -15,9 +15,11 @@ interface Props {
   /** Files picked with "Import…" (dropped ones come in through the app's drop zone). */
   onImport(files: PickedFile[]): void
   imports: Pick<TranscriptImport, 'jobs' | 'dismiss'>
+  /** Opens the search palette (as Ctrl/Cmd+K does), for a mouse or a touch screen. */
+  onSearch(): void
 }
 
-export function Sidebar({ openId, onOpen, onImport, imports }: Props): ReactNode {
+export function Sidebar({ openId, onOpen, onImport, imports, onSearch }: Props): ReactNode {
   const sessions = useSessions(LIST)
   return (
     <aside className="sidebar">
@@ -32,6 +34,9 @@ export function Sidebar({ openId, onOpen, onImport, imports }: Props): ReactNode
         </button>
         <ImportButton onFiles={onImport} />
       </div>
+      <button type="button" className="new-chat" onClick={onSearch} aria-keyshortcuts="Control+K Meta+K">
+        <Icon name="search" /> Search chats
+      </button>
       <nav aria-label="Chats" className="session-list">
         {sessions.status === 'loading' && <p className="muted pad">Opening…</p>}
         {sessions.status === 'error' && (

@@ -9,6 +9,14 @@ interface Props {
   busy: boolean
   onFork(entryId: string): void
   empty: ReactNode
+  /** Open at this message (a search hit): its page is read and its run expanded until it shows. */
+  target?: Target | null
+}
+
+/** A message to show; `at` tells one pick from the next pick of the same message. */
+export interface Target {
+  entry_id: string
+  at: number
 }
 
 /**
@@ -34,7 +42,7 @@ type Row = { kind: 'entry'; id: string } | { kind: 'run'; ids: string[] }
 /** The rows' ids until they are read: one array, so the rows are not worked out again each render. */
 const NO_IDS: readonly string[] = []
 
-export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode {
+export function Transcript({ sessionId, busy, onFork, empty, target }: Props): ReactNode {
   const store = useStore()
   const ids = useMessageIds({ session_id: sessionId })
   const { scroller, content } = useFollowNewest<HTMLDivElement, HTMLOListElement>()
@@ -145,6 +153,17 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
     return out
   }, [all, start, loaded, expanded])
 
+  // A target older than what was read pages back until it is; one inside a collapsed run is
+  // expanded. Its row then scrolls itself into view (MessageRow's `found`).
+  const targetId = target?.entry_id
+  const targetAt = targetId === undefined ? -1 : all.indexOf(targetId)
+  const targetElided = targetId !== undefined && !!loaded?.elided.has(targetId) && !expanded.has(targetId)
+  useEffect(() => {
+    if (targetId === undefined || targetAt === -1 || !loaded || stale) return
+    if (targetAt < start && loaded.hasMore) void earlier()
+    else if (targetElided) setExpanded((prev) => new Set(prev).add(targetId))
+  }, [targetId, targetAt, targetElided, start, loaded, stale, earlier])
+
   return (
     <div className="transcript" ref={scroller}>
       {(ids.status === 'error' || error) && (
@@ -167,6 +186,7 @@ export function Transcript({ sessionId, busy, onFork, empty }: Props): ReactNode
               busy={busy}
               last={i === rows.length - 1}
               onFork={onFork}
+              found={row.id === targetId ? target?.at : undefined}
             />
           ) : (
             <li key={`run:${row.ids[0]}`} className="run-collapsed" data-entries={row.ids.length}>
