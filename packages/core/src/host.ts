@@ -82,7 +82,11 @@ function viewOf(store: Store): StoreHost {
       }
       let after: { k: number; id: string } | undefined
       for (;;) {
-        const page = await paged.page({ order: 'created_asc', limit: EVERY_HEAD_PAGE, ...(after && { after }) })
+        const page = await paged.page({
+          order: 'created_asc',
+          limit: EVERY_HEAD_PAGE,
+          ...(after && { after }),
+        })
         for (const head of page) yield head
         if (page.length < EVERY_HEAD_PAGE) return
         const last = page[page.length - 1].meta

@@ -167,9 +167,9 @@ describe('append-only IndexedDB layout', () => {
     ])
     // Listed through the order records the upgrade wrote (version 5), in the contract's orders.
     expect(listed.map((m) => m.session_id)).toStrictEqual(['s2', 's1'])
-    expect((await a.list({ order: 'created_asc', limit: 1 })).sessions.map((m) => m.session_id)).toStrictEqual([
-      's1',
-    ])
+    expect(
+      (await a.list({ order: 'created_asc', limit: 1 })).sessions.map((m) => m.session_id),
+    ).toStrictEqual(['s1'])
     expect(await ids(a, 's1')).toStrictEqual(['e1', 'e2'])
     expect((await a.getMessage({ session_id: 's1', entry_id: 'e3' }))!.entry).toStrictEqual(s1[2])
     expect((await a.getMessage({ session_id: 's2', entry_id: 'f1' }))!.entry).toStrictEqual(s2[0])
@@ -227,11 +227,18 @@ describe('append-only IndexedDB layout', () => {
       tx.objectStore('sessions').put({ meta: meta(id, i + 1, 10 * (i + 1)), leaf: null, v: 1 }, id)
       tx.objectStore('entries').put({ h: { s: id, v: 1, o: -1, i: `inc-${id}` } }, [id, 0])
     }
-    const e1 = { id: 'e1', parent_id: null, timestamp: 5, revision: 0, kind: 'message', message: user('late') }
-    tx.objectStore('entries').put(
-      { ...e1, h: { s: 's1', v: 2, o: -2, i: 'inc-s1', l: 'e1', n: 1, u: 99 } },
-      ['s1', 'e1'],
-    )
+    const e1 = {
+      id: 'e1',
+      parent_id: null,
+      timestamp: 5,
+      revision: 0,
+      kind: 'message',
+      message: user('late'),
+    }
+    tx.objectStore('entries').put({ ...e1, h: { s: 's1', v: 2, o: -2, i: 'inc-s1', l: 'e1', n: 1, u: 99 } }, [
+      's1',
+      'e1',
+    ])
     await committed(tx)
     old.close()
 
@@ -254,7 +261,10 @@ describe('append-only IndexedDB layout', () => {
     expect((await a.list({ limit: 1 })).sessions[0].session_id).toBe('s2')
     const raw = await rawOpen(name)
     expect(raw.version).toBe(5)
-    const order = (await req(raw.transaction('order').objectStore('order').getAll())) as Array<{ s: string; u: number }>
+    const order = (await req(raw.transaction('order').objectStore('order').getAll())) as Array<{
+      s: string
+      u: number
+    }>
     expect(order.find((o) => o.s === 's1')!.u).toBe(99)
     raw.close()
   })

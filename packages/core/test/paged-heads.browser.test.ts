@@ -25,7 +25,10 @@ describe('heads on demand over real IndexedDB (Chromium)', () => {
       if (this.name === 'sessions') heads++
       return get.call(this, q)
     }
-    IDBObjectStore.prototype.getAll = function (this: IDBObjectStore, ...a: Parameters<IDBObjectStore['getAll']>) {
+    IDBObjectStore.prototype.getAll = function (
+      this: IDBObjectStore,
+      ...a: Parameters<IDBObjectStore['getAll']>
+    ) {
       if (this.name === 'sessions') heads += 1e6
       return getAll.apply(this, a)
     }

@@ -23,7 +23,11 @@ import { selectSessions } from '../src/ops/select.js'
 
 let n = 0
 const dbName = (): string => `paged-heads-${Date.now()}-${++n}`
-const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }], timestamp: 0 })
+const user = (text: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp: 0,
+})
 
 /** Counts records read from the `sessions` store (heads) and the order records walked. */
 function countReads(): { heads: number; orders: number; stop(): void } {
@@ -120,7 +124,12 @@ describe('opening and listing without every head (paged reads)', () => {
 
   it("a host walks every session's head, loaded or not, a page at a time", async () => {
     const now = { t: 1_000 }
-    const s = await createStore({ storage: memoryStorage({ paged: true }), multiTab: false, now: () => now.t, maxHeads: 5 })
+    const s = await createStore({
+      storage: memoryStorage({ paged: true }),
+      multiTab: false,
+      now: () => now.t,
+      maxHeads: 5,
+    })
     const ids = await fill(s, 1_100, now)
     await s.flush()
     const host = hostOf(s)
@@ -134,7 +143,9 @@ describe('opening and listing without every head (paged reads)', () => {
 
   it('refuses a working set bound that is not a positive integer', async () => {
     for (const maxHeads of [0, -1, 1.5, Number.NaN, Infinity])
-      await expect(createStore({ storage: memoryStorage({ paged: true }), multiTab: false, maxHeads })).rejects.toMatchObject({
+      await expect(
+        createStore({ storage: memoryStorage({ paged: true }), multiTab: false, maxHeads }),
+      ).rejects.toMatchObject({
         code: 'session/invalid_request',
       })
   })
@@ -225,7 +236,12 @@ describe('paging with cursors equals the full sort (property)', () => {
           async (specs, order, limit, status, kind, tag) => {
             const now = { t: 0 }
             const open = make()
-            const s = await createStore({ storage: open(), multiTab: false, now: () => now.t, prefetch: false })
+            const s = await createStore({
+              storage: open(),
+              multiTab: false,
+              now: () => now.t,
+              prefetch: false,
+            })
             for (const [i, spec] of specs.entries()) {
               now.t = spec.created
               const session_id = `s${(i * 7919) % 101}`
@@ -262,7 +278,9 @@ describe('paging with cursors equals the full sort (property)', () => {
               specs.map((_, i) => t.get({ session_id: `s${(i * 7919) % 101}` })),
             )
             const held = [...new Map(metas.flatMap((m) => (m ? [[m.meta.session_id, m.meta]] : []))).values()]
-            expect(all.map((m) => m.session_id)).toStrictEqual(selectSessions(held, req).map((m) => m.session_id))
+            expect(all.map((m) => m.session_id)).toStrictEqual(
+              selectSessions(held, req).map((m) => m.session_id),
+            )
             listed += all.length
             await t.close()
           },

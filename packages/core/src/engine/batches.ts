@@ -314,8 +314,7 @@ export class BatchRunner implements Batches {
       batch.map(async (p) => {
         if (p.fn === 'internal' || !this.operations[p.fn].pages) return
         const page = this.operations[p.fn].page as
-          | ((req: unknown, ctx: OpContext, spare: number) => Parameters<typeof paged.page>[0])
-          | undefined
+          ((req: unknown, ctx: OpContext, spare: number) => Parameters<typeof paged.page>[0]) | undefined
         try {
           if (!page) throw new SessionError('session/storage', `${p.fn}: called before its code was fetched`)
           p.listed = (await paged.page(page(p.req, this.engine.ctx, spare))).map((h) => h.meta)
@@ -544,7 +543,11 @@ export class BatchRunner implements Batches {
     return this.apply(p as Pending & { fn: FunctionId }, overlay, applied)
   }
 
-  private apply(p: Pending & { fn: FunctionId }, overlay: Overlay, applied: AppliedOp[] | undefined): unknown {
+  private apply(
+    p: Pending & { fn: FunctionId },
+    overlay: Overlay,
+    applied: AppliedOp[] | undefined,
+  ): unknown {
     if (p.guard) {
       const stop = p.guard(typeof p.req.session_id === 'string' ? overlay.head(p.req.session_id) : undefined)
       if (stop) return stop.answer

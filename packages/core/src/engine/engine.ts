@@ -178,7 +178,8 @@ export class Engine {
   /** @internal Keeps the cache's accounting in step with what a commit or a fold changed. */
   measure(changes: ReadonlyMap<string, SessionChange>): void {
     // A head read in flight may predate this change: its answer is dropped (read again on use).
-    if (this.heading.size) for (const id of changes.keys()) if (this.heading.has(id)) this.heading.get(id)!.stale = true
+    if (this.heading.size)
+      for (const id of changes.keys()) if (this.heading.has(id)) this.heading.get(id)!.stale = true
     const cache = this.cache
     if (!cache) {
       this.trim()

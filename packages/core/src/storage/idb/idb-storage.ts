@@ -197,7 +197,10 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
         const last = records.at(-1)!
         from = [byUpdated ? last.u : last.c, last.s]
         const ids = records
-          .filter((r) => (q.status == null || r.t === q.status) && (q.kinds == null || q.kinds.includes(r.k as never)))
+          .filter(
+            (r) =>
+              (q.status == null || r.t === q.status) && (q.kinds == null || q.kinds.includes(r.k as never)),
+          )
           .map((r) => r.s)
         const heads = await Promise.all(ids.map((id) => headIn(tx, id)))
         for (const h of heads) {

@@ -51,7 +51,10 @@ export function upgrade(
       if (!stamped) {
         // Heads written before stamps existed: each gets a marker stamped with its own `v` and
         // an incarnation; its record already holds the rest, leaf and counts included.
-        entries.put({ h: { s: id, v: head.v, o: -head.v, i: freshIncarnation() } satisfies Stamp }, [id, MARK])
+        entries.put({ h: { s: id, v: head.v, o: -head.v, i: freshIncarnation() } satisfies Stamp }, [
+          id,
+          MARK,
+        ])
         order.put(orderOf(head.meta), id)
         continue
       }
