@@ -15,6 +15,8 @@ export const LAYOUT = {
    * set it here to the upgrade's names. Left undefined, the index is looked for (`listIndex`).
    */
   byUpdated: undefined as { store: string; index: string } | undefined,
+  /** Layout 5: one small record per session in `order` ({ s: session id, u: updated_at, … }), indexed by [u, s]. */
+  order: 'order',
 }
 
 const request = <T>(r: IDBRequest<T>): Promise<T> =>
@@ -59,10 +61,15 @@ export function listIndex(db: IDBDatabase): { store: string; index: string } | u
 }
 
 /** A record's session id and updated_at, whether it is a head (`{ meta, … }`) or a meta. */
-type Listed = { session_id?: string; updated_at?: number; meta?: { session_id: string; updated_at: number } }
+type Listed = {
+  session_id?: string
+  updated_at?: number
+  meta?: { session_id: string; updated_at: number }
+  s?: string
+}
 export const listedId = (r: unknown): string | undefined => {
   const x = r as Listed
-  return x.meta?.session_id ?? x.session_id
+  return x.meta?.session_id ?? x.session_id ?? x.s
 }
 const listedUpdated = (r: unknown): number => {
   const x = r as Listed
@@ -89,7 +96,17 @@ export async function newestSessions(
       how: `no index by updated_at: getAll of '${LAYOUT.sessions}' + sort`,
     }
   }
-  const index = db.transaction(found.store, 'readonly').objectStore(found.store).index(found.index)
+  // An index on a store of its own (layout 5's `order`) names the sessions: their head records
+  // are then read by key in the same transaction, as an app showing titles must.
+  const stores = found.store === LAYOUT.sessions ? [found.store] : [found.store, LAYOUT.sessions]
+  const tx = db.transaction(stores, 'readonly')
+  const index = tx.objectStore(found.store).index(found.index)
+  const heads = async (listed: { records: unknown[]; how: string }) => {
+    if (found.store === LAYOUT.sessions) return listed
+    const sessions = tx.objectStore(LAYOUT.sessions)
+    const records = await Promise.all(listed.records.map((r) => request(sessions.get(listedId(r)!))))
+    return { records, how: `${listed.how} + ${records.length} gets of '${LAYOUT.sessions}'` }
+  }
   const how = `index '${found.store}'.'${found.index}'`
   // Chromium 141+: getAll with options reads backwards in one request.
   if ('getAllRecords' in index) {
@@ -97,10 +114,10 @@ export async function newestSessions(
       count: number
       direction: 'prev'
     }) => IDBRequest<unknown[]>
-    return {
+    return heads({
       records: await request(getAll.call(index, { count: limit, direction: 'prev' })),
       how: `${how}, getAll backwards`,
-    }
+    })
   }
   const records: unknown[] = []
   await new Promise<void>((resolve, reject) => {
@@ -114,7 +131,7 @@ export async function newestSessions(
     }
     r.onerror = () => reject(r.error)
   })
-  return { records, how: `${how}, cursor backwards` }
+  return heads({ records, how: `${how}, cursor backwards` })
 }
 
 /** The first `limit` entries of a session: entries are keyed [session_id, entry_id] (a marker at [session_id, 0] sorts before them). */
