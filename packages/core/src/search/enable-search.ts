@@ -40,6 +40,9 @@ export interface Search {
   close(): void
 }
 
+/** Documents one pass indexes past which the index gives back its arrays' spare room. */
+const TRIM_AFTER = 1024
+
 /** The store's head as the index last read it: when it differs, the session is read again. */
 export const markOf = (head: SessionHead): string =>
   JSON.stringify([head.v, head.meta.created_at, head.meta.updated_at, head.meta.message_count, head.leaf])
@@ -157,6 +160,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
     // Built documents are kept for the write only when there is one to make.
     const docs: DocTerms[] = []
     const removed: [string, string][] = []
+    let added = 0
     while (dirty.size && !closed) {
       const [sid] = dirty
       dirty.delete(sid)
@@ -189,6 +193,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
         const doc = entryDoc(sid, e)
         if (old) index.remove(old)
         s.docs.set(e.id, index.add(doc))
+        added++
         if (disk && writer) docs.push(doc)
       }
       for (const [eid, old] of s.docs) {
@@ -208,6 +213,8 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       s.mark = markOf(head)
       sessions.push({ sid, mark: s.mark, title })
     }
+    // A pass that indexed many (the first, a sync) leaves lists with room they will not use soon.
+    if (added >= TRIM_AFTER) index.trim()
     if (rewrite && disk) {
       rewrite = false
       const all = [...index.sessions.entries()]
