@@ -6,7 +6,7 @@ import type { Store } from '../store.js'
 import { parseSearchRequest, type SearchRole } from '../validation/search-request.js'
 import { entryText, type TextOptions } from './doc-text.js'
 import { openIndexStore, type IndexStore, type SessionRecord } from './index-store.js'
-import { InvertedIndex, docOf, type Doc, type SessionDocs } from './inverted-index.js'
+import { InvertedIndex, docOf, type DocTerms, type SessionDocs } from './inverted-index.js'
 import { parseQuery } from './parse-query.js'
 import { runQuery, type SearchResult } from './run-query.js'
 import { tokenize } from './tokenize.js'
@@ -39,6 +39,9 @@ export interface Search {
   /** Stops following the store and closes the index's database. */
   close(): void
 }
+
+/** Documents one pass indexes past which the index gives back its arrays' spare room. */
+const TRIM_AFTER = 1024
 
 /** The store's head as the index last read it: when it differs, the session is read again. */
 export const markOf = (head: SessionHead): string =>
@@ -103,16 +106,13 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
           .catch(() => {})
     }
     const { sessions, docs } = await disk.load()
-    for (const s of sessions) {
-      index.sessions.set(s.sid, { mark: s.mark, title: s.title, docs: new Map() })
-      if (s.title) index.add(s.title)
-    }
+    for (const s of sessions)
+      index.sessions.set(s.sid, { mark: s.mark, title: s.title && index.add(s.title), docs: new Map() })
     for (const d of docs) {
       const s = index.sessions.get(d.sid)
       // A document without its session record cannot be: written together, deleted together.
       if (!s || d.eid === null) continue
-      s.docs.set(d.eid, d)
-      index.add(d)
+      s.docs.set(d.eid, index.add(d))
     }
   }
 
@@ -160,7 +160,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   }
 
   /** The document of one entry as it is now. */
-  function entryDoc(sid: string, e: SessionEntry): Doc {
+  function entryDoc(sid: string, e: SessionEntry): DocTerms {
     const body = entryText(e, text)
     const ts = e.kind === 'message' ? e.message.timestamp : e.timestamp
     return docOf(
@@ -172,8 +172,10 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   async function drain(): Promise<void> {
     const deleted: string[] = []
     const sessions: SessionRecord[] = []
-    const docs: Doc[] = []
+    // Built documents are kept for the write only when there is one to make.
+    const docs: DocTerms[] = []
     const removed: [string, string][] = []
+    let added = 0
     while (dirty.size && !closed) {
       const [sid] = dirty
       dirty.delete(sid)
@@ -206,9 +208,9 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
         if (old && old.rev === e.revision) continue
         const doc = entryDoc(sid, e)
         if (old) index.remove(old)
-        index.add(doc)
-        s.docs.set(e.id, doc)
-        docs.push(doc)
+        s.docs.set(e.id, index.add(doc))
+        added++
+        if (disk && writer) docs.push(doc)
       }
       for (const [eid, old] of s.docs) {
         if (entries.has(eid)) continue
@@ -218,22 +220,23 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       }
       if (s.title) index.remove(s.title)
       const title = head.meta.title
-      s.title = title
         ? docOf(
             { sid, eid: null, role: 'title', ts: head.meta.updated_at, parent: null, rev: -1 },
-            tokenize(title),
+            tokenize(head.meta.title),
           )
         : null
-      if (s.title) index.add(s.title)
+      s.title = title && index.add(title)
       s.mark = markOf(head)
-      sessions.push({ sid, mark: s.mark, title: s.title })
+      sessions.push({ sid, mark: s.mark, title })
     }
+    // A pass that indexed many (the first, a sync) leaves lists with room they will not use soon.
+    if (added >= TRIM_AFTER) index.trim()
     if (rewrite && disk) {
       rewrite = false
       const all = [...index.sessions.entries()]
       await disk.replace({
-        sessions: all.map(([sid, s]) => ({ sid, mark: s.mark, title: s.title })),
-        docs: all.flatMap(([, s]) => [...s.docs.values()]),
+        sessions: all.map(([sid, s]) => ({ sid, mark: s.mark, title: s.title && index.built(s.title) })),
+        docs: all.flatMap(([, s]) => [...s.docs.values()].map((d) => index.built(d))),
       })
     }
     if (!deleted.length && !sessions.length) return

@@ -1,11 +1,11 @@
 import { openDB, type IDBPDatabase } from 'idb'
-import type { Doc } from './inverted-index.js'
+import type { DocTerms } from './inverted-index.js'
 
 /** A session as persisted: its mark (the store's head it reflects) and its title's document. */
 export interface SessionRecord {
   readonly sid: string
   readonly mark: string
-  readonly title: Doc | null
+  readonly title: DocTerms | null
 }
 
 /** What one reconciling pass changed, written in one transaction (docs and marks together). */
@@ -13,16 +13,16 @@ export interface IndexWrite {
   /** Sessions to forget, before anything else. */
   readonly deleted: readonly string[]
   readonly sessions: readonly SessionRecord[]
-  readonly docs: readonly Doc[]
+  readonly docs: readonly DocTerms[]
   /** `[sid, eid]` of documents to forget. */
   readonly removed: readonly (readonly [string, string])[]
 }
 
 export interface IndexStore {
-  load(): Promise<{ sessions: SessionRecord[]; docs: Doc[] }>
+  load(): Promise<{ sessions: SessionRecord[]; docs: DocTerms[] }>
   write(w: IndexWrite): Promise<void>
   /** Replaces everything on disk with `all` (a tab that becomes the writer writes what it holds). */
-  replace(all: { sessions: SessionRecord[]; docs: Doc[] }): Promise<void>
+  replace(all: { sessions: SessionRecord[]; docs: DocTerms[] }): Promise<void>
   close(): void
 }
 
@@ -46,7 +46,7 @@ export async function openIndexStore(name: string): Promise<IndexStore> {
       const tx = db.transaction(['sessions', 'docs'], 'readonly')
       const [sessions, docs] = await Promise.all([
         tx.objectStore('sessions').getAll() as Promise<SessionRecord[]>,
-        tx.objectStore('docs').getAll() as Promise<Doc[]>,
+        tx.objectStore('docs').getAll() as Promise<DocTerms[]>,
       ])
       return { sessions, docs }
     },

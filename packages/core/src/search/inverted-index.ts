@@ -2,10 +2,15 @@ import type { SearchRole } from '../validation/search-request.js'
 import type { WorkMeter } from '../ops/work.js'
 
 /**
- * One searchable thing: a message entry, a session's title (`eid` null), or a custom entry kept
- * only for its parent link (`role` null, no terms), which the active path walks through.
+ * One searchable thing as the index holds it: a message entry, a session's title (`eid` null), or
+ * a custom entry kept only for its parent link (`role` null, no terms), which the active path
+ * walks through. Its terms live in the index's own arrays under `id`, not on the object: a
+ * hundred thousand messages hold millions of postings, and an object or a string per posting is
+ * what made the index ten times the size of its text.
  */
 export interface Doc {
+  /** The index's number for it (never reused; renumbered only by a compaction). */
+  id: number
   readonly sid: string
   readonly eid: string | null
   readonly role: SearchRole | null
@@ -16,7 +21,10 @@ export interface Doc {
   readonly rev: number
   /** Terms counted (BM25's document length). */
   readonly len: number
-  /** Distinct terms and how often each occurs. */
+}
+
+/** A document as it is built and persisted: its distinct terms and how often each occurs. */
+export interface DocTerms extends Omit<Doc, 'id'> {
   readonly terms: readonly string[]
   readonly tfs: readonly number[]
 }
@@ -29,20 +37,64 @@ export interface SessionDocs {
   readonly docs: Map<string, Doc>
 }
 
+/** One term's documents: ids ascending (`ids[0..n)`), each with its term frequency. */
+export interface Postings {
+  ids: Uint32Array
+  tfs: Uint16Array
+  /** Slots used, removed documents included until the list is compacted. */
+  n: number
+  /** Documents still held (the term's document frequency). */
+  df: number
+}
+
 // BM25's usual constants: term frequency saturates (k1), long messages are damped half-way (b).
 const K1 = 1.2
 const B = 0.75
 /** Terms looked at to expand one prefix, and how many of them (the most frequent) it keeps. */
 export const PREFIX_SCAN = 20_000
 export const PREFIX_KEEP = 64
+/** A term's frequency past this counts as this (BM25 has long saturated: the weight moves by < 1e-4). */
+const MAX_TF = 0xffff
 
-/** Terms, postings and documents in memory; the reconciler keeps it equal to the store. */
+// Arrays grow by half (not double): on average a sixth of their room is spare, not a third.
+const more = (n: number): number => n + (n >> 1) + 2
+const grow32 = (a: Uint32Array, need: number): Uint32Array => {
+  if (need <= a.length) return a
+  const b = new Uint32Array(Math.max(need, more(a.length)))
+  b.set(a)
+  return b
+}
+const grow16 = (a: Uint16Array, need: number): Uint16Array => {
+  if (need <= a.length) return a
+  const b = new Uint16Array(Math.max(need, more(a.length)))
+  b.set(a)
+  return b
+}
+
+/**
+ * Terms, postings and documents in memory; the reconciler keeps it equal to the store. Terms are
+ * interned to numbers; a term's postings are two typed arrays (ids ascending, as ids are handed
+ * out in order); a document's term numbers sit in one shared pool. A removed document leaves a
+ * tombstone (its slot in `docs` empty) that queries skip; a term's list is compacted when half of
+ * it is tombstones, and the whole index renumbered when half the ids ever handed out are dead.
+ */
 export class InvertedIndex {
   readonly sessions = new Map<string, SessionDocs>()
-  readonly postings = new Map<string, Map<Doc, number>>()
+  private readonly termIds = new Map<string, number>()
+  private readonly termOf: string[] = []
+  private readonly lists: (Postings | undefined)[] = []
+  /** By document id: the document (undefined once removed), its length, its terms in `pool`. */
+  private docs: (Doc | undefined)[] = []
+  private lens: Uint32Array = new Uint32Array(1024)
+  private at: Uint32Array = new Uint32Array(1024)
+  private count: Uint32Array = new Uint32Array(1024)
+  private pool: Uint32Array = new Uint32Array(16_384)
+  private poolUsed = 0
+  /** Pool slots of documents still held (the rest of `poolUsed` is holes). */
+  private poolLive = 0
+  private live = 0
   /** Sorted vocabulary for prefixes; new terms wait in `fresh` until a prefix query merges them. */
   private vocab: string[] = []
-  private readonly known = new Set<string>()
   private fresh: string[] = []
   private docCount = 0
   private totalLen = 0
@@ -51,29 +103,86 @@ export class InvertedIndex {
     return this.docCount
   }
 
-  add(doc: Doc): void {
-    for (let i = 0; i < doc.terms.length; i++) {
-      const term = doc.terms[i]
-      let list = this.postings.get(term)
-      if (!list) {
-        this.postings.set(term, (list = new Map()))
-        if (!this.known.has(term)) {
-          this.known.add(term)
-          this.fresh.push(term)
-        }
+  /** Ids handed out so far (a bound for arrays indexed by document id). */
+  get idBound(): number {
+    return this.docs.length
+  }
+
+  doc(id: number): Doc | undefined {
+    return this.docs[id]
+  }
+
+  postings(term: string): Postings | undefined {
+    const t = this.termIds.get(term)
+    const list = t === undefined ? undefined : this.lists[t]
+    return list && list.df > 0 ? list : undefined
+  }
+
+  /** Adds a built document; returns what the index keeps of it. */
+  add(built: DocTerms): Doc {
+    const { terms, tfs } = built
+    if (this.docs.length >= this.live * 2 + 4096) this.compact()
+    const id = this.docs.length
+    // Written out (not spread): the object keeps its fields inline, without a property array.
+    const doc: Doc = {
+      id,
+      sid: built.sid,
+      eid: built.eid,
+      role: built.role,
+      ts: built.ts,
+      parent: built.parent,
+      rev: built.rev,
+      len: built.len,
+    }
+    this.docs.push(doc)
+    this.live++
+    if (id >= this.lens.length) {
+      this.lens = grow32(this.lens, id + 1)
+      this.at = grow32(this.at, id + 1)
+      this.count = grow32(this.count, id + 1)
+    }
+    this.lens[id] = doc.len
+    if (this.poolUsed + terms.length > this.pool.length && this.poolUsed > this.poolLive * 2) this.compact()
+    this.pool = grow32(this.pool, this.poolUsed + terms.length)
+    this.at[id] = this.poolUsed
+    this.count[id] = terms.length
+    this.poolLive += terms.length
+    for (let i = 0; i < terms.length; i++) {
+      let t = this.termIds.get(terms[i])
+      if (t === undefined) {
+        t = this.termOf.length
+        this.termIds.set(terms[i], t)
+        this.termOf.push(terms[i])
+        this.lists.push(undefined)
       }
-      list.set(doc, doc.tfs[i])
+      this.pool[this.poolUsed++] = t
+      let list = this.lists[t]
+      if (!list) this.lists[t] = list = { ids: new Uint32Array(2), tfs: new Uint16Array(2), n: 0, df: 0 }
+      list.ids = grow32(list.ids, list.n + 1)
+      list.tfs = grow16(list.tfs, list.n + 1)
+      list.ids[list.n] = id
+      list.tfs[list.n] = Math.min(tfs[i], MAX_TF)
+      list.n++
+      // A term back in a document after none held it: the vocabulary dropped it, take it again.
+      if (list.df++ === 0) this.fresh.push(terms[i])
     }
     if (doc.role !== null) {
       this.docCount++
       this.totalLen += doc.len
     }
+    return doc
   }
 
   remove(doc: Doc): void {
-    for (const term of doc.terms) {
-      const list = this.postings.get(term)
-      if (list?.delete(doc) && list.size === 0) this.postings.delete(term)
+    const id = doc.id
+    if (this.docs[id] !== doc) return
+    this.docs[id] = undefined
+    this.live--
+    this.poolLive -= this.count[id]
+    for (let i = this.at[id], end = i + this.count[id]; i < end; i++) {
+      const list = this.lists[this.pool[i]]!
+      list.df--
+      if (list.df * 2 < list.n) this.compactList(list)
     }
     if (doc.role !== null) {
       this.docCount--
@@ -89,19 +198,124 @@ export class InvertedIndex {
     this.sessions.delete(sid)
   }
 
-  /** BM25 weight of one term occurring `tf` times in `doc`, the term being in `df` documents. */
-  weight(doc: Doc, tf: number, df: number): number {
+  /** The document as it is persisted (terms and their frequencies read back from the postings). */
+  built(doc: Doc): DocTerms {
+    const { id, ...meta } = doc
+    const terms: string[] = []
+    const tfs: number[] = []
+    for (let i = this.at[id], end = i + this.count[id]; i < end; i++) {
+      const list = this.lists[this.pool[i]]!
+      let lo = 0
+      let hi = list.n
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        if (list.ids[mid] < id) lo = mid + 1
+        else hi = mid
+      }
+      terms.push(this.termOf[this.pool[i]])
+      tfs.push(list.tfs[lo])
+    }
+    return { ...meta, terms, tfs }
+  }
+
+  /** BM25 weight of one term occurring `tf` times in document `id`, the term being in `df` documents. */
+  weight(id: number, tf: number, df: number): number {
     const n = this.docCount
     const avg = n ? this.totalLen / n : 1
     const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
-    return (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * doc.len) / avg))
+    return (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.lens[id]) / avg))
+  }
+
+  /**
+   * Gives back the spare room of growing arrays (a sixth on average, a third at worst): after a
+   * pass that indexed many documents, such as the first, most lists will not grow again soon.
+   */
+  trim(): void {
+    for (const list of this.lists) {
+      if (!list || list.ids.length <= list.n + (list.n >> 4) + 2) continue
+      list.ids = list.ids.slice(0, list.n)
+      list.tfs = list.tfs.slice(0, list.n)
+    }
+    if (this.pool.length > this.poolUsed + (this.poolUsed >> 4) + 16_384)
+      this.pool = this.pool.slice(0, this.poolUsed)
+  }
+
+  /** Drops a list's tombstones, keeping its order. */
+  private compactList(list: Postings): void {
+    let w = 0
+    for (let r = 0; r < list.n; r++) {
+      if (this.docs[list.ids[r]] === undefined) continue
+      list.ids[w] = list.ids[r]
+      list.tfs[w++] = list.tfs[r]
+    }
+    list.n = w
+    if (list.ids.length > 8 && w * 4 < list.ids.length) {
+      list.ids = list.ids.slice(0, w * 2)
+      list.tfs = list.tfs.slice(0, w * 2)
+    }
+  }
+
+  /**
+   * Renumbers the live documents 0..live in their order (so every list stays ascending), drops
+   * every tombstone and the terms no document holds; the pool is rewritten without its holes.
+   */
+  private compact(): void {
+    const remap = new Int32Array(this.docs.length).fill(-1)
+    const docs: Doc[] = []
+    for (const d of this.docs) {
+      if (!d) continue
+      remap[d.id] = docs.length
+      docs.push(d)
+    }
+    const lens = new Uint32Array(Math.max(1024, docs.length * 2))
+    const at = new Uint32Array(lens.length)
+    const count = new Uint32Array(lens.length)
+    let used = 0
+    for (const d of docs) used += this.count[d.id]
+    const pool = new Uint32Array(Math.max(16_384, used * 2))
+    used = 0
+    for (let i = 0; i < docs.length; i++) {
+      const old = docs[i].id
+      lens[i] = this.lens[old]
+      at[i] = used
+      count[i] = this.count[old]
+      pool.set(this.pool.subarray(this.at[old], this.at[old] + this.count[old]), used)
+      used += this.count[old]
+      docs[i].id = i
+    }
+    for (const list of this.lists) {
+      if (!list) continue
+      let w = 0
+      for (let r = 0; r < list.n; r++) {
+        const to = remap[list.ids[r]]
+        if (to < 0) continue
+        list.ids[w] = to
+        list.tfs[w++] = list.tfs[r]
+      }
+      list.n = w
+    }
+    // Terms without documents are forgotten (their numbers stay free: the lists array keeps its length).
+    for (let t = 0; t < this.lists.length; t++) {
+      const list = this.lists[t]
+      if (list && list.df === 0) {
+        this.lists[t] = undefined
+        this.termIds.delete(this.termOf[t])
+        this.termOf[t] = ''
+      }
+    }
+    this.docs = docs
+    this.lens = lens
+    this.at = at
+    this.count = count
+    this.pool = pool
+    this.poolUsed = this.poolLive = used
   }
 
   /**
    * Terms starting with `prefix`, the most frequent `PREFIX_KEEP` of at most `PREFIX_SCAN` looked
    * at; `truncated` when some were left out.
    */
-  prefixTerms(prefix: string, meter: WorkMeter): { terms: string[]; truncated: boolean } {
+  prefixTerms(prefix: string, meter: WorkMeter): { terms: Postings[]; truncated: boolean } {
     this.mergeFresh(meter)
     let lo = 0
     let hi = this.vocab.length
@@ -110,7 +324,7 @@ export class InvertedIndex {
       if (this.vocab[mid] < prefix) lo = mid + 1
       else hi = mid
     }
-    const found: [string, number][] = []
+    const found: Postings[] = []
     let truncated = false
     for (let i = lo; i < this.vocab.length; i++) {
       const term = this.vocab[i]
@@ -119,15 +333,15 @@ export class InvertedIndex {
         truncated = true
         break
       }
-      const df = this.postings.get(term)?.size
-      if (df) found.push([term, df])
+      const list = this.postings(term)
+      if (list) found.push(list)
     }
     if (found.length > PREFIX_KEEP) {
-      found.sort((a, b) => b[1] - a[1])
+      found.sort((a, b) => b.df - a.df)
       found.length = PREFIX_KEEP
       truncated = true
     }
-    return { terms: found.map((f) => f[0]), truncated }
+    return { terms: found, truncated }
   }
 
   private mergeFresh(meter: WorkMeter): void {
@@ -143,8 +357,7 @@ export class InvertedIndex {
     while (i < this.vocab.length || j < add.length) {
       const t =
         j >= add.length || (i < this.vocab.length && this.vocab[i] < add[j]) ? this.vocab[i++] : add[j++]
-      if (this.postings.has(t) && out[out.length - 1] !== t) out.push(t)
-      else if (!this.postings.has(t)) this.known.delete(t)
+      if (out[out.length - 1] !== t && this.postings(t)) out.push(t)
     }
     this.vocab = out
   }
@@ -152,9 +365,9 @@ export class InvertedIndex {
 
 /** A document built from tokens: distinct terms with counts. */
 export function docOf(
-  base: Omit<Doc, 'terms' | 'tfs' | 'len'>,
+  base: Omit<DocTerms, 'terms' | 'tfs' | 'len'>,
   tokens: readonly { readonly term: string }[],
-): Doc {
+): DocTerms {
   const counts = new Map<string, number>()
   for (const t of tokens) counts.set(t.term, (counts.get(t.term) ?? 0) + 1)
   return { ...base, len: tokens.length, terms: [...counts.keys()], tfs: [...counts.values()] }

@@ -1,7 +1,7 @@
 import { WorkMeter } from '../ops/work.js'
 import { Heap } from '../util/heap.js'
 import type { SearchRequest, SearchRole } from '../validation/search-request.js'
-import type { Doc, InvertedIndex } from './inverted-index.js'
+import type { Doc, InvertedIndex, Postings } from './inverted-index.js'
 import type { ParsedQuery } from './parse-query.js'
 import { snippetOf, type Snippet } from './snippet.js'
 import { tokenize, type Token } from './tokenize.js'
@@ -41,49 +41,36 @@ export interface TextSource {
   leaf(sid: string): string | null | undefined
 }
 
-/** One query term's documents, each with its BM25 weight computed on demand. */
+/**
+ * One query term's documents: `weights[id]` is the term's BM25 weight in document `id` (0 when
+ * the document does not hold it; a weight is always positive), filled from the postings.
+ */
 interface Match {
   readonly size: number
-  docs(): Iterable<Doc>
-  weight(doc: Doc): number | undefined
+  /** The term's postings lists (one for a word, the expansions for a prefix). */
+  readonly lists: readonly Postings[]
 }
 
-function exactMatch(index: InvertedIndex, term: string): Match {
-  const list = index.postings.get(term)
-  const df = list?.size ?? 0
-  return {
-    size: df,
-    docs: () => list?.keys() ?? [],
-    weight: (doc) => {
-      const tf = list?.get(doc)
-      return tf === undefined ? undefined : index.weight(doc, tf, df)
-    },
-  }
-}
-
-function prefixMatch(
+/**
+ * The weights of one match by document id: for a prefix, each document weighted by the best of
+ * the words it holds. Work is paid per posting before it is read.
+ */
+function weightsOf(
   index: InvertedIndex,
-  term: string,
+  match: Match,
   meter: WorkMeter,
-): { match: Match; truncated: boolean } {
-  const { terms, truncated } = index.prefixTerms(term, meter)
-  // The union of the expansions, each document weighted by the best of the words it holds.
-  const best = new Map<Doc, number>()
-  let cut = truncated
-  outer: for (const t of terms) {
-    const list = index.postings.get(t)!
-    if (!meter.take(list.size)) {
-      cut = true
-      break
-    }
-    for (const [doc, tf] of list) {
-      const w = index.weight(doc, tf, list.size)
-      const held = best.get(doc)
-      if (held === undefined || w > held) best.set(doc, w)
-      if (best.size > SEARCH_WORK_BUDGET) break outer
+): { weights: Float64Array; cut: boolean } {
+  const weights = new Float64Array(index.idBound)
+  for (const list of match.lists) {
+    if (!meter.take(list.n)) return { weights, cut: true }
+    for (let i = 0; i < list.n; i++) {
+      const id = list.ids[i]
+      if (index.doc(id) === undefined) continue
+      const w = index.weight(id, list.tfs[i], list.df)
+      if (w > weights[id]) weights[id] = w
     }
   }
-  return { match: { size: best.size, docs: () => best.keys(), weight: (d) => best.get(d) }, truncated: cut }
+  return { weights, cut: false }
 }
 
 const holdsPhrase = (tokens: readonly Token[], phrase: readonly string[]): boolean => {
@@ -124,11 +111,15 @@ export async function runQuery(
   if (!query.terms.length) return { hits: [], incomplete }
   const matches: Match[] = []
   for (const t of query.terms) {
-    if (!t.prefix) matches.push(exactMatch(index, t.term))
-    else {
-      const { match, truncated } = prefixMatch(index, t.term, meter)
+    if (!t.prefix) {
+      const list = index.postings(t.term)
+      matches.push({ size: list?.df ?? 0, lists: list ? [list] : [] })
+    } else {
+      const { terms, truncated } = index.prefixTerms(t.term, meter)
       incomplete ||= truncated
-      matches.push(match)
+      // A prefix's size is its largest expansion's (a lower bound of the union): enough to
+      // choose which match drives the scan.
+      matches.push({ size: terms.reduce((n, l) => Math.max(n, l.df), 0), lists: terms })
     }
   }
   matches.sort((a, b) => a.size - b.size)
@@ -153,30 +144,56 @@ export async function runQuery(
   }
   const onPath = (doc: Doc): boolean => doc.eid === null || pathOf(doc.sid).has(doc.eid)
 
-  const candidates: Candidate[] = []
+  // The other terms' weights, by document id (the scan of the rarest looks each document up).
   const [first, ...rest] = matches
-  for (const doc of first.docs()) {
-    if (!meter.take(matches.length)) {
-      incomplete = true
-      break
+  const others: Float64Array[] = []
+  for (const m of rest) {
+    const { weights, cut } = weightsOf(index, m, meter)
+    others.push(weights)
+    incomplete ||= cut
+  }
+  const filtered = sessions || roles || request.from !== undefined || request.to !== undefined
+  const candidates: Candidate[] = []
+  // The rarest term's documents, each scored where every other term holds it too.
+  const scan = (id: number, w: number): void => {
+    let score = w
+    for (const weights of others) {
+      const o = weights[id]
+      if (o === 0) return
+      score += o
     }
-    if (doc.role === null) continue
-    if (sessions && !sessions.has(doc.sid)) continue
-    if (roles && !roles.has(doc.role)) continue
-    if (request.from !== undefined && doc.ts < request.from) continue
-    if (request.to !== undefined && doc.ts >= request.to) continue
-    let score = first.weight(doc)!
-    for (const m of rest) {
-      const w = m.weight(doc)
-      if (w === undefined) {
-        score = NaN
+    const doc = index.doc(id)!
+    if (filtered) {
+      if (sessions && !sessions.has(doc.sid)) return
+      if (roles && !roles.has(doc.role!)) return
+      if (request.from !== undefined && doc.ts < request.from) return
+      if (request.to !== undefined && doc.ts >= request.to) return
+    }
+    if (request.active_path_only && !onPath(doc)) return
+    candidates.push({ doc, score })
+  }
+  if (first.lists.length === 1) {
+    const list = first.lists[0]
+    for (let i = 0; i < list.n; i++) {
+      if (!meter.take(matches.length)) {
+        incomplete = true
         break
       }
-      score += w
+      const id = list.ids[i]
+      if (index.doc(id) === undefined) continue
+      scan(id, index.weight(id, list.tfs[i], list.df))
     }
-    if (Number.isNaN(score)) continue
-    if (request.active_path_only && !onPath(doc)) continue
-    candidates.push({ doc, score })
+  } else {
+    const { weights, cut } = weightsOf(index, first, meter)
+    incomplete ||= cut
+    for (let id = 0; id < weights.length; id++) {
+      if (weights[id] === 0) continue
+      if (!meter.take(matches.length)) {
+        incomplete = true
+        break
+      }
+      scan(id, weights[id])
+    }
   }
   // Relevance first; scores equal to a millionth are ties, and the newer message wins them.
   const key = (c: Candidate): number => Math.round(c.score * 1e6)

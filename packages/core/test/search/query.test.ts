@@ -104,6 +104,28 @@ describe('work per query is bounded', () => {
 })
 
 describe('ranking and filters', () => {
+  it('finds only messages holding every word, the typed prefix included', async () => {
+    const store = await open()
+    const { session_id } = await store.create({})
+    await store.appendMany({
+      session_id,
+      messages: [
+        user('postgres cursor here'),
+        user('postgres only'),
+        user('cursor only'),
+        user('postgres cursors both'),
+        user('nothing'),
+      ],
+    })
+    const search = await enableSearch(store)
+    const texts = async (query: string, prefix: boolean): Promise<string[]> =>
+      (await search.query({ query, prefix })).hits.map((h) => h.snippet.text).sort()
+    expect(await texts('cursor postgres', false)).toEqual(['postgres cursor here'])
+    expect(await texts('postgres curs', true)).toEqual(['postgres cursor here', 'postgres cursors both'])
+    expect(await texts('only curs', true)).toEqual(['cursor only'])
+    search.close()
+  })
+
   it('ranks by relevance, and the newer first when equal', async () => {
     const store = await open()
     const { session_id } = await store.create({})

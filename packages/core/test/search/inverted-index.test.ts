@@ -1,0 +1,105 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { WorkMeter } from '../../src/ops/work.js'
+import { InvertedIndex, type Doc, type DocTerms } from '../../src/search/inverted-index.js'
+
+const TERMS = ['alpha', 'alps', 'beta', 'bet', 'gamma', 'delta', '東京', 'x']
+
+const built = (n: number, picks: readonly [number, number][]): DocTerms => {
+  const tf = new Map<string, number>()
+  for (const [t, c] of picks) tf.set(TERMS[t], c)
+  return {
+    sid: `s${n % 3}`,
+    eid: `e${n}`,
+    role: 'user',
+    ts: n,
+    parent: null,
+    rev: 0,
+    len: [...tf.values()].reduce((a, b) => a + b, 0),
+    terms: [...tf.keys()],
+    tfs: [...tf.values()],
+  }
+}
+
+/** The index's documents holding `term`, with their frequencies, skipping tombstones. */
+const held = (index: InvertedIndex, term: string): string[] => {
+  const list = index.postings(term)
+  const out: string[] = []
+  for (let i = 0; list && i < list.n; i++) {
+    const doc = index.doc(list.ids[i])
+    if (doc) out.push(`${doc.eid}:${list.tfs[i]}`)
+  }
+  return out
+}
+
+const ops = fc.array(
+  fc.oneof(
+    fc.record({
+      add: fc.array(fc.tuple(fc.nat(TERMS.length - 1), fc.integer({ min: 1, max: 70_000 })), {
+        maxLength: 5,
+      }),
+    }),
+    fc.record({ remove: fc.nat() }),
+    // Many documents added then most removed: past the thresholds of list compaction and renumbering.
+    fc.record({ churn: fc.integer({ min: 4_000, max: 9_000 }) }),
+  ),
+  { maxLength: 40 },
+)
+
+describe('inverted index', () => {
+  it('holds what was added and not removed, through tombstones, list compaction and renumbering', () => {
+    fc.assert(
+      fc.property(ops, (steps) => {
+        const index = new InvertedIndex()
+        const model = new Map<Doc, DocTerms>()
+        let n = 0
+        for (const step of steps) {
+          if ('add' in step) {
+            const b = built(n++, step.add)
+            model.set(index.add(b), b)
+          } else if ('remove' in step) {
+            const docs = [...model.keys()]
+            if (!docs.length) continue
+            const doc = docs[step.remove % docs.length]
+            index.remove(doc)
+            model.delete(doc)
+          } else {
+            const added = Array.from({ length: step.churn }, () => {
+              const b = built(n++, [[n % TERMS.length, 1]])
+              return [index.add(b), b] as const
+            })
+            for (const [doc, b] of added)
+              if (doc.id % 50 !== 0) index.remove(doc)
+              else model.set(doc, b)
+          }
+        }
+        expect(index.size).toBe(model.size)
+        for (const term of TERMS) {
+          const expected = [...model.entries()]
+            .flatMap(([d, b]) =>
+              b.terms.flatMap((t, i) => (t === term ? [`${d.eid}:${Math.min(b.tfs[i], 0xffff)}`] : [])),
+            )
+            .sort()
+          expect(held(index, term).sort(), term).toEqual(expected)
+          // Ids ascend in every list (a compaction renumbers in order).
+          const list = index.postings(term)
+          for (let i = 1; list && i < list.n; i++) expect(list.ids[i]).toBeGreaterThan(list.ids[i - 1])
+          expect(index.postings(term)?.df ?? 0).toBe(expected.length)
+          // Tombstones never outnumber the documents a list holds (it is compacted before).
+          if (list) expect(list.n).toBeLessThanOrEqual(list.df * 2)
+        }
+        for (const [doc, b] of model) {
+          expect(index.doc(doc.id)).toBe(doc)
+          const back = index.built(doc)
+          expect(back.terms).toEqual(b.terms)
+          expect(back.tfs).toEqual(b.tfs.map((t) => Math.min(t, 0xffff)))
+        }
+        // Prefixes find the words documents still hold, and only those.
+        const { terms } = index.prefixTerms('al', new WorkMeter(1e9))
+        const live = ['alpha', 'alps'].filter((t) => [...model.values()].some((b) => b.terms.includes(t)))
+        expect(terms.map((l) => l.df).sort()).toEqual(live.map((t) => index.postings(t)!.df).sort())
+      }),
+      { numRuns: 40 },
+    )
+  })
+})
