@@ -48,6 +48,41 @@ describe('heads on demand over real IndexedDB (Chromium)', () => {
     }
   })
 
+  it('pages through every order with keyset cursors, filters included, as the full sort has them', async () => {
+    const name = dbName()
+    let t = 1_000
+    const seed = await createStore({ storage: indexedDbStorage({ name }), multiTab: false, now: () => ++t })
+    const ids: string[] = []
+    for (let i = 0; i < 90; i++) ids.push((await seed.create({ title: `c${i}` })).session_id)
+    // Updated out of creation order, some of them twice; a third of them done.
+    for (const i of [5, 70, 33, 5, 88, 0, 41])
+      await seed.append({ session_id: ids[i]!, message: user(`m${i}`) })
+    for (let i = 0; i < 90; i += 3) await seed.setStatus({ session_id: ids[i]!, status: 'done' })
+    const all = await Promise.all(ids.map(async (id) => (await seed.get({ session_id: id }))!.meta))
+    await seed.close()
+    const s = await storeOn(name)
+    for (const order of ['updated_desc', 'created_desc', 'created_asc'] as const)
+      for (const status of [undefined, 'done'] as const) {
+        const seen: string[] = []
+        let cursor: string | undefined
+        do {
+          const page = await s.list({ order, limit: 7, ...(status && { status }), ...(cursor && { cursor }) })
+          seen.push(...page.sessions.map((m) => m.session_id))
+          cursor = page.next_cursor
+        } while (cursor)
+        const key = (m: (typeof all)[number]) => (order === 'updated_desc' ? m.updated_at : m.created_at)
+        const expected = all
+          .filter((m) => !status || m.status === status)
+          .sort(
+            (a, b) =>
+              (key(a) - key(b) || (a.session_id < b.session_id ? -1 : 1)) *
+              (order === 'created_asc' ? 1 : -1),
+          )
+          .map((m) => m.session_id)
+        expect(seen, `${order} ${status ?? ''}`).toStrictEqual(expected)
+      }
+  })
+
   it("a tab's live list follows another tab's changes to sessions it never loaded", async () => {
     const name = dbName()
     let t = 1_000
