@@ -11,14 +11,15 @@ describe('over IndexedDB', () => {
   it('shows loading while a session is read from disk, then its transcript, then live changes', async () => {
     const { name, session_id, ids, reopen } = await seedIndexedDb('react-hooks', 6)
 
-    // A fresh store knows the session's meta but has not read its entries yet.
+    // A fresh store has read nothing of the session (its head is read on first use, issue 28).
     const store = await reopen()
     const { result } = renderHook(
       () => ({ session: useSession(session_id), messages: useMessages({ session_id }) }),
       { wrapper: providerOf(store) },
     )
-    expect(result.current.session.data?.message_count).toBe(6)
+    expect(result.current.session).toBe(LOADING)
     expect(result.current.messages).toBe(LOADING)
+    await waitFor(() => expect(result.current.session.data?.message_count).toBe(6))
     await waitFor(() => expect(result.current.messages.status).toBe('ready'))
     expect(result.current.messages.data?.map((i) => i.entry_id)).toEqual(ids)
 
