@@ -2,6 +2,7 @@ import type { Locator, Page } from 'playwright'
 import { describe, expect, it } from 'vitest'
 import { ask, editFirstQuestion, picker, rows, rowText } from './chat-page.js'
 import { screenshot, useExample } from './harness.js'
+import { agentSession } from './agent-session.js'
 
 const app = useExample('react-chat')
 const palette = (page: Page): Locator => page.getByRole('dialog', { name: 'Search chats' })
@@ -97,7 +98,7 @@ describe('react-chat: searching every chat (Ctrl/Cmd+K)', () => {
     await page.getByLabel('Import transcripts').setInputFiles({
       name: 'agent.jsonl',
       mimeType: 'application/x-ndjson',
-      buffer: Buffer.from(agentSession()),
+      buffer: Buffer.from(agentSession({ t: 2, c: 3, command: 'ls quokka' })),
     })
     const collapsed = page.locator('li.run-collapsed')
     await expect.poll(() => collapsed.count(), { timeout: 30_000 }).toBeGreaterThan(0)
@@ -118,63 +119,3 @@ describe('react-chat: searching every chat (Ctrl/Cmd+K)', () => {
     await expect.poll(() => inView(found)).toBe(true)
   })
 })
-
-/**
- * A Claude Code transcript of an agent session: 100 turns of a question, a run of 9 tool calls
- * with their results and an answer (2,000 entries, 300 blocks); one call of the third turn's run
- * lists `quokka`, a word nowhere else.
- */
-function agentSession(): string {
-  const lines: string[] = []
-  let parent: string | null = null
-  let n = 0
-  const t0 = Date.UTC(2026, 0, 5)
-  const push = (line: Record<string, unknown>): void => {
-    const uuid = `x-${n}`
-    lines.push(
-      JSON.stringify({
-        isSidechain: false,
-        userType: 'external',
-        cwd: '/work/agent',
-        sessionId: 'agent-session',
-        version: '2.1.20',
-        parentUuid: parent,
-        uuid,
-        timestamp: new Date(t0 + n * 1000).toISOString(),
-        ...line,
-      }),
-    )
-    parent = uuid
-    n++
-  }
-  const assistant = (id: string, content: unknown[], stop: string) =>
-    push({
-      type: 'assistant',
-      message: {
-        id,
-        type: 'message',
-        role: 'assistant',
-        model: 'claude-opus-4-5',
-        content,
-        stop_reason: stop,
-        usage: { input_tokens: 1, output_tokens: 1 },
-      },
-    })
-  for (let t = 0; t < 100; t++) {
-    push({ type: 'user', message: { role: 'user', content: `Task ${t}: list the files` } })
-    for (let c = 0; c < 9; c++) {
-      const id = `toolu_${t}_${c}`
-      const command = t === 2 && c === 3 ? 'ls quokka' : `ls step-${t}-${c}`
-      assistant(`msg_${t}_${c}`, [{ type: 'tool_use', id, name: 'Bash', input: { command } }], 'tool_use')
-      push({
-        type: 'user',
-        message: {
-          role: 'user',
-          content: [{ type: 'tool_result', tool_use_id: id, content: `output of step ${t}.${c}` }],
-        },
-      })
-    }
-    assistant(`msg_${t}_end`, [{ type: 'text', text: `Done with task ${t}.` }], 'end_turn')
-  }
-  return `${lines.join('\n')}\n`
-}

@@ -4,6 +4,8 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from 'undici'
 import { startPostgres } from '../../support/postgres.js'
+import type { JsonObject } from '@colloquy/core'
+import { newSessionMeta } from '../../support/sync-push.js'
 import { percentile } from '../subjects/measure.js'
 import type { BenchRow, Workload } from '../types.js'
 import { repoRoot, spawnServer } from './s4-server.js'
@@ -71,21 +73,8 @@ const entry = (id: string, parent: string | null, i: number) => ({
   kind: 'message',
   message: { role: 'user', content: [{ type: 'text', text: text(i) }], timestamp: i },
 })
-const meta = (session_id: string, title: string, metadata: Record<string, unknown> = {}) => ({
-  type: 'meta',
-  create: true,
-  meta: {
-    session_id,
-    title,
-    description: '',
-    status: 'idle',
-    kind: 'user',
-    created_at: 1,
-    updated_at: 1,
-    message_count: 0,
-    metadata,
-  },
-})
+const meta = (session_id: string, title: string, metadata: JsonObject = {}) =>
+  newSessionMeta(session_id, title, 1, { metadata })
 /** Metadata every one of alice's sessions carries, and her list filter asks for: 500 members compared per session. */
 const TAGS = Array.from({ length: 500 }, (_, i) => i)
 
