@@ -7,13 +7,13 @@ export * from './readme-parse.js'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
-/** The READMEs whose examples run: every README a newcomer reads. */
+/** The documents whose examples run: every README a newcomer reads, and the docs that hold code. */
 export function readmes(): string[] {
   const packages = readdirSync(join(ROOT, 'packages'))
     .map((name) => join('packages', name, 'README.md'))
     .filter((file) => existsSync(join(ROOT, file)))
     .sort()
-  return ['README.md', ...packages, 'examples/README.md', 'test/bench/README.md']
+  return ['README.md', ...packages, 'examples/README.md', 'test/bench/README.md', 'docs/encryption.md']
 }
 
 export function allBlocks(): Block[] {
