@@ -190,6 +190,17 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     expect(await fresh((s) => s.get({ session_id }))).toBe('session/integrity')
   })
 
+  it('appends commit from memory as over a clear store: no commit runs again reading the disk', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const { session_id } = await a.create({ title: 'serial' })
+    await a.append({ session_id, message: text('first') })
+    const reruns = a.engine.reruns
+    for (let i = 0; i < 20; i++) await a.append({ session_id, message: text(`n ${i}`) })
+    expect(a.engine.reruns).toBe(reruns)
+    await a.close()
+  })
+
   it('a wrong passphrase decrypts nothing and writes nothing', async () => {
     const name = dbName()
     const a = await open(name)
