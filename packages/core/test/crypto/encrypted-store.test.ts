@@ -19,7 +19,7 @@ async function raw(storage: Storage): Promise<{ text: string; bytes: Uint8Array[
   const bytes: Uint8Array[] = []
   for (const h of heads) {
     parts.push(await storage.entries(h.meta.session_id))
-    for (const a of (h.attachments ?? []) as Array<{ attachment_id: string }>) {
+    for (const a of h.attachments ?? []) {
       const b = await storage.attachmentBytes?.(h.meta.session_id, a.attachment_id)
       if (b) bytes.push(new Uint8Array(await b.arrayBuffer()))
     }
