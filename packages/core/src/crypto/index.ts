@@ -42,6 +42,3 @@ export {
   sealAttachmentBytes,
   openAttachmentBytes,
 } from './attachment-seal.js'
-// The storage wrapper `createStore({ encryption })` puts over its storage, for hosts composing
-// their own (records sealed on write, opened on read; see its file).
-export { sealedStorage, type SealedStorageOptions } from '../storage/sealed/sealed-storage.js'
