@@ -201,6 +201,53 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     await a.close()
   })
 
+  it('encrypts a clear database in place, resuming after a stop midway; nothing left clear', async () => {
+    const name = dbName()
+    const clear = await createStore({ storage: indexedDbStorage({ name }) })
+    const ids: Array<{ session_id: string; entry_id: string; attachment_id: string }> = []
+    for (let i = 0; i < 3; i++) {
+      const { session_id } = await clear.create({ title: `title ${i} ${MARK}` })
+      const { entry_id } = await clear.append({ session_id, message: text(`hello ${i} ${MARK}`) })
+      const { attachment } = await clear.putAttachment({
+        session_id,
+        name: `${MARK}.txt`,
+        file: new Blob([`bytes ${i} ${MARK}`], { type: 'text/plain' }),
+      })
+      ids.push({ session_id, entry_id, attachment_id: attachment.attachment_id })
+    }
+    await clear.close()
+    expect(await rawText(name)).toContain(MARK)
+    const stop = new Error('stopped')
+    await expect(
+      createStore({
+        storage: indexedDbStorage({ name }),
+        encryption: {
+          passphrase,
+          onEncryptProgress: (n) => {
+            if (n === 1) throw stop
+          },
+        },
+      }),
+    ).rejects.toBe(stop)
+    const midway = await rawText(name)
+    expect(midway).toContain(MARK)
+    expect(midway.split('\n').filter((l) => l.startsWith('sessions ') && l.includes(MARK))).toHaveLength(2)
+
+    const store = await open(name)
+    expect(await rawText(name)).not.toContain(MARK)
+    for (const [i, { session_id, entry_id, attachment_id }] of ids.entries()) {
+      expect((await store.get({ session_id }))!.meta.title).toBe(`title ${i} ${MARK}`)
+      expect(JSON.stringify(await store.getMessage({ session_id, entry_id }))).toContain(`hello ${i} ${MARK}`)
+      expect(await (await store.getAttachmentBlob(session_id, attachment_id))!.text()).toBe(
+        `bytes ${i} ${MARK}`,
+      )
+    }
+    // Writes after the job go on as usual.
+    await store.append({ session_id: ids[0].session_id, message: text(`after ${MARK}`) })
+    await store.close()
+    expect(await rawText(name)).not.toContain(MARK)
+  })
+
   it('a wrong passphrase decrypts nothing and writes nothing', async () => {
     const name = dbName()
     const a = await open(name)
