@@ -330,7 +330,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const live = new LiveQueries(engine)
   // Every commit's events go out through one place, whoever made the commit.
   const eventsSub = engine.commits.subscribe((c) => bus.publish(c.events))
-  const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
+  const relay = (): (() => void) => (multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {})
+  let stopRelay = relay()
   let closed = false
   let prefetched = Promise.resolve(false)
   if (options.prefetch ?? true) {
@@ -370,6 +371,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   /** Lets go of every plaintext held in memory (a lock here or in another tab). */
   const dropPlaintext = (): void => {
     locked.next(true)
+    // Other tabs' commits (plaintext) are not taken in while locked; the relay starts again on unlock.
+    stopRelay()
+    stopRelay = () => {}
     for (const id of engine.state.sessions.keys()) engine.cache?.forget(id)
     engine.state.sessions.clear()
     bytes?.revokeAll()
@@ -378,6 +382,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const reload = async (): Promise<void> => {
     if (!engine.state.partial) engine.state.load(await storage.open())
     locked.next(false)
+    stopRelay = relay()
     const changes = new Map(
       [...engine.state.sessions.keys()].map((session_id) => [
         session_id,

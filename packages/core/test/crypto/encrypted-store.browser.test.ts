@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { filter, firstValueFrom } from 'rxjs'
 import { createStore, indexedDbStorage, memoryStorage, SessionError, type Store } from '../../src/index.js'
+import { hostOf } from '../../src/host.js'
 
 // The marker test in Chromium over real IndexedDB: a marker message, title, draft and attachment
 // written through an encrypted store, and relayed to a second store on the same database (what
@@ -269,6 +270,9 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     const bLocked = firstValueFrom(b.locked$.pipe(filter(Boolean)))
     await a.lock()
     await bLocked
+    // The other tab let go of what it held in clear.
+    expect([...hostOf(b).heads()]).toEqual([])
+    expect(hostOf(b).keyring).toBeNull()
     expect(await codeOf(b.get({ session_id }))).toBe('session/locked')
     expect(await codeOf(a.get({ session_id }))).toBe('session/locked')
 
@@ -276,6 +280,11 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     await a.unlock(passphrase)
     await bOpen
     expect((await b.get({ session_id }))!.meta.title).toBe(`t ${MARK}`)
+    // Commits relay between the tabs again.
+    const { entry_id } = await a.append({ session_id, message: text('after unlock') })
+    await firstValueFrom(
+      b.messages$({ session_id }).pipe(filter((items) => items.some((i) => i.entry_id === entry_id))),
+    )
 
     await a.changePassphrase(passphrase, 'a new one')
     // The other tab keeps working, and writes under the same keys.
