@@ -85,7 +85,9 @@ async function holdsSessions(inner: Storage): Promise<boolean> {
 export async function openEncryption(inner: Storage, options: EncryptionOptions): Promise<Encryption> {
   const secret = checkSecret(options, 'encryption')
   const policy = options.policy
-  let { ring: stored, encrypting } = await storedKeyring(inner)
+  const found = await storedKeyring(inner)
+  const stored = found.ring
+  let encrypting = found.encrypting
   let keyring: Keyring
   if (stored) keyring = await Keyring.open(stored, secret)
   else {
