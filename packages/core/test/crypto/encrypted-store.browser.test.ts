@@ -191,6 +191,28 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     expect(await fresh((s) => s.get({ session_id }))).toBe('session/integrity')
   })
 
+  it('refuses attachment bytes moved to another attachment with session/integrity', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const { session_id } = await a.create({ title: 'files' })
+    const put = (t: string) => a.putAttachment({ session_id, name: `${t}.txt`, file: new Blob([t]) })
+    const [one, two] = [
+      (await put('one')).attachment.attachment_id,
+      (await put('two')).attachment.attachment_id,
+    ]
+    await a.close()
+    const db = await rawDb(name)
+    const bytesOne = await req(
+      db.transaction('attachments').objectStore('attachments').get([session_id, one]),
+    )
+    db.close()
+    await rewrite(name, 'attachments', [session_id, two], () => bytesOne)
+    const b = await open(name)
+    expect(await (await b.getAttachmentBlob(session_id, one))!.text()).toBe('one')
+    expect(await codeOf(b.getAttachmentBlob(session_id, two))).toBe('session/integrity')
+    await b.close()
+  })
+
   it('appends commit from memory as over a clear store: no commit runs again reading the disk', async () => {
     const name = dbName()
     const a = await open(name)
