@@ -213,7 +213,7 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     await b.close()
   })
 
-  it('appends commit from memory as over a clear store: no commit runs again reading the disk', async () => {
+  it('appends commit from memory as over a clear store: no rerun reading the disk, the entry their only record', async () => {
     const name = dbName()
     const a = await open(name)
     const { session_id } = await a.create({ title: 'serial' })
@@ -221,6 +221,14 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     const reruns = a.engine.reruns
     for (let i = 0; i < 20; i++) await a.append({ session_id, message: text(`n ${i}`) })
     expect(a.engine.reruns).toBe(reruns)
+    // Each append wrote its entry only: the head record is the one the first append left (the
+    // meta's boxes were kept as they were, so the storage saw a change of the volatile part only).
+    const db = await rawDb(name)
+    const record = (await req(db.transaction('sessions').objectStore('sessions').get(session_id))) as {
+      v: number
+    }
+    db.close()
+    expect(hostOf(a).head(session_id)!.v).toBeGreaterThan(record.v + 19)
     await a.close()
   })
 
