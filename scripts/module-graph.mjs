@@ -29,6 +29,8 @@ export const CORE_LAYERS = [
   'live',
   'relay',
   'crypto',
+  // The sealing storage wrapper and an encrypted store's keys: a storage built on crypto.
+  'storage/sealed',
   '.',
   // Entry points of their own above the store (they take a store and read it through its API).
   'search',

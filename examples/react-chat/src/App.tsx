@@ -1,3 +1,4 @@
+import { hostOf } from '@colloquy/core/host'
 import { ColloquyProvider } from '@colloquy/react'
 import { useCallback, useEffect, useState, type ReactNode } from 'react'
 import { ChatView } from './components/ChatView.js'
@@ -20,7 +21,14 @@ import {
   type SyncSettings,
 } from './data/sync.js'
 
-export function App({ data }: { data: AppData }): ReactNode {
+export function App({
+  data,
+  onEncrypt,
+}: {
+  data: AppData
+  /** "Encrypt my chats": reopens the store encrypted with this passphrase. */
+  onEncrypt(passphrase: string): Promise<void>
+}): ReactNode {
   const [openId, open] = useOpenSession()
   const [settings, setSettings] = useState(loadSyncSettings)
   const [sync, setSync] = useState<SyncClient | null>(null)
@@ -99,7 +107,20 @@ export function App({ data }: { data: AppData }): ReactNode {
           </main>
         </div>
         {showSettings && (
-          <SettingsDialog settings={settings} onSave={saveSettings} onClose={() => setShowSettings(false)} />
+          <SettingsDialog
+            settings={settings}
+            onSave={saveSettings}
+            onClose={() => setShowSettings(false)}
+            encrypted={hostOf(data.store).keyring !== null}
+            onEncrypt={async (passphrase) => {
+              setShowSettings(false)
+              await onEncrypt(passphrase)
+            }}
+            onLock={() => {
+              setShowSettings(false)
+              void data.store.lock()
+            }}
+          />
         )}
         <DropZone onFiles={importFiles} />
         <SearchLauncher open={searching} setOpen={setSearching} onOpenAt={openAt} />

@@ -1,23 +1,61 @@
-import { StrictMode } from 'react'
+import { StrictMode, useEffect, useState, type ReactNode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './App.js'
-import { openApp, registerServiceWorker } from './data/open-app.js'
+import { UnlockScreen } from './components/UnlockScreen.js'
+import { chatsEncrypted, markChatsEncrypted } from './data/encryption.js'
+import { DATABASE, openApp, registerServiceWorker, type AppData } from './data/open-app.js'
 import 'chat-kit/styles.css'
 
 registerServiceWorker()
 const root = createRoot(document.getElementById('root')!)
-openApp().then(
-  (data) =>
-    root.render(
-      <StrictMode>
-        <App data={data} />
-      </StrictMode>,
-    ),
-  (error: unknown) =>
-    root.render(
-      <div className="gone" role="alert">
-        <p>Could not open the chat database: {error instanceof Error ? error.message : String(error)}</p>
-        <p className="muted">Private browsing or blocked storage can cause this.</p>
-      </div>,
-    ),
+
+const failed = (error: unknown): ReactNode => (
+  <div className="gone" role="alert">
+    <p>Could not open the chat database: {error instanceof Error ? error.message : String(error)}</p>
+    <p className="muted">Private browsing or blocked storage can cause this.</p>
+  </div>
 )
+
+/**
+ * The app once its store is open: encrypted chats ask for the passphrase first, and again
+ * whenever the store is locked (here or in another tab).
+ */
+function Root({ first }: { first: AppData | null }): ReactNode {
+  const [data, setData] = useState(first)
+  const [locked, setLocked] = useState(false)
+  useEffect(() => {
+    const sub = data?.store.locked$.subscribe(setLocked)
+    return () => sub?.unsubscribe()
+  }, [data])
+  if (!data) return <UnlockScreen onUnlock={(p) => openApp(p).then(setData)} />
+  const encrypt = async (passphrase: string): Promise<void> => {
+    // The palette's index of the clear chats (fetched only if the palette was used).
+    await import('./data/search.js').then((m) => m.closeSearchOf(data.store))
+    await data.store.close()
+    const next = await openApp(passphrase)
+    markChatsEncrypted()
+    // A search index written while the chats were clear holds their words: gone with them.
+    for (const suffix of [':search', ':search+thinking']) indexedDB.deleteDatabase(`${DATABASE}${suffix}`)
+    setData(next)
+  }
+  // Locked: the app is unmounted, so no chat stays on screen (nor in the page's memory).
+  if (locked) return <UnlockScreen onUnlock={(p) => data.store.unlock(p)} />
+  return <App key={String(chatsEncrypted())} data={data} onEncrypt={encrypt} />
+}
+
+if (chatsEncrypted())
+  root.render(
+    <StrictMode>
+      <Root first={null} />
+    </StrictMode>,
+  )
+else
+  openApp().then(
+    (data) =>
+      root.render(
+        <StrictMode>
+          <Root first={data} />
+        </StrictMode>,
+      ),
+    (error: unknown) => root.render(failed(error)),
+  )

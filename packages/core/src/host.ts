@@ -7,7 +7,8 @@
 // store's engine stays its own.
 import type { SessionEntry } from './model/model.js'
 import type { SessionHead } from './storage/seam.js'
-import { engineOf, type Store } from './store.js'
+import type { Keyring } from './crypto/keyring.js'
+import { engineOf, keyringOf, type Store } from './store.js'
 
 // The types of commits and commit hooks (`store.commits$`, `store.addCommitHook`): what sync's
 // outbox and a server's change log are written against.
@@ -45,6 +46,11 @@ export interface StoreHost {
   load(session_id: string): Promise<void>
   /** `store.applyExternal`: folds changes committed elsewhere into memory and announces them. */
   applyExternal: Store['applyExternal']
+  /**
+   * The keyring of an encrypted store while it is unlocked (what sync seals its pushes with and
+   * opens pulls with); null without encryption, and while locked.
+   */
+  readonly keyring: Keyring | null
 }
 
 /** How many heads `everyHead` reads at a time. */
@@ -94,5 +100,8 @@ function viewOf(store: Store): StoreHost {
       }
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
+    get keyring() {
+      return keyringOf(store)
+    },
   }
 }

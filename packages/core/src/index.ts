@@ -13,6 +13,8 @@ export {
   type ApplyReplicaOptions,
   type AttachmentSource,
   type CallOptions,
+  type EncryptionOptions,
+  type Secret,
 } from './store.js'
 export type { MetaField, ReplicaChange, ReplicaResult, ReplicaPolicy } from './model/replica-change.js'
 export { indexedDbStorage, type IndexedDbStorageOptions } from './storage/idb/idb-storage.js'

@@ -1,4 +1,4 @@
-import { type Observable, defer, switchMap } from 'rxjs'
+import { BehaviorSubject, type Observable, defer, distinctUntilChanged, switchMap } from 'rxjs'
 import type { ChangePayload, Commit, ChangeSource } from './engine/changes.js'
 import type { IdKind, OpContext } from './model/context.js'
 import { Engine, type CallGuard, type CommitHook } from './engine/engine.js'
@@ -38,6 +38,10 @@ import type { ReplicaChange, ReplicaResult } from './model/replica-change.js'
 import type { ApplyReplicaOptions } from './replica/apply-replica.js'
 export type { ApplyReplicaOptions }
 import type { Storage } from './storage/seam.js'
+import type { Encryption, EncryptionOptions } from './storage/sealed/encryption.js'
+import type { Keyring } from './crypto/keyring.js'
+import type { KeySecret } from './crypto/kdf.js'
+export type { EncryptionOptions }
 
 export interface StoreOptions {
   /** Where sessions live; default `indexedDbStorage()` (the database named "colloquy"). */
@@ -70,7 +74,18 @@ export interface StoreOptions {
    * it runs only while connected. `false` leaves everything to its first use.
    */
   prefetch?: boolean
+  /**
+   * Encryption at rest (docs/encryption.md): `{ passphrase }` or `{ key }` (an AES-GCM
+   * `CryptoKey` with `wrapKey`/`unwrapKey`). The keyring is made on first open and kept, wrapped,
+   * in the store's database; a wrong passphrase is `session/wrong_passphrase` and nothing is
+   * read or written. A store written in clear is encrypted in place first (resumably). Every
+   * record the storage holds is then sealed; memory holds plaintext only while unlocked.
+   */
+  encryption?: EncryptionOptions
 }
+
+/** A passphrase, or what `createStore({ encryption })` takes: `{ passphrase }` or `{ key }`. */
+export type Secret = string | KeySecret
 
 type Req<K extends FunctionId> = FunctionMap[K][0]
 type Res<K extends FunctionId> = Promise<FunctionMap[K][1]>
@@ -167,6 +182,18 @@ export interface Store {
    * first, or a chunk failed (it is fetched again on first use). Never rejects.
    */
   readonly prefetched: Promise<boolean>
+  /**
+   * An encrypted store: finishes what was issued, then drops the keys and every plaintext this
+   * store holds in memory, here and in every other tab of the store. Until `unlock`, every call
+   * rejects with `session/locked`. A store without encryption: `session/invalid_request`.
+   */
+  lock(): Promise<void>
+  /** Opens the stored keyring again (here and in every other tab); a wrong one is `session/wrong_passphrase`. */
+  unlock(secret: Secret): Promise<void>
+  /** Re-wraps the keys under a new passphrase (no content changes); every tab follows. */
+  changePassphrase(current: Secret, next: Secret): Promise<void>
+  /** Whether the store is locked now, and its changes (another tab's lock included). */
+  readonly locked$: Observable<boolean>
   /** Resolves when everything issued so far is on disk. */
   flush(): Promise<void>
   close(): Promise<void>
@@ -243,8 +270,27 @@ const methodOf = (fn: string): string =>
 /** The engine of a store made by `createStore` (for `host.ts`). */
 export const engineOf = (store: Store): Engine => store.engine
 
+/** The encryption of each encrypted store (for `host.ts`: the keyring sync seals with). */
+const encryptions = new WeakMap<Store, Encryption>()
+/** The store's unlocked keyring; null without encryption or while locked. */
+export const keyringOf = (store: Store): Keyring | null => encryptions.get(store)?.keyring ?? null
+
+const secretOf = (s: Secret): KeySecret => (typeof s === 'string' ? { passphrase: s } : s)
+
 export async function createStore(options: StoreOptions = {}): Promise<Store> {
-  const storage = options.storage ?? indexedDbStorage()
+  let storage = options.storage ?? indexedDbStorage()
+  let encryption: Encryption | undefined
+  if (options.encryption) {
+    // Its own chunk: a store without encryption loads none of it.
+    const m = await import('./storage/sealed/encryption.js')
+    try {
+      encryption = await m.openEncryption(storage, options.encryption)
+    } catch (e) {
+      storage.close()
+      throw e
+    }
+    storage = encryption.storage
+  }
   const limits = options.limits
   const ctx: OpContext = {
     now: options.now ?? Date.now,
@@ -284,7 +330,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const live = new LiveQueries(engine)
   // Every commit's events go out through one place, whoever made the commit.
   const eventsSub = engine.commits.subscribe((c) => bus.publish(c.events))
-  const stopRelay = multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {}
+  const relay = (): (() => void) => (multiTab ? startRelay(engine, `colloquy:${storage.name}`) : () => {})
+  let stopRelay = relay()
   let closed = false
   let prefetched = Promise.resolve(false)
   if (options.prefetch ?? true) {
@@ -315,7 +362,44 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     after(0, () => after(50, prefetch))
   }
   const closedError = (): Promise<never> =>
-    Promise.reject(new SessionError('session/storage', 'the store is closed'))
+    Promise.reject(
+      locked.value
+        ? new SessionError('session/locked', 'the store is locked: unlock it with its passphrase or key')
+        : new SessionError('session/storage', 'the store is closed'),
+    )
+  const locked = new BehaviorSubject(false)
+  /** Lets go of every plaintext held in memory (a lock here or in another tab). */
+  const dropPlaintext = (): void => {
+    locked.next(true)
+    // Other tabs' commits (plaintext) are not taken in while locked; the relay starts again on unlock.
+    stopRelay()
+    stopRelay = () => {}
+    for (const id of engine.state.sessions.keys()) engine.cache?.forget(id)
+    engine.state.sessions.clear()
+    bytes?.revokeAll()
+  }
+  /** After an unlock: a storage read whole at open is read again (a paged one reads on use). */
+  const reload = async (): Promise<void> => {
+    if (!engine.state.partial) engine.state.load(await storage.open())
+    locked.next(false)
+    stopRelay = relay()
+    const changes = new Map(
+      [...engine.state.sessions.keys()].map((session_id) => [
+        session_id,
+        { session_id, head: undefined, added: [], updated: [], reloaded: true },
+      ]),
+    )
+    engine.publish('local', changes, [])
+  }
+  const encrypted = (): Encryption => {
+    if (!encryption) throw new SessionError('session/invalid_request', 'this store is not encrypted')
+    return encryption
+  }
+  if (encryption)
+    encryption.onRemote = (isLocked) => {
+      if (isLocked) dropPlaintext()
+      else void reload()
+    }
 
   // Calls issued in one tick reach the engine together, in issue order, once the code they need
   // is here: they still share one transaction (docs/architecture.md, principle 5) when one of
@@ -336,7 +420,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     fetching: ReadonlyArray<Promise<unknown> | undefined> | undefined,
     go: (resolve: (value: T) => void, reject: (error: unknown) => void) => void,
   ): Promise<T> => {
-    if (closed) return closedError()
+    if (closed || locked.value) return closedError()
     return new Promise<T>((resolve, reject) => {
       const q: Queued = {
         ready: fetching?.some(Boolean)
@@ -408,7 +492,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     }
   }
   const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
-    if (closed) return closedError()
+    if (closed || locked.value) return closedError()
     if (!KNOWN_FUNCTIONS.has(fn))
       return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     const id = fn as FunctionId
@@ -489,11 +573,28 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     get closed() {
       return closed
     },
+    async lock() {
+      const enc = encrypted()
+      if (locked.value) return
+      await store.flush()
+      enc.lock()
+      dropPlaintext()
+    },
+    async unlock(secret) {
+      await encrypted().unlock(secretOf(secret))
+      if (locked.value) await reload()
+    },
+    async changePassphrase(current, next) {
+      if (locked.value) return closedError()
+      await encrypted().changePassphrase(secretOf(current), secretOf(next))
+    },
+    locked$: locked.pipe(distinctUntilChanged()),
     async close() {
       if (closed) return
       await store.flush()
       closed = true
       bytes?.revokeAll()
+      encryption?.close()
       stopRelay()
       eventsSub.unsubscribe()
       storage.close()
@@ -512,6 +613,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         code.replica.value!.replicate(engine, ctx, changes, options),
       ),
   } as Store
+  if (encryption) encryptions.set(store, encryption)
   // One method per function id (`append` calls `session::append`).
   for (const fn of FUNCTION_IDS)
     (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) =>

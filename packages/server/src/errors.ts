@@ -37,6 +37,7 @@ const STATUS: Record<SessionErrorCode, number> = {
   // Raised by clients holding keys; a server never decrypts, these only travel through it.
   'session/wrong_passphrase': 422,
   'session/integrity': 422,
+  'session/locked': 423,
 }
 
 export const invalidRequest = (text: string): HttpError => new HttpError(400, 'session/invalid_request', text)

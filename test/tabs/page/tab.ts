@@ -72,5 +72,26 @@ const tab = {
     return { leaf: tree.active_leaf, entries, path }
   },
   close: () => store.close(),
+  // An encrypted store (test/tabs/encrypted-tabs.test.ts): its own database.
+  async openEncrypted(passphrase: string) {
+    store = await createStore({
+      storage: indexedDbStorage({ name: `${DB}-sealed` }),
+      encryption: { passphrase },
+    })
+  },
+  lockStore: () => store.lock(),
+  unlockStore: (passphrase: string) => store.unlock(passphrase),
+  changePassphrase: (current: string, next: string) => store.changePassphrase(current, next),
+  rename: async (session_id: string, title: string) => void (await store.setMeta({ session_id, title })),
+  /** Resolves once this tab's store is locked (`true`) or unlocked (`false`). */
+  whenLocked: (locked: boolean) => firstValueFrom(store.locked$.pipe(filter((l) => l === locked))),
+  /** The session's title, or the code of the error reading it. */
+  async title(session_id: string): Promise<string> {
+    try {
+      return (await store.get({ session_id }))?.meta.title ?? 'absent'
+    } catch (e) {
+      return (e as { code?: string }).code ?? String(e)
+    }
+  },
 }
 ;(window as unknown as { tab: typeof tab }).tab = tab

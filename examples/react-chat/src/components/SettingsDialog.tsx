@@ -1,16 +1,34 @@
 import { useEffect, useState, type ReactNode } from 'react'
+import { MIN_PASSPHRASE } from '../data/encryption.js'
 import { SYNC_AVAILABLE, type SyncSettings } from '../data/sync.js'
 
 interface Props {
   settings: SyncSettings
   onSave(settings: SyncSettings): void
   onClose(): void
+  /** Whether the chats in this browser are encrypted (and unlocked: the app shows them). */
+  encrypted: boolean
+  /** "Encrypt my chats" with this passphrase. */
+  onEncrypt(passphrase: string): Promise<void>
+  onLock(): void
 }
 
-/** Server URL and token for sync; kept in this browser only. */
-export function SettingsDialog({ settings, onSave, onClose }: Props): ReactNode {
+/** Server URL and token for sync, kept in this browser only; and "Encrypt my chats". */
+export function SettingsDialog({
+  settings,
+  onSave,
+  onClose,
+  encrypted,
+  onEncrypt,
+  onLock,
+}: Props): ReactNode {
   const [url, setUrl] = useState(settings.url)
   const [token, setToken] = useState(settings.token)
+  const [encrypting, setEncrypting] = useState(false)
+  const [passphrase, setPassphrase] = useState('')
+  const [again, setAgain] = useState('')
+  const [encryptError, setEncryptError] = useState<string | null>(null)
+  const passphraseOk = passphrase.length >= MIN_PASSPHRASE && passphrase === again
   useEffect(() => {
     const onKey = (e: KeyboardEvent): void => void (e.key === 'Escape' && onClose())
     window.addEventListener('keydown', onKey)
@@ -60,6 +78,62 @@ export function SettingsDialog({ settings, onSave, onClose }: Props): ReactNode 
             onChange={(e) => setToken(e.target.value)}
           />
         </label>
+        <h2>Privacy</h2>
+        {encrypted ? (
+          <p className="muted">
+            Your chats are encrypted in this browser.{' '}
+            <button type="button" onClick={onLock}>
+              Lock now
+            </button>
+          </p>
+        ) : (
+          <>
+            <label className="inline">
+              <input type="checkbox" checked={encrypting} onChange={(e) => setEncrypting(e.target.checked)} />
+              Encrypt my chats
+            </label>
+            {encrypting && (
+              <>
+                <p className="muted">
+                  Chats are encrypted in this browser with a passphrase you choose; without it they cannot be
+                  read, by anyone. It is asked for whenever the app opens.
+                </p>
+                <label>
+                  Passphrase (at least {MIN_PASSPHRASE} characters)
+                  <input
+                    type="password"
+                    autoComplete="new-password"
+                    value={passphrase}
+                    onChange={(e) => setPassphrase(e.target.value)}
+                  />
+                </label>
+                <label>
+                  The same again
+                  <input
+                    type="password"
+                    autoComplete="new-password"
+                    value={again}
+                    onChange={(e) => setAgain(e.target.value)}
+                  />
+                </label>
+                {encryptError && <span className="error small">{encryptError}</span>}
+                <button
+                  type="button"
+                  className="primary"
+                  disabled={!passphraseOk}
+                  onClick={() => {
+                    setEncryptError(null)
+                    onEncrypt(passphrase).catch((e: unknown) =>
+                      setEncryptError(e instanceof Error ? e.message : String(e)),
+                    )
+                  }}
+                >
+                  Encrypt my chats
+                </button>
+              </>
+            )}
+          </>
+        )}
         <div className="dialog-buttons">
           {/* Sync off: no server URL, so no sync client; the chats stay in this browser. */}
           {settings.url && (

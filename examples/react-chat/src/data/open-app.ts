@@ -9,8 +9,12 @@ export interface AppData {
   chat: Chat
 }
 
-export async function openApp(): Promise<AppData> {
-  const store = await createStore({ storage: indexedDbStorage({ name: DATABASE }) })
+/** With a passphrase, the store is encrypted (and a store written in clear is encrypted in place). */
+export async function openApp(passphrase?: string): Promise<AppData> {
+  const store = await createStore({
+    storage: indexedDbStorage({ name: DATABASE }),
+    ...(passphrase !== undefined && { encryption: { passphrase } }),
+  })
   const chat = createChat(store)
   // A reply cut off by a closed tab would otherwise show "working" forever.
   void chat.recoverInterrupted().catch(() => {})

@@ -17,6 +17,20 @@ export function searchOf(store: Store): Promise<Search> {
     handle = enableSearch(store)
     handles.set(store, handle)
     handle.catch(() => handles.delete(store))
+    // A lock ends an encrypted store's search (its index is dropped): the next use after the
+    // unlock enables it again.
+    const sub = store.locked$.subscribe((locked) => {
+      if (!locked) return
+      handles.delete(store)
+      queueMicrotask(() => sub.unsubscribe())
+    })
   }
   return handle
+}
+
+/** Closes the store's search handle, if any (its database is to be deleted: "Encrypt my chats"). */
+export async function closeSearchOf(store: Store): Promise<void> {
+  const handle = handles.get(store)
+  handles.delete(store)
+  ;(await handle?.catch(() => undefined))?.close()
 }

@@ -1,3 +1,4 @@
+import { storageFailure } from '../model/storage-failure.js'
 import { attachmentsOf } from '../engine/overlay-reads.js'
 import { blobBytes, decodeBase64, encodeBase64, sha256Hex } from '../util/bytes.js'
 import type { OpContext } from '../model/context.js'
@@ -155,12 +156,9 @@ export class AttachmentBytes {
     const storage = this.engine.storage
     if (!storage.attachmentBytes)
       throw new SessionError('session/storage', `storage ${storage.name} keeps no attachment bytes`)
+    // An encrypted store's refusal (`session/integrity`, `session/locked`) keeps its code.
     const held = await storage.attachmentBytes(session_id, attachment_id).catch((cause: unknown) => {
-      throw new SessionError(
-        'session/storage',
-        `reading attachment ${attachment_id} failed: ${String(cause)}`,
-        { cause },
-      )
+      throw storageFailure(`reading attachment ${attachment_id} failed`, cause)
     })
     const source = this.source()
     if (held || !source) return held

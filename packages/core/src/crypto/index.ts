@@ -2,7 +2,13 @@
 // only: PBKDF2-SHA-256 derives a key-encryption key that wraps random AES-GCM data keys; records
 // are sealed field by field with associated data binding where each value belongs. Its own entry
 // point, so an app that never encrypts loads none of it.
-export { Keyring, parseKeyring, type SerializedKeyring, type WrappedKey } from './keyring.js'
+export {
+  Keyring,
+  parseKeyring,
+  type SerializedKeyring,
+  type SharedKeyring,
+  type WrappedKey,
+} from './keyring.js'
 export { MIN_ITERATIONS, MAX_ITERATIONS, type KdfParams, type KeySecret } from './kdf.js'
 export {
   ENVELOPE_VERSION,

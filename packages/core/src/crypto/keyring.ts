@@ -103,6 +103,19 @@ export function parseKeyring(v: unknown): SerializedKeyring {
 }
 
 /**
+ * An unlocked keyring as another tab of the same origin receives it (BroadcastChannel): its
+ * `CryptoKey`s are cloned by the browser and stay non-extractable, so no key byte is ever posted.
+ */
+export interface SharedKeyring {
+  readonly kek: CryptoKey
+  readonly stored: SerializedKeyring
+  readonly keys: ReadonlyArray<readonly [string, CryptoKey]>
+}
+
+const isAesKey = (k: unknown): k is CryptoKey =>
+  typeof CryptoKey !== 'undefined' && k instanceof CryptoKey && k.algorithm.name === 'AES-GCM'
+
+/**
  * Unlocked keys: data keys as non-extractable `CryptoKey`s (script can use them, never read
  * them), the newest one sealing. Create one with `Keyring.create`, open a stored one with
  * `Keyring.open`; `serialize()` is what to store and what a server keeps.
@@ -133,6 +146,33 @@ export class Keyring implements KeySource {
     const keys = new Map<string, CryptoKey>()
     for (const k of stored.keys) keys.set(k.id, await unwrap(kek, k, false))
     return new Keyring(kek, stored, keys)
+  }
+
+  /** The same keys for another tab of this origin (see `SharedKeyring`). */
+  share(): SharedKeyring {
+    return { kek: this.kek, stored: this.serialize(), keys: [...this.keys] }
+  }
+
+  /** A keyring another tab shared (`share`), checked: hostile until then. */
+  static adopt(shared: unknown): Keyring {
+    const s = shared as Partial<SharedKeyring> | null
+    if (typeof s !== 'object' || s === null || !isAesKey(s.kek) || !Array.isArray(s.keys))
+      throw invalid('shared keyring: not a keyring')
+    const stored = parseKeyring(s.stored)
+    const keys = new Map<string, CryptoKey>()
+    for (const pair of s.keys as unknown[]) {
+      const [id, key] = Array.isArray(pair) ? (pair as unknown[]) : []
+      if (
+        typeof id !== 'string' ||
+        !isAesKey(key) ||
+        key.extractable ||
+        !stored.keys.some((k) => k.id === id)
+      )
+        throw invalid('shared keyring: a key it does not list')
+      keys.set(id, key)
+    }
+    if (keys.size !== stored.keys.length) throw invalid('shared keyring: keys missing')
+    return new Keyring(s.kek, stored, keys)
   }
 
   /** The key new values are sealed with: the newest. */

@@ -16,6 +16,9 @@ export type SessionErrorCode =
   // (tampered, swapped, replayed under another revision, or sealed under a key not held).
   | 'session/wrong_passphrase'
   | 'session/integrity'
+  // An encrypted store that is locked (its keys dropped): nothing is read or written until it is
+  // unlocked again.
+  | 'session/locked'
 
 /** Every failure a caller can see. `message` is the wire form `"<code>: <text>"`. */
 export class SessionError extends Error {

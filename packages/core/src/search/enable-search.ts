@@ -1,5 +1,6 @@
 import { type Observable, Subject, defer, distinctUntilChanged, from, merge, of, switchMap } from 'rxjs'
 import { hostOf } from '../host.js'
+import { SessionError } from '../model/errors.js'
 import type { SessionEntry } from '../model/model.js'
 import type { SessionHead } from '../storage/seam.js'
 import type { Store } from '../store.js'
@@ -16,7 +17,9 @@ export interface SearchOptions {
   readonly thinking?: boolean
   /**
    * Keep the index in IndexedDB (a database named after the store's, `<name>:search`), so a reload
-   * catches up instead of reading everything again. Default: when the store's storage is IndexedDB.
+   * catches up instead of reading everything again. Default: when the store's storage is IndexedDB
+   * and the store is not encrypted. An encrypted store's index is kept in memory only (see
+   * `memoryOnly` below): `true` there is `session/invalid_request`.
    */
   readonly persist?: boolean
   /**
@@ -63,9 +66,23 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   const text: TextOptions = { thinking: options.thinking ?? false }
   const settleMs = options.settleMs ?? 300
   const host = hostOf(store)
-  const index = new InvertedIndex()
+  let index = new InvertedIndex()
+  // memoryOnly: over an encrypted store the index holds the words of every message, so it never
+  // touches the disk (no plaintext at rest); it is built on open and on unlock, and a lock drops
+  // it (docs/encryption.md: search, for the measured choice and what each option leaks).
+  let lockedNow = false
+  store.locked$.subscribe((l) => (lockedNow = l)).unsubscribe()
+  if (lockedNow) throw new SessionError('session/locked', 'the store is locked: search needs it unlocked')
+  const memoryOnly = host.keyring !== null
+  if (memoryOnly && options.persist)
+    throw new SessionError(
+      'session/invalid_request',
+      'persist: an encrypted store keeps its search index in memory only (a persisted index would hold its words in clear)',
+    )
   const persist =
-    (options.persist ?? store.storage.name.startsWith('indexeddb:')) && typeof indexedDB !== 'undefined'
+    !memoryOnly &&
+    (options.persist ?? store.storage.name.startsWith('indexeddb:')) &&
+    typeof indexedDB !== 'undefined'
   const changed = new Subject<void>()
   const dirty = new Set<string>()
   let closed = false
@@ -263,6 +280,11 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   }
 
   async function query(request: unknown): Promise<SearchResult> {
+    if (lockedOut)
+      throw new SessionError(
+        'session/locked',
+        'the store was locked: enable search again once it is unlocked',
+      )
     const req = parseSearchRequest(request)
     const parsed = parseQuery(req.query, req.prefix)
     await flush()
@@ -271,7 +293,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
 
   const same = (a: SearchResult, b: SearchResult): boolean => JSON.stringify(a) === JSON.stringify(b)
 
-  return {
+  const search: Search = {
     query,
     query$: (request) =>
       defer(() => {
@@ -294,6 +316,18 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
         disk?.close()
         release()
       })
+      lockSub?.unsubscribe()
     },
   }
+  // A lock (here or in another tab) drops the words this index holds: it ends the search.
+  let lockedOut = false
+  const lockSub = memoryOnly
+    ? store.locked$.subscribe((locked) => {
+        if (!locked || lockedOut) return
+        lockedOut = true
+        index = new InvertedIndex()
+        search.close()
+      })
+    : undefined
+  return search
 }

@@ -1,0 +1,182 @@
+import { SessionError, invalid } from '../../model/errors.js'
+import { Keyring, parseKeyring, type SerializedKeyring } from '../../crypto/keyring.js'
+import type { KeySecret } from '../../crypto/kdf.js'
+import type { EncryptionPolicy } from '../../crypto/policy.js'
+import type { Storage } from '../seam.js'
+import { lockedError, sealedStorage } from './sealed-storage.js'
+import { ENCRYPTING_KEY, encryptInPlace } from './encrypt-in-place.js'
+
+// An encrypted store's keys over its storage: the keyring kept wrapped in the storage's `kv`
+// records, the sealing wrapper over the storage, lock and unlock, and the same across the tabs of
+// one origin (a BroadcastChannel of its own beside the commit relay: a lock must reach every tab
+// whatever the relay's state).
+
+/** `createStore({ encryption })`: what unlocks the store, and what stays clear. */
+export type EncryptionOptions = KeySecret & {
+  /** Metadata keys kept clear (see `EncryptionPolicy`). */
+  policy?: EncryptionPolicy
+  /** PBKDF2 iterations for a new keyring; at least (and by default) 600,000. */
+  iterations?: number
+  /**
+   * A store written in clear is encrypted in place when first opened with encryption; this is
+   * told how many sessions are sealed so far.
+   */
+  onEncryptProgress?: (sessions: number) => void
+}
+
+/** The `kv` key of the wrapped keyring (clear: it holds no usable key). */
+export const KEYRING_KEY = 'colloquy:keyring'
+
+/** A lock, or an unlock's keys, from another tab. */
+type TabMessage = { readonly lock: true } | { readonly keys: unknown }
+
+export interface Encryption {
+  /** The sealing storage over the one given. */
+  readonly storage: Storage
+  /** The unlocked keyring; null while locked. */
+  readonly keyring: Keyring | null
+  /** Drops the keys here and in every tab (`local`: here only, for a lock another tab sent). */
+  lock(local?: boolean): void
+  unlock(secret: KeySecret): Promise<void>
+  changePassphrase(current: KeySecret, next: KeySecret): Promise<void>
+  /** Told when another tab locks (true) or unlocks (false) this store. */
+  onRemote?: (locked: boolean) => void
+  close(): void
+}
+
+const checkSecret = (s: unknown, path: string): KeySecret => {
+  const o = s as { passphrase?: unknown; key?: unknown } | null
+  if (typeof o === 'object' && o !== null) {
+    if (typeof o.passphrase === 'string' && o.passphrase.length > 0) return { passphrase: o.passphrase }
+    if (typeof CryptoKey !== 'undefined' && o.key instanceof CryptoKey) return { key: o.key }
+  }
+  throw invalid(`${path}: expected { passphrase } (a non-empty string) or { key } (a CryptoKey)`)
+}
+
+const sideOnly = (key: string, value: unknown) => async () => ({
+  deleted: new Set<string>(),
+  heads: new Map(),
+  entries: new Map(),
+  side: [{ store: 'kv', key, value }],
+})
+
+async function storedKeyring(inner: Storage): Promise<{ ring?: SerializedKeyring; encrypting: boolean }> {
+  if (!inner.sideRecords)
+    throw invalid(`encryption: storage ${inner.name} keeps no side records for its keyring`)
+  const kv = await inner.sideRecords('kv')
+  const ring = kv.find((r) => r.key === KEYRING_KEY)?.value
+  return {
+    ring: ring === undefined ? undefined : parseKeyring(ring),
+    encrypting: kv.some((r) => r.key === ENCRYPTING_KEY),
+  }
+}
+
+/** Whether the storage holds any session. */
+async function holdsSessions(inner: Storage): Promise<boolean> {
+  if (inner.paged) return (await inner.paged.page({ order: 'created_asc', limit: 1 })).length > 0
+  return (await inner.open()).length > 0
+}
+
+/**
+ * Opens (or creates, on first open) the keyring of the store on `inner`, and returns the sealing
+ * storage over it. A wrong passphrase or key is `session/wrong_passphrase` before anything is
+ * read or written. A store holding sessions in clear is encrypted in place first (resumably).
+ */
+export async function openEncryption(inner: Storage, options: EncryptionOptions): Promise<Encryption> {
+  const secret = checkSecret(options, 'encryption')
+  const policy = options.policy
+  const found = await storedKeyring(inner)
+  const stored = found.ring
+  let encrypting = found.encrypting
+  let keyring: Keyring
+  if (stored) keyring = await Keyring.open(stored, secret)
+  else {
+    keyring = await Keyring.create(secret, {
+      ...(options.iterations !== undefined && { iterations: options.iterations }),
+    })
+    encrypting = await holdsSessions(inner)
+    // One transaction: a crash after it reopens with this keyring and the marker, and resumes.
+    await inner.transact(async () => ({
+      deleted: new Set<string>(),
+      heads: new Map(),
+      entries: new Map(),
+      side: [
+        { store: 'kv', key: KEYRING_KEY, value: keyring.serialize() },
+        ...(encrypting ? [{ store: 'kv', key: ENCRYPTING_KEY, value: true }] : []),
+      ],
+    }))
+  }
+  if (encrypting) await encryptInPlace(inner, keyring, policy, options.onEncryptProgress)
+
+  let held: Keyring | null = keyring
+  const storage = sealedStorage(inner, {
+    keys: () => {
+      if (!held) throw lockedError()
+      return held
+    },
+    ...(policy && { policy }),
+  })
+  const channel =
+    typeof BroadcastChannel === 'undefined' ? undefined : new BroadcastChannel(`colloquy-keys:${inner.name}`)
+  const post = (m: TabMessage): void => {
+    try {
+      channel?.postMessage(m)
+    } catch {
+      // A runtime that cannot clone a CryptoKey (Node's channel) has no other tab to tell.
+    }
+  }
+  const enc: Encryption = {
+    storage,
+    get keyring() {
+      return held
+    },
+    lock(local = false) {
+      held = null
+      if (!local) post({ lock: true })
+    },
+    async unlock(secret) {
+      const { ring } = await storedKeyring(inner)
+      if (!ring) throw new SessionError('session/storage', 'the keyring of this store is gone')
+      held = await Keyring.open(ring, checkSecret(secret, 'unlock'))
+      post({ keys: held.share() })
+    },
+    async changePassphrase(current, next) {
+      const ring = held
+      if (!ring) throw lockedError()
+      const before = ring.serialize()
+      await ring.changePassphrase(checkSecret(current, 'current'), checkSecret(next, 'next'))
+      try {
+        await inner.transact(sideOnly(KEYRING_KEY, ring.serialize()))
+      } catch (e) {
+        // Not stored: the keyring in memory goes back to what the disk holds.
+        held = await Keyring.open(before, checkSecret(current, 'current')).catch(() => null)
+        throw e
+      }
+      post({ keys: ring.share() })
+    },
+    close() {
+      channel?.close()
+    },
+  }
+  if (channel)
+    channel.onmessage = (event: MessageEvent<unknown>) => {
+      const m = event.data as Partial<{ lock: unknown; keys: unknown }> | null
+      if (typeof m !== 'object' || m === null) return
+      if (m.lock === true) {
+        if (!held) return
+        enc.lock(true)
+        enc.onRemote?.(true)
+      } else if ('keys' in m) {
+        let ring: Keyring
+        try {
+          ring = Keyring.adopt(m.keys)
+        } catch {
+          return
+        }
+        const was = held
+        held = ring
+        if (!was) enc.onRemote?.(false)
+      }
+    }
+  return enc
+}

@@ -1,0 +1,372 @@
+import { describe, expect, it } from 'vitest'
+import { filter, firstValueFrom } from 'rxjs'
+import { createStore, indexedDbStorage, memoryStorage, SessionError, type Store } from '../../src/index.js'
+import { hostOf } from '../../src/host.js'
+
+// The marker test in Chromium over real IndexedDB: a marker message, title, draft and attachment
+// written through an encrypted store, and relayed to a second store on the same database (what
+// another tab is: a store of its own, reached over BroadcastChannel), leave no byte of the marker
+// in any record of the database, read raw. Records altered on disk are refused; a wrong
+// passphrase decrypts and writes nothing; lock, unlock and passphrase changes reach the other
+// store.
+
+const MARK = 'Wx5marker'
+const passphrase = 'correct horse battery staple'
+let n = 0
+const dbName = (): string => `encrypted-${Date.now()}-${n++}`
+
+const rawDb = (name: string): Promise<IDBDatabase> =>
+  new Promise((resolve, reject) => {
+    const r = indexedDB.open(name)
+    r.onsuccess = () => resolve(r.result)
+    r.onerror = () => reject(r.error)
+  })
+const req = <T>(r: IDBRequest<T>): Promise<T> =>
+  new Promise((resolve, reject) => {
+    r.onsuccess = () => resolve(r.result)
+    r.onerror = () => reject(r.error)
+  })
+
+/** Every record of every object store of the database, Blobs read as their bytes, as text. */
+async function rawText(name: string): Promise<string> {
+  const db = await rawDb(name)
+  const parts: string[] = []
+  const dec = new TextDecoder('latin1')
+  try {
+    for (const store of [...db.objectStoreNames]) {
+      const s = db.transaction(store).objectStore(store)
+      const [keys, values] = await Promise.all([req(s.getAllKeys()), req(s.getAll())])
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i]
+        const bytes =
+          v instanceof Blob
+            ? dec.decode(await v.arrayBuffer())
+            : v && typeof v === 'object' && 'bytes' in v && v.bytes instanceof ArrayBuffer
+              ? dec.decode(v.bytes)
+              : ''
+        parts.push(`${store} ${JSON.stringify(keys[i])} ${JSON.stringify(v)} ${bytes}`)
+      }
+    }
+  } finally {
+    db.close()
+  }
+  return parts.join('\n')
+}
+
+/** Rewrites one record of `store` in place, raw. */
+async function rewrite(
+  name: string,
+  store: string,
+  key: IDBValidKey,
+  edit: (v: any) => unknown,
+): Promise<void> {
+  const db = await rawDb(name)
+  try {
+    const tx = db.transaction(store, 'readwrite')
+    const s = tx.objectStore(store)
+    s.put(edit(await req(s.get(key))), key)
+    await new Promise((resolve, reject) => {
+      tx.oncomplete = resolve
+      tx.onabort = () => reject(tx.error)
+    })
+  } finally {
+    db.close()
+  }
+}
+
+const open = (name: string, secret: string = passphrase): Promise<Store> =>
+  createStore({ storage: indexedDbStorage({ name }), encryption: { passphrase: secret } })
+
+const codeOf = async (p: Promise<unknown>): Promise<string> => {
+  try {
+    await p
+  } catch (e) {
+    return e instanceof SessionError ? e.code : String(e)
+  }
+  return 'resolved'
+}
+
+const text = (t: string) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text: t }],
+  timestamp: 1,
+})
+
+describe('an encrypted store over IndexedDB (Chromium)', () => {
+  it('holds no byte of the marker in any record, written here or relayed from another tab', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const b = await open(name)
+    const { session_id } = await a.create({ title: `title ${MARK}`, metadata: { note: MARK } })
+    const { entry_id } = await a.append({ session_id, message: text(`hello ${MARK}`) })
+    const { attachment } = await a.putAttachment({
+      session_id,
+      name: `${MARK}.txt`,
+      file: new Blob([`bytes ${MARK}`], { type: 'text/plain' }),
+    })
+    await a.setDraft({ session_id, draft: `draft ${MARK}`, attachment_ids: [attachment.attachment_id] })
+    await a.flush()
+    // Relayed to the other store, which answers in clear and writes on it too.
+    const seen = await firstValueFrom(
+      b.messages$({ session_id }).pipe(filter((items) => items.some((i) => i.entry_id === entry_id))),
+    )
+    expect(JSON.stringify(seen)).toContain(`hello ${MARK}`)
+    const reply = await b.append({ session_id, message: text(`from b ${MARK}`) })
+    await b.flush()
+    await firstValueFrom(
+      a.messages$({ session_id }).pipe(filter((items) => items.some((i) => i.entry_id === reply.entry_id))),
+    )
+    expect((await b.get({ session_id }))!.meta.draft).toBe(`draft ${MARK}`)
+    expect(await (await b.getAttachmentBlob(session_id, attachment.attachment_id))!.text()).toBe(
+      `bytes ${MARK}`,
+    )
+
+    const raw = await rawText(name)
+    expect(raw).toContain(session_id) // the records are there, ids in clear
+    expect(raw).toContain(entry_id)
+    expect(raw).not.toContain(MARK)
+    // A byte of the marker at a time would be too strict (base64 holds every letter); its
+    // UTF-16 and base64 forms are not there either.
+    expect(raw).not.toContain(btoa(MARK).slice(0, 8))
+    await a.close()
+    await b.close()
+  })
+
+  it('refuses swapped, replayed and flipped records with session/integrity', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const { session_id } = await a.create({ title: 'swap' })
+    const one = await a.append({ session_id, message: text('one') })
+    const two = await a.append({ session_id, message: text('two') })
+    await a.updateMessage({
+      session_id,
+      entry_id: two.entry_id,
+      content: [{ type: 'text', text: 'two, edited' }],
+    })
+    await a.flush()
+    await a.close()
+    const records = async () => {
+      const db = await rawDb(name)
+      const get = (k: IDBValidKey) => req(db.transaction('entries').objectStore('entries').get(k))
+      const out = { one: await get([session_id, one.entry_id]), two: await get([session_id, two.entry_id]) }
+      db.close()
+      return out as { one: { box: string; revision: number }; two: { box: string; revision: number } }
+    }
+    const before = await records()
+    const fresh = async (check: (s: Store) => Promise<unknown>) => {
+      const s = await open(name)
+      try {
+        return await codeOf(check(s))
+      } finally {
+        await s.close()
+      }
+    }
+    const read = (s: Store) => s.messages({ session_id })
+    expect(await fresh(read)).toBe('resolved')
+
+    // Swapped: entry one's box under entry two.
+    await rewrite(name, 'entries', [session_id, two.entry_id], (v) => ({ ...v, box: before.one.box }))
+    expect(await fresh(read)).toBe('session/integrity')
+    // Replayed: an older revision's box under the newer revision number.
+    await rewrite(name, 'entries', [session_id, two.entry_id], (v) => ({
+      ...v,
+      box: before.two.box,
+      revision: v.revision + 1,
+    }))
+    expect(await fresh(read)).toBe('session/integrity')
+    // Flipped: one bit of the ciphertext.
+    await rewrite(name, 'entries', [session_id, two.entry_id], (v) => {
+      const bytes = Uint8Array.from(atob(before.two.box), (c) => c.charCodeAt(0))
+      bytes[bytes.length - 5] ^= 1
+      return { ...v, revision: before.two.revision, box: btoa(String.fromCharCode(...bytes)) }
+    })
+    expect(await fresh(read)).toBe('session/integrity')
+    // The title's box moved to another field.
+    await rewrite(name, 'entries', [session_id, two.entry_id], (v) => ({ ...v, box: before.two.box }))
+    expect(await fresh(read)).toBe('resolved')
+    await rewrite(name, 'sessions', session_id, (v) => ({
+      ...v,
+      meta: { ...v.meta, description: v.meta.title },
+    }))
+    expect(await fresh((s) => s.get({ session_id }))).toBe('session/integrity')
+  })
+
+  it('refuses attachment bytes moved to another attachment with session/integrity', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const { session_id } = await a.create({ title: 'files' })
+    const put = (t: string) => a.putAttachment({ session_id, name: `${t}.txt`, file: new Blob([t]) })
+    const [one, two] = [
+      (await put('one')).attachment.attachment_id,
+      (await put('two')).attachment.attachment_id,
+    ]
+    await a.close()
+    const db = await rawDb(name)
+    const bytesOne = await req(
+      db.transaction('attachments').objectStore('attachments').get([session_id, one]),
+    )
+    db.close()
+    await rewrite(name, 'attachments', [session_id, two], () => bytesOne)
+    const b = await open(name)
+    expect(await (await b.getAttachmentBlob(session_id, one))!.text()).toBe('one')
+    expect(await codeOf(b.getAttachmentBlob(session_id, two))).toBe('session/integrity')
+    await b.close()
+  })
+
+  it('appends commit from memory as over a clear store: no rerun reading the disk, the entry their only record', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const { session_id } = await a.create({ title: 'serial' })
+    await a.append({ session_id, message: text('first') })
+    const reruns = a.engine.reruns
+    for (let i = 0; i < 20; i++) await a.append({ session_id, message: text(`n ${i}`) })
+    expect(a.engine.reruns).toBe(reruns)
+    // Each append wrote its entry only: the head record is the one the first append left (the
+    // meta's boxes were kept as they were, so the storage saw a change of the volatile part only).
+    const db = await rawDb(name)
+    const record = (await req(db.transaction('sessions').objectStore('sessions').get(session_id))) as {
+      v: number
+    }
+    db.close()
+    expect(hostOf(a).head(session_id)!.v).toBeGreaterThan(record.v + 19)
+    await a.close()
+  })
+
+  it('encrypts a clear database in place, resuming after a stop midway; nothing left clear', async () => {
+    const name = dbName()
+    const clear = await createStore({ storage: indexedDbStorage({ name }) })
+    const ids: Array<{ session_id: string; entry_id: string; attachment_id: string }> = []
+    for (let i = 0; i < 3; i++) {
+      const { session_id } = await clear.create({ title: `title ${i} ${MARK}` })
+      const { entry_id } = await clear.append({ session_id, message: text(`hello ${i} ${MARK}`) })
+      const { attachment } = await clear.putAttachment({
+        session_id,
+        name: `${MARK}.txt`,
+        file: new Blob([`bytes ${i} ${MARK}`], { type: 'text/plain' }),
+      })
+      ids.push({ session_id, entry_id, attachment_id: attachment.attachment_id })
+    }
+    await clear.close()
+    expect(await rawText(name)).toContain(MARK)
+    const stop = new Error('stopped')
+    await expect(
+      createStore({
+        storage: indexedDbStorage({ name }),
+        encryption: {
+          passphrase,
+          onEncryptProgress: (n) => {
+            if (n === 1) throw stop
+          },
+        },
+      }),
+    ).rejects.toBe(stop)
+    const midway = await rawText(name)
+    expect(midway).toContain(MARK)
+    expect(midway.split('\n').filter((l) => l.startsWith('sessions ') && l.includes(MARK))).toHaveLength(2)
+
+    const store = await open(name)
+    expect(await rawText(name)).not.toContain(MARK)
+    for (const [i, { session_id, entry_id, attachment_id }] of ids.entries()) {
+      expect((await store.get({ session_id }))!.meta.title).toBe(`title ${i} ${MARK}`)
+      expect(JSON.stringify(await store.getMessage({ session_id, entry_id }))).toContain(`hello ${i} ${MARK}`)
+      expect(await (await store.getAttachmentBlob(session_id, attachment_id))!.text()).toBe(
+        `bytes ${i} ${MARK}`,
+      )
+    }
+    // Writes after the job go on as usual.
+    await store.append({ session_id: ids[0].session_id, message: text(`after ${MARK}`) })
+    await store.close()
+    expect(await rawText(name)).not.toContain(MARK)
+  })
+
+  it('a wrong passphrase decrypts nothing and writes nothing', async () => {
+    const name = dbName()
+    const a = await open(name)
+    await a.create({ title: `t ${MARK}` })
+    await a.close()
+    const before = await rawText(name)
+    expect(await codeOf(open(name, 'not it'))).toBe('session/wrong_passphrase')
+    expect(await rawText(name)).toBe(before)
+  })
+
+  it('lock, unlock and a passphrase change reach the other tab', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const b = await open(name)
+    const { session_id } = await a.create({ title: `t ${MARK}` })
+    await a.flush()
+    expect((await b.get({ session_id }))!.meta.title).toBe(`t ${MARK}`)
+
+    const bLocked = firstValueFrom(b.locked$.pipe(filter(Boolean)))
+    await a.lock()
+    await bLocked
+    // The other tab let go of what it held in clear.
+    expect([...hostOf(b).heads()]).toEqual([])
+    expect(hostOf(b).keyring).toBeNull()
+    expect(await codeOf(b.get({ session_id }))).toBe('session/locked')
+    expect(await codeOf(a.get({ session_id }))).toBe('session/locked')
+
+    const bOpen = firstValueFrom(b.locked$.pipe(filter((l) => !l)))
+    await a.unlock(passphrase)
+    await bOpen
+    expect((await b.get({ session_id }))!.meta.title).toBe(`t ${MARK}`)
+    // Commits relay between the tabs again.
+    const { entry_id } = await a.append({ session_id, message: text('after unlock') })
+    await firstValueFrom(
+      b.messages$({ session_id }).pipe(filter((items) => items.some((i) => i.entry_id === entry_id))),
+    )
+
+    await a.changePassphrase(passphrase, 'a new one')
+    // The other tab keeps working, and writes under the same keys.
+    await b.setMeta({ session_id, title: `renamed ${MARK}` })
+    await b.flush()
+    await a.close()
+    await b.close()
+    expect(await codeOf(open(name))).toBe('session/wrong_passphrase')
+    const c = await open(name, 'a new one')
+    expect((await c.get({ session_id }))!.meta.title).toBe(`renamed ${MARK}`)
+    await c.close()
+    expect(await rawText(name)).not.toContain(MARK)
+  })
+
+  it('imports a session exported from a clear store, sealed, and exports it back whole', async () => {
+    const clear = await createStore({ storage: memoryStorage(), multiTab: false })
+    const { session_id } = await clear.create({ title: `imported ${MARK}` })
+    const { entry_id } = await clear.append({ session_id, message: text(`old ${MARK}`) })
+    const meta = (await clear.get({ session_id }))!.meta
+    const entries = [(await clear.getMessage({ session_id, entry_id }))!.entry]
+    const name = dbName()
+    const a = await open(name)
+    await a.importSession({ meta, entries, active_leaf: entry_id })
+    expect([(await a.getMessage({ session_id, entry_id }))!.entry]).toEqual(entries)
+    expect((await a.get({ session_id }))!.meta.title).toBe(`imported ${MARK}`)
+    await a.close()
+    expect(await rawText(name)).not.toContain(MARK)
+  })
+})
+
+describe('search over an encrypted store (Chromium)', () => {
+  it('finds the marker from an index kept in memory only: no search database, nothing at rest; a lock ends it', async () => {
+    const { enableSearch } = await import('../../src/search/index.js')
+    const name = dbName()
+    const a = await open(name)
+    const { session_id } = await a.create({ title: 'searched' })
+    await a.append({ session_id, message: text(`needle ${MARK}`) })
+    const search = await enableSearch(a)
+    const found = await search.query({ query: MARK.toLowerCase() })
+    expect(found.hits.map((h) => h.session_id)).toEqual([session_id])
+    await search.flush()
+    const dbs = (await indexedDB.databases()).map((d) => d.name)
+    expect(dbs).toContain(name)
+    expect(dbs.filter((d) => d?.startsWith(name) && d !== name)).toEqual([])
+    expect(await codeOf(enableSearch(a, { persist: true }))).toBe('session/invalid_request')
+    await a.lock()
+    expect(await codeOf(search.query({ query: 'needle' }))).toBe('session/locked')
+    await a.unlock(passphrase)
+    const again = await enableSearch(a)
+    expect((await again.query({ query: 'needle' })).hits.length).toBe(1)
+    again.close()
+    await a.close()
+    expect(await rawText(name)).not.toContain(MARK)
+  })
+})

@@ -1,0 +1,134 @@
+import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
+import { enableSearch } from '@colloquy/core/search'
+import type { BenchRow, Workload } from '../types.js'
+import { messages } from '../subjects/data.js'
+import { median, now } from '../subjects/measure.js'
+
+// Issue 26's figures: the store with encryption on against the same store with it off, in one
+// page and one run, subjects taking turns round by round (a busy spell hits both alike). The
+// workloads are W1-W4's, smaller where W1 and W4 take long (stated in each row), the 1 MB
+// attachment, the key derivation on unlock, and the search index built in memory on unlock
+// (an encrypted store's index is never persisted).
+
+const ROUNDS = 3
+const SERIAL = 1_000
+const BURST = 10_000
+const UPDATES = 2_000
+const COLD = 10_000
+const MB = 1024 * 1024
+const passphrase = 'bench passphrase'
+
+type Subject = 'clear' | 'encrypted'
+const SUBJECTS: Subject[] = ['clear', 'encrypted']
+
+const open = (name: string, s: Subject): Promise<Store> =>
+  createStore({
+    storage: indexedDbStorage({ name }),
+    multiTab: false,
+    ...(s === 'encrypted' && { encryption: { passphrase } }),
+  })
+
+const e1: Workload = {
+  id: 'E1',
+  title: 'encryption on vs off: W1-W4 shapes, 1 MB attachment, unlock, search on unlock',
+  env: 'browser',
+  async run(ctx) {
+    const msgs = messages(BURST)
+    const times = new Map<string, number[]>()
+    const add = (metric: string, s: Subject, ms: number): void => {
+      const k = `${metric}\u0000${s}`
+      times.set(k, [...(times.get(k) ?? []), ms])
+    }
+    const bytes = new Uint8Array(MB)
+    for (let i = 0; i < MB; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536))
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const s of r % 2 ? [...SUBJECTS].reverse() : SUBJECTS) {
+        const name = ctx.dbName(`e1-${s}-${r}`)
+        let t = now()
+        let store = await open(name, s)
+        add('open a new store (encrypted: keyring made, PBKDF2 600k)', s, now() - t)
+        // W1: serial appends, each awaited.
+        const { session_id } = await store.create({})
+        t = now()
+        for (let i = 0; i < SERIAL; i++) await store.append({ session_id, message: msgs[i]! })
+        add(`W1 shape: ${SERIAL} serial appends`, s, now() - t)
+        // W2: a burst issued in one tick.
+        const burst = await store.create({})
+        t = now()
+        await Promise.all(msgs.map((message) => store.append({ session_id: burst.session_id, message })))
+        add(`W2 shape: ${BURST} appends in one tick`, s, now() - t)
+        // W3: streamed updates of one message, one per macrotask, awaited at the end.
+        const { entry_id } = await store.append({ session_id, message: msgs[0]! })
+        t = now()
+        const pending: Promise<unknown>[] = []
+        for (let i = 0; i < UPDATES; i++) {
+          pending.push(
+            store.updateMessage({
+              session_id,
+              entry_id,
+              content: [{ type: 'text', text: 'x'.repeat(4 * (i + 1)) }],
+            }),
+          )
+          await new Promise((resolve) => setTimeout(resolve, 0))
+        }
+        await Promise.all(pending)
+        add(`W3 shape: ${UPDATES} streamed updates`, s, now() - t)
+        // 1 MB attachment put and read back.
+        t = now()
+        const { attachment } = await store.putAttachment({
+          session_id,
+          name: 'a.bin',
+          file: new Blob([bytes]),
+        })
+        add('1 MB attachment put', s, now() - t)
+        await store.close()
+        store = await open(name, s)
+        t = now()
+        const blob = await store.getAttachmentBlob(session_id, attachment.attachment_id)
+        await blob!.arrayBuffer()
+        add('1 MB attachment read (cold)', s, now() - t)
+        await store.close()
+        // Unlock: opening an existing store (encrypted: PBKDF2 600k and the keys unwrapped).
+        t = now()
+        store = await open(name, s)
+        add('open an existing store (encrypted: key derivation on unlock)', s, now() - t)
+        // W4: cold read of a session of 10,000 entries.
+        t = now()
+        const page = await store.messages({ session_id: burst.session_id, limit: 50 })
+        if (!page.messages.length) throw new Error('nothing read')
+        add(`W4 shape: first page of a ${COLD}-entry session, cold`, s, now() - t)
+        // The search index over everything, built on open (in memory only when encrypted).
+        t = now()
+        const search = await enableSearch(store)
+        await search.query({ query: 'the' })
+        add(`search index built on open/unlock (${SERIAL + BURST + 1} messages)`, s, now() - t)
+        search.close()
+        await store.close()
+        await new Promise<void>((resolve) => {
+          const d = indexedDB.deleteDatabase(name)
+          d.onsuccess = d.onerror = d.onblocked = () => resolve()
+        })
+        indexedDB.deleteDatabase(`${name}:search`)
+      }
+    }
+    const rows: BenchRow[] = []
+    const metrics = [...new Set([...times.keys()].map((k) => k.split('\u0000')[0]!))]
+    for (const metric of metrics) {
+      for (const s of SUBJECTS) {
+        rows.push({
+          id: 'E1',
+          subject: `colloquy ${s}`,
+          metric,
+          value: median(times.get(`${metric}\u0000${s}`)!),
+          unit: 'ms',
+          better: 'lower',
+          ...(s === 'encrypted' && { baseline: 'colloquy clear' }),
+          note: `median of ${ROUNDS} rounds, alternating with the other subject`,
+        })
+      }
+    }
+    return rows
+  },
+}
+
+export default e1
