@@ -80,7 +80,11 @@ export type Stamped = { h?: Stamp }
  * newest stamp, an index `get` that answers with the whole entry holding it (the message, its
  * text): at 100,000 sessions the list took 2.5x what the same page read through the index takes
  * (W9). Version 6 carries what the stamp would have told (`l`, `n`, `v`, `i`) and the stamp
- * stays the check of a commit built from memory (`Stamp`).
+ * stays the check of a commit built from memory (`Stamp`). The record is now written with
+ * every head, not only when a sort key or filter moved; an append moved updated_at nearly
+ * every time already, so its cost stays: `node test/bench/run.mjs W1` on the shared 2-core
+ * machine (load 12-15), 10k awaited appends, 28,259 ms before (1.54x the stamped raw layout in
+ * the same run), 27,327 and 28,108 ms after (1.52x and 1.63x).
  * Status and kind ride along so those filters skip sessions without reading
  * their heads; the metadata filter reads the head (under the list's work budget).
  */
