@@ -88,7 +88,7 @@ describe('append-only IndexedDB layout', () => {
     } finally {
       IDBDatabase.prototype.transaction = transaction
     }
-    // The entry and the session's small order record (version 5: its updated_at moved).
+    // The entry and the session's small order record (version 6: written with every head).
     expect(scopes).toStrictEqual(Array.from({ length: 5 }, () => ['entries', 'order']))
     // The head record on disk is the one the create wrote.
     expect(await rawAll(name, 'sessions')).toStrictEqual([before])
@@ -165,7 +165,7 @@ describe('append-only IndexedDB layout', () => {
       ['s1', 3, 13, 'branches'],
       ['s2', 1, 22, 'custom'],
     ])
-    // Listed through the order records the upgrade wrote (version 5), in the contract's orders.
+    // Listed through the order records the upgrade wrote (version 6), in the contract's orders.
     expect(listed.map((m) => m.session_id)).toStrictEqual(['s2', 's1'])
     expect(
       (await a.list({ order: 'created_asc', limit: 1 })).sessions.map((m) => m.session_id),
@@ -176,9 +176,9 @@ describe('append-only IndexedDB layout', () => {
     const tree = await a.messages({ session_id: 's2' })
     expect(tree.messages.map((m) => m.entry_id)).toStrictEqual(['f1'])
 
-    // The upgraded database is version 5 and holds every record it held.
+    // The upgraded database is version 6 and holds every record it held.
     const raw = await rawOpen(name)
-    expect(raw.version).toBe(5)
+    expect(raw.version).toBe(6)
     expect([...raw.transaction('entries').objectStore('entries').indexNames]).toStrictEqual(['stamps'])
     const entries = (await req(raw.transaction('entries').objectStore('entries').getAll())) as Array<{
       id?: string
@@ -260,13 +260,111 @@ describe('append-only IndexedDB layout', () => {
     await a.append({ session_id: 's2', message: user('now') })
     expect((await a.list({ limit: 1 })).sessions[0].session_id).toBe('s2')
     const raw = await rawOpen(name)
-    expect(raw.version).toBe(5)
+    expect(raw.version).toBe(6)
     const order = (await req(raw.transaction('order').objectStore('order').getAll())) as Array<{
       s: string
       u: number
     }>
-    expect(order.find((o) => o.s === 's1')!.u).toBe(99)
+    // Each order record whole (version 6): the newest stamp's leaf, count, `v` and incarnation.
+    expect(order.find((o) => o.s === 's1')).toStrictEqual({
+      s: 's1',
+      u: 99,
+      c: 1,
+      t: 'idle',
+      k: 'user',
+      l: 'e1',
+      n: 1,
+      v: 2,
+      i: 'inc-s1',
+    })
+    expect(order.find((o) => o.s === 's3')).toStrictEqual({
+      s: 's3',
+      u: 30,
+      c: 3,
+      t: 'idle',
+      k: 'user',
+      l: null,
+      n: 0,
+      v: 1,
+      i: 'inc-s3',
+    })
+    expect(order.find((o) => o.s === 's2')).toMatchObject({ n: 1, v: 2, i: 'inc-s2' })
     raw.close()
+  })
+
+  it('opens a version-5 database with data: each order record gains the leaf, count, v and incarnation of its newest stamp', async () => {
+    const name = dbName()
+    const meta = (session_id: string, created_at: number, updated_at: number, message_count = 0) => ({
+      session_id,
+      title: session_id,
+      description: '',
+      status: 'idle',
+      kind: 'user',
+      created_at,
+      updated_at,
+      message_count,
+    })
+    // Version 5 as the previous build wrote it: heads, stamps, and order records holding only
+    // the sort keys and filters. s1 was appended to twice after its head record was written
+    // (its newest stamp, on e2, is ahead of the record); s2 was only created.
+    const old = await rawOpen(name, 5, (db) => {
+      for (const s of ['sessions', 'kv', 'attachments']) db.createObjectStore(s)
+      db.createObjectStore('outbox', { autoIncrement: true })
+      db.createObjectStore('entries').createIndex('stamps', ['h.s', 'h.o'])
+      const order = db.createObjectStore('order')
+      order.createIndex('updated', ['u', 's'])
+      order.createIndex('created', ['c', 's'])
+    })
+    const tx = old.transaction(['sessions', 'entries', 'order'], 'readwrite')
+    const put = (id: string, m: ReturnType<typeof meta>) => {
+      tx.objectStore('sessions').put({ meta: m, leaf: null, v: 1 }, id)
+      tx.objectStore('entries').put({ h: { s: id, v: 1, o: -1, i: `inc-${id}` } }, [id, 0])
+    }
+    put('s1', meta('s1', 1, 10))
+    put('s2', meta('s2', 2, 20))
+    const e = (id: string, parent: string | null) => ({
+      id,
+      parent_id: parent,
+      timestamp: 5,
+      revision: 0,
+      kind: 'message',
+      message: user(id),
+    })
+    tx.objectStore('entries').put(
+      { ...e('e1', null), h: { s: 's1', v: 2, o: -2, i: 'inc-s1', l: 'e1', n: 1, u: 30 } },
+      ['s1', 'e1'],
+    )
+    tx.objectStore('entries').put(
+      { ...e('e2', 'e1'), h: { s: 's1', v: 3, o: -3, i: 'inc-s1', l: 'e2', n: 2, u: 40 } },
+      ['s1', 'e2'],
+    )
+    tx.objectStore('order').put({ s: 's1', u: 40, c: 1, t: 'idle', k: 'user' }, 's1')
+    tx.objectStore('order').put({ s: 's2', u: 20, c: 2, t: 'idle', k: 'user' }, 's2')
+    await committed(tx)
+    old.close()
+
+    const a = await silentOn(name)
+    // Listed and read from the order records alone (no stamp is read for a head any more).
+    expect((await a.list({})).sessions).toStrictEqual([meta('s1', 1, 40, 2), meta('s2', 2, 20)])
+    expect((await a.get({ session_id: 's1' }))!.meta).toStrictEqual(meta('s1', 1, 40, 2))
+    const raw = await rawOpen(name)
+    expect(raw.version).toBe(6)
+    const order = await req(raw.transaction('order').objectStore('order').getAll())
+    expect(order).toStrictEqual([
+      { s: 's1', u: 40, c: 1, t: 'idle', k: 'user', l: 'e2', n: 2, v: 3, i: 'inc-s1' },
+      { s: 's2', u: 20, c: 2, t: 'idle', k: 'user', l: null, n: 0, v: 1, i: 'inc-s2' },
+    ])
+    raw.close()
+    // Writing goes on from the upgraded heads: the append's parent is the stamp's leaf, and the
+    // commit's check against the newest stamp (same `v`, same incarnation) passes first time.
+    const reruns = a.engine.reruns
+    const added = await a.append({ session_id: 's1', message: user('after upgrade') })
+    expect(added.parent_id).toBe('e2')
+    expect(a.engine.reruns).toBe(reruns)
+    await closeNow(a)
+    const b = await silentOn(name)
+    expect(await ids(b, 's1')).toStrictEqual(['e1', 'e2', added.entry_id])
+    expect((await b.get({ session_id: 's1' }))!.meta.message_count).toBe(3)
   })
 
   it('opens a version-3 database in place, and code of version 3 (writing without the writer lock) is shut out', async () => {
@@ -312,7 +410,7 @@ describe('append-only IndexedDB layout', () => {
     // Nor can it open the database again to write beside the lock's holder.
     await expect(rawOpen(name, 3)).rejects.toMatchObject({ name: 'VersionError' })
     const raw = await rawOpen(name)
-    expect(raw.version).toBe(5)
+    expect(raw.version).toBe(6)
     raw.close()
   })
 

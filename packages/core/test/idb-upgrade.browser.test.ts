@@ -14,9 +14,9 @@ describe('store creation and upgrades fetched on demand (Chromium)', () => {
     performance.getEntriesByType('resource').some((r) => /\/src\/storage\/idb\/idb-upgrade\.ts/.test(r.name))
 
   it('opening a current database fetches no upgrade code; a new one is created whole once it is fetched', async () => {
-    // A database already at the current layout (version 5), made by hand.
+    // A database already at the current layout (version 6), made by hand.
     const current = dbName()
-    await createDatabase(current, 5, (db) => {
+    await createDatabase(current, 6, (db) => {
       for (const s of ['sessions', 'kv', 'attachments']) db.createObjectStore(s)
       db.createObjectStore('outbox', { autoIncrement: true })
       db.createObjectStore('entries').createIndex('stamps', ['h.s', 'h.o'])
@@ -41,7 +41,7 @@ describe('store creation and upgrades fetched on demand (Chromium)', () => {
       r.onsuccess = () => resolve(r.result)
       r.onerror = () => reject(r.error)
     })
-    expect(db.version).toBe(5)
+    expect(db.version).toBe(6)
     expect([...db.objectStoreNames].sort()).toStrictEqual([
       'attachments',
       'entries',

@@ -135,8 +135,8 @@ describe('core over real IndexedDB in Chromium', () => {
     await a.create({})
     let blocked = false
     const upgraded = await new Promise<IDBDatabase>((resolve, reject) => {
-      // The store's schema is version 5 (order records): another tab opens a newer one.
-      const req = indexedDB.open(name, 6)
+      // The store's schema is version 6 (order records holding the head's volatile part): another tab opens a newer one.
+      const req = indexedDB.open(name, 7)
       req.onblocked = () => (blocked = true)
       req.onsuccess = () => resolve(req.result)
       req.onerror = () => reject(req.error)

@@ -15,7 +15,7 @@ export const LAYOUT = {
    * set it here to the upgrade's names. Left undefined, the index is looked for (`listIndex`).
    */
   byUpdated: undefined as { store: string; index: string } | undefined,
-  /** Layout 5: one small record per session in `order` ({ s: session id, u: updated_at, … }), indexed by [u, s]. */
+  /** Layouts 5 and 6: one small record per session in `order` ({ s: session id, u: updated_at, … }), indexed by [u, s]. */
   order: 'order',
 }
 

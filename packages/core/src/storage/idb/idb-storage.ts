@@ -13,6 +13,7 @@ import {
   SESSIONS,
   STAMPS,
   entriesOf,
+  headOf,
   isClosed,
   request,
   sessionRange,
@@ -33,9 +34,11 @@ export interface IndexedDbStorageOptions {
 // writes without it, which would fool the trust of a tab holding it; opening at 4 sends such a
 // tab `versionchange` (it closes) and it can no longer open the database (VersionError), so it
 // fails to write rather than write unseen. Version 5 adds the order records and their indexes
-// (`Order` in `layout.ts`): a store opens without reading every head. Opening an older database
+// (`Order` in `layout.ts`): a store opens without reading every head. Version 6 grows each order
+// record by the head's leaf, message count, `v` and incarnation, written with every head: a
+// head is read from two records by key, without the stamp index. Opening an older database
 // upgrades it in place and keeps every record.
-const VERSION = 5
+const VERSION = 6
 
 /**
  * The write half (`idb-writer.ts`): fetched with the engine's batch code (`prepare`), or by the
@@ -69,10 +72,10 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     if (typeof indexedDB === 'undefined')
       return Promise.reject(new SessionError('session/storage', 'IndexedDB is not available here'))
     return openDB(name, VERSION, {
-      upgrade(db, _old, _new, transaction) {
+      upgrade(db, old, _new, transaction) {
         // A new or older database: without the upgrade's code, the upgrade is called off (nothing
         // changes) and the database opened again once the code is here.
-        if (upgradeCode.value) upgradeCode.value.upgrade(db, transaction)
+        if (upgradeCode.value) upgradeCode.value.upgrade(db, old, transaction)
         else {
           transaction.done.catch(() => {})
           transaction.abort()
@@ -122,16 +125,32 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     }
   }
 
-  /** A session's head: its record, with the volatile part of a newer stamp on an entry. */
-  const derive = (rec: SessionHead | undefined, newest: Stamped | undefined): SessionHead | undefined => {
-    const h = newest?.h
-    if (!rec || !h) return rec
-    const head: SessionHead =
-      h.l !== undefined && h.v > rec.v
-        ? { ...rec, meta: { ...rec.meta, updated_at: h.u!, message_count: h.n! }, leaf: h.l, v: h.v }
-        : rec
-    incarnations.set(head, h.i)
-    return head
+  /**
+   * Reads a session's head inside `tx` without waiting: its record and its order record (see
+   * `Order`), two `get`s by key sent at once (only the record where the order record was read
+   * already, as a page walks them); `then` gets the head (`headOf`). The one way heads are read:
+   * a page, a first use, a commit reading the disk.
+   */
+  const readHead = (
+    tx: IDBTransaction,
+    id: string,
+    then: (head: SessionHead | undefined) => void,
+    known?: Order,
+  ): void => {
+    let left = known ? 1 : 2
+    let rec: SessionHead | undefined
+    let order = known
+    const r = tx.objectStore(SESSIONS).get(id) as IDBRequest<SessionHead | undefined>
+    r.onsuccess = () => {
+      rec = r.result
+      if (--left === 0) then(headOf(rec, order, incarnations))
+    }
+    if (known) return
+    const o = tx.objectStore(ORDER).get(id) as IDBRequest<Order | undefined>
+    o.onsuccess = () => {
+      order = o.result
+      if (--left === 0) then(headOf(rec, order, incarnations))
+    }
   }
   /** The key range of the session stamps were last looked up in: serial appends reuse it. */
   let stamped: { readonly id: string; readonly range: IDBKeyRange } | undefined
@@ -145,19 +164,38 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
     durability,
     db,
     incarnations,
-    derive,
+    readHead,
     newestStamp,
     dropConnection: () => {
       connection = undefined
     },
   }
 
-  /** A session's head read in `tx` (its record and its newest stamp, in parallel). */
-  const headIn = (tx: IDBTransaction, id: string): Promise<SessionHead | undefined> =>
-    Promise.all([
-      request(tx.objectStore(SESSIONS).get(id) as IDBRequest<SessionHead | undefined>),
-      request(newestStamp(tx, id)),
-    ]).then(([rec, newest]) => derive(rec, newest))
+  /**
+   * The heads of the sessions named (by id, or by the order record read in `tx`) read in `tx`
+   * (`readHead`: every request sent at once, no promise per request). A request that fails
+   * aborts the transaction, which rejects this.
+   */
+  const headsIn = (
+    tx: IDBTransaction,
+    ids: ReadonlyArray<string | Order>,
+  ): Promise<Array<SessionHead | undefined>> =>
+    new Promise((resolve, reject) => {
+      const out = new Array<SessionHead | undefined>(ids.length)
+      let left = ids.length
+      if (left === 0) return resolve(out)
+      tx.addEventListener('abort', () =>
+        reject(tx.error ?? new DOMException('transaction aborted', 'AbortError')),
+      )
+      ids.forEach((x, i) => {
+        const done = (head: SessionHead | undefined): void => {
+          out[i] = head
+          if (--left === 0) resolve(out)
+        }
+        if (typeof x === 'string') readHead(tx, x, done)
+        else readHead(tx, x.s, done, x)
+      })
+    })
 
   /**
    * Up to `n` order records from `range` in direction `dir`: one `getAll` where the browser takes
@@ -193,7 +231,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
    * skipped without reading their heads, and the heads of the others are read together.
    */
   const page = (q: PageQuery): Promise<SessionHead[]> =>
-    readonly([SESSIONS, ENTRIES, ORDER], async (tx) => {
+    readonly([SESSIONS, ORDER], async (tx) => {
       const byUpdated = q.order === 'updated_desc'
       const index = tx.objectStore(ORDER).index(byUpdated ? BY_UPDATED : BY_CREATED)
       const dir: IDBCursorDirection = q.order === 'created_asc' ? 'next' : 'prev'
@@ -209,13 +247,12 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
         if (!records.length) break
         const last = records.at(-1)!
         from = [byUpdated ? last.u : last.c, last.s]
-        const ids = records
-          .filter(
-            (r) =>
-              (q.status == null || r.t === q.status) && (q.kinds == null || q.kinds.includes(r.k as never)),
-          )
-          .map((r) => r.s)
-        const heads = await Promise.all(ids.map((id) => headIn(tx, id)))
+        // The order records just read hold the volatile part: each head is its record beside them.
+        const passing = records.filter(
+          (r) =>
+            (q.status == null || r.t === q.status) && (q.kinds == null || q.kinds.includes(r.k as never)),
+        )
+        const heads = await headsIn(tx, passing)
         for (const h of heads) {
           if (out.length >= q.limit) break
           if (h && (!q.accept || q.accept(h.meta))) out.push(h)
@@ -249,7 +286,7 @@ export function indexedDbStorage(options: IndexedDbStorageOptions = {}): Storage
       return []
     },
     paged: {
-      head: (id) => readonly([SESSIONS, ENTRIES], (tx) => headIn(tx, id)),
+      head: (id) => readonly([SESSIONS, ORDER], (tx) => headsIn(tx, [id]).then(([head]) => head)),
       page,
     },
     entries(id, count, first) {

@@ -19,10 +19,12 @@ import type { SessionHead } from '../seam.js'
 /**
  * Creates the stores of a new database, or upgrades an older one in place, keeping every record
  * (see `VERSION` in `idb-storage.ts`). Runs inside the upgrade's transaction. Fetched only when
- * a database needs it: an open of a current database never waits for this code.
+ * a database needs it: an open of a current database never waits for this code. `old` is the
+ * version the database had (0: new).
  */
 export function upgrade(
   wrapped: IDBPDatabase,
+  old: number,
   transaction: IDBPTransaction<unknown, string[], 'versionchange'>,
 ): void {
   const db = unwrap(wrapped) as IDBDatabase
@@ -35,35 +37,44 @@ export function upgrade(
   if (!db.objectStoreNames.contains(BLOBS)) db.createObjectStore(BLOBS)
   const entries = tx.objectStore(ENTRIES)
   const stamped = entries.indexNames.contains(STAMPS)
-  const ordered = db.objectStoreNames.contains(ORDER)
-  if (!ordered) {
+  if (!db.objectStoreNames.contains(ORDER)) {
     const order = db.createObjectStore(ORDER)
     order.createIndex(BY_UPDATED, ['u', 's'])
     order.createIndex(BY_CREATED, ['c', 's'])
   }
-  if (stamped && ordered) return
   if (!stamped) entries.createIndex(STAMPS, ['h.s', 'h.o'])
+  // New: nothing to carry over. Version 6 and later: every order record is whole.
+  if (old === 0 || old >= 6) return
+  // Every order record written again from its head and newest stamp (version 5's lack the
+  // leaf, count, `v` and incarnation; versions before it have none).
   const order = tx.objectStore(ORDER)
   const heads = tx.objectStore(SESSIONS).getAll() as IDBRequest<SessionHead[]>
+  // A head without a stamp (written before stamps existed) gets a marker stamped with its own
+  // `v` and a new incarnation; its record already holds the rest, leaf and counts included.
+  const unstamped = (head: SessionHead): void => {
+    const id = head.meta.session_id
+    const i = freshIncarnation()
+    entries.put({ h: { s: id, v: head.v, o: -head.v, i } satisfies Stamp }, [id, MARK])
+    order.put(orderOf(head, i), id)
+  }
   heads.onsuccess = () => {
     for (const head of heads.result) {
       const id = head.meta.session_id
       if (!stamped) {
-        // Heads written before stamps existed: each gets a marker stamped with its own `v` and
-        // an incarnation; its record already holds the rest, leaf and counts included.
-        entries.put({ h: { s: id, v: head.v, o: -head.v, i: freshIncarnation() } satisfies Stamp }, [
-          id,
-          MARK,
-        ])
-        order.put(orderOf(head.meta), id)
+        unstamped(head)
         continue
       }
-      // Stamped heads (version 3 and 4): the newest stamp may carry a later updated_at.
+      // Stamped heads (versions 3 to 5): the newest stamp may carry a later leaf, count and
+      // updated_at (an append wrote only its entry), and always carries the incarnation.
       const newest = entries.index(STAMPS).get(sessionRange(id)) as IDBRequest<Stamped | undefined>
       newest.onsuccess = () => {
         const h = newest.result?.h
-        const meta = h && h.l !== undefined && h.v > head.v ? { ...head.meta, updated_at: h.u! } : head.meta
-        order.put(orderOf(meta), id)
+        if (!h) return unstamped(head)
+        const now: SessionHead =
+          h.l !== undefined && h.v > head.v
+            ? { ...head, meta: { ...head.meta, updated_at: h.u!, message_count: h.n! }, leaf: h.l, v: h.v }
+            : head
+        order.put(orderOf(now, h.i), id)
       }
     }
   }

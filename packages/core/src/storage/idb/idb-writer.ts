@@ -7,8 +7,6 @@ import {
   SESSIONS,
   entriesOf,
   orderOf,
-  sameOrder,
-  type Order,
   isClosed,
   request,
   sessionRange,
@@ -73,8 +71,6 @@ interface SessionWrite {
   readonly stamp?: Omit<Stamp, 'i'>
   /** Known now, or read from the newest stamp inside the transaction. */
   readonly incarnation?: string
-  /** The session's order record, when this commit changes it (see `Order`). */
-  readonly order?: Order
 }
 
 /** The records of side store `store` (a storage's `sideRecords`), read through the storage's `readonly`. */
@@ -104,7 +100,8 @@ export interface StorageShared {
   /** Forgets the connection: the next `db()` opens a new one. */
   dropConnection(): void
   readonly incarnations: WeakMap<SessionHead, string>
-  derive(rec: SessionHead | undefined, newest: Stamped | undefined): SessionHead | undefined
+  /** Reads a session's head inside `tx` without waiting (its record and its order record). */
+  readHead(tx: IDBTransaction, id: string, then: (head: SessionHead | undefined) => void): void
   newestStamp(tx: IDBTransaction, id: string): IDBRequest<Stamped | undefined>
 }
 
@@ -117,7 +114,7 @@ export interface StorageWriter {
 
 /** The write half of one `indexedDbStorage`, made on its first write. */
 export function storageWriter(shared: StorageShared): StorageWriter {
-  const { name, durability, db, dropConnection, incarnations, derive, newestStamp } = shared
+  const { name, durability, db, dropConnection, incarnations, readHead, newestStamp } = shared
   /**
    * Trust: per session, the head this storage verified on disk (undefined: verified absent)
    * while holding the writer lock, without a break since. No other context writes while it is
@@ -150,23 +147,6 @@ export function storageWriter(shared: StorageShared): StorageWriter {
     epoch++
   }
   const lock = writerLock(name, distrust)
-
-  /** Reads a session's head inside `tx` without waiting: both reads go out now, `then` gets the result. */
-  const readHead = (tx: IDBTransaction, id: string, then: (head: SessionHead | undefined) => void): void => {
-    let left = 2
-    let rec: SessionHead | undefined
-    let newest: Stamped | undefined
-    const r = tx.objectStore(SESSIONS).get(id) as IDBRequest<SessionHead | undefined>
-    const c = newestStamp(tx, id)
-    r.onsuccess = () => {
-      rec = r.result
-      if (--left === 0) then(derive(rec, newest))
-    }
-    c.onsuccess = () => {
-      newest = c.result
-      if (--left === 0) then(derive(rec, newest))
-    }
-  }
 
   /** How a commit writes each session it touches, given the heads it was built on (`bases`). */
   const plan = (writes: WriteSet, bases: ReadonlyMap<string, SessionHead | undefined>): SessionWrite[] => {
@@ -226,15 +206,7 @@ export function storageWriter(shared: StorageShared): StorageWriter {
         out.push({ id, head, batch, mark: false, incarnation: '' })
       }
     }
-    // The order record follows the head wherever a sort key or filter field moved (an append
-    // moves updated_at: one small put beside its entry; a title or draft change none).
-    return out.map((w) => {
-      if (!w.head) return w
-      const next = orderOf(w.head.meta)
-      const base = bases.get(w.id)
-      const fresh = writes.deleted.has(w.id) || !base
-      return fresh || !sameOrder(orderOf(base.meta), next) ? { ...w, order: next } : w
-    })
+    return out
   }
 
   /**
@@ -353,9 +325,11 @@ export function storageWriter(shared: StorageShared): StorageWriter {
         // The stores written: an append touches `entries` alone.
         const scope = new Set([ENTRIES])
         if (writes.deleted.size || sessions.some((s) => s.mark)) scope.add(SESSIONS)
-        if (writes.deleted.size || sessions.some((s) => s.order)) scope.add(ORDER)
+        // Every head written writes its order record (see `Order`).
+        if (writes.deleted.size || sessions.some((s) => s.head)) scope.add(ORDER)
+        // A check that reads the head reads its record and its order record.
         for (const c of checks)
-          if (!c.held || (c.held.head && !incarnations.has(c.held.head))) scope.add(SESSIONS)
+          if (!c.held || (c.held.head && !incarnations.has(c.held.head))) scope.add(SESSIONS).add(ORDER)
         if (writes.blobs?.length || writes.deleted.size) scope.add(BLOBS)
         for (const s of writes.side) scope.add(s.store)
         // A streamed batch's transaction was opened for entries alone: if its writes need more,
@@ -493,7 +467,9 @@ export function storageWriter(shared: StorageShared): StorageWriter {
           if (w.head && incarnation) incarnations.set(w.head, incarnation)
           if (w.head && trusting && (checked.has(w.id) || writes.deleted.has(w.id)))
             promised.set(w.head, since)
-          if (w.order) last = t.objectStore(ORDER).put(w.order, w.id)
+          // The order record with every head written, the stamp's leaf, count, `v` and incarnation
+          // included: what a head is read from (`headOf`).
+          if (w.head) last = t.objectStore(ORDER).put(orderOf(w.head, incarnation), w.id)
           if (w.mark) {
             t.objectStore(SESSIONS).put(w.head, w.id)
             last = entries.put(

@@ -1,6 +1,7 @@
 // The database's layout: its object stores, keys and stamps, and how a session's entries are
 // read (shared by the storage, its write half and its upgrades).
 import type { SessionEntry } from '../../model/model.js'
+import type { SessionHead } from '../seam.js'
 
 export const SESSIONS = 'sessions'
 export const ENTRIES = 'entries'
@@ -58,28 +59,32 @@ export interface Stamp {
 export type Stamped = { h?: Stamp }
 
 /**
- * The order record (version 5): what `session::list` sorts and filters by, one per session in
- * `ORDER`, keyed by session id, written in the transaction of every commit that changes one of
- * its fields (and deleted with the session). Its two indexes, `updated` ([u, s]) and `created`
- * ([c, s]), are the contract's orders: walked forwards for `created_asc`, backwards for the two
- * `desc` orders (which reverse the whole tuple, session id included), from a keyset cursor's
- * position. A page of 50 reads 51 order records and the 51 heads they name, whatever the
- * session count, so a store opens without reading any head (issue 28).
+ * The order record (version 5, grown in version 6): what `session::list` sorts and filters by,
+ * and since version 6 the volatile part of the head (leaf, message_count, v, incarnation), one
+ * per session in `ORDER`, keyed by session id. Every commit that writes a session's head writes
+ * it in the same transaction (and it is deleted with the session), so it always says what the
+ * session's newest stamp says: a head is its record in `SESSIONS` plus its order record, two
+ * `get`s by key (`headOf`). Its two indexes, `updated` ([u, s]) and `created` ([c, s]), are the
+ * contract's orders: walked forwards for `created_asc`, backwards for the two `desc` orders
+ * (which reverse the whole tuple, session id included), from a keyset cursor's position. A page
+ * of 50 reads the order records in one `getAll` and the 50 head records they name, the requests
+ * an app reading its own index makes, whatever the session count, so a store opens without
+ * reading any head (issue 28).
  *
  * Why a record of its own. Version 3 made an append write one record (its entry, stamped with
  * the new updated_at; see `Stamp`): an index on the head record's `updated_at` would be stale,
  * and an index over the stamps' `u` holds one record per commit (older stamps stay), so walking
- * it is not bounded by the page size. The order record is tiny (five fields, no metadata, no
- * title, no draft), so an append's second put costs a fraction of the head record version 3
- * took out of it, and it is written only when one of its fields moved (a title, a draft, a
- * leaf move: none). Its cost, `node test/bench/run.mjs W1 W3`, twice before and twice after on
- * the shared 2-core machine: W1 (10k awaited appends) 16,460 and 15,221 ms (1.65x and 1.42x raw
- * IndexedDB in the same runs) before, 15,344 and 15,772 ms (1.82x and 1.76x) after; W3 (2k
- * streamed updates) 75.5 and 72.7 ms before, 83.7 and 94.6 ms after (medians of 5 rounds; W3
- * commits a transaction per ~150 updates, each now with the order put). So about 10-25% on an
- * append against raw IndexedDB, in exchange for an open and a first page that no longer grow
- * with the number of sessions. The alternatives cost more: the head record rewritten on each
- * append (version 2: 30-45%), or an index over every stamp (a page walk unbounded by its size).
+ * it is not bounded by the page size. The order record is tiny (no metadata, no title, no
+ * draft), so an append's second put costs a fraction of the head record version 3 took out of
+ * it. Version 5 held only the sort keys and filters, so a listed head was its record plus its
+ * newest stamp, an index `get` that answers with the whole entry holding it (the message, its
+ * text): at 100,000 sessions the list took 2.5x what the same page read through the index takes
+ * (W9). Version 6 carries what the stamp would have told (`l`, `n`, `v`, `i`) and the stamp
+ * stays the check of a commit built from memory (`Stamp`). The record is now written with
+ * every head, not only when a sort key or filter moved; an append moved updated_at nearly
+ * every time already, so its cost stays: `node test/bench/run.mjs W1` on the shared 2-core
+ * machine (load 12-15), 10k awaited appends, 28,259 ms before (1.54x the stamped raw layout in
+ * the same run), 27,327 and 28,108 ms after (1.52x and 1.63x).
  * Status and kind ride along so those filters skip sessions without reading
  * their heads; the metadata filter reads the head (under the list's work budget).
  */
@@ -91,19 +96,52 @@ export interface Order {
   /** status, kind. */
   readonly t: string
   readonly k: string
+  /** The leaf, message_count and `v` of the head as last written, and its incarnation (version 6). */
+  readonly l: string | null
+  readonly n: number
+  readonly v: number
+  readonly i: string
 }
 export const BY_UPDATED = 'updated'
 export const BY_CREATED = 'created'
-export const orderOf = (m: {
-  session_id: string
-  updated_at: number
-  created_at: number
-  status: string
-  kind: string
-}): Order => ({ s: m.session_id, u: m.updated_at, c: m.created_at, t: m.status, k: m.kind })
-/** Whether two order records say the same (a commit that changes none of it writes none). */
-export const sameOrder = (a: Order, b: Order): boolean =>
-  a.u === b.u && a.c === b.c && a.t === b.t && a.k === b.k
+/** The order record of `head`, of incarnation `i`. */
+export const orderOf = (head: SessionHead, i: string): Order => {
+  const m = head.meta
+  return {
+    s: m.session_id,
+    u: m.updated_at,
+    c: m.created_at,
+    t: m.status,
+    k: m.kind,
+    l: head.leaf,
+    n: m.message_count,
+    v: head.v,
+    i,
+  }
+}
+/**
+ * A session's head from its record and its order record: the record holds what changes rarely,
+ * the order record the volatile part as of the last commit (newer than the record's own when
+ * an append wrote only an entry and the order record). Neither: absent. Sets the incarnation.
+ */
+export const headOf = (
+  rec: SessionHead | undefined,
+  order: Order | undefined,
+  incarnations: WeakMap<SessionHead, string>,
+): SessionHead | undefined => {
+  if (!rec || !order) return rec
+  const head: SessionHead =
+    order.v > rec.v
+      ? {
+          ...rec,
+          meta: { ...rec.meta, updated_at: order.u, message_count: order.n },
+          leaf: order.l,
+          v: order.v,
+        }
+      : rec
+  incarnations.set(head, order.i)
+  return head
+}
 
 export const request = <T>(r: IDBRequest<T>): Promise<T> =>
   new Promise((resolve, reject) => {
