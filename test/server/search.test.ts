@@ -55,6 +55,13 @@ const message = (role: 'user' | 'assistant', text: string, timestamp: number) =>
   ...(role === 'assistant' ? { stop_reason: 'end', model: 'm', provider: 'p' } : {}),
 })
 
+/** A user message as the store's own calls type it. */
+const said = (text: string, timestamp: number) => ({
+  role: 'user' as const,
+  content: [{ type: 'text' as const, text }],
+  timestamp,
+})
+
 const search = (body: unknown, token: string): Promise<SearchResult> =>
   rpc<SearchResult>(server.url, 'session::search', body, token)
 
@@ -249,7 +256,7 @@ describe(`session::search on ${BACKEND.name}`, () => {
     const d = await device()
     // Not started: the device holds only what it writes itself.
     const { session_id: here } = await d.store.create({})
-    await d.store.append({ session_id: here, message: message('user', 'merge melon on this device', 5000) })
+    await d.store.append({ session_id: here, message: said('merge melon on this device', 5000) })
     const local = await enableSearch(d.store)
     cleanup.push(() => local.close())
     const both = await d.sync.search({ query: 'melon' }, { local })
@@ -278,7 +285,7 @@ describe(`session::search on ${BACKEND.name}`, () => {
     await gone.stop()
     const d = await device(url)
     const { session_id } = await d.store.create({})
-    await d.store.append({ session_id, message: message('user', 'offline olive', 1) })
+    await d.store.append({ session_id, message: said('offline olive', 1) })
     const local = await enableSearch(d.store)
     cleanup.push(() => local.close())
     const answer = await d.sync.search({ query: 'olive' }, { local })
