@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, type Store } from '@colloquy/core'
 import { enableSearch, SEARCH_LIMITS, type Search, type SearchResult } from '@colloquy/core/search'
+import { pushMutations, sessionChanges } from '../support/sync-push.js'
 import { createSync, type Sync } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
 import {
@@ -119,6 +120,40 @@ describe(`session::search on ${BACKEND.name}`, () => {
     // Alice's (a score that moved would tell her how often Bob writes a word).
     await session(BOB, Array.from({ length: 30 }, (_, i) => `kiwi season ${i}`))
     expect(await search({ query: 'kiwi' }, ALICE)).toStrictEqual(before)
+  })
+
+  it("fairness: a principal's first search builds their index a slice at a time, and another principal is answered meanwhile", async () => {
+    // Carol's sessions: 60 of 100 messages, pushed as a client pushes them (no search yet).
+    const CAROL = 'tok-carol-search-0123'
+    const own = await BACKEND.data()
+    const shared = await startServer([...own.args, '--token', `carol=${CAROL}`, '--token', `bob=${BOB}`, '--requests-per-second', '0', '--no-fsync'])
+    cleanup.push(() => own.remove(), () => shared.stop())
+    let mutations: unknown[] = []
+    for (let s = 0; s < 60; s++) {
+      const changes = sessionChanges(`carol-${s}`, `notes ${s}`, 1_700_000_000_000 + s, 100, (i) => ({
+        role: 'user',
+        content: [{ type: 'text', text: `note ${s} ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(4)}` }],
+        timestamp: i,
+      }))
+      for (const change of changes) mutations.push({ id: mutations.length + 1, change })
+      if (mutations.length >= 900) {
+        await pushMutations(shared.url, 'carol', mutations, { what: 'carol', token: CAROL })
+        mutations = []
+      }
+    }
+    await pushMutations(shared.url, 'carol', mutations, { what: 'carol', token: CAROL })
+    const { session_id: bobs } = await rpc<{ session_id: string }>(shared.url, 'session::create', {}, BOB)
+    // Bob reads his session, one request after another, until Carol's first search is answered.
+    let done = false
+    const first = rpc<SearchResult>(shared.url, 'session::search', { query: 'fox' }, CAROL).finally(() => (done = true))
+    let answered = 0
+    while (!done) {
+      await rpc(shared.url, 'session::get', { session_id: bobs }, BOB)
+      if (!done) answered++
+    }
+    expect((await first).hits.length).toBe(20)
+    // 6,000 messages indexed 256 at a time: Bob is answered between the slices, not after them.
+    expect(answered).toBeGreaterThanOrEqual(8)
   })
 
   it('hostile requests: 400 session/invalid_request naming the field, no stack or path, nothing written', async () => {
