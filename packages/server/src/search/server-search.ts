@@ -22,6 +22,13 @@ const KEPT_INDEXES = 32
  */
 const YIELD_EVERY = 256
 
+/** A principal's index, the searches it is answering, and whether it was let go. */
+interface Kept {
+  readonly search: Promise<Search>
+  queries: number
+  dropped: boolean
+}
+
 /**
  * `session::search` on the server: the core's own index (`@colloquy/core/search`, the same
  * tokenizer, ranking, snippets and work budget as on a device), one per principal, over the
@@ -31,7 +38,7 @@ const YIELD_EVERY = 256
  * `KEPT_INDEXES` (a later search builds it again).
  */
 export class ServerSearch {
-  private readonly indexes = new Map<string, Promise<Search>>()
+  private readonly indexes = new Map<string, Kept>()
   private closed = false
 
   constructor(
@@ -45,11 +52,22 @@ export class ServerSearch {
    */
   async query(scope: Scope, body: unknown): Promise<SearchResult> {
     const request = checkSearchRequest(body)
-    const search = await this.indexOf(scope.kind === 'all' ? null : scope.owner)
-    return search.query(request)
+    const kept = this.indexOf(scope.kind === 'all' ? null : scope.owner)
+    kept.queries++
+    try {
+      return await (await kept.search).query(request)
+    } finally {
+      // An index let go while it answered is closed by its last query (closing it sooner would
+      // stop its catch-up half way, and the answer would miss what it had not read yet).
+      if (--kept.queries === 0 && kept.dropped) this.closeIndex(kept)
+    }
   }
 
-  private indexOf(principal: Principal | null): Promise<Search> {
+  private closeIndex(kept: Kept): void {
+    void kept.search.then((s) => s.close()).catch(() => {})
+  }
+
+  private indexOf(principal: Principal | null): Kept {
     if (this.closed) throw new Error('search is closed')
     // `null`: every session (the local user, tenancy off). A principal's name never starts with ':'.
     const key = principal === null ? ':all' : `=${principal}`
@@ -60,27 +78,29 @@ export class ServerSearch {
       this.indexes.set(key, index)
       return index
     }
-    index = enableSearch(this.store, {
+    const search = enableSearch(this.store, {
       persist: false,
       include:
         principal === null ? undefined : (head) => this.tenancy.owns(principal, head.meta.metadata),
       pause: nextTurn,
       yieldEvery: YIELD_EVERY,
     })
+    index = { search, queries: 0, dropped: false }
     this.indexes.set(key, index)
     // A failed start is not kept: the next search tries again.
-    index.catch(() => this.indexes.delete(key))
+    search.catch(() => this.indexes.get(key) === index && this.indexes.delete(key))
     while (this.indexes.size > KEPT_INDEXES) {
-      const [oldest, dropped] = this.indexes.entries().next().value as [string, Promise<Search>]
+      const [oldest, dropped] = this.indexes.entries().next().value as [string, Kept]
       this.indexes.delete(oldest)
-      void dropped.then((s) => s.close()).catch(() => {})
+      dropped.dropped = true
+      if (dropped.queries === 0) this.closeIndex(dropped)
     }
     return index
   }
 
   close(): void {
     this.closed = true
-    for (const index of this.indexes.values()) void index.then((s) => s.close()).catch(() => {})
+    for (const index of this.indexes.values()) this.closeIndex(index)
     this.indexes.clear()
   }
 }
