@@ -156,6 +156,35 @@ describe(`session::search on ${BACKEND.name}`, () => {
     expect(answered).toBeGreaterThanOrEqual(8)
   })
 
+  it('more principals searching than indexes kept: each answer is their own and current, a let-go index is built again', async () => {
+    const tokens = Array.from({ length: 36 }, (_, i) => `tok-many-${String(i).padStart(2, '0')}-0123456789`)
+    const own = await BACKEND.data()
+    const many = await startServer([...own.args, ...tokens.flatMap((t, i) => ['--token', `p${i}=${t}`]), '--requests-per-second', '0', '--no-fsync'])
+    cleanup.push(() => own.remove(), () => many.stop())
+    const mine = await Promise.all(
+      tokens.map(async (token, i) => {
+        const { session_id } = await rpc<{ session_id: string }>(many.url, 'session::create', {}, token)
+        await rpc(many.url, 'session::append', { session_id, message: said(`shared fig number${i}`, i) }, token)
+        return session_id
+      }),
+    )
+    const everyone = () =>
+      Promise.all(tokens.map((token) => rpc<SearchResult>(many.url, 'session::search', { query: 'fig' }, token)))
+    // Twice, with a message more each in between: the second round finds the first principals'
+    // indexes let go (closed, following nothing), and builds them again from the store.
+    for (let round = 1; round <= 2; round++) {
+      const answers = await everyone()
+      expect(answers.map((a) => [a.incomplete, a.hits.map((h) => h.session_id)])).toStrictEqual(
+        mine.map((sid) => [false, Array.from({ length: round }, () => sid)]),
+      )
+      await Promise.all(
+        tokens.map((token, i) =>
+          rpc(many.url, 'session::append', { session_id: mine[i], message: said('another fig', 100) }, token),
+        ),
+      )
+    }
+  })
+
   it('hostile requests: 400 session/invalid_request naming the field, no stack or path, nothing written', async () => {
     await session(ALICE, ['hostile requests leave this alone'])
     const before = await pullAll(server.url, 0, undefined, ALICE)
