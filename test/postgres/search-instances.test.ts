@@ -27,15 +27,30 @@ describe('session::search on PostgreSQL instances', () => {
       rpc<SearchResult>(two.url, 'session::search', { query }, token)
 
     const { session_id } = await rpc<{ session_id: string }>(one.url, 'session::create', {}, ALICE)
-    const a = await rpc<{ entry_id: string }>(one.url, 'session::append', { session_id, message: user('first apricot') }, ALICE)
+    const a = await rpc<{ entry_id: string }>(
+      one.url,
+      'session::append',
+      { session_id, message: user('first apricot') },
+      ALICE,
+    )
     // Built on instance two from the database.
     await until(async () => ids(await search('apricot')).length === 1, 'the first message')
     expect(ids(await search('apricot'))).toStrictEqual([a.entry_id])
     // Then kept up with what instance one commits.
-    const b = await rpc<{ entry_id: string }>(one.url, 'session::append', { session_id, message: user('second apricot') }, ALICE)
+    const b = await rpc<{ entry_id: string }>(
+      one.url,
+      'session::append',
+      { session_id, message: user('second apricot') },
+      ALICE,
+    )
     await until(async () => ids(await search('apricot')).length === 2, 'the appended message')
     expect(ids(await search('apricot'))).toStrictEqual([a.entry_id, b.entry_id].sort())
-    await rpc(one.url, 'session::update-message', { session_id, entry_id: a.entry_id, content: [{ type: 'text', text: 'now a plum' }] }, ALICE)
+    await rpc(
+      one.url,
+      'session::update-message',
+      { session_id, entry_id: a.entry_id, content: [{ type: 'text', text: 'now a plum' }] },
+      ALICE,
+    )
     await until(async () => ids(await search('apricot')).length === 1, 'the edit')
     expect(ids(await search('plum'))).toStrictEqual([a.entry_id])
     expect((await search('apricot', BOB)).hits).toStrictEqual([])

@@ -118,7 +118,10 @@ describe(`session::search on ${BACKEND.name}`, () => {
     expect((await search({ query: 'secret bob' }, ALICE)).hits).toStrictEqual([])
     // Each principal's index holds only their sessions: Bob's documents are in no statistic of
     // Alice's (a score that moved would tell her how often Bob writes a word).
-    await session(BOB, Array.from({ length: 30 }, (_, i) => `kiwi season ${i}`))
+    await session(
+      BOB,
+      Array.from({ length: 30 }, (_, i) => `kiwi season ${i}`),
+    )
     expect(await search({ query: 'kiwi' }, ALICE)).toStrictEqual(before)
   })
 
@@ -126,13 +129,30 @@ describe(`session::search on ${BACKEND.name}`, () => {
     // Carol's sessions: 60 of 100 messages, pushed as a client pushes them (no search yet).
     const CAROL = 'tok-carol-search-0123'
     const own = await BACKEND.data()
-    const shared = await startServer([...own.args, '--token', `carol=${CAROL}`, '--token', `bob=${BOB}`, '--requests-per-second', '0', '--no-fsync'])
-    cleanup.push(() => own.remove(), () => shared.stop())
+    const shared = await startServer([
+      ...own.args,
+      '--token',
+      `carol=${CAROL}`,
+      '--token',
+      `bob=${BOB}`,
+      '--requests-per-second',
+      '0',
+      '--no-fsync',
+    ])
+    cleanup.push(
+      () => own.remove(),
+      () => shared.stop(),
+    )
     let mutations: unknown[] = []
     for (let s = 0; s < 60; s++) {
       const changes = sessionChanges(`carol-${s}`, `notes ${s}`, 1_700_000_000_000 + s, 100, (i) => ({
         role: 'user',
-        content: [{ type: 'text', text: `note ${s} ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(4)}` }],
+        content: [
+          {
+            type: 'text',
+            text: `note ${s} ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(4)}`,
+          },
+        ],
         timestamp: i,
       }))
       for (const change of changes) mutations.push({ id: mutations.length + 1, change })
@@ -145,7 +165,9 @@ describe(`session::search on ${BACKEND.name}`, () => {
     const { session_id: bobs } = await rpc<{ session_id: string }>(shared.url, 'session::create', {}, BOB)
     // Bob reads his session, one request after another, until Carol's first search is answered.
     let done = false
-    const first = rpc<SearchResult>(shared.url, 'session::search', { query: 'fox' }, CAROL).finally(() => (done = true))
+    const first = rpc<SearchResult>(shared.url, 'session::search', { query: 'fox' }, CAROL).finally(
+      () => (done = true),
+    )
     let answered = 0
     while (!done) {
       await rpc(shared.url, 'session::get', { session_id: bobs }, BOB)
@@ -159,17 +181,33 @@ describe(`session::search on ${BACKEND.name}`, () => {
   it('more principals searching than indexes kept: each answer is their own and current, a let-go index is built again', async () => {
     const tokens = Array.from({ length: 36 }, (_, i) => `tok-many-${String(i).padStart(2, '0')}-0123456789`)
     const own = await BACKEND.data()
-    const many = await startServer([...own.args, ...tokens.flatMap((t, i) => ['--token', `p${i}=${t}`]), '--requests-per-second', '0', '--no-fsync'])
-    cleanup.push(() => own.remove(), () => many.stop())
+    const many = await startServer([
+      ...own.args,
+      ...tokens.flatMap((t, i) => ['--token', `p${i}=${t}`]),
+      '--requests-per-second',
+      '0',
+      '--no-fsync',
+    ])
+    cleanup.push(
+      () => own.remove(),
+      () => many.stop(),
+    )
     const mine = await Promise.all(
       tokens.map(async (token, i) => {
         const { session_id } = await rpc<{ session_id: string }>(many.url, 'session::create', {}, token)
-        await rpc(many.url, 'session::append', { session_id, message: said(`shared fig number${i}`, i) }, token)
+        await rpc(
+          many.url,
+          'session::append',
+          { session_id, message: said(`shared fig number${i}`, i) },
+          token,
+        )
         return session_id
       }),
     )
     const everyone = () =>
-      Promise.all(tokens.map((token) => rpc<SearchResult>(many.url, 'session::search', { query: 'fig' }, token)))
+      Promise.all(
+        tokens.map((token) => rpc<SearchResult>(many.url, 'session::search', { query: 'fig' }, token)),
+      )
     // Twice, with a message more each in between: the second round finds the first principals'
     // indexes let go (closed, following nothing), and builds them again from the store.
     for (let round = 1; round <= 2; round++) {
@@ -204,7 +242,10 @@ describe(`session::search on ${BACKEND.name}`, () => {
       [{ query: 'x', from: 'yesterday' }, 'from'],
       [{ query: 'x', to: {} }, 'to'],
       [{ query: 'x', session_ids: [5] }, 'session_ids'],
-      [{ query: 'x', session_ids: Array.from({ length: SEARCH_LIMITS.sessions + 1 }, (_, i) => `s${i}`) }, 'session_ids'],
+      [
+        { query: 'x', session_ids: Array.from({ length: SEARCH_LIMITS.sessions + 1 }, (_, i) => `s${i}`) },
+        'session_ids',
+      ],
       [{ query: 'x', active_path_only: 'yes' }, 'active_path_only'],
       [[], ''],
       [null, ''],
@@ -236,7 +277,20 @@ describe(`session::search on ${BACKEND.name}`, () => {
       'Déjà vu notes',
     )
     const { local } = await syncedDevice()
-    const queries = ['京都', '東', '서울', 'cafe', 'CRÈME', 'strasse', 'resume', '🎉', 'שלום', 'مرحبا', 'deja', 'dé']
+    const queries = [
+      '京都',
+      '東',
+      '서울',
+      'cafe',
+      'CRÈME',
+      'strasse',
+      'resume',
+      '🎉',
+      'שלום',
+      'مرحبا',
+      'deja',
+      'dé',
+    ]
     for (const query of queries) {
       const request = { query, limit: 20 }
       const there = await search(request, ALICE)
@@ -248,8 +302,18 @@ describe(`session::search on ${BACKEND.name}`, () => {
   it("property: for random sessions (branches, edits, deletions) and random queries, the server's hits are the device's", async () => {
     // Its own principal's worth of data: a fresh server, so no other test's sessions are in it.
     const own = await BACKEND.data()
-    const alone = await startServer([...own.args, '--token', `alice=${ALICE}`, '--requests-per-second', '0', '--no-fsync'])
-    cleanup.push(() => own.remove(), () => alone.stop())
+    const alone = await startServer([
+      ...own.args,
+      '--token',
+      `alice=${ALICE}`,
+      '--requests-per-second',
+      '0',
+      '--no-fsync',
+    ])
+    cleanup.push(
+      () => own.remove(),
+      () => alone.stop(),
+    )
     let seed = 0x5eed
     const rand = (n: number): number => {
       // mulberry32: a fixed sequence, so a failure is the same failure again.
@@ -260,12 +324,33 @@ describe(`session::search on ${BACKEND.name}`, () => {
       return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * n
     }
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand(xs.length))]
-    const VOCAB = ['postgres', 'cursor', 'index', 'Café', 'cafe', 'naïve', 'STRASSE', 'straße', '東京都', '京都', '서울', '🎉', 'query', 'queries', 'quartz', 'plan', 'planner']
+    const VOCAB = [
+      'postgres',
+      'cursor',
+      'index',
+      'Café',
+      'cafe',
+      'naïve',
+      'STRASSE',
+      'straße',
+      '東京都',
+      '京都',
+      '서울',
+      '🎉',
+      'query',
+      'queries',
+      'quartz',
+      'plan',
+      'planner',
+    ]
     const text = (): string => Array.from({ length: 1 + Math.floor(rand(8)) }, () => pick(VOCAB)).join(' ')
     const call = <T>(fn: string, body: unknown) => rpc<T>(alone.url, fn, body, ALICE)
     const sessions: Array<{ id: string; entries: string[] }> = []
     for (let s = 0; s < 8; s++) {
-      const { session_id } = await call<{ session_id: string }>('session::create', s % 3 ? {} : { title: text() })
+      const { session_id } = await call<{ session_id: string }>(
+        'session::create',
+        s % 3 ? {} : { title: text() },
+      )
       const entries: string[] = []
       for (let i = 0; i < 12; i++) {
         const parent_id = entries.length && rand(4) < 1 ? pick(entries) : undefined

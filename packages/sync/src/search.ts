@@ -1,11 +1,6 @@
 import { SessionError, type Store } from '@colloquy/core'
 import { hostOf } from '@colloquy/core/host'
-import {
-  checkSearchRequest,
-  checkSearchResult,
-  mergeResults,
-  type SearchResult,
-} from '@colloquy/core/search'
+import { checkSearchRequest, checkSearchResult, mergeResults, type SearchResult } from '@colloquy/core/search'
 import { TransportError, type Transport } from './transport.js'
 
 /** What answers a search on this device: `enableSearch(store)` of `@colloquy/core/search`. */

@@ -46,11 +46,21 @@ describe('searchWithServer', () => {
         ],
         incomplete: true,
       }
-      const r = await searchWithServer(d.store, answering(async () => remote), { query: 'kiwi' }, { local: d.local })
+      const r = await searchWithServer(
+        d.store,
+        answering(async () => remote),
+        { query: 'kiwi' },
+        { local: d.local },
+      )
       expect(r.server).toBe(true)
       expect(r.incomplete).toBe(true)
       expect(r.hits.map((h) => h.session_id)).toStrictEqual(['s-a', 's-b', d.session_id, 's-c'])
-      const limited = await searchWithServer(d.store, answering(async () => remote), { query: 'kiwi', limit: 2 }, { local: d.local })
+      const limited = await searchWithServer(
+        d.store,
+        answering(async () => remote),
+        { query: 'kiwi', limit: 2 },
+        { local: d.local },
+      )
       expect(limited.hits.map((h) => h.session_id)).toStrictEqual(['s-a', 's-b'])
     } finally {
       await d.close()
@@ -73,7 +83,12 @@ describe('searchWithServer', () => {
       ]
       for (const answer of bad)
         await expect(
-          searchWithServer(d.store, answering(async () => answer), { query: 'kiwi' }, { local: d.local }),
+          searchWithServer(
+            d.store,
+            answering(async () => answer),
+            { query: 'kiwi' },
+            { local: d.local },
+          ),
         ).rejects.toMatchObject({ code: 'session/invalid_request' })
     } finally {
       await d.close()
@@ -91,11 +106,19 @@ describe('searchWithServer', () => {
       )
       expect([offline.server, offline.incomplete, offline.hits.length]).toStrictEqual([false, true, 1])
       await expect(
-        searchWithServer(d.store, answering(async () => Promise.reject(new TransportError('unauthorized', false, 401))), { query: 'kiwi' }),
+        searchWithServer(
+          d.store,
+          answering(async () => Promise.reject(new TransportError('unauthorized', false, 401))),
+          { query: 'kiwi' },
+        ),
       ).rejects.toMatchObject({ code: 'session/invalid_request' })
       let sent = 0
       await expect(
-        searchWithServer(d.store, answering(async () => (sent++, { hits: [], incomplete: false })), { query: 'x', roles: ['root'] }),
+        searchWithServer(
+          d.store,
+          answering(async () => (sent++, { hits: [], incomplete: false })),
+          { query: 'x', roles: ['root'] },
+        ),
       ).rejects.toMatchObject({ code: 'session/invalid_request' })
       expect(sent).toBe(0)
     } finally {

@@ -31,7 +31,10 @@ const QUERIES = (k: number): Array<Record<string, unknown>> => {
   ]
 }
 
-async function search(url: string, body: unknown): Promise<{ ms: number; incomplete: boolean; hits: number }> {
+async function search(
+  url: string,
+  body: unknown,
+): Promise<{ ms: number; incomplete: boolean; hits: number }> {
   const t0 = performance.now()
   const res = await fetch(`${url}/rpc/session::search`, {
     method: 'POST',
@@ -61,7 +64,9 @@ const s7: Workload = {
       for (const storage of STORAGES) {
         const dir = mkdtempSync(join(tmpdir(), 'colloquy-s7-'))
         const args =
-          storage === 'file' ? ['--data-dir', join(dir, 'data')] : ['--postgres', await cluster.createDatabase()]
+          storage === 'file'
+            ? ['--data-dir', join(dir, 'data')]
+            : ['--postgres', await cluster.createDatabase()]
         const subject = storage === 'file' ? 'file storage' : 'postgres'
         try {
           let server = await start(root, args)
@@ -70,7 +75,9 @@ const s7: Workload = {
           server = await start(root, args)
           const first = await search(server.url, QUERIES(0)[0])
           const built = memory(server.child.pid)
-          ctx.log(`${subject}: first search (index built) ${first.ms.toFixed(0)} ms, RSS ${built.rss.toFixed(0)} MiB`)
+          ctx.log(
+            `${subject}: first search (index built) ${first.ms.toFixed(0)} ms, RSS ${built.rss.toFixed(0)} MiB`,
+          )
           const lat: number[] = []
           let incomplete = 0
           let hits = 0

@@ -23,7 +23,8 @@ export const rankOrder = (aScore: number, a: RankKey, bScore: number, b: RankKey
   ((a.eid ?? '') < (b.eid ?? '') ? -1 : (a.eid ?? '') > (b.eid ?? '') ? 1 : 0)
 
 const keyOf = (h: SearchHit): RankKey => ({ ts: h.timestamp, sid: h.session_id, eid: h.entry_id })
-export const hitOrder = (a: SearchHit, b: SearchHit): number => rankOrder(a.score, keyOf(a), b.score, keyOf(b))
+export const hitOrder = (a: SearchHit, b: SearchHit): number =>
+  rankOrder(a.score, keyOf(a), b.score, keyOf(b))
 
 /**
  * Answers from several indexes as one: a hit found by more than one (the same session and

@@ -1,10 +1,5 @@
 import type { Store } from '@colloquy/core'
-import {
-  checkSearchRequest,
-  enableSearch,
-  type Search,
-  type SearchResult,
-} from '@colloquy/core/search'
+import { checkSearchRequest, enableSearch, type Search, type SearchResult } from '@colloquy/core/search'
 import type { Principal } from '../auth.js'
 import type { Scope } from '../http/access.js'
 import type { Tenancy } from '../tenancy.js'
@@ -80,8 +75,7 @@ export class ServerSearch {
     }
     const search = enableSearch(this.store, {
       persist: false,
-      include:
-        principal === null ? undefined : (head) => this.tenancy.owns(principal, head.meta.metadata),
+      include: principal === null ? undefined : (head) => this.tenancy.owns(principal, head.meta.metadata),
       pause: nextTurn,
       yieldEvery: YIELD_EVERY,
     })
