@@ -67,13 +67,22 @@ interface Route {
   readonly path: string
 }
 
+/**
+ * The functions `POST /rpc/:fn` answers, as the server lists them (`RPC_FUNCTION_IDS`, the list
+ * its route dispatches on): the store's and the server's own (`session::search`).
+ */
+let rpcFunctions: readonly string[] = []
+
 /** The routes of a server built as the CLI builds it with these options, from its router. */
 async function routesOfRouter(options: Record<string, unknown>): Promise<Route[]> {
   const index = pathToFileURL(join(dirname(CLI), 'index.js')).href
   const script = `
-    const { createServer, memoryStorage } = await import(${JSON.stringify(index)})
+    const { createServer, memoryStorage, RPC_FUNCTION_IDS } = await import(${JSON.stringify(index)})
     const s = await createServer({ storage: memoryStorage(), log: () => {}, ...${JSON.stringify(options)} })
-    process.stdout.write(JSON.stringify(s.app.routes.map((r) => ({ method: r.method, path: r.path }))))
+    process.stdout.write(JSON.stringify({
+      routes: s.app.routes.map((r) => ({ method: r.method, path: r.path })),
+      functions: RPC_FUNCTION_IDS,
+    }))
     await s.close()`
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -81,7 +90,8 @@ async function routesOfRouter(options: Record<string, unknown>): Promise<Route[]
   let out = ''
   child.stdout.on('data', (d: Buffer) => (out += d.toString()))
   await new Promise((resolve) => child.once('exit', resolve))
-  const all = JSON.parse(out) as Route[]
+  const { routes: all, functions } = JSON.parse(out) as { routes: Route[]; functions: string[] }
+  rpcFunctions = functions
   // Middleware (`app.use('*')`) is registered as ALL /*: not a route.
   const seen = new Set<string>()
   return all.filter(
@@ -102,7 +112,7 @@ function concrete(
   for (const param of route.path.match(/:\w+/g) ?? []) {
     const values =
       param === ':fn'
-        ? [...FUNCTION_IDS]
+        ? [...rpcFunctions]
         : param === ':session_id' || param === ':id'
           ? [ids.session_id]
           : param === ':attachment_id'
@@ -371,6 +381,8 @@ const BODY = Buffer.from(
     message: user('pwned'),
     entry_id: 'e',
     messages: [user('pwned')],
+    // \`session::search\` for what only Alice's data holds.
+    query: 'ALICE-SECRET-TEXT',
     mutations: [{ id: 1, change: { type: 'delete', session_id: 'SID' } }],
     now: 1,
   }),
@@ -439,6 +451,8 @@ describe(`every route, from the router, refuses a request without valid credenti
     ]) {
       expect(names).toContain(known)
     }
+    // Functions the server answers besides the store's are sent like the store's.
+    expect(rpcFunctions).toStrictEqual([...FUNCTION_IDS, 'session::search'])
   })
 
   it('a production server has no test routes: none in its router, and /test/* is not found even for a caller granted everything', async () => {

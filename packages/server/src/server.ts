@@ -19,6 +19,7 @@ import { fileStorage, hasOwnFeed, hasUsageSource, type ServerStorage } from './s
 import { LiveHub } from './http/live.js'
 import { trackSocket } from './http/ws-json.js'
 import { HostAllowList, isLoopback } from './http/hosts.js'
+import { ServerSearch } from './search/server-search.js'
 import { OWNER_KEY, Tenancy } from './tenancy.js'
 import { Usage } from './usage.js'
 
@@ -159,6 +160,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     usage,
     hub: new LiveHub(changes, tenancy),
     work: new Work(options.onWork),
+    search: new ServerSearch(store, tenancy),
   }
 
   const app = new Hono<Env>()
@@ -236,6 +238,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
           s.closeAllConnections?.()
         })
       }
+      service.search.close()
       await store.close()
     },
   }

@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs'
 import type { Store } from '@colloquy/core'
+import { searchWithServer, type SyncSearchOptions, type SyncSearchResult } from './search.js'
 import { acknowledge, rejections } from './conflicts.js'
 import { lead } from './leader.js'
 import { leadLoop } from './loop.js'
@@ -19,6 +20,11 @@ export interface Sync {
   rejections(): Promise<Rejection[]>
   /** Forgets a rejected change once the app has dealt with it. */
   acknowledge(id: number): Promise<void>
+  /**
+   * Searches the server for the caller's sessions this device does not hold, and merges its hits
+   * with the device's own (`options.local`, an `enableSearch(store)`): see `searchWithServer`.
+   */
+  search(request: unknown, options?: SyncSearchOptions): Promise<SyncSearchResult>
   /** Stops, and stops recording local changes for push (they are then never sent). */
   close(): void
 }
@@ -102,6 +108,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     rejected$: s.rejected.asObservable(),
     rejections: () => rejections(s),
     acknowledge: (id) => acknowledge(s, id),
+    search: (request, options) => searchWithServer(store, s.transport, request, options),
     close() {
       sync.stop()
       removeHook()

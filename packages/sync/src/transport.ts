@@ -1,5 +1,6 @@
 import { SessionError, type AttachmentMeta } from '@colloquy/core'
 import { mimeOrOctet } from '@colloquy/core/wire'
+import type { SearchRequest } from '@colloquy/core/search'
 import type { PullResponse, PushRequest, PushResponse, StreamMessage } from '@colloquy/core/protocol'
 
 /** How the sync engine reaches a server; the HTTP one below, or a test double. */
@@ -18,6 +19,8 @@ export interface Transport {
   uploadAttachment?(session_id: string, attachment: AttachmentMeta, bytes: Blob): Promise<void>
   /** An attachment's bytes, or null when the server has none. */
   downloadAttachment?(session_id: string, attachment_id: string): Promise<Blob | null>
+  /** The server's `session::search` answer for a checked request (unchecked: the caller checks it). */
+  search?(request: SearchRequest): Promise<unknown>
 }
 
 export interface HttpTransportOptions {
@@ -143,6 +146,8 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       if (!res.ok) throw await failed(res)
       return res.blob()
     },
+    search: (req) =>
+      request<unknown>('/rpc/session::search', { method: 'POST', body: JSON.stringify(req) }),
     push: (req) => request<PushResponse>('/sync/push', { method: 'POST', body: JSON.stringify(req) }),
     pull: (since, limit, epoch) =>
       request<PullResponse>(`/sync/pull?since=${since}&limit=${limit}${epochParam(epoch)}`, {

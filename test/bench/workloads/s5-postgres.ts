@@ -9,8 +9,8 @@ import type { BenchRow, Workload } from '../types.js'
 import { repoRoot, spawnServer } from './s4-server.js'
 
 /** The data size: `S5_ENTRIES` (default 1,000,000), 100 entries per session. */
-const ENTRIES = Number(process.env.S5_ENTRIES ?? 1_000_000)
-const PER_SESSION = 100
+export const ENTRIES = Number(process.env.S5_ENTRIES ?? 1_000_000)
+export const PER_SESSION = 100
 const BATCH = 800
 const LOADERS = 4
 /** `S5_STORAGES=postgres` or `file` runs one storage only (default both, PostgreSQL first). */
@@ -26,10 +26,10 @@ interface Server {
   startMs: number
 }
 
-const start = (root: string, storage: readonly string[]): Promise<Server> =>
+export const start = (root: string, storage: readonly string[]): Promise<Server> =>
   spawnServer(root, 'S5', storage, 600_000)
 
-const stop = (s: Server): Promise<void> =>
+export const stop = (s: Server): Promise<void> =>
   new Promise((resolve) => {
     if (s.child.exitCode !== null) return resolve()
     s.child.once('exit', () => resolve())
@@ -37,7 +37,7 @@ const stop = (s: Server): Promise<void> =>
   })
 
 /** Resident and peak resident memory of a process, in MiB (Linux). */
-function memory(pid: number | undefined): { rss: number; peak: number } {
+export function memory(pid: number | undefined): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = (k: string): number => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024
   return { rss: kb('VmRSS'), peak: kb('VmHWM') }
@@ -47,7 +47,7 @@ const text = (s: number, i: number): string =>
   `session ${s} message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(5)}`
 
 /** Every session as a client pushes it: meta, 100 chained entries, the leaf; in batches of about 1,000 mutations. */
-async function load(url: string, pid: number | undefined, log: (line: string) => void): Promise<number> {
+export async function load(url: string, pid: number | undefined, log: (line: string) => void): Promise<number> {
   const sessions = Math.ceil(ENTRIES / PER_SESSION)
   let next = 0
   const t0 = performance.now()

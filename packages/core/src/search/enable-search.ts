@@ -5,6 +5,7 @@ import type { SessionEntry } from '../model/model.js'
 import type { SessionHead } from '../storage/seam.js'
 import type { Store } from '../store.js'
 import { parseSearchRequest, type SearchRole } from '../validation/search-request.js'
+import { checkSearchRequest } from './check-request.js'
 import { entryText, type TextOptions } from './doc-text.js'
 import { openIndexStore, type IndexStore, type SessionRecord } from './index-store.js'
 import { InvertedIndex, docOf, type DocTerms, type SessionDocs } from './inverted-index.js'
@@ -30,6 +31,18 @@ export interface SearchOptions {
   readonly settleMs?: number
   /** Work one query may spend (see `SEARCH_WORK_BUDGET`, the default). */
   readonly workBudget?: number
+  /**
+   * Only the sessions whose head this accepts are indexed (default: all). A server keeps one
+   * index per principal with it: no hit, and no term statistic, crosses to another's sessions.
+   */
+  readonly include?: (head: SessionHead) => boolean
+  /**
+   * Awaited between sessions once a pass has indexed this many documents since the last wait
+   * (with `yieldEvery`), so a long first pass leaves the event loop to others (a server's other
+   * requests); default: never.
+   */
+  readonly pause?: () => Promise<void>
+  readonly yieldEvery?: number
 }
 
 export interface Search {
@@ -134,6 +147,9 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   }
 
   loaded = true
+  // A session outside the index's scope is as good as absent (one that changed hands leaves it).
+  const within = (head: SessionHead | undefined): SessionHead | undefined =>
+    head && (!options.include || options.include(head)) ? head : undefined
   // Subscribed before the catch-up reads the heads: a commit landing meanwhile is not missed.
   const sub = store.commits$.subscribe((commit) => {
     for (const [sid, change] of commit.changes) {
@@ -151,6 +167,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   // and indexed sessions the store no longer holds are dropped.
   const present = new Set<string>()
   for await (const head of host.everyHead()) {
+    if (!within(head)) continue
     const sid = head.meta.session_id
     present.add(sid)
     if (index.sessions.get(sid)?.mark !== markOf(head)) dirty.add(sid)
@@ -193,21 +210,29 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
     const docs: DocTerms[] = []
     const removed: [string, string][] = []
     let added = 0
+    let sincePause = 0
     while (dirty.size && !closed) {
+      if (options.pause && sincePause >= (options.yieldEvery ?? Infinity)) {
+        sincePause = 0
+        await options.pause()
+        continue
+      }
       const [sid] = dirty
       dirty.delete(sid)
-      let head = host.head(sid)
+      const seen = host.head(sid)
+      let head = within(seen)
       const held = index.sessions.get(sid)
       if (head && held && held.mark === markOf(head)) continue
       // Not in memory (a head let go from the working set, or never loaded): read it, then decide.
-      if (head ? !host.entries(sid) : !host.allHeld) {
+      // (A head held and out of scope is not read: it is absent here.)
+      if (head ? !host.entries(sid) : !seen && !host.allHeld) {
         try {
           await host.load(sid)
         } catch (err) {
           dirty.add(sid)
           throw err
         }
-        head = host.head(sid)
+        head = within(host.head(sid))
       }
       const entries = head && host.entries(sid)
       if (!head || !entries) {
@@ -227,6 +252,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
         if (old) index.remove(old)
         s.docs.set(e.id, index.add(doc))
         added++
+        sincePause++
         if (disk && writer) docs.push(doc)
       }
       for (const [eid, old] of s.docs) {
@@ -298,8 +324,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
     query$: (request) =>
       defer(() => {
         // Checked at subscribe: a bad request errors the observable with its SessionError.
-        const req = parseSearchRequest(request)
-        parseQuery(req.query, req.prefix)
+        const req = checkSearchRequest(request)
         return merge(of(undefined), changed).pipe(
           switchMap(() => from(query(req))),
           distinctUntilChanged(same),

@@ -3,6 +3,8 @@
 export { enableSearch, type Search, type SearchOptions } from './enable-search.js'
 export { SEARCH_WORK_BUDGET, type SearchHit, type SearchResult } from './run-query.js'
 export type { Snippet } from './snippet.js'
+export { checkSearchRequest } from './check-request.js'
+export { mergeResults, checkSearchResult, hitOrder } from './merge-results.js'
 export { tokenize, fold, type Token } from './tokenize.js'
 export {
   SEARCH_LIMITS,

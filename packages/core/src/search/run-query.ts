@@ -3,6 +3,7 @@ import { Heap } from '../util/heap.js'
 import type { SearchRequest, SearchRole } from '../validation/search-request.js'
 import type { Doc, InvertedIndex, Postings } from './inverted-index.js'
 import type { ParsedQuery } from './parse-query.js'
+import { rankOrder } from './merge-results.js'
 import { snippetOf, type Snippet } from './snippet.js'
 import { tokenize, type Token } from './tokenize.js'
 
@@ -196,12 +197,7 @@ export async function runQuery(
     }
   }
   // Relevance first; scores equal to a millionth are ties, and the newer message wins them.
-  const key = (c: Candidate): number => Math.round(c.score * 1e6)
-  const order = (a: Candidate, b: Candidate): number =>
-    key(b) - key(a) ||
-    b.doc.ts - a.doc.ts ||
-    (a.doc.sid < b.doc.sid ? -1 : a.doc.sid > b.doc.sid ? 1 : 0) ||
-    ((a.doc.eid ?? '') < (b.doc.eid ?? '') ? -1 : 1)
+  const order = (a: Candidate, b: Candidate): number => rankOrder(a.score, a.doc, b.score, b.doc)
   // The page is taken from the best few (a heap, O(n log k)); the rest is sorted only when those
   // ran out (hits whose text is gone, phrases that did not hold).
   const ranked = best(candidates, request.limit * 2, order)

@@ -8,6 +8,7 @@ import { notFound, type Tenancy } from '../tenancy.js'
 import type { Usage } from '../usage.js'
 import type { ChangeFeed } from '../changes/change-feed.js'
 import { workOf, type Work } from '../work.js'
+import { SEARCH_FUNCTION, type ServerSearch } from '../search/server-search.js'
 
 export interface Service {
   readonly store: Store
@@ -18,7 +19,16 @@ export interface Service {
   readonly changes?: Pick<ChangeFeed, 'positions'>
   /** The work budgets of scans a request starts (absent: the same budgets, unreported). */
   readonly work?: Work
+  /** `session::search` (absent: the function is not found). */
+  readonly search?: ServerSearch
 }
+
+/**
+ * Every function `POST /rpc/:fn` answers: the store's, and the server's own. The route
+ * dispatches on this list, and the route-enumeration tests read it, so a function added here is
+ * tested for authentication and tenancy without anyone listing it again.
+ */
+export const RPC_FUNCTION_IDS: readonly string[] = Object.freeze([...FUNCTION_IDS, SEARCH_FUNCTION])
 
 /** Functions that add to what a session stores (their body size is the estimate of how much). */
 const WRITES = new Set<FunctionId>([
@@ -93,6 +103,7 @@ export async function callAs(
   body: unknown,
   bytes = 0,
 ): Promise<unknown> {
+  if (fn === SEARCH_FUNCTION && service.search) return service.search.query(scope, body)
   if (!isFunction(fn)) throw new HttpError(404, 'session/invalid_request', `unknown function ${fn}`)
   const req = parseRequest(fn, body) as FunctionMap[FunctionId][0]
   const release = await admit(service, scope, fn, req as { session_id?: string }, bytes)

@@ -1,0 +1,100 @@
+import type { Store } from '@colloquy/core'
+import { checkSearchRequest, enableSearch, type Search, type SearchResult } from '@colloquy/core/search'
+import type { Principal } from '../auth.js'
+import type { Scope } from '../http/access.js'
+import type { Tenancy } from '../tenancy.js'
+import { nextTurn } from '../work.js'
+
+/** The RPC function id of a full-text search (a server function: the store has no such call). */
+export const SEARCH_FUNCTION = 'session::search'
+
+/** Principals whose index is kept in memory; the least recently searched is let go past it. */
+const KEPT_INDEXES = 32
+/**
+ * Documents a first pass indexes before it lets the event loop take other requests: a few
+ * milliseconds, so one principal's first search (every message of theirs read) never holds
+ * the server for the others.
+ */
+const YIELD_EVERY = 256
+
+/** A principal's index, the searches it is answering, and whether it was let go. */
+interface Kept {
+  readonly search: Promise<Search>
+  queries: number
+  dropped: boolean
+}
+
+/**
+ * `session::search` on the server: the core's own index (`@colloquy/core/search`, the same
+ * tokenizer, ranking, snippets and work budget as on a device), one per principal, over the
+ * store whatever its storage. An index holds only its principal's sessions (`include`), so no
+ * hit and no term statistic crosses tenants; it is built on the principal's first search, a
+ * slice at a time, then follows every commit; the least recently used are closed past
+ * `KEPT_INDEXES` (a later search builds it again).
+ */
+export class ServerSearch {
+  private readonly indexes = new Map<string, Kept>()
+  private closed = false
+
+  constructor(
+    private readonly store: Store,
+    private readonly tenancy: Tenancy,
+  ) {}
+
+  /**
+   * Answers a search for `scope`: the request is checked whole (core's validator, the term
+   * bound included) before any index is touched, so a refused request costs nothing.
+   */
+  async query(scope: Scope, body: unknown): Promise<SearchResult> {
+    const request = checkSearchRequest(body)
+    const kept = this.indexOf(scope.kind === 'all' ? null : scope.owner)
+    kept.queries++
+    try {
+      return await (await kept.search).query(request)
+    } finally {
+      // An index let go while it answered is closed by its last query (closing it sooner would
+      // stop its catch-up half way, and the answer would miss what it had not read yet).
+      if (--kept.queries === 0 && kept.dropped) this.closeIndex(kept)
+    }
+  }
+
+  private closeIndex(kept: Kept): void {
+    void kept.search.then((s) => s.close()).catch(() => {})
+  }
+
+  private indexOf(principal: Principal | null): Kept {
+    if (this.closed) throw new Error('search is closed')
+    // `null`: every session (the local user, tenancy off). A principal's name never starts with ':'.
+    const key = principal === null ? ':all' : `=${principal}`
+    let index = this.indexes.get(key)
+    if (index) {
+      // Most recently used last (a Map keeps insertion order).
+      this.indexes.delete(key)
+      this.indexes.set(key, index)
+      return index
+    }
+    const search = enableSearch(this.store, {
+      persist: false,
+      include: principal === null ? undefined : (head) => this.tenancy.owns(principal, head.meta.metadata),
+      pause: nextTurn,
+      yieldEvery: YIELD_EVERY,
+    })
+    index = { search, queries: 0, dropped: false }
+    this.indexes.set(key, index)
+    // A failed start is not kept: the next search tries again.
+    search.catch(() => this.indexes.get(key) === index && this.indexes.delete(key))
+    while (this.indexes.size > KEPT_INDEXES) {
+      const [oldest, dropped] = this.indexes.entries().next().value as [string, Kept]
+      this.indexes.delete(oldest)
+      dropped.dropped = true
+      if (dropped.queries === 0) this.closeIndex(dropped)
+    }
+    return index
+  }
+
+  close(): void {
+    this.closed = true
+    for (const index of this.indexes.values()) this.closeIndex(index)
+    this.indexes.clear()
+  }
+}
