@@ -66,15 +66,8 @@ export class ChangeLog {
   private readonly listeners = new Set<(changes: readonly CommittedChange[], head: number) => void>()
   private host?: StoreHost
   private turn: Promise<unknown> = Promise.resolve()
-  /**
-   * Over a storage with paged reads (the store then holds a working set of heads): the metadata
-   * of every session the log knows, which scopes its records (tenancy) whether or not its head
-   * is held. Absent otherwise: every head is held.
-   */
-  private readonly scopes?: Map<string, JsonObject | undefined>
 
   constructor(private readonly inner: Storage) {
-    if (inner.paged) this.scopes = new Map()
     this.storage = {
       name: inner.name,
       ...(inner.paged && { paged: inner.paged }),
@@ -85,7 +78,6 @@ export class ChangeLog {
       attachmentBytes:
         inner.attachmentBytes &&
         ((session_id, attachment_id) => inner.attachmentBytes!(session_id, attachment_id)),
-      unavailable: inner.unavailable && ((session_id) => inner.unavailable!(session_id)),
       close: () => inner.close(),
     }
   }
@@ -120,31 +112,20 @@ export class ChangeLog {
       new WorkMeter(WORK_BUDGETS.pull),
     )
     const cold = new Set<string>()
-    // Heads of sessions not committed since start, read once for the page (the store may hold
-    // only a working set of heads, which can let go of one before its records are built).
-    const read = new Map<string, SessionHead | undefined>()
-    for (const r of records) {
-      const s = idx.sessions.get(r.session_id)
-      if (r.entry_id !== undefined) {
-        if (!s?.entries.get(r.entry_id)?.snap) cold.add(r.session_id)
-      } else if (r.kind !== 'deleted' && !s?.head) read.set(r.session_id, undefined)
-    }
-    await Promise.all([
-      ...[...cold].map((id) => this.host?.load(id)),
-      ...[...read.keys()].map(async (id) => read.set(id, await this.host?.read(id))),
-    ])
+    for (const r of records)
+      if (r.entry_id !== undefined && !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap)
+        cold.add(r.session_id)
+    if (cold.size) await Promise.all([...cold].map((id) => this.host?.load(id)))
     const page = new PageBuilder()
     for (const r of records) {
-      await page.turn()
-      // An entry the cache (or the working set) let go of meanwhile is read again, never left
-      // out of the page.
+      // An entry the cache let go of meanwhile is read again, never left out of the page.
       if (
+        (await page.turn()) &&
         r.entry_id !== undefined &&
-        !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap &&
-        !this.host?.entries(r.session_id)?.has(r.entry_id)
+        !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap
       )
         await this.host?.load(r.session_id)
-      const change = this.changeOf(r, read)
+      const change = this.changeOf(r)
       if (change && !page.add({ seq: r.seq, change }))
         return {
           changes: page.changes,
@@ -167,23 +148,16 @@ export class ChangeLog {
     return run
   }
 
-  private headOf(id: string, read?: ReadonlyMap<string, SessionHead | undefined>): SessionHead | undefined {
-    return this.index.sessions.get(id)?.head ?? read?.get(id) ?? this.host?.head(id)
+  private headOf(id: string): SessionHead | undefined {
+    return this.index.sessions.get(id)?.head ?? this.host?.head(id)
   }
 
   private metadataOf(r: ChangeRecord): JsonObject | undefined {
-    if (r.kind === 'deleted') return r.metadata
-    return this.scopes ? this.scopes.get(r.session_id) : this.headOf(r.session_id)?.meta.metadata
+    return r.kind === 'deleted' ? r.metadata : this.headOf(r.session_id)?.meta.metadata
   }
 
-  /**
-   * A record as a replica change, with the current state of what it names (undefined if gone).
-   * `read`: heads read for the page, of sessions the store may no longer hold.
-   */
-  private changeOf(
-    r: ChangeRecord,
-    read?: ReadonlyMap<string, SessionHead | undefined>,
-  ): ReplicaChange | undefined {
+  /** A record as a replica change, with the current state of what it names (undefined if gone). */
+  private changeOf(r: ChangeRecord): ReplicaChange | undefined {
     const s = this.index.sessions.get(r.session_id)
     if (r.kind === 'deleted') return { type: 'delete', session_id: r.session_id }
     if (!s) return undefined
@@ -191,7 +165,7 @@ export class ChangeLog {
       const entry = s.entries.get(r.entry_id!)?.snap ?? this.host?.entries(r.session_id)?.get(r.entry_id!)
       return entry && { type: 'entry', session_id: r.session_id, entry }
     }
-    const head = this.headOf(r.session_id, read)
+    const head = this.headOf(r.session_id)
     if (!head) return undefined
     if (r.kind === 'detached')
       return { type: 'detach', session_id: r.session_id, attachment_id: r.attachment_id! }
@@ -206,14 +180,13 @@ export class ChangeLog {
 
   private async open(): Promise<SessionHead[]> {
     const opened = await this.inner.open()
-    // Over paged reads the store opens with no head; the log still checks every session against
-    // its records (and learns what scopes them), reading them a page at a time.
-    let heads = opened
-    if (this.inner.paged) {
-      heads = []
-      for await (const head of pagedHeads(this.inner.paged)) heads.push(head)
-    }
-    if (this.scopes) for (const h of heads) this.scopes.set(h.meta.session_id, h.meta.metadata)
+    // Over paged reads (`memoryStorage({ paged: true })`) the store opens with no head; the log
+    // still checks every session against its records, reading them a page at a time. (Every
+    // session it then serves was committed since this start, so the index holds its head: the
+    // records of sessions the store's working set let go of are served from there.)
+    const heads: SessionHead[] = []
+    if (this.inner.paged) for await (const head of pagedHeads(this.inner.paged)) heads.push(head)
+    else heads.push(...opened)
     const records = (await this.inner.sideRecords?.(CHANGES)) ?? []
     const saved = (await this.inner.sideRecords?.(CHANGELOG))?.find((r) => r.key === 'head')?.value
     const valid = records.map((r) => r.value).filter(isChangeRecord)
@@ -384,10 +357,6 @@ export class ChangeLog {
 
   private apply(plan: Plan, announce: boolean): void {
     const idx = this.index
-    if (this.scopes) {
-      for (const { rec } of plan.adds) if (rec.kind === 'deleted') this.scopes.delete(rec.session_id)
-      for (const [id, head] of plan.heads) this.scopes.set(id, head.meta.metadata)
-    }
     for (const k of plan.kills) idx.kill(k)
     for (const { rec, head, entry } of plan.adds) idx.add(rec, { head, entry })
     for (const [id, head] of plan.heads) {
