@@ -3,6 +3,7 @@
 // those it does: lists, history, push, pull, tenancy, quotas and mentions. Shared by the memory
 // and PostgreSQL suites; the server runs as a process (the test launcher's `--test-working-set`
 // route says what it holds).
+import { createHash } from 'node:crypto'
 import type { ReplicaChange, SessionMeta } from '@colloquy/core'
 import { expect } from 'vitest'
 import { sessionChanges } from '../support/sync-push.js'
@@ -210,6 +211,49 @@ export async function checkRoutes(url: string, fill: Fill): Promise<void> {
   await notHeld(url, taken)
   const stolen = await postJson(`${url}/rpc/session::ensure`, { session_id: taken }, bob)
   expect(stolen.status).toBe(404)
+
+  // attachments: Alice uploads to a session not held, Bob cannot; Alice's `reuse=1` upload to
+  // another of her sessions finds the bytes once that session left the working set, Bob's never.
+  const bytes = 'the same bytes in two sessions'
+  const sha256 = createHash('sha256').update(bytes).digest('hex')
+  const holder = idOf('alice', 6)
+  const reuser = idOf('alice', 7)
+  await notHeld(url, holder, reuser)
+  const upload = (session_id: string, token: string): Promise<Response> =>
+    fetch(`${url}/attachments/${session_id}?name=a.txt&mime=text/plain`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+      body: bytes,
+    })
+  expect((await upload(holder, bob)).status).toBe(404)
+  const put = await upload(holder, alice)
+  expect(put.status).toBe(200)
+  const { attachment_id } = ((await put.json()) as { attachment: { attachment_id: string } }).attachment
+  // Other sessions used since: the holder leaves the working set.
+  for (let i = 10; i < 10 + 2 * BOUND; i++)
+    await rpc(url, 'session::get', { session_id: idOf('alice', i) }, alice)
+  await notHeld(url, holder, reuser)
+  const reuse = (session_id: string, token: string): Promise<Response> =>
+    fetch(
+      `${url}/sync/attachments/${session_id}/att-reused?name=a.txt&size=${bytes.length}&sha256=${sha256}&created_at=0&reuse=1`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+      },
+    )
+  expect((await reuse(idOf('bob', 0), bob)).status).toBe(409)
+  expect((await reuse(reuser, alice)).status).toBe(200)
+  const read = (token: string): Promise<Response> =>
+    fetch(`${url}/attachments/${reuser}/att-reused`, { headers: { authorization: `Bearer ${token}` } })
+  expect((await read(bob)).status).toBe(404)
+  expect(await (await read(alice)).text()).toBe(bytes)
+  expect(
+    (
+      await fetch(`${url}/attachments/${holder}/${attachment_id}`, {
+        headers: { authorization: `Bearer ${bob}` },
+      })
+    ).status,
+  ).toBe(404)
 
   // mention search: Alice finds her own session not held, never Bob's.
   const wanted = idOf('alice', fill.alice - 7)
