@@ -13,7 +13,12 @@
 //   --test-hold-after-bump ms     PostgreSQL: hold every commit open this long after its version bump
 //   --test-no-notify              PostgreSQL: never NOTIFY (instances learn of writes by polling)
 //   --test-work-log               one stdout line per budgeted scan: `colloquy-work <kind> <spent> <budget>`
-import { runCommandLine } from '@colloquy/server'
+//   --test-paged-memory           the memory storage serving heads on demand (`memoryStorage({ paged: true })`)
+//   --test-working-set            GET /test/working-set?ids=a,b: the heads the store holds (`held`, and
+//                                 `holds` for each id asked), and on PostgreSQL how many session heads
+//                                 the database returned since start (`headRows`)
+import { memoryStorage, runCommandLine } from '@colloquy/server'
+import pg from 'pg'
 import { hostOf } from '../../packages/core/dist/host.js'
 import { TestControls } from './test-controls.mjs'
 
@@ -24,7 +29,13 @@ const VALUED = new Set([
   '--test-crash-after-bump',
   '--test-hold-after-bump',
 ])
-const SWITCHES = new Set(['--test-clock', '--test-no-notify', '--test-work-log'])
+const SWITCHES = new Set([
+  '--test-clock',
+  '--test-no-notify',
+  '--test-work-log',
+  '--test-paged-memory',
+  '--test-working-set',
+])
 
 const given = new Map()
 const rest = []
@@ -49,6 +60,21 @@ const hold = given.get('--test-hold-after-bump') ?? 0
 const crashAfterBump = killAt('--test-crash-after-bump')
 const controls = given.has('--test-clock') ? new TestControls() : undefined
 
+/** A pool counting the session heads (rows of `colloquy_sessions`) its statements return. */
+let headRows = 0
+const postgresUrl = rest.includes('--postgres') ? rest[rest.indexOf('--postgres') + 1] : undefined
+const pool =
+  given.has('--test-working-set') && postgresUrl ? new pg.Pool({ connectionString: postgresUrl }) : undefined
+if (pool) {
+  const query = pool.query.bind(pool)
+  pool.query = async (...args) => {
+    const r = await query(...args)
+    for (const row of r.rows ?? [])
+      if (row && typeof row === 'object' && 'meta' in row && 'v' in row && !('seq' in row)) headRows++
+    return r
+  }
+}
+
 await runCommandLine(rest, {
   fileStorage: {
     beforeCommitPoint: killAt('--test-crash-before-commit'),
@@ -56,6 +82,7 @@ await runCommandLine(rest, {
     beforeFlush: killAt('--test-crash-before-flush'),
   },
   postgresStorage: {
+    ...(pool && { pool }),
     notify: !given.has('--test-no-notify'),
     async afterVersionBump(n) {
       crashAfterBump?.(n)
@@ -63,6 +90,7 @@ await runCommandLine(rest, {
     },
   },
   server: {
+    ...(given.has('--test-paged-memory') && { storage: memoryStorage({ paged: true }) }),
     ...(controls && { now: controls.now, newId: controls.newId }),
     ...(given.has('--test-work-log') && {
       onWork: (kind, spent, budget) =>
@@ -73,11 +101,22 @@ await runCommandLine(rest, {
     if (controls)
       controls.install(server.app, async () => {
         await server.store.flush()
-        await Promise.all(
-          [...hostOf(server.store).heads()].map((head) =>
-            server.store.delete({ session_id: head.meta.session_id }),
-          ),
-        )
+        // Every session, held in memory or not (a store over paged reads holds a working set).
+        const ids = []
+        for await (const head of hostOf(server.store).everyHead()) ids.push(head.meta.session_id)
+        await Promise.all(ids.map((session_id) => server.store.delete({ session_id })))
+      })
+    if (given.has('--test-working-set'))
+      server.app.get('/test/working-set', async (c) => {
+        await server.store.flush()
+        const host = hostOf(server.store)
+        const ids = (c.req.query('ids') ?? '').split(',').filter(Boolean)
+        return c.json({
+          allHeld: host.allHeld,
+          held: [...host.heads()].length,
+          holds: Object.fromEntries(ids.map((id) => [id, host.has(id)])),
+          headRows,
+        })
       })
   },
 })

@@ -1,12 +1,13 @@
 // `@colloquy/core/host`: what a process hosting a store reads of it beside the contract's
 // calls. A sync server decides tenancy, quotas and what its change log lacks from it; the sync
-// client seeds and resyncs from it. Everything here reads memory (no storage round trip). Over a
-// storage that returns every head at open (memory, the server's files and PostgreSQL) every
-// session's head is held from open; over one with paged reads (IndexedDB) only the working set
-// is (`allHeld` false), and `load` reads a session's head as well. Entries are held once loaded. The
-// store's engine stays its own.
-import type { SessionEntry } from './model/model.js'
-import type { SessionHead } from './storage/seam.js'
+// client seeds and resyncs from it. `has`, `head`, `heads` and `entries` read memory (no storage
+// round trip). Over a storage that returns every head at open every session's head is held from
+// open; over one with paged reads (IndexedDB, the server's PostgreSQL, `memoryStorage({ paged:
+// true })`) only the working set is (`allHeld` false): a reader that must be right for any
+// session asks `read` (or `load`), and walks sessions with `everyHead`. Entries are held once
+// loaded. The store's engine stays its own.
+import type { JsonObject, SessionEntry, SessionMeta } from './model/model.js'
+import type { PagedReads, PageQuery, SessionHead } from './storage/seam.js'
 import type { Keyring } from './crypto/keyring.js'
 import { engineOf, keyringOf, type Store } from './store.js'
 
@@ -18,6 +19,10 @@ export type { Overlay } from './engine/overlay.js'
 // How the store compares JSON values and matches a metadata filter (events, `session::list`):
 // a host filtering or diffing records the same way uses the same rule.
 export { jsonEqual, metadataMatches } from './model/json.js'
+// A storage serving heads on demand (`Storage.paged`) pages in the contract's orders, ties
+// broken as the store breaks them.
+export { compareFor, positionOf } from './model/order.js'
+export type { PageQuery, PagedReads } from './storage/seam.js'
 
 export interface StoreHost {
   /** Whether the store holds the session (its head is in memory from open, or loaded: see `allHeld`). */
@@ -37,11 +42,25 @@ export interface StoreHost {
   /** The session's entries by id once they are in memory (see `load`); undefined before, or for no such session. */
   entries(session_id: string): ReadonlyMap<string, SessionEntry> | undefined
   /**
+   * The session's head whether held or not: read from the storage into the working set when it
+   * is not held (the working set may let go of it again; keep the value, not the lookup).
+   * Undefined for no such session.
+   */
+  read(session_id: string): Promise<SessionHead | undefined>
+  /**
    * Every session's head, whether held or not: the held ones when every head is, else read a
    * page at a time from the storage (oldest first), none of them kept. For walks over the whole
-   * store (a sync resync) that must not depend on what is loaded.
+   * store (a sync resync, a server's scan of one principal's sessions) that must not depend on
+   * what is loaded. `accept`, given, keeps the heads whose meta it takes; a storage applies it
+   * as it reads (the pages then hold only those). `metadata`: the metadata filter `accept`
+   * tests, if any (see `PageQuery.metadata`).
    */
-  everyHead(): AsyncIterable<SessionHead>
+  everyHead(accept?: (meta: SessionMeta) => boolean, metadata?: JsonObject): AsyncIterable<SessionHead>
+  /**
+   * One page of sessions read from the storage (`Storage.paged`), none of them kept: for a
+   * host's own scoped listings when `allHeld` is false. Rejects over a storage without paged reads.
+   */
+  page(query: PageQuery): Promise<SessionHead[]>
   /** Loads the session's head and entries into memory once (what `entries` then returns); nothing for an unknown session. */
   load(session_id: string): Promise<void>
   /** `store.applyExternal`: folds changes committed elsewhere into memory and announces them. */
@@ -55,6 +74,35 @@ export interface StoreHost {
 
 /** How many heads `everyHead` reads at a time. */
 const EVERY_HEAD_PAGE = 500
+
+/**
+ * Every head a storage with paged reads holds, oldest first, read a page at a time and none
+ * kept (`accept`, given, keeps those whose meta it takes, applied by the storage as it reads).
+ * What `StoreHost.everyHead` reads over a working set; also for a wrapper of the storage that
+ * walks it before a store exists (a server's change log checking its records at open).
+ */
+export async function* pagedHeads(
+  paged: PagedReads,
+  accept?: (meta: SessionMeta) => boolean,
+  metadata?: JsonObject,
+): AsyncGenerator<SessionHead> {
+  let after: { k: number; id: string } | undefined
+  for (;;) {
+    // Without `accept` a short page is the last; with it, a page is full of accepted heads or
+    // the storage ran out of sessions.
+    const page = await paged.page({
+      order: 'created_asc',
+      limit: EVERY_HEAD_PAGE,
+      ...(after && { after }),
+      ...(accept && { accept }),
+      ...(metadata && { metadata }),
+    })
+    for (const head of page) yield head
+    if (page.length < EVERY_HEAD_PAGE) return
+    const last = page[page.length - 1].meta
+    after = { k: last.created_at, id: last.session_id }
+  }
+}
 
 const hosts = new WeakMap<Store, StoreHost>()
 
@@ -80,24 +128,19 @@ function viewOf(store: Store): StoreHost {
       return !engine.state.partial
     },
     load: (id) => engine.ensureLoaded(id),
-    async *everyHead() {
+    read: (id) => engine.ensureHead(id),
+    async page(query) {
+      const paged = engine.storage.paged
+      if (!paged) throw new Error(`${engine.storage.name}: this storage has no paged reads`)
+      return paged.page(query)
+    },
+    async *everyHead(accept, metadata) {
       const paged = engine.storage.paged
       if (!engine.state.partial || !paged) {
-        for (const s of [...sessions.values()]) yield s.head
+        for (const s of [...sessions.values()]) if (!accept || accept(s.head.meta)) yield s.head
         return
       }
-      let after: { k: number; id: string } | undefined
-      for (;;) {
-        const page = await paged.page({
-          order: 'created_asc',
-          limit: EVERY_HEAD_PAGE,
-          ...(after && { after }),
-        })
-        for (const head of page) yield head
-        if (page.length < EVERY_HEAD_PAGE) return
-        const last = page[page.length - 1].meta
-        after = { k: last.created_at, id: last.session_id }
-      }
+      yield* pagedHeads(paged, accept, metadata)
     },
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
     get keyring() {

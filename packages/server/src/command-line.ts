@@ -23,6 +23,8 @@ const usage = `Usage: colloquy-server [options]
   --poll-ms <n>           with --postgres: safety poll of the change log (default 1000)
   --cache-mb <n>          entries kept in memory, in MiB (default 16 with --postgres,
                           unbounded otherwise); idle sessions are read again when needed
+  --max-heads <n>         with --postgres: session heads kept in memory (default 500);
+                          the others are read from the database when used
   --token [<who>=]<tok>   accept "Authorization: Bearer <tok>" as principal <who>
                           (default "default"); repeatable. COLLOQUY_TOKEN works too.
                           On WebSocket handshakes only, ?access_token=<tok> works too.
@@ -95,6 +97,7 @@ export async function runCommandLine(argv: readonly string[], hooks: CommandLine
         postgres: { type: 'string' },
         'poll-ms': { type: 'string' },
         'cache-mb': { type: 'string' },
+        'max-heads': { type: 'string' },
         token: { type: 'string', multiple: true },
         'tokens-file': { type: 'string' },
         'no-tenancy': { type: 'boolean' },
@@ -170,6 +173,8 @@ export async function runCommandLine(argv: readonly string[], hooks: CommandLine
           warn: (m: string) => console.error(`[colloquy-server] data directory: ${m}`),
           ...hooks.fileStorage,
         })
+  const maxHeads = o['max-heads'] === undefined ? undefined : integer(o['max-heads'], 'max-heads', 500)
+  if (maxHeads === 0) fail('--max-heads expects a positive integer, got 0')
   const origins = o.origin?.includes('*') ? '*' : o.origin
   for (const name of o['allowed-host'] ?? [])
     if (hostName(name) === undefined) fail(`--allowed-host expects a host name, got ${name}`)
@@ -196,6 +201,7 @@ export async function runCommandLine(argv: readonly string[], hooks: CommandLine
       maxStoredBytes: limit('max-stored-bytes'),
       max_attachment_bytes: limit('max-attachment-bytes'),
     },
+    ...(maxHeads !== undefined && { maxHeads }),
     cache:
       o['cache-mb'] === undefined
         ? undefined

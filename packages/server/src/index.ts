@@ -7,7 +7,7 @@ export {
   type PostgresStorageOptions,
   type ServerStorage,
 } from './storage/index.js'
-export { memoryStorage } from './storage/memory.js'
+export { memoryStorage, type MemoryStorageOptions } from './storage/memory.js'
 export type { ChangeFeed, FeedPage, FeedStorage } from './changes/change-feed.js'
 export type { Principal, Authenticate, AuthOptions } from './auth.js'
 export type { Limits } from './http/app.js'

@@ -62,6 +62,13 @@ export interface ServerOptions extends AuthOptions {
    * stay under; the sessions being written stay cached whatever the budget.
    */
   cache?: { maxBytes: number; idleMs?: number }
+  /**
+   * Over a storage serving heads on demand (PostgreSQL, `memoryStorage({ paged: true })`): how
+   * many session heads the store keeps in memory once idle (default 500, as in the browser);
+   * the others are read from the storage when used. Ignored by a storage that returns every head
+   * when it opens.
+   */
+  maxHeads?: number
   /** The clock and id generator of the domain service (tests inject them). */
   now?: () => number
   newId?: (kind: IdKind) => string
@@ -137,6 +144,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
       max_attachment_bytes: options.limits?.max_attachment_bytes,
     },
     multiTab: false,
+    ...(options.maxHeads !== undefined && { maxHeads: options.maxHeads }),
     cache: options.cache ?? (hasOwnFeed(storage) ? { maxBytes: 16 * 1024 * 1024 } : undefined),
   })
   changes.attach(hostOf(store))

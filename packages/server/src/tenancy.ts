@@ -1,4 +1,4 @@
-import { SessionError, type JsonObject } from '@colloquy/core'
+import { SessionError, type JsonObject, type SessionMeta } from '@colloquy/core'
 import { jsonEqual, metadataMatches, type StoreHost } from '@colloquy/core/host'
 import type { Principal } from './auth.js'
 
@@ -13,7 +13,10 @@ export type Standing = 'own' | 'foreign' | 'absent'
  * tenancy hook), using the core's `metadataMatches`.
  *
  * Why a check before the operation is enough: operations are checked against the committed
- * state and queued at once (same tick), and the engine runs its queue in order. A session can
+ * state (the head held, or read from the storage when the store holds a working set) and queued
+ * right after, and the engine runs its queue in order; a commit landing between the read and the
+ * queueing is caught by the guard every call and push carries, which checks the owner again in
+ * the commit. A session can
  * only change hands by being deleted (by its owner) and created again, and a creation is only
  * admitted for an id that is absent and not reserved by someone else: the creator reserves it
  * until its creation settles. So anything queued after a successful check runs before any
@@ -42,8 +45,23 @@ export class Tenancy {
     return typeof candidate === 'string' && this.owns(candidate, metadata) ? candidate : undefined
   }
 
-  standing(principal: Principal, session_id: string): Standing {
-    const meta = this.host.head(session_id)?.meta
+  /**
+   * Where the session stands for `principal`, its head read from the storage when the store
+   * holds only a working set of heads (`StoreHost.read`).
+   */
+  async standing(principal: Principal, session_id: string): Promise<Standing> {
+    return this.standingOf(principal, session_id, (await this.host.read(session_id))?.meta)
+  }
+
+  /** The metas of these sessions (undefined: none), read as `standing` reads them, at once. */
+  async metas(ids: Iterable<string>): Promise<Map<string, SessionMeta | undefined>> {
+    const unique = [...new Set(ids)]
+    const heads = await Promise.all(unique.map((id) => this.host.read(id)))
+    return new Map(unique.map((id, i) => [id, heads[i]?.meta]))
+  }
+
+  /** `standing`, given the session's meta as read (`metas`). */
+  standingOf(principal: Principal, session_id: string, meta: SessionMeta | undefined): Standing {
     if (meta) return this.owns(principal, meta.metadata) ? 'own' : 'foreign'
     // An id being created by a queued operation belongs to its creator already.
     const r = this.reserved.get(session_id)

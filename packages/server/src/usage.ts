@@ -1,4 +1,5 @@
 import type { JsonObject, SessionEntry, SessionHead, SessionMeta, Storage, WriteSet } from '@colloquy/core'
+import { pagedHeads } from '@colloquy/core/host'
 import { HttpError } from './errors.js'
 import { nextTurn, WORK_BUDGETS } from './work.js'
 
@@ -133,9 +134,12 @@ export class Usage {
     }
     this.storage = {
       name: inner.name,
+      ...(inner.paged && { paged: inner.paged }),
       open: async () => {
         const heads = await inner.open()
-        for (const head of heads) {
+        // Over paged reads no head comes with the open: the sessions are counted a page at a
+        // time, none kept (a storage that can count for itself is a `UsageSource`).
+        for await (const head of inner.paged ? pagedHeads(inner.paged) : heads) {
           const s = this.session(head.meta.session_id)
           this.charge(s, -1)
           this.setHead(s, head)

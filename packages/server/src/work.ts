@@ -52,14 +52,23 @@ export type WorkReport = (kind: WorkKind, spent: number, budget: number) => void
 export class Work {
   constructor(private readonly report?: WorkReport) {}
 
-  /** Runs a scan on a fresh meter of its kind's budget, then reports what it spent. */
+  /**
+   * Runs a scan on a fresh meter of its kind's budget, then reports what it spent (once it
+   * settles, for a scan that reads its input from storage as it goes).
+   */
   run<T>(kind: WorkKind, scan: (meter: WorkMeter) => T): T {
     const meter = new WorkMeter(WORK_BUDGETS[kind])
+    const report = (): void => this.report?.(kind, meter.spent, meter.budget)
+    let result: T
     try {
-      return scan(meter)
-    } finally {
-      this.report?.(kind, meter.spent, meter.budget)
+      result = scan(meter)
+    } catch (e) {
+      report()
+      throw e
     }
+    if (result instanceof Promise) return result.finally(report) as T
+    report()
+    return result
   }
 }
 

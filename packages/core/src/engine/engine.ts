@@ -130,7 +130,7 @@ export class Engine {
   /** Set by the live queries: sessions the working set keeps (watched ones). */
   keep?: (session_id: string) => boolean
   /** Head reads in flight (`ensureHead`), and whether a commit touched the session meanwhile. */
-  private heading = new Map<string, { p: Promise<void>; stale: boolean }>()
+  private heading = new Map<string, { p: Promise<SessionHead | undefined>; stale: boolean }>()
 
   constructor(
     readonly storage: Storage,
@@ -202,19 +202,27 @@ export class Engine {
   /**
    * Reads a session's head into the working set once, outside any transaction (first use over
    * a storage with paged reads); nothing when it is held, or when every head is. A session a
-   * commit changed while its head was read is left to its next use.
+   * commit changed while its head was read is left to its next use. Resolves with the head as
+   * held (or read) then, undefined for no such session: the working set may let go of it again
+   * before the caller runs.
    */
-  ensureHead(session_id: string): Promise<void> {
+  ensureHead(session_id: string): Promise<SessionHead | undefined> {
     const paged = this.storage.paged
-    if (!paged || !this.state.partial || this.state.sessions.has(session_id)) return Promise.resolve()
+    const held = this.state.sessions.get(session_id)
+    if (!paged || !this.state.partial || held) return Promise.resolve(held?.head)
     let read = this.heading.get(session_id)
     if (!read) {
-      const r: { p: Promise<void>; stale: boolean } = { p: Promise.resolve(), stale: false }
+      const r: { p: Promise<SessionHead | undefined>; stale: boolean } = {
+        p: Promise.resolve(undefined),
+        stale: false,
+      }
       r.p = paged
         .head(session_id)
         .then((head) => {
-          if (head && !r.stale && !this.state.sessions.has(session_id))
-            this.state.sessions.set(session_id, { head })
+          // A commit meanwhile decided what is held (or that it is gone): that is the answer.
+          if (r.stale) return this.state.sessions.get(session_id)?.head
+          if (head && !this.state.sessions.has(session_id)) this.state.sessions.set(session_id, { head })
+          return this.state.sessions.get(session_id)?.head ?? head
         })
         .finally(() => {
           this.heading.delete(session_id)

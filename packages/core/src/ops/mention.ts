@@ -181,9 +181,20 @@ export function mentionPage(): PageQuery {
 }
 
 export function mentionSearch(d: Overlay, req: MentionSearchRequest): MentionSearchResponse {
-  if (!d.listed || d.listed.length <= MENTION_PAGE) return searchMentions(metas(d), req)
-  const found = searchMentions(metas(d).slice(0, MENTION_PAGE), req)
-  return { ...found, incomplete: true }
+  return d.listed ? searchMentionPage(metas(d), req) : searchMentions(metas(d), req)
+}
+
+/**
+ * The search over a page read with `mentionPage()` (a server adds its tenancy filter to the
+ * query): the first `MENTION_PAGE` are searched, and a page holding more says `incomplete`.
+ */
+export function searchMentionPage(
+  listed: readonly SessionMeta[],
+  req: MentionSearchRequest,
+  meter?: WorkMeter,
+): MentionSearchResponse {
+  if (listed.length <= MENTION_PAGE) return searchMentions(listed, req, meter)
+  return { ...searchMentions(listed.slice(0, MENTION_PAGE), req, meter), incomplete: true }
 }
 
 interface Ranked {

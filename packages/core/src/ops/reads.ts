@@ -99,7 +99,7 @@ export function listPage(req: ListRequest, ctx: OpContext, spare: number): PageQ
     ...(after && { after }),
     status: req.status,
     kinds: req.kinds,
-    ...(req.metadata && { accept: (m: SessionMeta) => matches(m.metadata) }),
+    ...(req.metadata && { accept: (m: SessionMeta) => matches(m.metadata), metadata: req.metadata }),
     limit: clampLimit(ctx, req.limit) + 1 + spare,
   }
 }

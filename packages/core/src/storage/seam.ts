@@ -1,5 +1,6 @@
 import type {
   AttachmentMeta,
+  JsonObject,
   EventEnvelope,
   ListOrder,
   SessionEntry,
@@ -110,6 +111,12 @@ export interface PageQuery {
   readonly kinds?: readonly SessionKind[] | null
   /** Tested on each candidate that passed status and kind; may throw, which fails the read. */
   readonly accept?: (meta: SessionMeta) => boolean
+  /**
+   * The metadata filter `accept` tests, when it tests one: a storage may read only the
+   * candidates it could match (PostgreSQL reads one owner's rows by its index), and still tests
+   * each with `accept`.
+   */
+  readonly metadata?: JsonObject | null
   readonly limit: number
 }
 

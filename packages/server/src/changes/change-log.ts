@@ -8,7 +8,7 @@ import type {
   StorageReader,
   WriteSet,
 } from '@colloquy/core'
-import { metadataMatches, type StoreHost } from '@colloquy/core/host'
+import { metadataMatches, pagedHeads, type StoreHost } from '@colloquy/core/host'
 import { WorkMeter } from '@colloquy/core/wire'
 import { parentsFirst, type SequencedChange } from '@colloquy/core/protocol'
 import { WORK_BUDGETS } from '../work.js'
@@ -70,6 +70,7 @@ export class ChangeLog {
   constructor(private readonly inner: Storage) {
     this.storage = {
       name: inner.name,
+      ...(inner.paged && { paged: inner.paged }),
       open: () => this.open(),
       entries: (id) => inner.entries(id),
       transact: (work) => this.serial(() => this.transact(work)),
@@ -178,7 +179,14 @@ export class ChangeLog {
   }
 
   private async open(): Promise<SessionHead[]> {
-    const heads = await this.inner.open()
+    const opened = await this.inner.open()
+    // Over paged reads (`memoryStorage({ paged: true })`) the store opens with no head; the log
+    // still checks every session against its records, reading them a page at a time. (Every
+    // session it then serves was committed since this start, so the index holds its head: the
+    // records of sessions the store's working set let go of are served from there.)
+    const heads: SessionHead[] = []
+    if (this.inner.paged) for await (const head of pagedHeads(this.inner.paged)) heads.push(head)
+    else heads.push(...opened)
     const records = (await this.inner.sideRecords?.(CHANGES)) ?? []
     const saved = (await this.inner.sideRecords?.(CHANGELOG))?.find((r) => r.key === 'head')?.value
     const valid = records.map((r) => r.value).filter(isChangeRecord)
@@ -215,7 +223,7 @@ export class ChangeLog {
       )
       if (plan) this.apply(plan, false)
     }
-    return heads
+    return opened
   }
 
   private async transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void> {

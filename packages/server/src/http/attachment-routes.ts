@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { SessionError } from '@colloquy/core'
+import { SessionError, type SessionMeta } from '@colloquy/core'
 import { checkMime, mimeOrOctet } from '@colloquy/core/wire'
 import { hostOf } from '@colloquy/core/host'
 import type { HttpBindings } from '@hono/node-server'
@@ -151,8 +151,13 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       throw quotaExceeded(`the upload is ${declared} bytes, ${room} are left of the stored-bytes quota`)
     return { maxBytes, room }
   }
-  const visible = (scope: Scope, session_id: string): boolean =>
-    scope.kind === 'all' ? hostOf(store).has(session_id) : tenancy.standing(scope.owner, session_id) === 'own'
+  const visible = async (scope: Scope, session_id: string): Promise<boolean> =>
+    scope.kind === 'all'
+      ? (await hostOf(store).read(session_id)) !== undefined
+      : (await tenancy.standing(scope.owner, session_id)) === 'own'
+  /** Whether a session with this meta is the caller's (for scans over sessions already read). */
+  const owns = (scope: Scope, meta: SessionMeta): boolean =>
+    scope.kind === 'all' || tenancy.owns(scope.owner, meta.metadata)
 
   app.post('/attachments/:session_id', async (c) => {
     const session_id = c.req.param('session_id')
@@ -166,7 +171,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
       throw new SessionError('session/invalid_request', 'name must not be blank')
     }
     const mime = given.trim() === '' ? '' : refusing(refuse, () => checkMime(given, 'mime'))
-    if (!visible(accessOf(c).scope, session_id)) {
+    if (!(await visible(accessOf(c).scope, session_id))) {
       refuse()
       throw notFound(session_id)
     }
@@ -189,7 +194,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     const session_id = c.req.param('session_id')
     const attachment_id = c.req.param('attachment_id')
     const refuse = (): void => void (c.env as Partial<HttpBindings> | undefined)?.incoming?.resume()
-    if (!visible(accessOf(c).scope, session_id)) {
+    if (!(await visible(accessOf(c).scope, session_id))) {
       refuse()
       throw notFound(session_id)
     }
@@ -226,8 +231,15 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
     if (c.req.query('reuse') === '1') {
       // The same content in this session, or in another of the caller's (a fork's source).
       const scope = accessOf(c).scope
-      const same = workOf(service).run('reuse', (meter) =>
-        findSameBytes(store, (id) => visible(scope, id), session_id, sha256, meter),
+      const same = await workOf(service).run('reuse', (meter) =>
+        findSameBytes(
+          store,
+          (meta) => owns(scope, meta),
+          scope.kind === 'all' ? undefined : tenancy.filter(scope.owner),
+          session_id,
+          sha256,
+          meter,
+        ),
       )
       if (!same)
         throw new HttpError(409, 'sync/bytes_needed', 'no attachment of yours has these bytes; send them')
@@ -246,7 +258,7 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
   app.get('/attachments/:session_id/:attachment_id', async (c) => {
     const session_id = c.req.param('session_id')
     const attachment_id = c.req.param('attachment_id')
-    const meta = visible(accessOf(c).scope, session_id)
+    const meta = (await visible(accessOf(c).scope, session_id))
       ? await store.getAttachment({ session_id, attachment_id, include_data: false })
       : null
     const blob = meta && (await store.getAttachmentBlob(session_id, attachment_id))

@@ -6,7 +6,6 @@ import {
   type PushResult,
   type CheckedPush,
 } from '@colloquy/core/protocol'
-import { hostOf } from '@colloquy/core/host'
 import { quotaOwner, type Scope } from './access.js'
 import { tooLarge } from '../errors.js'
 import type { Service } from './rpc.js'
@@ -95,12 +94,18 @@ export async function push(
   const results: Array<(ReplicaResult & { seq?: number }) | undefined> = new Array(mutations.length)
   const admitted: Array<{ at: number; change: ReplicaChange }> = []
   const releases: Array<() => void> = []
+  // The sessions' metas, read from the storage where the store holds only a working set: the
+  // standings below are decided (and ids reserved) in one turn after this read.
+  const metas =
+    scope.kind === 'owner' || service.usage
+      ? await tenancy.metas(mutations.map((m) => sessionOf(m.change)))
+      : undefined
   for (let at = 0; at < mutations.length; at++) {
     let change = mutations[at].change
     if (scope.kind === 'owner') {
       const principal = scope.owner
       const id = sessionOf(change)
-      const standing = tenancy.standing(principal, id)
+      const standing = tenancy.standingOf(principal, id, metas!.get(id))
       // Only a meta marked `create` may bring a session into existence (for its caller).
       if (change.type === 'meta' && (standing === 'own' || (standing === 'absent' && change.create))) {
         try {
@@ -129,7 +134,7 @@ export async function push(
   if (service.usage && admitted.length) {
     const creates = new Set(
       admitted
-        .filter((a) => a.change.type === 'meta' && a.change.create && !hostOf(store).has(sessionOf(a.change)))
+        .filter((a) => a.change.type === 'meta' && a.change.create && !metas!.get(sessionOf(a.change)))
         .map((a) => sessionOf(a.change)),
     )
     try {

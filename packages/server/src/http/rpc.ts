@@ -1,6 +1,6 @@
 import { FUNCTION_IDS, type FunctionId, type FunctionMap, type SessionHead, type Store } from '@colloquy/core'
 import { hostOf } from '@colloquy/core/host'
-import { parseRequest, searchMentions } from '@colloquy/core/wire'
+import { mentionPage, parseRequest, searchMentionPage, searchMentions } from '@colloquy/core/wire'
 import { quotaOwner, type Scope } from './access.js'
 import type { Principal } from '../auth.js'
 import { HttpError } from '../errors.js'
@@ -70,14 +70,14 @@ async function admit(
   const owner = quotaOwner(scope)
   if (fn === 'session::create') return usage.admit(owner, bytes, 1)
   if (fn === 'session::ensure')
-    return usage.admit(owner, bytes, hostOf(store).has(req.session_id ?? '') ? 0 : 1)
+    return usage.admit(owner, bytes, (await hostOf(store).read(req.session_id ?? '')) ? 0 : 1)
   // A fork copies the path it forks: at most the whole source session.
   if (fn === 'session::fork')
     return usage.admit(owner, bytes + (await usage.bytesOf(req.session_id ?? '')), 1)
   return WRITES.has(fn) ? usage.admit(owner, bytes) : () => {}
 }
 
-/** The caller's sessions, one owner check each (no copy of the server's list). */
+/** The caller's sessions when every head is held, one owner check each (no copy of the server's list). */
 function* ownMetas(store: Store, tenancy: Tenancy, principal: Principal): Generator<SessionHead['meta']> {
   for (const head of hostOf(store).heads()) if (tenancy.owns(principal, head.meta.metadata)) yield head.meta
 }
@@ -138,7 +138,10 @@ async function scoped(
     case 'session::ensure': {
       const r = req as FunctionMap['session::ensure'][0]
       const metadata = tenancy.stamp(principal, r.metadata)
-      const standing = tenancy.standing(principal, r.session_id)
+      // Decided and reserved in one turn, after the read (another request may reserve the id
+      // between turns).
+      const meta = (await tenancy.metas([r.session_id])).get(r.session_id)
+      const standing = tenancy.standingOf(principal, r.session_id, meta)
       if (standing === 'foreign') throw notFound(r.session_id)
       const release =
         standing === 'absent' && r.session_id !== '' ? tenancy.reserve(principal, r.session_id) : () => {}
@@ -163,17 +166,33 @@ async function scoped(
     case 'session::mention::search': {
       // Only the caller's sessions are offered; the search's own work budget bounds the rest.
       const r = req as FunctionMap['session::mention::search'][0]
+      const host = hostOf(store)
+      if (host.allHeld)
+        return workOf(service).run('mention', (meter) =>
+          searchMentions(ownMetas(store, tenancy, principal), r, meter),
+        )
+      // Over a working set, the caller's most recently updated sessions, as the core's search
+      // reads a page of them over paged reads (`mentionPage`), the owner check in the read.
+      const own = await host.page({
+        ...mentionPage(),
+        accept: (m) => tenancy.owns(principal, m.metadata),
+        metadata: tenancy.filter(principal),
+      })
       return workOf(service).run('mention', (meter) =>
-        searchMentions(ownMetas(store, tenancy, principal), r, meter),
+        searchMentionPage(
+          own.map((h) => h.meta),
+          r,
+          meter,
+        ),
       )
     }
     case 'session::mention::get': {
       const r = req as FunctionMap['session::mention::get'][0]
-      return tenancy.standing(principal, r.id) === 'own' ? store.call(fn, r) : null
+      return (await tenancy.standing(principal, r.id)) === 'own' ? store.call(fn, r) : null
     }
     default: {
       const r = req as { session_id: string; metadata?: FunctionMap['session::set-meta'][0]['metadata'] }
-      if (tenancy.standing(principal, r.session_id) !== 'own') return unknownSession(fn, r.session_id)
+      if ((await tenancy.standing(principal, r.session_id)) !== 'own') return unknownSession(fn, r.session_id)
       // The standing above is this instance's view; on a storage shared by several instances the
       // session may have been deleted and created by someone else meanwhile: checked again in
       // the commit, under the session's lock.

@@ -11,7 +11,7 @@ import type { UsageSource } from '../usage.js'
 export type ServerStorage = Storage & Partial<Pick<FeedStorage, 'changeFeed'>> & Partial<UsageSource>
 
 export { fileStorage, type FileStorageOptions } from './file/file-storage.js'
-export { memoryStorage } from './memory.js'
+export { memoryStorage, type MemoryStorageOptions } from './memory.js'
 export { postgresStorage, type PostgresStorageOptions } from './postgres/storage.js'
 export { hasOwnFeed } from '../changes/change-feed.js'
 export { hasUsageSource } from '../usage.js'

@@ -18,6 +18,7 @@ import { writeAttachmentBytes, storedBytes } from './attachment-chunks.js'
 import { attachmentBytesOf, attachmentsOf, fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
 import { CHANNEL, PostgresFeed } from './feed.js'
 import { HeadCache, type HeadTextRow } from './head-cache.js'
+import { postgresPages } from './pages.js'
 import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
 import { slicer, WORK_BUDGETS } from '../../work.js'
@@ -36,6 +37,12 @@ export interface PostgresStorageOptions {
    */
   notify?: boolean
   warn?: (message: string) => void
+  /**
+   * Serve heads on demand (`Storage.paged`, default true): `open` reads no head, and the
+   * engine holds a bounded working set of them (`createServer({ maxHeads })`). False reads
+   * every head at open, as before.
+   */
+  paged?: boolean
   /** Fault injection for crash tests: inside the n-th commit, after the version bump, before COMMIT. */
   afterVersionBump?: (commit: number) => void | Promise<void>
 }
@@ -557,12 +564,15 @@ export function postgresStorage(
     return r
   }
 
+  const paged = options.paged === false ? undefined : postgresPages(pool, known)
   const storage: FeedStorage & UsageSource & { readonly pool: pg.Pool } = {
     name: 'postgres',
     pool,
+    ...(paged && { paged }),
     async open() {
       await migrate(pool)
       await feed.start()
+      if (paged) return []
       const rows = (await pool.query<HeadRow>('SELECT id, meta, leaf, v, attachments FROM colloquy_sessions'))
         .rows
       return rows.map(headOf)
