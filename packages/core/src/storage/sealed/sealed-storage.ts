@@ -313,7 +313,8 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
     let after = q.after
     while (out.length < q.limit) {
       const want = Math.min(Math.max(q.limit - out.length, 16), 1000)
-      const { accept: _, ...rest } = q
+      // The metadata hint goes too: the stored metadata values are boxes it cannot match.
+      const { accept: _, metadata: _hint, ...rest } = q
       const stored = await paged.page({ ...rest, ...(after && { after }), limit: want })
       for (const head of await Promise.all(stored.map(openHead)))
         if (out.length < q.limit && q.accept(head.meta)) out.push(head)
