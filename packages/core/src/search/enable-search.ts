@@ -5,6 +5,7 @@ import type { SessionHead } from '../storage/seam.js'
 import type { Store } from '../store.js'
 import { parseSearchRequest, type SearchRole } from '../validation/search-request.js'
 import { entryText, type TextOptions } from './doc-text.js'
+import { searchDatabaseOf } from '../storage/idb/search-databases.js'
 import { openIndexStore, type IndexStore, type SessionRecord } from './index-store.js'
 import { InvertedIndex, docOf, type DocTerms, type SessionDocs } from './inverted-index.js'
 import { parseQuery } from './parse-query.js'
@@ -52,7 +53,7 @@ const roleOf = (entry: SessionEntry): SearchRole | null =>
 
 /** A name for the index's database derived from the store's storage (`indexeddb:colloquy` → `colloquy:search`). */
 const databaseOf = (storage: string, options: TextOptions): string =>
-  `${storage.replace(/^indexeddb:/, '')}:search${options.thinking ? '+thinking' : ''}`
+  searchDatabaseOf(storage.replace(/^indexeddb:/, ''), options.thinking)
 
 /**
  * Full-text search over every message of every session in `store`: indexes what is there (from
@@ -85,7 +86,9 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   const holding = new Promise<void>((resolve) => (release = resolve))
   if (persist) {
     const name = databaseOf(store.storage.name, text)
-    disk = await openIndexStore(name)
+    // Deleted under it (the store's data deleted, `deleteIndexedDbStore`): it lets go at once, so
+    // the deletion is not blocked by this tab, and the index goes on in memory, writing nothing.
+    disk = await openIndexStore(name, () => void (disk = undefined))
     const locks = typeof navigator === 'undefined' ? undefined : navigator.locks
     if (!locks) writer = true
     else {

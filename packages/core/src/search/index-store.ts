@@ -34,13 +34,28 @@ const VERSION = 1
  * never claims more than the documents on disk: after a crash, a reopen reads every session whose
  * mark differs from the store's head again, and finds nothing the store no longer holds.
  */
-export async function openIndexStore(name: string): Promise<IndexStore> {
+export async function openIndexStore(name: string, onGone: () => void): Promise<IndexStore> {
+  let gone = false
   const db: IDBPDatabase = await openDB(name, VERSION, {
     upgrade(db) {
       db.createObjectStore('sessions', { keyPath: 'sid' })
       db.createObjectStore('docs', { keyPath: ['sid', 'eid'] })
     },
+    // Another tab deletes the database (or upgrades it): close now rather than block it. A write
+    // in flight then fails, and is of no use any more: `write` and `replace` resolve quietly.
+    blocking() {
+      gone = true
+      db.close()
+      onGone()
+    },
   })
+  const unlessGone = (p: Promise<unknown>): Promise<void> =>
+    p.then(
+      () => {},
+      (e: unknown) => {
+        if (!gone) throw e
+      },
+    )
   return {
     async load() {
       const tx = db.transaction(['sessions', 'docs'], 'readonly')
@@ -51,6 +66,7 @@ export async function openIndexStore(name: string): Promise<IndexStore> {
       return { sessions, docs }
     },
     async write(w) {
+      if (gone) return
       const tx = db.transaction(['sessions', 'docs'], 'readwrite')
       const sessions = tx.objectStore('sessions')
       const docs = tx.objectStore('docs')
@@ -61,16 +77,17 @@ export async function openIndexStore(name: string): Promise<IndexStore> {
       for (const [sid, eid] of w.removed) puts.push(docs.delete([sid, eid]))
       for (const d of w.docs) puts.push(docs.put(d))
       for (const s of w.sessions) puts.push(sessions.put(s))
-      await Promise.all([...puts, tx.done])
+      await unlessGone(Promise.all([...puts, tx.done]))
     },
     async replace(all) {
+      if (gone) return
       const tx = db.transaction(['sessions', 'docs'], 'readwrite')
       const sessions = tx.objectStore('sessions')
       const docs = tx.objectStore('docs')
       const puts: Promise<unknown>[] = [sessions.clear(), docs.clear()]
       for (const d of all.docs) puts.push(docs.put(d))
       for (const s of all.sessions) puts.push(sessions.put(s))
-      await Promise.all([...puts, tx.done])
+      await unlessGone(Promise.all([...puts, tx.done]))
     },
     close: () => db.close(),
   }
