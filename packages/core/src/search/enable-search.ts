@@ -41,6 +41,25 @@ export interface Search {
   close(): void
 }
 
+/** Documents read from disk at a time on open (a few milliseconds of work each). */
+const LOAD_BATCH = 500
+
+/**
+ * Lets the page's other tasks run: a message to itself, a task of ordinary priority (not
+ * `scheduler.yield`, whose continuation goes before the app's own waiting tasks, nor a timer,
+ * which nested ones hold back 4 ms each).
+ */
+const yieldToPage = (): Promise<void> =>
+  new Promise((resolve) => {
+    if (typeof MessageChannel === 'undefined') return void setTimeout(resolve, 0)
+    const channel = new MessageChannel()
+    channel.port1.onmessage = () => {
+      channel.port1.close()
+      resolve()
+    }
+    channel.port2.postMessage(null)
+  })
+
 /** Documents one pass indexes past which the index gives back its arrays' spare room. */
 const TRIM_AFTER = 1024
 
@@ -108,14 +127,19 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
           })
           .catch(() => {})
     }
-    const { sessions, docs } = await disk.load()
-    for (const s of sessions)
+    // The sessions' records before their documents: a document another tab's writer wrote
+    // meanwhile comes with a newer mark than the one read, so its session is read again anyway.
+    for (const s of await disk.sessions())
       index.sessions.set(s.sid, { mark: s.mark, title: s.title && index.add(s.title), docs: new Map() })
-    for (const d of docs) {
-      const s = index.sessions.get(d.sid)
-      // A document without its session record cannot be: written together, deleted together.
-      if (!s || d.eid === null) continue
-      s.docs.set(d.eid, index.add(d))
+    // A page at a time, the page's own work (an app opening its first screen) running in between.
+    for await (const docs of disk.docs(LOAD_BATCH)) {
+      for (const d of docs) {
+        const s = index.sessions.get(d.sid)
+        // A document without its session record cannot be: written together, deleted together.
+        if (!s || d.eid === null) continue
+        s.docs.set(d.eid, index.add(d))
+      }
+      await yieldToPage()
     }
   }
 

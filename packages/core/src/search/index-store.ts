@@ -19,7 +19,14 @@ export interface IndexWrite {
 }
 
 export interface IndexStore {
-  load(): Promise<{ sessions: SessionRecord[]; docs: DocTerms[] }>
+  /** Every session record. */
+  sessions(): Promise<SessionRecord[]>
+  /**
+   * The documents, `batch` at a time in key order, each page its own read: a page is cloned out
+   * of the database in one piece on the main thread, so a large index read whole would hold the
+   * page up (a 100,000-document read for a second and more) while the app opens.
+   */
+  docs(batch: number): AsyncGenerator<DocTerms[]>
   write(w: IndexWrite): Promise<void>
   /** Replaces everything on disk with `all` (a tab that becomes the writer writes what it holds). */
   replace(all: { sessions: SessionRecord[]; docs: DocTerms[] }): Promise<void>
@@ -57,13 +64,20 @@ export async function openIndexStore(name: string, onGone: () => void): Promise<
       },
     )
   return {
-    async load() {
-      const tx = db.transaction(['sessions', 'docs'], 'readonly')
-      const [sessions, docs] = await Promise.all([
-        tx.objectStore('sessions').getAll() as Promise<SessionRecord[]>,
-        tx.objectStore('docs').getAll() as Promise<DocTerms[]>,
-      ])
-      return { sessions, docs }
+    sessions: () => db.getAll('sessions') as Promise<SessionRecord[]>,
+    async *docs(batch) {
+      let after: IDBValidKey | undefined
+      for (;;) {
+        const tx = db.transaction('docs', 'readonly')
+        const range = after === undefined ? null : IDBKeyRange.lowerBound(after, true)
+        const [keys, page] = await Promise.all([
+          tx.store.getAllKeys(range, batch),
+          tx.store.getAll(range, batch) as Promise<DocTerms[]>,
+        ])
+        if (page.length) yield page
+        if (keys.length < batch) return
+        after = keys[keys.length - 1]
+      }
     },
     async write(w) {
       if (gone) return
