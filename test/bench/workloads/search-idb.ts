@@ -1,5 +1,5 @@
 import { createStore, indexedDbStorage, type SessionEntry, type Store } from '@colloquy/core'
-import { enableSearch, fold, tokenize, type Search } from '@colloquy/core/search'
+import { enableSearch, fold, tokenize } from '@colloquy/core/search'
 import { Dexie, type Table } from 'dexie'
 import type { BenchRow, BenchContext, Workload } from '../types.js'
 import { openColloquy } from '../subjects/colloquy.js'
@@ -209,7 +209,7 @@ const searchIdb: Workload = {
       more: Partial<BenchRow> = {},
     ) => rows.push({ id: 'SEARCH_IDB', subject, metric, value, unit, better: 'lower', note, ...more })
 
-    let store: Store | undefined = await openColloquy(name)
+    const store = await openColloquy(name)
     await fill(ctx, store, texts, messages, random)
     const queries = corpusQueries(texts, random, QUERIES)
     const small = await openColloquy(warm)
@@ -226,7 +226,7 @@ const searchIdb: Workload = {
     let peak = heap0
     const sampler = setInterval(() => (peak = Math.max(peak, jsHeap())), 20)
     const t0 = now()
-    let search: Search | undefined = await enableSearch(store)
+    const search = await enableSearch(store)
     await search.flush()
     const indexMs = now() - t0
     clearInterval(sampler)
@@ -268,15 +268,14 @@ const searchIdb: Workload = {
 
     // The queries, three ways. Colloquy's: a warm-up pass, then the timed one.
     const qNote = `${QUERIES} queries (1-3 words, every fourth a 3-letter prefix), ${LIMIT} hits`
-    await timed(queries, (q) => search!.query({ ...q, limit: LIMIT }))
-    const own = await timed(queries, (q) => search!.query({ ...q, limit: LIMIT }))
+    await timed(queries, (q) => search.query({ ...q, limit: LIMIT }))
+    const own = await timed(queries, (q) => search.query({ ...q, limit: LIMIT }))
     row('colloquy search', 'query p50', median(own), 'ms', `${qNote}, ranked, with snippets`)
     row('colloquy search', 'query p95', percentile(own, 95), 'ms', `${qNote}, ranked, with snippets`, {
       target: '<= 30 ms',
       pass: percentile(own, 95) <= 30,
     })
     search.close()
-    search = undefined
 
     // Dexie's word index over the same messages (written untimed for the queries; its rate noted).
     const dexie = new WordDexie(ctx.dbName('search-idb-dexie'))
@@ -316,7 +315,6 @@ const searchIdb: Workload = {
 
     // A scan of every message in the store's database, per query (seconds each: the first queries only).
     await store.close()
-    store = undefined
     const raw = await openExisting(name)
     const scan = await timed(queries.slice(0, scanned), (q) => scanQuery(raw, q))
     raw.close()
