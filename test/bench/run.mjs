@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { build as esbuild } from 'esbuild'
 import { chromium } from 'playwright'
 import { build as viteBuild } from 'vite'
+import { sampleTexts, samplesDir } from './subjects/search-samples.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 // BENCH_WORKLOADS runs the workloads of another folder (trying one out); it must sit beside
@@ -49,6 +50,9 @@ const CHROMIUM_ARGS = [
   '--js-flags=--expose-gc',
 ]
 const VIRTUAL = 'virtual:bench-workloads'
+// The sample transcripts' texts for the page's search corpus (SEARCH_IDB): read here, in Node,
+// by the same code as the Node SEARCH workload's, and built into the chunk that imports them.
+const SAMPLES = 'virtual:bench-search-samples'
 // BENCH_PROFILE=<folder>: each browser workload's run is recorded as a Chromium CPU profile
 // (<folder>/<id>.cpuprofile, for Chrome DevTools or any .cpuprofile reader), from a page built
 // without minifying so functions keep their names. Profiling slows what it records: never
@@ -133,8 +137,9 @@ async function discover() {
 
 const workloadsPlugin = (files) => ({
   name: 'bench-workloads',
-  resolveId: (id) => (id === VIRTUAL ? `\0${VIRTUAL}` : undefined),
+  resolveId: (id) => (id === VIRTUAL || id === SAMPLES ? `\0${id}` : undefined),
   load(id) {
+    if (id === `\0${SAMPLES}`) return `export default ${JSON.stringify(sampleTexts(samplesDir(here)))}\n`
     if (id !== `\0${VIRTUAL}`) return undefined
     const entries = files.map(
       (f) => `  ${JSON.stringify(f)}: () => import(${JSON.stringify(join(workloadsDir, f))}),`,

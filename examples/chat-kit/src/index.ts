@@ -16,3 +16,4 @@ export { failedReply, replyEnd, statusLabel, type ReplyEnd, type ReplyEndState }
 export { followNewest } from './follow.js'
 export { download, exportChat, exportFormats, fileNameFor, type Exporter } from './export.js'
 export { attachFile, attachedMeta, forkAtMessage, isImageFile, type AttachedFile } from './attach.js'
+export { isSearchKey } from './search-key.js'

@@ -3,7 +3,7 @@ import { createRoot } from 'react-dom/client'
 import { App } from './App.js'
 import { UnlockScreen } from './components/UnlockScreen.js'
 import { chatsEncrypted, markChatsEncrypted } from './data/encryption.js'
-import { DATABASE, openApp, registerServiceWorker, type AppData } from './data/open-app.js'
+import { openApp, registerServiceWorker, type AppData } from './data/open-app.js'
 import 'chat-kit/styles.css'
 
 registerServiceWorker()
@@ -30,12 +30,11 @@ function Root({ first }: { first: AppData | null }): ReactNode {
   if (!data) return <UnlockScreen onUnlock={(p) => openApp(p).then(setData)} />
   const encrypt = async (passphrase: string): Promise<void> => {
     // The palette's index of the clear chats (fetched only if the palette was used).
-    await import('./data/search.js').then((m) => m.closeSearchOf(data.store))
+    await import('chat-kit/search').then((m) => m.closeSearchOf(data.store))
     await data.store.close()
     const next = await openApp(passphrase)
+    // The store deleted the search index written while the chats were clear (it held their words).
     markChatsEncrypted()
-    // A search index written while the chats were clear holds their words: gone with them.
-    for (const suffix of [':search', ':search+thinking']) indexedDB.deleteDatabase(`${DATABASE}${suffix}`)
     setData(next)
   }
   // Locked: the app is unmounted, so no chat stays on screen (nor in the page's memory).

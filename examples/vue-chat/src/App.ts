@@ -1,12 +1,13 @@
 import type { AttachmentMeta } from '@colloquy/core'
 import { useSession } from '@colloquy/vue'
 import { displayTitle } from 'chat-kit'
-import { defineComponent, h } from 'vue'
+import { defineComponent, h, shallowRef } from 'vue'
 import { Composer } from './components/Composer.js'
+import { SearchLauncher } from './components/SearchLauncher.js'
 import { Sidebar } from './components/Sidebar.js'
 import { ExportMenu } from './components/ExportMenu.js'
 import { statusDot } from './components/status.js'
-import { Transcript } from './components/Transcript.js'
+import { Transcript, type Target } from './components/Transcript.js'
 import { useChat } from './data/chat.js'
 import { useOpenSession } from './data/route.js'
 
@@ -15,6 +16,13 @@ export const App = defineComponent({
     const { chat, run, notice } = useChat()
     const { id, open } = useOpenSession()
     const session = useSession(() => id.value ?? '')
+    const searching = shallowRef(false)
+    // The message a search hit opened its chat at (highlighted while that chat is open).
+    const found = shallowRef<(Target & { session_id: string }) | null>(null)
+    const openAt = (session_id: string, entry_id: string | null): void => {
+      open(session_id)
+      found.value = entry_id ? { session_id, entry_id, at: performance.now() } : null
+    }
     const meta = () => (id.value && session.value.status === 'ready' ? session.value.data : null)
 
     // Sending (or attaching a file) with no chat open starts one.
@@ -31,7 +39,7 @@ export const App = defineComponent({
       const m = meta()
       const busy = m?.status === 'working'
       return h('div', { class: 'app' }, [
-        h(Sidebar, { openId: id.value ?? '', onOpen: open }),
+        h(Sidebar, { openId: id.value ?? '', onOpen: open, onSearch: () => void (searching.value = true) }),
         h('main', { class: 'main' }, [
           h('header', { class: 'topbar' }, [
             h('div', { class: 'topbar-title' }, [
@@ -41,7 +49,12 @@ export const App = defineComponent({
             m && h(ExportMenu, { key: m.session_id, sessionId: m.session_id }),
           ]),
           id.value
-            ? h(Transcript, { key: id.value, sessionId: id.value, busy })
+            ? h(Transcript, {
+                key: id.value,
+                sessionId: id.value,
+                busy,
+                target: found.value?.session_id === id.value ? found.value : null,
+              })
             : h('div', { class: 'transcript' }, [
                 h('div', { class: 'welcome' }, [
                   h('h1', 'Chat with the local model'),
@@ -61,6 +74,11 @@ export const App = defineComponent({
             onError: (message: string) => void (notice.value = message),
           }),
         ]),
+        h(SearchLauncher, {
+          open: searching.value,
+          onToggle: (v: boolean) => void (searching.value = v),
+          onOpenAt: openAt,
+        }),
         notice.value &&
           h('div', { class: 'notice', role: 'alert' }, [
             h('span', notice.value),

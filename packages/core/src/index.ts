@@ -18,6 +18,7 @@ export {
 } from './store.js'
 export type { MetaField, ReplicaChange, ReplicaResult, ReplicaPolicy } from './model/replica-change.js'
 export { indexedDbStorage, type IndexedDbStorageOptions } from './storage/idb/idb-storage.js'
+export { deleteIndexedDbStore } from './storage/idb/delete-store.js'
 export { memoryStorage } from './storage/memory/memory-storage.js'
 export type { StorageUsage } from './live/device-storage.js'
 export type { Storage, StorageReader, SessionHead, WriteSet, SideWrite } from './storage/seam.js'

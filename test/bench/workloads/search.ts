@@ -1,56 +1,16 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { createStore, memoryStorage, type AgentMessage, type SessionEntry } from '@colloquy/core'
+import { createStore, memoryStorage, type SessionEntry } from '@colloquy/core'
 import { hostOf } from '@colloquy/core/host'
 import { enableSearch, fold } from '@colloquy/core/search'
 import type { BenchRow, Workload } from '../types.js'
 import { median, now, percentile } from '../subjects/measure.js'
 import { rng } from '../subjects/data.js'
+import { corpusQueries, corpusSession, entryText as textOf, PER_SESSION } from '../subjects/search-corpus.js'
+import { sampleTexts } from '../subjects/search-samples.mjs'
 
-/** The real transcripts: `shared/samples` beside the checkout (`../shared` of the main one, `../../shared` of a worktree). */
-function samplesDir(): string {
-  for (let dir = process.cwd(); dir !== dirname(dir); dir = dirname(dir)) {
-    const p = join(dir, 'shared', 'samples')
-    if (existsSync(p)) return p
-  }
-  throw new Error('no shared/samples above the working directory')
-}
 const MESSAGES = Number(process.env.SEARCH_MESSAGES ?? 100_000)
-const PER_SESSION = 100
 const QUERIES = 200
 /** The scan reads every message per query (seconds at 100k): it runs the first of the queries only. */
 const SCANNED = 40
-
-/** Every string of 20+ characters with a space in the sample transcripts: what people and models wrote. */
-function sampleTexts(): string[] {
-  const out = new Set<string>()
-  const strings = (v: unknown): void => {
-    if (typeof v === 'string') {
-      if (v.length >= 20 && v.length < 20_000 && v.includes(' ')) out.add(v)
-    } else if (Array.isArray(v)) v.forEach(strings)
-    else if (v && typeof v === 'object') Object.values(v).forEach(strings)
-  }
-  const walk = (dir: string): void => {
-    for (const f of readdirSync(dir)) {
-      const p = join(dir, f)
-      if (statSync(p).isDirectory()) walk(p)
-      else if (f.endsWith('.jsonl'))
-        for (const line of readFileSync(p, 'utf8').split('\n')) {
-          try {
-            if (line.trim()) strings(JSON.parse(line))
-          } catch {
-            // a truncated sample line
-          }
-        }
-      else if (f.endsWith('.json')) strings(JSON.parse(readFileSync(p, 'utf8')))
-    }
-  }
-  walk(samplesDir())
-  return [...out]
-}
-
-const textOf = (e: SessionEntry): string =>
-  e.kind === 'message' ? e.message.content.map((b) => (b.type === 'text' ? b.text : '')).join('\n') : ''
 
 /**
  * Full-text search over a corpus built from the real transcripts (each text once per ~60
@@ -68,27 +28,7 @@ const search: Workload = {
     const store = await createStore({ storage: memoryStorage(), multiTab: false, prefetch: false })
     for (let s = 0; s < MESSAGES / PER_SESSION; s++) {
       const { session_id } = await store.create({ title: `chat ${s}` })
-      const messages: AgentMessage[] = []
-      for (let i = 0; i < PER_SESSION; i++) {
-        // Flat, as a message read from storage or the network is (a template literal is a rope,
-        // which the first regular expression to read it flattens into a copy: the store's text
-        // would be counted as the index's memory).
-        const text = JSON.parse(
-          JSON.stringify(`${texts[Math.floor(random() * texts.length)]} ref${s}x${i % 7}`),
-        )
-        messages.push(
-          i % 2
-            ? {
-                role: 'assistant',
-                content: [{ type: 'text', text }],
-                timestamp: s * 1000 + i,
-                stop_reason: 'end',
-                model: 'm',
-                provider: 'p',
-              }
-            : { role: 'user', content: [{ type: 'text', text }], timestamp: s * 1000 + i },
-        )
-      }
+      const messages = corpusSession(texts, random, s)
       await store.appendMany({ session_id, messages })
     }
     const gcOnce = (globalThis as { gc?: () => void }).gc
@@ -111,19 +51,7 @@ const search: Workload = {
     await gc?.()
     const heap1 = held()
 
-    // Queries: 1-3 words of 4+ letters from random texts, every fourth a 3-letter prefix.
-    const queries: { query: string; prefix: boolean }[] = []
-    while (queries.length < QUERIES) {
-      const words = texts[Math.floor(random() * texts.length)].toLowerCase().match(/[a-z]{4,}/g)
-      if (!words || words.length < 3) continue
-      const k = queries.length % 4
-      const at = Math.floor(random() * (words.length - 2))
-      queries.push(
-        k === 3
-          ? { query: words[at].slice(0, 3), prefix: true }
-          : { query: words.slice(at, at + k + 1).join(' '), prefix: false },
-      )
-    }
+    const queries = corpusQueries(texts, random, QUERIES)
     const host = hostOf(store)
     const all: SessionEntry[] = []
     for (const h of host.heads()) for (const e of host.entries(h.meta.session_id)!.values()) all.push(e)

@@ -1,5 +1,6 @@
 import type { SearchHit } from '@colloquy/core/search'
 import { useStore } from '@colloquy/react'
+import { isSearchKey } from 'chat-kit'
 import {
   lazy,
   Suspense,
@@ -32,7 +33,7 @@ export function SearchLauncher({
   const { run } = useChat()
   useEffect(() => {
     const onKey = (e: KeyboardEvent): void => {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'k') {
+      if (isSearchKey(e)) {
         e.preventDefault() // the browser's own Ctrl+K (search the web)
         setOpen((v) => !v)
       }

@@ -1,8 +1,8 @@
 import type { Search, SearchHit, SearchResult } from '@colloquy/core/search'
 import { useSearch, useSession, useStore } from '@colloquy/react'
+import { groupByChat, ROLE_LABEL, SEARCH_LIMIT, searchOf, searchStatus, snippetParts } from 'chat-kit/search'
+import 'chat-kit/search.css'
 import { useEffect, useId, useMemo, useState, type ReactNode } from 'react'
-import { searchOf } from '../data/search.js'
-import './SearchPalette.css'
 
 interface Props {
   /** A hit was chosen (Enter or a click): open its chat at its message. */
@@ -10,29 +10,15 @@ interface Props {
   onClose(): void
 }
 
-/** Hits asked for: enough to scroll through, few enough to render on every keystroke. */
-const LIMIT = 40
-
-const ROLE_LABEL: Record<SearchHit['role'], string> = {
-  user: 'You',
-  assistant: 'Assistant',
-  function_result: 'Tool',
-  custom: 'Note',
-  title: 'Title',
-}
-
 /** The snippet's text with its matched words marked; as text only, never as markup. */
 function Snippet({ snippet }: { snippet: SearchHit['snippet'] }): ReactNode {
-  const parts: ReactNode[] = []
-  let at = 0
-  for (const [start, end] of snippet.highlights) {
-    if (end <= at) continue
-    parts.push(snippet.text.slice(at, Math.max(at, start)))
-    parts.push(<mark key={start}>{snippet.text.slice(Math.max(at, start), end)}</mark>)
-    at = end
-  }
-  parts.push(snippet.text.slice(at))
-  return <span className="search-snippet">{parts}</span>
+  return (
+    <span className="search-snippet">
+      {snippetParts(snippet).map((part) =>
+        part.marked ? <mark key={part.at}>{part.text}</mark> : part.text,
+      )}
+    </span>
+  )
 }
 
 function ChatTitle({ sessionId }: { sessionId: string }): ReactNode {
@@ -60,7 +46,7 @@ export function SearchPalette({ onPick, onClose }: Props): ReactNode {
 
   const [query, setQuery] = useState('')
   const [active, setActive] = useState(0)
-  const state = useSearch(search, query, { limit: LIMIT })
+  const state = useSearch(search, query, { limit: SEARCH_LIMIT })
   // While the next answer is on its way, the last one stays: no flicker between keystrokes.
   const [shown, setShown] = useState<SearchResult | null>(null)
   if (state.status === 'ready' && state.data !== shown) setShown(state.data)
@@ -68,15 +54,7 @@ export function SearchPalette({ onPick, onClose }: Props): ReactNode {
   const typed = query.trim() !== ''
   const hits = useMemo(() => (typed && shown ? shown.hits : []), [typed, shown])
   // Grouped by chat, the chats in the order of their best hit; `flat` is the keyboard's order.
-  const groups = useMemo(() => {
-    const bySession = new Map<string, SearchHit[]>()
-    for (const hit of hits) {
-      const group = bySession.get(hit.session_id)
-      if (group) group.push(hit)
-      else bySession.set(hit.session_id, [hit])
-    }
-    return [...bySession]
-  }, [hits])
+  const groups = useMemo(() => groupByChat(hits), [hits])
   const flat = useMemo(() => groups.flatMap(([, group]) => group), [groups])
   const current = Math.min(active, flat.length - 1)
 
@@ -97,17 +75,15 @@ export function SearchPalette({ onPick, onClose }: Props): ReactNode {
     }
   }
 
-  const status = failed
-    ? `Search is unavailable: ${failed}`
-    : !search
-      ? 'Indexing your chats…'
-      : state.status === 'error'
-        ? String(state.error instanceof Error ? state.error.message : state.error)
-        : typed && shown && flat.length === 0 && state.status === 'ready'
-          ? 'No messages match.'
-          : shown?.incomplete && typed
-            ? 'Showing the best matches found so far.'
-            : null
+  const status = searchStatus({
+    failed,
+    ready: search !== null,
+    error: state.status === 'error' ? state.error : undefined,
+    typed,
+    answered: shown !== null && state.status === 'ready',
+    hits: flat.length,
+    incomplete: shown?.incomplete ?? false,
+  })
 
   let index = 0
   return (

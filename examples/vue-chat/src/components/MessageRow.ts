@@ -1,7 +1,7 @@
 import type { MessageEntry } from '@colloquy/core'
 import { useEntry } from '@colloquy/vue'
 import { messageText, replyEnd } from 'chat-kit'
-import { defineComponent, h, shallowRef } from 'vue'
+import { defineComponent, h, nextTick, shallowRef, watch } from 'vue'
 import { useChat } from '../data/chat.js'
 import { openChat } from '../data/route.js'
 import { blocks } from './Blocks.js'
@@ -18,6 +18,8 @@ export const MessageRow = defineComponent({
     busy: Boolean,
     /** The newest message on the chat's path: the session's status tells how it ended. */
     last: Boolean,
+    /** A search opened the chat at this message (when it was picked): shown and highlighted. */
+    found: { type: Number, default: undefined },
   },
   setup(props) {
     const entry = useEntry(
@@ -26,6 +28,16 @@ export const MessageRow = defineComponent({
     )
     const { chat, run } = useChat()
     const draft = shallowRef<string | null>(null)
+    // The row renders once its entry is read: it scrolls itself into view then, and again when
+    // the same message is picked again (a new `found`).
+    const row = shallowRef<HTMLElement | null>(null)
+    watch(
+      () => [props.found, entry.value.status === 'ready'] as const,
+      ([found, shown]) => {
+        if (found !== undefined && shown) void nextTick(() => row.value?.scrollIntoView({ block: 'center' }))
+      },
+      { immediate: true },
+    )
 
     const editor = (): ReturnType<typeof h> =>
       h(
@@ -90,7 +102,9 @@ export const MessageRow = defineComponent({
       return h(
         'li',
         {
-          class: `message message-${role}`,
+          ref: row,
+          class: ['message', `message-${role}`, props.found !== undefined && 'message-found'],
+          'aria-current': props.found !== undefined ? 'true' : undefined,
           'data-role': role,
           'data-entry-id': props.entryId,
           'aria-busy': String(props.live),

@@ -7,7 +7,11 @@ import { forkBadge, statusDot } from './status.js'
 /** The chats, most recently changed first, live across tabs. */
 export const Sidebar = defineComponent({
   props: { openId: { type: String, default: '' } },
-  emits: { open: (id: string | null) => id === null || typeof id === 'string' },
+  emits: {
+    open: (id: string | null) => id === null || typeof id === 'string',
+    /** Opens the search palette (as Ctrl/Cmd+K does), for a mouse or a touch screen. */
+    search: () => true,
+  },
   setup(props, { emit }) {
     // Most recently changed first: a chat that gets a message moves to the top.
     const sessions = useSessions({ order: 'updated_desc' })
@@ -20,6 +24,16 @@ export const Sidebar = defineComponent({
         ]),
         // A blank chat: the session is created by its first message.
         h('button', { type: 'button', class: 'new-chat', onClick: () => emit('open', null) }, '+ New chat'),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'new-chat',
+            'aria-keyshortcuts': 'Control+K Meta+K',
+            onClick: () => emit('search'),
+          },
+          'Search chats',
+        ),
         h('nav', { class: 'session-list', 'aria-label': 'Chats' }, [
           s.status === 'ready' && s.data.length === 0 && h('p', { class: 'muted pad' }, 'No chats yet.'),
           s.status === 'ready' &&

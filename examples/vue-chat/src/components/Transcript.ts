@@ -1,10 +1,21 @@
 import { useMessageIds } from '@colloquy/vue'
 import { followNewest } from 'chat-kit'
-import { defineComponent, h, onBeforeUnmount, onMounted, shallowRef } from 'vue'
+import { defineComponent, h, onBeforeUnmount, onMounted, shallowRef, type PropType } from 'vue'
 import { MessageRow } from './MessageRow.js'
 
+/** A message to open the chat at (a search hit); `at` tells one pick from the next pick of the same message. */
+export interface Target {
+  entry_id: string
+  at: number
+}
+
 export const Transcript = defineComponent({
-  props: { sessionId: { type: String, required: true }, busy: Boolean },
+  props: {
+    sessionId: { type: String, required: true },
+    busy: Boolean,
+    /** Open at this message (a search hit), highlighted. */
+    target: { type: Object as PropType<Target | null>, default: null },
+  },
   setup(props) {
     // Ids only: they change on an append or a branch switch; each row reads its own entry, so a
     // streamed token re-renders one row.
@@ -37,6 +48,7 @@ export const Transcript = defineComponent({
               live: props.busy && i === list.length - 1,
               busy: props.busy,
               last: i === list.length - 1,
+              found: id === props.target?.entry_id ? props.target.at : undefined,
             }),
           ),
         ),

@@ -7,6 +7,7 @@ import type { Store } from '../store.js'
 import { parseSearchRequest, type SearchRole } from '../validation/search-request.js'
 import { checkSearchRequest } from './check-request.js'
 import { entryText, type TextOptions } from './doc-text.js'
+import { searchDatabaseOf } from '../storage/idb/search-databases.js'
 import { openIndexStore, type IndexStore, type SessionRecord } from './index-store.js'
 import { InvertedIndex, docOf, type DocTerms, type SessionDocs } from './inverted-index.js'
 import { parseQuery } from './parse-query.js'
@@ -56,6 +57,25 @@ export interface Search {
   close(): void
 }
 
+/** Documents read from disk at a time on open (a few milliseconds of work each). */
+const LOAD_BATCH = 500
+
+/**
+ * Lets the page's other tasks run: a message to itself, a task of ordinary priority (not
+ * `scheduler.yield`, whose continuation goes before the app's own waiting tasks, nor a timer,
+ * which nested ones hold back 4 ms each).
+ */
+const yieldToPage = (): Promise<void> =>
+  new Promise((resolve) => {
+    if (typeof MessageChannel === 'undefined') return void setTimeout(resolve, 0)
+    const channel = new MessageChannel()
+    channel.port1.onmessage = () => {
+      channel.port1.close()
+      resolve()
+    }
+    channel.port2.postMessage(null)
+  })
+
 /** Documents one pass indexes past which the index gives back its arrays' spare room. */
 const TRIM_AFTER = 1024
 
@@ -68,7 +88,7 @@ const roleOf = (entry: SessionEntry): SearchRole | null =>
 
 /** A name for the index's database derived from the store's storage (`indexeddb:colloquy` → `colloquy:search`). */
 const databaseOf = (storage: string, options: TextOptions): string =>
-  `${storage.replace(/^indexeddb:/, '')}:search${options.thinking ? '+thinking' : ''}`
+  searchDatabaseOf(storage.replace(/^indexeddb:/, ''), options.thinking)
 
 /**
  * Full-text search over every message of every session in `store`: indexes what is there (from
@@ -115,7 +135,9 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   const holding = new Promise<void>((resolve) => (release = resolve))
   if (persist) {
     const name = databaseOf(store.storage.name, text)
-    disk = await openIndexStore(name)
+    // Deleted under it (the store's data deleted, `deleteIndexedDbStore`): it lets go at once, so
+    // the deletion is not blocked by this tab, and the index goes on in memory, writing nothing.
+    disk = await openIndexStore(name, () => void (disk = undefined))
     const locks = typeof navigator === 'undefined' ? undefined : navigator.locks
     if (!locks) writer = true
     else {
@@ -135,14 +157,19 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
           })
           .catch(() => {})
     }
-    const { sessions, docs } = await disk.load()
-    for (const s of sessions)
+    // The sessions' records before their documents: a document another tab's writer wrote
+    // meanwhile comes with a newer mark than the one read, so its session is read again anyway.
+    for (const s of await disk.sessions())
       index.sessions.set(s.sid, { mark: s.mark, title: s.title && index.add(s.title), docs: new Map() })
-    for (const d of docs) {
-      const s = index.sessions.get(d.sid)
-      // A document without its session record cannot be: written together, deleted together.
-      if (!s || d.eid === null) continue
-      s.docs.set(d.eid, index.add(d))
+    // A page at a time, the page's own work (an app opening its first screen) running in between.
+    for await (const docs of disk.docs(LOAD_BATCH)) {
+      for (const d of docs) {
+        const s = index.sessions.get(d.sid)
+        // A document without its session record cannot be: written together, deleted together.
+        if (!s || d.eid === null) continue
+        s.docs.set(d.eid, index.add(d))
+      }
+      await yieldToPage()
     }
   }
 

@@ -19,7 +19,14 @@ export interface IndexWrite {
 }
 
 export interface IndexStore {
-  load(): Promise<{ sessions: SessionRecord[]; docs: DocTerms[] }>
+  /** Every session record. */
+  sessions(): Promise<SessionRecord[]>
+  /**
+   * The documents, `batch` at a time in key order, each page its own read: a page is cloned out
+   * of the database in one piece on the main thread, so a large index read whole would hold the
+   * page up (a 100,000-document read for a second and more) while the app opens.
+   */
+  docs(batch: number): AsyncGenerator<DocTerms[]>
   write(w: IndexWrite): Promise<void>
   /** Replaces everything on disk with `all` (a tab that becomes the writer writes what it holds). */
   replace(all: { sessions: SessionRecord[]; docs: DocTerms[] }): Promise<void>
@@ -34,23 +41,46 @@ const VERSION = 1
  * never claims more than the documents on disk: after a crash, a reopen reads every session whose
  * mark differs from the store's head again, and finds nothing the store no longer holds.
  */
-export async function openIndexStore(name: string): Promise<IndexStore> {
+export async function openIndexStore(name: string, onGone: () => void): Promise<IndexStore> {
+  let gone = false
   const db: IDBPDatabase = await openDB(name, VERSION, {
     upgrade(db) {
       db.createObjectStore('sessions', { keyPath: 'sid' })
       db.createObjectStore('docs', { keyPath: ['sid', 'eid'] })
     },
+    // Another tab deletes the database (or upgrades it): close now rather than block it. A write
+    // in flight then fails, and is of no use any more: `write` and `replace` resolve quietly.
+    blocking() {
+      gone = true
+      db.close()
+      onGone()
+    },
   })
+  const unlessGone = (p: Promise<unknown>): Promise<void> =>
+    p.then(
+      () => {},
+      (e: unknown) => {
+        if (!gone) throw e
+      },
+    )
   return {
-    async load() {
-      const tx = db.transaction(['sessions', 'docs'], 'readonly')
-      const [sessions, docs] = await Promise.all([
-        tx.objectStore('sessions').getAll() as Promise<SessionRecord[]>,
-        tx.objectStore('docs').getAll() as Promise<DocTerms[]>,
-      ])
-      return { sessions, docs }
+    sessions: () => db.getAll('sessions') as Promise<SessionRecord[]>,
+    async *docs(batch) {
+      let after: IDBValidKey | undefined
+      for (;;) {
+        const tx = db.transaction('docs', 'readonly')
+        const range = after === undefined ? null : IDBKeyRange.lowerBound(after, true)
+        const [keys, page] = await Promise.all([
+          tx.store.getAllKeys(range, batch),
+          tx.store.getAll(range, batch) as Promise<DocTerms[]>,
+        ])
+        if (page.length) yield page
+        if (keys.length < batch) return
+        after = keys[keys.length - 1]
+      }
     },
     async write(w) {
+      if (gone) return
       const tx = db.transaction(['sessions', 'docs'], 'readwrite')
       const sessions = tx.objectStore('sessions')
       const docs = tx.objectStore('docs')
@@ -61,16 +91,17 @@ export async function openIndexStore(name: string): Promise<IndexStore> {
       for (const [sid, eid] of w.removed) puts.push(docs.delete([sid, eid]))
       for (const d of w.docs) puts.push(docs.put(d))
       for (const s of w.sessions) puts.push(sessions.put(s))
-      await Promise.all([...puts, tx.done])
+      await unlessGone(Promise.all([...puts, tx.done]))
     },
     async replace(all) {
+      if (gone) return
       const tx = db.transaction(['sessions', 'docs'], 'readwrite')
       const sessions = tx.objectStore('sessions')
       const docs = tx.objectStore('docs')
       const puts: Promise<unknown>[] = [sessions.clear(), docs.clear()]
       for (const d of all.docs) puts.push(docs.put(d))
       for (const s of all.sessions) puts.push(sessions.put(s))
-      await Promise.all([...puts, tx.done])
+      await unlessGone(Promise.all([...puts, tx.done]))
     },
     close: () => db.close(),
   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { filter, firstValueFrom } from 'rxjs'
 import { createStore, indexedDbStorage, memoryStorage, SessionError, type Store } from '../../src/index.js'
 import { hostOf } from '../../src/host.js'
+import { enableSearch } from '../../src/search/index.js'
 
 // The marker test in Chromium over real IndexedDB: a marker message, title, draft and attachment
 // written through an encrypted store, and relayed to a second store on the same database (what
@@ -277,6 +278,24 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     await store.append({ session_id: ids[0].session_id, message: text(`after ${MARK}`) })
     await store.close()
     expect(await rawText(name)).not.toContain(MARK)
+  })
+
+  it('encrypting in place deletes the search index written while the store was clear', async () => {
+    const name = dbName()
+    const clear = await createStore({ storage: indexedDbStorage({ name }) })
+    const { session_id } = await clear.create({ title: 't' })
+    await clear.append({ session_id, message: text(`hello ${MARK}`) })
+    const search = await enableSearch(clear)
+    expect((await search.query({ query: MARK.toLowerCase() })).hits).toHaveLength(1)
+    await search.close()
+    await clear.close()
+    const names = async (): Promise<string[]> => (await indexedDB.databases()).map((d) => d.name ?? '')
+    expect(await names()).toContain(`${name}:search`)
+    expect(await rawText(`${name}:search`)).toContain(MARK.toLowerCase())
+
+    const store = await open(name)
+    expect(await names()).not.toContain(`${name}:search`)
+    await store.close()
   })
 
   it('a wrong passphrase decrypts nothing and writes nothing', async () => {

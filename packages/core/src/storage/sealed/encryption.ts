@@ -1,3 +1,5 @@
+import { deleteDB } from 'idb'
+import { searchDatabasesOf } from '../idb/search-databases.js'
 import { SessionError, invalid } from '../../model/errors.js'
 import { Keyring, parseKeyring, type SerializedKeyring } from '../../crypto/keyring.js'
 import type { KeySecret } from '../../crypto/kdf.js'
@@ -106,7 +108,12 @@ export async function openEncryption(inner: Storage, options: EncryptionOptions)
       ],
     }))
   }
-  if (encrypting) await encryptInPlace(inner, keyring, policy, options.onEncryptProgress)
+  if (encrypting) {
+    // A search index written while the store was clear holds every message's words: it goes
+    // first (again on a resumed run), and an index enabled later is built over the sealed store.
+    await deleteClearIndexes(inner.name)
+    await encryptInPlace(inner, keyring, policy, options.onEncryptProgress)
+  }
 
   let held: Keyring | null = keyring
   const storage = sealedStorage(inner, {
@@ -179,4 +186,11 @@ export async function openEncryption(inner: Storage, options: EncryptionOptions)
       }
     }
   return enc
+}
+
+/** Deletes the search index databases beside an IndexedDB store's (none elsewhere). */
+async function deleteClearIndexes(storageName: string): Promise<void> {
+  const name = /^indexeddb:(.*)$/.exec(storageName)?.[1]
+  if (name === undefined || typeof indexedDB === 'undefined') return
+  await Promise.all(searchDatabasesOf(name).map((db) => deleteDB(db)))
 }
