@@ -3,7 +3,8 @@ import type { SequencedChange } from '@colloquy/core/protocol'
 import type { Store } from '@colloquy/core'
 import { OUTBOX, type OutboxRecord } from './outbox.js'
 import { httpTransport, type Transport } from './transport.js'
-import type { Conflict, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
+import { sealingTransport } from './sealing.js'
+import type { Conflict, IntegrityFailure, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
 
 export type Records = Array<{ key: number; value: OutboxRecord }>
 
@@ -40,6 +41,8 @@ export interface Replication {
   readonly status: BehaviorSubject<SyncStatus>
   readonly conflicts: Subject<Conflict>
   readonly rejected: Subject<Rejection>
+  /** Server changes refused because they do not open (end-to-end encryption). */
+  readonly integrity: Subject<IntegrityFailure>
   /** Where the leader tells the other tabs its status. */
   readonly channel: BroadcastChannel | undefined
 
@@ -99,9 +102,16 @@ export interface Replication {
 
 export function replication(store: Store, options: SyncOptions): Replication {
   const now = options.now ?? Date.now
+  const integrity = new Subject<IntegrityFailure>()
+  const wire = options.transport ?? httpTransport(options)
+  // With a keyring, what crosses the wire is sealed (sealing.ts); the rest of the engine is the same.
+  const keyring = options.keyring
   return {
     store,
-    transport: options.transport ?? httpTransport(options),
+    transport: keyring
+      ? sealingTransport(wire, keyring, (f) => integrity.next({ ...f, at: now() }), options.policy)
+      : wire,
+    integrity,
     options,
     now,
     clientId: `c_${Math.random().toString(36).slice(2)}${now().toString(36)}`,
