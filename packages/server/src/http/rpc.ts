@@ -8,6 +8,7 @@ import { notFound, type Tenancy } from '../tenancy.js'
 import type { Usage } from '../usage.js'
 import type { ChangeFeed } from '../changes/change-feed.js'
 import { workOf, type Work } from '../work.js'
+import { clearOnly, refuseSealed, refuseSealedCall } from '../sealed.js'
 
 export interface Service {
   readonly store: Store
@@ -110,7 +111,24 @@ async function scoped(
   req: FunctionMap[FunctionId][0],
 ): Promise<unknown> {
   const { store, tenancy } = service
-  if (scope.kind === 'all') return store.call(fn, req)
+  if (fn === 'session::mention::search') {
+    // Over the caller's clear sessions only: a sealed one's title is ciphertext here, and a
+    // search from inside a sealed session is refused (docs/encryption.md).
+    const r = req as FunctionMap['session::mention::search'][0]
+    const asking = r.context?.session_id
+    if (typeof asking === 'string') await refuseSealed(store, asking, 'mention search')
+    const metas =
+      scope.kind === 'all'
+        ? (function* () {
+            for (const head of hostOf(store).heads()) yield head.meta
+          })()
+        : ownMetas(store, tenancy, scope.owner)
+    return workOf(service).run('mention', (meter) => searchMentions(clearOnly(metas), r, meter))
+  }
+  if (scope.kind === 'all') {
+    await refuseSealedCall(store, fn, req)
+    return store.call(fn, req)
+  }
   const principal = scope.owner
 
   switch (fn) {
@@ -149,20 +167,16 @@ async function scoped(
         release()
       }
     }
-    case 'session::mention::search': {
-      // Only the caller's sessions are offered; the search's own work budget bounds the rest.
-      const r = req as FunctionMap['session::mention::search'][0]
-      return workOf(service).run('mention', (meter) =>
-        searchMentions(ownMetas(store, tenancy, principal), r, meter),
-      )
-    }
     case 'session::mention::get': {
       const r = req as FunctionMap['session::mention::get'][0]
-      return tenancy.standing(principal, r.id) === 'own' ? store.call(fn, r) : null
+      if (tenancy.standing(principal, r.id) !== 'own') return null
+      await refuseSealedCall(store, fn, r)
+      return store.call(fn, r)
     }
     default: {
       const r = req as { session_id: string; metadata?: FunctionMap['session::set-meta'][0]['metadata'] }
       if (tenancy.standing(principal, r.session_id) !== 'own') return unknownSession(fn, r.session_id)
+      await refuseSealedCall(store, fn, req)
       // The standing above is this instance's view; on a storage shared by several instances the
       // session may have been deleted and created by someone else meanwhile: checked again in
       // the commit, under the session's lock.
