@@ -139,10 +139,13 @@ export const storedSealedAttachment: Parser<SealedAttachmentMeta & { size: numbe
   },
 )
 
-/** Whether a record a replicated change carries is in its sealed form (it has a `box`, or sealed title). */
+/**
+ * Whether a record a replicated change carries claims its sealed form (it has a `box`, or a title
+ * that is not text): then it is checked as one, and refused with the sealed form's words.
+ */
 export const isSealedRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' &&
   v !== null &&
   !Array.isArray(v) &&
-  (typeof (v as { box?: unknown }).box === 'string' ||
+  (Object.prototype.hasOwnProperty.call(v, 'box') ||
     (typeof (v as { title?: unknown }).title === 'object' && (v as { title?: unknown }).title !== null))
