@@ -173,7 +173,11 @@ describe('end-to-end encrypted sync with a real server', () => {
       message: text(`${MARKER} reply`, 'assistant'),
       parent_id: first.entry_id,
     })
-    await a.store.setDraft({ session_id, text: `${MARKER} draft` })
+    await a.store.setDraft({
+      session_id,
+      draft: `${MARKER} draft`,
+      attachment_ids: [file.attachment.attachment_id],
+    })
     await a.sync.flush()
 
     // The second device: the keyring from the server, opened with the passphrase only.

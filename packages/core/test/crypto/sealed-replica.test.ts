@@ -6,6 +6,7 @@ import {
   type SessionMeta,
   type Store,
 } from '../../src/index.js'
+import type { ContentBlock, SessionEntry } from '../../src/model/model.js'
 import { parseReplicaChange } from '../../src/replica/index.js'
 import { parseStoredEntry, parseStoredMeta } from '../../src/wire.js'
 import {
@@ -36,15 +37,14 @@ const meta = (title: string, at = 1): SessionMeta => ({
   updated_at: at,
   message_count: 0,
 })
-const message = (id: string, text: string, extra: object[] = []) =>
-  ({
-    id,
-    parent_id: null,
-    timestamp: 5,
-    revision: 0,
-    kind: 'message',
-    message: { role: 'user', content: [{ type: 'text', text }, ...extra], timestamp: 5 },
-  }) as const
+const message = (id: string, text: string, extra: ContentBlock[] = []): SessionEntry => ({
+  id,
+  parent_id: null,
+  timestamp: 5,
+  revision: 0,
+  kind: 'message',
+  message: { role: 'user', content: [{ type: 'text', text }, ...extra], timestamp: 5 },
+})
 
 /** As the wire hands it over: JSON, then the one validator. */
 const wire = (c: unknown): ReplicaChange => parseReplicaChange(JSON.parse(JSON.stringify(c)), 'change')
@@ -120,7 +120,13 @@ describe('sealed records in replicated changes', () => {
       size: sealedBytes.length,
       sha256: 'f'.repeat(64),
     }
-    const e = await sealEntry(ring, 's_sealed', message('e1', 'see', [{ type: 'file', attachment_id: 'a1' }]))
+    const e = await sealEntry(
+      ring,
+      's_sealed',
+      message('e1', 'see', [
+        { type: 'file', attachment_id: 'a1', name: 'f.txt', mime: 'text/plain', size: 4 },
+      ]),
+    )
     expect(e).toMatchObject({ attachment_ids: ['a1'] })
     const results = await store.applyReplica(
       [
