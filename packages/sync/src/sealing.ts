@@ -83,24 +83,40 @@ export function sealingTransport(
     },
     stream(since, onMessage, onClose, epoch) {
       // Opening is asynchronous: frames are handed on one at a time, in the order they came.
+      // A step that fails (it should not: refusals are reported, not thrown) ends the stream
+      // with its error, and the loop pulls from the checkpoint, as after any stream failure.
       let queue = Promise.resolve()
-      let closed = false
+      let stopped = false
+      let ended = false
+      const end = (error?: unknown): void => {
+        if (ended) return
+        ended = true
+        onClose(error)
+      }
+      const fail = (e: unknown): void => {
+        if (ended) return
+        stopped = true
+        handle.close()
+        end(e)
+      }
       const handle = inner.stream(
         since,
         (m) => {
-          queue = queue.then(async () => {
-            const opened = await openPage(s, m)
-            if (!closed) onMessage(opened)
-          })
+          queue = queue
+            .then(async () => {
+              const opened = await openPage(s, m)
+              if (!stopped && !ended) onMessage(opened)
+            })
+            .catch(fail)
         },
         (error) => {
-          queue = queue.then(() => onClose(error))
+          queue = queue.then(() => end(error))
         },
         epoch,
       )
       return {
         close() {
-          closed = true
+          stopped = true
           handle.close()
         },
       }
