@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process'
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, SessionError, type Store } from '@colloquy/core'
 import { Keyring } from '@colloquy/core/crypto'
@@ -323,6 +324,82 @@ describe('end-to-end encrypted sync with a real server', () => {
       (await c.store.getMessage({ session_id: s1.session_id, entry_id: later.entry_id }))?.entry,
     ).toBeDefined()
     expect(new Set(c.refused.map((f) => f.id ?? f.session_id)).size).toBe(4)
+  })
+
+  it('a flipped byte in what the server stores (its files, or its database) is caught when a device pulls it', async () => {
+    const data = await currentDataBackend().data()
+    defer(() => data.remove())
+    const args = [...data.args, '--no-fsync', '--token', 'alice=tok-a']
+    const first = await startServer(args)
+    const ring = await Keyring.create({ passphrase: PASSPHRASE })
+    const pushed: any[] = []
+    const a = await device(first.url, ring, 'tok-a', (t) => ({
+      ...t,
+      push: (req) => {
+        pushed.push(...req.mutations.map((m) => structuredClone(m.change)))
+        return t.push(req)
+      },
+    }))
+    const { session_id } = await a.store.create({ title: 'on disk' })
+    const root = await a.store.append({ session_id, message: text('root') })
+    const altered = await a.store.append({
+      session_id,
+      message: text('altered', 'assistant'),
+      parent_id: root.entry_id,
+    })
+    const intact = await a.store.append({
+      session_id,
+      message: text('intact', 'assistant'),
+      parent_id: root.entry_id,
+    })
+    await a.sync.flush()
+    a.sync.stop()
+    await first.stop()
+
+    // One character of the entry's box changed where it is stored, as a disk or an operator could.
+    const box = pushed.find((c) => c.type === 'entry' && c.entry.id === altered.entry_id).entry.box as string
+    const at = Math.floor(box.length / 2)
+    const flipped = box.slice(0, at) + (box[at] === 'A' ? 'B' : 'A') + box.slice(at + 1)
+    let edits = 0
+    if (data.args.includes('--postgres')) {
+      const db = new pg.Client({ connectionString: data.args[data.args.indexOf('--postgres') + 1] })
+      await db.connect()
+      try {
+        const r = await db.query(
+          'UPDATE colloquy_entries SET entry = replace(entry::text, $1, $2)::json WHERE strpos(entry::text, $1) > 0',
+          [box, flipped],
+        )
+        edits = r.rowCount ?? 0
+      } finally {
+        await db.end()
+      }
+    } else {
+      const dir = data.args[data.args.indexOf('--data-dir') + 1]
+      const walk = async (d: string): Promise<void> => {
+        for (const e of await readdir(d, { withFileTypes: true })) {
+          const path = join(d, e.name)
+          if (e.isDirectory()) await walk(path)
+          else if (e.isFile()) {
+            const content = await readFile(path, 'utf8')
+            if (!content.includes(box)) continue
+            await writeFile(path, content.split(box).join(flipped))
+            edits++
+          }
+        }
+      }
+      await walk(dir)
+    }
+    expect(edits).toBeGreaterThan(0)
+
+    const second = await startServer(args)
+    defer(() => second.stop())
+    const c = await device(second.url, ring)
+    await c.sync.flush()
+    expect([...new Set(c.refused.map((f) => f.id))]).toEqual([altered.entry_id])
+    await c.store.engine.ensureLoaded(session_id)
+    expect([...c.store.engine.state.sessions.get(session_id)!.entries!.keys()].sort()).toEqual(
+      [root.entry_id, intact.entry_id].sort(),
+    )
   })
 
   it('features that need plaintext answer a sealed session with a clear 4xx; clear sessions are served as before', async () => {
