@@ -402,6 +402,34 @@ describe('end-to-end encrypted sync with a real server', () => {
     )
   })
 
+  it('a device that restarted (no sealed meta held yet) edits a field: its own echo and later edits open without a false alarm', async () => {
+    const srv = await server()
+    const ring = await Keyring.create({ passphrase: PASSPHRASE })
+    const a = await device(srv.url, ring)
+    const { session_id } = await a.store.create({ title: 'before' })
+    await a.sync.flush()
+    a.sync.close()
+    // The same store, a new sync (what a reload gives): it holds no sealed form of the meta.
+    const again = createSync(a.store, { url: srv.url, token: 'tok-a', WebSocket: WS, keyring: ring })
+    const refused: IntegrityFailure[] = []
+    const sub = again.integrity$.subscribe((f) => refused.push(f))
+    cleanup.push(
+      () => again.close(),
+      () => sub.unsubscribe(),
+    )
+    await a.store.setStatus({ session_id, status: 'done' })
+    again.start()
+    await again.flush()
+    const b = await device(srv.url, ring)
+    await b.sync.flush()
+    await b.store.setMeta({ session_id, title: 'after' })
+    await b.sync.flush()
+    await again.flush()
+    expect(refused).toEqual([])
+    expect((await a.store.get({ session_id }))!.meta).toMatchObject({ title: 'after', status: 'done' })
+    expect((await b.store.get({ session_id }))!.meta).toMatchObject({ title: 'after', status: 'done' })
+  })
+
   it('features that need plaintext answer a sealed session with a clear 4xx; clear sessions are served as before', async () => {
     const srv = await server()
     const ring = await Keyring.create({ passphrase: PASSPHRASE })

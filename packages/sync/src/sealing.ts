@@ -221,7 +221,10 @@ async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> 
         previous: raised(sid, held, held ? c.fields : undefined),
         ...(held && c.fields && { changed: c.fields }),
       })
-      s.metas.set(sid, sealed)
+      // What the server holds once this lands: the fields pushed, and the held rest. Without a
+      // held form (a device that restarted), only a whole meta says that; for some fields the
+      // server keeps its own others, which the next pull brings.
+      if (held || !c.fields) s.metas.set(sid, sealed)
       return { ...c, meta: sealed as unknown as SessionMeta }
     }
     case 'entry':
