@@ -9,7 +9,7 @@
 import type { JsonObject, SessionEntry, SessionMeta } from './model/model.js'
 import type { PagedReads, PageQuery, SessionHead } from './storage/seam.js'
 import type { Keyring } from './crypto/keyring.js'
-import { engineOf, keyringOf, type Store } from './store.js'
+import { encryptedOf, engineOf, keyringOf, type Store } from './store.js'
 
 // The types of commits and commit hooks (`store.commits$`, `store.addCommitHook`): what sync's
 // outbox and a server's change log are written against.
@@ -70,6 +70,8 @@ export interface StoreHost {
    * opens pulls with); null without encryption, and while locked.
    */
   readonly keyring: Keyring | null
+  /** Whether the store is encrypted (`createStore({ encryption })`), locked or not. */
+  readonly encrypted: boolean
 }
 
 /** How many heads `everyHead` reads at a time. */
@@ -145,6 +147,9 @@ function viewOf(store: Store): StoreHost {
     applyExternal: (source, payload, events) => void engine.applyExternal(source, payload, events),
     get keyring() {
       return keyringOf(store)
+    },
+    get encrypted() {
+      return encryptedOf(store)
     },
   }
 }

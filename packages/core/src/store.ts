@@ -274,6 +274,8 @@ export const engineOf = (store: Store): Engine => store.engine
 const encryptions = new WeakMap<Store, Encryption>()
 /** The store's unlocked keyring; null without encryption or while locked. */
 export const keyringOf = (store: Store): Keyring | null => encryptions.get(store)?.keyring ?? null
+/** Whether the store was created with `encryption` (locked or not). */
+export const encryptedOf = (store: Store): boolean => encryptions.has(store)
 
 const secretOf = (s: Secret): KeySecret => (typeof s === 'string' ? { passphrase: s } : s)
 

@@ -5,7 +5,15 @@ export { LIMITS, isValidId, isWellFormed } from './validation/limits.js'
 export { checkMime, isValidMime, mimeOrOctet } from './validation/mime.js'
 export { parseEventConfig } from './live/events.js'
 export { parseAgentMessage } from './validation/schemas.js'
-export { parseSessionEntry, parseSessionMeta, parseAttachmentMeta } from './validation/records.js'
+export {
+  parseSessionEntry,
+  parseSessionMeta,
+  parseAttachmentMeta,
+  parseStoredEntry,
+  parseStoredMeta,
+  parseStoredAttachmentMeta,
+} from './validation/records.js'
+export { isSealedRecord } from './validation/sealed-records.js'
 export { checkImport } from './import/import.js'
 export { mentionPage, searchMentionPage, searchMentions, MENTION_WORK_BUDGET } from './ops/mention.js'
 export { LIST_WORK_BUDGET, WorkMeter } from './ops/work.js'

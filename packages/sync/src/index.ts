@@ -1,5 +1,6 @@
 export { createSync, type Sync } from './sync.js'
-export type { SyncOptions, SyncStatus, SyncState, Conflict, Rejection } from './types.js'
+export type { SyncOptions, SyncStatus, SyncState, Conflict, Rejection, IntegrityFailure } from './types.js'
 export { httpTransport, TransportError, type Transport, type HttpTransportOptions } from './transport.js'
 export { mirrorHistory, type Mirror, type MirrorOptions } from './mirror.js'
 export type { LocalSearch, SyncSearchOptions, SyncSearchResult } from './search.js'
+export { fetchKeyring, saveKeyring, openOrCreateKeyring } from './remote-keyring.js'

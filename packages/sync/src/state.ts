@@ -1,9 +1,12 @@
 import { BehaviorSubject, Subject } from 'rxjs'
 import type { SequencedChange } from '@colloquy/core/protocol'
-import type { Store } from '@colloquy/core'
+import { SessionError, type Store } from '@colloquy/core'
+import type { KeySource } from '@colloquy/core/crypto'
+import { hostOf } from '@colloquy/core/host'
 import { OUTBOX, type OutboxRecord } from './outbox.js'
 import { httpTransport, type Transport } from './transport.js'
-import type { Conflict, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
+import { sealingTransport } from './sealing.js'
+import type { Conflict, IntegrityFailure, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
 
 export type Records = Array<{ key: number; value: OutboxRecord }>
 
@@ -40,6 +43,8 @@ export interface Replication {
   readonly status: BehaviorSubject<SyncStatus>
   readonly conflicts: Subject<Conflict>
   readonly rejected: Subject<Rejection>
+  /** Server changes refused because they do not open (end-to-end encryption). */
+  readonly integrity: Subject<IntegrityFailure>
   /** Where the leader tells the other tabs its status. */
   readonly channel: BroadcastChannel | undefined
 
@@ -99,9 +104,16 @@ export interface Replication {
 
 export function replication(store: Store, options: SyncOptions): Replication {
   const now = options.now ?? Date.now
+  const integrity = new Subject<IntegrityFailure>()
+  const wire = options.transport ?? httpTransport(options)
+  // With a keyring, what crosses the wire is sealed (sealing.ts); the rest of the engine is the same.
+  const keyring = options.keyring ?? storeKeys(store)
   return {
     store,
-    transport: options.transport ?? httpTransport(options),
+    transport: keyring
+      ? sealingTransport(wire, keyring, (f) => integrity.next({ ...f, at: now() }), options.policy)
+      : wire,
+    integrity,
     options,
     now,
     clientId: `c_${Math.random().toString(36).slice(2)}${now().toString(36)}`,
@@ -171,3 +183,24 @@ export const kv = async (s: Replication): Promise<Map<string, unknown>> =>
 
 export const refreshPending = async (s: Replication): Promise<void> =>
   setStatus(s, { pending: (await outbox(s)).length })
+
+/**
+ * An encrypted store's keys, read live: what it holds now (a passphrase change or an unlock in
+ * another tab hands it new ones). While the store is locked there is none, and sealing or opening
+ * fails with `session/locked`: sync waits and retries, and nothing crosses the wire in clear.
+ */
+function storeKeys(store: Store): KeySource | undefined {
+  const host = hostOf(store)
+  if (!host.encrypted) return undefined
+  const current = (): KeySource => {
+    const keyring = host.keyring
+    if (!keyring) throw new SessionError('session/locked', 'the store is locked: unlock it to sync')
+    return keyring
+  }
+  return {
+    get currentKeyId() {
+      return current().currentKeyId
+    },
+    keyFor: (id) => current().keyFor(id),
+  }
+}

@@ -6,7 +6,7 @@ import { lead } from './leader.js'
 import { leadLoop } from './loop.js'
 import { outboxHook } from './outbox.js'
 import { closeStream, outbox, refreshPending, replication, setStatus, wake } from './state.js'
-import type { Conflict, Rejection, SyncOptions, SyncStatus } from './types.js'
+import type { Conflict, IntegrityFailure, Rejection, SyncOptions, SyncStatus } from './types.js'
 
 export interface Sync {
   start(): void
@@ -16,6 +16,11 @@ export interface Sync {
   readonly status$: Observable<SyncStatus>
   readonly conflicts$: Observable<Conflict>
   readonly rejected$: Observable<Rejection>
+  /**
+   * With a `keyring`: server changes refused because they do not open (tampered, swapped,
+   * replayed). Nothing of such a change is applied, and syncing goes on with the rest.
+   */
+  readonly integrity$: Observable<IntegrityFailure>
   /** Rejected changes still stored, oldest first. */
   rejections(): Promise<Rejection[]>
   /** Forgets a rejected change once the app has dealt with it. */
@@ -106,6 +111,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     status$: status.asObservable(),
     conflicts$: s.conflicts.asObservable(),
     rejected$: s.rejected.asObservable(),
+    integrity$: s.integrity.asObservable(),
     rejections: () => rejections(s),
     acknowledge: (id) => acknowledge(s, id),
     search: (request, options) => searchWithServer(store, s.transport, request, options),

@@ -2,6 +2,7 @@ import { SessionError, type AttachmentMeta } from '@colloquy/core'
 import { mimeOrOctet } from '@colloquy/core/wire'
 import type { SearchRequest } from '@colloquy/core/search'
 import type { PullResponse, PushRequest, PushResponse, StreamMessage } from '@colloquy/core/protocol'
+import type { SerializedKeyring } from '@colloquy/core/crypto'
 
 /** How the sync engine reaches a server; the HTTP one below, or a test double. */
 export interface Transport {
@@ -21,6 +22,10 @@ export interface Transport {
   downloadAttachment?(session_id: string, attachment_id: string): Promise<Blob | null>
   /** The server's `session::search` answer for a checked request (unchecked: the caller checks it). */
   search?(request: SearchRequest): Promise<unknown>
+  /** The caller's wrapped keyring the server keeps (end-to-end encryption), or null. */
+  getKeyring?(): Promise<unknown>
+  /** Has the server keep the caller's wrapped keyring. */
+  putKeyring?(keyring: SerializedKeyring): Promise<void>
 }
 
 export interface HttpTransportOptions {
@@ -124,6 +129,9 @@ export function httpTransport(options: HttpTransportOptions): Transport {
         sha256: a.sha256,
         created_at: String(a.created_at),
       })
+      // A sealed attachment (end-to-end encryption): its name and type are in its box.
+      const box = (a as { box?: unknown }).box
+      if (typeof box === 'string') query.set('box', box)
       const url = `${base}/sync${attachmentPath(session_id, a.attachment_id)}?${query}`
       // First without the bytes: the server may already hold the same content (sha256). Like
       // every write, it carries a Content-Type no page can send cross-site without a preflight.
@@ -148,6 +156,11 @@ export function httpTransport(options: HttpTransportOptions): Transport {
     },
     search: (req) =>
       request<unknown>('/rpc/session::search', { method: 'POST', body: JSON.stringify(req) }),
+    getKeyring: async () =>
+      (await request<{ keyring?: unknown }>('/keyring', { method: 'GET' })).keyring ?? null,
+    putKeyring: async (keyring) => {
+      await request('/keyring', { method: 'PUT', body: JSON.stringify(keyring) })
+    },
     push: (req) => request<PushResponse>('/sync/push', { method: 'POST', body: JSON.stringify(req) }),
     pull: (since, limit, epoch) =>
       request<PullResponse>(`/sync/pull?since=${since}&limit=${limit}${epochParam(epoch)}`, {

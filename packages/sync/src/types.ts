@@ -1,4 +1,5 @@
 import type { AgentMessage, ReplicaChange, SessionEntry } from '@colloquy/core'
+import type { EncryptionPolicy, Keyring } from '@colloquy/core/crypto'
 import type { HttpTransportOptions, Transport } from './transport.js'
 
 export type SyncState = 'offline' | 'connecting' | 'syncing' | 'idle' | 'error'
@@ -32,7 +33,37 @@ export interface Rejection {
   readonly at: number
 }
 
+/**
+ * A change from the server refused because it does not open (end-to-end encryption): a flipped
+ * byte, a value moved to another entry, session or field, an older value replayed under a newer
+ * revision, a clear record where a sealed one belongs, or a key this keyring lacks. Nothing of it
+ * was applied; syncing went on with the rest.
+ */
+export interface IntegrityFailure {
+  /** Where the change sat in the server's log (absent for an attachment's bytes or a push answer). */
+  readonly seq?: number
+  readonly session_id: string
+  /** The change's type (`entry`, `meta`, `attachments`…), or `attachment` for bytes. */
+  readonly change: string
+  /** The entry or attachment id, when it names one. */
+  readonly id?: string
+  readonly code: 'session/integrity'
+  readonly message: string
+  readonly at: number
+}
+
 export interface SyncOptions extends HttpTransportOptions {
+  /**
+   * End-to-end encryption: every change is sealed under this keyring before it is sent and
+   * opened after it arrives, so the server holds ciphertext only (docs/encryption.md). A change
+   * that does not open is refused and reported on `integrity$`.
+   */
+  keyring?: Keyring
+  /**
+   * With `keyring`: the metadata keys left clear (default `['owner']`, the key a server's
+   * tenancy scopes sessions by). Every device of a user must use the same policy.
+   */
+  policy?: EncryptionPolicy
   /** Overrides the HTTP/WebSocket transport (tests, custom channels). */
   transport?: Transport
   /**

@@ -1,8 +1,10 @@
 import { expect } from 'vitest'
 import fc from 'fast-check'
 import { createStore, memoryStorage, type Store } from '@colloquy/core'
+import { openEntry, openMeta, type Keyring } from '@colloquy/core/crypto'
 import { createSync, type Sync, type Transport } from '../src/index.js'
-import { replicaSnapshot } from '../../../test/support/replica-snapshot.js'
+import { DEFAULT_POLICY } from '../src/sealing.js'
+import { replicaSnapshot, type ReplicaSession } from '../../../test/support/replica-snapshot.js'
 import { loopback } from './loopback.js'
 
 const text = (t: string) => [{ type: 'text' as const, text: t }]
@@ -71,8 +73,30 @@ async function loopbackBackend(): Promise<Backend> {
   }
 }
 
-/** Runs one interleaving; throws when replicas do not converge. */
-export async function runScenario(n: number, actions: Action[], backend?: Backend): Promise<void> {
+/** A server's snapshot of sealed sessions, opened (what every device must hold in clear). */
+async function opened(keyring: Keyring, truth: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {}
+  for (const [id, value] of Object.entries(truth)) {
+    if (!value) continue
+    const s = value as ReplicaSession
+    const meta = await openMeta(keyring, s.meta, DEFAULT_POLICY)
+    const entries = []
+    for (const e of s.entries) entries.push(await openEntry(keyring, id, e))
+    out[id] = { meta: { ...meta, updated_at: 0 }, leaf: s.leaf, entries }
+  }
+  return out
+}
+
+/**
+ * Runs one interleaving; throws when replicas do not converge. With `keyring`, every device
+ * syncs end-to-end encrypted: the server holds sealed sessions, opened here to compare.
+ */
+export async function runScenario(
+  n: number,
+  actions: Action[],
+  backend?: Backend,
+  keyring?: Keyring,
+): Promise<void> {
   const server = backend ?? (await loopbackBackend())
   const online = Array.from({ length: n }, () => true)
   const devices: Array<{ store: Store; sync: Sync }> = []
@@ -87,7 +111,7 @@ export async function runScenario(n: number, actions: Action[], backend?: Backen
         online[d] ? base.stream(s, m, c, e) : (queueMicrotask(() => c(new Error('offline'))), { close() {} }),
     }
     const store = await createStore({ storage: memoryStorage(), multiTab: false })
-    const sync = createSync(store, { url: 'x', transport })
+    const sync = createSync(store, { url: 'x', transport, keyring })
     devices.push({ store, sync })
   }
   // Three shared sessions, created on device 0 and synced everywhere first.
@@ -147,7 +171,8 @@ export async function runScenario(n: number, actions: Action[], backend?: Backen
       await d.sync.flush()
     }
   }
-  const truth = await server.truth(sessions)
+  const held = await server.truth(sessions)
+  const truth = keyring ? await opened(keyring, held) : held
   const mine = (all: Record<string, unknown>) => Object.fromEntries(sessions.map((id) => [id, all[id]]))
   for (const d of devices)
     expect(JSON.stringify(mine(await replicaSnapshot(d.store)), null, 1)).toEqual(

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { Client } from 'undici'
 import { startPostgres } from '../../support/postgres.js'
 import type { BenchRow, Workload } from '../types.js'
+import { Keyring, sealEntry, sealMeta } from '../../../packages/core/src/crypto/index.js'
 
 const CLIENTS = 50
 const WARMUP_MS = 1_500
@@ -105,16 +106,32 @@ const message = (i: number) => ({
   timestamp: i,
 })
 
+/**
+ * `S4_SEALED=1`: clients push end-to-end encrypted sessions (docs/encryption.md): sealed metas,
+ * and entries whose content is a box. The server never opens a box, so every append carries the
+ * box of one message sealed once at start (its real size): the server's work is that of a real
+ * sealed append, and the clients spend no CPU sealing inside the measured window.
+ */
+let sealing: { ring: Keyring; box: string } | undefined
+async function startSealing(): Promise<void> {
+  const ring = await Keyring.create({ passphrase: 'S4 bench' })
+  const sample = {
+    id: 'e0',
+    parent_id: null,
+    timestamp: 0,
+    revision: 0,
+    kind: 'message' as const,
+    message: message(0),
+  }
+  sealing = { ring, box: (await sealEntry(ring, 's4', sample)).box }
+}
+
 /** One chat append as a client pushes it: the new entry (explicit id and parent) and the leaf move. */
 function appendMutations(session_id: string, i: number, id: number) {
-  const entry = {
-    id: `e${i}`,
-    parent_id: i === 0 ? null : `e${i - 1}`,
-    timestamp: Date.now(),
-    revision: 0,
-    kind: 'message',
-    message: message(i),
-  }
+  const base = { id: `e${i}`, parent_id: i === 0 ? null : `e${i - 1}`, timestamp: Date.now(), revision: 0 }
+  const entry = sealing
+    ? { ...base, kind: 'message', role: 'user', box: sealing.box }
+    : { ...base, kind: 'message', message: message(i) }
   return [
     { id, change: { type: 'entry', session_id, entry, base_revision: null } },
     { id: id + 1, change: { type: 'leaf', session_id, entry_id: entry.id } },
@@ -262,7 +279,15 @@ async function measure(
   let stop = false
   const loops = clients.map(async (c, k) => {
     const session_id = `${label}-${k}`
-    await c.push([sessionMeta(session_id)])
+    const create = sessionMeta(session_id)
+    if (sealing)
+      create.change.meta = (await sealMeta(sealing.ring, {
+        ...create.change.meta,
+        status: 'idle',
+        kind: 'user',
+        metadata: {},
+      })) as never
+    await c.push([create])
     for (let i = 0; !stop; i++) {
       const t0 = performance.now()
       const results = await c.push(appendMutations(session_id, i, 2 * i + 1))
@@ -322,6 +347,7 @@ const s4: Workload = {
     const root = repoRoot()
     const WS = createRequire(join(root, 'packages/server/package.json'))('ws') as WebSocketClass
     const rows: BenchRow[] = []
+    if (process.env.S4_SEALED === '1') await startSealing()
     const cluster = process.env.S4_POSTGRES === '0' ? undefined : await startPostgres({ durable: true })
     try {
       for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
@@ -372,10 +398,9 @@ const s4: Workload = {
             )
             for (const c of clients) c.close()
             const load = loadavg()[0].toFixed(1)
+            const mode = sealing ? `${transport}, sealed` : transport
             const subject =
-              storage === 'file'
-                ? `colloquy-server (${transport})`
-                : `colloquy-server postgres x2 (${transport})`
+              storage === 'file' ? `colloquy-server (${mode})` : `colloquy-server postgres x2 (${mode})`
             ctx.log(
               `${subject}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, client CPU ${r.clientCpu.toFixed(3)} ms/append, load ${load}`,
             )
@@ -389,11 +414,11 @@ const s4: Workload = {
               // The target is read on the rows whose clients leave the server its share of the cores; Node's
               // http client spends more CPU per request than the server does (its note says how much).
               ...(storage !== 'file'
-                ? { baseline: `colloquy-server (${transport})` }
+                ? { baseline: `colloquy-server (${mode})` }
                 : transport === 'http'
                   ? {}
                   : { target: `>= ${TARGET.toLocaleString('en-US')} appends/s`, pass: r.rate >= TARGET }),
-              note: `${CLIENTS} clients (one user each), 1 awaited append per push; client: ${CLIENT_NOTE[transport]} (${r.clientCpu.toFixed(3)} ms CPU per append); ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, flushing at commit) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
+              note: `${CLIENTS} clients (one user each), 1 awaited append per push${sealing ? ', sessions end-to-end encrypted (sealed metas and entry boxes)' : ''}; client: ${CLIENT_NOTE[transport]} (${r.clientCpu.toFixed(3)} ms CPU per append); ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, flushing at commit) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
             })
             // Contention-independent: what one append costs the server(s), so 1000 / value is the rate one free core sustains.
             if (r.cpu !== undefined)

@@ -4,6 +4,7 @@ import { allEntries, attachmentsOf } from '../engine/overlay-reads.js'
 import type { SessionErrorCode } from '../model/errors.js'
 import { jsonEqual } from '../model/json.js'
 import { isValidMime, mimeOrOctet } from '../validation/mime.js'
+import { SEALED_METADATA_KEY } from '../validation/sealed-records.js'
 import type { Commit } from '../engine/changes.js'
 import type { AttachmentMeta, SessionEntry, SessionMeta } from '../model/model.js'
 import { byCreation, messageAttachmentIds } from '../ops/attachments.js'
@@ -129,7 +130,7 @@ function applyDetach(
   const held = attachmentsOf(d, session_id)
   if (!held.some((a) => a.attachment_id === attachment_id)) return unchanged
   for (const e of allEntries(d, session_id)) {
-    if (e.kind === 'message' && messageAttachmentIds(e.message).has(attachment_id)) {
+    if (e.kind === 'message' && referenced(e).has(attachment_id)) {
       return policy === 'push'
         ? rejected('session/attachment_in_use', `attachment ${attachment_id} is referenced by a message`)
         : unchanged
@@ -217,6 +218,7 @@ function applyMeta(
           draft_attachments: heldChips(d, incoming.session_id, incoming.draft_attachments),
         }
       : { ...held, ...pick(incoming, fields), updated_at: Math.max(held.updated_at, incoming.updated_at) }
+  if (policy === 'push') keepNewerSealed(held, next)
   if (policy === 'push' && fields.includes('draft_attachments'))
     next.draft_attachments = heldChips(d, incoming.session_id, incoming.draft_attachments)
   for (const key of ['draft', 'draft_attachments', 'status_reason', 'metadata'] as const)
@@ -237,12 +239,53 @@ function applyMeta(
   return applied
 }
 
+type SealedCounter = { rev: number; box: string }
+const counterOf = (v: unknown): SealedCounter | undefined =>
+  typeof v === 'object' && v !== null && typeof (v as SealedCounter).rev === 'number'
+    ? (v as SealedCounter)
+    : undefined
+
+/**
+ * A sealed session's meta fields each carry a counter (docs/encryption.md): a field pushed with
+ * a lower one than held is older, and the held one stays, as a lower revision of an entry never
+ * replaces a higher one. So every replica keeps the highest, whatever order pushes arrive in.
+ */
+function keepNewerSealed(held: SessionMeta, next: SessionMeta): void {
+  const n = next as unknown as Record<string, unknown>
+  const h = held as unknown as Record<string, unknown>
+  for (const f of ['title', 'description', 'status_reason', 'draft']) {
+    const a = counterOf(h[f])
+    const b = counterOf(n[f])
+    if (a && b && b.rev < a.rev) n[f] = h[f]
+  }
+  const a = counterOf(held.metadata?.[SEALED_METADATA_KEY])
+  const b = counterOf(next.metadata?.[SEALED_METADATA_KEY])
+  if (a && b && b.rev < a.rev) n.metadata = held.metadata
+}
+
 function pick(meta: SessionMeta, fields: readonly MetaField[]): Partial<SessionMeta> {
   const out: Record<string, unknown> = {}
   // A field named but absent (no status_reason, no metadata) is cleared.
   for (const f of fields) out[f] = meta[f]
   return out as Partial<SessionMeta>
 }
+
+// A sealed session's entries (held by a server, docs/encryption.md) carry their content in a
+// `box` and the attachments it references in clear: the same rules compare and keep those.
+type MessageEntry = SessionEntry & { kind: 'message' }
+const boxOf = (e: SessionEntry): string | undefined => (e as { box?: string }).box
+
+/** The attachments a message entry references, clear or sealed. */
+const referenced = (e: MessageEntry): Set<string> => {
+  const box = boxOf(e)
+  return box === undefined
+    ? messageAttachmentIds(e.message)
+    : new Set((e as { attachment_ids?: string[] }).attachment_ids ?? [])
+}
+
+/** Whether two versions of a message entry hold the same content (a sealed one: the same box). */
+const sameContent = (a: MessageEntry, b: MessageEntry): boolean =>
+  boxOf(a) !== undefined || boxOf(b) !== undefined ? boxOf(a) === boxOf(b) : jsonEqual(a.message, b.message)
 
 function applyEntry(
   d: Overlay,
@@ -283,16 +326,18 @@ function applyEntry(
   if (existing.kind !== 'message' || entry.kind !== 'message') return unchanged
   if (policy === 'push') {
     // Idempotent retry: the receiver already holds exactly this version.
-    if (entry.revision === existing.revision && jsonEqual(entry.message, existing.message)) return unchanged
+    if (entry.revision === existing.revision && sameContent(entry, existing)) return unchanged
     if (base !== existing.revision || entry.revision <= existing.revision)
       return { status: 'conflict', current: existing }
   } else if (
     entry.revision < existing.revision ||
-    (entry.revision === existing.revision && jsonEqual(entry.message, existing.message))
+    (entry.revision === existing.revision && sameContent(entry, existing))
   ) {
     return unchanged
   }
-  const next = { ...existing, message: entry.message, revision: entry.revision }
+  // A sealed version is taken whole: its box is bound to its own clear fields.
+  const next =
+    boxOf(entry) !== undefined ? entry : { ...existing, message: entry.message, revision: entry.revision }
   d.putEntry(session_id, next)
   const now = ctx.now()
   // A server stamps the update with its clock, as update-message does; a pulling client takes

@@ -17,6 +17,7 @@ import {
   uint,
 } from './record-parsers.js'
 import { array, id, json, jsonObject, oneOf, str, type Parser } from './validate.js'
+import { isSealedRecord, sealedEntry, sealedMeta, storedSealedAttachment } from './sealed-records.js'
 
 // Stored records as importers and replication hand them over, and replicated changes: what an
 // app that never syncs or imports does not load.
@@ -65,6 +66,28 @@ export const attachmentMeta: Parser<AttachmentMeta> = object({ ...attachmentFiel
  */
 const newAttachmentMeta: Parser<AttachmentMeta> = object({ ...attachmentFields, mime: req(name) })
 
+// A replicated change may carry a sealed session's records (end-to-end encrypted sync,
+// docs/encryption.md): the same change, its clear fields checked with the same rules, its
+// content in boxes. A server holds them as the records of that session and never reads inside
+// them (features that need plaintext refuse sealed sessions); a client opens them before its
+// store sees them. Typed as the clear records they stand for: only a server holds them so.
+
+/** An entry of a replicated change: clear, or sealed. */
+const replicaEntry: Parser<SessionEntry> = (v, p) =>
+  isSealedRecord(v) ? (sealedEntry(v, p) as unknown as SessionEntry) : sessionEntry(v, p)
+
+/** An attachment of a replicated change: clear, or sealed (an opaque blob to the server). */
+const replicaAttachment =
+  (clear: Parser<AttachmentMeta>): Parser<AttachmentMeta> =>
+  (v, p) =>
+    isSealedRecord(v)
+      ? (Object.freeze({
+          ...storedSealedAttachment(v, p),
+          name: '',
+          mime: 'application/octet-stream',
+        }) as AttachmentMeta)
+      : clear(v, p)
+
 /** A whole session meta (imports, replication). Missing counters and dates are the caller's to fill. */
 export const sessionMeta: Parser<SessionMeta> = object({
   session_id: req(id),
@@ -82,9 +105,13 @@ export const sessionMeta: Parser<SessionMeta> = object({
   message_count: opt(uint, 0),
 })
 
+/** A meta, clear or sealed. */
+const storedMeta: Parser<SessionMeta> = (v, p) =>
+  isSealedRecord(v) ? (sealedMeta(v, p) as unknown as SessionMeta) : sessionMeta(v, p)
+
 /** A meta as replication carries it: a missing `updated_at` is its `created_at`. */
 const replicaMeta: Parser<SessionMeta> = (v, p) => {
-  const meta = sessionMeta(v, p)
+  const meta = storedMeta(v, p)
   return meta.updated_at === undefined ? Object.freeze({ ...meta, updated_at: meta.created_at }) : meta
 }
 
@@ -107,7 +134,7 @@ const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
     const c = object<{ session_id: string; entry: SessionEntry; base_revision?: number }>({
       type: lit('entry'),
       session_id: req(id),
-      entry: req(sessionEntry),
+      entry: req(replicaEntry),
       base_revision: opt(uint),
     })(v, p)
     return { type: 'entry', session_id: c.session_id, entry: c.entry, base_revision: c.base_revision ?? null }
@@ -130,7 +157,7 @@ const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
     const c = object<{ session_id: string; attachment: AttachmentMeta; bytes?: Blob }>({
       type: lit('attachment'),
       session_id: req(id),
-      attachment: req(newAttachmentMeta),
+      attachment: req(replicaAttachment(newAttachmentMeta)),
       bytes: opt(blob),
     })(v, p)
     return {
@@ -144,7 +171,7 @@ const changeParser: Parser<ReplicaChange> = tagged<ReplicaChange>('type', {
     const c = object<{ session_id: string; attachments: AttachmentMeta[] }>({
       type: lit('attachments'),
       session_id: req(id),
-      attachments: req(array(attachmentMeta)),
+      attachments: req(array(replicaAttachment(attachmentMeta))),
     })(v, p)
     return { type: 'attachments', session_id: c.session_id, attachments: c.attachments }
   },
@@ -169,3 +196,10 @@ const boundedChange: Parser<ReplicaChange> = bounded(changeParser)
 export const parseSessionEntry = bounded(sessionEntry)
 export const parseSessionMeta = bounded(sessionMeta)
 export const parseAttachmentMeta = bounded(attachmentMeta)
+
+// What a server's storage reads back: the records it holds, clear or sealed (a sealed
+// session's, as its replicated changes carried them). Imports and a client's own store use the
+// clear checks above.
+export const parseStoredEntry = bounded(replicaEntry)
+export const parseStoredMeta = bounded(storedMeta)
+export const parseStoredAttachmentMeta = bounded(replicaAttachment(attachmentMeta))

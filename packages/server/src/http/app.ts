@@ -19,6 +19,7 @@ import { liveStream, type LiveHub } from './live.js'
 import { parsePushInSlices, push } from './push.js'
 import { RateLimiter } from './rate-limit.js'
 import { bodyRoom, callAs, type Service } from './rpc.js'
+import { getKeyring, putKeyring } from '../keyrings.js'
 
 /** Every limit of the server (packages/server/README.md, "Limits", says why each default). */
 export interface Limits extends JsonLimits {
@@ -259,7 +260,7 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
 
   const corsHeaders = cors({
     origin: (origin) => (cfg.allowOrigin(origin) ? origin : null),
-    allowMethods: ['GET', 'POST', 'OPTIONS'],
+    allowMethods: ['GET', 'POST', 'PUT', 'OPTIONS'],
     allowHeaders: ['Authorization', 'Content-Type'],
     maxAge: 600,
   })
@@ -506,6 +507,15 @@ export function createRoutes(cfg: AppConfig, app = new Hono<Env>()): Hono<Env> {
   app.get('/sessions/:id/history', async (c) =>
     c.json(await history(service, accessOf(c).scope, c.req.param('id'))),
   )
+
+  // The caller's wrapped keyring, for a new device to open with the passphrase (end-to-end
+  // encryption): wrapped keys only, never a usable one (keyrings.ts).
+  app.get('/keyring', async (c) => c.json({ keyring: await getKeyring(service.store, accessOf(c).caller) }))
+  app.put('/keyring', async (c) => {
+    const { value, bytes } = await body(c)
+    await putKeyring(service.store, accessOf(c).caller, value, bytes)
+    return c.json({ ok: true })
+  })
 
   return app
 }

@@ -205,22 +205,34 @@ export function attachmentRoutes(app: Hono<Env>, { service, maxBytes }: Attachme
         throw new SessionError('session/invalid_request', `${k}: expected a non-negative integer`)
       return Number(v)
     }
-    const { name, sha256, size, created_at, mime } = refusing(refuse, () => {
+    const { name, sha256, size, created_at, mime, box } = refusing(refuse, () => {
       const name = q('name').trim()
       const sha256 = q('sha256')
-      if (name === '') throw new SessionError('session/invalid_request', 'name must not be blank')
+      // A sealed attachment's name and type are in its box (checked by the core's validator).
+      const box = q('box')
+      if (name === '' && box === '')
+        throw new SessionError('session/invalid_request', 'name must not be blank')
       if (!/^[0-9a-f]{64}$/.test(sha256))
         throw new SessionError('session/invalid_request', 'sha256: expected 64 lowercase hex digits')
       const size = int('size')
       // Checked here, before a byte is read, by the rule `applyReplica` applies again.
       const mime = q('mime').trim() === '' ? 'application/octet-stream' : checkMime(q('mime'), 'mime')
-      return { name, sha256, size, created_at: int('created_at'), mime }
+      return { name, sha256, size, created_at: int('created_at'), mime, box }
     })
     const declared = Number(c.req.header('content-length'))
     const limit = await refusingAsync(refuse, () =>
       limitFor(accessOf(c).scope, Math.max(size, Number.isSafeInteger(declared) ? declared : 0)),
     )
-    const attachment = { attachment_id, session_id, name, mime, size, sha256, created_at }
+    const attachment = {
+      attachment_id,
+      session_id,
+      name,
+      mime,
+      size,
+      sha256,
+      created_at,
+      ...(box !== '' && { box }),
+    }
     const apply = async (bytes: Blob): Promise<Response> => {
       const [result] = await withinQuota(accessOf(c).scope, size, () =>
         store.applyReplica([{ type: 'attachment', session_id, attachment, bytes }], { policy: 'push' }),

@@ -9,6 +9,7 @@ import type { Usage } from '../usage.js'
 import type { ChangeFeed } from '../changes/change-feed.js'
 import { workOf, type Work } from '../work.js'
 import { SEARCH_FUNCTION, type ServerSearch } from '../search/server-search.js'
+import { clearOnly, isSealedMeta, refuseSealed, refuseSealedCall } from '../sealed.js'
 
 export interface Service {
   readonly store: Store
@@ -121,7 +122,12 @@ async function scoped(
   req: FunctionMap[FunctionId][0],
 ): Promise<unknown> {
   const { store, tenancy } = service
-  if (scope.kind === 'all') return store.call(fn, req)
+  if (fn === 'session::mention::search')
+    return mentionSearch(service, scope, req as FunctionMap['session::mention::search'][0])
+  if (scope.kind === 'all') {
+    await refuseSealedCall(store, fn, req)
+    return store.call(fn, req)
+  }
   const principal = scope.owner
 
   switch (fn) {
@@ -163,36 +169,16 @@ async function scoped(
         release()
       }
     }
-    case 'session::mention::search': {
-      // Only the caller's sessions are offered; the search's own work budget bounds the rest.
-      const r = req as FunctionMap['session::mention::search'][0]
-      const host = hostOf(store)
-      if (host.allHeld)
-        return workOf(service).run('mention', (meter) =>
-          searchMentions(ownMetas(store, tenancy, principal), r, meter),
-        )
-      // Over a working set, the caller's most recently updated sessions, as the core's search
-      // reads a page of them over paged reads (`mentionPage`), the owner check in the read.
-      const own = await host.page({
-        ...mentionPage(),
-        accept: (m) => tenancy.owns(principal, m.metadata),
-        metadata: tenancy.filter(principal),
-      })
-      return workOf(service).run('mention', (meter) =>
-        searchMentionPage(
-          own.map((h) => h.meta),
-          r,
-          meter,
-        ),
-      )
-    }
     case 'session::mention::get': {
       const r = req as FunctionMap['session::mention::get'][0]
-      return (await tenancy.standing(principal, r.id)) === 'own' ? store.call(fn, r) : null
+      if ((await tenancy.standing(principal, r.id)) !== 'own') return null
+      await refuseSealedCall(store, fn, r)
+      return store.call(fn, r)
     }
     default: {
       const r = req as { session_id: string; metadata?: FunctionMap['session::set-meta'][0]['metadata'] }
       if ((await tenancy.standing(principal, r.session_id)) !== 'own') return unknownSession(fn, r.session_id)
+      await refuseSealedCall(store, fn, req)
       // The standing above is this instance's view; on a storage shared by several instances the
       // session may have been deleted and created by someone else meanwhile: checked again in
       // the commit, under the session's lock.
@@ -207,4 +193,43 @@ async function scoped(
       return store.call(fn, req, guard)
     }
   }
+}
+
+/**
+ * `session::mention::search` in a scope: over the scope's clear sessions only (a sealed one's
+ * title is ciphertext here), and refused from inside a sealed session (docs/encryption.md). With
+ * every head held, all of the scope's; over a working set, its most recently updated sessions, a
+ * page read as the core's own search reads one (`mentionPage`), the owner check in the read. The
+ * search's work budget bounds the rest.
+ */
+async function mentionSearch(
+  service: Service,
+  scope: Scope,
+  r: FunctionMap['session::mention::search'][0],
+): Promise<unknown> {
+  const { store, tenancy } = service
+  const asking = r.context?.session_id
+  if (typeof asking === 'string') await refuseSealed(store, asking, 'mention search')
+  const host = hostOf(store)
+  if (host.allHeld) {
+    const metas =
+      scope.kind === 'all'
+        ? (function* () {
+            for (const head of host.heads()) yield head.meta
+          })()
+        : ownMetas(store, tenancy, scope.owner)
+    return workOf(service).run('mention', (meter) => searchMentions(clearOnly(metas), r, meter))
+  }
+  const own = await host.page({
+    ...mentionPage(),
+    accept: (m) => !isSealedMeta(m) && (scope.kind === 'all' || tenancy.owns(scope.owner, m.metadata)),
+    ...(scope.kind !== 'all' && { metadata: tenancy.filter(scope.owner) }),
+  })
+  return workOf(service).run('mention', (meter) =>
+    searchMentionPage(
+      own.map((h) => h.meta),
+      r,
+      meter,
+    ),
+  )
 }

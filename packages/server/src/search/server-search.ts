@@ -4,6 +4,7 @@ import type { Principal } from '../auth.js'
 import type { Scope } from '../http/access.js'
 import type { Tenancy } from '../tenancy.js'
 import { nextTurn } from '../work.js'
+import { isSealedMeta, refuseSealed } from '../sealed.js'
 
 /** The RPC function id of a full-text search (a server function: the store has no such call). */
 export const SEARCH_FUNCTION = 'session::search'
@@ -47,7 +48,17 @@ export class ServerSearch {
    */
   async query(scope: Scope, body: unknown): Promise<SearchResult> {
     const request = checkSearchRequest(body)
-    const kept = this.indexOf(scope.kind === 'all' ? null : scope.owner)
+    const principal = scope.kind === 'all' ? null : scope.owner
+    // A search named to an end-to-end encrypted session of the caller's is refused (the server
+    // holds its text sealed); another principal's session stays unknown, as everywhere.
+    for (const id of request.session_ids ?? [])
+      await refuseSealed(
+        this.store,
+        id,
+        'search',
+        (meta) => principal === null || this.tenancy.owns(principal, meta.metadata),
+      )
+    const kept = this.indexOf(principal)
     kept.queries++
     try {
       return await (await kept.search).query(request)
@@ -75,7 +86,9 @@ export class ServerSearch {
     }
     const search = enableSearch(this.store, {
       persist: false,
-      include: principal === null ? undefined : (head) => this.tenancy.owns(principal, head.meta.metadata),
+      // The principal's clear sessions: a sealed one's text is ciphertext here.
+      include: (head) =>
+        !isSealedMeta(head.meta) && (principal === null || this.tenancy.owns(principal, head.meta.metadata)),
       pause: nextTurn,
       yieldEvery: YIELD_EVERY,
     })

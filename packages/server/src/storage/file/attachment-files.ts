@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { AttachmentMeta, SessionHead, Storage, StorageReader, WriteSet } from '@colloquy/core'
-import { parseAttachmentMeta } from '@colloquy/core/wire'
+import { parseStoredAttachmentMeta } from '@colloquy/core/wire'
 import { BOUNDED_NAME, boundedName } from './file-names.js'
 import { FOLDER_SUFFIX, META_SUFFIX, migrateAttachmentFolders, moveAside } from './migrate-names.js'
 
@@ -106,7 +106,7 @@ export function withAttachmentFiles<S extends Storage>(
       }
       if (!name.endsWith(META_SUFFIX)) continue
       try {
-        const meta = parseAttachmentMeta(
+        const meta = parseStoredAttachmentMeta(
           JSON.parse(await readFile(join(folder(sid), name), 'utf8')),
           'attachment',
         )

@@ -1,5 +1,5 @@
 import { type SessionEntry, type SessionHead, type SessionMeta } from '@colloquy/core'
-import { parseSessionEntry, parseSessionMeta } from '@colloquy/core/wire'
+import { parseStoredEntry, parseStoredMeta } from '@colloquy/core/wire'
 
 /**
  * One line of a session file, the seed's fs adapter records. `tx` is this server's addition: the
@@ -42,7 +42,7 @@ const rawSessionId = (value: unknown, into: Set<unknown>): void => {
 }
 
 function meta(value: unknown): SessionMeta {
-  const m = parseSessionMeta(value, 'meta')
+  const m = parseStoredMeta(value, 'meta')
   return m.updated_at === undefined ? { ...m, updated_at: m.created_at } : m
 }
 
@@ -55,12 +55,12 @@ export function parseRecord(value: unknown): SessionRecord {
     case 'meta':
       return { type: 'meta', meta: meta(r.meta), ...tx }
     case 'entry':
-      return { type: 'entry', entry: parseSessionEntry(r.entry, 'entry'), ...tx }
+      return { type: 'entry', entry: parseStoredEntry(r.entry, 'entry'), ...tx }
     case 'leaf':
       if (r.entry_id !== null && typeof r.entry_id !== 'string') throw new Error('leaf.entry_id')
       return { type: 'leaf', entry_id: r.entry_id ?? null, ...tx }
     case 'append':
-      return { type: 'append', entry: parseSessionEntry(r.entry, 'entry'), meta: meta(r.meta), ...tx }
+      return { type: 'append', entry: parseStoredEntry(r.entry, 'entry'), meta: meta(r.meta), ...tx }
     case 'commit':
       if (typeof r.entry_id !== 'string') throw new Error('commit.entry_id')
       return { type: 'commit', entry_id: r.entry_id, ...tx }

@@ -1,0 +1,346 @@
+import {
+  SessionError,
+  type AttachmentMeta,
+  type MetaField,
+  type ReplicaChange,
+  type SessionMeta,
+} from '@colloquy/core'
+import { sha256Hex } from '@colloquy/core/wire'
+import type { PullResponse, PushResponse, StreamMessage } from '@colloquy/core/protocol'
+import {
+  olderMetaFields,
+  openAttachmentBytes,
+  openAttachmentMeta,
+  openEntry,
+  openMeta,
+  parseSealedMeta,
+  sealAttachmentBytes,
+  sealAttachmentMeta,
+  sealEntry,
+  sealMeta,
+  type EncryptionPolicy,
+  type KeySource,
+  type SealedField,
+  type SealedMeta,
+  SEALED_METADATA_KEY,
+} from '@colloquy/core/crypto'
+import type { Transport } from './transport.js'
+import type { IntegrityFailure } from './types.js'
+
+// End-to-end encrypted sync (docs/encryption.md): with a keyring, every change goes to the server
+// sealed and every change from it is opened here, before the sync engine (and its checks) or the
+// store see it, so the rest of the engine is the same with encryption on or off. Sealing and
+// opening are core's (`@colloquy/core/crypto`); this module only places them on the wire.
+//
+// A change from the server that does not open (a flipped byte, a value swapped between entries,
+// sessions or fields, an older value replayed under a newer revision or counter, a clear record
+// where a sealed one belongs) is dropped whole and reported (`integrity$`); the changes around it
+// still apply, and the checkpoint moves past it as past any change.
+
+/** The `metadata` key a server's tenancy stamps (`owner`): clear unless the app says otherwise. */
+export const DEFAULT_POLICY: EncryptionPolicy = { clearMetadataKeys: ['owner'] }
+
+/** A sealed attachment as the server holds it: its metadata sealed, size and hash of the sealed bytes. */
+type WireAttachment = AttachmentMeta & { box: string }
+
+interface Sealing {
+  readonly keys: KeySource
+  readonly policy: EncryptionPolicy
+  readonly report: (failure: Omit<IntegrityFailure, 'at'>) => void
+  /**
+   * Per session, the newest sealed meta seen (pulled or pushed): the counters a new seal raises,
+   * and what an older field replayed whole is refused against.
+   */
+  readonly metas: Map<string, SealedMeta>
+  /** Attachments sealed for upload, by id: the push that follows names the same sealed bytes. */
+  readonly uploads: Map<string, { meta: WireAttachment; bytes: Uint8Array }>
+}
+
+const sessionOf = (c: ReplicaChange): string | undefined => {
+  const id = c.type === 'meta' ? (c.meta as { session_id?: unknown } | null)?.session_id : c.session_id
+  return typeof id === 'string' ? id : undefined
+}
+
+/**
+ * `inner` with every change sealed on the way out and opened on the way in, under `keys`.
+ * `report` hears of every change refused on the way in.
+ */
+export function sealingTransport(
+  inner: Transport,
+  keys: KeySource,
+  report: Sealing['report'],
+  policy: EncryptionPolicy = DEFAULT_POLICY,
+): Transport {
+  const s: Sealing = { keys, policy, report, metas: new Map(), uploads: new Map() }
+  const out: Transport = {
+    async push(request) {
+      const mutations = []
+      for (const m of request.mutations) mutations.push({ id: m.id, change: await sealChange(s, m.change) })
+      return openPushAnswer(s, request.mutations, await inner.push({ ...request, mutations }))
+    },
+    async pull(since, limit, epoch) {
+      return openPage(s, await inner.pull(since, limit, epoch))
+    },
+    stream(since, onMessage, onClose, epoch) {
+      // Opening is asynchronous: frames are handed on one at a time, in the order they came.
+      // A step that fails (it should not: refusals are reported, not thrown) ends the stream
+      // with its error, and the loop pulls from the checkpoint, as after any stream failure.
+      let queue = Promise.resolve()
+      let stopped = false
+      let ended = false
+      const end = (error?: unknown): void => {
+        if (ended) return
+        ended = true
+        onClose(error)
+      }
+      const fail = (e: unknown): void => {
+        if (ended) return
+        stopped = true
+        handle.close()
+        end(e)
+      }
+      const handle = inner.stream(
+        since,
+        (m) => {
+          queue = queue
+            .then(async () => {
+              const opened = await openPage(s, m)
+              if (!stopped && !ended) onMessage(opened)
+            })
+            .catch(fail)
+        },
+        (error) => {
+          queue = queue.then(() => end(error))
+        },
+        epoch,
+      )
+      return {
+        close() {
+          stopped = true
+          handle.close()
+        },
+      }
+    },
+  }
+  if (inner.uploadAttachment) {
+    const upload = inner.uploadAttachment.bind(inner)
+    out.uploadAttachment = async (session_id, attachment, bytes) => {
+      const sealed = await sealUpload(s, attachment, new Uint8Array(await bytes.arrayBuffer()))
+      await upload(session_id, sealed.meta, new Blob([sealed.bytes as Uint8Array<ArrayBuffer>]))
+    }
+  }
+  if (inner.downloadAttachment) {
+    const download = inner.downloadAttachment.bind(inner)
+    out.downloadAttachment = async (session_id, attachment_id) => {
+      const blob = await download(session_id, attachment_id)
+      if (!blob) return null
+      try {
+        const bytes = await openAttachmentBytes(
+          keys,
+          session_id,
+          attachment_id,
+          new Uint8Array(await blob.arrayBuffer()),
+        )
+        return new Blob([bytes as Uint8Array<ArrayBuffer>])
+      } catch (e) {
+        if (!(e instanceof SessionError)) throw e
+        report({
+          session_id,
+          change: 'attachment',
+          id: attachment_id,
+          code: 'session/integrity',
+          message: e.message,
+        })
+        return null
+      }
+    }
+  }
+  return out
+}
+
+/** An attachment sealed once per id: a retried upload and the push after it name the same bytes. */
+async function sealUpload(
+  s: Sealing,
+  attachment: AttachmentMeta,
+  bytes: Uint8Array,
+): Promise<{ meta: WireAttachment; bytes: Uint8Array }> {
+  const held = s.uploads.get(attachment.attachment_id)
+  if (held) return held
+  const sealed = await sealAttachmentBytes(s.keys, attachment.session_id, attachment.attachment_id, bytes)
+  const meta: WireAttachment = {
+    ...(await sealAttachmentMeta(s.keys, attachment)),
+    name: '',
+    mime: 'application/octet-stream',
+    size: sealed.length,
+    sha256: await sha256Hex(sealed),
+  }
+  const out = { meta, bytes: sealed }
+  s.uploads.set(attachment.attachment_id, out)
+  return out
+}
+
+const COUNTED = ['title', 'description', 'status_reason', 'draft'] as const
+
+/**
+ * What `sealMeta` raises counters from: `held` with the fields about to be sealed at no less than
+ * the clock. A field's counter is a replica's to compare (the highest is kept, as revisions are),
+ * so it must grow past what any device sealed before, also on a device that restarted and holds
+ * no sealed form yet: the clock gives that, the held counter plus one the order on one device.
+ */
+function raised(
+  session_id: string,
+  held: SealedMeta | undefined,
+  fields: readonly MetaField[] | undefined,
+): SealedMeta {
+  const floor = Date.now() - 1
+  const out = { ...(held ?? { session_id }) } as SealedMeta & Record<string, unknown>
+  for (const f of COUNTED) {
+    if (fields && !fields.includes(f)) continue
+    out[f] = { rev: Math.max(held?.[f]?.rev ?? 0, floor), box: held?.[f]?.box ?? '' }
+  }
+  if (!fields || fields.includes('metadata')) {
+    const old = held?.metadata?.[SEALED_METADATA_KEY] as SealedField | undefined
+    out.metadata = {
+      ...held?.metadata,
+      [SEALED_METADATA_KEY]: { rev: Math.max(old?.rev ?? 0, floor), box: old?.box ?? '' },
+    }
+  }
+  return out
+}
+
+async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> {
+  switch (c.type) {
+    case 'meta': {
+      const sid = c.meta.session_id
+      // Metadata is always sealed (an empty object too): a server's tenancy stamps its owner in
+      // beside the sealed part, never in place of it.
+      const meta: SessionMeta = { ...c.meta, metadata: c.meta.metadata ?? {} }
+      const held = s.metas.get(sid)
+      const sealed = await sealMeta(s.keys, meta, {
+        policy: s.policy,
+        previous: raised(sid, held, held ? c.fields : undefined),
+        ...(held && c.fields && { changed: c.fields }),
+      })
+      // What the server holds once this lands: the fields pushed, and the held rest. Without a
+      // held form (a device that restarted), only a whole meta says that; for some fields the
+      // server keeps its own others, which the next pull brings.
+      if (held || !c.fields) s.metas.set(sid, sealed)
+      return { ...c, meta: sealed as unknown as SessionMeta }
+    }
+    case 'entry':
+      return { ...c, entry: (await sealEntry(s.keys, c.session_id, c.entry)) as never }
+    case 'attachment': {
+      // Sealed at its upload, just before (push.ts uploads an attachment before pushing it).
+      const held = s.uploads.get(c.attachment.attachment_id)
+      if (held) return { ...c, attachment: held.meta }
+      // Not uploaded (its bytes went meanwhile): its metadata alone, which the server refuses.
+      const meta = await sealAttachmentMeta(s.keys, c.attachment)
+      return {
+        ...c,
+        attachment: { ...meta, name: '', mime: 'application/octet-stream', size: 0, sha256: '' },
+      }
+    }
+    default:
+      return c
+  }
+}
+
+/** A change from the server, opened; undefined (and reported) when it does not open. */
+async function openChange(s: Sealing, c: ReplicaChange, seq?: number): Promise<ReplicaChange | undefined> {
+  try {
+    switch (c.type) {
+      case 'meta': {
+        const incoming = parseSealedMeta(c.meta, 'meta')
+        const held = s.metas.get(incoming.session_id)
+        const older = held ? olderMetaFields(held, incoming) : []
+        if (older.length)
+          throw new SessionError(
+            'session/integrity',
+            `meta of session ${incoming.session_id}: ${older.join(', ')} older than already seen (replayed)`,
+          )
+        const meta = await openMeta(s.keys, incoming, s.policy)
+        s.metas.set(incoming.session_id, incoming)
+        return { ...c, meta }
+      }
+      case 'entry':
+        return { ...c, entry: await openEntry(s.keys, c.session_id, c.entry) }
+      case 'attachments': {
+        const attachments = []
+        for (const a of c.attachments) {
+          if (a.session_id !== c.session_id)
+            throw new SessionError('session/integrity', `attachment ${a.attachment_id} of another session`)
+          attachments.push(await openAttachmentMeta(s.keys, a))
+        }
+        return { ...c, attachments }
+      }
+      case 'attachment':
+        return { ...c, attachment: await openAttachmentMeta(s.keys, c.attachment) }
+      default:
+        return c
+    }
+  } catch (e) {
+    // What the server sent is not a value a writer holding the keys sealed there (a record that
+    // is not even the sealed shape included): refused, never thrown on into the sync loop.
+    s.report({
+      ...(seq !== undefined && { seq }),
+      session_id: sessionOf(c) ?? '',
+      change: String(c.type),
+      ...(c.type === 'entry' && typeof c.entry?.id === 'string' && { id: c.entry.id }),
+      code: 'session/integrity',
+      message: (e instanceof Error ? e.message : String(e)).replace(/^session\/[a-z_]+: /, ''),
+    })
+    return undefined
+  }
+}
+
+/** A pull page or stream frame with its changes opened (those that do not open left out). */
+async function openPage<T extends PullResponse | StreamMessage>(s: Sealing, page: T): Promise<T> {
+  const changes = (page as { changes?: unknown }).changes
+  // Anything but a list of changes is the protocol check's to refuse (answers.ts), as it is.
+  if (!Array.isArray(changes)) return page
+  const opened = []
+  for (const sc of changes as Array<{ seq: number; change: ReplicaChange }>) {
+    if (typeof sc !== 'object' || sc === null || typeof sc.change !== 'object' || sc.change === null) {
+      opened.push(sc)
+      continue
+    }
+    const change = await openChange(s, sc.change, sc.seq)
+    if (change) opened.push({ ...sc, change })
+  }
+  return { ...page, changes: opened }
+}
+
+/**
+ * A push answer with the server's versions in conflicts opened. One that does not open is
+ * reported, and the mutation answered as refused (`rejected$` keeps it, like any refusal).
+ */
+async function openPushAnswer(
+  s: Sealing,
+  sent: readonly { change: ReplicaChange }[],
+  answer: PushResponse,
+): Promise<PushResponse> {
+  const results = (answer as { results?: unknown }).results
+  if (!Array.isArray(results)) return answer
+  const out = []
+  for (const [i, r] of (results as PushResponse['results'][number][]).entries()) {
+    const change = sent[i]?.change
+    if (r?.status !== 'conflict' || change?.type !== 'entry') {
+      out.push(r)
+      continue
+    }
+    try {
+      out.push({ ...r, current: await openEntry(s.keys, change.session_id, r.current) })
+    } catch (e) {
+      if (!(e instanceof SessionError)) throw e
+      s.report({
+        session_id: change.session_id,
+        change: 'entry',
+        id: change.entry.id,
+        code: 'session/integrity',
+        message: e.message,
+      })
+      out.push({ id: r.id, status: 'rejected', code: 'session/integrity', message: e.message } as never)
+    }
+  }
+  return { ...answer, results: out }
+}
