@@ -5,6 +5,7 @@ import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, SessionError, type Store } from '@colloquy/core'
 import { Keyring } from '@colloquy/core/crypto'
+import { hostOf } from '@colloquy/core/host'
 import {
   createSync,
   fetchKeyring,
@@ -214,6 +215,32 @@ describe('end-to-end encrypted sync with a real server', () => {
     const raw = await srv.raw()
     expect(holds(raw, CONTROL)).toBe(true)
     expect(holds(raw, 'zebra-marker')).toBe(false)
+  })
+
+  it('an encrypted store syncs sealed with its own keys (no keyring option): the server stores no byte of the marker', async () => {
+    const srv = await server()
+    const MARKER = 'okapi-marker-2d7a51'
+    const store = await createStore({
+      storage: memoryStorage(),
+      multiTab: false,
+      encryption: { passphrase: PASSPHRASE },
+    })
+    cleanup.push(() => store.close())
+    const options = { url: srv.url, token: 'tok-a', WebSocket: WS }
+    const sync = createSync(store, options)
+    cleanup.push(() => sync.close())
+    sync.start()
+    const { session_id } = await store.create({ title: `${MARKER} title` })
+    await store.append({ session_id, message: text(`${MARKER} message`) })
+    await sync.flush()
+    expect(holds(await srv.raw(), 'okapi-marker')).toBe(false)
+
+    // Another device holding the same keys reads it all.
+    const b = await device(srv.url, hostOf(store).keyring!)
+    await b.sync.flush()
+    expect((await b.store.get({ session_id }))!.meta.title).toBe(`${MARKER} title`)
+    expect(await state(b.store)).toEqual(await state(store))
+    expect(b.refused).toEqual([])
   })
 
   it('a server that flips a byte, swaps values between entries or fields, or replays an older revision is caught: those changes are refused on integrity$, the rest applies, syncing goes on', async () => {
@@ -467,6 +494,30 @@ describe('end-to-end encrypted sync with a real server', () => {
       expect(res.status, fn).toBe(400)
       expect((await failure(res)).message, fn).toMatch(/end-to-end encrypted/)
     }
+    // Full-text search: a search named to the sealed session is refused as above; one over every
+    // session finds the clear session's words and nothing of the sealed one's.
+    const named = await postJson(
+      `${srv.url}/rpc/session::search`,
+      { query: 'hidden', session_ids: [sealed.session_id] },
+      'tok-a',
+    )
+    expect(named.status).toBe(400)
+    expect((await failure(named)).message).toMatch(/end-to-end encrypted/)
+    const searched = async (query: string, token = 'tok-a'): Promise<string[]> => {
+      const r = await postJson(`${srv.url}/rpc/session::search`, { query }, token)
+      expect(r.status).toBe(200)
+      return ((await r.json()) as { hits: Array<{ session_id: string }> }).hits.map((h) => h.session_id)
+    }
+    expect(await searched('visible')).toEqual([open.session_id])
+    expect(await searched('findme')).toEqual([open.session_id])
+    // Another principal naming it learns nothing of it: no refusal, no hit.
+    const other = await postJson(
+      `${srv.url}/rpc/session::search`,
+      { query: 'hidden', session_ids: [sealed.session_id] },
+      'tok-b',
+    )
+    expect(other.status).toBe(200)
+    expect(((await other.json()) as { hits: unknown[] }).hits).toEqual([])
     // A mention search over every session offers the clear one and skips the sealed one.
     const res = await postJson(`${srv.url}/rpc/session::mention::search`, { query: 'findme' }, 'tok-a')
     expect(res.status).toBe(200)
