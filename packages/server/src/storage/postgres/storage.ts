@@ -15,6 +15,7 @@ import type { CommittedChange } from '../../changes/change-log.js'
 import { parentsFirst } from '@colloquy/core/protocol'
 import { recordKey, type ChangeKind } from '../../changes/change-index.js'
 import { writeAttachmentBytes, storedBytes } from './attachment-chunks.js'
+import { arrayParam, textParam } from './binary-params.js'
 import { attachmentBytesOf, attachmentsOf, fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
 import { CHANNEL, PostgresFeed } from './feed.js'
 import { HeadCache, type HeadTextRow } from './head-cache.js'
@@ -251,8 +252,9 @@ export function postgresStorage(
     if (ws.heads.size || ws.entries.size) {
       // Written in statements of about a pull page of JSON each, every one holding all the rows
       // of its sessions (each statement's per-session sums see the sessions whole, as one
-      // statement would): the driver encodes one statement's parameters in one go, and a 1 MB
-      // push's (with its sessions' metas) is several megabytes.
+      // statement would): a 1 MB push's rows (with its sessions' metas) are several megabytes,
+      // and each statement's parameters are built whole (in slices, `binary-params.ts`) before
+      // it is sent.
       let chunk:
         | {
             entries: Array<[string, SessionEntry]>
@@ -268,19 +270,49 @@ export function postgresStorage(
         const { entries, entryJson, heads: hs, metaJson, sizes } = chunk
         const attachments = hs.map(attachmentsOf)
         chunk = undefined
-        const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, [
-          entries.map(([id]) => toDb(id)),
-          entries.map(([, e]) => toDb(e.id)),
-          entryJson,
-          hs.map((h) => toDb(h.meta.session_id)),
-          hs.map((h) => ownerOf(h.meta.metadata)),
-          metaJson,
-          hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))),
-          hs.map((h) => h.v),
-          sizes,
-          hs.map((h) => !before(h.meta.session_id)),
-          attachments,
-        ])
+        // Built here in slices, as binary parameters: the driver has nothing left to encode.
+        const params = [
+          await arrayParam(
+            'text',
+            entries.map(([id]) => toDb(id)),
+            built,
+          ),
+          await arrayParam(
+            'text',
+            entries.map(([, e]) => toDb(e.id)),
+            built,
+          ),
+          await arrayParam('json', entryJson, built),
+          await arrayParam(
+            'text',
+            hs.map((h) => toDb(h.meta.session_id)),
+            built,
+          ),
+          await arrayParam(
+            'text',
+            hs.map((h) => ownerOf(h.meta.metadata)),
+            built,
+          ),
+          await arrayParam('json', metaJson, built),
+          await arrayParam(
+            'text',
+            hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))),
+            built,
+          ),
+          await arrayParam(
+            'int8',
+            hs.map((h) => h.v),
+            built,
+          ),
+          await arrayParam('int8', sizes, built),
+          await arrayParam(
+            'bool',
+            hs.map((h) => !before(h.meta.session_id)),
+            built,
+          ),
+          await arrayParam('json', attachments, built),
+        ]
+        const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, params)
         for (const r of res.rows) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id)}`)
         // Read back under the next commit's lock, these rows give these very heads (HeadCache).
         for (let i = 0; i < hs.length; i++)
@@ -460,7 +492,7 @@ export function postgresStorage(
     const list = [...byKey]
     // A push's events (one per change, each with its session's metadata) are megabytes of JSON
     // for a 1 MB push: encoded in slices too.
-    let eventsJson: string | null = null
+    let eventsJson: Buffer | null = null
     if (ws.events?.length) {
       const parts: string[] = []
       for (const e of ws.events) {
@@ -468,25 +500,52 @@ export function postgresStorage(
         parts.push(json)
         await built(json.length)
       }
-      eventsJson = `[${parts.join(',')}]`
+      eventsJson = await textParam(parts, built, { open: '[', sep: ',', close: ']' })
     }
-    const head = Number(
-      (
-        await client.query<{ head: string }>(WRITE_LOG, [
-          list.map(([k]) => toDb(k)),
-          list.map(([, r]) => r.kind),
-          list.map(([, r]) => toDb(r.session_id)),
-          list.map(([, r]) => (r.entry_id === undefined ? null : toDb(r.entry_id))),
-          list.map(([, r]) => r.owner),
-          list.map(([, r]) => (r.metadata === undefined ? null : JSON.stringify(r.metadata))),
-          origin,
-          eventsJson,
-          notify,
-          CHANNEL,
-          list.map(([, r]) => (r.attachment_id === undefined ? null : toDb(r.attachment_id))),
-        ])
-      ).rows[0].head,
-    )
+    const metadata: Array<string | null> = []
+    for (const [, r] of list) {
+      const json = r.metadata === undefined ? null : JSON.stringify(r.metadata)
+      metadata.push(json)
+      await built(json?.length ?? 0)
+    }
+    const params = [
+      await arrayParam(
+        'text',
+        list.map(([k]) => toDb(k)),
+        built,
+      ),
+      await arrayParam(
+        'text',
+        list.map(([, r]) => r.kind),
+        built,
+      ),
+      await arrayParam(
+        'text',
+        list.map(([, r]) => toDb(r.session_id)),
+        built,
+      ),
+      await arrayParam(
+        'text',
+        list.map(([, r]) => (r.entry_id === undefined ? null : toDb(r.entry_id))),
+        built,
+      ),
+      await arrayParam(
+        'text',
+        list.map(([, r]) => r.owner),
+        built,
+      ),
+      await arrayParam('json', metadata, built),
+      origin,
+      eventsJson,
+      notify,
+      CHANNEL,
+      await arrayParam(
+        'text',
+        list.map(([, r]) => (r.attachment_id === undefined ? null : toDb(r.attachment_id))),
+        built,
+      ),
+    ]
+    const head = Number((await client.query<{ head: string }>(WRITE_LOG, params)).rows[0].head)
     // Only live sockets need the events: old ones go now and then.
     if (ws.events?.length && commits % 256 === 0)
       await client.query("DELETE FROM colloquy_events WHERE at < now() - interval '10 minutes'")
