@@ -45,10 +45,10 @@ const entry = (id: string, text: string, revision = 0) => ({
 })
 
 /** A storage on a fresh database whose data statements (`WITH n AS …`) are counted. */
-async function open(afterVersionBump?: (commit: number) => void) {
-  const url = await cluster.createDatabase()
+async function open(afterVersionBump?: (commit: number) => void, database?: string) {
+  const url = database ?? (await cluster.createDatabase())
   const pool = new pg.Pool({ connectionString: url, max: 4 })
-  const counted = { writes: 0, mostEncoded: 0 }
+  const counted = { writes: 0, mostEncoded: 0, received: 0 }
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...a: unknown[]) => unknown
     ;(client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
@@ -58,12 +58,19 @@ async function open(afterVersionBump?: (commit: number) => void) {
           counted.mostEncoded,
           a[1].reduce((n, p) => n + encodedByDriver(p), 0),
         )
-      return query(...a)
+      const result = query(...a)
+      if (result instanceof Promise)
+        void result.then(
+          (r: pg.QueryResult) =>
+            (counted.received += (r.rows ?? []).reduce((n, row) => n + receivedChars(row), 0)),
+          () => {},
+        )
+      return result
     }
   })
   const storage = postgresStorage({ pool, pollMs: 60_000, afterVersionBump })
   const store = await createStore({ storage, multiTab: false })
-  return { store, pool, counted }
+  return { store, pool, counted, url }
 }
 
 /**
@@ -79,6 +86,10 @@ const encodedByDriver = (p: unknown): number =>
       : Buffer.isBuffer(p) || p === null || p === undefined
         ? 0
         : String(p).length
+
+/** The characters of the strings in a result row (what the driver decoded). */
+const receivedChars = (row: Record<string, unknown>): number =>
+  Object.values(row).reduce((n: number, v) => n + (typeof v === 'string' ? v.length : 0), 0)
 
 /** Per session: the size kept, and the size of what is stored (meta and entries as the database holds them). */
 const sizes = async (pool: pg.Pool) =>
@@ -110,7 +121,7 @@ function changes() {
 }
 
 it('a large commit is written in several statements, with every size and record as one statement writes them', async () => {
-  const { store, pool, counted } = await open()
+  const { store, pool, counted, url } = await open()
   try {
     const { first, big } = changes()
     await store.applyReplica(first, { policy: 'push' })
@@ -144,6 +155,41 @@ it('a large commit is written in several statements, with every size and record 
       meta: SESSIONS,
       updated: SESSIONS,
     })
+    // A commit touching sessions whose heads this instance wrote last reads back digests of
+    // their texts, not the texts (about 4 kB of meta each here).
+    counted.received = 0
+    const renamed = await store.applyReplica(
+      big.flatMap((c): ReplicaChange[] =>
+        c.type === 'meta' ? [{ ...c, meta: { ...c.meta, title: 'again' } }] : [],
+      ),
+      { policy: 'push' },
+    )
+    expect(renamed.every((r) => r.status === 'applied')).toBe(true)
+    expect(counted.received).toBeLessThan(SESSIONS * 200)
+    // A head another instance wrote meanwhile is read in full: this instance commits on it.
+    const other = await open(undefined, url)
+    try {
+      const s00 = await other.store.applyReplica([{ type: 'meta', meta: meta('s00', 'other') }], {
+        policy: 'push',
+      })
+      expect(s00[0].status).toBe('applied')
+    } finally {
+      await other.store.close()
+      await other.pool.end()
+    }
+    counted.received = 0
+    const third = await store.applyReplica(
+      [{ type: 'entry', session_id: 's00', base_revision: null, entry: entry('t', 't') }],
+      { policy: 'push' },
+    )
+    expect(third[0].status).toBe('applied')
+    expect(counted.received).toBeGreaterThan(JSON.stringify(meta('s00', 'other')).length)
+    const stored = (
+      await pool.query<{ title: string; entries: number }>(
+        `SELECT meta->>'title' AS title, (SELECT count(*)::int FROM colloquy_entries WHERE session_id = 's00') AS entries FROM colloquy_sessions WHERE id = 's00'`,
+      )
+    ).rows[0]
+    expect(stored).toStrictEqual({ title: 'other', entries: 4 })
     // A small commit is still one statement.
     counted.writes = 0
     await store.applyReplica(

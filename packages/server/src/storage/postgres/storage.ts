@@ -18,7 +18,7 @@ import { writeAttachmentBytes, storedBytes } from './attachment-chunks.js'
 import { arrayParam, textParam } from './binary-params.js'
 import { attachmentBytesOf, attachmentsOf, fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
 import { CHANNEL, PostgresFeed } from './feed.js'
-import { HeadCache, type HeadTextRow } from './head-cache.js'
+import { digestOf, digestSql, HeadCache, type HeadDigestRow, type HeadTextRow } from './head-cache.js'
 import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
 import { slicer, WORK_BUDGETS } from '../../work.js'
@@ -62,10 +62,18 @@ const keyOf = (r: Pick<Rec, 'kind' | 'session_id' | 'entry_id' | 'attachment_id'
 // trip (two processes scheduled in turn) costs milliseconds: that, not the database's work, is
 // what bounds commits per second. So each statement below does all it can.
 
-/** Locks the sessions a commit touches and reads their heads (`colloquy_lock_heads`, schema.ts). */
-/** As text, not parsed by the driver: `HeadCache` parses only the rows it has not seen. */
-const LOCK_HEADS =
-  'SELECT sid AS id, smeta::text AS meta, sleaf AS leaf, sv AS v, sattachments::text AS attachments FROM colloquy_lock_heads($1::text[])'
+/**
+ * Locks the sessions a commit touches and reads their heads (`colloquy_lock_heads`, schema.ts):
+ * the digests of their texts, which `HeadCache` knows for the heads it read or wrote last.
+ */
+const LOCK_HEADS = `SELECT sid AS id, ${digestSql('smeta')} AS meta, sleaf AS leaf, sv AS v, ${digestSql('sattachments')} AS attachments FROM colloquy_lock_heads($1::text[])`
+
+/** The texts of heads the commit holds locked (`HeadCache` parses them), for those it does not know. */
+const HEAD_TEXTS =
+  'SELECT id, meta::text AS meta, leaf, v, attachments::text AS attachments FROM colloquy_sessions WHERE id = ANY($1::text[])'
+
+/** Heads whose texts one statement reads: their rows reach the driver in pieces of a few hundred kilobytes. */
+const TEXTS_PER_READ = 100
 
 /**
  * Entries and heads in one statement. Entries are upserted, telling new from replaced ones and
@@ -178,9 +186,25 @@ export function postgresStorage(
           const run = Promise.resolve().then(async () => {
             batch = undefined
             const keys = [...ids].map(toDb)
-            const rows = (await client.query<HeadTextRow>(LOCK_HEADS, [keys])).rows
+            const rows = (await client.query<HeadDigestRow>(LOCK_HEADS, [keys])).rows
             for (const id of ids) heads.set(id, undefined)
-            for (const r of rows) heads.set(fromDb(r.id), known.read(r))
+            const unknown: string[] = []
+            for (const r of rows) {
+              const head = known.match(r)
+              if (head) heads.set(fromDb(r.id), head)
+              else unknown.push(r.id)
+            }
+            // The others' texts (rows this transaction holds locked), parsed in slices.
+            const parsed = slicer()
+            for (let i = 0; i < unknown.length; i += TEXTS_PER_READ) {
+              const texts = (
+                await client.query<HeadTextRow>(HEAD_TEXTS, [unknown.slice(i, i + TEXTS_PER_READ)])
+              ).rows
+              for (const r of texts) {
+                heads.set(fromDb(r.id), known.read(r))
+                await parsed(r.meta.length + (r.attachments?.length ?? 0))
+              }
+            }
           })
           batch = { ids, run }
         }
@@ -261,14 +285,16 @@ export function postgresStorage(
             entryJson: string[]
             heads: SessionHead[]
             metaJson: string[]
+            attachments: Array<string | null>
+            /** Digests of `metaJson` and `attachments`: what `HeadCache` remembers of them. */
+            digests: Array<[string, string | null]>
             sizes: number[]
             chars: number
           }
         | undefined
       const flush = async (): Promise<void> => {
         if (!chunk) return
-        const { entries, entryJson, heads: hs, metaJson, sizes } = chunk
-        const attachments = hs.map(attachmentsOf)
+        const { entries, entryJson, heads: hs, metaJson, attachments, digests, sizes } = chunk
         chunk = undefined
         // Built here in slices, as binary parameters: the driver has nothing left to encode.
         const params = [
@@ -319,13 +345,22 @@ export function postgresStorage(
           known.wrote(
             toDb(hs[i].meta.session_id),
             hs[i],
-            metaJson[i],
-            attachments[i],
+            digests[i][0],
+            digests[i][1],
             hs[i].leaf === null ? null : toDb(hs[i].leaf!),
           )
       }
       for (const id of new Set([...ws.entries.keys(), ...ws.heads.keys()])) {
-        chunk ??= { entries: [], entryJson: [], heads: [], metaJson: [], sizes: [], chars: 0 }
+        chunk ??= {
+          entries: [],
+          entryJson: [],
+          heads: [],
+          metaJson: [],
+          attachments: [],
+          digests: [],
+          sizes: [],
+          chars: 0,
+        }
         for (const e of ws.entries.get(id)?.values() ?? []) {
           const json = JSON.stringify(e)
           chunk.entries.push([id, e])
@@ -339,6 +374,9 @@ export function postgresStorage(
           metaChars.set(id, json.length)
           chunk.heads.push(h)
           chunk.metaJson.push(json)
+          const attachments = attachmentsOf(h)
+          chunk.attachments.push(attachments)
+          chunk.digests.push([digestOf(json), attachments === null ? null : digestOf(attachments)])
           // What each head's stored size starts from (see WRITE_DATA).
           const old = before(id)
           chunk.sizes.push(
@@ -347,7 +385,8 @@ export function postgresStorage(
               (old ? byteSize(old.meta) + attachmentBytesOf(old) : 0),
           )
           chunk.chars += json.length
-          await built(2 * json.length)
+          // Encoded, measured and digested.
+          await built(3 * json.length + (attachments?.length ?? 0))
         }
         if (chunk.chars >= WORK_BUDGETS.pullChars) await flush()
       }
