@@ -171,6 +171,8 @@ export function postgresStorage(
     const client = await pool.connect()
     let failed: Error | undefined
     let logged: CommittedChange[]
+    // The first `seq` the commit took, once it took them (the feed reads below it meanwhile).
+    const took: { first?: number } = {}
     try {
       await client.query('BEGIN')
       const heads = new Map<string, SessionHead | undefined>()
@@ -220,11 +222,12 @@ export function postgresStorage(
         entries: (id) => readEntries(client, id),
       }
       const ws = await work(reader)
-      logged = await write(client, ws, reader, heads)
+      logged = await write(client, ws, reader, heads, took)
       await client.query('COMMIT')
     } catch (e) {
       failed = e instanceof Error ? e : new Error(String(e))
       await client.query('ROLLBACK').catch(() => {})
+      if (took.first !== undefined) feed.abandoned(took.first)
       throw e
     } finally {
       // A connection that failed mid-transaction may be broken: drop it rather than reuse it.
@@ -239,6 +242,7 @@ export function postgresStorage(
     ws: WriteSet,
     reader: StorageReader,
     prev: Map<string, SessionHead | undefined>,
+    took: { first?: number },
   ): Promise<CommittedChange[]> => {
     if (!ws.deleted.size && !ws.heads.size && !ws.entries.size && !ws.side.length) return []
     // Whatever the commit writes was read under its lock (the engine reads it; this is a guard).
@@ -585,6 +589,8 @@ export function postgresStorage(
       ),
     ]
     const head = Number((await client.query<{ head: string }>(WRITE_LOG, params)).rows[0].head)
+    took.first = head - list.length + 1
+    feed.took(took.first)
     // Only live sockets need the events: old ones go now and then.
     if (ws.events?.length && commits % 256 === 0)
       await client.query("DELETE FROM colloquy_events WHERE at < now() - interval '10 minutes'")
