@@ -1,6 +1,7 @@
 import { createStore, type ReplicaChange } from '@colloquy/core'
 import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { PostgresFeed } from '../../packages/server/src/storage/postgres/feed.js'
 import { postgresStorage } from '../../packages/server/src/storage/postgres/storage.js'
 import { startPostgres, type TestCluster } from '../support/postgres.js'
 
@@ -72,10 +73,10 @@ it('a read of the log while this instance commits never reads that commit back; 
       if (failing) throw new Error('crash before COMMIT')
       if (!holding) return
       // The poll comes now, with the commit's sequence numbers taken, before its COMMIT.
-      void storage.changeFeed().poke(true)
+      void (storage.changeFeed() as PostgresFeed).poke(true)
     },
   })
-  const feed = storage.changeFeed()
+  const feed = storage.changeFeed() as PostgresFeed
   const store = await createStore({ storage, multiTab: false })
   try {
     const delivered: number[] = []
