@@ -111,6 +111,14 @@ export class PostgresFeed implements ChangeFeed {
   private landedKeys = 0
   /** This instance's commits not yet delivered, by their first `seq`. */
   private readonly own = new Map<number, { head: number; changes: readonly CommittedChange[] }>()
+  /**
+   * The first `seq` of this instance's commits that took their sequence numbers and have not
+   * ended yet (`landing`): the reader reads only below them, and delivers them from memory
+   * once they commit. (Read from the log instead, a 1,000-change commit whose COMMIT reply came
+   * after the next commit's, or after the poll's read, was read back whole, its heads and
+   * entries decoded and folded into the engine that already held them.)
+   */
+  private readonly landing = new Set<number>()
   /** A read of the log is due (a notification, the poll, a new listening connection). */
   private due = false
   private host?: StoreHost
@@ -147,6 +155,23 @@ export class PostgresFeed implements ChangeFeed {
   }
 
   /**
+   * A commit of this instance took the `seq`s from `first` on (it holds the clock row until it
+   * ends, so no commit after it is visible before it ends): read nothing from there until it
+   * ends, with `committed`, or `abandoned` when its outcome is not known here.
+   */
+  took(first: number): void {
+    this.landing.add(first)
+  }
+
+  /**
+   * A commit of this instance that took `seq`s ended without being known committed (rolled
+   * back, or its connection lost around COMMIT): whatever it left is read from the log.
+   */
+  abandoned(first: number): void {
+    if (this.landing.delete(first)) void this.poke(true)
+  }
+
+  /**
    * After a commit of this instance (its `NOTIFY` went with the COMMIT): its records, as written,
    * are delivered from memory when the reader reaches them; only what other instances committed
    * is read back from the database.
@@ -178,6 +203,7 @@ export class PostgresFeed implements ChangeFeed {
     }
     const first = changes[0].seq
     const head = changes[changes.length - 1].seq
+    this.landing.delete(first)
     if (head > this.head) this.head = head
     if (head > this.seen) this.own.set(first, { head, changes })
     void this.poke()
@@ -387,9 +413,12 @@ export class PostgresFeed implements ChangeFeed {
     }
   }
 
+  /** Where the next of this instance's commits starts, delivered or still under way. */
   private nextOwn(): number | undefined {
     let next: number | undefined
     for (const first of this.own.keys())
+      if (first > this.seen && (next === undefined || first < next)) next = first
+    for (const first of this.landing)
       if (first > this.seen && (next === undefined || first < next)) next = first
     return next
   }

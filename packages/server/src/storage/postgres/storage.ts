@@ -15,9 +15,10 @@ import type { CommittedChange } from '../../changes/change-log.js'
 import { parentsFirst } from '@colloquy/core/protocol'
 import { recordKey, type ChangeKind } from '../../changes/change-index.js'
 import { writeAttachmentBytes, storedBytes } from './attachment-chunks.js'
+import { arrayParam, textParam } from './binary-params.js'
 import { attachmentBytesOf, attachmentsOf, fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
 import { CHANNEL, PostgresFeed } from './feed.js'
-import { HeadCache, type HeadTextRow } from './head-cache.js'
+import { digestOf, digestSql, HeadCache, type HeadDigestRow, type HeadTextRow } from './head-cache.js'
 import { postgresPages } from './pages.js'
 import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
@@ -68,10 +69,18 @@ const keyOf = (r: Pick<Rec, 'kind' | 'session_id' | 'entry_id' | 'attachment_id'
 // trip (two processes scheduled in turn) costs milliseconds: that, not the database's work, is
 // what bounds commits per second. So each statement below does all it can.
 
-/** Locks the sessions a commit touches and reads their heads (`colloquy_lock_heads`, schema.ts). */
-/** As text, not parsed by the driver: `HeadCache` parses only the rows it has not seen. */
-const LOCK_HEADS =
-  'SELECT sid AS id, smeta::text AS meta, sleaf AS leaf, sv AS v, sattachments::text AS attachments FROM colloquy_lock_heads($1::text[])'
+/**
+ * Locks the sessions a commit touches and reads their heads (`colloquy_lock_heads`, schema.ts):
+ * the digests of their texts, which `HeadCache` knows for the heads it read or wrote last.
+ */
+const LOCK_HEADS = `SELECT sid AS id, ${digestSql('smeta')} AS meta, sleaf AS leaf, sv AS v, ${digestSql('sattachments')} AS attachments FROM colloquy_lock_heads($1::text[])`
+
+/** The texts of heads the commit holds locked (`HeadCache` parses them), for those it does not know. */
+const HEAD_TEXTS =
+  'SELECT id, meta::text AS meta, leaf, v, attachments::text AS attachments FROM colloquy_sessions WHERE id = ANY($1::text[])'
+
+/** Heads whose texts one statement reads: their rows reach the driver in pieces of a few hundred kilobytes. */
+const TEXTS_PER_READ = 100
 
 /**
  * Entries and heads in one statement. Entries are upserted, telling new from replaced ones and
@@ -169,6 +178,8 @@ export function postgresStorage(
     const client = await pool.connect()
     let failed: Error | undefined
     let logged: CommittedChange[]
+    // The first `seq` the commit took, once it took them (the feed reads below it meanwhile).
+    const took: { first?: number } = {}
     try {
       await client.query('BEGIN')
       const heads = new Map<string, SessionHead | undefined>()
@@ -184,9 +195,25 @@ export function postgresStorage(
           const run = Promise.resolve().then(async () => {
             batch = undefined
             const keys = [...ids].map(toDb)
-            const rows = (await client.query<HeadTextRow>(LOCK_HEADS, [keys])).rows
+            const rows = (await client.query<HeadDigestRow>(LOCK_HEADS, [keys])).rows
             for (const id of ids) heads.set(id, undefined)
-            for (const r of rows) heads.set(fromDb(r.id), known.read(r))
+            const unknown: string[] = []
+            for (const r of rows) {
+              const head = known.match(r)
+              if (head) heads.set(fromDb(r.id), head)
+              else unknown.push(r.id)
+            }
+            // The others' texts (rows this transaction holds locked), parsed in slices.
+            const parsed = slicer()
+            for (let i = 0; i < unknown.length; i += TEXTS_PER_READ) {
+              const texts = (
+                await client.query<HeadTextRow>(HEAD_TEXTS, [unknown.slice(i, i + TEXTS_PER_READ)])
+              ).rows
+              for (const r of texts) {
+                heads.set(fromDb(r.id), known.read(r))
+                await parsed(r.meta.length + (r.attachments?.length ?? 0))
+              }
+            }
           })
           batch = { ids, run }
         }
@@ -202,11 +229,12 @@ export function postgresStorage(
         entries: (id) => readEntries(client, id),
       }
       const ws = await work(reader)
-      logged = await write(client, ws, reader, heads)
+      logged = await write(client, ws, reader, heads, took)
       await client.query('COMMIT')
     } catch (e) {
       failed = e instanceof Error ? e : new Error(String(e))
       await client.query('ROLLBACK').catch(() => {})
+      if (took.first !== undefined) feed.abandoned(took.first)
       throw e
     } finally {
       // A connection that failed mid-transaction may be broken: drop it rather than reuse it.
@@ -221,6 +249,7 @@ export function postgresStorage(
     ws: WriteSet,
     reader: StorageReader,
     prev: Map<string, SessionHead | undefined>,
+    took: { first?: number },
   ): Promise<CommittedChange[]> => {
     if (!ws.deleted.size && !ws.heads.size && !ws.entries.size && !ws.side.length) return []
     // Whatever the commit writes was read under its lock (the engine reads it; this is a guard).
@@ -258,49 +287,91 @@ export function postgresStorage(
     if (ws.heads.size || ws.entries.size) {
       // Written in statements of about a pull page of JSON each, every one holding all the rows
       // of its sessions (each statement's per-session sums see the sessions whole, as one
-      // statement would): the driver encodes one statement's parameters in one go, and a 1 MB
-      // push's (with its sessions' metas) is several megabytes.
+      // statement would): a 1 MB push's rows (with its sessions' metas) are several megabytes,
+      // and each statement's parameters are built whole (in slices, `binary-params.ts`) before
+      // it is sent.
       let chunk:
         | {
             entries: Array<[string, SessionEntry]>
             entryJson: string[]
             heads: SessionHead[]
             metaJson: string[]
+            attachments: Array<string | null>
+            /** Digests of `metaJson` and `attachments`: what `HeadCache` remembers of them. */
+            digests: Array<[string, string | null]>
             sizes: number[]
             chars: number
           }
         | undefined
       const flush = async (): Promise<void> => {
         if (!chunk) return
-        const { entries, entryJson, heads: hs, metaJson, sizes } = chunk
-        const attachments = hs.map(attachmentsOf)
+        const { entries, entryJson, heads: hs, metaJson, attachments, digests, sizes } = chunk
         chunk = undefined
-        const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, [
-          entries.map(([id]) => toDb(id)),
-          entries.map(([, e]) => toDb(e.id)),
-          entryJson,
-          hs.map((h) => toDb(h.meta.session_id)),
-          hs.map((h) => ownerOf(h.meta.metadata)),
-          metaJson,
-          hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))),
-          hs.map((h) => h.v),
-          sizes,
-          hs.map((h) => !before(h.meta.session_id)),
-          attachments,
-        ])
+        // Built here in slices, as binary parameters: the driver has nothing left to encode.
+        const params = [
+          await arrayParam(
+            'text',
+            entries.map(([id]) => toDb(id)),
+            built,
+          ),
+          await arrayParam(
+            'text',
+            entries.map(([, e]) => toDb(e.id)),
+            built,
+          ),
+          await arrayParam('json', entryJson, built),
+          await arrayParam(
+            'text',
+            hs.map((h) => toDb(h.meta.session_id)),
+            built,
+          ),
+          await arrayParam(
+            'text',
+            hs.map((h) => ownerOf(h.meta.metadata)),
+            built,
+          ),
+          await arrayParam('json', metaJson, built),
+          await arrayParam(
+            'text',
+            hs.map((h) => (h.leaf === null ? null : toDb(h.leaf))),
+            built,
+          ),
+          await arrayParam(
+            'int8',
+            hs.map((h) => h.v),
+            built,
+          ),
+          await arrayParam('int8', sizes, built),
+          await arrayParam(
+            'bool',
+            hs.map((h) => !before(h.meta.session_id)),
+            built,
+          ),
+          await arrayParam('json', attachments, built),
+        ]
+        const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, params)
         for (const r of res.rows) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id)}`)
         // Read back under the next commit's lock, these rows give these very heads (HeadCache).
         for (let i = 0; i < hs.length; i++)
           known.wrote(
             toDb(hs[i].meta.session_id),
             hs[i],
-            metaJson[i],
-            attachments[i],
+            digests[i][0],
+            digests[i][1],
             hs[i].leaf === null ? null : toDb(hs[i].leaf!),
           )
       }
       for (const id of new Set([...ws.entries.keys(), ...ws.heads.keys()])) {
-        chunk ??= { entries: [], entryJson: [], heads: [], metaJson: [], sizes: [], chars: 0 }
+        chunk ??= {
+          entries: [],
+          entryJson: [],
+          heads: [],
+          metaJson: [],
+          attachments: [],
+          digests: [],
+          sizes: [],
+          chars: 0,
+        }
         for (const e of ws.entries.get(id)?.values() ?? []) {
           const json = JSON.stringify(e)
           chunk.entries.push([id, e])
@@ -314,6 +385,9 @@ export function postgresStorage(
           metaChars.set(id, json.length)
           chunk.heads.push(h)
           chunk.metaJson.push(json)
+          const attachments = attachmentsOf(h)
+          chunk.attachments.push(attachments)
+          chunk.digests.push([digestOf(json), attachments === null ? null : digestOf(attachments)])
           // What each head's stored size starts from (see WRITE_DATA).
           const old = before(id)
           chunk.sizes.push(
@@ -322,7 +396,8 @@ export function postgresStorage(
               (old ? byteSize(old.meta) + attachmentBytesOf(old) : 0),
           )
           chunk.chars += json.length
-          await built(2 * json.length)
+          // Encoded, measured and digested.
+          await built(3 * json.length + (attachments?.length ?? 0))
         }
         if (chunk.chars >= WORK_BUDGETS.pullChars) await flush()
       }
@@ -467,7 +542,7 @@ export function postgresStorage(
     const list = [...byKey]
     // A push's events (one per change, each with its session's metadata) are megabytes of JSON
     // for a 1 MB push: encoded in slices too.
-    let eventsJson: string | null = null
+    let eventsJson: Buffer | null = null
     if (ws.events?.length) {
       const parts: string[] = []
       for (const e of ws.events) {
@@ -475,25 +550,54 @@ export function postgresStorage(
         parts.push(json)
         await built(json.length)
       }
-      eventsJson = `[${parts.join(',')}]`
+      eventsJson = await textParam(parts, built, { open: '[', sep: ',', close: ']' })
     }
-    const head = Number(
-      (
-        await client.query<{ head: string }>(WRITE_LOG, [
-          list.map(([k]) => toDb(k)),
-          list.map(([, r]) => r.kind),
-          list.map(([, r]) => toDb(r.session_id)),
-          list.map(([, r]) => (r.entry_id === undefined ? null : toDb(r.entry_id))),
-          list.map(([, r]) => r.owner),
-          list.map(([, r]) => (r.metadata === undefined ? null : JSON.stringify(r.metadata))),
-          origin,
-          eventsJson,
-          notify,
-          CHANNEL,
-          list.map(([, r]) => (r.attachment_id === undefined ? null : toDb(r.attachment_id))),
-        ])
-      ).rows[0].head,
-    )
+    const metadata: Array<string | null> = []
+    for (const [, r] of list) {
+      const json = r.metadata === undefined ? null : JSON.stringify(r.metadata)
+      metadata.push(json)
+      await built(json?.length ?? 0)
+    }
+    const params = [
+      await arrayParam(
+        'text',
+        list.map(([k]) => toDb(k)),
+        built,
+      ),
+      await arrayParam(
+        'text',
+        list.map(([, r]) => r.kind),
+        built,
+      ),
+      await arrayParam(
+        'text',
+        list.map(([, r]) => toDb(r.session_id)),
+        built,
+      ),
+      await arrayParam(
+        'text',
+        list.map(([, r]) => (r.entry_id === undefined ? null : toDb(r.entry_id))),
+        built,
+      ),
+      await arrayParam(
+        'text',
+        list.map(([, r]) => r.owner),
+        built,
+      ),
+      await arrayParam('json', metadata, built),
+      origin,
+      eventsJson,
+      notify,
+      CHANNEL,
+      await arrayParam(
+        'text',
+        list.map(([, r]) => (r.attachment_id === undefined ? null : toDb(r.attachment_id))),
+        built,
+      ),
+    ]
+    const head = Number((await client.query<{ head: string }>(WRITE_LOG, params)).rows[0].head)
+    took.first = head - list.length + 1
+    feed.took(took.first)
     // Only live sockets need the events: old ones go now and then.
     if (ws.events?.length && commits % 256 === 0)
       await client.query("DELETE FROM colloquy_events WHERE at < now() - interval '10 minutes'")
