@@ -3,7 +3,7 @@ import { Heap } from '../util/heap.js'
 import type { SearchRequest, SearchRole } from '../validation/search-request.js'
 import type { Doc, InvertedIndex, Postings } from './inverted-index.js'
 import type { ParsedQuery } from './parse-query.js'
-import { rankOrder } from './merge-results.js'
+import { rankOrder } from './rank-order.js'
 import { snippetOf, type Snippet } from './snippet.js'
 import { tokenize, type Token } from './tokenize.js'
 
