@@ -62,7 +62,7 @@ describe('the first chat after the first page (Chromium IndexedDB)', () => {
     // Bounded by the working set's bound, never past it.
     expect(engine.state.sessions.size).toBe(50)
     const { value, tx, heads } = await counted(() => s.messages({ session_id: ids.at(-1)!, limit: 50 }))
-    expect(value.messages.map((m) => m.message.content[0])).toStrictEqual(
+    expect(value.messages.map((m) => m.message?.content[0])).toStrictEqual(
       Array.from({ length: 30 }, (_, i) => ({ type: 'text', text: `m${i}` })),
     )
     expect(heads).toBe(0)
