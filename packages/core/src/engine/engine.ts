@@ -131,6 +131,8 @@ export class Engine {
   keep?: (session_id: string) => boolean
   /** Head reads in flight (`ensureHead`), and whether a commit touched the session meanwhile. */
   private heading = new Map<string, { p: Promise<SessionHead | undefined>; stale: boolean }>()
+  /** Pages of heads being read (`readPage`): the sessions a commit touched meanwhile. */
+  private pageReads = new Set<Set<string>>()
 
   constructor(
     readonly storage: Storage,
@@ -180,6 +182,7 @@ export class Engine {
     // A head read in flight may predate this change: its answer is dropped (read again on use).
     if (this.heading.size)
       for (const id of changes.keys()) if (this.heading.has(id)) this.heading.get(id)!.stale = true
+    for (const touched of this.pageReads) for (const id of changes.keys()) touched.add(id)
     const cache = this.cache
     if (!cache) {
       this.trim()
@@ -231,6 +234,33 @@ export class Engine {
       this.heading.set(session_id, (read = r))
     }
     return read.p
+  }
+
+  /**
+   * Reads a page of heads (a live list's) and lets them seed the working set: the chat an app
+   * opens next is most often one of them, and then needs no head read of its own. Only while
+   * the working set has room (it never grows past `maxHeads` this way), never over a head held
+   * (commits keep held heads current: the page's copy is at best as new), and never a head a
+   * commit touched while the page was read (the page's copy may predate that commit, the same
+   * rule as `ensureHead`'s). A batch built on a seeded head still checks it inside its
+   * transaction, as for any held head.
+   */
+  async readPage(read: () => Promise<SessionHead[]>): Promise<SessionHead[]> {
+    const touched = new Set<string>()
+    this.pageReads.add(touched)
+    try {
+      const heads = await read()
+      const state = this.state
+      if (state.partial)
+        for (const head of heads) {
+          if (state.sessions.size >= this.maxHeads) break
+          const id = head.meta.session_id
+          if (!touched.has(id) && !state.sessions.has(id)) state.sessions.set(id, { head })
+        }
+      return heads
+    } finally {
+      this.pageReads.delete(touched)
+    }
   }
 
   /** Queues a call, settling the caller's own `resolve`/`reject` (the store's calls: no promise of its own). */

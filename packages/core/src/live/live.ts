@@ -232,17 +232,19 @@ export class LiveQueries {
       const read = (): void => {
         if (reading) return void (again = true)
         reading = true
-        paged.page(query).then(
-          (heads) => {
-            reading = false
-            if (again) {
-              again = false
-              return read()
-            }
-            if (!subscriber.closed) show(heads.map((h) => h.meta))
-          },
-          (e: unknown) => subscriber.error(e),
-        )
+        this.engine
+          .readPage(() => paged.page(query))
+          .then(
+            (heads) => {
+              reading = false
+              if (again) {
+                again = false
+                return read()
+              }
+              if (!subscriber.closed) show(heads.map((h) => h.meta))
+            },
+            (e: unknown) => subscriber.error(e),
+          )
       }
       const stop = this.router.any((c) => {
         let changed: Map<string, SessionMeta | null> | undefined
