@@ -154,8 +154,7 @@ export function httpTransport(options: HttpTransportOptions): Transport {
       if (!res.ok) throw await failed(res)
       return res.blob()
     },
-    search: (req) =>
-      request<unknown>('/rpc/session::search', { method: 'POST', body: JSON.stringify(req) }),
+    search: (req) => request<unknown>('/rpc/session::search', { method: 'POST', body: JSON.stringify(req) }),
     getKeyring: async () =>
       (await request<{ keyring?: unknown }>('/keyring', { method: 'GET' })).keyring ?? null,
     putKeyring: async (keyring) => {

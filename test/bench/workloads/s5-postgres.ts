@@ -47,7 +47,11 @@ const text = (s: number, i: number): string =>
   `session ${s} message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(5)}`
 
 /** Every session as a client pushes it: meta, 100 chained entries, the leaf; in batches of about 1,000 mutations. */
-export async function load(url: string, pid: number | undefined, log: (line: string) => void): Promise<number> {
+export async function load(
+  url: string,
+  pid: number | undefined,
+  log: (line: string) => void,
+): Promise<number> {
   const sessions = Math.ceil(ENTRIES / PER_SESSION)
   let next = 0
   const t0 = performance.now()
