@@ -56,7 +56,8 @@ const limit: Parser<number> = (v, p) => {
   return n
 }
 
-const schema = object<SearchRequest>({
+/** The request's schema (its fields are what `test/docs/rpc-bodies.test.ts` holds the server README to). */
+export const searchRequestSchema = object<SearchRequest>({
   query: { p: query, req: true },
   limit: opt(limit, 20),
   session_ids: opt(boundedList(id, SEARCH_LIMITS.sessions)),
@@ -68,4 +69,4 @@ const schema = object<SearchRequest>({
 })
 
 /** Checks a search request (throws `session/invalid_request` naming the field). */
-export const parseSearchRequest = (request: unknown): SearchRequest => parseWith(schema, request)
+export const parseSearchRequest = (request: unknown): SearchRequest => parseWith(searchRequestSchema, request)
