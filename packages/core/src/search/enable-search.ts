@@ -76,6 +76,12 @@ const yieldToPage = (): Promise<void> =>
     channel.port2.postMessage(null)
   })
 
+/**
+ * Documents built before they are written (then the session being indexed finishes, and the
+ * batch goes in one transaction while the next is built): what bounds a first pass's memory.
+ */
+export const WRITE_BATCH = 2_000
+
 /** Documents one pass indexes past which the index gives back its arrays' spare room. */
 const TRIM_AFTER = 1024
 
@@ -231,13 +237,40 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   }
 
   async function drain(): Promise<void> {
-    const deleted: string[] = []
-    const sessions: SessionRecord[] = []
-    // Built documents are kept for the write only when there is one to make.
-    const docs: DocTerms[] = []
-    const removed: [string, string][] = []
+    let deleted: string[] = []
+    let sessions: SessionRecord[] = []
+    // Built documents are kept for the write only when there is one to make, and only until the
+    // next batch is written: a first pass over a large store never holds them all.
+    let docs: DocTerms[] = []
+    let removed: [string, string][] = []
     let added = 0
     let sincePause = 0
+    let announced = false
+    // The batch being written while the next is built (one at a time: what waits stays bounded).
+    let writing: Promise<void> | undefined
+    // Writes what this pass holds so far: whole sessions only (a session's documents and its mark
+    // in one transaction), so a crash between batches leaves every mark true to its documents.
+    const writeOut = async (): Promise<void> => {
+      if (!deleted.length && !sessions.length) return
+      if (!announced) {
+        announced = true
+        changed.next()
+      }
+      const batch = { deleted, sessions, docs, removed }
+      deleted = []
+      sessions = []
+      docs = []
+      removed = []
+      await writing
+      writing = undefined
+      if (!writer || !disk) return
+      const w = disk.write(batch)
+      // The requests took their copies as they were made: this batch's documents can go now.
+      batch.docs.length = 0
+      writing = w
+      // Its failure is the pass's, met where it is awaited (the next batch, the pass's end).
+      w.catch(() => {})
+    }
     while (dirty.size && !closed) {
       if (options.pause && sincePause >= (options.yieldEvery ?? Infinity)) {
         sincePause = 0
@@ -298,10 +331,12 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       s.title = title && index.add(title)
       s.mark = markOf(head)
       sessions.push({ sid, mark: s.mark, title })
+      if (docs.length >= WRITE_BATCH) await writeOut()
     }
     // A pass that indexed many (the first, a sync) leaves lists with room they will not use soon.
     if (added >= TRIM_AFTER) index.trim()
     if (rewrite && disk) {
+      await writing
       rewrite = false
       const all = [...index.sessions.entries()]
       await disk.replace({
@@ -309,10 +344,9 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
         docs: all.flatMap(([, s]) => [...s.docs.values()].map((d) => index.built(d))),
       })
     }
-    if (!deleted.length && !sessions.length) return
-    changed.next()
-    // (Done above when this pass rewrote everything: `write` is then a repeat, harmless.)
-    if (writer) await disk?.write({ deleted, sessions, docs, removed })
+    // (Done above when this pass rewrote everything: the last batch is then a repeat, harmless.)
+    await writeOut()
+    await writing
   }
 
   const source = {
