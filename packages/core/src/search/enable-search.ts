@@ -76,6 +76,22 @@ const yieldToPage = (): Promise<void> =>
     channel.port2.postMessage(null)
   })
 
+/**
+ * Documents built before they are written (then the session being indexed finishes, and the
+ * batch goes in one transaction while the next is built): what bounds a first pass's memory.
+ */
+export const WRITE_BATCH = 2_000
+
+/** Sessions a pass reads ahead of the one it indexes. */
+const READ_AHEAD = 8
+
+interface SessionRead {
+  /** Changes seen of the session when its read began (`changes`): a later one makes it stale. */
+  readonly at: number
+  readonly head: SessionHead | undefined
+  readonly entries: ReadonlyMap<string, SessionEntry> | undefined
+}
+
 /** Documents one pass indexes past which the index gives back its arrays' spare room. */
 const TRIM_AFTER = 1024
 
@@ -117,6 +133,8 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
     (options.persist ?? store.storage.name.startsWith('indexeddb:')) &&
     typeof indexedDB !== 'undefined'
   const changed = new Subject<void>()
+  /** Changes seen per session (reads into memory not counted). */
+  const changes = new Map<string, number>()
   const dirty = new Set<string>()
   let closed = false
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -183,7 +201,10 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       // A session read into memory (by this index's own catch-up, too) is no change when its head
       // is the one indexed; marking it would read it again once the working set let it go, and
       // that read announces it again: a loop.
-      const head = change.reloaded && change.head === undefined ? host.head(sid) : undefined
+      const read = change.reloaded && change.head === undefined
+      // A change (not a read): a snapshot of the session read ahead before it is stale.
+      if (!read) changes.set(sid, (changes.get(sid) ?? 0) + 1)
+      const head = read ? host.head(sid) : undefined
       if (head && index.sessions.get(sid)?.mark === markOf(head)) continue
       dirty.add(sid)
     }
@@ -230,14 +251,55 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
     )
   }
 
+  /** The session read into memory, and what the store held of it right then. */
+  const readSession = (sid: string): Promise<SessionRead> => {
+    const at = changes.get(sid) ?? 0
+    return host.load(sid).then(() => ({ head: host.head(sid), entries: host.entries(sid), at }))
+  }
+  const headMark = (sid: string): string | undefined => {
+    const h = host.head(sid)
+    return h && markOf(h)
+  }
+
   async function drain(): Promise<void> {
-    const deleted: string[] = []
-    const sessions: SessionRecord[] = []
-    // Built documents are kept for the write only when there is one to make.
-    const docs: DocTerms[] = []
-    const removed: [string, string][] = []
+    let deleted: string[] = []
+    let sessions: SessionRecord[] = []
+    // Built documents are kept for the write only when there is one to make, and only until the
+    // next batch is written: a first pass over a large store never holds them all.
+    let docs: DocTerms[] = []
+    let removed: [string, string][] = []
     let added = 0
     let sincePause = 0
+    let announced = false
+    // Sessions read ahead of their turn, each with the snapshot its read gave (not a lookup in
+    // the store's working set, which may let them go before their turn).
+    const ahead = new Map<string, Promise<SessionRead>>()
+    const alone = new Set<string>()
+    // The batch being written while the next is built (one at a time: what waits stays bounded).
+    let writing: Promise<void> | undefined
+    // Writes what this pass holds so far: whole sessions only (a session's documents and its mark
+    // in one transaction), so a crash between batches leaves every mark true to its documents.
+    const writeOut = async (): Promise<void> => {
+      if (!deleted.length && !sessions.length) return
+      if (!announced) {
+        announced = true
+        changed.next()
+      }
+      const batch = { deleted, sessions, docs, removed }
+      deleted = []
+      sessions = []
+      docs = []
+      removed = []
+      await writing
+      writing = undefined
+      if (!writer || !disk) return
+      const w = disk.write(batch)
+      // The requests took their copies as they were made: this batch's documents can go now.
+      batch.docs.length = 0
+      writing = w
+      // Its failure is the pass's, met where it is awaited (the next batch, the pass's end).
+      w.catch(() => {})
+    }
     while (dirty.size && !closed) {
       if (options.pause && sincePause >= (options.yieldEvery ?? Infinity)) {
         sincePause = 0
@@ -252,16 +314,48 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       if (head && held && held.mark === markOf(head)) continue
       // Not in memory (a head let go from the working set, or never loaded): read it, then decide.
       // (A head held and out of scope is not read: it is absent here.)
-      if (head ? !host.entries(sid) : !seen && !host.allHeld) {
+      let entries = head && host.entries(sid)
+      if (head ? !entries : !seen && !host.allHeld) {
+        let mine = ahead.get(sid)
+        ahead.delete(sid)
+        // Read again alone: once the reads ahead are done, none of them can make room over it.
+        if (alone.has(sid)) {
+          await Promise.allSettled(ahead.values())
+          mine = undefined
+        }
+        mine ??= readSession(sid)
+        // The next sessions are read meanwhile (each read a round trip to the storage), unless
+        // this one is read again because the working set let it go before its snapshot.
+        if (!alone.has(sid))
+          for (const next of dirty) {
+            if (ahead.size >= READ_AHEAD) break
+            if (ahead.has(next) || host.entries(next) || index.sessions.get(next)?.mark === headMark(next))
+              continue
+            const p = readSession(next)
+            p.catch(() => {})
+            ahead.set(next, p)
+          }
+        let got: SessionRead
         try {
-          await host.load(sid)
+          got = await mine
+          // Changed since it was read ahead: read again (this time, its turn).
+          if ((changes.get(sid) ?? 0) !== got.at) got = await readSession(sid)
         } catch (err) {
           dirty.add(sid)
           throw err
         }
-        head = within(host.head(sid))
+        head = within(got.head)
+        entries = head && got.entries
+        // No entries after its read: gone, or let go again before the snapshot (the working set
+        // made room for a session read ahead). Only the storage tells which; the latter is read
+        // again, alone, never taken for deleted.
+        if (!got.entries && !host.allHeld && (await host.read(sid)) !== undefined) {
+          alone.add(sid)
+          dirty.add(sid)
+          continue
+        }
+        alone.delete(sid)
       }
-      const entries = head && host.entries(sid)
       if (!head || !entries) {
         if (held) {
           index.removeSession(sid)
@@ -298,10 +392,12 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       s.title = title && index.add(title)
       s.mark = markOf(head)
       sessions.push({ sid, mark: s.mark, title })
+      if (docs.length >= WRITE_BATCH) await writeOut()
     }
     // A pass that indexed many (the first, a sync) leaves lists with room they will not use soon.
     if (added >= TRIM_AFTER) index.trim()
     if (rewrite && disk) {
+      await writing
       rewrite = false
       const all = [...index.sessions.entries()]
       await disk.replace({
@@ -309,10 +405,9 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
         docs: all.flatMap(([, s]) => [...s.docs.values()].map((d) => index.built(d))),
       })
     }
-    if (!deleted.length && !sessions.length) return
-    changed.next()
-    // (Done above when this pass rewrote everything: `write` is then a repeat, harmless.)
-    if (writer) await disk?.write({ deleted, sessions, docs, removed })
+    // (Done above when this pass rewrote everything: the last batch is then a repeat, harmless.)
+    await writeOut()
+    await writing
   }
 
   const source = {

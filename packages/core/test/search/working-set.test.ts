@@ -50,4 +50,38 @@ describe('search over a store holding a working set of heads', () => {
     await search.close()
     await store.close()
   })
+
+  it('reads sessions ahead of their turn, and indexes one the working set let go before its turn', async () => {
+    const disk = memoryStorage({ paged: true })
+    const writer = await createStore({ storage: disk, multiTab: false })
+    const ids: string[] = []
+    for (let i = 0; i < 30; i++) {
+      const { session_id } = await writer.create({ title: `chat ${i}` })
+      await writer.append({ session_id, message: user(`common tag${i}`) })
+      ids.push(session_id)
+    }
+    await writer.close()
+    // The storage's entry reads counted as they overlap.
+    let reading = 0
+    let most = 0
+    const counted = Object.assign(Object.create(disk) as typeof disk, {
+      entries: (...args: Parameters<typeof disk.entries>) => {
+        most = Math.max(most, ++reading)
+        return disk.entries(...args).finally(() => reading--)
+      },
+    })
+    // Two heads held: every session read ahead lets an earlier one go before its turn.
+    const store = await createStore({ storage: counted, multiTab: false, maxHeads: 2 })
+    const search = await enableSearch(store, { settleMs: 0 })
+    await search.flush()
+    expect(most).toBeGreaterThan(1)
+    const found = await search.query({ query: 'common', limit: 100 })
+    expect(new Set(found.hits.map((h) => h.session_id))).toStrictEqual(new Set(ids))
+    for (const [i, sid] of ids.entries())
+      expect(
+        (await search.query({ query: `tag${i}`, prefix: false })).hits.map((h) => h.session_id),
+      ).toStrictEqual([sid])
+    search.close()
+    await store.close()
+  })
 })
