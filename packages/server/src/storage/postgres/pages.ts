@@ -3,6 +3,7 @@ import { compareFor, positionOf, type PageQuery, type PagedReads } from '@colloq
 import type pg from 'pg'
 import { ownerOf, toDb } from './codec.js'
 import type { HeadCache, HeadTextRow } from './head-cache.js'
+import { nextTurn } from '../../work.js'
 
 /**
  * Rows the first statement of a page reads (a tie group of equal sort keys is read whole); each
@@ -10,6 +11,8 @@ import type { HeadCache, HeadTextRow } from './head-cache.js'
  */
 const CHUNK = 200
 const MAX_CHUNK = 6400
+/** Rows parsed, or tested against the filter, between turns of the event loop. */
+const SLICE = 64
 
 const COLUMNS = 'id, meta::text AS meta, leaf, v, attachments::text AS attachments'
 
@@ -88,11 +91,17 @@ export function postgresPages(pool: pg.Pool, known: HeadCache): PagedReads & { r
           bound = last
           inclusive = false
         }
-        const heads = rows
-          .map((r) => known.read(r))
-          .sort((a, b) => cmp(positionOf(a.meta, q.order), positionOf(b.meta, q.order)))
-        for (const h of heads) {
-          if (out.length >= q.limit) break
+        // Parsing a chunk's heads and testing the filter on them (up to MAX_CHUNK rows, each
+        // with its metadata) is work one request must not do in one turn: a slice at a time.
+        const heads: SessionHead[] = []
+        for (let i = 0; i < rows.length; i++) {
+          if (i > 0 && i % SLICE === 0) await nextTurn()
+          heads.push(known.read(rows[i]))
+        }
+        heads.sort((a, b) => cmp(positionOf(a.meta, q.order), positionOf(b.meta, q.order)))
+        for (let i = 0; i < heads.length && out.length < q.limit; i++) {
+          if (i > 0 && i % SLICE === 0) await nextTurn()
+          const h = heads[i]
           if (q.after && cmp(positionOf(h.meta, q.order), q.after) <= 0) continue
           if (!q.accept || q.accept(h.meta)) out.push(h)
         }
