@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { PostgresFeed } from '../../packages/server/src/storage/postgres/feed.js'
 import { postgresStorage } from '../../packages/server/src/storage/postgres/storage.js'
 import { startPostgres, type TestCluster } from '../support/postgres.js'
+import { newSessionMeta } from '../support/sync-push.js'
 
 // The live reader of an instance delivers that instance's own commits from memory. A read of the
 // log that runs while one of them is under way (the safety poll, a notification, a commit that
@@ -16,16 +17,6 @@ beforeAll(async () => {
 })
 afterAll(() => cluster?.stop())
 
-const meta = (session_id: string) => ({
-  session_id,
-  title: session_id,
-  description: '',
-  status: 'idle' as const,
-  kind: 'user' as const,
-  created_at: 1,
-  updated_at: 1,
-  message_count: 0,
-})
 const READ = 'WITH k AS (SELECT head'
 
 it('a read of the log while this instance commits never reads that commit back; it is delivered once, from memory', async () => {
@@ -81,11 +72,7 @@ it('a read of the log while this instance commits never reads that commit back; 
   try {
     const delivered: number[] = []
     feed.subscribe((changes) => delivered.push(...changes.map((c) => c.seq)))
-    const changes: ReplicaChange[] = Array.from({ length: 20 }, (_, i) => ({
-      type: 'meta',
-      create: true,
-      meta: meta(`s${i}`),
-    }))
+    const changes: ReplicaChange[] = Array.from({ length: 20 }, (_, i) => newSessionMeta(`s${i}`, `s${i}`, 1))
     recordsRead = 0
     holding = true
     const results = await store.applyReplica(changes, { policy: 'push' })
@@ -101,10 +88,10 @@ it('a read of the log while this instance commits never reads that commit back; 
     // next one is delivered.
     failing = true
     await expect(
-      store.applyReplica([{ type: 'meta', create: true, meta: meta('failed') }], { policy: 'push' }),
+      store.applyReplica([newSessionMeta('failed', 'failed', 1)], { policy: 'push' }),
     ).rejects.toMatchObject({ code: 'session/storage' })
     failing = false
-    await store.applyReplica([{ type: 'meta', create: true, meta: meta('later') }], { policy: 'push' })
+    await store.applyReplica([newSessionMeta('later', 'later', 1)], { policy: 'push' })
     await feed.poke(true)
     expect(delivered.length).toBe(21)
     expect(Math.max(...delivered)).toBe(feed.head)
