@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -16,7 +15,6 @@ import {
   type Transport,
 } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { postgresBin } from '../support/postgres.js'
 import {
   cleanupAfterEach,
   currentDataBackend,
@@ -50,25 +48,7 @@ async function server(): Promise<Server> {
   defer(() => data.remove())
   const s = await startServer([...data.args, '--no-fsync', '--token', 'alice=tok-a', '--token', 'bob=tok-b'])
   defer(() => s.stop())
-  const dir = data.args[data.args.indexOf('--data-dir') + 1]
-  const pg = data.args[data.args.indexOf('--postgres') + 1]
-  return Object.assign(s, {
-    async raw(): Promise<Buffer[]> {
-      if (data.args.includes('--postgres'))
-        return [
-          execFileSync(join(postgresBin(), 'pg_dump'), ['--data-only', '-d', pg], { maxBuffer: 1 << 28 }),
-        ]
-      const files: Buffer[] = []
-      const walk = async (d: string): Promise<void> => {
-        for (const e of await readdir(d, { withFileTypes: true })) {
-          if (e.isDirectory()) await walk(join(d, e.name))
-          else if (e.isFile()) files.push(await readFile(join(d, e.name)))
-        }
-      }
-      await walk(dir)
-      return files
-    },
-  })
+  return Object.assign(s, { raw: () => data.raw() })
 }
 
 /** Whether any stored byte sequence holds `marker` (UTF-8). */

@@ -51,9 +51,21 @@ interface Sealing {
    * Per session, the newest sealed meta seen (pulled or pushed): the counters a new seal raises,
    * and what an older field replayed whole is refused against.
    */
-  readonly metas: Map<string, SealedMeta>
+  readonly metas: Map<string, HeldMeta>
   /** Attachments sealed for upload, by id: the push that follows names the same sealed bytes. */
   readonly uploads: Map<string, { meta: WireAttachment; bytes: Uint8Array }>
+}
+
+/**
+ * A sealed meta held, and `seq`: a position in the server's log known to hold it or a newer
+ * form (where it was pulled, or where its push landed; unbounded while that push is unanswered).
+ * The server keeps each field's highest counter, so along its log a meta's counters only grow:
+ * a meta older than the held one is stale below `seq` (committed before it, and superseded: not
+ * applied, not an alarm) and a replay at or above it.
+ */
+interface HeldMeta {
+  readonly meta: SealedMeta
+  seq: number
 }
 
 const sessionOf = (c: ReplicaChange): string | undefined => {
@@ -76,7 +88,14 @@ export function sealingTransport(
     async push(request) {
       const mutations = []
       for (const m of request.mutations) mutations.push({ id: m.id, change: await sealChange(s, m.change) })
-      return openPushAnswer(s, request.mutations, await inner.push({ ...request, mutations }))
+      const answer = await inner.push({ ...request, mutations })
+      const results = (answer as { results?: unknown }).results
+      if (Array.isArray(results))
+        for (const [i, r] of (results as Array<{ seq?: unknown } | null>).entries()) {
+          const change = mutations[i]?.change
+          if (change?.type === 'meta' && typeof r?.seq === 'number') landed(s, change, r.seq)
+        }
+      return openPushAnswer(s, request.mutations, answer)
     },
     async pull(since, limit, epoch) {
       return openPage(s, await inner.pull(since, limit, epoch))
@@ -215,7 +234,7 @@ async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> 
       // Metadata is always sealed (an empty object too): a server's tenancy stamps its owner in
       // beside the sealed part, never in place of it.
       const meta: SessionMeta = { ...c.meta, metadata: c.meta.metadata ?? {} }
-      const held = s.metas.get(sid)
+      const held = s.metas.get(sid)?.meta
       const sealed = await sealMeta(s.keys, meta, {
         policy: s.policy,
         previous: raised(sid, held, held ? c.fields : undefined),
@@ -224,7 +243,7 @@ async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> 
       // What the server holds once this lands: the fields pushed, and the held rest. Without a
       // held form (a device that restarted), only a whole meta says that; for some fields the
       // server keeps its own others, which the next pull brings.
-      if (held || !c.fields) s.metas.set(sid, sealed)
+      if (held || !c.fields) s.metas.set(sid, { meta: sealed, seq: Infinity })
       return { ...c, meta: sealed as unknown as SessionMeta }
     }
     case 'entry':
@@ -245,21 +264,26 @@ async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> 
   }
 }
 
-/** A change from the server, opened; undefined (and reported) when it does not open. */
+/**
+ * A change from the server, opened; undefined when it does not open (reported) or is a meta
+ * older than one held and committed before it (superseded, not reported).
+ */
 async function openChange(s: Sealing, c: ReplicaChange, seq?: number): Promise<ReplicaChange | undefined> {
   try {
     switch (c.type) {
       case 'meta': {
         const incoming = parseSealedMeta(c.meta, 'meta')
         const held = s.metas.get(incoming.session_id)
-        const older = held ? olderMetaFields(held, incoming) : []
+        const older = held ? olderMetaFields(held.meta, incoming) : []
+        // Committed before a form already held: superseded (the sync engine drops it too).
+        if (older.length && seq !== undefined && seq < held!.seq) return undefined
         if (older.length)
           throw new SessionError(
             'session/integrity',
             `meta of session ${incoming.session_id}: ${older.join(', ')} older than already seen (replayed)`,
           )
         const meta = await openMeta(s.keys, incoming, s.policy)
-        s.metas.set(incoming.session_id, incoming)
+        s.metas.set(incoming.session_id, { meta: incoming, seq: seq ?? held?.seq ?? 0 })
         return { ...c, meta }
       }
       case 'entry':
@@ -308,6 +332,12 @@ async function openPage<T extends PullResponse | StreamMessage>(s: Sealing, page
     if (change) opened.push({ ...sc, change })
   }
   return { ...page, changes: opened }
+}
+
+/** Where a pushed meta landed in the server's log, if it is still the form held. */
+function landed(s: Sealing, sent: ReplicaChange & { type: 'meta' }, seq: number): void {
+  const held = s.metas.get(sent.meta.session_id)
+  if (held && held.seq === Infinity && (held.meta as unknown) === sent.meta) held.seq = seq
 }
 
 /**
