@@ -4,7 +4,14 @@ import { Keyring } from '@colloquy/core/crypto'
 import { httpTransport } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
 import { action, runScenario, type Backend, type Sealed } from '../../packages/sync/test/scenario.js'
-import { currentDataBackend, pullAll, replica, startServer, type KeptData, type ServerProcess } from './helpers.js'
+import {
+  currentDataBackend,
+  pullAll,
+  replica,
+  startServer,
+  type KeptData,
+  type ServerProcess,
+} from './helpers.js'
 import { replicaSnapshot } from '../support/replica-snapshot.js'
 
 // The sync engine's convergence property against real server processes (on its file storage
