@@ -26,6 +26,7 @@ import {
 } from '@colloquy/core/crypto'
 import type { Transport } from './transport.js'
 import type { IntegrityFailure } from './types.js'
+import type { CounterStore, HeldCounters } from './sealed-counters.js'
 
 // End-to-end encrypted sync (docs/encryption.md): with a keyring, every change goes to the server
 // sealed and every change from it is opened here, before the sync engine (and its checks) or the
@@ -52,6 +53,12 @@ interface Sealing {
    * and what an older field replayed whole is refused against.
    */
   readonly metas: Map<string, HeldMeta>
+  /** Where the held counters are kept across reloads, if anywhere. */
+  readonly counters?: CounterStore
+  /** The stored counters read into `metas` (once per `reload()`). */
+  loaded?: Promise<void>
+  /** Sessions whose held meta changed since the counters were last stored. */
+  readonly changed: Set<string>
   /** Attachments sealed for upload, by id: the push that follows names the same sealed bytes. */
   readonly uploads: Map<string, { meta: WireAttachment; bytes: Uint8Array }>
 }
@@ -66,6 +73,60 @@ interface Sealing {
 interface HeldMeta {
   readonly meta: SealedMeta
   seq: number
+  /**
+   * False for counters read back from the store (`meta` then has counters and no boxes): they
+   * refuse replays and raise new counters, but a push seals the whole meta, as on a device that
+   * holds no sealed form.
+   */
+  readonly whole: boolean
+}
+
+/** The meta fields sealed with a counter of their own, beside the metadata's. */
+const COUNTED = ['title', 'description', 'status_reason', 'draft'] as const
+
+/** The counters of a sealed meta, per field. */
+function countersOf(meta: SealedMeta): Record<string, number> {
+  const revs: Record<string, number> = {}
+  for (const f of COUNTED) if (meta[f]) revs[f] = meta[f].rev
+  const sealed = meta.metadata?.[SEALED_METADATA_KEY] as SealedField | undefined
+  if (sealed) revs.metadata = sealed.rev
+  return revs
+}
+
+/** A sealed meta's counters as core compares and raises them: its fields with no box. */
+function skeleton(session_id: string, revs: Readonly<Record<string, number>>): SealedMeta {
+  const out: Record<string, unknown> = { session_id }
+  for (const f of COUNTED) if (revs[f] !== undefined) out[f] = { rev: revs[f], box: '' }
+  if (revs.metadata !== undefined) out.metadata = { [SEALED_METADATA_KEY]: { rev: revs.metadata, box: '' } }
+  return out as unknown as SealedMeta
+}
+
+/** The stored counters merged into what is held: a held meta as new as they are, or newer, stays. */
+function loaded(s: Sealing): Promise<void> {
+  s.loaded ??= (async () => {
+    for (const [sid, stored] of (await s.counters?.load()) ?? []) {
+      const held = s.metas.get(sid)
+      if (held && held.seq >= stored.seq) continue
+      s.metas.set(sid, { meta: skeleton(sid, stored.revs), seq: stored.seq, whole: false })
+    }
+  })().catch((e) => {
+    s.loaded = undefined
+    throw e
+  })
+  return s.loaded
+}
+
+/** Stores the counters of the held metas that changed and sit at a known log position. */
+async function storeChanged(s: Sealing): Promise<void> {
+  if (!s.counters || !s.changed.size) return
+  const out = new Map<string, HeldCounters>()
+  for (const sid of s.changed) {
+    const held = s.metas.get(sid)
+    // A push not yet answered: the server may never hold it, so its counters are not kept.
+    if (held && held.seq !== Infinity) out.set(sid, { revs: countersOf(held.meta), seq: held.seq })
+  }
+  s.changed.clear()
+  await s.counters.save(out)
 }
 
 const sessionOf = (c: ReplicaChange): string | undefined => {
@@ -73,19 +134,39 @@ const sessionOf = (c: ReplicaChange): string | undefined => {
   return typeof id === 'string' ? id : undefined
 }
 
+/** A sealing transport, and `reload()`: read the stored counters again before its next use. */
+export interface SealingTransport extends Transport {
+  reload(): void
+}
+
 /**
  * `inner` with every change sealed on the way out and opened on the way in, under `keys`.
- * `report` hears of every change refused on the way in.
+ * `report` hears of every change refused on the way in. With `counters`, the sealed meta
+ * counters held are kept there, and read back on first use and after `reload()` (a tab that
+ * starts leading), so a device that reloads still refuses an older meta replayed to it.
  */
 export function sealingTransport(
   inner: Transport,
   keys: KeySource,
   report: Sealing['report'],
   policy: EncryptionPolicy = DEFAULT_POLICY,
-): Transport {
-  const s: Sealing = { keys, policy, report, metas: new Map(), uploads: new Map() }
-  const out: Transport = {
+  counters?: CounterStore,
+): SealingTransport {
+  const s: Sealing = {
+    keys,
+    policy,
+    report,
+    metas: new Map(),
+    uploads: new Map(),
+    ...(counters && { counters }),
+    changed: new Set(),
+  }
+  const out: SealingTransport = {
+    reload() {
+      s.loaded = undefined
+    },
     async push(request) {
+      await loaded(s)
       const mutations = []
       for (const m of request.mutations) mutations.push({ id: m.id, change: await sealChange(s, m.change) })
       const answer = await inner.push({ ...request, mutations })
@@ -95,10 +176,14 @@ export function sealingTransport(
           const change = mutations[i]?.change
           if (change?.type === 'meta' && typeof r?.seq === 'number') landed(s, change, r.seq)
         }
+      await storeChanged(s)
       return openPushAnswer(s, request.mutations, answer)
     },
     async pull(since, limit, epoch) {
-      return openPage(s, await inner.pull(since, limit, epoch))
+      await loaded(s)
+      const page = await openPage(s, await inner.pull(since, limit, epoch))
+      await storeChanged(s)
+      return page
     },
     stream(since, onMessage, onClose, epoch) {
       // Opening is asynchronous: frames are handed on one at a time, in the order they came.
@@ -123,7 +208,9 @@ export function sealingTransport(
         (m) => {
           queue = queue
             .then(async () => {
+              await loaded(s)
               const opened = await openPage(s, m)
+              await storeChanged(s)
               if (!stopped && !ended) onMessage(opened)
             })
             .catch(fail)
@@ -198,8 +285,6 @@ async function sealUpload(
   return out
 }
 
-const COUNTED = ['title', 'description', 'status_reason', 'draft'] as const
-
 /**
  * What `sealMeta` raises counters from: `held` with the fields about to be sealed at no less than
  * the clock. A field's counter is a replica's to compare (the highest is kept, as revisions are),
@@ -234,16 +319,17 @@ async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> 
       // Metadata is always sealed (an empty object too): a server's tenancy stamps its owner in
       // beside the sealed part, never in place of it.
       const meta: SessionMeta = { ...c.meta, metadata: c.meta.metadata ?? {} }
-      const held = s.metas.get(sid)?.meta
+      const held = s.metas.get(sid)
+      const form = held?.whole ? held.meta : undefined
       const sealed = await sealMeta(s.keys, meta, {
         policy: s.policy,
-        previous: raised(sid, held, held ? c.fields : undefined),
-        ...(held && c.fields && { changed: c.fields }),
+        previous: raised(sid, held?.meta, form ? c.fields : undefined),
+        ...(form && c.fields && { changed: c.fields }),
       })
       // What the server holds once this lands: the fields pushed, and the held rest. Without a
       // held form (a device that restarted), only a whole meta says that; for some fields the
       // server keeps its own others, which the next pull brings.
-      if (held || !c.fields) s.metas.set(sid, { meta: sealed, seq: Infinity })
+      if (form || !c.fields) s.metas.set(sid, { meta: sealed, seq: Infinity, whole: true })
       return { ...c, meta: sealed as unknown as SessionMeta }
     }
     case 'entry':
@@ -283,7 +369,8 @@ async function openChange(s: Sealing, c: ReplicaChange, seq?: number): Promise<R
             `meta of session ${incoming.session_id}: ${older.join(', ')} older than already seen (replayed)`,
           )
         const meta = await openMeta(s.keys, incoming, s.policy)
-        s.metas.set(incoming.session_id, { meta: incoming, seq: seq ?? held?.seq ?? 0 })
+        s.metas.set(incoming.session_id, { meta: incoming, seq: seq ?? held?.seq ?? 0, whole: true })
+        s.changed.add(incoming.session_id)
         return { ...c, meta }
       }
       case 'entry':
@@ -337,7 +424,10 @@ async function openPage<T extends PullResponse | StreamMessage>(s: Sealing, page
 /** Where a pushed meta landed in the server's log, if it is still the form held. */
 function landed(s: Sealing, sent: ReplicaChange & { type: 'meta' }, seq: number): void {
   const held = s.metas.get(sent.meta.session_id)
-  if (held && held.seq === Infinity && (held.meta as unknown) === sent.meta) held.seq = seq
+  if (held && held.seq === Infinity && (held.meta as unknown) === sent.meta) {
+    held.seq = seq
+    s.changed.add(sent.meta.session_id)
+  }
 }
 
 /**
