@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import fc from 'fast-check'
-import { Keyring } from '@colloquy/core/crypto'
 import { httpTransport } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { action, runScenario, type Backend, type Sealed } from '../../packages/sync/test/scenario.js'
+import {
+  action,
+  encryptedStores,
+  runScenario,
+  type Backend,
+  type Sealed,
+} from '../../packages/sync/test/scenario.js'
 import {
   currentDataBackend,
   pullAll,
@@ -31,12 +36,7 @@ describe.each(['clear', 'encrypted'] as const)(
       data = await currentDataBackend().data()
       const count = data.args.includes('--postgres') ? 2 : 1
       for (let i = 0; i < count; i++) instances.push(await startServer([...data.args, '--no-fsync']))
-      if (mode === 'clear') return
-      const kek = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, [
-        'wrapKey',
-        'unwrapKey',
-      ])
-      sealed = { keyring: await Keyring.create({ key: kek }), kek }
+      if (mode === 'encrypted') sealed = await encryptedStores()
     })
     afterAll(async () => {
       for (const s of instances) await s.stop()

@@ -6,7 +6,13 @@ import {
   type SessionMeta,
 } from '@colloquy/core'
 import { sha256Hex } from '@colloquy/core/wire'
-import type { PullResponse, PushResponse, StreamMessage } from '@colloquy/core/protocol'
+import type {
+  MutationId,
+  PullResponse,
+  PushMutation,
+  PushResponse,
+  StreamMessage,
+} from '@colloquy/core/protocol'
 import {
   olderMetaFields,
   openAttachmentBytes,
@@ -61,6 +67,13 @@ interface Sealing {
   readonly changed: Set<string>
   /** Attachments sealed for upload, by id: the push that follows names the same sealed bytes. */
   readonly uploads: Map<string, { meta: WireAttachment; bytes: Uint8Array }>
+  /**
+   * Mutations sealed and not answered yet, by id, with the clear change they seal: a retried
+   * push (its answer lost, or split after a 413) sends the very same sealed change, which the
+   * server answers as unchanged. Sealed anew, it would carry a new box the server takes for a
+   * conflicting edit, a conflict of the device with itself.
+   */
+  readonly sent: Map<MutationId, { readonly clear: string; readonly sealed: ReplicaChange }>
 }
 
 /**
@@ -158,6 +171,7 @@ export function sealingTransport(
     report,
     metas: new Map(),
     uploads: new Map(),
+    sent: new Map(),
     ...(counters && { counters }),
     changed: new Set(),
   }
@@ -168,8 +182,10 @@ export function sealingTransport(
     async push(request) {
       await loaded(s)
       const mutations = []
-      for (const m of request.mutations) mutations.push({ id: m.id, change: await sealChange(s, m.change) })
+      for (const m of request.mutations) mutations.push({ id: m.id, change: await sealedOnce(s, m) })
       const answer = await inner.push({ ...request, mutations })
+      // Answered, whatever the answer: a later push of the same id is a new change.
+      for (const m of request.mutations) s.sent.delete(m.id)
       const results = (answer as { results?: unknown }).results
       if (Array.isArray(results))
         for (const [i, r] of (results as Array<{ seq?: unknown } | null>).entries()) {
@@ -310,6 +326,16 @@ function raised(
     }
   }
   return out
+}
+
+/** `m` sealed, or as it was sealed for a push not answered yet if it is still the same change. */
+async function sealedOnce(s: Sealing, m: PushMutation): Promise<ReplicaChange> {
+  const clear = JSON.stringify(m.change)
+  const held = s.sent.get(m.id)
+  if (held?.clear === clear) return held.sealed
+  const sealed = await sealChange(s, m.change)
+  s.sent.set(m.id, { clear, sealed })
+  return sealed
 }
 
 async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> {

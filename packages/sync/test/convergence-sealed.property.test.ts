@@ -1,7 +1,7 @@
 import { beforeAll, describe, it } from 'vitest'
 import fc from 'fast-check'
 import { Keyring } from '@colloquy/core/crypto'
-import { action, runScenario, type Sealed } from './scenario.js'
+import { action, encryptedStores, runScenario, type Sealed } from './scenario.js'
 
 // The convergence property with end-to-end encryption on: the server (in process) holds sealed
 // sessions only, and every device ends equal to what they open to. Devices whose stores are
@@ -10,11 +10,7 @@ import { action, runScenario, type Sealed } from './scenario.js'
 const modes: Record<string, Sealed> = {}
 beforeAll(async () => {
   modes['clear stores'] = { keyring: await Keyring.create({ passphrase: 'one passphrase for every device' }) }
-  const kek = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, [
-    'wrapKey',
-    'unwrapKey',
-  ])
-  modes['encrypted stores'] = { keyring: await Keyring.create({ key: kek }), kek }
+  modes['encrypted stores'] = await encryptedStores()
 })
 
 describe.each([

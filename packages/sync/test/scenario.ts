@@ -1,7 +1,7 @@
 import { expect } from 'vitest'
 import fc from 'fast-check'
-import { createStore, memoryStorage, type Store } from '@colloquy/core'
-import { openEntry, openMeta, type Keyring } from '@colloquy/core/crypto'
+import { createStore, memoryStorage, type Storage, type Store } from '@colloquy/core'
+import { Keyring, openEntry, openMeta } from '@colloquy/core/crypto'
 import { KEYRING_KEY } from '../../core/src/storage/sealed/encryption.js'
 import { createSync, type IntegrityFailure, type Sync, type Transport } from '../src/index.js'
 import { DEFAULT_POLICY } from '../src/sealing.js'
@@ -91,7 +91,7 @@ async function loopbackBackend(): Promise<Backend> {
 }
 
 /** The given sealed sessions of a server's snapshot, opened (what every device must hold in clear). */
-async function opened(
+export async function opened(
   keyring: Keyring,
   truth: Record<string, unknown>,
   sessions: readonly string[],
@@ -109,17 +109,32 @@ async function opened(
   return out
 }
 
-/** A device's store: clear, or encrypted at rest holding the scenario's keyring. */
-async function deviceStore(sealed: Sealed | undefined): Promise<Store> {
-  const storage = memoryStorage()
+/** An encrypted scenario with every store encrypted at rest over one keyring (see `Sealed`). */
+export async function encryptedStores(): Promise<Sealed> {
+  const kek = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, [
+    'wrapKey',
+    'unwrapKey',
+  ])
+  return { keyring: await Keyring.create({ key: kek }), kek }
+}
+
+/**
+ * A device's store over `storage`: clear, or encrypted at rest holding the scenario's keyring
+ * (written into a database that holds none yet, as a device that opened it before left it).
+ */
+export async function deviceStore(
+  sealed: Sealed | undefined,
+  storage: Storage = memoryStorage(),
+): Promise<Store> {
   if (!sealed?.kek) return createStore({ storage, multiTab: false })
   const value = sealed.keyring.serialize()
-  await storage.transact(async () => ({
-    deleted: new Set<string>(),
-    heads: new Map(),
-    entries: new Map(),
-    side: [{ store: 'kv', key: KEYRING_KEY, value }],
-  }))
+  if (!(await storage.sideRecords!('kv')).some((r) => r.key === KEYRING_KEY))
+    await storage.transact(async () => ({
+      deleted: new Set<string>(),
+      heads: new Map(),
+      entries: new Map(),
+      side: [{ store: 'kv', key: KEYRING_KEY, value }],
+    }))
   return createStore({ storage, multiTab: false, encryption: { key: sealed.kek } })
 }
 
