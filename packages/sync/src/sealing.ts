@@ -20,7 +20,6 @@ import {
   openEntry,
   openMeta,
   parseSealedMeta,
-  sealAttachmentBytes,
   sealAttachmentMeta,
   sealEntry,
   sealMeta,
@@ -33,6 +32,7 @@ import {
 import type { Transport } from './transport.js'
 import type { IntegrityFailure } from './types.js'
 import type { CounterStore, HeldCounters } from './sealed-counters.js'
+import { isChunked, openAttachmentChunks, sealAttachmentChunks } from './attachment-chunks.js'
 
 // End-to-end encrypted sync (docs/encryption.md): with a keyring, every change goes to the server
 // sealed and every change from it is opened here, before the sync engine (and its checks) or the
@@ -247,7 +247,7 @@ export function sealingTransport(
   if (inner.uploadAttachment) {
     const upload = inner.uploadAttachment.bind(inner)
     out.uploadAttachment = async (session_id, attachment, bytes) => {
-      const sealed = await sealUpload(s, attachment, new Uint8Array(await bytes.arrayBuffer()))
+      const sealed = await sealUpload(s, attachment, bytes)
       await upload(session_id, sealed.meta, new Blob([sealed.bytes as Uint8Array<ArrayBuffer>]))
     }
   }
@@ -257,12 +257,11 @@ export function sealingTransport(
       const blob = await download(session_id, attachment_id)
       if (!blob) return null
       try {
-        const bytes = await openAttachmentBytes(
-          keys,
-          session_id,
-          attachment_id,
-          new Uint8Array(await blob.arrayBuffer()),
-        )
+        const sealed = new Uint8Array(await blob.arrayBuffer())
+        // Chunked as this module uploads; one envelope as uploaded before it did.
+        const bytes = isChunked(sealed)
+          ? await openAttachmentChunks(keys, session_id, attachment_id, sealed)
+          : await openAttachmentBytes(keys, session_id, attachment_id, sealed)
         return new Blob([bytes as Uint8Array<ArrayBuffer>])
       } catch (e) {
         if (!(e instanceof SessionError)) throw e
@@ -284,11 +283,11 @@ export function sealingTransport(
 async function sealUpload(
   s: Sealing,
   attachment: AttachmentMeta,
-  bytes: Uint8Array,
+  bytes: Blob,
 ): Promise<{ meta: WireAttachment; bytes: Uint8Array }> {
   const held = s.uploads.get(attachment.attachment_id)
   if (held) return held
-  const sealed = await sealAttachmentBytes(s.keys, attachment.session_id, attachment.attachment_id, bytes)
+  const sealed = await sealAttachmentChunks(s.keys, attachment.session_id, attachment.attachment_id, bytes)
   const meta: WireAttachment = {
     ...(await sealAttachmentMeta(s.keys, attachment)),
     name: '',
