@@ -21,7 +21,7 @@ import { replicaSnapshot } from '../support/replica-snapshot.js'
 
 // The sync engine's convergence property against real server processes (on its file storage
 // here, on PostgreSQL through test/postgres/convergence.test.ts), with devices going offline and
-// back at random: in clear, and end-to-end encrypted with every device's store encrypted at rest
+// back and server processes killed (SIGKILL) and started again at random: in clear, and end-to-end encrypted with every device's store encrypted at rest
 // over the same keyring, where the server's data must then hold no byte of what was written.
 // On PostgreSQL the devices are spread over two server processes on one database (device d
 // talks to instance d mod 2: pushes, pulls and live streams); the file storage serves one.
@@ -43,12 +43,23 @@ describe.each(['clear', 'encrypted'] as const)(
       await data?.remove()
     })
 
+    // To the instance's current process: a restarted one listens on another port.
+    const wire = (d: number) =>
+      httpTransport({
+        url: instances[d % instances.length].url,
+        WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+      })
     const backend: Backend = {
-      transport: (d) =>
-        httpTransport({
-          url: instances[d % instances.length].url,
-          WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
-        }),
+      transport: (d) => ({
+        push: (r) => wire(d).push(r),
+        pull: (since, limit, epoch) => wire(d).pull(since, limit, epoch),
+        stream: (since, onMessage, onClose, epoch) => wire(d).stream(since, onMessage, onClose, epoch),
+      }),
+      async restart(i) {
+        const k = i % instances.length
+        await instances[k].stop('SIGKILL')
+        instances[k] = await startServer([...data.args, '--no-fsync'])
+      },
       async truth() {
         // What a fresh replica pulls from the first instance: the server's state.
         const store = await replica()
@@ -64,12 +75,17 @@ describe.each(['clear', 'encrypted'] as const)(
       close: async () => {},
     }
 
-    it('random interleavings on 2-3 devices, with disconnects, end equal to the server, every entry once, no integrity alarm; encrypted, no marker byte in its data', async () => {
+    it('random interleavings on 2-3 devices, with disconnects and server restarts, end equal to the server, every entry once, no integrity alarm; encrypted, no marker byte in its data', async () => {
       await fc.assert(
         fc.asyncProperty(
           fc
             .integer({ min: 2, max: 3 })
-            .chain((n) => fc.tuple(fc.constant(n), fc.array(action(n), { minLength: 5, maxLength: 30 }))),
+            .chain((n) =>
+              fc.tuple(
+                fc.constant(n),
+                fc.array(action(n, { restarts: true }), { minLength: 5, maxLength: 30 }),
+              ),
+            ),
           ([n, actions]) => runScenario(n, actions, backend, sealed),
         ),
         { numRuns: 12 },

@@ -17,10 +17,17 @@ export type Action =
   | { kind: 'title'; device: number; session: number; title: string }
   | { kind: 'toggle'; device: number }
   | { kind: 'sync'; device: number }
+  | { kind: 'restart'; instance: number }
 
-export const action = (devices: number): fc.Arbitrary<Action> => {
+/** Actions on `devices` devices; with `restarts`, server processes killed and started again too. */
+export const action = (devices: number, options: { restarts?: boolean } = {}): fc.Arbitrary<Action> => {
   const device = fc.nat({ max: devices - 1 })
+  const restart = {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('restart' as const), instance: fc.nat(1) }),
+  }
   return fc.oneof(
+    ...(options.restarts ? [restart] : []),
     {
       weight: 5,
       arbitrary: fc.record({
@@ -64,6 +71,8 @@ export interface Backend {
   truth(sessions: readonly string[]): Promise<Record<string, unknown>>
   /** Every byte the server keeps (its log, files or a database dump), for the marker scan. */
   raw?(): Promise<string | Buffer>
+  /** Kills a server process (SIGKILL, whatever it was doing) and starts it again on its data. */
+  restart?(instance: number): Promise<void>
   close(): Promise<void>
 }
 
@@ -180,6 +189,10 @@ export async function runScenario(
   const appended = new Map<string, string>() // entry id → session id
   const highest = new Map<string, number>() // entry id → highest revision any device wrote
   for (const a of actions) {
+    if (a.kind === 'restart') {
+      await server.restart?.(a.instance)
+      continue
+    }
     const { store, sync } = devices[a.device]
     if (a.kind === 'append') {
       const session_id = sessions[a.session]
