@@ -21,11 +21,12 @@ import { replicaSnapshot } from '../support/replica-snapshot.js'
 
 // The sync engine's convergence property against real server processes (on its file storage
 // here, on PostgreSQL through test/postgres/convergence.test.ts), with devices going offline and
-// back and server processes killed (SIGKILL) and started again at random: in clear, and end-to-end encrypted with every device's store encrypted at rest
-// over the same keyring, where the server's data must then hold no byte of what was written.
-// On PostgreSQL the devices are spread over two server processes on one database (device d
-// talks to instance d mod 2: pushes, pulls and live streams); the file storage serves one.
-// Each mode has data of its own, so the marker scan sees only what its devices wrote.
+// back and server processes killed (SIGKILL) and started again at random: in clear, and
+// end-to-end encrypted with every device's store encrypted at rest over the same keyring, where
+// the server's data must then hold no byte of what was written. On PostgreSQL the devices are
+// spread over two server processes on one database (device d talks to instance d mod 2:
+// pushes, pulls and live streams); the file storage serves one. Each mode has data of its own,
+// so the marker scan sees only what its devices wrote.
 describe.each(['clear', 'encrypted'] as const)(
   `replicas converge through real servers (${currentDataBackend().name}, %s)`,
   (mode) => {
