@@ -188,9 +188,12 @@ export function sealingTransport(
       for (const m of request.mutations) s.sent.delete(m.id)
       const results = (answer as { results?: unknown }).results
       if (Array.isArray(results))
-        for (const [i, r] of (results as Array<{ seq?: unknown } | null>).entries()) {
+        for (const [i, r] of (results as Array<{ status?: unknown; seq?: unknown } | null>).entries()) {
           const change = mutations[i]?.change
-          if (change?.type === 'meta' && typeof r?.seq === 'number') landed(s, change, r.seq)
+          if (change?.type !== 'meta') continue
+          if (r?.status === 'applied' || r?.status === 'unchanged') {
+            if (typeof r.seq === 'number') landed(s, change, r.seq)
+          } else refusedMeta(s, change)
         }
       await storeChanged(s)
       return openPushAnswer(s, request.mutations, answer)
@@ -453,6 +456,17 @@ function landed(s: Sealing, sent: ReplicaChange & { type: 'meta' }, seq: number)
     held.seq = seq
     s.changed.add(sent.meta.session_id)
   }
+}
+
+/**
+ * A pushed meta the server did not take: the server never held it, so the device holds no form
+ * of that session's meta (as one that restarted) until it pulls one. Kept, its counters would
+ * make every later meta of the session look older, and be dropped.
+ */
+function refusedMeta(s: Sealing, sent: ReplicaChange & { type: 'meta' }): void {
+  const held = s.metas.get(sent.meta.session_id)
+  if (held && held.seq === Infinity && (held.meta as unknown) === sent.meta)
+    s.metas.delete(sent.meta.session_id)
 }
 
 /**
