@@ -65,7 +65,10 @@ interface Sealing {
   loaded?: Promise<void>
   /** Sessions whose held meta changed since the counters were last stored. */
   readonly changed: Set<string>
-  /** Attachments sealed for upload, by id: the push that follows names the same sealed bytes. */
+  /**
+   * Attachments sealed for upload, by id: a retried upload and the push that follows name the
+   * same sealed bytes. Let go once that push is answered (the outbox then holds it no more).
+   */
   readonly uploads: Map<string, { meta: WireAttachment; bytes: Uint8Array }>
   /**
    * Mutations sealed and not answered yet, by id, with the clear change they seal: a retried
@@ -185,7 +188,10 @@ export function sealingTransport(
       for (const m of request.mutations) mutations.push({ id: m.id, change: await sealedOnce(s, m) })
       const answer = await inner.push({ ...request, mutations })
       // Answered, whatever the answer: a later push of the same id is a new change.
-      for (const m of request.mutations) s.sent.delete(m.id)
+      for (const m of request.mutations) {
+        s.sent.delete(m.id)
+        if (m.change.type === 'attachment') s.uploads.delete(m.change.attachment.attachment_id)
+      }
       const results = (answer as { results?: unknown }).results
       if (Array.isArray(results))
         for (const [i, r] of (results as Array<{ status?: unknown; seq?: unknown } | null>).entries()) {

@@ -45,7 +45,7 @@ const patterned = (n: number): Uint8Array<ArrayBuffer> => {
 function holding(alter: (id: string, bytes: Uint8Array) => Uint8Array = (_, b) => b) {
   const held = new Map<string, { meta: AttachmentMeta; bytes: Uint8Array }>()
   const inner: Transport = {
-    push: () => Promise.reject(new Error('unused')),
+    push: async (r) => ({ results: r.mutations.map((m) => ({ id: m.id, status: 'applied' as const })) }),
     pull: () => Promise.reject(new Error('unused')),
     stream: () => ({ close() {} }),
     async uploadAttachment(_session_id, meta, blob) {
@@ -139,6 +139,21 @@ describe('sealed uploads, chunk by chunk', () => {
       expect(await sealed.downloadAttachment!('s_1', 'a_x'), name).toBeNull()
       expect(refused, name).toMatchObject([{ change: 'attachment', id: 'a_x', code: 'session/integrity' }])
     }
+  })
+
+  it('a retried upload sends the very same sealed bytes until the push naming the attachment is answered; after it none are kept (sealed anew)', async () => {
+    const { held, sealed } = holding()
+    const bytes = patterned(1000)
+    const m = meta('a_r', bytes, await sha256Hex(bytes))
+    const sent = async () => {
+      await sealed.uploadAttachment!('s_1', m, new Blob([bytes]))
+      return held.get('a_r')!.bytes
+    }
+    const first = await sent()
+    expect(await sent()).toEqual(first)
+    // The push naming it, answered (the server double answers every mutation as applied).
+    await sealed.push({ mutations: [{ id: 1, change: { type: 'attachment', attachment: m } }] })
+    expect(await sent()).not.toEqual(first)
   })
 
   it('two devices whose stores are encrypted over one keyring: an attachment of three chunks put on one is read on the other', async () => {
