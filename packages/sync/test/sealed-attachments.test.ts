@@ -152,7 +152,9 @@ describe('sealed uploads, chunk by chunk', () => {
     const first = await sent()
     expect(await sent()).toEqual(first)
     // The push naming it, answered (the server double answers every mutation as applied).
-    await sealed.push({ mutations: [{ id: 1, change: { type: 'attachment', attachment: m } }] })
+    await sealed.push({
+      mutations: [{ id: 1, change: { type: 'attachment', session_id: 's_1', attachment: m } }],
+    })
     expect(await sent()).not.toEqual(first)
   })
 
