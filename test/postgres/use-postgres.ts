@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process'
+import { join } from 'node:path'
 import { afterAll, beforeAll } from 'vitest'
 import { setDataBackend, setStorageArgs } from '../server/helpers.js'
-import { startPostgres, type TestCluster } from '../support/postgres.js'
+import { postgresBin, startPostgres, type TestCluster } from '../support/postgres.js'
 
 // Imported before a server suite: the suite's servers run on PostgreSQL, each on a database of
 // its own in one throwaway cluster for the file.
@@ -22,6 +24,9 @@ setDataBackend({
     return {
       args: ['--postgres', url],
       remove: async () => {},
+      raw: async () => [
+        execFileSync(join(postgresBin(), 'pg_dump'), ['--data-only', '-d', url], { maxBuffer: 1 << 28 }),
+      ],
       contents: async (session_id: string) =>
         (
           await cluster.query<{ sha256: string; bytes: string }>(

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -16,7 +15,6 @@ import {
   type Transport,
 } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
-import { postgresBin } from '../support/postgres.js'
 import {
   cleanupAfterEach,
   currentDataBackend,
@@ -50,25 +48,7 @@ async function server(): Promise<Server> {
   defer(() => data.remove())
   const s = await startServer([...data.args, '--no-fsync', '--token', 'alice=tok-a', '--token', 'bob=tok-b'])
   defer(() => s.stop())
-  const dir = data.args[data.args.indexOf('--data-dir') + 1]
-  const pg = data.args[data.args.indexOf('--postgres') + 1]
-  return Object.assign(s, {
-    async raw(): Promise<Buffer[]> {
-      if (data.args.includes('--postgres'))
-        return [
-          execFileSync(join(postgresBin(), 'pg_dump'), ['--data-only', '-d', pg], { maxBuffer: 1 << 28 }),
-        ]
-      const files: Buffer[] = []
-      const walk = async (d: string): Promise<void> => {
-        for (const e of await readdir(d, { withFileTypes: true })) {
-          if (e.isDirectory()) await walk(join(d, e.name))
-          else if (e.isFile()) files.push(await readFile(join(d, e.name)))
-        }
-      }
-      await walk(dir)
-      return files
-    },
-  })
+  return Object.assign(s, { raw: () => data.raw() })
 }
 
 /** Whether any stored byte sequence holds `marker` (UTF-8). */
@@ -455,6 +435,99 @@ describe('end-to-end encrypted sync with a real server', () => {
     expect(refused).toEqual([])
     expect((await a.store.get({ session_id }))!.meta).toMatchObject({ title: 'after', status: 'done' })
     expect((await b.store.get({ session_id }))!.meta).toMatchObject({ title: 'after', status: 'done' })
+  })
+
+  it('a device that reloads keeps its sealed meta counters: an older meta a proxy replays after the reload is refused on integrity$, nothing of it applied, syncing goes on', async () => {
+    const srv = await server()
+    const ring = await Keyring.create({ passphrase: PASSPHRASE })
+    const a = await device(srv.url, ring)
+    const { session_id } = await a.store.create({ title: 'first' })
+    await a.sync.flush()
+
+    // B's proxy: keeps every sealed meta of the session it passes, and once armed, puts the
+    // oldest in place of the next one (a replay at a position past everything B has seen).
+    const seen: any[] = []
+    let armed = false
+    const swap = (c: any): any => {
+      if (c.type !== 'meta' || c.meta.session_id !== session_id) return c
+      seen.push(structuredClone(c.meta))
+      if (!armed) return c
+      armed = false
+      return { ...c, meta: seen[0] }
+    }
+    const proxy = (t: Transport): Transport => ({
+      ...t,
+      pull: async (since, limit, epoch) => {
+        const page = await t.pull(since, limit, epoch)
+        return { ...page, changes: page.changes.map((c) => ({ ...c, change: swap(c.change) })) }
+      },
+      stream: (since, onMessage, onClose, epoch) =>
+        t.stream(
+          since,
+          (m: any) =>
+            onMessage(
+              m.changes
+                ? { ...m, changes: m.changes.map((c: any) => ({ ...c, change: swap(c.change) })) }
+                : m,
+            ),
+          onClose,
+          epoch,
+        ),
+    })
+    const options = { url: srv.url, token: 'tok-a', WebSocket: WS }
+    const storage = memoryStorage()
+    const open = async (): Promise<Device> => {
+      const store = await createStore({ storage, multiTab: false })
+      const sync = createSync(store, { ...options, keyring: ring, transport: proxy(httpTransport(options)) })
+      const refused: IntegrityFailure[] = []
+      const sub = sync.integrity$.subscribe((f) => refused.push(f))
+      cleanup.push(
+        () => store.close(),
+        () => sync.close(),
+        () => sub.unsubscribe(),
+      )
+      sync.start()
+      return { store, sync, refused }
+    }
+    const b = await open()
+    await b.sync.flush()
+    await a.store.setMeta({ session_id, title: 'second' })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect((await b.store.get({ session_id }))!.meta.title).toBe('second')
+
+    // The reload: a new store and sync over the same database. What it kept of the meta is
+    // counters and a log position, no box.
+    b.sync.close()
+    await b.store.close()
+    const stored = (await storage.sideRecords!('kv')).find((r) => r.key === `sync:sealed-meta:${session_id}`)
+    expect(stored?.value).toEqual({
+      revs: expect.objectContaining({ title: expect.any(Number) }),
+      seq: expect.any(Number),
+    })
+    expect(JSON.stringify(stored)).not.toContain('box')
+    const again = await open()
+    await again.sync.flush()
+
+    // A's next edit reaches B as the first meta, replayed: refused, nothing of it applied.
+    armed = true
+    await a.store.setMeta({ session_id, description: 'edited' })
+    await a.sync.flush()
+    await again.sync.flush()
+    expect(armed).toBe(false)
+    expect(again.refused).toHaveLength(1)
+    expect(again.refused[0]).toMatchObject({ session_id, change: 'meta', code: 'session/integrity' })
+    expect((await again.store.get({ session_id }))!.meta).toMatchObject({ title: 'second', description: '' })
+
+    // Syncing goes on: A's next edit (its whole meta) reaches B.
+    await a.store.setMeta({ session_id, title: 'third' })
+    await a.sync.flush()
+    await again.sync.flush()
+    expect((await again.store.get({ session_id }))!.meta).toMatchObject({
+      title: 'third',
+      description: 'edited',
+    })
+    expect(again.refused).toHaveLength(1)
   })
 
   it('features that need plaintext answer a sealed session with a clear 4xx; clear sessions are served as before', async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -89,6 +89,18 @@ export interface KeptData {
   remove(): Promise<void>
   /** The attachment contents the storage holds for a session (by sha256, sorted), and their stored size. */
   contents(session_id: string): Promise<Array<{ sha256: string; bytes: number }>>
+  /** Every byte it stores (for marker scans): the files of the data directory, or a `pg_dump`. */
+  raw(): Promise<Buffer[]>
+}
+
+/** The contents of every file under `dir`. */
+async function filesUnder(dir: string): Promise<Buffer[]> {
+  const files: Buffer[] = []
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) files.push(...(await filesUnder(join(dir, e.name))))
+    else if (e.isFile()) files.push(await readFile(join(dir, e.name)))
+  }
+  return files
 }
 
 let dataBackend: DataBackend = {
@@ -99,6 +111,7 @@ let dataBackend: DataBackend = {
     return {
       args: ['--data-dir', tmp.dir],
       remove: tmp.remove,
+      raw: () => filesUnder(tmp.dir),
       async contents(session_id) {
         // The file storage's layout: `attachments/<boundedName(session)>.d/<sha256>.bin`.
         const folder = join(tmp.dir, 'attachments', attachmentFolderName(session_id))

@@ -31,6 +31,8 @@ export async function leadLoop(s: Replication, signal: AbortSignal): Promise<voi
   if (signal.aborted) return
   s.leader = true
   await loadCursor(s)
+  // What the stored counters say now: another tab may have led meanwhile.
+  s.sealing?.reload()
   let failures = 0
   let synced = false
   while (!signal.aborted) {

@@ -6,7 +6,13 @@ import {
   type SessionMeta,
 } from '@colloquy/core'
 import { sha256Hex } from '@colloquy/core/wire'
-import type { PullResponse, PushResponse, StreamMessage } from '@colloquy/core/protocol'
+import type {
+  MutationId,
+  PullResponse,
+  PushMutation,
+  PushResponse,
+  StreamMessage,
+} from '@colloquy/core/protocol'
 import {
   olderMetaFields,
   openAttachmentBytes,
@@ -14,7 +20,6 @@ import {
   openEntry,
   openMeta,
   parseSealedMeta,
-  sealAttachmentBytes,
   sealAttachmentMeta,
   sealEntry,
   sealMeta,
@@ -26,6 +31,8 @@ import {
 } from '@colloquy/core/crypto'
 import type { Transport } from './transport.js'
 import type { IntegrityFailure } from './types.js'
+import type { CounterStore, HeldCounters } from './sealed-counters.js'
+import { isChunked, openAttachmentChunks, sealAttachmentChunks } from './attachment-chunks.js'
 
 // End-to-end encrypted sync (docs/encryption.md): with a keyring, every change goes to the server
 // sealed and every change from it is opened here, before the sync engine (and its checks) or the
@@ -51,9 +58,91 @@ interface Sealing {
    * Per session, the newest sealed meta seen (pulled or pushed): the counters a new seal raises,
    * and what an older field replayed whole is refused against.
    */
-  readonly metas: Map<string, SealedMeta>
-  /** Attachments sealed for upload, by id: the push that follows names the same sealed bytes. */
+  readonly metas: Map<string, HeldMeta>
+  /** Where the held counters are kept across reloads, if anywhere. */
+  readonly counters?: CounterStore
+  /** The stored counters read into `metas` (once per `reload()`). */
+  loaded?: Promise<void>
+  /** Sessions whose held meta changed since the counters were last stored. */
+  readonly changed: Set<string>
+  /**
+   * Attachments sealed for upload, by id: a retried upload and the push that follows name the
+   * same sealed bytes. Let go once that push is answered (the outbox then holds it no more).
+   */
   readonly uploads: Map<string, { meta: WireAttachment; bytes: Uint8Array }>
+  /**
+   * Mutations sealed and not answered yet, by id, with the clear change they seal: a retried
+   * push (its answer lost, or split after a 413) sends the very same sealed change, which the
+   * server answers as unchanged. Sealed anew, it would carry a new box the server takes for a
+   * conflicting edit, a conflict of the device with itself.
+   */
+  readonly sent: Map<MutationId, { readonly clear: string; readonly sealed: ReplicaChange }>
+}
+
+/**
+ * A sealed meta held, and `seq`: a position in the server's log known to hold it or a newer
+ * form (where it was pulled, or where its push landed; unbounded while that push is unanswered).
+ * The server keeps each field's highest counter, so along its log a meta's counters only grow:
+ * a meta older than the held one is stale below `seq` (committed before it, and superseded: not
+ * applied, not an alarm) and a replay at or above it.
+ */
+interface HeldMeta {
+  readonly meta: SealedMeta
+  seq: number
+  /**
+   * False for counters read back from the store (`meta` then has counters and no boxes): they
+   * refuse replays and raise new counters, but a push seals the whole meta, as on a device that
+   * holds no sealed form.
+   */
+  readonly whole: boolean
+}
+
+/** The meta fields sealed with a counter of their own, beside the metadata's. */
+const COUNTED = ['title', 'description', 'status_reason', 'draft'] as const
+
+/** The counters of a sealed meta, per field. */
+function countersOf(meta: SealedMeta): Record<string, number> {
+  const revs: Record<string, number> = {}
+  for (const f of COUNTED) if (meta[f]) revs[f] = meta[f].rev
+  const sealed = meta.metadata?.[SEALED_METADATA_KEY] as SealedField | undefined
+  if (sealed) revs.metadata = sealed.rev
+  return revs
+}
+
+/** A sealed meta's counters as core compares and raises them: its fields with no box. */
+function skeleton(session_id: string, revs: Readonly<Record<string, number>>): SealedMeta {
+  const out: Record<string, unknown> = { session_id }
+  for (const f of COUNTED) if (revs[f] !== undefined) out[f] = { rev: revs[f], box: '' }
+  if (revs.metadata !== undefined) out.metadata = { [SEALED_METADATA_KEY]: { rev: revs.metadata, box: '' } }
+  return out as unknown as SealedMeta
+}
+
+/** The stored counters merged into what is held: a held meta as new as they are, or newer, stays. */
+function loaded(s: Sealing): Promise<void> {
+  s.loaded ??= (async () => {
+    for (const [sid, stored] of (await s.counters?.load()) ?? []) {
+      const held = s.metas.get(sid)
+      if (held && held.seq >= stored.seq) continue
+      s.metas.set(sid, { meta: skeleton(sid, stored.revs), seq: stored.seq, whole: false })
+    }
+  })().catch((e) => {
+    s.loaded = undefined
+    throw e
+  })
+  return s.loaded
+}
+
+/** Stores the counters of the held metas that changed and sit at a known log position. */
+async function storeChanged(s: Sealing): Promise<void> {
+  if (!s.counters || !s.changed.size) return
+  const out = new Map<string, HeldCounters>()
+  for (const sid of s.changed) {
+    const held = s.metas.get(sid)
+    // A push not yet answered: the server may never hold it, so its counters are not kept.
+    if (held && held.seq !== Infinity) out.set(sid, { revs: countersOf(held.meta), seq: held.seq })
+  }
+  s.changed.clear()
+  await s.counters.save(out)
 }
 
 const sessionOf = (c: ReplicaChange): string | undefined => {
@@ -61,25 +150,65 @@ const sessionOf = (c: ReplicaChange): string | undefined => {
   return typeof id === 'string' ? id : undefined
 }
 
+/** A sealing transport, and `reload()`: read the stored counters again before its next use. */
+export interface SealingTransport extends Transport {
+  reload(): void
+}
+
 /**
  * `inner` with every change sealed on the way out and opened on the way in, under `keys`.
- * `report` hears of every change refused on the way in.
+ * `report` hears of every change refused on the way in. With `counters`, the sealed meta
+ * counters held are kept there, and read back on first use and after `reload()` (a tab that
+ * starts leading), so a device that reloads still refuses an older meta replayed to it.
  */
 export function sealingTransport(
   inner: Transport,
   keys: KeySource,
   report: Sealing['report'],
   policy: EncryptionPolicy = DEFAULT_POLICY,
-): Transport {
-  const s: Sealing = { keys, policy, report, metas: new Map(), uploads: new Map() }
-  const out: Transport = {
+  counters?: CounterStore,
+): SealingTransport {
+  const s: Sealing = {
+    keys,
+    policy,
+    report,
+    metas: new Map(),
+    uploads: new Map(),
+    sent: new Map(),
+    ...(counters && { counters }),
+    changed: new Set(),
+  }
+  const out: SealingTransport = {
+    reload() {
+      s.loaded = undefined
+    },
     async push(request) {
+      await loaded(s)
       const mutations = []
-      for (const m of request.mutations) mutations.push({ id: m.id, change: await sealChange(s, m.change) })
-      return openPushAnswer(s, request.mutations, await inner.push({ ...request, mutations }))
+      for (const m of request.mutations) mutations.push({ id: m.id, change: await sealedOnce(s, m) })
+      const answer = await inner.push({ ...request, mutations })
+      // Answered, whatever the answer: a later push of the same id is a new change.
+      for (const m of request.mutations) {
+        s.sent.delete(m.id)
+        if (m.change.type === 'attachment') s.uploads.delete(m.change.attachment.attachment_id)
+      }
+      const results = (answer as { results?: unknown }).results
+      if (Array.isArray(results))
+        for (const [i, r] of (results as Array<{ status?: unknown; seq?: unknown } | null>).entries()) {
+          const change = mutations[i]?.change
+          if (change?.type !== 'meta') continue
+          if (r?.status === 'applied' || r?.status === 'unchanged') {
+            if (typeof r.seq === 'number') landed(s, change, r.seq)
+          } else refusedMeta(s, change)
+        }
+      await storeChanged(s)
+      return openPushAnswer(s, request.mutations, answer)
     },
     async pull(since, limit, epoch) {
-      return openPage(s, await inner.pull(since, limit, epoch))
+      await loaded(s)
+      const page = await openPage(s, await inner.pull(since, limit, epoch))
+      await storeChanged(s)
+      return page
     },
     stream(since, onMessage, onClose, epoch) {
       // Opening is asynchronous: frames are handed on one at a time, in the order they came.
@@ -104,7 +233,9 @@ export function sealingTransport(
         (m) => {
           queue = queue
             .then(async () => {
+              await loaded(s)
               const opened = await openPage(s, m)
+              await storeChanged(s)
               if (!stopped && !ended) onMessage(opened)
             })
             .catch(fail)
@@ -125,7 +256,7 @@ export function sealingTransport(
   if (inner.uploadAttachment) {
     const upload = inner.uploadAttachment.bind(inner)
     out.uploadAttachment = async (session_id, attachment, bytes) => {
-      const sealed = await sealUpload(s, attachment, new Uint8Array(await bytes.arrayBuffer()))
+      const sealed = await sealUpload(s, attachment, bytes)
       await upload(session_id, sealed.meta, new Blob([sealed.bytes as Uint8Array<ArrayBuffer>]))
     }
   }
@@ -135,12 +266,11 @@ export function sealingTransport(
       const blob = await download(session_id, attachment_id)
       if (!blob) return null
       try {
-        const bytes = await openAttachmentBytes(
-          keys,
-          session_id,
-          attachment_id,
-          new Uint8Array(await blob.arrayBuffer()),
-        )
+        const sealed = new Uint8Array(await blob.arrayBuffer())
+        // Chunked as this module uploads; one envelope as uploaded before it did.
+        const bytes = isChunked(sealed)
+          ? await openAttachmentChunks(keys, session_id, attachment_id, sealed)
+          : await openAttachmentBytes(keys, session_id, attachment_id, sealed)
         return new Blob([bytes as Uint8Array<ArrayBuffer>])
       } catch (e) {
         if (!(e instanceof SessionError)) throw e
@@ -162,11 +292,11 @@ export function sealingTransport(
 async function sealUpload(
   s: Sealing,
   attachment: AttachmentMeta,
-  bytes: Uint8Array,
+  bytes: Blob,
 ): Promise<{ meta: WireAttachment; bytes: Uint8Array }> {
   const held = s.uploads.get(attachment.attachment_id)
   if (held) return held
-  const sealed = await sealAttachmentBytes(s.keys, attachment.session_id, attachment.attachment_id, bytes)
+  const sealed = await sealAttachmentChunks(s.keys, attachment.session_id, attachment.attachment_id, bytes)
   const meta: WireAttachment = {
     ...(await sealAttachmentMeta(s.keys, attachment)),
     name: '',
@@ -178,8 +308,6 @@ async function sealUpload(
   s.uploads.set(attachment.attachment_id, out)
   return out
 }
-
-const COUNTED = ['title', 'description', 'status_reason', 'draft'] as const
 
 /**
  * What `sealMeta` raises counters from: `held` with the fields about to be sealed at no less than
@@ -208,6 +336,16 @@ function raised(
   return out
 }
 
+/** `m` sealed, or as it was sealed for a push not answered yet if it is still the same change. */
+async function sealedOnce(s: Sealing, m: PushMutation): Promise<ReplicaChange> {
+  const clear = JSON.stringify(m.change)
+  const held = s.sent.get(m.id)
+  if (held?.clear === clear) return held.sealed
+  const sealed = await sealChange(s, m.change)
+  s.sent.set(m.id, { clear, sealed })
+  return sealed
+}
+
 async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> {
   switch (c.type) {
     case 'meta': {
@@ -216,15 +354,16 @@ async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> 
       // beside the sealed part, never in place of it.
       const meta: SessionMeta = { ...c.meta, metadata: c.meta.metadata ?? {} }
       const held = s.metas.get(sid)
+      const form = held?.whole ? held.meta : undefined
       const sealed = await sealMeta(s.keys, meta, {
         policy: s.policy,
-        previous: raised(sid, held, held ? c.fields : undefined),
-        ...(held && c.fields && { changed: c.fields }),
+        previous: raised(sid, held?.meta, form ? c.fields : undefined),
+        ...(form && c.fields && { changed: c.fields }),
       })
       // What the server holds once this lands: the fields pushed, and the held rest. Without a
       // held form (a device that restarted), only a whole meta says that; for some fields the
       // server keeps its own others, which the next pull brings.
-      if (held || !c.fields) s.metas.set(sid, sealed)
+      if (form || !c.fields) s.metas.set(sid, { meta: sealed, seq: Infinity, whole: true })
       return { ...c, meta: sealed as unknown as SessionMeta }
     }
     case 'entry':
@@ -245,21 +384,27 @@ async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> 
   }
 }
 
-/** A change from the server, opened; undefined (and reported) when it does not open. */
+/**
+ * A change from the server, opened; undefined when it does not open (reported) or is a meta
+ * older than one held and committed before it (superseded, not reported).
+ */
 async function openChange(s: Sealing, c: ReplicaChange, seq?: number): Promise<ReplicaChange | undefined> {
   try {
     switch (c.type) {
       case 'meta': {
         const incoming = parseSealedMeta(c.meta, 'meta')
         const held = s.metas.get(incoming.session_id)
-        const older = held ? olderMetaFields(held, incoming) : []
+        const older = held ? olderMetaFields(held.meta, incoming) : []
+        // Committed before a form already held: superseded (the sync engine drops it too).
+        if (older.length && seq !== undefined && seq < held!.seq) return undefined
         if (older.length)
           throw new SessionError(
             'session/integrity',
             `meta of session ${incoming.session_id}: ${older.join(', ')} older than already seen (replayed)`,
           )
         const meta = await openMeta(s.keys, incoming, s.policy)
-        s.metas.set(incoming.session_id, incoming)
+        s.metas.set(incoming.session_id, { meta: incoming, seq: seq ?? held?.seq ?? 0, whole: true })
+        s.changed.add(incoming.session_id)
         return { ...c, meta }
       }
       case 'entry':
@@ -308,6 +453,26 @@ async function openPage<T extends PullResponse | StreamMessage>(s: Sealing, page
     if (change) opened.push({ ...sc, change })
   }
   return { ...page, changes: opened }
+}
+
+/** Where a pushed meta landed in the server's log, if it is still the form held. */
+function landed(s: Sealing, sent: ReplicaChange & { type: 'meta' }, seq: number): void {
+  const held = s.metas.get(sent.meta.session_id)
+  if (held && held.seq === Infinity && (held.meta as unknown) === sent.meta) {
+    held.seq = seq
+    s.changed.add(sent.meta.session_id)
+  }
+}
+
+/**
+ * A pushed meta the server did not take: the server never held it, so the device holds no form
+ * of that session's meta (as one that restarted) until it pulls one. Kept, its counters would
+ * make every later meta of the session look older, and be dropped.
+ */
+function refusedMeta(s: Sealing, sent: ReplicaChange & { type: 'meta' }): void {
+  const held = s.metas.get(sent.meta.session_id)
+  if (held && held.seq === Infinity && (held.meta as unknown) === sent.meta)
+    s.metas.delete(sent.meta.session_id)
 }
 
 /**

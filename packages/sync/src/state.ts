@@ -5,7 +5,8 @@ import type { KeySource } from '@colloquy/core/crypto'
 import { hostOf } from '@colloquy/core/host'
 import { OUTBOX, type OutboxRecord } from './outbox.js'
 import { httpTransport, type Transport } from './transport.js'
-import { sealingTransport } from './sealing.js'
+import { sealingTransport, type SealingTransport } from './sealing.js'
+import { storeCounters } from './sealed-counters.js'
 import type { Conflict, IntegrityFailure, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
 
 export type Records = Array<{ key: number; value: OutboxRecord }>
@@ -30,6 +31,8 @@ export interface Resync {
 export interface Replication {
   readonly store: Store
   readonly transport: Transport
+  /** With end-to-end encryption: the sealing layer of `transport` (sealing.ts). */
+  readonly sealing: SealingTransport | undefined
   readonly options: SyncOptions
   readonly now: () => number
   readonly clientId: string
@@ -108,11 +111,19 @@ export function replication(store: Store, options: SyncOptions): Replication {
   const wire = options.transport ?? httpTransport(options)
   // With a keyring, what crosses the wire is sealed (sealing.ts); the rest of the engine is the same.
   const keyring = options.keyring ?? storeKeys(store)
+  const sealing = keyring
+    ? sealingTransport(
+        wire,
+        keyring,
+        (f) => integrity.next({ ...f, at: now() }),
+        options.policy,
+        storeCounters(store, KV),
+      )
+    : undefined
   return {
     store,
-    transport: keyring
-      ? sealingTransport(wire, keyring, (f) => integrity.next({ ...f, at: now() }), options.policy)
-      : wire,
+    transport: sealing ?? wire,
+    sealing,
     integrity,
     options,
     now,

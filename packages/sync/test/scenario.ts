@@ -1,8 +1,9 @@
 import { expect } from 'vitest'
 import fc from 'fast-check'
-import { createStore, memoryStorage, type Store } from '@colloquy/core'
-import { openEntry, openMeta, type Keyring } from '@colloquy/core/crypto'
-import { createSync, type Sync, type Transport } from '../src/index.js'
+import { createStore, memoryStorage, type Storage, type Store } from '@colloquy/core'
+import { Keyring, openEntry, openMeta } from '@colloquy/core/crypto'
+import { KEYRING_KEY } from '../../core/src/storage/sealed/encryption.js'
+import { createSync, type IntegrityFailure, type Sync, type Transport } from '../src/index.js'
 import { DEFAULT_POLICY } from '../src/sealing.js'
 import { replicaSnapshot, type ReplicaSession } from '../../../test/support/replica-snapshot.js'
 import { loopback } from './loopback.js'
@@ -16,10 +17,17 @@ export type Action =
   | { kind: 'title'; device: number; session: number; title: string }
   | { kind: 'toggle'; device: number }
   | { kind: 'sync'; device: number }
+  | { kind: 'restart'; instance: number }
 
-export const action = (devices: number): fc.Arbitrary<Action> => {
+/** Actions on `devices` devices; with `restarts`, server processes killed and started again too. */
+export const action = (devices: number, options: { restarts?: boolean } = {}): fc.Arbitrary<Action> => {
   const device = fc.nat({ max: devices - 1 })
+  const restart = {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('restart' as const), instance: fc.nat(1) }),
+  }
   return fc.oneof(
+    ...(options.restarts ? [restart] : []),
     {
       weight: 5,
       arbitrary: fc.record({
@@ -61,7 +69,24 @@ export const action = (devices: number): fc.Arbitrary<Action> => {
 export interface Backend {
   transport(device: number): Transport
   truth(sessions: readonly string[]): Promise<Record<string, unknown>>
+  /** Every byte the server keeps (its log, files or a database dump), for the marker scan. */
+  raw?(): Promise<string | Buffer>
+  /** Kills a server process (SIGKILL, whatever it was doing) and starts it again on its data. */
+  restart?(instance: number): Promise<void>
   close(): Promise<void>
+}
+
+/** The text of every message a scenario appends: found in what a clear server keeps, never a sealed one. */
+export const MARKER = 'chaos-marker-5e1b7c'
+
+/**
+ * End-to-end encryption for a scenario: every device syncs with `keyring`. With `kek`, every
+ * device's store is encrypted at rest too, over a database already holding `keyring` (wrapped
+ * under `kek`, as `Keyring.create({ key: kek })` makes it), and syncs with its own keys.
+ */
+export interface Sealed {
+  readonly keyring: Keyring
+  readonly kek?: CryptoKey
 }
 
 async function loopbackBackend(): Promise<Backend> {
@@ -69,14 +94,20 @@ async function loopbackBackend(): Promise<Backend> {
   return {
     transport: () => server.transport(),
     truth: async () => replicaSnapshot(server.store),
+    raw: async () => JSON.stringify(server.log),
     close: () => server.close(),
   }
 }
 
-/** A server's snapshot of sealed sessions, opened (what every device must hold in clear). */
-async function opened(keyring: Keyring, truth: Record<string, unknown>): Promise<Record<string, unknown>> {
+/** The given sealed sessions of a server's snapshot, opened (what every device must hold in clear). */
+export async function opened(
+  keyring: Keyring,
+  truth: Record<string, unknown>,
+  sessions: readonly string[],
+): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
-  for (const [id, value] of Object.entries(truth)) {
+  for (const id of sessions) {
+    const value = truth[id]
     if (!value) continue
     const s = value as ReplicaSession
     const meta = await openMeta(keyring, s.meta, DEFAULT_POLICY)
@@ -87,19 +118,50 @@ async function opened(keyring: Keyring, truth: Record<string, unknown>): Promise
   return out
 }
 
+/** An encrypted scenario with every store encrypted at rest over one keyring (see `Sealed`). */
+export async function encryptedStores(): Promise<Sealed> {
+  const kek = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, [
+    'wrapKey',
+    'unwrapKey',
+  ])
+  return { keyring: await Keyring.create({ key: kek }), kek }
+}
+
 /**
- * Runs one interleaving; throws when replicas do not converge. With `keyring`, every device
- * syncs end-to-end encrypted: the server holds sealed sessions, opened here to compare.
+ * A device's store over `storage`: clear, or encrypted at rest holding the scenario's keyring
+ * (written into a database that holds none yet, as a device that opened it before left it).
+ */
+export async function deviceStore(
+  sealed: Sealed | undefined,
+  storage: Storage = memoryStorage(),
+): Promise<Store> {
+  if (!sealed?.kek) return createStore({ storage, multiTab: false })
+  const value = sealed.keyring.serialize()
+  if (!(await storage.sideRecords!('kv')).some((r) => r.key === KEYRING_KEY))
+    await storage.transact(async () => ({
+      deleted: new Set<string>(),
+      heads: new Map(),
+      entries: new Map(),
+      side: [{ store: 'kv', key: KEYRING_KEY, value }],
+    }))
+  return createStore({ storage, multiTab: false, encryption: { key: sealed.kek } })
+}
+
+/**
+ * Runs one interleaving; throws when replicas do not converge. With `sealed`, every device
+ * syncs end-to-end encrypted: the server holds sealed sessions, opened here to compare, and
+ * none of what it keeps holds the marker; no device refuses anything on `integrity$`.
  */
 export async function runScenario(
   n: number,
   actions: Action[],
   backend?: Backend,
-  keyring?: Keyring,
+  sealed?: Sealed,
 ): Promise<void> {
+  const keyring = sealed?.keyring
   const server = backend ?? (await loopbackBackend())
   const online = Array.from({ length: n }, () => true)
-  const devices: Array<{ store: Store; sync: Sync }> = []
+  const devices: Array<{ store: Store; sync: Sync; refused: IntegrityFailure[] }> = []
   for (let d = 0; d < n; d++) {
     const base = server.transport(d)
     const gate = <T>(f: () => Promise<T>): Promise<T> =>
@@ -110,9 +172,12 @@ export async function runScenario(
       stream: (s, m, c, e) =>
         online[d] ? base.stream(s, m, c, e) : (queueMicrotask(() => c(new Error('offline'))), { close() {} }),
     }
-    const store = await createStore({ storage: memoryStorage(), multiTab: false })
-    const sync = createSync(store, { url: 'x', transport, keyring })
-    devices.push({ store, sync })
+    const store = await deviceStore(sealed)
+    // An encrypted store syncs with its own keys (the same keyring on every device).
+    const sync = createSync(store, { url: 'x', transport, ...(!sealed?.kek && { keyring }) })
+    const refused: IntegrityFailure[] = []
+    sync.integrity$.subscribe((f) => refused.push(f))
+    devices.push({ store, sync, refused })
   }
   // Three shared sessions, created on device 0 and synced everywhere first.
   const sessions: string[] = []
@@ -124,6 +189,10 @@ export async function runScenario(
   const appended = new Map<string, string>() // entry id → session id
   const highest = new Map<string, number>() // entry id → highest revision any device wrote
   for (const a of actions) {
+    if (a.kind === 'restart') {
+      await server.restart?.(a.instance)
+      continue
+    }
     const { store, sync } = devices[a.device]
     if (a.kind === 'append') {
       const session_id = sessions[a.session]
@@ -139,7 +208,7 @@ export async function runScenario(
             stop_reason: 'end' as const,
             timestamp: 0,
           }
-        : { role: 'user' as const, content: text('u'), timestamp: 0 }
+        : { role: 'user' as const, content: text(MARKER), timestamp: 0 }
       const r = await store.append({ session_id, parent_id, message })
       appended.set(r.entry_id, session_id)
       highest.set(r.entry_id, 0)
@@ -172,7 +241,7 @@ export async function runScenario(
     }
   }
   const held = await server.truth(sessions)
-  const truth = keyring ? await opened(keyring, held) : held
+  const truth = keyring ? await opened(keyring, held, sessions) : held
   const mine = (all: Record<string, unknown>) => Object.fromEntries(sessions.map((id) => [id, all[id]]))
   for (const d of devices)
     expect(JSON.stringify(mine(await replicaSnapshot(d.store)), null, 1)).toEqual(
@@ -183,6 +252,14 @@ export async function runScenario(
   )
   expect(onServer.map((e) => e.id).sort()).toEqual([...appended.keys()].sort())
   for (const e of onServer) expect(e.revision).toBeGreaterThanOrEqual(highest.get(e.id)!)
+  for (const d of devices) expect(d.refused).toEqual([])
+  if (server.raw) {
+    // Sealed, the server keeps no byte of the marker; in clear the same scan finds it (when a
+    // message still holds it), so the scan can fail.
+    const raw = await server.raw()
+    if (keyring) expect(raw.includes(MARKER)).toBe(false)
+    else if (JSON.stringify(truth).includes(MARKER)) expect(raw.includes(MARKER)).toBe(true)
+  }
   for (const d of devices) {
     d.sync.close()
     await d.store.close()

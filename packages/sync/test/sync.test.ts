@@ -1,10 +1,18 @@
 import 'fake-indexeddb/auto'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { firstValueFrom, filter } from 'rxjs'
-import { createStore, indexedDbStorage, memoryStorage, type Store } from '@colloquy/core'
-import { createSync, type Conflict, type Rejection, type Sync, type Transport } from '../src/index.js'
+import { indexedDbStorage, type Store } from '@colloquy/core'
+import {
+  createSync,
+  type Conflict,
+  type IntegrityFailure,
+  type Rejection,
+  type Sync,
+  type Transport,
+} from '../src/index.js'
 import { replicaSnapshot } from '../../../test/support/replica-snapshot.js'
 import { loopback, type Loopback } from './loopback.js'
+import { deviceStore, encryptedStores, opened, type Sealed } from './scenario.js'
 
 const user = (text: string) => ({
   role: 'user' as const,
@@ -26,17 +34,27 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f()
 })
 
+/** With encrypted stores, sync seals with each store's own keys; with clear ones, with the keyring. */
+const syncKeys = (sealed: Sealed | undefined) => (sealed && !sealed.kek ? { keyring: sealed.keyring } : {})
+
 async function device(
   server: Loopback,
-  options: { transport?: Transport; store?: Store } = {},
-): Promise<{ store: Store; sync: Sync }> {
-  const store = options.store ?? (await createStore({ storage: memoryStorage(), multiTab: false }))
-  const sync = createSync(store, { url: 'http://unused', transport: options.transport ?? server.transport() })
+  options: { transport?: Transport; store?: Store; sealed?: Sealed } = {},
+): Promise<{ store: Store; sync: Sync; refused: IntegrityFailure[] }> {
+  const store = options.store ?? (await deviceStore(options.sealed))
+  const sync = createSync(store, {
+    url: 'http://unused',
+    transport: options.transport ?? server.transport(),
+    ...syncKeys(options.sealed),
+  })
+  const refused: IntegrityFailure[] = []
+  const sub = sync.integrity$.subscribe((f) => refused.push(f))
   cleanup.push(
     () => sync.close(),
     () => store.close(),
+    () => sub.unsubscribe(),
   )
-  return { store, sync }
+  return { store, sync, refused }
 }
 
 describe('attachments replicate', () => {
@@ -388,21 +406,41 @@ describe('sync with a server', () => {
     expect(await a.sync.rejections()).toHaveLength(0)
     expect(await server.store.get({ session_id })).toBeNull()
   })
+})
+
+// Faults between devices and the server (a lost answer, duplicated and reordered deliveries, a
+// stale checkpoint, a crash before the push), in clear and end-to-end encrypted with every
+// device's store encrypted at rest over one keyring: there no fault may raise an integrity alarm.
+describe.each(['clear', 'encrypted'] as const)('faults on the way (%s)', (mode) => {
+  let sealed: Sealed | undefined
+  beforeAll(async () => {
+    sealed = mode === 'encrypted' ? await encryptedStores() : undefined
+  })
+  /** The server's sessions as a device must hold them: opened when sealed. */
+  const truth = async (server: Loopback, sessions: string[]) => {
+    const held = await replicaSnapshot(server.store)
+    return sealed ? opened(sealed.keyring, held, sessions) : held
+  }
 
   it('a push retried after its response was lost applies once', async () => {
     const server = await loopback()
-    const a = await device(server)
+    const a = await device(server, { sealed })
     const { session_id } = await a.store.create({})
     const { entry_id } = await a.store.append({ session_id, message: assistant('x') })
     await a.store.updateMessage({ session_id, entry_id, content: text('y') })
     server.loseNextPushResponse = true
     const added: unknown[] = []
     server.store.on('session::message-added').subscribe((e) => added.push(e))
+    const conflicts: Conflict[] = []
+    a.sync.conflicts$.subscribe((c) => conflicts.push(c))
     a.sync.start()
     await a.sync.flush()
+    // The retry is the same change: the server answers it unchanged, no conflict with itself.
+    expect(conflicts).toEqual([])
     expect(server.requests.push).toBe(2)
     expect(added).toHaveLength(1)
-    expect(await replicaSnapshot(server.store)).toEqual(await replicaSnapshot(a.store))
+    expect(await truth(server, [session_id])).toEqual(await replicaSnapshot(a.store))
+    expect(a.refused).toEqual([])
   })
 
   it('duplicated and reordered stream deliveries, and a stale checkpoint, still converge with no duplicate events', async () => {
@@ -425,8 +463,8 @@ describe('sync with a server', () => {
           onClose,
         ),
     }
-    const a = await device(server)
-    const b = await device(server, { transport: shuffled })
+    const a = await device(server, { sealed })
+    const b = await device(server, { transport: shuffled, sealed })
     a.sync.start()
     b.sync.start()
     const { session_id } = await a.store.create({})
@@ -441,7 +479,7 @@ describe('sync with a server', () => {
     // Every frame of the shuffled stream has reached B before it catches up.
     await server.delivered()
     await b.sync.flush()
-    expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
+    expect(await replicaSnapshot(b.store)).toEqual(await truth(server, [session_id]))
     expect(new Set(added).size).toBe(added.length)
     expect(added).toHaveLength(6)
 
@@ -453,29 +491,32 @@ describe('sync with a server', () => {
       side: [{ store: 'kv', key: 'sync:checkpoint', value: 0 }],
     })
     b.sync.close()
-    const again = createSync(b.store, { url: 'x', transport: base })
+    const again = createSync(b.store, { url: 'x', transport: base, ...syncKeys(sealed) })
     cleanup.push(() => again.close())
     again.start()
     await again.flush()
     expect(events).toHaveLength(0)
-    expect(await replicaSnapshot(b.store)).toEqual(await replicaSnapshot(server.store))
+    expect(await replicaSnapshot(b.store)).toEqual(await truth(server, [session_id]))
+    expect(a.refused).toEqual([])
+    expect(b.refused).toEqual([])
   })
 
   it('the outbox survives a crash before the push: a reopened store pushes what was queued', async () => {
     const server = await loopback()
     const name = `sync-crash-${Date.now()}`
-    const first = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
-    const s1 = createSync(first, { url: 'x', transport: server.transport() })
+    const first = await deviceStore(sealed, indexedDbStorage({ name }))
+    const s1 = createSync(first, { url: 'x', transport: server.transport(), ...syncKeys(sealed) })
     const { session_id } = await first.create({ title: 'queued' })
     await first.append({ session_id, message: user('kept') })
     s1.close()
     await first.close()
-    const second = await createStore({ storage: indexedDbStorage({ name }), multiTab: false })
-    const { sync } = await device(server, { store: second })
+    const second = await deviceStore(sealed, indexedDbStorage({ name }))
+    const { sync, refused } = await device(server, { store: second, sealed })
     expect((await firstValueFrom(sync.status$.pipe(filter((s) => s.pending > 0)))).pending).toBeGreaterThan(0)
     sync.start()
     await sync.flush()
-    expect(await replicaSnapshot(server.store)).toEqual(await replicaSnapshot(second))
+    expect(await truth(server, [session_id])).toEqual(await replicaSnapshot(second))
     expect((await server.store.get({ session_id }))!.meta.message_count).toBe(1)
+    expect(refused).toEqual([])
   })
 })
