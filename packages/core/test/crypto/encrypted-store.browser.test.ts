@@ -250,7 +250,7 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
       let cursor: string | undefined
       do {
         const page = await s.messages({ session_id, limit: 500, ...(cursor && { cursor }) })
-        for (const m of page.messages) out.push((m.message.content as Array<{ text: string }>)[0].text)
+        for (const m of page.messages) out.push((m.message!.content as Array<{ text: string }>)[0].text)
         cursor = page.next_cursor ?? undefined
       } while (cursor)
       return out
