@@ -32,7 +32,8 @@ export function pad(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
  */
 export function padInPlace(buf: Uint8Array, n: number): Uint8Array<ArrayBuffer> {
   const size = bucketOf(n + 1)
-  if (size > buf.length) throw new RangeError(`padInPlace: ${buf.length} bytes cannot hold a bucket of ${size}`)
+  if (size > buf.length)
+    throw new RangeError(`padInPlace: ${buf.length} bytes cannot hold a bucket of ${size}`)
   buf[n] = 0x80
   buf.fill(0, n + 1, size)
   return buf.subarray(0, size) as Uint8Array<ArrayBuffer>

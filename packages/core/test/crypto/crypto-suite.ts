@@ -553,7 +553,10 @@ export function cryptoSuite(): void {
       const opened = await Promise.all(sealed.map((e) => openEntry(ring, SESSION, stored(e))))
       expect(opened).toEqual(many)
       // And each box opens only where it was sealed.
-      await refused(openEntry(ring, SESSION, { ...stored(sealed[1]!), box: sealed[0]!.box }), 'session/integrity')
+      await refused(
+        openEntry(ring, SESSION, { ...stored(sealed[1]!), box: sealed[0]!.box }),
+        'session/integrity',
+      )
     })
   })
 

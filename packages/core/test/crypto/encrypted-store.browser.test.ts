@@ -263,9 +263,11 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     const first = ids[1]!.entry_id
     const other = ids[2]!.entry_id
     const db = await rawDb(name)
-    const box = ((await req(db.transaction('entries').objectStore('entries').get([big.session_id, other]))) as {
-      box: string
-    }).box
+    const box = (
+      (await req(db.transaction('entries').objectStore('entries').get([big.session_id, other]))) as {
+        box: string
+      }
+    ).box
     db.close()
     await rewrite(name, 'entries', [big.session_id, first], (v) => ({ ...v, box }))
     const c = await open(name)
