@@ -1,7 +1,7 @@
 import type { Json } from '../model/model.js'
 import { SessionError } from '../model/errors.js'
 import { decodeBase64, encodeBase64 } from '../util/bytes.js'
-import { pad, unpad } from './padding.js'
+import { MIN_BUCKET, pad, padInPlace, unpad } from './padding.js'
 
 // The one sealed-value format. Binary (attachment bytes are stored as is):
 //   [0]          format version (1)
@@ -45,6 +45,21 @@ const utf8Strict = new TextDecoder('utf-8', { fatal: true })
 const describe = (c: SealContext): string =>
   `${c.field} of ${c.entry_id ? `${c.entry_id} in ` : ''}session ${c.session_id}`
 
+/**
+ * Scratch buffers for the associated data and a JSON value's padded text: Web Crypto copies its
+ * inputs when `encrypt`/`decrypt` is called (WebCrypto §14.3: "a copy of the bytes held by the
+ * data parameter"), so a view of one is consumed before this thread can reuse it. Sealing 10,000
+ * entries in one commit then makes one buffer each, the output, not four.
+ */
+let adScratch = new Uint8Array(1024)
+let textScratch = new Uint8Array(16384)
+
+/** `text` as UTF-8 in `buf`, or undefined when `buf` may be too small. */
+const encodeIn = (text: string, buf: Uint8Array): number | undefined => {
+  const { read, written } = utf8.encodeInto(text, buf)
+  return read === text.length ? written : undefined
+}
+
 function associatedData(keyId: string, c: SealContext): Uint8Array<ArrayBuffer> {
   if (!Number.isSafeInteger(c.revision) || c.revision < 0)
     throw new SessionError(
@@ -52,43 +67,57 @@ function associatedData(keyId: string, c: SealContext): Uint8Array<ArrayBuffer> 
       `${describe(c)}: revision must be a non-negative integer`,
     )
   // A JSON array of strings and integers has one encoding per value: no two places share one.
-  return utf8.encode(
-    JSON.stringify([
-      'colloquy',
-      ENVELOPE_VERSION,
-      keyId,
-      c.field,
-      c.session_id,
-      c.entry_id,
-      c.revision,
-      c.bound ?? null,
-    ]),
-  )
+  const text = JSON.stringify([
+    'colloquy',
+    ENVELOPE_VERSION,
+    keyId,
+    c.field,
+    c.session_id,
+    c.entry_id,
+    c.revision,
+    c.bound ?? null,
+  ])
+  let n = encodeIn(text, adScratch)
+  if (n === undefined) {
+    adScratch = new Uint8Array(text.length * 3)
+    n = encodeIn(text, adScratch)!
+  }
+  // A view of the scratch: valid until the next call, so only ever passed straight to Web Crypto.
+  return adScratch.subarray(0, n)
 }
 
-/** Seals bytes under the keyring's current key for the place `context` names. */
-export async function sealBytes(
+/** The envelope's header (version, key id) and a fresh IV, ahead of room for `sealedLength` bytes. */
+function envelopeFor(keyId: string, sealedLength: number): { out: Uint8Array; iv: Uint8Array<ArrayBuffer> } {
+  const out = new Uint8Array(2 + keyId.length + IV_BYTES + sealedLength)
+  out[0] = ENVELOPE_VERSION
+  out[1] = keyId.length
+  for (let i = 0; i < keyId.length; i++) out[2 + i] = keyId.charCodeAt(i)
+  const iv = out.subarray(2 + keyId.length, 2 + keyId.length + IV_BYTES) as Uint8Array<ArrayBuffer>
+  crypto.getRandomValues(iv)
+  return { out, iv }
+}
+
+/** Seals padded plaintext (read when this is called, not after) into an envelope. */
+async function sealPadded(
   keys: KeySource,
-  plaintext: Uint8Array,
+  padded: Uint8Array<ArrayBuffer>,
   context: SealContext,
 ): Promise<Uint8Array> {
   const keyId = keys.currentKeyId
   const key = keys.keyFor(keyId)!
-  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES))
-  const sealed = new Uint8Array(
-    await crypto.subtle.encrypt(
-      { name: 'AES-GCM', iv, additionalData: associatedData(keyId, context) },
-      key,
-      pad(plaintext),
-    ),
+  const { out, iv } = envelopeFor(keyId, padded.length + TAG_BYTES)
+  const sealed = crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv, additionalData: associatedData(keyId, context) },
+    key,
+    padded,
   )
-  const out = new Uint8Array(2 + keyId.length + IV_BYTES + sealed.length)
-  out[0] = ENVELOPE_VERSION
-  out[1] = keyId.length
-  for (let i = 0; i < keyId.length; i++) out[2 + i] = keyId.charCodeAt(i)
-  out.set(iv, 2 + keyId.length)
-  out.set(sealed, 2 + keyId.length + IV_BYTES)
+  out.set(new Uint8Array(await sealed), 2 + keyId.length + IV_BYTES)
   return out
+}
+
+/** Seals bytes under the keyring's current key for the place `context` names. */
+export function sealBytes(keys: KeySource, plaintext: Uint8Array, context: SealContext): Promise<Uint8Array> {
+  return sealPadded(keys, pad(plaintext), context)
 }
 
 interface Parsed {
@@ -161,7 +190,14 @@ export async function openBytes(
 
 /** A JSON value sealed as base64 text (the form records hold). */
 export async function sealJson(keys: KeySource, value: Json, context: SealContext): Promise<string> {
-  return encodeBase64(await sealBytes(keys, utf8.encode(JSON.stringify(value)), context))
+  const text = JSON.stringify(value)
+  let n = encodeIn(text, textScratch)
+  // Room for the text and its padding (a bucket is at most 12% above its length, plus the marker).
+  if (n === undefined || textScratch.length < n * 1.25 + MIN_BUCKET) {
+    textScratch = new Uint8Array(Math.ceil(text.length * 3 * 1.25) + MIN_BUCKET)
+    n = encodeIn(text, textScratch)!
+  }
+  return encodeBase64(await sealPadded(keys, padInPlace(textScratch, n), context))
 }
 
 /** Opens what `sealJson` sealed for the same place; the value still needs its schema's check. */

@@ -27,6 +27,19 @@ export function pad(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
 }
 
 /**
+ * The same padding written after the first `n` bytes of `buf` (which must have room for the
+ * bucket): a view of `buf`, no copy.
+ */
+export function padInPlace(buf: Uint8Array, n: number): Uint8Array<ArrayBuffer> {
+  const size = bucketOf(n + 1)
+  if (size > buf.length)
+    throw new RangeError(`padInPlace: ${buf.length} bytes cannot hold a bucket of ${size}`)
+  buf[n] = 0x80
+  buf.fill(0, n + 1, size)
+  return buf.subarray(0, size) as Uint8Array<ArrayBuffer>
+}
+
+/**
  * The bytes before the marker. Anything but a well-formed padding of a bucket's length is
  * refused: only a writer holding the key produces padded text, so a bad one is not ours.
  */

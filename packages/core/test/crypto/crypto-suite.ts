@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { SessionError, type SessionErrorCode } from '../../src/index.js'
+import { SessionError, type SessionEntry, type SessionErrorCode } from '../../src/index.js'
 import { decodeBase64, encodeBase64 } from '../../src/wire.js'
 import {
   Keyring,
@@ -530,6 +530,53 @@ export function cryptoSuite(): void {
       expect(await size('a title of forty characters, give or ta')).toBe(short)
       expect(short).toBe(2 + ring.currentKeyId.length + 12 + MIN_BUCKET + 16)
       expect(await size('x'.repeat(100))).toBe(await size('x'.repeat(101)))
+    })
+  })
+
+  describe('sealing many at once', () => {
+    it('seals values started together, short, long and multi-byte, each for its own place only', async () => {
+      // Every seal reads its text and associated data when it starts; thousands in flight at
+      // once (a burst of appends) must each hold their own, not the last one's.
+      const many: SessionEntry[] = Array.from({ length: 300 }, (_, i) => ({
+        id: `e_${String(i).padStart(4, '0')}`,
+        parent_id: i ? `e_${String(i - 1).padStart(4, '0')}` : null,
+        timestamp: i,
+        revision: i % 3,
+        kind: 'message',
+        message: {
+          role: 'user',
+          content: [{ type: 'text', text: `${i} ${'é✓𝄞'.repeat(i * 7)}` }],
+          timestamp: i,
+        },
+      }))
+      const sealed = await Promise.all(many.map((e) => sealEntry(ring, SESSION, e)))
+      const opened = await Promise.all(sealed.map((e) => openEntry(ring, SESSION, stored(e))))
+      expect(opened).toEqual(many)
+      // And each box opens only where it was sealed.
+      await refused(
+        openEntry(ring, SESSION, { ...stored(sealed[1]!), box: sealed[0]!.box }),
+        'session/integrity',
+      )
+    })
+  })
+
+  describe('base64, strictly, in this runtime', () => {
+    it('decodes canonical padded base64 and refuses every other form', () => {
+      const bytes = Uint8Array.from({ length: 256 }, (_, i) => i)
+      for (const n of [0, 1, 2, 3, 4, 255, 256])
+        expect(decodeBase64(encodeBase64(bytes.subarray(0, n)))).toEqual(bytes.subarray(0, n))
+      expect(encodeBase64(new TextEncoder().encode('ABC'))).toBe('QUJD')
+      for (const bad of [
+        'QQ', // no padding
+        'QR==', // stray bits after the last byte
+        'QUI=QUJD', // padding before the end
+        'QUJD    ', // whitespace, where a decoder skipping it would find 3 bytes
+        'QU JD   ',
+        'QUJD\nQQ==',
+        '-_-_', // the URL alphabet
+        'QUJ\u00e9',
+      ])
+        expect(decodeBase64(bad), bad).toBeUndefined()
     })
   })
 }

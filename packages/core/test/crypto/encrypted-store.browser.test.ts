@@ -233,6 +233,48 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     await a.close()
   })
 
+  it('a burst of appends to two sessions in one tick is sealed for each entry; a large session opens in parts, checked', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const [big, small] = await Promise.all([a.create({ title: 'big' }), a.create({ title: 'small' })])
+    // One tick, interleaved: a batch that hands its entries over as it builds them (sealed then,
+    // each bound to its own session and id), 900 in one session: read back in two parts.
+    const texts = Array.from({ length: 1200 }, (_, i) => `burst ${i}`)
+    const ids = await Promise.all(
+      texts.map((t, i) => a.append({ session_id: (i % 4 === 3 ? small : big).session_id, message: text(t) })),
+    )
+    await a.flush()
+    await a.close()
+    const read = async (s: Store, session_id: string) => {
+      const out: string[] = []
+      let cursor: string | undefined
+      do {
+        const page = await s.messages({ session_id, limit: 500, ...(cursor && { cursor }) })
+        for (const m of page.messages) out.push((m.message!.content as Array<{ text: string }>)[0].text)
+        cursor = page.next_cursor ?? undefined
+      } while (cursor)
+      return out
+    }
+    const b = await open(name)
+    expect(await read(b, big.session_id)).toEqual(texts.filter((_, i) => i % 4 !== 3))
+    expect(await read(b, small.session_id)).toEqual(texts.filter((_, i) => i % 4 === 3))
+    await b.close()
+    // An entry of the part read first, swapped for another's box, is refused like any other.
+    const first = ids[1]!.entry_id
+    const other = ids[2]!.entry_id
+    const db = await rawDb(name)
+    const box = (
+      (await req(db.transaction('entries').objectStore('entries').get([big.session_id, other]))) as {
+        box: string
+      }
+    ).box
+    db.close()
+    await rewrite(name, 'entries', [big.session_id, first], (v) => ({ ...v, box }))
+    const c = await open(name)
+    expect(await codeOf(c.messages({ session_id: big.session_id, limit: 10 }))).toBe('session/integrity')
+    await c.close()
+  })
+
   it('encrypts a clear database in place, resuming after a stop midway; nothing left clear', async () => {
     const name = dbName()
     const clear = await createStore({ storage: indexedDbStorage({ name }) })

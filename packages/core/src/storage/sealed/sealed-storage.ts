@@ -12,7 +12,7 @@ import {
   sealAttachmentMeta,
 } from '../../crypto/attachment-seal.js'
 import type { EncryptionPolicy } from '../../crypto/policy.js'
-import type { SealedAttachmentMeta, SealedMeta } from '../../crypto/sealed-records.js'
+import type { SealedAttachmentMeta, SealedEntry, SealedMeta } from '../../crypto/sealed-records.js'
 import {
   StaleHeadError,
   type BlobWrite,
@@ -84,6 +84,41 @@ export interface SealedStorageOptions {
   /** The keys to seal and open with; throws `session/locked` while there are none. */
   keys(): KeySource
   policy?: EncryptionPolicy
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/** Entries sealed ahead of their commit's write set, by the very entry object they were sealed from. */
+interface EarlySeals {
+  /** Starts sealing `entry` of `session_id` now. */
+  put(session_id: string, entry: SessionEntry): void
+  /** The sealing started for this very entry of this session, if any. */
+  take(session_id: string, entry: SessionEntry): Promise<SealedEntry> | undefined
+}
+
+/**
+ * A batch of many appends hands its entries over as it builds them (`StorageReader.stream`).
+ * The storage below cannot take them yet (its transaction would end while they are sealed:
+ * no crypto inside a transaction), but their sealing can start at once: the encryption runs on
+ * Web Crypto's own thread while this one builds the next entries, and the write set, once
+ * returned, waits only for the last of them. Entries are immutable records, so the seal
+ * started for an object is the seal of what the write set holds under that object; an entry
+ * changed later in the batch is a new object and is sealed on its own.
+ */
+function earlySeals(k: KeySource): EarlySeals {
+  const started = new Map<SessionEntry, { session_id: string; sealed: Promise<SealedEntry> }>()
+  return {
+    put(session_id, entry) {
+      const sealed = sealEntry(k, session_id, entry)
+      // Told here if it fails; the write set's own wait reports it.
+      sealed.catch(() => undefined)
+      started.set(entry, { session_id, sealed })
+    },
+    take(session_id, entry) {
+      const s = started.get(entry)
+      return s && s.session_id === session_id ? s.sealed : undefined
+    },
+  }
 }
 
 /** `inner`, sealing every record it writes and opening every record it reads. */
@@ -204,6 +239,7 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
   const sealWrites = async (
     w: WriteSet,
     bases: ReadonlyMap<string, SessionHead | undefined>,
+    early: EarlySeals,
   ): Promise<WriteSet> => {
     const k = keys()
     const heads = new Map<string, SessionHead>()
@@ -213,7 +249,9 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
         heads.set(id, await sealHead(head, w.deleted.has(id) ? undefined : bases.get(id)))
       }),
       ...[...w.entries].map(async ([id, batch]) => {
-        const sealed = await Promise.all([...batch.values()].map((e) => sealEntry(k, id, e)))
+        const sealed = await Promise.all(
+          [...batch.values()].map((e) => early.take(id, e) ?? sealEntry(k, id, e)),
+        )
         entries.set(id, new Map(sealed.map((e) => [e.id, e as unknown as SessionEntry])))
       }),
     ])
@@ -264,7 +302,7 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
           }
           return p
         }
-        const reader: StorageReader = {
+        const reader: Mutable<StorageReader> = {
           head: headOf,
           // The head first: a commit since then changes it, and the check catches that.
           entries: async (id) => {
@@ -297,7 +335,10 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
             'session/storage',
             `${inner.name}: a paged storage without checks cannot be sealed`,
           )
-        return sealWrites(await work(reader), bases)
+        const early = earlySeals(keys())
+        // A burst's entries are sealed as the batch builds them (see `earlySeals`).
+        if (r.expect) reader.stream = () => early.put
+        return sealWrites(await work(reader), bases, early)
       })
     } catch (e) {
       if (e instanceof StaleHeadError && reread && attempt < READ_RETRIES) return transact(work, attempt + 1)
@@ -345,9 +386,19 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
         },
       },
     }),
-    async entries(id, count) {
+    async entries(id, count, first) {
       keys()
-      return openEntries(id, await inner.entries(id, count))
+      // The first part the storage hands over (see `Storage.entries`) is opened while the rest
+      // is read: the decryption overlaps the browser's reading instead of following it (W4).
+      let part: { size: number; opened: Promise<SessionEntry[]> } | undefined
+      const stored = await inner.entries(id, count, (entries) => {
+        const opened = openEntries(id, entries)
+        if (first) opened.then(first, () => undefined)
+        part = { size: entries.length, opened }
+      })
+      if (!part) return openEntries(id, stored)
+      const [head, rest] = await Promise.all([part.opened, openEntries(id, stored.slice(part.size))])
+      return head.concat(rest)
     },
     transact: (work) => transact(work, 0),
     ...(inner.attachmentBytes && {
