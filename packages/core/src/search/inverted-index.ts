@@ -63,6 +63,8 @@ export const PREFIX_KEEP = 64
 /** A term's frequency past this counts as this (BM25 has long saturated: the weight moves by < 1e-4). */
 export const MAX_TF = 0xffff
 
+/** Postings waiting to go in their lists (`settle`) past which they go in. */
+const PENDING = 1 << 18
 // Arrays grow by half (not double): on average a sixth of their room is spare, not a third.
 const more = (n: number): number => n + (n >> 1) + 2
 const grow32 = (a: Uint32Array, need: number): Uint32Array => {
@@ -105,6 +107,18 @@ export class InvertedIndex {
   private fresh: string[] = []
   private docCount = 0
   private totalLen = 0
+  /**
+   * Postings added but not yet in their lists: term, document, frequency, in the order added
+   * (so ids ascend). They go in (`settle`) once this fills, or before anything reads or removes:
+   * each list then grows once per batch, not once per posting (growing a typed array per posting
+   * was most of `add`'s time in a first pass).
+   */
+  private pendTerm: Uint32Array = new Uint32Array(1024)
+  private pendDoc: Uint32Array = new Uint32Array(1024)
+  private pendTf: Uint16Array = new Uint16Array(1024)
+  private pendN = 0
+  /** Per term, its postings in the batch being settled (zero between batches). */
+  private scratch: Uint32Array = new Uint32Array(1024)
 
   get size(): number {
     return this.docCount
@@ -120,6 +134,7 @@ export class InvertedIndex {
   }
 
   postings(term: string): Postings | undefined {
+    this.settle()
     const t = this.termIds.get(term)
     const list = t === undefined ? undefined : this.lists[t]
     return list && list.df > 0 ? list : undefined
@@ -129,7 +144,10 @@ export class InvertedIndex {
   add(built: DocTerms): Doc {
     const { terms, sizes } = built
     const n = sizes.length >> 1
-    if (this.docs.length >= this.live * 2 + 4096) this.compact()
+    if (this.docs.length >= this.live * 2 + 4096) {
+      this.settle()
+      this.compact()
+    }
     const id = this.docs.length
     // Written out (not spread): the object keeps its fields inline, without a property array.
     const doc: Doc = {
@@ -150,7 +168,16 @@ export class InvertedIndex {
       this.count = grow32(this.count, id + 1)
     }
     this.lens[id] = doc.len
-    if (this.poolUsed + n > this.pool.length && this.poolUsed > this.poolLive * 2) this.compact()
+    if (this.poolUsed + n > this.pool.length && this.poolUsed > this.poolLive * 2) {
+      this.settle()
+      this.compact()
+    }
+    if (this.pendN + n > PENDING) this.settle()
+    if (this.pendN + n > this.pendTerm.length) {
+      this.pendTerm = grow32(this.pendTerm, this.pendN + n)
+      this.pendDoc = grow32(this.pendDoc, this.pendN + n)
+      this.pendTf = grow16(this.pendTf, this.pendN + n)
+    }
     this.pool = grow32(this.pool, this.poolUsed + n)
     this.at[id] = this.poolUsed
     this.count[id] = n
@@ -165,15 +192,9 @@ export class InvertedIndex {
         this.lists.push(undefined)
       }
       this.pool[this.poolUsed++] = t
-      let list = this.lists[t]
-      if (!list) this.lists[t] = list = { ids: new Uint32Array(2), tfs: new Uint16Array(2), n: 0, df: 0 }
-      list.ids = grow32(list.ids, list.n + 1)
-      list.tfs = grow16(list.tfs, list.n + 1)
-      list.ids[list.n] = id
-      list.tfs[list.n] = sizes[2 * i + 1]
-      list.n++
-      // A term back in a document after none held it: the vocabulary dropped it, take it again.
-      if (list.df++ === 0) this.fresh.push(term)
+      this.pendTerm[this.pendN] = t
+      this.pendDoc[this.pendN] = id
+      this.pendTf[this.pendN++] = sizes[2 * i + 1]
     }
     if (doc.role !== null) {
       this.docCount++
@@ -185,6 +206,7 @@ export class InvertedIndex {
   remove(doc: Doc): void {
     const id = doc.id
     if (this.docs[id] !== doc) return
+    this.settle()
     this.docs[id] = undefined
     this.live--
     this.poolLive -= this.count[id]
@@ -209,6 +231,7 @@ export class InvertedIndex {
 
   /** The document as it is persisted (terms and their frequencies read back from the postings). */
   built(doc: Doc): DocTerms {
+    this.settle()
     const { id, ...meta } = doc
     const terms: string[] = []
     const sizes = new Uint16Array(this.count[id] * 2)
@@ -242,6 +265,7 @@ export class InvertedIndex {
    * pass that indexed many documents, such as the first, most lists will not grow again soon.
    */
   trim(): void {
+    this.settle()
     for (const list of this.lists) {
       if (!list || list.ids.length <= list.n + (list.n >> 4) + 2) continue
       list.ids = list.ids.slice(0, list.n)
@@ -249,6 +273,33 @@ export class InvertedIndex {
     }
     if (this.pool.length > this.poolUsed + (this.poolUsed >> 4) + 16_384)
       this.pool = this.pool.slice(0, this.poolUsed)
+  }
+
+  /** Puts the pending postings in their lists: each list grown once, to what it receives. */
+  private settle(): void {
+    const n = this.pendN
+    if (!n) return
+    this.pendN = 0
+    const { pendTerm, pendDoc, pendTf } = this
+    if (this.scratch.length < this.termOf.length) this.scratch = new Uint32Array(more(this.termOf.length))
+    const scratch = this.scratch
+    const touched: number[] = []
+    for (let i = 0; i < n; i++) if (scratch[pendTerm[i]]++ === 0) touched.push(pendTerm[i])
+    for (const t of touched) {
+      let list = this.lists[t]
+      if (!list) this.lists[t] = list = { ids: new Uint32Array(0), tfs: new Uint16Array(0), n: 0, df: 0 }
+      list.ids = grow32(list.ids, list.n + scratch[t])
+      list.tfs = grow16(list.tfs, list.n + scratch[t])
+      // A term back in a document after none held it: the vocabulary dropped it, take it again.
+      if (list.df === 0) this.fresh.push(this.termOf[t])
+      list.df += scratch[t]
+      scratch[t] = 0
+    }
+    for (let i = 0; i < n; i++) {
+      const list = this.lists[pendTerm[i]]!
+      list.ids[list.n] = pendDoc[i]
+      list.tfs[list.n++] = pendTf[i]
+    }
   }
 
   /** Drops a list's tombstones, keeping its order. */
@@ -327,6 +378,7 @@ export class InvertedIndex {
    * at; `truncated` when some were left out.
    */
   prefixTerms(prefix: string, meter: WorkMeter): { terms: Postings[]; truncated: boolean } {
+    this.settle()
     this.mergeFresh(meter)
     let lo = 0
     let hi = this.vocab.length
