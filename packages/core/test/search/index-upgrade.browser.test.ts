@@ -75,7 +75,7 @@ describe('the index database across versions and opens', () => {
       this: IDBDatabase,
       ...args: Parameters<IDBDatabase['transaction']>
     ) {
-      if (this.name === `${name}:search`) opened.push([args[0]].flat())
+      if (this.name === `${name}:search`) opened.push(typeof args[0] === 'string' ? [args[0]] : [...args[0]])
       return transaction.apply(this, args)
     })
     try {
