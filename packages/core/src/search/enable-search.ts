@@ -12,7 +12,6 @@ import { openIndexStore, type IndexStore, type SessionRecord } from './index-sto
 import { InvertedIndex, docOf, type DocTerms, type SessionDocs } from './inverted-index.js'
 import { parseQuery } from './parse-query.js'
 import { runQuery, type SearchResult } from './run-query.js'
-import { tokenize } from './tokenize.js'
 
 export interface SearchOptions {
   /** Index thinking blocks too; default false. */
@@ -175,33 +174,21 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
           })
           .catch(() => {})
     }
-    // The sessions' records before their documents: a document another tab's writer wrote
-    // meanwhile comes with a newer mark than the one read, so its session is read again anyway.
-    for (const s of await disk.sessions())
-      index.sessions.set(s.sid, { mark: s.mark, title: s.title && index.add(s.title), docs: new Map() })
-    // A page at a time, the page's own work (an app opening its first screen) running in between.
-    for await (const docs of disk.docs(LOAD_BATCH)) {
-      for (const d of docs) {
-        const s = index.sessions.get(d.sid)
-        // A document without its session record cannot be: written together, deleted together.
-        if (!s || d.eid === null) continue
-        s.docs.set(d.eid, index.add(d))
-      }
-      await yieldToPage()
-    }
   }
 
-  loaded = true
   // A session outside the index's scope is as good as absent (one that changed hands leaves it).
   const within = (head: SessionHead | undefined): SessionHead | undefined =>
     head && (!options.include || options.include(head)) ? head : undefined
-  // Subscribed before the catch-up reads the heads: a commit landing meanwhile is not missed.
+  // Subscribed at once: a change made before the index is loaded is not missed.
   const sub = store.commits$.subscribe((commit) => {
     for (const [sid, change] of commit.changes) {
       // A session read into memory (by this index's own catch-up, too) is no change when its head
       // is the one indexed; marking it would read it again once the working set let it go, and
       // that read announces it again: a loop.
       const read = change.reloaded && change.head === undefined
+      // Before the index is loaded, the catch-up that loading ends with compares every head: a
+      // read (the app's first screen) is no reason to load it.
+      if (read && !loaded) continue
       // A change (not a read): a snapshot of the session read ahead before it is stale.
       if (!read) changes.set(sid, (changes.get(sid) ?? 0) + 1)
       const head = read ? host.head(sid) : undefined
@@ -210,25 +197,61 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
     }
     schedule()
   })
-  // Every session the store holds, a page at a time (a store with a working set of heads holds
-  // most of them on disk only): those whose head moved since they were indexed are read again,
-  // and indexed sessions the store no longer holds are dropped.
-  const present = new Set<string>()
-  for await (const head of host.everyHead()) {
-    if (!within(head)) continue
-    const sid = head.meta.session_id
-    present.add(sid)
-    if (index.sessions.get(sid)?.mark !== markOf(head)) dirty.add(sid)
-  }
-  for (const sid of index.sessions.keys()) if (!present.has(sid)) dirty.add(sid)
 
+  /**
+   * The index read from disk, then caught up with the store: done by the first pass (a query, a
+   * flush, or a change settling), not at open, so an app's first screen does not wait on reading
+   * an index it may never query.
+   */
+  async function load(): Promise<void> {
+    if (disk) {
+      const from = disk
+      // The sessions' records before their documents: a document another tab's writer wrote
+      // meanwhile comes with a newer mark than the one read, so its session is read again anyway.
+      for (const s of await from.sessions())
+        index.sessions.set(s.sid, { mark: s.mark, title: s.title && index.add(s.title), docs: new Map() })
+      // A page at a time, the page's own work running in between.
+      for await (const docs of from.docs(LOAD_BATCH)) {
+        for (const d of docs) {
+          const s = index.sessions.get(d.sid)
+          // A document without its session record cannot be: written together, deleted together.
+          if (!s || d.eid === null) continue
+          s.docs.set(d.eid, index.add(d))
+        }
+        await yieldToPage()
+      }
+    }
+    // Every session the store holds, a page at a time (a store with a working set of heads holds
+    // most of them on disk only): those whose head moved since they were indexed are read again,
+    // and indexed sessions the store no longer holds are dropped.
+    const present = new Set<string>()
+    for await (const head of host.everyHead()) {
+      if (!within(head)) continue
+      const sid = head.meta.session_id
+      present.add(sid)
+      if (index.sessions.get(sid)?.mark !== markOf(head)) dirty.add(sid)
+    }
+    for (const sid of index.sessions.keys()) if (!present.has(sid)) dirty.add(sid)
+    loaded = true
+  }
+
+  // One timer per settling, not one per commit (re-armed from its own end while changes keep
+  // coming): clearing and setting a timer on every commit was a cost of every write.
+  let lastDirtyAt = 0
   function schedule(): void {
     if (closed || !dirty.size) return
-    const now = Date.now()
-    if (timer === undefined) firstDirtyAt = now
-    else clearTimeout(timer)
-    const wait = Math.max(0, Math.min(settleMs, firstDirtyAt + settleMs * 10 - now))
-    timer = setTimeout(() => void flush().catch(() => {}), wait)
+    lastDirtyAt = Date.now()
+    if (timer !== undefined) return
+    firstDirtyAt = lastDirtyAt
+    const settled = (): void => {
+      const wait = Math.min(lastDirtyAt + settleMs, firstDirtyAt + settleMs * 10) - Date.now()
+      if (wait > 0) timer = setTimeout(settled, wait)
+      else {
+        timer = undefined
+        void flush().catch(() => {})
+      }
+    }
+    timer = setTimeout(settled, settleMs)
   }
 
   function flush(): Promise<void> {
@@ -236,19 +259,27 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       clearTimeout(timer)
       timer = undefined
     }
-    const pass = running.then(drain)
+    const pass = running.then(loadOnce).then(drain)
     running = pass.catch(() => {})
     return pass
+  }
+
+  async function loadOnce(): Promise<void> {
+    if (loaded || closed) return
+    try {
+      await load()
+    } catch (err) {
+      // Half read: start again from nothing on the next pass, never on top of it.
+      index = new InvertedIndex()
+      throw err
+    }
   }
 
   /** The document of one entry as it is now. */
   function entryDoc(sid: string, e: SessionEntry): DocTerms {
     const body = entryText(e, text)
     const ts = e.kind === 'message' ? e.message.timestamp : e.timestamp
-    return docOf(
-      { sid, eid: e.id, role: roleOf(e), ts, parent: e.parent_id, rev: e.revision },
-      body ? tokenize(body) : [],
-    )
+    return docOf({ sid, eid: e.id, role: roleOf(e), ts, parent: e.parent_id, rev: e.revision }, body)
   }
 
   /** The session read into memory, and what the store held of it right then. */
@@ -386,7 +417,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       const title = head.meta.title
         ? docOf(
             { sid, eid: null, role: 'title', ts: head.meta.updated_at, parent: null, rev: -1 },
-            tokenize(head.meta.title),
+            head.meta.title,
           )
         : null
       s.title = title && index.add(title)

@@ -33,7 +33,14 @@ export interface IndexStore {
   close(): void
 }
 
-const VERSION = 1
+/**
+ * 2: a document's terms packed in one string and one typed array (`DocTerms`); 1 held arrays of
+ * them. A version 1 index found on open is emptied, not converted: it is derived from the store,
+ * and an empty index is read again from the store by the first pass, the path every new device
+ * takes (and the one the tests hold to the store). Converting would read and rewrite every record
+ * inside the upgrade's transaction, which holds up every other tab's open of the database.
+ */
+export const INDEX_VERSION = 2
 
 /**
  * The index's own IndexedDB database, beside the store's (never inside it: the store's schema is
@@ -43,8 +50,13 @@ const VERSION = 1
  */
 export async function openIndexStore(name: string, onGone: () => void): Promise<IndexStore> {
   let gone = false
-  const db: IDBPDatabase = await openDB(name, VERSION, {
-    upgrade(db) {
+  const db: IDBPDatabase = await openDB(name, INDEX_VERSION, {
+    upgrade(db, from) {
+      // From version 1: its stores are dropped, records and all (see INDEX_VERSION).
+      if (from >= 1) {
+        db.deleteObjectStore('sessions')
+        db.deleteObjectStore('docs')
+      }
       db.createObjectStore('sessions', { keyPath: 'sid' })
       db.createObjectStore('docs', { keyPath: ['sid', 'eid'] })
     },

@@ -1,5 +1,6 @@
 import type { SearchRole } from '../validation/search-request.js'
 import type { WorkMeter } from '../ops/work.js'
+import { termCounts } from './tokenize.js'
 
 /**
  * One searchable thing as the index holds it: a message entry, a session's title (`eid` null), or
@@ -23,10 +24,16 @@ export interface Doc {
   readonly len: number
 }
 
-/** A document as it is built and persisted: its distinct terms and how often each occurs. */
+/**
+ * A document as it is built and persisted (index format 2): its distinct terms written one after
+ * another in one string, and for each in order its length in that string then how often it
+ * occurs (capped at `MAX_TF`). One string and one typed array, not an array of strings: cloning a
+ * document into IndexedDB and back copies two values, not one per term (format 1's arrays were
+ * most of a first pass's time on the page's thread).
+ */
 export interface DocTerms extends Omit<Doc, 'id'> {
-  readonly terms: readonly string[]
-  readonly tfs: readonly number[]
+  readonly terms: string
+  readonly sizes: Uint16Array
 }
 
 /** What the index holds of one session, and the store's state it reflects. */
@@ -54,8 +61,10 @@ const B = 0.75
 export const PREFIX_SCAN = 20_000
 export const PREFIX_KEEP = 64
 /** A term's frequency past this counts as this (BM25 has long saturated: the weight moves by < 1e-4). */
-const MAX_TF = 0xffff
+export const MAX_TF = 0xffff
 
+/** Postings waiting to go in their lists (`settle`) past which they go in. */
+const PENDING = 1 << 18
 // Arrays grow by half (not double): on average a sixth of their room is spare, not a third.
 const more = (n: number): number => n + (n >> 1) + 2
 const grow32 = (a: Uint32Array, need: number): Uint32Array => {
@@ -98,6 +107,18 @@ export class InvertedIndex {
   private fresh: string[] = []
   private docCount = 0
   private totalLen = 0
+  /**
+   * Postings added but not yet in their lists: term, document, frequency, in the order added
+   * (so ids ascend). They go in (`settle`) once this fills, or before anything reads or removes:
+   * each list then grows once per batch, not once per posting (growing a typed array per posting
+   * was most of `add`'s time in a first pass).
+   */
+  private pendTerm: Uint32Array = new Uint32Array(1024)
+  private pendDoc: Uint32Array = new Uint32Array(1024)
+  private pendTf: Uint16Array = new Uint16Array(1024)
+  private pendN = 0
+  /** Per term, its postings in the batch being settled (zero between batches). */
+  private scratch: Uint32Array = new Uint32Array(1024)
 
   get size(): number {
     return this.docCount
@@ -113,6 +134,7 @@ export class InvertedIndex {
   }
 
   postings(term: string): Postings | undefined {
+    this.settle()
     const t = this.termIds.get(term)
     const list = t === undefined ? undefined : this.lists[t]
     return list && list.df > 0 ? list : undefined
@@ -120,8 +142,12 @@ export class InvertedIndex {
 
   /** Adds a built document; returns what the index keeps of it. */
   add(built: DocTerms): Doc {
-    const { terms, tfs } = built
-    if (this.docs.length >= this.live * 2 + 4096) this.compact()
+    const { terms, sizes } = built
+    const n = sizes.length >> 1
+    if (this.docs.length >= this.live * 2 + 4096) {
+      this.settle()
+      this.compact()
+    }
     const id = this.docs.length
     // Written out (not spread): the object keeps its fields inline, without a property array.
     const doc: Doc = {
@@ -142,29 +168,33 @@ export class InvertedIndex {
       this.count = grow32(this.count, id + 1)
     }
     this.lens[id] = doc.len
-    if (this.poolUsed + terms.length > this.pool.length && this.poolUsed > this.poolLive * 2) this.compact()
-    this.pool = grow32(this.pool, this.poolUsed + terms.length)
+    if (this.poolUsed + n > this.pool.length && this.poolUsed > this.poolLive * 2) {
+      this.settle()
+      this.compact()
+    }
+    if (this.pendN + n > PENDING) this.settle()
+    if (this.pendN + n > this.pendTerm.length) {
+      this.pendTerm = grow32(this.pendTerm, this.pendN + n)
+      this.pendDoc = grow32(this.pendDoc, this.pendN + n)
+      this.pendTf = grow16(this.pendTf, this.pendN + n)
+    }
+    this.pool = grow32(this.pool, this.poolUsed + n)
     this.at[id] = this.poolUsed
-    this.count[id] = terms.length
-    this.poolLive += terms.length
-    for (let i = 0; i < terms.length; i++) {
-      let t = this.termIds.get(terms[i])
+    this.count[id] = n
+    this.poolLive += n
+    for (let i = 0, off = 0; i < n; i++) {
+      const term = terms.slice(off, (off += sizes[2 * i]))
+      let t = this.termIds.get(term)
       if (t === undefined) {
         t = this.termOf.length
-        this.termIds.set(terms[i], t)
-        this.termOf.push(terms[i])
+        this.termIds.set(term, t)
+        this.termOf.push(term)
         this.lists.push(undefined)
       }
       this.pool[this.poolUsed++] = t
-      let list = this.lists[t]
-      if (!list) this.lists[t] = list = { ids: new Uint32Array(2), tfs: new Uint16Array(2), n: 0, df: 0 }
-      list.ids = grow32(list.ids, list.n + 1)
-      list.tfs = grow16(list.tfs, list.n + 1)
-      list.ids[list.n] = id
-      list.tfs[list.n] = Math.min(tfs[i], MAX_TF)
-      list.n++
-      // A term back in a document after none held it: the vocabulary dropped it, take it again.
-      if (list.df++ === 0) this.fresh.push(terms[i])
+      this.pendTerm[this.pendN] = t
+      this.pendDoc[this.pendN] = id
+      this.pendTf[this.pendN++] = sizes[2 * i + 1]
     }
     if (doc.role !== null) {
       this.docCount++
@@ -176,6 +206,7 @@ export class InvertedIndex {
   remove(doc: Doc): void {
     const id = doc.id
     if (this.docs[id] !== doc) return
+    this.settle()
     this.docs[id] = undefined
     this.live--
     this.poolLive -= this.count[id]
@@ -200,10 +231,11 @@ export class InvertedIndex {
 
   /** The document as it is persisted (terms and their frequencies read back from the postings). */
   built(doc: Doc): DocTerms {
+    this.settle()
     const { id, ...meta } = doc
     const terms: string[] = []
-    const tfs: number[] = []
-    for (let i = this.at[id], end = i + this.count[id]; i < end; i++) {
+    const sizes = new Uint16Array(this.count[id] * 2)
+    for (let i = this.at[id], end = i + this.count[id], k = 0; i < end; i++, k += 2) {
       const list = this.lists[this.pool[i]]!
       let lo = 0
       let hi = list.n
@@ -212,10 +244,12 @@ export class InvertedIndex {
         if (list.ids[mid] < id) lo = mid + 1
         else hi = mid
       }
-      terms.push(this.termOf[this.pool[i]])
-      tfs.push(list.tfs[lo])
+      const term = this.termOf[this.pool[i]]
+      terms.push(term)
+      sizes[k] = term.length
+      sizes[k + 1] = list.tfs[lo]
     }
-    return { ...meta, terms, tfs }
+    return { ...meta, terms: terms.join(''), sizes }
   }
 
   /** BM25 weight of one term occurring `tf` times in document `id`, the term being in `df` documents. */
@@ -231,6 +265,7 @@ export class InvertedIndex {
    * pass that indexed many documents, such as the first, most lists will not grow again soon.
    */
   trim(): void {
+    this.settle()
     for (const list of this.lists) {
       if (!list || list.ids.length <= list.n + (list.n >> 4) + 2) continue
       list.ids = list.ids.slice(0, list.n)
@@ -238,6 +273,33 @@ export class InvertedIndex {
     }
     if (this.pool.length > this.poolUsed + (this.poolUsed >> 4) + 16_384)
       this.pool = this.pool.slice(0, this.poolUsed)
+  }
+
+  /** Puts the pending postings in their lists: each list grown once, to what it receives. */
+  private settle(): void {
+    const n = this.pendN
+    if (!n) return
+    this.pendN = 0
+    const { pendTerm, pendDoc, pendTf } = this
+    if (this.scratch.length < this.termOf.length) this.scratch = new Uint32Array(more(this.termOf.length))
+    const scratch = this.scratch
+    const touched: number[] = []
+    for (let i = 0; i < n; i++) if (scratch[pendTerm[i]]++ === 0) touched.push(pendTerm[i])
+    for (const t of touched) {
+      let list = this.lists[t]
+      if (!list) this.lists[t] = list = { ids: new Uint32Array(0), tfs: new Uint16Array(0), n: 0, df: 0 }
+      list.ids = grow32(list.ids, list.n + scratch[t])
+      list.tfs = grow16(list.tfs, list.n + scratch[t])
+      // A term back in a document after none held it: the vocabulary dropped it, take it again.
+      if (list.df === 0) this.fresh.push(this.termOf[t])
+      list.df += scratch[t]
+      scratch[t] = 0
+    }
+    for (let i = 0; i < n; i++) {
+      const list = this.lists[pendTerm[i]]!
+      list.ids[list.n] = pendDoc[i]
+      list.tfs[list.n++] = pendTf[i]
+    }
   }
 
   /** Drops a list's tombstones, keeping its order. */
@@ -316,6 +378,7 @@ export class InvertedIndex {
    * at; `truncated` when some were left out.
    */
   prefixTerms(prefix: string, meter: WorkMeter): { terms: Postings[]; truncated: boolean } {
+    this.settle()
     this.mergeFresh(meter)
     let lo = 0
     let hi = this.vocab.length
@@ -363,12 +426,32 @@ export class InvertedIndex {
   }
 }
 
-/** A document built from tokens: distinct terms with counts. */
-export function docOf(
-  base: Omit<DocTerms, 'terms' | 'tfs' | 'len'>,
-  tokens: readonly { readonly term: string }[],
-): DocTerms {
+/** Distinct terms with their counts as a document keeps them (`DocTerms`' `terms` and `sizes`). */
+export function packTerms(counts: ReadonlyMap<string, number>): Pick<DocTerms, 'terms' | 'sizes'> {
+  const sizes = new Uint16Array(counts.size * 2)
+  let k = 0
+  // A term is at most `MAX_TERM_CHARS` (a word) or a pair of characters (CJK): its length fits.
+  for (const [term, tf] of counts) {
+    sizes[k++] = term.length
+    sizes[k++] = Math.min(tf, MAX_TF)
+  }
+  return { terms: [...counts.keys()].join(''), sizes }
+}
+
+/** The terms and counts of a packed document, in order (for a check or a test). */
+export function unpackTerms(d: Pick<DocTerms, 'terms' | 'sizes'>): { terms: string[]; tfs: number[] } {
+  const terms: string[] = []
+  const tfs: number[] = []
+  for (let i = 0, off = 0; i < d.sizes.length; i += 2) {
+    terms.push(d.terms.slice(off, (off += d.sizes[i])))
+    tfs.push(d.sizes[i + 1])
+  }
+  return { terms, tfs }
+}
+
+/** A document of `text` (none for null: a custom entry, kept for its parent link). */
+export function docOf(base: Omit<DocTerms, 'terms' | 'sizes' | 'len'>, text: string | null): DocTerms {
   const counts = new Map<string, number>()
-  for (const t of tokens) counts.set(t.term, (counts.get(t.term) ?? 0) + 1)
-  return { ...base, len: tokens.length, terms: [...counts.keys()], tfs: [...counts.values()] }
+  const len = text ? termCounts(text, counts) : 0
+  return { ...base, len, ...packTerms(counts) }
 }
