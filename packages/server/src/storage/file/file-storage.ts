@@ -45,10 +45,10 @@ export interface FileStorageOptions {
    * the head index. False returns every head from the index at open, as before.
    */
   paged?: boolean
-  /** Fault injection for crash tests: at the n-th checkpoint, its session files flushed, before the head index is written. */
-  beforeIndexWrite?: (checkpoint: number) => void | Promise<void>
-  /** Fault injection for crash tests: at the n-th checkpoint, the head index written, before the journal is rewritten. */
-  afterIndexWrite?: (checkpoint: number) => void | Promise<void>
+  /** Fault injection for crash tests: at a checkpoint at `tx`, its session files flushed, before the head index is written. */
+  beforeIndexWrite?: (tx: number) => void | Promise<void>
+  /** Fault injection for crash tests: at a checkpoint at `tx`, the head index written, before the journal is rewritten. */
+  afterIndexWrite?: (tx: number) => void | Promise<void>
   /** Fault injection for crash tests: before a commit's journal line (nothing is written yet). */
   beforeCommitPoint?: (tx: number) => void | Promise<void>
   /** Fault injection for crash tests: the journal line is written, not yet flushed. */
@@ -174,7 +174,6 @@ export function fileStorage(options: FileStorageOptions): Storage & UsageSource 
   }
   /** Sessions written since the last checkpoint (opening reads their files). */
   const touched = new Set<string>()
-  let checkpoints = 0
   /** Sessions with entries committed and no head yet (a bulk import's first chunks). */
   const headless = new Set<string>()
   /**
@@ -437,10 +436,9 @@ export function fileStorage(options: FileStorageOptions): Storage & UsageSource 
         await syncDir(dir)
       }
       // The head index first: once it is in place the journal's lines before it may go.
-      const n = ++checkpoints
-      await options.beforeIndexWrite?.(n)
+      await options.beforeIndexWrite?.(journal.tx)
       await writeIndexFile(indexPath, journal.tx, index.records, sessionFileName, fsync, slicer())
-      await options.afterIndexWrite?.(n)
+      await options.afterIndexWrite?.(journal.tx)
       await handles.drop(journalPath)
       const kept = backlogLines()
       journalSize = await writeSnapshot(journalPath, journal.tx, journal.side, fsync, kept, slicer())
