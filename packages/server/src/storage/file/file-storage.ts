@@ -111,6 +111,8 @@ const RETRY_MS = 1000
  * reads the files of the sessions written since the last checkpoint, so this bounds what it reads.
  */
 const TOUCHED_CHECKPOINT = 4096
+/** Session files read at open past which the open checkpoints. */
+const TOUCHED_AT_OPEN = 256
 /** Sessions whose entry sizes are kept (see `sizesOf`). */
 const SIZED_SESSIONS = 256
 
@@ -594,12 +596,13 @@ export function fileStorage(options: FileStorageOptions): Storage & UsageSource 
       const id = owners.get(name) ?? named.get(name)
       if (id !== undefined) touched.add(id)
     }
-    // A rebuilt index is written at once; one that read many files since its last checkpoint too.
+    // A rebuilt index is written at once; so is one that had many files read (the next start
+    // then reads none of them again).
     if (
       rebuild !== undefined ||
       redone ||
       journal.redo.length > 1000 ||
-      touched.size > TOUCHED_CHECKPOINT ||
+      touched.size > TOUCHED_AT_OPEN ||
       journalSize > checkpointBytes
     )
       await checkpoint()
