@@ -1,7 +1,8 @@
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { SessionMeta } from '@colloquy/core'
+import { createStore, type SessionMeta, type Store } from '@colloquy/core'
+import { fileStorage } from '../../packages/server/src/storage/file/file-storage.js'
 import { sessionFileName } from '../../packages/server/src/storage/file/file-names.js'
 import { cleanupAfterEach, rpc, startServer, user, type ServerProcess } from './helpers.js'
 
@@ -168,5 +169,59 @@ describe('the head index of the file storage across crashes', () => {
     expect(served).toHaveLength(12)
     await a.stop()
     await agreesWithFiles(dir, served)
+  })
+})
+
+describe("the head index's usage (what quotas read)", () => {
+  it('kept commit by commit, it equals a count from the session files: appends, an entry updated in place, attachments, deletions, a fork, a restart between', async () => {
+    const dir = await dataDir()
+    let t = 1_000_000
+    const open = async (): Promise<{ store: Store; storage: ReturnType<typeof fileStorage> }> => {
+      const storage = fileStorage({ dir, warn: () => {} })
+      const store = await createStore({ storage, now: () => ++t, multiTab: false })
+      defer(() => store.close())
+      return { store, storage }
+    }
+    const figures = async (storage: ReturnType<typeof fileStorage>) => ({
+      all: await storage.usageOf(null),
+      alice: await storage.usageOf('alice'),
+      bob: await storage.usageOf('bob'),
+    })
+    let { store, storage } = await open()
+    const a = (await store.create({ title: 'a', metadata: { owner: 'alice' } })).session_id
+    const b = (await store.create({ title: 'b', metadata: { owner: 'bob' } })).session_id
+    const gone = (await store.create({ title: 'gone', metadata: { owner: 'alice' } })).session_id
+    const first = await store.append({ session_id: a, message: user('one') })
+    await store.append({ session_id: a, message: user('two, a little longer') })
+    await store.append({ session_id: b, message: user('bob') })
+    await store.append({ session_id: gone, message: user('soon gone') })
+    await store.close()
+    // A new process: the entry sizes it has not seen are read from the file when one is replaced.
+    ;({ store, storage } = await open())
+    await store.updateMessage({
+      session_id: a,
+      entry_id: first.entry_id,
+      content: [{ type: 'text', text: 'one, edited to be much longer than it was' }],
+    })
+    await store.putAttachment({
+      session_id: b,
+      name: 'n.txt',
+      mime: 'text/plain',
+      data: Buffer.from('twelve bytes').toString('base64'),
+    })
+    await store.delete({ session_id: gone })
+    const [leaf] = (await store.messages({ session_id: a })).messages
+    await store.fork({ session_id: a, entry_id: leaf.entry_id })
+    await store.flush()
+    const kept = await figures(storage)
+    expect(kept.alice.sessions).toBe(2)
+    expect(kept.bob.sessions).toBe(1)
+    expect(kept.all.sessions).toBe(3)
+    expect(kept.bob.bytes).toBeGreaterThan(12)
+    await store.close()
+    // The same figures counted afresh from every session file (the index removed, so rebuilt).
+    await rm(join(dir, '.colloquy', 'heads.jsonl'))
+    ;({ store, storage } = await open())
+    expect(await figures(storage)).toStrictEqual(kept)
   })
 })
