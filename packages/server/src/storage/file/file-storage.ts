@@ -778,6 +778,12 @@ export function fileStorage(options: FileStorageOptions): Storage & UsageSource 
         void exclusive(() => handles.closeAll())
       },
     },
-    { fsync, warn, heads: () => [...index.records.values()].map((r) => r.head) },
+    {
+      fsync,
+      warn,
+      *heads() {
+        for (const r of index.records.values()) yield r.head
+      },
+    },
   )
 }
