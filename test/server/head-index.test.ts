@@ -1,24 +1,30 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { ListOrder, SessionHead, SessionMeta } from '@colloquy/core'
+import type { ListOrder, SessionHead, SessionKind, SessionMeta, SessionStatus } from '@colloquy/core'
 import { compareFor, positionOf } from '@colloquy/core/host'
 import { HeadIndex } from '../../packages/server/src/storage/file/head-index.js'
 
 // The file storage's head index pages exactly as a sort of every head would, whatever sequence of
 // writes and deletions kept its sorted keys: checked against that sort (the core's comparator).
 
-const head = (id: string, created: number, updated: number, status: string, owner: string): SessionHead => ({
+const head = (
+  id: string,
+  created: number,
+  updated: number,
+  status: SessionStatus,
+  owner: string,
+): SessionHead => ({
   meta: {
     session_id: id,
     title: id,
     description: '',
     status,
-    kind: status === 'idle' ? 'user' : 'agent',
+    kind: status === 'idle' ? 'user' : 'automation',
     created_at: created,
     updated_at: updated,
     message_count: 0,
     metadata: { owner },
-  } as unknown as SessionMeta,
+  },
   leaf: null,
   v: 1,
 })
@@ -35,7 +41,7 @@ describe('the head index pages as a full sort would', () => {
         set: id,
         created: time,
         updated: time,
-        status: fc.constantFrom('idle', 'busy'),
+        status: fc.constantFrom<SessionStatus>('idle', 'working'),
         owner: fc.constantFrom('alice', 'bob'),
       }),
       fc.record({ del: id }),
@@ -43,8 +49,8 @@ describe('the head index pages as a full sort would', () => {
     const query = fc.record({
       order: fc.constantFrom(...ORDERS),
       after: fc.option(fc.record({ k: time, id }), { nil: undefined }),
-      status: fc.constantFrom(null, 'idle', 'busy'),
-      kinds: fc.constantFrom(null, ['user'], ['agent'], ['user', 'agent']),
+      status: fc.constantFrom<SessionStatus | null>(null, 'idle', 'working'),
+      kinds: fc.constantFrom<SessionKind[] | null>(null, ['user'], ['automation'], ['user', 'automation']),
       owner: fc.constantFrom(undefined, 'alice', 'bob'),
       limit: fc.integer({ min: 1, max: 20 }),
     })
