@@ -187,7 +187,7 @@ describe("the head index's usage (what quotas read)", () => {
       alice: await storage.usageOf('alice'),
       bob: await storage.usageOf('bob'),
     })
-    let { store, storage } = await open()
+    let { store } = await open()
     const a = (await store.create({ title: 'a', metadata: { owner: 'alice' } })).session_id
     const b = (await store.create({ title: 'b', metadata: { owner: 'bob' } })).session_id
     const gone = (await store.create({ title: 'gone', metadata: { owner: 'alice' } })).session_id
@@ -197,7 +197,8 @@ describe("the head index's usage (what quotas read)", () => {
     await store.append({ session_id: gone, message: user('soon gone') })
     await store.close()
     // A new process: the entry sizes it has not seen are read from the file when one is replaced.
-    ;({ store, storage } = await open())
+    const reopened = await open()
+    store = reopened.store
     await store.updateMessage({
       session_id: a,
       entry_id: first.entry_id,
@@ -213,7 +214,7 @@ describe("the head index's usage (what quotas read)", () => {
     const [leaf] = (await store.messages({ session_id: a })).messages
     await store.fork({ session_id: a, entry_id: leaf.entry_id })
     await store.flush()
-    const kept = await figures(storage)
+    const kept = await figures(reopened.storage)
     expect(kept.alice.sessions).toBe(2)
     expect(kept.bob.sessions).toBe(1)
     expect(kept.all.sessions).toBe(3)
@@ -221,7 +222,6 @@ describe("the head index's usage (what quotas read)", () => {
     await store.close()
     // The same figures counted afresh from every session file (the index removed, so rebuilt).
     await rm(join(dir, '.colloquy', 'heads.jsonl'))
-    ;({ store, storage } = await open())
-    expect(await figures(storage)).toStrictEqual(kept)
+    expect(await figures((await open()).storage)).toStrictEqual(kept)
   })
 })
