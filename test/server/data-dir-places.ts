@@ -22,6 +22,7 @@ export const PLACES: readonly Place[] = [
   { name: 'session file', path: new RegExp(`^${B}\\.jsonl$`), readOnOpen: true },
   { name: 'bookkeeping', path: /^\.colloquy$/, readOnOpen: false },
   { name: 'journal', path: /^\.colloquy\/journal\.jsonl(\.tmp)?$/, readOnOpen: true },
+  { name: 'head index', path: /^\.colloquy\/heads\.jsonl(\.tmp)?$/, readOnOpen: true },
   { name: 'orphans', path: new RegExp(`^\\.colloquy/orphans(/${B}(\\.\\d+)?)?$`), readOnOpen: false },
   { name: 'attachments', path: /^attachments$/, readOnOpen: true },
   { name: 'attachment folder', path: new RegExp(`^attachments/${B}\\.d$`), readOnOpen: true },

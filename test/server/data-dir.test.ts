@@ -156,6 +156,25 @@ const BAD: Record<string, Variant[]> = {
       warns: /journal: cannot be read \(EISDIR\); moved aside/,
     },
   ],
+  'head index': [
+    {
+      what: 'garbage lines in the head index',
+      async plant(dir) {
+        await appendFile(join(dir, '.colloquy', 'heads.jsonl'), 'garbage\n{"sha256":"00"}\n')
+      },
+      attachments: 'all',
+      warns: /head index: its checksum does not match; rebuilt from the session files; moved aside/,
+    },
+    {
+      what: 'a directory in place of the head index',
+      async plant(dir) {
+        await rm(join(dir, '.colloquy', 'heads.jsonl'))
+        await mkdir(join(dir, '.colloquy', 'heads.jsonl'))
+      },
+      attachments: 'all',
+      warns: /head index: it cannot be read \(EISDIR\); rebuilt from the session files; moved aside/,
+    },
+  ],
   attachments: [
     {
       what: 'a file where the attachments folder is expected',

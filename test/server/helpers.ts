@@ -9,6 +9,7 @@ import {
   type SessionMeta,
   type Store,
 } from '@colloquy/core'
+import { hostOf } from '@colloquy/core/host'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import type { ChangePage, PushResult, SequencedChange } from '../../packages/server/src/index.js'
 import { failure, postJson } from '../conformance/http-client.js'
@@ -218,12 +219,14 @@ export interface Snapshot {
 export async function snapshot(store: Store): Promise<Record<string, Snapshot>> {
   await store.flush()
   const out: Record<string, Snapshot> = {}
-  for (const [id, s] of store.engine.state.sessions) {
+  // Every session, held or not (a store over paged reads holds a working set of heads).
+  for await (const head of hostOf(store).everyHead()) {
+    const id = head.meta.session_id
     await store.engine.ensureLoaded(id)
     const held = store.engine.state.sessions.get(id)!
     out[id] = {
-      meta: s.head.meta,
-      leaf: s.head.leaf,
+      meta: held.head.meta,
+      leaf: held.head.leaf,
       entries: [...(held.entries?.values() ?? [])].sort((a, b) => (a.id < b.id ? -1 : 1)),
     }
   }

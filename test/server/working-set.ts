@@ -1,7 +1,7 @@
 // A server whose store holds a bounded working set of session heads (a storage serving heads on
 // demand, `--max-heads` small) answers every route for sessions it does not hold exactly as for
 // those it does: lists, history, push, pull, tenancy, quotas and mentions. Shared by the memory
-// and PostgreSQL suites; the server runs as a process (the test launcher's `--test-working-set`
+// PostgreSQL and file storage suites; the server runs as a process (the test launcher's `--test-working-set`
 // route says what it holds).
 import { createHash } from 'node:crypto'
 import type { ReplicaChange, SessionMeta } from '@colloquy/core'
@@ -79,6 +79,8 @@ export interface WorkingSet {
   held: number
   holds: Record<string, boolean>
   headRows: number
+  /** On the file storage: session files read since the process started. */
+  sessionFileReads: number
 }
 
 /** What the server's store holds now (the launcher's test route). */

@@ -9,6 +9,9 @@
 //   --test-crash-before-commit n  file storage: SIGKILL at the n-th commit, just before its journal line
 //   --test-crash-at-commit n      file storage: ... just after its journal line (session files not written)
 //   --test-crash-before-flush n   file storage: ... between its journal line and that line's flush
+//   --test-crash-before-index n   file storage: SIGKILL at a checkpoint at commit n, session files flushed, head index not written
+//   --test-crash-after-index n    file storage: ... the head index written, the journal not yet cut back
+//   --test-checkpoint-bytes n     file storage: checkpoint once the journal holds n bytes (default 64 MiB)
 //   --test-crash-after-bump n     PostgreSQL: SIGKILL at the n-th commit after its version bump, before COMMIT
 //   --test-hold-after-bump ms     PostgreSQL: hold every commit open this long after its version bump
 //   --test-no-notify              PostgreSQL: never NOTIFY (instances learn of writes by polling)
@@ -16,8 +19,12 @@
 //   --test-paged-memory           the memory storage serving heads on demand (`memoryStorage({ paged: true })`)
 //   --test-working-set            GET /test/working-set?ids=a,b: the heads the store holds (`held`, and
 //                                 `holds` for each id asked), and on PostgreSQL how many session heads
-//                                 the database returned since start (`headRows`)
+//                                 the database returned since start (`headRows`), on the file storage
+//                                 how many times a session file was read since start (`sessionFileReads`)
 import { memoryStorage, runCommandLine } from '@colloquy/server'
+import fs from 'node:fs/promises'
+import { syncBuiltinESMExports } from 'node:module'
+import { basename } from 'node:path'
 import pg from 'pg'
 import { hostOf } from '../../packages/core/dist/host.js'
 import { TestControls } from './test-controls.mjs'
@@ -26,6 +33,9 @@ const VALUED = new Set([
   '--test-crash-before-commit',
   '--test-crash-at-commit',
   '--test-crash-before-flush',
+  '--test-crash-before-index',
+  '--test-crash-after-index',
+  '--test-checkpoint-bytes',
   '--test-crash-after-bump',
   '--test-hold-after-bump',
 ])
@@ -60,6 +70,22 @@ const hold = given.get('--test-hold-after-bump') ?? 0
 const crashAfterBump = killAt('--test-crash-after-bump')
 const controls = given.has('--test-clock') ? new TestControls() : undefined
 
+/**
+ * Session files read (`readFile` of a `<slug>+<sha256>.jsonl` name, how the file storage reads
+ * one whole), counted at the call itself: the storage's named import is a live binding of the
+ * builtin module, which `syncBuiltinESMExports` points at the counting wrapper.
+ */
+let sessionFileReads = 0
+if (given.has('--test-working-set')) {
+  const readFile = fs.readFile
+  fs.readFile = (path, ...rest) => {
+    if (typeof path === 'string' && /^[a-z0-9-]{0,32}\+[0-9a-f]{64}\.jsonl$/.test(basename(path)))
+      sessionFileReads++
+    return readFile(path, ...rest)
+  }
+  syncBuiltinESMExports()
+}
+
 /** A pool counting the session heads (rows of `colloquy_sessions`) its statements return. */
 let headRows = 0
 const postgresUrl = rest.includes('--postgres') ? rest[rest.indexOf('--postgres') + 1] : undefined
@@ -80,6 +106,9 @@ await runCommandLine(rest, {
     beforeCommitPoint: killAt('--test-crash-before-commit'),
     afterCommitPoint: killAt('--test-crash-at-commit'),
     beforeFlush: killAt('--test-crash-before-flush'),
+    beforeIndexWrite: killAt('--test-crash-before-index'),
+    afterIndexWrite: killAt('--test-crash-after-index'),
+    ...(given.has('--test-checkpoint-bytes') && { checkpointBytes: given.get('--test-checkpoint-bytes') }),
   },
   postgresStorage: {
     ...(pool && { pool }),
@@ -116,6 +145,7 @@ await runCommandLine(rest, {
           held: [...host.heads()].length,
           holds: Object.fromEntries(ids.map((id) => [id, host.has(id)])),
           headRows,
+          sessionFileReads,
         })
       })
   },

@@ -23,8 +23,8 @@ const usage = `Usage: colloquy-server [options]
   --poll-ms <n>           with --postgres: safety poll of the change log (default 1000)
   --cache-mb <n>          entries kept in memory, in MiB (default 16 with --postgres,
                           unbounded otherwise); idle sessions are read again when needed
-  --max-heads <n>         with --postgres: session heads kept in memory (default 500);
-                          the others are read from the database when used
+  --max-heads <n>         session heads kept in memory (default 500; --postgres or the
+                          data directory); the others are read from storage when used
   --token [<who>=]<tok>   accept "Authorization: Bearer <tok>" as principal <who>
                           (default "default"); repeatable. COLLOQUY_TOKEN works too.
                           On WebSocket handshakes only, ?access_token=<tok> works too.

@@ -63,7 +63,7 @@ export interface ServerOptions extends AuthOptions {
    */
   cache?: { maxBytes: number; idleMs?: number }
   /**
-   * Over a storage serving heads on demand (PostgreSQL, `memoryStorage({ paged: true })`): how
+   * Over a storage serving heads on demand (PostgreSQL, the file storage, `memoryStorage({ paged: true })`): how
    * many session heads the store keeps in memory once idle (default 500, as in the browser);
    * the others are read from the storage when used. Ignored by a storage that returns every head
    * when it opens.

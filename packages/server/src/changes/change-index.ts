@@ -54,7 +54,10 @@ export interface SessionIndex {
   /** Per attachment id, its `attachment` record, or `detached` once deleted. */
   attachments: Map<string, LiveRecord>
   entries: Map<string, EntryIndex>
-  /** The newest head committed since this process started. */
+  /**
+   * The newest head committed since this process started; over a storage with paged reads,
+   * the head read when the log opened until then (see `ChangeLog.open`).
+   */
   head?: SessionHead
 }
 

@@ -118,11 +118,13 @@ export class ChangeLog {
     if (cold.size) await Promise.all([...cold].map((id) => this.host?.load(id)))
     const page = new PageBuilder()
     for (const r of records) {
-      // An entry the cache let go of meanwhile is read again, never left out of the page.
+      // An entry the cache (or the working set of heads) let go of meanwhile is read again,
+      // never left out of the page.
+      await page.turn()
       if (
-        (await page.turn()) &&
         r.entry_id !== undefined &&
-        !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap
+        !idx.sessions.get(r.session_id)?.entries.get(r.entry_id)?.snap &&
+        !this.host?.entries(r.session_id)
       )
         await this.host?.load(r.session_id)
       const change = this.changeOf(r)
@@ -194,6 +196,14 @@ export class ChangeLog {
     if (valid.length < records.length)
       console.warn(`[colloquy changes] skipped ${records.length - valid.length} malformed change record(s)`)
     this.index.load(valid, Number.isSafeInteger(saved) ? (saved as number) : 0)
+    // Over paged reads the store holds a working set: the heads read here are what a pull of a
+    // session not committed since this start is served from (its metadata scopes it, its meta
+    // and leaf records read it). The storage holds them already; this keeps a reference.
+    if (this.inner.paged)
+      for (const h of heads) {
+        const s = this.index.sessions.get(h.meta.session_id)
+        if (s && !s.head) s.head = h
+      }
     // Sessions the log does not know (a directory written by the seed, or before this log
     // existed) are logged now; sessions the log knows that storage lost get a tombstone.
     const live = new Set(heads.map((h) => h.meta.session_id))

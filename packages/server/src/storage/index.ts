@@ -5,8 +5,8 @@ import type { UsageSource } from '../usage.js'
 /**
  * The storage seam: the server runs over any core `Storage`. A storage shared by several
  * processes adds what one process cannot know alone: its own change log (`FeedStorage`) and
- * per-principal usage counted where the data is (`UsageSource`). The file storage adds neither;
- * PostgreSQL adds both.
+ * per-principal usage counted where the data is (`UsageSource`). The file storage adds the usage
+ * (its head index sums it); PostgreSQL adds both.
  */
 export type ServerStorage = Storage & Partial<Pick<FeedStorage, 'changeFeed'>> & Partial<UsageSource>
 

@@ -18,6 +18,70 @@ export const attachmentFolderName = (session_id: string): string => boundedName(
 /** An attachment's metadata file name in its session's folder. */
 export const attachmentMetaName = (attachment_id: string): string => boundedName(attachment_id) + META_SUFFIX
 
+/** Moves what stands where a folder goes but is none (a file) aside, so the folder can be made again; says so. */
+async function setAsideIfFile(dir: string, from: string, name: string, e: unknown): Promise<string> {
+  if ((e as NodeJS.ErrnoException).code !== 'ENOTDIR') return ''
+  try {
+    return `; moved aside to ${await moveAside(dir, name, from)}`
+  } catch (err) {
+    return `; could not be moved aside (${String(err)})`
+  }
+}
+
+/**
+ * A session's attachments as its folder holds them; whatever cannot be read is skipped with a
+ * warning. What opening reads for a session whose head it takes from its file.
+ */
+export async function readAttachmentFolder(
+  dir: string,
+  sid: string,
+  warn: (message: string) => void,
+): Promise<AttachmentMeta[]> {
+  const root = join(dir, 'attachments')
+  const folder = (sid: string): string => join(root, attachmentFolderName(sid))
+  const setAside = (from: string, name: string, e: unknown): Promise<string> =>
+    setAsideIfFile(dir, from, name, e)
+  const where = `attachments/${attachmentFolderName(sid)}`
+  let names: string[]
+  try {
+    names = await readdir(folder(sid))
+  } catch (e) {
+    if (!ENOENT(e))
+      warn(
+        `${where}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); the session is served without its attachments${await setAside(root, attachmentFolderName(sid), e)}`,
+      )
+    return []
+  }
+  const out: AttachmentMeta[] = []
+  for (const name of names) {
+    if (TMP.test(name)) {
+      // Left by a write a crash interrupted: never renamed into place, so nothing names it.
+      await rm(join(folder(sid), name), { force: true, recursive: true }).catch(() => {})
+      continue
+    }
+    if (!name.endsWith(META_SUFFIX)) continue
+    try {
+      const meta = parseStoredAttachmentMeta(
+        JSON.parse(await readFile(join(folder(sid), name), 'utf8')),
+        'attachment',
+      )
+      if (attachmentMetaName(meta.attachment_id) !== name)
+        throw new Error('its attachment id is not the one its name stands for')
+      if (!SHA.test(meta.sha256)) throw new Error('its sha256 is not 64 lowercase hex digits')
+      out.push(Object.freeze({ ...meta, session_id: sid }))
+    } catch (e) {
+      warn(
+        `${where}/${name}: skipped, not an attachment's metadata (${e instanceof Error ? e.message.slice(0, 200) : String(e)})`,
+      )
+    }
+  }
+  return out.sort(
+    (a, b) =>
+      a.created_at - b.created_at ||
+      (a.attachment_id < b.attachment_id ? -1 : a.attachment_id > b.attachment_id ? 1 : 0),
+  )
+}
+
 /**
  * Attachments as files beside a storage's sessions, the layout of the contract's fs adapter
  * made content-addressed and bounded: `attachments/<boundedName(session)>.d/<boundedName(attachment
@@ -38,7 +102,15 @@ export const attachmentMetaName = (attachment_id: string): string => boundedName
 export function withAttachmentFiles<S extends Storage>(
   dir: string,
   inner: S,
-  options: { fsync?: boolean; warn?: (message: string) => void } = {},
+  options: {
+    fsync?: boolean
+    warn?: (message: string) => void
+    /**
+     * Every session's head once `inner` opened, for a storage whose `open` returns none (heads
+     * on demand); each carries its attachments, read from their folders when it was indexed.
+     */
+    heads?: () => Iterable<SessionHead>
+  } = {},
 ): S {
   const root = join(dir, 'attachments')
   const fsync = options.fsync ?? true
@@ -74,58 +146,9 @@ export function withAttachmentFiles<S extends Storage>(
     return list?.length ? { ...head, attachments: list } : head
   }
 
-  /** Moves what stands where a folder goes but is none (a file) aside, so the folder can be made again; says so. */
-  const setAside = async (from: string, name: string, e: unknown): Promise<string> => {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOTDIR') return ''
-    try {
-      return `; moved aside to ${await moveAside(dir, name, from)}`
-    } catch (err) {
-      return `; could not be moved aside (${String(err)})`
-    }
-  }
-
-  /** A session's attachments as its folder holds them; whatever cannot be read is skipped with a warning. */
-  const readFolder = async (sid: string): Promise<AttachmentMeta[]> => {
-    const where = `attachments/${attachmentFolderName(sid)}`
-    let names: string[]
-    try {
-      names = await readdir(folder(sid))
-    } catch (e) {
-      if (!ENOENT(e))
-        warn(
-          `${where}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); the session is served without its attachments${await setAside(root, attachmentFolderName(sid), e)}`,
-        )
-      return []
-    }
-    const out: AttachmentMeta[] = []
-    for (const name of names) {
-      if (TMP.test(name)) {
-        // Left by a write a crash interrupted: never renamed into place, so nothing names it.
-        await rm(join(folder(sid), name), { force: true, recursive: true }).catch(() => {})
-        continue
-      }
-      if (!name.endsWith(META_SUFFIX)) continue
-      try {
-        const meta = parseStoredAttachmentMeta(
-          JSON.parse(await readFile(join(folder(sid), name), 'utf8')),
-          'attachment',
-        )
-        if (attachmentMetaName(meta.attachment_id) !== name)
-          throw new Error('its attachment id is not the one its name stands for')
-        if (!SHA.test(meta.sha256)) throw new Error('its sha256 is not 64 lowercase hex digits')
-        out.push(Object.freeze({ ...meta, session_id: sid }))
-      } catch (e) {
-        warn(
-          `${where}/${name}: skipped, not an attachment's metadata (${e instanceof Error ? e.message.slice(0, 200) : String(e)})`,
-        )
-      }
-    }
-    return out.sort(
-      (a, b) =>
-        a.created_at - b.created_at ||
-        (a.attachment_id < b.attachment_id ? -1 : a.attachment_id > b.attachment_id ? 1 : 0),
-    )
-  }
+  const readFolder = (sid: string): Promise<AttachmentMeta[]> => readAttachmentFolder(dir, sid, warn)
+  const setAside = (from: string, name: string, e: unknown): Promise<string> =>
+    setAsideIfFile(dir, from, name, e)
 
   /** Bytes and metadata a commit introduces, written before it; returns what to undo if it fails. */
   const before = async (ws: WriteSet): Promise<string[]> => {
@@ -207,9 +230,10 @@ export function withAttachmentFiles<S extends Storage>(
   const storage: S = {
     ...inner,
     async open() {
+      // Folders of an earlier layout are renamed first: opening `inner` may read them.
+      await migrateAttachmentFolders(dir, root, fsync, warn)
       const heads = await inner.open()
       known.clear()
-      await migrateAttachmentFolders(dir, root, fsync, warn)
       let names: string[] = []
       try {
         names = await readdir(root)
@@ -219,12 +243,23 @@ export function withAttachmentFiles<S extends Storage>(
             `attachments: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)}); sessions are served without their attachments${await setAside(dir, 'attachments', e)}`,
           )
       }
-      const live = new Set(heads.map((h) => attachmentFolderName(h.meta.session_id)))
-      const present = new Set(names)
-      for (const head of heads) {
-        if (!present.has(attachmentFolderName(head.meta.session_id))) continue
-        const list = await readFolder(head.meta.session_id)
-        if (list.length) known.set(head.meta.session_id, list)
+      const live = new Set<string>()
+      if (options.heads) {
+        // The index holds each session's attachments: no folder is read, only those of
+        // sessions with attachments are named (a folder a session left empty goes).
+        for (const head of options.heads()) {
+          if (!head.attachments?.length) continue
+          known.set(head.meta.session_id, head.attachments)
+          live.add(attachmentFolderName(head.meta.session_id))
+        }
+      } else {
+        for (const head of heads) live.add(attachmentFolderName(head.meta.session_id))
+        const present = new Set(names)
+        for (const head of heads) {
+          if (!present.has(attachmentFolderName(head.meta.session_id))) continue
+          const list = await readFolder(head.meta.session_id)
+          if (list.length) known.set(head.meta.session_id, list)
+        }
       }
       // Folders of sessions that are gone (a crash between a delete and its cleanup) go; an
       // entry of no name this storage writes is left alone, with a warning.
@@ -277,6 +312,13 @@ export function withAttachmentFiles<S extends Storage>(
         return await openAsBlob(path, { type: meta.mime })
       } catch (e) {
         if (ENOENT(e)) return undefined
+        // A file where the session's folder goes (the index still lists its attachments).
+        if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') {
+          warn(
+            `attachments/${attachmentFolderName(session_id)}: not a folder; the attachment is answered as missing`,
+          )
+          return undefined
+        }
         throw e
       }
     },

@@ -3,6 +3,7 @@ import { mkdir, open, readdir, readFile, stat, truncate, unlink } from 'node:fs/
 import { join } from 'node:path'
 import {
   SessionError,
+  type AttachmentMeta,
   type SessionEntry,
   type SessionHead,
   type SideWrite,
@@ -10,7 +11,8 @@ import {
   type StorageReader,
   type WriteSet,
 } from '@colloquy/core'
-import { withAttachmentFiles } from './attachment-files.js'
+import type { PageQuery } from '@colloquy/core/host'
+import { attachmentFolderName, readAttachmentFolder, withAttachmentFiles } from './attachment-files.js'
 import { AppendHandles } from './file-handles.js'
 import { isSessionFileName, sessionFileName } from './file-names.js'
 import {
@@ -23,8 +25,10 @@ import {
   type JournalLine,
   type JournalState,
 } from './journal.js'
+import { HeadIndex, readIndexFile, writeIndexFile, type IndexRecord } from './head-index.js'
 import { commitLines, parseFile, replay, type ParsedLine } from './jsonl.js'
 import { migrateLegacyNames, moveAside } from './migrate-names.js'
+import type { UsageSource } from '../../usage.js'
 import { slicer, WORK_BUDGETS } from '../../work.js'
 
 export interface FileStorageOptions {
@@ -35,6 +39,16 @@ export interface FileStorageOptions {
   warn?: (message: string) => void
   /** Journal size that triggers a checkpoint (session files flushed, journal rewritten); default 64 MiB. */
   checkpointBytes?: number
+  /**
+   * Serve heads on demand (`Storage.paged`, default true): `open` returns no head, and the
+   * engine holds a bounded working set of them (`createServer({ maxHeads })`), listing through
+   * the head index. False returns every head from the index at open, as before.
+   */
+  paged?: boolean
+  /** Fault injection for crash tests: at a checkpoint at `tx`, its session files flushed, before the head index is written. */
+  beforeIndexWrite?: (tx: number) => void | Promise<void>
+  /** Fault injection for crash tests: at a checkpoint at `tx`, the head index written, before the journal is rewritten. */
+  afterIndexWrite?: (tx: number) => void | Promise<void>
   /** Fault injection for crash tests: before a commit's journal line (nothing is written yet). */
   beforeCommitPoint?: (tx: number) => void | Promise<void>
   /** Fault injection for crash tests: the journal line is written, not yet flushed. */
@@ -93,6 +107,22 @@ interface Backlog {
 const RETRY_MS = 1000
 
 /**
+ * Sessions written since the last checkpoint past which the next commit checkpoints: opening
+ * reads the files of the sessions written since the last checkpoint, so this bounds what it reads.
+ */
+const TOUCHED_CHECKPOINT = 4096
+/** Session files read at open past which the open checkpoints. */
+const TOUCHED_AT_OPEN = 256
+/** Sessions whose entry sizes are kept (see `sizesOf`). */
+const SIZED_SESSIONS = 256
+
+const size = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
+
+/** The bytes a head counts for in quotas: its meta's JSON and its attachments' sizes (as `Usage` counts them). */
+const headBytes = (head: SessionHead): number =>
+  size(head.meta) + (head.attachments ?? []).reduce((sum, a) => sum + a.size, 0)
+
+/**
  * Seed-derived file storage. Each session is an append-only JSONL file of `meta` / `entry` /
  * `leaf` / `append` records replayed last-wins, each tagged with the transaction (`tx`) that
  * wrote it. A commit is one line in the journal (`.colloquy/journal.jsonl`) carrying the
@@ -107,11 +137,23 @@ const RETRY_MS = 1000
  * checkpoints as journal lines, and are redone on open. On open, what a crash left out of the
  * session files is redone from the journal, torn tails are cut, and one bad record or file is
  * skipped with a warning, never thrown on: the server always starts on its data.
+ *
+ * Heads are indexed (`HeadIndex`): every session's head and stored bytes, kept in memory and
+ * written to `.colloquy/heads.jsonl` at each checkpoint, before the journal is cut back. So the
+ * index on disk and the journal's lines after it always say every head; opening reads the
+ * index, then the files of the sessions the journal's remaining lines name (what the old open
+ * did for every file: repair, redo, replay), not the others. A directory without an index (an
+ * earlier version's), or with one that is damaged or older than the journal's last checkpoint,
+ * has it rebuilt from every session file, warned about, never thrown on; it is only used once
+ * written whole, so a rebuild cut short by a crash is simply done again. Quotas read the
+ * index's per-owner sums (`UsageSource`): nothing is summed per session at open.
  */
-export function fileStorage(options: FileStorageOptions): Storage & { readonly dir: string } {
+export function fileStorage(options: FileStorageOptions): Storage & UsageSource & { readonly dir: string } {
   const dir = options.dir
   const home = join(dir, '.colloquy')
   const journalPath = join(home, 'journal.jsonl')
+  const indexPath = join(home, 'heads.jsonl')
+  const pagedOn = options.paged ?? true
   const fsync = options.fsync ?? true
   const checkpointBytes = options.checkpointBytes ?? 64 * 1024 * 1024
   const warn = options.warn ?? ((m: string) => console.warn(`[colloquy fileStorage] ${m}`))
@@ -127,7 +169,21 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     return path
   }
 
-  const heads = new Map<string, SessionHead>()
+  const index = new HeadIndex()
+  const heads = {
+    get: (id: string): SessionHead | undefined => index.head(id),
+    has: (id: string): boolean => index.get(id) !== undefined,
+  }
+  /** Sessions written since the last checkpoint (opening reads their files). */
+  const touched = new Set<string>()
+  /** Sessions with entries committed and no head yet (a bulk import's first chunks). */
+  const headless = new Set<string>()
+  /**
+   * Entry sizes of the sessions written last (at most `SIZED_SESSIONS`), so an entry written
+   * again is counted once: a session not among them has its entries read from its file when a
+   * commit writes entries to it.
+   */
+  const sizes = new Map<string, Map<string, number>>()
   let journal: JournalState = { tx: 0, side: new Map(), checkpoint: 0, redo: [] }
   let journalSize = 0
   let nextCheckpoint = checkpointBytes
@@ -294,9 +350,15 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     for (const id of [...backlog.keys()]) await drain(id)
   }
 
-  /** Replays one session file into its head; files that are not one session's are moved aside. */
+  /** Attachment folders on disk at open (by name): a session without one has no attachments to read. */
+  let folders = new Set<string>()
+  const attachmentsOf = async (id: string): Promise<AttachmentMeta[]> =>
+    folders.has(attachmentFolderName(id)) ? readAttachmentFolder(dir, id, warn) : []
+
+  /** Replays one session file into its head and index record; files that are not one session's are moved aside. */
   const load = async (name: string, id: string | undefined): Promise<void> => {
     let file: Awaited<ReturnType<typeof recordsOf>>
+    if (id !== undefined) index.delete(id)
     try {
       file = id !== undefined ? await recordsOf(id) : await parsePath(name)
     } catch (e) {
@@ -325,7 +387,17 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       if (id !== undefined) backlog.delete(id)
       return
     }
-    heads.set(state.meta!.session_id, Object.freeze({ meta: state.meta!, leaf: state.leaf, v: 1 }))
+    const sid = state.meta!.session_id
+    const attachments = await attachmentsOf(sid)
+    const head: SessionHead = Object.freeze({
+      meta: state.meta!,
+      leaf: state.leaf,
+      v: 1,
+      ...(attachments.length && { attachments: Object.freeze(attachments) }),
+    })
+    let bytes = headBytes(head)
+    for (const e of state.entries.values()) bytes += size(e)
+    index.set(sid, { head, bytes })
   }
 
   /** Writes that wait in backlogs, as journal lines to keep after a checkpoint. */
@@ -365,6 +437,10 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
         )
         await syncDir(dir)
       }
+      // The head index first: once it is in place the journal's lines before it may go.
+      await options.beforeIndexWrite?.(journal.tx)
+      await writeIndexFile(indexPath, journal.tx, index.records, sessionFileName, fsync, slicer())
+      await options.afterIndexWrite?.(journal.tx)
       await handles.drop(journalPath)
       const kept = backlogLines()
       journalSize = await writeSnapshot(journalPath, journal.tx, journal.side, fsync, kept, slicer())
@@ -378,6 +454,9 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     journal.checkpoint = journal.tx
     journal.redo = []
     dirty.clear()
+    touched.clear()
+    // Sessions a failing file holds back are in the journal still: opening reads them again.
+    for (const id of backlog.keys()) touched.add(id)
     nextCheckpoint = checkpointBytes + keptBytes
   }
 
@@ -386,6 +465,10 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     dirty.clear()
     backlog.clear()
     unreadable.clear()
+    touched.clear()
+    headless.clear()
+    sizes.clear()
+    index.clear()
     await mkdir(home, { recursive: true })
     // A journal that cannot be read as a file (a directory in its place) is moved aside: the
     // session files then stand as they are (nothing is cut back as uncommitted), and the next
@@ -408,9 +491,51 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     }
     for (const map of journal.side.values())
       for (const key of map.keys()) if (typeof key === 'number') autoKey = Math.max(autoKey, key)
-    await migrateLegacyNames(dir, fsync, warn)
+    const migrated = await migrateLegacyNames(dir, fsync, warn)
+    try {
+      folders = new Set(await readdir(join(dir, 'attachments')))
+    } catch {
+      // No folder (or none readable: the attachment wrapper says so): no attachments to read.
+      folders = new Set()
+    }
+    // The head index, unless it cannot say every head with the journal's lines after it.
+    const stored = journalLost ? { missing: 'the journal was lost' } : await readIndexFile(indexPath)
+    const rebuild =
+      'missing' in stored
+        ? stored.missing
+        : stored.tx < journal.checkpoint
+          ? `it is older than the journal's last checkpoint (${stored.tx} < ${journal.checkpoint})`
+          : migrated
+            ? 'session files of an earlier layout were renamed'
+            : undefined
+    const listed = (await readdir(dir)).filter(isSessionFileName)
+    // The files to repair and read: every one when rebuilding, else those the journal's lines
+    // name and those the index does not know (put there by hand, or by a crash mid-checkpoint).
+    const named = new Map<string, string | undefined>()
+    if (rebuild === undefined && !('missing' in stored)) {
+      for (const [id, record] of stored.records) index.set(id, record)
+      journal.tx = Math.max(journal.tx, stored.tx)
+      for (const name of listed) if (!stored.files.has(name)) named.set(name, undefined)
+      // A session file gone from the directory (removed by hand): its session is gone.
+      const present = new Set(listed)
+      for (const [name, id] of stored.files) if (!present.has(name)) named.set(name, id)
+    } else if (rebuild !== 'absent' || listed.length) {
+      let aside = ''
+      if (rebuild !== 'absent' && 'missing' in stored) {
+        try {
+          aside = `; moved aside to ${await moveAside(dir, 'heads.jsonl', home)}`
+        } catch (e) {
+          aside = `; could not be moved aside (${String(e)})`
+        }
+      }
+      warn(`head index: ${rebuild}; rebuilt from the session files${aside}`)
+    }
+    for (const line of journal.redo) {
+      for (const id of line.deleted ?? []) named.set(sessionFileName(id), id)
+      for (const [id] of line.writes ?? []) named.set(sessionFileName(id), id)
+    }
     const files = new Map<string, FileState>()
-    const names = (await readdir(dir)).filter(isSessionFileName)
+    const names = rebuild !== undefined ? listed : [...named.keys()]
     for (const name of names) {
       try {
         const state = await repair(name, journalLost ? Number.MAX_SAFE_INTEGER : journal.tx)
@@ -429,6 +554,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     for (const line of journal.redo) {
       for (const id of line.deleted ?? []) {
         const name = sessionFileName(id)
+        owners.set(name, id)
         const f = files.get(name)
         if ((f && f.lastTx < line.tx) || unreadable.has(name) || backlog.has(id)) {
           redoOp(id, { tx: line.tx, delete: true })
@@ -438,6 +564,7 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       for (const [id, text] of line.writes ?? []) {
         const name = sessionFileName(id)
         owners.set(name, id)
+        if (!text) continue
         const f = files.get(name) ?? { end: 0, lastTx: 0, lastTxStart: 0 }
         if (!backlog.has(id) && !unreadable.has(name)) {
           if (f.lastTx > line.tx) continue
@@ -453,23 +580,101 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       await drain(id)
     }
     if (redone) warn(`journal: redid ${redone} session file write(s) a crash or a failing file had left out`)
-    heads.clear()
     const all = new Set([
-      ...(await readdir(dir)).filter(isSessionFileName),
+      ...(rebuild !== undefined ? (await readdir(dir)).filter(isSessionFileName) : named.keys()),
       ...[...backlog.keys()].map(sessionFileName),
     ])
-    for (const name of all)
-      if (!unreadable.has(name) || backlog.has(owners.get(name) ?? '')) await load(name, owners.get(name))
+    for (const name of all) {
+      const id = owners.get(name) ?? named.get(name)
+      if (!unreadable.has(name) || backlog.has(id ?? '')) await load(name, id)
+      else if (id !== undefined) index.delete(id)
+    }
+    for (const id of backlog.keys()) touched.add(id)
     journalSize = (await stat(journalPath).catch(() => ({ size: 0 }))).size
     nextCheckpoint = checkpointBytes
-    if (redone || journal.redo.length > 1000 || journalSize > checkpointBytes) await checkpoint()
-    return [...heads.values()]
+    for (const name of all) {
+      const id = owners.get(name) ?? named.get(name)
+      if (id !== undefined) touched.add(id)
+    }
+    // A rebuilt index is written at once; so is one that had many files read (the next start
+    // then reads none of them again).
+    if (
+      rebuild !== undefined ||
+      redone ||
+      journal.redo.length > 1000 ||
+      touched.size > TOUCHED_AT_OPEN ||
+      journalSize > checkpointBytes
+    )
+      await checkpoint()
+    return pagedOn ? [] : [...index.records.values()].map((r) => r.head)
   }
 
   const redoOp = (id: string, op: Pending): void => {
     let b = backlog.get(id)
     if (!b) backlog.set(id, (b = { ops: [], cut: true, error: '' }))
     b.ops.push(op)
+  }
+
+  /**
+   * The entry sizes of a session `SIZED_SESSIONS` keeps, read from its file when not (`stored`:
+   * it may have entries there already), as the last one used.
+   */
+  const sizesOf = async (id: string, stored: boolean): Promise<Map<string, number>> => {
+    let map = sizes.get(id)
+    if (map) sizes.delete(id)
+    else {
+      map = new Map()
+      if (stored) {
+        try {
+          for (const e of await readEntries(id)) map.set(e.id, size(e))
+        } catch {
+          // A file that cannot be read now holds the commit back no more than its write does:
+          // its entries count as new (quotas err high), and it is read again next time.
+          return map
+        }
+      }
+      if (sizes.size >= SIZED_SESSIONS) sizes.delete(sizes.keys().next().value!)
+    }
+    sizes.set(id, map)
+    return map
+  }
+
+  /**
+   * The index records a commit leaves (undefined: the session has none), measured before its
+   * commit point: the entry sizes it reads come from the files as they are before it.
+   */
+  const recordsFor = async (ws: WriteSet): Promise<Map<string, IndexRecord | undefined>> => {
+    const out = new Map<string, IndexRecord | undefined>()
+    for (const id of ws.deleted) out.set(id, undefined)
+    for (const id of new Set([...ws.heads.keys(), ...ws.entries.keys()])) {
+      const prev = ws.deleted.has(id) ? undefined : index.get(id)
+      const head = ws.heads.get(id) ?? prev?.head
+      const written = ws.entries.get(id)
+      let entries = 0
+      if (written?.size) {
+        const stored = !ws.deleted.has(id) && (prev !== undefined || headless.has(id))
+        if (ws.deleted.has(id)) sizes.delete(id)
+        const known = await sizesOf(id, stored)
+        for (const e of written.values()) {
+          const n = size(e)
+          entries += n - (known.get(e.id) ?? 0)
+          known.set(e.id, n)
+        }
+        // A new session's entries written before its head count with it.
+        if (!prev && head) {
+          entries = 0
+          for (const n of known.values()) entries += n
+        }
+      }
+      if (!head) continue
+      out.set(id, {
+        head,
+        bytes: prev
+          ? prev.bytes - headBytes(prev.head) + headBytes(head) + entries
+          : headBytes(head) + entries,
+      })
+    }
+    return out
   }
 
   const commit = async (ws: WriteSet): Promise<void> => {
@@ -481,9 +686,12 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
     for (const id of new Set([...ws.heads.keys(), ...ws.entries.keys()])) {
       const prev = ws.deleted.has(id) ? undefined : heads.get(id)
       const text = commitLines(prev, ws.heads.get(id), [...(ws.entries.get(id)?.values() ?? [])], tx)
-      if (text) writes.push([id, text])
+      // A head that changed in nothing its file records (its attachments) is named all the
+      // same: opening reads again every session the journal's lines name.
+      if (text || ws.heads.has(id)) writes.push([id, text])
       await built(text.length)
     }
+    const records = await recordsFor(ws)
     const side: SideWrite[] = ws.side.map((w) => (w.key === undefined ? { ...w, key: ++autoKey } : w))
     await options.beforeCommitPoint?.(tx)
     const line = await journalLineInSlices(
@@ -504,23 +712,37 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
       await truncate(journalPath, before).catch((err: unknown) =>
         warn(`journal: could not cut a failed commit: ${String(err)}`),
       )
+      // Sizes read or counted for this commit may be ahead of the files: measured afresh.
+      for (const id of records.keys()) sizes.delete(id)
       throw e
     }
-    // The commit stands from here: memory follows it, the session files are written next.
+    // The commit stands from here: memory (the index) follows it, the session files are written next.
     journalSize += Buffer.byteLength(line)
     journal.tx = tx
     applySide(journal.side, side)
-    for (const id of ws.deleted) heads.delete(id)
-    for (const [id, head] of ws.heads) heads.set(id, head)
+    for (const id of ws.deleted) {
+      index.delete(id)
+      headless.delete(id)
+      if (!ws.entries.has(id)) sizes.delete(id)
+    }
+    for (const [id, record] of records) {
+      if (record) index.set(id, record)
+      touched.add(id)
+    }
+    for (const id of ws.entries.keys()) {
+      if (records.get(id)) headless.delete(id)
+      else headless.add(id)
+    }
     await options.afterCommitPoint?.(tx)
     // Each session's writes fail alone: a file that cannot be written holds back its session only.
     for (const id of deleted) await write(id, { tx, delete: true })
     for (const [id, text] of writes) {
+      if (!text) continue
       await write(id, { tx, text })
       await built(text.length)
     }
     if (backlog.size && Date.now() - lastRetry >= RETRY_MS) await retryAll()
-    if (journalSize > nextCheckpoint) await checkpoint()
+    if (journalSize > nextCheckpoint || touched.size > TOUCHED_CHECKPOINT) await checkpoint()
   }
 
   return withAttachmentFiles(
@@ -543,10 +765,25 @@ export function fileStorage(options: FileStorageOptions): Storage & { readonly d
           .map(([key, value]) => ({ key, value }))
       },
       unavailable: (id) => unreadable.has(sessionFileName(id)),
+      // Reads of the index in memory, which follows each commit at its commit point.
+      ...(pagedOn && {
+        paged: {
+          head: async (id: string) => index.head(id),
+          page: (q: PageQuery) => index.page(q),
+        },
+      }),
+      usageOf: async (owner) => index.usageOf(owner),
+      sessionBytes: async (id) => index.get(id)?.bytes ?? 0,
       close() {
         void exclusive(() => handles.closeAll())
       },
     },
-    { fsync, warn },
+    {
+      fsync,
+      warn,
+      *heads() {
+        for (const r of index.records.values()) yield r.head
+      },
+    },
   )
 }
