@@ -99,13 +99,24 @@ const MIGRATIONS: readonly string[] = [
      PERFORM pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(x, 0) AS k FROM unnest(ids) AS x ORDER BY 1) l;
      RETURN QUERY SELECT s.id, s.meta, s.leaf, s.v, s.attachments FROM colloquy_sessions s WHERE s.id = ANY(ids) ORDER BY s.id FOR UPDATE;
    END $$;`,
+  // A page of sessions (pages.ts) is read in the order of a sort key in the meta, one owner's
+  // (tenancy) or everyone's: these indexes hold those very expressions, so a page reads its rows
+  // in order from an index, where it sorted the whole table (or the whole owner) before
+  // (hundreds of milliseconds at 100,000 sessions). Built once, as the migration runs.
+  `CREATE INDEX colloquy_sessions_owner_updated ON colloquy_sessions (owner, ((meta->>'updated_at')::float8));
+   CREATE INDEX colloquy_sessions_owner_created ON colloquy_sessions (owner, ((meta->>'created_at')::float8));
+   CREATE INDEX colloquy_sessions_updated ON colloquy_sessions (((meta->>'updated_at')::float8));
+   CREATE INDEX colloquy_sessions_created ON colloquy_sessions (((meta->>'created_at')::float8));`,
 ]
 
 /** An arbitrary constant: the advisory lock migrations run under. */
 const MIGRATION_LOCK = 0x636f6c6c
 
-/** Brings the schema up to date; safe to run from several instances at once. */
-export async function migrate(pool: pg.Pool): Promise<void> {
+/**
+ * Brings the schema up to date (or to version `upTo`: a database as an older release left it,
+ * for the tests of the migrations after it); safe to run from several instances at once.
+ */
+export async function migrate(pool: pg.Pool, upTo = MIGRATIONS.length): Promise<void> {
   const client = await pool.connect()
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
@@ -116,7 +127,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
       const done =
         (await client.query<{ v: number | null }>('SELECT max(version) AS v FROM colloquy_migrations'))
           .rows[0].v ?? 0
-      for (let v = done + 1; v <= MIGRATIONS.length; v++) {
+      for (let v = done + 1; v <= Math.min(upTo, MIGRATIONS.length); v++) {
         await client.query('BEGIN')
         try {
           await client.query(MIGRATIONS[v - 1])
