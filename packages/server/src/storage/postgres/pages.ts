@@ -122,11 +122,12 @@ export function postgresPages(pool: pg.Pool, known: HeadCache): PagedReads & { r
         }
         await nextTurn()
         // The heads known by their digests; the others are read by id below, and parsed.
-        const heads: Array<{ head: SessionHead; cost: number }> = []
+        const heads: Array<{ head: SessionHead; at: { k: number; id: string }; cost: number }> = []
         const unknown: string[] = []
         for (const r of rows) {
           const head = known.match(r)
-          if (head) heads.push({ head, cost: Math.max(ROW_COST, Number(r.n)) })
+          if (head)
+            heads.push({ head, at: positionOf(head.meta, q.order), cost: Math.max(ROW_COST, Number(r.n)) })
           else unknown.push(r.id)
           await work(ROW_COST)
         }
@@ -139,14 +140,15 @@ export function postgresPages(pool: pg.Pool, known: HeadCache): PagedReads & { r
           // read as it is now, and placed below by its own sort key.)
           for (const r of texts) {
             const cost = Math.max(ROW_COST, r.meta.length + (r.attachments?.length ?? 0))
-            heads.push({ head: known.read(r), cost })
+            const head = known.read(r)
+            heads.push({ head, at: positionOf(head.meta, q.order), cost })
             await work(cost)
           }
         }
-        heads.sort((a, b) => cmp(positionOf(a.head.meta, q.order), positionOf(b.head.meta, q.order)))
+        heads.sort((a, b) => cmp(a.at, b.at))
         for (let i = 0; i < heads.length && out.length < q.limit; i++) {
-          const { head, cost } = heads[i]
-          if (q.after && cmp(positionOf(head.meta, q.order), q.after) <= 0) {
+          const { head, at, cost } = heads[i]
+          if (q.after && cmp(at, q.after) <= 0) {
             await work(ROW_COST)
             continue
           }
