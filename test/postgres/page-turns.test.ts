@@ -1,6 +1,7 @@
 import type { SessionMeta } from '@colloquy/core'
 import { compareFor, positionOf, type PageQuery } from '@colloquy/core/host'
 import pg from 'pg'
+import { toDb } from '../../packages/server/src/storage/postgres/codec.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   HeadCache,
@@ -56,7 +57,11 @@ async function fill(pool: pg.Pool, metas: readonly SessionMeta[]): Promise<void>
     await pool.query(
       `INSERT INTO colloquy_sessions (id, owner, meta, leaf, v)
        SELECT id, owner, meta, NULL, 1 FROM unnest($1::text[], $2::text[], $3::json[]) AS r(id, owner, meta)`,
-      [part.map((m) => m.session_id), part.map((m) => m.metadata!.owner), part.map((m) => JSON.stringify(m))],
+      [
+        part.map((m) => toDb(m.session_id)),
+        part.map((m) => m.metadata!.owner),
+        part.map((m) => JSON.stringify(m)),
+      ],
     )
   }
 }
@@ -127,7 +132,7 @@ async function counted(pages: ReturnType<typeof postgresPages>, known: HeadCache
   }
 }
 
-const most = (ticks: readonly Tick[], k: keyof Tick): number => Math.max(...ticks.map((t) => t[k]))
+const most = (ticks: readonly Tick[], k: keyof Tick): number => ticks.reduce((n, t) => Math.max(n, t[k]), 0)
 const total = (ticks: readonly Tick[], k: keyof Tick): number => ticks.reduce((n, t) => n + t[k], 0)
 
 describe('a PostgreSQL page of sessions', () => {
@@ -191,6 +196,68 @@ describe('a PostgreSQL page of sessions', () => {
       await pool.end()
     }
   }, 120_000)
+
+  it("walks a group of one timestamp page by page in the core's order, reading each page from its cursor on", async () => {
+    const url = await cluster.createDatabase()
+    const pool = new pg.Pool({ connectionString: url, max: 2 })
+    try {
+      await migrate(pool)
+      // 600 sessions of one timestamp (a bulk import), and ids the database orders otherwise
+      // than the core (escaped NUL and backslash, past U+D7FF) among them.
+      const odd = [
+        't-\u0000',
+        't-\\',
+        't-\\a',
+        't-a\u0000',
+        't-\u{1F600}',
+        't-\uE000',
+        't-\uFFFF',
+        't-\u00e9',
+        't-',
+      ]
+      const ids = [...odd, ...Array.from({ length: 600 }, (_, i) => `t-${String(i).padStart(3, '0')}`)]
+      const metas = ids.map((id) => metaOf(id, 'ties', 42, false))
+      await fill(pool, metas)
+      for (const order of ['updated_desc', 'created_asc'] as const) {
+        const cmp = compareFor(order)
+        const want = [...metas]
+          .sort((a, b) => cmp(positionOf(a, order), positionOf(b, order)))
+          .map((m) => m.session_id)
+        for (const limit of [1, 7, 100]) {
+          const known = new HeadCache()
+          const pages = postgresPages(pool, known)
+          const got: string[] = []
+          let after: { k: number; id: string } | undefined
+          let plainCursors = 0
+          for (;;) {
+            const run = await counted(pages, known, {
+              order,
+              limit,
+              metadata: { owner: 'ties' },
+              ...(after && { after }),
+            })
+            got.push(...run.page.map((h) => h.meta.session_id))
+            // Rows looked at: from a cursor of plain characters (U+0001 to U+D7FF but the
+            // backslash), those after it, the odd ids (always) and a chunk more at most; from
+            // another cursor, the group.
+            const left = ids.length - got.length + run.page.length
+            const plain = !after || /^[\u0001-\u005b\u005d-\ud7ff]*$/.test(after.id)
+            expect(total(run.ticks, 'matched') + total(run.ticks, 'parsed')).toBeLessThanOrEqual(
+              plain ? Math.min(ids.length, left + odd.length + Math.max(200, limit + 1)) : ids.length,
+            )
+            if (plain && after) plainCursors++
+            if (run.page.length < limit) break
+            after = positionOf(run.page[run.page.length - 1].meta, order)
+            if (limit === 1 && got.length > 40) break
+          }
+          expect(got, `${order}, pages of ${limit}`).toEqual(limit === 1 ? want.slice(0, got.length) : want)
+          expect(plainCursors).toBeGreaterThan(0)
+        }
+      }
+    } finally {
+      await pool.end()
+    }
+  }, 300_000)
 
   it('reads its rows in order from the sort-key indexes, added by a migration to a database that had data', async () => {
     const url = await cluster.createDatabase()

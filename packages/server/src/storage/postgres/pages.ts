@@ -10,6 +10,7 @@ import {
   type HeadDigestRow,
   type HeadTextRow,
 } from './head-cache.js'
+import { sortKeySql } from './schema.js'
 import { nextTurn, slicer } from '../../work.js'
 
 /**
@@ -24,6 +25,16 @@ const MAX_CHUNK = 6400
  * head or testing the filter on it costs its texts' length, at least this.
  */
 export const ROW_COST = 64
+
+/**
+ * Ids the database orders as the core does: characters U+0001 to U+D7FF but the backslash. They
+ * are stored as they are (codec.ts escapes only NUL and the backslash), each is one UTF-16 code
+ * unit, and their code unit order (the core's) is the byte order of their UTF-8 (`COLLATE "C"`).
+ * A character past U+D7FF is two code units, or orders differently in UTF-8.
+ */
+const PLAIN = /^[\u0001-\u005b\u005d-\ud7ff]*$/
+/** `PLAIN` as a PostgreSQL regular expression (a statement parameter). */
+const PLAIN_SQL = '^[\\u0001-\\u005b\\u005d-\\ud7ff]*$'
 
 const COLUMNS = 'id, meta::text AS meta, leaf, v, attachments::text AS attachments'
 /**
@@ -64,7 +75,7 @@ export function postgresPages(pool: pg.Pool, known: HeadCache): PagedReads & { r
     },
     async page(q: PageQuery): Promise<SessionHead[]> {
       const field = q.order === 'updated_desc' ? 'updated_at' : 'created_at'
-      const key = `(meta->>'${field}')::float8`
+      const key = sortKeySql(field)
       const asc = q.order === 'created_asc'
       const cmp = compareFor(q.order)
       const where: string[] = []
@@ -83,6 +94,18 @@ export function postgresPages(pool: pg.Pool, known: HeadCache): PagedReads & { r
       if (owner !== null && !owner.includes('\u0000')) {
         args.push(owner)
         where.push(`owner = $${args.length}`)
+      }
+      // The rows of the cursor's own key up to the cursor, left out by the database where it
+      // orders them as the core does (ids of `PLAIN` characters, the cursor's too): a walk through
+      // many sessions of one timestamp (a bulk import) reads each page from the cursor on, not
+      // the whole group again. The others (any id, or a cursor, with other characters) are
+      // read and left out here, by the core's comparator.
+      if (q.after && PLAIN.test(q.after.id)) {
+        args.push(q.after.k, q.after.id, PLAIN_SQL)
+        const n = args.length
+        where.push(
+          `NOT (${key} = $${n - 2} AND id ~ $${n} AND id COLLATE "C" ${asc ? '<=' : '>='} $${n - 1})`,
+        )
       }
       const fixed = args.length
       const out: SessionHead[] = []
