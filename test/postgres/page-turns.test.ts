@@ -241,6 +241,7 @@ describe('a PostgreSQL page of sessions', () => {
             // backslash), those after it, the odd ids (always) and a chunk more at most; from
             // another cursor, the group.
             const left = ids.length - got.length + run.page.length
+            // eslint-disable-next-line no-control-regex -- the range starts at U+0001
             const plain = !after || /^[\u0001-\u005b\u005d-\ud7ff]*$/.test(after.id)
             expect(total(run.ticks, 'matched') + total(run.ticks, 'parsed')).toBeLessThanOrEqual(
               plain ? Math.min(ids.length, left + odd.length + Math.max(200, limit + 1)) : ids.length,

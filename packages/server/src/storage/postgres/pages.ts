@@ -32,6 +32,7 @@ export const ROW_COST = 64
  * unit, and their code unit order (the core's) is the byte order of their UTF-8 (`COLLATE "C"`).
  * A character past U+D7FF is two code units, or orders differently in UTF-8.
  */
+// eslint-disable-next-line no-control-regex -- U+0001 is the first character the database stores as it is (NUL is escaped)
 const PLAIN = /^[\u0001-\u005b\u005d-\ud7ff]*$/
 /** `PLAIN` as a PostgreSQL regular expression (a statement parameter). */
 const PLAIN_SQL = '^[\\u0001-\\u005b\\u005d-\\ud7ff]*$'
