@@ -34,6 +34,16 @@ export const digestOf = (text: string): string => createHash('sha256').update(te
 /** The SQL of `digestOf` over a `json` expression (null stays null). */
 export const digestSql = (json: string): string => `encode(sha256(convert_to(${json}::text, 'UTF8')), 'hex')`
 
+/**
+ * The texts of heads read by id (`= ANY`), for those `HeadCache` does not know: what a commit
+ * reads of the rows it holds locked, and a page of the rows it has not parsed.
+ */
+export const HEAD_TEXTS =
+  'SELECT id, meta::text AS meta, leaf, v, attachments::text AS attachments FROM colloquy_sessions WHERE id = ANY($1::text[])'
+
+/** Heads whose texts one statement reads: their rows reach the driver in pieces of a few hundred kilobytes. */
+export const TEXTS_PER_READ = 100
+
 interface Known {
   readonly meta: string
   readonly attachments: string | null

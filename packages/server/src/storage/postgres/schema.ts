@@ -22,6 +22,18 @@ import type pg from 'pg'
  *   a restore or a re-creation, is recognised).
  * Content columns are `json`, not `jsonb`: `json` keeps text as sent (including `\u0000`).
  */
+/**
+ * A sort key of a session's meta (`updated_at` or `created_at`), as pages.ts orders by it and the
+ * indexes of migration 5 hold it: the same text in both, or the planner does not use them (so a
+ * change here is a new migration). `->>` fails on a `json` text holding a NUL escape (u0000 after
+ * a backslash, which `json` keeps): such escapes are dropped first, each escaped backslash (two
+ * backslashes) written as its u005c escape before, so that an escaped backslash followed by the
+ * letters u0000 stays. The number read is the same, and a write of such a meta never fails on
+ * the index (nor the migration on a database holding one).
+ */
+export const sortKeySql = (field: 'updated_at' | 'created_at'): string =>
+  `(replace(replace(meta::text, '\\\\', '\\u005c'), '\\u0000', '')::json->>'${field}')::float8`
+
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE colloquy_sessions (
      id text PRIMARY KEY,
@@ -99,13 +111,24 @@ const MIGRATIONS: readonly string[] = [
      PERFORM pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(x, 0) AS k FROM unnest(ids) AS x ORDER BY 1) l;
      RETURN QUERY SELECT s.id, s.meta, s.leaf, s.v, s.attachments FROM colloquy_sessions s WHERE s.id = ANY(ids) ORDER BY s.id FOR UPDATE;
    END $$;`,
+  // A page of sessions (pages.ts) is read in the order of a sort key in the meta, one owner's
+  // (tenancy) or everyone's: these indexes hold those very expressions (`sortKeySql`), so a page
+  // reads its rows in order from an index, where it sorted the whole table (or the whole owner)
+  // before (hundreds of milliseconds at 100,000 sessions). Built once, as the migration runs.
+  `CREATE INDEX colloquy_sessions_owner_updated ON colloquy_sessions (owner, (${sortKeySql('updated_at')}));
+   CREATE INDEX colloquy_sessions_owner_created ON colloquy_sessions (owner, (${sortKeySql('created_at')}));
+   CREATE INDEX colloquy_sessions_updated ON colloquy_sessions ((${sortKeySql('updated_at')}));
+   CREATE INDEX colloquy_sessions_created ON colloquy_sessions ((${sortKeySql('created_at')}));`,
 ]
 
 /** An arbitrary constant: the advisory lock migrations run under. */
 const MIGRATION_LOCK = 0x636f6c6c
 
-/** Brings the schema up to date; safe to run from several instances at once. */
-export async function migrate(pool: pg.Pool): Promise<void> {
+/**
+ * Brings the schema up to date (or to version `upTo`: a database as an older release left it,
+ * for the tests of the migrations after it); safe to run from several instances at once.
+ */
+export async function migrate(pool: pg.Pool, upTo = MIGRATIONS.length): Promise<void> {
   const client = await pool.connect()
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
@@ -116,7 +139,7 @@ export async function migrate(pool: pg.Pool): Promise<void> {
       const done =
         (await client.query<{ v: number | null }>('SELECT max(version) AS v FROM colloquy_migrations'))
           .rows[0].v ?? 0
-      for (let v = done + 1; v <= MIGRATIONS.length; v++) {
+      for (let v = done + 1; v <= Math.min(upTo, MIGRATIONS.length); v++) {
         await client.query('BEGIN')
         try {
           await client.query(MIGRATIONS[v - 1])

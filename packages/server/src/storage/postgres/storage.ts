@@ -18,7 +18,15 @@ import { writeAttachmentBytes, storedBytes } from './attachment-chunks.js'
 import { arrayParam, textParam } from './binary-params.js'
 import { attachmentBytesOf, attachmentsOf, fromDb, headOf, ownerOf, toDb, type HeadRow } from './codec.js'
 import { CHANNEL, PostgresFeed } from './feed.js'
-import { digestOf, digestSql, HeadCache, type HeadDigestRow, type HeadTextRow } from './head-cache.js'
+import {
+  digestOf,
+  digestSql,
+  HEAD_TEXTS,
+  HeadCache,
+  TEXTS_PER_READ,
+  type HeadDigestRow,
+  type HeadTextRow,
+} from './head-cache.js'
 import { postgresPages } from './pages.js'
 import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
@@ -74,13 +82,6 @@ const keyOf = (r: Pick<Rec, 'kind' | 'session_id' | 'entry_id' | 'attachment_id'
  * the digests of their texts, which `HeadCache` knows for the heads it read or wrote last.
  */
 const LOCK_HEADS = `SELECT sid AS id, ${digestSql('smeta')} AS meta, sleaf AS leaf, sv AS v, ${digestSql('sattachments')} AS attachments FROM colloquy_lock_heads($1::text[])`
-
-/** The texts of heads the commit holds locked (`HeadCache` parses them), for those it does not know. */
-const HEAD_TEXTS =
-  'SELECT id, meta::text AS meta, leaf, v, attachments::text AS attachments FROM colloquy_sessions WHERE id = ANY($1::text[])'
-
-/** Heads whose texts one statement reads: their rows reach the driver in pieces of a few hundred kilobytes. */
-const TEXTS_PER_READ = 100
 
 /**
  * Entries and heads in one statement. Entries are upserted, telling new from replaced ones and
