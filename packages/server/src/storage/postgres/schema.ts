@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { backfillFullText } from './full-text-backfill.js'
 
 /**
  * The schema, as numbered migrations. Each runs once, in its own transaction, recorded in
@@ -20,9 +21,15 @@ import type pg from 'pg'
  * - `colloquy_clock`: one row: the newest `seq` (`head`), the oldest usable cursor (`floor`)
  *   and the database's `epoch` (a new one for every database, so a cursor from another one,
  *   a restore or a re-creation, is recognised).
+ * - Full text (`search/postgres-search.ts`): an entry's `terms` (a GIN-indexed `tsvector` of core's
+ *   tokens), `len`, `role`, `ts` and `parent`; a session's `title_terms`, `title_len`, and its
+ *   entries' `search_docs` and `search_len` summed (BM25's statistics).
  * Content columns are `json`, not `jsonb`: `json` keeps text as sent (including `\u0000`).
  */
-const MIGRATIONS: readonly string[] = [
+/** A migration: statements, or work of its own on the migration's connection (inside its transaction). */
+type Migration = string | ((client: pg.ClientBase) => Promise<void>)
+
+const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE colloquy_sessions (
      id text PRIMARY KEY,
      owner text,
@@ -99,13 +106,26 @@ const MIGRATIONS: readonly string[] = [
      PERFORM pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(x, 0) AS k FROM unnest(ids) AS x ORDER BY 1) l;
      RETURN QUERY SELECT s.id, s.meta, s.leaf, s.v, s.attachments FROM colloquy_sessions s WHERE s.id = ANY(ids) ORDER BY s.id FOR UPDATE;
    END $$;`,
+  // Full text (`session::search`, packages/server/src/search/postgres-search.ts): each entry's
+  // terms as core's tokenizer cuts and folds them (a `tsvector`, GIN-indexed), its length, role,
+  // timestamp and parent (what ranking, filters and the active path read without parsing the
+  // entry); each session's title likewise, and its searchable documents and their lengths summed
+  // (BM25's statistics of a principal are a sum over their sessions). Written by every commit;
+  // existing rows are filled here, by core's tokenizer (hence code, not SQL).
+  backfillFullText,
 ]
+
+/** The version that brought full text (an upgrade test starts from the one before). */
+export const FULL_TEXT_VERSION = MIGRATIONS.indexOf(backfillFullText) + 1
 
 /** An arbitrary constant: the advisory lock migrations run under. */
 const MIGRATION_LOCK = 0x636f6c6c
 
-/** Brings the schema up to date; safe to run from several instances at once. */
-export async function migrate(pool: pg.Pool): Promise<void> {
+/**
+ * Brings the schema up to date (or to version `to`: a test builds an older database with it);
+ * safe to run from several instances at once.
+ */
+export async function migrate(pool: pg.Pool, to = MIGRATIONS.length): Promise<void> {
   const client = await pool.connect()
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
@@ -116,10 +136,12 @@ export async function migrate(pool: pg.Pool): Promise<void> {
       const done =
         (await client.query<{ v: number | null }>('SELECT max(version) AS v FROM colloquy_migrations'))
           .rows[0].v ?? 0
-      for (let v = done + 1; v <= MIGRATIONS.length; v++) {
+      for (let v = done + 1; v <= to; v++) {
         await client.query('BEGIN')
         try {
-          await client.query(MIGRATIONS[v - 1])
+          const m = MIGRATIONS[v - 1]
+          if (typeof m === 'string') await client.query(m)
+          else await m(client)
           await client.query('INSERT INTO colloquy_migrations (version) VALUES ($1)', [v])
           await client.query('COMMIT')
         } catch (e) {
