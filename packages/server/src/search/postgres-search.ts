@@ -87,7 +87,12 @@ const tsquery = (matches: readonly Match[]): string =>
  * the page. Everything is read in one snapshot (`REPEATABLE READ`). What the server holds in
  * memory is one query's candidates, not an index per principal.
  */
-export function postgresFullText(pool: pg.Pool): FullTextSearch {
+export function postgresFullText(
+  pool: pg.Pool,
+  /** `rows`: what one statement reads at most (default `FULL_TEXT_ROWS`; a test's is small). */
+  options: { rows?: number } = {},
+): FullTextSearch {
+  const rows = options.rows ?? FULL_TEXT_ROWS
   return async (principal, request) => {
     const query = parseQuery(request.query, request.prefix)
     if (!query.terms.length) return { hits: [], incomplete: false }
@@ -95,7 +100,7 @@ export function postgresFullText(pool: pg.Pool): FullTextSearch {
     let failed: Error | undefined
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-      const result = await answer(client, principal, request, query)
+      const result = await answer(client, principal, request, query, rows)
       await client.query('COMMIT')
       return result
     } catch (e) {
@@ -113,14 +118,15 @@ async function answer(
   principal: string | null,
   request: SearchRequest,
   query: ReturnType<typeof parseQuery>,
+  maxRows: number,
 ): Promise<SearchResult> {
   let incomplete = false
   const matches: Match[] = []
   for (const t of query.terms) {
     if (!t.prefix) {
-      const df = (await client.query<{ n: number }>(COUNT, [principal, lexeme(t.term), FULL_TEXT_ROWS + 1]))
-        .rows[0].n
-      if (df > FULL_TEXT_ROWS) incomplete = true
+      const df = (await client.query<{ n: number }>(COUNT, [principal, lexeme(t.term), maxRows + 1])).rows[0]
+        .n
+      if (df > maxRows) incomplete = true
       matches.push({ prefix: false, words: df ? [{ term: t.term, df }] : [], size: df })
       continue
     }
@@ -128,12 +134,12 @@ async function answer(
       await client.query<{ term: string; df: number; docs: number }>(EXPAND, [
         principal,
         `${lexeme(t.term)}:*`,
-        FULL_TEXT_ROWS,
+        maxRows,
         t.term,
       ])
     ).rows
-    // The prefix's documents read stopped at the limit: counts (and words) may be missing.
-    if (rows.some((r) => r.docs >= FULL_TEXT_ROWS)) incomplete = true
+    // The prefix's documents read stopped at the bound: counts (and words) may be missing.
+    if (rows.some((r) => r.docs >= maxRows)) incomplete = true
     // As core's index expands a prefix: its vocabulary in order (UTF-16, as JavaScript sorts), the
     // first `PREFIX_SCAN` looked at, the `PREFIX_KEEP` most frequent kept (a stable sort).
     let words = rows.map((r) => ({ term: r.term, df: r.df })).sort((a, b) => (a.term < b.term ? -1 : 1))
@@ -154,7 +160,7 @@ async function answer(
 
   const { n, total } = (await client.query<{ n: number; total: number }>(STATS, [principal])).rows[0]
   const filters: string[] = []
-  const params: unknown[] = [principal, tsquery(matches), FULL_TEXT_ROWS + 1]
+  const params: unknown[] = [principal, tsquery(matches), maxRows + 1]
   const param = (v: unknown): string => `$${params.push(v)}`
   if (request.session_ids) filters.push(`d.sid = ANY(${param(request.session_ids.map(toDb))}::text[])`)
   if (request.roles) filters.push(`d.role = ANY(${param(request.roles)}::text[])`)
@@ -176,8 +182,8 @@ async function answer(
       params,
     )
   ).rows
-  if (rows.length > FULL_TEXT_ROWS) {
-    rows.length = FULL_TEXT_ROWS
+  if (rows.length > maxRows) {
+    rows.length = maxRows
     incomplete = true
   }
 

@@ -14,10 +14,12 @@ import { isSealedRecord } from '@colloquy/core/wire'
  */
 export const MAX_TF = 16_383
 /**
- * A `tsvector`'s lexemes may total at most 1 MiB: past this, a document's further distinct terms
- * (in order of first occurrence) are left out of it, so no message is ever refused for its size.
+ * A `tsvector`'s lexemes, each followed by its positions (a count and one position, aligned: at
+ * most 6 bytes more), must fit in 1 MiB: past this, a document's further distinct terms (in order
+ * of first occurrence) are left out of it, so no message is ever refused for its size.
  */
 const MAX_LEXEME_BYTES = 1_000_000
+const POSITION_BYTES = 6
 
 /** A term as a `tsvector`/`tsquery` literal's lexeme: quoted, `'` doubled, `\` escaped. */
 export const lexeme = (term: string): string => `'${term.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
@@ -30,7 +32,7 @@ export function tsvectorOf(tokens: readonly Token[]): string {
     const n = counts.get(t.term)
     if (n !== undefined) counts.set(t.term, n + 1)
     else {
-      bytes += Buffer.byteLength(t.term)
+      bytes += Buffer.byteLength(t.term) + POSITION_BYTES
       if (bytes > MAX_LEXEME_BYTES) continue
       counts.set(t.term, 1)
     }
