@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
-import { createStore, memoryStorage, type Store } from '@colloquy/core'
+import { createStore, memoryStorage, type AgentMessage, type Store } from '@colloquy/core'
 import { hostOf } from '@colloquy/core/host'
 import { enableSearch, type SearchResult } from '@colloquy/core/search'
 import { FULL_TEXT_VERSION, migrate } from '../../packages/server/src/storage/postgres/schema.js'
@@ -20,12 +20,10 @@ beforeAll(async () => {
 })
 afterAll(() => cluster?.stop())
 
-const said = (role: 'user' | 'assistant', text: string, timestamp: number) => ({
-  role,
-  content: [{ type: 'text' as const, text }],
-  timestamp,
-  ...(role === 'assistant' ? { stop_reason: 'end' as const, model: 'm', provider: 'p' } : {}),
-})
+const said = (role: 'user' | 'assistant', text: string, timestamp: number): AgentMessage =>
+  role === 'user'
+    ? { role, content: [{ type: 'text', text }], timestamp }
+    : { role, content: [{ type: 'text', text }], timestamp, stop_reason: 'end', model: 'm', provider: 'p' }
 
 /** Alice's sessions, made by a store of the core: titles, a branch, an edit, a custom entry, and a long session. */
 async function aliceSessions(): Promise<Store> {
