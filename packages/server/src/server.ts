@@ -19,7 +19,7 @@ import { fileStorage, hasOwnFeed, hasUsageSource, type ServerStorage } from './s
 import { LiveHub } from './http/live.js'
 import { trackSocket } from './http/ws-json.js'
 import { HostAllowList, isLoopback } from './http/hosts.js'
-import { ServerSearch } from './search/server-search.js'
+import { fullTextOf, ServerSearch } from './search/server-search.js'
 import { OWNER_KEY, Tenancy } from './tenancy.js'
 import { Usage } from './usage.js'
 
@@ -168,7 +168,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Colloqu
     usage,
     hub: new LiveHub(changes, tenancy),
     work: new Work(options.onWork),
-    search: new ServerSearch(store, tenancy),
+    search: new ServerSearch(store, tenancy, fullTextOf(storage)),
   }
 
   const app = new Hono<Env>()

@@ -46,6 +46,19 @@ export function memory(pid: number | undefined): { rss: number; peak: number } {
 const text = (s: number, i: number): string =>
   `session ${s} message ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(5)}`
 
+/** S5's session `s` as a client pushes it: meta, 100 chained entries, the leaf. */
+export function sessionOf(s: number): { sid: string; changes: unknown[] } {
+  const t = 1_700_000_000_000 + s
+  const sid = `s5-${s}`
+  const changes = sessionChanges(sid, `session ${s}`, t, PER_SESSION, (i) => ({
+    role: i % 2 ? 'assistant' : 'user',
+    content: [{ type: 'text', text: text(s, i) }],
+    timestamp: t + i,
+    ...(i % 2 ? { model: 'm', provider: 'p', stop_reason: 'end' } : {}),
+  }))
+  return { sid, changes }
+}
+
 /** Every session as a client pushes it: meta, 100 chained entries, the leaf; in batches of about 1,000 mutations. */
 export async function load(
   url: string,
@@ -65,13 +78,7 @@ export async function load(
       mutations = []
     }
     for (let s = next++; s < sessions; s = next++) {
-      const t = 1_700_000_000_000 + s
-      const changes = sessionChanges(`s5-${s}`, `session ${s}`, t, PER_SESSION, (i) => ({
-        role: i % 2 ? 'assistant' : 'user',
-        content: [{ type: 'text', text: text(s, i) }],
-        timestamp: t + i,
-        ...(i % 2 ? { model: 'm', provider: 'p', stop_reason: 'end' } : {}),
-      }))
+      const { changes } = sessionOf(s)
       for (const change of changes) mutations.push({ id: mutations.length, change })
       if (mutations.length >= BATCH) await send()
       if ((s + 1) % tenth === 0) {

@@ -12,3 +12,11 @@ export {
   type SearchRequest,
   type SearchRole,
 } from '../validation/search-request.js'
+// What a server's own full text (PostgreSQL) needs to answer as this index does: the same query
+// parsing, document text, BM25, phrase check, order and snippets (one implementation of each).
+export { parseQuery, type ParsedQuery, type QueryTerm } from './parse-query.js'
+export { entryText, type TextOptions } from './doc-text.js'
+export { bm25, PREFIX_KEEP, PREFIX_SCAN } from './inverted-index.js'
+export { holdsPhrase } from './run-query.js'
+export { rankOrder, type RankKey } from './rank-order.js'
+export { snippetOf } from './snippet.js'

@@ -254,10 +254,7 @@ export class InvertedIndex {
 
   /** BM25 weight of one term occurring `tf` times in document `id`, the term being in `df` documents. */
   weight(id: number, tf: number, df: number): number {
-    const n = this.docCount
-    const avg = n ? this.totalLen / n : 1
-    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
-    return (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * this.lens[id]) / avg))
+    return bm25(tf, df, this.lens[id], this.docCount, this.totalLen)
   }
 
   /**
@@ -424,6 +421,17 @@ export class InvertedIndex {
     }
     this.vocab = out
   }
+}
+
+/**
+ * BM25 weight of a term occurring `tf` times in a document of `len` terms, the term being in `df`
+ * of `n` documents holding `totalLen` terms in all. The one formula: the device's index and the
+ * server's PostgreSQL full text both score with it, so their scores agree.
+ */
+export function bm25(tf: number, df: number, len: number, n: number, totalLen: number): number {
+  const avg = n ? totalLen / n : 1
+  const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
+  return (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * len) / avg))
 }
 
 /** Distinct terms with their counts as a document keeps them (`DocTerms`' `terms` and `sizes`). */

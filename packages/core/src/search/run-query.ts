@@ -74,7 +74,8 @@ function weightsOf(
   return { weights, cut: false }
 }
 
-const holdsPhrase = (tokens: readonly Token[], phrase: readonly string[]): boolean => {
+/** Whether `tokens` hold `phrase`'s terms one after the other. */
+export const holdsPhrase = (tokens: readonly Token[], phrase: readonly string[]): boolean => {
   outer: for (let i = 0; i + phrase.length <= tokens.length; i++) {
     for (let k = 0; k < phrase.length; k++) if (tokens[i + k].term !== phrase[k]) continue outer
     return true

@@ -5,6 +5,7 @@ import type { Scope } from '../http/access.js'
 import type { Tenancy } from '../tenancy.js'
 import { nextTurn } from '../work.js'
 import { isSealedMeta, refuseSealed } from '../sealed.js'
+import type { FullTextSearch } from './postgres-search.js'
 
 /** The RPC function id of a full-text search (a server function: the store has no such call). */
 export const SEARCH_FUNCTION = 'session::search'
@@ -17,6 +18,15 @@ const KEPT_INDEXES = 32
  * the server for the others.
  */
 const YIELD_EVERY = 256
+
+/** A storage that answers searches itself, from its own full text (PostgreSQL). */
+export interface FullTextSource {
+  readonly fullText: FullTextSearch
+}
+
+/** The storage's own full text, if it has one. */
+export const fullTextOf = (storage: object): FullTextSearch | undefined =>
+  'fullText' in storage ? (storage as FullTextSource).fullText : undefined
 
 /** A principal's index, the searches it is answering, and whether it was let go. */
 interface Kept {
@@ -40,6 +50,8 @@ export class ServerSearch {
   constructor(
     private readonly store: Store,
     private readonly tenancy: Tenancy,
+    /** The storage's own full text: when given, no index is kept here. */
+    private readonly fullText?: FullTextSearch,
   ) {}
 
   /**
@@ -58,6 +70,10 @@ export class ServerSearch {
         'search',
         (meta) => principal === null || this.tenancy.owns(principal, meta.metadata),
       )
+    if (this.fullText) {
+      if (this.closed) throw new Error('search is closed')
+      return this.fullText(principal, request)
+    }
     const kept = this.indexOf(principal)
     kept.queries++
     try {

@@ -1,4 +1,17 @@
 import type pg from 'pg'
+import { backfillFullText } from './full-text-backfill.js'
+
+/**
+ * A sort key of a session's meta (`updated_at` or `created_at`), as pages.ts orders by it and the
+ * indexes of migration 5 hold it: the same text in both, or the planner does not use them (so a
+ * change here is a new migration). `->>` fails on a `json` text holding a NUL escape (u0000 after
+ * a backslash, which `json` keeps): such escapes are dropped first, each escaped backslash (two
+ * backslashes) written as its u005c escape before, so that an escaped backslash followed by the
+ * letters u0000 stays. The number read is the same, and a write of such a meta never fails on
+ * the index (nor the migration on a database holding one).
+ */
+export const sortKeySql = (field: 'updated_at' | 'created_at'): string =>
+  `(replace(replace(meta::text, '\\\\', '\\u005c'), '\\u0000', '')::json->>'${field}')::float8`
 
 /**
  * The schema, as numbered migrations. Each runs once, in its own transaction, recorded in
@@ -20,21 +33,15 @@ import type pg from 'pg'
  * - `colloquy_clock`: one row: the newest `seq` (`head`), the oldest usable cursor (`floor`)
  *   and the database's `epoch` (a new one for every database, so a cursor from another one,
  *   a restore or a re-creation, is recognised).
+ * - Full text (`search/postgres-search.ts`): an entry's `terms` (a GIN-indexed `tsvector` of core's
+ *   tokens), `len`, `role`, `ts` and `parent`; a session's `title_terms`, `title_len`, and its
+ *   entries' `search_docs` and `search_len` summed (BM25's statistics).
  * Content columns are `json`, not `jsonb`: `json` keeps text as sent (including `\u0000`).
  */
-/**
- * A sort key of a session's meta (`updated_at` or `created_at`), as pages.ts orders by it and the
- * indexes of migration 5 hold it: the same text in both, or the planner does not use them (so a
- * change here is a new migration). `->>` fails on a `json` text holding a NUL escape (u0000 after
- * a backslash, which `json` keeps): such escapes are dropped first, each escaped backslash (two
- * backslashes) written as its u005c escape before, so that an escaped backslash followed by the
- * letters u0000 stays. The number read is the same, and a write of such a meta never fails on
- * the index (nor the migration on a database holding one).
- */
-export const sortKeySql = (field: 'updated_at' | 'created_at'): string =>
-  `(replace(replace(meta::text, '\\\\', '\\u005c'), '\\u0000', '')::json->>'${field}')::float8`
+/** A migration: statements, or work of its own on the migration's connection (inside its transaction). */
+type Migration = string | ((client: pg.ClientBase) => Promise<void>)
 
-const MIGRATIONS: readonly string[] = [
+const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE colloquy_sessions (
      id text PRIMARY KEY,
      owner text,
@@ -119,7 +126,17 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX colloquy_sessions_owner_created ON colloquy_sessions (owner, (${sortKeySql('created_at')}));
    CREATE INDEX colloquy_sessions_updated ON colloquy_sessions ((${sortKeySql('updated_at')}));
    CREATE INDEX colloquy_sessions_created ON colloquy_sessions ((${sortKeySql('created_at')}));`,
+  // Full text (`session::search`, packages/server/src/search/postgres-search.ts): each entry's
+  // terms as core's tokenizer cuts and folds them (a `tsvector`, GIN-indexed), its length, role,
+  // timestamp and parent (what ranking, filters and the active path read without parsing the
+  // entry); each session's title likewise, and its searchable documents and their lengths summed
+  // (BM25's statistics of a principal are a sum over their sessions). Written by every commit;
+  // existing rows are filled here, by core's tokenizer (hence code, not SQL).
+  backfillFullText,
 ]
+
+/** The version that brought full text (an upgrade test starts from the one before). */
+export const FULL_TEXT_VERSION = MIGRATIONS.indexOf(backfillFullText) + 1
 
 /** An arbitrary constant: the advisory lock migrations run under. */
 const MIGRATION_LOCK = 0x636f6c6c
@@ -142,7 +159,9 @@ export async function migrate(pool: pg.Pool, upTo = MIGRATIONS.length): Promise<
       for (let v = done + 1; v <= Math.min(upTo, MIGRATIONS.length); v++) {
         await client.query('BEGIN')
         try {
-          await client.query(MIGRATIONS[v - 1])
+          const m = MIGRATIONS[v - 1]
+          if (typeof m === 'string') await client.query(m)
+          else await m(client)
           await client.query('INSERT INTO colloquy_migrations (version) VALUES ($1)', [v])
           await client.query('COMMIT')
         } catch (e) {

@@ -31,6 +31,9 @@ import { postgresPages } from './pages.js'
 import type { UsageSource } from '../../usage.js'
 import { migrate } from './schema.js'
 import { slicer, WORK_BUDGETS } from '../../work.js'
+import { entryDoc, titleDoc } from '../../search/search-doc.js'
+import { postgresFullText } from '../../search/postgres-search.js'
+import type { FullTextSource } from '../../search/server-search.js'
 
 export interface PostgresStorageOptions {
   /** `postgres://user:password@host:port/database`; or give a `pool` of your own. */
@@ -92,19 +95,27 @@ const LOCK_HEADS = `SELECT sid AS id, ${digestSql('smeta')} AS meta, sleaf AS le
  * entries' (added on conflict). Sessions whose
  * entries change without a new head (none the engine writes today) are sized by the last CTE.
  */
-const WRITE_DATA = `WITH n AS (SELECT * FROM unnest($1::text[], $2::text[], $3::json[]) AS n(s, i, entry)),
-  old AS (SELECT e.session_id, e.id, octet_length(e.entry::text) AS b FROM colloquy_entries e JOIN n ON e.session_id = n.s AND e.id = n.i),
-  ins AS (INSERT INTO colloquy_entries (session_id, id, entry) SELECT s, i, entry FROM n
-          ON CONFLICT (session_id, id) DO UPDATE SET entry = EXCLUDED.entry
+const WRITE_DATA = `WITH n AS (SELECT n.s, n.i, n.entry, n.terms::tsvector AS terms, (n.doc->>'len')::int AS len, n.doc->>'role' AS role,
+          (n.doc->>'ts')::float8 AS ts, n.doc->>'parent' AS parent
+        FROM unnest($1::text[], $2::text[], $3::json[], $12::text[], $13::json[]) AS n(s, i, entry, terms, doc)),
+  old AS (SELECT e.session_id, e.id, octet_length(e.entry::text) AS b, e.len AS l FROM colloquy_entries e JOIN n ON e.session_id = n.s AND e.id = n.i),
+  ins AS (INSERT INTO colloquy_entries (session_id, id, entry, terms, len, role, ts, parent) SELECT s, i, entry, terms, len, role, ts, parent FROM n
+          ON CONFLICT (session_id, id) DO UPDATE SET entry = EXCLUDED.entry, terms = EXCLUDED.terms, len = EXCLUDED.len, role = EXCLUDED.role, ts = EXCLUDED.ts, parent = EXCLUDED.parent
           RETURNING session_id, id, (xmax = 0) AS inserted),
-  d AS (SELECT n.s AS id, sum(octet_length(n.entry::text) - coalesce(old.b, 0))::bigint AS by FROM n LEFT JOIN old ON old.session_id = n.s AND old.id = n.i GROUP BY n.s),
-  h AS (INSERT INTO colloquy_sessions (id, owner, meta, leaf, v, attachments, bytes)
+  d AS (SELECT n.s AS id, sum(octet_length(n.entry::text) - coalesce(old.b, 0))::bigint AS by,
+          sum((n.len IS NOT NULL)::int - (old.l IS NOT NULL)::int)::bigint AS dn, sum(coalesce(n.len, 0) - coalesce(old.l, 0))::bigint AS dl
+        FROM n LEFT JOIN old ON old.session_id = n.s AND old.id = n.i GROUP BY n.s),
+  h AS (INSERT INTO colloquy_sessions (id, owner, meta, leaf, v, attachments, bytes, title_terms, title_len, search_docs, search_len)
         SELECT h.id, h.owner, h.meta, h.leaf, h.v, h.attachments, h.base + coalesce(d.by, 0)
-          + CASE WHEN h.created THEN coalesce((SELECT sum(octet_length(e.entry::text)) FROM colloquy_entries e WHERE e.session_id = h.id), 0) ELSE 0 END
-        FROM unnest($4::text[], $5::text[], $6::json[], $7::text[], $8::bigint[], $9::bigint[], $10::boolean[], $11::json[]) AS h(id, owner, meta, leaf, v, base, created, attachments)
+          + CASE WHEN h.created THEN coalesce((SELECT sum(octet_length(e.entry::text)) FROM colloquy_entries e WHERE e.session_id = h.id), 0) ELSE 0 END,
+          h.title_terms::tsvector, h.title_len, coalesce(d.dn, 0) + CASE WHEN h.created THEN (SELECT count(e.len) FROM colloquy_entries e WHERE e.session_id = h.id) ELSE 0 END,
+          coalesce(d.dl, 0) + CASE WHEN h.created THEN coalesce((SELECT sum(e.len) FROM colloquy_entries e WHERE e.session_id = h.id), 0) ELSE 0 END
+        FROM unnest($4::text[], $5::text[], $6::json[], $7::text[], $8::bigint[], $9::bigint[], $10::boolean[], $11::json[], $14::text[], $15::bigint[]) AS h(id, owner, meta, leaf, v, base, created, attachments, title_terms, title_len)
         LEFT JOIN d ON d.id = h.id
-        ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, meta = EXCLUDED.meta, leaf = EXCLUDED.leaf, v = EXCLUDED.v, attachments = EXCLUDED.attachments, bytes = colloquy_sessions.bytes + EXCLUDED.bytes),
-  g AS (UPDATE colloquy_sessions s SET bytes = s.bytes + d.by FROM d WHERE s.id = d.id AND d.by <> 0 AND NOT (s.id = ANY($4::text[])))
+        ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, meta = EXCLUDED.meta, leaf = EXCLUDED.leaf, v = EXCLUDED.v, attachments = EXCLUDED.attachments, bytes = colloquy_sessions.bytes + EXCLUDED.bytes,
+          title_terms = EXCLUDED.title_terms, title_len = EXCLUDED.title_len, search_docs = colloquy_sessions.search_docs + EXCLUDED.search_docs, search_len = colloquy_sessions.search_len + EXCLUDED.search_len),
+  g AS (UPDATE colloquy_sessions s SET bytes = s.bytes + d.by, search_docs = s.search_docs + d.dn, search_len = s.search_len + d.dl
+        FROM d WHERE s.id = d.id AND (d.by <> 0 OR d.dn <> 0 OR d.dl <> 0) AND NOT (s.id = ANY($4::text[])))
   SELECT ins.session_id, ins.id FROM ins WHERE ins.inserted`
 
 /**
@@ -149,7 +160,7 @@ interface Rec {
  */
 export function postgresStorage(
   options: PostgresStorageOptions,
-): FeedStorage & UsageSource & { readonly pool: pg.Pool } {
+): FeedStorage & UsageSource & FullTextSource & { readonly pool: pg.Pool } {
   if (!options.pool && !options.connectionString)
     throw new Error('postgresStorage: give a connectionString or a pool')
   const warn = options.warn ?? ((m: string) => console.warn(`[colloquy postgresStorage] ${m}`))
@@ -301,12 +312,27 @@ export function postgresStorage(
             /** Digests of `metaJson` and `attachments`: what `HeadCache` remembers of them. */
             digests: Array<[string, string | null]>
             sizes: number[]
+            /** Full text: each entry's terms and row fields, each head's title (`search-doc.ts`). */
+            terms: Array<string | null>
+            docs: string[]
+            titles: Array<{ terms: string; len: number } | null>
             chars: number
           }
         | undefined
       const flush = async (): Promise<void> => {
         if (!chunk) return
-        const { entries, entryJson, heads: hs, metaJson, attachments, digests, sizes } = chunk
+        const {
+          entries,
+          entryJson,
+          heads: hs,
+          metaJson,
+          attachments,
+          digests,
+          sizes,
+          terms,
+          docs,
+          titles,
+        } = chunk
         chunk = undefined
         // Built here in slices, as binary parameters: the driver has nothing left to encode.
         const params = [
@@ -349,6 +375,18 @@ export function postgresStorage(
             built,
           ),
           await arrayParam('json', attachments, built),
+          await arrayParam('text', terms, built),
+          await arrayParam('json', docs, built),
+          await arrayParam(
+            'text',
+            titles.map((t) => t?.terms ?? null),
+            built,
+          ),
+          await arrayParam(
+            'int8',
+            titles.map((t) => t?.len ?? null),
+            built,
+          ),
         ]
         const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, params)
         for (const r of res.rows) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id)}`)
@@ -371,14 +409,21 @@ export function postgresStorage(
           attachments: [],
           digests: [],
           sizes: [],
+          terms: [],
+          docs: [],
+          titles: [],
           chars: 0,
         }
         for (const e of ws.entries.get(id)?.values() ?? []) {
           const json = JSON.stringify(e)
           chunk.entries.push([id, e])
           chunk.entryJson.push(json)
+          const doc = entryDoc(e, e.parent_id === null ? null : toDb(e.parent_id))
+          chunk.terms.push(doc.terms)
+          chunk.docs.push(JSON.stringify({ ...doc, terms: undefined }))
           chunk.chars += json.length
-          await built(json.length)
+          // Encoded, and tokenized (about as long again).
+          await built(2 * json.length)
         }
         const h = ws.heads.get(id)
         if (h) {
@@ -386,6 +431,7 @@ export function postgresStorage(
           metaChars.set(id, json.length)
           chunk.heads.push(h)
           chunk.metaJson.push(json)
+          chunk.titles.push(titleDoc(h.meta))
           const attachments = attachmentsOf(h)
           chunk.attachments.push(attachments)
           chunk.digests.push([digestOf(json), attachments === null ? null : digestOf(attachments)])
@@ -670,9 +716,10 @@ export function postgresStorage(
   }
 
   const paged = options.paged === false ? undefined : postgresPages(pool, known)
-  const storage: FeedStorage & UsageSource & { readonly pool: pg.Pool } = {
+  const storage: FeedStorage & UsageSource & FullTextSource & { readonly pool: pg.Pool } = {
     name: 'postgres',
     pool,
+    fullText: postgresFullText(pool),
     ...(paged && { paged }),
     async open() {
       await migrate(pool)

@@ -1,0 +1,287 @@
+import {
+  bm25,
+  entryText,
+  holdsPhrase,
+  parseQuery,
+  PREFIX_KEEP,
+  PREFIX_SCAN,
+  rankOrder,
+  SEARCH_WORK_BUDGET,
+  snippetOf,
+  tokenize,
+  type SearchHit,
+  type SearchRequest,
+  type SearchResult,
+  type SearchRole,
+} from '@colloquy/core/search'
+import type { SessionEntry } from '@colloquy/core'
+import type pg from 'pg'
+import { fromDb, toDb } from '../storage/postgres/codec.js'
+import { lexeme } from './search-doc.js'
+
+/**
+ * Rows one statement of a query reads at most (a term's documents counted, a prefix's documents
+ * read for their words, the candidates scored): a few tens of milliseconds each. Past it the
+ * answer is the best among what was read, with `incomplete: true`, as core's index answers past
+ * its work budget.
+ */
+export const FULL_TEXT_ROWS = 20_000
+
+/** A principal's full text (null: every session, tenancy off). */
+export type FullTextSearch = (principal: string | null, request: SearchRequest) => Promise<SearchResult>
+
+// The documents a principal may find: their sessions' entries and titles. `$1` the owner (null:
+// every session), `$2` the `tsquery`. Sealed sessions have no terms (`search-doc.ts`).
+const DOCS = `SELECT e.session_id AS sid, e.id AS eid, e.terms, e.len, e.role, e.ts FROM colloquy_entries e
+    JOIN colloquy_sessions s ON s.id = e.session_id WHERE ($1::text IS NULL OR s.owner = $1) AND e.terms @@ $2::tsquery
+  UNION ALL
+  SELECT s.id, NULL, s.title_terms, s.title_len, 'title', (s.meta->>'updated_at')::float8 FROM colloquy_sessions s
+    WHERE ($1::text IS NULL OR s.owner = $1) AND s.title_terms @@ $2::tsquery`
+
+/** How many documents hold a term (`$3` rows at most). */
+const COUNT = `SELECT count(*)::int AS n FROM (SELECT 1 FROM (${DOCS}) d LIMIT $3) x`
+
+/** The words a prefix (`$4`) expands to, each with its document count, over at most `$3` documents. */
+const EXPAND = `SELECT u.lexeme AS term, count(*)::int AS df, max(x.k)::int AS docs FROM (SELECT d.terms, row_number() OVER () AS k FROM (${DOCS}) d LIMIT $3) x,
+    unnest(x.terms) u WHERE starts_with(u.lexeme, $4) GROUP BY u.lexeme`
+
+/** The principal's documents and their terms counted, for BM25 (sums kept per session by each commit). */
+const STATS = `SELECT (coalesce(sum(search_docs), 0) + count(title_len))::float8 AS n, (coalesce(sum(search_len), 0) + coalesce(sum(title_len), 0))::float8 AS total
+  FROM colloquy_sessions WHERE ($1::text IS NULL OR owner = $1)`
+
+/**
+ * Walks each session's active path from its leaf (`UNION`: a cycle ends the walk), bounded by
+ * the sessions' sizes: `$1` the sessions.
+ */
+const PATHS = `WITH RECURSIVE p(sid, eid) AS (
+    SELECT s.id, s.leaf FROM colloquy_sessions s WHERE s.id = ANY($1::text[]) AND s.leaf IS NOT NULL
+    UNION SELECT e.session_id, e.parent FROM p JOIN colloquy_entries e ON e.session_id = p.sid AND e.id = p.eid WHERE e.parent IS NOT NULL)
+  SELECT sid, eid FROM p`
+
+interface Candidate {
+  /** Ids as stored (`toDb`), and as they are. */
+  readonly db: readonly [string, string | null]
+  readonly sid: string
+  readonly eid: string | null
+  readonly role: SearchRole
+  readonly ts: number
+  readonly score: number
+}
+
+/** One query term's documents as the database counted them: its words and their counts. */
+interface Match {
+  readonly prefix: boolean
+  /** The words it matches (one for a word; the kept expansions for a prefix), with their counts. */
+  readonly words: ReadonlyArray<{ term: string; df: number }>
+  readonly size: number
+}
+
+const tsquery = (matches: readonly Match[]): string =>
+  matches.map((m) => `(${m.words.map((w) => lexeme(w.term)).join(' | ')})`).join(' & ')
+
+/**
+ * `session::search` over PostgreSQL's own full text: the terms each commit stores (core's
+ * tokenizer, `search-doc.ts`) found through a GIN index, scored by core's BM25 with the
+ * principal's statistics (documents and their lengths summed per session, each term's documents
+ * counted), in core's order, phrases checked and snippets made by core, and texts read only for
+ * the page. Everything is read in one snapshot (`REPEATABLE READ`). What the server holds in
+ * memory is one query's candidates, not an index per principal.
+ */
+export function postgresFullText(
+  pool: pg.Pool,
+  /** `rows`: what one statement reads at most (default `FULL_TEXT_ROWS`; a test's is small). */
+  options: { rows?: number } = {},
+): FullTextSearch {
+  const rows = options.rows ?? FULL_TEXT_ROWS
+  return async (principal, request) => {
+    const query = parseQuery(request.query, request.prefix)
+    if (!query.terms.length) return { hits: [], incomplete: false }
+    const client = await pool.connect()
+    let failed: Error | undefined
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      const result = await answer(client, principal, request, query, rows)
+      await client.query('COMMIT')
+      return result
+    } catch (e) {
+      failed = e instanceof Error ? e : new Error(String(e))
+      await client.query('ROLLBACK').catch(() => {})
+      throw e
+    } finally {
+      client.release(failed)
+    }
+  }
+}
+
+async function answer(
+  client: pg.PoolClient,
+  principal: string | null,
+  request: SearchRequest,
+  query: ReturnType<typeof parseQuery>,
+  maxRows: number,
+): Promise<SearchResult> {
+  let incomplete = false
+  const matches: Match[] = []
+  for (const t of query.terms) {
+    if (!t.prefix) {
+      const df = (await client.query<{ n: number }>(COUNT, [principal, lexeme(t.term), maxRows + 1])).rows[0]
+        .n
+      if (df > maxRows) incomplete = true
+      matches.push({ prefix: false, words: df ? [{ term: t.term, df }] : [], size: df })
+      continue
+    }
+    const rows = (
+      await client.query<{ term: string; df: number; docs: number }>(EXPAND, [
+        principal,
+        `${lexeme(t.term)}:*`,
+        maxRows,
+        t.term,
+      ])
+    ).rows
+    // The prefix's documents read stopped at the bound: counts (and words) may be missing.
+    if (rows.some((r) => r.docs >= maxRows)) incomplete = true
+    // As core's index expands a prefix: its vocabulary in order (UTF-16, as JavaScript sorts), the
+    // first `PREFIX_SCAN` looked at, the `PREFIX_KEEP` most frequent kept (a stable sort).
+    let words = rows.map((r) => ({ term: r.term, df: r.df })).sort((a, b) => (a.term < b.term ? -1 : 1))
+    if (words.length > PREFIX_SCAN) {
+      words = words.slice(0, PREFIX_SCAN)
+      incomplete = true
+    }
+    if (words.length > PREFIX_KEEP) {
+      words = words.sort((a, b) => b.df - a.df).slice(0, PREFIX_KEEP)
+      incomplete = true
+    }
+    matches.push({ prefix: true, words, size: words.reduce((n, w) => Math.max(n, w.df), 0) })
+  }
+  // Core scores a document by adding its terms' weights rarest first: the same order here, so
+  // the same additions give the same score to the last bit.
+  matches.sort((a, b) => a.size - b.size)
+  if (matches[0].size === 0) return { hits: [], incomplete }
+
+  const { n, total } = (await client.query<{ n: number; total: number }>(STATS, [principal])).rows[0]
+  const filters: string[] = []
+  const params: unknown[] = [principal, tsquery(matches), maxRows + 1]
+  const param = (v: unknown): string => `$${params.push(v)}`
+  if (request.session_ids) filters.push(`d.sid = ANY(${param(request.session_ids.map(toDb))}::text[])`)
+  if (request.roles) filters.push(`d.role = ANY(${param(request.roles)}::text[])`)
+  if (request.from !== undefined) filters.push(`d.ts >= ${param(request.from)}::float8`)
+  if (request.to !== undefined) filters.push(`d.ts < ${param(request.to)}::float8`)
+  const words = [...new Set(matches.flatMap((m) => m.words.map((w) => w.term)))]
+  const rows = (
+    await client.query<{
+      sid: string
+      eid: string | null
+      len: number
+      role: SearchRole
+      ts: number
+      lex: string[]
+      tf: number[]
+    }>(
+      `SELECT d.sid, d.eid, d.len, d.role, d.ts, x.lex, x.tf FROM (SELECT * FROM (${DOCS}) d ${filters.length ? `WHERE ${filters.join(' AND ')}` : ''} LIMIT $3) d,
+         LATERAL (SELECT array_agg(u.lexeme) AS lex, array_agg(u.positions[1]) AS tf FROM unnest(d.terms) u WHERE u.lexeme = ANY(${param(words)}::text[])) x`,
+      params,
+    )
+  ).rows
+  if (rows.length > maxRows) {
+    rows.length = maxRows
+    incomplete = true
+  }
+
+  const paths = new Map<string, Set<string>>()
+  const walk = async (sids: Iterable<string>): Promise<void> => {
+    const need = [...new Set(sids)].filter((s) => !paths.has(s))
+    if (!need.length) return
+    for (const s of need) paths.set(s, new Set())
+    for (const r of (await client.query<{ sid: string; eid: string }>(PATHS, [need])).rows)
+      paths.get(r.sid)!.add(r.eid)
+  }
+  // Ids as stored (`toDb`) until a hit is made.
+  const onPath = ([sid, eid]: readonly [string, string | null]): boolean =>
+    eid === null || paths.get(sid)!.has(eid)
+  if (request.active_path_only) await walk(rows.filter((r) => r.eid !== null).map((r) => r.sid))
+
+  const candidates: Candidate[] = []
+  for (const r of rows) {
+    if (request.active_path_only && !onPath([r.sid, r.eid])) continue
+    const tfs = new Map<string, number>()
+    for (let i = 0; i < (r.lex?.length ?? 0); i++) tfs.set(r.lex[i], r.tf[i])
+    let score = 0
+    let first = true
+    for (const m of matches) {
+      let w = 0
+      for (const word of m.words) {
+        const tf = tfs.get(word.term)
+        if (tf !== undefined) w = Math.max(w, bm25(tf, word.df, r.len, n, total))
+      }
+      score = first ? w : score + w
+      first = false
+    }
+    const sid = fromDb(r.sid)
+    const eid = r.eid === null ? null : fromDb(r.eid)
+    candidates.push({ db: [r.sid, r.eid], sid, eid, role: r.role, ts: r.ts, score })
+  }
+  candidates.sort((a, b) => rankOrder(a.score, a, b.score, b))
+
+  const exact = new Set(query.terms.filter((t) => !t.prefix).map((t) => t.term))
+  const prefixes = query.terms.filter((t) => t.prefix).map((t) => t.term)
+  const matchesTerm = (term: string): boolean => exact.has(term) || prefixes.some((p) => term.startsWith(p))
+  const hits: SearchHit[] = []
+  let chars = 0
+  // Texts are read for the page only: the best `limit` (more when phrases turn some away), in
+  // batches, until the page is full, the candidates end or the budget of characters is spent.
+  for (let at = 0; hits.length < request.limit && at < candidates.length;) {
+    const batch = candidates.slice(at, at + (request.limit - hits.length) * (query.phrases.length ? 2 : 1))
+    at += batch.length
+    const texts = await textsOf(client, batch)
+    await walk(batch.filter((c) => c.eid !== null).map((c) => c.db[0]))
+    for (const c of batch) {
+      if (hits.length >= request.limit) break
+      const text = texts.get(JSON.stringify(c.db))
+      if (text === undefined) continue
+      chars += text.length
+      if (chars > SEARCH_WORK_BUDGET) {
+        incomplete = true
+        return { hits, incomplete }
+      }
+      const tokens = tokenize(text)
+      if (!query.phrases.every((p) => holdsPhrase(tokens, p))) continue
+      hits.push({
+        session_id: c.sid,
+        entry_id: c.eid,
+        role: c.role,
+        score: c.score,
+        snippet: snippetOf(text, tokens, matchesTerm),
+        on_active_path: onPath(c.db),
+        timestamp: c.ts,
+      })
+    }
+  }
+  return { hits, incomplete }
+}
+
+/** The searchable texts of some documents (entries' as core reads them, titles), by `[sid, eid]`. */
+async function textsOf(client: pg.PoolClient, docs: readonly Candidate[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>()
+  const entries = docs.filter((d) => d.eid !== null).map((d) => d.db)
+  const titles = docs.filter((d) => d.eid === null).map((d) => d.db)
+  if (entries.length)
+    for (const r of (
+      await client.query<{ sid: string; eid: string; entry: SessionEntry }>(
+        `SELECT e.session_id AS sid, e.id AS eid, e.entry FROM colloquy_entries e
+           JOIN unnest($1::text[], $2::text[]) AS k(s, i) ON e.session_id = k.s AND e.id = k.i`,
+        [entries.map((d) => d[0]), entries.map((d) => d[1])],
+      )
+    ).rows) {
+      const text = entryText(r.entry, { thinking: false })
+      if (text !== null) out.set(JSON.stringify([r.sid, r.eid]), text)
+    }
+  if (titles.length)
+    for (const r of (
+      await client.query<{ sid: string; title: string | null }>(
+        `SELECT id AS sid, meta->>'title' AS title FROM colloquy_sessions WHERE id = ANY($1::text[])`,
+        [titles.map((d) => d[0])],
+      )
+    ).rows)
+      if (r.title) out.set(JSON.stringify([r.sid, null]), r.title)
+  return out
+}
