@@ -81,6 +81,8 @@ export interface WorkingSet {
   headRows: number
   /** On the file storage: session files read since the process started. */
   sessionFileReads: number
+  /** Pages of heads the server's code read through its store since the process started. */
+  pageReads: number
 }
 
 /** What the server's store holds now (the launcher's test route). */
@@ -273,6 +275,16 @@ export async function checkRoutes(url: string, fill: Fill): Promise<void> {
     bob,
   )
   expect(bobs.items).toEqual([])
+  // A query the whole work budget cannot prepare (50,000 terms, under every size bound) has its
+  // answer before any session is looked at: no page of heads is read for it.
+  expect((await workingSet(url)).pageReads).toBeGreaterThan(0)
+  const pagesBefore = (await workingSet(url)).pageReads
+  const worst = Array.from({ length: 50_000 }, (_, i) => `w${i}`).join(' ')
+  expect(await rpc(url, 'session::mention::search', { query: worst }, alice)).toEqual({
+    items: [],
+    incomplete: true,
+  })
+  expect((await workingSet(url)).pageReads).toBe(pagesBefore)
 
   expect((await workingSet(url)).held).toBeLessThanOrEqual(BOUND)
 }

@@ -20,7 +20,8 @@
 //   --test-working-set            GET /test/working-set?ids=a,b: the heads the store holds (`held`, and
 //                                 `holds` for each id asked), and on PostgreSQL how many session heads
 //                                 the database returned since start (`headRows`), on the file storage
-//                                 how many times a session file was read since start (`sessionFileReads`)
+//                                 how many times a session file was read since start (`sessionFileReads`),
+//                                 and how many pages of heads the server's code asked its store for (`pageReads`)
 import { memoryStorage, runCommandLine } from '@colloquy/server'
 import fs from 'node:fs/promises'
 import { syncBuiltinESMExports } from 'node:module'
@@ -135,6 +136,14 @@ await runCommandLine(rest, {
         for await (const head of hostOf(server.store).everyHead()) ids.push(head.meta.session_id)
         await Promise.all(ids.map((session_id) => server.store.delete({ session_id })))
       })
+    let pageReads = 0
+    if (given.has('--test-working-set')) {
+      // The pages the server's own code reads through the store's host (the one object per store
+      // every caller gets from `hostOf`), counted at the call.
+      const host = hostOf(server.store)
+      const page = host.page
+      host.page = (query) => (pageReads++, page(query))
+    }
     if (given.has('--test-working-set'))
       server.app.get('/test/working-set', async (c) => {
         await server.store.flush()
@@ -146,6 +155,7 @@ await runCommandLine(rest, {
           holds: Object.fromEntries(ids.map((id) => [id, host.has(id)])),
           headRows,
           sessionFileReads,
+          pageReads,
         })
       })
   },

@@ -15,7 +15,13 @@ export {
 } from './validation/records.js'
 export { isSealedRecord } from './validation/sealed-records.js'
 export { checkImport } from './import/import.js'
-export { mentionPage, searchMentionPage, searchMentions, MENTION_WORK_BUDGET } from './ops/mention.js'
+export {
+  mentionPage,
+  mentionQueryTooCostly,
+  searchMentionPage,
+  searchMentions,
+  MENTION_WORK_BUDGET,
+} from './ops/mention.js'
 export { LIST_WORK_BUDGET, WorkMeter } from './ops/work.js'
 export { collectAttachmentIds } from './ops/attachments.js'
 export { decodeBase64, encodeBase64, sha256Hex } from './util/bytes.js'

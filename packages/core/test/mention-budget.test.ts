@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { SessionMeta } from '../src/index.js'
-import { MENTION_WORK_BUDGET, searchMentions, WorkMeter } from '../src/wire.js'
+import { MENTION_WORK_BUDGET, mentionQueryTooCostly, searchMentions, WorkMeter } from '../src/wire.js'
 
 // The mention search's work budget: counted, never timed. A meter with an unbounded budget says
 // what a search would cost; the default one must never spend more than MENTION_WORK_BUDGET.
@@ -152,5 +152,22 @@ describe('mention search work budget', () => {
       }),
       { numRuns: 300 },
     )
+  })
+
+  it('says a query is too costly exactly when a whole budget cannot prepare it (a server then reads no sessions)', () => {
+    const sessions = [meta(1, 'w1 w2 w3'), meta(2, 'something else')]
+    // Around the edge, in characters of the trimmed query, and with blanks around it.
+    const edge = Math.floor(MENTION_WORK_BUDGET / 6)
+    for (const n of [1, edge - 1, edge, edge + 1, 2 * edge]) {
+      const query = `  ${'x'.repeat(n)} `
+      const res = searchMentions(sessions, { query, limit: 50 })
+      const refused =
+        res.items.length === 0 && res.incomplete === true && searchMentions([], { query }).incomplete
+      expect(mentionQueryTooCostly(query), `${n} characters`).toBe(Boolean(refused))
+    }
+    expect(mentionQueryTooCostly(undefined)).toBe(false)
+    const worst = Array.from({ length: 50_000 }, (_, i) => `w${i}`).join(' ')
+    expect(mentionQueryTooCostly(worst)).toBe(true)
+    expect(searchMentions(sessions, { query: worst })).toEqual({ items: [], incomplete: true })
   })
 })

@@ -72,10 +72,20 @@ interface Query {
   readonly wordy: boolean
 }
 
+/** What preparing a query costs: lowercasing it and splitting it into terms. */
+const prepareCost = (query: string): number => query.trim().length * (2 + SPLIT)
+
+/**
+ * True when a whole budget cannot even prepare `query`: the answer is then known (no items,
+ * `incomplete`) before any session is read, so a caller with paged reads skips reading the page.
+ */
+export const mentionQueryTooCostly = (query: string | undefined): boolean =>
+  prepareCost(query ?? '') > MENTION_WORK_BUDGET
+
 /** The query, trimmed and lowercased, or undefined when the budget cannot afford preparing it. */
 function prepare(query: string, meter: WorkMeter): Query | undefined {
   const trimmed = query.trim()
-  if (!meter.take(trimmed.length * (2 + SPLIT))) return undefined
+  if (!meter.take(prepareCost(trimmed))) return undefined
   const q = trimmed.toLowerCase()
   const terms = [...new Set(q.split(/\s+/).filter(Boolean))]
   return { q, terms, long: q.length >= 4 || byteLength(q) >= 4, wordy: terms.every((t) => WORD.test(t)) }

@@ -1,6 +1,12 @@
 import { FUNCTION_IDS, type FunctionId, type FunctionMap, type SessionHead, type Store } from '@colloquy/core'
 import { hostOf } from '@colloquy/core/host'
-import { mentionPage, parseRequest, searchMentionPage, searchMentions } from '@colloquy/core/wire'
+import {
+  mentionPage,
+  mentionQueryTooCostly,
+  parseRequest,
+  searchMentionPage,
+  searchMentions,
+} from '@colloquy/core/wire'
 import { quotaOwner, type Scope } from './access.js'
 import type { Principal } from '../auth.js'
 import { HttpError } from '../errors.js'
@@ -211,6 +217,8 @@ async function mentionSearch(
   const asking = r.context?.session_id
   if (typeof asking === 'string') await refuseSealed(store, asking, 'mention search')
   const host = hostOf(store)
+  // A query the whole budget cannot prepare has its answer already: read no page for it.
+  if (mentionQueryTooCostly(r.query)) return searchMentions([], r)
   if (host.allHeld) {
     const metas =
       scope.kind === 'all'
