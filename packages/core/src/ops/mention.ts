@@ -79,7 +79,7 @@ const prepareCost = (query: string): number => query.trim().length * (2 + SPLIT)
  * True when a whole budget cannot even prepare `query`: the answer is then known (no items,
  * `incomplete`) before any session is read, so a caller with paged reads skips reading the page.
  */
-export const mentionQueryTooCostly = (query: string | undefined): boolean =>
+export const mentionQueryTooCostly = (query: string | null | undefined): boolean =>
   prepareCost(query ?? '') > MENTION_WORK_BUDGET
 
 /** The query, trimmed and lowercased, or undefined when the budget cannot afford preparing it. */

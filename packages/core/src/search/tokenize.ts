@@ -82,7 +82,8 @@ function pairs(text: string, from: number, to: number, emit: Emit): void {
     emit(text.slice(from, to).normalize('NFKC'), from, to)
     return
   }
-  for (let k = 0; k + 1 < n; k++) emit(text.slice(chars[k], chars[k + 2]).normalize('NFKC'), chars[k], chars[k + 2])
+  for (let k = 0; k + 1 < n; k++)
+    emit(text.slice(chars[k], chars[k + 2]).normalize('NFKC'), chars[k], chars[k + 2])
 }
 
 /**
