@@ -158,6 +158,8 @@ export async function runCommandLine(argv: readonly string[], hooks: CommandLine
   const dataDir = resolve(o['data-dir'] ?? './data')
   if (o.postgres && (o.memory || o['data-dir']))
     fail('--postgres cannot be combined with --memory or --data-dir')
+  const maxHeads = o['max-heads'] === undefined ? undefined : integer(o['max-heads'], 'max-heads', 500)
+  if (maxHeads === 0) fail('--max-heads expects a positive integer, got 0')
   const storage = o.postgres
     ? postgresStorage({
         connectionString: o.postgres,
@@ -169,12 +171,12 @@ export async function runCommandLine(argv: readonly string[], hooks: CommandLine
       : fileStorage({
           dir: dataDir,
           fsync: !o['no-fsync'],
+          // Heads on demand only when a bound is asked for (see `FileStorageOptions.paged`).
+          paged: maxHeads !== undefined,
           // What the storage skips on open (a bad entry of the data directory) goes to the server's log.
           warn: (m: string) => console.error(`[colloquy-server] data directory: ${m}`),
           ...hooks.fileStorage,
         })
-  const maxHeads = o['max-heads'] === undefined ? undefined : integer(o['max-heads'], 'max-heads', 500)
-  if (maxHeads === 0) fail('--max-heads expects a positive integer, got 0')
   const origins = o.origin?.includes('*') ? '*' : o.origin
   for (const name of o['allowed-host'] ?? [])
     if (hostName(name) === undefined) fail(`--allowed-host expects a host name, got ${name}`)

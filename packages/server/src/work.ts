@@ -46,6 +46,21 @@ export type WorkKind = Exclude<keyof typeof WORK_BUDGETS, 'sliceChars'>
  */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
+/**
+ * Runs the pieces of work given to it one after another, in the order given. Sliced work run
+ * concurrently would still fill one turn of the event loop with a slice of each (every
+ * immediate due runs in the same turn, so a thousand pieces awaiting `nextTurn` resume
+ * together): taking turns keeps a turn to about one slice, however many are under way.
+ */
+export function oneAtATime(): <T>(work: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve()
+  return (work) => {
+    const run = tail.then(work)
+    tail = run.catch(() => {})
+    return run
+  }
+}
+
 /** Told what each budgeted scan spent (metrics; the tests check no scan passes its budget). */
 export type WorkReport = (kind: WorkKind, spent: number, budget: number) => void
 

@@ -217,8 +217,10 @@ async function mentionSearch(
   const asking = r.context?.session_id
   if (typeof asking === 'string') await refuseSealed(store, asking, 'mention search')
   const host = hostOf(store)
-  // A query the whole budget cannot prepare has its answer already: read no page for it.
-  if (mentionQueryTooCostly(r.query)) return searchMentions([], r)
+  // A query the whole budget cannot prepare has its answer already: read no page for it (still
+  // run on a meter, so the work it was refused is reported as every search's is).
+  if (mentionQueryTooCostly(r.query))
+    return workOf(service).run('mention', (meter) => searchMentions([], r, meter))
   if (host.allHeld) {
     const metas =
       scope.kind === 'all'

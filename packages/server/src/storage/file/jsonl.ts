@@ -1,5 +1,6 @@
 import { type SessionEntry, type SessionHead, type SessionMeta } from '@colloquy/core'
 import { parseStoredEntry, parseStoredMeta } from '@colloquy/core/wire'
+import { slicer } from '../../work.js'
 
 /**
  * One line of a session file, the seed's fs adapter records. `tx` is this server's addition: the
@@ -69,8 +70,16 @@ export function parseRecord(value: unknown): SessionRecord {
   }
 }
 
-/** Splits a session file into records; malformed complete lines are skipped (and counted). */
-export function parseFile(buf: Buffer): ParsedFile {
+/**
+ * Splits a session file into records; malformed complete lines are skipped (and counted). A
+ * file may be long (thousands of entries, a session evicted from the working set and read
+ * again): its lines are parsed and validated a slice at a time (`slicer`), other requests
+ * running between slices.
+ */
+export async function parseFile(
+  buf: Buffer,
+  built: (chars: number) => Promise<void> = slicer(),
+): Promise<ParsedFile> {
   const lines: ParsedLine[] = []
   let start = 0
   let skipped = 0
@@ -88,6 +97,7 @@ export function parseFile(buf: Buffer): ParsedFile {
         skipped++
       }
     }
+    await built(nl + 1 - start)
     start = nl + 1
   }
   const out: ParsedFile = { lines, completeEnd: start, skipped, sessionIds }

@@ -96,7 +96,7 @@ export async function migrateLegacyNames(
     if (id === undefined) continue
     let ids: Set<unknown>
     try {
-      ids = parseFile(await readFile(join(dir, name))).sessionIds
+      ids = (await parseFile(await readFile(join(dir, name)))).sessionIds
     } catch (e) {
       warn(
         `${name}: cannot be read to migrate it (${String(e)}); left in place, tried again on the next open`,
