@@ -45,7 +45,7 @@ export interface FileStorageOptions {
    * Default false: every head is returned from the index at open (no session file read). Not
    * the default because a session the working set let go is read again inside the storage's
    * one queue of commits and reads, so one client's large commit delays another's first read
-   * (S6 on this storage: a canary's p99 went from 13.6 ms to 80–510 ms under the mixed
+   * (S6 on this storage: a canary's p99 went from 13.6 ms to 210–510 ms under the mixed
    * flood with 500 heads held); PostgreSQL reads beside its commits and pages by default.
    */
   paged?: boolean
