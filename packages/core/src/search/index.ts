@@ -5,7 +5,7 @@ export { SEARCH_WORK_BUDGET, type SearchHit, type SearchResult } from './run-que
 export type { Snippet } from './snippet.js'
 export { checkSearchRequest } from './check-request.js'
 export { mergeResults, checkSearchResult, hitOrder } from './merge-results.js'
-export { tokenize, fold, type Token } from './tokenize.js'
+export { tokenize, termCounts, fold, type Token } from './tokenize.js'
 export {
   SEARCH_LIMITS,
   parseSearchRequest,

@@ -1,5 +1,5 @@
 import type { SessionEntry, SessionMeta } from '@colloquy/core'
-import { entryText, tokenize, type Token } from '@colloquy/core/search'
+import { entryText, termCounts } from '@colloquy/core/search'
 import { isSealedRecord } from '@colloquy/core/wire'
 
 // What PostgreSQL's full text holds of a document (a message entry or a session's title): the
@@ -24,22 +24,23 @@ const POSITION_BYTES = 6
 /** A term as a `tsvector`/`tsquery` literal's lexeme: quoted, `'` doubled, `\` escaped. */
 export const lexeme = (term: string): string => `'${term.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
 
-/** The `tsvector` literal of a document's tokens: each distinct term with its count. */
-export function tsvectorOf(tokens: readonly Token[]): string {
-  const counts = new Map<string, number>()
-  let bytes = 0
-  for (const t of tokens) {
-    const n = counts.get(t.term)
-    if (n !== undefined) counts.set(t.term, n + 1)
-    else {
-      bytes += Buffer.byteLength(t.term) + POSITION_BYTES
-      if (bytes > MAX_LEXEME_BYTES) continue
-      counts.set(t.term, 1)
-    }
-  }
+/** The `tsvector` literal of a document's terms counted (core's `termCounts`, in first-occurrence order). */
+function tsvectorOf(counts: ReadonlyMap<string, number>): string {
   const out: string[] = []
-  for (const [term, n] of counts) out.push(`${lexeme(term)}:${Math.min(n, MAX_TF)}`)
+  let bytes = 0
+  for (const [term, n] of counts) {
+    bytes += Buffer.byteLength(term) + POSITION_BYTES
+    if (bytes > MAX_LEXEME_BYTES) break
+    out.push(`${lexeme(term)}:${Math.min(n, MAX_TF)}`)
+  }
   return out.join(' ')
+}
+
+/** A text's document: its `tsvector` literal and how many terms it holds (BM25's length). */
+function docOf(text: string): { terms: string; len: number } {
+  const counts = new Map<string, number>()
+  const len = termCounts(text, counts)
+  return { terms: tsvectorOf(counts), len }
 }
 
 /** What an entry's row holds for search besides its terms (`doc`), as the commit writes it. */
@@ -64,13 +65,11 @@ export function entryDoc(entry: SessionEntry, parent: string | null): EntryDoc {
   const text = sealed ? null : entryText(entry, { thinking: false })
   const ts = entry.kind === 'message' && !sealed ? entry.message.timestamp : entry.timestamp
   if (text === null || entry.kind !== 'message') return { terms: null, len: null, role: null, ts, parent }
-  const tokens = tokenize(text)
-  return { terms: tsvectorOf(tokens), len: tokens.length, role: entry.message.role, ts, parent }
+  return { ...docOf(text), role: entry.message.role, ts, parent }
 }
 
 /** A session's title as a document (null: no title, or a sealed one). */
 export function titleDoc(meta: SessionMeta): { terms: string; len: number } | null {
   if (isSealedRecord(meta) || typeof meta.title !== 'string' || !meta.title) return null
-  const tokens = tokenize(meta.title)
-  return { terms: tsvectorOf(tokens), len: tokens.length }
+  return docOf(meta.title)
 }
