@@ -105,4 +105,44 @@ describe('the head index pages as a full sort would', () => {
       { numRuns: 300 },
     )
   })
+
+  it('walks a slice of keys per turn whichever filter turns them down, and goes on past writes made between turns', async () => {
+    const index = new HeadIndex()
+    const N = 10_000
+    for (let i = 0; i < N; i++)
+      index.set(`s-${String(i).padStart(5, '0')}`, { head: head(`s-${i}`, i, i, 'idle', 'alice'), bytes: 1 })
+    // Turns of the event loop while a page runs; a session written at each turn.
+    let written = 0
+    const turns = async <T>(read: Promise<T>): Promise<{ result: T; turns: number }> => {
+      let n = 0
+      let done = false
+      const tick = (): void => {
+        if (done) return
+        n++
+        written++
+        const id = `w-${written}`
+        index.set(id, { head: head(id, N + written, N + written, 'working', 'alice'), bytes: 1 })
+        setImmediate(tick)
+      }
+      setImmediate(tick)
+      const result = await read
+      done = true
+      return { result, turns: n }
+    }
+    // No session is `error`: the status filter turns every key down, as a kinds or metadata filter would.
+    for (const q of [
+      { status: 'error' as const },
+      { kinds: ['e2e' as const] },
+      { accept: (m: SessionMeta) => m.metadata?.owner === 'bob' },
+    ]) {
+      const { result, turns: n } = await turns(index.page({ order: 'created_asc', limit: 10, ...q }))
+      expect(result).toEqual([])
+      expect(n, JSON.stringify(Object.keys(q))).toBeGreaterThanOrEqual(3)
+    }
+    // The sessions written between turns are found by a page that wants them.
+    const working = await index.page({ order: 'created_desc', limit: 5, status: 'working' })
+    expect(working.map((h) => h.meta.session_id)).toEqual(
+      Array.from({ length: Math.min(5, written) }, (_, i) => `w-${written - i}`),
+    )
+  })
 })

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { JsonObject, ListOrder, SessionHead } from '@colloquy/core'
-import { compareFor, positionOf, type PageQuery } from '@colloquy/core/host'
+import { compareFor, type PageQuery } from '@colloquy/core/host'
 import { syncDir } from './journal.js'
 import { nextTurn } from '../../work.js'
 
@@ -121,20 +121,23 @@ export class HeadIndex {
     let keys = this.keys(q.order)
     let i = from(keys, q.after)
     const out: SessionHead[] = []
-    let tested = 0
+    let visited = 0
     for (; asc ? i < keys.length : i >= 0; asc ? i++ : i--) {
       const head = this.records.get(keys[i].id)?.head
-      if (!head) continue
-      if (q.status != null && head.meta.status !== q.status) continue
-      if (q.kinds != null && !q.kinds.includes(head.meta.kind)) continue
-      if (!q.accept || q.accept(head.meta)) {
+      if (
+        head &&
+        (q.status == null || head.meta.status === q.status) &&
+        (q.kinds == null || q.kinds.includes(head.meta.kind)) &&
+        (!q.accept || q.accept(head.meta))
+      ) {
         out.push(head)
         if (out.length >= q.limit) break
       }
-      if (++tested % SLICE === 0) {
-        // A filter turning many sessions down is tested a slice at a time; commits may move
-        // keys meanwhile, so the walk goes on from its last position, found again.
-        const at = positionOf(head.meta, q.order)
+      if (++visited % SLICE === 0) {
+        // Every key walked counts, whichever filter (status, kind, metadata) turned it down: a
+        // slice at a time. Commits may move keys meanwhile, so the walk goes on from its last
+        // position, found again.
+        const at = keys[i]
         const version = this.version
         await nextTurn()
         if (this.version !== version) {
