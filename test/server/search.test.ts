@@ -299,6 +299,18 @@ describe(`session::search on ${BACKEND.name}`, () => {
     }
   })
 
+  it('a title holding a NUL (which SQL text cannot hold) is found and shown as the device finds and shows it', async () => {
+    await session(ALICE, ['quince jam for the nul test', 'a quince tree'], 'quince\u0000 notes')
+    await session(ALICE, ['no such fruit'], 'plain \u0000 title')
+    const { local } = await syncedDevice()
+    for (const query of ['quince', 'notes', 'fruit', 'plain']) {
+      const request = { query, limit: 20 }
+      const there = await search(request, ALICE)
+      expect([query, there.hits.length > 0]).toStrictEqual([query, true])
+      expect([query, there]).toStrictEqual([query, wire(await local.query(request))])
+    }
+  })
+
   it("property: for random sessions (branches, edits, deletions) and random queries, the server's hits are the device's", async () => {
     // Its own principal's worth of data: a fresh server, so no other test's sessions are in it.
     const own = await BACKEND.data()

@@ -17,6 +17,7 @@ import {
 import type { SessionEntry } from '@colloquy/core'
 import type pg from 'pg'
 import { fromDb, toDb } from '../storage/postgres/codec.js'
+import { jsonFieldSql } from '../storage/postgres/json-field.js'
 import { lexeme } from './search-doc.js'
 
 /**
@@ -35,7 +36,7 @@ export type FullTextSearch = (principal: string | null, request: SearchRequest) 
 const DOCS = `SELECT e.session_id AS sid, e.id AS eid, e.terms, e.len, e.role, e.ts FROM colloquy_entries e
     JOIN colloquy_sessions s ON s.id = e.session_id WHERE ($1::text IS NULL OR s.owner = $1) AND e.terms @@ $2::tsquery
   UNION ALL
-  SELECT s.id, NULL, s.title_terms, s.title_len, 'title', (s.meta->>'updated_at')::float8 FROM colloquy_sessions s
+  SELECT s.id, NULL, s.title_terms, s.title_len, 'title', ${jsonFieldSql('s.meta', 'updated_at')}::float8 FROM colloquy_sessions s
     WHERE ($1::text IS NULL OR s.owner = $1) AND s.title_terms @@ $2::tsquery`
 
 /** How many documents hold a term (`$3` rows at most). */
@@ -276,12 +277,14 @@ async function textsOf(client: pg.PoolClient, docs: readonly Candidate[]): Promi
       if (text !== null) out.set(JSON.stringify([r.sid, r.eid]), text)
     }
   if (titles.length)
-    for (const r of (
-      await client.query<{ sid: string; title: string | null }>(
-        `SELECT id AS sid, meta->>'title' AS title FROM colloquy_sessions WHERE id = ANY($1::text[])`,
+    for (const r of // The meta whole, parsed here: a title may hold a NUL, which no SQL text can (`jsonFieldSql`).
+    (
+      await client.query<{ sid: string; meta: { title?: unknown } }>(
+        `SELECT id AS sid, meta FROM colloquy_sessions WHERE id = ANY($1::text[])`,
         [titles.map((d) => d[0])],
       )
     ).rows)
-      if (r.title) out.set(JSON.stringify([r.sid, null]), r.title)
+      if (typeof r.meta.title === 'string' && r.meta.title)
+        out.set(JSON.stringify([r.sid, null]), r.meta.title)
   return out
 }

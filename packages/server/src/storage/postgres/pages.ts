@@ -10,6 +10,7 @@ import {
   type HeadDigestRow,
   type HeadTextRow,
 } from './head-cache.js'
+import { jsonFieldSql } from './json-field.js'
 import { sortKeySql } from './schema.js'
 import { nextTurn, slicer } from '../../work.js'
 
@@ -83,11 +84,11 @@ export function postgresPages(pool: pg.Pool, known: HeadCache): PagedReads & { r
       const args: unknown[] = []
       if (q.status != null) {
         args.push(q.status)
-        where.push(`meta->>'status' = $${args.length}`)
+        where.push(`${jsonFieldSql('meta', 'status')} = $${args.length}`)
       }
       if (q.kinds != null) {
         args.push(q.kinds)
-        where.push(`meta->>'kind' = ANY($${args.length}::text[])`)
+        where.push(`${jsonFieldSql('meta', 'kind')} = ANY($${args.length}::text[])`)
       }
       // A filter on the owner reads that owner's rows only (its index): what tenancy lists by.
       // (A NUL cannot be a query parameter, nor in the owner column: `accept` alone decides then.)

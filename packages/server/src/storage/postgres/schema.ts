@@ -1,17 +1,16 @@
 import type pg from 'pg'
 import { backfillFullText } from './full-text-backfill.js'
+import { jsonFieldSql } from './json-field.js'
 
 /**
  * A sort key of a session's meta (`updated_at` or `created_at`), as pages.ts orders by it and the
  * indexes of migration 5 hold it: the same text in both, or the planner does not use them (so a
- * change here is a new migration). `->>` fails on a `json` text holding a NUL escape (u0000 after
- * a backslash, which `json` keeps): such escapes are dropped first, each escaped backslash (two
- * backslashes) written as its u005c escape before, so that an escaped backslash followed by the
- * letters u0000 stays. The number read is the same, and a write of such a meta never fails on
- * the index (nor the migration on a database holding one).
+ * change here, or in `jsonFieldSql`, is a new migration). Read NUL-safe (`jsonFieldSql`): the
+ * number is the same, and a write of a meta holding a NUL escape never fails on the index (nor
+ * the migration on a database holding one).
  */
 export const sortKeySql = (field: 'updated_at' | 'created_at'): string =>
-  `(replace(replace(meta::text, '\\\\', '\\u005c'), '\\u0000', '')::json->>'${field}')::float8`
+  `${jsonFieldSql('meta', field)}::float8`
 
 /**
  * The schema, as numbered migrations. Each runs once, in its own transaction, recorded in
