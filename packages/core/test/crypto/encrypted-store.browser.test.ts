@@ -390,6 +390,61 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     expect(await rawText(name)).not.toContain(MARK)
   })
 
+  it('locks itself in every tab after lockAfter ms without use in any tab; calls and touch() in one tab keep both open', async () => {
+    const L = 1000
+    const name = dbName()
+    const idle = (s: string) =>
+      createStore({ storage: indexedDbStorage({ name }), encryption: { passphrase: s, lockAfter: L } })
+    expect(
+      await codeOf(createStore({ storage: memoryStorage(), encryption: { passphrase, lockAfter: 5 } })),
+    ).toBe('session/invalid_request')
+    const a = await idle(passphrase)
+    const b = await idle(passphrase)
+    const { session_id } = await a.create({ title: `t ${MARK}` })
+    await a.flush()
+    const lockedAt = (s: Store) => firstValueFrom(s.locked$.pipe(filter(Boolean))).then(() => Date.now())
+    const aLocked = lockedAt(a)
+    const bLocked = lockedAt(b)
+    // A is left alone; B is used for 2 L with calls only, then 2 L with touch() only, a use every
+    // L / 10. Were either not counted, or B's use not told to A, a lock would come inside a phase.
+    const uses: number[] = [Date.now()]
+    const use = async (until: number, how: () => Promise<unknown> | void) => {
+      while (Date.now() < until) {
+        await how()
+        uses.push(Date.now())
+        await new Promise((r) => setTimeout(r, L / 10))
+      }
+    }
+    const start = Date.now()
+    await use(start + 2 * L, () => b.get({ session_id }))
+    await use(start + 4 * L, () => b.touch())
+    const lastUse = uses.at(-1)!
+    const [atA, atB] = await Promise.all([aLocked, bLocked])
+    // Locked only once L ms passed without use, and not before the uses ended.
+    for (const at of [atA, atB]) expect(at - lastUse).toBeGreaterThanOrEqual(L)
+    // No gap between uses as long as L (a stalled machine would void the check above).
+    expect(Math.max(...uses.slice(1).map((t, i) => t - uses[i]!))).toBeLessThan(L)
+
+    // As store.lock(): plaintext dropped in both, every call refused, unlock in either opens both.
+    expect([...hostOf(a).heads()]).toEqual([])
+    expect([...hostOf(b).heads()]).toEqual([])
+    expect(hostOf(a).keyring).toBeNull()
+    expect(await codeOf(a.get({ session_id }))).toBe('session/locked')
+    expect(await codeOf(b.get({ session_id }))).toBe('session/locked')
+    const aOpen = firstValueFrom(a.locked$.pipe(filter((l) => !l)))
+    await b.unlock(passphrase)
+    await aOpen
+    const unlockedAt = Date.now()
+    expect((await a.get({ session_id }))!.meta.title).toBe(`t ${MARK}`)
+    // The count starts again on unlock: left alone, both lock again.
+    const again = await Promise.all([lockedAt(a), lockedAt(b)])
+    for (const at of again) expect(at - unlockedAt).toBeGreaterThanOrEqual(L - 50)
+    expect(await codeOf(a.get({ session_id }))).toBe('session/locked')
+    await a.close()
+    await b.close()
+    expect(await rawText(name)).not.toContain(MARK)
+  })
+
   it('imports a session exported from a clear store, sealed, and exports it back whole', async () => {
     const clear = await createStore({ storage: memoryStorage(), multiTab: false })
     const { session_id } = await clear.create({ title: `imported ${MARK}` })
