@@ -3,6 +3,7 @@ import { filter, firstValueFrom } from 'rxjs'
 import { createStore, indexedDbStorage, memoryStorage, SessionError, type Store } from '../../src/index.js'
 import { hostOf } from '../../src/host.js'
 import { enableSearch } from '../../src/search/index.js'
+import { rawDb, rawText, req } from '../../../../test/support/raw-idb.js'
 
 // The marker test in Chromium over real IndexedDB: a marker message, title, draft and attachment
 // written through an encrypted store, and relayed to a second store on the same database (what
@@ -15,44 +16,6 @@ const MARK = 'Wx5marker'
 const passphrase = 'correct horse battery staple'
 let n = 0
 const dbName = (): string => `encrypted-${Date.now()}-${n++}`
-
-const rawDb = (name: string): Promise<IDBDatabase> =>
-  new Promise((resolve, reject) => {
-    const r = indexedDB.open(name)
-    r.onsuccess = () => resolve(r.result)
-    r.onerror = () => reject(r.error)
-  })
-const req = <T>(r: IDBRequest<T>): Promise<T> =>
-  new Promise((resolve, reject) => {
-    r.onsuccess = () => resolve(r.result)
-    r.onerror = () => reject(r.error)
-  })
-
-/** Every record of every object store of the database, Blobs read as their bytes, as text. */
-async function rawText(name: string): Promise<string> {
-  const db = await rawDb(name)
-  const parts: string[] = []
-  const dec = new TextDecoder('latin1')
-  try {
-    for (const store of [...db.objectStoreNames]) {
-      const s = db.transaction(store).objectStore(store)
-      const [keys, values] = await Promise.all([req(s.getAllKeys()), req(s.getAll())])
-      for (let i = 0; i < values.length; i++) {
-        const v = values[i]
-        const bytes =
-          v instanceof Blob
-            ? dec.decode(await v.arrayBuffer())
-            : v && typeof v === 'object' && 'bytes' in v && v.bytes instanceof ArrayBuffer
-              ? dec.decode(v.bytes)
-              : ''
-        parts.push(`${store} ${JSON.stringify(keys[i])} ${JSON.stringify(v)} ${bytes}`)
-      }
-    }
-  } finally {
-    db.close()
-  }
-  return parts.join('\n')
-}
 
 /** Rewrites one record of `store` in place, raw. */
 async function rewrite(
