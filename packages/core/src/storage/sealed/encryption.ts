@@ -29,6 +29,7 @@ export type EncryptionOptions = KeySecret & {
    * Locks the store, in every tab, once no tab has used it for this many ms (at least 100), as
    * `store.lock()` does. Use is a call of the store's functions by the app, or `store.touch()`
    * (wire it to keyboard and pointer input); replication and live queries updating are not.
+   * Give every tab the same value: a tab opened without it tells the others nothing of its use.
    * Default: never.
    */
   lockAfter?: number
