@@ -70,5 +70,27 @@ describe('react-chat: Encrypt my chats', () => {
     await page.getByText(`Tell me about ${MARKER}`).first().click()
     await expect.poll(() => rows(page, 'user').count(), { timeout: 10_000 }).toBeGreaterThan(0)
     expect(await rawRecords(page)).not.toContain(MARKER)
+
+    // "Lock after": chosen in the settings, applied when the app next opens. The page's clock is
+    // Playwright's (timers run on real time until fast-forwarded): a minute without use passes
+    // at once, and the app is back at its unlock screen.
+    await page.getByRole('button', { name: 'Settings', exact: true }).click()
+    await page.getByLabel(/^Lock after/).selectOption({ label: '1 minute without use' })
+    await page.keyboard.press('Escape')
+    await page.clock.install()
+    await page.reload()
+    await page.getByLabel('Passphrase').fill('a long passphrase')
+    await page.getByRole('button', { name: 'Unlock' }).click()
+    await page.getByRole('button', { name: 'Settings', exact: true }).waitFor()
+    // Use keeps it open: 50 s, a key pressed, 50 s more (100 s in all, never a minute idle), and
+    // a chat turn still goes through (a lock at 60 s would have unmounted the chat under it).
+    await page.clock.fastForward(50_000)
+    await page.keyboard.press('Shift')
+    await page.clock.fastForward(50_000)
+    await ask(page, 'Still there?')
+    // Then a minute without use: locked, and nothing of the chats on screen.
+    await page.clock.fastForward(61_000)
+    await page.getByRole('heading', { name: 'Your chats are encrypted' }).waitFor()
+    expect(await page.getByText(`Tell me about ${MARKER}`).count()).toBe(0)
   })
 })

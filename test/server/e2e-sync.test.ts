@@ -19,6 +19,7 @@ import {
   cleanupAfterEach,
   currentDataBackend,
   failure,
+  holdsMarker,
   postJson,
   startServer,
   type ServerProcess,
@@ -50,10 +51,6 @@ async function server(): Promise<Server> {
   defer(() => s.stop())
   return Object.assign(s, { raw: () => data.raw() })
 }
-
-/** Whether any stored byte sequence holds `marker` (UTF-8). */
-const holds = (raw: Buffer[], marker: string): boolean =>
-  raw.some((b) => b.includes(Buffer.from(marker, 'utf8')))
 
 interface Device {
   store: Store
@@ -193,8 +190,8 @@ describe('end-to-end encrypted sync with a real server', () => {
     await clear.sync.flush()
 
     const raw = await srv.raw()
-    expect(holds(raw, CONTROL)).toBe(true)
-    expect(holds(raw, 'zebra-marker')).toBe(false)
+    expect(holdsMarker(raw, CONTROL)).toBe(true)
+    expect(holdsMarker(raw, 'zebra-marker')).toBe(false)
   })
 
   it('an encrypted store syncs sealed with its own keys (no keyring option): the server stores no byte of the marker', async () => {
@@ -213,7 +210,7 @@ describe('end-to-end encrypted sync with a real server', () => {
     const { session_id } = await store.create({ title: `${MARKER} title` })
     await store.append({ session_id, message: text(`${MARKER} message`) })
     await sync.flush()
-    expect(holds(await srv.raw(), 'okapi-marker')).toBe(false)
+    expect(holdsMarker(await srv.raw(), 'okapi-marker')).toBe(false)
 
     // Another device holding the same keys reads it all.
     const b = await device(srv.url, hostOf(store).keyring!)

@@ -94,6 +94,16 @@ export interface KeptData {
   raw(): Promise<Buffer[]>
 }
 
+/**
+ * Whether any stored byte sequence holds `marker`: as UTF-8 (files, JSON, text columns), or as
+ * the hex of its UTF-8 bytes (how `pg_dump` writes a bytea column: attachment bytes).
+ */
+export const holdsMarker = (raw: readonly Buffer[], marker: string): boolean => {
+  const utf8 = Buffer.from(marker, 'utf8')
+  const hex = Buffer.from(utf8.toString('hex'))
+  return raw.some((b) => b.includes(utf8) || b.includes(hex))
+}
+
 /** The contents of every file under `dir`. */
 async function filesUnder(dir: string): Promise<Buffer[]> {
   const files: Buffer[] = []

@@ -13,6 +13,7 @@ import {
 import { servePage } from '../support/page-server.js'
 import { noteLimit } from '../support/engine-limit.js'
 import { startServer as startServerProcess, type ServerProcess } from '../conformance/http-process.js'
+import { call, inStore } from './device-calls.js'
 
 // Two devices (two browser contexts, each with its own IndexedDB) and one real server process:
 // offline edits on both, branches from the same parent, a reply streamed on one while the other
@@ -30,24 +31,6 @@ let browser: EngineBrowser
 const contexts: EngineContext[] = []
 
 type Device = Page
-const call = <T>(page: Device, fn: string, ...params: unknown[]): Promise<T> =>
-  page.evaluate(
-    ([f, p]) =>
-      (window as never as Record<string, Record<string, (...a: unknown[]) => unknown>>).device[f as string](
-        ...(p as unknown[]),
-      ),
-    [fn, params] as const,
-  ) as Promise<T>
-/** Runs `body` in the page with the device's store as `s`. */
-const inStore = <T>(page: Device, body: string, arg?: unknown): Promise<T> =>
-  page.evaluate(
-    ([b, a]) =>
-      new Function('s', 'arg', `return (async () => { ${b} })()`)(
-        (window as never as { device: { store(): unknown } }).device.store(),
-        a,
-      ),
-    [body, arg] as const,
-  ) as Promise<T>
 
 async function startServer(): Promise<void> {
   dataDir = mkdtempSync(join(tmpdir(), 'colloquy-sync-e2e-'))

@@ -27,6 +27,13 @@ function Root({ first }: { first: AppData | null }): ReactNode {
     const sub = data?.store.locked$.subscribe(setLocked)
     return () => sub?.unsubscribe()
   }, [data])
+  // Typing, clicking and scrolling are use: they keep encrypted chats from locking ("Lock after").
+  useEffect(() => {
+    const touch = (): void => data?.store.touch()
+    const events = ['keydown', 'pointerdown', 'wheel'] as const
+    for (const e of events) window.addEventListener(e, touch, { passive: true })
+    return () => events.forEach((e) => window.removeEventListener(e, touch))
+  }, [data])
   if (!data) return <UnlockScreen onUnlock={(p) => openApp(p).then(setData)} />
   const encrypt = async (passphrase: string): Promise<void> => {
     // The palette's index of the clear chats (fetched only if the palette was used).

@@ -194,6 +194,11 @@ export interface Store {
   changePassphrase(current: Secret, next: Secret): Promise<void>
   /** Whether the store is locked now, and its changes (another tab's lock included). */
   readonly locked$: Observable<boolean>
+  /**
+   * A use of the store that is no call (wire it to keyboard and pointer input): it keeps an
+   * encrypted store with `encryption.lockAfter` from locking, in every tab. Otherwise nothing.
+   */
+  touch(): void
   /** Resolves when everything issued so far is on disk. */
   flush(): Promise<void>
   close(): Promise<void>
@@ -402,6 +407,8 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       if (isLocked) dropPlaintext()
       else void reload()
     }
+  /** A use by the app (`encryption.lockAfter`); replication and live queries are none. */
+  const used = encryption ? encryption.used : () => {}
 
   // Calls issued in one tick reach the engine together, in issue order, once the code they need
   // is here: they still share one transaction (docs/architecture.md, principle 5) when one of
@@ -495,6 +502,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   }
   const call = (fn: string, request: unknown, options?: CallOptions): Promise<unknown> => {
     if (closed || locked.value) return closedError()
+    used()
     if (!KNOWN_FUNCTIONS.has(fn))
       return Promise.reject(new SessionError('session/invalid_request', `unknown function ${fn}`))
     const id = fn as FunctionId
@@ -528,10 +536,14 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     session$: (id) => live.session$(id),
     draft$: (id) => live.draft$(id),
     attachments$: (id) => live.attachments$(id),
-    getAttachmentBlob: (sid, aid) =>
-      later([code.bytes.load(), engine.prepare()], () => attachmentBytes().blob(sid, aid)),
-    attachmentUrl: (sid, aid) =>
-      later([code.bytes.load(), engine.prepare()], () => attachmentBytes().url(sid, aid)),
+    getAttachmentBlob: (sid, aid) => (
+      used(),
+      later([code.bytes.load(), engine.prepare()], () => attachmentBytes().blob(sid, aid))
+    ),
+    attachmentUrl: (sid, aid) => (
+      used(),
+      later([code.bytes.load(), engine.prepare()], () => attachmentBytes().url(sid, aid))
+    ),
     // Before the bytes code is here no URL was handed out.
     releaseAttachmentUrl: (sid, aid) => bytes?.release(sid, aid),
     setAttachmentSource(next) {
@@ -559,12 +571,16 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     requestPersistence: () => device().then((m) => m.requestPersistence()),
     // One reading shared by every subscriber: the device code keeps it per commit stream.
     storage$: defer(device).pipe(switchMap((m) => m.storageOf(engine.commits))),
-    importSession: (data, opts) =>
+    importSession: (data, opts) => (
+      used(),
       later([code.import.load(), engine.prepare()], () =>
         code.import.value!.importSession(engine, data, opts),
-      ),
-    beginImport: (id, opts) =>
-      later([code.import.load(), engine.prepare()], () => code.import.value!.beginImport(engine, id, opts)),
+      )
+    ),
+    beginImport: (id, opts) => (
+      used(),
+      later([code.import.load(), engine.prepare()], () => code.import.value!.beginImport(engine, id, opts))
+    ),
     async flush() {
       for (let s = submitted; ; s = submitted) {
         await s
@@ -591,6 +607,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       await encrypted().changePassphrase(secretOf(current), secretOf(next))
     },
     locked$: locked.pipe(distinctUntilChanged()),
+    touch() {
+      if (!closed && !locked.value) used()
+    },
     async close() {
       if (closed) return
       await store.flush()
@@ -615,7 +634,10 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         code.replica.value!.replicate(engine, ctx, changes, options),
       ),
   } as Store
-  if (encryption) encryptions.set(store, encryption)
+  if (encryption) {
+    encryptions.set(store, encryption)
+    encryption.onIdle = () => void store.lock()
+  }
   // One method per function id (`append` calls `session::append`).
   for (const fn of FUNCTION_IDS)
     (store as unknown as Record<string, (r: unknown) => Promise<unknown>>)[methodOf(fn)] = (request) =>

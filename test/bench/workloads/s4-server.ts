@@ -111,9 +111,11 @@ const message = (i: number) => ({
  * and entries whose content is a box. The server never opens a box, so every append carries the
  * box of one message sealed once at start (its real size): the server's work is that of a real
  * sealed append, and the clients spend no CPU sealing inside the measured window.
+ * `S4_SEALED=both`: each storage and transport in clear, then sealed, on fresh servers in one
+ * run; the sealed rows name the clear ones as their baseline (the ratio the issue asks about).
  */
 let sealing: { ring: Keyring; box: string } | undefined
-async function startSealing(): Promise<void> {
+async function startSealing(): Promise<{ ring: Keyring; box: string }> {
   const ring = await Keyring.create({ passphrase: 'S4 bench' })
   const sample = {
     id: 'e0',
@@ -123,7 +125,7 @@ async function startSealing(): Promise<void> {
     kind: 'message' as const,
     message: message(0),
   }
-  sealing = { ring, box: (await sealEntry(ring, 's4', sample)).box }
+  return { ring, box: (await sealEntry(ring, 's4', sample)).box }
 }
 
 /** One chat append as a client pushes it: the new entry (explicit id and parent) and the leaf move. */
@@ -347,94 +349,104 @@ const s4: Workload = {
     const root = repoRoot()
     const WS = createRequire(join(root, 'packages/server/package.json'))('ws') as WebSocketClass
     const rows: BenchRow[] = []
-    if (process.env.S4_SEALED === '1') await startSealing()
+    const sealedMode = process.env.S4_SEALED
+    const sealer = sealedMode === '1' || sealedMode === 'both' ? await startSealing() : undefined
+    const modes = sealedMode === 'both' ? [false, true] : [sealedMode === '1']
     const cluster = process.env.S4_POSTGRES === '0' ? undefined : await startPostgres({ durable: true })
     try {
       for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
         // `http-undici`: the same HTTP pushes from a cheaper client (file storage only; see undiciClient).
         for (const transport of storage === 'file'
           ? (['websocket', 'http', 'http-undici'] as const)
-          : (['websocket', 'http'] as const)) {
-          const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s4-'))
-          // Each client is its own user: the server scopes every stream to its principal.
-          const tokens = Array.from({ length: CLIENTS }, (_, k) => `s4-token-${k}`)
-          const tokensFile = join(dataDir, 'tokens.json')
-          writeFileSync(
-            tokensFile,
-            JSON.stringify(Object.fromEntries(tokens.map((t, k) => [t, `user-${k}`]))),
-          )
-          // PostgreSQL: two instances on one database, clients alternating between them.
-          const servers =
-            storage === 'file'
-              ? [await startServer(root, ['--data-dir', join(dataDir, 'data')], tokensFile)]
-              : await ((db: Promise<string>) =>
-                  db.then(async (url) => [
-                    await startServer(root, ['--postgres', url], tokensFile),
-                    await startServer(root, ['--postgres', url], tokensFile),
-                  ]))(cluster!.createDatabase())
-          try {
-            // The change log's head, as a pull tells it to an authenticated caller (/health says status only).
-            const head = (
-              (await (
-                await fetch(`${servers[0].url}/sync/pull?since=0&limit=1`, {
-                  headers: { authorization: `Bearer ${tokens[0]}` },
-                })
-              ).json()) as { head: number }
-            ).head
-            const clients = await Promise.all(
-              tokens.map((t, k) =>
-                ((url) =>
-                  transport === 'http'
-                    ? httpClient(url, t)
-                    : transport === 'http-undici'
-                      ? undiciClient(url, t)
-                      : wsClient(WS, url, t, head))(servers[k % servers.length].url),
-              ),
+          : (['websocket', 'http'] as const))
+          for (const sealed of modes) {
+            sealing = sealed ? sealer : undefined
+            const dataDir = mkdtempSync(join(tmpdir(), 'colloquy-s4-'))
+            // Each client is its own user: the server scopes every stream to its principal.
+            const tokens = Array.from({ length: CLIENTS }, (_, k) => `s4-token-${k}`)
+            const tokensFile = join(dataDir, 'tokens.json')
+            writeFileSync(
+              tokensFile,
+              JSON.stringify(Object.fromEntries(tokens.map((t, k) => [t, `user-${k}`]))),
             )
-            const r = await measure(
-              clients,
-              transport,
-              servers.map((s) => s.child),
-            )
-            for (const c of clients) c.close()
-            const load = loadavg()[0].toFixed(1)
-            const mode = sealing ? `${transport}, sealed` : transport
-            const subject =
-              storage === 'file' ? `colloquy-server (${mode})` : `colloquy-server postgres x2 (${mode})`
-            ctx.log(
-              `${subject}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, client CPU ${r.clientCpu.toFixed(3)} ms/append, load ${load}`,
-            )
-            rows.push({
-              id: 'S4',
-              subject,
-              metric: 'appends/s',
-              value: r.rate,
-              unit: 'appends/s',
-              better: 'higher',
-              // The target is read on the rows whose clients leave the server its share of the cores; Node's
-              // http client spends more CPU per request than the server does (its note says how much).
-              ...(storage !== 'file'
-                ? { baseline: `colloquy-server (${mode})` }
-                : transport === 'http'
-                  ? {}
-                  : { target: `>= ${TARGET.toLocaleString('en-US')} appends/s`, pass: r.rate >= TARGET }),
-              note: `${CLIENTS} clients (one user each), 1 awaited append per push${sealing ? ', sessions end-to-end encrypted (sealed metas and entry boxes)' : ''}; client: ${CLIENT_NOTE[transport]} (${r.clientCpu.toFixed(3)} ms CPU per append); ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, flushing at commit) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
-            })
-            // Contention-independent: what one append costs the server(s), so 1000 / value is the rate one free core sustains.
-            if (r.cpu !== undefined)
+            // PostgreSQL: two instances on one database, clients alternating between them.
+            const servers =
+              storage === 'file'
+                ? [await startServer(root, ['--data-dir', join(dataDir, 'data')], tokensFile)]
+                : await ((db: Promise<string>) =>
+                    db.then(async (url) => [
+                      await startServer(root, ['--postgres', url], tokensFile),
+                      await startServer(root, ['--postgres', url], tokensFile),
+                    ]))(cluster!.createDatabase())
+            try {
+              // The change log's head, as a pull tells it to an authenticated caller (/health says status only).
+              const head = (
+                (await (
+                  await fetch(`${servers[0].url}/sync/pull?since=0&limit=1`, {
+                    headers: { authorization: `Bearer ${tokens[0]}` },
+                  })
+                ).json()) as { head: number }
+              ).head
+              const clients = await Promise.all(
+                tokens.map((t, k) =>
+                  ((url) =>
+                    transport === 'http'
+                      ? httpClient(url, t)
+                      : transport === 'http-undici'
+                        ? undiciClient(url, t)
+                        : wsClient(WS, url, t, head))(servers[k % servers.length].url),
+                ),
+              )
+              const r = await measure(
+                clients,
+                transport,
+                servers.map((s) => s.child),
+              )
+              for (const c of clients) c.close()
+              const load = loadavg()[0].toFixed(1)
+              const mode = sealing ? `${transport}, sealed` : transport
+              const named = (m: string): string =>
+                storage === 'file' ? `colloquy-server (${m})` : `colloquy-server postgres x2 (${m})`
+              const subject = named(mode)
+              // The same storage and transport in clear, measured just before in this run.
+              const clearSubject = named(transport)
+              ctx.log(
+                `${subject}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, client CPU ${r.clientCpu.toFixed(3)} ms/append, load ${load}`,
+              )
               rows.push({
                 id: 'S4',
                 subject,
-                metric: 'server CPU per append',
-                value: r.cpu,
-                unit: 'ms',
-                better: 'lower',
+                metric: 'appends/s',
+                value: r.rate,
+                unit: 'appends/s',
+                better: 'higher',
+                // The target is read on the rows whose clients leave the server its share of the cores; Node's
+                // http client spends more CPU per request than the server does (its note says how much).
+                ...(sealing && modes.length === 2
+                  ? { baseline: clearSubject }
+                  : storage !== 'file'
+                    ? { baseline: `colloquy-server (${mode})` }
+                    : transport === 'http'
+                      ? {}
+                      : { target: `>= ${TARGET.toLocaleString('en-US')} appends/s`, pass: r.rate >= TARGET }),
+                note: `${CLIENTS} clients (one user each), 1 awaited append per push${sealing ? ', sessions end-to-end encrypted (sealed metas and entry boxes)' : ''}; client: ${CLIENT_NOTE[transport]} (${r.clientCpu.toFixed(3)} ms CPU per append); ${storage === 'file' ? 'file storage with fsync' : 'PostgreSQL (throwaway cluster, flushing at commit) with two server instances, clients alternating'}; latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; 1-min load average ${load} during the run`,
               })
-          } finally {
-            for (const s of servers) s.child.kill('SIGKILL')
-            rmSync(dataDir, { recursive: true, force: true })
+              // Contention-independent: what one append costs the server(s), so 1000 / value is the rate one free core sustains.
+              if (r.cpu !== undefined)
+                rows.push({
+                  id: 'S4',
+                  subject,
+                  metric: 'server CPU per append',
+                  value: r.cpu,
+                  unit: 'ms',
+                  better: 'lower',
+                  ...(sealing && modes.length === 2 && { baseline: clearSubject }),
+                })
+            } finally {
+              for (const s of servers) s.child.kill('SIGKILL')
+              rmSync(dataDir, { recursive: true, force: true })
+            }
           }
-        }
       }
     } finally {
       cluster?.stop()

@@ -1,27 +1,39 @@
 import { firstValueFrom, filter } from 'rxjs'
 import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
-import { createSync, type Sync, type SyncStatus } from '@colloquy/sync'
+import { createSync, openOrCreateKeyring, type Sync, type SyncStatus } from '@colloquy/sync'
 import { replicaSnapshot } from '../../support/replica-snapshot.js'
+import { rawText } from '../../support/raw-idb.js'
 
 // One device of the end-to-end sync test: a real IndexedDB store in its own browser context,
-// replicating with the server. The test drives it through `window.device`.
+// replicating with the server. The test drives it through `window.device`. With a passphrase
+// (test/sync/sealed-marker.test.ts) the store is encrypted at rest and syncs end-to-end encrypted
+// under the keyring the server keeps (the first device to ask creates it); several pages of one
+// context are then tabs of one device.
 
 let store: Store
 let sync: Sync
 const device = {
-  async open(url: string, token: string) {
-    store = await createStore({ storage: indexedDbStorage({ name: 'device' }) })
+  async open(url: string, token: string, passphrase?: string) {
+    store = await createStore({
+      storage: indexedDbStorage({ name: 'device' }),
+      ...(passphrase && { encryption: { passphrase } }),
+    })
     // The tests take this device offline and keep writing: every operation's code must be here
     // first (this page has no service worker caching the chunks, as an installed app has).
     if (!(await store.prefetched)) throw new Error('the store could not fetch its code')
-    sync = createSync(store, { url, token })
+    const keyring = passphrase ? await openOrCreateKeyring({ url, token }, { passphrase }) : undefined
+    sync = createSync(store, { url, token, ...(keyring && { keyring }) })
     sync.start()
   },
+  /** Every record of the device's database, read raw (for marker scans). */
+  raw: () => rawText('device'),
   store: () => store,
   sync: () => sync,
   snapshot: () => replicaSnapshot(store),
   flush: () => sync.flush(),
   status: (state: SyncStatus['state']) => firstValueFrom(sync.status$.pipe(filter((s) => s.state === state))),
+  /** Resolves once this tab is the one replicating its database (the leader). */
+  leading: () => firstValueFrom(sync.status$.pipe(filter((s) => s.leader))),
   /** Text lengths of one entry as this device's live query saw them. */
   watch(session_id: string, entry_id: string): () => number[] {
     const seen: number[] = []

@@ -1,5 +1,5 @@
 import { useEffect, useState, type ReactNode } from 'react'
-import { MIN_PASSPHRASE } from '../data/encryption.js'
+import { MIN_PASSPHRASE, lockAfterMinutes, setLockAfterMinutes } from '../data/encryption.js'
 import { SYNC_AVAILABLE, type SyncSettings } from '../data/sync.js'
 
 interface Props {
@@ -28,6 +28,7 @@ export function SettingsDialog({
   const [passphrase, setPassphrase] = useState('')
   const [again, setAgain] = useState('')
   const [encryptError, setEncryptError] = useState<string | null>(null)
+  const [lockAfter, setLockAfter] = useState(lockAfterMinutes)
   const passphraseOk = passphrase.length >= MIN_PASSPHRASE && passphrase === again
   useEffect(() => {
     const onKey = (e: KeyboardEvent): void => void (e.key === 'Escape' && onClose())
@@ -80,12 +81,31 @@ export function SettingsDialog({
         </label>
         <h2>Privacy</h2>
         {encrypted ? (
-          <p className="muted">
-            Your chats are encrypted in this browser.{' '}
-            <button type="button" onClick={onLock}>
-              Lock now
-            </button>
-          </p>
+          <>
+            <p className="muted">
+              Your chats are encrypted in this browser.{' '}
+              <button type="button" onClick={onLock}>
+                Lock now
+              </button>
+            </p>
+            <label>
+              Lock after (from the next time the app opens)
+              <select
+                value={lockAfter}
+                onChange={(e) => {
+                  setLockAfterMinutes(Number(e.target.value))
+                  setLockAfter(Number(e.target.value))
+                }}
+              >
+                <option value={0}>never</option>
+                {[1, 5, 15, 60].map((m) => (
+                  <option key={m} value={m}>
+                    {m} {m === 1 ? 'minute' : 'minutes'} without use
+                  </option>
+                ))}
+              </select>
+            </label>
+          </>
         ) : (
           <>
             <label className="inline">

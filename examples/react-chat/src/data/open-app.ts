@@ -1,5 +1,6 @@
 import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
 import { createChat, type Chat } from 'chat-kit'
+import { lockAfterMinutes } from './encryption.js'
 
 /** The demo's one database: every tab of the app opens it and sees the others' writes live. */
 export const DATABASE = 'colloquy-demo'
@@ -13,7 +14,9 @@ export interface AppData {
 export async function openApp(passphrase?: string): Promise<AppData> {
   const store = await createStore({
     storage: indexedDbStorage({ name: DATABASE }),
-    ...(passphrase !== undefined && { encryption: { passphrase } }),
+    ...(passphrase !== undefined && {
+      encryption: { passphrase, ...(lockAfterMinutes() > 0 && { lockAfter: lockAfterMinutes() * 60_000 }) },
+    }),
   })
   const chat = createChat(store)
   // A reply cut off by a closed tab would otherwise show "working" forever.

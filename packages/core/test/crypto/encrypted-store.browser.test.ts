@@ -3,6 +3,7 @@ import { filter, firstValueFrom } from 'rxjs'
 import { createStore, indexedDbStorage, memoryStorage, SessionError, type Store } from '../../src/index.js'
 import { hostOf } from '../../src/host.js'
 import { enableSearch } from '../../src/search/index.js'
+import { rawDb, rawText, req } from '../../../../test/support/raw-idb.js'
 
 // The marker test in Chromium over real IndexedDB: a marker message, title, draft and attachment
 // written through an encrypted store, and relayed to a second store on the same database (what
@@ -15,44 +16,6 @@ const MARK = 'Wx5marker'
 const passphrase = 'correct horse battery staple'
 let n = 0
 const dbName = (): string => `encrypted-${Date.now()}-${n++}`
-
-const rawDb = (name: string): Promise<IDBDatabase> =>
-  new Promise((resolve, reject) => {
-    const r = indexedDB.open(name)
-    r.onsuccess = () => resolve(r.result)
-    r.onerror = () => reject(r.error)
-  })
-const req = <T>(r: IDBRequest<T>): Promise<T> =>
-  new Promise((resolve, reject) => {
-    r.onsuccess = () => resolve(r.result)
-    r.onerror = () => reject(r.error)
-  })
-
-/** Every record of every object store of the database, Blobs read as their bytes, as text. */
-async function rawText(name: string): Promise<string> {
-  const db = await rawDb(name)
-  const parts: string[] = []
-  const dec = new TextDecoder('latin1')
-  try {
-    for (const store of [...db.objectStoreNames]) {
-      const s = db.transaction(store).objectStore(store)
-      const [keys, values] = await Promise.all([req(s.getAllKeys()), req(s.getAll())])
-      for (let i = 0; i < values.length; i++) {
-        const v = values[i]
-        const bytes =
-          v instanceof Blob
-            ? dec.decode(await v.arrayBuffer())
-            : v && typeof v === 'object' && 'bytes' in v && v.bytes instanceof ArrayBuffer
-              ? dec.decode(v.bytes)
-              : ''
-        parts.push(`${store} ${JSON.stringify(keys[i])} ${JSON.stringify(v)} ${bytes}`)
-      }
-    }
-  } finally {
-    db.close()
-  }
-  return parts.join('\n')
-}
 
 /** Rewrites one record of `store` in place, raw. */
 async function rewrite(
@@ -387,6 +350,62 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     const c = await open(name, 'a new one')
     expect((await c.get({ session_id }))!.meta.title).toBe(`renamed ${MARK}`)
     await c.close()
+    expect(await rawText(name)).not.toContain(MARK)
+  })
+
+  it('locks itself in every tab after lockAfter ms without use in any tab; calls and touch() in one tab keep both open', async () => {
+    const L = 1000
+    const name = dbName()
+    const idle = (s: string) =>
+      createStore({ storage: indexedDbStorage({ name }), encryption: { passphrase: s, lockAfter: L } })
+    expect(
+      await codeOf(createStore({ storage: memoryStorage(), encryption: { passphrase, lockAfter: 5 } })),
+    ).toBe('session/invalid_request')
+    const a = await idle(passphrase)
+    const b = await idle(passphrase)
+    const { session_id } = await a.create({ title: `t ${MARK}` })
+    await a.flush()
+    const lockedAt = (s: Store) => firstValueFrom(s.locked$.pipe(filter(Boolean))).then(() => Date.now())
+    const aLocked = lockedAt(a)
+    const bLocked = lockedAt(b)
+    // A is left alone; B is used for 2 L with calls only, then 2 L with touch() only, a use every
+    // L / 10. Were either not counted, or B's use not told to A, a lock would come inside a phase.
+    const uses: number[] = [Date.now()]
+    const use = async (until: number, how: () => Promise<unknown> | void) => {
+      while (Date.now() < until) {
+        // Taken before the use: the store counts from no earlier than this.
+        uses.push(Date.now())
+        await how()
+        await new Promise((r) => setTimeout(r, L / 10))
+      }
+    }
+    const start = Date.now()
+    await use(start + 2 * L, () => b.get({ session_id }))
+    await use(start + 4 * L, () => b.touch())
+    const lastUse = uses.at(-1)!
+    const [atA, atB] = await Promise.all([aLocked, bLocked])
+    // Locked only once L ms passed without use, and not before the uses ended.
+    for (const at of [atA, atB]) expect(at - lastUse).toBeGreaterThanOrEqual(L)
+    // No gap between uses as long as L (a stalled machine would void the check above).
+    expect(Math.max(...uses.slice(1).map((t, i) => t - uses[i]!))).toBeLessThan(L)
+
+    // As store.lock(): plaintext dropped in both, every call refused, unlock in either opens both.
+    expect([...hostOf(a).heads()]).toEqual([])
+    expect([...hostOf(b).heads()]).toEqual([])
+    expect(hostOf(a).keyring).toBeNull()
+    expect(await codeOf(a.get({ session_id }))).toBe('session/locked')
+    expect(await codeOf(b.get({ session_id }))).toBe('session/locked')
+    const aOpen = firstValueFrom(a.locked$.pipe(filter((l) => !l)))
+    const unlocking = Date.now()
+    await b.unlock(passphrase)
+    await aOpen
+    expect((await a.get({ session_id }))!.meta.title).toBe(`t ${MARK}`)
+    // The count starts again on unlock: left alone, both lock again.
+    const again = await Promise.all([lockedAt(a), lockedAt(b)])
+    for (const at of again) expect(at - unlocking).toBeGreaterThanOrEqual(L)
+    expect(await codeOf(a.get({ session_id }))).toBe('session/locked')
+    await a.close()
+    await b.close()
     expect(await rawText(name)).not.toContain(MARK)
   })
 

@@ -7,6 +7,7 @@ import type { EncryptionPolicy } from '../../crypto/policy.js'
 import type { Storage } from '../seam.js'
 import { lockedError, sealedStorage } from './sealed-storage.js'
 import { ENCRYPTING_KEY, encryptInPlace } from './encrypt-in-place.js'
+import { IdleLock, checkLockAfter } from './idle-lock.js'
 
 // An encrypted store's keys over its storage: the keyring kept wrapped in the storage's `kv`
 // records, the sealing wrapper over the storage, lock and unlock, and the same across the tabs of
@@ -24,13 +25,21 @@ export type EncryptionOptions = KeySecret & {
    * told how many sessions are sealed so far.
    */
   onEncryptProgress?: (sessions: number) => void
+  /**
+   * Locks the store, in every tab, once no tab has used it for this many ms (at least 100), as
+   * `store.lock()` does. Use is a call of the store's functions by the app, or `store.touch()`
+   * (wire it to keyboard and pointer input); replication and live queries updating are not.
+   * Give every tab the same value: a tab opened without it tells the others nothing of its use.
+   * Default: never.
+   */
+  lockAfter?: number
 }
 
 /** The `kv` key of the wrapped keyring (clear: it holds no usable key). */
 export const KEYRING_KEY = 'colloquy:keyring'
 
-/** A lock, or an unlock's keys, from another tab. */
-type TabMessage = { readonly lock: true } | { readonly keys: unknown }
+/** A lock, an unlock's keys, or when the store was last used, from another tab. */
+type TabMessage = { readonly lock: true } | { readonly keys: unknown } | { readonly used: number }
 
 export interface Encryption {
   /** The sealing storage over the one given. */
@@ -43,6 +52,10 @@ export interface Encryption {
   changePassphrase(current: KeySecret, next: KeySecret): Promise<void>
   /** Told when another tab locks (true) or unlocks (false) this store. */
   onRemote?: (locked: boolean) => void
+  /** A use of the store in this tab (with `lockAfter`: counted against inactivity). */
+  used(): void
+  /** Told when `lockAfter` ms passed without use in any tab: lock the store. */
+  onIdle?: () => void
   close(): void
 }
 
@@ -86,6 +99,7 @@ async function holdsSessions(inner: Storage): Promise<boolean> {
  */
 export async function openEncryption(inner: Storage, options: EncryptionOptions): Promise<Encryption> {
   const secret = checkSecret(options, 'encryption')
+  const lockAfter = checkLockAfter(options.lockAfter)
   const policy = options.policy
   const found = await storedKeyring(inner)
   const stored = found.ring
@@ -132,6 +146,14 @@ export async function openEncryption(inner: Storage, options: EncryptionOptions)
       // A runtime that cannot clone a CryptoKey (Node's channel) has no other tab to tell.
     }
   }
+  const idle =
+    lockAfter === undefined
+      ? undefined
+      : new IdleLock(
+          lockAfter,
+          (used) => post({ used }),
+          () => enc.onIdle?.(),
+        )
   const enc: Encryption = {
     storage,
     get keyring() {
@@ -139,12 +161,14 @@ export async function openEncryption(inner: Storage, options: EncryptionOptions)
     },
     lock(local = false) {
       held = null
+      idle?.stop()
       if (!local) post({ lock: true })
     },
     async unlock(secret) {
       const { ring } = await storedKeyring(inner)
       if (!ring) throw new SessionError('session/storage', 'the keyring of this store is gone')
       held = await Keyring.open(ring, checkSecret(secret, 'unlock'))
+      idle?.arm()
       post({ keys: held.share() })
     },
     async changePassphrase(current, next) {
@@ -161,15 +185,18 @@ export async function openEncryption(inner: Storage, options: EncryptionOptions)
       }
       post({ keys: ring.share() })
     },
+    used: idle ? () => idle.used() : () => {},
     close() {
+      idle?.stop()
       channel?.close()
     },
   }
   if (channel)
     channel.onmessage = (event: MessageEvent<unknown>) => {
-      const m = event.data as Partial<{ lock: unknown; keys: unknown }> | null
+      const m = event.data as Partial<{ lock: unknown; keys: unknown; used: unknown }> | null
       if (typeof m !== 'object' || m === null) return
-      if (m.lock === true) {
+      if ('used' in m) idle?.told(m.used)
+      else if (m.lock === true) {
         if (!held) return
         enc.lock(true)
         enc.onRemote?.(true)
@@ -182,7 +209,10 @@ export async function openEncryption(inner: Storage, options: EncryptionOptions)
         }
         const was = held
         held = ring
-        if (!was) enc.onRemote?.(false)
+        if (!was) {
+          idle?.arm()
+          enc.onRemote?.(false)
+        }
       }
     }
   return enc
