@@ -22,6 +22,8 @@ export interface Doc {
   readonly rev: number
   /** Terms counted (BM25's document length). */
   readonly len: number
+  /** The block of its session it is persisted in (`doc-block.ts`; -1 for a title, kept with its session). */
+  block: number
 }
 
 /**
@@ -31,7 +33,7 @@ export interface Doc {
  * document into IndexedDB and back copies two values, not one per term (format 1's arrays were
  * most of a first pass's time on the page's thread).
  */
-export interface DocTerms extends Omit<Doc, 'id'> {
+export interface DocTerms extends Omit<Doc, 'id' | 'block'> {
   readonly terms: string
   readonly sizes: Uint16Array
 }
@@ -42,6 +44,8 @@ export interface SessionDocs {
   mark: string
   title: Doc | null
   readonly docs: Map<string, Doc>
+  /** Documents per block, by block number (`placeDoc` picks a new document's). */
+  readonly blocks: number[]
 }
 
 /** One term's documents: ids ascending (`ids[0..n)`), each with its term frequency. */
@@ -159,6 +163,7 @@ export class InvertedIndex {
       parent: built.parent,
       rev: built.rev,
       len: built.len,
+      block: -1,
     }
     this.docs.push(doc)
     this.live++
@@ -187,8 +192,11 @@ export class InvertedIndex {
       let t = this.termIds.get(term)
       if (t === undefined) {
         t = this.termOf.length
-        this.termIds.set(term, t)
-        this.termOf.push(term)
+        // A copy of its own: the slice would keep the whole string it was cut from (a document's
+        // terms, a block's) alive as long as the term is in the vocabulary.
+        const own = (' ' + term).slice(1)
+        this.termIds.set(own, t)
+        this.termOf.push(own)
         this.lists.push(undefined)
       }
       this.pool[this.poolUsed++] = t
@@ -232,7 +240,16 @@ export class InvertedIndex {
   /** The document as it is persisted (terms and their frequencies read back from the postings). */
   built(doc: Doc): DocTerms {
     this.settle()
-    const { id, ...meta } = doc
+    const { id } = doc
+    const meta = {
+      sid: doc.sid,
+      eid: doc.eid,
+      role: doc.role,
+      ts: doc.ts,
+      parent: doc.parent,
+      rev: doc.rev,
+      len: doc.len,
+    }
     const terms: string[] = []
     const sizes = new Uint16Array(this.count[id] * 2)
     for (let i = this.at[id], end = i + this.count[id], k = 0; i < end; i++, k += 2) {
