@@ -327,7 +327,7 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
     // the store's working set, which may let them go before their turn).
     const ahead = new Map<string, Promise<SessionRead>>()
     const alone = new Set<string>()
-    // The batch being written while the next is built (one at a time: what waits stays bounded).
+    // The batch last written, committing while the next is built (see `writeOut`).
     let writing: Promise<void> | undefined
     // Writes what this pass holds so far: whole sessions only (a session's documents and its mark
     // in one transaction), so a crash between batches leaves every mark true to its documents.
@@ -343,15 +343,20 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
       blocks = []
       dropped = []
       pending = 0
-      await writing
+      // Made now, before the previous batch commits (transactions over the same stores commit in
+      // the order they were made): the requests take their copies as they are made, so a batch's
+      // blocks are garbage before they can be kept into the old generation waiting their turn.
+      const before = writing
       writing = undefined
-      if (!writer || !disk) return
-      const w = disk.write(batch)
-      // The requests took their copies as they were made: this batch's blocks can go now.
-      batch.blocks.length = 0
-      writing = w
-      // Its failure is the pass's, met where it is awaited (the next batch, the pass's end).
-      w.catch(() => {})
+      if (writer && disk) {
+        const w = disk.write(batch)
+        batch.blocks.length = 0
+        writing = w
+        // Its failure is the pass's, met where it is awaited (the next batch, the pass's end).
+        w.catch(() => {})
+      }
+      // At most two batches in flight: what waits stays bounded.
+      await before
     }
     while (dirty.size && !closed) {
       if (options.pause && sincePause >= (options.yieldEvery ?? Infinity)) {
