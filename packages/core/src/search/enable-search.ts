@@ -9,7 +9,8 @@ import { checkSearchRequest } from './check-request.js'
 import { entryText, type TextOptions } from './doc-text.js'
 import { searchDatabaseOf } from '../storage/idb/search-databases.js'
 import { openIndexStore, type IndexStore, type SessionRecord } from './index-store.js'
-import { InvertedIndex, docOf, type DocTerms, type SessionDocs } from './inverted-index.js'
+import { BLOCK_DOCS, packBlock, placeDoc, unpackBlock, type DocBlock } from './doc-block.js'
+import { InvertedIndex, docOf, type Doc, type DocTerms, type SessionDocs } from './inverted-index.js'
 import { parseQuery } from './parse-query.js'
 import { runQuery, type SearchResult } from './run-query.js'
 
@@ -56,8 +57,8 @@ export interface Search {
   close(): void
 }
 
-/** Documents read from disk at a time on open (a few milliseconds of work each). */
-const LOAD_BATCH = 500
+/** Blocks read from disk at a time on open (up to `BLOCK_DOCS` documents each, a few milliseconds of work). */
+const LOAD_BATCH = 4
 
 /**
  * Lets the page's other tasks run: a message to itself, a task of ordinary priority (not
@@ -110,7 +111,15 @@ const databaseOf = (storage: string, options: TextOptions): string =>
  * the persisted index, reading again only sessions changed since), then follows every commit,
  * whatever made it (this tab, another tab through the relay, sync).
  */
-export async function enableSearch(store: Store, options: SearchOptions = {}): Promise<Search> {
+export function enableSearch(store: Store, options: SearchOptions = {}): Promise<Search> {
+  return searchWith(store, options, BLOCK_DOCS)
+}
+
+/**
+ * `enableSearch` with blocks of at most `blockDocs` documents: tests make them small, so the
+ * short sessions of a random run span several blocks.
+ */
+export async function searchWith(store: Store, options: SearchOptions, blockDocs: number): Promise<Search> {
   const text: TextOptions = { thinking: options.thinking ?? false }
   const settleMs = options.settleMs ?? 300
   const host = hostOf(store)
@@ -209,14 +218,24 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       // The sessions' records before their documents: a document another tab's writer wrote
       // meanwhile comes with a newer mark than the one read, so its session is read again anyway.
       for (const s of await from.sessions())
-        index.sessions.set(s.sid, { mark: s.mark, title: s.title && index.add(s.title), docs: new Map() })
+        index.sessions.set(s.sid, {
+          mark: s.mark,
+          title: s.title && index.add(s.title),
+          docs: new Map(),
+          blocks: [],
+        })
       // A page at a time, the page's own work running in between.
-      for await (const docs of from.docs(LOAD_BATCH)) {
-        for (const d of docs) {
-          const s = index.sessions.get(d.sid)
-          // A document without its session record cannot be: written together, deleted together.
-          if (!s || d.eid === null) continue
-          s.docs.set(d.eid, index.add(d))
+      for await (const blocks of from.blocks(LOAD_BATCH)) {
+        for (const b of blocks) {
+          const s = index.sessions.get(b.sid)
+          // A block without its session record cannot be: written together, deleted together.
+          if (!s) continue
+          for (const d of unpackBlock(b)) {
+            const doc = index.add(d)
+            doc.block = b.n
+            s.docs.set(d.eid!, doc)
+          }
+          s.blocks[b.n] = b.eids.length
         }
         await yieldToPage()
       }
@@ -295,10 +314,12 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
   async function drain(): Promise<void> {
     let deleted: string[] = []
     let sessions: SessionRecord[] = []
-    // Built documents are kept for the write only when there is one to make, and only until the
-    // next batch is written: a first pass over a large store never holds them all.
-    let docs: DocTerms[] = []
-    let removed: [string, string][] = []
+    // Blocks are built for the write only when there is one to make, and kept only until the next
+    // batch is written: a first pass over a large store never holds them all.
+    let blocks: DocBlock[] = []
+    let dropped: [string, number][] = []
+    /** Documents in `blocks` (what bounds a batch). */
+    let pending = 0
     let added = 0
     let sincePause = 0
     let announced = false
@@ -306,7 +327,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
     // the store's working set, which may let them go before their turn).
     const ahead = new Map<string, Promise<SessionRead>>()
     const alone = new Set<string>()
-    // The batch being written while the next is built (one at a time: what waits stays bounded).
+    // The batch last written, committing while the next is built (see `writeOut`).
     let writing: Promise<void> | undefined
     // Writes what this pass holds so far: whole sessions only (a session's documents and its mark
     // in one transaction), so a crash between batches leaves every mark true to its documents.
@@ -316,20 +337,26 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
         announced = true
         changed.next()
       }
-      const batch = { deleted, sessions, docs, removed }
+      const batch = { deleted, sessions, blocks, dropped }
       deleted = []
       sessions = []
-      docs = []
-      removed = []
-      await writing
+      blocks = []
+      dropped = []
+      pending = 0
+      // Made now, before the previous batch commits (transactions over the same stores commit in
+      // the order they were made): the requests take their copies as they are made, so a batch's
+      // blocks are garbage before they can be kept into the old generation waiting their turn.
+      const before = writing
       writing = undefined
-      if (!writer || !disk) return
-      const w = disk.write(batch)
-      // The requests took their copies as they were made: this batch's documents can go now.
-      batch.docs.length = 0
-      writing = w
-      // Its failure is the pass's, met where it is awaited (the next batch, the pass's end).
-      w.catch(() => {})
+      if (writer && disk) {
+        const w = disk.write(batch)
+        batch.blocks.length = 0
+        writing = w
+        // Its failure is the pass's, met where it is awaited (the next batch, the pass's end).
+        w.catch(() => {})
+      }
+      // At most two batches in flight: what waits stays bounded.
+      await before
     }
     while (dirty.size && !closed) {
       if (options.pause && sincePause >= (options.yieldEvery ?? Infinity)) {
@@ -395,23 +422,42 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
         continue
       }
       // Read synchronously from here on: the head and the entries are one state of the store.
-      const s: SessionDocs = held ?? { mark: '', title: null, docs: new Map() }
+      const s: SessionDocs = held ?? { mark: '', title: null, docs: new Map(), blocks: [] }
       if (!held) index.sessions.set(sid, s)
+      const keep = disk && writer
+      // The blocks this changes, and the documents built here (the rest of a block is read back
+      // from the index's postings).
+      const touched = new Set<number>()
+      const made = new Map<Doc, DocTerms>()
       for (const e of entries.values()) {
         const old = s.docs.get(e.id)
         if (old && old.rev === e.revision) continue
         const doc = entryDoc(sid, e)
         if (old) index.remove(old)
-        s.docs.set(e.id, index.add(doc))
+        const kept = index.add(doc)
+        kept.block = old ? old.block : placeDoc(s, blockDocs)
+        s.docs.set(e.id, kept)
         added++
         sincePause++
-        if (disk && writer) docs.push(doc)
+        touched.add(kept.block)
+        if (keep) made.set(kept, doc)
       }
       for (const [eid, old] of s.docs) {
         if (entries.has(eid)) continue
         index.remove(old)
         s.docs.delete(eid)
-        removed.push([sid, eid])
+        s.blocks[old.block]--
+        touched.add(old.block)
+      }
+      if (keep && touched.size) {
+        const members = new Map<number, DocTerms[]>()
+        for (const n of touched) members.set(n, [])
+        for (const d of s.docs.values()) members.get(d.block)?.push(made.get(d) ?? index.built(d))
+        for (const [n, docs] of members) {
+          if (docs.length) blocks.push(packBlock(sid, n, docs))
+          else dropped.push([sid, n])
+          pending += docs.length
+        }
       }
       if (s.title) index.remove(s.title)
       const title = head.meta.title
@@ -423,7 +469,7 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       s.title = title && index.add(title)
       s.mark = markOf(head)
       sessions.push({ sid, mark: s.mark, title })
-      if (docs.length >= WRITE_BATCH) await writeOut()
+      if (pending >= WRITE_BATCH) await writeOut()
     }
     // A pass that indexed many (the first, a sync) leaves lists with room they will not use soon.
     if (added >= TRIM_AFTER) index.trim()
@@ -433,7 +479,15 @@ export async function enableSearch(store: Store, options: SearchOptions = {}): P
       const all = [...index.sessions.entries()]
       await disk.replace({
         sessions: all.map(([sid, s]) => ({ sid, mark: s.mark, title: s.title && index.built(s.title) })),
-        docs: all.flatMap(([, s]) => [...s.docs.values()].map((d) => index.built(d))),
+        blocks: all.flatMap(([sid, s]) => {
+          const members = new Map<number, DocTerms[]>()
+          for (const d of s.docs.values()) {
+            const docs = members.get(d.block)
+            if (docs) docs.push(index.built(d))
+            else members.set(d.block, [index.built(d)])
+          }
+          return [...members].map(([n, docs]) => packBlock(sid, n, docs))
+        }),
       })
     }
     // (Done above when this pass rewrote everything: the last batch is then a repeat, harmless.)

@@ -1,4 +1,5 @@
 import { openDB, unwrap, type IDBPDatabase } from 'idb'
+import type { DocBlock } from './doc-block.js'
 import type { DocTerms } from './inverted-index.js'
 
 /** A session as persisted: its mark (the store's head it reflects) and its title's document. */
@@ -8,39 +9,41 @@ export interface SessionRecord {
   readonly title: DocTerms | null
 }
 
-/** What one reconciling pass changed, written in one transaction (docs and marks together). */
+/** What one reconciling pass changed, written in one transaction (blocks and marks together). */
 export interface IndexWrite {
   /** Sessions to forget, before anything else. */
   readonly deleted: readonly string[]
   readonly sessions: readonly SessionRecord[]
-  readonly docs: readonly DocTerms[]
-  /** `[sid, eid]` of documents to forget. */
-  readonly removed: readonly (readonly [string, string])[]
+  /** Blocks written whole (each replaces the block of its key). */
+  readonly blocks: readonly DocBlock[]
+  /** `[sid, n]` of blocks left without documents. */
+  readonly dropped: readonly (readonly [string, number])[]
 }
 
 export interface IndexStore {
   /** Every session record. */
   sessions(): Promise<SessionRecord[]>
   /**
-   * The documents, `batch` at a time in key order, each page its own read: a page is cloned out
-   * of the database in one piece on the main thread, so a large index read whole would hold the
+   * The blocks, `batch` at a time in key order, each page its own read: a page is cloned out of
+   * the database in one piece on the main thread, so a large index read whole would hold the
    * page up (a 100,000-document read for a second and more) while the app opens.
    */
-  docs(batch: number): AsyncGenerator<DocTerms[]>
+  blocks(batch: number): AsyncGenerator<DocBlock[]>
   write(w: IndexWrite): Promise<void>
   /** Replaces everything on disk with `all` (a tab that becomes the writer writes what it holds). */
-  replace(all: { sessions: SessionRecord[]; docs: DocTerms[] }): Promise<void>
+  replace(all: { sessions: SessionRecord[]; blocks: DocBlock[] }): Promise<void>
   close(): void
 }
 
 /**
- * 2: a document's terms packed in one string and one typed array (`DocTerms`); 1 held arrays of
- * them. A version 1 index found on open is emptied, not converted: it is derived from the store,
- * and an empty index is read again from the store by the first pass, the path every new device
- * takes (and the one the tests hold to the store). Converting would read and rewrite every record
- * inside the upgrade's transaction, which holds up every other tab's open of the database.
+ * 3: a session's documents in blocks (`DocBlock`, store `blocks`); 2 held one record per document
+ * (store `docs`), its terms packed in one string and one typed array; 1 held arrays of them. An
+ * older index found on open is emptied, not converted: it is derived from the store, and an empty
+ * index is read again from the store by the first pass, the path every new device takes (and the
+ * one the tests hold to the store). Converting would read and rewrite every record inside the
+ * upgrade's transaction, which holds up every other tab's open of the database.
  */
-export const INDEX_VERSION = 2
+export const INDEX_VERSION = 3
 
 /**
  * The index's own IndexedDB database, beside the store's (never inside it: the store's schema is
@@ -51,14 +54,11 @@ export const INDEX_VERSION = 2
 export async function openIndexStore(name: string, onGone: () => void): Promise<IndexStore> {
   let gone = false
   const db: IDBPDatabase = await openDB(name, INDEX_VERSION, {
-    upgrade(db, from) {
-      // From version 1: its stores are dropped, records and all (see INDEX_VERSION).
-      if (from >= 1) {
-        db.deleteObjectStore('sessions')
-        db.deleteObjectStore('docs')
-      }
+    upgrade(db) {
+      // From an older version: its stores are dropped, records and all (see INDEX_VERSION).
+      for (const old of [...db.objectStoreNames]) db.deleteObjectStore(old)
       db.createObjectStore('sessions', { keyPath: 'sid' })
-      db.createObjectStore('docs', { keyPath: ['sid', 'eid'] })
+      db.createObjectStore('blocks', { keyPath: ['sid', 'n'] })
     },
     // Another tab deletes the database (or upgrades it): close now rather than block it. A write
     // in flight then fails, and is of no use any more: `write` and `replace` resolve quietly.
@@ -77,14 +77,14 @@ export async function openIndexStore(name: string, onGone: () => void): Promise<
     )
   return {
     sessions: () => db.getAll('sessions') as Promise<SessionRecord[]>,
-    async *docs(batch) {
+    async *blocks(batch) {
       let after: IDBValidKey | undefined
       for (;;) {
-        const tx = db.transaction('docs', 'readonly')
+        const tx = db.transaction('blocks', 'readonly')
         const range = after === undefined ? null : IDBKeyRange.lowerBound(after, true)
         const [keys, page] = await Promise.all([
           tx.store.getAllKeys(range, batch),
-          tx.store.getAll(range, batch) as Promise<DocTerms[]>,
+          tx.store.getAll(range, batch) as Promise<DocBlock[]>,
         ])
         if (page.length) yield page
         if (keys.length < batch) return
@@ -96,13 +96,13 @@ export async function openIndexStore(name: string, onGone: () => void): Promise<
       // The plain requests, not idb's promise per request (measured: its wrapping of 20,000 puts
       // was a third of the first pass's time on the page's thread).
       await unlessGone(
-        inTransaction(db, (sessions, docs) => {
+        inTransaction(db, (sessions, blocks) => {
           for (const sid of w.deleted) {
             sessions.delete(sid)
-            docs.delete(IDBKeyRange.bound([sid], [sid, []]))
+            blocks.delete(IDBKeyRange.bound([sid], [sid, []]))
           }
-          for (const [sid, eid] of w.removed) docs.delete([sid, eid])
-          for (const d of w.docs) docs.put(d)
+          for (const [sid, n] of w.dropped) blocks.delete([sid, n])
+          for (const b of w.blocks) blocks.put(b)
           for (const s of w.sessions) sessions.put(s)
         }),
       )
@@ -110,10 +110,10 @@ export async function openIndexStore(name: string, onGone: () => void): Promise<
     async replace(all) {
       if (gone) return
       await unlessGone(
-        inTransaction(db, (sessions, docs) => {
+        inTransaction(db, (sessions, blocks) => {
           sessions.clear()
-          docs.clear()
-          for (const d of all.docs) docs.put(d)
+          blocks.clear()
+          for (const b of all.blocks) blocks.put(b)
           for (const s of all.sessions) sessions.put(s)
         }),
       )
@@ -129,16 +129,16 @@ export async function openIndexStore(name: string, onGone: () => void): Promise<
  */
 function inTransaction(
   db: IDBPDatabase,
-  fill: (sessions: IDBObjectStore, docs: IDBObjectStore) => void,
+  fill: (sessions: IDBObjectStore, blocks: IDBObjectStore) => void,
 ): Promise<void> {
   // Relaxed, as the store's own writes: a mark lost with its documents is read again on reopen.
-  const tx = unwrap(db).transaction(['sessions', 'docs'], 'readwrite', { durability: 'relaxed' })
+  const tx = unwrap(db).transaction(['sessions', 'blocks'], 'readwrite', { durability: 'relaxed' })
   const done = new Promise<void>((resolve, reject) => {
     tx.oncomplete = () => resolve()
     tx.onabort = () => reject(tx.error ?? new DOMException('transaction aborted', 'AbortError'))
   })
   try {
-    fill(tx.objectStore('sessions'), tx.objectStore('docs'))
+    fill(tx.objectStore('sessions'), tx.objectStore('blocks'))
   } catch (err) {
     done.catch(() => {})
     try {

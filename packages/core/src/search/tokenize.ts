@@ -137,3 +137,9 @@ export function termCounts(text: string, counts: Map<string, number>): number {
   })
   return n
 }
+
+/** The text's terms in order of position, as strings only (what a document is built from). */
+export function termList(text: string, out: string[]): string[] {
+  scan(text, (term) => void out.push(term))
+  return out
+}

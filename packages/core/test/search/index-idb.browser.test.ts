@@ -4,6 +4,7 @@ import { openDB } from 'idb'
 import { createStore, indexedDbStorage, type Store } from '../../src/index.js'
 import { hostOf } from '../../src/host.js'
 import { enableSearch } from '../../src/search/index.js'
+import { searchWith } from '../../src/search/enable-search.js'
 import { apply, expectIndexEqualsScan, opArb } from './search-model.js'
 
 const user = (text: string) => ({
@@ -26,13 +27,18 @@ describe('search index over IndexedDB', () => {
         // Two stores on one database with the relay on stand for two tabs; search runs in the first.
         const a = await createStore({ storage: indexedDbStorage({ name }) })
         const b = await createStore({ storage: indexedDbStorage({ name }) })
-        const search = await enableSearch(a)
+        // Blocks of two documents: the short sessions here span several, as long ones do.
+        const search = await searchWith(a, {}, 2)
         for (const op of ops) await apply([a, b], op, search)
         await b.flush()
         // The other tab's last commits reach this one through the relay.
         await vi.waitFor(() => expect(heads(a)).toBe(heads(b)))
         await expectIndexEqualsScan(a, search)
         search.close()
+        // Read back from its database (every mark current: nothing is read from the store again).
+        const again = await searchWith(a, {}, 2)
+        await expectIndexEqualsScan(a, again)
+        again.close()
         await Promise.all([a.close(), b.close()])
       }),
       { numRuns: 12 },

@@ -1,8 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { WorkMeter } from '../../src/ops/work.js'
+import { termCounts } from '../../src/search/tokenize.js'
 import {
   InvertedIndex,
+  docOf,
   packTerms,
   unpackTerms,
   type Doc,
@@ -110,6 +112,28 @@ describe('inverted index', () => {
         expect(terms.map((l) => l.df).sort()).toEqual(live.map((t) => index.postings(t)!.df).sort())
       }),
       { numRuns: 40 },
+    )
+  })
+})
+
+describe('a document built from text', () => {
+  it('holds each distinct term with the count termCounts gives it, its length their sum', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('alpha', 'Alpha', 'beta', 'Café', '東京都', '🚀', 'x', ' ', '. '), {
+          maxLength: 40,
+        }),
+        (parts) => {
+          const text = parts.join(' ')
+          const counts = new Map<string, number>()
+          const len = termCounts(text, counts)
+          const doc = docOf({ sid: 's', eid: 'e', role: 'user', ts: 0, parent: null, rev: 0 }, text)
+          const { terms, tfs } = unpackTerms(doc)
+          expect(new Map(terms.map((t, i) => [t, tfs[i]]))).toEqual(counts)
+          expect(terms).toHaveLength(counts.size)
+          expect(doc.len).toBe(len)
+        },
+      ),
     )
   })
 })

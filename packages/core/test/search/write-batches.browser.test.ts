@@ -3,6 +3,7 @@ import { openDB } from 'idb'
 import { createStore, indexedDbStorage, type Store } from '../../src/index.js'
 import { enableSearch } from '../../src/search/index.js'
 import { WRITE_BATCH } from '../../src/search/enable-search.js'
+import { BLOCK_DOCS } from '../../src/search/doc-block.js'
 
 const SESSIONS = 50
 const PER_SESSION = 100
@@ -28,27 +29,30 @@ async function filled(name: string): Promise<{ store: Store; ids: string[] }> {
 
 /**
  * The documents each write transaction on the index's database puts (counted at the requests,
- * whatever wraps them). `cut`: every such transaction after the first is aborted at its first
- * document, as if the page had died once the first batch was on disk.
+ * whatever wraps them: a block counts its documents), and the blocks. `cut`: every such
+ * transaction after the first is aborted at its first block, as if the page had died once the
+ * first batch was on disk.
  */
 function countIndexWrites(cut = false) {
   const puts = new Map<IDBTransaction, number>()
+  let blocks = 0
   const put = IDBObjectStore.prototype.put
   const spy = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (
     this: IDBObjectStore,
     ...args: Parameters<IDBObjectStore['put']>
   ) {
     const tx = this.transaction
-    if (this.name === 'docs' && tx.db.name.endsWith(':search')) {
+    if (this.name === 'blocks' && tx.db.name.endsWith(':search')) {
       if (cut && puts.size && !puts.has(tx)) {
         tx.abort()
         throw new DOMException('cut off', 'AbortError')
       }
-      puts.set(tx, (puts.get(tx) ?? 0) + 1)
+      puts.set(tx, (puts.get(tx) ?? 0) + (args[0] as { eids: string[] }).eids.length)
+      blocks++
     }
     return put.apply(this, args)
   })
-  return { puts, restore: () => spy.mockRestore() }
+  return { puts, blocks: () => blocks, restore: () => spy.mockRestore() }
 }
 
 afterEach(() => vi.restoreAllMocks())
@@ -67,6 +71,8 @@ describe('search index: the first pass writes as it goes', () => {
     expect(Math.max(...sizes)).toBeLessThanOrEqual(WRITE_BATCH + PER_SESSION)
     // The store here is more than two batches: one transaction holding it all is what this rules out.
     expect(sizes.length).toBeGreaterThan(2)
+    // A session's hundred documents are one block (one request), not a hundred.
+    expect(writes.blocks()).toBe(SESSIONS * Math.ceil(PER_SESSION / BLOCK_DOCS))
     search.close()
     await store.close()
   })
@@ -86,8 +92,12 @@ describe('search index: the first pass writes as it goes', () => {
     // Part of the store is on disk, and each session there holds all its documents.
     const disk = await openDB(`${name}:search`)
     const marked = (await disk.getAll('sessions')) as { sid: string }[]
-    for (const { sid } of marked)
-      expect(await disk.count('docs', IDBKeyRange.bound([sid], [sid, []]))).toBe(PER_SESSION)
+    for (const { sid } of marked) {
+      const blocks = (await disk.getAll('blocks', IDBKeyRange.bound([sid], [sid, []]))) as {
+        eids: string[]
+      }[]
+      expect(blocks.reduce((n, b) => n + b.eids.length, 0)).toBe(PER_SESSION)
+    }
     expect(marked.length).toBeGreaterThan(0)
     expect(marked.length).toBeLessThan(SESSIONS)
     disk.close()
@@ -102,7 +112,8 @@ describe('search index: the first pass writes as it goes', () => {
     search.close()
     await store.close()
     const again = await openDB(`${name}:search`)
-    expect(await again.count('docs')).toBe(SESSIONS * PER_SESSION)
+    const blocks = (await again.getAll('blocks')) as { eids: string[] }[]
+    expect(blocks.reduce((n, b) => n + b.eids.length, 0)).toBe(SESSIONS * PER_SESSION)
     expect(await again.count('sessions')).toBe(SESSIONS)
     again.close()
   })
