@@ -103,7 +103,7 @@ for (const paged of [false, true]) {
       const first = await c.messages(req)
       const next = { ...req, cursor: first.next_cursor! }
       expect(await s.messages(next)).toEqual(await c.messages(next))
-      const users = { session_id, roles: ['user'], limit: 7 }
+      const users = { session_id, roles: ['user' as const], limit: 7 }
       expect(await s.messages(users)).toEqual(await c.messages(users))
       const last = first.messages[9]!.entry_id
       expect(await s.getMessage({ session_id, entry_id: last })).toEqual(
