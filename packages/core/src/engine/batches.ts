@@ -335,11 +335,13 @@ export class BatchRunner implements Batches {
    */
   private async read(batch: Pending[], scan: Scan): Promise<void> {
     const { touched, needEntries } = scan
-    // Sessions some call reads whole: opened whole.
+    // Sessions some call reads every entry of: opened whole.
     const whole = new Set<string>()
     for (const p of batch) {
       const id = p.req.session_id
-      if (p.fn !== 'internal' && typeof id === 'string' && !this.operations[p.fn].reads) whole.add(id)
+      if (p.fn === 'internal' || typeof id !== 'string') continue
+      const op = this.operations[p.fn]
+      if (op.entries && !op.reads) whole.add(id)
     }
     try {
       await Promise.all([
