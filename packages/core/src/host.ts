@@ -10,6 +10,7 @@ import type { JsonObject, SessionEntry, SessionMeta } from './model/model.js'
 import type { PagedReads, PageQuery, SessionHead } from './storage/seam.js'
 import type { Keyring } from './crypto/keyring.js'
 import { encryptedOf, engineOf, keyringOf, type Store } from './store.js'
+import { opened } from './engine/state.js'
 
 // The types of commits and commit hooks (`store.commits$`, `store.addCommitHook`): what sync's
 // outbox and a server's change log are written against.
@@ -125,7 +126,11 @@ function viewOf(store: Store): StoreHost {
       // A copy: loading a session while iterating (a resync) moves it in the working set's order.
       for (const s of [...sessions.values()]) yield s.head
     },
-    entries: (id) => sessions.get(id)?.entries,
+    // Only a session held whole and opened: a reader finding none loads it (`load` opens all).
+    entries: (id) => {
+      const s = sessions.get(id)
+      return opened(s) ? s!.entries : undefined
+    },
     get allHeld() {
       return !engine.state.partial
     },

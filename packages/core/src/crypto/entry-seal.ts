@@ -1,5 +1,6 @@
 import type { JsonObject, SessionEntry } from '../model/model.js'
 import { SessionError } from '../model/errors.js'
+import { heldSealed, sealedRecordOf } from '../model/sealed-entry.js'
 import { messageAttachmentIds } from '../ops/attachments.js'
 import { parseSessionEntry } from '../validation/records.js'
 import { isPlainObject } from '../validation/validate.js'
@@ -62,12 +63,23 @@ export async function sealEntry(
 }
 
 /**
- * The entry a stored sealed record holds, checked: the record's shape, that its box opens for
+ * The entry held for a stored sealed record until a read opens it (`model/sealed-entry.ts`): the
+ * record's shape checked (its clear fields build the tree at once), its box not opened. Opening
+ * it (`openEntry`) checks the rest; a record that fails either is `session/integrity`.
+ */
+export function holdEntry(stored: unknown): SessionEntry {
+  return heldSealed(checked(sealedEntry, stored, 'entry'))
+}
+
+/**
+ * The entry a stored sealed record (or an entry `holdEntry` made of one) holds, checked: the record's shape, that its box opens for
  * exactly this session, entry, revision and clear fields, and the opened entry's schema.
  * Anything else is `session/integrity` and nothing is returned.
  */
 export async function openEntry(keys: KeySource, session_id: string, stored: unknown): Promise<SessionEntry> {
-  const s = checked(sealedEntry, stored, 'entry')
+  // Held: its record was checked when it was read.
+  const held = typeof stored === 'object' && stored !== null ? sealedRecordOf(stored as SessionEntry) : undefined
+  const s = (held as SealedEntry | undefined) ?? checked(sealedEntry, stored, 'entry')
   const body = await openJson(keys, s.box, contextOf(session_id, s))
   if (!isPlainObject(body))
     throw new SessionError('session/integrity', `entry ${s.id}: the opened value is not an object`)

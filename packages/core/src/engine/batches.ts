@@ -9,7 +9,8 @@ import { StaleHeadError } from '../storage/seam.js'
 import { fold } from './changes.js'
 import { jsonEqual } from '../model/json.js'
 import type { FunctionId, SessionEntry } from '../model/model.js'
-import type { SessionState } from './state.js'
+import { opened, type SessionState } from './state.js'
+import { isUnopened } from '../model/sealed-entry.js'
 import type { SessionHead, StorageReader } from '../storage/seam.js'
 
 // The half of the engine that runs batches (reads through operations included: every call goes
@@ -141,7 +142,7 @@ export class BatchRunner implements Batches {
           typeof id === 'string' &&
           !barred.has(id) &&
           // Not held: absent, unless heads are read on first use (then it waits for its read).
-          (held ? !this.operations[p.fn].entries || held.entries !== undefined : !this.engine.state.partial)
+          (held ? !this.operations[p.fn].entries || opened(held) : !this.engine.state.partial)
         ) {
           ;(answered ??= []).push(p)
           continue
@@ -291,7 +292,8 @@ export class BatchRunner implements Batches {
         if (!this.engine.state.sessions.has(id) && (base ? base.head(id) === undefined : true)) return false
     for (const id of scan.needEntries) {
       const s = this.engine.state.sessions.get(id)
-      if (s && !s.entries && (base ? base.head(id) !== undefined : true)) return false
+      // Entries held sealed (an encrypted store's read loaded them so) are read again opened.
+      if (s && !opened(s) && (base ? base.head(id) !== undefined : true)) return false
     }
     return true
   }
@@ -325,6 +327,63 @@ export class BatchRunner implements Batches {
     )
   }
 
+  /**
+   * A batch of reads: the sessions loaded, and on an encrypted store the entries each call
+   * returns opened (`OperationSpec.reads`; every entry for a call that does not say), one batch
+   * of openings per session, before the calls run on the committed state. A call that still
+   * met an entry nobody opened (its session changed meanwhile) runs again with all opened.
+   */
+  private async read(batch: Pending[], scan: Scan): Promise<void> {
+    const { touched, needEntries } = scan
+    // Sessions some call reads every entry of: opened whole.
+    const whole = new Set<string>()
+    for (const p of batch) {
+      const id = p.req.session_id
+      if (p.fn === 'internal' || typeof id !== 'string') continue
+      const op = this.operations[p.fn]
+      if (op.entries && !op.reads) whole.add(id)
+    }
+    try {
+      await Promise.all([
+        ...[...needEntries].map((id) =>
+          whole.has(id) ? this.engine.ensureLoaded(id) : this.engine.ensureHeld(id),
+        ),
+        ...[...touched].map((id) => this.engine.ensureHead(id)),
+      ])
+      const wanted = new Map<string, SessionEntry[]>()
+      const held = new Overlay(this.engine.state)
+      for (const p of batch) {
+        const id = p.req.session_id
+        if (p.fn === 'internal' || typeof id !== 'string' || whole.has(id)) continue
+        const reads = this.operations[p.fn].reads
+        if (!reads || !this.engine.state.sessions.get(id)?.sealed?.size) continue
+        let list = wanted.get(id)
+        if (!list) wanted.set(id, (list = []))
+        try {
+          for (const e of reads(held, p.req as never, this.engine.ctx)) list.push(e)
+        } catch {
+          // The call throws it again when it runs.
+        }
+      }
+      await Promise.all([...wanted].map(([id, entries]) => this.engine.openEntries(id, entries)))
+    } catch (cause) {
+      for (const p of batch) p.reject(storageError(cause))
+      return
+    }
+    const overlay = new Overlay(this.engine.state)
+    const again: Pending[] = []
+    for (const p of batch) this.settle(p, overlay, again)
+    if (!again.length) return
+    try {
+      await Promise.all([...new Set(again.map((p) => p.req.session_id!))].map((id) => this.engine.ensureLoaded(id)))
+    } catch (cause) {
+      for (const p of again) p.reject(storageError(cause))
+      return
+    }
+    const fresh = new Overlay(this.engine.state)
+    for (const p of again) this.settle(p, fresh)
+  }
+
   private async run(batch: Pending[], source: ChangeSource, scan: Scan, flight: Flight): Promise<void> {
     const { touched, needEntries } = scan
     if (this.engine.cache) for (const id of touched) this.engine.cache.touch(id)
@@ -332,20 +391,7 @@ export class BatchRunner implements Batches {
     // The batch's own writes may push as many sessions out of a page as it touches (a created
     // session only adds one).
     if (scan.pages) await this.pages(batch, touched.size)
-    if (!scan.writes) {
-      try {
-        await Promise.all([
-          ...[...needEntries].map((id) => this.engine.ensureLoaded(id)),
-          ...[...touched].map((id) => this.engine.ensureHead(id)),
-        ])
-      } catch (cause) {
-        for (const p of batch) p.reject(storageError(cause))
-        return
-      }
-      const overlay = new Overlay(this.engine.state)
-      for (const p of batch) this.settle(p, overlay)
-      return
-    }
+    if (!scan.writes) return this.read(batch, scan)
     let overlay!: Overlay
     // Each call's answer (or error, where `failed[i]`), handed over once the batch committed.
     let results: unknown[] = []
@@ -501,7 +547,7 @@ export class BatchRunner implements Batches {
         // A session deleted and created again elsewhere starts its versions over: the same `v`
         // may be another session (ids are chosen by callers), so the head must match as well.
         const fresh = held !== undefined && id !== suspect && sameHead(held.head, disk)
-        if (fresh && (held.entries || !needEntries.has(id))) return
+        if (fresh && (opened(held) || !needEntries.has(id))) return
         if (needEntries.has(id) || held?.entries) this.engine.state.setSession(disk, await reader.entries(id))
         else this.engine.state.sessions.set(id, { head: disk })
         out.set(id, { session_id: id, head: disk, added: [], updated: [], reloaded: true })
@@ -563,11 +609,13 @@ export class BatchRunner implements Batches {
     return response
   }
 
-  private settle(p: Pending, overlay: Overlay): void {
+  /** Runs a read and settles its caller; one that met an entry held sealed goes to `again`, when given. */
+  private settle(p: Pending, overlay: Overlay, again?: Pending[]): void {
     let response: unknown
     try {
       response = this.execute(p, overlay, undefined)
     } catch (error) {
+      if (again && isUnopened(error) && typeof p.req.session_id === 'string') return void again.push(p)
       return p.reject(error)
     }
     p.resolve(response)

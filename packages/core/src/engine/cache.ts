@@ -1,8 +1,13 @@
 import type { SessionEntry } from '../model/model.js'
 import type { State } from './state.js'
+import { sealedRecordOf } from '../model/sealed-entry.js'
 
-/** A rough size of an entry in memory: its JSON as UTF-16, plus the maps that hold it. */
-export const entryBytes = (e: SessionEntry): number => JSON.stringify(e).length * 2 + 96
+/**
+ * A rough size of an entry in memory: its JSON as UTF-16, plus the maps that hold it. A held
+ * sealed entry (not opened) holds its stored record: that is what it weighs.
+ */
+export const entryBytes = (e: SessionEntry): number =>
+  JSON.stringify(sealedRecordOf(e) ?? e).length * 2 + 96
 
 /**
  * Which sessions keep their entries in memory, under a byte budget. Sessions are kept in order
@@ -47,6 +52,15 @@ export class EntryCache {
     this.touch(id)
   }
 
+  /** Held sealed entries of a session were opened: each weighs what it holds now. */
+  opened(id: string, before: readonly SessionEntry[], after: readonly SessionEntry[]): void {
+    if (!this.state.sessions.get(id)?.entries) return this.set(id, 0)
+    let size = this.sizes.get(id) ?? 0
+    for (const e of before) size -= entryBytes(e)
+    for (const e of after) size += entryBytes(e)
+    this.set(id, size)
+  }
+
   forget(id: string): void {
     this.set(id, 0)
     this.used.delete(id)
@@ -63,6 +77,7 @@ export class EntryCache {
       if (s) {
         s.entries = undefined
         s.children = undefined
+        s.sealed = undefined
       }
       this.forget(id)
     }

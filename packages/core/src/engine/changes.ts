@@ -71,6 +71,7 @@ export function fold(
     if (!authoritative && held.entries && head.v !== held.head.v + 1) {
       held.entries = undefined
       held.children = undefined
+      held.sealed = undefined
       held.head = head
       touch(id, { head, reloaded: true })
       continue

@@ -3,8 +3,9 @@ import type { EntryCache } from './cache.js'
 import { fold, type ChangePayload, type Commit, type ChangeSource, type SessionChange } from './changes.js'
 import type { OpContext } from '../model/context.js'
 import type { Overlay } from './overlay.js'
-import type { EventEnvelope, FunctionId, FunctionMap, SessionMeta } from '../model/model.js'
-import { State, type SessionState } from './state.js'
+import type { EventEnvelope, FunctionId, FunctionMap, SessionEntry, SessionMeta } from '../model/model.js'
+import { State, opened, type SessionState } from './state.js'
+import { SessionError } from '../model/errors.js'
 import type { SessionHead, SideWrite, Storage } from '../storage/seam.js'
 
 export interface Pending {
@@ -71,6 +72,9 @@ export interface Batches {
 /** Fetches the code that runs batches (with what writing needs: the storage's write half…) and makes it for `engine`. */
 export type BatchCode = () => Promise<(engine: Engine) => Batches>
 
+/** How many times `ensureLoaded` reads and opens a session whose entries change under it. */
+const OPEN_TURNS = 5
+
 /** How many heads a store over a storage with paged reads keeps when idle (about 2 KB each). */
 export const DEFAULT_MAX_HEADS = 500
 
@@ -112,6 +116,8 @@ export class Engine {
    */
   readonly pending = new Subject<{ readonly sessions: ReadonlySet<string>; readonly failed: boolean }>()
   private loading = new Map<string, Promise<void>>()
+  /** Sessions being opened whole (`ensureLoaded`), by the state opened. */
+  private opening = new Map<SessionState, Promise<void>>()
   /**
    * Set by the store: runs `run` in issue order with the store's calls (which reach the engine in
    * ticks, a microtask after they are issued). Writes submitted outside `store.call` (a recipe
@@ -364,11 +370,78 @@ export class Engine {
     return Promise.allSettled(this.loading.values())
   }
 
-  /** Loads a session's entries into memory once (first access). */
-  ensureLoaded(session_id: string): Promise<void> {
+  /** Loads a session's entries into memory once (first access), every one opened. */
+  async ensureLoaded(session_id: string): Promise<void> {
+    // A commit or a trim may take the session's entries back while they are opened: a few turns.
+    for (let turn = 0; turn < OPEN_TURNS; turn++) {
+      await this.load(session_id)
+      const s = this.state.sessions.get(session_id)
+      if (!s?.sealed?.size) return
+      let p = this.opening.get(s)
+      if (!p) {
+        p = this.openEntries(session_id).finally(() => this.opening.delete(s))
+        this.opening.set(s, p)
+      }
+      await p
+    }
+    if (!opened(this.state.sessions.get(session_id)) && this.state.sessions.has(session_id))
+      throw new SessionError('session/storage', `session ${session_id}: its entries kept changing while they were read`)
+  }
+
+  /**
+   * Loads a session's entries into memory once (first access), leaving those of an encrypted
+   * store sealed (see `model/sealed-entry.ts`): for reads that open what they return (`openEntries`).
+   */
+  ensureHeld(session_id: string): Promise<void> {
+    return this.load(session_id)
+  }
+
+  /**
+   * Opens held sealed entries of a session (`entries`, or every one), all in one batch, and
+   * keeps them opened in memory in their place. An entry replaced meanwhile (a commit) is left
+   * as it is now; a session let go of meanwhile (a lock, a trim) takes nothing in. Nothing is
+   * taken in when one does not open: that read fails with `session/integrity`.
+   */
+  async openEntries(session_id: string, entries?: Iterable<SessionEntry>): Promise<void> {
+    const s = this.state.sessions.get(session_id)
+    const openEntries = this.storage.openEntries
+    if (!s?.entries || !s.sealed?.size || !openEntries) return
+    const held = s.entries
+    const sealed = s.sealed
+    const todo: SessionEntry[] = []
+    if (entries) {
+      const seen = new Set<string>()
+      for (const e of entries)
+        if (sealed.has(e.id) && !seen.has(e.id) && held.get(e.id) === e) todo.push(e), seen.add(e.id)
+    } else for (const id of sealed) todo.push(held.get(id)!)
+    if (!todo.length) return
+    const plain = await openEntries.call(this.storage, session_id, todo)
+    if (this.state.sessions.get(session_id) !== s || s.entries !== held) return
+    const before: SessionEntry[] = []
+    const after: SessionEntry[] = []
+    for (let i = 0; i < todo.length; i++) {
+      const e = todo[i]
+      if (held.get(e.id) !== e) continue
+      held.set(e.id, plain[i])
+      sealed.delete(e.id)
+      before.push(e)
+      after.push(plain[i])
+    }
+    this.cache?.opened(session_id, before, after)
+    // Live queries wait for a session opened whole (they read every entry): it is now.
+    if (!sealed.size && after.length)
+      this.publish(
+        'local',
+        new Map([[session_id, { session_id, head: undefined, added: [], updated: [], reloaded: true }]]),
+        [],
+      )
+  }
+
+  /** Loads a session's entries into memory once (first access), as the storage holds them. */
+  private load(session_id: string): Promise<void> {
     if (this.state.partial && !this.state.sessions.has(session_id))
       return this.ensureHead(session_id).then(() =>
-        this.state.sessions.has(session_id) ? this.ensureLoaded(session_id) : undefined,
+        this.state.sessions.has(session_id) ? this.load(session_id) : undefined,
       )
     this.state.use(session_id)
     const s = this.state.sessions.get(session_id)
@@ -378,12 +451,14 @@ export class Engine {
     if (!p) {
       // The first part read is indexed (out of sight) while the browser reads the rest (see `Storage.entries`).
       let part: SessionState | undefined
-      p = this.storage
-        .entries(
-          session_id,
-          s.head.meta.message_count,
-          (first) => void (part = new State().setSession(s.head, first)),
-        )
+      const storage = this.storage
+      // An encrypted store's entries come sealed, opened by the reads that return them.
+      const read = storage.sealedEntries ? storage.sealedEntries.bind(storage) : storage.entries.bind(storage)
+      p = read(
+        session_id,
+        s.head.meta.message_count,
+        (first) => void (part = new State().setSession(s.head, first)),
+      )
         .then((entries) => {
           const held = this.state.sessions.get(session_id)
           if (held && !held.entries) {

@@ -2,7 +2,7 @@
 // The operations themselves are in `ops/` (their table: `ops/index.ts`), handed to the batch
 // runner by the store: the engine never imports them.
 import type { OpContext } from '../model/context.js'
-import type { FunctionId, FunctionMap } from '../model/model.js'
+import type { FunctionId, FunctionMap, SessionEntry } from '../model/model.js'
 import type { Overlay } from './overlay.js'
 import type { PageQuery } from '../storage/seam.js'
 
@@ -27,6 +27,13 @@ export interface OperationSpec<K extends FunctionId> {
    * shows, for the sessions the batch's own writes may push out of it. Throws for a bad request.
    */
   page?: (req: FunctionMap[K][0], ctx: OpContext, spare: number) => PageQuery
+  /**
+   * For a read that returns some entries of its session (a page), not all: the entries whose
+   * content it reads, found from the clear fields alone (ids, parents, kinds, roles). An
+   * encrypted store opens only those before it runs (see `model/sealed-entry.ts`); without it,
+   * every entry of the session is opened. Errors are left to `run`, which throws them again.
+   */
+  reads?: (d: Overlay, req: FunctionMap[K][0], ctx: OpContext) => Iterable<SessionEntry>
   /**
    * Present until the operation's code is here: fetches it (a chunk of its own for bundlers). The
    * store awaits it before the first call; a failed fetch is tried again on the next call.

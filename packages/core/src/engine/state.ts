@@ -1,5 +1,6 @@
 import type { SessionEntry } from '../model/model.js'
 import type { SessionHead } from '../storage/seam.js'
+import { isHeldSealed } from '../model/sealed-entry.js'
 
 /** One session as this store holds it in memory. Entries are loaded on first access and kept. */
 export interface SessionState {
@@ -7,7 +8,15 @@ export interface SessionState {
   entries?: Map<string, SessionEntry>
   /** Child ids by parent id (`null` for roots), in append order: what branch pickers need. */
   children?: Map<string | null, string[]>
+  /**
+   * Ids of entries held sealed, not opened yet (an encrypted store loads a session so and opens
+   * what its reads return: see `model/sealed-entry.ts`); absent or empty once every one is.
+   */
+  sealed?: Set<string>
 }
+
+/** Whether the session holds every entry, each opened: what readers of the whole session need. */
+export const opened = (s: SessionState | undefined): boolean => !!s?.entries && !s.sealed?.size
 
 /** The committed state: equal to what is on disk, by construction (only commits change it). */
 export class State {
@@ -64,6 +73,7 @@ export class State {
     s.head = head
     for (const e of entries.slice(s.entries!.size)) {
       s.entries!.set(e.id, e)
+      if (isHeldSealed(e)) (s.sealed ??= new Set()).add(e.id)
       addChild(s, e)
     }
     this.sessions.set(head.meta.session_id, s)
@@ -77,6 +87,7 @@ export class State {
     if (prev && prev.revision > entry.revision) return false
     s.entries.set(entry.id, entry)
     if (!prev) addChild(s, entry)
+    else if (!isHeldSealed(entry)) s.sealed?.delete(entry.id)
     return prev !== entry
   }
 }

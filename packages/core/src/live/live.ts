@@ -16,7 +16,7 @@ import { compareFor, positionOf } from '../model/order.js'
 import { metadataMatches } from '../model/json.js'
 import type { PageQuery } from '../storage/seam.js'
 import { pathTo } from '../model/path.js'
-import type { SessionState } from '../engine/state.js'
+import { opened, type SessionState } from '../engine/state.js'
 
 /** What `messages$` takes: the read of `session::messages` without paging. */
 export interface LiveMessagesRequest {
@@ -127,7 +127,8 @@ export class LiveQueries {
         )
         return
       }
-      if (needEntries && s && !s.entries)
+      // Every entry opened: these queries read them all (an encrypted store's reads open fewer).
+      if (needEntries && s && !opened(s))
         this.engine.ensureLoaded(session_id).catch((e) => subscriber.error(e))
       else onChange(s, change)
     }

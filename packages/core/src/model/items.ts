@@ -1,4 +1,5 @@
 import type { MessageItem, SessionEntry } from './model.js'
+import { roleOf } from './sealed-entry.js'
 
 // Items are derived once per entry object, so an unchanged entry keeps an identical item and a
 // live `messages$` list can be compared element by element.
@@ -30,5 +31,6 @@ export function passes(
   includeCustom: boolean,
 ): boolean {
   if (entry.kind === 'custom') return includeCustom && !roles
-  return !roles || roles.includes(entry.message.role)
+  // The role is clear: a held sealed entry is filtered without being opened.
+  return !roles || roles.includes(roleOf(entry))
 }

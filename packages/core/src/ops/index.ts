@@ -19,6 +19,8 @@ function later<K extends FunctionId>(
   name: string,
   /** The export that says which page of sessions the operation reads (see `OperationSpec.page`). */
   page?: string,
+  /** The export that says which entries the operation reads (see `OperationSpec.reads`). */
+  reads?: string,
 ): OperationSpec<K> {
   const spec: OperationSpec<K> = {
     write,
@@ -29,6 +31,7 @@ function later<K extends FunctionId>(
         const m = code.value as Record<string, unknown>
         spec.run = m[name] as Run<K>
         if (page) spec.page = m[page] as OperationSpec<K>['page']
+        if (reads) spec.reads = m[reads] as OperationSpec<K>['reads']
         spec.load = undefined
       }),
   }
@@ -60,8 +63,8 @@ export const operations: OperationTable = {
     once(() => import('./append-many.js')),
     'appendMany',
   ),
-  'session::get-message': later(r, true, reads, 'getMessage'),
-  'session::messages': later(r, true, reads, 'messages'),
+  'session::get-message': later(r, true, reads, 'getMessage', undefined, 'getMessageReads'),
+  'session::messages': later(r, true, reads, 'messages', undefined, 'messagesReads'),
   'session::update-message': later(w, true, entries, 'updateMessage'),
   'session::set-active-leaf': later(
     w,

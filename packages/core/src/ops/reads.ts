@@ -140,6 +140,12 @@ export function getMessage(d: Overlay, req: GetMessageRequest): GetMessageRespon
   return { entry: req.include_image_data === false ? entryWithoutImageData(entry) : entry }
 }
 
+/** The entry `getMessage` returns (see `OperationSpec.reads`). */
+export function getMessageReads(d: Overlay, req: GetMessageRequest): SessionEntry[] {
+  const entry = d.meta(req.session_id) && d.entry(req.session_id, req.entry_id)
+  return entry ? [entry] : []
+}
+
 /** Steps 2–3 of `session::messages`: the chain ending at `from_entry_id` or the active leaf. */
 export function chainFor(
   d: Overlay,
@@ -155,9 +161,14 @@ export function chainFor(
   return leaf === null ? [] : pathTo((id) => d.entry(session_id, id), leaf)
 }
 
-export function messages(d: Overlay, req: MessagesRequest, ctx: OpContext): MessagesResponse {
+/** Steps 2–6 of `session::messages` on the clear fields alone: the page and whether more follow. */
+function messagesPage(
+  d: Overlay,
+  req: MessagesRequest,
+  ctx: OpContext,
+): { page: SessionEntry[]; more: boolean } {
   const path = chainFor(d, req.session_id, req.from_entry_id)
-  if (path.length === 0) return { messages: [] }
+  if (path.length === 0) return { page: [], more: false }
   const includeCustom = req.include_custom === true
   const filtered = path.filter((e) => passes(e, req.roles, includeCustom))
   let start = 0
@@ -175,14 +186,20 @@ export function messages(d: Overlay, req: MessagesRequest, ctx: OpContext): Mess
     start = i + 1
   }
   const limit = clampLimit(ctx, req.limit)
-  const page = filtered.slice(start, start + limit)
+  return { page: filtered.slice(start, start + limit), more: start + limit < filtered.length }
+}
+
+/** The entries of the page `messages` returns (see `OperationSpec.reads`). */
+export const messagesReads = (d: Overlay, req: MessagesRequest, ctx: OpContext): SessionEntry[] =>
+  messagesPage(d, req, ctx).page
+
+export function messages(d: Overlay, req: MessagesRequest, ctx: OpContext): MessagesResponse {
+  const { page, more } = messagesPage(d, req, ctx)
   const items: MessageItem[] = page.map((e) =>
     req.include_image_data === false && e.kind === 'message' ? imageless(e) : itemOf(e),
   )
   const last = page[page.length - 1]
-  return start + limit < filtered.length && last
-    ? { messages: items, next_cursor: encodeCursor({ id: last.id }) }
-    : { messages: items }
+  return more && last ? { messages: items, next_cursor: encodeCursor({ id: last.id }) } : { messages: items }
 }
 
 function imageless(e: SessionEntry & { kind: 'message' }): MessageItem {

@@ -166,6 +166,21 @@ export interface Storage {
     count?: number,
     first?: (entries: readonly SessionEntry[]) => void,
   ): Promise<SessionEntry[]>
+  /**
+   * An encrypted storage's `entries` that leaves each entry's content sealed: the entries are
+   * held sealed (`model/sealed-entry.ts`: clear fields checked, content unread) until
+   * `openEntries` opens them. The engine loads a session so and opens what its reads return.
+   */
+  sealedEntries?(
+    session_id: string,
+    count?: number,
+    first?: (entries: readonly SessionEntry[]) => void,
+  ): Promise<SessionEntry[]>
+  /**
+   * Opens held sealed entries of `session_id` (from `sealedEntries`), in their order: all, or
+   * none when one does not open (`session/integrity`) or the store is locked (`session/locked`).
+   */
+  openEntries?(session_id: string, entries: readonly SessionEntry[]): Promise<SessionEntry[]>
   transact(work: (reader: StorageReader) => Promise<WriteSet>): Promise<void>
   /**
    * Fetches the code this storage writes with, for a storage whose write half is loaded on first

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { filter, firstValueFrom } from 'rxjs'
 import { createStore, indexedDbStorage, memoryStorage, SessionError, type Store } from '../../src/index.js'
 import { hostOf } from '../../src/host.js'
@@ -236,6 +236,30 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     const c = await open(name)
     expect(await codeOf(c.messages({ session_id: big.session_id, limit: 10 }))).toBe('session/integrity')
     await c.close()
+  })
+
+  it('a cold page of a large session opens that page only: its entries stay sealed in memory until read', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const { session_id } = await a.create({ title: 'long' })
+    const texts = Array.from({ length: 900 }, (_, i) => `line ${i}`)
+    await Promise.all(texts.map((t) => a.append({ session_id, message: text(t) })))
+    await a.flush()
+    await a.close()
+    const b = await open(name)
+    const spy = vi.spyOn(crypto.subtle, 'decrypt')
+    const page = await b.messages({ session_id, limit: 20 })
+    const opened = spy.mock.calls.length
+    spy.mockRestore()
+    expect(page.messages.map((m) => (m.message!.content as Array<{ text: string }>)[0].text)).toEqual(
+      texts.slice(0, 20),
+    )
+    // The page's 20 entries and the head's sealed fields; not the 900 (read in two parts).
+    expect(opened).toBeLessThanOrEqual(20 + 6)
+    // The whole path, live: every entry opened, in order.
+    const all = await firstValueFrom(b.messages$({ session_id }).pipe(filter((m) => m.length === 900)))
+    expect(all.map((m) => (m.message!.content as Array<{ text: string }>)[0].text)).toEqual(texts)
+    await b.close()
   })
 
   it('encrypts a clear database in place, resuming after a stop midway; nothing left clear', async () => {

@@ -3,7 +3,7 @@ import type { MetaField } from '../../model/replica-change.js'
 import { SessionError } from '../../model/errors.js'
 import { jsonEqual } from '../../model/json.js'
 import { openJson, sealJson, type KeySource } from '../../crypto/envelope.js'
-import { openEntry, sealEntry } from '../../crypto/entry-seal.js'
+import { holdEntry, openEntry, sealEntry } from '../../crypto/entry-seal.js'
 import { openMeta, sealMeta } from '../../crypto/meta-seal.js'
 import {
   openAttachmentBytes,
@@ -399,6 +399,22 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
       if (!part) return openEntries(id, stored)
       const [head, rest] = await Promise.all([part.opened, openEntries(id, stored.slice(part.size))])
       return head.concat(rest)
+    },
+    async sealedEntries(id, count, first) {
+      keys()
+      // Nothing is opened here: the engine opens what its reads return (`openEntries`).
+      let part: SessionEntry[] | undefined
+      const stored = await inner.entries(id, count, (entries) => {
+        part = entries.map(holdEntry)
+        first?.(part)
+      })
+      return part ? part.concat(stored.slice(part.length).map(holdEntry)) : stored.map(holdEntry)
+    },
+    async openEntries(id, held) {
+      const plain = await openEntries(id, held)
+      // A lock while they were opened: the keys they were opened with are gone, and so is this.
+      keys()
+      return plain
     },
     transact: (work) => transact(work, 0),
     ...(inner.attachmentBytes && {
