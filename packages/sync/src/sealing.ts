@@ -15,7 +15,7 @@ import type {
 } from '@colloquy/core/protocol'
 import {
   olderMetaFields,
-  openAttachmentBytes,
+  openAttachmentData,
   openAttachmentMeta,
   openEntry,
   openMeta,
@@ -32,7 +32,7 @@ import {
 import type { Transport } from './transport.js'
 import type { IntegrityFailure } from './types.js'
 import type { CounterStore, HeldCounters } from './sealed-counters.js'
-import { isChunked, openAttachmentChunks, sealAttachmentChunks } from './attachment-chunks.js'
+import { sealAttachmentChunks } from './attachment-chunks.js'
 
 // End-to-end encrypted sync (docs/encryption.md): with a keyring, every change goes to the server
 // sealed and every change from it is opened here, before the sync engine (and its checks) or the
@@ -268,10 +268,8 @@ export function sealingTransport(
       try {
         const sealed = new Uint8Array(await blob.arrayBuffer())
         // Chunked as this module uploads; one envelope as uploaded before it did.
-        const bytes = isChunked(sealed)
-          ? await openAttachmentChunks(keys, session_id, attachment_id, sealed)
-          : await openAttachmentBytes(keys, session_id, attachment_id, sealed)
-        return new Blob([bytes as Uint8Array<ArrayBuffer>])
+        const pieces = await openAttachmentData(keys, session_id, attachment_id, sealed)
+        return new Blob(pieces as Uint8Array<ArrayBuffer>[])
       } catch (e) {
         if (!(e instanceof SessionError)) throw e
         report({

@@ -41,4 +41,7 @@ export {
   openAttachmentMeta,
   sealAttachmentBytes,
   openAttachmentBytes,
+  sealAttachmentData,
+  openAttachmentData,
 } from './attachment-seal.js'
+export { CHUNKED, CHUNK_BYTES, isChunked, sealChunks, openChunks, joined } from './attachment-chunks.js'
