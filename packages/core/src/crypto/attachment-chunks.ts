@@ -36,12 +36,24 @@ const context = (session_id: string, attachment_id: string, index: number, last:
 /** Whether `sealed` is in the chunked layout (else: one envelope, the layout before it). */
 export const isChunked = (sealed: Uint8Array): boolean => sealed.length > 0 && sealed[0] === CHUNKED
 
-/** Calls `each` with `blob`'s bytes in pieces of exactly `size` (the last one shorter, maybe empty). */
+/**
+ * Calls `each` with `blob`'s bytes in pieces of exactly `size` (the last one shorter, maybe
+ * empty); bytes already read are handed over as views of them.
+ */
 async function inPieces(
-  blob: Blob,
+  blob: Blob | Uint8Array,
   size: number,
   each: (piece: Uint8Array, last: boolean) => Promise<void>,
 ): Promise<void> {
+  if (blob instanceof Uint8Array) {
+    let at = 0
+    do {
+      const piece = blob.subarray(at, at + size)
+      at += piece.length
+      await each(piece, at === blob.length)
+    } while (at < blob.length)
+    return
+  }
   const total = blob.size
   const reader = blob.stream().getReader()
   let piece = new Uint8Array(Math.min(size, total))
@@ -76,7 +88,7 @@ export async function sealChunks(
   keys: KeySource,
   session_id: string,
   attachment_id: string,
-  blob: Blob,
+  blob: Blob | Uint8Array,
   each: (frame: Uint8Array) => void | Promise<void>,
 ): Promise<void> {
   await each(Uint8Array.of(CHUNKED))
@@ -102,7 +114,7 @@ export async function sealChunksToBlob(
   keys: KeySource,
   session_id: string,
   attachment_id: string,
-  blob: Blob,
+  blob: Blob | Uint8Array,
 ): Promise<Blob> {
   const parts: Uint8Array<ArrayBuffer>[] = []
   await sealChunks(

@@ -100,13 +100,14 @@ export async function openAttachmentBytes(
 
 /**
  * An attachment's bytes as stored and synced: sealed in chunks (attachment-chunks.ts), read
- * from `blob` a chunk at a time, the sealed chunks a Blob of their own (never joined).
+ * from `blob` a chunk at a time (or taken from its bytes already read), the sealed chunks a Blob
+ * of their own (never joined).
  */
 export function sealAttachmentData(
   keys: KeySource,
   session_id: string,
   attachment_id: string,
-  blob: Blob,
+  blob: Blob | Uint8Array,
 ): Promise<Blob> {
   return sealChunksToBlob(keys, session_id, attachment_id, blob)
 }

@@ -107,6 +107,21 @@ describe('attachment bytes at rest on an encrypted store', () => {
     }
   })
 
+  it('are read as a Blob of the attachment type whose every read (whole, sliced, streamed, again) has its bytes', async () => {
+    const { store, session_id, attachment_id, bytes } = await withAttachment(CHUNK_BYTES + 3)
+    const read = async () => (await store.getAttachmentBlob(session_id, attachment_id))!
+    const blob = await read()
+    expect(blob.type).toBe('application/octet-stream')
+    expect(blob.size).toBe(bytes.length)
+    const first = new Uint8Array(await blob.arrayBuffer())
+    first[0] ^= 1 // the caller's own copy: the Blob's bytes do not change with it
+    expect(new Uint8Array(await blob.arrayBuffer())).toEqual(bytes)
+    expect(new Uint8Array(await blob.slice(5, 9).arrayBuffer())).toEqual(bytes.subarray(5, 9))
+    expect(new Uint8Array(await new Response((await read()).stream()).arrayBuffer())).toEqual(bytes)
+    expect(await (await read()).text()).toBe(new TextDecoder().decode(bytes))
+    await store.close()
+  })
+
   it('sealed in the single envelope before the chunked layout still open', async () => {
     const { inner, store, session_id, attachment_id } = await withAttachment(10)
     await store.close()

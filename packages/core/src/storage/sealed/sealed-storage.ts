@@ -11,6 +11,8 @@ import {
   sealAttachmentData,
   sealAttachmentMeta,
 } from '../../crypto/attachment-seal.js'
+import { OpenedBlob } from './opened-blob.js'
+import { readBytes } from '../../attachments/read-bytes.js'
 import type { EncryptionPolicy } from '../../crypto/policy.js'
 import type { SealedAttachmentMeta, SealedEntry, SealedMeta } from '../../crypto/sealed-records.js'
 import {
@@ -208,8 +210,9 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
   // the pieces of the Blob a read returns (crypto/attachment-chunks.ts); never joined whole.
   const sealBlob = async (b: BlobWrite): Promise<BlobWrite> => {
     if (b.op === 'delete') return b
-    let plain: Blob
-    if (b.op === 'put') plain = b.bytes
+    let plain: Blob | Uint8Array
+    // Bytes a put already read (to hash them) are sealed as they are, not read again.
+    if (b.op === 'put') plain = readBytes.get(b.bytes) ?? b.bytes
     else {
       // The bytes are bound to their session: a fork's copy is opened and sealed again for its own.
       const from = await openBlob(b.from_session_id, b.attachment_id)
@@ -224,14 +227,16 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
     }
   }
 
-  const openBlob = async (session_id: string, attachment_id: string): Promise<Blob | undefined> => {
+  const openBlob = async (
+    session_id: string,
+    attachment_id: string,
+    type?: string,
+  ): Promise<Blob | undefined> => {
     const k = keys()
     const blob = await inner.attachmentBytes?.(session_id, attachment_id)
     if (!blob) return undefined
     const sealed = new Uint8Array(await blob.arrayBuffer())
-    return new Blob(
-      (await openAttachmentData(k, session_id, attachment_id, sealed)) as Uint8Array<ArrayBuffer>[],
-    )
+    return new OpenedBlob(await openAttachmentData(k, session_id, attachment_id, sealed), type)
   }
 
   const sealSide = async (s: SideWrite): Promise<SideWrite> => {
