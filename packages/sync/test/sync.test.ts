@@ -496,6 +496,9 @@ describe.each(['clear', 'encrypted'] as const)('faults on the way (%s)', (mode) 
     expect(await again.sync.rejections()).toEqual([])
     expect(await truth(server, [session_id])).toEqual(await replicaSnapshot(again.store))
     expect([...first.refused, ...again.refused]).toEqual([])
+    // Answered: no sealed form is kept any more.
+    const kv = (await again.store.storage.sideRecords!('kv')).map((r) => String(r.key))
+    expect(kv.filter((k) => k.startsWith('sync:sealed-push:'))).toEqual([])
   })
 
   it('duplicated and reordered stream deliveries, and a stale checkpoint, still converge with no duplicate events', async () => {
