@@ -41,7 +41,6 @@ export {
   openAttachmentMeta,
   sealAttachmentBytes,
   openAttachmentBytes,
-  sealAttachmentData,
   openAttachmentData,
 } from './attachment-seal.js'
-export { CHUNKED, CHUNK_BYTES, isChunked, sealChunks, openChunks, joined } from './attachment-chunks.js'
+export { CHUNKED, CHUNK_BYTES, isChunked, sealChunks, joined } from './attachment-chunks.js'
