@@ -15,7 +15,7 @@ import type {
 } from '@colloquy/core/protocol'
 import {
   olderMetaFields,
-  openAttachmentBytes,
+  openAttachmentData,
   openAttachmentMeta,
   openEntry,
   openMeta,
@@ -32,7 +32,8 @@ import {
 import type { Transport } from './transport.js'
 import type { IntegrityFailure } from './types.js'
 import type { CounterStore, HeldCounters } from './sealed-counters.js'
-import { isChunked, openAttachmentChunks, sealAttachmentChunks } from './attachment-chunks.js'
+import type { SentStore } from './sealed-sent.js'
+import { sealAttachmentChunks } from './attachment-chunks.js'
 
 // End-to-end encrypted sync (docs/encryption.md): with a keyring, every change goes to the server
 // sealed and every change from it is opened here, before the sync engine (and its checks) or the
@@ -76,7 +77,9 @@ interface Sealing {
    * server answers as unchanged. Sealed anew, it would carry a new box the server takes for a
    * conflicting edit, a conflict of the device with itself.
    */
-  readonly sent: Map<MutationId, { readonly clear: string; readonly sealed: ReplicaChange }>
+  readonly sent: Map<MutationId, { readonly clear: string; readonly sealed: ReplicaChange; kept?: boolean }>
+  /** Where `sent` is kept across reloads (read back with the counters), if anywhere. */
+  readonly sentStore?: SentStore
 }
 
 /**
@@ -125,6 +128,9 @@ function loaded(s: Sealing): Promise<void> {
       if (held && held.seq >= stored.seq) continue
       s.metas.set(sid, { meta: skeleton(sid, stored.revs), seq: stored.seq, whole: false })
     }
+    // Mutations sealed and pushed before a reload: a retry sends what was sent.
+    for (const [id, held] of (await s.sentStore?.load()) ?? [])
+      if (!s.sent.has(id)) s.sent.set(id, { ...held, kept: true })
   })().catch((e) => {
     s.loaded = undefined
     throw e
@@ -167,6 +173,7 @@ export function sealingTransport(
   report: Sealing['report'],
   policy: EncryptionPolicy = DEFAULT_POLICY,
   counters?: CounterStore,
+  sentStore?: SentStore,
 ): SealingTransport {
   const s: Sealing = {
     keys,
@@ -176,6 +183,7 @@ export function sealingTransport(
     uploads: new Map(),
     sent: new Map(),
     ...(counters && { counters }),
+    ...(sentStore && { sentStore }),
     changed: new Set(),
   }
   const out: SealingTransport = {
@@ -186,12 +194,16 @@ export function sealingTransport(
       await loaded(s)
       const mutations = []
       for (const m of request.mutations) mutations.push({ id: m.id, change: await sealedOnce(s, m) })
+      await keepSent(s, request.mutations)
       const answer = await inner.push({ ...request, mutations })
       // Answered, whatever the answer: a later push of the same id is a new change.
+      const forget: MutationId[] = []
       for (const m of request.mutations) {
+        if (s.sent.get(m.id)?.kept) forget.push(m.id)
         s.sent.delete(m.id)
         if (m.change.type === 'attachment') s.uploads.delete(m.change.attachment.attachment_id)
       }
+      await s.sentStore?.save(new Map(), forget)
       const results = (answer as { results?: unknown }).results
       if (Array.isArray(results))
         for (const [i, r] of (results as Array<{ status?: unknown; seq?: unknown } | null>).entries()) {
@@ -268,10 +280,8 @@ export function sealingTransport(
       try {
         const sealed = new Uint8Array(await blob.arrayBuffer())
         // Chunked as this module uploads; one envelope as uploaded before it did.
-        const bytes = isChunked(sealed)
-          ? await openAttachmentChunks(keys, session_id, attachment_id, sealed)
-          : await openAttachmentBytes(keys, session_id, attachment_id, sealed)
-        return new Blob([bytes as Uint8Array<ArrayBuffer>])
+        const pieces = await openAttachmentData(keys, session_id, attachment_id, sealed)
+        return new Blob(pieces as Uint8Array<ArrayBuffer>[])
       } catch (e) {
         if (!(e instanceof SessionError)) throw e
         report({
@@ -344,6 +354,22 @@ async function sealedOnce(s: Sealing, m: PushMutation): Promise<ReplicaChange> {
   const sealed = await sealChange(s, m.change)
   s.sent.set(m.id, { clear, sealed })
   return sealed
+}
+
+/**
+ * Keeps the sealed forms of `mutations` not kept yet, before they are pushed. An attachment's
+ * is not: it names the sealed bytes of its upload, which are sealed anew after a reload.
+ */
+async function keepSent(s: Sealing, mutations: readonly PushMutation[]): Promise<void> {
+  if (!s.sentStore) return
+  const put = new Map<MutationId, { clear: string; sealed: ReplicaChange }>()
+  for (const m of mutations) {
+    const held = s.sent.get(m.id)
+    if (!held || held.kept || m.change.type === 'attachment') continue
+    put.set(m.id, { clear: held.clear, sealed: held.sealed })
+    held.kept = true
+  }
+  await s.sentStore.save(put, [])
 }
 
 async function sealChange(s: Sealing, c: ReplicaChange): Promise<ReplicaChange> {

@@ -7,6 +7,7 @@ import { OUTBOX, type OutboxRecord } from './outbox.js'
 import { httpTransport, type Transport } from './transport.js'
 import { sealingTransport, type SealingTransport } from './sealing.js'
 import { storeCounters } from './sealed-counters.js'
+import { storeSent } from './sealed-sent.js'
 import type { Conflict, IntegrityFailure, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
 
 export type Records = Array<{ key: number; value: OutboxRecord }>
@@ -118,6 +119,7 @@ export function replication(store: Store, options: SyncOptions): Replication {
         (f) => integrity.next({ ...f, at: now() }),
         options.policy,
         storeCounters(store, KV),
+        storeSent(store, KV),
       )
     : undefined
   return {

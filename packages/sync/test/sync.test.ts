@@ -443,6 +443,64 @@ describe.each(['clear', 'encrypted'] as const)('faults on the way (%s)', (mode) 
     expect(a.refused).toEqual([])
   })
 
+  it('a push whose answer was lost, retried after a reload (store and sync closed and opened again), applies once', async () => {
+    const server = await loopback()
+    const base = server.transport()
+    const name = `lost-then-reload-${mode}-${Date.now()}`
+    const first = await device(server, {
+      sealed,
+      store: await deviceStore(sealed, indexedDbStorage({ name })),
+      // The first push reaches the server and its answer is lost; the device is offline after it.
+      transport: {
+        ...base,
+        push: async (request) => {
+          if (gone)
+            throw Object.assign(new Error('network: offline'), { name: 'TransportError', retryable: true })
+          try {
+            return await base.push(request)
+          } catch (e) {
+            gone = true
+            lost()
+            throw e
+          }
+        },
+      },
+    })
+    let gone = false
+    let lost!: () => void
+    const answerLost = new Promise<void>((resolve) => (lost = resolve))
+    const { session_id } = await first.store.create({})
+    const { entry_id } = await first.store.append({ session_id, message: assistant('x') })
+    await first.store.updateMessage({ session_id, entry_id, content: text('y') })
+    server.loseNextPushResponse = true
+    const added: unknown[] = []
+    server.store.on('session::message-added').subscribe((e) => added.push(e))
+    first.sync.start()
+    await answerLost
+    expect(server.requests.push).toBe(1)
+    await first.sync.close()
+    await first.store.close()
+    // Reloaded: the same database, a new store and sync, online.
+    const again = await device(server, {
+      sealed,
+      store: await deviceStore(sealed, indexedDbStorage({ name })),
+    })
+    const conflicts: Conflict[] = []
+    again.sync.conflicts$.subscribe((c) => conflicts.push(c))
+    again.sync.start()
+    await again.sync.flush()
+    // The retry is the very change sent before the reload: answered unchanged, no self-conflict.
+    expect(conflicts).toEqual([])
+    expect(server.requests.push).toBe(2)
+    expect(added).toHaveLength(1)
+    expect(await again.sync.rejections()).toEqual([])
+    expect(await truth(server, [session_id])).toEqual(await replicaSnapshot(again.store))
+    expect([...first.refused, ...again.refused]).toEqual([])
+    // Answered: no sealed form is kept any more.
+    const kv = (await again.store.storage.sideRecords!('kv')).map((r) => String(r.key))
+    expect(kv.filter((k) => k.startsWith('sync:sealed-push:'))).toEqual([])
+  })
+
   it('duplicated and reordered stream deliveries, and a stale checkpoint, still converge with no duplicate events', async () => {
     const server = await loopback()
     const base = server.transport()

@@ -1,3 +1,4 @@
+import { readBytes } from './read-bytes.js'
 import { storageFailure } from '../model/storage-failure.js'
 import { attachmentsOf } from '../engine/overlay-reads.js'
 import { blobBytes, decodeBase64, encodeBase64, sha256Hex } from '../util/bytes.js'
@@ -88,6 +89,7 @@ export class AttachmentBytes {
     if (hashed.length !== size) throw invalid('the file changed while it was read')
     const sha256 = await sha256Hex(hashed)
     const bytes = raw ? new Blob([raw as BlobPart], { type: mime }) : file!
+    readBytes.set(bytes, hashed)
     const prepared: PreparedAttachment = { session_id: req.session_id, name, mime, size, sha256, bytes }
     return this.submit('session::put-attachment', prepared as unknown as Put[0])
   }
@@ -108,10 +110,10 @@ export class AttachmentBytes {
       include_data: false,
     })
     if (!found) return null
-    const blob = await this.read(session_id, attachment_id)
-    if (!blob) return null
     // A type stored before the mime rule is served as bytes (`application/octet-stream`).
     const type = mimeOrOctet(found.attachment.mime)
+    const blob = await this.read(session_id, attachment_id, type)
+    if (!blob) return null
     return blob.type === type ? blob : blob.slice(0, blob.size, type)
   }
 
@@ -152,12 +154,12 @@ export class AttachmentBytes {
     )
   }
 
-  private async read(session_id: string, attachment_id: string): Promise<Blob | undefined> {
+  private async read(session_id: string, attachment_id: string, type?: string): Promise<Blob | undefined> {
     const storage = this.engine.storage
     if (!storage.attachmentBytes)
       throw new SessionError('session/storage', `storage ${storage.name} keeps no attachment bytes`)
     // An encrypted store's refusal (`session/integrity`, `session/locked`) keeps its code.
-    const held = await storage.attachmentBytes(session_id, attachment_id).catch((cause: unknown) => {
+    const held = await storage.attachmentBytes(session_id, attachment_id, type).catch((cause: unknown) => {
       throw storageFailure(`reading attachment ${attachment_id} failed`, cause)
     })
     const source = this.source()

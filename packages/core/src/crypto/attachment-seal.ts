@@ -4,6 +4,7 @@ import { sha256Hex } from '../util/bytes.js'
 import { parseAttachmentMeta } from '../validation/records.js'
 import { isPlainObject } from '../validation/validate.js'
 import { openBytes, openJson, sealBytes, sealJson, type KeySource, type SealContext } from './envelope.js'
+import { isChunked, openChunks, sealChunksToBlob } from './attachment-chunks.js'
 import { checked, sealedAttachmentMeta, type SealedAttachmentMeta } from './sealed-records.js'
 
 // Attachments never change once put: their boxes are bound to revision 0 of their own id.
@@ -59,7 +60,10 @@ export async function openAttachmentMeta(keys: KeySource, stored: unknown): Prom
   )
 }
 
-/** An attachment's bytes as stored: padded and sealed, bound to its session and id. */
+/**
+ * An attachment's bytes in one envelope, padded and sealed, bound to its session and id: the
+ * layout before the chunked one (`sealAttachmentData`), kept so what was sealed so still opens.
+ */
 export function sealAttachmentBytes(
   keys: KeySource,
   session_id: string,
@@ -92,4 +96,34 @@ export async function openAttachmentBytes(
       `attachment ${attachment_id}: the bytes are not those its metadata names`,
     )
   return bytes
+}
+
+/**
+ * An attachment's bytes as stored and synced: sealed in chunks (attachment-chunks.ts), read
+ * from `blob` a chunk at a time (or taken from its bytes already read), the sealed chunks a Blob
+ * of their own (never joined).
+ */
+export function sealAttachmentData(
+  keys: KeySource,
+  session_id: string,
+  attachment_id: string,
+  blob: Blob | Uint8Array,
+): Promise<Blob> {
+  return sealChunksToBlob(keys, session_id, attachment_id, blob)
+}
+
+/**
+ * The clear bytes of an attachment as pieces in order (a Blob is made of them without joining
+ * them): the chunked layout, or the single envelope every attachment was sealed in before it,
+ * which still opens.
+ */
+export async function openAttachmentData(
+  keys: KeySource,
+  session_id: string,
+  attachment_id: string,
+  sealed: Uint8Array,
+): Promise<Uint8Array[]> {
+  return isChunked(sealed)
+    ? openChunks(keys, session_id, attachment_id, sealed)
+    : [await openAttachmentBytes(keys, session_id, attachment_id, sealed)]
 }

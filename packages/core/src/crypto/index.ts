@@ -41,4 +41,6 @@ export {
   openAttachmentMeta,
   sealAttachmentBytes,
   openAttachmentBytes,
+  openAttachmentData,
 } from './attachment-seal.js'
+export { CHUNKED, CHUNK_BYTES, isChunked, sealChunks, joined } from './attachment-chunks.js'

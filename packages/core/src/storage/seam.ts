@@ -194,8 +194,12 @@ export interface Storage {
    * creation order): the engine may then issue a batch while the previous one commits.
    */
   readonly ordered?: boolean
-  /** The bytes of one attachment, or undefined (absent: this storage keeps no attachment bytes). */
-  attachmentBytes?(session_id: string, attachment_id: string): Promise<Blob | undefined>
+  /**
+   * The bytes of one attachment, or undefined (absent: this storage keeps no attachment bytes).
+   * `type`, when given, is the type the Blob is read as: a storage that makes the Blob it returns
+   * (an encrypted one) makes it of that type, and no copy of it is needed to change it.
+   */
+  attachmentBytes?(session_id: string, attachment_id: string, type?: string): Promise<Blob | undefined>
   /** Reads every record of a side store (sync outbox and checkpoints), in key order. */
   sideRecords?(store: string): Promise<Array<{ key: string | number; value: unknown }>>
   /**

@@ -4,7 +4,7 @@ import type { EncryptionPolicy } from '../../crypto/policy.js'
 import { sealJson } from '../../crypto/envelope.js'
 import { sealEntry } from '../../crypto/entry-seal.js'
 import { sealMeta } from '../../crypto/meta-seal.js'
-import { sealAttachmentBytes, sealAttachmentMeta } from '../../crypto/attachment-seal.js'
+import { sealAttachmentData, sealAttachmentMeta } from '../../crypto/attachment-seal.js'
 import type { Json } from '../../model/model.js'
 import type { BlobWrite, SessionHead, SideWrite, Storage } from '../seam.js'
 import { RESERVED_SIDE_KEY, sideContext } from './sealed-storage.js'
@@ -67,17 +67,11 @@ export async function encryptInPlace(
     for (const a of head.attachments ?? []) {
       const bytes = await storage.attachmentBytes?.(id, a.attachment_id)
       if (!bytes) continue
-      const sealed = await sealAttachmentBytes(
-        keys,
-        id,
-        a.attachment_id,
-        new Uint8Array(await bytes.arrayBuffer()),
-      )
       blobs.push({
         op: 'put',
         session_id: id,
         attachment_id: a.attachment_id,
-        bytes: new Blob([sealed as Uint8Array<ArrayBuffer>]),
+        bytes: await sealAttachmentData(keys, id, a.attachment_id, bytes),
       })
     }
     const attachments =

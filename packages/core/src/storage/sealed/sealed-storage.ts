@@ -6,11 +6,13 @@ import { openJson, sealJson, type KeySource } from '../../crypto/envelope.js'
 import { holdEntry, openEntry, sealEntry } from '../../crypto/entry-seal.js'
 import { openMeta, sealMeta } from '../../crypto/meta-seal.js'
 import {
-  openAttachmentBytes,
+  openAttachmentData,
   openAttachmentMeta,
-  sealAttachmentBytes,
+  sealAttachmentData,
   sealAttachmentMeta,
 } from '../../crypto/attachment-seal.js'
+import { OpenedBlob } from './opened-blob.js'
+import { readBytes } from '../../attachments/read-bytes.js'
 import type { EncryptionPolicy } from '../../crypto/policy.js'
 import type { SealedAttachmentMeta, SealedEntry, SealedMeta } from '../../crypto/sealed-records.js'
 import {
@@ -204,28 +206,37 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
     return stored
   }
 
+  // Attachment bytes: sealed in chunks from the Blob as it is read, opened chunk by chunk into
+  // the pieces of the Blob a read returns (crypto/attachment-chunks.ts); never joined whole.
   const sealBlob = async (b: BlobWrite): Promise<BlobWrite> => {
     if (b.op === 'delete') return b
-    let plain: Uint8Array
-    if (b.op === 'put') plain = new Uint8Array(await b.bytes.arrayBuffer())
+    let plain: Blob | Uint8Array
+    // Bytes a put already read (to hash them) are sealed as they are, not read again.
+    if (b.op === 'put') plain = readBytes.get(b.bytes) ?? b.bytes
     else {
       // The bytes are bound to their session: a fork's copy is opened and sealed again for its own.
-      const from = await inner.attachmentBytes?.(b.from_session_id, b.attachment_id)
+      const from = await openBlob(b.from_session_id, b.attachment_id)
       if (!from) return b
-      plain = await openAttachmentBytes(
-        keys(),
-        b.from_session_id,
-        b.attachment_id,
-        new Uint8Array(await from.arrayBuffer()),
-      )
+      plain = from
     }
-    const sealed = await sealAttachmentBytes(keys(), b.session_id, b.attachment_id, plain)
     return {
       op: 'put',
       session_id: b.session_id,
       attachment_id: b.attachment_id,
-      bytes: new Blob([sealed as Uint8Array<ArrayBuffer>]),
+      bytes: await sealAttachmentData(keys(), b.session_id, b.attachment_id, plain),
     }
+  }
+
+  const openBlob = async (
+    session_id: string,
+    attachment_id: string,
+    type?: string,
+  ): Promise<Blob | undefined> => {
+    const k = keys()
+    const blob = await inner.attachmentBytes?.(session_id, attachment_id)
+    if (!blob) return undefined
+    const sealed = new Uint8Array(await blob.arrayBuffer())
+    return new OpenedBlob(await openAttachmentData(k, session_id, attachment_id, sealed), type)
   }
 
   const sealSide = async (s: SideWrite): Promise<SideWrite> => {
@@ -418,18 +429,7 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
     },
     transact: (work) => transact(work, 0),
     ...(inner.attachmentBytes && {
-      async attachmentBytes(session_id, attachment_id) {
-        const k = keys()
-        const blob = await inner.attachmentBytes!(session_id, attachment_id)
-        if (!blob) return undefined
-        const bytes = await openAttachmentBytes(
-          k,
-          session_id,
-          attachment_id,
-          new Uint8Array(await blob.arrayBuffer()),
-        )
-        return new Blob([bytes as Uint8Array<ArrayBuffer>])
-      },
+      attachmentBytes: openBlob,
     }),
     ...(inner.sideRecords && {
       async sideRecords(store) {

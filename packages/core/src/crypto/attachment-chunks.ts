@@ -1,0 +1,180 @@
+import { SessionError } from '../model/errors.js'
+import { ENVELOPE_VERSION, openBytes, sealBytes, type KeySource, type SealContext } from './envelope.js'
+
+// An attachment's bytes sealed in chunks, at rest and on the wire alike: read from its Blob and
+// sealed one chunk at a time, so the clear bytes are never held whole, and opened chunk by
+// chunk, all at once (Web Crypto works them off the page's thread), into pieces a Blob is made
+// of without joining them first. Each chunk is one of the envelopes (`sealBytes`: its own IV,
+// padded), whose associated data binds the session, the attachment, the chunk's index and
+// whether it is the last: chunks moved from another attachment, reordered, dropped, added
+// after the last or cut off at the end do not open.
+//
+// Layout: one byte CHUNKED, then per chunk its envelope's length (4 bytes, big-endian) and the
+// envelope. A chunk's clear length plus padding's marker byte is a padding bucket, so only the
+// last chunk is padded: what the size tells is the number of full chunks and the bucket of
+// the rest (docs/encryption.md).
+
+/** The first byte of the chunked layout; a single envelope starts with its version. */
+export const CHUNKED = 0xc1
+if ((CHUNKED as number) === ENVELOPE_VERSION)
+  throw new Error('the chunked layout must differ from an envelope')
+
+/** Clear bytes per chunk: with the marker byte, exactly a padding bucket (2^18). */
+export const CHUNK_BYTES = 2 ** 18 - 1
+
+/** Chunks being sealed at once: enough to keep Web Crypto busy, few enough to bound memory. */
+const IN_FLIGHT = 4
+
+const context = (session_id: string, attachment_id: string, index: number, last: boolean): SealContext => ({
+  session_id,
+  entry_id: attachment_id,
+  revision: 0,
+  field: 'attachment.chunk',
+  bound: [index, last],
+})
+
+/** Whether `sealed` is in the chunked layout (else: one envelope, the layout before it). */
+export const isChunked = (sealed: Uint8Array): boolean => sealed.length > 0 && sealed[0] === CHUNKED
+
+/**
+ * Calls `each` with `blob`'s bytes in pieces of exactly `size` (the last one shorter, maybe
+ * empty); bytes already read are handed over as views of them.
+ */
+async function inPieces(
+  blob: Blob | Uint8Array,
+  size: number,
+  each: (piece: Uint8Array, last: boolean) => Promise<void>,
+): Promise<void> {
+  if (blob instanceof Uint8Array) {
+    let at = 0
+    do {
+      const piece = blob.subarray(at, at + size)
+      at += piece.length
+      await each(piece, at === blob.length)
+    } while (at < blob.length)
+    return
+  }
+  const total = blob.size
+  const reader = blob.stream().getReader()
+  let piece = new Uint8Array(Math.min(size, total))
+  let filled = 0
+  let done = 0
+  for (;;) {
+    const { value, done: end } = await reader.read()
+    if (end) break
+    for (let at = 0; at < value.length;) {
+      if (done === total) throw new SessionError('session/storage', 'attachment: more bytes than its size')
+      const n = Math.min(piece.length - filled, value.length - at)
+      piece.set(value.subarray(at, at + n), filled)
+      filled += n
+      at += n
+      if (filled < piece.length) continue
+      done += filled
+      await each(piece, done === total)
+      piece = new Uint8Array(Math.min(size, total - done))
+      filled = 0
+    }
+  }
+  if (total === 0) await each(new Uint8Array(0), true)
+  else if (done !== total) throw new SessionError('session/storage', 'attachment: fewer bytes than its size')
+}
+
+/**
+ * Seals `blob`'s bytes chunk by chunk and hands each framed chunk (its length, then its
+ * envelope) to `each`, in order, the layout's first byte before them. At most a few chunks are
+ * held at once, whatever the size.
+ */
+export async function sealChunks(
+  keys: KeySource,
+  session_id: string,
+  attachment_id: string,
+  blob: Blob | Uint8Array,
+  each: (frame: Uint8Array) => void | Promise<void>,
+): Promise<void> {
+  await each(Uint8Array.of(CHUNKED))
+  const pending: Promise<Uint8Array>[] = []
+  const frame = async (sealing: Promise<Uint8Array>): Promise<Uint8Array> => {
+    const envelope = await sealing
+    const out = new Uint8Array(4 + envelope.length)
+    new DataView(out.buffer).setUint32(0, envelope.length)
+    out.set(envelope, 4)
+    return out
+  }
+  let index = 0
+  await inPieces(blob, CHUNK_BYTES, async (piece, last) => {
+    // `sealBytes` pads (copies) the piece before it returns: the next piece may be read at once.
+    pending.push(frame(sealBytes(keys, piece, context(session_id, attachment_id, index++, last))))
+    if (pending.length >= IN_FLIGHT) await each(await pending.shift()!)
+  })
+  while (pending.length) await each(await pending.shift()!)
+}
+
+/** `blob`'s bytes sealed in the chunked layout, as a Blob of the framed chunks (never joined). */
+export async function sealChunksToBlob(
+  keys: KeySource,
+  session_id: string,
+  attachment_id: string,
+  blob: Blob | Uint8Array,
+): Promise<Blob> {
+  const parts: Uint8Array<ArrayBuffer>[] = []
+  await sealChunks(
+    keys,
+    session_id,
+    attachment_id,
+    blob,
+    (f) => void parts.push(f as Uint8Array<ArrayBuffer>),
+  )
+  return new Blob(parts)
+}
+
+/**
+ * The clear bytes of a chunked attachment, as the pieces (one per chunk, views of what Web
+ * Crypto returned) in order; `session/integrity` if any chunk is not where it was sealed.
+ */
+export async function openChunks(
+  keys: KeySource,
+  session_id: string,
+  attachment_id: string,
+  sealed: Uint8Array,
+): Promise<Uint8Array[]> {
+  const bad = (why: string): SessionError =>
+    new SessionError('session/integrity', `attachment ${attachment_id}: ${why}`)
+  if (!isChunked(sealed)) throw bad('not in the chunked layout')
+  const view = new DataView(sealed.buffer, sealed.byteOffset, sealed.byteLength)
+  const opening: Promise<Uint8Array>[] = []
+  let at = 1
+  for (let index = 0; ; index++) {
+    if (at + 4 > sealed.length) throw bad(`chunk ${index} is cut off`)
+    const size = view.getUint32(at)
+    if (at + 4 + size > sealed.length) throw bad(`chunk ${index} is cut off`)
+    const last = at + 4 + size === sealed.length
+    // Opened as the last chunk only if it ends the bytes: one sealed as last but followed by
+    // more, or one sealed as not last but ending them (the rest cut off), does not open.
+    opening.push(
+      openBytes(
+        keys,
+        sealed.subarray(at + 4, at + 4 + size),
+        context(session_id, attachment_id, index, last),
+      ),
+    )
+    at += 4 + size
+    if (last) break
+  }
+  // Every chunk is settled before answering, so none is left opening after a refusal.
+  const settled = await Promise.allSettled(opening)
+  const failed = settled.find((r) => r.status === 'rejected')
+  if (failed) throw failed.reason
+  return settled.map((r) => (r as PromiseFulfilledResult<Uint8Array>).value)
+}
+
+/** `pieces` joined into one array (for callers that need the bytes whole). */
+export function joined(pieces: readonly Uint8Array[]): Uint8Array {
+  if (pieces.length === 1) return pieces[0]
+  const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0))
+  let to = 0
+  for (const p of pieces) {
+    out.set(p, to)
+    to += p.length
+  }
+  return out
+}
