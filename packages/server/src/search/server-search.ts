@@ -13,6 +13,14 @@ export const SEARCH_FUNCTION = 'session::search'
 /** Principals whose index is kept in memory; the least recently searched is let go past it. */
 const KEPT_INDEXES = 32
 /**
+ * Messages the kept indexes may hold between them (each counted from its sessions' heads as it
+ * takes them in): past it the least recently searched are let go, the latest always kept. An
+ * index's memory grows with its messages (S7, file storage: one principal's first search over
+ * 1,000,000 messages took the server's RSS from 1,194 to 1,701 MiB), so a count of
+ * principals alone bounds nothing: 32 principals of a million messages each would be held at once.
+ */
+const KEPT_MESSAGES = 2_000_000
+/**
  * Documents a first pass indexes before it lets the event loop take other requests: a few
  * milliseconds, so one principal's first search (every message of theirs read) never holds
  * the server for the others.
@@ -33,6 +41,19 @@ interface Kept {
   readonly search: Promise<Search>
   queries: number
   dropped: boolean
+  readonly held: Held
+}
+
+/** What an index took in: each session's messages as its head counts them (`message_count`), and their sum (near enough to bound memory by). */
+interface Held {
+  readonly sessions: Map<string, number>
+  messages: number
+}
+
+/** How many indexes, and of how many messages, the server keeps (see `KEPT_INDEXES`, `KEPT_MESSAGES`). */
+export interface SearchBounds {
+  readonly indexes?: number
+  readonly messages?: number
 }
 
 /**
@@ -41,18 +62,31 @@ interface Kept {
  * store whatever its storage. An index holds only its principal's sessions (`include`), so no
  * hit and no term statistic crosses tenants; it is built on the principal's first search, a
  * slice at a time, then follows every commit; the least recently used are closed past
- * `KEPT_INDEXES` (a later search builds it again).
+ * `KEPT_INDEXES` indexes or `KEPT_MESSAGES` messages held (a later search builds it again).
  */
 export class ServerSearch {
   private readonly indexes = new Map<string, Kept>()
   private closed = false
+  private readonly maxIndexes: number
+  private readonly maxMessages: number
 
   constructor(
     private readonly store: Store,
     private readonly tenancy: Tenancy,
     /** The storage's own full text: when given, no index is kept here. */
     private readonly fullText?: FullTextSearch,
-  ) {}
+    bounds: SearchBounds = {},
+  ) {
+    this.maxIndexes = bounds.indexes ?? KEPT_INDEXES
+    this.maxMessages = bounds.messages ?? KEPT_MESSAGES
+  }
+
+  /** The indexes kept now and the messages they hold between them. */
+  get held(): { indexes: number; messages: number } {
+    let messages = 0
+    for (const kept of this.indexes.values()) messages += kept.held.messages
+    return { indexes: this.indexes.size, messages }
+  }
 
   /**
    * Answers a search for `scope`: the request is checked whole (core's validator, the term
@@ -82,6 +116,8 @@ export class ServerSearch {
       // An index let go while it answered is closed by its last query (closing it sooner would
       // stop its catch-up half way, and the answer would miss what it had not read yet).
       if (--kept.queries === 0 && kept.dropped) this.closeIndex(kept)
+      // The query took in what was committed (on a first pass, everything): it may push others out.
+      if (!this.closed) this.letGo()
     }
   }
 
@@ -93,32 +129,51 @@ export class ServerSearch {
     if (this.closed) throw new Error('search is closed')
     // `null`: every session (the local user, tenancy off). A principal's name never starts with ':'.
     const key = principal === null ? ':all' : `=${principal}`
-    let index = this.indexes.get(key)
+    const index = this.indexes.get(key)
     if (index) {
       // Most recently used last (a Map keeps insertion order).
       this.indexes.delete(key)
       this.indexes.set(key, index)
       return index
     }
+    const held: Held = { sessions: new Map(), messages: 0 }
     const search = enableSearch(this.store, {
       persist: false,
-      // The principal's clear sessions: a sealed one's text is ciphertext here.
-      include: (head) =>
-        !isSealedMeta(head.meta) && (principal === null || this.tenancy.owns(principal, head.meta.metadata)),
+      // The principal's clear sessions (a sealed one's text is ciphertext here), counted as taken in.
+      include: (head) => {
+        const taken =
+          !isSealedMeta(head.meta) && (principal === null || this.tenancy.owns(principal, head.meta.metadata))
+        const id = head.meta.session_id
+        const messages = taken ? Math.max(0, head.meta.message_count ?? 0) : 0
+        held.messages += messages - (held.sessions.get(id) ?? 0)
+        if (messages) held.sessions.set(id, messages)
+        else held.sessions.delete(id)
+        return taken
+      },
       pause: nextTurn,
       yieldEvery: YIELD_EVERY,
     })
-    index = { search, queries: 0, dropped: false }
-    this.indexes.set(key, index)
+    const kept: Kept = { search, queries: 0, dropped: false, held }
+    this.indexes.set(key, kept)
     // A failed start is not kept: the next search tries again.
-    search.catch(() => this.indexes.get(key) === index && this.indexes.delete(key))
-    while (this.indexes.size > KEPT_INDEXES) {
+    search.catch(() => this.indexes.get(key) === kept && this.indexes.delete(key))
+    this.letGo()
+    return kept
+  }
+
+  /**
+   * Lets go of the least recently searched indexes while more are kept than `maxIndexes` or
+   * they hold more messages than `maxMessages`; the most recent is always kept.
+   */
+  private letGo(): void {
+    let messages = this.held.messages
+    while (this.indexes.size > this.maxIndexes || (this.indexes.size > 1 && messages > this.maxMessages)) {
       const [oldest, dropped] = this.indexes.entries().next().value as [string, Kept]
       this.indexes.delete(oldest)
+      messages -= dropped.held.messages
       dropped.dropped = true
       if (dropped.queries === 0) this.closeIndex(dropped)
     }
-    return index
   }
 
   close(): void {
