@@ -78,7 +78,8 @@ export function holdEntry(stored: unknown): SessionEntry {
  */
 export async function openEntry(keys: KeySource, session_id: string, stored: unknown): Promise<SessionEntry> {
   // Held: its record was checked when it was read.
-  const held = typeof stored === 'object' && stored !== null ? sealedRecordOf(stored as SessionEntry) : undefined
+  const held =
+    typeof stored === 'object' && stored !== null ? sealedRecordOf(stored as SessionEntry) : undefined
   const s = (held as SealedEntry | undefined) ?? checked(sealedEntry, stored, 'entry')
   const body = await openJson(keys, s.box, contextOf(session_id, s))
   if (!isPlainObject(body))

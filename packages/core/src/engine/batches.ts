@@ -375,7 +375,9 @@ export class BatchRunner implements Batches {
     for (const p of batch) this.settle(p, overlay, again)
     if (!again.length) return
     try {
-      await Promise.all([...new Set(again.map((p) => p.req.session_id!))].map((id) => this.engine.ensureLoaded(id)))
+      await Promise.all(
+        [...new Set(again.map((p) => p.req.session_id!))].map((id) => this.engine.ensureLoaded(id)),
+      )
     } catch (cause) {
       for (const p of again) p.reject(storageError(cause))
       return

@@ -6,8 +6,7 @@ import { sealedRecordOf } from '../model/sealed-entry.js'
  * A rough size of an entry in memory: its JSON as UTF-16, plus the maps that hold it. A held
  * sealed entry (not opened) holds its stored record: that is what it weighs.
  */
-export const entryBytes = (e: SessionEntry): number =>
-  JSON.stringify(sealedRecordOf(e) ?? e).length * 2 + 96
+export const entryBytes = (e: SessionEntry): number => JSON.stringify(sealedRecordOf(e) ?? e).length * 2 + 96
 
 /**
  * Which sessions keep their entries in memory, under a byte budget. Sessions are kept in order

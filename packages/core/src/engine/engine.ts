@@ -385,7 +385,10 @@ export class Engine {
       await p
     }
     if (!opened(this.state.sessions.get(session_id)) && this.state.sessions.has(session_id))
-      throw new SessionError('session/storage', `session ${session_id}: its entries kept changing while they were read`)
+      throw new SessionError(
+        'session/storage',
+        `session ${session_id}: its entries kept changing while they were read`,
+      )
   }
 
   /**
@@ -412,7 +415,10 @@ export class Engine {
     if (entries) {
       const seen = new Set<string>()
       for (const e of entries)
-        if (sealed.has(e.id) && !seen.has(e.id) && held.get(e.id) === e) todo.push(e), seen.add(e.id)
+        if (sealed.has(e.id) && !seen.has(e.id) && held.get(e.id) === e) {
+          todo.push(e)
+          seen.add(e.id)
+        }
     } else for (const id of sealed) todo.push(held.get(id)!)
     if (!todo.length) return
     const plain = await openEntries.call(this.storage, session_id, todo)

@@ -31,7 +31,8 @@ function unopened(id: string): never {
 }
 
 /** Whether `error` is a read of a sealed entry's content that nothing opened first. */
-export const isUnopened = (error: unknown): boolean => typeof error === 'object' && error !== null && unopenedErrors.has(error)
+export const isUnopened = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && unopenedErrors.has(error)
 
 /**
  * A held sealed entry: its clear fields own, its content fields getters on the prototype that
@@ -75,7 +76,8 @@ class HeldSealed {
 }
 
 /** The entry held for a checked stored record: clear fields only; its content throws until opened. */
-export const heldSealed = (record: SealedRecord): SessionEntry => new HeldSealed(record) as unknown as SessionEntry
+export const heldSealed = (record: SealedRecord): SessionEntry =>
+  new HeldSealed(record) as unknown as SessionEntry
 
 /** The stored record of a held sealed entry; undefined for an opened (or clear) one. */
 export const sealedRecordOf = (e: SessionEntry): SealedRecord | undefined =>

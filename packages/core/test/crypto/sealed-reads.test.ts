@@ -179,9 +179,11 @@ for (const paged of [false, true]) {
         return []
       })
       const seen = firstValueFrom(
-        b.entry$(session_id, ids[50]!).pipe(
-          filter((e) => e?.kind === 'message' && JSON.stringify(e.message.content).includes('relayed')),
-        ),
+        b
+          .entry$(session_id, ids[50]!)
+          .pipe(
+            filter((e) => e?.kind === 'message' && JSON.stringify(e.message.content).includes('relayed')),
+          ),
       )
       await a.updateMessage({ session_id, entry_id: ids[50]!, content: [{ type: 'text', text: 'relayed' }] })
       expect(JSON.stringify(hooked)).toContain('relayed')
