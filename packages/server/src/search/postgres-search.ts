@@ -20,8 +20,9 @@ import { fromDb, toDb } from '../storage/postgres/codec.js'
 import { lexeme } from './search-doc.js'
 
 /**
- * Rows one statement of a query reads at most (a term's documents counted, a prefix's documents
- * read for their words, the candidates scored): a few tens of milliseconds each. Past it the
+ * Rows the statement reading a query's candidates reads at most (the documents holding every
+ * term, scored here): a few tens of milliseconds. Terms' counts and a prefix's words come from
+ * `colloquy_terms` (`term-counts.ts`) in an index probe or range each. Past the bound the
  * answer is the best among what was read, with `incomplete: true`, as core's index answers past
  * its work budget.
  */
@@ -38,12 +39,38 @@ const DOCS = `SELECT e.session_id AS sid, e.id AS eid, e.terms, e.len, e.role, e
   SELECT s.id, NULL, s.title_terms, s.title_len, 'title', (s.meta->>'updated_at')::float8 FROM colloquy_sessions s
     WHERE ($1::text IS NULL OR s.owner = $1) AND s.title_terms @@ $2::tsquery`
 
-/** How many documents hold a term (`$3` rows at most). */
-const COUNT = `SELECT count(*)::int AS n FROM (SELECT 1 FROM (${DOCS}) d LIMIT $3) x`
+/**
+ * How many of the principal's documents hold a term (`$2`), from the counts each commit keeps
+ * (`term-counts.ts`): one index probe, exact however common the term. With tenancy off (`all`),
+ * every owner's counts summed.
+ */
+const countSql = (all: boolean): string =>
+  `SELECT coalesce(sum(df), 0)::float8 AS n FROM colloquy_terms WHERE ${all ? '$1::text IS NULL' : 'owner = $1'} AND term = $2`
 
-/** The words a prefix (`$4`) expands to, each with its document count, over at most `$3` documents. */
-const EXPAND = `SELECT u.lexeme AS term, count(*)::int AS df, max(x.k)::int AS docs FROM (SELECT d.terms, row_number() OVER () AS k FROM (${DOCS}) d LIMIT $3) x,
-    unnest(x.terms) u WHERE starts_with(u.lexeme, $4) GROUP BY u.lexeme`
+/**
+ * The principal's words in `[$2, $3)` (a prefix and the first string after all it starts, in
+ * code-point order: `term` is "C"), each with its document count, at most one past
+ * `PREFIX_SCAN`: one range of an index, however many documents hold them.
+ */
+const expandSql = (all: boolean, bounded: boolean): string =>
+  all
+    ? `SELECT term, sum(df)::float8 AS df FROM colloquy_terms WHERE $1::text IS NULL AND term >= $2 ${bounded ? 'AND term < $3' : ''}
+         GROUP BY term HAVING sum(df) > 0 ORDER BY term LIMIT ${PREFIX_SCAN + 1}`
+    : `SELECT term, df::float8 AS df FROM colloquy_terms WHERE owner = $1 AND term >= $2 ${bounded ? 'AND term < $3' : ''}
+         AND df > 0 ORDER BY term LIMIT ${PREFIX_SCAN + 1}`
+
+/**
+ * The first string in code-point order after every string that starts with `prefix` (null: none,
+ * the prefix is all U+10FFFF): its last code point below U+10FFFF moved up by one.
+ */
+function pastPrefix(prefix: string): string | null {
+  const points = [...prefix]
+  while (points.length) {
+    const c = points.pop()!.codePointAt(0)!
+    if (c < 0x10ffff) return points.join('') + String.fromCodePoint(c + 1 === 0xd800 ? 0xe000 : c + 1)
+  }
+  return null
+}
 
 /** The principal's documents and their terms counted, for BM25 (sums kept per session by each commit). */
 const STATS = `SELECT (coalesce(sum(search_docs), 0) + count(title_len))::float8 AS n, (coalesce(sum(search_len), 0) + coalesce(sum(title_len), 0))::float8 AS total
@@ -83,7 +110,7 @@ const tsquery = (matches: readonly Match[]): string =>
  * `session::search` over PostgreSQL's own full text: the terms each commit stores (core's
  * tokenizer, `search-doc.ts`) found through a GIN index, scored by core's BM25 with the
  * principal's statistics (documents and their lengths summed per session, each term's documents
- * counted), in core's order, phrases checked and snippets made by core, and texts read only for
+ * counted by the commits, `term-counts.ts`), in core's order, phrases checked and snippets made by core, and texts read only for
  * the page. Everything is read in one snapshot (`REPEATABLE READ`). What the server holds in
  * memory is one query's candidates, not an index per principal.
  */
@@ -122,24 +149,20 @@ async function answer(
 ): Promise<SearchResult> {
   let incomplete = false
   const matches: Match[] = []
+  const all = principal === null
   for (const t of query.terms) {
     if (!t.prefix) {
-      const df = (await client.query<{ n: number }>(COUNT, [principal, lexeme(t.term), maxRows + 1])).rows[0]
-        .n
-      if (df > maxRows) incomplete = true
+      const df = (await client.query<{ n: number }>(countSql(all), [principal, t.term])).rows[0].n
       matches.push({ prefix: false, words: df ? [{ term: t.term, df }] : [], size: df })
       continue
     }
+    const past = pastPrefix(t.term)
     const rows = (
-      await client.query<{ term: string; df: number; docs: number }>(EXPAND, [
-        principal,
-        `${lexeme(t.term)}:*`,
-        maxRows,
-        t.term,
-      ])
+      await client.query<{ term: string; df: number }>(
+        expandSql(all, past !== null),
+        [principal, t.term, ...(past === null ? [] : [past])],
+      )
     ).rows
-    // The prefix's documents read stopped at the bound: counts (and words) may be missing.
-    if (rows.some((r) => r.docs >= maxRows)) incomplete = true
     // As core's index expands a prefix: its vocabulary in order (UTF-16, as JavaScript sorts), the
     // first `PREFIX_SCAN` looked at, the `PREFIX_KEEP` most frequent kept (a stable sort).
     let words = rows.map((r) => ({ term: r.term, df: r.df })).sort((a, b) => (a.term < b.term ? -1 : 1))
