@@ -27,20 +27,20 @@ async function open(): Promise<{ store: Store; pool: pg.Pool }> {
   return { store, pool }
 }
 
-type Count = { owner: string | null; term: string; df: number }
+type Count = { owner: string | null; term: string; df: number; tf_max: number }
 const sorted = (rows: Count[]): Count[] =>
   rows
-    .map((r) => ({ owner: r.owner, term: r.term, df: Number(r.df) }))
+    .map((r) => ({ owner: r.owner, term: r.term, df: Number(r.df), tf_max: r.tf_max }))
     .sort((a, b) => (JSON.stringify([a.owner, a.term]) < JSON.stringify([b.owner, b.term]) ? -1 : 1))
 
 /** The counts as the commits kept them, and as the stored documents make them. */
 async function counts(pool: pg.Pool): Promise<{ kept: Count[]; made: Count[] }> {
-  const kept = (await pool.query<Count>('SELECT owner, term, df FROM colloquy_terms')).rows
+  const kept = (await pool.query<Count>('SELECT owner, term, df, tf_max FROM colloquy_terms')).rows
   const made = (await pool.query<Count>(TERM_COUNTS_OF_ROWS)).rows
   return { kept: sorted(kept), made: sorted(made) }
 }
 
-const WORDS = ['kiwi', 'plum', 'fig', 'Déjà', 'vu', '東京都', 'apple', 'kiwi kiwi']
+const WORDS = ['kiwi', 'plum', 'fig', 'Déjà', 'vu', '東京都', 'apple', 'kiwi kiwi', 'fig fig fig']
 const OWNERS = ['alice', 'bob', null] as const
 const textOf = (picks: readonly number[]): string => picks.map((p) => WORDS[p % WORDS.length]).join(' ')
 const said = (text: string, timestamp: number) => ({
@@ -159,7 +159,10 @@ describe('term counts on PostgreSQL', () => {
           for (const o of ops) {
             await apply(store, live, o)
             const { kept, made } = await counts(pool)
-            expect([o, kept]).toStrictEqual([o, made])
+            // The counts equal; each term's `tf_max` bounds the most times a document holds it
+            // (raised by additions, never lowered).
+            expect([o, kept.map(({ tf_max: _, ...r }) => r)]).toStrictEqual([o, made.map(({ tf_max: _, ...r }) => r)])
+            for (const [i, k] of kept.entries()) expect(k.tf_max).toBeGreaterThanOrEqual(made[i].tf_max)
           }
         } finally {
           await store.close()

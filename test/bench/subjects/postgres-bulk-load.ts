@@ -176,11 +176,11 @@ export async function bulkLoadPostgres(
     // them): the server's own counts for session 0 must be what that makes of its rows.
     const termRows = async (sql: string): Promise<string> =>
       JSON.stringify(
-        (await db.query<{ owner: string | null; term: string; df: string }>(sql)).rows
-          .map((r) => `${r.owner} ${r.term} ${r.df}`)
+        (await db.query<{ owner: string | null; term: string; df: string; tf_max: number }>(sql)).rows
+          .map((r) => `${r.owner} ${r.term} ${r.df} ${r.tf_max}`)
           .sort(),
       )
-    const keptTerms = await termRows('SELECT owner, term, df FROM colloquy_terms')
+    const keptTerms = await termRows('SELECT owner, term, df, tf_max FROM colloquy_terms')
     if (keptTerms !== (await termRows(TERM_COUNTS_OF_ROWS)) || keptTerms === '[]')
       throw new Error(`S5 bulk load: the server's term counts for ${first.sid} are not those of its rows`)
 
@@ -271,7 +271,7 @@ export async function bulkLoadPostgres(
     log(`  bulk: building the GIN index, ${((performance.now() - t0) / 1000).toFixed(0)} s`)
     await db.query('CREATE INDEX colloquy_entries_terms ON colloquy_entries USING gin (terms)')
     log(`  bulk: counting terms, ${((performance.now() - t0) / 1000).toFixed(0)} s`)
-    await db.query(`DELETE FROM colloquy_terms; INSERT INTO colloquy_terms (owner, term, df) ${TERM_COUNTS_OF_ROWS}`)
+    await db.query(`DELETE FROM colloquy_terms; INSERT INTO colloquy_terms (owner, term, df, tf_max) ${TERM_COUNTS_OF_ROWS}`)
     await db.query('ANALYZE')
   } finally {
     await db.end()

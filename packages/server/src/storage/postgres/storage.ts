@@ -128,8 +128,8 @@ const WRITE_DATA = `WITH n AS (SELECT n.s, n.i, n.entry, n.terms::tsvector AS te
     UNION ALL SELECT sess.now, e.terms, 1 FROM sess JOIN colloquy_entries e ON e.session_id = sess.id
       WHERE sess.whole AND NOT EXISTS (SELECT 1 FROM n WHERE n.s = e.session_id AND n.i = e.id)
     UNION ALL SELECT sess.now, sess.new_title, 1 FROM sess WHERE sess.headed)
-  SELECT ins.session_id, ins.id, NULL::text AS owner, NULL::text AS term, NULL::bigint AS df FROM ins WHERE ins.inserted
-  UNION ALL SELECT NULL, NULL, t.owner, t.term, t.df FROM (${termRowsSql('docs')}) t`
+  SELECT ins.session_id, ins.id, NULL::text AS owner, NULL::text AS term, NULL::bigint AS df, NULL::int AS tf FROM ins WHERE ins.inserted
+  UNION ALL SELECT NULL, NULL, t.owner, t.term, t.df, t.tf FROM (${termRowsSql('docs')}) t`
 
 /**
  * A deleted session's documents leave its owner's term counts, in the statement that deletes its
