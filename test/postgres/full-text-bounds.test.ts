@@ -61,7 +61,10 @@ describe('full text on PostgreSQL: bounded work', () => {
     const long = await rpc<{ entry_id: string }>(
       server.url,
       'session::append',
-      { session_id, message: { role: 'user', content: [{ type: 'text', text: 'kiwi '.repeat(40) }], timestamp: 1 } },
+      {
+        session_id,
+        message: { role: 'user', content: [{ type: 'text', text: 'kiwi '.repeat(40) }], timestamp: 1 },
+      },
       ALICE,
     )
     const cut = await ask(50, { query: 'kiwi', limit: 10, prefix: false })

@@ -24,7 +24,14 @@ const WORDS = ['kiwi', 'plum', 'fig', 'pear', 'lime']
 const said = (role: 'user' | 'assistant', text: string, timestamp: number) =>
   role === 'user'
     ? { role, content: [{ type: 'text' as const, text }], timestamp }
-    : { role, content: [{ type: 'text' as const, text }], timestamp, stop_reason: 'end' as const, model: 'm', provider: 'p' }
+    : {
+        role,
+        content: [{ type: 'text' as const, text }],
+        timestamp,
+        stop_reason: 'end' as const,
+        model: 'm',
+        provider: 'p',
+      }
 
 const message = fc.record({
   words: fc.array(fc.nat({ max: WORDS.length - 1 }), { minLength: 1, maxLength: 12 }),
@@ -50,7 +57,10 @@ describe('full text on PostgreSQL: the best read in order', () => {
         fc.array(request, { minLength: 1, maxLength: 6 }),
         async (sessions, requests) => {
           const pool = new pg.Pool({ connectionString: await cluster.createDatabase(), max: 2 })
-          const store = await createStore({ storage: postgresStorage({ pool, pollMs: 60_000 }), multiTab: false })
+          const store = await createStore({
+            storage: postgresStorage({ pool, pollMs: 60_000 }),
+            multiTab: false,
+          })
           try {
             for (const msgs of sessions) {
               const { session_id } = await store.create({ metadata: { owner: 'alice' } })

@@ -97,7 +97,16 @@ async function writeOldRows(url: string, store: Store, version = FULL_TEXT_VERSI
           await pool.query(
             `INSERT INTO colloquy_entries (session_id, id, entry, terms, len, role, ts, parent)
              VALUES ($1, $2, $3, $4::tsvector, $5, $6, $7, $8)`,
-            [toDb(sid), toDb(e.id), JSON.stringify(e), docs[i].terms, docs[i].len, docs[i].role, docs[i].ts, docs[i].parent],
+            [
+              toDb(sid),
+              toDb(e.id),
+              JSON.stringify(e),
+              docs[i].terms,
+              docs[i].len,
+              docs[i].role,
+              docs[i].ts,
+              docs[i].parent,
+            ],
           )
       }
       return
@@ -126,61 +135,64 @@ describe('full text on PostgreSQL: the upgrade from the version before it', () =
   it.each([
     ['before full text', FULL_TEXT_VERSION - 1],
     ['with full text, before the term counts', TERM_COUNTS_VERSION - 1],
-  ])('from the version %s: fills the terms and their counts; searches then answer as a device over the same sessions', async (_, version) => {
-    const url = await cluster.createDatabase()
-    const old = await aliceSessions()
-    await writeOldRows(url, old, version)
-    const before = await cluster.query<{ v: number }>(
-      'SELECT max(version) AS v FROM colloquy_migrations',
-      [],
-      url.slice(url.lastIndexOf('/') + 1),
-    )
-    expect(before.rows[0].v).toBe(version)
+  ])(
+    'from the version %s: fills the terms and their counts; searches then answer as a device over the same sessions',
+    async (_, version) => {
+      const url = await cluster.createDatabase()
+      const old = await aliceSessions()
+      await writeOldRows(url, old, version)
+      const before = await cluster.query<{ v: number }>(
+        'SELECT max(version) AS v FROM colloquy_migrations',
+        [],
+        url.slice(url.lastIndexOf('/') + 1),
+      )
+      expect(before.rows[0].v).toBe(version)
 
-    const server = await startServer(['--postgres', url, '--token', `alice=${ALICE}`])
-    try {
-      // The store that made the sessions is a device holding them: its own index answers.
-      const local = await enableSearch(old)
+      const server = await startServer(['--postgres', url, '--token', `alice=${ALICE}`])
       try {
-        const queries = [
-          { query: 'kiwi', limit: 100 },
-          { query: 'kiwi', limit: 100, active_path_only: true },
-          { query: 'plum', limit: 5 },
-          { query: 'line 1099' },
-          { query: '京都' },
-          { query: 'deja' },
-          { query: 'cafe resume' },
-          { query: '🎉' },
-          { query: '"kiwi orchard"' },
-          { query: 'edi' },
-        ]
-        let found = 0
-        for (const request of queries) {
-          const there = await rpc<SearchResult>(server.url, 'session::search', request, ALICE)
-          found += there.hits.length
-          expect([request, there]).toStrictEqual([
-            request,
-            JSON.parse(JSON.stringify(await local.query(request))),
-          ])
+        // The store that made the sessions is a device holding them: its own index answers.
+        const local = await enableSearch(old)
+        try {
+          const queries = [
+            { query: 'kiwi', limit: 100 },
+            { query: 'kiwi', limit: 100, active_path_only: true },
+            { query: 'plum', limit: 5 },
+            { query: 'line 1099' },
+            { query: '京都' },
+            { query: 'deja' },
+            { query: 'cafe resume' },
+            { query: '🎉' },
+            { query: '"kiwi orchard"' },
+            { query: 'edi' },
+          ]
+          let found = 0
+          for (const request of queries) {
+            const there = await rpc<SearchResult>(server.url, 'session::search', request, ALICE)
+            found += there.hits.length
+            expect([request, there]).toStrictEqual([
+              request,
+              JSON.parse(JSON.stringify(await local.query(request))),
+            ])
+          }
+          // Not a comparison of empty answers: the old rows were found.
+          expect(found).toBeGreaterThan(150)
+          // The counts the migration filled are those of the documents (and "plum" in all 1,100
+          // lines of the long session).
+          const db = url.slice(url.lastIndexOf('/') + 1)
+          const rows = async (sql: string) =>
+            (await cluster.query<{ owner: string; term: string; df: string }>(sql, [], db)).rows
+              .map((r) => `${r.owner} ${r.term} ${r.df}`)
+              .sort()
+          const kept = await rows('SELECT owner, term, df FROM colloquy_terms')
+          expect(kept).toStrictEqual(await rows(TERM_COUNTS_OF_ROWS))
+          expect(kept).toContain('alice plum 1100')
+        } finally {
+          local.close()
         }
-        // Not a comparison of empty answers: the old rows were found.
-        expect(found).toBeGreaterThan(150)
-        // The counts the migration filled are those of the documents (and "plum" in all 1,100
-        // lines of the long session).
-        const db = url.slice(url.lastIndexOf('/') + 1)
-        const rows = async (sql: string) =>
-          (await cluster.query<{ owner: string; term: string; df: string }>(sql, [], db)).rows
-            .map((r) => `${r.owner} ${r.term} ${r.df}`)
-            .sort()
-        const kept = await rows('SELECT owner, term, df FROM colloquy_terms')
-        expect(kept).toStrictEqual(await rows(TERM_COUNTS_OF_ROWS))
-        expect(kept).toContain('alice plum 1100')
       } finally {
-        local.close()
+        await old.close()
+        await server.stop()
       }
-    } finally {
-      await old.close()
-      await server.stop()
-    }
-  })
+    },
+  )
 })

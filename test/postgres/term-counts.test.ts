@@ -61,7 +61,12 @@ const op = fc.oneof(
   fc.record({ t: fc.constant('title' as const), s: pick, title: fc.option(text) }),
   fc.record({ t: fc.constant('owner' as const), s: pick, owner: fc.constantFrom(...OWNERS) }),
   fc.record({ t: fc.constant('delete' as const), s: pick }),
-  fc.record({ t: fc.constant('import' as const), owner: fc.constantFrom(...OWNERS), texts: fc.array(text, { minLength: 1, maxLength: 5 }), chunked: fc.boolean() }),
+  fc.record({
+    t: fc.constant('import' as const),
+    owner: fc.constantFrom(...OWNERS),
+    texts: fc.array(text, { minLength: 1, maxLength: 5 }),
+    chunked: fc.boolean(),
+  }),
 )
 
 /** Runs one operation; the sessions and their message entries are tracked in `live` to pick from. */
@@ -161,7 +166,10 @@ describe('term counts on PostgreSQL', () => {
             const { kept, made } = await counts(pool)
             // The counts equal; each term's `tf_max` bounds the most times a document holds it
             // (raised by additions, never lowered).
-            expect([o, kept.map(({ tf_max: _, ...r }) => r)]).toStrictEqual([o, made.map(({ tf_max: _, ...r }) => r)])
+            expect([o, kept.map(({ tf_max: _, ...r }) => r)]).toStrictEqual([
+              o,
+              made.map(({ tf_max: _, ...r }) => r),
+            ])
             for (const [i, k] of kept.entries()) expect(k.tf_max).toBeGreaterThanOrEqual(made[i].tf_max)
           }
         } finally {
@@ -181,7 +189,11 @@ describe('term counts on PostgreSQL', () => {
       const b = (await store.create({ metadata: { owner: 'bob' } })).session_id
       await store.append({ session_id: b, message: said('kiwi', 1) })
       const kiwi = async () =>
-        (await pool.query<Count>("SELECT owner, df::int AS df FROM colloquy_terms WHERE term = 'kiwi' ORDER BY owner")).rows
+        (
+          await pool.query<Count>(
+            "SELECT owner, df::int AS df FROM colloquy_terms WHERE term = 'kiwi' ORDER BY owner",
+          )
+        ).rows
       expect(await kiwi()).toStrictEqual([
         { owner: 'alice', df: 2 },
         { owner: 'bob', df: 1 },

@@ -271,7 +271,9 @@ export async function bulkLoadPostgres(
     log(`  bulk: building the GIN index, ${((performance.now() - t0) / 1000).toFixed(0)} s`)
     await db.query('CREATE INDEX colloquy_entries_terms ON colloquy_entries USING gin (terms)')
     log(`  bulk: counting terms, ${((performance.now() - t0) / 1000).toFixed(0)} s`)
-    await db.query(`DELETE FROM colloquy_terms; INSERT INTO colloquy_terms (owner, term, df, tf_max) ${TERM_COUNTS_OF_ROWS}`)
+    await db.query(
+      `DELETE FROM colloquy_terms; INSERT INTO colloquy_terms (owner, term, df, tf_max) ${TERM_COUNTS_OF_ROWS}`,
+    )
     await db.query('ANALYZE')
   } finally {
     await db.end()

@@ -101,7 +101,10 @@ async function topEntries(
     const last = rows[rows.length - 1]
     if (best.length === q.limit) {
       const kth = best[q.limit - 1]
-      if (rank(kth.score) > rank(q.bound(last.len + 1)) && (rank(kth.score) > rank(q.bound(last.len)) || kth.ts > last.ts))
+      if (
+        rank(kth.score) > rank(q.bound(last.len + 1)) &&
+        (rank(kth.score) > rank(q.bound(last.len)) || kth.ts > last.ts)
+      )
         return { best, complete: true }
     }
     if (read >= q.maxRows) return { best, complete: false }
@@ -222,20 +225,25 @@ async function answer(
   const all = principal === null
   for (const t of query.terms) {
     if (!t.prefix) {
-      const { n: df, tf } = (await client.query<{ n: number; tf: number }>(countSql(all), [principal, t.term])).rows[0]
+      const { n: df, tf } = (
+        await client.query<{ n: number; tf: number }>(countSql(all), [principal, t.term])
+      ).rows[0]
       matches.push({ prefix: false, words: df ? [{ term: t.term, df, tfMax: tf }] : [], size: df })
       continue
     }
     const past = pastPrefix(t.term)
     const rows = (
-      await client.query<{ term: string; df: number; tf: number }>(
-        expandSql(all, past !== null),
-        [principal, t.term, ...(past === null ? [] : [past])],
-      )
+      await client.query<{ term: string; df: number; tf: number }>(expandSql(all, past !== null), [
+        principal,
+        t.term,
+        ...(past === null ? [] : [past]),
+      ])
     ).rows
     // As core's index expands a prefix: its vocabulary in order (UTF-16, as JavaScript sorts), the
     // first `PREFIX_SCAN` looked at, the `PREFIX_KEEP` most frequent kept (a stable sort).
-    let words = rows.map((r) => ({ term: r.term, df: r.df, tfMax: r.tf })).sort((a, b) => (a.term < b.term ? -1 : 1))
+    let words = rows
+      .map((r) => ({ term: r.term, df: r.df, tfMax: r.tf }))
+      .sort((a, b) => (a.term < b.term ? -1 : 1))
     if (words.length > PREFIX_SCAN) {
       words = words.slice(0, PREFIX_SCAN)
       incomplete = true
