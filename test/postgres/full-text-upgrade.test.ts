@@ -3,7 +3,13 @@ import pg from 'pg'
 import { createStore, memoryStorage, type AgentMessage, type Store } from '@colloquy/core'
 import { hostOf } from '@colloquy/core/host'
 import { enableSearch, type SearchResult } from '@colloquy/core/search'
-import { FULL_TEXT_VERSION, migrate } from '../../packages/server/src/storage/postgres/schema.js'
+import {
+  FULL_TEXT_VERSION,
+  migrate,
+  TERM_COUNTS_OF_ROWS,
+  TERM_COUNTS_VERSION,
+} from '../../packages/server/src/storage/postgres/schema.js'
+import { entryDoc, titleDoc } from '../../packages/server/src/search/search-doc.js'
 import { toDb } from '../../packages/server/src/storage/postgres/codec.js'
 import { startPostgres, type TestCluster } from '../support/postgres.js'
 import { rpc, startServer } from '../server/helpers.js'
@@ -55,11 +61,56 @@ async function aliceSessions(): Promise<Store> {
   return store
 }
 
-/** Writes the store's sessions as rows of the schema before full text (what that version's commits wrote). */
-async function writeOldRows(url: string, store: Store): Promise<void> {
+/**
+ * Writes the store's sessions as rows of the schema at `version`: before full text (no terms), or
+ * with full text but before the term counts (terms, lengths and sums as that version's commits
+ * wrote them).
+ */
+async function writeOldRows(url: string, store: Store, version = FULL_TEXT_VERSION - 1): Promise<void> {
   const pool = new pg.Pool({ connectionString: url, max: 1 })
   try {
-    await migrate(pool, FULL_TEXT_VERSION - 1)
+    await migrate(pool, version)
+    if (version >= FULL_TEXT_VERSION) {
+      const host = hostOf(store)
+      for await (const head of host.everyHead()) {
+        const sid = head.meta.session_id
+        await host.load(sid)
+        const entries = [...host.entries(sid)!.values()]
+        const docs = entries.map((e) => entryDoc(e, e.parent_id === null ? null : toDb(e.parent_id)))
+        const title = titleDoc(head.meta)
+        await pool.query(
+          `INSERT INTO colloquy_sessions (id, owner, meta, leaf, v, bytes, title_terms, title_len, search_docs, search_len)
+           VALUES ($1, $2, $3, $4, $5, 0, $6::tsvector, $7, $8, $9)`,
+          [
+            toDb(sid),
+            'alice',
+            JSON.stringify(head.meta),
+            head.leaf && toDb(head.leaf),
+            head.v,
+            title?.terms ?? null,
+            title?.len ?? null,
+            docs.filter((d) => d.len !== null).length,
+            docs.reduce((n, d) => n + (d.len ?? 0), 0),
+          ],
+        )
+        for (const [i, e] of entries.entries())
+          await pool.query(
+            `INSERT INTO colloquy_entries (session_id, id, entry, terms, len, role, ts, parent)
+             VALUES ($1, $2, $3, $4::tsvector, $5, $6, $7, $8)`,
+            [
+              toDb(sid),
+              toDb(e.id),
+              JSON.stringify(e),
+              docs[i].terms,
+              docs[i].len,
+              docs[i].role,
+              docs[i].ts,
+              docs[i].parent,
+            ],
+          )
+      }
+      return
+    }
     const host = hostOf(store)
     for await (const head of host.everyHead()) {
       const sid = head.meta.session_id
@@ -81,51 +132,67 @@ async function writeOldRows(url: string, store: Store): Promise<void> {
 }
 
 describe('full text on PostgreSQL: the upgrade from the version before it', () => {
-  it('fills the terms of every existing entry and title; searches then answer as a device over the same sessions', async () => {
-    const url = await cluster.createDatabase()
-    const old = await aliceSessions()
-    await writeOldRows(url, old)
-    const before = await cluster.query<{ v: number }>(
-      'SELECT max(version) AS v FROM colloquy_migrations',
-      [],
-      url.slice(url.lastIndexOf('/') + 1),
-    )
-    expect(before.rows[0].v).toBe(FULL_TEXT_VERSION - 1)
+  it.each([
+    ['before full text', FULL_TEXT_VERSION - 1],
+    ['with full text, before the term counts', TERM_COUNTS_VERSION - 1],
+  ])(
+    'from the version %s: fills the terms and their counts; searches then answer as a device over the same sessions',
+    async (_, version) => {
+      const url = await cluster.createDatabase()
+      const old = await aliceSessions()
+      await writeOldRows(url, old, version)
+      const before = await cluster.query<{ v: number }>(
+        'SELECT max(version) AS v FROM colloquy_migrations',
+        [],
+        url.slice(url.lastIndexOf('/') + 1),
+      )
+      expect(before.rows[0].v).toBe(version)
 
-    const server = await startServer(['--postgres', url, '--token', `alice=${ALICE}`])
-    try {
-      // The store that made the sessions is a device holding them: its own index answers.
-      const local = await enableSearch(old)
+      const server = await startServer(['--postgres', url, '--token', `alice=${ALICE}`])
       try {
-        const queries = [
-          { query: 'kiwi', limit: 100 },
-          { query: 'kiwi', limit: 100, active_path_only: true },
-          { query: 'plum', limit: 5 },
-          { query: 'line 1099' },
-          { query: '京都' },
-          { query: 'deja' },
-          { query: 'cafe resume' },
-          { query: '🎉' },
-          { query: '"kiwi orchard"' },
-          { query: 'edi' },
-        ]
-        let found = 0
-        for (const request of queries) {
-          const there = await rpc<SearchResult>(server.url, 'session::search', request, ALICE)
-          found += there.hits.length
-          expect([request, there]).toStrictEqual([
-            request,
-            JSON.parse(JSON.stringify(await local.query(request))),
-          ])
+        // The store that made the sessions is a device holding them: its own index answers.
+        const local = await enableSearch(old)
+        try {
+          const queries = [
+            { query: 'kiwi', limit: 100 },
+            { query: 'kiwi', limit: 100, active_path_only: true },
+            { query: 'plum', limit: 5 },
+            { query: 'line 1099' },
+            { query: '京都' },
+            { query: 'deja' },
+            { query: 'cafe resume' },
+            { query: '🎉' },
+            { query: '"kiwi orchard"' },
+            { query: 'edi' },
+          ]
+          let found = 0
+          for (const request of queries) {
+            const there = await rpc<SearchResult>(server.url, 'session::search', request, ALICE)
+            found += there.hits.length
+            expect([request, there]).toStrictEqual([
+              request,
+              JSON.parse(JSON.stringify(await local.query(request))),
+            ])
+          }
+          // Not a comparison of empty answers: the old rows were found.
+          expect(found).toBeGreaterThan(150)
+          // The counts the migration filled are those of the documents (and "plum" in all 1,100
+          // lines of the long session).
+          const db = url.slice(url.lastIndexOf('/') + 1)
+          const rows = async (sql: string) =>
+            (await cluster.query<{ owner: string; term: string; df: string }>(sql, [], db)).rows
+              .map((r) => `${r.owner} ${r.term} ${r.df}`)
+              .sort()
+          const kept = await rows('SELECT owner, term, df FROM colloquy_terms')
+          expect(kept).toStrictEqual(await rows(TERM_COUNTS_OF_ROWS))
+          expect(kept).toContain('alice plum 1100')
+        } finally {
+          local.close()
         }
-        // Not a comparison of empty answers: the old rows were found.
-        expect(found).toBeGreaterThan(150)
       } finally {
-        local.close()
+        await old.close()
+        await server.stop()
       }
-    } finally {
-      await old.close()
-      await server.stop()
-    }
-  })
+    },
+  )
 })

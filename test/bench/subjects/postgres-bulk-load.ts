@@ -3,6 +3,7 @@ import type { SessionEntry, SessionMeta } from '@colloquy/core'
 import { recordKey, type ChangeKind } from '../../../packages/server/src/changes/change-index.js'
 import { toDb } from '../../../packages/server/src/storage/postgres/codec.js'
 import { entryDoc, titleDoc } from '../../../packages/server/src/search/search-doc.js'
+import { TERM_COUNTS_OF_ROWS } from '../../../packages/server/src/storage/postgres/schema.js'
 import { pushMutations } from '../../support/sync-push.js'
 
 // A LOADER, not a measurement of the server: S5's sessions written straight into PostgreSQL's
@@ -171,6 +172,17 @@ export async function bulkLoadPostgres(
     const differs = firstDifference(norm(made), norm(stored), '')
     if (differs)
       throw new Error(`S5 bulk load: the loader's rows differ from the server's for ${first.sid}: ${differs}`)
+    // The term counts are filled after the load from the documents (as the migration fills
+    // them): the server's own counts for session 0 must be what that makes of its rows.
+    const termRows = async (sql: string): Promise<string> =>
+      JSON.stringify(
+        (await db.query<{ owner: string | null; term: string; df: string; tf_max: number }>(sql)).rows
+          .map((r) => `${r.owner} ${r.term} ${r.df} ${r.tf_max}`)
+          .sort(),
+      )
+    const keptTerms = await termRows('SELECT owner, term, df, tf_max FROM colloquy_terms')
+    if (keptTerms !== (await termRows(TERM_COUNTS_OF_ROWS)) || keptTerms === '[]')
+      throw new Error(`S5 bulk load: the server's term counts for ${first.sid} are not those of its rows`)
 
     await db.query('DROP INDEX IF EXISTS colloquy_entries_terms')
     let seq = Number((await db.query<{ head: string }>('SELECT head FROM colloquy_clock')).rows[0].head)
@@ -258,6 +270,10 @@ export async function bulkLoadPostgres(
     await db.query('UPDATE colloquy_clock SET head = $1 WHERE id = 1', [seq])
     log(`  bulk: building the GIN index, ${((performance.now() - t0) / 1000).toFixed(0)} s`)
     await db.query('CREATE INDEX colloquy_entries_terms ON colloquy_entries USING gin (terms)')
+    log(`  bulk: counting terms, ${((performance.now() - t0) / 1000).toFixed(0)} s`)
+    await db.query(
+      `DELETE FROM colloquy_terms; INSERT INTO colloquy_terms (owner, term, df, tf_max) ${TERM_COUNTS_OF_ROWS}`,
+    )
     await db.query('ANALYZE')
   } finally {
     await db.end()

@@ -34,9 +34,40 @@ export const sortKeySql = (field: 'updated_at' | 'created_at'): string =>
  *   a restore or a re-creation, is recognised).
  * - Full text (`search/postgres-search.ts`): an entry's `terms` (a GIN-indexed `tsvector` of core's
  *   tokens), `len`, `role`, `ts` and `parent`; a session's `title_terms`, `title_len`, and its
- *   entries' `search_docs` and `search_len` summed (BM25's statistics).
+ *   entries' `search_docs` and `search_len` summed (BM25's statistics); `colloquy_terms`, each
+ *   owner's terms and how many documents hold each.
  * Content columns are `json`, not `jsonb`: `json` keeps text as sent (including `\u0000`).
  */
+/**
+ * What `colloquy_terms` holds, counted from the documents themselves (every session's entries'
+ * and title's terms, by the session's owner): what the migration fills it with, and what a
+ * test or a loader checks the counts the commits keep against.
+ */
+export const TERM_COUNTS_OF_ROWS = `SELECT owner, term, count(*) AS df, max(tf)::int AS tf_max FROM (
+       SELECT s.owner, u.lexeme AS term, u.positions[1] AS tf FROM colloquy_sessions s JOIN colloquy_entries e ON e.session_id = s.id, unnest(e.terms) u
+       UNION ALL SELECT s.owner, u.lexeme, u.positions[1] FROM colloquy_sessions s, unnest(s.title_terms) u) x
+     GROUP BY owner, term`
+
+// Each principal's terms with the number of documents (entries and titles) holding them
+// (`search/term-counts.ts`): a search reads a term's count in one index probe, and a prefix's
+// words in one range of the owner's vocabulary (`term` in byte order, "C"), where it counted
+// documents up to a bound before (so a word in most messages had a guessed idf). Keys are
+// (owner, term) with one NULL owner (sessions without one); the `term` index serves searches
+// with tenancy off (every owner's counts summed). Filled here from the terms migration 6 stores.
+// `tf_max` and `colloquy_entries_rank` serve a top-k read when a query's candidates are more than
+// a statement reads: entries shortest first (a term's weight falls as the document grows), newest
+// first among equals, until no unread one can rank in the page (`postgres-search.ts`).
+const TERM_COUNTS = `CREATE TABLE colloquy_terms (
+     owner text,
+     term text COLLATE "C" NOT NULL,
+     df bigint NOT NULL,
+     tf_max int NOT NULL,
+     CONSTRAINT colloquy_terms_key UNIQUE NULLS NOT DISTINCT (owner, term)
+   );
+   INSERT INTO colloquy_terms (owner, term, df, tf_max) ${TERM_COUNTS_OF_ROWS};
+   CREATE INDEX colloquy_terms_term ON colloquy_terms (term);
+   CREATE INDEX colloquy_entries_rank ON colloquy_entries (len, (-ts), session_id, id) WHERE len IS NOT NULL AND ts IS NOT NULL;`
+
 /** A migration: statements, or work of its own on the migration's connection (inside its transaction). */
 type Migration = string | ((client: pg.ClientBase) => Promise<void>)
 
@@ -132,10 +163,13 @@ const MIGRATIONS: readonly Migration[] = [
   // (BM25's statistics of a principal are a sum over their sessions). Written by every commit;
   // existing rows are filled here, by core's tokenizer (hence code, not SQL).
   backfillFullText,
+  TERM_COUNTS,
 ]
 
 /** The version that brought full text (an upgrade test starts from the one before). */
 export const FULL_TEXT_VERSION = MIGRATIONS.indexOf(backfillFullText) + 1
+/** The version that brought the term counts (an upgrade test starts from the one before). */
+export const TERM_COUNTS_VERSION = MIGRATIONS.indexOf(TERM_COUNTS) + 1
 
 /** An arbitrary constant: the advisory lock migrations run under. */
 const MIGRATION_LOCK = 0x636f6c6c

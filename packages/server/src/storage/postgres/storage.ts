@@ -33,6 +33,7 @@ import { migrate } from './schema.js'
 import { slicer, WORK_BUDGETS } from '../../work.js'
 import { entryDoc, titleDoc } from '../../search/search-doc.js'
 import { postgresFullText } from '../../search/postgres-search.js'
+import { TermDeltas, termRowsSql, type TermRow } from '../../search/term-counts.js'
 import type { FullTextSource } from '../../search/server-search.js'
 
 export interface PostgresStorageOptions {
@@ -98,7 +99,7 @@ const LOCK_HEADS = `SELECT sid AS id, ${digestSql('smeta')} AS meta, sleaf AS le
 const WRITE_DATA = `WITH n AS (SELECT n.s, n.i, n.entry, n.terms::tsvector AS terms, (n.doc->>'len')::int AS len, n.doc->>'role' AS role,
           (n.doc->>'ts')::float8 AS ts, n.doc->>'parent' AS parent
         FROM unnest($1::text[], $2::text[], $3::json[], $12::text[], $13::json[]) AS n(s, i, entry, terms, doc)),
-  old AS (SELECT e.session_id, e.id, octet_length(e.entry::text) AS b, e.len AS l FROM colloquy_entries e JOIN n ON e.session_id = n.s AND e.id = n.i),
+  old AS (SELECT e.session_id, e.id, octet_length(e.entry::text) AS b, e.len AS l, e.terms FROM colloquy_entries e JOIN n ON e.session_id = n.s AND e.id = n.i),
   ins AS (INSERT INTO colloquy_entries (session_id, id, entry, terms, len, role, ts, parent) SELECT s, i, entry, terms, len, role, ts, parent FROM n
           ON CONFLICT (session_id, id) DO UPDATE SET entry = EXCLUDED.entry, terms = EXCLUDED.terms, len = EXCLUDED.len, role = EXCLUDED.role, ts = EXCLUDED.ts, parent = EXCLUDED.parent
           RETURNING session_id, id, (xmax = 0) AS inserted),
@@ -115,8 +116,28 @@ const WRITE_DATA = `WITH n AS (SELECT n.s, n.i, n.entry, n.terms::tsvector AS te
         ON CONFLICT (id) DO UPDATE SET owner = EXCLUDED.owner, meta = EXCLUDED.meta, leaf = EXCLUDED.leaf, v = EXCLUDED.v, attachments = EXCLUDED.attachments, bytes = colloquy_sessions.bytes + EXCLUDED.bytes,
           title_terms = EXCLUDED.title_terms, title_len = EXCLUDED.title_len, search_docs = colloquy_sessions.search_docs + EXCLUDED.search_docs, search_len = colloquy_sessions.search_len + EXCLUDED.search_len),
   g AS (UPDATE colloquy_sessions s SET bytes = s.bytes + d.by, search_docs = s.search_docs + d.dn, search_len = s.search_len + d.dl
-        FROM d WHERE s.id = d.id AND (d.by <> 0 OR d.dn <> 0 OR d.dl <> 0) AND NOT (s.id = ANY($4::text[])))
-  SELECT ins.session_id, ins.id FROM ins WHERE ins.inserted`
+        FROM d WHERE s.id = d.id AND (d.by <> 0 OR d.dn <> 0 OR d.dl <> 0) AND NOT (s.id = ANY($4::text[]))),
+  sess AS (SELECT x.id, s.owner AS was, s.id IS NOT NULL AS existed, h.id IS NOT NULL AS headed, h.owner AS now,
+          s.title_terms AS old_title, h.title_terms::tsvector AS new_title, h.id IS NOT NULL AND (s.id IS NULL OR s.owner IS DISTINCT FROM h.owner) AS whole
+        FROM (SELECT n.s AS id FROM n UNION SELECT unnest($4::text[])) x LEFT JOIN colloquy_sessions s ON s.id = x.id
+        LEFT JOIN unnest($4::text[], $5::text[], $14::text[]) AS h(id, owner, title_terms) ON h.id = x.id),
+  docs AS (SELECT sess.was AS owner, old.terms, -1 AS sign FROM old JOIN sess ON sess.id = old.session_id WHERE sess.existed AND NOT sess.whole
+    UNION ALL SELECT sess.was, e.terms, -1 FROM sess JOIN colloquy_entries e ON e.session_id = sess.id WHERE sess.whole AND sess.existed
+    UNION ALL SELECT sess.was, sess.old_title, -1 FROM sess WHERE sess.existed AND sess.headed
+    UNION ALL SELECT CASE WHEN sess.headed THEN sess.now ELSE sess.was END, n.terms, 1 FROM n JOIN sess ON sess.id = n.s WHERE sess.existed OR sess.headed
+    UNION ALL SELECT sess.now, e.terms, 1 FROM sess JOIN colloquy_entries e ON e.session_id = sess.id
+      WHERE sess.whole AND NOT EXISTS (SELECT 1 FROM n WHERE n.s = e.session_id AND n.i = e.id)
+    UNION ALL SELECT sess.now, sess.new_title, 1 FROM sess WHERE sess.headed)
+  SELECT ins.session_id, ins.id, NULL::text AS owner, NULL::text AS term, NULL::bigint AS df, NULL::int AS tf FROM ins WHERE ins.inserted
+  UNION ALL SELECT NULL, NULL, t.owner, t.term, t.df, t.tf FROM (${termRowsSql('docs')}) t`
+
+/**
+ * A deleted session's documents leave its owner's term counts, in the statement that deletes its
+ * entries (the session's row, its owner and title, goes after it).
+ */
+const DELETE_ENTRIES = `WITH gone AS (DELETE FROM colloquy_entries WHERE session_id = ANY($1) RETURNING session_id, terms)
+  ${termRowsSql(`(SELECT s.owner, gone.terms, -1 AS sign FROM gone JOIN colloquy_sessions s ON s.id = gone.session_id
+    UNION ALL SELECT owner, title_terms, -1 FROM colloquy_sessions WHERE id = ANY($1))`)}`
 
 /**
  * The version bump and what depends on it, in one statement, last in the commit: the clock
@@ -269,11 +290,13 @@ export function postgresStorage(
       [...new Set([...ws.deleted, ...ws.heads.keys(), ...ws.entries.keys()])].map((id) => reader.head(id)),
     )
     const recs: Rec[] = []
+    // What the commit's statements add to and take from the term counts, applied once, last.
+    const counts = new TermDeltas()
     const gone = [...ws.deleted].filter((id) => prev.get(id))
     if (gone.length) {
       const keys = gone.map(toDb)
       await client.query('DELETE FROM colloquy_changes WHERE session_id = ANY($1)', [keys])
-      await client.query('DELETE FROM colloquy_entries WHERE session_id = ANY($1)', [keys])
+      counts.add((await client.query<TermRow>(DELETE_ENTRIES, [keys])).rows)
       await client.query('DELETE FROM colloquy_attachment_chunks WHERE session_id = ANY($1)', [keys])
       await client.query('DELETE FROM colloquy_sessions WHERE id = ANY($1)', [keys])
       for (const k of keys) known.forget(k)
@@ -388,8 +411,13 @@ export function postgresStorage(
             built,
           ),
         ]
-        const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, params)
-        for (const r of res.rows) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id)}`)
+        const res = await client.query<{ session_id: string | null; id: string | null } & TermRow>(
+          WRITE_DATA,
+          params,
+        )
+        for (const r of res.rows)
+          if (r.session_id !== null) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id!)}`)
+        counts.add(res.rows.filter((r) => r.session_id === null))
         // Read back under the next commit's lock, these rows give these very heads (HeadCache).
         for (let i = 0; i < hs.length; i++)
           known.wrote(
@@ -575,6 +603,7 @@ export function postgresStorage(
         )
       }
     }
+    await counts.apply(client)
     if (!recs.length) return []
     if (superseded.length)
       await client.query('DELETE FROM colloquy_changes WHERE key = ANY($1)', [superseded.map(toDb)])
