@@ -24,4 +24,4 @@ export {
 } from './ops/mention.js'
 export { LIST_WORK_BUDGET, WorkMeter } from './ops/work.js'
 export { collectAttachmentIds } from './ops/attachments.js'
-export { decodeBase64, encodeBase64, sha256Hex } from './util/bytes.js'
+export { concatBytes, decodeBase64, encodeBase64, sha256Hex } from './util/bytes.js'

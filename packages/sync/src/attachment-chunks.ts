@@ -1,4 +1,5 @@
-import { joined, sealChunks, type KeySource } from '@colloquy/core/crypto'
+import { sealChunks, type KeySource } from '@colloquy/core/crypto'
+import { concatBytes } from '@colloquy/core/wire'
 
 // An attachment's bytes as sync uploads them end-to-end encrypted: core's chunked layout
 // (`@colloquy/core/crypto`, attachment-chunks.ts), the same as at rest. This is a wire change
@@ -14,5 +15,5 @@ export async function sealAttachmentChunks(
 ): Promise<Uint8Array> {
   const frames: Uint8Array[] = []
   await sealChunks(keys, session_id, attachment_id, blob, (f) => void frames.push(f))
-  return joined(frames)
+  return concatBytes(frames)
 }

@@ -9,6 +9,7 @@ import { writeIndexFile, type IndexRecord } from '../../../packages/server/src/s
 import { writeSnapshot, type SideStores } from '../../../packages/server/src/storage/file/journal.js'
 import { commitLines } from '../../../packages/server/src/storage/file/jsonl.js'
 import { pushMutations } from '../../support/sync-push.js'
+import { firstDifference } from './first-difference.js'
 
 // A LOADER, not a measurement of the server: S5's sessions written straight into the file
 // storage's layout (one session file each, the head index at `.colloquy/heads.jsonl`, the change
@@ -118,24 +119,6 @@ async function writeDir(
     async () => {},
   )
   await writeSnapshot(join(dir, '.colloquy', 'journal.jsonl'), TX, side, false)
-}
-
-/** Where two values first differ (`path: ours / theirs`), or undefined. */
-function firstDifference(a: unknown, b: unknown, path: string): string | undefined {
-  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null) {
-    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      const d = firstDifference(
-        (a as Record<string, unknown>)[k],
-        (b as Record<string, unknown>)[k],
-        `${path}.${k}`,
-      )
-      if (d) return d
-    }
-    return undefined
-  }
-  return a === b
-    ? undefined
-    : `${path}: ${JSON.stringify(a)?.slice(0, 300)} / ${JSON.stringify(b)?.slice(0, 300)}`
 }
 
 /** A data directory as the file storage reads it back, for `sids`. */

@@ -5,6 +5,7 @@ import { toDb } from '../../../packages/server/src/storage/postgres/codec.js'
 import { entryDoc, titleDoc } from '../../../packages/server/src/search/search-doc.js'
 import { TERM_COUNTS_OF_ROWS } from '../../../packages/server/src/storage/postgres/schema.js'
 import { pushMutations } from '../../support/sync-push.js'
+import { firstDifference } from './first-difference.js'
 
 // A LOADER, not a measurement of the server: S5's sessions written straight into PostgreSQL's
 // schema (multi-row INSERTs of what the server's commits write), so that S7 can search 1,000,000
@@ -85,24 +86,6 @@ function rowsOf(sid: string, changes: readonly unknown[], template: { meta: Sess
       { key: toDb(recordKey({ seq: 0, kind: 'leaf', session_id: sid })), kind: 'leaf', entry_id: null },
     ],
   }
-}
-
-/** Where two values first differ (`path: ours / theirs`), or undefined. */
-function firstDifference(a: unknown, b: unknown, path: string): string | undefined {
-  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null) {
-    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      const d = firstDifference(
-        (a as Record<string, unknown>)[k],
-        (b as Record<string, unknown>)[k],
-        `${path}.${k}`,
-      )
-      if (d) return d
-    }
-    return undefined
-  }
-  return a === b
-    ? undefined
-    : `${path}: ${JSON.stringify(a)?.slice(0, 300)} / ${JSON.stringify(b)?.slice(0, 300)}`
 }
 
 /** What the server wrote for one session, in the loader's terms. */

@@ -166,15 +166,3 @@ export async function openChunks(
   if (failed) throw failed.reason
   return settled.map((r) => (r as PromiseFulfilledResult<Uint8Array>).value)
 }
-
-/** `pieces` joined into one array (for callers that need the bytes whole). */
-export function joined(pieces: readonly Uint8Array[]): Uint8Array {
-  if (pieces.length === 1) return pieces[0]
-  const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0))
-  let to = 0
-  for (const p of pieces) {
-    out.set(p, to)
-    to += p.length
-  }
-  return out
-}

@@ -43,4 +43,4 @@ export {
   openAttachmentBytes,
   openAttachmentData,
 } from './attachment-seal.js'
-export { CHUNKED, CHUNK_BYTES, isChunked, sealChunks, joined } from './attachment-chunks.js'
+export { CHUNKED, CHUNK_BYTES, isChunked, sealChunks } from './attachment-chunks.js'

@@ -93,3 +93,15 @@ export async function sha256Hex(bytes: Uint8Array | ArrayBuffer): Promise<string
 export async function blobBytes(blob: Blob): Promise<Uint8Array> {
   return new Uint8Array(await blob.arrayBuffer())
 }
+
+/** `pieces` joined into one array (the piece itself when there is one: no copy). */
+export function concatBytes(pieces: readonly Uint8Array[]): Uint8Array {
+  if (pieces.length === 1) return pieces[0]
+  const out = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0))
+  let to = 0
+  for (const p of pieces) {
+    out.set(p, to)
+    to += p.byteLength
+  }
+  return out
+}

@@ -1,3 +1,4 @@
+import { concatBytes } from '@colloquy/core/wire'
 import { FormatError } from '../errors.js'
 
 /** One file's contents: text, bytes or a Blob (a browser File, or Node's `fs.openAsBlob`). */
@@ -96,7 +97,7 @@ export class Source {
     } finally {
       reader.releaseLock()
     }
-    return concat(this.buffered).subarray(0, n)
+    return concatBytes(this.buffered).subarray(0, n)
   }
 
   /** The whole input from the start, in chunks, enforcing `maxBytes` and reporting progress. */
@@ -156,17 +157,6 @@ export class Source {
   }
 }
 
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.byteLength
-  }
-  return out
-}
-
 /** Decoded text, chunk by chunk (UTF-8, BOM dropped, characters split across chunks kept). */
 export async function* textChunks(source: Source, options: ReadOptions = {}): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8')
@@ -191,7 +181,7 @@ export async function readBytes(source: Source, options: ReadOptions = {}): Prom
   const parts: Uint8Array[] = []
   const encoder = new TextEncoder()
   for await (const c of source.chunks(options)) parts.push(typeof c === 'string' ? encoder.encode(c) : c)
-  return concat(parts)
+  return concatBytes(parts)
 }
 
 /** A batch of complete lines and the 1-based number of the first one. */
