@@ -18,6 +18,7 @@ setStorageArgs(async () => ['--postgres', await (await (starting ??= startPostgr
 setDataBackend({
   name: 'PostgreSQL',
   runs: 4,
+  serverIndex: false,
   async data() {
     const cluster = await (starting ??= startPostgres())
     const url = await cluster.createDatabase()

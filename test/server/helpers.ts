@@ -81,6 +81,8 @@ export interface DataBackend {
   readonly name: string
   /** Fuzz runs by default (COLLOQUY_FUZZ_RUNS overrides it): a CI-sized budget per backend. */
   readonly runs: number
+  /** Whether `session::search` runs core's index in the server (built on a first search), not the storage's own full text. */
+  readonly serverIndex: boolean
   data(): Promise<KeptData>
 }
 
@@ -117,6 +119,7 @@ async function filesUnder(dir: string): Promise<Buffer[]> {
 let dataBackend: DataBackend = {
   name: 'its file storage',
   runs: 12,
+  serverIndex: true,
   async data() {
     const tmp = await tempDir('data')
     return {

@@ -176,7 +176,9 @@ describe(`session::search on ${BACKEND.name}`, () => {
     expect((await first).hits.length).toBe(20)
     // 12,000 messages indexed 256 at a time: Bob is answered between the slices, not after them
     // (enough slices that a few of them per answer, on a loaded machine, still make several).
-    expect(answered).toBeGreaterThanOrEqual(8)
+    // On PostgreSQL the database searches (no index is built here): how many of Bob's requests
+    // fit in depends only on how fast it answers, so the count says nothing there.
+    if (BACKEND.serverIndex) expect(answered).toBeGreaterThanOrEqual(8)
   })
 
   it('more principals searching than indexes kept: each answer is their own and current, a let-go index is built again', async () => {
