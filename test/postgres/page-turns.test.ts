@@ -9,7 +9,7 @@ import {
   type HeadTextRow,
 } from '../../packages/server/src/storage/postgres/head-cache.js'
 import { postgresPages, ROW_COST } from '../../packages/server/src/storage/postgres/pages.js'
-import { migrate } from '../../packages/server/src/storage/postgres/schema.js'
+import { migrate, SORT_KEYS_REBUILT } from '../../packages/server/src/storage/postgres/schema.js'
 import { WORK_BUDGETS } from '../../packages/server/src/work.js'
 import { startPostgres, type TestCluster } from '../support/postgres.js'
 
@@ -260,47 +260,65 @@ describe('a PostgreSQL page of sessions', () => {
     }
   }, 300_000)
 
-  it('reads its rows in order from the sort-key indexes, added by a migration to a database that had data', async () => {
-    const url = await cluster.createDatabase()
-    const pool = new pg.Pool({ connectionString: url, max: 2 })
-    const statements: Array<{ sql: string; params: unknown[] }> = []
-    try {
-      await migrate(pool, BEFORE_INDEXES)
-      const metas = rows()
-      await fill(pool, metas)
-      await migrate(pool)
-      await pool.query('ANALYZE colloquy_sessions')
-      const versions = await pool.query<{ version: number }>(
-        'SELECT version FROM colloquy_migrations ORDER BY version',
-      )
-      expect(versions.rows.length).toBeGreaterThan(BEFORE_INDEXES)
-      const pages = postgresPages(pool, new HeadCache())
-      // The statements a page sends (each is explained below, as sent).
-      const query = pool.query.bind(pool) as (...a: unknown[]) => Promise<pg.QueryResult>
-      ;(pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-        if (typeof a[0] === 'string' && a[0].includes('ORDER BY'))
-          statements.push({ sql: a[0], params: (a[1] as unknown[]) ?? [] })
-        return query(...a)
+  // The indexes as migration 5 built them before migration 8 (`jsonFieldSql` then dropped NUL
+  // escapes only): a database an older release left at version 7 has these.
+  const oldKey = (f: string): string =>
+    `((replace(replace(meta::text, '\\\\', '\\u005c'), '\\u0000', '')::json->>'${f}'))::float8`
+  const OLD_INDEXES = `DROP INDEX colloquy_sessions_owner_updated, colloquy_sessions_owner_created, colloquy_sessions_updated, colloquy_sessions_created;
+    CREATE INDEX colloquy_sessions_owner_updated ON colloquy_sessions (owner, (${oldKey('updated_at')}));
+    CREATE INDEX colloquy_sessions_owner_created ON colloquy_sessions (owner, (${oldKey('created_at')}));
+    CREATE INDEX colloquy_sessions_updated ON colloquy_sessions ((${oldKey('updated_at')}));
+    CREATE INDEX colloquy_sessions_created ON colloquy_sessions ((${oldKey('created_at')}));`
+
+  it.each([
+    ['added by a migration to a database that had data', BEFORE_INDEXES, ''],
+    ['rebuilt by a migration over the expressions of an older release', SORT_KEYS_REBUILT - 1, OLD_INDEXES],
+  ])(
+    'reads its rows in order from the sort-key indexes, %s',
+    async (_, from, before) => {
+      const url = await cluster.createDatabase()
+      const pool = new pg.Pool({ connectionString: url, max: 2 })
+      const statements: Array<{ sql: string; params: unknown[] }> = []
+      try {
+        await migrate(pool, from)
+        if (before) await pool.query(before)
+        const metas = rows()
+        await fill(pool, metas)
+        await migrate(pool)
+        await pool.query('ANALYZE colloquy_sessions')
+        const versions = await pool.query<{ version: number }>(
+          'SELECT version FROM colloquy_migrations ORDER BY version',
+        )
+        expect(versions.rows.length).toBeGreaterThan(from)
+        const pages = postgresPages(pool, new HeadCache())
+        // The statements a page sends (each is explained below, as sent).
+        const query = pool.query.bind(pool) as (...a: unknown[]) => Promise<pg.QueryResult>
+        ;(pool as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
+          if (typeof a[0] === 'string' && a[0].includes('ORDER BY'))
+            statements.push({ sql: a[0], params: (a[1] as unknown[]) ?? [] })
+          return query(...a)
+        }
+        const alice = await pages.page({ order: 'updated_desc', limit: 50, metadata: { owner: 'alice' } })
+        expect(alice.map((h) => h.meta.session_id)).toEqual(
+          expected(metas, (m) => m.metadata?.owner === 'alice').slice(0, 50),
+        )
+        const everyone = await pages.page({ order: 'updated_desc', limit: 50 })
+        expect(everyone.map((h) => h.meta.session_id)).toEqual(expected(metas, () => true).slice(0, 50))
+        const oldest = await pages.page({ order: 'created_asc', limit: 50, metadata: { owner: 'owner-3' } })
+        expect(oldest).toHaveLength(50)
+        await pages.page({ order: 'created_desc', limit: 50 })
+        ;(pool as unknown as { query: unknown }).query = query
+        expect(statements.length).toBeGreaterThanOrEqual(4)
+        for (const s of statements) {
+          const plan = JSON.stringify((await pool.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.params)).rows[0])
+          // Read in order from an index on the sort key: no sort of the table, no scan of all of it.
+          expect(plan, s.sql).toMatch(/"Index Name":"colloquy_sessions_(owner_)?(updated|created)"/)
+          expect(plan, s.sql).not.toMatch(/"Node Type":"Sort"|"Node Type":"Seq Scan"/)
+        }
+      } finally {
+        await pool.end()
       }
-      const alice = await pages.page({ order: 'updated_desc', limit: 50, metadata: { owner: 'alice' } })
-      expect(alice.map((h) => h.meta.session_id)).toEqual(
-        expected(metas, (m) => m.metadata?.owner === 'alice').slice(0, 50),
-      )
-      const everyone = await pages.page({ order: 'updated_desc', limit: 50 })
-      expect(everyone.map((h) => h.meta.session_id)).toEqual(expected(metas, () => true).slice(0, 50))
-      const oldest = await pages.page({ order: 'created_asc', limit: 50, metadata: { owner: 'owner-3' } })
-      expect(oldest).toHaveLength(50)
-      await pages.page({ order: 'created_desc', limit: 50 })
-      ;(pool as unknown as { query: unknown }).query = query
-      expect(statements.length).toBeGreaterThanOrEqual(4)
-      for (const s of statements) {
-        const plan = JSON.stringify((await pool.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.params)).rows[0])
-        // Read in order from an index on the sort key: no sort of the table, no scan of all of it.
-        expect(plan, s.sql).toMatch(/"Index Name":"colloquy_sessions_(owner_)?(updated|created)"/)
-        expect(plan, s.sql).not.toMatch(/"Node Type":"Sort"|"Node Type":"Seq Scan"/)
-      }
-    } finally {
-      await pool.end()
-    }
-  }, 120_000)
+    },
+    120_000,
+  )
 })

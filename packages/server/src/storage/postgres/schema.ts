@@ -5,8 +5,8 @@ import { jsonFieldSql } from './json-field.js'
 /**
  * A sort key of a session's meta (`updated_at` or `created_at`), as pages.ts orders by it and the
  * indexes of migration 5 hold it: the same text in both, or the planner does not use them (so a
- * change here, or in `jsonFieldSql`, is a new migration). Read NUL-safe (`jsonFieldSql`): the
- * number is the same, and a write of a meta holding a NUL escape never fails on the index (nor
+ * change here, or in `jsonFieldSql`, is a new migration, as 8 was). Read through `jsonFieldSql`:
+ * the number is the same, and a write of a meta holding any escape never fails on the index (nor
  * the migration on a database holding one).
  */
 export const sortKeySql = (field: 'updated_at' | 'created_at'): string =>
@@ -67,6 +67,21 @@ const TERM_COUNTS = `CREATE TABLE colloquy_terms (
    INSERT INTO colloquy_terms (owner, term, df, tf_max) ${TERM_COUNTS_OF_ROWS};
    CREATE INDEX colloquy_terms_term ON colloquy_terms (term);
    CREATE INDEX colloquy_entries_rank ON colloquy_entries (len, (-ts), session_id, id) WHERE len IS NOT NULL AND ts IS NOT NULL;`
+
+// The indexes pages.ts reads sessions in order from (see migration 5, and 8, which rebuilt them
+// when `jsonFieldSql` changed). Migration 5 builds them with the expression of today too, so an old
+// database holding a meta the expression of then could not read still migrates.
+const SORT_KEY_INDEXES = `CREATE INDEX colloquy_sessions_owner_updated ON colloquy_sessions (owner, (${sortKeySql('updated_at')}));
+   CREATE INDEX colloquy_sessions_owner_created ON colloquy_sessions (owner, (${sortKeySql('created_at')}));
+   CREATE INDEX colloquy_sessions_updated ON colloquy_sessions ((${sortKeySql('updated_at')}));
+   CREATE INDEX colloquy_sessions_created ON colloquy_sessions ((${sortKeySql('created_at')}));`
+
+// The sort-key indexes again, over `jsonFieldSql` as it now reads (every `\u` escape dropped,
+// where it dropped NUL escapes only): a meta holding a lone surrogate failed the old expression,
+// so its every write was a storage failure. A database built before has the old expressions,
+// which pages.ts's statements no longer match.
+const SORT_KEYS_REBUILD = `DROP INDEX colloquy_sessions_owner_updated, colloquy_sessions_owner_created, colloquy_sessions_updated, colloquy_sessions_created;
+   ${SORT_KEY_INDEXES}`
 
 /** A migration: statements, or work of its own on the migration's connection (inside its transaction). */
 type Migration = string | ((client: pg.ClientBase) => Promise<void>)
@@ -152,10 +167,7 @@ const MIGRATIONS: readonly Migration[] = [
   // (tenancy) or everyone's: these indexes hold those very expressions (`sortKeySql`), so a page
   // reads its rows in order from an index, where it sorted the whole table (or the whole owner)
   // before (hundreds of milliseconds at 100,000 sessions). Built once, as the migration runs.
-  `CREATE INDEX colloquy_sessions_owner_updated ON colloquy_sessions (owner, (${sortKeySql('updated_at')}));
-   CREATE INDEX colloquy_sessions_owner_created ON colloquy_sessions (owner, (${sortKeySql('created_at')}));
-   CREATE INDEX colloquy_sessions_updated ON colloquy_sessions ((${sortKeySql('updated_at')}));
-   CREATE INDEX colloquy_sessions_created ON colloquy_sessions ((${sortKeySql('created_at')}));`,
+  SORT_KEY_INDEXES,
   // Full text (`session::search`, packages/server/src/search/postgres-search.ts): each entry's
   // terms as core's tokenizer cuts and folds them (a `tsvector`, GIN-indexed), its length, role,
   // timestamp and parent (what ranking, filters and the active path read without parsing the
@@ -164,12 +176,15 @@ const MIGRATIONS: readonly Migration[] = [
   // existing rows are filled here, by core's tokenizer (hence code, not SQL).
   backfillFullText,
   TERM_COUNTS,
+  SORT_KEYS_REBUILD,
 ]
 
 /** The version that brought full text (an upgrade test starts from the one before). */
 export const FULL_TEXT_VERSION = MIGRATIONS.indexOf(backfillFullText) + 1
 /** The version that brought the term counts (an upgrade test starts from the one before). */
 export const TERM_COUNTS_VERSION = MIGRATIONS.indexOf(TERM_COUNTS) + 1
+/** The version that rebuilt the sort-key indexes over today's `jsonFieldSql` (an upgrade test starts from the one before). */
+export const SORT_KEYS_REBUILT = MIGRATIONS.indexOf(SORT_KEYS_REBUILD) + 1
 
 /** An arbitrary constant: the advisory lock migrations run under. */
 const MIGRATION_LOCK = 0x636f6c6c
