@@ -85,8 +85,8 @@ export const operations: OperationTable = {
   'session::list-attachments': later(r, false, attachments, 'listAttachments'),
   // The in-use refusal scans every branch's entries.
   'session::delete-attachment': later(w, true, attachments, 'deleteAttachment'),
-  'session::messages-tail': later(r, true, tail, 'messagesTail'),
-  'session::messages-range': later(r, true, tail, 'messagesRange'),
+  'session::messages-tail': later(r, true, tail, 'messagesTail', undefined, 'messagesTailReads'),
+  'session::messages-range': later(r, true, tail, 'messagesRange', undefined, 'messagesRangeReads'),
   'session::mention::search': later(r, false, mention, 'mentionSearch', 'mentionPage'),
   'session::mention::get': later(r, false, mention, 'mentionGet'),
 }
