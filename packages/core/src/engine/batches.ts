@@ -351,7 +351,8 @@ export class BatchRunner implements Batches {
         ...[...touched].map((id) => this.engine.ensureHead(id)),
       ])
       // A read may learn what else it needs only from what it opened (the blocks of
-      // `messagesTail` are cut by content): asked again until it names nothing still sealed.
+      // `messagesTail` are cut by content): asked again until it names nothing still sealed
+      // (`OperationSpec.readsMore`).
       let asking = batch
       for (let turn = 0; turn < READ_TURNS && asking.length; turn++) {
         const wanted = new Map<string, SessionEntry[]>()
@@ -371,7 +372,7 @@ export class BatchRunner implements Batches {
             // The call throws it again when it runs.
           }
           if (!list) continue
-          more.push(p)
+          if (this.operations[p.fn].readsMore) more.push(p)
           const all = wanted.get(id)
           if (all) all.push(...list)
           else wanted.set(id, list)

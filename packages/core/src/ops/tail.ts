@@ -155,9 +155,9 @@ interface Walk {
 
 /**
  * The entries of `path` the tail returns, `path[start..end)`: whole blocks, found by walking back
- * from the end (or from `before_entry_id`'s block) so that only the blocks returned, and the entry
- * just before the oldest of them (where its block starts), are looked at. `run(i)`: whether
- * `path[i]` extends an activity run (it reads the entry's content).
+ * from the end (or from `before_entry_id`'s block) so that only the blocks returned are looked
+ * at, and the entry just before a tool run among them (to find where the run starts). `run(i)`:
+ * whether `path[i]` extends an activity run (it reads the entry's content).
  */
 function tailSpan(
   path: readonly SessionEntry[],
