@@ -630,6 +630,41 @@ describe('an encrypted store’s live list and ranged reads open only what they 
     await Promise.all([c.close(), s.close()])
   })
 
+  it('an optimistic messages$ opens its path only, and shows a write in flight as a clear store does', async () => {
+    const session_id = 's_big'
+    const data = bigSession(session_id)
+    const stores: Store[] = []
+    for (const encrypted of [true, false]) {
+      const inner = memoryStorage()
+      const store = await open(inner, encrypted)
+      await store.importSession(data)
+      await store.close()
+      stores.push(await open(inner, encrypted))
+    }
+    const opened = openCount(stores[0]!)
+    const lists = stores.map((st) => {
+      const latest = new BehaviorSubject<MessageItem[] | undefined>(undefined)
+      const sub = st.messages$({ session_id, optimistic: true }).subscribe({
+        next: (v) => latest.next(v),
+        error: (e) => latest.error(e),
+      })
+      const until = (ok: (v: MessageItem[]) => boolean) =>
+        firstValueFrom(latest.pipe(filter((v): v is MessageItem[] => v !== undefined && ok(v))))
+      return { until, stop: () => sub.unsubscribe() }
+    })
+    const [sv, cv] = await Promise.all(lists.map((l) => l.until(() => true)))
+    expect(sv).toEqual(cv)
+    expect(sv!.map((m) => m.entry_id)).toEqual(data.active)
+    expect(opened()).toBe(ACTIVE)
+    // Shown when handed to the storage (before the commit), in both.
+    const appends = stores.map((st) => st.append({ session_id, message: say(4, ' in flight') }))
+    const shown = await Promise.all(lists.map((l) => l.until((v) => textOf(v).includes('in flight'))))
+    expect(shown[0]).toEqual(shown[1])
+    expect(await appends[0]).toEqual(await appends[1])
+    for (const l of lists) l.stop()
+    await Promise.all(stores.map((st) => st.close()))
+  })
+
   it('a tampered entry is refused by the live list or the tail that shows it, and only by those', async () => {
     const session_id = 's_big'
     const data = bigSession(session_id)
