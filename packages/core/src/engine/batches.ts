@@ -350,22 +350,36 @@ export class BatchRunner implements Batches {
         ),
         ...[...touched].map((id) => this.engine.ensureHead(id)),
       ])
-      const wanted = new Map<string, SessionEntry[]>()
-      const held = new Overlay(this.engine.state)
-      for (const p of batch) {
-        const id = p.req.session_id
-        if (p.fn === 'internal' || typeof id !== 'string' || whole.has(id)) continue
-        const reads = this.operations[p.fn].reads
-        if (!reads || !this.engine.state.sessions.get(id)?.sealed?.size) continue
-        let list = wanted.get(id)
-        if (!list) wanted.set(id, (list = []))
-        try {
-          for (const e of reads(held, p.req as never, this.engine.ctx)) list.push(e)
-        } catch {
-          // The call throws it again when it runs.
+      // A read may learn what else it needs only from what it opened (the blocks of
+      // `messagesTail` are cut by content): asked again until it names nothing still sealed
+      // (`OperationSpec.readsMore`).
+      let asking = batch
+      for (let turn = 0; turn < READ_TURNS && asking.length; turn++) {
+        const wanted = new Map<string, SessionEntry[]>()
+        const held = new Overlay(this.engine.state)
+        const more: Pending[] = []
+        for (const p of asking) {
+          const id = p.req.session_id
+          if (p.fn === 'internal' || typeof id !== 'string' || whole.has(id)) continue
+          const reads = this.operations[p.fn].reads
+          const sealed = this.engine.state.sessions.get(id)?.sealed
+          if (!reads || !sealed?.size) continue
+          let list: SessionEntry[] | undefined
+          try {
+            for (const e of reads(held, p.req as never, this.engine.ctx))
+              if (sealed.has(e.id)) (list ??= []).push(e)
+          } catch {
+            // The call throws it again when it runs.
+          }
+          if (!list) continue
+          if (this.operations[p.fn].readsMore) more.push(p)
+          const all = wanted.get(id)
+          if (all) all.push(...list)
+          else wanted.set(id, list)
         }
+        await Promise.all([...wanted].map(([id, entries]) => this.engine.openEntries(id, entries)))
+        asking = more
       }
-      await Promise.all([...wanted].map(([id, entries]) => this.engine.openEntries(id, entries)))
     } catch (cause) {
       for (const p of batch) p.reject(storageError(cause))
       return
@@ -627,6 +641,12 @@ export class BatchRunner implements Batches {
     return pendingView(this.pendingOverlay(), s, session_id)
   }
 }
+
+/**
+ * How many times a read is asked what it needs opened (see `OperationSpec.reads`) before it runs:
+ * one that still meets an entry held sealed then has its session opened whole.
+ */
+const READ_TURNS = 8
 
 /** How long after a batch started the updates held behind it wait to start the next (see `gathers`). */
 export const GATHER_MS = 2

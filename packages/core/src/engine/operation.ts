@@ -29,11 +29,18 @@ export interface OperationSpec<K extends FunctionId> {
   page?: (req: FunctionMap[K][0], ctx: OpContext, spare: number) => PageQuery
   /**
    * For a read that returns some entries of its session (a page), not all: the entries whose
-   * content it reads, found from the clear fields alone (ids, parents, kinds, roles). An
-   * encrypted store opens only those before it runs (see `model/sealed-entry.ts`); without it,
-   * every entry of the session is opened. Errors are left to `run`, which throws them again.
+   * content it reads, found from the clear fields alone (ids, parents, kinds, roles) and from
+   * the content of the entries already opened. An encrypted store opens those before it runs
+   * (see `model/sealed-entry.ts`); without it, every entry of the session is opened. Errors are
+   * left to `run`, which throws them again.
    */
   reads?: (d: Overlay, req: FunctionMap[K][0], ctx: OpContext) => Iterable<SessionEntry>
+  /**
+   * Whether `reads` may name more once what it named is opened (it decides from content:
+   * `messagesTail` finds a tool run's bounds so): it is asked again, a few turns, while it names
+   * entries still sealed; a call that then meets one has its session opened whole.
+   */
+  readsMore?: boolean
   /**
    * Present until the operation's code is here: fetches it (a chunk of its own for bundlers). The
    * store awaits it before the first call; a failed fetch is tried again on the next call.

@@ -17,6 +17,16 @@ import { metadataMatches } from '../model/json.js'
 import type { PageQuery } from '../storage/seam.js'
 import { pathTo } from '../model/path.js'
 import { opened, type SessionState } from '../engine/state.js'
+import { isHeldSealed, isUnopened } from '../model/sealed-entry.js'
+
+/**
+ * What a live query needs of its session's entries: none (its head), every one opened, or held
+ * (loaded; an encrypted store's left sealed, the query opens what it shows).
+ */
+type Entries = 'none' | 'opened' | 'held'
+
+/** How many openings in a row `messages$` makes for one value before it opens the session whole. */
+const OPEN_TURNS = 5
 
 /** What `messages$` takes: the read of `session::messages` without paging. */
 export interface LiveMessagesRequest {
@@ -111,8 +121,8 @@ export class LiveQueries {
   private watchSession<T>(
     subscriber: Subscriber<T>,
     session_id: string,
-    needEntries: boolean,
-    onChange: (s: SessionState | undefined, change: SessionChange | undefined) => void,
+    entries: Entries,
+    onChange: (s: SessionState | undefined, change: SessionChange | undefined, again: () => void) => void,
     entry_id?: string,
   ): () => void {
     // Over a storage with paged reads, a session not held is read once before it is called gone.
@@ -127,10 +137,13 @@ export class LiveQueries {
         )
         return
       }
-      // Every entry opened: these queries read them all (an encrypted store's reads open fewer).
-      if (needEntries && s && !opened(s))
+      // 'opened': every entry opened, these queries read them all. 'held': loaded, an encrypted
+      // store's entries left sealed for the query to open what it shows (`messages$`).
+      if (entries === 'opened' && s && !opened(s))
         this.engine.ensureLoaded(session_id).catch((e) => subscriber.error(e))
-      else onChange(s, change)
+      else if (entries === 'held' && s && !s.entries)
+        this.engine.ensureHeld(session_id).catch((e) => subscriber.error(e))
+      else onChange(s, change, run)
     }
     const stop = this.router.session(session_id, run, entry_id)
     run()
@@ -140,7 +153,7 @@ export class LiveQueries {
   session$(session_id: string): Observable<SessionMeta | null> {
     return new Observable((subscriber) => {
       let last: SessionMeta | null | undefined
-      return this.watchSession(subscriber, session_id, false, (s) => {
+      return this.watchSession(subscriber, session_id, 'none', (s) => {
         const meta = s?.head.meta ?? null
         if (meta !== last) subscriber.next((last = meta))
       })
@@ -151,7 +164,7 @@ export class LiveQueries {
   attachments$(session_id: string): Observable<readonly AttachmentMeta[] | null> {
     return new Observable((subscriber) => {
       let last: readonly AttachmentMeta[] | null | undefined
-      return this.watchSession(subscriber, session_id, false, (s) => {
+      return this.watchSession(subscriber, session_id, 'none', (s) => {
         const list = s ? (s.head.attachments ?? NO_ATTACHMENTS) : null
         const same = last === list || (last != null && list !== null && sameItems(last, list))
         if (!same) subscriber.next((last = list))
@@ -163,7 +176,7 @@ export class LiveQueries {
   draft$(session_id: string): Observable<DraftState | null> {
     return new Observable((subscriber) => {
       let last: DraftState | null | undefined
-      return this.watchSession(subscriber, session_id, false, (s) => {
+      return this.watchSession(subscriber, session_id, 'none', (s) => {
         const meta = s?.head.meta
         if (!meta) {
           if (last !== null) subscriber.next((last = null))
@@ -273,7 +286,7 @@ export class LiveQueries {
       return this.watchSession(
         subscriber,
         session_id,
-        true,
+        'opened',
         (s) => {
           const entry = s?.entries?.get(entry_id) ?? null
           if (entry !== last) subscriber.next((last = entry))
@@ -286,7 +299,7 @@ export class LiveQueries {
   tree$(session_id: string): Observable<SessionTree | null> {
     return new Observable((subscriber) => {
       let last: SessionTree | null | undefined
-      return this.watchSession(subscriber, session_id, true, (s, change) => {
+      return this.watchSession(subscriber, session_id, 'opened', (s, change) => {
         if (!s?.entries) {
           if (last !== null) subscriber.next((last = null))
           return
@@ -309,7 +322,7 @@ export class LiveQueries {
   branch$(session_id: string, entry_id: string): Observable<BranchPosition | null> {
     return new Observable((subscriber) => {
       let last: BranchPosition | null | undefined
-      return this.watchSession(subscriber, session_id, true, (s, change) => {
+      return this.watchSession(subscriber, session_id, 'opened', (s, change) => {
         if (
           last !== undefined &&
           change &&
@@ -376,7 +389,34 @@ export class LiveQueries {
         return out
       }
 
+      // An encrypted store holds the session's entries sealed: what the list shows is opened
+      // first (the entries on the path that pass the filter, in one batch), then the list is
+      // built again. Changes meanwhile wait for that opening: the list built after it reads them.
+      let opening = false
+      let turns = 0
+      let again = (): void => {}
+      const open = (s: SessionState): void => {
+        const target = req.from_entry_id ?? s.head.leaf
+        const entries = s.entries
+        const path = target !== null && entries?.has(target) ? pathTo((id) => entries.get(id), target) : []
+        const shown = path.filter((e) => isHeldSealed(e) && passes(e, req.roles, includeCustom))
+        opening = true
+        // A session that keeps changing under its openings is opened whole, as other queries do.
+        const done =
+          ++turns > OPEN_TURNS
+            ? this.engine.ensureLoaded(req.session_id)
+            : this.engine.openEntries(req.session_id, shown)
+        done.then(
+          () => {
+            opening = false
+            if (!subscriber.closed) again()
+          },
+          (e: unknown) => subscriber.error(e),
+        )
+      }
+
       const onChange = (s: SessionState | undefined, change: SessionChange | undefined): void => {
+        if (opening) return
         let next: MessageItem[]
         try {
           if (!items || !change || change.reloaded || !s?.entries || change.head === null) next = rebuild(s)
@@ -393,17 +433,27 @@ export class LiveQueries {
             if (target !== leaf) next = extend(s, change, next) ?? rebuild(s)
           }
         } catch (e) {
+          // The list met an entry held sealed: open what it shows (a tampered one errors there).
+          if (isUnopened(e) && s) return open(s)
           subscriber.error(e)
           return
         }
+        turns = 0
         if (!items || !sameItems(items, next)) subscriber.next((items = next))
       }
-      if (!req.optimistic) return this.watchSession(subscriber, req.session_id, true, onChange)
+      if (!req.optimistic)
+        return this.watchSession(subscriber, req.session_id, 'held', (s, change, run) => {
+          again = run
+          onChange(s, change)
+        })
       // Optimistic: every value is read over the writes in flight, and each write is shown when
       // it is handed to the storage; a failed one is taken back by reading again.
       const id = req.session_id
       const view = (s: SessionState | undefined): SessionState | undefined => this.engine.pendingView(s, id)
-      const stop = this.watchSession(subscriber, id, true, (s, change) => onChange(view(s), change))
+      const stop = this.watchSession(subscriber, id, 'held', (s, change, run) => {
+        again = run
+        onChange(view(s), change)
+      })
       const sub = this.engine.pending.subscribe(({ sessions, failed }) => {
         if (!sessions.has(id) || !items) return
         const s = view(this.engine.state.sessions.get(id))

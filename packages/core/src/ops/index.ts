@@ -21,11 +21,14 @@ function later<K extends FunctionId>(
   page?: string,
   /** The export that says which entries the operation reads (see `OperationSpec.reads`). */
   reads?: string,
+  /** `reads` is asked again once what it named is opened (see `OperationSpec.readsMore`). */
+  readsMore?: boolean,
 ): OperationSpec<K> {
   const spec: OperationSpec<K> = {
     write,
     entries,
     ...(page && { pages: true }),
+    ...(readsMore && { readsMore }),
     load: () =>
       Promise.resolve(code.load()).then(() => {
         const m = code.value as Record<string, unknown>
@@ -85,8 +88,8 @@ export const operations: OperationTable = {
   'session::list-attachments': later(r, false, attachments, 'listAttachments'),
   // The in-use refusal scans every branch's entries.
   'session::delete-attachment': later(w, true, attachments, 'deleteAttachment'),
-  'session::messages-tail': later(r, true, tail, 'messagesTail'),
-  'session::messages-range': later(r, true, tail, 'messagesRange'),
+  'session::messages-tail': later(r, true, tail, 'messagesTail', undefined, 'messagesTailReads', true),
+  'session::messages-range': later(r, true, tail, 'messagesRange', undefined, 'messagesRangeReads'),
   'session::mention::search': later(r, false, mention, 'mentionSearch', 'mentionPage'),
   'session::mention::get': later(r, false, mention, 'mentionGet'),
 }

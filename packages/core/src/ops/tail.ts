@@ -6,6 +6,7 @@ import { pathTo } from '../model/path.js'
 import { notFound } from './lifecycle.js'
 import { entryWithoutImageData } from '../model/image-data.js'
 import { decodeCursor, encodeCursor } from './cursor.js'
+import { isUnopened } from '../model/sealed-entry.js'
 import type {
   AgentMessage,
   ContentBlock,
@@ -138,28 +139,114 @@ function activePath(d: Overlay, session_id: string): SessionEntry[] {
   return head.leaf === null ? [] : pathTo((id) => d.entry(session_id, id), head.leaf)
 }
 
-export function messagesTail(d: Overlay, req: MessagesTailRequest, ctx: OpContext): MessagesTailResponse {
+/** The path `messagesTail` cuts into blocks: the active path, custom entries kept unless asked not to. */
+function tailPath(d: Overlay, req: MessagesTailRequest): SessionEntry[] {
   const path = activePath(d, req.session_id)
-  if (path.length === 0) return { messages: [], has_more: false }
-  const includeCustom = req.include_custom !== false
-  const blocks = blocksOf(includeCustom ? path : path.filter((e) => e.kind === 'message'))
-  const blockOf = (id: string): number => {
-    const i = blocks.findIndex((b) => b.some((e) => e.id === id))
+  return req.include_custom !== false ? path : path.filter((e) => e.kind === 'message')
+}
+
+/** How far `tailSpan`'s walk went: the blocks it still wants, and where the page starts so far. */
+interface Walk {
+  left: number
+  start: number
+  /** Walking back to `until_entry_id`'s block: everything from there to `start` is returned. */
+  until: boolean
+}
+
+/**
+ * The entries of `path` the tail returns, `path[start..end)`: whole blocks, found by walking back
+ * from the end (or from `before_entry_id`'s block) so that only the blocks returned are looked
+ * at, and the entry just before a tool run among them (to find where the run starts). `run(i)`:
+ * whether `path[i]` extends an activity run (it reads the entry's content).
+ */
+function tailSpan(
+  path: readonly SessionEntry[],
+  req: MessagesTailRequest,
+  ctx: OpContext,
+  run: (i: number) => boolean,
+  walk: Walk = { left: 0, start: path.length, until: false },
+): { start: number; end: number } {
+  const index = (id: string): number => {
+    const i = path.findIndex((e) => e.id === id)
     if (i < 0) throw staleCursor(id)
     return i
   }
-  const end = req.before_entry_id != null ? blockOf(req.before_entry_id) : blocks.length
-  let start = Math.max(0, end - clampLimit(ctx, req.limit))
+  /** Where the block holding `path[i]` starts: a lone entry, or the first of its run. */
+  const blockStart = (i: number): number => {
+    if (!run(i)) return i
+    while (i > 0 && run(i - 1)) i--
+    return i
+  }
+  const limit = clampLimit(ctx, req.limit)
+  walk.left = limit
+  const end = req.before_entry_id != null ? blockStart(index(req.before_entry_id)) : path.length
+  let start = end
+  for (let n = limit; n > 0 && start > 0; n--) {
+    walk.left = n
+    walk.start = start
+    start = blockStart(start - 1)
+  }
   // until_entry_id only ever widens the page back to the target's block.
-  if (req.until_entry_id != null) start = Math.min(start, blockOf(req.until_entry_id))
+  if (req.until_entry_id != null) {
+    walk.start = start
+    walk.until = true
+    start = Math.min(start, blockStart(index(req.until_entry_id)))
+  }
+  return { start, end }
+}
+
+/**
+ * The entries whose content `messagesTail` reads (see `OperationSpec.reads`): a block's bounds
+ * depend on content (a calling assistant turn, a wake entry), so the walk stops at the first
+ * entry held sealed and names it with the entries before it the walk is likely to need next
+ * (one per block still wanted, more inside a tool run): asked again once they are opened.
+ */
+export function messagesTailReads(d: Overlay, req: MessagesTailRequest, ctx: OpContext): SessionEntry[] {
+  const path = tailPath(d, req)
+  const walk: Walk = { left: 0, start: path.length, until: false }
+  // The entry looked at last, and how many entries of a run came just before it.
+  let at = -1
+  let streak = 0
+  try {
+    const { start, end } = tailSpan(
+      path,
+      req,
+      ctx,
+      (i) => {
+        at = i
+        const r = inRun(path[i])
+        streak = r ? streak + 1 : 0
+        return r
+      },
+      walk,
+    )
+    return path.slice(start, end)
+  } catch (error) {
+    if (!isUnopened(error) || at < 0) throw error
+    // `at` itself is one of the blocks still wanted.
+    const from = Math.max(0, at - (walk.left - 1) - streak)
+    return path.slice(from, walk.until ? Math.max(walk.start, at + 1) : at + 1)
+  }
+}
+
+export function messagesTail(d: Overlay, req: MessagesTailRequest, ctx: OpContext): MessagesTailResponse {
+  const path = tailPath(d, req)
+  if (path.length === 0) return { messages: [], has_more: false }
+  const { start, end } = tailSpan(path, req, ctx, (i) => inRun(path[i]))
   const withImages = req.include_image_data !== false
-  const messages = blocks.slice(start, end).flatMap((b) => blockItems(b, withImages))
+  // The span starts and ends on block bounds: cut alone, it gives the same blocks.
+  const messages = blocksOf(path.slice(start, end)).flatMap((b) => blockItems(b, withImages))
   return messages.length
     ? { messages, has_more: start > 0, oldest_entry_id: messages[0].entry_id }
     : { messages, has_more: start > 0 }
 }
 
-export function messagesRange(d: Overlay, req: MessagesRangeRequest, ctx: OpContext): MessagesRangeResponse {
+/** The page of `messagesRange`, from the clear fields alone (the path, ids, the cursor), and whether more follow. */
+function rangePage(
+  d: Overlay,
+  req: MessagesRangeRequest,
+  ctx: OpContext,
+): { page: SessionEntry[]; more: boolean } {
   const path = activePath(d, req.session_id)
   const span = req.from_entry_id != null || req.to_entry_id != null
   if (req.entry_ids != null && span)
@@ -205,11 +292,17 @@ export function messagesRange(d: Overlay, req: MessagesRangeRequest, ctx: OpCont
     start = i + 1
   }
   const limit = clampLimit(ctx, req.limit)
-  const page = selection.slice(start, start + limit)
+  return { page: selection.slice(start, start + limit), more: start + limit < selection.length }
+}
+
+/** The entries of the page `messagesRange` returns (see `OperationSpec.reads`). */
+export const messagesRangeReads = (d: Overlay, req: MessagesRangeRequest, ctx: OpContext): SessionEntry[] =>
+  rangePage(d, req, ctx).page
+
+export function messagesRange(d: Overlay, req: MessagesRangeRequest, ctx: OpContext): MessagesRangeResponse {
+  const { page, more } = rangePage(d, req, ctx)
   const withImages = req.include_image_data !== false
   const messages = page.map((e) => item(e, withImages, false))
   const last = page[page.length - 1]
-  return start + limit < selection.length && last
-    ? { messages, next_cursor: encodeCursor({ id: last.id }) }
-    : { messages }
+  return more && last ? { messages, next_cursor: encodeCursor({ id: last.id }) } : { messages }
 }

@@ -262,6 +262,54 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     await b.close()
   })
 
+  it('a cold live list of a large session opens its path only; a cold tail its page only', async () => {
+    const name = dbName()
+    const a = await open(name)
+    // 900 entries: a branch of 880 from the root, and the active one of 20 beside it.
+    const session_id = 's_branched'
+    const entries = Array.from({ length: 900 }, (_, i) => ({
+      id: `m_${String(i).padStart(3, '0')}`,
+      parent_id: i === 0 || i === 881 ? (i === 0 ? null : 'm_000') : `m_${String(i - 1).padStart(3, '0')}`,
+      timestamp: 1_000 + i,
+      revision: 0,
+      kind: 'message' as const,
+      message: text(`line ${i}`),
+    }))
+    const active = ['m_000', ...entries.slice(881).map((e) => e.id)]
+    await a.importSession({
+      meta: {
+        session_id,
+        title: 'branched',
+        description: '',
+        status: 'idle',
+        kind: 'user',
+        created_at: 1_000,
+        updated_at: 1_000,
+        message_count: 900,
+      },
+      entries,
+      active_leaf: 'm_899',
+    })
+    await a.close()
+    const b = await open(name)
+    const spy = vi.spyOn(crypto.subtle, 'decrypt')
+    const list = await firstValueFrom(b.messages$({ session_id }).pipe(filter((m) => m.length > 0)))
+    const listed = spy.mock.calls.length
+    spy.mockClear()
+    expect(list.map((m) => m.entry_id)).toEqual(active)
+    // The path's 20 entries and the head's sealed fields; not the 900.
+    expect(listed).toBeLessThanOrEqual(20 + 6)
+    await b.close()
+    const c = await open(name)
+    spy.mockClear()
+    const tail = await c.messagesTail({ session_id, limit: 10 })
+    const tailed = spy.mock.calls.length
+    spy.mockRestore()
+    expect(tail.messages.map((m) => m.entry_id)).toEqual(active.slice(-10))
+    expect(tailed).toBeLessThanOrEqual(10 + 6)
+    await c.close()
+  })
+
   it('encrypts a clear database in place, resuming after a stop midway; nothing left clear', async () => {
     const name = dbName()
     const clear = await createStore({ storage: indexedDbStorage({ name }) })

@@ -1,6 +1,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { firstValueFrom, filter } from 'rxjs'
-import { createStore, memoryStorage, SessionError, type Storage, type Store } from '../../src/index.js'
+import { BehaviorSubject, firstValueFrom, filter } from 'rxjs'
+import {
+  createStore,
+  memoryStorage,
+  SessionError,
+  type AgentMessage,
+  type MessageItem,
+  type SessionEntry,
+  type SessionImport,
+  type Storage,
+  type Store,
+} from '../../src/index.js'
 import { engineOf } from '../../src/store.js'
 import { hostOf } from '../../src/host.js'
 import { entryBytes } from '../../src/engine/cache.js'
@@ -116,9 +126,16 @@ for (const paged of [false, true]) {
       )
       // Opened entries stay opened: the same page again decrypts nothing.
       expect(await decrypts(() => s.messages(req))).toBe(0)
-      // Readers of the whole session open it whole and see what a clear store shows.
+      // The tail opens its own page; readers of the whole session open it whole and see what
+      // a clear store shows.
       const tail = { session_id, limit: 5 }
+      const held = sealedHeld(s, session_id)
       expect(await s.messagesTail(tail)).toEqual(await c.messagesTail(tail))
+      expect(sealedHeld(s, session_id)).toBe(held - 5)
+      const tree = (store: Store) =>
+        firstValueFrom(store.tree$(session_id).pipe(filter((t) => t !== null && t.entries.size > 0)))
+      const [st, ct] = await Promise.all([tree(s), tree(c)])
+      expect([...st!.entries.values()]).toEqual([...ct!.entries.values()])
       expect(sealedHeld(s, session_id)).toBe(0)
       await Promise.all([c.close(), s.close()])
     })
@@ -296,10 +313,415 @@ for (const paged of [false, true]) {
       expect(engine.cache!.bytes).toBe(weight())
       await again.messages({ session_id, limit: 60 })
       expect(engine.cache!.bytes).toBe(weight())
-      await again.messagesTail({ session_id, limit: 5 })
+      await firstValueFrom(again.tree$(session_id).pipe(filter((t) => t !== null && t.entries.size > 0)))
       expect(sealedHeld(again, session_id)).toBe(0)
       expect(engine.cache!.bytes).toBe(weight())
       await again.close()
     })
   })
 }
+
+// The live list and the ranged reads open only what they return. A session of 10,000 entries
+// whose active path is 20 (a long branch beside it), and a middle branch to switch to.
+const BIG = 10_000
+const ACTIVE = 20
+const OTHER = 30
+
+const say = (i: number, tag = ''): AgentMessage =>
+  i % 2 === 0
+    ? { role: 'user', content: [{ type: 'text', text: `ask ${i}${tag}` }], timestamp: i }
+    : {
+        role: 'assistant',
+        content: [{ type: 'text', text: `reply ${i}${tag}` }],
+        stop_reason: 'end',
+        model: 'm',
+        provider: 'p',
+        timestamp: i,
+      }
+
+/** The big session: a root, then a branch of `BIG - ACTIVE - OTHER + 1` entries, one of `OTHER - 1` and the active one of `ACTIVE - 1`, each from the root. */
+function bigSession(session_id: string): SessionImport & { active: string[]; other: string[] } {
+  const entries: SessionEntry[] = []
+  const put = (id: string, parent: string | null): string => {
+    const i = entries.length
+    entries.push({
+      id,
+      parent_id: parent,
+      timestamp: 10_000 + i,
+      revision: 0,
+      kind: 'message',
+      message: say(i),
+    })
+    return id
+  }
+  const root = put('m_root', null)
+  const branch = (name: string, n: number): string[] => {
+    const ids = [root]
+    for (let k = 0; k < n; k++) ids.push(put(`m_${name}_${k}`, ids[ids.length - 1]!))
+    return ids
+  }
+  branch('long', BIG - ACTIVE - OTHER + 1)
+  const other = branch('other', OTHER - 1)
+  const active = branch('active', ACTIVE - 1)
+  const meta = {
+    session_id,
+    title: 'big',
+    description: '',
+    status: 'idle' as const,
+    kind: 'user' as const,
+    created_at: 10_000,
+    updated_at: 10_000,
+    message_count: entries.length,
+  }
+  return { meta, entries, active_leaf: active[active.length - 1]!, active, other }
+}
+
+/** How many entries `store`'s storage is asked to open from now on. */
+function openCount(store: Store): () => number {
+  const storage = store.storage
+  const open = storage.openEntries!.bind(storage)
+  let n = 0
+  storage.openEntries = (session_id, entries) => {
+    n += entries.length
+    return open(session_id, entries)
+  }
+  return () => n
+}
+
+/** A live `messages$` list: the latest value, and a wait for one that passes a test. */
+function watchList(store: Store, session_id: string) {
+  const latest = new BehaviorSubject<MessageItem[] | undefined>(undefined)
+  let count = 0
+  const sub = store.messages$({ session_id }).subscribe({
+    next: (v) => {
+      count++
+      latest.next(v)
+    },
+    error: (e) => latest.error(e),
+  })
+  return {
+    until: (ok: (items: MessageItem[]) => boolean) =>
+      firstValueFrom(latest.pipe(filter((v): v is MessageItem[] => v !== undefined && ok(v)))),
+    get emitted() {
+      return count
+    },
+    stop: () => sub.unsubscribe(),
+  }
+}
+
+const textOf = (items: readonly MessageItem[]): string => JSON.stringify(items)
+
+describe('an encrypted store’s live list and ranged reads open only what they return', () => {
+  it(`a cold messages$ of a ${BIG}-entry session opens its path only, and updates as a clear store's on every kind of write`, async () => {
+    const session_id = 's_big'
+    const data = bigSession(session_id)
+    const clearInner = memoryStorage()
+    const sealedInner = memoryStorage()
+    for (const [inner, encrypted] of [
+      [clearInner, false],
+      [sealedInner, true],
+    ] as const) {
+      const store = await open(inner, encrypted)
+      await store.importSession(data)
+      await store.close()
+    }
+    // Two tabs of each store (the second writes as another tab does), ids kept apart.
+    const tab = (inner: Storage, encrypted: boolean, prefix: string) => {
+      let n = 0
+      return open(inner, encrypted, { multiTab: true, newId: (kind: string) => `${prefix}${kind[0]}_${++n}` })
+    }
+    const c = await tab(clearInner, false, 'a')
+    const s = await tab(sealedInner, true, 'a')
+    const opened = openCount(s)
+    const cl = watchList(c, session_id)
+    let sl!: ReturnType<typeof watchList>
+    // The first value: the 20 entries of the path (and the head's sealed fields), not 10,000.
+    const first = await decrypts(async () => {
+      sl = watchList(s, session_id)
+      const [sv, cv] = await Promise.all([sl.until(() => true), cl.until(() => true)])
+      expect(sv.map((m) => m.entry_id)).toEqual(data.active)
+      expect(sv).toEqual(cv)
+    })
+    expect(first).toBeLessThanOrEqual(ACTIVE + 6)
+    expect(opened()).toBe(ACTIVE)
+    expect(sealedHeld(s, session_id)).toBe(BIG - ACTIVE)
+    /** After a write made to both stores: both lists pass `ok`, and are equal. */
+    const same = async (ok: (items: MessageItem[]) => boolean): Promise<void> => {
+      const [sv, cv] = await Promise.all([sl.until(ok), cl.until(ok)])
+      expect(sv).toEqual(cv)
+    }
+    // Another tab's writes, relayed: a branch switch opens here the branch switched to only.
+    const cb = await tab(clearInner, false, 'b')
+    const sb = await tab(sealedInner, true, 'b')
+    const otherLeaf = data.other[data.other.length - 1]!
+    for (const st of [sb, cb]) await st.setActiveLeaf({ session_id, entry_id: otherLeaf })
+    await same((v) => v.length === OTHER)
+    expect(opened()).toBe(ACTIVE + OTHER - 1)
+    expect(sealedHeld(s, session_id)).toBe(BIG - ACTIVE - OTHER + 1)
+    // Its append and its edit of a message on the path come opened: nothing more to open here.
+    for (const st of [sb, cb]) await st.append({ session_id, message: say(2, ' from the other tab') })
+    await same((v) => textOf(v).includes('from the other tab'))
+    for (const st of [sb, cb])
+      await st.updateMessage({
+        session_id,
+        entry_id: data.other[3]!,
+        content: [{ type: 'text', text: 'edited there' }],
+      })
+    await same((v) => textOf(v).includes('edited there'))
+    expect(opened()).toBe(ACTIVE + OTHER - 1)
+    // This tab's own writes (a write still opens its session whole first): an append, an edit,
+    // a switch back to the first branch.
+    const appended = await Promise.all(
+      [s, c].map((st) => st.append({ session_id, message: say(1, ' appended') })),
+    )
+    expect(appended[0]).toEqual(appended[1])
+    await same((v) => textOf(v).includes('appended'))
+    for (const st of [s, c])
+      await st.updateMessage({
+        session_id,
+        entry_id: data.other[5]!,
+        content: [{ type: 'text', text: 'edited' }],
+      })
+    await same((v) => textOf(v).includes('edited"'))
+    for (const st of [s, c]) await st.setActiveLeaf({ session_id, entry_id: data.active[ACTIVE - 1]! })
+    await same((v) => v.at(-1)?.entry_id === data.active[ACTIVE - 1])
+    // A synced change (as sync applies what it pulls): an entry and the leaf moved to it.
+    const pulled: SessionEntry = {
+      id: 'm_pulled',
+      parent_id: data.active[ACTIVE - 1]!,
+      timestamp: 90_000,
+      revision: 0,
+      kind: 'message',
+      message: say(3, ' synced'),
+    }
+    for (const st of [s, c])
+      await st.applyReplica(
+        [
+          { type: 'entry', session_id, entry: pulled },
+          { type: 'leaf', session_id, entry_id: 'm_pulled' },
+        ],
+        { policy: 'pull' },
+      )
+    await same((v) => v.at(-1)?.entry_id === 'm_pulled' && v.length === ACTIVE + 1)
+    for (const l of [sl, cl]) l.stop()
+    await Promise.all([c, s, cb, sb].map((st) => st.close()))
+  })
+
+  it('messagesTail and messagesRange of a cold session open their page (tool runs included), and answer as a clear store does', async () => {
+    const session_id = 's_runs'
+    // A path of 400 entries in turns: a question, an assistant calling a tool, its result, an answer.
+    const entries: SessionEntry[] = []
+    let parent: string | null = null
+    const put = (message: AgentMessage): void => {
+      const id = `r_${String(entries.length).padStart(4, '0')}`
+      entries.push({
+        id,
+        parent_id: parent,
+        timestamp: 20_000 + entries.length,
+        revision: 0,
+        kind: 'message',
+        message,
+      })
+      parent = id
+    }
+    for (let t = 0; t < 100; t++) {
+      put({ role: 'user', content: [{ type: 'text', text: `q${t}` }], timestamp: t })
+      put({
+        role: 'assistant',
+        content: [
+          { type: 'thinking', text: `think ${t}` },
+          { type: 'function_call', id: `c${t}`, function_id: 'search', arguments: { q: `q${t}` } },
+        ],
+        stop_reason: 'function_call',
+        model: 'm',
+        provider: 'p',
+        timestamp: t,
+      } as AgentMessage)
+      put({
+        role: 'function_result',
+        function_call_id: `c${t}`,
+        function_id: 'search',
+        content: [{ type: 'text', text: `found ${t}` }],
+        details: null,
+        is_error: false,
+        timestamp: t,
+      } as AgentMessage)
+      put(say(1, ` answer ${t}`))
+    }
+    const data: SessionImport = {
+      meta: {
+        session_id,
+        title: 'runs',
+        description: '',
+        status: 'idle',
+        kind: 'user',
+        created_at: 20_000,
+        updated_at: 20_000,
+        message_count: entries.length,
+      },
+      entries,
+      active_leaf: parent,
+    }
+    const clearInner = memoryStorage()
+    const sealedInner = memoryStorage()
+    for (const [inner, encrypted] of [
+      [clearInner, false],
+      [sealedInner, true],
+    ] as const) {
+      const store = await open(inner, encrypted)
+      await store.importSession(data)
+      await store.close()
+    }
+    const id = (i: number) => entries[i]!.id
+    const requests: Array<[string, (st: Store) => Promise<unknown>, number]> = [
+      ['tail', (st) => st.messagesTail({ session_id, limit: 6 }), 8],
+      ['tail before', (st) => st.messagesTail({ session_id, limit: 5, before_entry_id: id(202) }), 6],
+      ['tail until', (st) => st.messagesTail({ session_id, limit: 2, until_entry_id: id(380) }), 20],
+      ['tail without custom', (st) => st.messagesTail({ session_id, limit: 3, include_custom: false }), 4],
+      [
+        'range',
+        (st) => st.messagesRange({ session_id, from_entry_id: id(100), to_entry_id: id(300), limit: 10 }),
+        10,
+      ],
+      ['range ids', (st) => st.messagesRange({ session_id, entry_ids: [id(7), id(250), id(3)] }), 3],
+    ]
+    for (const [what, read, shown] of requests) {
+      // Each read on a cold store opens about its page: a tail looks at the entry before its
+      // oldest block (where that block starts), and may open a few entries past it, asked
+      // for ahead while it walks back through a tool run.
+      const c = await open(clearInner, false)
+      const s = await open(sealedInner, true)
+      const opened = openCount(s)
+      let sealed: unknown
+      const n = await decrypts(async () => void (sealed = await read(s)))
+      expect(sealed, what).toEqual(await read(c))
+      expect((sealed as { messages: unknown[] }).messages.length, what).toBe(shown)
+      const most = what.startsWith('range') ? shown : 2 * shown + 4
+      expect(opened(), what).toBeLessThanOrEqual(most)
+      expect(n, what).toBeLessThanOrEqual(most + 6)
+      expect(sealedHeld(s, session_id), what).toBe(entries.length - opened())
+      await Promise.all([c.close(), s.close()])
+    }
+    // A cursor through a range, and tail pages back to the start: the same answers as clear.
+    const c = await open(clearInner, false)
+    const s = await open(sealedInner, true)
+    const span = { session_id, from_entry_id: id(10), to_entry_id: id(60), limit: 7 }
+    let [sr, cr] = await Promise.all([s.messagesRange(span), c.messagesRange(span)])
+    for (;;) {
+      expect(sr).toEqual(cr)
+      if (!cr.next_cursor) break
+      ;[sr, cr] = await Promise.all([
+        s.messagesRange({ ...span, cursor: sr.next_cursor! }),
+        c.messagesRange({ ...span, cursor: cr.next_cursor }),
+      ])
+    }
+    let [st, ct] = await Promise.all([
+      s.messagesTail({ session_id, limit: 9 }),
+      c.messagesTail({ session_id, limit: 9 }),
+    ])
+    for (;;) {
+      expect(st).toEqual(ct)
+      if (!ct.has_more) break
+      ;[st, ct] = await Promise.all([
+        s.messagesTail({ session_id, limit: 9, before_entry_id: st.oldest_entry_id! }),
+        c.messagesTail({ session_id, limit: 9, before_entry_id: ct.oldest_entry_id! }),
+      ])
+    }
+    await Promise.all([c.close(), s.close()])
+  })
+
+  it('an optimistic messages$ opens its path only, and shows a write in flight as a clear store does', async () => {
+    const session_id = 's_big'
+    const data = bigSession(session_id)
+    const stores: Store[] = []
+    for (const encrypted of [true, false]) {
+      const inner = memoryStorage()
+      const store = await open(inner, encrypted)
+      await store.importSession(data)
+      await store.close()
+      stores.push(await open(inner, encrypted))
+    }
+    const opened = openCount(stores[0]!)
+    const lists = stores.map((st) => {
+      const latest = new BehaviorSubject<MessageItem[] | undefined>(undefined)
+      const sub = st.messages$({ session_id, optimistic: true }).subscribe({
+        next: (v) => latest.next(v),
+        error: (e) => latest.error(e),
+      })
+      const until = (ok: (v: MessageItem[]) => boolean) =>
+        firstValueFrom(latest.pipe(filter((v): v is MessageItem[] => v !== undefined && ok(v))))
+      return { until, stop: () => sub.unsubscribe() }
+    })
+    const [sv, cv] = await Promise.all(lists.map((l) => l.until(() => true)))
+    expect(sv).toEqual(cv)
+    expect(sv!.map((m) => m.entry_id)).toEqual(data.active)
+    expect(opened()).toBe(ACTIVE)
+    // Shown when handed to the storage (before the commit), in both.
+    const appends = stores.map((st) => st.append({ session_id, message: say(4, ' in flight') }))
+    const shown = await Promise.all(lists.map((l) => l.until((v) => textOf(v).includes('in flight'))))
+    expect(shown[0]).toEqual(shown[1])
+    expect(await appends[0]).toEqual(await appends[1])
+    for (const l of lists) l.stop()
+    await Promise.all(stores.map((st) => st.close()))
+  })
+
+  it('a tampered entry is refused by the live list or the tail that shows it, and only by those', async () => {
+    const session_id = 's_big'
+    const data = bigSession(session_id)
+    const inner = memoryStorage()
+    const store = await open(inner, true)
+    await store.importSession(data)
+    await store.close()
+    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: string }>
+    for (const id of [data.active[7]!, 'm_long_50']) {
+      const bad = stored.find((e) => e.id === id)!
+      bad.box = bad.box.slice(0, 40) + (bad.box[40] === 'A' ? 'B' : 'A') + bad.box.slice(41)
+    }
+    const s = await open(inner, true)
+    // On the path: the subscriber sees session/integrity, and no list, whole or in part.
+    const seen = await new Promise<unknown>((resolve) =>
+      s.messages$({ session_id }).subscribe({ next: (v) => resolve(v), error: resolve }),
+    )
+    expect((seen as SessionError).code).toBe('session/integrity')
+    expect(await code(s.messagesTail({ session_id, limit: 15 }))).toBe('session/integrity')
+    expect(await code(s.messagesRange({ session_id, entry_ids: [data.active[7]!] }))).toBe(
+      'session/integrity',
+    )
+    // Not shown, not opened: a tail that stops short of it, and the list of a branch without it.
+    const tail = await s.messagesTail({ session_id, limit: 5 })
+    expect(tail.messages.map((m) => m.entry_id)).toEqual(data.active.slice(-5))
+    // (A write would open the session whole, and meet the other one: writes still do.)
+    const other = await firstValueFrom(
+      s.messages$({ session_id, from_entry_id: data.other[data.other.length - 1]! }),
+    )
+    expect(other.map((m) => m.entry_id)).toEqual(data.other)
+    await s.close()
+  })
+
+  it('a lock while messages$ is open: the list goes quiet, and shows the same again once unlocked', async () => {
+    const session_id = 's_big'
+    const data = bigSession(session_id)
+    const inner = memoryStorage()
+    const store = await open(inner, true)
+    await store.importSession(data)
+    await store.close()
+    const s = await open(inner, true)
+    const l = watchList(s, session_id)
+    const before = await l.until(() => true)
+    await s.lock()
+    expect(engineOf(s).state.sessions.size).toBe(0)
+    // A lock as the list is first read (its entries loading) errs nothing either.
+    const late = watchList(s, session_id)
+    await s.unlock(passphrase)
+    const [after, lateList] = await Promise.all([
+      l.until((v) => v !== before),
+      late.until((v) => v.length > 0),
+    ])
+    expect(after).toEqual(before)
+    expect(lateList).toEqual(before)
+    expect(sealedHeld(s, session_id)).toBe(BIG - ACTIVE)
+    l.stop()
+    late.stop()
+    await s.close()
+  })
+})
