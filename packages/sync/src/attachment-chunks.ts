@@ -1,6 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { sealChunks, type KeySource } from '@colloquy/core/crypto'
+import { CHUNK_BYTES, sealChunks, type KeySource } from '@colloquy/core/crypto'
 
 // An attachment's bytes as sync uploads them end-to-end encrypted: core's chunked layout
 // (`@colloquy/core/crypto`, attachment-chunks.ts), the same as at rest. This is a wire change
@@ -24,18 +24,15 @@ export interface UploadBytes {
   readonly sha256: string
 }
 
-/** `blob`'s size and sha256, read as a stream: at most one of its pieces is held at a time. */
+/**
+ * `blob`'s size and sha256, read a chunk's worth at a time (slices, not a stream: Chromium's
+ * Blob stream reads megabytes ahead of its reader), so one slice at a time is held.
+ */
 export async function digestBlob(blob: Blob): Promise<UploadBytes> {
   const hash = sha256.create()
-  const reader = blob.stream().getReader()
-  let size = 0
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) break
-    hash.update(value)
-    size += value.length
-  }
-  return { bytes: blob, size, sha256: bytesToHex(hash.digest()) }
+  for (let at = 0; at < blob.size; at += CHUNK_BYTES + 1)
+    hash.update(new Uint8Array(await blob.slice(at, at + CHUNK_BYTES + 1).arrayBuffer()))
+  return { bytes: blob, size: blob.size, sha256: bytesToHex(hash.digest()) }
 }
 
 /**
