@@ -24,14 +24,24 @@ export interface UploadBytes {
   readonly sha256: string
 }
 
+/** How much of a Blob `digestBlob` reads at a time: a few chunks (fewer reads, each a round trip). */
+const SLICE = 4 * (CHUNK_BYTES + 1)
+
 /**
- * `blob`'s size and sha256, read a chunk's worth at a time (slices, not a stream: Chromium's
- * Blob stream reads megabytes ahead of its reader), so one slice at a time is held.
+ * `blob`'s size and sha256, read in slices (not a stream: Chromium's Blob stream reads megabytes
+ * ahead of its reader), the next slice read while this one is hashed: two slices held at most.
  */
 export async function digestBlob(blob: Blob): Promise<UploadBytes> {
   const hash = sha256.create()
-  for (let at = 0; at < blob.size; at += CHUNK_BYTES + 1)
-    hash.update(new Uint8Array(await blob.slice(at, at + CHUNK_BYTES + 1).arrayBuffer()))
+  const read = (at: number): Promise<ArrayBuffer> | undefined =>
+    at < blob.size ? blob.slice(at, at + SLICE).arrayBuffer() : undefined
+  let next = read(0)
+  for (let at = 0; next; at += SLICE) {
+    const piece = new Uint8Array(await next)
+    next = read(at + SLICE)
+    next?.catch(() => {}) // awaited next round (nothing throws before it)
+    hash.update(piece)
+  }
   return { bytes: blob, size: blob.size, sha256: bytesToHex(hash.digest()) }
 }
 

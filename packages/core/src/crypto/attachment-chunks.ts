@@ -55,8 +55,8 @@ export const isChunked = (sealed: Uint8Array): boolean => sealed.length > 0 && s
 /**
  * Calls `each` with `blob`'s bytes in pieces of exactly `size` (the last one shorter, maybe
  * empty); bytes already read are handed over as views of them. A Blob is read a slice at a time,
- * each slice read only when the one before it was handed over: a stream would read ahead (by
- * megabytes, in Chromium) of what is sealed.
+ * the next one while this one is handed over: a stream would read ahead (by megabytes, in
+ * Chromium) of what is sealed.
  */
 async function inPieces(
   blob: Blob | Uint8Array,
@@ -64,16 +64,27 @@ async function inPieces(
   each: (piece: Uint8Array, last: boolean) => Promise<void>,
 ): Promise<void> {
   const total = blob instanceof Uint8Array ? blob.length : blob.size
+  // The next slice is read while this one is handed over (two held at most).
+  const read = (at: number): Promise<Uint8Array> =>
+    blob instanceof Uint8Array
+      ? Promise.resolve(blob.subarray(at, at + size))
+      : blob
+          .slice(at, at + size)
+          .arrayBuffer()
+          .then((b) => new Uint8Array(b))
+  let next = read(0)
   let at = 0
   do {
     const end = Math.min(at + size, total)
-    const piece =
-      blob instanceof Uint8Array
-        ? blob.subarray(at, end)
-        : new Uint8Array(await blob.slice(at, end).arrayBuffer())
+    const piece = await next
     if (piece.length !== end - at)
       throw new SessionError('session/storage', 'attachment: fewer bytes than its size')
     at = end
+    if (at < total) {
+      next = read(at)
+      // Awaited next round; if `each` throws first, its failure is not left unhandled.
+      next.catch(() => {})
+    }
     await each(piece, at === total)
   } while (at < total)
 }
