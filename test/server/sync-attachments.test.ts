@@ -2,8 +2,10 @@ import { createHash, randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createStore, memoryStorage, type SessionTree, type Store } from '@colloquy/core'
 import { collectAttachmentIds } from '@colloquy/core/wire'
+import { hostOf } from '@colloquy/core/host'
 import { createSync, type Sync } from '../../packages/sync/src/index.js'
 import { WebSocket } from '../../packages/server/test/ws.js'
+import { deviceStore, encryptedStores } from '../../packages/sync/test/scenario.js'
 import { cleanupAfterEach, currentDataBackend, startServer, type ServerProcess } from './helpers.js'
 
 // Attachments through the sync client and a real server process (its file storage here, and
@@ -96,6 +98,59 @@ describe('sync of attachments with a real server', () => {
     expect(sha(new Uint8Array(await copy!.arrayBuffer()))).toBe(sha(bytes))
     expect(await srv.contents(fork.session_id)).toEqual([{ sha256: sha(bytes), bytes: bytes.length }])
   }, 120_000)
+})
+
+describe('sealed uploads through a real server', () => {
+  it('a store encrypted at rest with the keys sync seals with uploads its bytes as kept: the server holds those very bytes', async () => {
+    const srv = await server()
+    const sealed = await encryptedStores()
+    const store = await deviceStore(sealed, memoryStorage())
+    const sync = createSync(store, {
+      url: srv.url,
+      token: 'tok-a',
+      WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
+    })
+    cleanup.push(
+      () => store.close(),
+      () => sync.close(),
+    )
+    sync.start()
+    const { session_id } = await store.create({})
+    const { attachment } = await store.putAttachment({
+      session_id,
+      file: new File([new Uint8Array(randomBytes(3 * 2 ** 18))], 'three.bin'),
+    })
+    await sync.flush()
+    const atRest = await hostOf(store).sealedAttachmentBytes(session_id, attachment.attachment_id)
+    const kept = new Uint8Array(await atRest!.arrayBuffer())
+    expect(await srv.contents(session_id)).toEqual([{ sha256: sha(kept), bytes: kept.length }])
+  })
+
+  it('a body that is not the bytes its size and sha256 name is refused (4xx) and nothing is stored; the same upload with its own sha256 is kept', async () => {
+    const srv = await server()
+    const a = await device(srv.url, { bytes: 0 })
+    const { session_id } = await a.store.create({})
+    await a.sync.flush()
+    const body = new Uint8Array(randomBytes(5000))
+    const other = body.slice()
+    other[4999] ^= 1
+    const post = (sha256: string): Promise<Response> =>
+      fetch(
+        `${srv.url}/sync/attachments/${session_id}/a_sent?name=&box=x&size=${body.length}&sha256=${sha256}&created_at=1`,
+        {
+          method: 'POST',
+          headers: { authorization: 'Bearer tok-a', 'content-type': 'application/octet-stream' },
+          body,
+        },
+      )
+    const refused = await post(sha(other))
+    expect(refused.status).toBe(400)
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('session/invalid_request')
+    expect(await srv.contents(session_id)).toEqual([])
+    const kept = await post(sha(body))
+    expect(kept.status, await kept.clone().text()).toBe(200)
+    expect(await srv.contents(session_id)).toEqual([{ sha256: sha(body), bytes: body.length }])
+  })
 })
 
 /**

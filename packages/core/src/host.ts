@@ -9,7 +9,7 @@
 import type { JsonObject, SessionEntry, SessionMeta } from './model/model.js'
 import type { PagedReads, PageQuery, SessionHead } from './storage/seam.js'
 import type { Keyring } from './crypto/keyring.js'
-import { encryptedOf, engineOf, keyringOf, type Store } from './store.js'
+import { encryptedOf, engineOf, keyringOf, sealedBytesOf, type Store } from './store.js'
 import { opened } from './engine/state.js'
 
 // The types of commits and commit hooks (`store.commits$`, `store.addCommitHook`): what sync's
@@ -73,6 +73,13 @@ export interface StoreHost {
   readonly keyring: Keyring | null
   /** Whether the store is encrypted (`createStore({ encryption })`), locked or not. */
   readonly encrypted: boolean
+  /**
+   * An encrypted store's attachment bytes as kept at rest: sealed with `keyring` in the layout
+   * sync uploads (`@colloquy/core/crypto`'s chunks, or the single envelope of before), never
+   * opened, the storage's own Blob (IndexedDB's is backed by disk, not memory). Undefined
+   * without encryption or without the bytes.
+   */
+  sealedAttachmentBytes(session_id: string, attachment_id: string): Promise<Blob | undefined>
 }
 
 /** How many heads `everyHead` reads at a time. */
@@ -156,5 +163,6 @@ function viewOf(store: Store): StoreHost {
     get encrypted() {
       return encryptedOf(store)
     },
+    sealedAttachmentBytes: (session_id, attachment_id) => sealedBytesOf(store, session_id, attachment_id),
   }
 }

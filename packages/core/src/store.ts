@@ -281,6 +281,12 @@ const encryptions = new WeakMap<Store, Encryption>()
 export const keyringOf = (store: Store): Keyring | null => encryptions.get(store)?.keyring ?? null
 /** Whether the store was created with `encryption` (locked or not). */
 export const encryptedOf = (store: Store): boolean => encryptions.has(store)
+/** An encrypted store's attachment bytes as kept at rest, unopened; undefined without encryption. */
+export const sealedBytesOf = async (
+  store: Store,
+  session_id: string,
+  attachment_id: string,
+): Promise<Blob | undefined> => encryptions.get(store)?.sealedBytes(session_id, attachment_id)
 
 const secretOf = (s: Secret): KeySecret => (typeof s === 'string' ? { passphrase: s } : s)
 

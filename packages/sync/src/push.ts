@@ -162,10 +162,12 @@ async function settle(
 async function upload(s: Replication, session_id: string, attachment: AttachmentMeta): Promise<void> {
   const { transport } = s
   if (!transport.uploadAttachment) throw new TransportError('this transport cannot upload attachments', false)
-  const bytes = await s.store.getAttachmentBlob(session_id, attachment.attachment_id)
-  // Deleted here since: its detach follows in the outbox; the push answers for it.
-  if (!bytes) return
   try {
+    // Sealed at rest with the keys sync seals with: sent as stored, never opened nor held.
+    if (await s.sealing?.uploadStored(session_id, attachment)) return
+    const bytes = await s.store.getAttachmentBlob(session_id, attachment.attachment_id)
+    // Deleted here since: its detach follows in the outbox; the push answers for it.
+    if (!bytes) return
     await transport.uploadAttachment(session_id, attachment, bytes)
   } catch (e) {
     // Refused for good (no such session any more, too large): the push records the rejection.

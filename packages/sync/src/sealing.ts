@@ -5,7 +5,6 @@ import {
   type ReplicaChange,
   type SessionMeta,
 } from '@colloquy/core'
-import { sha256Hex } from '@colloquy/core/wire'
 import type {
   MutationId,
   PullResponse,
@@ -33,7 +32,7 @@ import type { Transport } from './transport.js'
 import type { IntegrityFailure } from './types.js'
 import type { CounterStore, HeldCounters } from './sealed-counters.js'
 import type { SentStore } from './sealed-sent.js'
-import { sealAttachmentChunks } from './attachment-chunks.js'
+import { digestBlob, sealAttachmentChunks, type UploadBytes } from './attachment-chunks.js'
 
 // End-to-end encrypted sync (docs/encryption.md): with a keyring, every change goes to the server
 // sealed and every change from it is opened here, before the sync engine (and its checks) or the
@@ -69,8 +68,16 @@ interface Sealing {
   /**
    * Attachments sealed for upload, by id: a retried upload and the push that follows name the
    * same sealed bytes. Let go once that push is answered (the outbox then holds it no more).
+   * The bytes are a Blob: the store's own (disk-backed) or one of sealed chunks, never a whole
+   * buffer here (attachment-chunks.ts).
    */
-  readonly uploads: Map<string, { meta: WireAttachment; bytes: Uint8Array }>
+  readonly uploads: Map<string, { meta: WireAttachment; bytes: Blob }>
+  /**
+   * Where `keys` are the store's own: an attachment's bytes as the store keeps them at rest,
+   * sealed with those keys in the very layout and associated data of an upload, so they are sent
+   * as they are (no reseal, and the same ciphertext after any retry or reload).
+   */
+  readonly stored?: (session_id: string, attachment_id: string) => Promise<Blob | undefined>
   /**
    * Mutations sealed and not answered yet, by id, with the clear change they seal: a retried
    * push (its answer lost, or split after a 413) sends the very same sealed change, which the
@@ -159,6 +166,12 @@ const sessionOf = (c: ReplicaChange): string | undefined => {
 /** A sealing transport, and `reload()`: read the stored counters again before its next use. */
 export interface SealingTransport extends Transport {
   reload(): void
+  /**
+   * Uploads an attachment's bytes as the store keeps them sealed at rest, when they are sealed
+   * with the keys this transport seals with: true once sent, false when there are none such (the
+   * caller then reads the clear Blob and calls `uploadAttachment`).
+   */
+  uploadStored(session_id: string, attachment: AttachmentMeta): Promise<boolean>
 }
 
 /**
@@ -174,6 +187,7 @@ export function sealingTransport(
   policy: EncryptionPolicy = DEFAULT_POLICY,
   counters?: CounterStore,
   sentStore?: SentStore,
+  stored?: Sealing['stored'],
 ): SealingTransport {
   const s: Sealing = {
     keys,
@@ -184,11 +198,20 @@ export function sealingTransport(
     sent: new Map(),
     ...(counters && { counters }),
     ...(sentStore && { sentStore }),
+    ...(stored && { stored }),
     changed: new Set(),
   }
+  const upload = inner.uploadAttachment?.bind(inner)
   const out: SealingTransport = {
     reload() {
       s.loaded = undefined
+    },
+    async uploadStored(session_id, attachment) {
+      if (!upload) return false
+      const sealed = await storedUpload(s, attachment)
+      if (!sealed) return false
+      await upload(session_id, sealed.meta, sealed.bytes)
+      return true
     },
     async push(request) {
       await loaded(s)
@@ -265,13 +288,11 @@ export function sealingTransport(
       }
     },
   }
-  if (inner.uploadAttachment) {
-    const upload = inner.uploadAttachment.bind(inner)
+  if (upload)
     out.uploadAttachment = async (session_id, attachment, bytes) => {
       const sealed = await sealUpload(s, attachment, bytes)
-      await upload(session_id, sealed.meta, new Blob([sealed.bytes as Uint8Array<ArrayBuffer>]))
+      await upload(session_id, sealed.meta, sealed.bytes)
     }
-  }
   if (inner.downloadAttachment) {
     const download = inner.downloadAttachment.bind(inner)
     out.downloadAttachment = async (session_id, attachment_id) => {
@@ -303,18 +324,45 @@ async function sealUpload(
   s: Sealing,
   attachment: AttachmentMeta,
   bytes: Blob,
-): Promise<{ meta: WireAttachment; bytes: Uint8Array }> {
+): Promise<{ meta: WireAttachment; bytes: Blob }> {
   const held = s.uploads.get(attachment.attachment_id)
   if (held) return held
-  const sealed = await sealAttachmentChunks(s.keys, attachment.session_id, attachment.attachment_id, bytes)
+  return heldUpload(
+    s,
+    attachment,
+    await sealAttachmentChunks(s.keys, attachment.session_id, attachment.attachment_id, bytes),
+  )
+}
+
+/**
+ * The bytes the store keeps sealed at rest, ready to upload as they are (hashed as a stream,
+ * never read whole), or undefined when the store keeps none under these keys.
+ */
+async function storedUpload(
+  s: Sealing,
+  attachment: AttachmentMeta,
+): Promise<{ meta: WireAttachment; bytes: Blob } | undefined> {
+  const held = s.uploads.get(attachment.attachment_id)
+  if (held) return held
+  const blob = await s.stored?.(attachment.session_id, attachment.attachment_id)
+  if (!blob) return undefined
+  return heldUpload(s, attachment, await digestBlob(blob))
+}
+
+/** `sealed` named on the wire (metadata sealed, size and hash of the sealed bytes), held until its push is answered. */
+async function heldUpload(
+  s: Sealing,
+  attachment: AttachmentMeta,
+  sealed: UploadBytes,
+): Promise<{ meta: WireAttachment; bytes: Blob }> {
   const meta: WireAttachment = {
     ...(await sealAttachmentMeta(s.keys, attachment)),
     name: '',
     mime: 'application/octet-stream',
-    size: sealed.length,
-    sha256: await sha256Hex(sealed),
+    size: sealed.size,
+    sha256: sealed.sha256,
   }
-  const out = { meta, bytes: sealed }
+  const out = { meta, bytes: sealed.bytes }
   s.uploads.set(attachment.attachment_id, out)
   return out
 }
@@ -358,7 +406,8 @@ async function sealedOnce(s: Sealing, m: PushMutation): Promise<ReplicaChange> {
 
 /**
  * Keeps the sealed forms of `mutations` not kept yet, before they are pushed. An attachment's
- * is not: it names the sealed bytes of its upload, which are sealed anew after a reload.
+ * is not: it names the sealed bytes of its upload, which after a reload are the store's again
+ * (`stored`: the same bytes) or sealed anew.
  */
 async function keepSent(s: Sealing, mutations: readonly PushMutation[]): Promise<void> {
   if (!s.sentStore) return

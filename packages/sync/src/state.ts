@@ -120,6 +120,8 @@ export function replication(store: Store, options: SyncOptions): Replication {
         options.policy,
         storeCounters(store, KV),
         storeSent(store, KV),
+        // The store's own keys: its attachments are sealed at rest exactly as an upload is.
+        options.keyring ? undefined : (sid, aid) => hostOf(store).sealedAttachmentBytes(sid, aid),
       )
     : undefined
   return {

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { AttachmentMeta } from '@colloquy/core'
+import { memoryStorage, type AttachmentMeta } from '@colloquy/core'
 import { Keyring } from '@colloquy/core/crypto'
 import { sha256Hex } from '@colloquy/core/wire'
 import type { IntegrityFailure, Transport } from '../src/index.js'
@@ -42,7 +42,10 @@ const patterned = (n: number): Uint8Array<ArrayBuffer> => {
 }
 
 /** A server that keeps uploaded bytes as they came, and hands them out through `alter`. */
-function holding(alter: (id: string, bytes: Uint8Array) => Uint8Array = (_, b) => b) {
+function holding(
+  alter: (id: string, bytes: Uint8Array) => Uint8Array = (_, b) => b,
+  stored?: (session_id: string, attachment_id: string) => Promise<Blob | undefined>,
+) {
   const held = new Map<string, { meta: AttachmentMeta; bytes: Uint8Array }>()
   const inner: Transport = {
     push: async (r) => ({ results: r.mutations.map((m) => ({ id: m.id, status: 'applied' as const })) }),
@@ -57,7 +60,15 @@ function holding(alter: (id: string, bytes: Uint8Array) => Uint8Array = (_, b) =
     },
   }
   const refused: IntegrityFailure[] = []
-  const sealed = sealingTransport(inner, ring, (f) => refused.push({ ...f, at: 0 }))
+  const sealed = sealingTransport(
+    inner,
+    ring,
+    (f) => refused.push({ ...f, at: 0 }),
+    undefined,
+    undefined,
+    undefined,
+    stored,
+  )
   return { held, sealed, refused }
 }
 
@@ -183,5 +194,84 @@ describe('sealed uploads, chunk by chunk', () => {
     const blob = await b.store.getAttachmentBlob(session_id, attachment.attachment_id)
     expect(new Uint8Array(await blob!.arrayBuffer())).toEqual(bytes)
     expect([...a.refused, ...b.refused]).toEqual([])
+  })
+
+  it("the bytes an encrypted store keeps at rest are uploaded as they are: the storage's own Blob, streamed (never read whole), opened on another device", async () => {
+    const sealed: Sealed = await encryptedStores()
+    const server = await loopback()
+    // The storage's Blobs can only be streamed: opening one (reading it whole) throws.
+    const storage = memoryStorage()
+    const kept = storage.attachmentBytes!.bind(storage)
+    const given: Blob[] = []
+    storage.attachmentBytes = async (session_id, attachment_id) => {
+      const b = await kept(session_id, attachment_id)
+      if (!b) return b
+      const out = new StreamOnly([b])
+      given.push(out)
+      return out
+    }
+    const uploads: Array<{ meta: AttachmentMeta; bytes: Blob }> = []
+    const base = server.transport()
+    const transport: Transport = {
+      ...base,
+      // What crosses the network: the body streamed (as fetch sends a Blob).
+      uploadAttachment: async (session_id, meta, bytes) => {
+        uploads.push({ meta, bytes })
+        const body = new Blob([await new Response(bytes.stream()).arrayBuffer()])
+        return base.uploadAttachment!(session_id, meta, body)
+      },
+    }
+    const a = await deviceStore(sealed, storage)
+    const syncA = createSync(a, { url: 'x', transport })
+    const b = await deviceStore(sealed)
+    const syncB = createSync(b, { url: 'x', transport: server.transport() })
+    const refused: IntegrityFailure[] = []
+    for (const sync of [syncA, syncB]) sync.integrity$.subscribe((f) => refused.push(f))
+    cleanup.push(
+      () => a.close(),
+      () => syncA.close(),
+      () => b.close(),
+      () => syncB.close(),
+    )
+    const bytes = patterned(2 * CHUNK_BYTES + 5)
+    const { session_id } = await a.create({})
+    const { attachment } = await a.putAttachment({ session_id, file: new File([bytes], 'big.bin') })
+    const atRest = new Uint8Array(await (await kept(session_id, attachment.attachment_id))!.arrayBuffer())
+    syncA.start()
+    syncB.start()
+    await syncA.flush()
+    expect(uploads).toHaveLength(1)
+    // The very Blob the storage gave: nothing was opened, sealed again or copied.
+    expect(given).toContain(uploads[0].bytes)
+
+    expect(uploads[0].meta.size).toBe(atRest.length)
+    expect(uploads[0].meta.sha256).toBe(await sha256Hex(atRest))
+    await syncB.flush()
+    const blob = await b.getAttachmentBlob(session_id, attachment.attachment_id)
+    expect(new Uint8Array(await blob!.arrayBuffer())).toEqual(bytes)
+    expect(refused).toEqual([])
+  })
+
+  it('bytes kept at rest go up the same after the push naming them is answered (as after a reload): same size, sha256 and bytes', async () => {
+    const atRest = new Blob([patterned(2 * CHUNK_BYTES + 5)])
+    const { held, sealed } = holding(undefined, async (_, id) => (id === 'a_s' ? atRest : undefined))
+    const bytes = patterned(1000)
+    const m = meta('a_s', bytes, await sha256Hex(bytes))
+    const sent = async () => {
+      expect(await sealed.uploadStored('s_1', m)).toBe(true)
+      return held.get('a_s')!
+    }
+    const first = await sent()
+    await sealed.push({
+      mutations: [{ id: 1, change: { type: 'attachment', session_id: 's_1', attachment: m } }],
+    })
+    const again = await sent()
+    expect(again.bytes).toEqual(first.bytes)
+    expect({ size: again.meta.size, sha256: again.meta.sha256 }).toEqual({
+      size: atRest.size,
+      sha256: await sha256Hex(new Uint8Array(await atRest.arrayBuffer())),
+    })
+    // None kept for another attachment: the caller seals its clear bytes instead.
+    expect(await sealed.uploadStored('s_1', meta('a_t', bytes, m.sha256))).toBe(false)
   })
 })

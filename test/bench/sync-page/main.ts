@@ -1,5 +1,5 @@
 import { createStore, indexedDbStorage, type Store } from '@colloquy/core'
-import { createSync } from '@colloquy/sync'
+import { createSync, openOrCreateKeyring } from '@colloquy/sync'
 
 // The browser side of S1–S3: each function opens a fresh IndexedDB store in this page and
 // measures one thing; the Node workload (s1-s3-sync.ts) drives pages and the server.
@@ -77,6 +77,38 @@ const bench = {
       pushes: counts['/sync/push'] ?? 0,
       requests: Object.values(counts).reduce((a, b) => a + b, 0),
     }
+  },
+
+  /**
+   * U1: one attachment of `bytes` put (not timed), then uploaded when sync starts, until flushed:
+   * in clear, or end-to-end encrypted with the store encrypted at rest and sync sealing with its
+   * keys, or with a clear store and the server's keyring. Its first 64 KiB are random, so the
+   * server never takes it for bytes it already holds.
+   */
+  async upload(url: string, token: string, mode: 'clear' | 'store keys' | 'server keyring', bytes: number) {
+    const passphrase = 'u1 passphrase'
+    const store = await createStore({
+      storage: indexedDbStorage({ name: `u1-${Date.now()}-${++n}` }),
+      limits: { max_attachment_bytes: 2 ** 28 },
+      ...(mode === 'store keys' && { encryption: { passphrase } }),
+    })
+    const keyring =
+      mode === 'server keyring' ? await openOrCreateKeyring({ url, token }, { passphrase }) : undefined
+    const sync = createSync(store, { url, token, ...(keyring && { keyring }) })
+    const { session_id } = await store.create({})
+    const parts: Uint8Array<ArrayBuffer>[] = []
+    for (let at = 0; at < bytes; at += 2 ** 20)
+      parts.push(new Uint8Array(Math.min(2 ** 20, bytes - at)).fill(7))
+    crypto.getRandomValues(parts[0].subarray(0, 65_536))
+    await store.putAttachment({ session_id, file: new File(parts, 'u1.bin') })
+    parts.length = 0
+    const t0 = now()
+    sync.start()
+    await sync.flush()
+    const ms = now() - t0
+    sync.close()
+    await store.close()
+    return { ms }
   },
 
   store: undefined as Store | undefined,

@@ -12,18 +12,31 @@ import { rawText } from '../../support/raw-idb.js'
 
 let store: Store
 let sync: Sync
+/** How a test opens a device beside the defaults. */
+interface OpenOptions {
+  /** Sync seals with the store's own keys (no keyring of the server's). */
+  ownKeys?: boolean
+  /** A keyring of the server's for sync, the store kept clear. */
+  clearStore?: boolean
+  /** Sync is created, not started (the test starts it: `device.sync().start()`). */
+  start?: boolean
+  maxAttachmentBytes?: number
+}
+
 const device = {
-  async open(url: string, token: string, passphrase?: string) {
+  async open(url: string, token: string, passphrase?: string, options: OpenOptions = {}) {
     store = await createStore({
       storage: indexedDbStorage({ name: 'device' }),
-      ...(passphrase && { encryption: { passphrase } }),
+      ...(passphrase && !options.clearStore && { encryption: { passphrase } }),
+      ...(options.maxAttachmentBytes && { limits: { max_attachment_bytes: options.maxAttachmentBytes } }),
     })
     // The tests take this device offline and keep writing: every operation's code must be here
     // first (this page has no service worker caching the chunks, as an installed app has).
     if (!(await store.prefetched)) throw new Error('the store could not fetch its code')
-    const keyring = passphrase ? await openOrCreateKeyring({ url, token }, { passphrase }) : undefined
+    const keyring =
+      passphrase && !options.ownKeys ? await openOrCreateKeyring({ url, token }, { passphrase }) : undefined
     sync = createSync(store, { url, token, ...(keyring && { keyring }) })
-    sync.start()
+    if (options.start !== false) sync.start()
   },
   /** Every record of the device's database, read raw (for marker scans). */
   raw: () => rawText('device'),

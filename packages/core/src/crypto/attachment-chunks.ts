@@ -33,50 +33,60 @@ const context = (session_id: string, attachment_id: string, index: number, last:
   bound: [index, last],
 })
 
+/**
+ * Resolves in a task of its own (not a microtask, and unlike `setTimeout` never clamped). A
+ * page's engine lets go of what each Web Crypto call held only once the event loop turns; a
+ * chain of seals that never yields to it keeps every chunk's buffers alive to its end (measured
+ * in Chromium: a 64 MiB attachment sealed in one chain, 190 MiB live at its end).
+ */
+const nextTask = (): Promise<void> =>
+  new Promise((resolve) => {
+    const { port1, port2 } = new MessageChannel()
+    port1.onmessage = () => {
+      port1.close()
+      resolve()
+    }
+    port2.postMessage(null)
+  })
+
 /** Whether `sealed` is in the chunked layout (else: one envelope, the layout before it). */
 export const isChunked = (sealed: Uint8Array): boolean => sealed.length > 0 && sealed[0] === CHUNKED
 
 /**
  * Calls `each` with `blob`'s bytes in pieces of exactly `size` (the last one shorter, maybe
- * empty); bytes already read are handed over as views of them.
+ * empty); bytes already read are handed over as views of them. A Blob is read a slice at a time,
+ * the next one while this one is handed over: a stream would read ahead (by megabytes, in
+ * Chromium) of what is sealed.
  */
 async function inPieces(
   blob: Blob | Uint8Array,
   size: number,
   each: (piece: Uint8Array, last: boolean) => Promise<void>,
 ): Promise<void> {
-  if (blob instanceof Uint8Array) {
-    let at = 0
-    do {
-      const piece = blob.subarray(at, at + size)
-      at += piece.length
-      await each(piece, at === blob.length)
-    } while (at < blob.length)
-    return
-  }
-  const total = blob.size
-  const reader = blob.stream().getReader()
-  let piece = new Uint8Array(Math.min(size, total))
-  let filled = 0
-  let done = 0
-  for (;;) {
-    const { value, done: end } = await reader.read()
-    if (end) break
-    for (let at = 0; at < value.length;) {
-      if (done === total) throw new SessionError('session/storage', 'attachment: more bytes than its size')
-      const n = Math.min(piece.length - filled, value.length - at)
-      piece.set(value.subarray(at, at + n), filled)
-      filled += n
-      at += n
-      if (filled < piece.length) continue
-      done += filled
-      await each(piece, done === total)
-      piece = new Uint8Array(Math.min(size, total - done))
-      filled = 0
+  const total = blob instanceof Uint8Array ? blob.length : blob.size
+  // The next slice is read while this one is handed over (two held at most).
+  const read = (at: number): Promise<Uint8Array> =>
+    blob instanceof Uint8Array
+      ? Promise.resolve(blob.subarray(at, at + size))
+      : blob
+          .slice(at, at + size)
+          .arrayBuffer()
+          .then((b) => new Uint8Array(b))
+  let next = read(0)
+  let at = 0
+  do {
+    const end = Math.min(at + size, total)
+    const piece = await next
+    if (piece.length !== end - at)
+      throw new SessionError('session/storage', 'attachment: fewer bytes than its size')
+    at = end
+    if (at < total) {
+      next = read(at)
+      // Awaited next round; if `each` throws first, its failure is not left unhandled.
+      next.catch(() => {})
     }
-  }
-  if (total === 0) await each(new Uint8Array(0), true)
-  else if (done !== total) throw new SessionError('session/storage', 'attachment: fewer bytes than its size')
+    await each(piece, at === total)
+  } while (at < total)
 }
 
 /**
@@ -104,7 +114,10 @@ export async function sealChunks(
   await inPieces(blob, CHUNK_BYTES, async (piece, last) => {
     // `sealBytes` pads (copies) the piece before it returns: the next piece may be read at once.
     pending.push(frame(sealBytes(keys, piece, context(session_id, attachment_id, index++, last))))
-    if (pending.length >= IN_FLIGHT) await each(await pending.shift()!)
+    if (pending.length >= IN_FLIGHT) {
+      await each(await pending.shift()!)
+      await nextTask()
+    }
   })
   while (pending.length) await each(await pending.shift()!)
 }

@@ -46,6 +46,12 @@ export interface Encryption {
   readonly storage: Storage
   /** The unlocked keyring; null while locked. */
   readonly keyring: Keyring | null
+  /**
+   * An attachment's bytes as kept at rest, sealed and not opened (the chunked layout of the
+   * wire, or the single envelope of before): what sync sends when it seals with this store's
+   * keys, straight from the storage's Blob. Undefined when the storage keeps none.
+   */
+  sealedBytes(session_id: string, attachment_id: string): Promise<Blob | undefined>
   /** Drops the keys here and in every tab (`local`: here only, for a lock another tab sent). */
   lock(local?: boolean): void
   unlock(secret: KeySecret): Promise<void>
@@ -159,6 +165,8 @@ export async function openEncryption(inner: Storage, options: EncryptionOptions)
     get keyring() {
       return held
     },
+    // Ciphertext only: readable while locked, and no key is used to read it.
+    sealedBytes: async (session_id, attachment_id) => inner.attachmentBytes?.(session_id, attachment_id),
     lock(local = false) {
       held = null
       idle?.stop()
