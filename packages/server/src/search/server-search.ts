@@ -6,6 +6,7 @@ import type { Tenancy } from '../tenancy.js'
 import { nextTurn } from '../work.js'
 import { isSealedMeta, refuseSealed } from '../sealed.js'
 import type { FullTextSearch } from './postgres-search.js'
+import { topQuery } from './top-query.js'
 
 /** The RPC function id of a full-text search (a server function: the store has no such call). */
 export const SEARCH_FUNCTION = 'session::search'
@@ -152,6 +153,8 @@ export class ServerSearch {
       },
       pause: nextTurn,
       yieldEvery: YIELD_EVERY,
+      // Words most messages hold answered whole, a slice of work at a time.
+      run: topQuery(nextTurn),
     })
     const kept: Kept = { search, queries: 0, dropped: false, held }
     this.indexes.set(key, kept)

@@ -1,0 +1,270 @@
+import {
+  rankOrder,
+  runQuery,
+  snippetOf,
+  tokenize,
+  type Doc,
+  type Postings,
+  type QueryRun,
+  type SearchHit,
+  type SearchRole,
+} from '@colloquy/core/search'
+import { WorkMeter } from '@colloquy/core/wire'
+
+/**
+ * Work budgets a query may spend in all, one slice at a time (the event loop taken back between
+ * slices): a query whose words are in every one of a million messages reads its rarest word's
+ * postings whole, about one budget, and is answered whole; past this many, the best of what was
+ * read, `incomplete`.
+ */
+export const TOP_SLICES = 16
+
+/** Postings read between two looks at the slice's meter (one unit each). */
+const STEP = 1024
+/** Postings of another term per posting of the rarest up to which its largest count is worth reading. */
+const COUNT_TF_WITHIN = 4
+
+/** One query term's documents: its lists (one for a word, the kept expansions for a prefix). */
+interface Match {
+  readonly size: number
+  readonly lists: readonly Postings[]
+}
+
+interface Candidate {
+  readonly doc: Doc
+  readonly score: number
+}
+
+const order = (a: Candidate, b: Candidate): number => rankOrder(a.score, a.doc, b.score, b.doc)
+
+/**
+ * A query over a server's in-memory index (`enableSearch`'s `run`) that answers words held by
+ * most messages whole, where core's `runQuery` gives up at its budget: the rarest term's
+ * postings are read in document order, and each of the other terms is looked up in its own list
+ * by a cursor that only moves forward (galloping), not weighed over every document it holds. A
+ * document is looked up only when it could still rank in the page: its exact weight for the
+ * rarest term plus, for every other term, its weight at the most times any document holds that
+ * term (BM25 grows with the count, and the document's length is known) must rank above the
+ * `limit`-th best so far. The answer is the one reading every candidate gives (hits, order,
+ * scores: the same weights added in the same order as `runQuery`), the work paid in slices of
+ * `budget`, `pause` awaited between them, at most `slices` of them.
+ *
+ * A query with a phrase is `runQuery`'s (a phrase turns candidates away only once their text
+ * is read, so the page's best cannot be kept as the reading goes).
+ */
+export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): QueryRun {
+  return async (index, request, query, source, budget) => {
+    if (!query.terms.length || query.phrases.length) return runQuery(index, request, query, source, budget)
+    let meter = new WorkMeter(budget)
+    let left = slices - 1
+    let incomplete = false
+    /** Spends `units`, going on in new slices when this one cannot: false once none is left. */
+    const spend = async (units: number): Promise<boolean> => {
+      for (;;) {
+        const now = Math.min(units, meter.remaining)
+        meter.take(now)
+        units -= now
+        if (units === 0) return true
+        if (left === 0) return false
+        await next()
+      }
+    }
+    const next = async (): Promise<void> => {
+      left--
+      await pause()
+      meter = new WorkMeter(budget)
+    }
+
+    // The matches as `runQuery` makes them and in its order (rarest first, a stable sort): the
+    // scores are then the same additions.
+    const matches: Match[] = []
+    for (const t of query.terms) {
+      if (!t.prefix) {
+        const list = index.postings(t.term)
+        matches.push({ size: list?.df ?? 0, lists: list ? [list] : [] })
+      } else {
+        // A prefix's words are looked up within one slice's budget, as `runQuery` looks them up.
+        if (meter.spent > 0 && left > 0) await next()
+        const { terms, truncated } = index.prefixTerms(t.term, meter)
+        incomplete ||= truncated
+        matches.push({ size: terms.reduce((n, l) => Math.max(n, l.df), 0), lists: terms })
+      }
+    }
+    matches.sort((a, b) => a.size - b.size)
+    if (matches[0].size === 0) return { hits: [], incomplete }
+    const [first, ...rest] = matches
+
+    // For each other term, the most times a document holds it: a document's weight for it is at
+    // most its weight at that count (BM25 grows with the count), the rarest word's document count
+    // taken for a prefix (BM25 falls as it grows). Counting it reads the term's postings, so it is
+    // counted only where it costs at most a few units per posting of the rarest term; elsewhere
+    // the count is the document's length (no document holds a term more times than it has terms).
+    const bounds: Array<{ tfMax: number; df: number }> = []
+    for (const m of rest) {
+      let tfMax = Infinity
+      let df = Infinity
+      let size = 0
+      for (const list of m.lists) {
+        df = Math.min(df, list.df)
+        size += list.n
+      }
+      if (size <= COUNT_TF_WITHIN * first.size) {
+        tfMax = 0
+        for (const list of m.lists)
+          for (let i = 0; i < list.n; i += STEP) {
+            if (!(await spend(Math.min(STEP, list.n - i)))) return { hits: [], incomplete: true }
+            for (let k = i, end = Math.min(list.n, i + STEP); k < end; k++)
+              if (list.tfs[k] > tfMax) tfMax = list.tfs[k]
+          }
+      }
+      bounds.push({ tfMax, df })
+    }
+    // A cursor per list of every other term: where its last look-up ended.
+    const cursors = rest.map((m) => m.lists.map(() => 0))
+    let probes = 0
+    /** Term `m`'s weight in document `id` (the best of its words'), 0 when it holds none; moves its cursors to `id`. */
+    const weightIn = (m: number, id: number): number => {
+      let w = 0
+      const lists = rest[m].lists
+      for (let l = 0; l < lists.length; l++) {
+        const list = lists[l]
+        const { ids } = list
+        let lo = cursors[m][l]
+        if (lo >= list.n || ids[lo] > id) continue
+        // Galloping: the next id is usually near, the bound found in a few doublings.
+        let step = 1
+        while (lo + step < list.n && ids[lo + step] < id) {
+          lo += step
+          step *= 2
+          probes++
+        }
+        let hi = Math.min(list.n, lo + step + 1)
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1
+          probes++
+          if (ids[mid] < id) lo = mid + 1
+          else hi = mid
+        }
+        cursors[m][l] = lo
+        if (lo < list.n && ids[lo] === id) {
+          const v = index.weight(id, list.tfs[lo], list.df)
+          if (v > w) w = v
+        }
+      }
+      return w
+    }
+
+    const sessions = request.session_ids && new Set(request.session_ids)
+    const roles = request.roles && new Set<SearchRole>(request.roles)
+    const paths = new Map<string, Set<string>>()
+    const pathOf = (sid: string): Set<string> => {
+      let path = paths.get(sid)
+      if (path) return path
+      paths.set(sid, (path = new Set()))
+      const docs = index.sessions.get(sid)?.docs
+      for (let id = source.leaf(sid) ?? null; id !== null && !path.has(id);) {
+        path.add(id)
+        id = docs?.get(id)?.parent ?? null
+      }
+      probes += path.size
+      return path
+    }
+    const onPath = (doc: Doc): boolean => doc.eid === null || pathOf(doc.sid).has(doc.eid)
+
+    // The page so far, best first.
+    const best: Candidate[] = []
+    const limit = request.limit
+    const consider = (id: number, w: number): void => {
+      const doc = index.doc(id)!
+      if (sessions && !sessions.has(doc.sid)) return
+      if (roles && !roles.has(doc.role!)) return
+      if (request.from !== undefined && doc.ts < request.from) return
+      if (request.to !== undefined && doc.ts >= request.to) return
+      if (best.length === limit) {
+        let bound = w
+        for (const b of bounds) bound += index.weight(id, Math.min(b.tfMax, doc.len), b.df)
+        // Ranks after the page's last even at its most (rounding and the sum are monotonic).
+        if (rankOrder(bound, doc, best[limit - 1].score, best[limit - 1].doc) > 0) return
+      }
+      let score = w
+      for (let m = 0; m < rest.length; m++) {
+        const o = weightIn(m, id)
+        if (o === 0) return
+        score += o
+      }
+      if (request.active_path_only && !onPath(doc)) return
+      const c = { doc, score }
+      if (best.length === limit && order(c, best[limit - 1]) >= 0) return
+      let i = best.length
+      while (i > 0 && order(c, best[i - 1]) < 0) i--
+      best.splice(i, 0, c)
+      if (best.length > limit) best.pop()
+    }
+
+    // The rarest term's documents in order of id (a prefix's words merged by their weights).
+    const driver = first.lists.length === 1 ? first.lists[0] : undefined
+    let weights: Float64Array | undefined
+    if (!driver) {
+      weights = new Float64Array(index.idBound)
+      for (const list of first.lists)
+        for (let i = 0; i < list.n; i += STEP) {
+          if (!(await spend(Math.min(STEP, list.n - i)))) return { hits: [], incomplete: true }
+          for (let k = i, end = Math.min(list.n, i + STEP); k < end; k++) {
+            const id = list.ids[k]
+            if (index.doc(id) === undefined) continue
+            const w = index.weight(id, list.tfs[k], list.df)
+            if (w > weights[id]) weights[id] = w
+          }
+        }
+    }
+    const end = driver ? driver.n : weights!.length
+    let read = 0
+    for (let i = 0; i < end; i += STEP) {
+      // A step's postings and the look-ups and path walks the last step made.
+      if (!(await spend(Math.min(STEP, end - i) + probes))) {
+        incomplete = true
+        break
+      }
+      probes = 0
+      for (let k = i, stop = Math.min(end, i + STEP); k < stop; k++) {
+        if (driver) {
+          const id = driver.ids[k]
+          if (index.doc(id) === undefined) continue
+          consider(id, index.weight(id, driver.tfs[k], driver.df))
+        } else if (weights![k] > 0) consider(k, weights![k])
+      }
+      read = Math.min(end, i + STEP)
+    }
+    if (read < end) incomplete = true
+    // The last step's look-ups, paid (the page is kept either way).
+    if (!meter.take(Math.min(probes, meter.remaining))) incomplete = true
+
+    const exact = new Set(query.terms.filter((t) => !t.prefix).map((t) => t.term))
+    const prefixes = query.terms.filter((t) => t.prefix).map((t) => t.term)
+    const matchesTerm = (term: string): boolean => exact.has(term) || prefixes.some((p) => term.startsWith(p))
+    const hits: SearchHit[] = []
+    for (const c of best) {
+      const text = await source.text(c.doc.sid, c.doc.eid)
+      // Gone since (deleted while its session was read): the next best was not kept.
+      if (text === undefined) {
+        incomplete = true
+        continue
+      }
+      if (!(await spend(text.length))) {
+        incomplete = true
+        break
+      }
+      const tokens = tokenize(text)
+      hits.push({
+        session_id: c.doc.sid,
+        entry_id: c.doc.eid,
+        role: c.doc.role!,
+        score: c.score,
+        snippet: snippetOf(text, tokens, matchesTerm),
+        on_active_path: onPath(c.doc),
+        timestamp: c.doc.ts,
+      })
+    }
+    return { hits, incomplete }
+  }
+}
