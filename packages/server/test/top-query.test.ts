@@ -33,6 +33,7 @@ const message = fc.record({
 const request = fc.record({
   terms: fc.array(fc.nat({ max: WORDS.length - 1 }), { minLength: 1, maxLength: 3 }),
   prefix: fc.boolean(),
+  phrase: fc.boolean(),
   limit: fc.integer({ min: 1, max: 8 }),
   roles: fc.option(fc.constant(['user'])),
   from: fc.option(fc.nat({ max: 6 })),
@@ -85,7 +86,10 @@ describe('top-k over the index: the best read in slices', () => {
             }
             for (const r of requests) {
               const body = {
-                query: r.terms.map((t) => WORDS[t].slice(0, r.prefix ? 2 : undefined)).join(' '),
+                query:
+                  r.phrase && !r.prefix && r.terms.length > 1
+                    ? `"${r.terms.map((t) => WORDS[t]).join(' ')}"`
+                    : r.terms.map((t) => WORDS[t].slice(0, r.prefix ? 2 : undefined)).join(' '),
                 prefix: r.prefix,
                 limit: r.limit,
                 ...(r.roles && { roles: r.roles }),

@@ -1,4 +1,5 @@
 import {
+  holdsPhrase,
   rankOrder,
   runQuery,
   snippetOf,
@@ -8,6 +9,7 @@ import {
   type QueryRun,
   type SearchHit,
   type SearchRole,
+  type Token,
 } from '@colloquy/core/search'
 import { WorkMeter } from '@colloquy/core/wire'
 
@@ -40,23 +42,21 @@ const order = (a: Candidate, b: Candidate): number => rankOrder(a.score, a.doc, 
 /**
  * A query over a server's in-memory index (`enableSearch`'s `run`) that answers words held by
  * most messages whole, where core's `runQuery` gives up at its budget: the rarest term's
- * postings are read in document order, and each of the other terms is looked up in its own list
- * by a cursor that only moves forward (galloping), not weighed over every document it holds. A
- * document is looked up only when it could still rank in the page: its exact weight for the
- * rarest term plus, for every other term, its weight at the most times any document holds that
- * term (BM25 grows with the count, and the document's length is known) must rank above the
- * `limit`-th best so far. The answer is the one reading every candidate gives (hits, order,
- * scores: the same weights added in the same order as `runQuery`), the work paid in slices of
- * `budget`, `pause` awaited between them, at most `slices` of them.
- *
- * A query with a phrase is `runQuery`'s (a phrase turns candidates away only once their text
- * is read, so the page's best cannot be kept as the reading goes).
+ * postings are read from the newest document down, and each of the other terms is looked up in
+ * its own list by a cursor that only moves down (galloping), not weighed over every document it
+ * holds. A document is looked up only when it could still rank in the page: its exact weight
+ * for the rarest term plus, for every other term, its weight at the most times any document
+ * holds that term (BM25 grows with the count, and the document's length is known) must rank
+ * above the `limit`-th best so far. A candidate that would rank has its text read and its
+ * phrases checked before it goes in. The answer is the one reading every candidate gives (hits,
+ * order, scores: the same weights added in the same order as `runQuery`), the work paid in
+ * slices of `budget`, `pause` awaited between them, at most `slices` of them.
  */
 export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): QueryRun {
   return async (index, request, query, source, budget) => {
-    if (!query.terms.length || query.phrases.length) return runQuery(index, request, query, source, budget)
+    if (!query.terms.length) return runQuery(index, request, query, source, budget)
     let meter = new WorkMeter(budget)
-    let left = slices - 1
+    let slicesLeft = slices - 1
     let incomplete = false
     /** Spends `units`, going on in new slices when this one cannot: false once none is left. */
     const spend = async (units: number): Promise<boolean> => {
@@ -65,12 +65,12 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
         meter.take(now)
         units -= now
         if (units === 0) return true
-        if (left === 0) return false
+        if (slicesLeft === 0) return false
         await next()
       }
     }
     const next = async (): Promise<void> => {
-      left--
+      slicesLeft--
       await pause()
       meter = new WorkMeter(budget)
     }
@@ -84,7 +84,7 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
         matches.push({ size: list?.df ?? 0, lists: list ? [list] : [] })
       } else {
         // A prefix's words are looked up within one slice's budget, as `runQuery` looks them up.
-        if (meter.spent > 0 && left > 0) await next()
+        if (meter.spent > 0 && slicesLeft > 0) await next()
         const { terms, truncated } = index.prefixTerms(t.term, meter)
         incomplete ||= truncated
         matches.push({ size: terms.reduce((n, l) => Math.max(n, l.df), 0), lists: terms })
@@ -119,34 +119,36 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
       }
       bounds.push({ tfMax, df })
     }
-    // A cursor per list of every other term: where its last look-up ended.
-    const cursors = rest.map((m) => m.lists.map(() => 0))
+    // A cursor per list of every other term: the last slot not passed yet (documents are read
+    // from the newest id down, so a cursor only moves down).
+    const cursors = rest.map((m) => m.lists.map((l) => l.n - 1))
     let probes = 0
-    /** Term `m`'s weight in document `id` (the best of its words'), 0 when it holds none; moves its cursors to `id`. */
+    /** Term `m`'s weight in document `id` (the best of its words'), 0 when it holds none; moves its cursors past `id`. */
     const weightIn = (m: number, id: number): number => {
       let w = 0
       const lists = rest[m].lists
       for (let l = 0; l < lists.length; l++) {
         const list = lists[l]
         const { ids } = list
-        let lo = cursors[m][l]
-        if (lo >= list.n || ids[lo] > id) continue
-        // Galloping: the next id is usually near, the bound found in a few doublings.
+        let hi = cursors[m][l]
+        if (hi < 0 || ids[hi] < id) continue
+        // Galloping down: the next id is usually near, found in a few doublings.
         let step = 1
-        while (lo + step < list.n && ids[lo + step] < id) {
-          lo += step
+        while (hi - step >= 0 && ids[hi - step] > id) {
+          hi -= step
           step *= 2
           probes++
         }
-        let hi = Math.min(list.n, lo + step + 1)
+        // The first slot of `[hi - step, hi]` whose id is not below `id` (`ids[hi]` is not).
+        let lo = Math.max(0, hi - step)
         while (lo < hi) {
           const mid = (lo + hi) >>> 1
           probes++
           if (ids[mid] < id) lo = mid + 1
           else hi = mid
         }
-        cursors[m][l] = lo
-        if (lo < list.n && ids[lo] === id) {
+        cursors[m][l] = lo - 1
+        if (ids[lo] === id) {
           const v = index.weight(id, list.tfs[lo], list.df)
           if (v > w) w = v
         }
@@ -171,9 +173,20 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
     }
     const onPath = (doc: Doc): boolean => doc.eid === null || pathOf(doc.sid).has(doc.eid)
 
-    // The page so far, best first.
+    // The page so far, best first; with phrases, each member's text as read to check them.
     const best: Candidate[] = []
+    const texts = new Map<Candidate, { text: string; tokens: Token[] }>()
     const limit = request.limit
+    const ranks = (c: Candidate): boolean => best.length < limit || order(c, best[limit - 1]) < 0
+    const insert = (c: Candidate): void => {
+      let i = best.length
+      while (i > 0 && order(c, best[i - 1]) < 0) i--
+      best.splice(i, 0, c)
+      if (best.length > limit) texts.delete(best.pop()!)
+    }
+    /** Candidates that would rank in the page if their text holds the phrases (checked after each step). */
+    let pending: Candidate[] = []
+    const phrased = query.phrases.length > 0
     const consider = (id: number, w: number): void => {
       const doc = index.doc(id)!
       if (sessions && !sessions.has(doc.sid)) return
@@ -194,14 +207,32 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
       }
       if (request.active_path_only && !onPath(doc)) return
       const c = { doc, score }
-      if (best.length === limit && order(c, best[limit - 1]) >= 0) return
-      let i = best.length
-      while (i > 0 && order(c, best[i - 1]) < 0) i--
-      best.splice(i, 0, c)
-      if (best.length > limit) best.pop()
+      if (!ranks(c)) return
+      // The page's last only rises as candidates go in: one held back for its text now is at
+      // worst one the check turns away then.
+      if (phrased) pending.push(c)
+      else insert(c)
+    }
+    /** The held-back candidates whose text holds every phrase, in the page; false once the work ran out. */
+    const checkPending = async (): Promise<boolean> => {
+      const now = pending
+      pending = []
+      for (const c of now) {
+        if (!ranks(c)) continue
+        const text = await source.text(c.doc.sid, c.doc.eid)
+        if (text === undefined) continue
+        if (!(await spend(text.length))) return false
+        const tokens = tokenize(text)
+        if (!query.phrases.every((p) => holdsPhrase(tokens, p))) continue
+        insert(c)
+        texts.set(c, { text, tokens })
+      }
+      return true
     }
 
-    // The rarest term's documents in order of id (a prefix's words merged by their weights).
+    // The rarest term's documents, newest id first (ties on the score go to the newer message,
+    // so once the page is full an older one as good is not looked up); a prefix's words merged
+    // by their weights.
     const driver = first.lists.length === 1 ? first.lists[0] : undefined
     let weights: Float64Array | undefined
     if (!driver) {
@@ -217,25 +248,27 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
           }
         }
     }
-    const end = driver ? driver.n : weights!.length
-    let read = 0
-    for (let i = 0; i < end; i += STEP) {
+    let left = driver ? driver.n : weights!.length
+    while (left > 0) {
       // A step's postings and the look-ups and path walks the last step made.
-      if (!(await spend(Math.min(STEP, end - i) + probes))) {
+      if (!(await spend(Math.min(STEP, left) + probes))) {
         incomplete = true
         break
       }
       probes = 0
-      for (let k = i, stop = Math.min(end, i + STEP); k < stop; k++) {
+      for (let k = left - 1, stop = Math.max(0, left - STEP); k >= stop; k--) {
         if (driver) {
           const id = driver.ids[k]
           if (index.doc(id) === undefined) continue
           consider(id, index.weight(id, driver.tfs[k], driver.df))
         } else if (weights![k] > 0) consider(k, weights![k])
       }
-      read = Math.min(end, i + STEP)
+      left = Math.max(0, left - STEP)
+      if (pending.length && !(await checkPending())) {
+        incomplete = true
+        break
+      }
     }
-    if (read < end) incomplete = true
     // The last step's look-ups, paid (the page is kept either way).
     if (!meter.take(Math.min(probes, meter.remaining))) incomplete = true
 
@@ -244,17 +277,21 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
     const matchesTerm = (term: string): boolean => exact.has(term) || prefixes.some((p) => term.startsWith(p))
     const hits: SearchHit[] = []
     for (const c of best) {
-      const text = await source.text(c.doc.sid, c.doc.eid)
-      // Gone since (deleted while its session was read): the next best was not kept.
-      if (text === undefined) {
-        incomplete = true
-        continue
+      let read = texts.get(c)
+      if (!read) {
+        const text = await source.text(c.doc.sid, c.doc.eid)
+        // Gone since (deleted while its session was read): the next best was not kept.
+        if (text === undefined) {
+          incomplete = true
+          continue
+        }
+        if (!(await spend(text.length))) {
+          incomplete = true
+          break
+        }
+        read = { text, tokens: tokenize(text) }
       }
-      if (!(await spend(text.length))) {
-        incomplete = true
-        break
-      }
-      const tokens = tokenize(text)
+      const { text, tokens } = read
       hits.push({
         session_id: c.doc.sid,
         entry_id: c.doc.eid,
