@@ -117,10 +117,49 @@ describe('top-k over the index: the best read in slices', () => {
           }
         },
       ),
-      { numRuns: 60 },
+      { numRuns: 300 },
     )
     // Not a property of answers that fit one slice: most took several.
     expect(sliced).toBeGreaterThan(50)
     expect(complete).toBeGreaterThan(100)
   }, 120_000)
+
+  it('the best document read last is found: look-ups are skipped only below what a document can weigh', async () => {
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    // Read first (newest): short messages holding each word once, then long ones. Read last
+    // (oldest): the best, as short and holding both words twice.
+    const { session_id: old } = await store.create({})
+    await store.append({ session_id: old, message: said('user', 'kiwi plum kiwi plum', 1) })
+    const { session_id } = await store.create({})
+    await store.appendMany({
+      session_id,
+      messages: Array.from({ length: 40 }, (_, i) =>
+        said('user', `kiwi plum ${'fig '.repeat(10 + i)}`, 2 + i),
+      ),
+    })
+    const { session_id: recent } = await store.create({})
+    await store.appendMany({
+      session_id: recent,
+      messages: Array.from({ length: 3 }, (_, i) => said('user', 'kiwi plum fig fig', 50 + i)),
+    })
+    const all = await enableSearch(store, { persist: false, workBudget: Number.MAX_SAFE_INTEGER })
+    let pauses = 0
+    const top = await enableSearch(store, {
+      persist: false,
+      workBudget: 20,
+      run: topQuery(async () => void pauses++),
+    })
+    try {
+      for (const limit of [1, 2]) {
+        const exact = await all.query({ query: 'kiwi plum ', limit })
+        expect(exact.hits[0].session_id).toBe(old)
+        expect(await top.query({ query: 'kiwi plum ', limit })).toStrictEqual(exact)
+      }
+      expect(pauses).toBeGreaterThan(2)
+    } finally {
+      all.close()
+      top.close()
+      await store.close()
+    }
+  })
 })

@@ -23,6 +23,10 @@ export const TOP_SLICES = 16
 
 /** Postings read between two looks at the slice's meter (one unit each). */
 const STEP = 1024
+/** Document lengths below which a term's bound is kept once computed. */
+const BOUNDS_BY_LEN = 4096
+/** Counts of the rarest term below which its weight is kept once computed (by count and length). */
+const DRIVER_TFS = 16
 /** Postings of another term per posting of the rarest up to which its largest count is worth reading. */
 const COUNT_TF_WITHIN = 4
 
@@ -119,6 +123,16 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
       }
       bounds.push({ tfMax, df })
     }
+    // Each other term's bound by document length, as computed once (a weight depends on the
+    // document only through its length): most documents are turned away on it alone.
+    const boundsByLen = rest.map(() => new Float64Array(BOUNDS_BY_LEN).fill(-1))
+    const boundOf = (m: number, id: number, len: number): number => {
+      const known = len < BOUNDS_BY_LEN ? boundsByLen[m][len] : -1
+      if (known >= 0) return known
+      const b = index.weight(id, Math.min(bounds[m].tfMax, len), bounds[m].df)
+      if (len < BOUNDS_BY_LEN) boundsByLen[m][len] = b
+      return b
+    }
     // A cursor per list of every other term: the last slot not passed yet (documents are read
     // from the newest id down, so a cursor only moves down).
     const cursors = rest.map((m) => m.lists.map((l) => l.n - 1))
@@ -195,7 +209,7 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
       if (request.to !== undefined && doc.ts >= request.to) return
       if (best.length === limit) {
         let bound = w
-        for (const b of bounds) bound += index.weight(id, Math.min(b.tfMax, doc.len), b.df)
+        for (let m = 0; m < bounds.length; m++) bound += boundOf(m, id, doc.len)
         // Ranks after the page's last even at its most (rounding and the sum are monotonic).
         if (rankOrder(bound, doc, best[limit - 1].score, best[limit - 1].doc) > 0) return
       }
@@ -248,6 +262,16 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
           }
         }
     }
+    // The rarest term's weight by count and length, as computed once (most documents share a few).
+    const weightsBy = new Float64Array(driver ? DRIVER_TFS * BOUNDS_BY_LEN : 0).fill(-1)
+    const driverWeight = (id: number, tf: number): number => {
+      const len = index.doc(id)!.len
+      const at = tf < DRIVER_TFS && len < BOUNDS_BY_LEN ? tf * BOUNDS_BY_LEN + len : -1
+      if (at >= 0 && weightsBy[at] >= 0) return weightsBy[at]
+      const w = index.weight(id, tf, driver!.df)
+      if (at >= 0) weightsBy[at] = w
+      return w
+    }
     let left = driver ? driver.n : weights!.length
     while (left > 0) {
       // A step's postings and the look-ups and path walks the last step made.
@@ -260,7 +284,7 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
         if (driver) {
           const id = driver.ids[k]
           if (index.doc(id) === undefined) continue
-          consider(id, index.weight(id, driver.tfs[k], driver.df))
+          consider(id, driverWeight(id, driver.tfs[k]))
         } else if (weights![k] > 0) consider(k, weights![k])
       }
       left = Math.max(0, left - STEP)
