@@ -274,8 +274,9 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
     }
     let left = driver ? driver.n : weights!.length
     while (left > 0) {
-      // A step's postings and the look-ups and path walks the last step made.
-      if (!(await spend(Math.min(STEP, left) + probes))) {
+      // A step's postings, a unit per term each (as `runQuery` pays its scan: a posting read is
+      // its weight, its bound and a comparison), and the look-ups and path walks the last step made.
+      if (!(await spend(Math.min(STEP, left) * matches.length + probes))) {
         incomplete = true
         break
       }
