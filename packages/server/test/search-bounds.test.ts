@@ -56,4 +56,44 @@ describe('ServerSearch: what the kept indexes hold', () => {
       store.close()
     }
   })
+
+  it("a query over words every message holds is answered whole a slice at a time, another principal's answered between the slices", async () => {
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    // Carol: 3,000 messages, each holding "fox" and "dog"; Bob: one session.
+    for (let s = 0; s < 30; s++) {
+      const { session_id } = await store.create({ metadata: { owner: 'carol' } })
+      await store.appendMany({
+        session_id,
+        messages: Array.from({ length: 100 }, (_, i) => user(`the fox ${s} and the dog ${i}`, s * 100 + i)),
+      })
+    }
+    const { session_id: bobs } = await store.create({ metadata: { owner: 'bob' } })
+    await store.append({ session_id: bobs, message: user('kiwi', 1) })
+    // Slices of 1,000 units: Carol's query reads 3,000 postings of the other word for its largest count, then 3,000 of the rarer at two units each.
+    const search = new ServerSearch(store, new Tenancy(hostOf(store)), undefined, { slice: 1000 })
+    try {
+      const carol = { kind: 'owner', owner: 'carol' } as const
+      const bob = { kind: 'owner', owner: 'bob' } as const
+      // Both indexes built first: what is measured is the query alone.
+      await search.query(carol, { query: 'zebra' })
+      await search.query(bob, { query: 'kiwi' })
+      let done = false
+      const answer = search.query(carol, { query: 'fox dog ', limit: 5 }).finally(() => (done = true))
+      let answered = 0
+      while (!done) {
+        // A request comes in as an event (as off the network), not as a continuation of the last.
+        await new Promise((resolve) => setImmediate(resolve))
+        expect((await search.query(bob, { query: 'kiwi' })).hits).toHaveLength(1)
+        if (!done) answered++
+      }
+      const { hits, incomplete } = await answer
+      // Whole: the newest five (every message weighs alike but for its length).
+      expect(incomplete).toBe(false)
+      expect(hits.map((h) => h.timestamp)).toStrictEqual([2999, 2998, 2997, 2996, 2995])
+      expect(answered).toBeGreaterThanOrEqual(5)
+    } finally {
+      search.close()
+      store.close()
+    }
+  })
 })

@@ -12,7 +12,9 @@ import { openIndexStore, type IndexStore, type SessionRecord } from './index-sto
 import { BLOCK_DOCS, packBlock, placeDoc, unpackBlock, type DocBlock } from './doc-block.js'
 import { InvertedIndex, docOf, type Doc, type DocTerms, type SessionDocs } from './inverted-index.js'
 import { parseQuery } from './parse-query.js'
-import { runQuery, type SearchResult } from './run-query.js'
+import { runQuery, SEARCH_WORK_BUDGET, type SearchResult, type TextSource } from './run-query.js'
+import type { ParsedQuery } from './parse-query.js'
+import type { SearchRequest } from '../validation/search-request.js'
 
 export interface SearchOptions {
   /** Index thinking blocks too; default false. */
@@ -44,7 +46,22 @@ export interface SearchOptions {
    */
   readonly pause?: () => Promise<void>
   readonly yieldEvery?: number
+  /**
+   * Answers a query over the index instead of `runQuery` (a server's top-k, which may wait
+   * between slices of its work): run in turn with the index's passes, so no pass changes the
+   * index while it waits.
+   */
+  readonly run?: QueryRun
 }
+
+/** A query's answer over the index (`runQuery` is one), with `budget` the work it may spend at a time. */
+export type QueryRun = (
+  index: InvertedIndex,
+  request: SearchRequest,
+  query: ParsedQuery,
+  source: TextSource,
+  budget: number,
+) => Promise<SearchResult>
 
 export interface Search {
   /** The best hits for a query, once everything committed before the call is indexed. */
@@ -521,7 +538,16 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
     const req = parseSearchRequest(request)
     const parsed = parseQuery(req.query, req.prefix)
     await flush()
-    return runQuery(index, req, parsed, source, options.workBudget)
+    const run = options.run
+    if (!run) return runQuery(index, req, parsed, source, options.workBudget)
+    const answer = running.then(() =>
+      run(index, req, parsed, source, options.workBudget ?? SEARCH_WORK_BUDGET),
+    )
+    running = answer.then(
+      () => {},
+      () => {},
+    )
+    return answer
   }
 
   const same = (a: SearchResult, b: SearchResult): boolean => JSON.stringify(a) === JSON.stringify(b)

@@ -6,6 +6,7 @@ import type { Tenancy } from '../tenancy.js'
 import { nextTurn } from '../work.js'
 import { isSealedMeta, refuseSealed } from '../sealed.js'
 import type { FullTextSearch } from './postgres-search.js'
+import { topQuery } from './top-query.js'
 
 /** The RPC function id of a full-text search (a server function: the store has no such call). */
 export const SEARCH_FUNCTION = 'session::search'
@@ -54,6 +55,8 @@ interface Held {
 export interface SearchBounds {
   readonly indexes?: number
   readonly messages?: number
+  /** Work a query spends between turns of the event loop (default core's `SEARCH_WORK_BUDGET`; a test's is small). */
+  readonly slice?: number
 }
 
 /**
@@ -69,6 +72,7 @@ export class ServerSearch {
   private closed = false
   private readonly maxIndexes: number
   private readonly maxMessages: number
+  private readonly slice: number | undefined
 
   constructor(
     private readonly store: Store,
@@ -79,6 +83,7 @@ export class ServerSearch {
   ) {
     this.maxIndexes = bounds.indexes ?? KEPT_INDEXES
     this.maxMessages = bounds.messages ?? KEPT_MESSAGES
+    this.slice = bounds.slice
   }
 
   /** The indexes kept now and the messages they hold between them. */
@@ -152,6 +157,9 @@ export class ServerSearch {
       },
       pause: nextTurn,
       yieldEvery: YIELD_EVERY,
+      ...(this.slice !== undefined && { workBudget: this.slice }),
+      // Words most messages hold answered whole, a slice of work at a time.
+      run: topQuery(nextTurn),
     })
     const kept: Kept = { search, queries: 0, dropped: false, held }
     this.indexes.set(key, kept)
