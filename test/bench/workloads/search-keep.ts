@@ -148,7 +148,7 @@ const searchKeep: Workload = {
       w1,
       sum,
       `${W1_APPENDS} store.append awaited, ${W1_ROUNDS} slices taking turns, total`,
-      `; of which waiting for the index after a round's last append: ${sum(flushes).toFixed(0)} ms (median round ${median(flushes).toFixed(1)} ms)`,
+      `; of which waiting for the index after a round's last append: ${sum(flushes).toFixed(0)} ms (median round ${median(flushes).toFixed(1)} ms); median of the rounds' ratios (each round against the one it took turns with, a stalled round weighing as one) ${median(w1['colloquy + search'].map((t, r) => t / w1.colloquy[r]!)).toFixed(2)}x`,
     )
     report(
       'W3 2k streamed updates',
