@@ -103,6 +103,43 @@ export async function heapUsed(): Promise<number> {
 }
 
 /**
+ * The JS heap's peak while some work runs, sampled every `everyMs` until `stop()` (which takes a
+ * last sample). `usedJSHeapSize` as it is counts garbage V8 has not collected yet, however much
+ * it lets build up; with `live`, a full collection precedes each sample, so the peak is what the
+ * page held reachable. A collection stops the page for a while: the next one waits at least
+ * four times as long as the last took, so the work sampled still gets most of the page (it is
+ * slowed all the same: never time work sampled `live`).
+ */
+export function heapPeak(everyMs: number, live: boolean): { stop(): number } {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (live && !gc) throw new Error('gc() is not exposed: run Chromium with --js-flags=--expose-gc')
+  let spent = 0
+  const sample = (): number => {
+    if (live) {
+      const t = performance.now()
+      gc!()
+      spent = performance.now() - t
+    }
+    return (performance as unknown as { memory: { usedJSHeapSize: number } }).memory.usedJSHeapSize
+  }
+  let peak = sample()
+  let timer: ReturnType<typeof setTimeout>
+  const next = (): void => {
+    timer = setTimeout(() => {
+      peak = Math.max(peak, sample())
+      next()
+    }, Math.max(everyMs, spent * 4))
+  }
+  next()
+  return {
+    stop() {
+      clearTimeout(timer)
+      return (peak = Math.max(peak, sample()))
+    },
+  }
+}
+
+/**
  * Counts IndexedDB read-write transactions opened on this page, for every library alike. Install
  * it before the databases open: some libraries keep a bound `transaction` from open time.
  */

@@ -161,6 +161,13 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
   /** Changes seen per session (reads into memory not counted). */
   const changes = new Map<string, number>()
   const dirty = new Set<string>()
+  /**
+   * Per session indexed from its entries in memory: the entries commits added or updated since
+   * (null once a commit said anything else: reloaded, deleted). Started by the pass that indexed
+   * it, so the next pass looks at these entries only, not the whole session (an append to a long
+   * session read every entry of it to find the new one). No record: the whole session is read.
+   */
+  const since = new Map<string, string[] | null>()
   let closed = false
   let timer: ReturnType<typeof setTimeout> | undefined
   let firstDirtyAt = 0
@@ -217,6 +224,14 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
       if (read && !loaded) continue
       // A change (not a read): a snapshot of the session read ahead before it is stale.
       if (!read) changes.set(sid, (changes.get(sid) ?? 0) + 1)
+      const ids = since.get(sid)
+      if (ids) {
+        if (change.reloaded || change.head === null) since.set(sid, null)
+        else {
+          for (const e of change.added) ids.push(e.id)
+          for (const e of change.updated) ids.push(e.id)
+        }
+      }
       const head = read ? host.head(sid) : undefined
       if (head && index.sessions.get(sid)?.mark === markOf(head)) continue
       dirty.add(sid)
@@ -383,13 +398,20 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
       }
       const [sid] = dirty
       dirty.delete(sid)
+      const recorded = since.get(sid)
+      since.delete(sid)
       const seen = host.head(sid)
       let head = within(seen)
       const held = index.sessions.get(sid)
-      if (head && held && held.mark === markOf(head)) continue
+      if (head && held && held.mark === markOf(head)) {
+        if (recorded) since.set(sid, recorded)
+        continue
+      }
       // Not in memory (a head let go from the working set, or never loaded): read it, then decide.
       // (A head held and out of scope is not read: it is absent here.)
       let entries = head && host.entries(sid)
+      // A session read below is new entries objects: what was recorded of the old ones is no guide.
+      const inMemory = entries !== undefined
       if (head ? !entries : !seen && !host.allHeld) {
         let mine = ahead.get(sid)
         ahead.delete(sid)
@@ -416,6 +438,7 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
           // Changed since it was read ahead: read again (this time, its turn).
           if ((changes.get(sid) ?? 0) !== got.at) got = await readSession(sid)
         } catch (err) {
+          // (Its record, if any, is gone: read whole next time.)
           dirty.add(sid)
           throw err
         }
@@ -446,9 +469,9 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
       // from the index's postings).
       const touched = new Set<number>()
       const made = new Map<Doc, DocTerms>()
-      for (const e of entries.values()) {
+      const index1 = (e: SessionEntry): void => {
         const old = s.docs.get(e.id)
-        if (old && old.rev === e.revision) continue
+        if (old && old.rev === e.revision) return
         const doc = entryDoc(sid, e)
         if (old) index.remove(old)
         const kept = index.add(doc)
@@ -459,12 +482,25 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
         touched.add(kept.block)
         if (keep) made.set(kept, doc)
       }
-      for (const [eid, old] of s.docs) {
-        if (entries.has(eid)) continue
-        index.remove(old)
-        s.docs.delete(eid)
-        s.blocks[old.block]--
-        touched.add(old.block)
+      // Only the entries commits named since the last pass when they account for every entry:
+      // the session's entries then are those indexed and those named. Any doubt (a count that
+      // differs), and every entry is looked at, and every document checked against them.
+      const named = held && inMemory ? recorded : undefined
+      if (named) {
+        for (const id of named) {
+          const e = entries.get(id)
+          if (e) index1(e)
+        }
+      }
+      if (!named || s.docs.size !== entries.size) {
+        for (const e of entries.values()) index1(e)
+        for (const [eid, old] of s.docs) {
+          if (entries.has(eid)) continue
+          index.remove(old)
+          s.docs.delete(eid)
+          s.blocks[old.block]--
+          touched.add(old.block)
+        }
       }
       if (keep && touched.size) {
         const members = new Map<number, DocTerms[]>()
@@ -485,6 +521,8 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
         : null
       s.title = title && index.add(title)
       s.mark = markOf(head)
+      // Indexed from entries the store holds now: its commits from here on are recorded.
+      if (host.entries(sid) === entries) since.set(sid, [])
       sessions.push({ sid, mark: s.mark, title })
       if (pending >= WRITE_BATCH) await writeOut()
     }
