@@ -125,10 +125,13 @@ export function heapPeak(everyMs: number, live: boolean): { stop(): number } {
   let peak = sample()
   let timer: ReturnType<typeof setTimeout>
   const next = (): void => {
-    timer = setTimeout(() => {
-      peak = Math.max(peak, sample())
-      next()
-    }, Math.max(everyMs, spent * 4))
+    timer = setTimeout(
+      () => {
+        peak = Math.max(peak, sample())
+        next()
+      },
+      Math.max(everyMs, spent * 4),
+    )
   }
   next()
   return {
