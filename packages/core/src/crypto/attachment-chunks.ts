@@ -1,10 +1,11 @@
 import { SessionError } from '../model/errors.js'
+import { concatBytes } from '../util/bytes.js'
 import { ENVELOPE_VERSION, openBytes, sealBytes, type KeySource, type SealContext } from './envelope.js'
 
 // An attachment's bytes sealed in chunks, at rest and on the wire alike: read from its Blob and
 // sealed one chunk at a time, so the clear bytes are never held whole, and opened chunk by
-// chunk, all at once (Web Crypto works them off the page's thread), into pieces a Blob is made
-// of without joining them first. Each chunk is one of the envelopes (`sealBytes`: its own IV,
+// chunk, all at once (Web Crypto works them off the page's thread): into pieces, or into the
+// one buffer a whole read answers, each chunk copied in as it opens. Each chunk is one of the envelopes (`sealBytes`: its own IV,
 // padded), whose associated data binds the session, the attachment, the chunk's index and
 // whether it is the last: chunks moved from another attachment, reordered, dropped, added
 // after the last or cut off at the end do not open.
@@ -140,21 +141,22 @@ export async function sealChunksToBlob(
   return new Blob(parts)
 }
 
+/** A chunk's envelope and what it must have been sealed for. */
+interface Frame {
+  readonly envelope: Uint8Array
+  readonly context: SealContext
+}
+
 /**
- * The clear bytes of a chunked attachment, as the pieces (one per chunk, views of what Web
- * Crypto returned) in order; `session/integrity` if any chunk is not where it was sealed.
+ * The chunks of the chunked layout, before any is opened: `session/integrity` if the framing
+ * is not that of whole chunks ending exactly at the end.
  */
-export async function openChunks(
-  keys: KeySource,
-  session_id: string,
-  attachment_id: string,
-  sealed: Uint8Array,
-): Promise<Uint8Array[]> {
+function framesOf(session_id: string, attachment_id: string, sealed: Uint8Array): Frame[] {
   const bad = (why: string): SessionError =>
     new SessionError('session/integrity', `attachment ${attachment_id}: ${why}`)
   if (!isChunked(sealed)) throw bad('not in the chunked layout')
   const view = new DataView(sealed.buffer, sealed.byteOffset, sealed.byteLength)
-  const opening: Promise<Uint8Array>[] = []
+  const frames: Frame[] = []
   let at = 1
   for (let index = 0; ; index++) {
     if (at + 4 > sealed.length) throw bad(`chunk ${index} is cut off`)
@@ -163,19 +165,86 @@ export async function openChunks(
     const last = at + 4 + size === sealed.length
     // Opened as the last chunk only if it ends the bytes: one sealed as last but followed by
     // more, or one sealed as not last but ending them (the rest cut off), does not open.
-    opening.push(
-      openBytes(
-        keys,
-        sealed.subarray(at + 4, at + 4 + size),
-        context(session_id, attachment_id, index, last),
-      ),
-    )
+    frames.push({
+      envelope: sealed.subarray(at + 4, at + 4 + size),
+      context: context(session_id, attachment_id, index, last),
+    })
     at += 4 + size
-    if (last) break
+    if (last) return frames
   }
-  // Every chunk is settled before answering, so none is left opening after a refusal.
-  const settled = await Promise.allSettled(opening)
+}
+
+/**
+ * Opens every frame, all at once, `order` saying which first; `opened` is told of each as it
+ * opens (with the pieces opened so far, in place). Answers once every one has settled (so none is left opening after a refusal): the
+ * pieces in the frames' order, or the first refusal.
+ */
+async function openFrames(
+  keys: KeySource,
+  frames: readonly Frame[],
+  order: readonly number[],
+  opened?: (index: number, pieces: readonly Uint8Array[]) => void,
+): Promise<Uint8Array[]> {
+  const pieces: Uint8Array[] = new Array(frames.length)
+  const settled = await Promise.allSettled(
+    order.map(async (i) => {
+      const piece = await openBytes(keys, frames[i]!.envelope, frames[i]!.context)
+      pieces[i] = piece
+      opened?.(i, pieces)
+    }),
+  )
   const failed = settled.find((r) => r.status === 'rejected')
   if (failed) throw failed.reason
-  return settled.map((r) => (r as PromiseFulfilledResult<Uint8Array>).value)
+  return pieces
+}
+
+/**
+ * The clear bytes of a chunked attachment, as the pieces (one per chunk, views of what Web
+ * Crypto returned) in order; `session/integrity` if any chunk is not where it was sealed.
+ */
+export function openChunks(
+  keys: KeySource,
+  session_id: string,
+  attachment_id: string,
+  sealed: Uint8Array,
+): Promise<Uint8Array[]> {
+  const frames = framesOf(session_id, attachment_id, sealed)
+  return openFrames(
+    keys,
+    frames,
+    frames.map((_, i) => i),
+  )
+}
+
+/**
+ * The clear bytes of a chunked attachment in one buffer of their exact length, for a read that
+ * answers them whole: each chunk is copied in as it opens, while the others are still opening
+ * on Web Crypto's thread, rather than all joined after the last one. The last chunk is opened
+ * first: its length, after the full chunks before it, gives the whole's. Nothing is answered
+ * unless every chunk opened (`session/integrity` as `openChunks`).
+ */
+export async function openChunksWhole(
+  keys: KeySource,
+  session_id: string,
+  attachment_id: string,
+  sealed: Uint8Array,
+): Promise<Uint8Array> {
+  const frames = framesOf(session_id, attachment_id, sealed)
+  const n = frames.length
+  if (n === 1) return (await openFrames(keys, frames, [0]))[0]!
+  let whole: Uint8Array | undefined
+  // Chunks before the last are CHUNK_BYTES long as sealed here; any other length (sealed by
+  // another writer) is still opened, and joined once every chunk is here.
+  let regular = true
+  const order = [n - 1, ...Array.from({ length: n - 1 }, (_, i) => i)]
+  const pieces = await openFrames(keys, frames, order, (i, opened) => {
+    const piece = opened[i]!
+    if (i < n - 1 && piece.length !== CHUNK_BYTES) regular = false
+    if (!regular) return
+    if (i === n - 1) {
+      const into = (whole = new Uint8Array((n - 1) * CHUNK_BYTES + piece.length))
+      opened.forEach((p, j) => into.set(p, j * CHUNK_BYTES))
+    } else whole?.set(piece, i * CHUNK_BYTES)
+  })
+  return regular ? whole! : concatBytes(pieces)
 }

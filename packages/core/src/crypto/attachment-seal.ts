@@ -4,7 +4,7 @@ import { sha256Hex } from '../util/bytes.js'
 import { parseAttachmentMeta } from '../validation/records.js'
 import { isPlainObject } from '../validation/validate.js'
 import { openBytes, openJson, sealBytes, sealJson, type KeySource, type SealContext } from './envelope.js'
-import { isChunked, openChunks, sealChunksToBlob } from './attachment-chunks.js'
+import { isChunked, openChunks, openChunksWhole, sealChunksToBlob } from './attachment-chunks.js'
 import { checked, sealedAttachmentMeta, type SealedAttachmentMeta } from './sealed-records.js'
 
 // Attachments never change once put: their boxes are bound to revision 0 of their own id.
@@ -126,4 +126,19 @@ export async function openAttachmentData(
   return isChunked(sealed)
     ? openChunks(keys, session_id, attachment_id, sealed)
     : [await openAttachmentBytes(keys, session_id, attachment_id, sealed)]
+}
+
+/**
+ * `openAttachmentData` as one buffer of exactly the clear bytes (for a read that answers them
+ * whole): the chunks are copied into it as they open rather than joined afterwards.
+ */
+export async function openAttachmentWhole(
+  keys: KeySource,
+  session_id: string,
+  attachment_id: string,
+  sealed: Uint8Array,
+): Promise<Uint8Array> {
+  return isChunked(sealed)
+    ? openChunksWhole(keys, session_id, attachment_id, sealed)
+    : openAttachmentBytes(keys, session_id, attachment_id, sealed)
 }

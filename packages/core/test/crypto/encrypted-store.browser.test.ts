@@ -177,6 +177,68 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     await b.close()
   })
 
+  it('an opened attachment is a Blob every platform API reads whole; a middle chunk altered on disk yields nothing', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const { session_id } = await a.create({ title: 'files' })
+    // Four chunks and some: opened all at once, each copied into the answer as it opens.
+    const bytes = new Uint8Array(4 * (2 ** 18 - 1) + 1000)
+    for (let i = 0; i < bytes.length; i += 65536) crypto.getRandomValues(bytes.subarray(i, i + 65536))
+    const { attachment } = await a.putAttachment({ session_id, name: 'a.bin', file: new Blob([bytes]) })
+    const id = attachment.attachment_id
+    await a.close()
+    /** Where `got` first differs from the bytes put, or 'same'. */
+    const diff = (got: ArrayBuffer, from = 0, to = bytes.length): string => {
+      const v = new Uint8Array(got)
+      if (v.length !== to - from) return `length ${v.length}`
+      for (let i = 0; i < v.length; i++) if (v[i] !== bytes[from + i]) return `byte ${from + i}`
+      return 'same'
+    }
+    const b = await open(name)
+    const read = async (): Promise<Blob> => (await b.getAttachmentBlob(session_id, id))!
+    const blob = await read()
+    expect(blob).toBeInstanceOf(Blob)
+    expect([blob.size, blob.type]).toEqual([bytes.length, 'application/octet-stream'])
+    const first = await blob.arrayBuffer()
+    expect(diff(first)).toBe('same')
+    new Uint8Array(first).fill(0) // the caller's own buffer: the Blob keeps its bytes
+    expect(diff(await blob.arrayBuffer())).toBe('same')
+    expect(diff(await new Response((await read()).stream()).arrayBuffer())).toBe('same')
+    expect(
+      diff(await (await read()).slice(2 ** 18 - 5, 2 ** 19 + 5).arrayBuffer(), 2 ** 18 - 5, 2 ** 19 + 5),
+    ).toBe('same')
+    const url = URL.createObjectURL(await read())
+    try {
+      expect(diff(await (await fetch(url)).arrayBuffer())).toBe('same')
+    } finally {
+      URL.revokeObjectURL(url)
+    }
+    const copy = await new Promise<IDBDatabase>((resolve, reject) => {
+      const o = indexedDB.open(`${name}-copy`)
+      o.onupgradeneeded = () => o.result.createObjectStore('b')
+      o.onsuccess = () => resolve(o.result)
+      o.onerror = () => reject(o.error)
+    })
+    const toKeep = await read()
+    await req(copy.transaction('b', 'readwrite').objectStore('b').put(toKeep, 1))
+    const kept = (await req(copy.transaction('b').objectStore('b').get(1))) as Blob
+    expect(diff(await kept.arrayBuffer())).toBe('same')
+    copy.close()
+    await b.close()
+    // One byte of the second chunk's ciphertext flipped on disk: the read answers nothing.
+    const db = await rawDb(name)
+    const stored = (await req(
+      db.transaction('attachments').objectStore('attachments').get([session_id, id]),
+    )) as Blob
+    db.close()
+    const raw = new Uint8Array(await stored.arrayBuffer())
+    raw[1 + 4 + new DataView(raw.buffer).getUint32(1) + 4 + 100] ^= 1
+    await rewrite(name, 'attachments', [session_id, id], () => new Blob([raw]))
+    const c = await open(name)
+    expect(await codeOf(c.getAttachmentBlob(session_id, id))).toBe('session/integrity')
+    await c.close()
+  })
+
   it('appends commit from memory as over a clear store: no rerun reading the disk, the entry their only record', async () => {
     const name = dbName()
     const a = await open(name)

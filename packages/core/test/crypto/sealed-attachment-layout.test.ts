@@ -3,6 +3,7 @@ import { createStore, memoryStorage, SessionError, type Storage, type Store } fr
 import { Keyring, parseKeyring } from '../../src/crypto/keyring.js'
 import { sealAttachmentBytes } from '../../src/crypto/attachment-seal.js'
 import { CHUNKED, CHUNK_BYTES } from '../../src/crypto/attachment-chunks.js'
+import { sealBytes } from '../../src/crypto/envelope.js'
 import { KEYRING_KEY } from '../../src/storage/sealed/encryption.js'
 
 // An encrypted store keeps attachment bytes at rest in the chunked layout (one envelope per
@@ -149,6 +150,26 @@ describe('attachment bytes at rest on an encrypted store', () => {
     const [a, b, c] = frames(raw)
     const flipped = raw.slice()
     flipped[raw.length - 20] ^= 1
+    // Chunks open all at once, the last first, each copied into the answer as it opens: a
+    // refused chunk anywhere, whenever it settles, leaves no answer.
+    const flippedAt = (frame: number): Uint8Array => {
+      const out = raw.slice()
+      out[
+        1 +
+          frames(raw)
+            .slice(0, frame)
+            .reduce((n, f) => n + f.length, 0) +
+          100
+      ] ^= 1
+      return out
+    }
+    const other = await store.putAttachment({
+      session_id,
+      name: 'b.bin',
+      file: new Blob([patterned(2 * CHUNK_BYTES + 5000)]),
+    })
+    await store.flush()
+    const [, foreign] = frames(await stored(inner, session_id, other.attachment.attachment_id))
     const cases: Record<string, Uint8Array> = {
       'cut off': raw.subarray(0, raw.length - 100),
       'last dropped': layout([a, b]),
@@ -156,6 +177,9 @@ describe('attachment bytes at rest on an encrypted store', () => {
       reordered: layout([b, a, c]),
       'added after the last': layout([a, b, c, c]),
       flipped,
+      'first flipped': flippedAt(0),
+      'middle flipped': flippedAt(1),
+      'middle from another attachment': layout([a, foreign!, c]),
     }
     for (const [name, bytes] of Object.entries(cases)) {
       await rewriteBytes(inner, session_id, attachment_id, bytes)
@@ -164,5 +188,45 @@ describe('attachment bytes at rest on an encrypted store', () => {
     await rewriteBytes(inner, session_id, attachment_id, raw)
     expect(await code(store.getAttachmentBlob(session_id, attachment_id))).toBe('resolved')
     await store.close()
+  })
+
+  it('open chunks of other lengths than this writer seals (any sealer of the layout) to the same bytes', async () => {
+    const { inner, store, session_id, attachment_id } = await withAttachment(10)
+    await store.close()
+    const kv = await inner.sideRecords!('kv')
+    const ring = await Keyring.open(parseKeyring(kv.find((r) => r.key === KEYRING_KEY)!.value), {
+      passphrase,
+    })
+    const plain = patterned(3 * CHUNK_BYTES + 10)
+    // The chunk lengths a reader must not assume: short, full, longer than full, empty last.
+    for (const lengths of [
+      [1000, CHUNK_BYTES, CHUNK_BYTES + 9, CHUNK_BYTES - 999, 0],
+      [CHUNK_BYTES, CHUNK_BYTES, 5, CHUNK_BYTES + 5],
+    ]) {
+      let at = 0
+      const sealed: Uint8Array[] = []
+      for (const [index, n] of lengths.entries()) {
+        const last = index === lengths.length - 1
+        const piece = last ? plain.subarray(at) : plain.subarray(at, at + n)
+        at += piece.length
+        const envelope = await sealBytes(ring, piece, {
+          session_id,
+          entry_id: attachment_id,
+          revision: 0,
+          field: 'attachment.chunk',
+          bound: [index, last],
+        })
+        const frame = new Uint8Array(4 + envelope.length)
+        new DataView(frame.buffer).setUint32(0, envelope.length)
+        frame.set(envelope, 4)
+        sealed.push(frame)
+      }
+      await rewriteBytes(inner, session_id, attachment_id, layout(sealed))
+      const again = await createStore({ storage: inner, multiTab: false, encryption: { passphrase } })
+      const read = await (await again.getAttachmentBlob(session_id, attachment_id))!.arrayBuffer()
+      expect(read.byteLength, lengths.join()).toBe(plain.length)
+      expect(new Uint8Array(read), lengths.join()).toEqual(plain)
+      await again.close()
+    }
   })
 })

@@ -6,8 +6,8 @@ import { openJson, sealJson, type KeySource } from '../../crypto/envelope.js'
 import { holdEntry, openEntry, sealEntry } from '../../crypto/entry-seal.js'
 import { openMeta, sealMeta } from '../../crypto/meta-seal.js'
 import {
-  openAttachmentData,
   openAttachmentMeta,
+  openAttachmentWhole,
   sealAttachmentData,
   sealAttachmentMeta,
 } from '../../crypto/attachment-seal.js'
@@ -206,8 +206,9 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
     return stored
   }
 
-  // Attachment bytes: sealed in chunks from the Blob as it is read, opened chunk by chunk into
-  // the pieces of the Blob a read returns (crypto/attachment-chunks.ts); never joined whole.
+  // Attachment bytes: sealed in chunks from the Blob as it is read (never joined whole), opened
+  // chunk by chunk into the one buffer the Blob a read returns is made of and answers its first
+  // read with (crypto/attachment-chunks.ts, opened-blob.ts).
   const sealBlob = async (b: BlobWrite): Promise<BlobWrite> => {
     if (b.op === 'delete') return b
     let plain: Blob | Uint8Array
@@ -236,7 +237,7 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
     const blob = await inner.attachmentBytes?.(session_id, attachment_id)
     if (!blob) return undefined
     const sealed = new Uint8Array(await blob.arrayBuffer())
-    return new OpenedBlob(await openAttachmentData(k, session_id, attachment_id, sealed), type)
+    return new OpenedBlob(await openAttachmentWhole(k, session_id, attachment_id, sealed), type)
   }
 
   const sealSide = async (s: SideWrite): Promise<SideWrite> => {
