@@ -206,4 +206,77 @@ describe('term counts on PostgreSQL', () => {
       await pool.end()
     }
   })
+
+  it('are written by the change-log statement: a commit sends no statement of its own for them', async () => {
+    const { store, pool } = await open()
+    // Every statement the storage's connections send, by its text.
+    const sent: string[] = []
+    const patched = new WeakSet<object>()
+    const record = (client: pg.PoolClient): void => {
+      if (patched.has(client)) return
+      patched.add(client)
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown
+      ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const q = args[0]
+        sent.push(typeof q === 'string' ? q : ((q as { text?: string }).text ?? ''))
+        return query(...args)
+      }
+    }
+    // The storage takes a connection for each commit (`pool.connect()`), whichever it was.
+    const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>
+    ;(pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
+      if (args.length) return (connect as (...a: unknown[]) => unknown)(...args)
+      return connect().then((client) => (record(client), client))
+    }
+    try {
+      const a = (await store.create({ metadata: { owner: 'alice' }, title: 'kiwi' })).session_id
+      const { entry_id } = await store.append({ session_id: a, message: said('kiwi orchard', 1) })
+      const terms = (): string[] => sent.filter((q) => q.includes('colloquy_terms'))
+      // An append adding terms, an edit removing one (its count falls to zero), a delete.
+      for (const write of [
+        () => store.append({ session_id: a, message: said('plum plum', 2) }),
+        () => store.updateMessage({ session_id: a, entry_id, content: [{ type: 'text', text: 'fig' }] }),
+        () => store.delete({ session_id: a }),
+      ]) {
+        sent.length = 0
+        await write()
+        expect(terms()).toHaveLength(1)
+        expect(terms()[0]).toContain('UPDATE colloquy_clock')
+      }
+      expect((await pool.query("SELECT 1 FROM colloquy_terms WHERE owner = 'alice'")).rows).toStrictEqual([])
+    } finally {
+      await store.close()
+      await pool.end()
+    }
+  })
+
+  it('stay exact when two instances commit the same terms at once', async () => {
+    const url = await cluster.createDatabase()
+    const pools = [0, 1].map(() => new pg.Pool({ connectionString: url, max: 4 }))
+    const stores = await Promise.all(
+      pools.map((pool) =>
+        createStore({ storage: postgresStorage({ pool, pollMs: 60_000 }), multiTab: false }),
+      ),
+    )
+    try {
+      const owners = ['alice', 'bob']
+      // Each instance creates, appends to and deletes sessions of both owners, all at once.
+      await Promise.all(
+        stores.flatMap((store, k) =>
+          Array.from({ length: 6 }, async (_, i) => {
+            const owner = owners[(i + k) % 2]
+            const { session_id } = await store.create({ metadata: { owner }, title: 'kiwi' })
+            for (let j = 0; j < 4; j++)
+              await store.append({ session_id, message: said(textOf([i, j, k, i + j]), j) })
+            if (i % 3 === 0) await store.delete({ session_id })
+          }),
+        ),
+      )
+      const { kept, made } = await counts(pools[0])
+      expect(kept.map(({ tf_max: _, ...r }) => r)).toStrictEqual(made.map(({ tf_max: _, ...r }) => r))
+    } finally {
+      for (const store of stores) await store.close()
+      for (const pool of pools) await pool.end()
+    }
+  }, 60_000)
 })

@@ -96,6 +96,7 @@ export async function startServer(
       ...extra,
     ],
     15_000,
+    process.env.S4_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
   )
   return { url, child }
 }
@@ -443,7 +444,13 @@ const s4: Workload = {
                   ...(sealing && modes.length === 2 && { baseline: clearSubject }),
                 })
             } finally {
-              for (const s of servers) s.child.kill('SIGKILL')
+              // A profiled server (S4_SERVER_NODE_ARGS) writes its profile on a clean exit only.
+              for (const s of servers)
+                if (process.env.S4_SERVER_NODE_ARGS) {
+                  const exited = new Promise((r) => s.child.once('exit', r))
+                  s.child.kill('SIGINT')
+                  await exited
+                } else s.child.kill('SIGKILL')
               rmSync(dataDir, { recursive: true, force: true })
             }
           }

@@ -17,7 +17,12 @@ import {
   uint,
 } from './record-parsers.js'
 import { array, id, json, jsonObject, oneOf, str, type Parser } from './validate.js'
-import { isSealedRecord, sealedEntry, sealedMeta, storedSealedAttachment } from './sealed-records.js'
+import {
+  isSealedRecord,
+  sealedEntryUnder,
+  sealedMetaUnder,
+  storedSealedAttachment,
+} from './sealed-records.js'
 
 // Stored records as importers and replication hand them over, and replicated changes: what an
 // app that never syncs or imports does not load.
@@ -74,7 +79,7 @@ const newAttachmentMeta: Parser<AttachmentMeta> = object({ ...attachmentFields, 
 
 /** An entry of a replicated change: clear, or sealed. */
 const replicaEntry: Parser<SessionEntry> = (v, p) =>
-  isSealedRecord(v) ? (sealedEntry(v, p) as unknown as SessionEntry) : sessionEntry(v, p)
+  isSealedRecord(v) ? (sealedEntryUnder(v, p) as unknown as SessionEntry) : sessionEntry(v, p)
 
 /** An attachment of a replicated change: clear, or sealed (an opaque blob to the server). */
 const replicaAttachment =
@@ -107,7 +112,7 @@ export const sessionMeta: Parser<SessionMeta> = object({
 
 /** A meta, clear or sealed. */
 const storedMeta: Parser<SessionMeta> = (v, p) =>
-  isSealedRecord(v) ? (sealedMeta(v, p) as unknown as SessionMeta) : sessionMeta(v, p)
+  isSealedRecord(v) ? (sealedMetaUnder(v, p) as unknown as SessionMeta) : sessionMeta(v, p)
 
 /** A meta as replication carries it: a missing `updated_at` is its `created_at`. */
 const replicaMeta: Parser<SessionMeta> = (v, p) => {

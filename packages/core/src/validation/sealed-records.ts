@@ -82,17 +82,20 @@ const entryBase = {
   box: req(str),
 }
 
-export const sealedEntry: Parser<SealedEntry> = bounded(
-  tagged<SealedEntry>('kind', {
-    message: object({
-      ...entryBase,
-      kind: lit('message'),
-      role: req(oneOf(ROLES)),
-      attachment_ids: opt(array(id)),
-    }),
-    custom: object({ ...entryBase, kind: lit('custom') }),
+/**
+ * A sealed entry's check without the depth bound, for parsers that wear it already (`records.ts`:
+ * a replicated change or a stored record is walked once, not once more for its entry).
+ */
+export const sealedEntryUnder: Parser<SealedEntry> = tagged<SealedEntry>('kind', {
+  message: object({
+    ...entryBase,
+    kind: lit('message'),
+    role: req(oneOf(ROLES)),
+    attachment_ids: opt(array(id)),
   }),
-)
+  custom: object({ ...entryBase, kind: lit('custom') }),
+})
+export const sealedEntry: Parser<SealedEntry> = bounded(sealedEntryUnder)
 
 export const sealedAttachmentMeta: Parser<SealedAttachmentMeta> = bounded(
   object({ attachment_id: req(id), session_id: req(id), created_at: req(int), box: req(str) }),
@@ -104,23 +107,23 @@ const sealedMetadata: Parser<JsonObject> = (v, p) => {
   return o
 }
 
-export const sealedMeta: Parser<SealedMeta> = bounded(
-  object({
-    session_id: req(id),
-    status: req(oneOf(STATUSES)),
-    kind: req(oneOf(KINDS)),
-    forked_from: opt(id),
-    created_at: req(int),
-    updated_at: req(int),
-    message_count: req(uint),
-    title: req(sealedField),
-    description: req(sealedField),
-    status_reason: opt(sealedField),
-    metadata: opt(sealedMetadata),
-    draft: opt(sealedField),
-    draft_attachments: opt(array(sealedAttachmentMeta)),
-  }),
-)
+/** A sealed meta's check without the depth bound (as `sealedEntryUnder`). */
+export const sealedMetaUnder: Parser<SealedMeta> = object({
+  session_id: req(id),
+  status: req(oneOf(STATUSES)),
+  kind: req(oneOf(KINDS)),
+  forked_from: opt(id),
+  created_at: req(int),
+  updated_at: req(int),
+  message_count: req(uint),
+  title: req(sealedField),
+  description: req(sealedField),
+  status_reason: opt(sealedField),
+  metadata: opt(sealedMetadata),
+  draft: opt(sealedField),
+  draft_attachments: opt(array(sealedAttachmentMeta)),
+})
+export const sealedMeta: Parser<SealedMeta> = bounded(sealedMetaUnder)
 
 /**
  * A sealed attachment as a server holds it: the sealed metadata, and the size and sha256 of the

@@ -66,6 +66,20 @@ describe('sealed records in replicated changes', () => {
     expect(() => wire({ type: 'meta', meta: { ...m, metadata: { owner: 'a' } } })).toThrow(/\$sealed/)
   })
 
+  it('a sealed record nested deeper than the bound is refused by the depth walk, in a change and read back', async () => {
+    const m = await sealMeta(ring, meta('secret'))
+    const e = await sealEntry(ring, 's_sealed', message('e1', 'secret'))
+    // Checked once for depth with the change (or stored record) around it, not again by itself.
+    let deep: unknown = 'x'
+    for (let i = 0; i < 200; i++) deep = [deep]
+    const entry = { ...e, attachment_ids: deep }
+    const metaDeep = { ...m, metadata: { ...m.metadata, tag: deep } }
+    expect(() => wire({ type: 'entry', session_id: 's_sealed', entry })).toThrow(/nested deeper than/)
+    expect(() => wire({ type: 'meta', meta: metaDeep, create: true })).toThrow(/nested deeper than/)
+    expect(() => parseStoredEntry(entry, 'entry')).toThrow(/nested deeper than/)
+    expect(() => parseStoredMeta(metaDeep, 'meta')).toThrow(/nested deeper than/)
+  })
+
   it('a sealed entry pushed again at its revision with another box is a conflict, with the same box unchanged', async () => {
     const store = await server()
     const m = await sealMeta(ring, meta('t'))

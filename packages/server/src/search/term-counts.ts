@@ -4,8 +4,8 @@ import type pg from 'pg'
 // search reads for a term's idf and a prefix's words, in one index probe or one range, where it
 // counted the term's documents (bounded, so a common word's count was a guess) before. Kept
 // exact by every commit: each statement that writes or deletes documents returns what it added
-// and removed per (owner, term), and the commit applies the sum once, just before its change-log
-// statement. With each count, `tf_max`: at least the most times one document holds the term
+// and removed per (owner, term), and the commit applies the sum once, inside its change-log
+// statement (no round trip of its own). With each count, `tf_max`: at least the most times one document holds the term
 // (raised by additions, never lowered), which bounds the term's BM25 weight for a top-k read.
 
 /** A row of `termRowsSql`: documents holding `term` added (negative: removed) for `owner`. */
@@ -35,32 +35,52 @@ export class TermDeltas {
   }
 
   /**
-   * Writes the counts in one statement, in (owner, term) order: two commits lock the rows they
-   * share in the same order, so they wait for each other without a cycle. A term no document of
-   * the owner holds any more is removed (a prefix never expands to it).
+   * The counts to write, as the four array parameters of `termCountsSql` (owner, term, df, tf),
+   * and forgotten here. None when nothing changes.
    */
-  async apply(client: pg.ClientBase): Promise<void> {
+  take(): [Array<string | null>, string[], number[], number[]] | undefined {
     const rows = [...this.byKey.values()].filter((r) => r.df !== 0 || r.tf > 0)
     this.byKey.clear()
-    if (!rows.length) return
-    const gone = (
-      await client.query<TermRow>(
-        `INSERT INTO colloquy_terms AS t (owner, term, df, tf_max)
-           SELECT owner, term, df, tf FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[]) AS u(owner, term, df, tf)
-           ORDER BY owner COLLATE "C" NULLS FIRST, term
-         ON CONFLICT (owner, term) DO UPDATE SET df = t.df + EXCLUDED.df, tf_max = greatest(t.tf_max, EXCLUDED.tf_max)
-         RETURNING owner, term, df`,
-        [rows.map((r) => r.owner), rows.map((r) => r.term), rows.map((r) => r.df), rows.map((r) => r.tf)],
-      )
-    ).rows.filter((r) => Number(r.df) <= 0)
-    if (gone.length)
+    if (!rows.length) return undefined
+    return [rows.map((r) => r.owner), rows.map((r) => r.term), rows.map((r) => r.df), rows.map((r) => r.tf)]
+  }
+
+  /**
+   * Writes the counts in a statement of their own: for a commit that writes no change-log
+   * statement (which otherwise carries them, `termCountsSql`). It takes the clock row's lock
+   * first all the same, as that statement does.
+   */
+  async apply(client: pg.ClientBase): Promise<void> {
+    const params = this.take()
+    if (params)
       await client.query(
-        `DELETE FROM colloquy_terms t USING unnest($1::text[], $2::text[]) AS u(owner, term)
-           WHERE t.owner IS NOT DISTINCT FROM u.owner AND t.term = u.term AND t.df <= 0`,
-        [gone.map((r) => r.owner), gone.map((r) => r.term)],
+        `WITH clock AS (SELECT head FROM colloquy_clock WHERE id = 1 FOR UPDATE), ${termCountsSql([1, 2, 3, 4], 'clock')} SELECT 1`,
+        params,
       )
   }
 }
+
+/**
+ * The common table expressions that apply a commit's counts (parameters `$p[0]`…`$p[3]`: owner,
+ * term, df, tf arrays), to stand beside others in one statement: a term whose count falls to
+ * zero is deleted (a prefix never expands to it), the others are added to, in (owner, term)
+ * order. The two never touch the same row, as a statement's parts must not. `after`: a relation
+ * the rows are joined to (one row), so the counts are written only once it is read: the change
+ * log's clock row, whose lock orders commits, so two commits never wait on each other's term
+ * rows in a cycle and each reads the counts the one before it left (an update's re-check reads
+ * the newest row).
+ */
+export const termCountsSql = (p: readonly [number, number, number, number], after?: string): string =>
+  `tc AS (SELECT u.owner, u.term, u.df, u.tf
+       FROM unnest($${p[0]}::text[], $${p[1]}::text[], $${p[2]}::bigint[], $${p[3]}::int[]) AS u(owner, term, df, tf)${after ? `, ${after}` : ''}),
+  tc_gone AS (DELETE FROM colloquy_terms t USING tc
+       WHERE tc.df < 0 AND t.owner IS NOT DISTINCT FROM tc.owner AND t.term = tc.term AND t.df + tc.df <= 0
+       RETURNING t.owner, t.term),
+  tc_kept AS (INSERT INTO colloquy_terms AS t (owner, term, df, tf_max)
+       SELECT owner, term, df, tf FROM tc
+         WHERE NOT EXISTS (SELECT 1 FROM tc_gone g WHERE g.owner IS NOT DISTINCT FROM tc.owner AND g.term = tc.term)
+         ORDER BY owner COLLATE "C" NULLS FIRST, term
+       ON CONFLICT (owner, term) DO UPDATE SET df = t.df + EXCLUDED.df, tf_max = greatest(t.tf_max, EXCLUDED.tf_max))`
 
 /**
  * The terms of some documents as `(owner, term, df, tf)` rows, from a relation `docs(owner,

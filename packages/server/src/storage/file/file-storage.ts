@@ -6,6 +6,7 @@ import {
   type AttachmentMeta,
   type SessionEntry,
   type SessionHead,
+  type SessionMeta,
   type SideWrite,
   type Storage,
   type StorageReader,
@@ -122,9 +123,12 @@ const SIZED_SESSIONS = 256
 
 const size = (v: unknown): number => Buffer.byteLength(JSON.stringify(v))
 
-/** The bytes a head counts for in quotas: its meta's JSON and its attachments' sizes (as `Usage` counts them). */
-const headBytes = (head: SessionHead): number =>
-  size(head.meta) + (head.attachments ?? []).reduce((sum, a) => sum + a.size, 0)
+/**
+ * The bytes a head counts for in quotas: its meta's JSON (`metaBytes`: measured, or as measured
+ * before) and its attachments' sizes (as `Usage` counts them).
+ */
+const headBytes = (head: SessionHead, metaBytes: (meta: SessionMeta) => number = size): number =>
+  metaBytes(head.meta) + (head.attachments ?? []).reduce((sum, a) => sum + a.size, 0)
 
 /**
  * Seed-derived file storage. Each session is an append-only JSONL file of `meta` / `entry` /
@@ -649,6 +653,20 @@ export function fileStorage(options: FileStorageOptions): Storage & UsageSource 
     return map
   }
 
+  // The JSON size of the metas the last commits wrote (a few, as `sizes`), by the meta itself: an
+  // append changes its session's meta (message count, time), so every commit takes the old
+  // meta's size from its quota and adds the new one's. Measuring the old one again cost as much
+  // as the new one, and a sealed meta's boxes make it several times a clear one's size.
+  const metaSizes = new Map<SessionMeta, number>()
+  const measured = (meta: SessionMeta): number => {
+    const had = metaSizes.get(meta)
+    if (had !== undefined) return had
+    const n = size(meta)
+    if (metaSizes.size >= SIZED_SESSIONS) metaSizes.delete(metaSizes.keys().next().value!)
+    metaSizes.set(meta, n)
+    return n
+  }
+
   /**
    * The index records a commit leaves (undefined: the session has none), measured before its
    * commit point: the entry sizes it reads come from the files as they are before it.
@@ -680,8 +698,8 @@ export function fileStorage(options: FileStorageOptions): Storage & UsageSource 
       out.set(id, {
         head,
         bytes: prev
-          ? prev.bytes - headBytes(prev.head) + headBytes(head) + entries
-          : headBytes(head) + entries,
+          ? prev.bytes - headBytes(prev.head, measured) + headBytes(head, measured) + entries
+          : headBytes(head, measured) + entries,
       })
     }
     return out
