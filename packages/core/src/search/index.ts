@@ -23,3 +23,4 @@ export { snippetOf } from './snippet.js'
 // What a server's own query over the index (a top-k) reads: the index and how core answers.
 export type { InvertedIndex, Postings, Doc } from './inverted-index.js'
 export { runQuery, type TextSource } from './run-query.js'
+export { docFilter, type DocFilter } from './doc-filter.js'

@@ -6,6 +6,7 @@ import type { ParsedQuery } from './parse-query.js'
 import { rankOrder } from './rank-order.js'
 import { snippetOf, type Snippet } from './snippet.js'
 import { tokenize, type Token } from './tokenize.js'
+import { docFilter } from './doc-filter.js'
 
 /**
  * What one query may spend (see `WorkMeter`): a unit per posting looked at, per vocabulary term
@@ -127,24 +128,9 @@ export async function runQuery(
   matches.sort((a, b) => a.size - b.size)
   if (matches[0].size === 0) return { hits: [], incomplete }
 
-  const sessions = request.session_ids && new Set(request.session_ids)
-  const roles = request.roles && new Set<SearchRole>(request.roles)
-  const paths = new Map<string, Set<string>>()
-  const pathOf = (sid: string): Set<string> => {
-    let path = paths.get(sid)
-    if (path) return path
-    paths.set(sid, (path = new Set()))
-    const docs = index.sessions.get(sid)?.docs
-    // Walks up from the leaf, whole (a hit's flag must be right); bounded by the session's size
-    // (the check against `path` stops at a cycle), and paid for.
-    for (let id = source.leaf(sid) ?? null; id !== null && !path.has(id);) {
-      path.add(id)
-      id = docs?.get(id)?.parent ?? null
-    }
-    meter.take(Math.min(path.size, meter.remaining))
-    return path
-  }
-  const onPath = (doc: Doc): boolean => doc.eid === null || pathOf(doc.sid).has(doc.eid)
+  const { filtered, accepts, onPath } = docFilter(index, source, request, (n) =>
+    meter.take(Math.min(n, meter.remaining)),
+  )
 
   // The other terms' weights, by document id (the scan of the rarest looks each document up).
   const [first, ...rest] = matches
@@ -154,7 +140,6 @@ export async function runQuery(
     others.push(weights)
     incomplete ||= cut
   }
-  const filtered = sessions || roles || request.from !== undefined || request.to !== undefined
   const candidates: Candidate[] = []
   // The rarest term's documents, each scored where every other term holds it too.
   const scan = (id: number, w: number): void => {
@@ -165,12 +150,7 @@ export async function runQuery(
       score += o
     }
     const doc = index.doc(id)!
-    if (filtered) {
-      if (sessions && !sessions.has(doc.sid)) return
-      if (roles && !roles.has(doc.role!)) return
-      if (request.from !== undefined && doc.ts < request.from) return
-      if (request.to !== undefined && doc.ts >= request.to) return
-    }
+    if (filtered && !accepts(doc)) return
     if (request.active_path_only && !onPath(doc)) return
     candidates.push({ doc, score })
   }

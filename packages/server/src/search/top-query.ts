@@ -1,4 +1,5 @@
 import {
+  docFilter,
   holdsPhrase,
   rankOrder,
   runQuery,
@@ -8,7 +9,6 @@ import {
   type Postings,
   type QueryRun,
   type SearchHit,
-  type SearchRole,
   type Token,
 } from '@colloquy/core/search'
 import { WorkMeter } from '@colloquy/core/wire'
@@ -170,22 +170,7 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
       return w
     }
 
-    const sessions = request.session_ids && new Set(request.session_ids)
-    const roles = request.roles && new Set<SearchRole>(request.roles)
-    const paths = new Map<string, Set<string>>()
-    const pathOf = (sid: string): Set<string> => {
-      let path = paths.get(sid)
-      if (path) return path
-      paths.set(sid, (path = new Set()))
-      const docs = index.sessions.get(sid)?.docs
-      for (let id = source.leaf(sid) ?? null; id !== null && !path.has(id);) {
-        path.add(id)
-        id = docs?.get(id)?.parent ?? null
-      }
-      probes += path.size
-      return path
-    }
-    const onPath = (doc: Doc): boolean => doc.eid === null || pathOf(doc.sid).has(doc.eid)
+    const { accepts, onPath } = docFilter(index, source, request, (n) => (probes += n))
 
     // The page so far, best first; with phrases, each member's text as read to check them.
     const best: Candidate[] = []
@@ -203,10 +188,7 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
     const phrased = query.phrases.length > 0
     const consider = (id: number, w: number): void => {
       const doc = index.doc(id)!
-      if (sessions && !sessions.has(doc.sid)) return
-      if (roles && !roles.has(doc.role!)) return
-      if (request.from !== undefined && doc.ts < request.from) return
-      if (request.to !== undefined && doc.ts >= request.to) return
+      if (!accepts(doc)) return
       if (best.length === limit) {
         let bound = w
         for (let m = 0; m < bounds.length; m++) bound += boundOf(m, id, doc.len)
