@@ -248,16 +248,19 @@ export function xDisplay(): Promise<string> {
 
 // --- Chromium (Playwright) -------------------------------------------------------------
 
+/** A Playwright page as the device calls drive it (for a test that launches Chromium itself). */
+export const playwrightPage = (p: PlaywrightPage): EnginePage => ({
+  goto: async (url) => void (await p.goto(url)),
+  evaluate: async (fn, arg) => ((await p.evaluate(fn as never, arg)) ?? null) as never,
+  waitForFunction: async (fn, timeoutMs = 30_000) =>
+    void (await p.waitForFunction(fn, undefined, { timeout: timeoutMs })),
+  bringToFront: () => p.bringToFront(),
+  close: () => p.close(),
+})
+
 async function launchChromiumEngine(): Promise<EngineBrowser> {
   const browser: PlaywrightBrowser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
-  const page = (p: PlaywrightPage): EnginePage => ({
-    goto: async (url) => void (await p.goto(url)),
-    evaluate: async (fn, arg) => ((await p.evaluate(fn as never, arg)) ?? null) as never,
-    waitForFunction: async (fn, timeoutMs = 30_000) =>
-      void (await p.waitForFunction(fn, undefined, { timeout: timeoutMs })),
-    bringToFront: () => p.bringToFront(),
-    close: () => p.close(),
-  })
+  const page = playwrightPage
   return {
     engine: 'chromium',
     version: `Chromium ${browser.version()}`,

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { chromium, type Browser } from 'playwright'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ViteDevServer } from 'vite'
-import { CHROMIUM, CHROMIUM_ARGS, type EnginePage as Page } from '../support/engines.js'
+import { CHROMIUM, CHROMIUM_ARGS, playwrightPage } from '../support/engines.js'
 import { servePage } from '../support/page-server.js'
 import { memoryServer, type ServerProcess } from '../server/helpers.js'
 import { call, inStore } from './device-calls.js'
@@ -48,16 +48,6 @@ afterAll(async () => {
   await vite?.close()
 })
 
-/** A Playwright page as the device calls drive it. */
-const driven = (p: Awaited<ReturnType<Browser['newPage']>>): Page => ({
-  goto: async (url) => void (await p.goto(url)),
-  evaluate: async (fn, arg) => ((await p.evaluate(fn as never, arg)) ?? null) as never,
-  waitForFunction: async (fn, timeoutMs = 30_000) =>
-    void (await p.waitForFunction(fn, undefined, { timeout: timeoutMs })),
-  bringToFront: () => p.bringToFront(),
-  close: () => p.close(),
-})
-
 describe.each([
   ['a store encrypted at rest, sync sealing with its keys', { ownKeys: true }],
   ['a clear store, sync sealing with the keyring of the server', { clearStore: true }],
@@ -65,7 +55,7 @@ describe.each([
   it('holds no more than a few chunks in the page at any time, and reaches the server', async () => {
     const context = await browser.newContext()
     try {
-      const page = driven(await context.newPage())
+      const page = playwrightPage(await context.newPage())
       await page.goto(pageUrl)
       await page.waitForFunction(() => 'device' in window)
       await call(page, 'open', server.url, token, PASSPHRASE, {
