@@ -1,6 +1,5 @@
 import type { SearchRequest, SearchRole } from '../validation/search-request.js'
 import type { Doc, InvertedIndex } from './inverted-index.js'
-import type { TextSource } from './run-query.js'
 
 /** What a search request's filters keep of an index's documents. */
 export interface DocFilter {
@@ -15,13 +14,13 @@ export interface DocFilter {
 /**
  * The one rule for a request's filters, shared by the device's scan (`runQuery`) and any other
  * query runner over the same index (the server's top-k read), so that both keep the same
- * documents. A session's active path is walked once, from its leaf up, whole (a hit's flag must
+ * documents. A session's active path is walked once, from its leaf (`leaf`, the query's text source's) up, whole (a hit's flag must
  * be right): bounded by the session's size (the walk stops at a cycle), and each walk's length is
  * handed to `walked` for the runner to charge to its work.
  */
 export function docFilter(
   index: InvertedIndex,
-  source: TextSource,
+  leaf: (sid: string) => string | null | undefined,
   request: SearchRequest,
   walked: (entries: number) => void,
 ): DocFilter {
@@ -33,7 +32,7 @@ export function docFilter(
     if (path) return path
     paths.set(sid, (path = new Set()))
     const docs = index.sessions.get(sid)?.docs
-    for (let id = source.leaf(sid) ?? null; id !== null && !path.has(id);) {
+    for (let id = leaf(sid) ?? null; id !== null && !path.has(id);) {
       path.add(id)
       id = docs?.get(id)?.parent ?? null
     }

@@ -128,8 +128,11 @@ export async function runQuery(
   matches.sort((a, b) => a.size - b.size)
   if (matches[0].size === 0) return { hits: [], incomplete }
 
-  const { filtered, accepts, onPath } = docFilter(index, source, request, (n) =>
-    meter.take(Math.min(n, meter.remaining)),
+  const { filtered, accepts, onPath } = docFilter(
+    index,
+    (sid) => source.leaf(sid),
+    request,
+    (n) => meter.take(Math.min(n, meter.remaining)),
   )
 
   // The other terms' weights, by document id (the scan of the rarest looks each document up).

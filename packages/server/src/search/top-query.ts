@@ -170,7 +170,12 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
       return w
     }
 
-    const { accepts, onPath } = docFilter(index, source, request, (n) => (probes += n))
+    const { accepts, onPath } = docFilter(
+      index,
+      (sid) => source.leaf(sid),
+      request,
+      (n) => (probes += n),
+    )
 
     // The page so far, best first; with phrases, each member's text as read to check them.
     const best: Candidate[] = []
