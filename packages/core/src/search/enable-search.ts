@@ -12,7 +12,8 @@ import { openIndexStore, type IndexStore, type SessionRecord } from './index-sto
 import { BLOCK_DOCS, packBlock, placeDoc, unpackBlock, type DocBlock } from './doc-block.js'
 import { InvertedIndex, docOf, type Doc, type DocTerms, type SessionDocs } from './inverted-index.js'
 import { parseQuery } from './parse-query.js'
-import { runQuery, SEARCH_WORK_BUDGET, type SearchResult, type TextSource } from './run-query.js'
+import { runQuery, SEARCH_WORK_BUDGET, type TextSource } from './run-query.js'
+import type { SearchResult } from './hit.js'
 import type { ParsedQuery } from './parse-query.js'
 import type { SearchRequest } from '../validation/search-request.js'
 

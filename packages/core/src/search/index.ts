@@ -1,7 +1,8 @@
 // `@colloquy/core/search`: full-text search over every message of every session, on the device.
 // Its own entry point, so an app that never searches bundles none of it.
 export { enableSearch, type QueryRun, type Search, type SearchOptions } from './enable-search.js'
-export { SEARCH_WORK_BUDGET, type SearchHit, type SearchResult } from './run-query.js'
+export { SEARCH_WORK_BUDGET } from './run-query.js'
+export type { SearchHit, SearchResult } from './hit.js'
 export type { Snippet } from './snippet.js'
 export { checkSearchRequest } from './check-request.js'
 export { mergeResults, checkSearchResult, hitOrder } from './merge-results.js'
@@ -19,7 +20,7 @@ export { entryText, type TextOptions } from './doc-text.js'
 export { bm25, PREFIX_KEEP, PREFIX_SCAN } from './inverted-index.js'
 export { holdsPhrase } from './run-query.js'
 export { rankOrder, type RankKey } from './rank-order.js'
-export { snippetOf } from './snippet.js'
+export { hitMaker, type HitDoc } from './hit.js'
 // What a server's own query over the index (a top-k) reads: the index and how core answers.
 export type { InvertedIndex, Postings, Doc } from './inverted-index.js'
 export { runQuery, type TextSource } from './run-query.js'

@@ -1,6 +1,6 @@
 import { invalid } from '../model/errors.js'
 import { SEARCH_LIMITS, type SearchRole } from '../validation/search-request.js'
-import type { SearchHit, SearchResult } from './run-query.js'
+import type { SearchHit, SearchResult } from './hit.js'
 import { rankOrder, type RankKey } from './rank-order.js'
 
 const ROLES = new Set<SearchRole>(['user', 'assistant', 'function_result', 'custom', 'title'])

@@ -1,10 +1,10 @@
 import { WorkMeter } from '../ops/work.js'
 import { Heap } from '../util/heap.js'
-import type { SearchRequest, SearchRole } from '../validation/search-request.js'
+import type { SearchRequest } from '../validation/search-request.js'
 import type { Doc, InvertedIndex, Postings } from './inverted-index.js'
 import type { ParsedQuery } from './parse-query.js'
 import { rankOrder } from './rank-order.js'
-import { snippetOf, type Snippet } from './snippet.js'
+import { hitMaker, type SearchHit, type SearchResult } from './hit.js'
 import { tokenize, type Token } from './tokenize.js'
 import { docFilter } from './doc-filter.js'
 
@@ -16,24 +16,6 @@ import { docFilter } from './doc-filter.js'
  * answer is the best among what was looked at, with `incomplete: true`.
  */
 export const SEARCH_WORK_BUDGET = 2_000_000
-
-export interface SearchHit {
-  readonly session_id: string
-  /** The message's entry id; null for a session's title. */
-  readonly entry_id: string | null
-  readonly role: SearchRole
-  /** BM25 relevance (higher is better); equal scores rank the newer first. */
-  readonly score: number
-  readonly snippet: Snippet
-  readonly on_active_path: boolean
-  readonly timestamp: number
-}
-
-export interface SearchResult {
-  readonly hits: readonly SearchHit[]
-  /** The work budget ran out (or a prefix matched too many words): better matches may exist. */
-  readonly incomplete: boolean
-}
 
 /** How a query reads what the index does not hold: texts (for phrases and snippets) and leaves. */
 export interface TextSource {
@@ -187,9 +169,7 @@ export async function runQuery(
   const ranked = best(candidates, request.limit * 2, order)
   // The sort is paid for; it runs even past the budget (on candidates the budget bounded already).
   if (!meter.take(Math.ceil(candidates.length * Math.log2(ranked.length + 1)))) incomplete = true
-  const exact = new Set(query.terms.filter((t) => !t.prefix).map((t) => t.term))
-  const prefixes = query.terms.filter((t) => t.prefix).map((t) => t.term)
-  const matchesTerm = (term: string): boolean => exact.has(term) || prefixes.some((p) => term.startsWith(p))
+  const hitOf = hitMaker(query)
   const hits: SearchHit[] = []
   for (let i = 0; hits.length < request.limit; i++) {
     if (i === ranked.length) {
@@ -207,15 +187,7 @@ export async function runQuery(
     }
     const tokens = tokenize(text)
     if (!query.phrases.every((p) => holdsPhrase(tokens, p))) continue
-    hits.push({
-      session_id: c.doc.sid,
-      entry_id: c.doc.eid,
-      role: c.doc.role!,
-      score: c.score,
-      snippet: snippetOf(text, tokens, matchesTerm),
-      on_active_path: onPath(c.doc),
-      timestamp: c.doc.ts,
-    })
+    hits.push(hitOf(c.doc, c.score, onPath(c.doc), text, tokens))
   }
   return { hits, incomplete }
 }

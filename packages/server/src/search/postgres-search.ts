@@ -7,7 +7,7 @@ import {
   PREFIX_SCAN,
   rankOrder,
   SEARCH_WORK_BUDGET,
-  snippetOf,
+  hitMaker,
   tokenize,
   type SearchHit,
   type SearchRequest,
@@ -352,9 +352,7 @@ async function answer(
   }
   candidates.sort((a, b) => rankOrder(a.score, a, b.score, b))
 
-  const exact = new Set(query.terms.filter((t) => !t.prefix).map((t) => t.term))
-  const prefixes = query.terms.filter((t) => t.prefix).map((t) => t.term)
-  const matchesTerm = (term: string): boolean => exact.has(term) || prefixes.some((p) => term.startsWith(p))
+  const hitOf = hitMaker(query)
   const hits: SearchHit[] = []
   let chars = 0
   // Texts are read for the page only: the best `limit` (more when phrases turn some away), in
@@ -375,15 +373,7 @@ async function answer(
       }
       const tokens = tokenize(text)
       if (!query.phrases.every((p) => holdsPhrase(tokens, p))) continue
-      hits.push({
-        session_id: c.sid,
-        entry_id: c.eid,
-        role: c.role,
-        score: c.score,
-        snippet: snippetOf(text, tokens, matchesTerm),
-        on_active_path: onPath(c.db),
-        timestamp: c.ts,
-      })
+      hits.push(hitOf(c, c.score, onPath(c.db), text, tokens))
     }
   }
   return { hits, incomplete }

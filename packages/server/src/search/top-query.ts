@@ -3,7 +3,7 @@ import {
   holdsPhrase,
   rankOrder,
   runQuery,
-  snippetOf,
+  hitMaker,
   tokenize,
   type Doc,
   type Postings,
@@ -284,9 +284,7 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
     // The last step's look-ups, paid (the page is kept either way).
     if (!meter.take(Math.min(probes, meter.remaining))) incomplete = true
 
-    const exact = new Set(query.terms.filter((t) => !t.prefix).map((t) => t.term))
-    const prefixes = query.terms.filter((t) => t.prefix).map((t) => t.term)
-    const matchesTerm = (term: string): boolean => exact.has(term) || prefixes.some((p) => term.startsWith(p))
+    const hitOf = hitMaker(query)
     const hits: SearchHit[] = []
     for (const c of best) {
       let read = texts.get(c)
@@ -304,15 +302,7 @@ export function topQuery(pause: () => Promise<void>, slices = TOP_SLICES): Query
         read = { text, tokens: tokenize(text) }
       }
       const { text, tokens } = read
-      hits.push({
-        session_id: c.doc.sid,
-        entry_id: c.doc.eid,
-        role: c.doc.role!,
-        score: c.score,
-        snippet: snippetOf(text, tokens, matchesTerm),
-        on_active_path: onPath(c.doc),
-        timestamp: c.doc.ts,
-      })
+      hits.push(hitOf(c.doc, c.score, onPath(c.doc), text, tokens))
     }
     return { hits, incomplete }
   }
