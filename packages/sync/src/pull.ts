@@ -1,5 +1,6 @@
 import { parseReplicaChange } from '@colloquy/core/replica'
 import type { SequencedChange } from '@colloquy/core/protocol'
+import type { ReplicaChange } from '@colloquy/core'
 import { checkPull } from './answers.js'
 import { cursorWrites } from './checkpoint.js'
 import { withoutPending } from './echoes.js'
@@ -30,16 +31,24 @@ export function apply(s: Replication, changes: readonly SequencedChange[], to: n
       } else live.push(sc)
     }
     const list = withoutPending(s, live, live.length ? await outbox(s) : [])
+    const held = s.options.eagerAttachments ? await heldAttachments(s, list) : undefined
     await s.store.applyReplica(list, { policy: 'pull', side: cursorWrites(next, s.epoch) })
     s.held = hold
     s.checkpoint = next
     for (const [k, seq] of s.landed) if (seq <= s.checkpoint && !s.holding.has(k)) s.landed.delete(k)
-    if (s.options.eagerAttachments) {
-      // Read once now, so the bytes are here before the device goes offline.
+    // Read once now, so the bytes are here before the device goes offline; `flush()` waits for
+    // them. Only attachments new here: a pulled list names every attachment of its session, and
+    // reading the others again would open them all on an encrypted store. A failed download is
+    // not an error of the pull: the first read tries again.
+    if (held)
       for (const c of list)
-        if (c.type === 'attachment')
-          void s.store.getAttachmentBlob(c.session_id, c.attachment.attachment_id).catch(() => {})
-    }
+        if (c.type === 'attachments')
+          for (const a of c.attachments) {
+            if (held.has(JSON.stringify([c.session_id, a.attachment_id]))) continue
+            const read = s.store.getAttachmentBlob(c.session_id, a.attachment_id).catch(() => {})
+            s.fetching.add(read)
+            void read.finally(() => s.fetching.delete(read))
+          }
   }
   return serially(s, run)
 }
@@ -60,4 +69,17 @@ export async function pullAll(s: Replication, signal: AbortSignal): Promise<void
     if (!page.more) break
   }
   if (s.resync) await finishResync(s)
+}
+
+/** The attachments this device lists already in the sessions whose lists a pull brings. */
+async function heldAttachments(s: Replication, list: readonly ReplicaChange[]): Promise<Set<string>> {
+  const held = new Set<string>()
+  for (const sid of new Set(list.flatMap((c) => (c.type === 'attachments' ? [c.session_id] : []))))
+    try {
+      for (const a of (await s.store.listAttachments({ session_id: sid })).attachments)
+        held.add(JSON.stringify([sid, a.attachment_id]))
+    } catch {
+      // A session new here lists nothing yet.
+    }
+  return held
 }

@@ -77,6 +77,8 @@ export interface Replication {
   flushWaiters: Array<() => void>
   /** Pulls, stream messages and push answers apply one at a time, in order (`serially`). */
   applying: Promise<void>
+  /** Attachment downloads `eagerAttachments` started and `flush()` waits for. */
+  fetching: Set<Promise<unknown>>
 
   // Own echoes (echoes.ts).
   /**
@@ -154,6 +156,7 @@ export function replication(store: Store, options: SyncOptions): Replication {
     dirty: true,
     flushWaiters: [],
     applying: Promise.resolve(),
+    fetching: new Set(),
     inflight: new Set(),
     holding: new Map(),
     held: [],

@@ -100,6 +100,7 @@ export function createSync(store: Store, options: SyncOptions): Sync {
           wake(s)
           await done
           await s.applying
+          await Promise.all(s.fetching)
           if (!(await outbox(s)).length && s.checkpoint >= s.head) return
         } else {
           // Another tab replicates: wait until it has pushed everything.

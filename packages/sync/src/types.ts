@@ -82,7 +82,8 @@ export interface SyncOptions extends HttpTransportOptions {
   pullLimit?: number
   /**
    * Download attachment bytes as soon as their metadata is pulled, instead of on first read
-   * (default false): for devices that must show every image offline later.
+   * (default false): for devices that must show every image offline later. `flush()` resolves
+   * once those downloads have ended.
    */
   eagerAttachments?: boolean
   now?: () => number

@@ -39,12 +39,13 @@ const syncKeys = (sealed: Sealed | undefined) => (sealed && !sealed.kek ? { keyr
 
 async function device(
   server: Loopback,
-  options: { transport?: Transport; store?: Store; sealed?: Sealed } = {},
+  options: { transport?: Transport; store?: Store; sealed?: Sealed; eagerAttachments?: boolean } = {},
 ): Promise<{ store: Store; sync: Sync; refused: IntegrityFailure[] }> {
   const store = options.store ?? (await deviceStore(options.sealed))
   const sync = createSync(store, {
     url: 'http://unused',
     transport: options.transport ?? server.transport(),
+    eagerAttachments: options.eagerAttachments,
     ...syncKeys(options.sealed),
   })
   const refused: IntegrityFailure[] = []
@@ -121,6 +122,38 @@ describe('attachments replicate', () => {
     // The message with the image reached both the server and B, and neither took it in early.
     expect(checked).toBe(2)
     expect(unheld).toEqual([])
+  })
+
+  it('with eagerAttachments, flush() returns with the bytes held: they read back with the server gone', async () => {
+    const server = await loopback()
+    const a = await device(server)
+    const b = await device(server, { eagerAttachments: true })
+    a.sync.start()
+    const { session_id } = await a.store.create({ title: 'for the plane' })
+    const put = [await a.store.putAttachment({ session_id, file: png(7) })]
+    put.push(await a.store.putAttachment({ session_id, file: png(9) }))
+    await a.sync.flush()
+    b.sync.start()
+    // Memory stores in one process share a name, so their syncs share a status channel: until B
+    // leads, its flush() would take A's "idle" for B's leader's, as a follower tab does.
+    await firstValueFrom(b.sync.status$.pipe(filter((st) => st.leader)))
+    await b.sync.flush()
+    // Downloaded before flush() resolved, each once: no read of B's has asked for them yet.
+    expect(server.requests.download).toBe(2)
+    server.online = false
+    for (const [i, { attachment }] of put.entries()) {
+      const got = await b.store.getAttachmentBlob(session_id, attachment.attachment_id)
+      expect([...new Uint8Array(await got!.arrayBuffer())]).toEqual([
+        137,
+        80,
+        78,
+        71,
+        7 + 2 * i,
+        8 + 2 * i,
+        9 + 2 * i,
+      ])
+    }
+    expect(server.requests.download).toBe(2)
   })
 
   it('fork, attachment delete and session delete replicate; an in-use attachment is refused everywhere', async () => {
