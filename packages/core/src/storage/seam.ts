@@ -147,6 +147,11 @@ export class StaleHeadError extends Error {
  * must not resolve before they are durable (to the adapter's durability setting).
  */
 export interface Storage {
+  /**
+   * The database's identity across tabs: stores whose storages share a name share the data, and
+   * tabs meet on it (the multi-tab relay, sync's leader lock and status channel, the reply and
+   * import locks). Two storages over different data must not share one.
+   */
   readonly name: string
   /**
    * Opens the backing store and returns every session head (for `list` and live queries); none

@@ -1,5 +1,6 @@
 import type { SessionEntry } from '../../model/model.js'
 import { compareFor, positionOf } from '../../model/order.js'
+import { randomToken } from '../../util/random-token.js'
 import { StaleHeadError, type PagedReads, type SessionHead, type Storage, type WriteSet } from '../seam.js'
 
 export interface MemoryStorageOptions {
@@ -71,7 +72,9 @@ export function memoryStorage(
     },
   }
   return {
-    name: 'memory',
+    // Its own database: a name no other memory storage shares, in this tab or another, so the
+    // relay, sync's leader lock and the reply and import locks never join two of them.
+    name: `memory:${randomToken()}`,
     async open() {
       return options.paged ? [] : [...heads.values()]
     },
