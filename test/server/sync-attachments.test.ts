@@ -18,18 +18,25 @@ afterEach(async () => {
 })
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 
-async function device(url: string, sent: { bytes: number }): Promise<{ store: Store; sync: Sync }> {
+async function device(
+  url: string,
+  sent: { bytes: number; downloads?: number },
+  options: { eagerAttachments?: boolean } = {},
+): Promise<{ store: Store; sync: Sync }> {
   const store = await createStore({ storage: memoryStorage(), multiTab: false })
-  // Counts the attachment bytes this device sends.
+  // Counts the attachment bytes this device sends, and the attachments it downloads.
   const counting: typeof fetch = (input, init) => {
-    if (String(input).includes('/sync/attachments/') && init?.body instanceof Blob)
-      sent.bytes += init.body.size
+    const url = String(input)
+    if (url.includes('/sync/attachments/') && init?.body instanceof Blob) sent.bytes += init.body.size
+    else if (url.includes('/attachments/') && (init?.method ?? 'GET') === 'GET')
+      sent.downloads = (sent.downloads ?? 0) + 1
     return fetch(input, init)
   }
   const sync = createSync(store, {
     url,
     token: 'tok-a',
     fetch: counting,
+    eagerAttachments: options.eagerAttachments,
     WebSocket: WebSocket as unknown as typeof globalThis.WebSocket,
   })
   cleanup.push(
@@ -98,6 +105,35 @@ describe('sync of attachments with a real server', () => {
     expect(sha(new Uint8Array(await copy!.arrayBuffer()))).toBe(sha(bytes))
     expect(await srv.contents(fork.session_id)).toEqual([{ sha256: sha(bytes), bytes: bytes.length }])
   }, 120_000)
+})
+
+describe('eagerAttachments with a real server', () => {
+  it('B downloads each attachment it pulls before flush() returns, once, and reads them with the server stopped', async () => {
+    const srv = await server()
+    const a = await device(srv.url, { bytes: 0 })
+    const { session_id } = await a.store.create({ title: 'for the plane' })
+    const files = [randomBytes(3000), randomBytes(70_000)].map((b) => new Uint8Array(b))
+    const put = []
+    for (const [i, bytes] of files.entries())
+      put.push(await a.store.putAttachment({ session_id, file: new File([bytes], `f${i}.bin`) }))
+    await a.sync.flush()
+    const seen = { bytes: 0, downloads: 0 }
+    const b = await device(srv.url, seen, { eagerAttachments: true })
+    await b.sync.flush()
+    expect(seen.downloads).toBe(2)
+    // A later put: only the new attachment is downloaded.
+    const third = await a.store.putAttachment({ session_id, file: new File([files[0]], 'again.bin') })
+    await a.sync.flush()
+    await b.sync.flush()
+    expect(seen.downloads).toBe(3)
+    await srv.stop()
+    const expected = [files[0], files[1], files[0]]
+    for (const [i, { attachment }] of [...put, third].entries()) {
+      const got = await b.store.getAttachmentBlob(session_id, attachment.attachment_id)
+      expect(sha(new Uint8Array(await got!.arrayBuffer()))).toBe(sha(expected[i]))
+    }
+    expect(seen.downloads).toBe(3)
+  }, 60_000)
 })
 
 describe('sealed uploads through a real server', () => {

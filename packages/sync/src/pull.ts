@@ -42,13 +42,12 @@ export function apply(s: Replication, changes: readonly SequencedChange[], to: n
     // not an error of the pull: the first read tries again.
     if (held)
       for (const c of list)
-        if (c.type === 'attachments')
-          for (const a of c.attachments) {
-            if (held.has(JSON.stringify([c.session_id, a.attachment_id]))) continue
-            const read = s.store.getAttachmentBlob(c.session_id, a.attachment_id).catch(() => {})
-            s.fetching.add(read)
-            void read.finally(() => s.fetching.delete(read))
-          }
+        for (const [sid, aid] of pulledAttachments(c)) {
+          if (held.has(JSON.stringify([sid, aid]))) continue
+          const read = s.store.getAttachmentBlob(sid, aid).catch(() => {})
+          s.fetching.add(read)
+          void read.finally(() => s.fetching.delete(read))
+        }
   }
   return serially(s, run)
 }
@@ -71,10 +70,18 @@ export async function pullAll(s: Replication, signal: AbortSignal): Promise<void
   if (s.resync) await finishResync(s)
 }
 
-/** The attachments this device lists already in the sessions whose lists a pull brings. */
+/** The attachments a pulled change names, as `[session, attachment]`: one put (a server's log) or a session's whole list. */
+const pulledAttachments = (c: ReplicaChange): ReadonlyArray<readonly [string, string]> =>
+  c.type === 'attachment'
+    ? [[c.session_id, c.attachment.attachment_id]]
+    : c.type === 'attachments'
+      ? c.attachments.map((a) => [c.session_id, a.attachment_id] as const)
+      : []
+
+/** The attachments this device lists already in the sessions whose attachments a pull names. */
 async function heldAttachments(s: Replication, list: readonly ReplicaChange[]): Promise<Set<string>> {
   const held = new Set<string>()
-  for (const sid of new Set(list.flatMap((c) => (c.type === 'attachments' ? [c.session_id] : []))))
+  for (const sid of new Set(list.flatMap((c) => pulledAttachments(c).map(([sid]) => sid))))
     try {
       for (const a of (await s.store.listAttachments({ session_id: sid })).attachments)
         held.add(JSON.stringify([sid, a.attachment_id]))

@@ -29,9 +29,9 @@ export type ReplicaChange =
   | { readonly type: 'leaf'; readonly session_id: string; readonly entry_id: string | null }
   | { readonly type: 'delete'; readonly session_id: string }
   /**
-   * One new attachment (pushes). A server takes it only with its bytes, which travel apart from
-   * the JSON push (`bytes`, in process only): an attachment is on the server before any change
-   * that references it is pushed after it.
+   * One new attachment (pushes, and a server's change log in pulls). A server takes it only with
+   * its bytes, which travel apart from the JSON push (`bytes`, in process only): an attachment is
+   * on the server before any change that references it is pushed after it.
    */
   | {
       readonly type: 'attachment'
@@ -39,7 +39,7 @@ export type ReplicaChange =
       readonly attachment: AttachmentMeta
       readonly bytes?: Blob
     }
-  /** An attachment deleted (pushes); refused while a message references it. */
+  /** An attachment deleted (pushes, and pulls); a push is refused while a message references it. */
   | { readonly type: 'detach'; readonly session_id: string; readonly attachment_id: string }
   /** A session's whole attachment list, metadata only (pulls): bytes are fetched on first read. */
   | {
