@@ -64,6 +64,16 @@ export interface StoreHost {
   page(query: PageQuery): Promise<SessionHead[]>
   /** Loads the session's head and entries into memory once (what `entries` then returns); nothing for an unknown session. */
   load(session_id: string): Promise<void>
+  /**
+   * The session's head and entries without keeping them: those held when the store holds the
+   * session whole, else read from the storage (opened, for an encrypted store) and left out of
+   * the working set. For a reader walking every session (a search index's first pass), which
+   * would otherwise fill the working set with sessions nobody shows. The head is read before the
+   * entries: the entries are at least as new as it, never older (a reader keeping the head as a
+   * watermark of what it read finds the session changed since, never the other way). Undefined
+   * for no such session.
+   */
+  snapshot(session_id: string): Promise<SessionSnapshot | undefined>
   /** `store.applyExternal`: folds changes committed elsewhere into memory and announces them. */
   applyExternal: Store['applyExternal']
   /**
@@ -80,6 +90,12 @@ export interface StoreHost {
    * without encryption or without the bytes.
    */
   sealedAttachmentBytes(session_id: string, attachment_id: string): Promise<Blob | undefined>
+}
+
+/** A session's head and entries as `StoreHost.snapshot` read them. */
+export interface SessionSnapshot {
+  readonly head: SessionHead
+  readonly entries: ReadonlyMap<string, SessionEntry>
 }
 
 /** How many heads `everyHead` reads at a time. */
@@ -142,6 +158,17 @@ function viewOf(store: Store): StoreHost {
       return !engine.state.partial
     },
     load: (id) => engine.ensureLoaded(id),
+    async snapshot(id) {
+      const held = sessions.get(id)
+      if (opened(held)) return { head: held!.head, entries: held!.entries! }
+      const paged = engine.storage.paged
+      const head = held ? held.head : engine.state.partial && paged ? await paged.head(id) : undefined
+      if (!head) return undefined
+      const list = await engine.storage.entries(id, head.meta.message_count)
+      const entries = new Map<string, SessionEntry>()
+      for (const e of list) entries.set(e.id, e)
+      return { head, entries }
+    },
     read: (id) => engine.ensureHead(id),
     async page(query) {
       const paged = engine.storage.paged

@@ -8,6 +8,15 @@ export function median(values: readonly number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
 
+/**
+ * The sum of `values` without their `drop` largest: a total that one stalled round (a busy
+ * machine's pause, a collection) does not decide, each side of a comparison trimmed alike.
+ */
+export function trimmedSum(values: readonly number[], drop: number): number {
+  const s = [...values].sort((a, b) => a - b)
+  return s.slice(0, Math.max(0, s.length - drop)).reduce((a, b) => a + b, 0)
+}
+
 export function percentile(values: readonly number[], p: number): number {
   const s = [...values].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!

@@ -120,6 +120,15 @@ export const markOf = (head: SessionHead): string =>
 const roleOf = (entry: SessionEntry): SearchRole | null =>
   entry.kind === 'message' ? entry.message.role : null
 
+/**
+ * The id `id` as the index holds it already (its document's `eid`), else `id`: a document's
+ * parent is the id of another of its session's documents, and one string held for both, not a
+ * copy each (every entry read from the storage brings its own copies), is a string less per
+ * document.
+ */
+const sameId = (s: SessionDocs, id: string | null): string | null =>
+  id === null ? null : (s.docs.get(id)?.eid ?? id)
+
 /** A name for the index's database derived from the store's storage (`indexeddb:colloquy` → `colloquy:search`). */
 const databaseOf = (storage: string, options: TextOptions): string =>
   searchDatabaseOf(storage.replace(/^indexeddb:/, ''), options.thinking)
@@ -264,7 +273,8 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
           // A block without its session record cannot be: written together, deleted together.
           if (!s) continue
           for (const d of unpackBlock(b)) {
-            const doc = index.add(d)
+            const parent = sameId(s, d.parent)
+            const doc = index.add(parent === d.parent ? d : { ...d, parent })
             doc.block = b.n
             s.docs.set(d.eid!, doc)
           }
@@ -327,17 +337,22 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
     }
   }
 
-  /** The document of one entry as it is now. */
-  function entryDoc(sid: string, e: SessionEntry): DocTerms {
+  /** The document of one entry of session `s` as it is now. */
+  function entryDoc(sid: string, s: SessionDocs, e: SessionEntry): DocTerms {
     const body = entryText(e, text)
     const ts = e.kind === 'message' ? e.message.timestamp : e.timestamp
-    return docOf({ sid, eid: e.id, role: roleOf(e), ts, parent: e.parent_id, rev: e.revision }, body)
+    const eid = s.docs.get(e.id)?.eid ?? e.id
+    return docOf({ sid, eid, role: roleOf(e), ts, parent: sameId(s, e.parent_id), rev: e.revision }, body)
   }
 
-  /** The session read into memory, and what the store held of it right then. */
+  /**
+   * The session as the storage holds it, read without keeping it in the store's working set: a
+   * first pass over a large store would otherwise fill that set with every session in turn (the
+   * set's own bound, hundreds of sessions with their entries, was most of the pass's live heap).
+   */
   const readSession = (sid: string): Promise<SessionRead> => {
     const at = changes.get(sid) ?? 0
-    return host.load(sid).then(() => ({ head: host.head(sid), entries: host.entries(sid), at }))
+    return host.snapshot(sid).then((got) => ({ head: got?.head, entries: got?.entries, at }))
   }
   const headMark = (sid: string): string | undefined => {
     const h = host.head(sid)
@@ -359,7 +374,6 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
     // Sessions read ahead of their turn, each with the snapshot its read gave (not a lookup in
     // the store's working set, which may let them go before their turn).
     const ahead = new Map<string, Promise<SessionRead>>()
-    const alone = new Set<string>()
     // The batch last written, committing while the next is built (see `writeOut`).
     let writing: Promise<void> | undefined
     // Writes what this pass holds so far: whole sessions only (a session's documents and its mark
@@ -414,25 +428,19 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
       // A session read below is new entries objects: what was recorded of the old ones is no guide.
       const inMemory = entries !== undefined
       if (head ? !entries : !seen && !host.allHeld) {
-        let mine = ahead.get(sid)
+        const mine = ahead.get(sid) ?? readSession(sid)
         ahead.delete(sid)
-        // Read again alone: once the reads ahead are done, none of them can make room over it.
-        if (alone.has(sid)) {
-          await Promise.allSettled(ahead.values())
-          mine = undefined
+        // The next sessions are read meanwhile (each read a round trip to the storage).
+        for (const next of dirty) {
+          if (ahead.size >= READ_AHEAD) break
+          // (Not one indexed whose head, held, is the one indexed: it is skipped at its turn.)
+          const mark = index.sessions.get(next)?.mark
+          if (ahead.has(next) || host.entries(next) || (mark !== undefined && mark === headMark(next)))
+            continue
+          const p = readSession(next)
+          p.catch(() => {})
+          ahead.set(next, p)
         }
-        mine ??= readSession(sid)
-        // The next sessions are read meanwhile (each read a round trip to the storage), unless
-        // this one is read again because the working set let it go before its snapshot.
-        if (!alone.has(sid))
-          for (const next of dirty) {
-            if (ahead.size >= READ_AHEAD) break
-            if (ahead.has(next) || host.entries(next) || index.sessions.get(next)?.mark === headMark(next))
-              continue
-            const p = readSession(next)
-            p.catch(() => {})
-            ahead.set(next, p)
-          }
         let got: SessionRead
         try {
           got = await mine
@@ -443,17 +451,10 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
           dirty.add(sid)
           throw err
         }
+        // No head: the storage holds no such session (a snapshot is the pass's own, which no
+        // working set can let go of before its turn).
         head = within(got.head)
         entries = head && got.entries
-        // No entries after its read: gone, or let go again before the snapshot (the working set
-        // made room for a session read ahead). Only the storage tells which; the latter is read
-        // again, alone, never taken for deleted.
-        if (!got.entries && !host.allHeld && (await host.read(sid)) !== undefined) {
-          alone.add(sid)
-          dirty.add(sid)
-          continue
-        }
-        alone.delete(sid)
       }
       if (!head || !entries) {
         if (held) {
@@ -473,7 +474,7 @@ export async function searchWith(store: Store, options: SearchOptions, blockDocs
       const index1 = (e: SessionEntry): void => {
         const old = s.docs.get(e.id)
         if (old && old.rev === e.revision) return
-        const doc = entryDoc(sid, e)
+        const doc = entryDoc(sid, s, e)
         if (old) index.remove(old)
         const kept = index.add(doc)
         kept.block = old ? old.block : placeDoc(s, blockDocs)

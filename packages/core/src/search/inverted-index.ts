@@ -68,7 +68,17 @@ export const PREFIX_KEEP = 64
 export const MAX_TF = 0xffff
 
 /** Postings waiting to go in their lists (`settle`) past which they go in. */
-const PENDING = 1 << 18
+const PENDING = 1 << 16
+/**
+ * Slots of one chunk of the pool of documents' term numbers. The pool grows a chunk at a time,
+ * never copied whole: a single array grown by half held, at the moment it grew, its old and its
+ * new copy (a 100,000-message first pass: 12 MB and 18 MB), and a third of it spare after.
+ */
+const CHUNK = 1 << 16
+/** Term numbers a chunk of 16-bit slots holds (the rest need 32-bit ones). */
+const NARROW = 0xffff
+/** A chunk of the pool: 16-bit slots while every term number fits (most vocabularies), else 32-bit. */
+type Chunk = Uint16Array | Uint32Array
 // Arrays grow by half (not double): on average a sixth of their room is spare, not a third.
 const more = (n: number): number => n + (n >> 1) + 2
 const grow32 = (a: Uint32Array, need: number): Uint32Array => {
@@ -87,7 +97,7 @@ const grow16 = (a: Uint16Array, need: number): Uint16Array => {
 /**
  * Terms, postings and documents in memory; the reconciler keeps it equal to the store. Terms are
  * interned to numbers; a term's postings are two typed arrays (ids ascending, as ids are handed
- * out in order); a document's term numbers sit in one shared pool. A removed document leaves a
+ * out in order); a document's term numbers sit in a pool grown a chunk at a time. A removed document leaves a
  * tombstone (its slot in `docs` empty) that queries skip; a term's list is compacted when half of
  * it is tombstones, and the whole index renumbered when half the ids ever handed out are dead.
  */
@@ -96,15 +106,24 @@ export class InvertedIndex {
   private readonly termIds = new Map<string, number>()
   private readonly termOf: string[] = []
   private readonly lists: (Postings | undefined)[] = []
-  /** By document id: the document (undefined once removed), its length, its terms in `pool`. */
+  /**
+   * By document id: the document (undefined once removed), its length, and where its term
+   * numbers are in the pool (`count` of them from `at` in the chunk `box`).
+   */
   private docs: (Doc | undefined)[] = []
   private lens: Uint32Array = new Uint32Array(1024)
+  private box: Uint32Array = new Uint32Array(1024)
   private at: Uint32Array = new Uint32Array(1024)
   private count: Uint32Array = new Uint32Array(1024)
-  private pool: Uint32Array = new Uint32Array(16_384)
+  private chunks: Chunk[] = []
+  /** Slots used in the last chunk. */
+  private tail = 0
+  /** Pool slots handed out (a chunk's unused end counted as used once the next chunk begins). */
   private poolUsed = 0
   /** Pool slots of documents still held (the rest of `poolUsed` is holes). */
   private poolLive = 0
+  /** A document's term numbers while it is added. */
+  private termBuf: Uint32Array = new Uint32Array(1024)
   private live = 0
   /** Sorted vocabulary for prefixes; new terms wait in `fresh` until a prefix query merges them. */
   private vocab: string[] = []
@@ -148,7 +167,8 @@ export class InvertedIndex {
   add(built: DocTerms): Doc {
     const { terms, sizes } = built
     const n = sizes.length >> 1
-    if (this.docs.length >= this.live * 2 + 4096) {
+    // Compactions first, before the document has an id (a compaction renumbers every document).
+    if (this.docs.length >= this.live * 2 + 4096 || this.wantsCompaction(n)) {
       this.settle()
       this.compact()
     }
@@ -169,24 +189,20 @@ export class InvertedIndex {
     this.live++
     if (id >= this.lens.length) {
       this.lens = grow32(this.lens, id + 1)
+      this.box = grow32(this.box, id + 1)
       this.at = grow32(this.at, id + 1)
       this.count = grow32(this.count, id + 1)
     }
     this.lens[id] = doc.len
-    if (this.poolUsed + n > this.pool.length && this.poolUsed > this.poolLive * 2) {
-      this.settle()
-      this.compact()
-    }
     if (this.pendN + n > PENDING) this.settle()
     if (this.pendN + n > this.pendTerm.length) {
       this.pendTerm = grow32(this.pendTerm, this.pendN + n)
       this.pendDoc = grow32(this.pendDoc, this.pendN + n)
       this.pendTf = grow16(this.pendTf, this.pendN + n)
     }
-    this.pool = grow32(this.pool, this.poolUsed + n)
-    this.at[id] = this.poolUsed
-    this.count[id] = n
-    this.poolLive += n
+    if (n > this.termBuf.length) this.termBuf = new Uint32Array(more(n))
+    const own = this.termBuf
+    let widest = 0
     for (let i = 0, off = 0; i < n; i++) {
       const term = terms.slice(off, (off += sizes[2 * i]))
       let t = this.termIds.get(term)
@@ -194,21 +210,62 @@ export class InvertedIndex {
         t = this.termOf.length
         // A copy of its own: the slice would keep the whole string it was cut from (a document's
         // terms, a block's) alive as long as the term is in the vocabulary.
-        const own = (' ' + term).slice(1)
-        this.termIds.set(own, t)
-        this.termOf.push(own)
+        const copy = (' ' + term).slice(1)
+        this.termIds.set(copy, t)
+        this.termOf.push(copy)
         this.lists.push(undefined)
       }
-      this.pool[this.poolUsed++] = t
+      own[i] = t
+      if (t > widest) widest = t
       this.pendTerm[this.pendN] = t
       this.pendDoc[this.pendN] = id
       this.pendTf[this.pendN++] = sizes[2 * i + 1]
     }
+    this.place(id, n, widest)
+    this.chunks[this.box[id]].set(own.subarray(0, n), this.at[id])
+    this.poolLive += n
     if (doc.role !== null) {
       this.docCount++
       this.totalLen += doc.len
     }
     return doc
+  }
+
+  /** Whether adding `n` term numbers starts a chunk while half the pool is holes. */
+  private wantsCompaction(n: number): boolean {
+    const last = this.chunks[this.chunks.length - 1]
+    const fits = last !== undefined && this.tail + n <= last.length
+    return !fits && this.poolUsed - this.poolLive > Math.max(this.poolLive, CHUNK)
+  }
+
+  /** Finds room for document `id`'s `n` term numbers, the largest `widest` (sets its `box` and `at`). */
+  private place(id: number, n: number, widest: number): void {
+    let c = this.chunks.length - 1
+    const last = this.chunks[c]
+    if (
+      last === undefined ||
+      this.tail + n > last.length ||
+      (widest > NARROW && last instanceof Uint16Array)
+    ) {
+      if (last !== undefined) this.poolUsed += last.length - this.tail
+      const size = Math.max(CHUNK, n)
+      this.chunks.push(
+        widest > NARROW || this.termOf.length > NARROW ? new Uint32Array(size) : new Uint16Array(size),
+      )
+      c++
+      this.tail = 0
+    }
+    this.box[id] = c
+    this.at[id] = this.tail
+    this.count[id] = n
+    this.tail += n
+    this.poolUsed += n
+  }
+
+  /** Document `id`'s term numbers (a view into its chunk). */
+  private termsOf(id: number): Chunk {
+    const at = this.at[id]
+    return this.chunks[this.box[id]].subarray(at, at + this.count[id])
   }
 
   remove(doc: Doc): void {
@@ -218,8 +275,9 @@ export class InvertedIndex {
     this.docs[id] = undefined
     this.live--
     this.poolLive -= this.count[id]
-    for (let i = this.at[id], end = i + this.count[id]; i < end; i++) {
-      const list = this.lists[this.pool[i]]!
+    const own = this.termsOf(id)
+    for (let i = 0; i < own.length; i++) {
+      const list = this.lists[own[i]]!
       list.df--
       if (list.df * 2 < list.n) this.compactList(list)
     }
@@ -252,8 +310,9 @@ export class InvertedIndex {
     }
     const terms: string[] = []
     const sizes = new Uint16Array(this.count[id] * 2)
-    for (let i = this.at[id], end = i + this.count[id], k = 0; i < end; i++, k += 2) {
-      const list = this.lists[this.pool[i]]!
+    const own = this.termsOf(id)
+    for (let i = 0, k = 0; i < own.length; i++, k += 2) {
+      const list = this.lists[own[i]]!
       let lo = 0
       let hi = list.n
       while (lo < hi) {
@@ -261,7 +320,7 @@ export class InvertedIndex {
         if (list.ids[mid] < id) lo = mid + 1
         else hi = mid
       }
-      const term = this.termOf[this.pool[i]]
+      const term = this.termOf[own[i]]
       terms.push(term)
       sizes[k] = term.length
       sizes[k + 1] = list.tfs[lo]
@@ -285,8 +344,11 @@ export class InvertedIndex {
       list.ids = list.ids.slice(0, list.n)
       list.tfs = list.tfs.slice(0, list.n)
     }
-    if (this.pool.length > this.poolUsed + (this.poolUsed >> 4) + 16_384)
-      this.pool = this.pool.slice(0, this.poolUsed)
+    // The last chunk's unused end (the next document starts a chunk of its own).
+    const c = this.chunks.length - 1
+    if (c >= 0 && this.chunks[c].length - this.tail > 1024) {
+      this.chunks[c] = this.chunks[c].slice(0, this.tail)
+    }
   }
 
   /** Puts the pending postings in their lists: each list grown once, to what it receives. */
@@ -344,19 +406,28 @@ export class InvertedIndex {
       docs.push(d)
     }
     const lens = new Uint32Array(Math.max(1024, docs.length * 2))
+    const box = new Uint32Array(lens.length)
     const at = new Uint32Array(lens.length)
     const count = new Uint32Array(lens.length)
-    let used = 0
-    for (const d of docs) used += this.count[d.id]
-    const pool = new Uint32Array(Math.max(16_384, used * 2))
-    used = 0
+    const oldChunks = this.chunks
+    const oldBox = this.box
+    const oldAt = this.at
+    const oldCount = this.count
+    this.chunks = []
+    this.tail = this.poolUsed = this.poolLive = 0
+    this.box = box
+    this.at = at
+    this.count = count
     for (let i = 0; i < docs.length; i++) {
       const old = docs[i].id
       lens[i] = this.lens[old]
-      at[i] = used
-      count[i] = this.count[old]
-      pool.set(this.pool.subarray(this.at[old], this.at[old] + this.count[old]), used)
-      used += this.count[old]
+      const n = oldCount[old]
+      const own = oldChunks[oldBox[old]].subarray(oldAt[old], oldAt[old] + n)
+      let widest = 0
+      for (let j = 0; j < n; j++) if (own[j] > widest) widest = own[j]
+      this.place(i, n, widest)
+      this.chunks[box[i]].set(own, at[i])
+      this.poolLive += n
       docs[i].id = i
     }
     for (const list of this.lists) {
@@ -381,10 +452,6 @@ export class InvertedIndex {
     }
     this.docs = docs
     this.lens = lens
-    this.at = at
-    this.count = count
-    this.pool = pool
-    this.poolUsed = this.poolLive = used
   }
 
   /**

@@ -136,4 +136,45 @@ describe('a document built from text', () => {
       ),
     )
   })
+
+  it('holds term numbers past 16 bits, through compactions of the pool of removed documents terms', () => {
+    const index = new InvertedIndex()
+    const kept = new Map<Doc, string[]>()
+    const doc = (n: number, terms: string[]): DocTerms => ({
+      sid: 's',
+      eid: `e${n}`,
+      role: 'user',
+      ts: n,
+      parent: null,
+      rev: 0,
+      len: terms.length,
+      ...packTerms(new Map(terms.map((t) => [t, 1]))),
+    })
+    // A vocabulary past 65,535 terms: documents holding the later ones need wide slots.
+    for (let i = 0; i < 70_000; i++) {
+      const terms = ['common', `w${i}`]
+      const d = index.add(doc(i, terms))
+      if (i % 1000 === 0 || i >= 69_990) kept.set(d, terms)
+      else index.remove(d)
+    }
+    // Few documents of many terms each, added and removed: the pool's holes outgrow what it
+    // holds long before the documents' ids do.
+    for (let k = 0; k < 12; k++) {
+      const terms = Array.from({ length: 20_000 }, (_, j) => `big${k}x${j}`)
+      const d = index.add(doc(100_000 + k, terms))
+      if (k === 11) kept.set(d, terms)
+      else index.remove(d)
+    }
+    expect(index.size).toBe(kept.size)
+    for (const [d, terms] of kept) {
+      expect(index.doc(d.id)).toBe(d)
+      expect(unpackTerms(index.built(d)).terms).toEqual(terms)
+    }
+    expect(index.postings('common')?.df).toBe(kept.size - 1)
+    expect(index.postings('w69995')?.df).toBe(1)
+    expect(index.postings('w69994')?.df).toBe(1)
+    expect(index.postings('w500')).toBeUndefined()
+    expect(index.postings('big3x7')).toBeUndefined()
+    expect(index.postings('big11x19999')?.df).toBe(1)
+  })
 })

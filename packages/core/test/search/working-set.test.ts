@@ -51,7 +51,7 @@ describe('search over a store holding a working set of heads', () => {
     await store.close()
   })
 
-  it('reads sessions ahead of their turn, and indexes one the working set let go before its turn', async () => {
+  it('reads sessions ahead of their turn, and indexes them with a working set smaller than the reads ahead', async () => {
     const disk = memoryStorage({ paged: true })
     const writer = await createStore({ storage: disk, multiTab: false })
     const ids: string[] = []
@@ -61,16 +61,22 @@ describe('search over a store holding a working set of heads', () => {
       ids.push(session_id)
     }
     await writer.close()
-    // The storage's entry reads counted as they overlap.
+    // The storage's entry reads counted as they overlap (each takes a task, as a real storage's
+    // round trip does, so reads issued together are seen together).
     let reading = 0
     let most = 0
     const counted = Object.assign(Object.create(disk) as typeof disk, {
-      entries: (...args: Parameters<typeof disk.entries>) => {
+      entries: async (...args: Parameters<typeof disk.entries>) => {
         most = Math.max(most, ++reading)
-        return disk.entries(...args).finally(() => reading--)
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 0))
+          return await disk.entries(...args)
+        } finally {
+          reading--
+        }
       },
     })
-    // Two heads held: every session read ahead lets an earlier one go before its turn.
+    // Two heads held: the sessions read ahead are more than the working set keeps.
     const store = await createStore({ storage: counted, multiTab: false, maxHeads: 2 })
     const search = await enableSearch(store, { settleMs: 0 })
     await search.flush()
@@ -81,6 +87,35 @@ describe('search over a store holding a working set of heads', () => {
       expect(
         (await search.query({ query: `tag${i}`, prefix: false })).hits.map((h) => h.session_id),
       ).toStrictEqual([sid])
+    search.close()
+    await store.close()
+  })
+
+  it("indexes every session without keeping any in the store's working set", async () => {
+    const disk = memoryStorage({ paged: true })
+    const writer = await createStore({ storage: disk, multiTab: false })
+    const ids: string[] = []
+    for (let i = 0; i < 40; i++) {
+      const { session_id } = await writer.create({ title: `chat ${i}` })
+      await writer.append({ session_id, message: user(`lorem word${i}`) })
+      await writer.append({ session_id, message: user(`ipsum more${i}`) })
+      ids.push(session_id)
+    }
+    await writer.close()
+    // Room for every session: a pass that loaded them would keep them all.
+    const store = await createStore({ storage: disk, multiTab: false, maxHeads: 500 })
+    const host = hostOf(store)
+    const before = [...host.heads()].length
+    const search = await enableSearch(store, { settleMs: 0 })
+    await search.flush()
+    expect([...host.heads()].length).toBe(before)
+    expect(ids.filter((sid) => host.entries(sid) !== undefined)).toStrictEqual([])
+    const found = await search.query({ query: 'ipsum', limit: 100 })
+    expect(new Set(found.hits.map((h) => h.session_id))).toStrictEqual(new Set(ids))
+    // Then a session the app opens and appends to is indexed from memory as before.
+    await store.append({ session_id: ids[3]!, message: user('fresh kiwi') })
+    await search.flush()
+    expect((await search.query({ query: 'kiwi' })).hits.map((h) => h.session_id)).toStrictEqual([ids[3]])
     search.close()
     await store.close()
   })

@@ -118,3 +118,49 @@ describe('search index: the first pass writes as it goes', () => {
     again.close()
   })
 })
+
+/** Read-write transactions opened on index databases (`<store>:search`) until `stop`. */
+function countIndexTransactions(): { count: () => number; stop: () => void } {
+  let n = 0
+  const transaction = IDBDatabase.prototype.transaction
+  const spy = vi.spyOn(IDBDatabase.prototype, 'transaction').mockImplementation(function (
+    this: IDBDatabase,
+    ...args: Parameters<IDBDatabase['transaction']>
+  ) {
+    if (this.name.endsWith(':search') && args[1] === 'readwrite') n++
+    return transaction.apply(this, args)
+  })
+  return { count: () => n, stop: () => spy.mockRestore() }
+}
+
+describe('search index: keeping up with appends', () => {
+  it('writes the index once per settling, however many appends it holds', async () => {
+    const name = `search-appends-${crypto.randomUUID()}`
+    const store = await createStore({ storage: indexedDbStorage({ name }) })
+    // Nothing settles by itself here: only `flush` indexes and writes.
+    const search = await enableSearch(store, { settleMs: 600_000 })
+    const { session_id } = await store.create({ title: 'chat' })
+    await search.flush()
+    const tx = countIndexTransactions()
+    for (let i = 0; i < 60; i++)
+      await store.append({
+        session_id,
+        message: { role: 'user', content: [{ type: 'text', text: `note${i} shared` }], timestamp: i + 1 },
+      })
+    await search.flush()
+    tx.stop()
+    expect(tx.count()).toBe(1)
+    expect((await search.query({ query: 'note59', prefix: false })).hits.length).toBe(1)
+    search.close()
+    await store.close()
+    // What that one transaction wrote is what a reopen finds: no session read again.
+    const again = await createStore({ storage: indexedDbStorage({ name }) })
+    const reopened = await enableSearch(again)
+    const after = countIndexTransactions()
+    expect((await reopened.query({ query: 'shared', limit: 100 })).hits.length).toBe(60)
+    after.stop()
+    expect(after.count()).toBe(0)
+    reopened.close()
+    await again.close()
+  })
+})
