@@ -152,6 +152,7 @@ describe("fileStorage: the seed's record format", () => {
       'append',
       'entry',
       'meta',
+      'version',
       'entry',
       'entry',
       'leaf',
@@ -164,13 +165,16 @@ describe("fileStorage: the seed's record format", () => {
       type: 'append',
       entry: expect.objectContaining({ id: 'e_001', parent_id: null, revision: 0 }),
       set: { message_count: 1 },
+      v: 2,
       tx: 2,
     })
     expect(recs[2]).toMatchObject({ entry: { id: 'e_001', revision: 1 } })
-    expect(recs[3]).toStrictEqual({ type: 'meta', set: { updated_at: 1_000_010 }, tx: 3 })
-    expect(recs[6]).toMatchObject({ type: 'leaf', entry_id: 'e_003' })
-    expect(recs[7]).toStrictEqual({ type: 'meta', set: { message_count: 3 }, tx: 5 })
-    expect(recs[8]).toStrictEqual({ type: 'meta', set: { title: 'retitled' }, tx: 6 })
+    expect(recs[3]).toStrictEqual({ type: 'meta', set: { updated_at: 1_000_010 }, v: 3, tx: 3 })
+    // A commit that changed nothing else the file holds (the leaf set where it was) keeps its `v`.
+    expect(recs[4]).toStrictEqual({ type: 'version', v: 4, tx: 4 })
+    expect(recs[7]).toMatchObject({ type: 'leaf', entry_id: 'e_003' })
+    expect(recs[8]).toStrictEqual({ type: 'meta', set: { message_count: 3 }, v: 5, tx: 5 })
+    expect(recs[9]).toStrictEqual({ type: 'meta', set: { title: 'retitled' }, v: 6, tx: 6 })
     expect(recs.every((r) => typeof r.tx === 'number')).toBe(true)
     const before = await store.get({ session_id })
     expect(before!.meta).toMatchObject({
@@ -325,6 +329,54 @@ describe("fileStorage: the seed's record format", () => {
       ['ok', 'fine'],
     ])
     expect(o.warnings.join('\n')).toMatch(/ok\+[0-9a-f]{64}\.jsonl: skipped 5 malformed line/)
+  })
+})
+
+describe("fileStorage: a head's version", () => {
+  it('is the one committed after every restart: over the head index, over the session files alone, after a commit redone from the journal, after an attachment-only commit', async () => {
+    const dir = await dataDir()
+    const o = opener(dir)
+    const heads = (store: Store) =>
+      Object.fromEntries([...hostOf(store).heads()].map((h) => [h.meta.session_id, h] as const))
+    const a = await o.open()
+    const { session_id } = await a.create({ title: 'versioned' })
+    for (let i = 0; i < 3; i++) await a.append({ session_id, message: user(`m${i}`) })
+    await a.setActiveLeaf({ session_id, entry_id: 'e_001' })
+    await a.putAttachment({
+      session_id,
+      name: 'a.txt',
+      mime: 'text/plain',
+      data: Buffer.from('abc').toString('base64'),
+    })
+    const other = (await a.create({ title: 'other' })).session_id
+    const before = heads(a)
+    expect(before[session_id].v).toBe(6)
+    await a.close()
+
+    // The journal has not been checkpointed: these sessions are read again from their files.
+    const b = await o.open()
+    expect(heads(b)).toStrictEqual(before)
+    await b.close()
+    // With the head index removed, every head comes from the session files.
+    await rm(join(dir, '.colloquy', 'heads.jsonl'), { force: true })
+    const c = await o.open()
+    expect(heads(c)).toStrictEqual(before)
+    await c.append({ session_id: other, message: user('after') })
+    const later = heads(c)
+    expect(later[other].v).toBe(before[other].v + 1)
+    await c.close()
+
+    // A commit cut off after its journal line: redone on open, with its version.
+    const death = deathAt()
+    const d = await o.open({ afterCommitPoint: death.hook }, true)
+    expect(heads(d)).toStrictEqual(later)
+    death.arm()
+    void d.append({ session_id, message: user('redone') })
+    await death.there
+    const e = await o.open()
+    expect(o.warnings.join('\n')).toMatch(/redid 1 session file write/)
+    expect(heads(e)[session_id].v).toBe(before[session_id].v + 1)
+    expect(heads(e)[other]).toStrictEqual(later[other])
   })
 })
 

@@ -6,7 +6,7 @@ import { commitLines, parseFile, replay } from '../src/storage/file/jsonl.js'
 // A session file's `meta` and `append` records hold only what changed of the meta since the
 // record before them. Whatever the metas a session goes through (fields added, changed, removed,
 // nested metadata, a large field left as it was), reading the file back gives every meta whole,
-// in order: the same JSON as the head each commit wrote.
+// in order: the same JSON as the head each commit wrote, and the head's `v`.
 
 const entry = (id: string, parent: string | null): SessionEntry => ({
   id,
@@ -94,7 +94,10 @@ describe('session file records: meta patches', () => {
             prev = head
             const parsed = await parseFile(Buffer.from(text))
             expect(parsed.skipped).toBe(0)
-            expect(norm(replay(parsed.lines.map((l) => l.record)).meta)).toStrictEqual(norm(m))
+            const replayed = replay(parsed.lines.map((l) => l.record))
+            expect(norm(replayed.meta)).toStrictEqual(norm(m))
+            // And the head's version as committed.
+            expect(replayed.v).toBe(head.v)
           }
         },
       ),

@@ -409,7 +409,8 @@ export function fileStorage(options: FileStorageOptions): Storage & UsageSource 
     const head: SessionHead = Object.freeze({
       meta: state.meta!,
       leaf: state.leaf,
-      v: 1,
+      // As committed; a file written before `v` was kept starts at 1, as every open once did.
+      v: state.v ?? 1,
       ...(attachments.length && { attachments: Object.freeze(attachments) }),
     })
     let bytes = headBytes(head)

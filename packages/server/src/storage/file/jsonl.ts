@@ -20,7 +20,16 @@ export type SessionRecord = (
   | { type: 'leaf'; entry_id: string | null }
   | { type: 'append'; entry: SessionEntry; meta: SessionMeta }
   | { type: 'commit'; entry_id: string }
-) & { tx?: number }
+  | { type: 'version' }
+) & {
+  tx?: number
+  /**
+   * The session head's `v` after the commit, on the last record each commit writes for a head
+   * (a `version` record alone when the commit changed nothing else the file holds, such as an
+   * attachment), so a restart serves the very `v` that was committed (see `commitLines`).
+   */
+  v?: number
+}
 
 /**
  * A meta as the fields that changed since the session's previous meta: `set` holds each changed
@@ -96,7 +105,11 @@ function metaOf(r: Record<string, unknown>, base: SessionMeta | undefined): Sess
 export function parseRecord(value: unknown, base?: SessionMeta): SessionRecord {
   if (typeof value !== 'object' || value === null) throw new Error('not an object')
   const r = value as Record<string, unknown>
-  const tx = Number.isSafeInteger(r.tx) ? { tx: r.tx as number } : {}
+  const tx: { tx?: number; v?: number } = Number.isSafeInteger(r.tx) ? { tx: r.tx as number } : {}
+  if (r.v !== undefined) {
+    if (!Number.isSafeInteger(r.v) || (r.v as number) < 0) throw new Error('v')
+    tx.v = r.v as number
+  }
   switch (r.type) {
     case 'meta':
       return { type: 'meta', meta: metaOf(r, base), ...tx }
@@ -110,6 +123,9 @@ export function parseRecord(value: unknown, base?: SessionMeta): SessionRecord {
     case 'commit':
       if (typeof r.entry_id !== 'string') throw new Error('commit.entry_id')
       return { type: 'commit', entry_id: r.entry_id, ...tx }
+    case 'version':
+      if (r.v === undefined) throw new Error('version.v')
+      return { type: 'version', ...tx }
     default:
       throw new Error(`unknown record type ${String(r.type)}`)
   }
@@ -167,6 +183,8 @@ export interface Replayed {
   meta?: SessionMeta
   leaf: string | null
   entries: Map<string, SessionEntry>
+  /** The head's `v` the last commit wrote; undefined in files written before it was kept. */
+  v?: number
 }
 
 /**
@@ -186,7 +204,9 @@ export function replay(records: readonly SessionRecord[]): Replayed {
       committed.add(id)
   }
   let previous: SessionRecord['type'] | undefined
+  let v: number | undefined
   for (const r of records) {
+    if (r.v !== undefined) v = r.v
     switch (r.type) {
       case 'meta':
         meta = r.meta
@@ -215,7 +235,7 @@ export function replay(records: readonly SessionRecord[]): Replayed {
   for (const id of [...committed]) commitPath(entries.get(id)?.parent_id ?? null)
   for (const id of [...entries.keys()]) if (!committed.has(id)) entries.delete(id)
   while (leaf !== null && !entries.has(leaf)) leaf = lostParent(records, leaf)
-  return { meta, leaf, entries }
+  return { meta, leaf, entries, ...(v !== undefined && { v }) }
 }
 
 /** The parent of an entry that was dropped as uncommitted: where its append started from. */
@@ -251,7 +271,8 @@ export function metaPatch(prev: SessionMeta, next: SessionMeta): MetaPatch | und
  * draft holds them), then `leaf` and `meta` when they changed, which is also the seed's older
  * three-record form. `prev` is the head the file holds (undefined: none, a new file or one
  * started again): a meta is written whole when there is none, else as its patch from `prev`'s
- * (`MetaPatch`), and not at all when nothing of it changed.
+ * (`MetaPatch`), and not at all when nothing of it changed. A commit that writes a head ends
+ * with its `v` (see `SessionRecord`).
  */
 export function commitLines(
   prev: SessionHead | undefined,
@@ -264,14 +285,23 @@ export function commitLines(
   const line = (record: object): string => JSON.stringify(record) + '\n'
   const patch = head && prev && prev.meta !== head.meta ? metaPatch(prev.meta, head.meta) : undefined
   if (head && entries.length === 1 && head.leaf === entries[0].id && prev?.leaf !== head.leaf) {
-    if (!prev) return line({ type: 'append', entry: entries[0], meta: head.meta, tx })
-    return line({ type: 'append', entry: entries[0], ...patch, tx })
+    if (!prev) return line({ type: 'append', entry: entries[0], meta: head.meta, v: head.v, tx })
+    return line({ type: 'append', entry: entries[0], ...patch, v: head.v, tx })
+  }
+  const records: Array<Record<string, unknown>> = []
+  for (const entry of entries) records.push({ type: 'entry', entry })
+  if (head && (prev ? prev.leaf !== head.leaf : head.leaf !== null))
+    records.push({ type: 'leaf', entry_id: head.leaf })
+  if (head && !prev) records.push({ type: 'meta', meta: head.meta })
+  else if (patch) records.push({ type: 'meta', ...patch })
+  if (head) {
+    if (!records.length) records.push({ type: 'version' })
+    records[records.length - 1].v = head.v
   }
   let text = ''
-  for (const entry of entries) text += line({ type: 'entry', entry, tx })
-  if (head && (prev ? prev.leaf !== head.leaf : head.leaf !== null))
-    text += line({ type: 'leaf', entry_id: head.leaf, tx })
-  if (head && !prev) text += line({ type: 'meta', meta: head.meta, tx })
-  else if (patch) text += line({ type: 'meta', ...patch, tx })
+  for (const r of records) {
+    r.tx = tx
+    text += line(r)
+  }
   return text
 }
