@@ -1,7 +1,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createStore, type SessionMeta, type Store } from '@colloquy/core'
+import { createStore, type SessionHead, type SessionMeta, type Store } from '@colloquy/core'
 import { fileStorage } from '../../packages/server/src/storage/file/file-storage.js'
 import { sessionFileName } from '../../packages/server/src/storage/file/file-names.js'
 import { cleanupAfterEach, rpc, startServer, user, type ServerProcess } from './helpers.js'
@@ -169,6 +169,51 @@ describe('the head index of the file storage across crashes', () => {
     expect(served).toHaveLength(12)
     await a.stop()
     await agreesWithFiles(dir, served)
+  })
+})
+
+describe("a head's version across restarts of a real server", () => {
+  it('every head is served after a restart with the very `v` it had: stopped, killed, with and without checkpoints since', async () => {
+    const dir = await dataDir()
+    const heads = async (url: string, ids: string[]): Promise<Record<string, SessionHead>> =>
+      (
+        (await (await fetch(`${url}/test/working-set?ids=${ids.join(',')}`)).json()) as {
+          heads: Record<string, SessionHead>
+        }
+      ).heads
+    // Every head held (no working set), so the route says each one.
+    const start = async (...args: string[]): Promise<ServerProcess> => {
+      const s = await startServer(['--data-dir', dir, '--test-working-set', ...args])
+      defer(() => s.stop('SIGKILL'))
+      return s
+    }
+    // No checkpoint while it runs: a restart reads every session written again from its file.
+    const a = await start()
+    const ids: string[] = []
+    let first = ''
+    for (let i = 0; i < 3; i++) {
+      const { session_id } = await rpc(a.url, 'session::create', { title: `chat ${i}` })
+      for (let j = 0; j <= i; j++) {
+        const { entry_id } = await rpc(a.url, 'session::append', { session_id, message: user(`m${j}`) })
+        if (j === 0) first = entry_id
+      }
+      ids.push(session_id)
+    }
+    await rpc(a.url, 'session::set-active-leaf', { session_id: ids[2], entry_id: first })
+    const before = await heads(a.url, ids)
+    expect(ids.map((id) => before[id].v)).toStrictEqual([2, 3, 5])
+    await a.stop('SIGKILL')
+
+    const b = await start('--test-checkpoint-bytes', '1')
+    expect(await heads(b.url, ids)).toStrictEqual(before)
+    // Checkpointed after every commit from here: the next start reads the head index.
+    await rpc(b.url, 'session::append', { session_id: ids[0], message: user('one more') })
+    const after = await heads(b.url, ids)
+    expect(after[ids[0]].v).toBe(3)
+    await b.stop()
+    const c = await start()
+    expect(await fileReads(c.url)).toBe(0)
+    expect(await heads(c.url, ids)).toStrictEqual(after)
   })
 })
 

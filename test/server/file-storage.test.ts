@@ -1,5 +1,5 @@
 import { hostOf } from '@colloquy/core/host'
-import { readdir, readFile, writeFile, appendFile, mkdir, rmdir } from 'node:fs/promises'
+import { readdir, readFile, writeFile, appendFile, mkdir, rm, rmdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createStore, SessionError, type Store } from '@colloquy/core'
@@ -132,32 +132,58 @@ describe("fileStorage: the contract's persistence scenarios", () => {
 })
 
 describe("fileStorage: the seed's record format", () => {
-  it('writes an append as one atomic append record and an update as entry + meta, every line tagged with its commit', async () => {
+  it('writes an append as one atomic append record and an update as entry + meta, every line tagged with its commit, a meta as what changed of it', async () => {
     const dir = await dataDir()
-    const store = await opener(dir).open()
-    const { session_id } = await store.create({ title: 't' })
+    const o = opener(dir)
+    const store = await o.open()
+    const { session_id } = await store.create({
+      title: 't',
+      metadata: { owner: 'u_1', big: 'x'.repeat(600) },
+    })
     await store.append({ session_id, message: user('hi') })
+    o.advance(10)
     await store.updateMessage({ session_id, entry_id: 'e_001', content: [{ type: 'text', text: 'edited' }] })
     await store.setActiveLeaf({ session_id, entry_id: 'e_001' })
     await store.appendMany({ session_id, messages: [user('a'), user('b')] })
+    await store.setMeta({ session_id, title: 'retitled' })
     const recs = await lines(join(dir, fileOf('s_001')))
     expect(recs.map((r) => r.type)).toStrictEqual([
       'meta',
       'append',
       'entry',
       'meta',
+      'version',
       'entry',
       'entry',
       'leaf',
       'meta',
+      'meta',
     ])
-    expect(recs[1]).toMatchObject({
-      entry: { id: 'e_001', parent_id: null, revision: 0 },
-      meta: { message_count: 1 },
+    // The first meta is whole; the others hold only the fields that changed.
+    expect(recs[0].meta).toMatchObject({ title: 't', metadata: { big: 'x'.repeat(600) } })
+    expect(recs[1]).toStrictEqual({
+      type: 'append',
+      entry: expect.objectContaining({ id: 'e_001', parent_id: null, revision: 0 }),
+      set: { message_count: 1 },
+      v: 2,
+      tx: 2,
     })
     expect(recs[2]).toMatchObject({ entry: { id: 'e_001', revision: 1 } })
-    expect(recs[6]).toMatchObject({ type: 'leaf', entry_id: 'e_003' })
+    expect(recs[3]).toStrictEqual({ type: 'meta', set: { updated_at: 1_000_010 }, v: 3, tx: 3 })
+    // A commit that changed nothing else the file holds (the leaf set where it was) keeps its `v`.
+    expect(recs[4]).toStrictEqual({ type: 'version', v: 4, tx: 4 })
+    expect(recs[7]).toMatchObject({ type: 'leaf', entry_id: 'e_003' })
+    expect(recs[8]).toStrictEqual({ type: 'meta', set: { message_count: 3 }, v: 5, tx: 5 })
+    expect(recs[9]).toStrictEqual({ type: 'meta', set: { title: 'retitled' }, v: 6, tx: 6 })
     expect(recs.every((r) => typeof r.tx === 'number')).toBe(true)
+    const before = await store.get({ session_id })
+    expect(before!.meta).toMatchObject({
+      title: 'retitled',
+      message_count: 3,
+      metadata: { big: 'x'.repeat(600) },
+    })
+    await store.close()
+    expect(await (await o.open()).get({ session_id })).toStrictEqual(before)
   })
 
   it('reads a directory written by the seed: no commit tags, the older three-record append, a crash-orphaned entry', async () => {
@@ -213,6 +239,72 @@ describe("fileStorage: the seed's record format", () => {
     expect((await store.get({ session_id: 'chat-1' }))!.meta.message_count).toBe(3)
   })
 
+  it('opens what this server wrote before meta patches: every append with its whole meta, in the session file and in a journal line to redo', async () => {
+    const dir = await dataDir()
+    const meta = (n: number) => ({
+      session_id: 'old',
+      title: 'from before',
+      description: '',
+      status: 'idle',
+      kind: 'user',
+      metadata: { owner: 'u_1', note: 'n'.repeat(200) },
+      created_at: 5,
+      updated_at: 5 + n,
+      message_count: n,
+    })
+    const entry = (id: string, parent: string | null) => ({
+      id,
+      parent_id: parent,
+      timestamp: 5,
+      revision: 0,
+      kind: 'message',
+      message: user(id),
+    })
+    const records = [
+      { type: 'meta', meta: meta(0), tx: 1 },
+      { type: 'append', entry: entry('a', null), meta: meta(1), tx: 2 },
+      { type: 'append', entry: entry('b', 'a'), meta: meta(2), tx: 3 },
+    ].map((r) => JSON.stringify(r) + '\n')
+    // The session file missed the last commit (a crash before its write-back): the journal redoes it.
+    await writeFile(join(dir, fileOf('old')), records.slice(0, 2).join(''))
+    await mkdir(join(dir, '.colloquy'))
+    await writeFile(
+      join(dir, '.colloquy', 'journal.jsonl'),
+      records
+        .map((text, i) => JSON.stringify({ tx: i + 1, side: [], v: 2, writes: [['old', text]] }) + '\n')
+        .join(''),
+    )
+    const o = opener(dir)
+    const a = await o.open()
+    expect(o.warnings.join('\n')).toMatch(/redid 1 session file write/)
+    expect((await a.get({ session_id: 'old' }))!.meta).toStrictEqual(meta(2))
+    expect((await a.messages({ session_id: 'old' })).messages.map((m) => m.entry_id)).toStrictEqual([
+      'a',
+      'b',
+    ])
+    o.advance(1)
+    await a.append({ session_id: 'old', message: user('new') })
+    const after = await a.get({ session_id: 'old' })
+    expect(after!.meta).toMatchObject({ message_count: 3, metadata: meta(0).metadata })
+    await a.close()
+    const text = await readFile(join(dir, fileOf('old')), 'utf8')
+    expect(text.startsWith(records.join(''))).toBe(true)
+    // The new append names only the count and time it changed.
+    expect(JSON.parse(text.slice(records.join('').length))).toMatchObject({
+      type: 'append',
+      set: { message_count: 3, updated_at: 1_000_001 },
+    })
+    // Read again from the files alone (the head index removed): the same head.
+    await rm(join(dir, '.colloquy', 'heads.jsonl'), { force: true })
+    const b = await o.open()
+    expect(await b.get({ session_id: 'old' })).toStrictEqual(after)
+    expect((await b.messages({ session_id: 'old' })).messages.map((m) => m.entry_id)).toStrictEqual([
+      'a',
+      'b',
+      'e_001',
+    ])
+  })
+
   it('skips undecodable file names and malformed lines, with a warning', async () => {
     const dir = await dataDir()
     await writeFile(
@@ -225,6 +317,10 @@ describe("fileStorage: the seed's record format", () => {
         JSON.stringify({ type: 'meta', meta: { session_id: 'ok', title: 'fine', created_at: 1 } }),
         '{not json',
         JSON.stringify({ type: 'mystery' }),
+        // A meta patch may not move the record to another session, nor make a meta no meta could be.
+        JSON.stringify({ type: 'meta', set: { session_id: 'other' } }),
+        JSON.stringify({ type: 'meta', set: { created_at: 'soon' } }),
+        JSON.stringify({ type: 'meta', unset: ['title', 'created_at'] }),
       ].join('\n') + '\n',
     )
     const o = opener(dir)
@@ -232,7 +328,55 @@ describe("fileStorage: the seed's record format", () => {
     expect((await store.list({})).sessions.map((s) => [s.session_id, s.title])).toStrictEqual([
       ['ok', 'fine'],
     ])
-    expect(o.warnings.join('\n')).toMatch(/ok\+[0-9a-f]{64}\.jsonl: skipped 2 malformed line/)
+    expect(o.warnings.join('\n')).toMatch(/ok\+[0-9a-f]{64}\.jsonl: skipped 5 malformed line/)
+  })
+})
+
+describe("fileStorage: a head's version", () => {
+  it('is the one committed after every restart: over the head index, over the session files alone, after a commit redone from the journal, after an attachment-only commit', async () => {
+    const dir = await dataDir()
+    const o = opener(dir)
+    const heads = (store: Store) =>
+      Object.fromEntries([...hostOf(store).heads()].map((h) => [h.meta.session_id, h] as const))
+    const a = await o.open()
+    const { session_id } = await a.create({ title: 'versioned' })
+    for (let i = 0; i < 3; i++) await a.append({ session_id, message: user(`m${i}`) })
+    await a.setActiveLeaf({ session_id, entry_id: 'e_001' })
+    await a.putAttachment({
+      session_id,
+      name: 'a.txt',
+      mime: 'text/plain',
+      data: Buffer.from('abc').toString('base64'),
+    })
+    const other = (await a.create({ title: 'other' })).session_id
+    const before = heads(a)
+    expect(before[session_id].v).toBe(6)
+    await a.close()
+
+    // The journal has not been checkpointed: these sessions are read again from their files.
+    const b = await o.open()
+    expect(heads(b)).toStrictEqual(before)
+    await b.close()
+    // With the head index removed, every head comes from the session files.
+    await rm(join(dir, '.colloquy', 'heads.jsonl'), { force: true })
+    const c = await o.open()
+    expect(heads(c)).toStrictEqual(before)
+    await c.append({ session_id: other, message: user('after') })
+    const later = heads(c)
+    expect(later[other].v).toBe(before[other].v + 1)
+    await c.close()
+
+    // A commit cut off after its journal line: redone on open, with its version.
+    const death = deathAt()
+    const d = await o.open({ afterCommitPoint: death.hook }, true)
+    expect(heads(d)).toStrictEqual(later)
+    death.arm()
+    void d.append({ session_id, message: user('redone') })
+    await death.there
+    const e = await o.open()
+    expect(o.warnings.join('\n')).toMatch(/redid 1 session file write/)
+    expect(heads(e)[session_id].v).toBe(before[session_id].v + 1)
+    expect(heads(e)[other]).toStrictEqual(later[other])
   })
 })
 

@@ -18,7 +18,8 @@
 //   --test-work-log               one stdout line per budgeted scan: `colloquy-work <kind> <spent> <budget>`
 //   --test-paged-memory           the memory storage serving heads on demand (`memoryStorage({ paged: true })`)
 //   --test-working-set            GET /test/working-set?ids=a,b: the heads the store holds (`held`, and
-//                                 `holds` for each id asked), and on PostgreSQL how many session heads
+//                                 for each id asked `holds` and, if held, its head with its `v` in `heads`), and
+//                                 on PostgreSQL how many session heads
 //                                 the database returned since start (`headRows`), on the file storage
 //                                 how many times a session file was read since start (`sessionFileReads`),
 //                                 and how many pages of heads the server's code asked its store for (`pageReads`)
@@ -153,6 +154,7 @@ await runCommandLine(rest, {
           allHeld: host.allHeld,
           held: [...host.heads()].length,
           holds: Object.fromEntries(ids.map((id) => [id, host.has(id)])),
+          heads: Object.fromEntries(ids.map((id) => [id, host.head(id) ?? null])),
           headRows,
           sessionFileReads,
           pageReads,

@@ -265,7 +265,10 @@ export function fileStorage(options: FileStorageOptions): Storage & UsageSource 
       .slice(lastDelete + 1)
       .map((op) => ('text' in op ? op.text : ''))
       .join('')
-    const queued = await parsing(() => parseFile(Buffer.from(text), parseSlices))
+    // The backlog's meta patches continue from the last meta the file holds before them.
+    let base: SessionMeta | undefined
+    for (const l of lines) if ('meta' in l.record) base = l.record.meta
+    const queued = await parsing(() => parseFile(Buffer.from(text), parseSlices, base))
     for (const x of queued.sessionIds) sessionIds.add(x)
     if (!file && !text) return undefined
     return { lines: [...lines, ...queued.lines], sessionIds }
@@ -406,7 +409,8 @@ export function fileStorage(options: FileStorageOptions): Storage & UsageSource 
     const head: SessionHead = Object.freeze({
       meta: state.meta!,
       leaf: state.leaf,
-      v: 1,
+      // As committed; a file written before `v` was kept starts at 1, as every open once did.
+      v: state.v ?? 1,
       ...(attachments.length && { attachments: Object.freeze(attachments) }),
     })
     let bytes = headBytes(head)
