@@ -680,10 +680,12 @@ export function postgresStorage(
     const head = Number((await client.query<{ head: string }>(WRITE_LOG, params)).rows[0].head)
     took.first = head - list.length + 1
     feed.took(took.first)
-    // Only live sockets need the events: old ones go now and then.
+    // Only live sockets need the events: old ones go now and then. (Counted here: the hook's
+    // argument below is not evaluated when there is no hook.)
+    commits++
     if (ws.events?.length && commits % 256 === 0)
       await client.query("DELETE FROM colloquy_events WHERE at < now() - interval '10 minutes'")
-    await options.afterVersionBump?.(++commits)
+    await options.afterVersionBump?.(commits)
     const first = head - list.length + 1
     return list.map(([, r], i) => ({
       seq: first + i,
