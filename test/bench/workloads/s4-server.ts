@@ -353,9 +353,18 @@ const s4: Workload = {
     const sealedMode = process.env.S4_SEALED
     const sealer = sealedMode === '1' || sealedMode === 'both' ? await startSealing() : undefined
     const modes = sealedMode === 'both' ? [false, true] : [sealedMode === '1']
-    const cluster = process.env.S4_POSTGRES === '0' ? undefined : await startPostgres({ durable: true })
+    const cluster =
+      process.env.S4_POSTGRES === '0' ||
+      (process.env.S4_STORAGES !== undefined && !process.env.S4_STORAGES.includes('postgres'))
+        ? undefined
+        : await startPostgres({ durable: true })
     try {
-      for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
+      // `S4_STORAGES=postgres` (or `file`): that storage only.
+      const only = process.env.S4_STORAGES
+      for (const storage of [
+        ...(only === undefined || only.includes('file') ? (['file'] as const) : []),
+        ...(cluster ? (['postgres'] as const) : []),
+      ]) {
         // `http-undici`: the same HTTP pushes from a cheaper client (file storage only; see undiciClient).
         for (const transport of storage === 'file'
           ? (['websocket', 'http', 'http-undici'] as const)
