@@ -387,7 +387,9 @@ const s4: Workload = {
   title: `server: appends from ${CLIENTS} concurrent clients`,
   env: 'node',
   async run(ctx) {
-    const root = repoRoot()
+    // `S4_ROOT`: another checkout whose built server is measured (one commit against another,
+    // by this workload).
+    const root = process.env.S4_ROOT ?? repoRoot()
     const WS = createRequire(join(root, 'packages/server/package.json'))('ws') as WebSocketClass
     const rows: BenchRow[] = []
     const sealedMode = process.env.S4_SEALED
