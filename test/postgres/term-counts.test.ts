@@ -208,6 +208,32 @@ describe('term counts on PostgreSQL', () => {
     }
   })
 
+  it('a count a commit leaves as it was is not written again (an append rewrites the title with its words)', async () => {
+    const { store, pool } = await open()
+    try {
+      const a = (await store.create({ metadata: { owner: 'alice' }, title: 'kiwi' })).session_id
+      await store.append({ session_id: a, message: said('plum', 1) })
+      // A row's version: a new one for each write of the row.
+      const version = async (term: string) =>
+        (
+          await pool.query<{ xmin: string; df: number }>(
+            "SELECT xmin::text, df::int AS df FROM colloquy_terms WHERE owner = 'alice' AND term = $1",
+            [term],
+          )
+        ).rows[0]
+      const kiwi = await version('kiwi')
+      const plum = await version('plum')
+      await store.append({ session_id: a, message: said('plum', 2) })
+      expect(await version('kiwi')).toStrictEqual(kiwi)
+      // The count the append changed was written.
+      expect(await version('plum')).toMatchObject({ df: plum.df + 1 })
+      expect((await version('plum')).xmin).not.toBe(plum.xmin)
+    } finally {
+      await store.close()
+      await pool.end()
+    }
+  })
+
   it('are written by the change-log statement: a commit sends no statement of its own for them', async () => {
     const { store, pool } = await open()
     // Every statement the storage's connections send, by its text.
