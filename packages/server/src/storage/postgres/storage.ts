@@ -96,7 +96,9 @@ const LOCK_HEADS = `SELECT sid AS id, ${digestSql('smeta')} AS meta, sleaf AS le
  * entries' (added on conflict). Sessions whose
  * entries change without a new head (none the engine writes today) are sized by `g`. What the
  * documents add to and take from their owners' term counts is staged inside the transaction
- * (`stageTermRowsSql`), not returned: only the ids of the entries it inserted come back.
+ * (`stageTermRowsSql`), not returned: only the ids of the entries it inserted come back. A head
+ * written with the title and owner it had (every append moves the leaf) leaves its title's
+ * counts alone: it would take one document away and add the same one back.
  */
 const WRITE_DATA = `WITH n AS (SELECT n.s, n.i, n.entry, n.terms::tsvector AS terms, (n.doc->>'len')::int AS len, n.doc->>'role' AS role,
           (n.doc->>'ts')::float8 AS ts, n.doc->>'parent' AS parent
@@ -120,16 +122,17 @@ const WRITE_DATA = `WITH n AS (SELECT n.s, n.i, n.entry, n.terms::tsvector AS te
   g AS (UPDATE colloquy_sessions s SET bytes = s.bytes + d.by, search_docs = s.search_docs + d.dn, search_len = s.search_len + d.dl
         FROM d WHERE s.id = d.id AND (d.by <> 0 OR d.dn <> 0 OR d.dl <> 0) AND NOT (s.id = ANY($4::text[]))),
   sess AS (SELECT x.id, s.owner AS was, s.id IS NOT NULL AS existed, h.id IS NOT NULL AS headed, h.owner AS now,
-          s.title_terms AS old_title, h.title_terms::tsvector AS new_title, h.id IS NOT NULL AND (s.id IS NULL OR s.owner IS DISTINCT FROM h.owner) AS whole
+          s.title_terms AS old_title, h.title_terms::tsvector AS new_title, h.id IS NOT NULL AND (s.id IS NULL OR s.owner IS DISTINCT FROM h.owner) AS whole,
+          s.id IS NOT NULL AND h.id IS NOT NULL AND s.owner IS NOT DISTINCT FROM h.owner AND s.title_terms IS NOT DISTINCT FROM h.title_terms::tsvector AS same_title
         FROM (SELECT n.s AS id FROM n UNION SELECT unnest($4::text[])) x LEFT JOIN colloquy_sessions s ON s.id = x.id
         LEFT JOIN unnest($4::text[], $5::text[], $14::text[]) AS h(id, owner, title_terms) ON h.id = x.id),
   docs AS (SELECT sess.was AS owner, old.terms, -1 AS sign FROM old JOIN sess ON sess.id = old.session_id WHERE sess.existed AND NOT sess.whole
     UNION ALL SELECT sess.was, e.terms, -1 FROM sess JOIN colloquy_entries e ON e.session_id = sess.id WHERE sess.whole AND sess.existed
-    UNION ALL SELECT sess.was, sess.old_title, -1 FROM sess WHERE sess.existed AND sess.headed
+    UNION ALL SELECT sess.was, sess.old_title, -1 FROM sess WHERE sess.existed AND sess.headed AND NOT sess.same_title
     UNION ALL SELECT CASE WHEN sess.headed THEN sess.now ELSE sess.was END, n.terms, 1 FROM n JOIN sess ON sess.id = n.s WHERE sess.existed OR sess.headed
     UNION ALL SELECT sess.now, e.terms, 1 FROM sess JOIN colloquy_entries e ON e.session_id = sess.id
       WHERE sess.whole AND NOT EXISTS (SELECT 1 FROM n WHERE n.s = e.session_id AND n.i = e.id)
-    UNION ALL SELECT sess.now, sess.new_title, 1 FROM sess WHERE sess.headed)
+    UNION ALL SELECT sess.now, sess.new_title, 1 FROM sess WHERE sess.headed AND NOT sess.same_title)
   SELECT ins.session_id, ins.id FROM ins WHERE ins.inserted
   UNION ALL SELECT NULL, NULL WHERE ${stageTermRowsSql('docs')} IS NULL`
 
