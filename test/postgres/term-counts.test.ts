@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postgresStorage } from '../../packages/server/src/storage/postgres/storage.js'
 import { TERM_COUNTS_OF_ROWS } from '../../packages/server/src/storage/postgres/schema.js'
 import { startPostgres, type TestCluster } from '../support/postgres.js'
+import { sentStatements } from './sent-statements.js'
 
 // The term counts search reads (`colloquy_terms`: per owner, how many documents hold each term)
 // are kept by the commits themselves: after any sequence of writes through the engine on
@@ -207,27 +208,36 @@ describe('term counts on PostgreSQL', () => {
     }
   })
 
+  it('a count a commit leaves as it was is not written again (an append rewrites the title with its words)', async () => {
+    const { store, pool } = await open()
+    try {
+      const a = (await store.create({ metadata: { owner: 'alice' }, title: 'kiwi' })).session_id
+      await store.append({ session_id: a, message: said('plum', 1) })
+      // A row's version: a new one for each write of the row.
+      const version = async (term: string) =>
+        (
+          await pool.query<{ xmin: string; df: number }>(
+            "SELECT xmin::text, df::int AS df FROM colloquy_terms WHERE owner = 'alice' AND term = $1",
+            [term],
+          )
+        ).rows[0]
+      const kiwi = await version('kiwi')
+      const plum = await version('plum')
+      await store.append({ session_id: a, message: said('plum', 2) })
+      expect(await version('kiwi')).toStrictEqual(kiwi)
+      // The count the append changed was written.
+      expect(await version('plum')).toMatchObject({ df: plum.df + 1 })
+      expect((await version('plum')).xmin).not.toBe(plum.xmin)
+    } finally {
+      await store.close()
+      await pool.end()
+    }
+  })
+
   it('are written by the change-log statement: a commit sends no statement of its own for them', async () => {
     const { store, pool } = await open()
     // Every statement the storage's connections send, by its text.
-    const sent: string[] = []
-    const patched = new WeakSet<object>()
-    const record = (client: pg.PoolClient): void => {
-      if (patched.has(client)) return
-      patched.add(client)
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown
-      ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        const q = args[0]
-        sent.push(typeof q === 'string' ? q : ((q as { text?: string }).text ?? ''))
-        return query(...args)
-      }
-    }
-    // The storage takes a connection for each commit (`pool.connect()`), whichever it was.
-    const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>
-    ;(pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
-      if (args.length) return (connect as (...a: unknown[]) => unknown)(...args)
-      return connect().then((client) => (record(client), client))
-    }
+    const sent = sentStatements(pool)
     try {
       const a = (await store.create({ metadata: { owner: 'alice' }, title: 'kiwi' })).session_id
       const { entry_id } = await store.append({ session_id: a, message: said('kiwi orchard', 1) })

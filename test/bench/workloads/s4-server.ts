@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { createRequire } from 'node:module'
 import { loadavg, tmpdir } from 'node:os'
@@ -270,12 +270,49 @@ export function cpuMs(pid: number | undefined): number | undefined {
   }
 }
 
+/**
+ * CPU time (ms) a PostgreSQL cluster has used so far, on Linux: its postmaster, the processes it
+ * started (backends, WAL writer, checkpointer…) and those it reaped. Undefined elsewhere.
+ */
+export function clusterCpuMs(dir: string): number | undefined {
+  try {
+    const postmaster = Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0])
+    const stat = (pid: number | string): string[] =>
+      readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    const own = stat(postmaster)
+    // utime, stime, and the reaped children's cutime, cstime (clock ticks).
+    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue
+      try {
+        const f = stat(pid)
+        if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12])
+      } catch {
+        // gone meanwhile: its time is in the postmaster's reaped children's now
+      }
+    }
+    return (ticks * 1000) / 100
+  } catch {
+    return undefined
+  }
+}
+
 /** 50 clients, each appending to its own session, one awaited append after another. */
 async function measure(
   clients: Array<{ push: Push }>,
   label: string,
   servers: readonly ChildProcess[],
-): Promise<{ rate: number; p50: number; p99: number; total: number; cpu?: number; clientCpu: number }> {
+  /** The database's CPU so far (ms), when the storage has one. */
+  database?: () => number | undefined,
+): Promise<{
+  rate: number
+  p50: number
+  p99: number
+  total: number
+  cpu?: number
+  databaseCpu?: number
+  clientCpu: number
+}> {
   const latencies: number[] = []
   let counted = 0
   let measuring = false
@@ -312,11 +349,13 @@ async function measure(
       0,
     )
   const cpu0 = cpuAll()
+  const db0 = database?.()
   // The load generator's own CPU (this process: the clients), which the server's cores share.
   const client0 = process.cpuUsage()
   await new Promise((r) => setTimeout(r, MEASURE_MS))
   measuring = false
   const cpu1 = cpuAll()
+  const db1 = database?.()
   const client1 = process.cpuUsage(client0)
   const seconds = (performance.now() - t0) / 1000
   stop = true
@@ -326,6 +365,7 @@ async function measure(
     latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
   const cpu = cpu0 !== undefined && cpu1 !== undefined && counted ? (cpu1 - cpu0) / counted : undefined
   return {
+    ...(db0 !== undefined && db1 !== undefined && counted && { databaseCpu: (db1 - db0) / counted }),
     rate: counted / seconds,
     p50: at(0.5),
     p99: at(0.99),
@@ -347,15 +387,26 @@ const s4: Workload = {
   title: `server: appends from ${CLIENTS} concurrent clients`,
   env: 'node',
   async run(ctx) {
-    const root = repoRoot()
+    // `S4_ROOT`: another checkout whose built server is measured (one commit against another,
+    // by this workload).
+    const root = process.env.S4_ROOT ?? repoRoot()
     const WS = createRequire(join(root, 'packages/server/package.json'))('ws') as WebSocketClass
     const rows: BenchRow[] = []
     const sealedMode = process.env.S4_SEALED
     const sealer = sealedMode === '1' || sealedMode === 'both' ? await startSealing() : undefined
     const modes = sealedMode === 'both' ? [false, true] : [sealedMode === '1']
-    const cluster = process.env.S4_POSTGRES === '0' ? undefined : await startPostgres({ durable: true })
+    const cluster =
+      process.env.S4_POSTGRES === '0' ||
+      (process.env.S4_STORAGES !== undefined && !process.env.S4_STORAGES.includes('postgres'))
+        ? undefined
+        : await startPostgres({ durable: true })
     try {
-      for (const storage of ['file', ...(cluster ? ['postgres'] : [])] as const) {
+      // `S4_STORAGES=postgres` (or `file`): that storage only.
+      const only = process.env.S4_STORAGES
+      for (const storage of [
+        ...(only === undefined || only.includes('file') ? (['file'] as const) : []),
+        ...(cluster ? (['postgres'] as const) : []),
+      ]) {
         // `http-undici`: the same HTTP pushes from a cheaper client (file storage only; see undiciClient).
         for (const transport of storage === 'file'
           ? (['websocket', 'http', 'http-undici'] as const)
@@ -402,6 +453,7 @@ const s4: Workload = {
                 clients,
                 transport,
                 servers.map((s) => s.child),
+                cluster && storage === 'postgres' ? () => clusterCpuMs(cluster.dir) : undefined,
               )
               for (const c of clients) c.close()
               const load = loadavg()[0].toFixed(1)
@@ -412,7 +464,7 @@ const s4: Workload = {
               // The same storage and transport in clear, measured just before in this run.
               const clearSubject = named(transport)
               ctx.log(
-                `${subject}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append, client CPU ${r.clientCpu.toFixed(3)} ms/append, load ${load}`,
+                `${subject}: ${Math.round(r.rate)} appends/s (${r.total} in ${MEASURE_MS / 1000} s), latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, server CPU ${r.cpu?.toFixed(3) ?? '?'} ms/append,${r.databaseCpu === undefined ? '' : ` database CPU ${r.databaseCpu.toFixed(3)} ms/append,`} client CPU ${r.clientCpu.toFixed(3)} ms/append, load ${load}`,
               )
               rows.push({
                 id: 'S4',
@@ -439,6 +491,17 @@ const s4: Workload = {
                   subject,
                   metric: 'server CPU per append',
                   value: r.cpu,
+                  unit: 'ms',
+                  better: 'lower',
+                  ...(sealing && modes.length === 2 && { baseline: clearSubject }),
+                })
+              // PostgreSQL's own CPU per append (every process of the cluster): the other half of a commit's cost.
+              if (r.databaseCpu !== undefined)
+                rows.push({
+                  id: 'S4',
+                  subject,
+                  metric: 'database CPU per append',
+                  value: r.databaseCpu,
                   unit: 'ms',
                   better: 'lower',
                   ...(sealing && modes.length === 2 && { baseline: clearSubject }),

@@ -33,7 +33,7 @@ import { migrate } from './schema.js'
 import { slicer, WORK_BUDGETS } from '../../work.js'
 import { entryDoc, titleDoc } from '../../search/search-doc.js'
 import { postgresFullText } from '../../search/postgres-search.js'
-import { TermDeltas, termCountsSql, termRowsSql, type TermRow } from '../../search/term-counts.js'
+import { applyStagedTermCounts, stageTermRowsSql, termCountsSql } from '../../search/term-counts.js'
 import type { FullTextSource } from '../../search/server-search.js'
 
 export interface PostgresStorageOptions {
@@ -94,7 +94,11 @@ const LOCK_HEADS = `SELECT sid AS id, ${digestSql('smeta')} AS meta, sleaf AS le
  * earlier bulk-import commit wrote and this commit's (`$10` true); an existing one's grows by the
  * meta's and the attachments' difference (`$9`, from the heads read under the lock) and its
  * entries' (added on conflict). Sessions whose
- * entries change without a new head (none the engine writes today) are sized by the last CTE.
+ * entries change without a new head (none the engine writes today) are sized by `g`. What the
+ * documents add to and take from their owners' term counts is staged inside the transaction
+ * (`stageTermRowsSql`), not returned: only the ids of the entries it inserted come back. A head
+ * written with the title and owner it had (every append moves the leaf) leaves its title's
+ * counts alone: it would take one document away and add the same one back.
  */
 const WRITE_DATA = `WITH n AS (SELECT n.s, n.i, n.entry, n.terms::tsvector AS terms, (n.doc->>'len')::int AS len, n.doc->>'role' AS role,
           (n.doc->>'ts')::float8 AS ts, n.doc->>'parent' AS parent
@@ -118,25 +122,26 @@ const WRITE_DATA = `WITH n AS (SELECT n.s, n.i, n.entry, n.terms::tsvector AS te
   g AS (UPDATE colloquy_sessions s SET bytes = s.bytes + d.by, search_docs = s.search_docs + d.dn, search_len = s.search_len + d.dl
         FROM d WHERE s.id = d.id AND (d.by <> 0 OR d.dn <> 0 OR d.dl <> 0) AND NOT (s.id = ANY($4::text[]))),
   sess AS (SELECT x.id, s.owner AS was, s.id IS NOT NULL AS existed, h.id IS NOT NULL AS headed, h.owner AS now,
-          s.title_terms AS old_title, h.title_terms::tsvector AS new_title, h.id IS NOT NULL AND (s.id IS NULL OR s.owner IS DISTINCT FROM h.owner) AS whole
+          s.title_terms AS old_title, h.title_terms::tsvector AS new_title, h.id IS NOT NULL AND (s.id IS NULL OR s.owner IS DISTINCT FROM h.owner) AS whole,
+          s.id IS NOT NULL AND h.id IS NOT NULL AND s.owner IS NOT DISTINCT FROM h.owner AND s.title_terms IS NOT DISTINCT FROM h.title_terms::tsvector AS same_title
         FROM (SELECT n.s AS id FROM n UNION SELECT unnest($4::text[])) x LEFT JOIN colloquy_sessions s ON s.id = x.id
         LEFT JOIN unnest($4::text[], $5::text[], $14::text[]) AS h(id, owner, title_terms) ON h.id = x.id),
   docs AS (SELECT sess.was AS owner, old.terms, -1 AS sign FROM old JOIN sess ON sess.id = old.session_id WHERE sess.existed AND NOT sess.whole
     UNION ALL SELECT sess.was, e.terms, -1 FROM sess JOIN colloquy_entries e ON e.session_id = sess.id WHERE sess.whole AND sess.existed
-    UNION ALL SELECT sess.was, sess.old_title, -1 FROM sess WHERE sess.existed AND sess.headed
+    UNION ALL SELECT sess.was, sess.old_title, -1 FROM sess WHERE sess.existed AND sess.headed AND NOT sess.same_title
     UNION ALL SELECT CASE WHEN sess.headed THEN sess.now ELSE sess.was END, n.terms, 1 FROM n JOIN sess ON sess.id = n.s WHERE sess.existed OR sess.headed
     UNION ALL SELECT sess.now, e.terms, 1 FROM sess JOIN colloquy_entries e ON e.session_id = sess.id
       WHERE sess.whole AND NOT EXISTS (SELECT 1 FROM n WHERE n.s = e.session_id AND n.i = e.id)
-    UNION ALL SELECT sess.now, sess.new_title, 1 FROM sess WHERE sess.headed)
-  SELECT ins.session_id, ins.id, NULL::text AS owner, NULL::text AS term, NULL::bigint AS df, NULL::int AS tf FROM ins WHERE ins.inserted
-  UNION ALL SELECT NULL, NULL, t.owner, t.term, t.df, t.tf FROM (${termRowsSql('docs')}) t`
+    UNION ALL SELECT sess.now, sess.new_title, 1 FROM sess WHERE sess.headed AND NOT sess.same_title)
+  SELECT ins.session_id, ins.id FROM ins WHERE ins.inserted
+  UNION ALL SELECT NULL, NULL WHERE ${stageTermRowsSql('docs')} IS NULL`
 
 /**
  * A deleted session's documents leave its owner's term counts, in the statement that deletes its
  * entries (the session's row, its owner and title, goes after it).
  */
 const DELETE_ENTRIES = `WITH gone AS (DELETE FROM colloquy_entries WHERE session_id = ANY($1) RETURNING session_id, terms)
-  ${termRowsSql(`(SELECT s.owner, gone.terms, -1 AS sign FROM gone JOIN colloquy_sessions s ON s.id = gone.session_id
+  SELECT ${stageTermRowsSql(`(SELECT s.owner, gone.terms, -1 AS sign FROM gone JOIN colloquy_sessions s ON s.id = gone.session_id
     UNION ALL SELECT owner, title_terms, -1 FROM colloquy_sessions WHERE id = ANY($1))`)}`
 
 /**
@@ -146,7 +151,8 @@ const DELETE_ENTRIES = `WITH gone AS (DELETE FROM colloquy_entries WHERE session
  * carrying the head, `$10`) is delivered by PostgreSQL at COMMIT, never before, and never for a
  * commit that does not happen. Its commit-time lock adds no waiting: commits already take turns
  * on the clock row until they end. The commit's term counts are written here too, under that
- * lock (`termCountsSql`): one round trip less per commit that changes them.
+ * lock, from what its statements staged (`termCountsSql`): one round trip less per commit that
+ * changes them.
  */
 const WRITE_LOG = `WITH k AS (UPDATE colloquy_clock SET head = head + cardinality($1::text[]) WHERE id = 1 RETURNING head),
   c AS (INSERT INTO colloquy_changes (key, seq, kind, session_id, entry_id, owner, metadata, attachment_id)
@@ -154,7 +160,7 @@ const WRITE_LOG = `WITH k AS (UPDATE colloquy_clock SET head = head + cardinalit
         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::json[], $11::text[]) WITH ORDINALITY AS r(key, kind, session_id, entry_id, owner, metadata, attachment_id, o)
         ON CONFLICT (key) DO UPDATE SET seq = EXCLUDED.seq, owner = EXCLUDED.owner, metadata = EXCLUDED.metadata),
   e AS (INSERT INTO colloquy_events (seq, origin, events) SELECT head, $7, $8::json FROM k WHERE $8::json IS NOT NULL),
-  ${termCountsSql([12, 13, 14, 15], 'k')}
+  ${termCountsSql('k')}
   SELECT head, CASE WHEN $9::boolean THEN pg_notify($10, head::text) END AS notified FROM k`
 
 interface Rec {
@@ -292,13 +298,14 @@ export function postgresStorage(
       [...new Set([...ws.deleted, ...ws.heads.keys(), ...ws.entries.keys()])].map((id) => reader.head(id)),
     )
     const recs: Rec[] = []
-    // What the commit's statements add to and take from the term counts, applied once, last.
-    const counts = new TermDeltas()
+    // Whether a statement staged changes to the term counts (applied once, last: term-counts.ts).
+    let staged = false
     const gone = [...ws.deleted].filter((id) => prev.get(id))
     if (gone.length) {
       const keys = gone.map(toDb)
       await client.query('DELETE FROM colloquy_changes WHERE session_id = ANY($1)', [keys])
-      counts.add((await client.query<TermRow>(DELETE_ENTRIES, [keys])).rows)
+      await client.query(DELETE_ENTRIES, [keys])
+      staged = true
       await client.query('DELETE FROM colloquy_attachment_chunks WHERE session_id = ANY($1)', [keys])
       await client.query('DELETE FROM colloquy_sessions WHERE id = ANY($1)', [keys])
       for (const k of keys) known.forget(k)
@@ -413,13 +420,9 @@ export function postgresStorage(
             built,
           ),
         ]
-        const res = await client.query<{ session_id: string | null; id: string | null } & TermRow>(
-          WRITE_DATA,
-          params,
-        )
-        for (const r of res.rows)
-          if (r.session_id !== null) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id!)}`)
-        counts.add(res.rows.filter((r) => r.session_id === null))
+        const res = await client.query<{ session_id: string; id: string }>(WRITE_DATA, params)
+        staged = true
+        for (const r of res.rows) inserted.add(`${fromDb(r.session_id)}\u0000${fromDb(r.id)}`)
         // Read back under the next commit's lock, these rows give these very heads (HeadCache).
         for (let i = 0; i < hs.length; i++)
           known.wrote(
@@ -606,7 +609,7 @@ export function postgresStorage(
       }
     }
     if (!recs.length) {
-      await counts.apply(client)
+      if (staged) await applyStagedTermCounts(client)
       return []
     }
     if (superseded.length)
@@ -674,16 +677,16 @@ export function postgresStorage(
         list.map(([, r]) => (r.attachment_id === undefined ? null : toDb(r.attachment_id))),
         built,
       ),
-      // The term counts (none: empty arrays, and the statement writes none).
-      ...(counts.take() ?? [[], [], [], []]),
     ]
     const head = Number((await client.query<{ head: string }>(WRITE_LOG, params)).rows[0].head)
     took.first = head - list.length + 1
     feed.took(took.first)
-    // Only live sockets need the events: old ones go now and then.
+    // Only live sockets need the events: old ones go now and then. (Counted here: the hook's
+    // argument below is not evaluated when there is no hook.)
+    commits++
     if (ws.events?.length && commits % 256 === 0)
       await client.query("DELETE FROM colloquy_events WHERE at < now() - interval '10 minutes'")
-    await options.afterVersionBump?.(++commits)
+    await options.afterVersionBump?.(commits)
     const first = head - list.length + 1
     return list.map(([, r], i) => ({
       seq: first + i,
