@@ -323,11 +323,14 @@ export class BatchRunner implements Batches {
   private opens(batch: readonly Pending[], scan: Scan): boolean {
     if (!this.engine.storage.sealedEntries || !scan.needEntries.size) return false
     const state = this.engine.state
+    // Sessions this store wrote or opened hold no entry sealed: a burst on them looks no further.
+    let sealed = false
     for (const id of scan.needEntries) {
       const s = state.sessions.get(id)
       if (s ? !s.entries || (s.sealed?.size && scan.whole.has(id)) : state.partial) return true
+      if (s?.sealed?.size) sealed = true
     }
-    return this.sealedReads(batch, scan.whole).size > 0
+    return sealed && this.sealedReads(batch, scan.whole).size > 0
   }
 
   /**
