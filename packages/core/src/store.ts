@@ -564,7 +564,9 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     tree$: (sid) => live.tree$(sid),
     branch$: (sid, eid) => live.branch$(sid, eid),
     async selectBranch({ session_id, entry_id }) {
-      await engine.ensureLoaded(session_id)
+      // The newest leaf under a branch is found from ids, parents and timestamps: an encrypted
+      // store's entries may stay sealed for it.
+      await engine.ensureHeld(session_id)
       const s = engine.state.sessions.get(session_id)
       // A session holding its entries holds their children too.
       const leaf = s?.entries?.has(entry_id) ? newestLeafUnder(s as Required<typeof s>, entry_id) : entry_id

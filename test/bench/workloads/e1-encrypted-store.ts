@@ -9,8 +9,9 @@ import { firstValue, median, now } from '../subjects/measure.js'
 // workloads are W1-W4's, smaller where W1 and W4 take long (stated in each row), the 1 MB
 // attachment, the key derivation on unlock, and the search index built in memory on unlock
 // (an encrypted store's index is never persisted), and a live first screen: W4's branched session
-// read cold by `messages$`. `E1_ONLY=live` runs that row alone (a look at it, not kept: a run keeps
-// the rows of the workloads it ran, and this one would then lack the others).
+// read cold by `messages$`, and the first append to that session by a store opened cold.
+// `E1_ONLY=live` runs those two rows alone (a look at them, not kept: a run keeps the rows of the
+// workloads it ran, and this one would then lack the others).
 
 const ROUNDS = 3
 const SERIAL = 1_000
@@ -129,6 +130,7 @@ const e1: Workload = {
 }
 
 const LIVE = `live first screen of a ${COLD}-entry session (messages$ first emission)`
+const FIRST_APPEND = `first append to a ${COLD}-entry session (store opened cold)`
 
 /**
  * The live first screen: W4's branched session imported, the store closed and opened again (the
@@ -148,7 +150,22 @@ async function liveFirstScreen(store: Store, name: string, s: Subject): Promise<
 }
 
 /**
- * The live first screen's times, on databases of their own (nothing else in them, no search
+ * The first write a store opened cold makes to W4's session (imported by `liveFirstScreen`):
+ * one awaited append, nothing read before it. An encrypted store loads the session's entries
+ * sealed and opens none of them for it (the parent chain's ids are clear).
+ */
+async function firstAppend(name: string, s: Subject): Promise<number> {
+  const cold = await open(name, s)
+  const [message] = messages(1)
+  const t = now()
+  await cold.append({ session_id: LIVE_SID, message: message! })
+  const ms = now() - t
+  await cold.close()
+  return ms
+}
+
+/**
+ * The live first screen's and the first append's times, on databases of their own (nothing else in them, no search
  * index beside them), subjects taking turns round by round.
  */
 async function liveTimes(ctx: { dbName(label: string): string }): Promise<Map<string, number[]>> {
@@ -156,8 +173,10 @@ async function liveTimes(ctx: { dbName(label: string): string }): Promise<Map<st
   for (let r = 0; r < ROUNDS; r++) {
     for (const s of r % 2 ? [...SUBJECTS].reverse() : SUBJECTS) {
       const name = ctx.dbName(`e1-live-${s}-${r}`)
-      const ms = await liveFirstScreen(await open(name, s), name, s)
-      times.set(`${LIVE}\u0000${s}`, [...(times.get(`${LIVE}\u0000${s}`) ?? []), ms])
+      const add = (metric: string, ms: number): void =>
+        void times.set(`${metric}\u0000${s}`, [...(times.get(`${metric}\u0000${s}`) ?? []), ms])
+      add(LIVE, await liveFirstScreen(await open(name, s), name, s))
+      add(FIRST_APPEND, await firstAppend(name, s))
       await new Promise<void>((resolve) => {
         const d = indexedDB.deleteDatabase(name)
         d.onsuccess = d.onerror = d.onblocked = () => resolve()
@@ -185,7 +204,9 @@ function rowsOf(times: ReadonlyMap<string, number[]>): BenchRow[] {
         note:
           metric === LIVE
             ? `W4's session (${BRANCHES} branches, the active path about 900 entries) imported, store opened again, messages$ subscribed to first value; median of ${ROUNDS} rounds, alternating with the other subject`
-            : `median of ${ROUNDS} rounds, alternating with the other subject`,
+            : metric === FIRST_APPEND
+              ? `W4's session (${BRANCHES} branches) imported, store opened again, one awaited append with nothing read before it; median of ${ROUNDS} rounds, alternating with the other subject`
+              : `median of ${ROUNDS} rounds, alternating with the other subject`,
       })
     }
   }

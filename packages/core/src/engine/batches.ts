@@ -20,6 +20,11 @@ import type { SessionHead, StorageReader } from '../storage/seam.js'
 interface Scan {
   readonly touched: Set<string>
   readonly needEntries: Set<string>
+  /**
+   * Sessions some call reads every entry's content of (an operation that does not say which:
+   * `OperationSpec.reads`; an internal step): an encrypted store opens them whole first.
+   */
+  readonly whole: Set<string>
   readonly writes: boolean
   readonly internal: boolean
   /** Some call reads a page of sessions (see `OperationSpec.page`). */
@@ -82,8 +87,9 @@ export class BatchRunner implements Batches {
       if (end < 0) end = this.engine.queue.length
       if (prev && this.rewrites(end, prev.overlay!, prev.started)) return
       if (!prev && this.gathers(end)) return
-      const scan = this.scan(this.engine.queue.slice(0, end))
-      if (prev && !this.buildsOn(scan, prev.overlay!)) return
+      const calls = this.engine.queue.slice(0, end)
+      const scan = this.scan(calls)
+      if (prev && !this.buildsOn(calls, scan, prev.overlay!)) return
       const batch = this.engine.queue.splice(0, end)
       this.rewritten = { count: 0 }
       const flight: Flight = {
@@ -242,12 +248,14 @@ export class BatchRunner implements Batches {
   private scan(batch: readonly Pending[]): Scan {
     const touched = new Set<string>()
     const needEntries = new Set<string>()
+    const whole = new Set<string>()
     let writes = false
     let internal = false
     let pages = false
     // A burst is mostly one function on one session: each is looked up once per run of them.
     let fn: Pending['fn'] | undefined
     let entries = false
+    let all = false
     let last: string | undefined
     for (const p of batch) {
       if (p.fn !== fn) {
@@ -255,18 +263,20 @@ export class BatchRunner implements Batches {
         last = undefined
         if (fn === 'internal') {
           internal = writes = true
-          entries = false
+          entries = all = false
         } else {
           const op = this.operations[fn]
           if (op.write) writes = true
           if (op.pages) pages = true
           entries = op.entries
+          all = entries && !op.reads
         }
       }
       if (p.sessions) {
         for (const id of p.sessions) {
           touched.add(id)
           needEntries.add(id)
+          whole.add(id)
         }
       }
       // (A mention's view names its session `id`.)
@@ -275,8 +285,9 @@ export class BatchRunner implements Batches {
       last = id
       touched.add(id)
       if (entries) needEntries.add(id)
+      if (all) whole.add(id)
     }
-    return { touched, needEntries, writes, internal, pages: pages && this.engine.state.partial }
+    return { touched, needEntries, whole, writes, internal, pages: pages && this.engine.state.partial }
   }
 
   /**
@@ -292,16 +303,107 @@ export class BatchRunner implements Batches {
         if (!this.engine.state.sessions.has(id) && (base ? base.head(id) === undefined : true)) return false
     for (const id of scan.needEntries) {
       const s = this.engine.state.sessions.get(id)
-      // Entries held sealed (an encrypted store's read loaded them so) are read again opened.
-      if (s && !opened(s) && (base ? base.head(id) !== undefined : true)) return false
+      // Entries held sealed (an encrypted store loads them so) serve calls that say what they
+      // read, which `opening` opened; a call that reads every entry needs all of them opened.
+      if (
+        s &&
+        (!s.entries || (s.sealed?.size && scan.whole.has(id))) &&
+        (base ? base.head(id) !== undefined : true)
+      )
+        return false
     }
     return true
   }
 
-  /** A batch may start while `overlay`'s batch commits: plain writes that touch known sessions. */
-  private buildsOn(scan: Scan, overlay: Overlay): boolean {
+  /**
+   * Whether, on an encrypted store, a write batch must load or open entries before it runs
+   * (see `opening`): a session it needs entries of is not held, one it reads whole holds some
+   * sealed, or an entry whose content a call reads (`OperationSpec.reads`) is held sealed.
+   */
+  private opens(batch: readonly Pending[], scan: Scan): boolean {
+    if (!this.engine.storage.sealedEntries || !scan.needEntries.size) return false
+    const state = this.engine.state
+    // Sessions this store wrote or opened hold no entry sealed: a burst on them looks no further.
+    let sealed = false
+    for (const id of scan.needEntries) {
+      const s = state.sessions.get(id)
+      if (s ? !s.entries || (s.sealed?.size && scan.whole.has(id)) : state.partial) return true
+      if (s?.sealed?.size) sealed = true
+    }
+    return sealed && this.sealedReads(batch, scan.whole).size > 0
+  }
+
+  /**
+   * The entries `calls` read the content of that are held sealed, by session, as their
+   * `OperationSpec.reads` name them on the committed state (sessions in `whole` are opened
+   * whole instead). Calls that may name more once those are opened go to `more`.
+   */
+  private sealedReads(
+    calls: readonly Pending[],
+    whole: ReadonlySet<string>,
+    more?: Pending[],
+  ): Map<string, SessionEntry[]> {
+    const wanted = new Map<string, SessionEntry[]>()
+    let held: Overlay | undefined
+    for (const p of calls) {
+      const id = p.req.session_id
+      if (p.fn === 'internal' || typeof id !== 'string' || whole.has(id)) continue
+      const reads = this.operations[p.fn].reads
+      const sealed = this.engine.state.sessions.get(id)?.sealed
+      if (!reads || !sealed?.size) continue
+      let list: SessionEntry[] | undefined
+      try {
+        for (const e of reads((held ??= new Overlay(this.engine.state)), p.req as never, this.engine.ctx))
+          if (sealed.has(e.id)) (list ??= []).push(e)
+      } catch {
+        // The call throws it again when it runs.
+      }
+      if (!list) continue
+      if (more && this.operations[p.fn].readsMore) more.push(p)
+      const all = wanted.get(id)
+      if (all) all.push(...list)
+      else wanted.set(id, list)
+    }
+    return wanted
+  }
+
+  /**
+   * Loads the sessions a batch needs entries of (on an encrypted store: held sealed, or opened
+   * whole for a session in `Scan.whole`) and opens, one batch of openings per session, the
+   * entries its calls read (`OperationSpec.reads`), asking again those that may name more.
+   */
+  private async opening(batch: readonly Pending[], scan: Scan): Promise<void> {
+    const { touched, needEntries, whole } = scan
+    await Promise.all([
+      ...[...needEntries].map((id) =>
+        whole.has(id) ? this.engine.ensureLoaded(id) : this.engine.ensureHeld(id),
+      ),
+      ...[...touched].map((id) => this.engine.ensureHead(id)),
+    ])
+    // A read may learn what else it needs only from what it opened (the blocks of
+    // `messagesTail` are cut by content): asked again until it names nothing still sealed
+    // (`OperationSpec.readsMore`).
+    let asking = batch
+    for (let turn = 0; turn < READ_TURNS && asking.length; turn++) {
+      const more: Pending[] = []
+      const wanted = this.sealedReads(asking, whole, more)
+      await Promise.all([...wanted].map(([id, entries]) => this.engine.openEntries(id, entries)))
+      asking = more
+    }
+  }
+
+  /**
+   * A batch may start while `overlay`'s batch commits: plain writes that touch known sessions,
+   * with nothing to open first.
+   */
+  private buildsOn(batch: readonly Pending[], scan: Scan, overlay: Overlay): boolean {
     return (
-      scan.writes && !scan.internal && !scan.pages && scan.touched.size > 0 && this.fromMemory(scan, overlay)
+      scan.writes &&
+      !scan.internal &&
+      !scan.pages &&
+      scan.touched.size > 0 &&
+      this.fromMemory(scan, overlay) &&
+      !this.opens(batch, scan)
     )
   }
 
@@ -334,52 +436,8 @@ export class BatchRunner implements Batches {
    * met an entry nobody opened (its session changed meanwhile) runs again with all opened.
    */
   private async read(batch: Pending[], scan: Scan): Promise<void> {
-    const { touched, needEntries } = scan
-    // Sessions some call reads every entry of: opened whole.
-    const whole = new Set<string>()
-    for (const p of batch) {
-      const id = p.req.session_id
-      if (p.fn === 'internal' || typeof id !== 'string') continue
-      const op = this.operations[p.fn]
-      if (op.entries && !op.reads) whole.add(id)
-    }
     try {
-      await Promise.all([
-        ...[...needEntries].map((id) =>
-          whole.has(id) ? this.engine.ensureLoaded(id) : this.engine.ensureHeld(id),
-        ),
-        ...[...touched].map((id) => this.engine.ensureHead(id)),
-      ])
-      // A read may learn what else it needs only from what it opened (the blocks of
-      // `messagesTail` are cut by content): asked again until it names nothing still sealed
-      // (`OperationSpec.readsMore`).
-      let asking = batch
-      for (let turn = 0; turn < READ_TURNS && asking.length; turn++) {
-        const wanted = new Map<string, SessionEntry[]>()
-        const held = new Overlay(this.engine.state)
-        const more: Pending[] = []
-        for (const p of asking) {
-          const id = p.req.session_id
-          if (p.fn === 'internal' || typeof id !== 'string' || whole.has(id)) continue
-          const reads = this.operations[p.fn].reads
-          const sealed = this.engine.state.sessions.get(id)?.sealed
-          if (!reads || !sealed?.size) continue
-          let list: SessionEntry[] | undefined
-          try {
-            for (const e of reads(held, p.req as never, this.engine.ctx))
-              if (sealed.has(e.id)) (list ??= []).push(e)
-          } catch {
-            // The call throws it again when it runs.
-          }
-          if (!list) continue
-          if (this.operations[p.fn].readsMore) more.push(p)
-          const all = wanted.get(id)
-          if (all) all.push(...list)
-          else wanted.set(id, list)
-        }
-        await Promise.all([...wanted].map(([id, entries]) => this.engine.openEntries(id, entries)))
-        asking = more
-      }
+      await this.opening(batch, scan)
     } catch (cause) {
       for (const p of batch) p.reject(storageError(cause))
       return
@@ -408,6 +466,15 @@ export class BatchRunner implements Batches {
     // session only adds one).
     if (scan.pages) await this.pages(batch, touched.size)
     if (!scan.writes) return this.read(batch, scan)
+    // An encrypted store: the sessions written loaded sealed, and what the calls read opened.
+    if (this.opens(batch, scan)) {
+      try {
+        await this.opening(batch, scan)
+      } catch (cause) {
+        for (const p of batch) p.reject(storageError(cause))
+        return
+      }
+    }
     let overlay!: Overlay
     // Each call's answer (or error, where `failed[i]`), handed over once the batch committed.
     let results: unknown[] = []
@@ -418,6 +485,10 @@ export class BatchRunner implements Batches {
     // The session whose check failed: its copy is read again even if its head reads the same (a
     // storage that knows more than the head, such as a session's incarnation, said it differs).
     let suspect: string | undefined
+    // Runs that met an entry held sealed that nothing opened (see `Unopened`), and the sessions
+    // a read from disk opens whole: `scan.whole`, and those such a run met twice.
+    let unopenedRuns = 0
+    let whole = scan.whole
     for (;;) {
       const prev = flight.prev
       const base = prev?.overlay
@@ -425,7 +496,11 @@ export class BatchRunner implements Batches {
         this.engine.transactions++
         await this.engine.storage.transact(async (reader) => {
           refreshed = new Map()
-          const checked = fast && reader.expect !== undefined && this.fromMemory(scan, base)
+          const checked =
+            fast &&
+            reader.expect !== undefined &&
+            this.fromMemory(scan, base) &&
+            knowsHeads(reader, touched, base, this.engine.state)
           if (checked) {
             for (const id of touched) {
               const held = base ? base.head(id) : this.engine.state.sessions.get(id)?.head
@@ -436,7 +511,7 @@ export class BatchRunner implements Batches {
           } else {
             // Reading from disk needs the batch before to be settled: run again after it.
             if (prev) throw new StaleHeadError('')
-            refreshed = await this.refresh(reader, touched, needEntries, suspect)
+            refreshed = await this.refresh(reader, touched, needEntries, whole, suspect)
           }
           overlay = new Overlay(this.engine.state, base)
           let flushStream: (() => void) | undefined
@@ -469,6 +544,10 @@ export class BatchRunner implements Batches {
             }
           }
           overlay.onEntry = undefined
+          // A call met an entry held sealed (what its session held changed after `opening`,
+          // or its `reads` missed one): nothing of the batch is written, and it runs again.
+          const unopened = unopenedSessions(batch, results, failed)
+          if (unopened) throw new Unopened(unopened)
           flushStream?.()
           // A session this batch made under an id chosen inside it (a create, a fork's copy) is
           // checked absent too: one stamp read, which the storage would spend anyway to find the
@@ -497,6 +576,28 @@ export class BatchRunner implements Batches {
         })
       } catch (cause) {
         flight.overlay = undefined
+        if (cause instanceof Unopened && unopenedRuns++ < UNOPENED_RUNS) {
+          // Once the batch before settled (the sessions read fresh are published now): the
+          // first time, its calls are asked again what they read, that is opened, and the batch
+          // runs from memory; the next, it reads those sessions from disk opened whole.
+          await prev?.done
+          flight.prev = undefined
+          if (refreshed.size) this.engine.publish('tab', refreshed, [])
+          if (unopenedRuns === 1) {
+            try {
+              await this.opening(batch, scan)
+            } catch (error) {
+              for (const p of batch) p.reject(storageError(error))
+              return
+            }
+            fast = true
+            suspect = undefined
+          } else {
+            whole = new Set([...whole, ...cause.sessions])
+            fast = false
+          }
+          continue
+        }
         if (cause instanceof StaleHeadError && fast) {
           // Something changed under the batch (another tab, or the batch before failed): run
           // it again once the batch before settled, reading the heads from disk.
@@ -544,6 +645,7 @@ export class BatchRunner implements Batches {
     reader: StorageReader,
     touched: Set<string>,
     needEntries: Set<string>,
+    whole: ReadonlySet<string>,
     suspect?: string,
   ): Promise<Map<string, SessionChange>> {
     const out = new Map<string, SessionChange>()
@@ -563,9 +665,13 @@ export class BatchRunner implements Batches {
         // A session deleted and created again elsewhere starts its versions over: the same `v`
         // may be another session (ids are chosen by callers), so the head must match as well.
         const fresh = held !== undefined && id !== suspect && sameHead(held.head, disk)
-        if (fresh && (opened(held) || !needEntries.has(id))) return
-        if (needEntries.has(id) || held?.entries) this.engine.state.setSession(disk, await reader.entries(id))
-        else this.engine.state.sessions.set(id, { head: disk })
+        if (fresh && (opened(held) || (held.entries && !whole.has(id)) || !needEntries.has(id))) return
+        if (needEntries.has(id) || held?.entries) {
+          // An encrypted store's entries are read sealed unless a call reads them all: a call
+          // that reads one held so runs again once it is opened (`Unopened`).
+          const read = reader.sealedEntries && !whole.has(id) ? reader.sealedEntries : reader.entries
+          this.engine.state.setSession(disk, await read.call(reader, id))
+        } else this.engine.state.sessions.set(id, { head: disk })
         out.set(id, { session_id: id, head: disk, added: [], updated: [], reloaded: true })
       }),
     )
@@ -647,6 +753,32 @@ export class BatchRunner implements Batches {
  * one that still meets an entry held sealed then has its session opened whole.
  */
 const READ_TURNS = 8
+
+/**
+ * What a write batch's transaction is aborted with when a call met an entry held sealed that
+ * nothing opened: it runs again once what its calls read is opened (see `run`).
+ */
+class Unopened extends Error {
+  constructor(readonly sessions: ReadonlySet<string>) {
+    super('a call read an entry held sealed')
+  }
+}
+
+/** How many times a write batch runs again for `Unopened` (the last reading its sessions opened whole). */
+const UNOPENED_RUNS = 2
+
+/** The sessions of the calls that failed reading an entry held sealed; undefined when none did. */
+function unopenedSessions(
+  batch: readonly Pending[],
+  results: readonly unknown[],
+  failed: readonly boolean[],
+): Set<string> | undefined {
+  let out: Set<string> | undefined
+  for (let i = 0; i < batch.length; i++)
+    if (failed[i] && isUnopened(results[i]) && typeof batch[i].req.session_id === 'string')
+      (out ??= new Set()).add(batch[i].req.session_id!)
+  return out
+}
 
 /** How long after a batch started the updates held behind it wait to start the next (see `gathers`). */
 export const GATHER_MS = 2
@@ -730,6 +862,25 @@ function writesOf(
 /** The sessions a overlay writes. */
 function sessionsOf(overlay: Overlay): Set<string> {
   return new Set([...overlay.heads.keys(), ...overlay.entries.keys(), ...overlay.deleted])
+}
+
+/**
+ * Whether the storage can check from memory the held heads of `touched` (`StorageReader.knows`):
+ * one it cannot always fails its check, so the batch reads them instead of running in vain.
+ * Heads a batch in flight wrote (`base`) are its own, checked once it committed.
+ */
+function knowsHeads(
+  reader: StorageReader,
+  touched: ReadonlySet<string>,
+  base: Overlay | undefined,
+  state: Overlay['state'],
+): boolean {
+  if (!reader.knows || base) return true
+  for (const id of touched) {
+    const head = state.sessions.get(id)?.head
+    if (head && !reader.knows(head)) return false
+  }
+  return true
 }
 
 /** Whether a head read from disk is the one held (by `v`, leaf and meta: see `refresh`). */

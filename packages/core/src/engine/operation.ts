@@ -28,11 +28,12 @@ export interface OperationSpec<K extends FunctionId> {
    */
   page?: (req: FunctionMap[K][0], ctx: OpContext, spare: number) => PageQuery
   /**
-   * For a read that returns some entries of its session (a page), not all: the entries whose
-   * content it reads, found from the clear fields alone (ids, parents, kinds, roles) and from
-   * the content of the entries already opened. An encrypted store opens those before it runs
-   * (see `model/sealed-entry.ts`); without it, every entry of the session is opened. Errors are
-   * left to `run`, which throws them again.
+   * For an operation that reads the content of some entries of its session, not all (a read of
+   * a page; a write such as an edit, or an append that reads none): those entries, found from
+   * the clear fields alone (ids, parents, kinds, roles) and from the content of the entries
+   * already opened. An encrypted store opens those before it runs (see `model/sealed-entry.ts`);
+   * without it, every entry of the session is opened. Errors are left to `run`, which throws
+   * them again.
    */
   reads?: (d: Overlay, req: FunctionMap[K][0], ctx: OpContext) => Iterable<SessionEntry>
   /**

@@ -283,12 +283,27 @@ export class LiveQueries {
   entry$(session_id: string, entry_id: string): Observable<SessionEntry | null> {
     return new Observable((subscriber) => {
       let last: SessionEntry | null | undefined
+      // An encrypted store holds the session's entries sealed: this one is opened alone (a
+      // tampered one errors there), then read again. Changes meanwhile wait for that opening.
+      let opening = false
       return this.watchSession(
         subscriber,
         session_id,
-        'opened',
-        (s) => {
+        'held',
+        (s, _change, again) => {
+          if (opening) return
           const entry = s?.entries?.get(entry_id) ?? null
+          if (entry && isHeldSealed(entry)) {
+            opening = true
+            this.engine.openEntries(session_id, [entry]).then(
+              () => {
+                opening = false
+                if (!subscriber.closed) again()
+              },
+              (e: unknown) => subscriber.error(e),
+            )
+            return
+          }
           if (entry !== last) subscriber.next((last = entry))
         },
         entry_id,
@@ -296,6 +311,7 @@ export class LiveQueries {
     })
   }
 
+  /** Every entry with its content: an encrypted store opens the session whole for it. */
   tree$(session_id: string): Observable<SessionTree | null> {
     return new Observable((subscriber) => {
       let last: SessionTree | null | undefined
@@ -318,11 +334,12 @@ export class LiveQueries {
   /**
    * An entry's place among its siblings, for a "2 / 3" picker: emits again only when a sibling
    * is added (streaming into any message never wakes it). `null` while the entry is unknown.
+   * Ids and parents only: an encrypted store opens no entry for it.
    */
   branch$(session_id: string, entry_id: string): Observable<BranchPosition | null> {
     return new Observable((subscriber) => {
       let last: BranchPosition | null | undefined
-      return this.watchSession(subscriber, session_id, 'opened', (s, change) => {
+      return this.watchSession(subscriber, session_id, 'held', (s, change) => {
         if (
           last !== undefined &&
           change &&

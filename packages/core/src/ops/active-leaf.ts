@@ -1,6 +1,8 @@
 import type { Overlay } from '../engine/overlay.js'
 import type { SetActiveLeafRequest, SetActiveLeafResponse } from '../model/model.js'
 import { entryNotFound } from './entries.js'
+
+export { readsNoContent } from './entries.js'
 import { requireMeta } from './lifecycle.js'
 
 // Fetched on first use: what a branch picker calls.

@@ -3,6 +3,8 @@ import type { Overlay } from '../engine/overlay.js'
 import { emitAdded } from '../engine/emit.js'
 import { SessionError } from '../model/errors.js'
 import { requireParent } from './entries.js'
+
+export { readsNoContent } from './entries.js'
 import { notFound } from './lifecycle.js'
 import type { AppendManyRequest, AppendManyResponse, SessionEntry, SessionMeta } from '../model/model.js'
 

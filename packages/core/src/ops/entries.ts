@@ -28,6 +28,15 @@ export function requireParent(d: Overlay, session_id: string, parent_id: string)
     )
 }
 
+/**
+ * What a write that reads no entry's content reads (`OperationSpec.reads`): an append, a branch
+ * switch, a parent check decide from ids and parents, which an encrypted store holds clear, so
+ * it opens nothing for them.
+ */
+export const readsNoContent = (): readonly SessionEntry[] => NONE
+
+const NONE: readonly SessionEntry[] = Object.freeze([])
+
 export function append(d: Overlay, req: AppendRequest, ctx: OpContext): AppendResponse {
   const head = d.head(req.session_id)
   if (!head) throw notFound(req.session_id)
@@ -65,6 +74,16 @@ export function append(d: Overlay, req: AppendRequest, ctx: OpContext): AppendRe
   d.putHead(meta, entry.id)
   emitAdded(d, req.session_id, entry, meta.metadata)
   return { entry_id: entry.id, parent_id: entry.parent_id, timestamp: now }
+}
+
+/**
+ * What an edit reads (`OperationSpec.reads`): the content of the message it rewrites, which the
+ * new revision keeps but for `content` (its role, kind and revision are clear). A custom entry is
+ * refused from its clear kind: nothing is opened for it.
+ */
+export function updateMessageReads(d: Overlay, req: UpdateMessageRequest): readonly SessionEntry[] {
+  const entry = d.entry(req.session_id, req.entry_id)
+  return entry?.kind === 'message' ? [entry] : NONE
 }
 
 export function updateMessage(d: Overlay, req: UpdateMessageRequest, ctx: OpContext): UpdateMessageResponse {

@@ -23,6 +23,15 @@ function remapCustomData(custom_type: string, data: Json, ids: Map<string, strin
   return data
 }
 
+/**
+ * What a fork reads (`OperationSpec.reads`): the path it copies, whose content is sealed again
+ * under the new session's ids. The rest of the session stays as it is held.
+ */
+export function forkReads(d: Overlay, req: ForkRequest): readonly SessionEntry[] {
+  if (!d.entry(req.session_id, req.entry_id)) return []
+  return pathTo((id) => d.entry(req.session_id, id), req.entry_id)
+}
+
 export function fork(d: Overlay, req: ForkRequest, ctx: OpContext): ForkResponse {
   const source = requireMeta(d, req.session_id)
   if (!d.entry(req.session_id, req.entry_id)) throw entryNotFound(req.entry_id)

@@ -69,6 +69,18 @@ export interface StorageReader {
   head(session_id: string): Promise<SessionHead | undefined>
   entries(session_id: string): Promise<SessionEntry[]>
   /**
+   * An encrypted storage's `entries` that leaves each entry's content sealed (see
+   * `Storage.sealedEntries`): a commit reads so what it only needs the clear fields of.
+   */
+  sealedEntries?(session_id: string): Promise<SessionEntry[]>
+  /**
+   * Whether `expect` can tell, without reading it, that the disk still holds `head` (a head the
+   * engine holds). Optional: without it, every head can. An encrypted storage knows only the
+   * heads it read or wrote itself (another tab's, relayed, must be read and opened to compare):
+   * the engine reads the others instead of building a batch whose check is bound to fail.
+   */
+  knows?(head: SessionHead): boolean
+  /**
    * Checks, inside the transaction and before it commits, that a session's head on disk passes
    * `ok`, without waiting for the read: it goes out ahead of the writes, and a failed check
    * aborts the whole transaction, which then rejects with `StaleHeadError`. Lets a batch built

@@ -56,6 +56,39 @@ const text = (t: string) => ({
   timestamp: 1,
 })
 
+/**
+ * A session of 900 entries imported into `store`: a branch of 880 from the root, and the active
+ * one of 20 beside it (`active`: its ids, root first).
+ */
+async function importBranched(store: Store): Promise<{ session_id: string; active: string[] }> {
+  // 900 entries: a branch of 880 from the root, and the active one of 20 beside it.
+  const session_id = 's_branched'
+  const entries = Array.from({ length: 900 }, (_, i) => ({
+    id: `m_${String(i).padStart(3, '0')}`,
+    parent_id: i === 0 || i === 881 ? (i === 0 ? null : 'm_000') : `m_${String(i - 1).padStart(3, '0')}`,
+    timestamp: 1_000 + i,
+    revision: 0,
+    kind: 'message' as const,
+    message: text(`line ${i}`),
+  }))
+  const active = ['m_000', ...entries.slice(881).map((e) => e.id)]
+  await store.importSession({
+    meta: {
+      session_id,
+      title: 'branched',
+      description: '',
+      status: 'idle',
+      kind: 'user',
+      created_at: 1_000,
+      updated_at: 1_000,
+      message_count: 900,
+    },
+    entries,
+    active_leaf: 'm_899',
+  })
+  return { session_id, active }
+}
+
 describe('an encrypted store over IndexedDB (Chromium)', () => {
   it('holds no byte of the marker in any record, written here or relayed from another tab', async () => {
     const name = dbName()
@@ -327,31 +360,7 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
   it('a cold live list of a large session opens its path only; a cold tail its page only', async () => {
     const name = dbName()
     const a = await open(name)
-    // 900 entries: a branch of 880 from the root, and the active one of 20 beside it.
-    const session_id = 's_branched'
-    const entries = Array.from({ length: 900 }, (_, i) => ({
-      id: `m_${String(i).padStart(3, '0')}`,
-      parent_id: i === 0 || i === 881 ? (i === 0 ? null : 'm_000') : `m_${String(i - 1).padStart(3, '0')}`,
-      timestamp: 1_000 + i,
-      revision: 0,
-      kind: 'message' as const,
-      message: text(`line ${i}`),
-    }))
-    const active = ['m_000', ...entries.slice(881).map((e) => e.id)]
-    await a.importSession({
-      meta: {
-        session_id,
-        title: 'branched',
-        description: '',
-        status: 'idle',
-        kind: 'user',
-        created_at: 1_000,
-        updated_at: 1_000,
-        message_count: 900,
-      },
-      entries,
-      active_leaf: 'm_899',
-    })
+    const { session_id, active } = await importBranched(a)
     await a.close()
     const b = await open(name)
     const spy = vi.spyOn(crypto.subtle, 'decrypt')
@@ -369,6 +378,59 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     spy.mockRestore()
     expect(tail.messages.map((m) => m.entry_id)).toEqual(active.slice(-10))
     expect(tailed).toBeLessThanOrEqual(10 + 6)
+    await c.close()
+  })
+
+  it('the first writes of a store opened cold, entry$ and branch$ open only what they read', async () => {
+    const name = dbName()
+    const a = await open(name)
+    const { session_id, active } = await importBranched(a)
+    await a.close()
+    const b = await open(name)
+    const spy = vi.spyOn(crypto.subtle, 'decrypt')
+    /** How many values `run` decrypts. */
+    const decrypted = async (run: () => Promise<unknown>): Promise<number> => {
+      spy.mockClear()
+      await run()
+      return spy.mock.calls.length
+    }
+    // An append, a branch switch and a picked branch read ids and parents: the head's sealed
+    // fields at most (read on first use), no entry of the 900.
+    expect(
+      await decrypted(() => b.append({ session_id, entry_id: 'm_new', message: text('appended') })),
+    ).toBeLessThanOrEqual(6)
+    expect(await decrypted(() => b.setActiveLeaf({ session_id, entry_id: 'm_880' }))).toBe(0)
+    expect(await decrypted(() => b.selectBranch({ session_id, entry_id: 'm_881' }))).toBe(0)
+    expect(await decrypted(() => b.setMeta({ session_id, title: 'renamed' }))).toBe(0)
+    // An edit opens the message it rewrites.
+    const edit = () =>
+      b.updateMessage({ session_id, entry_id: 'm_890', content: [{ type: 'text', text: 'edited' }] })
+    expect(await decrypted(edit)).toBe(1)
+    // entry$ opens its entry alone; branch$ none.
+    let entry: unknown
+    expect(
+      await decrypted(
+        async () => (entry = await firstValueFrom(b.entry$(session_id, 'm_100').pipe(filter(Boolean)))),
+      ),
+    ).toBe(1)
+    expect(entry).toMatchObject({ id: 'm_100', message: text('line 100') })
+    let branch: unknown
+    expect(
+      await decrypted(
+        async () => (branch = await firstValueFrom(b.branch$(session_id, 'm_881').pipe(filter(Boolean)))),
+      ),
+    ).toBe(0)
+    expect(branch).toEqual({ index: 1, count: 2, siblings: ['m_001', 'm_881'] })
+    spy.mockRestore()
+    await b.close()
+    // What those writes left, read back by another store opened cold.
+    const c = await open(name)
+    const list = await firstValueFrom(c.messages$({ session_id }).pipe(filter((m) => m.length > 0)))
+    expect(list.map((m) => m.entry_id)).toEqual([...active, 'm_new'])
+    expect(list.find((m) => m.entry_id === 'm_890')!.message?.content).toEqual([
+      { type: 'text', text: 'edited' },
+    ])
+    expect((await c.get({ session_id }))?.meta.title).toBe('renamed')
     await c.close()
   })
 

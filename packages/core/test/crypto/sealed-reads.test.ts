@@ -469,8 +469,9 @@ describe('an encrypted store’s live list and ranged reads open only what they 
       })
     await same((v) => textOf(v).includes('edited there'))
     expect(opened()).toBe(ACTIVE + OTHER - 1)
-    // This tab's own writes (a write still opens its session whole first): an append, an edit,
-    // a switch back to the first branch.
+    // This tab's own writes, which open nothing themselves (the message edited is on the path
+    // shown, opened already): an append, an edit, a switch back to the first branch.
+    const beforeOwn = opened()
     const appended = await Promise.all(
       [s, c].map((st) => st.append({ session_id, message: say(1, ' appended') })),
     )
@@ -485,6 +486,9 @@ describe('an encrypted store’s live list and ranged reads open only what they 
     await same((v) => textOf(v).includes('edited"'))
     for (const st of [s, c]) await st.setActiveLeaf({ session_id, entry_id: data.active[ACTIVE - 1]! })
     await same((v) => v.at(-1)?.entry_id === data.active[ACTIVE - 1])
+    // A write that finds its head changed on disk (the other tab's commit, relayed as it ran)
+    // reads the session again sealed; the list then opens again what it shows: its path, at most.
+    expect(opened() - beforeOwn).toBeLessThanOrEqual(ACTIVE + 2)
     // A synced change (as sync applies what it pulls): an entry and the leaf moved to it.
     const pulled: SessionEntry = {
       id: 'm_pulled',
@@ -690,7 +694,7 @@ describe('an encrypted store’s live list and ranged reads open only what they 
     // Not shown, not opened: a tail that stops short of it, and the list of a branch without it.
     const tail = await s.messagesTail({ session_id, limit: 5 })
     expect(tail.messages.map((m) => m.entry_id)).toEqual(data.active.slice(-5))
-    // (A write would open the session whole, and meet the other one: writes still do.)
+    // (A write opens only what it reads: see the writes' tests below.)
     const other = await firstValueFrom(
       s.messages$({ session_id, from_entry_id: data.other[data.other.length - 1]! }),
     )
@@ -722,6 +726,264 @@ describe('an encrypted store’s live list and ranged reads open only what they 
     expect(sealedHeld(s, session_id)).toBe(BIG - ACTIVE)
     l.stop()
     late.stop()
+    await s.close()
+  })
+})
+
+/** What a call gave: its answer, or its error's code. */
+const outcome = async (p: Promise<unknown>): Promise<unknown> => {
+  try {
+    return { ok: await p }
+  } catch (e) {
+    return { error: e instanceof SessionError ? e.code : String(e) }
+  }
+}
+
+/** The big session imported into a clear and an encrypted memory storage, both closed. */
+async function bigStorages(session_id: string, paged = false) {
+  const data = bigSession(session_id)
+  const clearInner = memoryStorage({ paged })
+  const sealedInner = memoryStorage({ paged })
+  for (const [inner, encrypted] of [
+    [clearInner, false],
+    [sealedInner, true],
+  ] as const) {
+    const store = await open(inner, encrypted)
+    await store.importSession(data)
+    await store.close()
+  }
+  return { data, clearInner, sealedInner }
+}
+
+describe('an encrypted store’s writes, entry$ and branch$ open only what they read', () => {
+  it.each([false, true])(
+    `the first writes of a store opened cold open, of a ${BIG}-entry session, only the entries whose content they read, and answer as a clear store's (paged heads: %s)`,
+    async (paged) => {
+      const session_id = 's_big'
+      const { data, clearInner, sealedInner } = await bigStorages(session_id, paged)
+      let round = 0
+      /**
+       * `op` run on a clear and an encrypted store, each opened cold (ids of their own this round):
+       * their answers (or error codes) are equal; returns how many entries the encrypted one opened
+       * and how many values it decrypted (each entry is one).
+       */
+      const cold = async (
+        op: (st: Store) => Promise<unknown>,
+      ): Promise<{ opened: number; decrypted: number }> => {
+        const prefix = `w${++round}`
+        const tab = (inner: Storage, encrypted: boolean) => {
+          let n = 0
+          return open(inner, encrypted, { newId: (kind: string) => `${prefix}${kind[0]}_${++n}` })
+        }
+        const [c, s] = await Promise.all([tab(clearInner, false), tab(sealedInner, true)])
+        const count = openCount(s)
+        let sealedOutcome: unknown
+        const decrypted = await decrypts(async () => {
+          sealedOutcome = await outcome(op(s))
+          await s.flush()
+        })
+        const opened = count()
+        expect(sealedOutcome).toEqual(await outcome(op(c)))
+        await Promise.all([c.close(), s.close()])
+        return { opened, decrypted }
+      }
+      /** `op`, on cold stores, opens exactly `want` entries (and decrypts nothing else of the session). */
+      const opens = async (want: number, op: (st: Store) => Promise<unknown>): Promise<void> => {
+        const { opened, decrypted } = await cold(op)
+        expect(opened).toBe(want)
+        // Over paged heads the session's head is read on first use too (its sealed meta fields).
+        expect(decrypted).toBeLessThanOrEqual(want + (paged ? 6 : 0))
+      }
+      const otherLeaf = data.other[data.other.length - 1]!
+      // Writes that read no content: appends (one, several, in one tick, under a given parent, an
+      // idempotent replay, a missing parent), a branch switch, a picked branch, title and status.
+      await opens(0, (st) => st.append({ session_id, message: say(1, ' first') }))
+      await opens(0, (st) =>
+        Promise.all([0, 1, 2].map((i) => st.append({ session_id, message: say(i, ' in one tick') }))),
+      )
+      await opens(0, (st) =>
+        st.append({ session_id, entry_id: 'm_given', parent_id: data.other[4]!, message: say(2, ' given') }),
+      )
+      await opens(0, (st) =>
+        st.append({
+          session_id,
+          entry_id: 'm_given',
+          parent_id: data.active[2]!,
+          message: say(2, ' replay'),
+        }),
+      )
+      await opens(0, (st) => st.append({ session_id, parent_id: 'm_nowhere', message: say(3) }))
+      await opens(0, (st) =>
+        st.append({
+          session_id,
+          custom: { custom_type: 'note', data: { n: 1 } },
+          parent_id: data.active[3]!,
+        }),
+      )
+      await opens(0, (st) => st.appendMany({ session_id, messages: [say(4, ' many'), say(5, ' many')] }))
+      await opens(0, (st) => st.setActiveLeaf({ session_id, entry_id: otherLeaf }))
+      await opens(0, (st) => st.selectBranch({ session_id, entry_id: data.active[1]! }))
+      await opens(0, (st) => st.setMeta({ session_id, title: 'renamed' }))
+      await opens(0, (st) => st.setStatus({ session_id, status: 'working', reason: 'r' }))
+      // An edit reads the message it rewrites, and no other; refused ones read none.
+      await opens(1, (st) =>
+        st.updateMessage({
+          session_id,
+          entry_id: data.active[5]!,
+          content: [{ type: 'text', text: 'edited' }],
+        }),
+      )
+      await opens(1, (st) =>
+        st.updateMessage({
+          session_id,
+          entry_id: data.other[2]!,
+          expected_revision: 3,
+          content: [{ type: 'text', text: 'stale' }],
+        }),
+      )
+      await opens(0, (st) =>
+        st.updateMessage({ session_id, entry_id: 'm_nowhere', content: [{ type: 'text', text: 'x' }] }),
+      )
+      // A fork copies its path, sealed again under the new session's ids: that path is opened.
+      await opens(6, (st) => st.fork({ session_id, entry_id: data.active[5]! }))
+      // Both stores hold the same session after it all (opened whole here, counted no more).
+      const [c, s] = await Promise.all([open(clearInner, false), open(sealedInner, true)])
+      const [ct, st] = await Promise.all([c, s].map((x) => firstValueFrom(x.tree$(session_id))))
+      expect([...st!.entries.values()]).toEqual([...ct!.entries.values()])
+      expect(st!.children).toEqual(ct!.children)
+      expect(st!.active_leaf).toBe(ct!.active_leaf)
+      expect(await s.get({ session_id })).toEqual(await c.get({ session_id }))
+      await Promise.all([c.close(), s.close()])
+    },
+  )
+
+  it('a write on a head another store changed reads the session again sealed, opens what it reads, and answers as a clear store', async () => {
+    const session_id = 's_big'
+    const { data, clearInner, sealedInner } = await bigStorages(session_id)
+    // Two stores on each storage that do not hear each other: each finds its head stale. (A
+    // batch that finds it so runs again: ids are given and the clock stands still, so the
+    // stores' answers compare equal however many times each ran.)
+    const pair = async (inner: Storage, encrypted: boolean) => {
+      const a = await open(inner, encrypted, { now: () => 50_000 })
+      const b = await open(inner, encrypted, { now: () => 50_000 })
+      return [a, b] as const
+    }
+    const [[ca, cb], [sa, sb]] = await Promise.all([pair(clearInner, false), pair(sealedInner, true)])
+    const opened = openCount(sa)
+    const both = async (op: (st: Store) => Promise<unknown>, a: Store, c: Store): Promise<void> =>
+      expect(await outcome(op(a))).toEqual(await outcome(op(c)))
+    const appendOne = (entry_id: string) => (st: Store) =>
+      st.append({ session_id, entry_id, message: say(1, ` ${entry_id}`) })
+    await both(appendOne('m_a1'), sa, ca)
+    await both((st) => st.append({ session_id, entry_id: 'm_b1', message: say(2, ' elsewhere') }), sb, cb)
+    const edit = (st: Store) =>
+      st.updateMessage({ session_id, entry_id: data.active[9]!, content: [{ type: 'text', text: 'after' }] })
+    // The edited message is opened, the batch built, its head found stale, the session read
+    // again sealed (the head's sealed fields opened), the message opened again: not 10,000.
+    const n = await decrypts(() => both(edit, sa, ca))
+    expect(opened()).toBe(2)
+    expect(n).toBeLessThanOrEqual(2 + 6)
+    // Stale again, for an append: read again sealed, nothing opened.
+    await both((st) => st.setActiveLeaf({ session_id, entry_id: data.other[3]! }), sb, cb)
+    await both(appendOne('m_a2'), sa, ca)
+    expect(opened()).toBe(2)
+    const [ct, st] = await Promise.all([ca, sa].map((x) => firstValueFrom(x.tree$(session_id))))
+    expect([...st!.entries.values()]).toEqual([...ct!.entries.values()])
+    expect(st!.active_leaf).toBe(ct!.active_leaf)
+    await Promise.all([ca, cb, sa, sb].map((x) => x.close()))
+  })
+
+  it('entry$ opens its entry alone and branch$ none; both, and tree$, show what a clear store shows', async () => {
+    const session_id = 's_big'
+    const { data, clearInner, sealedInner } = await bigStorages(session_id)
+    const [c, s] = await Promise.all([open(clearInner, false), open(sealedInner, true)])
+    const opened = openCount(s)
+    /** The latest values of `of(store)` on both stores, waited for until both pass `ok`. */
+    const watch = <T>(of: (st: Store) => import('rxjs').Observable<T>) => {
+      const subjects = [c, s].map((st) => {
+        const latest = new BehaviorSubject<{ v: T } | undefined>(undefined)
+        const sub = of(st).subscribe({ next: (v) => latest.next({ v }), error: (e) => latest.error(e) })
+        return { latest, sub }
+      })
+      return {
+        until: async (ok: (v: T) => boolean): Promise<T> => {
+          const [cv, sv] = await Promise.all(
+            subjects.map(({ latest }) =>
+              firstValueFrom(latest.pipe(filter((x): x is { v: T } => x !== undefined && ok(x.v)))),
+            ),
+          )
+          expect(sv!.v).toEqual(cv!.v)
+          return sv!.v
+        },
+        stop: () => subjects.forEach(({ sub }) => sub.unsubscribe()),
+      }
+    }
+    const target = data.active[4]!
+    const entry = watch((st) => st.entry$(session_id, target))
+    const n = await decrypts(() => entry.until((e) => e !== null))
+    expect(opened()).toBe(1)
+    expect(n).toBeLessThanOrEqual(1)
+    const missing = watch((st) => st.entry$(session_id, 'm_nowhere'))
+    expect(await missing.until(() => true)).toBeNull()
+    const branch = watch((st) => st.branch$(session_id, data.other[1]!))
+    expect((await branch.until((b) => b !== null))!.count).toBe(3)
+    const rootBranch = watch((st) => st.branch$(session_id, data.active[1]!))
+    await rootBranch.until((b) => b !== null)
+    expect(opened()).toBe(1)
+    // Writes here: an edit of the entry watched (already opened), a sibling that moves the picker.
+    for (const st of [s, c])
+      await st.updateMessage({ session_id, entry_id: target, content: [{ type: 'text', text: 'new' }] })
+    await entry.until((e) => e !== null && JSON.stringify(e).includes('"new"'))
+    for (const st of [s, c])
+      await st.append({ session_id, parent_id: data.other[0]!, entry_id: 'm_sibling', message: say(3) })
+    expect((await branch.until((b) => b?.count === 4))!.siblings).toContain('m_sibling')
+    expect(opened()).toBe(1)
+    // The tree returns every entry's content: it opens the session whole.
+    const tree = watch((st) => st.tree$(session_id))
+    const t = await tree.until((x) => x !== null)
+    expect(t!.entries.size).toBe(BIG + 1)
+    expect(sealedHeld(s, session_id)).toBe(0)
+    for (const w of [entry, missing, branch, rootBranch, tree]) w.stop()
+    await Promise.all([c.close(), s.close()])
+  })
+
+  it('a tampered entry fails the entry$ and the writes that read it, and only those; a locked store writes nothing', async () => {
+    const session_id = 's_big'
+    const data = bigSession(session_id)
+    const inner = memoryStorage()
+    const store = await open(inner, true)
+    await store.importSession(data)
+    await store.close()
+    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: string }>
+    const bad = stored.find((e) => e.id === data.active[7]!)!
+    bad.box = bad.box.slice(0, 40) + (bad.box[40] === 'A' ? 'B' : 'A') + bad.box.slice(41)
+    const s = await open(inner, true)
+    const before = await s.get({ session_id })
+    const seen = await new Promise<unknown>((resolve) =>
+      s.entry$(session_id, data.active[7]!).subscribe({ next: resolve, error: resolve }),
+    )
+    expect((seen as SessionError).code).toBe('session/integrity')
+    const text = [{ type: 'text' as const, text: 'x' }]
+    expect(await code(s.updateMessage({ session_id, entry_id: data.active[7]!, content: text }))).toBe(
+      'session/integrity',
+    )
+    expect(await code(s.fork({ session_id, entry_id: data.active[8]! }))).toBe('session/integrity')
+    // Nothing of those was written.
+    expect(await s.get({ session_id })).toEqual(before)
+    // Its position, an append under it and an edit of another read no content of it.
+    const pos = await firstValueFrom(s.branch$(session_id, data.active[7]!))
+    expect(pos).toEqual({ index: 0, count: 1, siblings: [data.active[7]!] })
+    await s.append({ session_id, parent_id: data.active[7]!, message: say(1, ' under') })
+    await s.updateMessage({ session_id, entry_id: data.active[6]!, content: text })
+    await s.setActiveLeaf({ session_id, entry_id: data.other[2]! })
+    // Locked: a write is refused and nothing is written; unlocked, it goes through.
+    await s.lock()
+    const append = () => s.append({ session_id, message: say(2, ' locked') })
+    expect(await code(append())).toBe('session/locked')
+    await s.unlock(passphrase)
+    expect((await s.get({ session_id }))?.meta.message_count).toBe(BIG + 1)
+    await append()
+    expect((await s.get({ session_id }))?.meta.message_count).toBe(BIG + 2)
     await s.close()
   })
 })

@@ -321,6 +321,12 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
             await headOf(id)
             return openEntries(id, await (paged ? inner.entries(id) : r.entries(id)))
           },
+          knows: (head) => storedOf.has(head),
+          // The same, held sealed: nothing is opened inside a commit that needs clear fields only.
+          sealedEntries: async (id) => {
+            await headOf(id)
+            return (await (paged ? inner.entries(id) : r.entries(id))).map(holdEntry)
+          },
           ...(r.expect && {
             expect(id, ok, held) {
               const stored = held?.head && storedOf.get(held.head)
