@@ -100,3 +100,43 @@ describe('attachments in process', () => {
     expect(lists).toStrictEqual([[], ['a.txt'], [], undefined])
   })
 })
+
+describe('the byte read beside the metadata lookup', () => {
+  /** A memory storage whose byte reads answer `read` for every id, listed or not. */
+  const storageReading = (read: () => Promise<Blob | undefined>) => {
+    const inner = memoryStorage()
+    return { ...inner, attachmentBytes: read }
+  }
+
+  it('answers no bytes and no read failure for an attachment the session does not list', async () => {
+    for (const read of [
+      async () => new Blob(['left on disk']),
+      async () => {
+        throw new Error('the disk failed')
+      },
+    ]) {
+      const store = await createStore({ storage: storageReading(read), multiTab: false })
+      const { session_id } = await store.create({})
+      const { attachment } = await store.putAttachment({ session_id, file: new Blob(['x']) })
+      await store.deleteAttachment({ session_id, attachment_id: attachment.attachment_id })
+      expect(await store.getAttachmentBlob(session_id, attachment.attachment_id)).toBeNull()
+      expect(await store.getAttachment({ session_id, attachment_id: attachment.attachment_id })).toBeNull()
+      await store.close()
+    }
+  })
+
+  it('reports a failed read of a listed attachment as a storage failure', async () => {
+    const store = await createStore({
+      storage: storageReading(async () => {
+        throw new Error('the disk failed')
+      }),
+      multiTab: false,
+    })
+    const { session_id } = await store.create({})
+    const { attachment } = await store.putAttachment({ session_id, file: new Blob(['x']) })
+    await expect(store.getAttachmentBlob(session_id, attachment.attachment_id)).rejects.toMatchObject({
+      code: 'session/storage',
+    })
+    await store.close()
+  })
+})

@@ -95,26 +95,30 @@ export class AttachmentBytes {
   }
 
   async get(req: Get[0]): Promise<Get[1]> {
-    const found = await this.submit('session::get-attachment', req)
-    if (!found || req.include_data === false) return found
-    const blob = await this.read(req.session_id, req.attachment_id)
+    if (req.include_data === false) return this.submit('session::get-attachment', req)
+    const found = this.submit('session::get-attachment', req)
+    const blob = await this.read(found, req.session_id, req.attachment_id)
+    const f = await found
+    if (!f) return f
     // Deleted between the metadata read and the byte read: as unknown as it is now.
     if (!blob) return null
-    return { attachment: found.attachment, data: encodeBase64(await blobBytes(blob)) }
+    return { attachment: f.attachment, data: encodeBase64(await blobBytes(blob)) }
   }
 
   async blob(session_id: string, attachment_id: string): Promise<Blob | null> {
-    const found = await this.submit('session::get-attachment', {
+    const found = this.submit('session::get-attachment', {
       session_id,
       attachment_id,
       include_data: false,
     })
-    if (!found) return null
     // A type stored before the mime rule is served as bytes (`application/octet-stream`).
-    const type = mimeOrOctet(found.attachment.mime)
-    const blob = await this.read(session_id, attachment_id, type)
-    if (!blob) return null
-    return blob.type === type ? blob : blob.slice(0, blob.size, type)
+    const type = found.then((f) => (f ? mimeOrOctet(f.attachment.mime) : undefined))
+    // A storage that makes no Blob ignores it; a failed lookup is reported through `found`.
+    type.catch(() => {})
+    const blob = await this.read(found, session_id, attachment_id, type)
+    const t = await type
+    if (t === undefined || !blob) return null
+    return blob.type === t ? blob : blob.slice(0, blob.size, t)
   }
 
   url(session_id: string, attachment_id: string): Promise<string | null> {
@@ -154,12 +158,31 @@ export class AttachmentBytes {
     )
   }
 
-  private async read(session_id: string, attachment_id: string, type?: string): Promise<Blob | undefined> {
+  /**
+   * The bytes of an attachment whose metadata lookup (`found`) is under way: the storage's read
+   * starts at once, beside it, rather than after it (an encrypted store opens sealed metadata
+   * there, and its bytes take a read and a decryption of their own: E1). Nothing of it is
+   * answered unless the lookup found the attachment; a failed read is reported only then, and
+   * bytes fetched from the source only then.
+   */
+  private async read(
+    found: Promise<Get[1]>,
+    session_id: string,
+    attachment_id: string,
+    type?: Promise<string | undefined>,
+  ): Promise<Blob | undefined> {
     const storage = this.engine.storage
     if (!storage.attachmentBytes)
       throw new SessionError('session/storage', `storage ${storage.name} keeps no attachment bytes`)
+    const reading =
+      typeof session_id === 'string' && typeof attachment_id === 'string'
+        ? storage.attachmentBytes(session_id, attachment_id, type)
+        : Promise.resolve(undefined)
+    // Awaited below only once the lookup found the attachment.
+    reading.catch(() => {})
+    if (!(await found)) return undefined
     // An encrypted store's refusal (`session/integrity`, `session/locked`) keeps its code.
-    const held = await storage.attachmentBytes(session_id, attachment_id, type).catch((cause: unknown) => {
+    const held = await reading.catch((cause: unknown) => {
       throw storageFailure(`reading attachment ${attachment_id} failed`, cause)
     })
     const source = this.source()

@@ -26,6 +26,14 @@ export const CHUNK_BYTES = 2 ** 18 - 1
 /** Chunks being sealed at once: enough to keep Web Crypto busy, few enough to bound memory. */
 const IN_FLIGHT = 4
 
+/**
+ * Chunks sealed before the sealer starts yielding a task between chunks (`nextTask`): 2 MiB.
+ * What an unbroken chain keeps alive is bounded by it, while an attachment of up to that size
+ * seals without a task turn per chunk, which cost a 1 MB put more than the yields spared it
+ * (measured in Chromium: 14.5 ms with them, 12.9 ms without, medians of 11).
+ */
+const YIELD_AFTER = 8
+
 const context = (session_id: string, attachment_id: string, index: number, last: boolean): SealContext => ({
   session_id,
   entry_id: attachment_id,
@@ -117,7 +125,7 @@ export async function sealChunks(
     pending.push(frame(sealBytes(keys, piece, context(session_id, attachment_id, index++, last))))
     if (pending.length >= IN_FLIGHT) {
       await each(await pending.shift()!)
-      await nextTask()
+      if (index > YIELD_AFTER) await nextTask()
     }
   })
   while (pending.length) await each(await pending.shift()!)

@@ -231,13 +231,14 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
   const openBlob = async (
     session_id: string,
     attachment_id: string,
-    type?: string,
+    type?: string | Promise<string | undefined>,
   ): Promise<Blob | undefined> => {
     const k = keys()
     const blob = await inner.attachmentBytes?.(session_id, attachment_id)
     if (!blob) return undefined
     const sealed = new Uint8Array(await blob.arrayBuffer())
-    return new OpenedBlob(await openAttachmentWhole(k, session_id, attachment_id, sealed), type)
+    const opened = await openAttachmentWhole(k, session_id, attachment_id, sealed)
+    return new OpenedBlob(opened, await type)
   }
 
   const sealSide = async (s: SideWrite): Promise<SideWrite> => {
