@@ -66,8 +66,8 @@ export interface StoreHost {
   load(session_id: string): Promise<void>
   /**
    * The session's head and entries without keeping them: those held when the store holds the
-   * session whole, else read from the storage (opened, for an encrypted store) and left out of
-   * the working set. For a reader walking every session (a search index's first pass), which
+   * session (an encrypted store's entries held sealed opened for this copy only), else read from
+   * the storage (opened, for an encrypted store) and left out of the working set. For a reader walking every session (a search index's first pass), which
    * would otherwise fill the working set with sessions nobody shows. The head is read before the
    * entries: the entries are at least as new as it, never older (a reader keeping the head as a
    * watermark of what it read finds the session changed since, never the other way). Undefined
@@ -161,6 +161,16 @@ function viewOf(store: Store): StoreHost {
     async snapshot(id) {
       const held = sessions.get(id)
       if (opened(held)) return { head: held!.head, entries: held!.entries! }
+      const openEntries = engine.storage.openEntries
+      if (held?.entries && openEntries) {
+        // Held, some entries sealed (an encrypted store's reads open only what they return):
+        // those are opened for this copy, not in memory, and nothing is read from disk again.
+        const entries = new Map(held.entries)
+        const sealed = [...held.sealed!].map((e) => entries.get(e)!)
+        const plain = await openEntries.call(engine.storage, id, sealed)
+        for (const e of plain) entries.set(e.id, e)
+        return { head: held.head, entries }
+      }
       const paged = engine.storage.paged
       const head = held ? held.head : engine.state.partial && paged ? await paged.head(id) : undefined
       if (!head) return undefined

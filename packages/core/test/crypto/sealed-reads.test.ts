@@ -140,6 +140,32 @@ for (const paged of [false, true]) {
       await Promise.all([c.close(), s.close()])
     })
 
+    it('a snapshot of a session read in part opens its sealed entries for the copy only, reading nothing again', async () => {
+      const clearInner = memoryStorage({ paged })
+      const clear = await open(clearInner, false)
+      const inner = memoryStorage({ paged })
+      const sealed = await open(inner, true)
+      const [{ session_id }] = await Promise.all([fill(clear), fill(sealed)])
+      await Promise.all([clear.close(), sealed.close()])
+      const c = await open(clearInner, false)
+      const s = await open(inner, true)
+      const req = { session_id, limit: 10 }
+      expect(await s.messages(req)).toEqual(await c.messages(req))
+      const reads = vi.spyOn(inner, 'entries')
+      let snap: Awaited<ReturnType<ReturnType<typeof hostOf>['snapshot']>>
+      const n = await decrypts(async () => void (snap = await hostOf(s).snapshot(session_id)))
+      // The held session's sealed entries, once each, and no read of the storage.
+      expect(n).toBe(N - 10)
+      expect(reads).not.toHaveBeenCalled()
+      reads.mockRestore()
+      const want = (await hostOf(c).snapshot(session_id))!
+      expect([...snap!.entries.values()]).toEqual([...want.entries.values()])
+      expect(snap!.head.leaf).toBe(want.head.leaf)
+      // Nothing kept opened: what the store holds sealed stays sealed.
+      expect(sealedHeld(s, session_id)).toBe(N - 10)
+      await Promise.all([c.close(), s.close()])
+    })
+
     it('live queries, writes and forks on a session read in part see plaintext as before', async () => {
       const clearInner = memoryStorage({ paged })
       const clear = await open(clearInner, false)
