@@ -65,6 +65,22 @@ async function fill(store: Store): Promise<{ session_id: string; ids: string[] }
   return { session_id, ids }
 }
 
+/**
+ * A clear and an encrypted store holding the same session of `N` entries (`fill`), both closed
+ * and opened again cold; `inner` and `clearInner` are their storages.
+ */
+async function coldPair(
+  paged: boolean,
+): Promise<{ c: Store; s: Store; inner: Storage; clearInner: Storage; session_id: string; ids: string[] }> {
+  const clearInner = memoryStorage({ paged })
+  const clear = await open(clearInner, false)
+  const inner = memoryStorage({ paged })
+  const sealed = await open(inner, true)
+  const [{ session_id, ids }] = await Promise.all([fill(clear), fill(sealed)])
+  await Promise.all([clear.close(), sealed.close()])
+  return { c: await open(clearInner, false), s: await open(inner, true), inner, clearInner, session_id, ids }
+}
+
 const code = async (p: Promise<unknown>): Promise<string> => {
   try {
     await p
@@ -96,14 +112,7 @@ afterEach(() => vi.restoreAllMocks())
 for (const paged of [false, true]) {
   describe(`an encrypted store opens what its reads return${paged ? ' (paged heads)' : ''}`, () => {
     it('a page of a cold session opens that page only, and answers as a clear store does', async () => {
-      const clearInner = memoryStorage({ paged })
-      const clear = await open(clearInner, false)
-      const inner = memoryStorage({ paged })
-      const sealed = await open(inner, true)
-      const [{ session_id }] = await Promise.all([fill(clear), fill(sealed)])
-      await Promise.all([clear.close(), sealed.close()])
-      const c = await open(clearInner, false)
-      const s = await open(inner, true)
+      const { c, s, session_id } = await coldPair(paged)
       const req = { session_id, limit: 10 }
       // With a read of the session's meta in the same tick, as an app's first screen makes.
       const opened = await decrypts(async () => {
@@ -141,14 +150,7 @@ for (const paged of [false, true]) {
     })
 
     it('a snapshot of a session read in part opens its sealed entries for the copy only, reading nothing again', async () => {
-      const clearInner = memoryStorage({ paged })
-      const clear = await open(clearInner, false)
-      const inner = memoryStorage({ paged })
-      const sealed = await open(inner, true)
-      const [{ session_id }] = await Promise.all([fill(clear), fill(sealed)])
-      await Promise.all([clear.close(), sealed.close()])
-      const c = await open(clearInner, false)
-      const s = await open(inner, true)
+      const { c, s, inner, session_id } = await coldPair(paged)
       const req = { session_id, limit: 10 }
       expect(await s.messages(req)).toEqual(await c.messages(req))
       const reads = vi.spyOn(inner, 'entries')
@@ -167,14 +169,7 @@ for (const paged of [false, true]) {
     })
 
     it('live queries, writes and forks on a session read in part see plaintext as before', async () => {
-      const clearInner = memoryStorage({ paged })
-      const clear = await open(clearInner, false)
-      const inner = memoryStorage({ paged })
-      const sealed = await open(inner, true)
-      const [{ session_id, ids }] = await Promise.all([fill(clear), fill(sealed)])
-      await Promise.all([clear.close(), sealed.close()])
-      const c = await open(clearInner, false)
-      const s = await open(inner, true)
+      const { c, s, inner, clearInner, session_id, ids } = await coldPair(paged)
       await Promise.all([c.messages({ session_id, limit: 3 }), s.messages({ session_id, limit: 3 })])
       expect(sealedHeld(s, session_id)).toBe(N - 3)
       const live = (store: Store) =>
