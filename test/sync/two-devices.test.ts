@@ -236,5 +236,44 @@ for (const engine of enginesUnderTest())
         expect(await call(a, 'snapshot')).toEqual(truth)
         expect(await call(b, 'snapshot')).toEqual(truth)
       })
+
+      it("a tab that does not replicate shows the leader's status from the start, and its flush waits for the leader's push and pull, even with nothing of its own to push", async () => {
+        // Device one: tab L opens first and replicates; it is idle before tab F opens.
+        const leader = await device()
+        const one = contexts.at(-1)!
+        await call(leader, 'leading')
+        await call(leader, 'flush')
+        const follower = await one.newPage()
+        await follower.goto(pageUrl)
+        await follower.waitForFunction(() => 'device' in window)
+        await call(follower, 'open', serverUrl, token)
+        // F never leads while L is open, and hears L's status without L changing it.
+        await expect(call(follower, 'status', 'idle')).resolves.toMatchObject({
+          state: 'idle',
+          leader: false,
+        })
+        // A session another device pushed: F's flush returns only once L has pulled it, and F then
+        // holds it (through the relay), though F itself had nothing to push.
+        const other = await device()
+        const session_id = await inStore<string>(
+          other,
+          `const { session_id } = await s.create({ title: 'from another device' }); return session_id`,
+        )
+        await call(other, 'flush')
+        await call(follower, 'flush')
+        expect(
+          await inStore(follower, `return (await s.get({ session_id: arg })).meta.title`, session_id),
+        ).toBe('from another device')
+        // Its own writes: pushed by L before F's flush returns.
+        const mine = await inStore<string>(
+          follower,
+          `const { session_id } = await s.create({ title: 'written in F' }); return session_id`,
+        )
+        await call(follower, 'flush')
+        await call(other, 'flush')
+        expect(await inStore(other, `return (await s.get({ session_id: arg })).meta.title`, mine)).toBe(
+          'written in F',
+        )
+      })
     })
   })

@@ -3,9 +3,14 @@
  * browser releases the lock when that tab closes or crashes, and the next waiting tab takes
  * over at once. Where Web Locks do not exist (Node, tests) this store is always the leader.
  */
+const lockManager = (): LockManager | undefined => (globalThis.navigator as Navigator | undefined)?.locks
+
+/** Whether tabs take turns leading: false where there are no Web Locks, and every store leads. */
+export const leadersTakeTurns = (): boolean => lockManager() !== undefined
+
 export function lead(name: string, onLead: (stepDown: AbortSignal) => Promise<void>): () => void {
   const stop = new AbortController()
-  const locks = (globalThis.navigator as Navigator | undefined)?.locks
+  const locks = lockManager()
   if (!locks) {
     void onLead(stop.signal)
     return () => stop.abort()

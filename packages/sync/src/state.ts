@@ -9,6 +9,7 @@ import { sealingTransport, type SealingTransport } from './sealing.js'
 import { storeCounters } from './sealed-counters.js'
 import { storeSent } from './sealed-sent.js'
 import type { Conflict, IntegrityFailure, Rejection, SyncOptions, SyncState, SyncStatus } from './types.js'
+import { tell } from './tab-channel.js'
 
 export type Records = Array<{ key: number; value: OutboxRecord }>
 
@@ -169,7 +170,7 @@ export function setStatus(s: Replication, patch: Partial<SyncStatus> & { state?:
   const next = { ...s.status.value, ...patch, leader: s.leader }
   if (patch.state && patch.state !== 'error') delete (next as { error?: string }).error
   s.status.next(next)
-  if (s.leader) s.channel?.postMessage(next)
+  if (s.leader) tell(s.channel, { kind: 'status', status: next })
 }
 
 /** Runs the loop again at once (new local changes, going online, a stream that needs a pull). */

@@ -2,11 +2,15 @@ import type { Observable } from 'rxjs'
 import type { Store } from '@colloquy/core'
 import { searchWithServer, type SyncSearchOptions, type SyncSearchResult } from './search.js'
 import { acknowledge, rejections } from './conflicts.js'
-import { lead } from './leader.js'
+import { lead, leadersTakeTurns } from './leader.js'
 import { leadLoop } from './loop.js'
 import { outboxHook } from './outbox.js'
 import { closeStream, outbox, refreshPending, replication, setStatus, wake } from './state.js'
+import { tabMessageOf, tell } from './tab-channel.js'
 import type { Conflict, IntegrityFailure, Rejection, SyncOptions, SyncStatus } from './types.js'
+
+/** How long a tab that does not lead waits for the leader's answer to a flush before asking again. */
+const ASK_AGAIN_MS = 1_000
 
 export interface Sync {
   start(): void
@@ -51,9 +55,47 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     ? store.setAttachmentSource((session_id, attachment_id) => download(session_id, attachment_id))
     : () => {}
   const { channel, status } = s
+
+  /**
+   * One round of the leader's flush: true once the outbox is empty and the store has pulled up
+   * to the server's head (a round that ends short of it is followed by another).
+   */
+  const flushRound = async (): Promise<boolean> => {
+    const done = new Promise<void>((r) => s.flushWaiters.push(r))
+    wake(s)
+    await done
+    await s.applying
+    await Promise.all(s.fetching)
+    return !(await outbox(s)).length && s.checkpoint >= s.head
+  }
+  /** Flush requests of other tabs this leader is working on (a repeated request joins its own). */
+  const answering = new Set<string>()
+  const answerFlush = (id: string): void => {
+    if (answering.has(id)) return
+    answering.add(id)
+    void (async () => {
+      while (s.leader && !(await flushRound()));
+      // Stepped down meanwhile: the asking tab asks the next leader.
+      if (s.leader) tell(channel, { kind: 'flushed', id })
+    })()
+      .catch(() => {})
+      .finally(() => answering.delete(id))
+  }
+  /** This tab's flush requests waiting for the leader's answer. */
+  const answers = new Map<string, () => void>()
+  let asked = 0
   if (channel)
-    channel.onmessage = (ev: MessageEvent<SyncStatus>) =>
-      void (!s.leader && status.next({ ...ev.data, leader: false }))
+    channel.onmessage = (ev: MessageEvent<unknown>) => {
+      const m = tabMessageOf(ev.data)
+      if (!m) return
+      if (m.kind === 'status') {
+        if (!s.leader) status.next(m.status)
+      } else if (m.kind === 'flushed') answers.get(m.id)?.()
+      else if (s.leader) {
+        if (m.kind === 'ask') tell(channel, { kind: 'status', status: status.value })
+        else answerFlush(m.id)
+      }
+    }
 
   // Both directions wake the loop: online to retry at once, offline to pause and say so.
   const onOnline = (): void => wake(s)
@@ -85,6 +127,8 @@ export function createSync(store: Store, options: SyncOptions): Sync {
         lastLoop = loop.catch(() => {})
         return loop
       })
+      // The leader, if another tab is it, says how it stands now (it tells its changes anyway).
+      tell(channel, { kind: 'ask' })
     },
     stop() {
       stopLeading?.()
@@ -94,19 +138,35 @@ export function createSync(store: Store, options: SyncOptions): Sync {
     },
     async flush() {
       if (!stopLeading) throw new Error('sync is not started')
-      for (;;) {
-        if (s.leader) {
-          const done = new Promise<void>((r) => s.flushWaiters.push(r))
-          wake(s)
-          await done
-          await s.applying
-          await Promise.all(s.fetching)
-          if (!(await outbox(s)).length && s.checkpoint >= s.head) return
-        } else {
-          // Another tab replicates: wait until it has pushed everything.
-          if (!(await outbox(s)).length && status.value.state === 'idle') return
-          await new Promise((r) => setTimeout(r, 50))
+      // Another tab replicates (or none does yet: this one may be about to): the leader is
+      // asked, again every ASK_AGAIN_MS under the same id until it answers, so a leader that
+      // closed before answering is replaced by the next, and this tab leading meanwhile flushes
+      // itself.
+      const id = `${s.clientId}.${++asked}`
+      try {
+        for (;;) {
+          if (s.leader) {
+            if (await flushRound()) return
+            continue
+          }
+          // Without Web Locks every store leads: this one is about to (its loop is starting),
+          // and another store's answer would say nothing of this one's outbox.
+          if (!leadersTakeTurns()) {
+            await new Promise((r) => setTimeout(r, 10))
+            continue
+          }
+          const answered = new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => resolve(false), ASK_AGAIN_MS)
+            answers.set(id, () => {
+              clearTimeout(timer)
+              resolve(true)
+            })
+          })
+          tell(channel, { kind: 'flush', id })
+          if (await answered) return
         }
+      } finally {
+        answers.delete(id)
       }
     },
     status$: status.asObservable(),
