@@ -17,6 +17,7 @@ export {
   type Secret,
 } from './store.js'
 export type { MetaField, ReplicaChange, ReplicaResult, ReplicaPolicy } from './model/replica-change.js'
+export { changeSession } from './model/replica-change.js'
 export { indexedDbStorage, type IndexedDbStorageOptions } from './storage/idb/idb-storage.js'
 export { deleteIndexedDbStore } from './storage/idb/delete-store.js'
 export { memoryStorage } from './storage/memory/memory-storage.js'

@@ -482,6 +482,21 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const attachmentBytes = (): AttachmentBytes =>
     (bytes ??= new code.bytes.value!.AttachmentBytes(engine, ctx, () => source))
 
+  /** What a byte read by ids needs here first: its code, the validator's, the engine. */
+  const byteReadCode = () => [code.bytes.load(), code.requests.load(), engine.prepare()]
+  /**
+   * The ids of a byte read that takes them as arguments (`getAttachmentBlob`, `attachmentUrl`),
+   * checked as a `session::get-attachment` request's are: refused ids are the validator's
+   * `session/invalid_request`, never a lookup.
+   */
+  const checkedIds = (sid: unknown, aid: unknown): [string, string] => {
+    const req = code.requests.value!.parseRequest('session::get-attachment', {
+      session_id: sid,
+      attachment_id: aid,
+    })
+    return [req.session_id, req.attachment_id]
+  }
+
   const dispatch = (
     fn: FunctionId,
     request: unknown,
@@ -544,11 +559,11 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
     attachments$: (id) => live.attachments$(id),
     getAttachmentBlob: (sid, aid) => (
       used(),
-      later([code.bytes.load(), engine.prepare()], () => attachmentBytes().blob(sid, aid))
+      later(byteReadCode(), async () => attachmentBytes().blob(...checkedIds(sid, aid)))
     ),
     attachmentUrl: (sid, aid) => (
       used(),
-      later([code.bytes.load(), engine.prepare()], () => attachmentBytes().url(sid, aid))
+      later(byteReadCode(), async () => attachmentBytes().url(...checkedIds(sid, aid)))
     ),
     // Before the bytes code is here no URL was handed out.
     releaseAttachmentUrl: (sid, aid) => bytes?.release(sid, aid),

@@ -103,7 +103,7 @@ describe('attachments in process', () => {
 
 describe('the byte read beside the metadata lookup', () => {
   /** A memory storage whose byte reads answer `read` for every id, listed or not. */
-  const storageReading = (read: () => Promise<Blob | undefined>) => {
+  const storageReading = (read: (...args: unknown[]) => Promise<Blob | undefined>) => {
     const inner = memoryStorage()
     return { ...inner, attachmentBytes: read }
   }
@@ -123,6 +123,30 @@ describe('the byte read beside the metadata lookup', () => {
       expect(await store.getAttachment({ session_id, attachment_id: attachment.attachment_id })).toBeNull()
       await store.close()
     }
+  })
+
+  it('refuses ids the validator refuses in every byte read (Blob, URL, base64), and gives the storage no read of them', async () => {
+    const asked: unknown[] = []
+    const store = await createStore({
+      storage: storageReading(async (...args) => void asked.push(args)),
+      multiTab: false,
+    })
+    const { session_id } = await store.create({})
+    for (const [sid, aid] of [
+      ['s'.repeat(100_000), 'a'],
+      [session_id, 'a'.repeat(100_000)],
+      [session_id, '\ud800'],
+    ] as const) {
+      await expect(store.getAttachmentBlob(sid, aid)).rejects.toMatchObject({
+        code: 'session/invalid_request',
+      })
+      await expect(store.attachmentUrl(sid, aid)).rejects.toMatchObject({ code: 'session/invalid_request' })
+      await expect(store.getAttachment({ session_id: sid, attachment_id: aid })).rejects.toMatchObject({
+        code: 'session/invalid_request',
+      })
+    }
+    expect(asked).toEqual([])
+    await store.close()
   })
 
   it('reports a failed read of a listed attachment as a storage failure', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { firstValueFrom, type Observable } from 'rxjs'
 import { SessionError, type ReplicaChange, type Store, type TriggerType } from '../src/index.js'
 import { LIMITS, parseEventConfig, parseRequest } from '../src/wire.js'
 import { utf8Bytes } from '../src/validation/limits.js'
@@ -120,6 +121,38 @@ describe('ids and names: well-formed, at most 255 UTF-8 bytes', () => {
       ).toStrictEqual([id])
     }
     expect((await store.list({ limit: 500 })).sessions).toHaveLength(hostileValidIds.length + 1)
+  })
+
+  it('the calls that take ids as arguments (live queries, byte reads) refuse the same ids; valid ones are looked up', async () => {
+    const { store } = await fixture()
+    const first = <T>(o: Observable<T>): Promise<T> => firstValueFrom(o)
+    for (const [why, bad] of invalidIds) {
+      const reads: Array<[string, () => Promise<unknown>]> = [
+        ['session$', () => first(store.session$(bad))],
+        ['draft$', () => first(store.draft$(bad))],
+        ['attachments$', () => first(store.attachments$(bad))],
+        ['tree$', () => first(store.tree$(bad))],
+        ['entry$ (session)', () => first(store.entry$(bad, 'e'))],
+        ['entry$ (entry)', () => first(store.entry$('s_001', bad))],
+        ['branch$ (session)', () => first(store.branch$(bad, 'e'))],
+        ['branch$ (entry)', () => first(store.branch$('s_001', bad))],
+        ['messages$ (session)', () => first(store.messages$({ session_id: bad }))],
+        [
+          'messages$ (from_entry_id)',
+          () => first(store.messages$({ session_id: 's_001', from_entry_id: bad })),
+        ],
+        ['getAttachmentBlob', () => store.getAttachmentBlob(bad, 'a')],
+        ['attachmentUrl', () => store.attachmentUrl('s_001', bad)],
+      ]
+      for (const [name, read] of reads)
+        await expect(read(), `${name}: ${why}`).rejects.toMatchObject({ code: 'session/invalid_request' })
+    }
+    // A valid id that names nothing is unknown, not refused.
+    for (const id of hostileValidIds.slice(0, 3)) {
+      expect(await first(store.session$(id))).toBeNull()
+      expect(await first(store.entry$('s_001', id))).toBeNull()
+      expect(await store.getAttachmentBlob('s_001', id)).toBeNull()
+    }
   })
 
   it('event configs take the same id rule', () => {

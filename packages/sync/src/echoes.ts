@@ -1,6 +1,6 @@
-import type { ReplicaChange } from '@colloquy/core'
+import { changeSession, type ReplicaChange } from '@colloquy/core'
 import type { SequencedChange } from '@colloquy/core/protocol'
-import { keyOf, keyed, sessionOf, type Coalesced } from './outbox.js'
+import { keyOf, keyed, type Coalesced } from './outbox.js'
 import { outbox, serially, type Records, type Replication } from './state.js'
 
 /**
@@ -73,7 +73,9 @@ export function withoutPending(
   }
   return changes
     .map((sc) => sc.change)
-    .filter((c) => (c.type === 'delete' ? true : deleting.has(sessionOf(c)) ? false : !pending.has(keyOf(c))))
+    .filter((c) =>
+      c.type === 'delete' ? true : deleting.has(changeSession(c)) ? false : !pending.has(keyOf(c)),
+    )
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ReplicaChange, SideWrite } from '@colloquy/core'
+import { changeSession, type ReplicaChange, type SideWrite } from '@colloquy/core'
 import { jsonEqual, type AppliedOp, type ChangeSource, type Overlay } from '@colloquy/core/host'
 import { META_FIELDS } from '@colloquy/core/replica'
 import { parentsFirst, type PushMutation } from '@colloquy/core/protocol'
@@ -100,8 +100,6 @@ export const keyOf = (c: Exclude<ReplicaChange, { type: 'delete' }>): string => 
 export const keyed = (c: ReplicaChange): string | undefined =>
   c.type === 'entry' || c.type === 'meta' || c.type === 'leaf' ? keyOf(c) : undefined
 
-export const sessionOf = (c: ReplicaChange): string => (c.type === 'meta' ? c.meta.session_id : c.session_id)
-
 /** A push mutation standing for several outbox records (all acknowledged together). */
 export interface Coalesced extends PushMutation {
   readonly id: number
@@ -135,7 +133,7 @@ export function coalesce(records: ReadonlyArray<{ key: number; value: OutboxReco
       continue
     }
     const k = keyOf(c)
-    const session_id = sessionOf(c)
+    const session_id = changeSession(c)
     const prev = open.has(k) ? out[open.get(k)!.at] : undefined
     if (!prev) {
       open.set(k, { at: out.length, session_id })

@@ -1,10 +1,10 @@
 import { parseReplicaChange } from '@colloquy/core/replica'
 import type { SequencedChange } from '@colloquy/core/protocol'
-import type { ReplicaChange } from '@colloquy/core'
+import { changeSession, type ReplicaChange } from '@colloquy/core'
 import { checkPull } from './answers.js'
 import { cursorWrites } from './checkpoint.js'
 import { withoutPending } from './echoes.js'
-import { keyed, sessionOf } from './outbox.js'
+import { keyed } from './outbox.js'
 import { beginResync, finishResync, noteServer } from './resync.js'
 import { outbox, serially, type Replication } from './state.js'
 
@@ -20,7 +20,7 @@ export function apply(s: Replication, changes: readonly SequencedChange[], to: n
     for (const sc of fresh) {
       const c = sc.change
       const k = keyed(c)
-      if (c.type === 'delete') hold = hold.filter((h) => sessionOf(h.change) !== c.session_id)
+      if (c.type === 'delete') hold = hold.filter((h) => changeSession(h.change) !== c.session_id)
       if (k === undefined) live.push(sc)
       // Older than a change of ours the server already answered for: superseded.
       else if (sc.seq < (s.landed.get(k) ?? 0)) continue
@@ -70,13 +70,27 @@ export async function pullAll(s: Replication, signal: AbortSignal): Promise<void
   if (s.resync) await finishResync(s)
 }
 
-/** The attachments a pulled change names, as `[session, attachment]`: one put (a server's log) or a session's whole list. */
-const pulledAttachments = (c: ReplicaChange): ReadonlyArray<readonly [string, string]> =>
-  c.type === 'attachment'
-    ? [[c.session_id, c.attachment.attachment_id]]
-    : c.type === 'attachments'
-      ? c.attachments.map((a) => [c.session_id, a.attachment_id] as const)
-      : []
+/**
+ * The attachments a pulled change names, as `[session, attachment]`: one put (a server's log) or a
+ * session's whole list. Every change type is named, so a type added later that brings
+ * attachments does not compile until it is answered here (the list was once missed).
+ */
+function pulledAttachments(c: ReplicaChange): ReadonlyArray<readonly [string, string]> {
+  switch (c.type) {
+    case 'attachment':
+      return [[c.session_id, c.attachment.attachment_id]]
+    case 'attachments':
+      return c.attachments.map((a) => [c.session_id, a.attachment_id] as const)
+    case 'meta':
+    case 'entry':
+    case 'leaf':
+    case 'delete':
+    case 'detach':
+      return []
+    default:
+      return c satisfies never
+  }
+}
 
 /** The attachments this device lists already in the sessions whose attachments a pull names. */
 async function heldAttachments(s: Replication, list: readonly ReplicaChange[]): Promise<Set<string>> {

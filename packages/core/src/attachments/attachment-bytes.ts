@@ -8,6 +8,7 @@ import { SessionError, invalid } from '../model/errors.js'
 import type { FunctionMap } from '../model/model.js'
 import type { PreparedAttachment } from '../ops/index.js'
 import { checkMime, mimeOrOctet } from '../validation/mime.js'
+import { isValidId } from '../validation/limits.js'
 
 type Put = FunctionMap['session::put-attachment']
 type Get = FunctionMap['session::get-attachment']
@@ -174,8 +175,10 @@ export class AttachmentBytes {
     const storage = this.engine.storage
     if (!storage.attachmentBytes)
       throw new SessionError('session/storage', `storage ${storage.name} keeps no attachment bytes`)
+    // Started before the lookup has checked the request: only with ids the validator accepts,
+    // so no input it refuses reaches the storage (the lookup then says what was wrong).
     const reading =
-      typeof session_id === 'string' && typeof attachment_id === 'string'
+      isValidId(session_id) && isValidId(attachment_id)
         ? storage.attachmentBytes(session_id, attachment_id, type)
         : Promise.resolve(undefined)
     // Awaited below only once the lookup found the attachment.

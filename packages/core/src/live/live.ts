@@ -18,6 +18,8 @@ import type { PageQuery } from '../storage/seam.js'
 import { pathTo } from '../model/path.js'
 import { opened, type SessionState } from '../engine/state.js'
 import { isHeldSealed, isUnopened } from '../model/sealed-entry.js'
+import { isValidId } from '../validation/limits.js'
+import { invalid } from '../model/errors.js'
 
 /**
  * What a live query needs of its session's entries: none (its head), every one opened, or held
@@ -98,6 +100,20 @@ export interface DraftState {
 
 const NO_ATTACHMENTS: readonly AttachmentMeta[] = Object.freeze([])
 
+/**
+ * Errors `subscriber` with the validator's `session/invalid_request` if an id it was given is not
+ * one the validator accepts (too long, not a string, not well-formed Unicode): such an id names
+ * nothing, and is never looked up. `undefined` is an id not given.
+ */
+function refused(subscriber: Subscriber<unknown>, ...ids: unknown[]): boolean {
+  const bad = ids.find((id) => id !== undefined && !isValidId(id))
+  if (bad === undefined) return false
+  subscriber.error(
+    invalid(`id: not an id (${typeof bad === 'string' ? `${bad.length} characters` : typeof bad})`),
+  )
+  return true
+}
+
 const sameItems = <T>(a: readonly T[], b: readonly T[]): boolean =>
   a.length === b.length && a.every((x, i) => x === b[i])
 
@@ -125,6 +141,7 @@ export class LiveQueries {
     onChange: (s: SessionState | undefined, change: SessionChange | undefined, again: () => void) => void,
     entry_id?: string,
   ): () => void {
+    if (refused(subscriber, session_id, entry_id)) return () => {}
     // Over a storage with paged reads, a session not held is read once before it is called gone.
     let read = false
     const run = (change?: SessionChange): void => {
@@ -338,6 +355,7 @@ export class LiveQueries {
    */
   branch$(session_id: string, entry_id: string): Observable<BranchPosition | null> {
     return new Observable((subscriber) => {
+      if (refused(subscriber, entry_id)) return
       let last: BranchPosition | null | undefined
       return this.watchSession(subscriber, session_id, 'held', (s, change) => {
         if (
@@ -366,6 +384,7 @@ export class LiveQueries {
   messages$(req: LiveMessagesRequest): Observable<MessageItem[]> {
     const includeCustom = req.include_custom === true
     return new Observable((subscriber) => {
+      if (refused(subscriber, req.from_entry_id ?? undefined)) return
       let leaf: string | null = null
       let items: MessageItem[] | undefined
       // Position of each path entry in `items` (−1 when filtered out), for in-place updates.

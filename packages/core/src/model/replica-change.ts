@@ -48,6 +48,10 @@ export type ReplicaChange =
       readonly attachments: readonly AttachmentMeta[]
     }
 
+/** The session a change belongs to (a meta change names it inside its meta). */
+export const changeSession = (c: ReplicaChange): string =>
+  c.type === 'meta' ? c.meta.session_id : c.session_id
+
 /**
  * The meta fields a writer edits. A pushed meta change names the ones it changed, so two devices
  * that edit different fields of one session offline (one renames, one marks it done) both keep

@@ -5,6 +5,7 @@ import { isChecked } from '../validation/checked-change.js'
 import { replicaChange } from '../validation/records.js'
 import type { ChangeSource } from '../engine/changes.js'
 import type { ReplicaChange, ReplicaPolicy, ReplicaResult } from '../model/replica-change.js'
+import { changeSession } from '../model/replica-change.js'
 import type { SessionHead, SideWrite } from '../storage/seam.js'
 import { applyReplica } from './replica.js'
 
@@ -45,13 +46,12 @@ export function replicate(
   } catch (e) {
     return Promise.reject(e)
   }
-  const sessions = [...new Set(changes.map((c) => (c.type === 'meta' ? c.meta.session_id : c.session_id)))]
+  const sessions = [...new Set(changes.map(changeSession))]
   return engine.submitInternal(
     sessions,
     (d) => {
       const apply = (c: ReplicaChange): ReplicaResult =>
-        (guard && guard(c, d.head(c.type === 'meta' ? c.meta.session_id : c.session_id))) ||
-        applyReplica(d, c, policy, ctx)
+        (guard && guard(c, d.head(changeSession(c)))) || applyReplica(d, c, policy, ctx)
       if (!turn) {
         const results = changes.map(apply)
         d.side.push(...side)

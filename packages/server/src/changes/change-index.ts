@@ -1,4 +1,10 @@
-import type { JsonObject, ReplicaChange, SessionEntry, SessionHead } from '@colloquy/core'
+import {
+  changeSession,
+  type JsonObject,
+  type ReplicaChange,
+  type SessionEntry,
+  type SessionHead,
+} from '@colloquy/core'
 import type { WorkMeter } from '@colloquy/core/wire'
 
 /**
@@ -117,7 +123,7 @@ export class ChangeIndex {
 
   /** The newest live record's seq among those carrying what `c` sets (`recordKeysFor`). */
   position(c: ReplicaChange): number | undefined {
-    const id = c.type === 'meta' ? c.meta.session_id : c.session_id
+    const id = changeSession(c)
     const s = this.sessions.get(id)
     if (!s) return undefined
     // Asked once per mutation of every push: two records at most, no arrays.

@@ -10,6 +10,7 @@ import type {
 } from '@colloquy/core'
 import { metadataMatches, type StoreHost } from '@colloquy/core/host'
 import type pg from 'pg'
+import { changeSession } from '@colloquy/core'
 import { PageBuilder, type ChangeFeed, type EncodedPage } from '../../changes/change-feed.js'
 import { WORK_BUDGETS } from '../../work.js'
 import type { CommittedChange } from '../../changes/change-log.js'
@@ -178,7 +179,7 @@ export class PostgresFeed implements ChangeFeed {
    */
   committed(changes: readonly CommittedChange[]): void {
     for (const { seq, change } of changes) {
-      const id = change.type === 'meta' ? change.meta.session_id : change.session_id
+      const id = changeSession(change)
       const held = this.landed.get(id)
       if (change.type === 'delete') {
         if (held) {
@@ -225,9 +226,7 @@ export class PostgresFeed implements ChangeFeed {
   async positions(changes: readonly ReplicaChange[]): Promise<Array<number | undefined>> {
     const known = changes.map((c) => {
       const what = landedKey(c)
-      return what === undefined
-        ? undefined
-        : this.landed.get(c.type === 'meta' ? c.meta.session_id : c.session_id)?.get(what)
+      return what === undefined ? undefined : this.landed.get(changeSession(c))?.get(what)
     })
     const rest = changes.filter((_, i) => known[i] === undefined)
     if (rest.length === 0) return known
