@@ -1011,6 +1011,55 @@ describe('an encrypted store’s writes, entry$ and branch$ open only what they 
     await Promise.all([ca, cb, sa, sb].map((x) => x.close()))
   })
 
+  it('deleteAttachment on a session held sealed opens no entry: it reads the references each entry holds clear, and answers as a clear store', async () => {
+    const clearInner = memoryStorage()
+    const sealedInner = memoryStorage()
+    /** A session of 300 messages: one on the path and one on a side branch reference a file each. */
+    const build = async (inner: Storage, encrypted: boolean) => {
+      const st = await open(inner, encrypted)
+      const { session_id } = await st.create({ title: 'files' })
+      const put = (name: string) =>
+        st.putAttachment({ session_id, file: new File([name], name, { type: 'text/plain' }) })
+      const [used, aside, free] = [await put('used.txt'), await put('aside.txt'), await put('free.txt')]
+      const ids: string[] = []
+      for (let i = 0; i < 300; i++) {
+        const text = { type: 'text' as const, text: `m ${i}` }
+        const content = i === 150 ? [text, used.block] : [text]
+        ids.push((await st.append({ session_id, message: { role: 'user', content, timestamp: i } })).entry_id)
+      }
+      await st.append({
+        session_id,
+        parent_id: ids[40]!,
+        message: { role: 'user', content: [{ type: 'text', text: 'aside' }, aside.block], timestamp: 400 },
+      })
+      await st.close()
+      const ids3 = [used, aside, free].map((a) => a.attachment.attachment_id)
+      return { session_id, ids: ids3 }
+    }
+    const [{ session_id, ids }, clearBuilt] = await Promise.all([
+      build(sealedInner, true),
+      build(clearInner, false),
+    ])
+    expect(clearBuilt.ids).toEqual(ids)
+    const [c, s] = await Promise.all([open(clearInner, false), open(sealedInner, true)])
+    const opened = openCount(s)
+    const [used, aside, free] = ids as [string, string, string]
+    for (const attachment_id of [used, aside, free, free, 'a_nowhere']) {
+      const req = { session_id, attachment_id }
+      let got: unknown
+      const n = await decrypts(async () => void (got = await outcome(s.deleteAttachment(req))))
+      expect(got).toEqual(await outcome(c.deleteAttachment(req)))
+      expect(n).toBe(0)
+    }
+    expect(opened()).toBe(0)
+    expect(sealedHeld(s, session_id)).toBe(301)
+    expect((await s.listAttachments({ session_id })).attachments.map((a) => a.attachment_id)).toEqual([
+      used,
+      aside,
+    ])
+    await Promise.all([c.close(), s.close()])
+  })
+
   it('entry$ opens its entry alone and branch$ none; both, and tree$, show what a clear store shows', async () => {
     const session_id = 's_big'
     const { data, clearInner, sealedInner } = await bigStorages(session_id)
