@@ -11,10 +11,14 @@ import { isHeldSealed, sealedRecordOf, type SealedRecord } from '../../model/sea
 // and checked, by the read that needs it. Entries that came in clear from another tab (the
 // relay posts plaintext) have no known record here: they are opened again.
 
-/** The stored record an opened entry holds, copied (a storage may hand out records it keeps). */
-type Known = SealedRecord
+/**
+ * The stored record an opened entry holds, copied (a storage may hand out records it keeps), and
+ * the session it belongs to (a box is bound to it: one moved to another session must not match).
+ */
+type Known = SealedRecord & { readonly session_id: string }
 
-const copyOf = (r: Known): Known => ({
+const copyOf = (session_id: string, r: SealedRecord): Known => ({
+  session_id,
   id: r.id,
   parent_id: r.parent_id,
   timestamp: r.timestamp,
@@ -32,8 +36,9 @@ const sameIds = (a: readonly string[] | undefined, b: readonly string[] | undefi
   return x.length === y.length && x.every((id, i) => id === y[i])
 }
 
-const sameRecord = (a: Known, b: Known): boolean =>
+const sameRecord = (a: Known, session_id: string, b: SealedRecord): boolean =>
   a.box === b.box &&
+  a.session_id === session_id &&
   a.id === b.id &&
   a.revision === b.revision &&
   a.parent_id === b.parent_id &&
@@ -44,28 +49,32 @@ const sameRecord = (a: Known, b: Known): boolean =>
 
 /** The records opened entries were opened from or sealed as, in one sealed storage. */
 export interface OpenedRecords {
-  /** `plain` was opened from, or sealed as, `record` (a checked stored record). */
-  note(plain: SessionEntry, record: SealedRecord): void
+  /** `plain` was opened from, or sealed as, `record` (a checked stored record of `session_id`). */
+  note(session_id: string, plain: SessionEntry, record: SealedRecord): void
   /**
    * `fresh` (an entry just read held sealed), or the opened entry of `held` with its id when
    * `fresh`'s record is exactly the one that entry was opened from or sealed as.
    */
-  keep(fresh: SessionEntry, held: ReadonlyMap<string, SessionEntry> | undefined): SessionEntry
+  keep(
+    session_id: string,
+    fresh: SessionEntry,
+    held: ReadonlyMap<string, SessionEntry> | undefined,
+  ): SessionEntry
 }
 
 export function openedRecords(): OpenedRecords {
   // Weak: the engine decides which entries live (a lock drops them all, and these with them).
   const known = new WeakMap<SessionEntry, Known>()
   return {
-    note(plain, record) {
-      known.set(plain, copyOf(record))
+    note(session_id, plain, record) {
+      known.set(plain, copyOf(session_id, record))
     },
-    keep(fresh, held) {
+    keep(session_id, fresh, held) {
       const prev = held?.get(fresh.id)
       if (!prev || isHeldSealed(prev)) return fresh
       const was = known.get(prev)
       const now = sealedRecordOf(fresh)
-      return was && now && sameRecord(was, now) ? prev : fresh
+      return was && now && sameRecord(was, session_id, now) ? prev : fresh
     },
   }
 }

@@ -174,15 +174,17 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
     const plain = await Promise.all(stored.map((e) => openEntry(k, session_id, e)))
     // Opened: the record checked (a held one's was checked when it was read).
     for (let i = 0; i < plain.length; i++)
-      records.note(plain[i], sealedRecordOf(stored[i]) ?? (stored[i] as unknown as SealedEntry))
+      records.note(session_id, plain[i], sealedRecordOf(stored[i]) ?? (stored[i] as unknown as SealedEntry))
     return plain
   }
 
   /** Stored records held sealed, or as the opened entry of `held` each still is (see `OpenedRecords`). */
   const hold = (
+    session_id: string,
     stored: readonly unknown[],
     held: ReadonlyMap<string, SessionEntry> | undefined,
-  ): SessionEntry[] => (held ? stored.map((r) => records.keep(holdEntry(r), held)) : stored.map(holdEntry))
+  ): SessionEntry[] =>
+    held ? stored.map((r) => records.keep(session_id, holdEntry(r), held)) : stored.map(holdEntry)
 
   /** Seals `head`, keeping every box of `base` (its stored form) whose plaintext did not change. */
   const sealHead = async (head: SessionHead, base: SessionHead | undefined): Promise<SessionHead> => {
@@ -282,7 +284,7 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
       ...[...w.entries].map(async ([id, batch]) => {
         const plain = [...batch.values()]
         const sealed = await Promise.all(plain.map((e) => early.take(id, e) ?? sealEntry(k, id, e)))
-        for (let i = 0; i < plain.length; i++) records.note(plain[i], sealed[i])
+        for (let i = 0; i < plain.length; i++) records.note(id, plain[i], sealed[i])
         entries.set(id, new Map(sealed.map((e) => [e.id, e as unknown as SessionEntry])))
       }),
     ])
@@ -344,7 +346,7 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
           // The same, held sealed: nothing is opened inside a commit that needs clear fields only.
           sealedEntries: async (id, held) => {
             await headOf(id)
-            return hold(await (paged ? inner.entries(id) : r.entries(id)), held)
+            return hold(id, await (paged ? inner.entries(id) : r.entries(id)), held)
           },
           ...(r.expect && {
             expect(id, ok, held) {
@@ -442,10 +444,10 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
       // Nothing is opened here: the engine opens what its reads return (`openEntries`).
       let part: SessionEntry[] | undefined
       const stored = await inner.entries(id, count, (entries) => {
-        part = hold(entries, held)
+        part = hold(id, entries, held)
         first?.(part)
       })
-      return part ? part.concat(hold(stored.slice(part.length), held)) : hold(stored, held)
+      return part ? part.concat(hold(id, stored.slice(part.length), held)) : hold(id, stored, held)
     },
     async openEntries(id, held) {
       const plain = await openEntries(id, held)
