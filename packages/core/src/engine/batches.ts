@@ -628,8 +628,16 @@ export class BatchRunner implements Batches {
       const s = this.engine.state.sessions.get(id)
       if (s) this.engine.state.sessions.set(id, { head: s.head })
     }
-    for (const [id, c] of refreshed) if (!changes.has(id)) changes.set(id, c)
+    // A session read again from disk that the batch also wrote: its change says only what the
+    // batch wrote (what other tabs are relayed), so the re-read, which may bring another
+    // tab's writes, is announced on its own, as another tab's commit, for live queries.
+    const reread = new Map<string, SessionChange>()
+    for (const [id, c] of refreshed) (changes.has(id) ? reread : changes).set(id, c)
     this.engine.measure(changes)
+    if (reread.size) {
+      this.engine.measure(reread)
+      this.engine.publish('tab', reread, [])
+    }
     this.engine.publish(source, changes, overlay.events)
     for (let i = 0; i < batch.length; i++) {
       if (failed[i]) batch[i].reject(results[i])
@@ -668,9 +676,13 @@ export class BatchRunner implements Batches {
         if (fresh && (opened(held) || (held.entries && !whole.has(id)) || !needEntries.has(id))) return
         if (needEntries.has(id) || held?.entries) {
           // An encrypted store's entries are read sealed unless a call reads them all: a call
-          // that reads one held so runs again once it is opened (`Unopened`).
-          const read = reader.sealedEntries && !whole.has(id) ? reader.sealedEntries : reader.entries
-          this.engine.state.setSession(disk, await read.call(reader, id))
+          // that reads one held so runs again once it is opened (`Unopened`). Those opened
+          // before whose record is unchanged on disk stay opened (`Storage.sealedEntries`).
+          const entries =
+            reader.sealedEntries && !whole.has(id)
+              ? await reader.sealedEntries(id, held?.entries)
+              : await reader.entries(id)
+          this.engine.state.setSession(disk, entries)
         } else this.engine.state.sessions.set(id, { head: disk })
         out.set(id, { session_id: id, head: disk, added: [], updated: [], reloaded: true })
       }),

@@ -18,6 +18,8 @@ export interface SealedRecord {
   readonly revision: number
   readonly kind: 'message' | 'custom'
   readonly role?: Role
+  /** The attachments its content references (clear, bound in the box: docs/encryption.md). */
+  readonly attachment_ids?: readonly string[]
   readonly box: string
 }
 

@@ -3,6 +3,7 @@ import type { Overlay } from '../engine/overlay.js'
 import { allEntries, attachmentsOf } from '../engine/overlay-reads.js'
 import { SessionError } from '../model/errors.js'
 import { notFound } from './lifecycle.js'
+import { sealedRecordOf } from '../model/sealed-entry.js'
 import type {
   AgentMessage,
   AttachmentMeta,
@@ -53,13 +54,27 @@ export function collectAttachmentIds(
 export const messageAttachmentIds = (message: AgentMessage, into?: Set<string>): Set<string> =>
   collectAttachmentIds(message.content, into)
 
-/** Whether any message entry of the session, on any branch, references `attachment_id`. */
+/**
+ * Whether any message entry of the session, on any branch, references `attachment_id`. An entry
+ * an encrypted store holds sealed answers from its stored record's clear `attachment_ids` (bound
+ * in its box, checked against the content when it is opened: docs/encryption.md), so the check
+ * opens nothing (`readsNoContent`).
+ */
 function inUse(d: Overlay, session_id: string, attachment_id: string): boolean {
   for (const e of allEntries(d, session_id)) {
-    if (e.kind === 'message' && messageAttachmentIds(e.message).has(attachment_id)) return true
+    if (e.kind !== 'message') continue
+    const sealed = sealedRecordOf(e)
+    if (
+      sealed
+        ? sealed.attachment_ids?.includes(attachment_id)
+        : messageAttachmentIds(e.message).has(attachment_id)
+    )
+      return true
   }
   return false
 }
+
+export { readsNoContent } from './reads-no-content.js'
 
 /** The meta with the draft fields set as given (omitted when empty, as the contract serializes). */
 function withDraft(

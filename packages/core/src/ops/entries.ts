@@ -13,6 +13,7 @@ import type {
 import { SessionError } from '../model/errors.js'
 import { emitAdded, emitUpdated } from '../engine/emit.js'
 import { notFound } from './lifecycle.js'
+import { NO_ENTRIES } from './reads-no-content.js'
 
 // Fetched on first use (prefetched once the first screen's entries are loaded): what writing a
 // transcript needs, and no page needs to show one.
@@ -28,14 +29,7 @@ export function requireParent(d: Overlay, session_id: string, parent_id: string)
     )
 }
 
-/**
- * What a write that reads no entry's content reads (`OperationSpec.reads`): an append, a branch
- * switch, a parent check decide from ids and parents, which an encrypted store holds clear, so
- * it opens nothing for them.
- */
-export const readsNoContent = (): readonly SessionEntry[] => NONE
-
-const NONE: readonly SessionEntry[] = Object.freeze([])
+export { readsNoContent } from './reads-no-content.js'
 
 export function append(d: Overlay, req: AppendRequest, ctx: OpContext): AppendResponse {
   const head = d.head(req.session_id)
@@ -83,7 +77,7 @@ export function append(d: Overlay, req: AppendRequest, ctx: OpContext): AppendRe
  */
 export function updateMessageReads(d: Overlay, req: UpdateMessageRequest): readonly SessionEntry[] {
   const entry = d.entry(req.session_id, req.entry_id)
-  return entry?.kind === 'message' ? [entry] : NONE
+  return entry?.kind === 'message' ? [entry] : NO_ENTRIES
 }
 
 export function updateMessage(d: Overlay, req: UpdateMessageRequest, ctx: OpContext): UpdateMessageResponse {

@@ -93,8 +93,9 @@ export const operations: OperationTable = {
   'session::put-attachment': later(w, false, attachments, 'putAttachment'),
   'session::get-attachment': later(r, false, attachments, 'getAttachment'),
   'session::list-attachments': later(r, false, attachments, 'listAttachments'),
-  // The in-use refusal scans every branch's entries' content: it opens the session whole.
-  'session::delete-attachment': later(w, true, attachments, 'deleteAttachment'),
+  // The in-use refusal scans every branch's entries for references, which a sealed entry
+  // holds clear (`attachment_ids`): it opens nothing.
+  'session::delete-attachment': later(w, true, attachments, 'deleteAttachment', undefined, 'readsNoContent'),
   'session::messages-tail': later(r, true, tail, 'messagesTail', undefined, 'messagesTailReads', true),
   'session::messages-range': later(r, true, tail, 'messagesRange', undefined, 'messagesRangeReads'),
   'session::mention::search': later(r, false, mention, 'mentionSearch', 'mentionPage'),

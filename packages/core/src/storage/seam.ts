@@ -70,9 +70,10 @@ export interface StorageReader {
   entries(session_id: string): Promise<SessionEntry[]>
   /**
    * An encrypted storage's `entries` that leaves each entry's content sealed (see
-   * `Storage.sealedEntries`): a commit reads so what it only needs the clear fields of.
+   * `Storage.sealedEntries`, and its `held`): a commit reads so what it only needs the clear
+   * fields of.
    */
-  sealedEntries?(session_id: string): Promise<SessionEntry[]>
+  sealedEntries?(session_id: string, held?: ReadonlyMap<string, SessionEntry>): Promise<SessionEntry[]>
   /**
    * Whether `expect` can tell, without reading it, that the disk still holds `head` (a head the
    * engine holds). Optional: without it, every head can. An encrypted storage knows only the
@@ -187,11 +188,15 @@ export interface Storage {
    * An encrypted storage's `entries` that leaves each entry's content sealed: the entries are
    * held sealed (`model/sealed-entry.ts`: clear fields checked, content unread) until
    * `openEntries` opens them. The engine loads a session so and opens what its reads return.
+   * `held`, optional, is what the engine held of the session before reading it again: an opened
+   * entry of it whose stored record is exactly the one on disk (the same id, revision, clear
+   * fields and box: the same ciphertext) is returned as it is, opened, instead of sealed.
    */
   sealedEntries?(
     session_id: string,
     count?: number,
     first?: (entries: readonly SessionEntry[]) => void,
+    held?: ReadonlyMap<string, SessionEntry>,
   ): Promise<SessionEntry[]>
   /**
    * Opens held sealed entries of `session_id` (from `sealedEntries`), in their order: all, or

@@ -1,6 +1,13 @@
 import { describe, expect, it, vi } from 'vitest'
-import { filter, firstValueFrom } from 'rxjs'
-import { createStore, indexedDbStorage, memoryStorage, SessionError, type Store } from '../../src/index.js'
+import { BehaviorSubject, filter, firstValueFrom } from 'rxjs'
+import {
+  createStore,
+  indexedDbStorage,
+  memoryStorage,
+  SessionError,
+  type MessageItem,
+  type Store,
+} from '../../src/index.js'
 import { hostOf } from '../../src/host.js'
 import { enableSearch } from '../../src/search/index.js'
 import { rawDb, rawText, req } from '../../../../test/support/raw-idb.js'
@@ -432,6 +439,64 @@ describe('an encrypted store over IndexedDB (Chromium)', () => {
     ])
     expect((await c.get({ session_id }))?.meta.title).toBe('renamed')
     await c.close()
+  })
+
+  it('a session read again after another store wrote keeps what it opened: messages$ opens only the new entries; deleteAttachment opens none', async () => {
+    const name = dbName()
+    const w = await open(name)
+    const { session_id } = await importBranched(w)
+    const file = await w.putAttachment({
+      session_id,
+      file: new File(['bytes'], 'f.txt', { type: 'text/plain' }),
+    })
+    await w.append({
+      session_id,
+      parent_id: 'm_050',
+      message: { ...text('with a file'), content: [file.block] },
+    })
+    const free = await w.putAttachment({
+      session_id,
+      file: new File(['free'], 'g.txt', { type: 'text/plain' }),
+    })
+    await w.setActiveLeaf({ session_id, entry_id: 'm_899' })
+    await w.close()
+    // Two stores on one database that do not hear each other: `a` learns of `b`'s writes only
+    // when its own write finds its head changed and reads the session again (sealed).
+    const solo = () =>
+      createStore({ storage: indexedDbStorage({ name }), encryption: { passphrase }, multiTab: false })
+    const [a, b] = [await solo(), await solo()]
+    const spy = vi.spyOn(crypto.subtle, 'decrypt')
+    const latest = new BehaviorSubject<readonly MessageItem[]>([])
+    const sub = a.messages$({ session_id }).subscribe((v) => latest.next(v))
+    const until = (ok: (v: readonly MessageItem[]) => boolean) => firstValueFrom(latest.pipe(filter(ok)))
+    await until((v) => v.length === 20)
+    let length = 20
+    for (let round = 1; round <= 3; round++) {
+      const theirs = await b.appendMany({
+        session_id,
+        messages: [0, 1, 2].map((i) => text(`theirs ${round} ${i}`)),
+      })
+      spy.mockClear()
+      const mine = await a.append({ session_id, message: text(`mine ${round}`) })
+      length += 4
+      const v = await until((x) => x.length === length)
+      expect(v.slice(-4).map((m) => m.entry_id)).toEqual([...theirs.entry_ids, mine.entry_id])
+      expect(JSON.stringify(v.slice(-4))).toContain(`theirs ${round} 2`)
+      // Their 3 entries and the head's sealed fields; not the path again.
+      expect(spy.mock.calls.length).toBeLessThanOrEqual(3 + 6)
+    }
+    sub.unsubscribe()
+    // The in-use check reads references held clear: nothing of the 900 entries is opened.
+    spy.mockClear()
+    expect(
+      await codeOf(a.deleteAttachment({ session_id, attachment_id: file.attachment.attachment_id })),
+    ).toBe('session/attachment_in_use')
+    expect(await a.deleteAttachment({ session_id, attachment_id: free.attachment.attachment_id })).toEqual({
+      deleted: true,
+    })
+    expect(spy.mock.calls.length).toBe(0)
+    spy.mockRestore()
+    await Promise.all([a.close(), b.close()])
   })
 
   it('encrypts a clear database in place, resuming after a stop midway; nothing left clear', async () => {

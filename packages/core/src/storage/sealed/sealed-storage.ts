@@ -12,6 +12,8 @@ import {
   sealAttachmentMeta,
 } from '../../crypto/attachment-seal.js'
 import { OpenedBlob } from './opened-blob.js'
+import { openedRecords } from './opened-records.js'
+import { sealedRecordOf } from '../../model/sealed-entry.js'
 import { readBytes } from '../../attachments/read-bytes.js'
 import type { EncryptionPolicy } from '../../crypto/policy.js'
 import type { SealedAttachmentMeta, SealedEntry, SealedMeta } from '../../crypto/sealed-records.js'
@@ -161,10 +163,28 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
   }
   const openHeadOrNone = (stored: SessionHead | undefined) => (stored ? openHead(stored) : undefined)
 
-  const openEntries = (session_id: string, stored: readonly SessionEntry[]): Promise<SessionEntry[]> => {
+  /** The records opened entries came from, so a session read again keeps them (`sealedEntries`' `held`). */
+  const records = openedRecords()
+
+  const openEntries = async (
+    session_id: string,
+    stored: readonly SessionEntry[],
+  ): Promise<SessionEntry[]> => {
     const k = keys()
-    return Promise.all(stored.map((e) => openEntry(k, session_id, e)))
+    const plain = await Promise.all(stored.map((e) => openEntry(k, session_id, e)))
+    // Opened: the record checked (a held one's was checked when it was read).
+    for (let i = 0; i < plain.length; i++)
+      records.note(session_id, plain[i], sealedRecordOf(stored[i]) ?? (stored[i] as unknown as SealedEntry))
+    return plain
   }
+
+  /** Stored records held sealed, or as the opened entry of `held` each still is (see `OpenedRecords`). */
+  const hold = (
+    session_id: string,
+    stored: readonly unknown[],
+    held: ReadonlyMap<string, SessionEntry> | undefined,
+  ): SessionEntry[] =>
+    held ? stored.map((r) => records.keep(session_id, holdEntry(r), held)) : stored.map(holdEntry)
 
   /** Seals `head`, keeping every box of `base` (its stored form) whose plaintext did not change. */
   const sealHead = async (head: SessionHead, base: SessionHead | undefined): Promise<SessionHead> => {
@@ -262,9 +282,9 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
         heads.set(id, await sealHead(head, w.deleted.has(id) ? undefined : bases.get(id)))
       }),
       ...[...w.entries].map(async ([id, batch]) => {
-        const sealed = await Promise.all(
-          [...batch.values()].map((e) => early.take(id, e) ?? sealEntry(k, id, e)),
-        )
+        const plain = [...batch.values()]
+        const sealed = await Promise.all(plain.map((e) => early.take(id, e) ?? sealEntry(k, id, e)))
+        for (let i = 0; i < plain.length; i++) records.note(id, plain[i], sealed[i])
         entries.set(id, new Map(sealed.map((e) => [e.id, e as unknown as SessionEntry])))
       }),
     ])
@@ -324,9 +344,9 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
           },
           knows: (head) => storedOf.has(head),
           // The same, held sealed: nothing is opened inside a commit that needs clear fields only.
-          sealedEntries: async (id) => {
+          sealedEntries: async (id, held) => {
             await headOf(id)
-            return (await (paged ? inner.entries(id) : r.entries(id))).map(holdEntry)
+            return hold(id, await (paged ? inner.entries(id) : r.entries(id)), held)
           },
           ...(r.expect && {
             expect(id, ok, held) {
@@ -419,15 +439,15 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
       const [head, rest] = await Promise.all([part.opened, openEntries(id, stored.slice(part.size))])
       return head.concat(rest)
     },
-    async sealedEntries(id, count, first) {
+    async sealedEntries(id, count, first, held) {
       keys()
       // Nothing is opened here: the engine opens what its reads return (`openEntries`).
       let part: SessionEntry[] | undefined
       const stored = await inner.entries(id, count, (entries) => {
-        part = entries.map(holdEntry)
+        part = hold(id, entries, held)
         first?.(part)
       })
-      return part ? part.concat(stored.slice(part.length).map(holdEntry)) : stored.map(holdEntry)
+      return part ? part.concat(hold(id, stored.slice(part.length), held)) : hold(id, stored, held)
     },
     async openEntries(id, held) {
       const plain = await openEntries(id, held)
