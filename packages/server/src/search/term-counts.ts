@@ -8,21 +8,38 @@ import type pg from 'pg'
 // statement (no round trip of its own). With each count, `tf_max`: at least the most times one document holds the term
 // (raised by additions, never lowered), which bounds the term's BM25 weight for a top-k read.
 //
-// The staged rows stay inside PostgreSQL: a setting local to the transaction
-// (`colloquy.term_deltas`, a JSON array of `[owner, term, df, tf]`), which COMMIT and ROLLBACK
-// both clear. Sent to Node and back, they were most of a commit's rows to parse and its largest
-// parameters (a dozen rows per message appended).
+// The staged rows stay inside PostgreSQL, in a temporary table of the connection
+// (`colloquy_term_deltas`) that every COMMIT empties (ON COMMIT DELETE ROWS, a truncation) and a
+// ROLLBACK leaves with no row it can see. Each statement appends its rows, so a commit written in
+// many statements (a large import) stages in time linear in its rows; a transaction-local setting
+// held them before, read back whole and written again by every statement (quadratic). Sent to
+// Node and back, they were most of a commit's rows to parse and its largest parameters (a dozen
+// rows per message appended).
 
-/** The rows staged so far in this transaction (`jsonb`, an empty array when none). */
-const STAGED = `coalesce(nullif(current_setting('colloquy.term_deltas', true), ''), '[]')::jsonb`
+/** The staged rows (`pg_temp`: never a table of the schema by that name). */
+const STAGED = 'pg_temp.colloquy_term_deltas'
+
+/** The connections whose session has the table already (it lives as long as the connection). */
+const ready = new WeakSet<pg.ClientBase>()
 
 /**
- * An expression that adds the term rows (`termRowsSql`) of a relation `docs(owner, terms, sign)`
- * to the transaction's staged rows. Its value is the setting's new text, never null: a statement
- * evaluates it by testing that (`… IS NULL`, always false).
+ * Creates the connection's table of staged rows, once per connection: called before the
+ * commit's BEGIN, so no rolled-back transaction takes the table with it.
+ */
+export async function prepareTermDeltas(client: pg.ClientBase): Promise<void> {
+  if (ready.has(client)) return
+  await client.query(
+    `CREATE TEMP TABLE IF NOT EXISTS colloquy_term_deltas (owner text, term text COLLATE "C" NOT NULL, df bigint NOT NULL, tf int) ON COMMIT DELETE ROWS`,
+  )
+  ready.add(client)
+}
+
+/**
+ * A statement (or a common table expression's body) that adds the term rows (`termRowsSql`) of a
+ * relation `docs(owner, terms, sign)` to the transaction's staged rows.
  */
 export const stageTermRowsSql = (docs: string): string =>
-  `set_config('colloquy.term_deltas', (${STAGED} || coalesce((SELECT jsonb_agg(jsonb_build_array(t.owner, t.term, t.df, t.tf)) FROM (${termRowsSql(docs)}) t), '[]'::jsonb))::text, true)`
+  `INSERT INTO ${STAGED} (owner, term, df, tf) ${termRowsSql(docs)}`
 
 /**
  * Applies the staged counts in a statement of their own: for a commit that writes no change-log
@@ -45,17 +62,25 @@ export async function applyStagedTermCounts(client: pg.ClientBase): Promise<void
  * to (one row), so the counts are written only once it is read: the change log's clock row,
  * whose lock orders commits, so two commits never wait on each other's term rows in a cycle and
  * each reads the counts the one before it left (an update's re-check reads the newest row).
+ *
+ * The deletes find their rows by the key, `(owner, term)`, in one index probe each: one for the
+ * owners and one for the rows without one, as `IS NOT DISTINCT FROM` (which no index serves) made
+ * the planner scan the whole table for any commit that removed a term.
  */
 export const termCountsSql = (after?: string): string =>
   `tc AS (SELECT u.owner, u.term, sum(u.df)::bigint AS df, coalesce(max(u.tf), 0)::int AS tf
-       FROM (SELECT x->>0 AS owner, x->>1 AS term, (x->>2)::bigint AS df, (x->>3)::int AS tf FROM jsonb_array_elements(${STAGED}) x) u${after ? `, ${after}` : ''}
+       FROM ${STAGED} u${after ? `, ${after}` : ''}
        GROUP BY u.owner, u.term HAVING sum(u.df) <> 0 OR max(u.tf) > 0),
-  tc_gone AS (DELETE FROM colloquy_terms t USING tc
-       WHERE tc.df < 0 AND t.owner IS NOT DISTINCT FROM tc.owner AND t.term = tc.term AND t.df + tc.df <= 0
+  tc_owned AS (DELETE FROM colloquy_terms t USING tc
+       WHERE tc.df < 0 AND t.owner = tc.owner AND t.term = tc.term AND t.df + tc.df <= 0
+       RETURNING t.owner, t.term),
+  tc_unowned AS (DELETE FROM colloquy_terms t USING tc
+       WHERE tc.df < 0 AND tc.owner IS NULL AND t.owner IS NULL AND t.term = tc.term AND t.df + tc.df <= 0
        RETURNING t.owner, t.term),
   tc_kept AS (INSERT INTO colloquy_terms AS t (owner, term, df, tf_max)
        SELECT owner, term, df, tf FROM tc
-         WHERE NOT EXISTS (SELECT 1 FROM tc_gone g WHERE g.owner IS NOT DISTINCT FROM tc.owner AND g.term = tc.term)
+         WHERE NOT EXISTS (SELECT 1 FROM (SELECT * FROM tc_owned UNION ALL SELECT * FROM tc_unowned) g
+           WHERE g.owner IS NOT DISTINCT FROM tc.owner AND g.term = tc.term)
          ORDER BY owner COLLATE "C" NULLS FIRST, term
        ON CONFLICT (owner, term) DO UPDATE SET df = t.df + EXCLUDED.df, tf_max = greatest(t.tf_max, EXCLUDED.tf_max)
          WHERE EXCLUDED.df <> 0 OR EXCLUDED.tf_max > t.tf_max)`

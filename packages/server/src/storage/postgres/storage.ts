@@ -33,7 +33,12 @@ import { migrate } from './schema.js'
 import { slicer, WORK_BUDGETS } from '../../work.js'
 import { entryDoc, titleDoc } from '../../search/search-doc.js'
 import { postgresFullText } from '../../search/postgres-search.js'
-import { applyStagedTermCounts, stageTermRowsSql, termCountsSql } from '../../search/term-counts.js'
+import {
+  applyStagedTermCounts,
+  prepareTermDeltas,
+  stageTermRowsSql,
+  termCountsSql,
+} from '../../search/term-counts.js'
 import type { FullTextSource } from '../../search/server-search.js'
 
 export interface PostgresStorageOptions {
@@ -132,16 +137,16 @@ const WRITE_DATA = `WITH n AS (SELECT n.s, n.i, n.entry, n.terms::tsvector AS te
     UNION ALL SELECT CASE WHEN sess.headed THEN sess.now ELSE sess.was END, n.terms, 1 FROM n JOIN sess ON sess.id = n.s WHERE sess.existed OR sess.headed
     UNION ALL SELECT sess.now, e.terms, 1 FROM sess JOIN colloquy_entries e ON e.session_id = sess.id
       WHERE sess.whole AND NOT EXISTS (SELECT 1 FROM n WHERE n.s = e.session_id AND n.i = e.id)
-    UNION ALL SELECT sess.now, sess.new_title, 1 FROM sess WHERE sess.headed AND NOT sess.same_title)
-  SELECT ins.session_id, ins.id FROM ins WHERE ins.inserted
-  UNION ALL SELECT NULL, NULL WHERE ${stageTermRowsSql('docs')} IS NULL`
+    UNION ALL SELECT sess.now, sess.new_title, 1 FROM sess WHERE sess.headed AND NOT sess.same_title),
+  staged AS (${stageTermRowsSql('docs')})
+  SELECT ins.session_id, ins.id FROM ins WHERE ins.inserted`
 
 /**
  * A deleted session's documents leave its owner's term counts, in the statement that deletes its
  * entries (the session's row, its owner and title, goes after it).
  */
 const DELETE_ENTRIES = `WITH gone AS (DELETE FROM colloquy_entries WHERE session_id = ANY($1) RETURNING session_id, terms)
-  SELECT ${stageTermRowsSql(`(SELECT s.owner, gone.terms, -1 AS sign FROM gone JOIN colloquy_sessions s ON s.id = gone.session_id
+  ${stageTermRowsSql(`(SELECT s.owner, gone.terms, -1 AS sign FROM gone JOIN colloquy_sessions s ON s.id = gone.session_id
     UNION ALL SELECT owner, title_terms, -1 FROM colloquy_sessions WHERE id = ANY($1))`)}`
 
 /**
@@ -222,6 +227,7 @@ export function postgresStorage(
     // The first `seq` the commit took, once it took them (the feed reads below it meanwhile).
     const took: { first?: number } = {}
     try {
+      await prepareTermDeltas(client)
       await client.query('BEGIN')
       const heads = new Map<string, SessionHead | undefined>()
       const locks = new Map<string, Promise<void>>()
