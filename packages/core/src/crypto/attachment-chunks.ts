@@ -1,13 +1,6 @@
 import { SessionError } from '../model/errors.js'
 import { concatBytes } from '../util/bytes.js'
-import {
-  ENVELOPE_VERSION,
-  envelopeLength,
-  openBytes,
-  sealBytes,
-  type KeySource,
-  type SealContext,
-} from './envelope.js'
+import { ENVELOPE_VERSION, openBytes, sealBytes, type KeySource, type SealContext } from './envelope.js'
 
 // An attachment's bytes sealed in chunks, at rest and on the wire alike: read from its Blob and
 // sealed one chunk at a time, so the clear bytes are never held whole, and opened chunk by
@@ -190,22 +183,20 @@ function framesOf(session_id: string, attachment_id: string, sealed: Uint8Array)
 }
 
 /**
- * Opens every frame, all at once, `order` saying which first (a frame still being read opens
- * once it is here); `opened` is told of each as it opens (with the pieces opened so far, in
- * place). Answers once every one has settled (so none is left opening after a refusal): the
+ * Opens every frame, all at once, `order` saying which first; `opened` is told of each as it
+ * opens (with the pieces opened so far, in place). Answers once every one has settled (so none is left opening after a refusal): the
  * pieces in the frames' order, or the first refusal.
  */
 async function openFrames(
   keys: KeySource,
-  frames: readonly (Frame | Promise<Frame>)[],
+  frames: readonly Frame[],
   order: readonly number[],
   opened?: (index: number, pieces: readonly Uint8Array[]) => void,
 ): Promise<Uint8Array[]> {
   const pieces: Uint8Array[] = new Array(frames.length)
   const settled = await Promise.allSettled(
     order.map(async (i) => {
-      const { envelope, context } = await frames[i]!
-      const piece = await openBytes(keys, envelope, context)
+      const piece = await openBytes(keys, frames[i]!.envelope, frames[i]!.context)
       pieces[i] = piece
       opened?.(i, pieces)
     }),
@@ -240,17 +231,13 @@ export function openChunks(
  * first: its length, after the full chunks before it, gives the whole's. Nothing is answered
  * unless every chunk opened (`session/integrity` as `openChunks`).
  */
-export function openChunksWhole(
+export async function openChunksWhole(
   keys: KeySource,
   session_id: string,
   attachment_id: string,
   sealed: Uint8Array,
 ): Promise<Uint8Array> {
-  return openWhole(keys, framesOf(session_id, attachment_id, sealed))
-}
-
-/** `openChunksWhole` of frames in order, each maybe still being read. */
-async function openWhole(keys: KeySource, frames: readonly (Frame | Promise<Frame>)[]): Promise<Uint8Array> {
+  const frames = framesOf(session_id, attachment_id, sealed)
   const n = frames.length
   if (n === 1) return (await openFrames(keys, frames, [0]))[0]!
   let whole: Uint8Array | undefined
@@ -268,56 +255,4 @@ async function openWhole(keys: KeySource, frames: readonly (Frame | Promise<Fram
     } else whole?.set(piece, i * CHUNK_BYTES)
   })
   return regular ? whole! : concatBytes(pieces)
-}
-
-/** A frame not where the layout this writer seals puts it: the Blob is read whole instead. */
-const MISFRAMED = new Error('not framed as sealed here')
-
-/**
- * `openChunksWhole` of a chunked attachment stored as `blob`, read a chunk at a time: every
- * chunk's slice is asked for at once and each opens as soon as it is here, so the decryption of
- * the first overlaps the reading of the rest, and no buffer of the whole sealed bytes is made.
- * Where the chunks are is known from the size alone for what this writer seals (full chunks of
- * one length, under a key id as long as the current one's), and each frame's own length is
- * checked against it as it arrives: they tile the bytes exactly as `framesOf` reads them, so a
- * chunk opens with the same index and the same `last` as there. Undefined (the caller reads the
- * Blob whole, as `framesOf` does) for anything else: another layout, chunks of other lengths,
- * another key id length, cut-off bytes. Nothing is answered unless every chunk opened.
- */
-export async function openBlobChunksWhole(
-  keys: KeySource,
-  session_id: string,
-  attachment_id: string,
-  blob: Blob,
-): Promise<Uint8Array | undefined> {
-  // A full chunk's frame: its length, then the envelope of the chunk padded to its bucket.
-  const full = 4 + envelopeLength(keys.currentKeyId, CHUNK_BYTES + 1)
-  const size = blob.size
-  const n = Math.ceil((size - 1) / full)
-  const lastAt = 1 + (n - 1) * full
-  // Too short for even the last frame's length: let `framesOf` say what is wrong.
-  if (n < 1 || size - lastAt < 4) return undefined
-  const reads = Array.from({ length: n }, async (_, i): Promise<Frame> => {
-    const at = 1 + i * full
-    const end = i === n - 1 ? size : at + full
-    // The first slice starts with the layout's byte.
-    const from = i === 0 ? 0 : at
-    const buf = await blob.slice(from, end).arrayBuffer()
-    const bytes = new Uint8Array(buf)
-    if (bytes.length !== end - from || (i === 0 && bytes[0] !== CHUNKED)) throw MISFRAMED
-    if (new DataView(buf).getUint32(at - from) !== end - at - 4) throw MISFRAMED
-    return {
-      envelope: bytes.subarray(at - from + 4),
-      context: context(session_id, attachment_id, i, i === n - 1),
-    }
-  })
-  const opening = openWhole(keys, reads)
-  // Settled below either way: a misframed read's refusal is not reported as the layout's.
-  opening.catch(() => {})
-  const framed = await Promise.allSettled(reads)
-  if (framed.some((r) => r.status === 'rejected' && r.reason === MISFRAMED)) {
-    await opening.catch(() => {})
-    return undefined
-  }
-  return opening
 }

@@ -4,13 +4,7 @@ import { sha256Hex } from '../util/bytes.js'
 import { parseAttachmentMeta } from '../validation/records.js'
 import { isPlainObject } from '../validation/validate.js'
 import { openBytes, openJson, sealBytes, sealJson, type KeySource, type SealContext } from './envelope.js'
-import {
-  isChunked,
-  openBlobChunksWhole,
-  openChunks,
-  openChunksWhole,
-  sealChunksToBlob,
-} from './attachment-chunks.js'
+import { isChunked, openChunks, openChunksWhole, sealChunksToBlob } from './attachment-chunks.js'
 import { checked, sealedAttachmentMeta, type SealedAttachmentMeta } from './sealed-records.js'
 
 // Attachments never change once put: their boxes are bound to revision 0 of their own id.
@@ -147,21 +141,4 @@ export async function openAttachmentWhole(
   return isChunked(sealed)
     ? openChunksWhole(keys, session_id, attachment_id, sealed)
     : openAttachmentBytes(keys, session_id, attachment_id, sealed)
-}
-
-/**
- * `openAttachmentWhole` of the sealed bytes stored as `blob`: read a chunk at a time, each
- * opening while the others are read (`openBlobChunksWhole`), or whole where they are not laid
- * out as this writer seals them (the single envelope before the chunked layout included).
- */
-export async function openAttachmentBlob(
-  keys: KeySource,
-  session_id: string,
-  attachment_id: string,
-  blob: Blob,
-): Promise<Uint8Array> {
-  return (
-    (await openBlobChunksWhole(keys, session_id, attachment_id, blob)) ??
-    openAttachmentWhole(keys, session_id, attachment_id, new Uint8Array(await blob.arrayBuffer()))
-  )
 }

@@ -86,13 +86,9 @@ function associatedData(keyId: string, c: SealContext): Uint8Array<ArrayBuffer> 
   return adScratch.subarray(0, n)
 }
 
-/** The length of the envelope that seals `padded` bytes under key `keyId` (header, IV, tag). */
-export const envelopeLength = (keyId: string, padded: number): number =>
-  2 + keyId.length + IV_BYTES + padded + TAG_BYTES
-
-/** The envelope's header (version, key id) and a fresh IV, ahead of room for `padded` bytes and the tag. */
-function envelopeFor(keyId: string, padded: number): { out: Uint8Array; iv: Uint8Array<ArrayBuffer> } {
-  const out = new Uint8Array(envelopeLength(keyId, padded))
+/** The envelope's header (version, key id) and a fresh IV, ahead of room for `sealedLength` bytes. */
+function envelopeFor(keyId: string, sealedLength: number): { out: Uint8Array; iv: Uint8Array<ArrayBuffer> } {
+  const out = new Uint8Array(2 + keyId.length + IV_BYTES + sealedLength)
   out[0] = ENVELOPE_VERSION
   out[1] = keyId.length
   for (let i = 0; i < keyId.length; i++) out[2 + i] = keyId.charCodeAt(i)
@@ -109,7 +105,7 @@ async function sealPadded(
 ): Promise<Uint8Array> {
   const keyId = keys.currentKeyId
   const key = keys.keyFor(keyId)!
-  const { out, iv } = envelopeFor(keyId, padded.length)
+  const { out, iv } = envelopeFor(keyId, padded.length + TAG_BYTES)
   const sealed = crypto.subtle.encrypt(
     { name: 'AES-GCM', iv, additionalData: associatedData(keyId, context) },
     key,

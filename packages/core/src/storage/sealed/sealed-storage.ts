@@ -6,8 +6,8 @@ import { openJson, sealJson, type KeySource } from '../../crypto/envelope.js'
 import { holdEntry, openEntry, sealEntry } from '../../crypto/entry-seal.js'
 import { openMeta, sealMeta } from '../../crypto/meta-seal.js'
 import {
-  openAttachmentBlob,
   openAttachmentMeta,
+  openAttachmentWhole,
   sealAttachmentData,
   sealAttachmentMeta,
 } from '../../crypto/attachment-seal.js'
@@ -206,9 +206,9 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
     return stored
   }
 
-  // Attachment bytes: sealed in chunks from the Blob as it is read (never joined whole), read a
-  // chunk at a time and opened chunk by chunk into the one buffer the Blob a read returns is made
-  // of and answers its first read with (crypto/attachment-chunks.ts, opened-blob.ts).
+  // Attachment bytes: sealed in chunks from the Blob as it is read (never joined whole), opened
+  // chunk by chunk into the one buffer the Blob a read returns is made of and answers its first
+  // read with (crypto/attachment-chunks.ts, opened-blob.ts).
   const sealBlob = async (b: BlobWrite): Promise<BlobWrite> => {
     if (b.op === 'delete') return b
     let plain: Blob | Uint8Array
@@ -236,7 +236,8 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
     const k = keys()
     const blob = await inner.attachmentBytes?.(session_id, attachment_id)
     if (!blob) return undefined
-    const opened = await openAttachmentBlob(k, session_id, attachment_id, blob)
+    const sealed = new Uint8Array(await blob.arrayBuffer())
+    const opened = await openAttachmentWhole(k, session_id, attachment_id, sealed)
     return new OpenedBlob(opened, await type)
   }
 
