@@ -2,7 +2,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrate } from '../../packages/server/src/storage/postgres/schema.js'
 import {
-  prepareTermDeltas,
+  beginStaging,
   stageTermRowsSql,
   termCountsSql,
 } from '../../packages/server/src/search/term-counts.js'
@@ -42,8 +42,7 @@ describe('term counts at scale', () => {
       ANALYZE colloquy_terms`)
     const client = await pool.connect()
     try {
-      await prepareTermDeltas(client)
-      await client.query('BEGIN')
+      await beginStaging(client)
       // Eleven of owner7's terms lose a document (some fall to zero), as an edit's would.
       await client.query(stageTermRowsSql(DOCS), [11, 0, -1, 'owner7'])
       const plan = (
@@ -79,8 +78,7 @@ describe('term counts at scale', () => {
   it("staging a commit's chunk costs the same however many chunks came before it", async () => {
     const client = await pool.connect()
     try {
-      await prepareTermDeltas(client)
-      await client.query('BEGIN')
+      await beginStaging(client)
       const ROWS = 3000
       let chunk = 0
       const stage = async (): Promise<number> => {

@@ -19,19 +19,17 @@ import type pg from 'pg'
 /** The staged rows (`pg_temp`: never a table of the schema by that name). */
 const STAGED = 'pg_temp.colloquy_term_deltas'
 
-/** The connections whose session has the table already (it lives as long as the connection). */
-const ready = new WeakSet<pg.ClientBase>()
-
 /**
- * Creates the connection's table of staged rows, once per connection: called before the
- * commit's BEGIN, so no rolled-back transaction takes the table with it.
+ * Begins a commit's transaction with the table of staged rows there: made inside the
+ * transaction (if the connection lacks it), in the same round trip as BEGIN. Inside, because a
+ * connection is not a session behind a transaction-mode pooler (PgBouncer, a host's pooled port):
+ * a table made before BEGIN may be on another server connection than the commit. A rolled-back
+ * transaction takes a table it made with it, and the next commit makes it again.
  */
-export async function prepareTermDeltas(client: pg.ClientBase): Promise<void> {
-  if (ready.has(client)) return
+export async function beginStaging(client: pg.ClientBase): Promise<void> {
   await client.query(
-    `CREATE TEMP TABLE IF NOT EXISTS colloquy_term_deltas (owner text, term text COLLATE "C" NOT NULL, df bigint NOT NULL, tf int) ON COMMIT DELETE ROWS`,
+    `BEGIN; CREATE TEMP TABLE IF NOT EXISTS colloquy_term_deltas (owner text, term text COLLATE "C" NOT NULL, df bigint NOT NULL, tf int) ON COMMIT DELETE ROWS`,
   )
-  ready.add(client)
 }
 
 /**

@@ -35,7 +35,7 @@ import { entryDoc, titleDoc } from '../../search/search-doc.js'
 import { postgresFullText } from '../../search/postgres-search.js'
 import {
   applyStagedTermCounts,
-  prepareTermDeltas,
+  beginStaging,
   stageTermRowsSql,
   termCountsSql,
 } from '../../search/term-counts.js'
@@ -227,8 +227,7 @@ export function postgresStorage(
     // The first `seq` the commit took, once it took them (the feed reads below it meanwhile).
     const took: { first?: number } = {}
     try {
-      await prepareTermDeltas(client)
-      await client.query('BEGIN')
+      await beginStaging(client)
       const heads = new Map<string, SessionHead | undefined>()
       const locks = new Map<string, Promise<void>>()
       let batch: { ids: Set<string>; run: Promise<void> } | undefined
