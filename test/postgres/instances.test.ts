@@ -204,15 +204,19 @@ describe('two instances on one database', () => {
       meta('ooo-1', 'slow writer'),
       entry('ooo-1', 'o1', null, 'held open'),
     ])
-    // The slow writer has taken its number and holds its transaction open (it wrote, and waits).
+    // The slow writer has taken its number and holds its transaction open: the clock row it
+    // bumped stays locked until it commits. (A backend with a transaction id is no sign of it: a
+    // commit's first statement on a new connection makes the staged term rows' table.)
     await until(
-      async () =>
-        (
-          await pg.cluster.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state = 'idle in transaction' AND backend_xid IS NOT NULL",
-            [pg.db.slice(pg.db.lastIndexOf('/') + 1)],
-          )
-        ).rows[0].n === 1,
+      async () => {
+        try {
+          await pg.query('SELECT 1 FROM colloquy_clock WHERE id = 1 FOR UPDATE NOWAIT')
+          return false
+        } catch (e) {
+          if ((e as { code?: string }).code === '55P03') return true
+          throw e
+        }
+      },
       10_000,
       'the slow writer to hold its commit open',
     )
