@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config'
 import { playwright } from '@vitest/browser-playwright'
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { readmeBlocks } from './test/docs/readme-plugin.js'
 import { engines } from './test/support/engine-provider.js'
@@ -36,6 +37,7 @@ const engineProject = (engine: 'webkit' | 'firefox') => ({
       enabled: true,
       headless: true,
       screenshotFailures: false,
+      fileParallelism: false,
       provider: engines(),
       instances: [{ browser: engine }],
     },
@@ -48,6 +50,13 @@ export default defineConfig({
     // After a run of every feature in every engine, the README's support table is written from it;
     // with RUN_SUMMARY set, the run's outcome is written for `.ci/run` to judge (test/support/run-summary.ts).
     reporters: ['default', new SupportReporter(), new RunSummaryReporter()],
+    // Node test files at least two at a time, even on two cores: most of a demo or server suite's
+    // time is spent waiting on the browser, server or PostgreSQL it starts, so one file at a time
+    // (Vitest's default there) left a core idle a third of the run. The browser suites keep one
+    // file at a time (`fileParallelism: false`): files in one page share an origin's IndexedDB,
+    // Web Locks and channels. All projects get the same value, which Vitest requires of projects
+    // that run side by side.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         extends: true,
@@ -111,6 +120,7 @@ export default defineConfig({
             enabled: true,
             headless: true,
             screenshotFailures: false,
+            fileParallelism: false,
             provider: playwright({
               launchOptions: { executablePath: '/usr/bin/chromium', args: chromiumArgs },
             }),

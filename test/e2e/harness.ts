@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { createHash, type Hash } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright'
@@ -44,6 +45,56 @@ export async function buildExample(example: Example): Promise<string> {
 
 /** Removes a build `buildExample` made. */
 export const removeBuild = (outDir: string): void => rmSync(outDir, { recursive: true, force: true })
+
+// What a production build of an example is made from: every example's own files (they share
+// chat-kit), the packages' sources and manifests, and the lockfile. Tests and outputs are not.
+const notSources = new Set(['node_modules', 'dist', 'test', '.tmp'])
+
+function hashTree(hash: Hash, dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (notSources.has(entry.name)) continue
+    const path = `${dir}/${entry.name}`
+    if (entry.isDirectory()) hashTree(hash, path)
+    else if (entry.isFile()) hash.update(`${path}\0`).update(readFileSync(path))
+  }
+}
+
+/** A digest of the sources the examples are built from (hashing them takes milliseconds; a build, seconds). */
+function sourcesKey(): string {
+  const hash = createHash('sha256')
+  hashTree(hash, `${repo}examples`)
+  for (const pkg of readdirSync(`${repo}packages`).sort()) {
+    hashTree(hash, `${repo}packages/${pkg}/src`)
+    hash.update(readFileSync(`${repo}packages/${pkg}/package.json`))
+  }
+  hash.update(readFileSync(`${repo}pnpm-lock.yaml`))
+  return hash.digest('hex').slice(0, 16)
+}
+
+/**
+ * The production build of `example` for the sources as they are, made once and shared by every
+ * test file that serves it, read-only: most demo suites need the same build, and making it once
+ * a file cost seconds of CPU each. A build is made in a directory of its own and renamed into
+ * place, which is atomic and refuses a directory that is already there: two files that build at
+ * once both get a whole build, one of them the other's. Builds of other sources are removed.
+ */
+export async function sharedBuild(example: Example): Promise<string> {
+  const key = `${example}-${sourcesKey()}`
+  const shared = `${repo}test/e2e/.tmp/shared`
+  const dir = `${shared}/${key}`
+  if (existsSync(dir)) return dir
+  const made = await buildExample(example)
+  mkdirSync(shared, { recursive: true })
+  try {
+    renameSync(made, dir)
+  } catch (error) {
+    if (!existsSync(dir)) throw error
+    removeBuild(made) // another file's build of the same sources got there first
+  }
+  for (const old of readdirSync(shared))
+    if (old.startsWith(`${example}-`) && old !== key) removeBuild(`${shared}/${old}`)
+  return dir
+}
 
 /** A free TCP port on 127.0.0.1. */
 export const freePort = (): Promise<number> =>
@@ -109,7 +160,7 @@ export interface ExampleSuite {
 }
 
 /**
- * Registers a demo app suite's hooks: builds and serves `example` and launches Chromium once per
+ * Registers a demo app suite's hooks: serves the shared build of `example` and launches Chromium once per
  * file, and gives every test a fresh context (its own IndexedDB, service worker and caches).
  */
 export function useExample(example: Example): ExampleSuite {
@@ -120,14 +171,13 @@ export function useExample(example: Example): ExampleSuite {
   let pageErrors: (() => void) | undefined
 
   beforeAll(async () => {
-    outDir = await buildExample(example)
+    outDir = await sharedBuild(example)
     served = await serve(example, outDir)
     browser = await launchChromium()
   }, 180_000) // a production build of the app comes first
   afterAll(async () => {
     await browser?.close()
     await served?.close()
-    if (outDir) removeBuild(outDir)
   })
   beforeEach(async () => {
     context = await browser!.newContext({ viewport: { width: 1280, height: 800 } })

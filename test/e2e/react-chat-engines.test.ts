@@ -8,7 +8,7 @@ import {
 } from '../support/engines.js'
 import { noteLimit } from '../support/engine-limit.js'
 import { expectedReply } from './chat-page.js'
-import { buildExample, removeBuild, serve, type Served } from './harness.js'
+import { serve, sharedBuild, type Served } from './harness.js'
 
 // The demo's main path (send, stream, edit into a branch, switch branches, reload, offline) in
 // each engine, through the engine driver: Chromium (Playwright), WebKit (WebKitWebDriver and
@@ -186,11 +186,8 @@ async function ask(page: Page, prompt: string, rowsBefore: number): Promise<numb
 // --- The suite ---------------------------------------------------------------------------
 
 beforeAll(async () => {
-  outDir = await buildExample('react-chat')
+  outDir = await sharedBuild('react-chat')
 }, 180_000)
-afterAll(() => {
-  if (outDir) removeBuild(outDir)
-})
 
 for (const engine of enginesUnderTest())
   describe(engine, () => {

@@ -6,7 +6,7 @@ import { importTranscript } from '../../packages/formats/src/index.js'
 import { nodeSqlite } from '../../packages/formats/src/node.js'
 import { DB, openCodeDb } from '../../packages/formats/test/fixtures/opencode.js'
 import { chats, composer, picker, rows, rowText } from './chat-page.js'
-import { buildExample, launchChromium, removeBuild, screenshot, serve, type Served } from './harness.js'
+import { launchChromium, screenshot, serve, sharedBuild, type Served } from './harness.js'
 import { watchPageErrors } from '../support/page-errors.js'
 
 // Transcripts from other tools in the React demo: dropped on the app or picked with "Import…",
@@ -45,14 +45,13 @@ let context: BrowserContext
 let pageErrors: () => void
 
 beforeAll(async () => {
-  outDir = await buildExample('react-chat')
+  outDir = await sharedBuild('react-chat')
   served = await serve('react-chat', outDir)
   browser = await launchChromium()
 }, 180_000)
 afterAll(async () => {
   await browser?.close()
   await served?.close()
-  if (outDir) removeBuild(outDir)
 })
 beforeEach(async () => {
   context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true })
