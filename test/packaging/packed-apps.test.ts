@@ -116,6 +116,27 @@ afterAll(() => {
   if (app) rmSync(app, { recursive: true, force: true })
 })
 
+/** Whether any record of any IndexedDB database of the page holds `text` (run in the page). */
+async function storedText(text: string): Promise<boolean> {
+  const req = <T>(r: IDBRequest<T>): Promise<T> =>
+    new Promise((resolve, reject) => {
+      r.onsuccess = () => resolve(r.result)
+      r.onerror = () => reject(r.error)
+    })
+  for (const { name } of await indexedDB.databases()) {
+    if (!name) continue
+    const db = await req(indexedDB.open(name))
+    try {
+      for (const store of [...db.objectStoreNames])
+        if (JSON.stringify(await req(db.transaction(store).objectStore(store).getAll())).includes(text))
+          return true
+    } finally {
+      db.close()
+    }
+  }
+  return false
+}
+
 describe('packed packages installed with npm', () => {
   it('a React app with @colloquy/ai-sdk and @colloquy/assistant-ui builds without vue installed', async () => {
     expect(existsSync(join(app, 'node_modules', 'vue'))).toBe(false)
@@ -212,6 +233,10 @@ describe('packed packages installed with npm', () => {
         await page.getByLabel('Message').fill('Hello npm')
         await page.getByRole('button', { name: 'Send', exact: true }).click()
         await page.getByText(reply).waitFor()
+        // The quick starts write the reply in the background as it streams: shown is not yet
+        // stored. Reloaded once the page's IndexedDB holds it (a reload before that may find it
+        // cut short, as any write in flight; a loaded machine made that window seconds long).
+        await page.waitForFunction(storedText, reply, { polling: 100 })
         await page.reload()
         await page.getByText(reply).waitFor()
         await page.getByText('Hello npm', { exact: true }).first().waitFor()
