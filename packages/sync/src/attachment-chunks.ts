@@ -61,9 +61,11 @@ export async function sealAttachmentChunks(
   const parts: Blob[] = []
   let size = 0
   await sealChunks(keys, session_id, attachment_id, blob, (frame) => {
-    hash.update(frame)
-    size += frame.length
-    parts.push(new Blob([frame as Uint8Array<ArrayBuffer>]))
+    for (const part of frame) {
+      hash.update(part)
+      size += part.length
+    }
+    parts.push(new Blob([...frame]))
   })
   return { bytes: new Blob(parts), size, sha256: bytesToHex(hash.digest()) }
 }

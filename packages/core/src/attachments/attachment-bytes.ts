@@ -114,9 +114,11 @@ export class AttachmentBytes {
     })
     // A type stored before the mime rule is served as bytes (`application/octet-stream`).
     const type = found.then((f) => (f ? mimeOrOctet(f.attachment.mime) : undefined))
-    // A storage that makes no Blob ignores it; a failed lookup is reported through `found`.
+    const size = found.then((f) => f?.attachment.size)
+    // A storage that makes no Blob ignores them; a failed lookup is reported through `found`.
     type.catch(() => {})
-    const blob = await this.read(found, session_id, attachment_id, type)
+    size.catch(() => {})
+    const blob = await this.read(found, session_id, attachment_id, type, size)
     const t = await type
     if (t === undefined || !blob) return null
     return blob.type === t ? blob : blob.slice(0, blob.size, t)
@@ -171,6 +173,7 @@ export class AttachmentBytes {
     session_id: string,
     attachment_id: string,
     type?: Promise<string | undefined>,
+    size?: Promise<number | undefined>,
   ): Promise<Blob | undefined> {
     const storage = this.engine.storage
     if (!storage.attachmentBytes)
@@ -179,7 +182,7 @@ export class AttachmentBytes {
     // so no input it refuses reaches the storage (the lookup then says what was wrong).
     const reading =
       isValidId(session_id) && isValidId(attachment_id)
-        ? storage.attachmentBytes(session_id, attachment_id, type)
+        ? storage.attachmentBytes(session_id, attachment_id, type, size)
         : Promise.resolve(undefined)
     // Awaited below only once the lookup found the attachment.
     reading.catch(() => {})

@@ -1,6 +1,6 @@
 import { SessionError } from '../model/errors.js'
 import { concatBytes } from '../util/bytes.js'
-import { ENVELOPE_VERSION, openBytes, sealBytes, type KeySource, type SealContext } from './envelope.js'
+import { ENVELOPE_VERSION, openBytes, sealBytesParts, type KeySource, type SealContext } from './envelope.js'
 
 // An attachment's bytes sealed in chunks, at rest and on the wire alike: read from its Blob and
 // sealed one chunk at a time, so the clear bytes are never held whole, and opened chunk by
@@ -99,30 +99,33 @@ async function inPieces(
 }
 
 /**
- * Seals `blob`'s bytes chunk by chunk and hands each framed chunk (its length, then its
- * envelope) to `each`, in order, the layout's first byte before them. At most a few chunks are
- * held at once, whatever the size.
+ * Seals `blob`'s bytes chunk by chunk and hands each framed chunk to `each`, in order, as the
+ * parts that make it up, never joined (its length and its envelope's header in one, then the
+ * ciphertext as Web Crypto answered it), the layout's first byte before them. At most a few
+ * chunks are held at once, whatever the size.
  */
 export async function sealChunks(
   keys: KeySource,
   session_id: string,
   attachment_id: string,
   blob: Blob | Uint8Array,
-  each: (frame: Uint8Array) => void | Promise<void>,
+  each: (frame: readonly Uint8Array<ArrayBuffer>[]) => void | Promise<void>,
 ): Promise<void> {
-  await each(Uint8Array.of(CHUNKED))
-  const pending: Promise<Uint8Array>[] = []
-  const frame = async (sealing: Promise<Uint8Array>): Promise<Uint8Array> => {
-    const envelope = await sealing
-    const out = new Uint8Array(4 + envelope.length)
-    new DataView(out.buffer).setUint32(0, envelope.length)
-    out.set(envelope, 4)
-    return out
+  await each([Uint8Array.of(CHUNKED)])
+  const pending: Promise<Uint8Array<ArrayBuffer>[]>[] = []
+  const frame = async (
+    sealing: Promise<[Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>]>,
+  ): Promise<Uint8Array<ArrayBuffer>[]> => {
+    const [header, body] = await sealing
+    const head = new Uint8Array(4 + header.length)
+    new DataView(head.buffer).setUint32(0, header.length + body.length)
+    head.set(header, 4)
+    return [head, body]
   }
   let index = 0
   await inPieces(blob, CHUNK_BYTES, async (piece, last) => {
-    // `sealBytes` pads (copies) the piece before it returns: the next piece may be read at once.
-    pending.push(frame(sealBytes(keys, piece, context(session_id, attachment_id, index++, last))))
+    // The piece is padded (copied) before `sealBytesParts` returns: the next may be read at once.
+    pending.push(frame(sealBytesParts(keys, piece, context(session_id, attachment_id, index++, last))))
     if (pending.length >= IN_FLIGHT) {
       await each(await pending.shift()!)
       if (index > YIELD_AFTER) await nextTask()
@@ -139,13 +142,7 @@ export async function sealChunksToBlob(
   blob: Blob | Uint8Array,
 ): Promise<Blob> {
   const parts: Uint8Array<ArrayBuffer>[] = []
-  await sealChunks(
-    keys,
-    session_id,
-    attachment_id,
-    blob,
-    (f) => void parts.push(f as Uint8Array<ArrayBuffer>),
-  )
+  await sealChunks(keys, session_id, attachment_id, blob, (f) => void parts.push(...f))
   return new Blob(parts)
 }
 
@@ -229,13 +226,16 @@ export function openChunks(
  * answers them whole: each chunk is copied in as it opens, while the others are still opening
  * on Web Crypto's thread, rather than all joined after the last one. The last chunk is opened
  * first: its length, after the full chunks before it, gives the whole's. Nothing is answered
- * unless every chunk opened (`session/integrity` as `openChunks`).
+ * unless every chunk opened (`session/integrity` as `openChunks`). `ready`, a buffer of the
+ * length the metadata gives (made while the sealed bytes were read), is the one used when the
+ * bytes are exactly that long.
  */
 export async function openChunksWhole(
   keys: KeySource,
   session_id: string,
   attachment_id: string,
   sealed: Uint8Array,
+  ready?: Uint8Array,
 ): Promise<Uint8Array> {
   const frames = framesOf(session_id, attachment_id, sealed)
   const n = frames.length
@@ -250,7 +250,8 @@ export async function openChunksWhole(
     if (i < n - 1 && piece.length !== CHUNK_BYTES) regular = false
     if (!regular) return
     if (i === n - 1) {
-      const into = (whole = new Uint8Array((n - 1) * CHUNK_BYTES + piece.length))
+      const length = (n - 1) * CHUNK_BYTES + piece.length
+      const into = (whole = ready?.length === length ? ready : new Uint8Array(length))
       opened.forEach((p, j) => into.set(p, j * CHUNK_BYTES))
     } else whole?.set(piece, i * CHUNK_BYTES)
   })

@@ -130,15 +130,17 @@ export async function openAttachmentData(
 
 /**
  * `openAttachmentData` as one buffer of exactly the clear bytes (for a read that answers them
- * whole): the chunks are copied into it as they open rather than joined afterwards.
+ * whole): the chunks are copied into it as they open rather than joined afterwards, into
+ * `ready` when it has their length.
  */
 export async function openAttachmentWhole(
   keys: KeySource,
   session_id: string,
   attachment_id: string,
   sealed: Uint8Array,
+  ready?: Uint8Array,
 ): Promise<Uint8Array> {
   return isChunked(sealed)
-    ? openChunksWhole(keys, session_id, attachment_id, sealed)
+    ? openChunksWhole(keys, session_id, attachment_id, sealed, ready)
     : openAttachmentBytes(keys, session_id, attachment_id, sealed)
 }

@@ -1,7 +1,7 @@
 import type { Json } from '../model/model.js'
 import { SessionError } from '../model/errors.js'
 import { decodeBase64, encodeBase64 } from '../util/bytes.js'
-import { MIN_BUCKET, pad, padInPlace, unpad } from './padding.js'
+import { MIN_BUCKET, bucketOf, pad, padInPlace, unpad } from './padding.js'
 
 // The one sealed-value format. Binary (attachment bytes are stored as is):
 //   [0]          format version (1)
@@ -87,7 +87,10 @@ function associatedData(keyId: string, c: SealContext): Uint8Array<ArrayBuffer> 
 }
 
 /** The envelope's header (version, key id) and a fresh IV, ahead of room for `sealedLength` bytes. */
-function envelopeFor(keyId: string, sealedLength: number): { out: Uint8Array; iv: Uint8Array<ArrayBuffer> } {
+function envelopeFor(
+  keyId: string,
+  sealedLength: number,
+): { out: Uint8Array<ArrayBuffer>; iv: Uint8Array<ArrayBuffer> } {
   const out = new Uint8Array(2 + keyId.length + IV_BYTES + sealedLength)
   out[0] = ENVELOPE_VERSION
   out[1] = keyId.length
@@ -97,27 +100,70 @@ function envelopeFor(keyId: string, sealedLength: number): { out: Uint8Array; iv
   return { out, iv }
 }
 
+/**
+ * Starts sealing padded plaintext (read when this is called, not after): the envelope's header
+ * with room for `room` bytes after it, where the ciphertext goes (`at`), and the ciphertext to come.
+ */
+function startSeal(
+  keys: KeySource,
+  padded: Uint8Array<ArrayBuffer>,
+  context: SealContext,
+  room: number,
+): { out: Uint8Array<ArrayBuffer>; at: number; sealed: Promise<ArrayBuffer> } {
+  const keyId = keys.currentKeyId
+  const key = keys.keyFor(keyId)!
+  const { out, iv } = envelopeFor(keyId, room)
+  const sealed = crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv, additionalData: associatedData(keyId, context) },
+    key,
+    padded,
+  )
+  return { out, at: 2 + keyId.length + IV_BYTES, sealed }
+}
+
 /** Seals padded plaintext (read when this is called, not after) into an envelope. */
 async function sealPadded(
   keys: KeySource,
   padded: Uint8Array<ArrayBuffer>,
   context: SealContext,
 ): Promise<Uint8Array> {
-  const keyId = keys.currentKeyId
-  const key = keys.keyFor(keyId)!
-  const { out, iv } = envelopeFor(keyId, padded.length + TAG_BYTES)
-  const sealed = crypto.subtle.encrypt(
-    { name: 'AES-GCM', iv, additionalData: associatedData(keyId, context) },
-    key,
-    padded,
-  )
-  out.set(new Uint8Array(await sealed), 2 + keyId.length + IV_BYTES)
+  const { out, at, sealed } = startSeal(keys, padded, context, padded.length + TAG_BYTES)
+  out.set(new Uint8Array(await sealed), at)
   return out
 }
 
 /** Seals bytes under the keyring's current key for the place `context` names. */
 export function sealBytes(keys: KeySource, plaintext: Uint8Array, context: SealContext): Promise<Uint8Array> {
   return sealPadded(keys, pad(plaintext), context)
+}
+
+/** The largest padded plaintext `sealBytesParts` pads in its scratch buffer (an attachment chunk's). */
+const PARTS_SCRATCH_MAX = 2 ** 18
+let partsScratch: Uint8Array | undefined
+
+/**
+ * `sealBytes`'s envelope as two parts, never joined: its header (version, key id, IV) and the
+ * ciphertext as Web Crypto answered it. For a caller that writes its bytes out in parts anyway
+ * (an attachment's chunks become the parts of one Blob): joining them copied each chunk into
+ * fresh memory, and so did padding it, which cost a 1 MB put more than sealing it did (measured
+ * in Chromium: about 3 ms a chunk, against 1 ms for its encryption). Plaintext up to a chunk's
+ * size is padded in one scratch buffer, reused: Web Crypto has copied it before this returns.
+ */
+export async function sealBytesParts(
+  keys: KeySource,
+  plaintext: Uint8Array,
+  context: SealContext,
+): Promise<[Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>]> {
+  const size = bucketOf(plaintext.length + 1)
+  let padded: Uint8Array<ArrayBuffer>
+  if (size > PARTS_SCRATCH_MAX) padded = pad(plaintext)
+  else {
+    partsScratch ??= new Uint8Array(PARTS_SCRATCH_MAX)
+    partsScratch.set(plaintext)
+    padded = padInPlace(partsScratch, plaintext.length)
+  }
+  const { out, sealed } = startSeal(keys, padded, context, 0)
+  return [out, new Uint8Array(await sealed)]
 }
 
 interface Parsed {

@@ -220,12 +220,15 @@ export interface Storage {
    * The bytes of one attachment, or undefined (absent: this storage keeps no attachment bytes).
    * `type`, when given, is the type the Blob is read as: a storage that makes the Blob it returns
    * (an encrypted one) makes it of that type, and no copy of it is needed to change it. A promise
-   * of it lets the read start before the type is known; `undefined` from it: no type.
+   * of it lets the read start before the type is known; `undefined` from it: no type. `size`,
+   * when given, is the attachment's size as its metadata says: a storage that opens the bytes
+   * into a buffer of its own (an encrypted one) makes that buffer ready while it reads them.
    */
   attachmentBytes?(
     session_id: string,
     attachment_id: string,
     type?: string | Promise<string | undefined>,
+    size?: number | Promise<number | undefined>,
   ): Promise<Blob | undefined>
   /** Reads every record of a side store (sync outbox and checkpoints), in key order. */
   sideRecords?(store: string): Promise<Array<{ key: string | number; value: unknown }>>

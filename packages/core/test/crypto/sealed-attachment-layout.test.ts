@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createStore, memoryStorage, SessionError, type Storage, type Store } from '../../src/index.js'
 import { Keyring, parseKeyring } from '../../src/crypto/keyring.js'
-import { sealAttachmentBytes } from '../../src/crypto/attachment-seal.js'
+import { openAttachmentWhole, sealAttachmentBytes } from '../../src/crypto/attachment-seal.js'
 import { CHUNKED, CHUNK_BYTES } from '../../src/crypto/attachment-chunks.js'
 import { sealBytes } from '../../src/crypto/envelope.js'
 import { KEYRING_KEY } from '../../src/storage/sealed/encryption.js'
@@ -188,6 +188,31 @@ describe('attachment bytes at rest on an encrypted store', () => {
     await rewriteBytes(inner, session_id, attachment_id, raw)
     expect(await code(store.getAttachmentBlob(session_id, attachment_id))).toBe('resolved')
     await store.close()
+  })
+
+  it('open into the buffer made ready for the size the metadata gives, and into their own when it has another length', async () => {
+    const size = 2 * CHUNK_BYTES + 7
+    const { inner, store, session_id, attachment_id, bytes } = await withAttachment(size)
+    await store.close()
+    const kv = await inner.sideRecords!('kv')
+    const ring = await Keyring.open(parseKeyring(kv.find((r) => r.key === KEYRING_KEY)!.value), {
+      passphrase,
+    })
+    const sealed = await stored(inner, session_id, attachment_id)
+    const ready = new Uint8Array(size)
+    const opened = await openAttachmentWhole(ring, session_id, attachment_id, sealed, ready)
+    expect(opened).toBe(ready)
+    expect(opened).toEqual(bytes)
+    for (const other of [size - 1, size + 1, 0]) {
+      const wrong = new Uint8Array(other)
+      const got = await openAttachmentWhole(ring, session_id, attachment_id, sealed, wrong)
+      expect(got, `ready of ${other}`).not.toBe(wrong)
+      expect(got, `ready of ${other}`).toEqual(bytes)
+      expect(
+        wrong.every((b) => b === 0),
+        `ready of ${other} untouched`,
+      ).toBe(true)
+    }
   })
 
   it('open chunks of other lengths than this writer seals (any sealer of the layout) to the same bytes', async () => {

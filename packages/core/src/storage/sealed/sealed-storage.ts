@@ -15,6 +15,7 @@ import { OpenedBlob } from './opened-blob.js'
 import { openedRecords } from './opened-records.js'
 import { sealedRecordOf } from '../../model/sealed-entry.js'
 import { readBytes } from '../../attachments/read-bytes.js'
+import { warmBuffer } from '../../util/warm-buffer.js'
 import type { EncryptionPolicy } from '../../crypto/policy.js'
 import type { SealedAttachmentMeta, SealedEntry, SealedMeta } from '../../crypto/sealed-records.js'
 import {
@@ -252,12 +253,21 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
     session_id: string,
     attachment_id: string,
     type?: string | Promise<string | undefined>,
+    size?: number | Promise<number | undefined>,
   ): Promise<Blob | undefined> => {
     const k = keys()
-    const blob = await inner.attachmentBytes?.(session_id, attachment_id)
+    const reading = inner.attachmentBytes?.(session_id, attachment_id)
+    // The buffer the bytes open into, its pages touched while they are read (warm-buffer.ts).
+    let ready: ReturnType<typeof warmBuffer> | undefined
+    void Promise.resolve(size).then(
+      (n) => void (n !== undefined && Number.isSafeInteger(n) && n > 0 && (ready = warmBuffer(n))),
+      () => {},
+    )
+    const blob = await reading
     if (!blob) return undefined
     const sealed = new Uint8Array(await blob.arrayBuffer())
-    const opened = await openAttachmentWhole(k, session_id, attachment_id, sealed)
+    ready?.stop()
+    const opened = await openAttachmentWhole(k, session_id, attachment_id, sealed, ready?.bytes)
     return new OpenedBlob(opened, await type)
   }
 
