@@ -257,16 +257,25 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
   ): Promise<Blob | undefined> => {
     const k = keys()
     const reading = inner.attachmentBytes?.(session_id, attachment_id)
-    // The buffer the bytes open into, its pages touched while they are read (warm-buffer.ts).
+    // The buffer the bytes open into, its pages touched while they are read (warm-buffer.ts):
+    // made only if the size is known before the sealed bytes are here.
     let ready: ReturnType<typeof warmBuffer> | undefined
+    let here = false
     void Promise.resolve(size).then(
-      (n) => void (n !== undefined && Number.isSafeInteger(n) && n > 0 && (ready = warmBuffer(n))),
+      (n) => {
+        if (!here && n !== undefined && Number.isSafeInteger(n) && n > 0) ready = warmBuffer(n)
+      },
       () => {},
     )
-    const blob = await reading
-    if (!blob) return undefined
-    const sealed = new Uint8Array(await blob.arrayBuffer())
-    ready?.stop()
+    let sealed: Uint8Array
+    try {
+      const blob = await reading
+      if (!blob) return undefined
+      sealed = new Uint8Array(await blob.arrayBuffer())
+    } finally {
+      here = true
+      ready?.stop()
+    }
     const opened = await openAttachmentWhole(k, session_id, attachment_id, sealed, ready?.bytes)
     return new OpenedBlob(opened, await type)
   }
