@@ -155,14 +155,17 @@ export async function sealBytesParts(
   context: SealContext,
 ): Promise<[Uint8Array<ArrayBuffer>, Uint8Array<ArrayBuffer>]> {
   const size = bucketOf(plaintext.length + 1)
+  const scratch = size <= PARTS_SCRATCH_MAX
   let padded: Uint8Array<ArrayBuffer>
-  if (size > PARTS_SCRATCH_MAX) padded = pad(plaintext)
+  if (!scratch) padded = pad(plaintext)
   else {
     partsScratch ??= new Uint8Array(PARTS_SCRATCH_MAX)
     partsScratch.set(plaintext)
     padded = padInPlace(partsScratch, plaintext.length)
   }
   const { out, sealed } = startSeal(keys, padded, context, 0)
+  // Web Crypto took its copy when called: the plaintext does not stay behind in the scratch.
+  if (scratch) padded.fill(0)
   return [out, new Uint8Array(await sealed)]
 }
 
@@ -243,7 +246,11 @@ export async function sealJson(keys: KeySource, value: Json, context: SealContex
     textScratch = new Uint8Array(Math.ceil(text.length * 3 * 1.25) + MIN_BUCKET)
     n = encodeIn(text, textScratch)!
   }
-  return encodeBase64(await sealPadded(keys, padInPlace(textScratch, n), context))
+  const padded = padInPlace(textScratch, n)
+  const sealing = sealPadded(keys, padded, context)
+  // Web Crypto took its copy when called: the plaintext does not stay behind in the scratch.
+  padded.fill(0)
+  return encodeBase64(await sealing)
 }
 
 /** Opens what `sealJson` sealed for the same place; the value still needs its schema's check. */
