@@ -342,9 +342,9 @@ for (const paged of [false, true]) {
   })
 }
 
-// The live list and the ranged reads open only what they return. A session of 10,000 entries
+// The live list and the ranged reads open only what they return. A session of 2,500 entries
 // whose active path is 20 (a long branch beside it), and a middle branch to switch to.
-const BIG = 10_000
+const BIG = 2_500
 const ACTIVE = 20
 const OTHER = 30
 
