@@ -14,7 +14,13 @@ import { firstValue, median, now } from '../subjects/measure.js'
 // those two rows alone, `E1_ONLY=read` the attachment's put, cold read and floor (a look at them,
 // not kept: a run keeps the rows of the workloads it ran, and this one would then lack the others).
 
+/** Rounds of the live first screen and first append (each imports W4's session twice). */
 const ROUNDS = 3
+/**
+ * Rounds of the W1-W4 shapes, unlock and search: as many as the attachment's samples, so that one
+ * busy spell on a shared machine (a round of W2 or W4 taking twice its time) does not decide a median.
+ */
+const W_ROUNDS = 11
 const SERIAL = 1_000
 const BURST = 10_000
 const UPDATES = 2_000
@@ -50,7 +56,7 @@ const e1: Workload = {
       const k = `${metric}\u0000${s}`
       times.set(k, [...(times.get(k) ?? []), ms])
     }
-    for (let r = 0; r < ROUNDS; r++) {
+    for (let r = 0; r < W_ROUNDS; r++) {
       for (const s of r % 2 ? [...SUBJECTS].reverse() : SUBJECTS) {
         const name = ctx.dbName(`e1-${s}-${r}`)
         let t = now()
@@ -257,7 +263,7 @@ function rowsOf(times: ReadonlyMap<string, number[]>): BenchRow[] {
                 ? `median of ${READS} puts (each into a session of its own), alternating put by put with the other subject`
                 : metric === READ || metric === FLOOR
                   ? `median of ${READS} cold reads (each of an attachment never read before, by a store opened for it), alternating read by read with the other subject`
-                  : `median of ${ROUNDS} rounds, alternating with the other subject`,
+                  : `median of ${W_ROUNDS} rounds, alternating with the other subject`,
       })
     }
   }
