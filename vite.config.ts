@@ -28,7 +28,7 @@ export const engineSuites = [
 /** A browser project for one engine driven by the machine's own packages (see test/support/engines.ts). */
 const engineProject = (engine: 'webkit' | 'firefox') => ({
   extends: true as const,
-  optimizeDeps: { include: ['rxjs', 'idb', 'nanoid', 'fflate', 'sql.js'] },
+  optimizeDeps: { include: ['rxjs', 'idb', 'nanoid', 'fflate', 'sql.js', 'fast-check'] },
   test: {
     name: engine,
     include: engineSuites,
@@ -57,6 +57,8 @@ export default defineConfig({
     // Web Locks and channels. All projects get the same value, which Vitest requires of projects
     // that run side by side.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // Property runs end inside their test's time, a failure's input reported (see the file).
+    setupFiles: ['test/support/property-budget.ts'],
     projects: [
       {
         extends: true,
@@ -102,6 +104,7 @@ export default defineConfig({
             'immer',
             'fflate',
             'sql.js',
+            'fast-check',
             '@assistant-ui/react',
             'ai',
             '@ai-sdk/react',
