@@ -147,6 +147,37 @@ export async function deviceStore(
   return createStore({ storage, multiTab: false, encryption: { key: sealed.kek } })
 }
 
+/** Longer than any backoff a scenario's flush can wait out (30 s at most, `backoff.ts`). */
+const FLUSH_LIMIT_MS = 90_000
+
+/**
+ * `sync.flush()`, failing after FLUSH_LIMIT_MS with what the sync last said and where the
+ * scenario was: a flush that never ends (a request the server never answers, a loop that
+ * never reaches the server's head) then says so, instead of the test timing out mute.
+ */
+async function flushed(sync: Sync, where: string): Promise<void> {
+  let last: unknown
+  const watching = sync.status$.subscribe((st) => (last = st))
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `flush of ${where} still waiting after ${FLUSH_LIMIT_MS} ms; status ${JSON.stringify(last)}`,
+          ),
+        ),
+      FLUSH_LIMIT_MS,
+    )
+  })
+  try {
+    await Promise.race([sync.flush(), limit])
+  } finally {
+    clearTimeout(timer)
+    watching.unsubscribe()
+  }
+}
+
 /**
  * Runs one interleaving; throws when replicas do not converge. With `sealed`, every device
  * syncs end-to-end encrypted: the server holds sealed sessions, opened here to compare, and
@@ -183,12 +214,12 @@ export async function runScenario(
   const sessions: string[] = []
   for (let i = 0; i < 3; i++) sessions.push((await devices[0].store.create({ title: `s${i}` })).session_id)
   for (const d of devices) d.sync.start()
-  for (const d of devices) await d.sync.flush()
-  await devices[0].sync.flush()
+  for (const [i, d] of devices.entries()) await flushed(d.sync, `device ${i} at the start`)
+  await flushed(devices[0].sync, 'device 0 at the start')
 
   const appended = new Map<string, string>() // entry id → session id
   const highest = new Map<string, number>() // entry id → highest revision any device wrote
-  for (const a of actions) {
+  for (const [step, a] of actions.entries()) {
     if (a.kind === 'restart') {
       await server.restart?.(a.instance)
       continue
@@ -229,15 +260,15 @@ export async function runScenario(
     else if (online[a.device]) {
       sync.stop()
       sync.start()
-      await sync.flush()
+      await flushed(sync, `device ${a.device} at step ${step}`)
     }
   }
   online.fill(true)
   for (let round = 0; round < 2; round++) {
-    for (const d of devices) {
+    for (const [i, d] of devices.entries()) {
       d.sync.stop()
       d.sync.start()
-      await d.sync.flush()
+      await flushed(d.sync, `device ${i} in closing round ${round}`)
     }
   }
   const held = await server.truth(sessions)
