@@ -1,14 +1,14 @@
-import { appendFile, mkdir, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises'
+import { appendFile, cp, mkdir, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import {
   attachmentFolderName,
   attachmentMetaName,
 } from '../../packages/server/src/storage/file/attachment-files.js'
 import { boundedName, encodeId, sessionFileName } from '../../packages/server/src/storage/file/file-names.js'
 import { PLACES } from './data-dir-places.js'
-import { cleanupAfterEach, postJson, rpc, startServer, user, type ServerProcess } from './helpers.js'
+import { cleanupAfterEach, postJson, rpc, startServer, tempDir, user, type ServerProcess } from './helpers.js'
 
 // A real server process over a data directory with a bad entry in each place the storage reads
 // on open (data-dir-places.ts, checked against the storage's own calls by
@@ -40,7 +40,21 @@ interface Good {
   second: string
 }
 
+/** The good data, written once by a real server; each case gets a copy to damage (`seed`). */
+let template: { dir: string; good: Good; remove(): Promise<void> } | undefined
+afterAll(() => template?.remove())
+
+/** Fills `dir` with the good data: a copy of what a server wrote once for this file. */
 async function seed(dir: string): Promise<Good> {
+  if (!template) {
+    const t = await tempDir('data-dir-seed')
+    template = { ...t, good: await write(t.dir) }
+  }
+  await cp(template.dir, dir, { recursive: true })
+  return template.good
+}
+
+async function write(dir: string): Promise<Good> {
   const s = await serve(dir)
   const session = 'good'
   const other = 'other \u20ac'
