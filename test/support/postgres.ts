@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import {
   chownSync,
   existsSync,
@@ -6,6 +7,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -17,9 +19,10 @@ import pg from 'pg'
 
 /**
  * A throwaway PostgreSQL cluster from Debian's `postgresql` package, for tests and benchmarks:
- * `initdb` into a temporary directory as a non-root user, `pg_ctl` on a free loopback port with
- * its unix socket inside that directory, removed afterwards. Clusters a crashed run left behind
- * are found by their owner's pid file and removed by the next run.
+ * a copy of a data directory `initdb` made once per run (see `template`), in a temporary
+ * directory owned by a non-root user, `pg_ctl` on a free loopback port with its unix socket
+ * inside that directory, removed afterwards. Clusters a crashed run left behind, and every
+ * finished run's template, are found by their owner's pid file and removed by the next run.
  */
 export interface TestCluster {
   readonly port: number
@@ -39,6 +42,7 @@ export interface TestCluster {
 
 const ROOT_PREFIX = 'colloquy-pg-'
 const USER = 'colloquy'
+const INITDB_ARGS = ['-A', 'trust', '-U', USER, '-E', 'UTF8', '--no-sync', '--no-instructions']
 
 /** The newest `/usr/lib/postgresql/<version>/bin`, or a message naming the package to install. */
 export function postgresBin(): string {
@@ -108,6 +112,49 @@ function reapStrays(bin: string, user: { uid: number; gid: number } | undefined)
   }
 }
 
+/**
+ * The data directory every cluster of this run is copied from. `initdb` is most of a cluster's
+ * start (about 0.9 s of 1.2 s on an idle two-core machine, more when busy), and its output is the
+ * same each time, so it runs once per run: the template belongs to the parent process (the Vitest
+ * or benchmark runner whose workers start clusters) and is reaped with it like any stray cluster.
+ * It is built in a directory of the builder's own and renamed into place, so a reader sees a
+ * whole template or none, and of two workers racing the loser's rename fails and it uses the
+ * winner's. Its name holds the binaries and options it was made with. It is only ever copied,
+ * never started: a started one would no longer be a clean shutdown to copy.
+ */
+function template(bin: string, user: { uid: number; gid: number } | undefined): string {
+  const key = createHash('sha256')
+    .update(JSON.stringify([bin, INITDB_ARGS]))
+    .digest('hex')
+    .slice(0, 12)
+  // An orphan (its parent gone, adopted by init) owns its template itself, so it is still reaped.
+  const owner = process.ppid > 1 ? process.ppid : process.pid
+  const path = join(tmpdir(), `${ROOT_PREFIX}template-${key}-${owner}`)
+  if (existsSync(path)) return join(path, 'data')
+  // The build directory is a stray like any other if this process dies mid-build.
+  const build = mkdtempSync(join(tmpdir(), ROOT_PREFIX))
+  try {
+    writeFileSync(join(build, 'owner.pid'), String(process.pid))
+    const staged = join(build, 'template')
+    mkdirSync(staged)
+    writeFileSync(join(staged, 'owner.pid'), String(owner))
+    if (user) {
+      chownSync(build, user.uid, user.gid)
+      chownSync(staged, user.uid, user.gid)
+    }
+    run(join(bin, 'initdb'), ['-D', join(staged, 'data'), ...INITDB_ARGS], user)
+    try {
+      renameSync(staged, path)
+    } catch (e) {
+      // Another worker's template got there first (ENOTEMPTY or EEXIST): it is as good as ours.
+      if (!existsSync(path)) throw e
+    }
+  } finally {
+    rmSync(build, { recursive: true, force: true })
+  }
+  return join(path, 'data')
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer()
@@ -136,11 +183,8 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
     chownSync(dir, user.uid, user.gid)
     chownSync(sock, user.uid, user.gid)
   }
-  run(
-    join(bin, 'initdb'),
-    ['-D', data, '-A', 'trust', '-U', USER, '-E', 'UTF8', '--no-sync', '--no-instructions'],
-    user,
-  )
+  // `cp -a` keeps the owner (the `postgres` user when root) and the 0700 mode PostgreSQL demands.
+  execFileSync('cp', ['-a', template(bin, user), data])
   const port = await freePort()
   // Tests run fsync-free: a test cluster trades durability across power cuts for speed (a crash
   // of the server process, `-m immediate`, still loses nothing committed). Benchmarks ask for
