@@ -304,16 +304,17 @@ export function alikeSuite(example: Example): void {
     if (example === 'react-chat' || example === 'vue-chat') {
       it("counts the messages the chat shows (its active path), and a fork's mark survives a long title's ellipsis", async () => {
         const page = await suite.open()
-        const title = 'Tell me about the tides of the North Sea and why they are so strong in winter'
+        // Prompts with short replies (37 to 56 tokens), each waited for in full.
+        const title = 'Tell me about the tides of the North Sea and the strong winter storms there'
         await ask(page, title)
-        await ask(page, 'And in summer?')
+        await ask(page, 'And 2 + 2?')
         // An edit and a regeneration: six entries more, two branches; the chat shows four messages.
         await rows(page, 'user').last().getByRole('button', { name: 'Edit message' }).click()
-        await page.getByRole('textbox', { name: 'Edit message' }).fill('And in spring?')
+        await page.getByRole('textbox', { name: 'Edit message' }).fill('And 8 / 2?')
         await page.getByRole('button', { name: 'Save & send' }).click()
-        await settled(page, expectedReply('And in spring?'))
+        await settled(page, expectedReply('And 8 / 2?'))
         await rows(page, 'assistant').last().getByRole('button', { name: 'Regenerate reply' }).click()
-        await settled(page, expectedReply('And in spring?', 1))
+        await settled(page, expectedReply('And 8 / 2?', 1))
         await expect.poll(() => rows(page, 'assistant').count()).toBe(2)
         const open = page.locator(`${d.chat}.open`)
         await expect.poll(() => open.locator('.count').textContent()).toBe('4 messages')
