@@ -181,6 +181,13 @@ interface Rec {
 }
 
 /**
+ * The `pg` driver, loaded when a PostgreSQL storage is made rather than when the server is
+ * imported: it is about a quarter of the server's import time, which every start over the file
+ * or memory storage paid for nothing. Required, not imported, so this stays synchronous.
+ */
+const driver = (): typeof pg => createRequire(import.meta.url)('pg') as typeof pg
+
+/**
  * Sessions in PostgreSQL, shared by any number of server instances. The engine runs over it as
  * over any storage; what makes several instances safe is in the database:
  *
@@ -193,13 +200,6 @@ interface Rec {
  *   commit below n (a sequence would not: its values are taken before commit).
  * - A `NOTIFY` carrying only the new head, delivered at COMMIT, tells other instances to read the log.
  */
-/**
- * The `pg` driver, loaded when a PostgreSQL storage is made rather than when the server is
- * imported: it is about a quarter of the server's import time, which every start over the file
- * or memory storage paid for nothing. Required, not imported, so this stays synchronous.
- */
-const driver = (): typeof pg => createRequire(import.meta.url)('pg') as typeof pg
-
 export function postgresStorage(
   options: PostgresStorageOptions,
 ): FeedStorage & UsageSource & FullTextSource & { readonly pool: pg.Pool } {
