@@ -10,7 +10,10 @@ import { useExample } from './harness.js'
 const app = useExample('react-chat')
 const MARKER = 'Kx3tides'
 
-/** Every record of the demo's database, read raw in the page (Blobs as their bytes), as text. */
+/**
+ * Every record of the demo's database, read raw in the page (Blobs and bytes as the characters
+ * their bytes are), as text. In the page, so not `test/support/raw-idb.ts`'s, which a page imports.
+ */
 const rawRecords = (page: Page): Promise<string> =>
   page.evaluate(async () => {
     const db = await new Promise<IDBDatabase>((resolve, reject) => {
@@ -25,10 +28,12 @@ const rawRecords = (page: Page): Promise<string> =>
         r.onsuccess = () => resolve(r.result)
         r.onerror = () => reject(r.error)
       })
+      const latin1 = new TextDecoder('latin1')
+      // Bytes anywhere in a record (an encrypted entry's box is bytes at rest) as the characters they are.
+      const bytesAsText = (_key: string, x: unknown) =>
+        x instanceof ArrayBuffer || ArrayBuffer.isView(x) ? latin1.decode(x) : x
       for (const v of values)
-        out.push(
-          v instanceof Blob ? new TextDecoder('latin1').decode(await v.arrayBuffer()) : JSON.stringify(v),
-        )
+        out.push(v instanceof Blob ? latin1.decode(await v.arrayBuffer()) : JSON.stringify(v, bytesAsText))
     }
     db.close()
     return out.join('\n')

@@ -14,11 +14,21 @@ export const req = <T>(r: IDBRequest<T>): Promise<T> =>
     r.onerror = () => reject(r.error)
   })
 
+const latin1 = new TextDecoder('latin1')
+
+/**
+ * A record as JSON, every binary value in it (an encrypted entry's box is bytes at rest) spelled
+ * as the characters its bytes are, so a marker in them shows as it would in a file.
+ */
+const recordText = (v: unknown): string =>
+  JSON.stringify(v, (_key, x: unknown) =>
+    x instanceof ArrayBuffer || ArrayBuffer.isView(x) ? latin1.decode(x) : x,
+  )
+
 /** Every record of every object store of the database, Blobs read as their bytes, as text. */
 export async function rawText(name: string): Promise<string> {
   const db = await rawDb(name)
   const parts: string[] = []
-  const dec = new TextDecoder('latin1')
   try {
     for (const store of [...db.objectStoreNames]) {
       const s = db.transaction(store).objectStore(store)
@@ -27,11 +37,11 @@ export async function rawText(name: string): Promise<string> {
         const v = values[i]
         const bytes =
           v instanceof Blob
-            ? dec.decode(await v.arrayBuffer())
+            ? latin1.decode(await v.arrayBuffer())
             : v && typeof v === 'object' && 'bytes' in v && v.bytes instanceof ArrayBuffer
-              ? dec.decode(v.bytes)
+              ? latin1.decode(v.bytes)
               : ''
-        parts.push(`${store} ${JSON.stringify(keys[i])} ${JSON.stringify(v)} ${bytes}`)
+        parts.push(`${store} ${JSON.stringify(keys[i])} ${recordText(v)} ${bytes}`)
       }
     }
   } finally {

@@ -4,7 +4,7 @@ import { heldSealed, sealedRecordOf } from '../model/sealed-entry.js'
 import { messageAttachmentIds } from '../ops/attachments.js'
 import { parseSessionEntry } from '../validation/records.js'
 import { isPlainObject } from '../validation/validate.js'
-import { openJson, sealJson, type KeySource, type SealContext } from './envelope.js'
+import { openJson, sealJson, sealJsonBytes, type KeySource, type SealContext } from './envelope.js'
 import {
   checked,
   sealedEntry,
@@ -32,12 +32,29 @@ const contextOf = (session_id: string, e: ClearEntry): SealContext => ({
   ],
 })
 
-/** The stored form of `entry` (a checked entry of `session_id`): its content sealed. */
+/**
+ * The sealed form of `entry` (a checked entry of `session_id`): its content sealed, in a box of
+ * base64 text (`'text'`: JSON records, the wire) or of bytes (`'bytes'`: a browser's storage).
+ */
+export function sealEntry(
+  keys: KeySource,
+  session_id: string,
+  entry: SessionEntry,
+  form?: 'text',
+): Promise<SealedEntry & { box: string }>
+export function sealEntry(
+  keys: KeySource,
+  session_id: string,
+  entry: SessionEntry,
+  form: 'bytes',
+): Promise<SealedEntry & { box: Uint8Array }>
 export async function sealEntry(
   keys: KeySource,
   session_id: string,
   entry: SessionEntry,
+  form: 'text' | 'bytes' = 'text',
 ): Promise<SealedEntry> {
+  const seal = form === 'bytes' ? sealJsonBytes : sealJson
   const base = {
     id: entry.id,
     parent_id: entry.parent_id,
@@ -55,11 +72,11 @@ export async function sealEntry(
       ...(ids.length > 0 && { attachment_ids: ids }),
     }
     const body: JsonObject = { message: message as unknown as JsonObject, ...origin }
-    return { ...clear, box: await sealJson(keys, body, contextOf(session_id, clear)) } as SealedEntry
+    return { ...clear, box: await seal(keys, body, contextOf(session_id, clear)) } as SealedEntry
   }
   const clear: ClearEntry = { ...base, kind: 'custom' }
   const body: JsonObject = { custom_type: entry.custom_type, data: entry.data, ...origin }
-  return { ...clear, box: await sealJson(keys, body, contextOf(session_id, clear)) } as SealedEntry
+  return { ...clear, box: await seal(keys, body, contextOf(session_id, clear)) } as SealedEntry
 }
 
 /**

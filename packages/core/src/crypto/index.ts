@@ -27,6 +27,7 @@ export {
   sealedAttachmentMeta as parseSealedAttachmentMeta,
   sealedEntry as parseSealedEntry,
   sealedMeta as parseSealedMeta,
+  type EntryBox,
   type SealedAttachmentMeta,
   type SealedCustomEntry,
   type SealedEntry,

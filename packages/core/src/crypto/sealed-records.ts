@@ -6,6 +6,7 @@ import type { Parser } from '../validation/validate.js'
 export {
   SEALED_METADATA_KEY,
   sealedAttachmentMeta,
+  type EntryBox,
   sealedEntry,
   sealedMeta,
   type SealedAttachmentMeta,

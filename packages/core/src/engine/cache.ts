@@ -4,9 +4,15 @@ import { sealedRecordOf } from '../model/sealed-entry.js'
 
 /**
  * A rough size of an entry in memory: its JSON as UTF-16, plus the maps that hold it. A held
- * sealed entry (not opened) holds its stored record: that is what it weighs.
+ * sealed entry (not opened) holds its stored record: that is what it weighs, its box as the
+ * bytes or text it is (its JSON would spell bytes out as numbers).
  */
-export const entryBytes = (e: SessionEntry): number => JSON.stringify(sealedRecordOf(e) ?? e).length * 2 + 96
+export const entryBytes = (e: SessionEntry): number => {
+  const r = sealedRecordOf(e)
+  if (!r) return JSON.stringify(e).length * 2 + 96
+  const { box, ...clear } = r
+  return JSON.stringify(clear).length * 2 + (typeof box === 'string' ? box.length * 2 : box.byteLength) + 96
+}
 
 /**
  * Which sessions keep their entries in memory, under a byte budget. Sessions are kept in order

@@ -20,7 +20,8 @@ export interface SealedRecord {
   readonly role?: Role
   /** The attachments its content references (clear, bound in the box: docs/encryption.md). */
   readonly attachment_ids?: readonly string[]
-  readonly box: string
+  /** Base64 text, or bytes at rest (`validation/sealed-records.ts`'s `EntryBox`). */
+  readonly box: string | Uint8Array
 }
 
 const unopenedErrors = new WeakSet<object>()

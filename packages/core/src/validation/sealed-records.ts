@@ -23,6 +23,12 @@ export interface SealedField {
   box: string
 }
 
+/**
+ * An entry's sealed content: base64 text in JSON (the wire, a server's storage), bytes at rest in
+ * a browser's storage (a third smaller, read and written as they are: docs/encryption.md).
+ */
+export type EntryBox = string | Uint8Array
+
 interface SealedEntryBase {
   id: string
   parent_id: string | null
@@ -35,12 +41,12 @@ export interface SealedMessageEntry extends SealedEntryBase {
   role: Role
   /** The attachments its content references, so a server can refuse deleting one in use. */
   attachment_ids?: string[]
-  box: string
+  box: EntryBox
 }
 /** A custom entry: `custom_type`, `data` and `origin` sealed in `box`. */
 export interface SealedCustomEntry extends SealedEntryBase {
   kind: 'custom'
-  box: string
+  box: EntryBox
 }
 export type SealedEntry = SealedMessageEntry | SealedCustomEntry
 
@@ -74,12 +80,15 @@ export interface SealedMeta {
 
 const sealedField: Parser<SealedField> = object({ rev: req(uint), box: req(str) })
 
+/** An entry's box: text, or bytes (JSON never holds bytes: only a browser's storage hands them over). */
+const entryBox: Parser<EntryBox> = (v, p) => (v instanceof Uint8Array ? v : str(v, p))
+
 const entryBase = {
   id: req(id),
   parent_id: opt(id, null),
   timestamp: req(int),
   revision: req(uint),
-  box: req(str),
+  box: req(entryBox),
 }
 
 /**

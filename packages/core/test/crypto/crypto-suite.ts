@@ -53,7 +53,7 @@ const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
 
 export function cryptoSuite(): void {
   let ring: Keyring
-  let sealedEntries: SealedEntry[]
+  let sealedEntries: Array<SealedEntry & { box: string }>
   let sealedMeta: SealedMeta
 
   beforeAll(async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { firstValueFrom } from 'rxjs'
 import { createStore, memoryStorage, SessionError, type Storage, type Store } from '../../src/index.js'
 import { hostOf } from '../../src/host.js'
+import { encodeBase64 } from '../../src/util/bytes.js'
 
 // `createStore({ encryption })` over the memory storage (both ways it serves heads: all at open,
 // and paged as IndexedDB does): what the storage holds is sealed, what the store answers is the
@@ -25,7 +27,11 @@ async function raw(storage: Storage): Promise<{ text: string; bytes: Uint8Array[
     }
   }
   for (const store of ['kv', 'outbox']) parts.push(await storage.sideRecords?.(store))
-  return { text: JSON.stringify(parts), bytes }
+  // Bytes anywhere in a record (an entry's box is bytes at rest) are scanned as bytes.
+  const text = JSON.stringify(parts, (_key, v: unknown) =>
+    v instanceof Uint8Array ? (bytes.push(v), '[bytes]') : v,
+  )
+  return { text, bytes }
 }
 
 const holdsMark = (r: { text: string; bytes: Uint8Array[] }): boolean =>
@@ -132,6 +138,37 @@ for (const paged of [false, true]) {
       await again.close()
     })
 
+    it('keeps entry boxes as bytes at rest, and reads boxes kept as base64 text before', async () => {
+      const inner = memoryStorage({ paged })
+      const store = await createStore({ storage: inner, multiTab: false, encryption: { passphrase } })
+      const { session_id, entry_id } = await fill(store)
+      const custom = await store.append({ session_id, custom: { custom_type: 'note', data: { mark: MARK } } })
+      const before = await store.get({ session_id })
+      await store.close()
+      const stored = (await inner.entries(session_id)) as unknown as Array<{ box: unknown }>
+      expect(stored.length).toBe(2)
+      for (const r of stored) expect(r.box).toBeInstanceOf(Uint8Array)
+      // A database written when boxes were base64 text: the same ciphertext, as text.
+      for (const r of stored) r.box = encodeBase64(r.box as Uint8Array)
+      const again = await createStore({ storage: inner, multiTab: false, encryption: { passphrase } })
+      expect(await again.get({ session_id })).toEqual(before)
+      expect(JSON.stringify(await again.getMessage({ session_id, entry_id }))).toContain(`hello ${MARK}`)
+      expect(await firstValueFrom(again.entry$(session_id, custom.entry_id))).toMatchObject({
+        custom_type: 'note',
+        data: { mark: MARK },
+      })
+      // Written again (an edit), an entry's box is bytes once more.
+      await again.updateMessage({
+        session_id,
+        entry_id,
+        content: [{ type: 'text', text: `edited ${MARK}` }],
+      })
+      await again.close()
+      const after = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: unknown }>
+      expect(after.find((r) => r.id === entry_id)!.box).toBeInstanceOf(Uint8Array)
+      expect(typeof after.find((r) => r.id === custom.entry_id)!.box).toBe('string')
+    })
+
     it('refuses records swapped or altered on disk with session/integrity', async () => {
       const inner = memoryStorage({ paged })
       const store = await createStore({ storage: inner, multiTab: false, encryption: { passphrase } })
@@ -142,7 +179,7 @@ for (const paged of [false, true]) {
       })
       await store.close()
       // Swap the boxes of two entries on disk.
-      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: string }>
+      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
       const [a, b] = stored
       ;[a.box, b.box] = [b.box, a.box]
       const again = await createStore({ storage: inner, multiTab: false, encryption: { passphrase } })

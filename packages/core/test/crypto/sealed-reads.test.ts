@@ -81,6 +81,17 @@ async function coldPair(
   return { c: await open(clearInner, false), s: await open(inner, true), inner, clearInner, session_id, ids }
 }
 
+/**
+ * A stored box (bytes at rest) with one bit of its ciphertext flipped: a copy, as a storage hands
+ * out a record read again.
+ */
+const flipped = (box: Uint8Array, at = 40): Uint8Array => {
+  expect(box).toBeInstanceOf(Uint8Array)
+  const b = box.slice()
+  b[at]! ^= 1
+  return b
+}
+
 const code = async (p: Promise<unknown>): Promise<string> => {
   try {
     await p
@@ -241,11 +252,10 @@ for (const paged of [false, true]) {
       const store = await open(inner, true)
       const { session_id, ids } = await fill(store)
       await store.close()
-      // Flip a character of the 5th entry's box on disk (the same base64 length: still parses).
-      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: string }>
+      // Flip a bit of the 5th entry's box on disk (its ciphertext: the envelope still parses).
+      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
       const bad = stored.find((e) => e.id === ids[4])!
-      const i = 40
-      bad.box = bad.box.slice(0, i) + (bad.box[i] === 'A' ? 'B' : 'A') + bad.box.slice(i + 1)
+      bad.box = flipped(bad.box)
       const again = await open(inner, true)
       // The page holding it is refused, again and again: nothing of it was taken in.
       expect(await code(again.messages({ session_id, limit: 10 }))).toBe('session/integrity')
@@ -302,10 +312,9 @@ for (const paged of [false, true]) {
         message: { role: 'user', content: [{ type: 'text', text: 'after rotation' }], timestamp: 999 },
       })
       await store.close()
-      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: string }>
-      const keyOf = (box: string) => {
-        const b = Uint8Array.from(atob(box), (ch) => ch.charCodeAt(0))
-        return String.fromCharCode(...b.subarray(2, 2 + b[1]!))
+      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
+      const keyOf = (box: Uint8Array) => {
+        return String.fromCharCode(...box.subarray(2, 2 + box[1]!))
       }
       expect(keyOf(stored.find((e) => e.id === ids[N - 1])!.box)).toBe(old)
       expect(keyOf(stored.find((e) => e.id === fresh.entry_id)!.box)).not.toBe(old)
@@ -697,10 +706,10 @@ describe('an encrypted store’s live list and ranged reads open only what they 
     const store = await open(inner, true)
     await store.importSession(data)
     await store.close()
-    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: string }>
+    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
     for (const id of [data.active[7]!, 'm_long_50']) {
       const bad = stored.find((e) => e.id === id)!
-      bad.box = bad.box.slice(0, 40) + (bad.box[40] === 'A' ? 'B' : 'A') + bad.box.slice(41)
+      bad.box = flipped(bad.box)
     }
     const s = await open(inner, true)
     // On the path: the subscriber sees session/integrity, and no list, whole or in part.
@@ -857,9 +866,9 @@ describe('a session read again sealed keeps the entries it opened', () => {
     expect(opened() - before).toBe(1)
     // One opened here whose box changes on disk at the same revision is opened again, and
     // refused: the live list errs rather than show the copy held.
-    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: string }>
+    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
     const bad = stored.find((e) => e.id === idAt(5))!
-    bad.box = bad.box.slice(0, 40) + (bad.box[40] === 'A' ? 'B' : 'A') + bad.box.slice(41)
+    bad.box = flipped(bad.box)
     await b.setStatus({ session_id, status: 'idle' })
     before = opened()
     const error = new Promise<unknown>((resolve) =>
@@ -1121,9 +1130,9 @@ describe('an encrypted store’s writes, entry$ and branch$ open only what they 
     const store = await open(inner, true)
     await store.importSession(data)
     await store.close()
-    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: string }>
+    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
     const bad = stored.find((e) => e.id === data.active[7]!)!
-    bad.box = bad.box.slice(0, 40) + (bad.box[40] === 'A' ? 'B' : 'A') + bad.box.slice(41)
+    bad.box = flipped(bad.box)
     const s = await open(inner, true)
     const before = await s.get({ session_id })
     const seen = await new Promise<unknown>((resolve) =>

@@ -61,7 +61,7 @@ export async function encryptInPlace(
     for (const e of entries)
       sealedEntries.set(
         e.id,
-        isClearEntry(e) ? ((await sealEntry(keys, id, e)) as unknown as SessionEntry) : e,
+        isClearEntry(e) ? ((await sealEntry(keys, id, e, 'bytes')) as unknown as SessionEntry) : e,
       )
     const blobs: BlobWrite[] = []
     for (const a of head.attachments ?? []) {

@@ -26,7 +26,8 @@ const copyOf = (session_id: string, r: SealedRecord): Known => ({
   kind: r.kind,
   ...(r.role !== undefined && { role: r.role }),
   ...(r.attachment_ids !== undefined && { attachment_ids: [...r.attachment_ids] }),
-  box: r.box,
+  // Bytes copied too: a storage that keeps the array it handed out could change it in place.
+  box: typeof r.box === 'string' ? r.box : r.box.slice(),
 })
 
 const sameIds = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => {
@@ -36,8 +37,16 @@ const sameIds = (a: readonly string[] | undefined, b: readonly string[] | undefi
   return x.length === y.length && x.every((id, i) => id === y[i])
 }
 
+/** The same box: the same text, or the same bytes (a box in one form and one in the other: not known alike). */
+const sameBox = (a: string | Uint8Array, b: string | Uint8Array): boolean => {
+  if (typeof a === 'string' || typeof b === 'string') return a === b
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
 const sameRecord = (a: Known, session_id: string, b: SealedRecord): boolean =>
-  a.box === b.box &&
+  sameBox(a.box, b.box) &&
   a.session_id === session_id &&
   a.id === b.id &&
   a.revision === b.revision &&

@@ -114,7 +114,7 @@ function earlySeals(k: KeySource): EarlySeals {
   const started = new Map<SessionEntry, { session_id: string; sealed: Promise<SealedEntry> }>()
   return {
     put(session_id, entry) {
-      const sealed = sealEntry(k, session_id, entry)
+      const sealed = sealEntry(k, session_id, entry, 'bytes')
       // Told here if it fails; the write set's own wait reports it.
       sealed.catch(() => undefined)
       started.set(entry, { session_id, sealed })
@@ -302,7 +302,7 @@ export function sealedStorage(inner: Storage, options: SealedStorageOptions): St
       }),
       ...[...w.entries].map(async ([id, batch]) => {
         const plain = [...batch.values()]
-        const sealed = await Promise.all(plain.map((e) => early.take(id, e) ?? sealEntry(k, id, e)))
+        const sealed = await Promise.all(plain.map((e) => early.take(id, e) ?? sealEntry(k, id, e, 'bytes')))
         for (let i = 0; i < plain.length; i++) records.note(id, plain[i], sealed[i])
         entries.set(id, new Map(sealed.map((e) => [e.id, e as unknown as SessionEntry])))
       }),
