@@ -17,6 +17,8 @@ const pause = (s: Replication, ms: number, signal: AbortSignal, wakeable = true)
       signal.removeEventListener('abort', done)
       resolve()
     }
+    // Stopped already (during the work before this pause): an abort listener would never fire.
+    if (signal.aborted) return resolve()
     const timer = ms === Infinity ? undefined : setTimeout(done, ms)
     if (wakeable) s.wakeUp = done
     signal.addEventListener('abort', done)
@@ -30,11 +32,22 @@ const pause = (s: Replication, ms: number, signal: AbortSignal, wakeable = true)
 export async function leadLoop(s: Replication, signal: AbortSignal): Promise<void> {
   if (signal.aborted) return
   s.leader = true
-  await loadCursor(s)
-  // What the stored counters say now: another tab may have led meanwhile.
-  s.sealing?.reload()
+  try {
+    await replicate(s, signal)
+  } finally {
+    // However the loop ends, this tab no longer leads (a flush then asks whoever does).
+    closeStream(s)
+    s.leader = false
+  }
+}
+
+/** The loop itself (`leadLoop` marks this tab the leader around it). */
+async function replicate(s: Replication, signal: AbortSignal): Promise<void> {
   let failures = 0
   let synced = false
+  // The cursor is read as a tab starts leading, and again after a failure to read it: a storage
+  // error or a lock at that moment is a failure like any other, retried after a backoff.
+  let cursor = false
   while (!signal.aborted) {
     if (isOffline()) {
       closeStream(s)
@@ -45,6 +58,12 @@ export async function leadLoop(s: Replication, signal: AbortSignal): Promise<voi
     try {
       s.dirty = false
       setStatus(s, { state: synced ? 'syncing' : 'connecting' })
+      if (!cursor) {
+        await loadCursor(s)
+        // What the stored counters say now: another tab may have led meanwhile.
+        s.sealing?.reload()
+        cursor = true
+      }
       await seed(s)
       await pushAll(s, signal)
       await pullAll(s, signal)
@@ -81,6 +100,4 @@ export async function leadLoop(s: Replication, signal: AbortSignal): Promise<voi
       s.backingOff = false
     }
   }
-  closeStream(s)
-  s.leader = false
 }
