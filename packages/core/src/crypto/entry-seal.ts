@@ -47,7 +47,7 @@ export function sealEntry(
   session_id: string,
   entry: SessionEntry,
   form: 'bytes',
-): Promise<SealedEntry & { box: Uint8Array }>
+): Promise<SealedEntry & { box: ArrayBuffer }>
 export async function sealEntry(
   keys: KeySource,
   session_id: string,

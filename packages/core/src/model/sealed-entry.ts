@@ -21,7 +21,7 @@ export interface SealedRecord {
   /** The attachments its content references (clear, bound in the box: docs/encryption.md). */
   readonly attachment_ids?: readonly string[]
   /** Base64 text, or bytes at rest (`validation/sealed-records.ts`'s `EntryBox`). */
-  readonly box: string | Uint8Array
+  readonly box: string | ArrayBuffer
 }
 
 const unopenedErrors = new WeakSet<object>()

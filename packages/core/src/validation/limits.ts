@@ -83,7 +83,7 @@ export function checkDepth(value: unknown, path: string, max = LIMITS.depth): vo
     const f = stack.pop()!
     if (f.depth > max) throw invalid(`${pathOf(path, f) || 'request'}: nested deeper than ${max} levels`)
     // Bytes (an encrypted entry's box at rest) nest nothing: their indices are not walked.
-    if (ArrayBuffer.isView(f.value)) continue
+    if (f.value instanceof ArrayBuffer || ArrayBuffer.isView(f.value)) continue
     const v = f.value as Record<string, unknown> | unknown[]
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {

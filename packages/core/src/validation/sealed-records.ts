@@ -24,10 +24,11 @@ export interface SealedField {
 }
 
 /**
- * An entry's sealed content: base64 text in JSON (the wire, a server's storage), bytes at rest in
- * a browser's storage (a third smaller, read and written as they are: docs/encryption.md).
+ * An entry's sealed content: base64 text in JSON (the wire, a server's storage), bytes (an
+ * ArrayBuffer) at rest in a browser's storage, a third smaller, read and written as they are
+ * (docs/encryption.md).
  */
-export type EntryBox = string | Uint8Array
+export type EntryBox = string | ArrayBuffer
 
 interface SealedEntryBase {
   id: string
@@ -81,7 +82,7 @@ export interface SealedMeta {
 const sealedField: Parser<SealedField> = object({ rev: req(uint), box: req(str) })
 
 /** An entry's box: text, or bytes (JSON never holds bytes: only a browser's storage hands them over). */
-const entryBox: Parser<EntryBox> = (v, p) => (v instanceof Uint8Array ? v : str(v, p))
+const entryBox: Parser<EntryBox> = (v, p) => (v instanceof ArrayBuffer ? v : str(v, p))
 
 const entryBase = {
   id: req(id),

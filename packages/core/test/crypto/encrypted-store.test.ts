@@ -29,7 +29,7 @@ async function raw(storage: Storage): Promise<{ text: string; bytes: Uint8Array[
   for (const store of ['kv', 'outbox']) parts.push(await storage.sideRecords?.(store))
   // Bytes anywhere in a record (an entry's box is bytes at rest) are scanned as bytes.
   const text = JSON.stringify(parts, (_key, v: unknown) =>
-    v instanceof Uint8Array ? (bytes.push(v), '[bytes]') : v,
+    v instanceof ArrayBuffer ? (bytes.push(new Uint8Array(v)), '[bytes]') : v,
   )
   return { text, bytes }
 }
@@ -147,9 +147,9 @@ for (const paged of [false, true]) {
       await store.close()
       const stored = (await inner.entries(session_id)) as unknown as Array<{ box: unknown }>
       expect(stored.length).toBe(2)
-      for (const r of stored) expect(r.box).toBeInstanceOf(Uint8Array)
+      for (const r of stored) expect(r.box).toBeInstanceOf(ArrayBuffer)
       // A database written when boxes were base64 text: the same ciphertext, as text.
-      for (const r of stored) r.box = encodeBase64(r.box as Uint8Array)
+      for (const r of stored) r.box = encodeBase64(new Uint8Array(r.box as ArrayBuffer))
       const again = await createStore({ storage: inner, multiTab: false, encryption: { passphrase } })
       expect(await again.get({ session_id })).toEqual(before)
       expect(JSON.stringify(await again.getMessage({ session_id, entry_id }))).toContain(`hello ${MARK}`)
@@ -165,7 +165,7 @@ for (const paged of [false, true]) {
       })
       await again.close()
       const after = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: unknown }>
-      expect(after.find((r) => r.id === entry_id)!.box).toBeInstanceOf(Uint8Array)
+      expect(after.find((r) => r.id === entry_id)!.box).toBeInstanceOf(ArrayBuffer)
       expect(typeof after.find((r) => r.id === custom.entry_id)!.box).toBe('string')
     })
 
@@ -179,7 +179,7 @@ for (const paged of [false, true]) {
       })
       await store.close()
       // Swap the boxes of two entries on disk.
-      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
+      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: ArrayBuffer }>
       const [a, b] = stored
       ;[a.box, b.box] = [b.box, a.box]
       const again = await createStore({ storage: inner, multiTab: false, encryption: { passphrase } })

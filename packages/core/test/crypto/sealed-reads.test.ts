@@ -85,11 +85,11 @@ async function coldPair(
  * A stored box (bytes at rest) with one bit of its ciphertext flipped: a copy, as a storage hands
  * out a record read again.
  */
-const flipped = (box: Uint8Array, at = 40): Uint8Array => {
-  expect(box).toBeInstanceOf(Uint8Array)
-  const b = box.slice()
+const flipped = (box: ArrayBuffer, at = 40): ArrayBuffer => {
+  expect(box).toBeInstanceOf(ArrayBuffer)
+  const b = new Uint8Array(box.slice(0))
   b[at]! ^= 1
-  return b
+  return b.buffer
 }
 
 const code = async (p: Promise<unknown>): Promise<string> => {
@@ -253,7 +253,7 @@ for (const paged of [false, true]) {
       const { session_id, ids } = await fill(store)
       await store.close()
       // Flip a bit of the 5th entry's box on disk (its ciphertext: the envelope still parses).
-      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
+      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: ArrayBuffer }>
       const bad = stored.find((e) => e.id === ids[4])!
       bad.box = flipped(bad.box)
       const again = await open(inner, true)
@@ -312,9 +312,10 @@ for (const paged of [false, true]) {
         message: { role: 'user', content: [{ type: 'text', text: 'after rotation' }], timestamp: 999 },
       })
       await store.close()
-      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
-      const keyOf = (box: Uint8Array) => {
-        return String.fromCharCode(...box.subarray(2, 2 + box[1]!))
+      const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: ArrayBuffer }>
+      const keyOf = (box: ArrayBuffer) => {
+        const b = new Uint8Array(box)
+        return String.fromCharCode(...b.subarray(2, 2 + b[1]!))
       }
       expect(keyOf(stored.find((e) => e.id === ids[N - 1])!.box)).toBe(old)
       expect(keyOf(stored.find((e) => e.id === fresh.entry_id)!.box)).not.toBe(old)
@@ -706,7 +707,7 @@ describe('an encrypted store’s live list and ranged reads open only what they 
     const store = await open(inner, true)
     await store.importSession(data)
     await store.close()
-    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
+    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: ArrayBuffer }>
     for (const id of [data.active[7]!, 'm_long_50']) {
       const bad = stored.find((e) => e.id === id)!
       bad.box = flipped(bad.box)
@@ -866,7 +867,7 @@ describe('a session read again sealed keeps the entries it opened', () => {
     expect(opened() - before).toBe(1)
     // One opened here whose box changes on disk at the same revision is opened again, and
     // refused: the live list errs rather than show the copy held.
-    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
+    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: ArrayBuffer }>
     const bad = stored.find((e) => e.id === idAt(5))!
     bad.box = flipped(bad.box)
     await b.setStatus({ session_id, status: 'idle' })
@@ -1130,7 +1131,7 @@ describe('an encrypted store’s writes, entry$ and branch$ open only what they 
     const store = await open(inner, true)
     await store.importSession(data)
     await store.close()
-    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: Uint8Array }>
+    const stored = (await inner.entries(session_id)) as unknown as Array<{ id: string; box: ArrayBuffer }>
     const bad = stored.find((e) => e.id === data.active[7]!)!
     bad.box = flipped(bad.box)
     const s = await open(inner, true)

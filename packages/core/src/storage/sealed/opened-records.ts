@@ -26,8 +26,9 @@ const copyOf = (session_id: string, r: SealedRecord): Known => ({
   kind: r.kind,
   ...(r.role !== undefined && { role: r.role }),
   ...(r.attachment_ids !== undefined && { attachment_ids: [...r.attachment_ids] }),
-  // Bytes copied too: a storage that keeps the array it handed out could change it in place.
-  box: typeof r.box === 'string' ? r.box : r.box.slice(),
+  // Kept as it is: boxes are never changed in place (a write makes a new one, and a storage
+  // hands out what it holds or a copy).
+  box: r.box,
 })
 
 const sameIds = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => {
@@ -38,10 +39,13 @@ const sameIds = (a: readonly string[] | undefined, b: readonly string[] | undefi
 }
 
 /** The same box: the same text, or the same bytes (a box in one form and one in the other: not known alike). */
-const sameBox = (a: string | Uint8Array, b: string | Uint8Array): boolean => {
+const sameBox = (a: string | ArrayBuffer, b: string | ArrayBuffer): boolean => {
   if (typeof a === 'string' || typeof b === 'string') return a === b
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  if (a === b) return true
+  if (a.byteLength !== b.byteLength) return false
+  const x = new Uint8Array(a)
+  const y = new Uint8Array(b)
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false
   return true
 }
 
