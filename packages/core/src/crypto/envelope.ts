@@ -243,7 +243,11 @@ export async function openBytes(
  * cold read of a long session is the time to read those bytes), and clones a bare ArrayBuffer
  * faster than a view of one (measured in Chromium: 10,000 puts issued in 477 ms against 672 ms).
  */
-export async function sealJsonBytes(keys: KeySource, value: Json, context: SealContext): Promise<ArrayBuffer> {
+export async function sealJsonBytes(
+  keys: KeySource,
+  value: Json,
+  context: SealContext,
+): Promise<ArrayBuffer> {
   const text = JSON.stringify(value)
   let n = encodeIn(text, textScratch)
   // Room for the text and its padding (a bucket is at most 12% above its length, plus the marker).
