@@ -33,7 +33,18 @@ export interface HttpTransportOptions {
   token?: string
   fetch?: typeof fetch
   WebSocket?: typeof WebSocket
+  /**
+   * How long a push, pull, search or keyring request may wait for its whole answer, in ms
+   * (default 30,000). Past it the request fails as a network error and is retried after a
+   * backoff: a connection that went silent (a phone changing networks) would otherwise hold sync
+   * until the runtime gives up, minutes later or never. Attachment transfers, whose time grows
+   * with their size, are not bounded by it.
+   */
+  timeoutMs?: number
 }
+
+/** `HttpTransportOptions.timeoutMs`'s default: far above a pull page's time on a slow network. */
+const REQUEST_TIMEOUT_MS = 30_000
 
 /** A failure worth retrying later (network, 5xx, 429) as opposed to one that needs a person (401, 400). */
 export class TransportError extends Error {
@@ -92,15 +103,22 @@ export function httpTransport(options: HttpTransportOptions): Transport {
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (options.token) headers.authorization = `Bearer ${options.token}`
 
+  const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS
   const request = async <T>(path: string, init: RequestInit): Promise<T> => {
+    // One bound for the answer, its body included: a body can stall as well as its headers.
+    const signal = AbortSignal.timeout(timeoutMs)
+    const silent = (): TransportError =>
+      new TransportError(`network: no answer from the server in ${timeoutMs} ms`, true)
     let res: Response
     try {
-      res = await doFetch(`${base}${path}`, { ...init, headers })
+      res = await doFetch(`${base}${path}`, { ...init, headers, signal })
     } catch (e) {
+      if (signal.aborted) throw silent()
       throw new TransportError(`network: ${e instanceof Error ? e.message : String(e)}`, true)
     }
     const body = (await res.json().catch(() => undefined)) as
       { error?: { code: string; message: string } } | undefined
+    if (signal.aborted) throw silent()
     if (!res.ok) throw failure(res, body)
     if (body === undefined) throw new TransportError('malformed response', true, res.status)
     return body as T
