@@ -35,12 +35,8 @@ export async function rawText(name: string): Promise<string> {
       const [keys, values] = await Promise.all([req(s.getAllKeys()), req(s.getAll())])
       for (let i = 0; i < values.length; i++) {
         const v = values[i]
-        const bytes =
-          v instanceof Blob
-            ? latin1.decode(await v.arrayBuffer())
-            : v && typeof v === 'object' && 'bytes' in v && v.bytes instanceof ArrayBuffer
-              ? latin1.decode(v.bytes)
-              : ''
+        // A Blob's bytes are not in its JSON; bytes anywhere else are (`recordText`).
+        const bytes = v instanceof Blob ? latin1.decode(await v.arrayBuffer()) : ''
         parts.push(`${store} ${JSON.stringify(keys[i])} ${recordText(v)} ${bytes}`)
       }
     }

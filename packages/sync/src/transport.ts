@@ -104,6 +104,12 @@ export function httpTransport(options: HttpTransportOptions): Transport {
   if (options.token) headers.authorization = `Bearer ${options.token}`
 
   const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS
+  // Checked here, once: a bad value would otherwise fail every request, each as a retry.
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0)
+    throw new SessionError(
+      'session/invalid_request',
+      `timeoutMs must be a positive integer of ms, not ${String(timeoutMs)}`,
+    )
   const request = async <T>(path: string, init: RequestInit): Promise<T> => {
     // One bound for the answer, its body included: a body can stall as well as its headers.
     const signal = AbortSignal.timeout(timeoutMs)

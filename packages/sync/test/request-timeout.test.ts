@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { filter, firstValueFrom } from 'rxjs'
-import { createStore, memoryStorage } from '@colloquy/core'
+import { createStore, memoryStorage, SessionError } from '@colloquy/core'
 import { createSync } from '../src/index.js'
 
 // A server that takes a request and never answers (a connection gone silent: a phone changing
@@ -48,4 +48,19 @@ describe('a server that never answers', () => {
     await expect.poll(() => asked.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2)
     expect(asked.every((path) => path.startsWith('/sync/push'))).toBe(true)
   }, 15_000)
+
+  it('refuses a timeout that is not a positive integer of ms when sync is made', async () => {
+    const store = await createStore({ storage: memoryStorage(), multiTab: false })
+    cleanup.push(() => store.close())
+    for (const timeoutMs of [0, -1, 1.5, Number.NaN, Infinity]) {
+      let error: unknown
+      try {
+        createSync(store, { url: 'http://127.0.0.1:9', timeoutMs })
+      } catch (e) {
+        error = e
+      }
+      expect(error, String(timeoutMs)).toBeInstanceOf(SessionError)
+      expect((error as SessionError).code).toBe('session/invalid_request')
+    }
+  })
 })
